@@ -1,0 +1,168 @@
+//! Human-readable and JSON renderings of read results.
+
+use serde_json::{json, Value};
+
+use entire_checkpoints::store::{Checkpoint, CheckpointInfo, CommitInfo};
+
+/// `list --json`: the stable shape of cli.md.
+pub fn list_json(all: &[CheckpointInfo]) -> Value {
+    Value::Array(
+        all.iter()
+            .map(|i| {
+                json!({
+                    "checkpoint_id": i.id.as_str(),
+                    "store": i.store.name(),
+                    "created_at": i.created_at,
+                    "session_count": i.session_count,
+                    "session_ids": i.session_ids,
+                    "agent": i.agent,
+                    "remote_only": false,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// `list`: one line per checkpoint.
+pub fn list_human(all: &[CheckpointInfo]) -> String {
+    let mut out = String::new();
+    for i in all {
+        let sessions = match i.session_count {
+            1 => "1 session".to_owned(),
+            n => format!("{n} sessions"),
+        };
+        let agent = if i.agent.is_empty() { "-" } else { &i.agent };
+        out.push_str(&format!(
+            "{:<26}  {:<24}  {:<10}  {:<11}  {}\n",
+            i.id.display_short(),
+            short_time(&i.created_at),
+            i.store.name(),
+            sessions,
+            agent
+        ));
+    }
+    out
+}
+
+fn short_time(rfc3339: &str) -> String {
+    // 2026-10-01T19:12:01.19884Z -> 2026-10-01 19:12:01
+    let s = rfc3339.replacen('T', " ", 1);
+    s.split(['.', 'Z', '+']).next().unwrap_or("").to_owned()
+}
+
+/// `log`: one line per commit.
+pub fn log_human(history: &[CommitInfo]) -> String {
+    history
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} {} <{}> {}\n",
+                &c.commit[..c.commit.len().min(12)],
+                c.time,
+                c.author.name,
+                c.author.email,
+                c.subject
+            )
+        })
+        .collect()
+}
+
+fn list_or_none(v: Option<&Value>) -> String {
+    let items: Vec<String> = v
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if items.is_empty() {
+        "(none)".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
+fn tokens(v: Option<&Value>) -> Option<i64> {
+    let u = v?;
+    let get = |k: &str| u.get(k).and_then(Value::as_i64).unwrap_or(0);
+    Some(
+        get("input_tokens")
+            + get("cache_creation_tokens")
+            + get("cache_read_tokens")
+            + get("output_tokens"),
+    )
+}
+
+/// `show`: a header for the checkpoint and a block per session.
+pub fn show_human(cp: &Checkpoint, doc: &Value) -> String {
+    let mut out = format!("Checkpoint {}\n", cp.id);
+    let field = |out: &mut String, k: &str, v: &str| out.push_str(&format!("  {k:<9}{v}\n"));
+    field(
+        &mut out,
+        "store",
+        &format!("{} ({})", cp.store.name(), cp.ref_name),
+    );
+    field(&mut out, "commit", &cp.commit);
+    if let Some(a) = doc.get("author") {
+        let name = a.get("name").and_then(Value::as_str).unwrap_or("");
+        let email = a.get("email").and_then(Value::as_str).unwrap_or("");
+        if !name.is_empty() || !email.is_empty() {
+            field(&mut out, "author", &format!("{name} <{email}>"));
+        }
+    }
+    let created = cp.created_at();
+    if !created.is_empty() {
+        field(&mut out, "created", &short_time(&created));
+    }
+    let summary = doc.get("summary");
+    if !cp.summary.branch.is_empty() {
+        field(&mut out, "branch", &cp.summary.branch);
+    }
+    if let Some(t) = tokens(summary.and_then(|s| s.get("token_usage"))) {
+        field(&mut out, "tokens", &t.to_string());
+    }
+    field(
+        &mut out,
+        "files",
+        &list_or_none(summary.and_then(|s| s.get("files_touched"))),
+    );
+    field(&mut out, "sessions", &cp.sessions.len().to_string());
+    let shown = doc
+        .get("sessions")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    for s in &shown {
+        let sid = s.get("session_id").and_then(Value::as_str).unwrap_or("");
+        let slot = cp
+            .sessions
+            .iter()
+            .position(|m| m.session_id == sid)
+            .unwrap_or(0);
+        out.push_str(&format!("\nSession {slot}  {sid}\n"));
+        for key in ["agent", "model", "created_at"] {
+            if let Some(v) = s.get(key).and_then(Value::as_str).filter(|v| !v.is_empty()) {
+                let label = if key == "created_at" { "created" } else { key };
+                let v = if key == "created_at" {
+                    short_time(v)
+                } else {
+                    v.to_owned()
+                };
+                field(&mut out, label, &v);
+            }
+        }
+        field(&mut out, "files", &list_or_none(s.get("files_touched")));
+        if let Some(t) = tokens(s.get("token_usage")) {
+            field(&mut out, "tokens", &t.to_string());
+        }
+        if let Some(intent) = s
+            .get("summary")
+            .and_then(|x| x.get("intent"))
+            .and_then(Value::as_str)
+        {
+            field(&mut out, "intent", intent);
+        }
+    }
+    out
+}

@@ -1,0 +1,452 @@
+//! `git entire-checkpoint`: write, read and manage checkpoints.
+
+#[path = "common/mod.rs"]
+mod common;
+#[path = "checkpoint/render.rs"]
+mod render;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, CommandFactory, Parser, Subcommand};
+use serde_json::Value;
+
+use entire_checkpoints::id::CheckpointId;
+use entire_checkpoints::model::{TokenUsage, DEFAULT_STRATEGY};
+use entire_checkpoints::repo::Repo;
+use entire_checkpoints::session_id::SessionId;
+use entire_checkpoints::store::{Backfill, Checkpoint, SessionWrite, StoreError};
+use entire_checkpoints::timefmt;
+use entire_checkpoints::topology::{Topology, TopologyError, WriteReport};
+use entire_checkpoints::trailers::{checkpoint_trailers, TrailerValue};
+
+/// Store AI coding-session checkpoints inside this git repository.
+#[derive(Parser)]
+#[command(name = "git-entire-checkpoint", version, about, max_term_width = 100)]
+struct Cli {
+    /// Silence warnings and progress.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    /// More diagnostics on stderr (repeatable).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    /// Write man pages into DIR and exit (used by install.sh).
+    #[arg(long, value_name = "DIR", hide = true)]
+    generate_man: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create a checkpoint, or add or replace one session in it; prints the checkpoint ID.
+    Write(Box<WriteArgs>),
+    /// Update an existing checkpoint.
+    #[command(subcommand)]
+    Backfill(BackfillCommand),
+    /// Show one checkpoint (by ID, unique ID prefix, or a commit with Entire-Checkpoint trailers).
+    Show(ShowArgs),
+    /// Write one file of a checkpoint's tree to stdout as raw bytes.
+    Cat {
+        /// Checkpoint ID or unique prefix.
+        id: String,
+        /// Path inside the checkpoint, e.g. `metadata.json` or `0/full.jsonl`.
+        path: String,
+    },
+    /// List all checkpoints, newest first.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Show at most N checkpoints.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+    },
+    /// The history of one checkpoint: its commits, newest first.
+    Log {
+        /// Checkpoint ID or unique prefix.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Args)]
+struct WriteArgs {
+    /// The agent session being recorded.
+    #[arg(long, value_name = "SID")]
+    session: String,
+    /// The checkpoint ID; minted in the primary store's format when omitted.
+    #[arg(long)]
+    id: Option<String>,
+    /// The session transcript (a file, or - for stdin), stored byte for byte.
+    #[arg(long, value_name = "FILE|-")]
+    transcript: Option<String>,
+    /// A user prompt of this checkpoint (repeatable).
+    #[arg(long = "prompt", value_name = "TEXT")]
+    prompts: Vec<String>,
+    /// A file the session touched (repeatable).
+    #[arg(long = "files-touched", value_name = "PATH")]
+    files_touched: Vec<String>,
+    /// Agent display name, e.g. "Claude Code".
+    #[arg(long)]
+    agent: Option<String>,
+    /// Model name.
+    #[arg(long)]
+    model: Option<String>,
+    /// Strategy name.
+    #[arg(long, default_value = DEFAULT_STRATEGY)]
+    strategy: String,
+    /// Branch to record (default: the current branch).
+    #[arg(long)]
+    branch: Option<String>,
+    /// A subject line for the checkpoint commit.
+    #[arg(long)]
+    commit_subject: Option<String>,
+    /// Token usage as a JSON object.
+    #[arg(long, value_name = "JSON")]
+    token_usage: Option<String>,
+    /// Creation time (RFC 3339); default now.
+    #[arg(long, value_name = "RFC3339")]
+    created_at: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum BackfillCommand {
+    /// Replace a session's transcript (no-op when content_hash.txt already matches).
+    Transcript {
+        /// Checkpoint ID or unique prefix.
+        id: String,
+        /// The session whose transcript this is.
+        #[arg(long, value_name = "SID")]
+        session: String,
+        /// The transcript (a file, or - for stdin).
+        #[arg(long, value_name = "FILE|-")]
+        transcript: String,
+    },
+    /// Set a session's `summary` object (JSON input). Default session: the latest.
+    Summary {
+        /// Checkpoint ID or unique prefix.
+        id: String,
+        /// The session to update.
+        #[arg(long, value_name = "SID")]
+        session: Option<String>,
+        /// The summary JSON object (a file, or - for stdin).
+        #[arg(long, value_name = "FILE|-")]
+        summary: String,
+    },
+    /// Set the root `combined_attribution` object (JSON input).
+    Attribution {
+        /// Checkpoint ID or unique prefix.
+        id: String,
+        /// The attribution JSON object (a file, or - for stdin).
+        #[arg(long, value_name = "FILE|-")]
+        attribution: String,
+    },
+}
+
+#[derive(Args)]
+struct ShowArgs {
+    /// Checkpoint ID, unique prefix, or commit-ish.
+    target: String,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+    /// Only this session (slot number or session ID).
+    #[arg(long, value_name = "N|SID")]
+    session: Option<String>,
+    /// Print the transcript of the session (default: the latest) instead.
+    #[arg(long)]
+    transcript: bool,
+    /// Never fetch a checkpoint missing locally.
+    #[arg(long)]
+    no_fetch: bool,
+    /// The remote to fetch from.
+    #[arg(long, value_name = "R")]
+    remote: Option<String>,
+}
+
+fn main() -> ExitCode {
+    common::main_with(run)
+}
+
+fn run() -> Result<()> {
+    let cli = Cli::parse();
+    if let Some(dir) = &cli.generate_man {
+        return common::generate_man(Cli::command(), dir);
+    }
+    let Some(command) = cli.command else {
+        Cli::command().print_help()?;
+        return Ok(());
+    };
+    let repo = Repo::discover()?;
+    let topo = Topology::open(&repo)?;
+    let quiet = cli.quiet;
+    match command {
+        Command::Write(args) => cmd_write(&repo, &topo, *args, quiet),
+        Command::Backfill(b) => cmd_backfill(&topo, b, quiet),
+        Command::Show(args) => cmd_show(&repo, &topo, args),
+        Command::Cat { id, path } => {
+            let cp = topo.get(&topo.resolve(&id)?)?;
+            common::write_stdout(&topo.read_file(&cp, &path)?)
+        }
+        Command::List { json, limit } => {
+            let mut all = topo.list()?;
+            if let Some(n) = limit {
+                all.truncate(n);
+            }
+            if json {
+                print_json(&render::list_json(&all))
+            } else {
+                common::write_stdout(render::list_human(&all).as_bytes())
+            }
+        }
+        Command::Log { id, json } => {
+            let history = topo.history(&topo.resolve(&id)?)?;
+            if json {
+                print_json(&serde_json::to_value(&history)?)
+            } else {
+                common::write_stdout(render::log_human(&history).as_bytes())
+            }
+        }
+    }
+}
+
+fn print_json(v: &Value) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(v)?;
+    text.push('\n');
+    common::write_stdout(text.as_bytes())
+}
+
+fn report_mirrors(report: &WriteReport, quiet: bool) {
+    for (name, err) in &report.mirror_failures {
+        common::warn(
+            quiet,
+            format!("mirror {name} write failed; primary write succeeded: {err}"),
+        );
+    }
+}
+
+fn cmd_write(repo: &Repo, topo: &Topology<'_>, a: WriteArgs, quiet: bool) -> Result<()> {
+    // Validate everything before writing anything.
+    let id = match &a.id {
+        Some(raw) => CheckpointId::parse(raw)?,
+        None => topo.mint_id(),
+    };
+    let session_id = SessionId::parse(&a.session)?;
+    let transcript = a
+        .transcript
+        .as_deref()
+        .map(common::read_input)
+        .transpose()?;
+    let token_usage = a
+        .token_usage
+        .as_deref()
+        .map(TokenUsage::parse_input)
+        .transpose()
+        .context("--token-usage")?;
+    let created_at = match &a.created_at {
+        Some(t) => timefmt::rfc3339_nano_utc(timefmt::parse_rfc3339(t)?),
+        None => timefmt::now_rfc3339_nano(),
+    };
+    let w = SessionWrite {
+        checkpoint_id: id.clone(),
+        session_id,
+        strategy: a.strategy,
+        branch: a
+            .branch
+            .or_else(|| repo.current_branch())
+            .unwrap_or_default(),
+        commit_sha: String::new(),
+        created_at,
+        transcript,
+        checkpoints_count: a.prompts.len().max(1) as i64,
+        prompts: a.prompts,
+        files_touched: a.files_touched,
+        agent: a.agent.unwrap_or_default(),
+        model: a.model.unwrap_or_default(),
+        token_usage,
+        checkpoint_transcript_start: 0,
+        commit_subject: a.commit_subject,
+        author: None,
+    };
+    let report = topo.write_session(&w)?;
+    report_mirrors(&report, quiet);
+    println!("{id}");
+    Ok(())
+}
+
+fn read_json_object(path: &str, what: &str) -> Result<Value> {
+    let bytes = common::read_input(path)?;
+    let v: Value =
+        serde_json::from_slice(&bytes).with_context(|| format!("{what} is not valid JSON"))?;
+    if !v.is_object() {
+        bail!("{what} must be a JSON object");
+    }
+    Ok(v)
+}
+
+fn cmd_backfill(topo: &Topology<'_>, b: BackfillCommand, quiet: bool) -> Result<()> {
+    let backfill = match b {
+        BackfillCommand::Transcript {
+            id,
+            session,
+            transcript,
+        } => Backfill::Transcript {
+            id: topo.resolve(&id)?,
+            session_id: Some(SessionId::parse(&session)?),
+            transcript: common::read_input(&transcript)?,
+            prompts: Vec::new(),
+        },
+        BackfillCommand::Summary {
+            id,
+            session,
+            summary,
+        } => Backfill::Summary {
+            id: topo.resolve(&id)?,
+            session_id: session.as_deref().map(SessionId::parse).transpose()?,
+            summary: read_json_object(&summary, "--summary")?,
+        },
+        BackfillCommand::Attribution { id, attribution } => Backfill::Attribution {
+            id: topo.resolve(&id)?,
+            attribution: read_json_object(&attribution, "--attribution")?,
+        },
+    };
+    let report = topo.backfill(&backfill)?;
+    report_mirrors(&report, quiet);
+    if !report.outcome.changed && !quiet {
+        eprintln!("entire: checkpoint {} already up to date", backfill.id());
+    }
+    Ok(())
+}
+
+/// The checkpoints a `show` target names: an ID or unique prefix, else a commit-ish whose
+/// `Entire-Checkpoint:` trailers name them.
+fn show_targets(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    target: &str,
+    quiet: bool,
+) -> Result<Vec<CheckpointId>> {
+    let as_id = topo.resolve(target);
+    match as_id {
+        Ok(id) => {
+            if topo.read(&id)?.is_some() {
+                return Ok(vec![id]);
+            }
+            if let Some(ids) = commit_trailer_ids(repo, target, quiet)? {
+                return Ok(ids);
+            }
+            Err(StoreError::NotFound { id }.into())
+        }
+        Err(TopologyError::NoMatch(_)) => match commit_trailer_ids(repo, target, quiet)? {
+            Some(ids) => Ok(ids),
+            None => Err(as_id.unwrap_err().into()),
+        },
+        Err(e) => Err(e.into()),
+    }
+}
+
+fn commit_trailer_ids(repo: &Repo, rev: &str, quiet: bool) -> Result<Option<Vec<CheckpointId>>> {
+    let Some(message) = repo.commit_message(rev) else {
+        return Ok(None);
+    };
+    let mut ids = Vec::new();
+    for t in checkpoint_trailers(&message) {
+        match t {
+            TrailerValue::Valid(id) => ids.push(id),
+            TrailerValue::Malformed(tok) => common::warn(
+                quiet,
+                format!("{rev}: ignoring malformed Entire-Checkpoint trailer {tok:?}"),
+            ),
+        }
+    }
+    if ids.is_empty() {
+        bail!(TopologyError::NoMatch(format!(
+            "{rev} (commit has no Entire-Checkpoint trailer)"
+        )));
+    }
+    Ok(Some(ids))
+}
+
+fn cmd_show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
+    let ids = show_targets(repo, topo, &a.target, false)?;
+    let mut docs = Vec::new();
+    for id in &ids {
+        let cp = topo.get(id)?;
+        let slot = a.session.as_deref().map(|s| cp.slot_of(s)).transpose()?;
+        if a.transcript {
+            let slot = match slot {
+                Some(s) => s,
+                None => cp
+                    .sessions
+                    .len()
+                    .checked_sub(1)
+                    .context("checkpoint has no sessions")?,
+            };
+            let data = topo
+                .read_file(&cp, &format!("{slot}/full.jsonl"))
+                .map_err(|e| match e {
+                    StoreError::FileNotFound { id, .. } => {
+                        anyhow::anyhow!("checkpoint {id}: session {slot} has no transcript")
+                    }
+                    other => other.into(),
+                })?;
+            common::write_stdout(&data)?;
+            continue;
+        }
+        docs.push(show_doc(topo, &cp, slot)?);
+    }
+    if a.transcript {
+        return Ok(());
+    }
+    if a.json {
+        if docs.len() == 1 {
+            print_json(&docs.remove(0).json)
+        } else {
+            print_json(&Value::Array(docs.into_iter().map(|d| d.json).collect()))
+        }
+    } else {
+        let text: Vec<String> = docs
+            .iter()
+            .map(|d| render::show_human(&d.cp, &d.json))
+            .collect();
+        common::write_stdout(text.join("\n").as_bytes())
+    }
+}
+
+struct ShowDoc {
+    cp: Checkpoint,
+    json: Value,
+}
+
+fn show_doc(topo: &Topology<'_>, cp: &Checkpoint, only: Option<usize>) -> Result<ShowDoc> {
+    let raw = |path: &str| -> Result<Value> {
+        let bytes = topo.read_file(cp, path)?;
+        serde_json::from_slice(&bytes)
+            .with_context(|| format!("checkpoint {}: {path} is corrupt", cp.id))
+    };
+    let summary = raw("metadata.json")?;
+    let mut sessions = Vec::new();
+    for slot in 0..cp.sessions.len() {
+        if only.is_none_or(|o| o == slot) {
+            sessions.push(raw(&format!("{slot}/metadata.json"))?);
+        }
+    }
+    let author = topo.author(cp)?.unwrap_or_default();
+    let json = serde_json::json!({
+        "checkpoint_id": cp.id.as_str(),
+        "store": cp.store.name(),
+        "ref": cp.ref_name,
+        "commit": cp.commit,
+        "author": {"name": author.name, "email": author.email},
+        "summary": summary,
+        "sessions": sessions,
+    });
+    Ok(ShowDoc {
+        cp: cp.clone(),
+        json,
+    })
+}

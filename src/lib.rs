@@ -1,0 +1,23 @@
+//! entire-checkpoints: AI coding-session checkpoints stored inside a git repository.
+//!
+//! The library holds everything but argument parsing and printing: checkpoint IDs and ref names,
+//! the JSON documents, the two git-backed stores and the topology that routes between them.
+//! Binaries map its typed errors to exit codes with [`exit::code_for`].
+
+#![warn(missing_docs)]
+
+pub mod exit;
+pub mod id;
+pub mod model;
+mod publish;
+pub mod refname;
+pub mod repo;
+pub mod session_id;
+pub mod store;
+pub mod timefmt;
+pub mod topology;
+pub mod trailers;
+pub mod transcript;
+mod tree;
+
+pub use tree::CLI_VERSION;

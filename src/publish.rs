@@ -1,0 +1,158 @@
+//! Publishing a new commit on a ref by compare-and-swap.
+//!
+//! Every write reads the ref's tip, builds the new tree from it, commits with the tip as the
+//! only parent (no parent for a new ref) and moves the ref only if it still points at that tip.
+//! A lost race rebuilds from the fresh tip and tries again, up to [`MAX_ATTEMPTS`] times
+//! (anchor-behaviour §4.2: 16 attempts, jittered backoff). Nothing is ever force-updated over a
+//! tip we did not build on.
+
+use std::time::Duration;
+
+use git2::{Commit, ErrorCode, Oid};
+
+use crate::repo::{Identity, Repo};
+use crate::store::{git_err, StoreError, WriteOutcome};
+use crate::tree::Change;
+
+/// How many times a write rebuilds after losing a race before giving up.
+pub const MAX_ATTEMPTS: usize = 16;
+
+/// Where a ref is and what it points at.
+pub(crate) struct Located {
+    /// The ref name to update (the spelling that exists, else the canonical one).
+    pub name: String,
+    /// Its current tip, `None` when it does not exist.
+    pub tip: Option<Oid>,
+}
+
+/// Resolves a ref's tip; a missing ref is `None`, any other failure is an error (never "new").
+pub(crate) fn tip_of(repo: &Repo, name: &str) -> Result<Option<Oid>, StoreError> {
+    match repo.git.refname_to_id(name) {
+        Ok(oid) => Ok(Some(oid)),
+        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(git_err(format!("resolve {name}"))(e)),
+    }
+}
+
+fn backoff(attempt: usize) {
+    let cap_us = if attempt < 4 { 8_000 } else { 16_000 };
+    let jitter = rand::random::<u64>() % cap_us;
+    std::thread::sleep(Duration::from_micros(jitter + 1_000));
+}
+
+/// What the build step returns: the new tree and message, or `None` for "nothing to change".
+pub(crate) type BuildResult = Result<Option<Change>, StoreError>;
+
+/// Runs the compare-and-swap loop.
+///
+/// `locate` finds the ref each attempt. `build` gets the current tip commit (`None` for a new
+/// ref) and returns the new tree; it is called again after a lost race. `bootstrap`, when set,
+/// is the message of an empty-tree orphan commit made the parent of the first write to a new
+/// ref (the v1 branch's `Initialize sessions branch`).
+pub(crate) fn publish<'r>(
+    repo: &'r Repo,
+    locate: &dyn Fn() -> Result<Located, StoreError>,
+    bootstrap: Option<&str>,
+    author: &Identity,
+    build: &mut dyn FnMut(Option<&Commit<'r>>) -> BuildResult,
+) -> Result<WriteOutcome, StoreError> {
+    let git = &repo.git;
+    let author_sig = repo.signature(author, "AUTHOR")?;
+    let committer_sig = repo.signature(&repo.identity("COMMITTER"), "COMMITTER")?;
+    let mut last_seen = String::new();
+    let mut expected = String::new();
+    for attempt in 0..MAX_ATTEMPTS {
+        if attempt > 0 {
+            backoff(attempt);
+        }
+        let loc = locate()?;
+        let tip_commit = match loc.tip {
+            Some(oid) => Some(
+                git.find_commit(oid)
+                    .map_err(git_err(format!("read tip of {}", loc.name)))?,
+            ),
+            None => None,
+        };
+        let Some(change) = build(tip_commit.as_ref())? else {
+            return Ok(WriteOutcome {
+                ref_name: loc.name,
+                commit: loc.tip.map(|o| o.to_string()).unwrap_or_default(),
+                changed: false,
+            });
+        };
+        let tree = git
+            .find_tree(change.tree)
+            .map_err(git_err("read new tree"))?;
+        let parent = match (&tip_commit, bootstrap) {
+            (Some(c), _) => Some(c.clone()),
+            (None, Some(msg)) => {
+                let empty = git
+                    .treebuilder(None)
+                    .and_then(|b| b.write())
+                    .map_err(git_err("write empty tree"))?;
+                let empty = git.find_tree(empty).map_err(git_err("read empty tree"))?;
+                let oid = git
+                    .commit(
+                        None,
+                        &author_sig,
+                        &committer_sig,
+                        &format!("{msg}\n"),
+                        &empty,
+                        &[],
+                    )
+                    .map_err(git_err("write bootstrap commit"))?;
+                Some(
+                    git.find_commit(oid)
+                        .map_err(git_err("read bootstrap commit"))?,
+                )
+            }
+            (None, None) => None,
+        };
+        let parents: Vec<&Commit<'r>> = parent.iter().collect();
+        let new = git
+            .commit(
+                None,
+                &author_sig,
+                &committer_sig,
+                &change.message,
+                &tree,
+                &parents,
+            )
+            .map_err(git_err("write checkpoint commit"))?;
+        let reflog = change.message.lines().next().unwrap_or("checkpoint");
+        let result = match loc.tip {
+            Some(old) => git.reference_matching(&loc.name, new, true, old, reflog),
+            None => git.reference(&loc.name, new, false, reflog),
+        };
+        match result {
+            Ok(_) => {
+                return Ok(WriteOutcome {
+                    ref_name: loc.name,
+                    commit: new.to_string(),
+                    changed: true,
+                })
+            }
+            Err(e)
+                if matches!(
+                    e.code(),
+                    ErrorCode::Modified | ErrorCode::Exists | ErrorCode::Locked
+                ) =>
+            {
+                expected = loc
+                    .tip
+                    .map(|o| o.to_string())
+                    .unwrap_or_else(|| Oid::ZERO_SHA1.to_string());
+                last_seen = tip_of(repo, &loc.name)?
+                    .map(|o| o.to_string())
+                    .unwrap_or_else(|| Oid::ZERO_SHA1.to_string());
+            }
+            Err(e) => return Err(git_err(format!("update {}", loc.name))(e)),
+        }
+    }
+    Err(StoreError::CasExhausted {
+        ref_name: locate()?.name,
+        attempts: MAX_ATTEMPTS,
+        expected,
+        actual: last_seen,
+    })
+}

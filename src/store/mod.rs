@@ -1,0 +1,442 @@
+//! The checkpoint stores and the contract they share.
+//!
+//! Two git-backed stores keep the committed record in the repository's object store:
+//! [`refs::GitRefsStore`] (one ref per checkpoint) and [`branch::GitBranchStore`] (the legacy
+//! `entire/checkpoints/v1` branch). Both build the checkpoint subtree with the same code
+//! (`crate::tree`) and differ only in where that subtree is committed.
+
+pub mod branch;
+pub mod refs;
+
+use std::fmt;
+
+use serde_json::Value;
+
+use crate::id::CheckpointId;
+use crate::model::{CheckpointSummary, ModelError, SessionMetadata, TokenUsage};
+use crate::publish::{self, Located};
+use crate::repo::{Identity, Repo, RepoError};
+use crate::session_id::SessionId;
+use crate::transcript::TranscriptError;
+use crate::tree::{self, Change, SlotTarget};
+
+/// The backend types. The names are the `type` values of the settings block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum StoreKind {
+    /// One ref per checkpoint under `refs/entire/checkpoints/`.
+    GitRefs,
+    /// The legacy `entire/checkpoints/v1` branch.
+    GitBranch,
+}
+
+impl StoreKind {
+    /// The settings/JSON name.
+    pub fn name(self) -> &'static str {
+        match self {
+            StoreKind::GitRefs => "git-refs",
+            StoreKind::GitBranch => "git-branch",
+        }
+    }
+
+    /// The ID format this store mints when it is the primary.
+    pub fn id_kind(self) -> crate::id::IdKind {
+        match self {
+            StoreKind::GitRefs => crate::id::IdKind::Ulid,
+            StoreKind::GitBranch => crate::id::IdKind::Hex,
+        }
+    }
+}
+
+impl fmt::Display for StoreKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Errors of the stores.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The checkpoint does not exist in this store.
+    #[error("checkpoint {id} not found")]
+    NotFound {
+        /// The ID looked up.
+        id: CheckpointId,
+    },
+    /// The checkpoint exists but has no such session.
+    #[error("checkpoint {id}: session {session} not found")]
+    SessionNotFound {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// The slot number or session ID asked for.
+        session: String,
+    },
+    /// The checkpoint exists but has no such file.
+    #[error("checkpoint {id}: no file {path}")]
+    FileNotFound {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// The path asked for.
+        path: String,
+    },
+    /// A document of an existing checkpoint cannot be decoded. Reads report it; writes refuse
+    /// rather than silently dropping the sessions it lists.
+    #[error("checkpoint {id}: {path} is corrupt: {source}")]
+    Corrupt {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// The path of the document inside the checkpoint.
+        path: String,
+        /// The decode error.
+        #[source]
+        source: ModelError,
+    },
+    /// The summary lists a session whose metadata is missing.
+    #[error("checkpoint {id}: session {slot} is listed in metadata.json but {slot}/metadata.json is missing")]
+    MissingSession {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// The slot.
+        slot: usize,
+    },
+    /// A write of one session would overwrite slot 0 that belongs to another session.
+    #[error("refusing to overwrite session 0 of checkpoint {id}: existing session ID {existing:?} differs from write session ID {incoming:?}; please report this with the output of `git ls-tree -r {tree}`")]
+    SlotConflict {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// The session ID found in slot 0.
+        existing: String,
+        /// The session ID being written.
+        incoming: String,
+        /// The tree to report.
+        tree: String,
+    },
+    /// Compare-and-swap publication kept losing races.
+    #[error("failed to update ref {ref_name} after {attempts} attempts: expected {expected}, found {actual}")]
+    CasExhausted {
+        /// The ref.
+        ref_name: String,
+        /// How many attempts were made.
+        attempts: usize,
+        /// The tip the last attempt built on.
+        expected: String,
+        /// The tip found instead.
+        actual: String,
+    },
+    /// A ULID checkpoint would land on the v1 branch as the primary, where readers never look.
+    #[error("refusing to write ULID checkpoint {id} to the git-branch store: ULIDs belong in git-refs (git-branch is the primary, so readers would never find it)")]
+    UlidOnBranch {
+        /// The checkpoint.
+        id: CheckpointId,
+    },
+    /// The transcript cannot be stored.
+    #[error("checkpoint {id}: {source}")]
+    Transcript {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// Why.
+        #[source]
+        source: TranscriptError,
+    },
+    /// The repository failed underneath.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+}
+
+impl StoreError {
+    /// Whether this is one of the "does not exist" errors (checkpoint, session or file).
+    pub fn is_not_found(&self) -> bool {
+        matches!(
+            self,
+            StoreError::NotFound { .. }
+                | StoreError::SessionNotFound { .. }
+                | StoreError::FileNotFound { .. }
+        )
+    }
+}
+
+/// Where a checkpoint's subtree lives and how a new one is committed: the one thing the two git
+/// stores do differently. The write and backfill flows over it are shared.
+pub(crate) trait Layout<'r> {
+    /// The repository.
+    fn repo(&self) -> &'r Repo;
+    /// The ref that carries the checkpoint and its tip.
+    fn locate(&self) -> Result<Located, StoreError>;
+    /// The `sessions[]` path prefix (`""` or `/ab/cdef...`).
+    fn prefix(&self) -> String;
+    /// The message of an empty orphan commit to start a new ref with, if any.
+    fn bootstrap(&self) -> Option<&'static str>;
+    /// The checkpoint subtree inside a tip commit.
+    fn subtree(&self, tip: Option<&git2::Commit<'r>>)
+        -> Result<Option<git2::Tree<'r>>, StoreError>;
+    /// Turns a new checkpoint subtree into the new tree of the ref.
+    fn place(&self, tip: Option<&git2::Commit<'r>>, change: Change) -> Result<Change, StoreError>;
+}
+
+/// A session write through `layout`, by compare-and-swap.
+pub(crate) fn write_via<'r>(
+    layout: &dyn Layout<'r>,
+    w: &SessionWrite,
+) -> Result<WriteOutcome, StoreError> {
+    let repo = layout.repo();
+    let author = w.author.clone().unwrap_or_else(|| repo.identity("AUTHOR"));
+    let prefix = layout.prefix();
+    publish::publish(
+        repo,
+        &|| layout.locate(),
+        layout.bootstrap(),
+        &author,
+        &mut |tip| {
+            let base = layout.subtree(tip)?;
+            let change = tree::build_session(&repo.git, base.as_ref(), &prefix, w)?;
+            layout.place(tip, change).map(Some)
+        },
+    )
+}
+
+/// A backfill through `layout`, by compare-and-swap. The session slot is pinned to the session
+/// ID resolved on the first attempt, so a concurrent append of another session cannot move the
+/// update onto the wrong slot (anchor-behaviour §14 scenario 27).
+pub(crate) fn backfill_via<'r>(
+    layout: &dyn Layout<'r>,
+    b: &Backfill,
+) -> Result<WriteOutcome, StoreError> {
+    let repo = layout.repo();
+    let fallback_latest = matches!(b, Backfill::Transcript { .. });
+    let mut pinned: Option<String> = match b {
+        Backfill::Transcript { session_id, .. } | Backfill::Summary { session_id, .. } => {
+            session_id.as_ref().map(|s| s.to_string())
+        }
+        Backfill::Attribution { .. } => None,
+    };
+    let prefix = layout.prefix();
+    let author = repo.identity("AUTHOR");
+    publish::publish(repo, &|| layout.locate(), None, &author, &mut |tip| {
+        let base = layout.subtree(tip)?;
+        let target = match &pinned {
+            Some(sid) => SlotTarget::Session {
+                id: sid,
+                fallback_latest,
+            },
+            None => SlotTarget::Latest,
+        };
+        match tree::build_backfill(&repo.git, base.as_ref(), &prefix, b, &target)? {
+            None => Ok(None),
+            Some((change, sid)) => {
+                if pinned.is_none() && !sid.is_empty() {
+                    pinned = Some(sid);
+                }
+                layout.place(tip, change).map(Some)
+            }
+        }
+    })
+}
+
+/// Maps a git2 error into [`StoreError::Repo`] with context.
+pub(crate) fn git_err(context: impl Into<String>) -> impl FnOnce(git2::Error) -> StoreError {
+    let f = crate::repo::git_err(context);
+    move |e| StoreError::Repo(f(e))
+}
+
+/// A create or replace of one session in a checkpoint.
+#[derive(Debug, Clone)]
+pub struct SessionWrite {
+    /// The checkpoint (minted by the caller in the primary's format).
+    pub checkpoint_id: CheckpointId,
+    /// The session being written; its slot is reused when it already exists.
+    pub session_id: SessionId,
+    /// Strategy name, normally [`crate::model::DEFAULT_STRATEGY`].
+    pub strategy: String,
+    /// The user's branch at creation ("" when detached).
+    pub branch: String,
+    /// The user commit this checkpoint is linked to, when known.
+    pub commit_sha: String,
+    /// RFC 3339 (nano, UTC) creation time of this session record.
+    pub created_at: String,
+    /// The transcript bytes, stored exactly.
+    pub transcript: Option<Vec<u8>>,
+    /// This checkpoint's prompts.
+    pub prompts: Vec<String>,
+    /// Files the session touched (de-duplicated on write, `/`-separated).
+    pub files_touched: Vec<String>,
+    /// Agent display name.
+    pub agent: String,
+    /// Model name.
+    pub model: String,
+    /// Token usage of this session in this checkpoint.
+    pub token_usage: Option<TokenUsage>,
+    /// Steps in this checkpoint's prompt window.
+    pub checkpoints_count: i64,
+    /// Line of the session transcript where this checkpoint begins.
+    pub checkpoint_transcript_start: i64,
+    /// An optional commit subject line placed after the `Checkpoint:` line.
+    pub commit_subject: Option<String>,
+    /// Author of the checkpoint commit; `None` = the repository identity.
+    pub author: Option<Identity>,
+}
+
+/// An update of an existing checkpoint.
+#[derive(Debug, Clone)]
+pub enum Backfill {
+    /// Replace a session's transcript (stop-time finalize). `None` session = the latest slot.
+    Transcript {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// The session, or the latest when `None` or not found.
+        session_id: Option<SessionId>,
+        /// The new transcript.
+        transcript: Vec<u8>,
+        /// Non-empty prompts replace `prompt.txt`.
+        prompts: Vec<String>,
+    },
+    /// Set a session's `summary` object. The slot is resolved once and pinned across retries.
+    Summary {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// The session, or the latest when `None`.
+        session_id: Option<SessionId>,
+        /// The summary object.
+        summary: Value,
+    },
+    /// Set the root `combined_attribution`.
+    Attribution {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// The attribution object.
+        attribution: Value,
+    },
+}
+
+impl Backfill {
+    /// The checkpoint this backfill updates.
+    pub fn id(&self) -> &CheckpointId {
+        match self {
+            Backfill::Transcript { id, .. }
+            | Backfill::Summary { id, .. }
+            | Backfill::Attribution { id, .. } => id,
+        }
+    }
+}
+
+/// What a write did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteOutcome {
+    /// The ref that holds the checkpoint (the spelling that exists).
+    pub ref_name: String,
+    /// The new tip commit, or the unchanged tip when nothing changed.
+    pub commit: String,
+    /// False when the write was a no-op (e.g. the same transcript again).
+    pub changed: bool,
+}
+
+/// A checkpoint as read from a store.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    /// Its ID.
+    pub id: CheckpointId,
+    /// Which store served it.
+    pub store: StoreKind,
+    /// The ref that holds it (for git-branch, the branch).
+    pub ref_name: String,
+    /// The tip commit of that ref.
+    pub commit: String,
+    /// The checkpoint's tree.
+    pub tree: String,
+    /// The root summary.
+    pub summary: CheckpointSummary,
+    /// Each session's metadata, in slot order.
+    pub sessions: Vec<SessionMetadata>,
+}
+
+impl Checkpoint {
+    /// The slot of a session given as a slot number or a session ID.
+    pub fn slot_of(&self, selector: &str) -> Result<usize, StoreError> {
+        if let Some(i) = self.sessions.iter().position(|s| s.session_id == selector) {
+            return Ok(i);
+        }
+        match selector.parse::<usize>() {
+            Ok(i) if i < self.sessions.len() => Ok(i),
+            _ => Err(StoreError::SessionNotFound {
+                id: self.id.clone(),
+                session: selector.to_owned(),
+            }),
+        }
+    }
+
+    /// The newest creation time among the sessions ("" when none has one).
+    pub fn created_at(&self) -> String {
+        newest_created_at(&self.sessions)
+    }
+}
+
+/// The newest `created_at` of a set of sessions. RFC 3339 UTC strings written by Go and by us
+/// have the same width up to the fraction, so parse to compare rather than trusting string order.
+pub(crate) fn newest_created_at(sessions: &[SessionMetadata]) -> String {
+    sessions
+        .iter()
+        .filter_map(|s| {
+            crate::timefmt::parse_rfc3339(&s.created_at)
+                .ok()
+                .map(|t| (t, &s.created_at))
+        })
+        .max_by_key(|(t, _)| *t)
+        .map(|(_, s)| s.clone())
+        .unwrap_or_default()
+}
+
+/// One line of `list`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointInfo {
+    /// The ID.
+    pub id: CheckpointId,
+    /// The store it was listed from.
+    pub store: StoreKind,
+    /// The newest session creation time (RFC 3339), or the ULID's time, or "".
+    pub created_at: String,
+    /// Number of sessions.
+    pub session_count: usize,
+    /// Session IDs in slot order.
+    pub session_ids: Vec<String>,
+    /// Agent of the last session.
+    pub agent: String,
+}
+
+/// One commit of a checkpoint's history.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CommitInfo {
+    /// Commit hash.
+    pub commit: String,
+    /// Author time, RFC 3339 in the author's zone.
+    pub time: String,
+    /// The author.
+    pub author: Identity,
+    /// The first line of the message.
+    pub subject: String,
+}
+
+/// Reads from a git-backed store.
+pub trait CheckpointReader {
+    /// Which store this is.
+    fn kind(&self) -> StoreKind;
+    /// The checkpoint, or `None` when this store does not have it.
+    fn read(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError>;
+    /// A file of the checkpoint tree by path (`N/full.jsonl` is reassembled from its chunks).
+    fn read_file(&self, cp: &Checkpoint, path: &str) -> Result<Vec<u8>, StoreError>;
+    /// Every checkpoint of this store. Unreadable checkpoints are skipped, never fatal.
+    fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError>;
+    /// Every checkpoint ID of this store, cheaply (no document reads).
+    fn ids(&self) -> Result<Vec<CheckpointId>, StoreError>;
+    /// The commits that changed this checkpoint, newest first; `None` when absent.
+    fn history(&self, id: &CheckpointId) -> Result<Option<Vec<CommitInfo>>, StoreError>;
+    /// Who wrote the checkpoint (see anchor-behaviour §3.4); `None` when absent.
+    fn author(&self, id: &CheckpointId) -> Result<Option<Identity>, StoreError>;
+}
+
+/// Writes to a store.
+pub trait CheckpointWriter {
+    /// Which store this is (for messages).
+    fn name(&self) -> &str;
+    /// Creates the checkpoint or adds/replaces one session in it.
+    fn write_session(&self, w: &SessionWrite) -> Result<WriteOutcome, StoreError>;
+    /// Updates an existing checkpoint; [`StoreError::NotFound`] when it does not exist.
+    fn backfill(&self, b: &Backfill) -> Result<WriteOutcome, StoreError>;
+}

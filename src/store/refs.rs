@@ -1,0 +1,315 @@
+//! The git-refs store: one ref per checkpoint, `refs/entire/checkpoints/<shard>/<id>`, whose tip
+//! commit's tree is the checkpoint. The first write is an orphan commit; later writes are
+//! children of the tip, so each checkpoint has its own linear history.
+
+use std::collections::BTreeMap;
+
+use git2::Oid;
+
+use crate::id::CheckpointId;
+use crate::publish::{self, Located};
+use crate::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::repo::{Identity, Repo};
+use crate::store::{
+    backfill_via, git_err, write_via, Backfill, Checkpoint, CheckpointInfo, CheckpointReader,
+    CheckpointWriter, CommitInfo, Layout, SessionWrite, StoreError, StoreKind, WriteOutcome,
+};
+use crate::tree;
+
+/// Called after every successful publication with the ref that moved (the push queue hooks in
+/// here). A failure is reported by the callback itself and never fails the write.
+pub type PublishHook<'r> = Box<dyn Fn(&str) + 'r>;
+
+/// The git-refs store.
+pub struct GitRefsStore<'r> {
+    repo: &'r Repo,
+    on_publish: Option<PublishHook<'r>>,
+}
+
+impl<'r> GitRefsStore<'r> {
+    /// A store over `repo`.
+    pub fn new(repo: &'r Repo) -> Self {
+        GitRefsStore {
+            repo,
+            on_publish: None,
+        }
+    }
+
+    /// Sets the hook run after each successful publication.
+    pub fn with_publish_hook(mut self, hook: PublishHook<'r>) -> Self {
+        self.on_publish = Some(hook);
+        self
+    }
+
+    /// The existing spelling of `id`'s ref and its tip (canonical first, then case-folded), or
+    /// the canonical name with no tip when neither exists.
+    pub(crate) fn locate(&self, id: &CheckpointId) -> Result<Located, StoreError> {
+        for spelling in CheckpointRef::spellings(id) {
+            if let Some(tip) = publish::tip_of(self.repo, spelling.name())? {
+                return Ok(Located {
+                    name: spelling.name().to_owned(),
+                    tip: Some(tip),
+                });
+            }
+        }
+        Ok(Located {
+            name: CheckpointRef::canonical(id).name().to_owned(),
+            tip: None,
+        })
+    }
+
+    fn tree_of(
+        &self,
+        commit: Option<&git2::Commit<'r>>,
+    ) -> Result<Option<git2::Tree<'r>>, StoreError> {
+        commit
+            .map(|c| {
+                self.repo
+                    .git
+                    .find_tree(c.tree_id())
+                    .map_err(git_err("read checkpoint tree"))
+            })
+            .transpose()
+    }
+
+    fn published(&self, outcome: WriteOutcome) -> WriteOutcome {
+        if outcome.changed {
+            if let Some(hook) = &self.on_publish {
+                hook(&outcome.ref_name);
+            }
+        }
+        outcome
+    }
+
+    /// All parseable checkpoint refs with their tips, one per ID: when both spellings exist
+    /// (a fork made before case-fold handling), the canonical one wins so list and read agree.
+    pub(crate) fn refs(&self) -> Result<BTreeMap<CheckpointId, (String, Oid)>, StoreError> {
+        let mut out: BTreeMap<CheckpointId, (String, Oid)> = BTreeMap::new();
+        let iter = self
+            .repo
+            .git
+            .references_glob(&format!("{CHECKPOINT_REF_PREFIX}*"))
+            .map_err(git_err("list checkpoint refs"))?;
+        for r in iter {
+            let r = r.map_err(git_err("list checkpoint refs"))?;
+            let (Some(name), Some(target)) = (r.name().ok(), r.target()) else {
+                continue;
+            };
+            let Ok(parsed) = CheckpointRef::parse(name) else {
+                continue;
+            };
+            let canonical = parsed.is_canonical();
+            let id = parsed.id().clone();
+            match out.get(&id) {
+                Some(_) if !canonical => {}
+                _ => {
+                    out.insert(id, (name.to_owned(), target));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn checkpoint_at(
+        &self,
+        id: &CheckpointId,
+        name: String,
+        tip: Oid,
+    ) -> Result<Option<Checkpoint>, StoreError> {
+        let git = &self.repo.git;
+        let commit = git
+            .find_commit(tip)
+            .map_err(git_err(format!("read commit of {name}")))?;
+        let tree = commit
+            .tree()
+            .map_err(git_err(format!("read tree of {name}")))?;
+        let Some(docs) = tree::read_documents(git, &tree, id)? else {
+            return Err(StoreError::Corrupt {
+                id: id.clone(),
+                path: "metadata.json".into(),
+                source: crate::model::ModelError::Json {
+                    what: "root metadata.json",
+                    source: serde::de::Error::custom("missing from the checkpoint tree"),
+                },
+            });
+        };
+        Ok(Some(Checkpoint {
+            id: id.clone(),
+            store: StoreKind::GitRefs,
+            ref_name: name,
+            commit: tip.to_string(),
+            tree: tree.id().to_string(),
+            summary: docs.summary,
+            sessions: docs.sessions,
+        }))
+    }
+}
+
+/// The commit's author and first message line, for `log`.
+pub(crate) fn commit_info(c: &git2::Commit<'_>) -> CommitInfo {
+    let a = c.author();
+    CommitInfo {
+        commit: c.id().to_string(),
+        time: crate::timefmt::rfc3339_at(a.when().seconds(), a.when().offset_minutes()),
+        author: Identity {
+            name: String::from_utf8_lossy(a.name_bytes()).into_owned(),
+            email: String::from_utf8_lossy(a.email_bytes()).into_owned(),
+        },
+        subject: c.summary().ok().flatten().unwrap_or("").to_owned(),
+    }
+}
+
+/// Reads the tree object of a [`Checkpoint`].
+pub(crate) fn checkpoint_tree<'a>(
+    repo: &'a Repo,
+    cp: &Checkpoint,
+) -> Result<git2::Tree<'a>, StoreError> {
+    let oid = Oid::from_str(&cp.tree).map_err(git_err("parse tree id"))?;
+    repo.git
+        .find_tree(oid)
+        .map_err(git_err("read checkpoint tree"))
+}
+
+impl CheckpointReader for GitRefsStore<'_> {
+    fn kind(&self) -> StoreKind {
+        StoreKind::GitRefs
+    }
+
+    fn read(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError> {
+        let loc = self.locate(id)?;
+        match loc.tip {
+            None => Ok(None),
+            Some(tip) => self.checkpoint_at(id, loc.name, tip),
+        }
+    }
+
+    fn read_file(&self, cp: &Checkpoint, path: &str) -> Result<Vec<u8>, StoreError> {
+        let tree = checkpoint_tree(self.repo, cp)?;
+        tree::read_path(&self.repo.git, &tree, &cp.id, path)
+    }
+
+    fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError> {
+        let mut out = Vec::new();
+        for (id, (name, tip)) in self.refs()? {
+            // One unreadable checkpoint must not hide the others.
+            if let Ok(Some(cp)) = self.checkpoint_at(&id, name, tip) {
+                out.push(info_of(&cp));
+            }
+        }
+        Ok(out)
+    }
+
+    fn ids(&self) -> Result<Vec<CheckpointId>, StoreError> {
+        Ok(self.refs()?.into_keys().collect())
+    }
+
+    fn history(&self, id: &CheckpointId) -> Result<Option<Vec<CommitInfo>>, StoreError> {
+        let Some(tip) = self.locate(id)?.tip else {
+            return Ok(None);
+        };
+        let mut out = Vec::new();
+        let mut cur = Some(
+            self.repo
+                .git
+                .find_commit(tip)
+                .map_err(git_err("read commit"))?,
+        );
+        while let Some(c) = cur {
+            out.push(commit_info(&c));
+            cur = c.parents().next();
+        }
+        Ok(Some(out))
+    }
+
+    fn author(&self, id: &CheckpointId) -> Result<Option<Identity>, StoreError> {
+        let Some(tip) = self.locate(id)?.tip else {
+            return Ok(None);
+        };
+        let c = self
+            .repo
+            .git
+            .find_commit(tip)
+            .map_err(git_err("read commit"))?;
+        Ok(Some(commit_info(&c).author))
+    }
+}
+
+/// The list line of a checkpoint.
+pub(crate) fn info_of(cp: &Checkpoint) -> CheckpointInfo {
+    let mut created_at = cp.created_at();
+    if created_at.is_empty() {
+        if let Some(ms) = cp.id.ulid_time_ms() {
+            let t = time::OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
+                .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
+            created_at = crate::timefmt::rfc3339_nano_utc(t);
+        }
+    }
+    CheckpointInfo {
+        id: cp.id.clone(),
+        store: cp.store,
+        created_at,
+        session_count: cp.sessions.len(),
+        session_ids: cp.sessions.iter().map(|s| s.session_id.clone()).collect(),
+        agent: cp
+            .sessions
+            .last()
+            .map(|s| s.agent.clone())
+            .unwrap_or_default(),
+    }
+}
+
+/// Where one checkpoint lives in the git-refs store: the whole tree of its own ref.
+struct RefsLayout<'s, 'r> {
+    store: &'s GitRefsStore<'r>,
+    id: &'s CheckpointId,
+}
+
+impl<'r> Layout<'r> for RefsLayout<'_, 'r> {
+    fn repo(&self) -> &'r Repo {
+        self.store.repo
+    }
+    fn locate(&self) -> Result<Located, StoreError> {
+        self.store.locate(self.id)
+    }
+    fn prefix(&self) -> String {
+        String::new()
+    }
+    fn bootstrap(&self) -> Option<&'static str> {
+        None
+    }
+    fn subtree(
+        &self,
+        tip: Option<&git2::Commit<'r>>,
+    ) -> Result<Option<git2::Tree<'r>>, StoreError> {
+        self.store.tree_of(tip)
+    }
+    fn place(
+        &self,
+        _tip: Option<&git2::Commit<'r>>,
+        change: tree::Change,
+    ) -> Result<tree::Change, StoreError> {
+        Ok(change)
+    }
+}
+
+impl CheckpointWriter for GitRefsStore<'_> {
+    fn name(&self) -> &str {
+        StoreKind::GitRefs.name()
+    }
+
+    fn write_session(&self, w: &SessionWrite) -> Result<WriteOutcome, StoreError> {
+        let layout = RefsLayout {
+            store: self,
+            id: &w.checkpoint_id,
+        };
+        Ok(self.published(write_via(&layout, w)?))
+    }
+
+    fn backfill(&self, b: &Backfill) -> Result<WriteOutcome, StoreError> {
+        let layout = RefsLayout {
+            store: self,
+            id: b.id(),
+        };
+        Ok(self.published(backfill_via(&layout, b)?))
+    }
+}

@@ -1,0 +1,313 @@
+//! The checkpoint topology: one git-backed primary that takes every write, best-effort mirrors,
+//! and kind-based read routing across both git stores (ref-checkpoint-backend.md, "Read routing
+//! and coexistence").
+//!
+//! | ID kind | git-branch primary | git-refs primary |
+//! |---|---|---|
+//! | ULID | refs only | refs only |
+//! | hex | branch only | refs, then branch |
+
+use crate::id::{self, CheckpointId, IdKind};
+use crate::repo::{Identity, Repo};
+use crate::store::branch::GitBranchStore;
+use crate::store::refs::GitRefsStore;
+use crate::store::{
+    Backfill, Checkpoint, CheckpointInfo, CheckpointReader, CheckpointWriter, CommitInfo,
+    SessionWrite, StoreError, StoreKind, WriteOutcome,
+};
+
+/// The environment variable that selects the primary store, replacing any settings.
+pub const ENV_PRIMARY: &str = "ENTIRE_CHECKPOINTS_PRIMARY";
+
+/// Errors resolving the topology or a checkpoint name.
+#[derive(Debug, thiserror::Error)]
+pub enum TopologyError {
+    /// An unknown backend type was configured.
+    #[error("unknown checkpoint backend type {kind:?} (registered: git-branch, git-refs)")]
+    UnknownBackend {
+        /// The configured type.
+        kind: String,
+    },
+    /// A prefix matched several checkpoints.
+    #[error("checkpoint prefix {prefix:?} is ambiguous: it matches {}", .candidates.join(", "))]
+    Ambiguous {
+        /// The prefix.
+        prefix: String,
+        /// The matching IDs.
+        candidates: Vec<String>,
+    },
+    /// Nothing matched.
+    #[error("no checkpoint matches {0:?}")]
+    NoMatch(String),
+    /// A store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// The result of a write through the topology: the primary's outcome plus every mirror that
+/// failed (a warning for the caller to show, never a failed write).
+#[derive(Debug)]
+pub struct WriteReport {
+    /// What the primary did.
+    pub outcome: WriteOutcome,
+    /// `(mirror name, error)` for each mirror write that failed.
+    pub mirror_failures: Vec<(String, StoreError)>,
+}
+
+/// An opened topology.
+pub struct Topology<'r> {
+    primary: StoreKind,
+    refs: GitRefsStore<'r>,
+    branch: GitBranchStore<'r>,
+    mirrors: Vec<Box<dyn CheckpointWriter + 'r>>,
+}
+
+impl<'r> Topology<'r> {
+    /// Opens the topology of `repo`. The primary comes from `ENTIRE_CHECKPOINTS_PRIMARY` when
+    /// set (blank is ignored), else git-branch, as in the reference's config-less default.
+    pub fn open(repo: &'r Repo) -> Result<Self, TopologyError> {
+        let primary = match std::env::var(ENV_PRIMARY).ok().map(|v| v.trim().to_owned()) {
+            Some(v) if !v.is_empty() => parse_kind(&v)?,
+            _ => StoreKind::GitBranch,
+        };
+        Ok(Self::with_primary(repo, primary, Vec::new()))
+    }
+
+    /// A topology with an explicit primary and mirrors.
+    pub fn with_primary(
+        repo: &'r Repo,
+        primary: StoreKind,
+        mirrors: Vec<Box<dyn CheckpointWriter + 'r>>,
+    ) -> Self {
+        let branch = match primary {
+            StoreKind::GitBranch => GitBranchStore::primary(repo),
+            StoreKind::GitRefs => GitBranchStore::mirror(repo),
+        };
+        Topology {
+            primary,
+            refs: GitRefsStore::new(repo),
+            branch,
+            mirrors,
+        }
+    }
+
+    /// The primary store's kind.
+    pub fn primary(&self) -> StoreKind {
+        self.primary
+    }
+
+    /// Mints a new ID in the primary's format.
+    pub fn mint_id(&self) -> CheckpointId {
+        CheckpointId::mint(self.primary.id_kind())
+    }
+
+    fn primary_writer(&self) -> &dyn CheckpointWriter {
+        match self.primary {
+            StoreKind::GitRefs => &self.refs,
+            StoreKind::GitBranch => &self.branch,
+        }
+    }
+
+    fn reader(&self, kind: StoreKind) -> &dyn CheckpointReader {
+        match kind {
+            StoreKind::GitRefs => &self.refs,
+            StoreKind::GitBranch => &self.branch,
+        }
+    }
+
+    /// The stores a read of an ID of `kind` consults, in order.
+    pub fn read_order(&self, kind: IdKind) -> Vec<StoreKind> {
+        match (kind, self.primary) {
+            (IdKind::Ulid, _) => vec![StoreKind::GitRefs],
+            (IdKind::Hex, StoreKind::GitBranch) => vec![StoreKind::GitBranch],
+            (IdKind::Hex, StoreKind::GitRefs) => vec![StoreKind::GitRefs, StoreKind::GitBranch],
+        }
+    }
+
+    /// Writes one session to the primary, then to each mirror (best effort).
+    pub fn write_session(&self, w: &SessionWrite) -> Result<WriteReport, StoreError> {
+        let outcome = self.primary_writer().write_session(w)?;
+        let mirror_failures = self
+            .mirrors
+            .iter()
+            .filter_map(|m| m.write_session(w).err().map(|e| (m.name().to_owned(), e)))
+            .collect();
+        Ok(WriteReport {
+            outcome,
+            mirror_failures,
+        })
+    }
+
+    /// Runs a backfill along the read order, falling through only when a store does not have
+    /// the checkpoint (a hard error stops: redirecting after a failure would fork the data).
+    /// Mirrors receive the backfill only when the primary served it.
+    pub fn backfill(&self, b: &Backfill) -> Result<WriteReport, StoreError> {
+        let order = self.read_order(b.id().kind());
+        let mut last = None;
+        for (i, kind) in order.iter().enumerate() {
+            let writer: &dyn CheckpointWriter = match kind {
+                StoreKind::GitRefs => &self.refs,
+                StoreKind::GitBranch => &self.branch,
+            };
+            match writer.backfill(b) {
+                Ok(outcome) => {
+                    let mirror_failures = if *kind == self.primary {
+                        self.mirrors
+                            .iter()
+                            .filter_map(|m| m.backfill(b).err().map(|e| (m.name().to_owned(), e)))
+                            .collect()
+                    } else {
+                        Vec::new()
+                    };
+                    return Ok(WriteReport {
+                        outcome,
+                        mirror_failures,
+                    });
+                }
+                Err(e @ StoreError::NotFound { .. }) if i + 1 < order.len() => last = Some(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Err(last.unwrap_or(StoreError::NotFound { id: b.id().clone() }))
+    }
+
+    /// Reads a checkpoint through routing (`first_resolved`): a non-final store that errors or
+    /// reports absent falls through; the final store's answer is returned as it is.
+    pub fn read(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError> {
+        let order = self.read_order(id.kind());
+        let last = order.len() - 1;
+        for (i, kind) in order.into_iter().enumerate() {
+            match self.reader(kind).read(id) {
+                Ok(Some(cp)) => return Ok(Some(cp)),
+                Ok(None) | Err(_) if i < last => continue,
+                other => return other,
+            }
+        }
+        Ok(None)
+    }
+
+    /// Like [`Topology::read`], but absence is [`StoreError::NotFound`].
+    pub fn get(&self, id: &CheckpointId) -> Result<Checkpoint, StoreError> {
+        self.read(id)?
+            .ok_or_else(|| StoreError::NotFound { id: id.clone() })
+    }
+
+    /// A file of a checkpoint, from the store that served it.
+    pub fn read_file(&self, cp: &Checkpoint, path: &str) -> Result<Vec<u8>, StoreError> {
+        self.reader(cp.store).read_file(cp, path)
+    }
+
+    /// The checkpoint's history, from the store that serves it.
+    pub fn history(&self, id: &CheckpointId) -> Result<Vec<CommitInfo>, StoreError> {
+        let cp = self.get(id)?;
+        self.reader(cp.store)
+            .history(id)?
+            .ok_or_else(|| StoreError::NotFound { id: id.clone() })
+    }
+
+    /// The checkpoint's author, from the store that serves it.
+    pub fn author(&self, cp: &Checkpoint) -> Result<Option<Identity>, StoreError> {
+        self.reader(cp.store).author(&cp.id)
+    }
+
+    /// Whether routing would read `id` from `store` (a ULID is never read from the branch;
+    /// a hex ID is read from refs only under a git-refs primary).
+    fn visible(&self, id: &CheckpointId, store: StoreKind) -> bool {
+        self.read_order(id.kind()).contains(&store)
+    }
+
+    /// Every checkpoint of both stores, newest first, one entry per ID (the most recent wins).
+    pub fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError> {
+        let mut all = Vec::new();
+        for kind in [StoreKind::GitRefs, StoreKind::GitBranch] {
+            all.extend(
+                self.reader(kind)
+                    .list()?
+                    .into_iter()
+                    .filter(|i| self.visible(&i.id, kind)),
+            );
+        }
+        Ok(dedup_newest_first(all))
+    }
+
+    /// Resolves a full ID or a unique prefix of one.
+    pub fn resolve(&self, name: &str) -> Result<CheckpointId, TopologyError> {
+        if let Ok(id) = CheckpointId::parse(name) {
+            return Ok(id);
+        }
+        if !id::could_be_prefix(name) {
+            return Err(TopologyError::NoMatch(name.to_owned()));
+        }
+        let mut candidates: Vec<CheckpointId> = Vec::new();
+        for kind in [StoreKind::GitRefs, StoreKind::GitBranch] {
+            for id in self.reader(kind).ids()? {
+                if id.as_str().starts_with(name)
+                    && self.visible(&id, kind)
+                    && !candidates.contains(&id)
+                {
+                    candidates.push(id);
+                }
+            }
+        }
+        match candidates.len() {
+            0 => Err(TopologyError::NoMatch(name.to_owned())),
+            1 => Ok(candidates.remove(0)),
+            _ => {
+                candidates.sort();
+                Err(TopologyError::Ambiguous {
+                    prefix: name.to_owned(),
+                    candidates: candidates.into_iter().map(|c| c.to_string()).collect(),
+                })
+            }
+        }
+    }
+}
+
+/// Parses a backend type name.
+pub fn parse_kind(name: &str) -> Result<StoreKind, TopologyError> {
+    match name {
+        "git-refs" => Ok(StoreKind::GitRefs),
+        "git-branch" => Ok(StoreKind::GitBranch),
+        other => Err(TopologyError::UnknownBackend {
+            kind: other.to_owned(),
+        }),
+    }
+}
+
+/// Sorts by creation time, newest first, and keeps the first entry of each ID.
+fn dedup_newest_first(mut all: Vec<CheckpointInfo>) -> Vec<CheckpointInfo> {
+    let key = |i: &CheckpointInfo| crate::timefmt::parse_rfc3339(&i.created_at).ok();
+    all.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| b.id.cmp(&a.id)));
+    let mut seen = std::collections::HashSet::new();
+    all.retain(|i| seen.insert(i.id.clone()));
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(id: &str, at: &str, store: StoreKind) -> CheckpointInfo {
+        CheckpointInfo {
+            id: CheckpointId::parse(id).unwrap(),
+            store,
+            created_at: at.into(),
+            session_count: 1,
+            session_ids: vec![],
+            agent: String::new(),
+        }
+    }
+
+    #[test]
+    fn dedup_keeps_most_recent() {
+        let all = vec![
+            info("a1b2c3d4e5f6", "2026-01-01T00:00:00Z", StoreKind::GitBranch),
+            info("a1b2c3d4e5f6", "2026-02-01T00:00:00Z", StoreKind::GitRefs),
+            info("b1b2c3d4e5f6", "2026-03-01T00:00:00Z", StoreKind::GitBranch),
+        ];
+        let out = dedup_newest_first(all);
+        assert_eq!(out.len(), 2);
+        assert_eq!(out[0].id.as_str(), "b1b2c3d4e5f6");
+        assert_eq!(out[1].store, StoreKind::GitRefs);
+    }
+}
