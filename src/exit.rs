@@ -22,23 +22,36 @@ pub const NOT_A_REPOSITORY: i32 = 128;
 pub fn code_for(err: &(dyn Error + 'static)) -> i32 {
     let mut cur: Option<&(dyn Error + 'static)> = Some(err);
     while let Some(e) = cur {
-        if let Some(r) = e.downcast_ref::<RepoError>() {
-            if matches!(r, RepoError::NotARepository(_) | RepoError::Unsupported(_)) {
-                return NOT_A_REPOSITORY;
-            }
-        }
-        if let Some(StoreError::NotFound { .. }) = e.downcast_ref::<StoreError>() {
-            return NOT_FOUND;
-        }
-        if let Some(TopologyError::NoMatch(_)) = e.downcast_ref::<TopologyError>() {
-            return NOT_FOUND;
-        }
-        if e.downcast_ref::<InvalidIdError>().is_some() {
-            return USAGE;
+        if let Some(code) = decided(e) {
+            return code;
         }
         cur = e.source();
     }
     FAILURE
+}
+
+/// The code one error decides, looking through `#[error(transparent)]` wrappers (whose
+/// `source()` skips the wrapped error itself).
+fn decided(e: &(dyn Error + 'static)) -> Option<i32> {
+    if let Some(r) = e.downcast_ref::<RepoError>() {
+        return matches!(r, RepoError::NotARepository(_) | RepoError::Unsupported(_))
+            .then_some(NOT_A_REPOSITORY);
+    }
+    if let Some(s) = e.downcast_ref::<StoreError>() {
+        return match s {
+            StoreError::NotFound { .. } => Some(NOT_FOUND),
+            StoreError::Repo(r) => decided(r),
+            _ => None,
+        };
+    }
+    if let Some(t) = e.downcast_ref::<TopologyError>() {
+        return match t {
+            TopologyError::NoMatch(_) => Some(NOT_FOUND),
+            TopologyError::Store(s) => decided(s),
+            _ => None,
+        };
+    }
+    e.downcast_ref::<InvalidIdError>().map(|_| USAGE)
 }
 
 #[cfg(test)]

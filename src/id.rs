@@ -279,7 +279,8 @@ mod tests {
     fn prefix_gate() {
         assert!(could_be_prefix("a1"));
         assert!(could_be_prefix("01KV"));
-        assert!(!could_be_prefix("8"));
+        assert!(could_be_prefix("8"), "a hex prefix");
+        assert!(!could_be_prefix("8Z"));
         assert!(!could_be_prefix(""));
         assert!(!could_be_prefix("a1b2c3d4e5f6a"));
         assert!(!could_be_prefix("../"));
