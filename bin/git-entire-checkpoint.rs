@@ -13,6 +13,7 @@ use clap::{Args, CommandFactory, Parser, Subcommand};
 use serde_json::Value;
 
 use entire_checkpoints::id::CheckpointId;
+use entire_checkpoints::migrate;
 use entire_checkpoints::model::{TokenUsage, DEFAULT_STRATEGY};
 use entire_checkpoints::repo::Repo;
 use entire_checkpoints::session_id::SessionId;
@@ -62,6 +63,24 @@ enum Command {
         /// Show at most N checkpoints.
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
+    },
+    /// The resolved checkpoint topology and where it came from.
+    Config {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Topology, checkpoints waiting to be pushed, and hooks.
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy every checkpoint of the git-branch store into git-refs (idempotent).
+    Migrate {
+        /// Report what would be migrated; write nothing.
+        #[arg(long)]
+        dry_run: bool,
     },
     /// The history of one checkpoint: its commits, newest first.
     Log {
@@ -203,6 +222,23 @@ fn run() -> Result<()> {
                 common::write_stdout(render::list_human(&all).as_bytes())
             }
         }
+        Command::Config { json } => {
+            let v = render::config_json(&topo);
+            if json {
+                print_json(&v)
+            } else {
+                common::write_stdout(render::config_human(&v).as_bytes())
+            }
+        }
+        Command::Status { json } => {
+            let v = render::status_json(&repo, &topo);
+            if json {
+                print_json(&v)
+            } else {
+                common::write_stdout(render::status_human(&v).as_bytes())
+            }
+        }
+        Command::Migrate { dry_run } => cmd_migrate(&repo, &topo, dry_run, quiet),
         Command::Log { id, json } => {
             let history = topo.history(&topo.resolve(&id)?)?;
             if json {
@@ -275,6 +311,41 @@ fn cmd_write(repo: &Repo, topo: &Topology<'_>, a: WriteArgs, quiet: bool) -> Res
     let report = topo.write_session(&w)?;
     report_mirrors(&report, quiet);
     println!("{id}");
+    Ok(())
+}
+
+fn cmd_migrate(repo: &Repo, topo: &Topology<'_>, dry_run: bool, quiet: bool) -> Result<()> {
+    use std::io::IsTerminal;
+    let show_progress = !quiet && std::io::stderr().is_terminal();
+    let mut progress = |done: usize, total: usize| {
+        if show_progress {
+            eprint!("\rentire: migrating checkpoints {done}/{total}");
+            if done == total {
+                eprintln!();
+            }
+        }
+    };
+    let report = migrate::migrate_branch_to_refs(repo, topo.refs_store(), dry_run, &mut progress)?;
+    if report.source.is_none() {
+        println!("No checkpoints found on the v1 branch \u{2014} nothing to migrate.");
+        return Ok(());
+    }
+    for (path, reason) in &report.skipped {
+        common::warn(quiet, format!("skipped v1 entry {path}: {reason}"));
+    }
+    let verb = if dry_run { "Would migrate" } else { "Migrated" };
+    println!(
+        "{verb} {} checkpoint(s) to refs ({} already up to date, {} total).",
+        report.migrated.len(),
+        report.up_to_date.len(),
+        report.total()
+    );
+    if !report.skipped.is_empty() {
+        bail!(
+            "{} v1 entr(ies) could not be migrated",
+            report.skipped.len()
+        );
+    }
     Ok(())
 }
 

@@ -7,12 +7,16 @@
 #![warn(missing_docs)]
 
 pub mod exit;
+pub mod hooks;
 pub mod id;
+pub mod migrate;
 pub mod model;
 mod publish;
 pub mod refname;
+pub mod registry;
 pub mod repo;
 pub mod session_id;
+pub mod settings;
 pub mod store;
 pub mod timefmt;
 pub mod topology;

@@ -8,7 +8,9 @@
 //! | hex | branch only | refs, then branch |
 
 use crate::id::{self, CheckpointId, IdKind};
+use crate::registry::{Backend, Registry};
 use crate::repo::{Identity, Repo};
+use crate::settings::{self, ConfigSource, SettingsError};
 use crate::store::branch::GitBranchStore;
 use crate::store::refs::GitRefsStore;
 use crate::store::{
@@ -16,17 +18,45 @@ use crate::store::{
     SessionWrite, StoreError, StoreKind, WriteOutcome,
 };
 
-/// The environment variable that selects the primary store, replacing any settings.
-pub const ENV_PRIMARY: &str = "ENTIRE_CHECKPOINTS_PRIMARY";
-
 /// Errors resolving the topology or a checkpoint name.
 #[derive(Debug, thiserror::Error)]
 pub enum TopologyError {
+    /// The settings block is invalid.
+    #[error("resolve checkpoints config: {0}")]
+    Config(#[from] SettingsError),
     /// An unknown backend type was configured.
-    #[error("unknown checkpoint backend type {kind:?} (registered: git-branch, git-refs)")]
+    #[error("{location}: unknown checkpoint backend type {kind:?} (registered: {registered})")]
     UnknownBackend {
+        /// `checkpoints.primary` or `checkpoints.mirrors[<i>]`.
+        location: String,
         /// The configured type.
         kind: String,
+        /// The registered types, sorted, comma-separated.
+        registered: String,
+    },
+    /// A mirror-only backend was configured as the primary.
+    #[error("checkpoints.primary: checkpoint backend {kind:?} cannot be the primary: only git-backed backends (e.g. \"git-branch\", \"git-refs\") may be the primary")]
+    NotGitBacked {
+        /// The configured type.
+        kind: String,
+    },
+    /// A backend type appears twice.
+    #[error("checkpoints.mirrors[{index}]: backend type {kind:?} is already used by the primary or another mirror; each backend type may appear at most once")]
+    DuplicateType {
+        /// The mirror's index.
+        index: usize,
+        /// The type.
+        kind: String,
+    },
+    /// A mirror backend could not be built from its config.
+    #[error("checkpoints.mirrors[{index}]: construct {kind:?} checkpoint backend: {message}")]
+    Construct {
+        /// The mirror's index.
+        index: usize,
+        /// The type.
+        kind: String,
+        /// Why.
+        message: String,
     },
     /// A prefix matched several checkpoints.
     #[error("checkpoint prefix {prefix:?} is ambiguous: it matches {}", .candidates.join(", "))]
@@ -54,23 +84,99 @@ pub struct WriteReport {
     pub mirror_failures: Vec<(String, StoreError)>,
 }
 
+/// The named rollout states (ref-checkpoint-backend.md, "Rollout states").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rollout {
+    /// git-branch alone: the legacy behaviour.
+    Default,
+    /// git-refs primary with a git-branch mirror: downgrade-safe.
+    Parallel,
+    /// git-refs alone.
+    RefsOnly,
+    /// Anything else.
+    Custom,
+}
+
+impl Rollout {
+    /// The name used by `config --json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rollout::Default => "default",
+            Rollout::Parallel => "parallel",
+            Rollout::RefsOnly => "refs-only",
+            Rollout::Custom => "custom",
+        }
+    }
+}
+
 /// An opened topology.
 pub struct Topology<'r> {
     primary: StoreKind,
+    source: ConfigSource,
     refs: GitRefsStore<'r>,
     branch: GitBranchStore<'r>,
     mirrors: Vec<Box<dyn CheckpointWriter + 'r>>,
 }
 
 impl<'r> Topology<'r> {
-    /// Opens the topology of `repo`. The primary comes from `ENTIRE_CHECKPOINTS_PRIMARY` when
-    /// set (blank is ignored), else git-branch, as in the reference's config-less default.
+    /// Opens the topology of `repo` from the environment override or the settings files, with
+    /// the built-in registry. No configuration means a git-branch primary without mirrors.
     pub fn open(repo: &'r Repo) -> Result<Self, TopologyError> {
-        let primary = match std::env::var(ENV_PRIMARY).ok().map(|v| v.trim().to_owned()) {
-            Some(v) if !v.is_empty() => parse_kind(&v)?,
-            _ => StoreKind::GitBranch,
+        Self::open_with(repo, &Registry::builtin())
+    }
+
+    /// Like [`Topology::open`] with a given registry.
+    pub fn open_with(repo: &'r Repo, registry: &Registry) -> Result<Self, TopologyError> {
+        let resolved = settings::load_checkpoints_config(repo.workdir())?;
+        let Some(config) = resolved.config else {
+            return Ok(Self::with_primary(
+                repo,
+                StoreKind::GitBranch,
+                Vec::new(),
+                resolved.source,
+            ));
         };
-        Ok(Self::with_primary(repo, primary, Vec::new()))
+        let unknown = |location: String, kind: &str| TopologyError::UnknownBackend {
+            location,
+            kind: kind.to_owned(),
+            registered: registry.names().join(", "),
+        };
+        let primary = match registry.lookup(&config.primary.kind) {
+            Some(Backend::Git(kind)) => kind,
+            Some(Backend::MirrorOnly(_)) => {
+                return Err(TopologyError::NotGitBacked {
+                    kind: config.primary.kind,
+                })
+            }
+            None => return Err(unknown("checkpoints.primary".into(), &config.primary.kind)),
+        };
+        let mut used = vec![config.primary.kind.clone()];
+        let mut mirrors: Vec<Box<dyn CheckpointWriter + 'r>> = Vec::new();
+        for (index, spec) in config.mirrors.iter().enumerate() {
+            if used.contains(&spec.kind) {
+                return Err(TopologyError::DuplicateType {
+                    index,
+                    kind: spec.kind.clone(),
+                });
+            }
+            used.push(spec.kind.clone());
+            let mirror: Box<dyn CheckpointWriter + 'r> = match registry.lookup(&spec.kind) {
+                Some(Backend::Git(StoreKind::GitBranch)) => Box::new(GitBranchStore::mirror(repo)),
+                Some(Backend::Git(StoreKind::GitRefs)) => Box::new(GitRefsStore::new(repo)),
+                Some(Backend::MirrorOnly(factory)) => {
+                    factory(repo, spec.config.as_ref()).map_err(|message| {
+                        TopologyError::Construct {
+                            index,
+                            kind: spec.kind.clone(),
+                            message,
+                        }
+                    })?
+                }
+                None => return Err(unknown(format!("checkpoints.mirrors[{index}]"), &spec.kind)),
+            };
+            mirrors.push(mirror);
+        }
+        Ok(Self::with_primary(repo, primary, mirrors, resolved.source))
     }
 
     /// A topology with an explicit primary and mirrors.
@@ -78,6 +184,7 @@ impl<'r> Topology<'r> {
         repo: &'r Repo,
         primary: StoreKind,
         mirrors: Vec<Box<dyn CheckpointWriter + 'r>>,
+        source: ConfigSource,
     ) -> Self {
         let branch = match primary {
             StoreKind::GitBranch => GitBranchStore::primary(repo),
@@ -85,6 +192,7 @@ impl<'r> Topology<'r> {
         };
         Topology {
             primary,
+            source,
             refs: GitRefsStore::new(repo),
             branch,
             mirrors,
@@ -94,6 +202,32 @@ impl<'r> Topology<'r> {
     /// The primary store's kind.
     pub fn primary(&self) -> StoreKind {
         self.primary
+    }
+
+    /// The git-refs store (used by migration, push and fetch whatever the primary is).
+    pub fn refs_store(&self) -> &GitRefsStore<'r> {
+        &self.refs
+    }
+
+    /// The mirrors' type names, in order.
+    pub fn mirror_names(&self) -> Vec<String> {
+        self.mirrors.iter().map(|m| m.name().to_owned()).collect()
+    }
+
+    /// Where the configuration came from.
+    pub fn source(&self) -> ConfigSource {
+        self.source
+    }
+
+    /// The rollout state this topology is in.
+    pub fn rollout(&self) -> Rollout {
+        let mirrors = self.mirror_names();
+        match (self.primary, mirrors.as_slice()) {
+            (StoreKind::GitBranch, []) => Rollout::Default,
+            (StoreKind::GitRefs, []) => Rollout::RefsOnly,
+            (StoreKind::GitRefs, [m]) if m == "git-branch" => Rollout::Parallel,
+            _ => Rollout::Custom,
+        }
     }
 
     /// Mints a new ID in the primary's format.
@@ -260,17 +394,6 @@ impl<'r> Topology<'r> {
                 })
             }
         }
-    }
-}
-
-/// Parses a backend type name.
-pub fn parse_kind(name: &str) -> Result<StoreKind, TopologyError> {
-    match name {
-        "git-refs" => Ok(StoreKind::GitRefs),
-        "git-branch" => Ok(StoreKind::GitBranch),
-        other => Err(TopologyError::UnknownBackend {
-            kind: other.to_owned(),
-        }),
     }
 }
 

@@ -2,7 +2,78 @@
 
 use serde_json::{json, Value};
 
+use entire_checkpoints::hooks;
+use entire_checkpoints::repo::Repo;
 use entire_checkpoints::store::{Checkpoint, CheckpointInfo, CommitInfo};
+use entire_checkpoints::topology::Topology;
+
+/// `config --json`.
+pub fn config_json(topo: &Topology<'_>) -> Value {
+    json!({
+        "primary": topo.primary().name(),
+        "mirrors": topo.mirror_names(),
+        "source": topo.source().name(),
+        "rollout": topo.rollout().name(),
+    })
+}
+
+fn str_list(v: &Value) -> String {
+    let items: Vec<&str> = v
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    if items.is_empty() {
+        "(none)".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// `config`.
+pub fn config_human(v: &Value) -> String {
+    let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    format!(
+        "primary  {}\nmirrors  {}\nsource   {}\nrollout  {}\n",
+        s("primary"),
+        str_list(&v["mirrors"]),
+        s("source"),
+        s("rollout")
+    )
+}
+
+/// `status --json`.
+pub fn status_json(repo: &Repo, topo: &Topology<'_>) -> Value {
+    let mut v = config_json(topo);
+    v["queued"] = json!(0);
+    let hooks: serde_json::Map<String, Value> = hooks::HOOK_NAMES
+        .iter()
+        .map(|h| (h.to_string(), json!(hooks::installed(repo, h))))
+        .collect();
+    v["hooks"] = Value::Object(hooks);
+    v
+}
+
+/// `status`.
+pub fn status_human(v: &Value) -> String {
+    let mut out = config_human(v);
+    out.push_str(&format!("queued   {}\n", v["queued"]));
+    let hooks = v["hooks"].as_object().cloned().unwrap_or_default();
+    let line: Vec<String> = hooks
+        .iter()
+        .map(|(k, on)| {
+            format!(
+                "{k} {}",
+                if on.as_bool() == Some(true) {
+                    "installed"
+                } else {
+                    "missing"
+                }
+            )
+        })
+        .collect();
+    out.push_str(&format!("hooks    {}\n", line.join(", ")));
+    out
+}
 
 /// `list --json`: the stable shape of cli.md.
 pub fn list_json(all: &[CheckpointInfo]) -> Value {

@@ -6,6 +6,7 @@
 //! (`crate::tree`) and differ only in where that subtree is committed.
 
 pub mod branch;
+pub mod fs;
 pub mod refs;
 
 use std::fmt;
@@ -201,24 +202,12 @@ pub(crate) fn backfill_via<'r>(
     b: &Backfill,
 ) -> Result<WriteOutcome, StoreError> {
     let repo = layout.repo();
-    let fallback_latest = matches!(b, Backfill::Transcript { .. });
-    let mut pinned: Option<String> = match b {
-        Backfill::Transcript { session_id, .. } | Backfill::Summary { session_id, .. } => {
-            session_id.as_ref().map(|s| s.to_string())
-        }
-        Backfill::Attribution { .. } => None,
-    };
+    let mut pinned = b.requested_session();
     let prefix = layout.prefix();
     let author = repo.identity("AUTHOR");
     publish::publish(repo, &|| layout.locate(), None, &author, &mut |tip| {
         let base = layout.subtree(tip)?;
-        let target = match &pinned {
-            Some(sid) => SlotTarget::Session {
-                id: sid,
-                fallback_latest,
-            },
-            None => SlotTarget::Latest,
-        };
+        let target = b.slot_target(pinned.as_deref());
         match tree::build_backfill(&repo.git, base.as_ref(), &prefix, b, &target)? {
             None => Ok(None),
             Some((change, sid)) => {
@@ -307,6 +296,29 @@ pub enum Backfill {
 }
 
 impl Backfill {
+    /// The session a transcript or summary backfill names, if any.
+    pub fn requested_session(&self) -> Option<String> {
+        match self {
+            Backfill::Transcript { session_id, .. } | Backfill::Summary { session_id, .. } => {
+                session_id.as_ref().map(|s| s.to_string())
+            }
+            Backfill::Attribution { .. } => None,
+        }
+    }
+
+    /// How this backfill picks its slot, given the session it is pinned to (if any): a
+    /// transcript for an unknown session falls back to the latest slot (anchor-behaviour §1.7);
+    /// a summary for an unknown session is an error.
+    pub(crate) fn slot_target<'a>(&self, pinned: Option<&'a str>) -> SlotTarget<'a> {
+        match pinned {
+            Some(id) => SlotTarget::Session {
+                id,
+                fallback_latest: matches!(self, Backfill::Transcript { .. }),
+            },
+            None => SlotTarget::Latest,
+        }
+    }
+
     /// The checkpoint this backfill updates.
     pub fn id(&self) -> &CheckpointId {
         match self {

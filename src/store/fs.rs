@@ -1,0 +1,243 @@
+//! The filesystem mirror (`fs`): every checkpoint as plain files under a directory,
+//! `<dir>/<id>/metadata.json`, `<dir>/<id>/0/full.jsonl`, ... — the same layout as a git-refs
+//! checkpoint tree, readable by any tool.
+//!
+//! It is not git-backed, so it can only ever be a mirror. To apply exactly the same write
+//! semantics as the git stores (slot reuse, slot wipes, summary recomputation, backfill rules),
+//! it imports the checkpoint's files into an in-memory object database, runs the shared tree
+//! writer there, and exports the result: every file through a temp file and a rename, stale
+//! files removed. A per-checkpoint lock file serialises concurrent writers.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use git2::{ObjectType, Oid, Repository, Tree};
+use serde_json::Value;
+
+use crate::repo::Repo;
+use crate::store::{git_err, Backfill, CheckpointWriter, SessionWrite, StoreError, WriteOutcome};
+use crate::tree;
+
+/// The backend type name.
+pub const FS_BACKEND: &str = "fs";
+
+/// The default directory, relative to the git common dir.
+pub const DEFAULT_FS_DIR: &str = "entire/fs-mirror";
+
+/// The filesystem mirror.
+pub struct FsMirror {
+    dir: PathBuf,
+}
+
+fn io_err(context: String) -> impl FnOnce(std::io::Error) -> StoreError {
+    move |e| {
+        StoreError::Repo(crate::repo::RepoError::Git {
+            context,
+            message: e.to_string(),
+        })
+    }
+}
+
+impl FsMirror {
+    /// A mirror writing under `dir`.
+    pub fn new(dir: PathBuf) -> Self {
+        FsMirror { dir }
+    }
+
+    /// Builds the mirror from its settings `config` (`{"dir": "<path>"}`, relative paths taken
+    /// from the work tree root), defaulting to `<git-common-dir>/entire/fs-mirror`.
+    pub fn from_config(repo: &Repo, config: Option<&Value>) -> Result<Self, String> {
+        let dir = match config {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => {
+                for key in m.keys() {
+                    if key != "dir" {
+                        return Err(format!(
+                            "unknown field {key:?} in fs mirror config (expected \"dir\")"
+                        ));
+                    }
+                }
+                match m.get("dir") {
+                    None => None,
+                    Some(Value::String(s)) if !s.is_empty() => Some(PathBuf::from(s)),
+                    Some(_) => {
+                        return Err("fs mirror config \"dir\" must be a non-empty string".into())
+                    }
+                }
+            }
+            Some(_) => return Err("fs mirror config must be a JSON object".into()),
+        };
+        let dir = match dir {
+            Some(d) if d.is_absolute() => d,
+            Some(d) => repo.workdir().unwrap_or(repo.common_dir()).join(d),
+            None => repo.common_dir().join(DEFAULT_FS_DIR),
+        };
+        Ok(FsMirror::new(dir))
+    }
+
+    /// The directory the mirror writes to.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn scratch() -> Result<Repository, StoreError> {
+        let odb = git2::Odb::new().map_err(git_err("create in-memory object database"))?;
+        odb.add_new_mempack_backend(1000)
+            .map_err(git_err("create in-memory object database"))?;
+        Repository::from_odb(odb).map_err(git_err("create in-memory repository"))
+    }
+
+    /// Reads a directory tree into the scratch object database.
+    fn import(repo: &Repository, path: &Path) -> Result<Option<Oid>, StoreError> {
+        let entries = match fs::read_dir(path) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io_err(format!("read {}", path.display()))(e)),
+        };
+        let mut builder = repo.treebuilder(None).map_err(git_err("start tree"))?;
+        for entry in entries {
+            let entry = entry.map_err(io_err(format!("read {}", path.display())))?;
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            if name.starts_with(".tmp-") {
+                continue;
+            }
+            let p = entry.path();
+            let ft = entry
+                .file_type()
+                .map_err(io_err(format!("stat {}", p.display())))?;
+            if ft.is_dir() {
+                if let Some(oid) = Self::import(repo, &p)? {
+                    builder
+                        .insert(name, oid, 0o040000)
+                        .map_err(git_err("insert tree"))?;
+                }
+            } else if ft.is_file() {
+                let data = fs::read(&p).map_err(io_err(format!("read {}", p.display())))?;
+                let oid = repo.blob(&data).map_err(git_err("write blob"))?;
+                builder
+                    .insert(name, oid, 0o100644)
+                    .map_err(git_err("insert blob"))?;
+            }
+        }
+        builder.write().map(Some).map_err(git_err("write tree"))
+    }
+
+    /// Writes `tree` out under `path`: changed files atomically, stale entries removed.
+    fn export(repo: &Repository, tree: &Tree<'_>, path: &Path) -> Result<(), StoreError> {
+        fs::create_dir_all(path).map_err(io_err(format!("create {}", path.display())))?;
+        let mut keep = std::collections::HashSet::new();
+        for entry in tree.iter() {
+            let Ok(name) = entry.name() else { continue };
+            keep.insert(name.to_owned());
+            let target = path.join(name);
+            match entry.kind() {
+                Some(ObjectType::Tree) => {
+                    if target.is_file() {
+                        fs::remove_file(&target)
+                            .map_err(io_err(format!("remove {}", target.display())))?;
+                    }
+                    let sub = repo.find_tree(entry.id()).map_err(git_err("read tree"))?;
+                    Self::export(repo, &sub, &target)?;
+                }
+                Some(ObjectType::Blob) => {
+                    let blob = repo.find_blob(entry.id()).map_err(git_err("read blob"))?;
+                    if fs::read(&target).ok().as_deref() == Some(blob.content()) {
+                        continue;
+                    }
+                    if target.is_dir() {
+                        fs::remove_dir_all(&target)
+                            .map_err(io_err(format!("remove {}", target.display())))?;
+                    }
+                    let tmp = path.join(format!(".tmp-{name}-{:016x}", rand::random::<u64>()));
+                    let mut f = fs::File::create(&tmp)
+                        .map_err(io_err(format!("create {}", tmp.display())))?;
+                    f.write_all(blob.content())
+                        .and_then(|_| f.sync_all())
+                        .map_err(io_err(format!("write {}", tmp.display())))?;
+                    fs::rename(&tmp, &target)
+                        .map_err(io_err(format!("rename into {}", target.display())))?;
+                }
+                _ => {}
+            }
+        }
+        for entry in fs::read_dir(path).map_err(io_err(format!("read {}", path.display())))? {
+            let entry = entry.map_err(io_err(format!("read {}", path.display())))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if keep.contains(&name) || name.starts_with(".tmp-") {
+                continue;
+            }
+            let p = entry.path();
+            if p.is_dir() {
+                fs::remove_dir_all(&p)
+            } else {
+                fs::remove_file(&p)
+            }
+            .map_err(io_err(format!("remove {}", p.display())))?;
+        }
+        Ok(())
+    }
+
+    /// Runs `build` on the checkpoint's current files under the per-checkpoint lock and exports
+    /// the result.
+    fn update(
+        &self,
+        id: &crate::id::CheckpointId,
+        build: impl FnOnce(&Repository, Option<&Tree<'_>>) -> Result<Option<tree::Change>, StoreError>,
+    ) -> Result<WriteOutcome, StoreError> {
+        fs::create_dir_all(&self.dir).map_err(io_err(format!(
+            "create fs mirror directory {}",
+            self.dir.display()
+        )))?;
+        let lock_path = self.dir.join(format!(".{id}.lock"));
+        let lock = fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(io_err(format!("open {}", lock_path.display())))?;
+        lock.lock()
+            .map_err(io_err(format!("lock {}", lock_path.display())))?;
+        let repo = Self::scratch()?;
+        let target = self.dir.join(id.as_str());
+        let base = match Self::import(&repo, &target)? {
+            Some(oid) => Some(repo.find_tree(oid).map_err(git_err("read tree"))?),
+            None => None,
+        };
+        let Some(change) = build(&repo, base.as_ref())? else {
+            return Ok(WriteOutcome {
+                ref_name: target.display().to_string(),
+                commit: String::new(),
+                changed: false,
+            });
+        };
+        let tree = repo.find_tree(change.tree).map_err(git_err("read tree"))?;
+        Self::export(&repo, &tree, &target)?;
+        Ok(WriteOutcome {
+            ref_name: target.display().to_string(),
+            commit: change.tree.to_string(),
+            changed: true,
+        })
+    }
+}
+
+impl CheckpointWriter for FsMirror {
+    fn name(&self) -> &str {
+        FS_BACKEND
+    }
+
+    fn write_session(&self, w: &SessionWrite) -> Result<WriteOutcome, StoreError> {
+        self.update(&w.checkpoint_id, |repo, base| {
+            tree::build_session(repo, base, "", w).map(Some)
+        })
+    }
+
+    fn backfill(&self, b: &Backfill) -> Result<WriteOutcome, StoreError> {
+        let sid = b.requested_session();
+        let target = b.slot_target(sid.as_deref());
+        self.update(b.id(), |repo, base| {
+            Ok(tree::build_backfill(repo, base, "", b, &target)?.map(|(c, _)| c))
+        })
+    }
+}
