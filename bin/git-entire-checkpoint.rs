@@ -257,6 +257,12 @@ fn print_json(v: &Value) -> Result<()> {
 }
 
 fn report_mirrors(report: &WriteReport, quiet: bool) {
+    if let Some(e) = &report.outcome.enqueue_error {
+        common::warn(
+            quiet,
+            format!("{} was written but not queued for push ({e}); the next write to this checkpoint queues it again", report.outcome.ref_name),
+        );
+    }
     for (name, err) in &report.mirror_failures {
         common::warn(
             quiet,
@@ -412,10 +418,12 @@ fn show_targets(
             }
             Err(StoreError::NotFound { id }.into())
         }
-        Err(TopologyError::NoMatch(_)) => match commit_trailer_ids(repo, target, quiet)? {
-            Some(ids) => Ok(ids),
-            None => Err(as_id.unwrap_err().into()),
-        },
+        Err(TopologyError::NoMatch(_) | TopologyError::InvalidId(_)) => {
+            match commit_trailer_ids(repo, target, quiet)? {
+                Some(ids) => Ok(ids),
+                None => Err(as_id.unwrap_err().into()),
+            }
+        }
         Err(e) => Err(e.into()),
     }
 }

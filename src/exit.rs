@@ -18,6 +18,18 @@ pub const NOT_FOUND: i32 = 3;
 /// Not a git repository, or an unsupported one.
 pub const NOT_A_REPOSITORY: i32 = 128;
 
+/// An error and all its sources as one line, `outer: inner: innermost` (errors here keep their
+/// source out of their own message, so nothing repeats).
+pub fn error_chain(err: &(dyn Error + 'static)) -> String {
+    let mut parts = vec![err.to_string()];
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        parts.push(e.to_string());
+        cur = e.source();
+    }
+    parts.join(": ")
+}
+
 /// The exit code for an error: the first error in the chain that decides one wins.
 pub fn code_for(err: &(dyn Error + 'static)) -> i32 {
     let mut cur: Option<&(dyn Error + 'static)> = Some(err);
@@ -48,6 +60,7 @@ fn decided(e: &(dyn Error + 'static)) -> Option<i32> {
         return match t {
             TopologyError::NoMatch(_) => Some(NOT_FOUND),
             TopologyError::Store(s) => decided(s),
+            TopologyError::InvalidId(_) => Some(USAGE),
             _ => None,
         };
     }

@@ -12,6 +12,7 @@ pub mod id;
 pub mod migrate;
 pub mod model;
 mod publish;
+pub mod queue;
 pub mod refname;
 pub mod registry;
 pub mod repo;

@@ -76,7 +76,7 @@ fn normalise_entry(e: &mut SessionFilePaths, prefix: &str) -> bool {
 
 /// The normalised root `metadata.json` bytes, or `None` when the stored ones need no change.
 fn normalised_summary(bytes: &[u8], id: &CheckpointId) -> Result<Option<Vec<u8>>, String> {
-    let mut s = CheckpointSummary::from_json(bytes).map_err(|e| e.to_string())?;
+    let mut s = CheckpointSummary::from_json(bytes).map_err(|e| crate::exit::error_chain(&e))?;
     if !s.checkpoint_id.is_empty() && s.checkpoint_id != id.as_str() {
         return Err(format!(
             "metadata.json names checkpoint {:?}, not {id}",
@@ -191,6 +191,17 @@ pub fn migrate_branch_to_refs(
         }
         progress(done + 1, total);
     }
+    // Up-to-date refs are queued too: the earlier run may have written them without pushing.
+    // Unlike a session write, a failed enqueue fails the migration, since nothing else would
+    // announce these refs.
+    if !dry_run {
+        refs.queue().enqueue_all(&report.refs).map_err(|e| {
+            StoreError::Repo(crate::repo::RepoError::Git {
+                context: "queue migrated refs".into(),
+                message: crate::exit::error_chain(&e),
+            })
+        })?;
+    }
     Ok(report)
 }
 
@@ -198,7 +209,7 @@ struct MigrateSkip(String);
 
 impl From<StoreError> for MigrateSkip {
     fn from(e: StoreError) -> Self {
-        MigrateSkip(e.to_string())
+        MigrateSkip(crate::exit::error_chain(&e))
     }
 }
 

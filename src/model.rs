@@ -24,7 +24,7 @@ pub const DEFAULT_STRATEGY: &str = "manual-commit";
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {
     /// The bytes are not the expected JSON document.
-    #[error("invalid {what}: {source}")]
+    #[error("invalid {what}")]
     Json {
         /// Which document (e.g. `root metadata.json`).
         what: &'static str,
@@ -418,7 +418,7 @@ mod tests {
     #[test]
     fn invalid_checkpoint_id_field_rejected() {
         let err = CheckpointSummary::from_json(br#"{"checkpoint_id":"../x"}"#).unwrap_err();
-        assert!(err.to_string().contains("invalid checkpoint ID"));
+        assert!(crate::exit::error_chain(&err).contains("invalid checkpoint ID"));
         assert!(CheckpointSummary::from_json(b"{not json").is_err());
     }
 

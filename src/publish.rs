@@ -78,6 +78,7 @@ pub(crate) fn publish<'r>(
                 ref_name: loc.name,
                 commit: loc.tip.map(|o| o.to_string()).unwrap_or_default(),
                 changed: false,
+                enqueue_error: None,
             });
         };
         let tree = git
@@ -130,6 +131,7 @@ pub(crate) fn publish<'r>(
                     ref_name: loc.name,
                     commit: new.to_string(),
                     changed: true,
+                    enqueue_error: None,
                 })
             }
             Err(e)

@@ -69,6 +69,9 @@ pub enum TopologyError {
     /// Nothing matched.
     #[error("no checkpoint matches {0:?}")]
     NoMatch(String),
+    /// The name is neither a checkpoint ID nor a prefix of one.
+    #[error(transparent)]
+    InvalidId(#[from] crate::id::InvalidIdError),
     /// A store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -308,16 +311,20 @@ impl<'r> Topology<'r> {
     /// Reads a checkpoint through routing (`first_resolved`): a non-final store that errors or
     /// reports absent falls through; the final store's answer is returned as it is.
     pub fn read(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError> {
-        let order = self.read_order(id.kind());
-        let last = order.len() - 1;
-        for (i, kind) in order.into_iter().enumerate() {
+        // Unlike the reference, an error from an earlier store is returned when no later store
+        // has the checkpoint: reporting "not found" for a checkpoint whose ref exists but cannot
+        // be read would be a lie (and would invite a write that forks it).
+        let mut first_error = None;
+        for kind in self.read_order(id.kind()) {
             match self.reader(kind).read(id) {
                 Ok(Some(cp)) => return Ok(Some(cp)),
-                Ok(None) | Err(_) if i < last => continue,
-                other => return other,
+                Ok(None) => {}
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
             }
         }
-        Ok(None)
+        first_error.map_or(Ok(None), Err)
     }
 
     /// Like [`Topology::read`], but absence is [`StoreError::NotFound`].
@@ -370,7 +377,10 @@ impl<'r> Topology<'r> {
             return Ok(id);
         }
         if !id::could_be_prefix(name) {
-            return Err(TopologyError::NoMatch(name.to_owned()));
+            return Err(crate::id::InvalidIdError {
+                input: name.to_owned(),
+            }
+            .into());
         }
         let mut candidates: Vec<CheckpointId> = Vec::new();
         for kind in [StoreKind::GitRefs, StoreKind::GitBranch] {

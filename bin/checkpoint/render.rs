@@ -44,7 +44,12 @@ pub fn config_human(v: &Value) -> String {
 /// `status --json`.
 pub fn status_json(repo: &Repo, topo: &Topology<'_>) -> Value {
     let mut v = config_json(topo);
-    v["queued"] = json!(0);
+    v["queued"] = json!(topo
+        .refs_store()
+        .queue()
+        .peek()
+        .map(|q| q.len())
+        .unwrap_or(0));
     let hooks: serde_json::Map<String, Value> = hooks::HOOK_NAMES
         .iter()
         .map(|h| (h.to_string(), json!(hooks::installed(repo, h))))

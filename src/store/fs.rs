@@ -210,6 +210,7 @@ impl FsMirror {
                 ref_name: target.display().to_string(),
                 commit: String::new(),
                 changed: false,
+                enqueue_error: None,
             });
         };
         let tree = repo.find_tree(change.tree).map_err(git_err("read tree"))?;
@@ -218,6 +219,7 @@ impl FsMirror {
             ref_name: target.display().to_string(),
             commit: change.tree.to_string(),
             changed: true,
+            enqueue_error: None,
         })
     }
 }

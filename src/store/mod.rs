@@ -81,7 +81,7 @@ pub enum StoreError {
     },
     /// A document of an existing checkpoint cannot be decoded. Reads report it; writes refuse
     /// rather than silently dropping the sessions it lists.
-    #[error("checkpoint {id}: {path} is corrupt: {source}")]
+    #[error("checkpoint {id}: {path} is corrupt")]
     Corrupt {
         /// The checkpoint.
         id: CheckpointId,
@@ -130,7 +130,7 @@ pub enum StoreError {
         id: CheckpointId,
     },
     /// The transcript cannot be stored.
-    #[error("checkpoint {id}: {source}")]
+    #[error("checkpoint {id}: the transcript cannot be stored")]
     Transcript {
         /// The checkpoint.
         id: CheckpointId,
@@ -338,6 +338,8 @@ pub struct WriteOutcome {
     pub commit: String,
     /// False when the write was a no-op (e.g. the same transcript again).
     pub changed: bool,
+    /// Set when the write landed but could not be queued for push.
+    pub enqueue_error: Option<String>,
 }
 
 /// A checkpoint as read from a store.

@@ -8,6 +8,7 @@ use git2::Oid;
 
 use crate::id::CheckpointId;
 use crate::publish::{self, Located};
+use crate::queue::PushQueue;
 use crate::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::repo::{Identity, Repo};
 use crate::store::{
@@ -16,29 +17,24 @@ use crate::store::{
 };
 use crate::tree;
 
-/// Called after every successful publication with the ref that moved (the push queue hooks in
-/// here). A failure is reported by the callback itself and never fails the write.
-pub type PublishHook<'r> = Box<dyn Fn(&str) + 'r>;
-
-/// The git-refs store.
+/// The git-refs store. Every write that moves a ref enqueues it for push.
 pub struct GitRefsStore<'r> {
     repo: &'r Repo,
-    on_publish: Option<PublishHook<'r>>,
+    queue: PushQueue,
 }
 
 impl<'r> GitRefsStore<'r> {
-    /// A store over `repo`.
+    /// A store over `repo`, enqueueing into the repository's push queue.
     pub fn new(repo: &'r Repo) -> Self {
         GitRefsStore {
             repo,
-            on_publish: None,
+            queue: PushQueue::in_common_dir(repo.common_dir()),
         }
     }
 
-    /// Sets the hook run after each successful publication.
-    pub fn with_publish_hook(mut self, hook: PublishHook<'r>) -> Self {
-        self.on_publish = Some(hook);
-        self
+    /// The push queue this store enqueues into.
+    pub fn queue(&self) -> &PushQueue {
+        &self.queue
     }
 
     /// The existing spelling of `id`'s ref and its tip (canonical first, then case-folded), or
@@ -72,10 +68,13 @@ impl<'r> GitRefsStore<'r> {
             .transpose()
     }
 
-    fn published(&self, outcome: WriteOutcome) -> WriteOutcome {
+    /// Enqueues a moved ref. Best effort: the ref is already published, so a failed enqueue is
+    /// reported on the outcome (a warning), never a failed write; `push --all` and `doctor`
+    /// find such refs without the queue.
+    fn published(&self, mut outcome: WriteOutcome) -> WriteOutcome {
         if outcome.changed {
-            if let Some(hook) = &self.on_publish {
-                hook(&outcome.ref_name);
+            if let Err(e) = self.queue.enqueue(&outcome.ref_name) {
+                outcome.enqueue_error = Some(crate::exit::error_chain(&e));
             }
         }
         outcome

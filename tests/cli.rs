@@ -1,0 +1,29 @@
+//! Integration tests: real `git`, the real binaries, real repositories in temp dirs.
+//! The modules live in `tests/cli/`.
+
+#[macro_use]
+#[path = "cli/env.rs"]
+mod env;
+#[path = "cli/fixtures.rs"]
+mod fixtures;
+
+#[path = "cli/backfill.rs"]
+mod backfill;
+#[path = "cli/bad_input.rs"]
+mod bad_input;
+#[path = "cli/binaries.rs"]
+mod binaries;
+#[path = "cli/case_fold.rs"]
+mod case_fold;
+#[path = "cli/cat.rs"]
+mod cat;
+#[path = "cli/compat.rs"]
+mod compat;
+#[path = "cli/list.rs"]
+mod list;
+#[path = "cli/log.rs"]
+mod log;
+#[path = "cli/show.rs"]
+mod show;
+#[path = "cli/write.rs"]
+mod write;

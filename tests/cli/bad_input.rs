@@ -1,0 +1,422 @@
+//! Bad input gets a clear error and changes nothing (design.md, "Reliability requirements").
+
+use crate::env::{assert_code, assert_failed, Store, TestEnv};
+use crate::fixtures::{hand_made, write_std, HEX_ID, TRANSCRIPT, ULID_ID};
+
+fn invalid_id_message(s: &str) -> String {
+    format!(
+        "invalid checkpoint ID {s:?}: must be 12 lowercase hex characters or a 26-character ULID"
+    )
+}
+
+const BAD_IDS: &[&str] = &[
+    "../x",
+    "A1B2C3D4E5F6",
+    "01kvbjcwya4yw6j5m9gp655hzn",
+    "8123456789ABCDEFGHJKMNPQRS",
+    "01KVBJCWYA4YW6J5M9GP655HZI",
+    "01KVBJCWYA4YW6J5M9GP655HZ",
+    "a1b2c3d4e5f6a",
+    "",
+];
+
+both_stores! {
+    invalid_ids_are_rejected_by_write => invalid_ids_are_rejected_by_write;
+    invalid_ids_are_rejected_by_backfill => invalid_ids_are_rejected_by_backfill;
+    missing_transcript_file => missing_transcript_file;
+    token_usage_not_json => token_usage_not_json;
+    token_usage_nested_too_deep => token_usage_nested_too_deep;
+    show_unknown_session_slot => show_unknown_session_slot;
+    corrupt_root_metadata => corrupt_root_metadata;
+}
+
+fn invalid_ids_are_rejected_by_write(store: Store) {
+    let env = TestEnv::new();
+    write_std(&env, store, HEX_ID, "sess-1", TRANSCRIPT);
+    let snapshot = env.refs_snapshot();
+    let t = env.input_file("t.jsonl", TRANSCRIPT);
+    for id in BAD_IDS {
+        let out = env.run(
+            store,
+            &[
+                "write",
+                "--session",
+                "sess-2",
+                "--id",
+                id,
+                "--transcript",
+                t.to_str().unwrap(),
+            ],
+        );
+        let stderr = assert_failed(&out, &format!("write --id {id:?}"));
+        assert!(
+            matches!(out.status.code(), Some(1 | 2)),
+            "write --id {id:?}: exit 1 or 2, got {:?}",
+            out.status.code()
+        );
+        assert!(
+            stderr.contains(&invalid_id_message(id)),
+            "write --id {id:?}: expected {:?} in stderr:\n{stderr}",
+            invalid_id_message(id)
+        );
+        assert_eq!(
+            stderr.lines().next(),
+            Some(format!("error: {}", invalid_id_message(id)).as_str()),
+            "errors are prefixed `error: `"
+        );
+        assert!(
+            out.stdout.is_empty(),
+            "write --id {id:?}: nothing on stdout"
+        );
+        assert_eq!(
+            env.refs_snapshot(),
+            snapshot,
+            "write --id {id:?} changed refs"
+        );
+    }
+}
+
+fn invalid_ids_are_rejected_by_backfill(store: Store) {
+    let env = TestEnv::new();
+    write_std(&env, store, HEX_ID, "sess-1", TRANSCRIPT);
+    let snapshot = env.refs_snapshot();
+    let t = env.input_file("t.jsonl", TRANSCRIPT);
+    for id in ["../x", "A1B2C3D4E5F6", "a1b2c3d4e5f6a"] {
+        let out = env.run(
+            store,
+            &[
+                "backfill",
+                "transcript",
+                id,
+                "--session",
+                "sess-1",
+                "--transcript",
+                t.to_str().unwrap(),
+            ],
+        );
+        let stderr = assert_failed(&out, &format!("backfill transcript {id:?}"));
+        assert_ne!(
+            out.status.code(),
+            Some(3),
+            "an invalid ID is not a missing one"
+        );
+        assert!(
+            stderr.contains(&invalid_id_message(id)),
+            "backfill {id:?}: {stderr}"
+        );
+        assert_eq!(env.refs_snapshot(), snapshot);
+    }
+}
+
+#[test]
+fn ulid_is_refused_on_a_git_branch_primary() {
+    let env = TestEnv::new();
+    let snapshot = env.refs_snapshot();
+    let out = env.run(
+        Store::Branch,
+        &["write", "--session", "sess-1", "--id", ULID_ID],
+    );
+    assert_failed(&out, "ULID onto the v1 branch");
+    assert_eq!(env.refs_snapshot(), snapshot, "nothing written");
+}
+
+#[test]
+fn invalid_primary_in_environment() {
+    let env = TestEnv::new();
+    let snapshot = env.refs_snapshot();
+    let out = env
+        .cmd()
+        .env("ENTIRE_CHECKPOINTS_PRIMARY", "no-such-store")
+        .args(["write", "--session", "sess-1", "--id", HEX_ID])
+        .output()
+        .unwrap();
+    assert_failed(&out, "ENTIRE_CHECKPOINTS_PRIMARY=no-such-store");
+    assert_eq!(env.refs_snapshot(), snapshot, "nothing written");
+}
+
+fn missing_transcript_file(store: Store) {
+    let env = TestEnv::new();
+    let snapshot = env.refs_snapshot();
+    let missing = env.root().join("inputs").join("does-not-exist.jsonl");
+    let out = env.run(
+        store,
+        &[
+            "write",
+            "--session",
+            "sess-1",
+            "--id",
+            HEX_ID,
+            "--transcript",
+            missing.to_str().unwrap(),
+        ],
+    );
+    let stderr = assert_failed(&out, "missing transcript file");
+    assert!(
+        stderr.contains("does-not-exist.jsonl"),
+        "message names the file: {stderr}"
+    );
+    assert_eq!(env.refs_snapshot(), snapshot, "nothing written");
+}
+
+fn token_usage_not_json(store: Store) {
+    let env = TestEnv::new();
+    let snapshot = env.refs_snapshot();
+    let out = env.run(
+        store,
+        &[
+            "write",
+            "--session",
+            "sess-1",
+            "--id",
+            HEX_ID,
+            "--token-usage",
+            "not json",
+        ],
+    );
+    let stderr = assert_failed(&out, "--token-usage not JSON");
+    assert!(
+        stderr.to_lowercase().contains("token"),
+        "message names the token usage: {stderr}"
+    );
+    assert_eq!(env.refs_snapshot(), snapshot, "nothing written");
+}
+
+/// Token usage with `depth` nested `subagent_tokens` objects.
+fn nested_usage(depth: usize) -> String {
+    let mut s = String::from(r#"{"input_tokens":1,"output_tokens":1}"#);
+    for _ in 0..depth {
+        s = format!(r#"{{"input_tokens":1,"output_tokens":1,"subagent_tokens":{s}}}"#);
+    }
+    s
+}
+
+fn token_usage_nested_too_deep(store: Store) {
+    let env = TestEnv::new();
+    let snapshot = env.refs_snapshot();
+    let deep = nested_usage(17);
+    let out = env.run(
+        store,
+        &[
+            "write",
+            "--session",
+            "sess-1",
+            "--id",
+            HEX_ID,
+            "--token-usage",
+            &deep,
+        ],
+    );
+    assert_failed(&out, "subagent_tokens nested 17 deep");
+    assert_eq!(env.refs_snapshot(), snapshot, "nothing written");
+
+    // The cap itself (16) is accepted.
+    let ok = nested_usage(16);
+    env.ok(
+        store,
+        &[
+            "write",
+            "--session",
+            "sess-1",
+            "--id",
+            HEX_ID,
+            "--token-usage",
+            &ok,
+        ],
+    );
+    let meta = env.json(store, HEX_ID, "0/metadata.json");
+    let mut depth = 0;
+    let mut cur = &meta["token_usage"];
+    while let Some(next) = cur.get("subagent_tokens") {
+        depth += 1;
+        cur = next;
+    }
+    assert_eq!(depth, 16, "accepted nesting is stored as given");
+}
+
+fn show_unknown_session_slot(store: Store) {
+    let env = TestEnv::new();
+    write_std(&env, store, HEX_ID, "sess-1", TRANSCRIPT);
+    for sel in ["5", "no-such-session"] {
+        let out = env.run(store, &["show", HEX_ID, "--session", sel, "--json"]);
+        let stderr = assert_failed(&out, &format!("show --session {sel}"));
+        assert!(
+            stderr.contains(sel),
+            "message names the session {sel}: {stderr}"
+        );
+        assert!(out.stdout.is_empty(), "nothing on stdout");
+    }
+}
+
+fn corrupt_root_metadata(store: Store) {
+    let env = TestEnv::new();
+    let tip = hand_made(&env, store, HEX_ID, Some(b"{ this is not json\n"));
+    let snapshot = env.refs_snapshot();
+
+    let out = env.run(store, &["show", HEX_ID, "--json", "--no-fetch"]);
+    let stderr = assert_code(&out, 1, "show of a corrupt checkpoint");
+    assert!(
+        stderr.contains(HEX_ID),
+        "message names the checkpoint: {stderr}"
+    );
+    assert!(out.stdout.is_empty());
+
+    let t = env.input_file("t.jsonl", TRANSCRIPT);
+    let out = env.run(
+        store,
+        &[
+            "write",
+            "--session",
+            "sess-2",
+            "--id",
+            HEX_ID,
+            "--transcript",
+            t.to_str().unwrap(),
+        ],
+    );
+    let stderr = assert_failed(&out, "write onto a corrupt checkpoint");
+    assert!(
+        stderr.contains(HEX_ID),
+        "message names the checkpoint: {stderr}"
+    );
+    assert_eq!(
+        env.refs_snapshot(),
+        snapshot,
+        "write refused: refs unchanged"
+    );
+    assert_eq!(env.tip(store, HEX_ID), tip);
+
+    let out = env.run(
+        store,
+        &[
+            "backfill",
+            "transcript",
+            HEX_ID,
+            "--session",
+            "hand-sess",
+            "--transcript",
+            t.to_str().unwrap(),
+        ],
+    );
+    assert_failed(&out, "backfill onto a corrupt checkpoint");
+    assert_eq!(
+        env.refs_snapshot(),
+        snapshot,
+        "backfill refused: refs unchanged"
+    );
+}
+
+#[test]
+fn outside_a_repository_exits_128() {
+    let env = TestEnv::without_repo();
+    for args in [
+        vec!["list", "--json"],
+        vec!["write", "--session", "sess-1", "--id", HEX_ID],
+        vec!["show", HEX_ID],
+    ] {
+        let out = env.run(Store::Refs, &args);
+        let stderr = assert_code(&out, 128, &format!("{args:?} outside a repository"));
+        assert!(
+            stderr.to_lowercase().contains("repository"),
+            "message says it is not a repository: {stderr}"
+        );
+    }
+    assert!(!env.repo().join(".git").exists(), "no repository created");
+}
+
+fn unsupported_repository(init_flag: &str, words: &[&str]) {
+    let env = TestEnv::without_repo();
+    env.init_repo(&[init_flag]);
+    env.write_file("README.md", b"hello\n");
+    env.git(&["add", "README.md"]);
+    env.git(&["commit", "-q", "-m", "initial commit"]);
+    let snapshot = env.refs_snapshot();
+    for store in Store::ALL {
+        for args in [
+            vec!["write", "--session", "sess-1", "--id", HEX_ID],
+            vec!["list", "--json"],
+        ] {
+            let out = env.run(store, &args);
+            let stderr = assert_code(&out, 128, &format!("{args:?} in a {init_flag} repository"));
+            let lower = stderr.to_lowercase();
+            assert!(
+                words.iter().any(|w| lower.contains(w)),
+                "{init_flag}: message should say which ({words:?}): {stderr}"
+            );
+        }
+    }
+    assert_eq!(env.refs_snapshot(), snapshot, "nothing written");
+}
+
+#[test]
+fn reftable_repository_exits_128() {
+    unsupported_repository("--ref-format=reftable", &["reftable"]);
+}
+
+#[test]
+fn sha256_repository_exits_128() {
+    unsupported_repository("--object-format=sha256", &["sha256", "sha-256"]);
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let env = TestEnv::new();
+    let snapshot = env.refs_snapshot();
+    for args in [
+        vec!["write", "--session", "sess-1", "--no-such-flag"],
+        vec!["write", "--id", HEX_ID],
+        vec!["list", "--no-such-flag"],
+        vec!["show"],
+        vec!["cat", HEX_ID],
+        vec!["backfill", "summary"],
+        vec!["no-such-command"],
+    ] {
+        let out = env.run(Store::Refs, &args);
+        let stderr = assert_code(&out, 2, &format!("{args:?}"));
+        assert!(
+            !stderr.trim().is_empty(),
+            "{args:?}: usage message on stderr"
+        );
+    }
+    assert_eq!(env.refs_snapshot(), snapshot);
+}
+
+#[test]
+fn invalid_created_at_and_session_ids() {
+    let env = TestEnv::new();
+    let snapshot = env.refs_snapshot();
+    for store in Store::ALL {
+        for args in [
+            vec![
+                "write",
+                "--session",
+                "sess-1",
+                "--id",
+                HEX_ID,
+                "--created-at",
+                "yesterday",
+            ],
+            vec![
+                "write",
+                "--session",
+                "sess-1",
+                "--id",
+                HEX_ID,
+                "--created-at",
+                "2026-13-45T99:00:00Z",
+            ],
+            vec!["write", "--session", "", "--id", HEX_ID],
+            vec![
+                "write",
+                "--session",
+                "a\nEntire-Strategy: evil",
+                "--id",
+                HEX_ID,
+            ],
+            vec!["write", "--session", "../../escape", "--id", HEX_ID],
+        ] {
+            let out = env.run(store, &args);
+            assert_failed(&out, &format!("{} {args:?}", store.name()));
+            assert_eq!(env.refs_snapshot(), snapshot, "{args:?} wrote something");
+        }
+    }
+}

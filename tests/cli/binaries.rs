@@ -1,0 +1,164 @@
+//! The three binaries exist, git runs them as subcommands, and they find the repository the way
+//! git does (cli.md).
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use crate::env::{
+    assert_code, assert_success, checkpoint_bin, checkpoint_ref, parse_json, Store, TestEnv,
+};
+use crate::fixtures::{write_std, HEX_ID, TRANSCRIPT};
+
+fn prepush_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_git-entire-prepush"))
+}
+
+fn fetch_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_git-entire-fetch"))
+}
+
+#[test]
+fn every_binary_has_help() {
+    let env = TestEnv::new();
+    // `git-entire-checkpoint --help` may open the man page, so only `-h` is checked for it.
+    let cases = [
+        (checkpoint_bin(), vec!["-h"]),
+        (prepush_bin(), vec!["--help", "-h"]),
+        (fetch_bin(), vec!["--help", "-h"]),
+    ];
+    for (bin, flags) in cases {
+        for flag in flags {
+            let out = env.bin_cmd(&bin).arg(flag).output().unwrap();
+            assert!(
+                out.status.success(),
+                "{} {flag}: {}",
+                bin.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(
+                !out.stdout.is_empty(),
+                "{} {flag}: help on stdout",
+                bin.display()
+            );
+        }
+    }
+    let out = env.bin_cmd(&checkpoint_bin()).arg("-h").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for cmd in ["write", "backfill", "show", "cat", "list", "log"] {
+        assert!(help.contains(cmd), "-h lists {cmd}:\n{help}");
+    }
+}
+
+#[test]
+fn other_binaries_reject_unknown_flags_with_exit_2() {
+    let env = TestEnv::new();
+    for bin in [prepush_bin(), fetch_bin()] {
+        let out = env.bin_cmd(&bin).arg("--no-such-flag").output().unwrap();
+        assert_code(&out, 2, &format!("{} --no-such-flag", bin.display()));
+    }
+}
+
+/// PATH with the cargo bin dir first.
+fn path_with_bins() -> std::ffi::OsString {
+    let dir = checkpoint_bin().parent().expect("bin dir").to_path_buf();
+    let mut paths = vec![dir];
+    if let Some(p) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(paths).expect("join PATH")
+}
+
+#[test]
+fn git_runs_it_as_a_subcommand() {
+    let env = TestEnv::new();
+    let t = env.input_file("t.jsonl", TRANSCRIPT);
+    let out = env
+        .git_command_in(
+            env.repo(),
+            &[
+                "entire-checkpoint",
+                "write",
+                "--session",
+                "sess-1",
+                "--id",
+                HEX_ID,
+                "--transcript",
+                t.to_str().unwrap(),
+            ],
+        )
+        .env("PATH", path_with_bins())
+        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
+        .output()
+        .unwrap();
+    assert_success(&out, &["git entire-checkpoint write"]);
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        format!("{HEX_ID}\n")
+    );
+    assert!(env.rev(&checkpoint_ref(HEX_ID)).is_some());
+
+    let out = env
+        .git_command_in(env.repo(), &["entire-checkpoint", "list", "--json"])
+        .env("PATH", path_with_bins())
+        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
+        .output()
+        .unwrap();
+    assert_success(&out, &["git entire-checkpoint list --json"]);
+    let v = parse_json(&out.stdout);
+    assert_eq!(v[0]["checkpoint_id"], json!(HEX_ID));
+}
+
+#[test]
+fn works_from_a_subdirectory() {
+    let env = TestEnv::new();
+    env.write_file("sub/dir/file.txt", b"x\n");
+    let out = env
+        .cmd_as(Store::Refs)
+        .current_dir(env.repo().join("sub/dir"))
+        .args(["write", "--session", "sess-1", "--id", HEX_ID])
+        .output()
+        .unwrap();
+    assert_success(&out, &["write from a subdirectory"]);
+    assert!(env.rev(&checkpoint_ref(HEX_ID)).is_some());
+    assert!(
+        !env.repo().join("sub/dir/.git").exists(),
+        "no nested repository"
+    );
+}
+
+#[test]
+fn works_from_a_linked_worktree() {
+    let env = TestEnv::new();
+    let wt = env.root().join("wt");
+    env.git(&["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()]);
+    let out = env
+        .cmd_as(Store::Refs)
+        .current_dir(&wt)
+        .args(["write", "--session", "sess-1", "--id", HEX_ID])
+        .output()
+        .unwrap();
+    assert_success(&out, &["write from a linked worktree"]);
+    // Refs are shared by all worktrees: the main work tree sees it.
+    assert!(env.rev(&checkpoint_ref(HEX_ID)).is_some());
+    let v = env.ok_json(Store::Refs, &["show", HEX_ID, "--json"]);
+    assert_eq!(v["checkpoint_id"], json!(HEX_ID));
+}
+
+#[test]
+fn honours_git_dir() {
+    let env = TestEnv::new();
+    write_std(&env, Store::Refs, HEX_ID, "sess-1", TRANSCRIPT);
+    let elsewhere = env.root().join("inputs");
+    let out = env
+        .cmd_as(Store::Refs)
+        .current_dir(&elsewhere)
+        .env("GIT_DIR", env.repo().join(".git"))
+        .env("GIT_WORK_TREE", env.repo())
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    assert_success(&out, &["list with GIT_DIR"]);
+    let v = parse_json(&out.stdout);
+    assert_eq!(v[0]["checkpoint_id"], json!(HEX_ID));
+}

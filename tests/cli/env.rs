@@ -1,0 +1,508 @@
+//! A hermetic test environment: a temp dir with its own `HOME`, an empty global git config, a
+//! fixed identity and clock, and a repository with one commit. Every process the tests start
+//! (real `git` and our binaries) runs with this environment and nothing inherited from the
+//! machine that could change git's behaviour (`GIT_*`, `ENTIRE_*`).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command as StdCommand, Output, Stdio};
+
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// Fixed clock for every commit the tests make with `git`.
+pub const FIXED_DATE: &str = "@1767225600 +0000";
+pub const AUTHOR_NAME: &str = "Test Author";
+pub const AUTHOR_EMAIL: &str = "test@example.com";
+
+/// The branch the git-branch store writes to.
+pub const V1_BRANCH: &str = "refs/heads/entire/checkpoints/v1";
+/// The namespace of the git-refs store.
+pub const REFS_PREFIX: &str = "refs/entire/checkpoints/";
+/// git's empty tree (sha1).
+pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+
+/// Path of the main binary under test (set by cargo for integration tests).
+pub fn checkpoint_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_git-entire-checkpoint"))
+}
+
+/// The two checkpoint stores, selected per command through `ENTIRE_CHECKPOINTS_PRIMARY`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Store {
+    Refs,
+    Branch,
+}
+
+impl Store {
+    pub const ALL: [Store; 2] = [Store::Refs, Store::Branch];
+
+    /// The value of `ENTIRE_CHECKPOINTS_PRIMARY` and of `store` in JSON output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Store::Refs => "git-refs",
+            Store::Branch => "git-branch",
+        }
+    }
+}
+
+/// The git-refs shard of an ID: its last two characters.
+pub fn shard(id: &str) -> &str {
+    &id[id.len() - 2..]
+}
+
+/// The canonical git-refs ref name of an ID.
+pub fn checkpoint_ref(id: &str) -> String {
+    format!("{REFS_PREFIX}{}/{id}", shard(id))
+}
+
+/// The directory of a checkpoint inside the v1 branch tree: `<id[..2]>/<id[2..]>`.
+pub fn branch_dir(id: &str) -> String {
+    format!("{}/{}", &id[..2], &id[2..])
+}
+
+pub struct TestEnv {
+    root: TempDir,
+    home: PathBuf,
+    repo: PathBuf,
+}
+
+impl TestEnv {
+    /// A repository at `<tmp>/repo` (`git init -b main`) with one commit on `main`.
+    pub fn new() -> Self {
+        let env = Self::without_repo();
+        env.init_repo(&[]);
+        env.write_file("README.md", b"hello\n");
+        env.git(&["add", "README.md"]);
+        env.git(&["commit", "-q", "-m", "initial commit"]);
+        env
+    }
+
+    /// The hermetic home and temp dir, but `repo` is an existing, empty, non-repository dir.
+    pub fn without_repo() -> Self {
+        let root = tempfile::Builder::new()
+            .prefix("entire-cli-test")
+            .tempdir()
+            .expect("create temp dir");
+        let home = root.path().join("home");
+        let repo = root.path().join("repo");
+        std::fs::create_dir_all(home.join(".config")).expect("create home");
+        std::fs::create_dir_all(&repo).expect("create repo dir");
+        std::fs::create_dir_all(root.path().join("inputs")).expect("create inputs dir");
+        std::fs::write(home.join(".gitconfig"), b"").expect("write global gitconfig");
+        TestEnv { root, home, repo }
+    }
+
+    /// `git init -b main <extra args>` in the repo dir, plus a repo-local identity.
+    pub fn init_repo(&self, extra: &[&str]) {
+        let mut args = vec!["init", "-q", "-b", "main"];
+        args.extend_from_slice(extra);
+        self.git(&args);
+        self.git(&["config", "user.name", AUTHOR_NAME]);
+        self.git(&["config", "user.email", AUTHOR_EMAIL]);
+    }
+
+    pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+
+    pub fn repo(&self) -> &Path {
+        &self.repo
+    }
+
+    /// The variables every child process gets: `(name, Some(value))` to set, `(name, None)` to
+    /// remove.
+    pub fn env_vars(&self) -> Vec<(OsString, Option<OsString>)> {
+        let mut vars: Vec<(OsString, Option<OsString>)> = std::env::vars_os()
+            .filter(|(k, _)| {
+                let k = k.to_string_lossy();
+                k.starts_with("GIT_") || k.starts_with("ENTIRE_")
+            })
+            .map(|(k, _)| (k, None))
+            .collect();
+        let set = |vars: &mut Vec<(OsString, Option<OsString>)>, k: &str, v: OsString| {
+            vars.push((OsString::from(k), Some(v)));
+        };
+        set(&mut vars, "HOME", self.home.clone().into_os_string());
+        set(
+            &mut vars,
+            "XDG_CONFIG_HOME",
+            self.home.join(".config").into_os_string(),
+        );
+        set(&mut vars, "GIT_CONFIG_NOSYSTEM", "1".into());
+        set(
+            &mut vars,
+            "GIT_CONFIG_GLOBAL",
+            self.home.join(".gitconfig").into_os_string(),
+        );
+        set(
+            &mut vars,
+            "GIT_CEILING_DIRECTORIES",
+            self.root.path().as_os_str().to_owned(),
+        );
+        set(&mut vars, "LC_ALL", "C".into());
+        set(&mut vars, "LANG", "C".into());
+        set(&mut vars, "GIT_TERMINAL_PROMPT", "0".into());
+        set(&mut vars, "GIT_AUTHOR_NAME", AUTHOR_NAME.into());
+        set(&mut vars, "GIT_AUTHOR_EMAIL", AUTHOR_EMAIL.into());
+        set(&mut vars, "GIT_COMMITTER_NAME", AUTHOR_NAME.into());
+        set(&mut vars, "GIT_COMMITTER_EMAIL", AUTHOR_EMAIL.into());
+        set(&mut vars, "GIT_AUTHOR_DATE", FIXED_DATE.into());
+        set(&mut vars, "GIT_COMMITTER_DATE", FIXED_DATE.into());
+        vars
+    }
+
+    fn apply_std(&self, cmd: &mut StdCommand) {
+        for (k, v) in self.env_vars() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+    }
+
+    fn apply_assert(&self, cmd: &mut assert_cmd::Command) {
+        for (k, v) in self.env_vars() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+    }
+
+    /// A `git` process with the hermetic environment, run in `dir`.
+    pub fn git_command_in(&self, dir: &Path, args: &[&str]) -> StdCommand {
+        let mut cmd = StdCommand::new("git");
+        self.apply_std(&mut cmd);
+        cmd.current_dir(dir).args(args).stdin(Stdio::null());
+        cmd
+    }
+
+    /// Runs `git` in `dir`; panics (with stderr) unless it succeeds; returns raw stdout.
+    pub fn git_bytes_in(&self, dir: &Path, args: &[&str]) -> Vec<u8> {
+        let out = self
+            .git_command_in(dir, args)
+            .output()
+            .expect("run git (is it on PATH?)");
+        assert!(
+            out.status.success(),
+            "git {args:?} failed ({}):\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out.stdout
+    }
+
+    pub fn git_in(&self, dir: &Path, args: &[&str]) -> String {
+        String::from_utf8(self.git_bytes_in(dir, args)).expect("git output is UTF-8")
+    }
+
+    /// `git <args>` in the repo; asserts success and returns stdout.
+    pub fn git(&self, args: &[&str]) -> String {
+        self.git_in(&self.repo, args)
+    }
+
+    pub fn git_bytes(&self, args: &[&str]) -> Vec<u8> {
+        self.git_bytes_in(&self.repo, args)
+    }
+
+    /// `git <args>` in the repo, with the output whatever the exit status.
+    pub fn git_output(&self, args: &[&str]) -> Output {
+        self.git_command_in(&self.repo, args)
+            .output()
+            .expect("run git")
+    }
+
+    /// `git <args>` in the repo with `input` on stdin; asserts success, returns trimmed stdout.
+    pub fn git_stdin(&self, args: &[&str], input: &[u8]) -> String {
+        use std::io::Write;
+        let mut cmd = self.git_command_in(&self.repo, args);
+        cmd.stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = cmd.spawn().expect("spawn git");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write git stdin");
+        let out = child.wait_with_output().expect("wait for git");
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout)
+            .expect("utf-8")
+            .trim()
+            .to_string()
+    }
+
+    /// `git-entire-checkpoint`, cwd = repo, hermetic env, primary left to the default.
+    pub fn cmd(&self) -> assert_cmd::Command {
+        self.bin_cmd(&checkpoint_bin())
+    }
+
+    /// `git-entire-checkpoint` with `ENTIRE_CHECKPOINTS_PRIMARY` set to `store`.
+    pub fn cmd_as(&self, store: Store) -> assert_cmd::Command {
+        let mut cmd = self.cmd();
+        cmd.env("ENTIRE_CHECKPOINTS_PRIMARY", store.name());
+        cmd
+    }
+
+    /// `git-entire-checkpoint` as a plain process (for spawning several at once), primary
+    /// `store`, piped output.
+    pub fn std_cmd(&self, store: Store) -> StdCommand {
+        let mut cmd = StdCommand::new(checkpoint_bin());
+        self.apply_std(&mut cmd);
+        cmd.current_dir(&self.repo)
+            .env("ENTIRE_CHECKPOINTS_PRIMARY", store.name())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        cmd
+    }
+
+    /// Any executable with the hermetic env, cwd = repo.
+    pub fn bin_cmd(&self, program: &Path) -> assert_cmd::Command {
+        let mut cmd = assert_cmd::Command::new(program);
+        self.apply_assert(&mut cmd);
+        cmd.current_dir(&self.repo);
+        cmd
+    }
+
+    /// Runs `git-entire-checkpoint <args>` under `store`; returns the raw output.
+    pub fn run(&self, store: Store, args: &[&str]) -> Output {
+        self.cmd_as(store)
+            .args(args)
+            .output()
+            .expect("run git-entire-checkpoint")
+    }
+
+    /// Runs `git-entire-checkpoint <args>` under `store`, asserting success; returns stdout.
+    pub fn ok(&self, store: Store, args: &[&str]) -> String {
+        let out = self.run(store, args);
+        assert_success(&out, args);
+        String::from_utf8(out.stdout).expect("stdout is UTF-8")
+    }
+
+    /// Like [`ok`](Self::ok) for a `--json` command: parses stdout as exactly one JSON document.
+    pub fn ok_json(&self, store: Store, args: &[&str]) -> Value {
+        let out = self.run(store, args);
+        assert_success(&out, args);
+        parse_json(&out.stdout)
+    }
+
+    /// Writes `bytes` to `<tmp>/inputs/<name>` (outside the work tree); returns the path.
+    pub fn input_file(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.root.path().join("inputs").join(name);
+        std::fs::write(&path, bytes).expect("write input file");
+        path
+    }
+
+    /// Writes a file in the work tree.
+    pub fn write_file(&self, rel: &str, bytes: &[u8]) -> PathBuf {
+        let path = self.repo.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create parent dir");
+        }
+        std::fs::write(&path, bytes).expect("write file");
+        path
+    }
+
+    /// Creates a bare repository `<tmp>/<name>.git` and adds it as remote `name`.
+    pub fn bare_remote(&self, name: &str) -> PathBuf {
+        let path = self.root.path().join(format!("{name}.git"));
+        let path_str = path.to_str().expect("utf-8 temp path");
+        self.git_in(
+            self.root.path(),
+            &["init", "-q", "--bare", "-b", "main", path_str],
+        );
+        self.git(&["remote", "add", name, path_str]);
+        path
+    }
+
+    /// The object a ref or rev points to, or `None` when it does not resolve.
+    pub fn rev(&self, rev: &str) -> Option<String> {
+        let out = self.git_output(&["rev-parse", "--verify", "--quiet", rev]);
+        if out.status.success() {
+            Some(String::from_utf8_lossy(&out.stdout).trim().to_string())
+        } else {
+            None
+        }
+    }
+
+    /// Every ref with its object, one per line (`git for-each-ref`), for before/after checks.
+    pub fn refs_snapshot(&self) -> String {
+        self.git(&["for-each-ref", "--format=%(refname) %(objectname)"])
+    }
+
+    /// The names of all refs under `prefix`.
+    pub fn refs_under(&self, prefix: &str) -> Vec<String> {
+        self.git(&["for-each-ref", "--format=%(refname)", prefix])
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The ref a store keeps `id` in.
+    pub fn store_ref(&self, store: Store, id: &str) -> String {
+        match store {
+            Store::Refs => checkpoint_ref(id),
+            Store::Branch => V1_BRANCH.to_string(),
+        }
+    }
+
+    /// The rev spec of `rel` inside checkpoint `id` of `store` (`<ref>:<path>`).
+    pub fn spec(&self, store: Store, id: &str, rel: &str) -> String {
+        match store {
+            Store::Refs => format!("{}:{rel}", checkpoint_ref(id)),
+            Store::Branch if rel.is_empty() => format!("{V1_BRANCH}:{}", branch_dir(id)),
+            Store::Branch => format!("{V1_BRANCH}:{}/{rel}", branch_dir(id)),
+        }
+    }
+
+    /// The tip commit of the ref that holds `id`.
+    pub fn tip(&self, store: Store, id: &str) -> String {
+        let r = self.store_ref(store, id);
+        self.rev(&r)
+            .unwrap_or_else(|| panic!("ref {r} does not exist"))
+    }
+
+    /// The raw bytes of `rel` in checkpoint `id`, read with `git cat-file blob`.
+    pub fn blob(&self, store: Store, id: &str, rel: &str) -> Vec<u8> {
+        self.git_bytes(&["cat-file", "blob", &self.spec(store, id, rel)])
+    }
+
+    pub fn blob_text(&self, store: Store, id: &str, rel: &str) -> String {
+        String::from_utf8(self.blob(store, id, rel)).expect("blob is UTF-8")
+    }
+
+    /// `rel` of checkpoint `id` parsed as JSON (key order preserved).
+    pub fn json(&self, store: Store, id: &str, rel: &str) -> Value {
+        parse_json(&self.blob(store, id, rel))
+    }
+
+    /// Whether `rel` exists in checkpoint `id`.
+    pub fn exists(&self, store: Store, id: &str, rel: &str) -> bool {
+        self.git_output(&["cat-file", "-e", &self.spec(store, id, rel)])
+            .status
+            .success()
+    }
+
+    /// The names in the tree at `spec` (`git ls-tree --name-only`).
+    pub fn ls_tree(&self, spec: &str) -> Vec<String> {
+        self.git(&["ls-tree", "--name-only", spec])
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The parents of a commit.
+    pub fn parents(&self, commit: &str) -> Vec<String> {
+        let line = self.git(&["rev-list", "--parents", "-n", "1", commit]);
+        line.split_whitespace()
+            .skip(1)
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// The raw commit message (everything after the header of `git cat-file commit`).
+    pub fn message(&self, commit: &str) -> String {
+        let raw = self.git(&["cat-file", "commit", commit]);
+        let (_, msg) = raw.split_once("\n\n").expect("commit has a message");
+        msg.to_string()
+    }
+
+    /// The subject (first line) of a commit.
+    pub fn subject(&self, commit: &str) -> String {
+        self.git(&["log", "-1", "--format=%s", commit])
+            .trim_end()
+            .to_string()
+    }
+}
+
+/// Panics with the command's stderr unless it succeeded.
+pub fn assert_success(out: &Output, args: &[&str]) {
+    assert!(
+        out.status.success(),
+        "git-entire-checkpoint {args:?} failed ({}):\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Asserts the command failed with `code`; returns its stderr.
+pub fn assert_code(out: &Output, code: i32, what: &str) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(
+        out.status.code(),
+        Some(code),
+        "{what}: expected exit {code}, got {}\nstdout:\n{}\nstderr:\n{stderr}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
+    stderr
+}
+
+/// Asserts the command failed (any non-zero exit) and wrote a message to stderr; returns it.
+pub fn assert_failed(out: &Output, what: &str) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        !out.status.success() && out.status.code().is_some(),
+        "{what}: expected a non-zero exit, got {}\nstdout:\n{}\nstderr:\n{stderr}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        !stderr.trim().is_empty(),
+        "{what}: failed without a message on stderr"
+    );
+    stderr
+}
+
+/// Parses bytes as exactly one JSON document (trailing data other than whitespace fails).
+pub fn parse_json(bytes: &[u8]) -> Value {
+    serde_json::from_slice(bytes).unwrap_or_else(|e| {
+        panic!(
+            "not a single JSON document ({e}):\n{}",
+            String::from_utf8_lossy(bytes)
+        )
+    })
+}
+
+/// The keys of a JSON object, in document order.
+pub fn keys(v: &Value) -> Vec<String> {
+    v.as_object()
+        .unwrap_or_else(|| panic!("not a JSON object: {v}"))
+        .keys()
+        .cloned()
+        .collect()
+}
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Generates one test per store for a body `fn(Store)`: `<name>::refs` and `<name>::branch`.
+macro_rules! both_stores {
+    ($($name:ident => $body:ident;)+) => {
+        $(
+            mod $name {
+                #[test]
+                fn refs() {
+                    super::$body($crate::env::Store::Refs)
+                }
+                #[test]
+                fn branch() {
+                    super::$body($crate::env::Store::Branch)
+                }
+            }
+        )+
+    };
+}

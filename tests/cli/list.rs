@@ -1,0 +1,224 @@
+//! `list`: both backends, newest first, de-duplicated, foreign refs ignored.
+
+use serde_json::{json, Value};
+
+use crate::env::{assert_code, checkpoint_ref, Store, TestEnv, REFS_PREFIX};
+use crate::fixtures::{
+    checkpoint_node, hand_made_ref, root_metadata_json, HEX_ID, HEX_ID_2, TRANSCRIPT, ULID_ID,
+};
+
+both_stores! {
+    newest_first_with_fields => newest_first_with_fields;
+    empty_repository_lists_nothing => empty_repository_lists_nothing;
+    limit_keeps_the_newest => limit_keeps_the_newest;
+    human_output_lists_ids => human_output_lists_ids;
+}
+
+fn write_at(env: &TestEnv, store: Store, id: &str, session: &str, created_at: &str) {
+    env.ok(
+        store,
+        &[
+            "write",
+            "--session",
+            session,
+            "--id",
+            id,
+            "--prompt",
+            "do the thing",
+            "--created-at",
+            created_at,
+        ],
+    );
+}
+
+fn list(env: &TestEnv, store: Store, extra: &[&str]) -> Vec<Value> {
+    let mut args = vec!["list", "--json"];
+    args.extend_from_slice(extra);
+    let v = env.ok_json(store, &args);
+    v.as_array()
+        .unwrap_or_else(|| panic!("list --json is an array: {v}"))
+        .clone()
+}
+
+fn ids(entries: &[Value]) -> Vec<String> {
+    entries
+        .iter()
+        .map(|e| {
+            e["checkpoint_id"]
+                .as_str()
+                .expect("checkpoint_id")
+                .to_string()
+        })
+        .collect()
+}
+
+fn newest_first_with_fields(store: Store) {
+    let env = TestEnv::new();
+    // Written newest-first in time order reversed, so write order alone cannot give the answer.
+    write_at(&env, store, HEX_ID, "sess-1", "2026-05-01T10:00:00Z");
+    write_at(&env, store, HEX_ID, "sess-2", "2026-05-01T10:00:00Z");
+    write_at(&env, store, HEX_ID_2, "sess-3", "2026-04-01T10:00:00Z");
+    write_at(
+        &env,
+        store,
+        "c0c0c0c0c0c0",
+        "sess-4",
+        "2026-06-01T10:00:00Z",
+    );
+    let entries = list(&env, store, &[]);
+    assert_eq!(ids(&entries), ["c0c0c0c0c0c0", HEX_ID, HEX_ID_2]);
+    let e = &entries[1];
+    for key in [
+        "checkpoint_id",
+        "store",
+        "created_at",
+        "session_count",
+        "session_ids",
+        "remote_only",
+    ] {
+        assert!(e.get(key).is_some(), "list entry lacks {key:?}: {e}");
+    }
+    assert_eq!(e["store"], json!(store.name()));
+    assert!(
+        e["created_at"]
+            .as_str()
+            .expect("created_at string")
+            .starts_with("2026-05-01T10:00:00"),
+        "created_at: {}",
+        e["created_at"]
+    );
+    assert_eq!(e["session_count"], json!(2));
+    assert_eq!(e["session_ids"], json!(["sess-1", "sess-2"]));
+    assert_eq!(e["remote_only"], json!(false));
+    assert_eq!(entries[2]["session_count"], json!(1));
+    assert_eq!(entries[2]["session_ids"], json!(["sess-3"]));
+}
+
+fn empty_repository_lists_nothing(store: Store) {
+    let env = TestEnv::new();
+    assert_eq!(list(&env, store, &[]), Vec::<Value>::new());
+}
+
+fn limit_keeps_the_newest(store: Store) {
+    let env = TestEnv::new();
+    write_at(&env, store, HEX_ID, "sess-1", "2026-05-01T10:00:00Z");
+    write_at(&env, store, HEX_ID_2, "sess-1", "2026-07-01T10:00:00Z");
+    write_at(
+        &env,
+        store,
+        "c0c0c0c0c0c0",
+        "sess-1",
+        "2026-06-01T10:00:00Z",
+    );
+    assert_eq!(ids(&list(&env, store, &["--limit", "1"])), [HEX_ID_2]);
+    assert_eq!(
+        ids(&list(&env, store, &["--limit", "2"])),
+        [HEX_ID_2, "c0c0c0c0c0c0"]
+    );
+}
+
+fn human_output_lists_ids(store: Store) {
+    let env = TestEnv::new();
+    write_at(&env, store, HEX_ID, "sess-1", "2026-05-01T10:00:00Z");
+    write_at(&env, store, HEX_ID_2, "sess-2", "2026-06-01T10:00:00Z");
+    let out = env.ok(store, &["list"]);
+    let first = out.find(HEX_ID_2).expect("newer ID listed");
+    let second = out.find(HEX_ID).expect("older ID listed");
+    assert!(first < second, "newest first:\n{out}");
+}
+
+#[test]
+fn unions_both_stores_and_dedups() {
+    let env = TestEnv::new();
+    write_at(
+        &env,
+        Store::Refs,
+        ULID_ID,
+        "sess-u",
+        "2026-06-17T19:54:41.994Z",
+    );
+    write_at(
+        &env,
+        Store::Branch,
+        HEX_ID_2,
+        "sess-b",
+        "2026-04-01T10:00:00Z",
+    );
+    // The same hex ID in both backends (e.g. during a rollout with a mirror).
+    write_at(&env, Store::Refs, HEX_ID, "sess-h", "2026-05-01T10:00:00Z");
+    write_at(
+        &env,
+        Store::Branch,
+        HEX_ID,
+        "sess-h",
+        "2026-05-01T10:00:00Z",
+    );
+    assert!(env.rev(&checkpoint_ref(HEX_ID)).is_some());
+    assert!(env.exists(Store::Branch, HEX_ID, "metadata.json"));
+
+    for primary in Store::ALL {
+        let entries = list(&env, primary, &[]);
+        assert_eq!(
+            ids(&entries),
+            [ULID_ID, HEX_ID, HEX_ID_2],
+            "under primary {}",
+            primary.name()
+        );
+        assert_eq!(entries[0]["store"], json!("git-refs"));
+        assert_eq!(entries[2]["store"], json!("git-branch"));
+        assert_eq!(entries[1]["session_ids"], json!(["sess-h"]));
+    }
+}
+
+#[test]
+fn foreign_refs_are_ignored_and_never_touched() {
+    let env = TestEnv::new();
+    let main = env.rev("refs/heads/main").unwrap();
+    // A valid-looking checkpoint commit, but under the wrong shard `a1` (the shard is `f6`).
+    let node = checkpoint_node(
+        HEX_ID,
+        "hand-sess",
+        root_metadata_json(HEX_ID, "").as_bytes(),
+        TRANSCRIPT,
+    );
+    let wrong_shard = format!("{REFS_PREFIX}a1/{HEX_ID}");
+    let cp = hand_made_ref(&env, &wrong_shard, HEX_ID, &node);
+    let foreign = [
+        (format!("{REFS_PREFIX}v1/main"), main.clone()),
+        (format!("{REFS_PREFIX}v1/full"), cp.clone()),
+        (format!("{REFS_PREFIX}v2/full/0000000000001"), main.clone()),
+        (wrong_shard.clone(), cp.clone()),
+    ];
+    for (name, target) in &foreign {
+        env.git(&["update-ref", name, target]);
+    }
+
+    for store in Store::ALL {
+        assert_eq!(
+            list(&env, store, &[]),
+            Vec::<Value>::new(),
+            "foreign refs listed"
+        );
+    }
+    let out = env.run(Store::Refs, &["show", HEX_ID, "--json", "--no-fetch"]);
+    assert_code(&out, 3, "a wrong-shard ref is not the checkpoint");
+
+    // A real write creates the canonical ref from scratch, not on top of the foreign one.
+    crate::fixtures::write_std(&env, Store::Refs, HEX_ID, "sess-1", TRANSCRIPT);
+    let tip = env.tip(Store::Refs, HEX_ID);
+    assert!(
+        env.parents(&tip).is_empty(),
+        "orphan: not parented on a foreign ref"
+    );
+    let entries = list(&env, Store::Refs, &[]);
+    assert_eq!(ids(&entries), [HEX_ID]);
+    assert_eq!(entries[0]["session_ids"], json!(["sess-1"]));
+
+    for (name, target) in &foreign {
+        assert_eq!(
+            env.rev(name).as_deref(),
+            Some(target.as_str()),
+            "foreign ref {name} changed or deleted"
+        );
+    }
+}
