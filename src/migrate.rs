@@ -13,7 +13,7 @@ use crate::id::CheckpointId;
 use crate::model::{CheckpointSummary, SessionFilePaths};
 use crate::publish::{self, Located};
 use crate::repo::Repo;
-use crate::store::branch::V1_BRANCH_REF;
+use crate::store::branch::{v1_subtrees, V1_BRANCH_REF};
 use crate::store::refs::GitRefsStore;
 use crate::store::{git_err, StoreError};
 use crate::tree::Change;
@@ -150,34 +150,13 @@ pub fn migrate_branch_to_refs(
         return Ok(report);
     };
     report.source = Some(source_ref.to_owned());
-    let git = &repo.git;
-    let tip = git.find_commit(tip?).map_err(git_err("read v1 tip"))?;
+    let tip = repo.git.find_commit(tip?).map_err(git_err("read v1 tip"))?;
     let root = tip.tree().map_err(git_err("read v1 tree"))?;
-    let mut entries = Vec::new();
-    for shard in root.iter() {
-        let (Ok(prefix), Some(git2::ObjectType::Tree)) = (shard.name(), shard.kind()) else {
-            continue;
-        };
-        if prefix.len() != 2 {
-            continue;
-        }
-        let sub = git
-            .find_tree(shard.id())
-            .map_err(git_err("read v1 shard"))?;
-        for e in sub.iter() {
-            if let (Ok(rest), Some(git2::ObjectType::Tree)) = (e.name(), e.kind()) {
-                entries.push((
-                    format!("{prefix}/{rest}"),
-                    format!("{prefix}{rest}"),
-                    e.id(),
-                ));
-            }
-        }
-    }
+    let entries = v1_subtrees(repo, &root)?;
     let total = entries.len();
     let author = repo.identity("AUTHOR");
-    for (done, (path, raw_id, subtree_id)) in entries.into_iter().enumerate() {
-        let outcome = migrate_one(repo, refs, &raw_id, subtree_id, dry_run, &author);
+    for (done, entry) in entries.into_iter().enumerate() {
+        let outcome = migrate_one(repo, refs, &entry.raw_id, entry.tree, dry_run, &author);
         match outcome {
             Ok((id, name, true)) => {
                 report.migrated.push(id);
@@ -187,7 +166,7 @@ pub fn migrate_branch_to_refs(
                 report.up_to_date.push(id);
                 report.refs.push(name);
             }
-            Err(MigrateSkip(reason)) => report.skipped.push((path, reason)),
+            Err(MigrateSkip(reason)) => report.skipped.push((entry.path, reason)),
         }
         progress(done + 1, total);
     }

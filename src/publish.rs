@@ -121,10 +121,12 @@ pub(crate) fn publish<'r>(
             )
             .map_err(git_err("write checkpoint commit"))?;
         let reflog = change.message.lines().next().unwrap_or("checkpoint");
-        let result = match loc.tip {
-            Some(old) => git.reference_matching(&loc.name, new, true, old, reflog),
-            None => git.reference(&loc.name, new, false, reflog),
-        };
+        // The expected old value is checked under the ref's lock. A create expects the zero
+        // id ("must not exist"): libgit2's plain non-forced create checks existence before
+        // taking the lock, so two concurrent creators could both succeed and one orphan
+        // commit would be lost (found by tests/cli/write.rs concurrent_writers_lose_nothing).
+        let old = loc.tip.unwrap_or(Oid::ZERO_SHA1);
+        let result = git.reference_matching(&loc.name, new, true, old, reflog);
         match result {
             Ok(_) => {
                 return Ok(WriteOutcome {

@@ -10,7 +10,7 @@ use git2::{build::TreeUpdateBuilder, FileMode, ObjectType, Oid};
 use crate::id::{CheckpointId, IdKind};
 use crate::publish::{self, Located};
 use crate::repo::{Identity, Repo};
-use crate::store::refs::{checkpoint_tree, commit_info, info_of};
+use crate::store::refs::{checkpoint_tree, commit_info, info_of, tree_of_commit};
 use crate::store::{
     backfill_via, git_err, write_via, Backfill, Checkpoint, CheckpointInfo, CheckpointReader,
     CheckpointWriter, CommitInfo, Layout, SessionWrite, StoreError, StoreKind, WriteOutcome,
@@ -64,14 +64,7 @@ impl<'r> GitBranchStore<'r> {
         &self,
         commit: Option<&git2::Commit<'r>>,
     ) -> Result<Option<git2::Tree<'r>>, StoreError> {
-        commit
-            .map(|c| {
-                self.repo
-                    .git
-                    .find_tree(c.tree_id())
-                    .map_err(git_err("read v1 tree"))
-            })
-            .transpose()
+        tree_of_commit(self.repo, commit)
     }
 
     /// The checkpoint's subtree inside a branch commit.
@@ -166,30 +159,49 @@ impl<'r> GitBranchStore<'r> {
         let Some((_, commit)) = self.tip_commit()? else {
             return Ok(Vec::new());
         };
-        let git = &self.repo.git;
         let root = commit.tree().map_err(git_err("read v1 tree"))?;
-        let mut out = Vec::new();
-        for shard in root.iter() {
-            let (Some(prefix), Some(ObjectType::Tree)) = (shard.name().ok(), shard.kind()) else {
-                continue;
-            };
-            if prefix.len() != 2 {
-                continue;
-            }
-            let sub = git
-                .find_tree(shard.id())
-                .map_err(git_err("read v1 shard"))?;
-            for e in sub.iter() {
-                let (Some(rest), Some(ObjectType::Tree)) = (e.name().ok(), e.kind()) else {
-                    continue;
-                };
-                if let Ok(id) = CheckpointId::parse(&format!("{prefix}{rest}")) {
-                    out.push((id, e.id()));
-                }
+        Ok(v1_subtrees(self.repo, &root)?
+            .into_iter()
+            .filter_map(|e| CheckpointId::parse(&e.raw_id).ok().map(|id| (id, e.tree)))
+            .collect())
+    }
+}
+
+/// One `<xx>/<rest>` directory of a v1 tree, whether or not it names a valid ID.
+pub(crate) struct V1Entry {
+    /// `<xx>/<rest>`.
+    pub path: String,
+    /// `<xx><rest>`.
+    pub raw_id: String,
+    /// The subtree.
+    pub tree: Oid,
+}
+
+/// Every `<xx>/<rest>` directory of a v1 root tree (two-character shard directories only).
+pub(crate) fn v1_subtrees(repo: &Repo, root: &git2::Tree<'_>) -> Result<Vec<V1Entry>, StoreError> {
+    let mut out = Vec::new();
+    for shard in root.iter() {
+        let (Ok(prefix), Some(ObjectType::Tree)) = (shard.name(), shard.kind()) else {
+            continue;
+        };
+        if prefix.len() != 2 {
+            continue;
+        }
+        let sub = repo
+            .git
+            .find_tree(shard.id())
+            .map_err(git_err("read v1 shard"))?;
+        for e in sub.iter() {
+            if let (Ok(rest), Some(ObjectType::Tree)) = (e.name(), e.kind()) {
+                out.push(V1Entry {
+                    path: format!("{prefix}/{rest}"),
+                    raw_id: format!("{prefix}{rest}"),
+                    tree: e.id(),
+                });
             }
         }
-        Ok(out)
     }
+    Ok(out)
 }
 
 impl CheckpointReader for GitBranchStore<'_> {

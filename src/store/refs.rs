@@ -58,14 +58,7 @@ impl<'r> GitRefsStore<'r> {
         &self,
         commit: Option<&git2::Commit<'r>>,
     ) -> Result<Option<git2::Tree<'r>>, StoreError> {
-        commit
-            .map(|c| {
-                self.repo
-                    .git
-                    .find_tree(c.tree_id())
-                    .map_err(git_err("read checkpoint tree"))
-            })
-            .transpose()
+        tree_of_commit(self.repo, commit)
     }
 
     /// Enqueues a moved ref. Best effort: the ref is already published, so a failed enqueue is
@@ -142,6 +135,20 @@ impl<'r> GitRefsStore<'r> {
             sessions: docs.sessions,
         }))
     }
+}
+
+/// The tree of `commit`, if there is one.
+pub(crate) fn tree_of_commit<'r>(
+    repo: &'r Repo,
+    commit: Option<&git2::Commit<'r>>,
+) -> Result<Option<git2::Tree<'r>>, StoreError> {
+    commit
+        .map(|c| {
+            repo.git
+                .find_tree(c.tree_id())
+                .map_err(git_err("read commit tree"))
+        })
+        .transpose()
 }
 
 /// The commit's author and first message line, for `log`.
