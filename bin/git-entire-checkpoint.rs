@@ -12,6 +12,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use serde_json::Value;
 
+use entire_checkpoints::hooks;
 use entire_checkpoints::id::CheckpointId;
 use entire_checkpoints::migrate;
 use entire_checkpoints::model::{TokenUsage, DEFAULT_STRATEGY};
@@ -76,6 +77,18 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Push checkpoint refs now (what the pre-push hook does).
+    Push {
+        /// The remote (default: origin, else the only remote).
+        remote: Option<String>,
+        /// Compare every local checkpoint ref with the remote and push whatever it lacks or has
+        /// behind, queued or not.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Install, remove or inspect the git hooks.
+    #[command(subcommand)]
+    Hooks(HooksCommand),
     /// Copy every checkpoint of the git-branch store into git-refs (idempotent).
     Migrate {
         /// Report what would be migrated; write nothing.
@@ -130,6 +143,20 @@ struct WriteArgs {
     /// Creation time (RFC 3339); default now.
     #[arg(long, value_name = "RFC3339")]
     created_at: Option<String>,
+}
+
+#[derive(Subcommand)]
+enum HooksCommand {
+    /// Install the hook scripts (respecting core.hooksPath), chaining any hook already there.
+    Install {
+        /// Install even where a hook manager owns the hooks directory.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Remove our hooks and restore the ones they chained.
+    Uninstall,
+    /// Show which hooks are installed.
+    Status,
 }
 
 #[derive(Subcommand)]
@@ -237,6 +264,39 @@ fn run() -> Result<()> {
             } else {
                 common::write_stdout(render::status_human(&v).as_bytes())
             }
+        }
+        Command::Push { remote, all } => {
+            let remote = match remote {
+                Some(r) => r,
+                None => entire_checkpoints::push::default_remote(&repo).context(
+                    "no remote to push to: name one (git entire-checkpoint push <REMOTE>)",
+                )?,
+            };
+            common::push_and_report(&repo, &remote, all, quiet)
+        }
+        Command::Hooks(h) => {
+            let states = match h {
+                HooksCommand::Install { force } => hooks::install(&repo, force)?,
+                HooksCommand::Uninstall => hooks::uninstall(&repo)?,
+                HooksCommand::Status => hooks::status(&repo),
+            };
+            let dir = hooks::hooks_dir(&repo);
+            let mut text = String::new();
+            for (name, state) in states {
+                let what = match state {
+                    hooks::HookState::Installed => "installed".to_owned(),
+                    hooks::HookState::Chained => {
+                        format!("installed (chains {name}{})", hooks::CHAINED_SUFFIX)
+                    }
+                    hooks::HookState::Foreign => "foreign hook (not ours)".to_owned(),
+                    hooks::HookState::Missing => "missing".to_owned(),
+                };
+                text.push_str(&format!(
+                    "{name:<20}{what}  ({})\n",
+                    dir.join(&name).display()
+                ));
+            }
+            common::write_stdout(text.as_bytes())
         }
         Command::Migrate { dry_run } => cmd_migrate(&repo, &topo, dry_run, quiet),
         Command::Log { id, json } => {

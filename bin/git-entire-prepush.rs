@@ -1,7 +1,7 @@
 //! `git entire-prepush <remote> [<url>]`: the pre-push hook's entry point.
 //!
-//! Pushing checkpoint refs arrives with the push issue; until then the hook accepts git's
-//! arguments and stdin and does nothing, so installing it never breaks a push.
+//! Pushes the checkpoint refs queued for that remote before git sends the user's refs. It never
+//! fails the user's push: checkpoint trouble is a warning and the refs stay queued.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -29,6 +29,21 @@ fn main() -> ExitCode {
         let cli = Cli::parse();
         if let Some(dir) = &cli.generate_man {
             return common::generate_man(Cli::command(), dir);
+        }
+        // git writes the refs it is pushing on stdin; we push our own refs whatever they are,
+        // but read the input so git never sees a broken pipe.
+        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+        let Some(remote) = cli.remote.or(cli.url) else {
+            return Ok(());
+        };
+        let result = entire_checkpoints::repo::Repo::discover()
+            .map_err(anyhow::Error::from)
+            .and_then(|repo| common::push_and_report(&repo, &remote, false, false));
+        if let Err(e) = result {
+            common::warn(
+                false,
+                format!("checkpoints were not pushed: {e:#}; they stay queued for the next push"),
+            );
         }
         Ok(())
     })

@@ -7,11 +7,14 @@
 #![warn(missing_docs)]
 
 pub mod exit;
+pub mod git;
 pub mod hooks;
 pub mod id;
+mod merge;
 pub mod migrate;
 pub mod model;
 mod publish;
+pub mod push;
 pub mod queue;
 pub mod refname;
 pub mod registry;

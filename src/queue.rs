@@ -99,6 +99,17 @@ impl PushQueue {
         }
     }
 
+    /// A queue in the same format at another path (the per-destination queues), locked by
+    /// `<path>.lock`.
+    pub fn at(path: PathBuf) -> Self {
+        let mut lock = path.clone().into_os_string();
+        lock.push(".lock");
+        PushQueue {
+            path,
+            lock_path: PathBuf::from(lock),
+        }
+    }
+
     /// The queue file's path.
     pub fn path(&self) -> &Path {
         &self.path
@@ -113,6 +124,9 @@ impl PushQueue {
     }
 
     fn lock(&self, exclusive: bool) -> Result<Locked, QueueError> {
+        if let Some(dir) = self.lock_path.parent() {
+            fs::create_dir_all(dir).map_err(self.err("create directory"))?;
+        }
         let f = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -145,7 +159,12 @@ impl PushQueue {
             };
         }
         let dir = self.path.parent().unwrap_or(Path::new("."));
-        let tmp = dir.join(format!("{QUEUE_FILE}.tmp-{:016x}", rand::random::<u64>()));
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dir.join(format!("{name}.tmp-{:016x}", rand::random::<u64>()));
         let result = (|| {
             let mut f = OpenOptions::new()
                 .create_new(true)

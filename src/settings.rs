@@ -188,6 +188,25 @@ fn from_env() -> Option<CheckpointsConfig> {
     })
 }
 
+/// Whether checkpoint pushing is enabled: `strategy_options.push_sessions` of the local file's
+/// `strategy_options` block, else the committed file's; default true. Unreadable files count as
+/// absent (fail-soft, like the checkpoints block).
+pub fn push_sessions_enabled(worktree: Option<&Path>) -> bool {
+    let Some(root) = worktree else {
+        return true;
+    };
+    for name in [LOCAL_SETTINGS_FILE, SETTINGS_FILE] {
+        let block = read_settings_file(root, name).and_then(|v| v.get("strategy_options").cloned());
+        if let Some(Value::Object(opts)) = block {
+            return opts
+                .get("push_sessions")
+                .and_then(Value::as_bool)
+                .unwrap_or(true);
+        }
+    }
+    true
+}
+
 /// Resolves the checkpoints config: the environment override, else the local file's block,
 /// else the committed file's block, else the default. `worktree` is `None` in a bare repository.
 pub fn load_checkpoints_config(worktree: Option<&Path>) -> Result<ResolvedConfig, SettingsError> {

@@ -138,7 +138,10 @@ pub(crate) fn read_path(
 }
 
 /// The reassembled transcript of a session slot tree, `None` when it has none.
-fn read_transcript(repo: &Repository, slot: &Tree) -> Result<Option<Vec<u8>>, StoreError> {
+pub(crate) fn read_transcript(
+    repo: &Repository,
+    slot: &Tree,
+) -> Result<Option<Vec<u8>>, StoreError> {
     let mut chunks: Vec<(usize, Oid)> = slot
         .iter()
         .filter_map(|e| {
@@ -176,7 +179,7 @@ fn dedup_paths(paths: &[String]) -> Vec<String> {
 
 /// Who the summary's writer-owned fields come from: a session write sets them, a backfill keeps
 /// the previous summary's.
-struct Writer<'a> {
+pub(crate) struct Writer<'a> {
     strategy: &'a str,
     branch: &'a str,
     commit_sha: &'a str,
@@ -184,7 +187,7 @@ struct Writer<'a> {
 
 /// Recomputes the root summary from all sessions (anchor-behaviour §1.6.6). Unknown keys and the
 /// sticky fields of the previous summary are kept.
-fn recompute_summary(
+pub(crate) fn recompute_summary(
     prev: Option<&CheckpointSummary>,
     id: &CheckpointId,
     sessions: &[SessionMetadata],
@@ -222,6 +225,16 @@ fn recompute_summary(
     s.imported |= sessions.iter().any(|m| m.kind == "imported");
     // The legacy format marker is not part of the baseline format; migration deletes it.
     s
+}
+
+/// The `sessions[]` entry of a slot, derived from which files its tree holds.
+pub(crate) fn entry_paths_of(slot_tree: &Tree, prefix: &str, slot: usize) -> SessionFilePaths {
+    let has = |name: &str| slot_tree.get_name(name).is_some();
+    let mut e = entry_paths(prefix, slot, has(transcript::TRANSCRIPT_FILE), has(PROMPT));
+    if has(COMPACT_TRANSCRIPT) {
+        e.compact_transcript = format!("{prefix}/{slot}/{COMPACT_TRANSCRIPT}");
+    }
+    e
 }
 
 fn entry_paths(

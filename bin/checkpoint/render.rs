@@ -50,9 +50,15 @@ pub fn status_json(repo: &Repo, topo: &Topology<'_>) -> Value {
         .peek()
         .map(|q| q.len())
         .unwrap_or(0));
-    let hooks: serde_json::Map<String, Value> = hooks::HOOK_NAMES
-        .iter()
-        .map(|h| (h.to_string(), json!(hooks::installed(repo, h))))
+    let hooks: serde_json::Map<String, Value> = hooks::status(repo)
+        .into_iter()
+        .map(|(h, state)| {
+            let ours = matches!(
+                state,
+                hooks::HookState::Installed | hooks::HookState::Chained
+            );
+            (h, json!(ours))
+        })
         .collect();
     v["hooks"] = Value::Object(hooks);
     v

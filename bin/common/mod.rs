@@ -70,3 +70,112 @@ pub fn generate_man(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
     }
     Ok(())
 }
+
+/// Pushes checkpoints to `remote` the way the pre-push hook and `push` both do, and reports on
+/// stderr: one progress line, then at most one example per kind of trouble. Checkpoint trouble
+/// is never an error here: what did not land stays queued.
+pub fn push_and_report(
+    repo: &entire_checkpoints::repo::Repo,
+    remote: &str,
+    reconcile: bool,
+    quiet: bool,
+) -> Result<()> {
+    use entire_checkpoints::push;
+    use entire_checkpoints::store::StoreKind;
+    use entire_checkpoints::topology::Topology;
+
+    if !entire_checkpoints::settings::push_sessions_enabled(repo.workdir()) {
+        return Ok(());
+    }
+    let topo = Topology::open(repo)?;
+    if topo.primary() == StoreKind::GitBranch {
+        return push_v1_and_report(repo, remote, quiet);
+    }
+    entire_checkpoints::git::check_version()?;
+    let dest = push::destination(repo, remote);
+    let opts = push::FlushOptions {
+        reconcile,
+        ..Default::default()
+    };
+    let report = push::flush(repo, topo.refs_store(), &dest, &opts)?;
+    if quiet {
+        return Ok(());
+    }
+    let d = &report.destination;
+    if let Some(line) = &report.unreachable {
+        warn(false, format!("couldn't reach {d}: {line}"));
+        warn(
+            false,
+            format!(
+                "{} checkpoint ref(s) stay queued for the next push",
+                report.due
+            ),
+        );
+        return Ok(());
+    }
+    let attempted = report.due - report.stale.len();
+    if attempted == 0 {
+        return Ok(());
+    }
+    let n = report.pushed.len();
+    if n == attempted {
+        eprintln!("entire: pushing {attempted} checkpoint ref(s) to {d}... done");
+    } else {
+        eprintln!(
+            "entire: pushing {attempted} checkpoint ref(s) to {d}... pushed {n} of {attempted}"
+        );
+    }
+    for note in &report.merge_notes {
+        eprintln!("entire: {note}");
+    }
+    if let Some((r, why)) = report.rejected.first() {
+        warn(
+            false,
+            format!("{d} refused {r} {why} (showing one rejection); it stays queued"),
+        );
+    }
+    if let Some((r, why)) = report.failed.first() {
+        warn(
+            false,
+            format!("could not push {r}: {why} (showing one failure); it stays queued"),
+        );
+    }
+    if let Some(why) = &report.stopped {
+        warn(
+            false,
+            format!(
+                "stopped pushing: {why}; {} checkpoint ref(s) stay queued for the next push",
+                report.remaining()
+            ),
+        );
+    }
+    Ok(())
+}
+
+/// The git-branch primary's push: the v1 branch itself.
+fn push_v1_and_report(
+    repo: &entire_checkpoints::repo::Repo,
+    remote: &str,
+    quiet: bool,
+) -> Result<()> {
+    use entire_checkpoints::push::{push_v1, V1Push};
+    match push_v1(repo, remote)? {
+        V1Push::NothingToPush | V1Push::UpToDate | V1Push::Deferred => {}
+        V1Push::Pushed => {
+            if !quiet {
+                eprintln!(
+                    "entire: pushing entire/checkpoints/v1 to {}... done",
+                    entire_checkpoints::git::redact(remote)
+                );
+            }
+        }
+        V1Push::Refused(why) => warn(
+            quiet,
+            format!(
+                "couldn't push entire/checkpoints/v1 to {}: {why}; it is pushed again next time",
+                entire_checkpoints::git::redact(remote)
+            ),
+        ),
+    }
+    Ok(())
+}

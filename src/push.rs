@@ -1,0 +1,781 @@
+//! Pushing checkpoint refs: fast-forward only, never forced, with recovery, to every remote.
+//!
+//! ## Delivery to every remote
+//! The reference's queue forgets a ref once it reached *any* remote (its #1635). Here the shared
+//! queue (`entire-checkpoint-push-queue.jsonl`, written by every git-refs write and compatible
+//! with the reference) only *announces* changed refs. At each push, the announced refs are fanned
+//! out into one queue per known destination (`<common>/entire/push-queues/<fingerprint>.jsonl`,
+//! keyed by a hash of the remote's push URL), and a destination's queue loses a ref only when
+//! that destination confirmed it. A destination seen for the first time (a new remote, or a
+//! remote whose URL changed) is reconciled against its `ls-remote` listing, so it receives every
+//! checkpoint it lacks, queued or not.
+//!
+//! ## Cost
+//! Pushes run from a *side repository*: an empty bare repository in a temp dir under the common
+//! dir whose object store is the real one and whose config includes the real config, holding
+//! only the refs being pushed. git matches explicit refspecs against every local ref, so pushing
+//! from the real repository would scale with the number of checkpoint refs (design.md).
+//!
+//! ## Divergence
+//! A ref the remote refuses as non-fast-forward is fetched into the side repository, the local
+//! commits are replayed on top of the remote tip with a semantic merge (`crate::merge`), the local
+//! ref moves there by compare-and-swap, and the push is retried: still a fast-forward. A ref the
+//! server itself refuses (`[remote rejected]`, a hook, a protected ref) stays queued.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use git2::Oid;
+use sha2::{Digest, Sha256};
+
+use crate::git::{self, Git, GitError, PushedRef};
+use crate::id::CheckpointId;
+use crate::merge;
+use crate::queue::{PushQueue, QueueError};
+use crate::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::repo::Repo;
+use crate::store::refs::GitRefsStore;
+use crate::store::StoreError;
+
+/// Most refs in one `git push`.
+pub const MAX_CHUNK: usize = 200;
+/// The default time budget of a whole flush.
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(120);
+/// Consecutive failed chunks after which a flush stops.
+pub const MAX_CONSECUTIVE_CHUNK_FAILURES: usize = 2;
+
+/// A push refspec `<ref>:<ref>`. It can only be built from a checkpoint ref, so it can never
+/// carry `+` (force) nor name anything outside the checkpoint namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushRefspec(String);
+
+impl PushRefspec {
+    /// The refspec that pushes `r` to the same name on the remote.
+    pub fn for_ref(r: &CheckpointRef) -> Self {
+        PushRefspec(format!("{0}:{0}", r.name()))
+    }
+
+    /// The refspec text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Display for PushRefspec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Errors that stop a push before it starts.
+#[derive(Debug, thiserror::Error)]
+pub enum PushError {
+    /// A queue file could not be read or written.
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+    /// git could not be run.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The repository failed underneath.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// Local bookkeeping files failed.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> PushError {
+    let context = context.into();
+    move |source| PushError::Io { context, source }
+}
+
+/// Where a push goes.
+#[derive(Debug, Clone)]
+pub struct Destination {
+    /// What git is given: a remote name or a URL.
+    pub target: String,
+    /// How it is shown: the remote name, or the URL with credentials redacted.
+    pub display: String,
+    /// A stable key of the push URL.
+    pub fingerprint: String,
+}
+
+fn fingerprint(url: &str) -> String {
+    let d = Sha256::digest(url.as_bytes());
+    d.iter().take(10).map(|b| format!("{b:02x}")).collect()
+}
+
+/// Resolves a remote name (its push URL) or a raw URL.
+pub fn destination(repo: &Repo, target: &str) -> Destination {
+    let url = repo.git.find_remote(target).ok().and_then(|r| {
+        r.pushurl()
+            .ok()
+            .flatten()
+            .or_else(|| r.url().ok())
+            .map(str::to_owned)
+    });
+    match url {
+        Some(url) => Destination {
+            target: target.to_owned(),
+            display: target.to_owned(),
+            fingerprint: fingerprint(&url),
+        },
+        None => Destination {
+            target: target.to_owned(),
+            display: git::redact(target),
+            fingerprint: fingerprint(target),
+        },
+    }
+}
+
+/// Options of a flush.
+#[derive(Debug, Clone)]
+pub struct FlushOptions {
+    /// The time budget of the whole flush.
+    pub budget: Duration,
+    /// Refs per `git push`, at most [`MAX_CHUNK`].
+    pub chunk: usize,
+    /// Reconcile against the remote's listing even if the destination is known (`push --all`).
+    pub reconcile: bool,
+}
+
+impl Default for FlushOptions {
+    fn default() -> Self {
+        FlushOptions {
+            budget: DEFAULT_BUDGET,
+            chunk: MAX_CHUNK,
+            reconcile: false,
+        }
+    }
+}
+
+/// What a flush did.
+#[derive(Debug, Default)]
+pub struct FlushReport {
+    /// The destination as shown to people.
+    pub destination: String,
+    /// Refs that were due for this destination.
+    pub due: usize,
+    /// Refs the remote now has.
+    pub pushed: Vec<String>,
+    /// Queued refs that no longer exist locally (dropped from the queue).
+    pub stale: Vec<String>,
+    /// Refs the server refused: `(ref, git's summary)`. They stay queued.
+    pub rejected: Vec<(String, String)>,
+    /// Refs that failed otherwise: `(ref, reason)`. They stay queued.
+    pub failed: Vec<(String, String)>,
+    /// Decisions of semantic merges made during recovery.
+    pub merge_notes: Vec<String>,
+    /// Refs that were merged with the remote's version and then pushed.
+    pub recovered: Vec<String>,
+    /// Set when the destination could not be reached at all (one redacted git line).
+    pub unreachable: Option<String>,
+    /// Set when the flush stopped early (budget, consecutive failures).
+    pub stopped: Option<String>,
+}
+
+impl FlushReport {
+    /// Refs still waiting for this destination.
+    pub fn remaining(&self) -> usize {
+        self.due
+            .saturating_sub(self.pushed.len() + self.stale.len())
+    }
+}
+
+/// The per-destination bookkeeping under `<common>/entire/`.
+struct Delivery {
+    dir: PathBuf,
+}
+
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+struct Registry {
+    destinations: BTreeMap<String, String>,
+}
+
+impl Delivery {
+    fn new(common: &Path) -> Self {
+        Delivery {
+            dir: common.join("entire"),
+        }
+    }
+
+    fn queue(&self, fp: &str) -> PushQueue {
+        PushQueue::at(self.dir.join("push-queues").join(format!("{fp}.jsonl")))
+    }
+
+    fn registry_path(&self) -> PathBuf {
+        self.dir.join("push-destinations.json")
+    }
+
+    fn load(&self) -> Registry {
+        std::fs::read(self.registry_path())
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    fn save(&self, reg: &Registry) -> Result<(), PushError> {
+        let path = self.registry_path();
+        std::fs::create_dir_all(&self.dir).map_err(io_err("create bookkeeping directory"))?;
+        let tmp = self
+            .dir
+            .join(format!(".push-destinations.{:016x}", rand::random::<u64>()));
+        std::fs::write(&tmp, crate::model::to_json_bytes(reg))
+            .and_then(|_| std::fs::rename(&tmp, &path))
+            .map_err(io_err(format!("write {}", path.display())))
+    }
+
+    /// Holds the registry lock while `f` runs.
+    fn locked<T>(&self, f: impl FnOnce() -> Result<T, PushError>) -> Result<T, PushError> {
+        std::fs::create_dir_all(&self.dir).map_err(io_err("create bookkeeping directory"))?;
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(self.dir.join("push-destinations.lock"))
+            .map_err(io_err("open destinations lock"))?;
+        lock.lock().map_err(io_err("lock destinations"))?;
+        let out = f();
+        let _ = lock.unlock();
+        out
+    }
+}
+
+/// The side repository a network operation runs from.
+struct Side<'a> {
+    repo: &'a Repo,
+    dir: git::TempDir,
+}
+
+impl<'a> Side<'a> {
+    fn new(repo: &'a Repo, refs: &[(String, Oid)]) -> Result<Self, PushError> {
+        let dir = git::TempDir::new(&repo.common_dir().join("entire").join("tmp"), "side-")
+            .map_err(io_err("create side repository"))?;
+        let config = repo.common_dir().join("config");
+        let d = dir.path();
+        let mut packed = String::from("# pack-refs with: peeled fully-peeled sorted \n");
+        let mut sorted: Vec<&(String, Oid)> = refs.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, oid) in sorted {
+            packed.push_str(&format!("{oid} {name}\n"));
+        }
+        // The real config first, then what makes this a bare repository of its own.
+        let cfg = format!(
+            "[include]\n\tpath = {}\n[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tlogAllRefUpdates = false\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n",
+            config.display()
+        );
+        (|| -> std::io::Result<()> {
+            std::fs::create_dir_all(d.join("refs/heads"))?;
+            std::fs::create_dir_all(d.join("objects"))?;
+            std::fs::write(d.join("HEAD"), "ref: refs/heads/entire-side\n")?;
+            std::fs::write(d.join("config"), cfg)?;
+            std::fs::write(d.join("packed-refs"), packed)
+        })()
+        .map_err(io_err("write side repository"))?;
+        Ok(Side { repo, dir })
+    }
+
+    fn git(&self) -> Git {
+        let cwd = self.repo.workdir().unwrap_or(self.repo.common_dir());
+        Git::side(
+            cwd,
+            self.dir.path(),
+            &self.repo.common_dir().join("objects"),
+        )
+    }
+
+    /// The value of a ref in the side repository (after a fetch into it).
+    fn read_ref(&self, name: &str) -> Option<Oid> {
+        let text = std::fs::read_to_string(self.dir.path().join(name)).ok()?;
+        Oid::from_str(text.trim()).ok()
+    }
+}
+
+/// Runs the git-refs flush to `dest`.
+pub fn flush(
+    repo: &Repo,
+    refs_store: &GitRefsStore<'_>,
+    dest: &Destination,
+    opts: &FlushOptions,
+) -> Result<FlushReport, PushError> {
+    let deadline = Instant::now() + opts.budget;
+    let delivery = Delivery::new(repo.common_dir());
+    let shared = refs_store.queue();
+    let dest_queue = delivery.queue(&dest.fingerprint);
+    let mut report = FlushReport {
+        destination: dest.display.clone(),
+        ..Default::default()
+    };
+
+    // Fast path: nothing announced and nothing pending for a known destination.
+    let known = delivery.load().destinations.contains_key(&dest.fingerprint);
+    if known && !opts.reconcile && !shared.path().exists() && !dest_queue.path().exists() {
+        return Ok(report);
+    }
+
+    if !known || opts.reconcile {
+        match reconcile(repo, refs_store, dest, deadline)? {
+            Ok(missing) => dest_queue.enqueue_all(&missing)?,
+            Err(line) => {
+                report.unreachable = Some(line);
+                report.due = shared.peek()?.len().max(dest_queue.peek()?.len());
+                return Ok(report);
+            }
+        }
+    }
+    fan_out(repo, &delivery, shared, dest)?;
+
+    let due = dest_queue.drain()?;
+    report.due = due.len();
+    let mut existing: Vec<(String, Oid)> = Vec::new();
+    for name in due {
+        match crate::publish::tip_of(repo, &name) {
+            Ok(Some(oid)) => existing.push((name, oid)),
+            Ok(None) => report.stale.push(name),
+            // A lookup that fails for another reason keeps the ref queued.
+            Err(e) => report.failed.push((name, crate::exit::error_chain(&e))),
+        }
+    }
+    dest_queue.remove(&report.stale)?;
+
+    let mut consecutive_failures = 0;
+    let mut retry: Vec<(String, Oid)> = Vec::new();
+    let chunk = opts.chunk.clamp(1, MAX_CHUNK);
+    for (i, batch) in existing.chunks(chunk).enumerate() {
+        if i > 0 {
+            if Instant::now() >= deadline {
+                report.stopped = Some(format!("budget ({}s) exhausted", opts.budget.as_secs()));
+                break;
+            }
+            if consecutive_failures >= MAX_CONSECUTIVE_CHUNK_FAILURES {
+                report.stopped = Some(format!(
+                    "{MAX_CONSECUTIVE_CHUNK_FAILURES} consecutive failed batches"
+                ));
+                break;
+            }
+        }
+        match push_batch(repo, dest, batch, deadline) {
+            Ok(results) => {
+                let by_dst: HashMap<&str, &PushedRef> =
+                    results.iter().map(|r| (r.dst.as_str(), r)).collect();
+                let mut landed = Vec::new();
+                let mut any_failed = false;
+                for (name, oid) in batch {
+                    match by_dst.get(name.as_str()) {
+                        Some(r) if r.landed() => landed.push(name.clone()),
+                        Some(r) if r.non_fast_forward() => retry.push((name.clone(), *oid)),
+                        Some(r) => {
+                            any_failed = true;
+                            report.rejected.push((name.clone(), r.summary.clone()))
+                        }
+                        None => {
+                            any_failed = true;
+                            report
+                                .failed
+                                .push((name.clone(), "not reported by git push".into()))
+                        }
+                    }
+                }
+                dest_queue.remove(&landed)?;
+                report.pushed.extend(landed);
+                consecutive_failures = if any_failed {
+                    consecutive_failures + 1
+                } else {
+                    0
+                };
+            }
+            Err(BatchFailure::Unreachable(line)) if report.pushed.is_empty() => {
+                report.unreachable = Some(line);
+                return Ok(report);
+            }
+            Err(BatchFailure::Unreachable(line) | BatchFailure::Failed(line)) => {
+                consecutive_failures += 1;
+                for (name, _) in batch {
+                    report.failed.push((name.clone(), line.clone()));
+                }
+            }
+        }
+    }
+
+    for (name, oid) in retry {
+        if Instant::now() >= deadline {
+            report
+                .failed
+                .push((name, "budget exhausted before recovery".into()));
+            continue;
+        }
+        match recover_and_push(repo, dest, &name, oid, deadline) {
+            Ok(notes) => {
+                report.merge_notes.extend(notes);
+                dest_queue.remove(std::slice::from_ref(&name))?;
+                report.recovered.push(name.clone());
+                report.pushed.push(name);
+            }
+            Err(reason) => report.failed.push((name, reason)),
+        }
+    }
+    Ok(report)
+}
+
+/// Moves the announced refs into the queue of every destination still configured (plus `dest`),
+/// then clears them from the shared queue. Destinations no longer configured are forgotten; if
+/// they come back they are reconciled afresh.
+fn fan_out(
+    repo: &Repo,
+    delivery: &Delivery,
+    shared: &PushQueue,
+    dest: &Destination,
+) -> Result<(), PushError> {
+    delivery.locked(|| {
+        let mut reg = delivery.load();
+        let live: Vec<String> = repo
+            .git
+            .remotes()
+            .map(|names| {
+                names
+                    .iter()
+                    .flatten()
+                    .flatten()
+                    .map(|n| destination(repo, n).fingerprint)
+                    .collect()
+            })
+            .unwrap_or_default();
+        reg.destinations
+            .insert(dest.fingerprint.clone(), dest.display.clone());
+        let gone: Vec<String> = reg
+            .destinations
+            .keys()
+            .filter(|fp| **fp != dest.fingerprint && !live.contains(fp))
+            .cloned()
+            .collect();
+        for fp in gone {
+            reg.destinations.remove(&fp);
+            let q = delivery.queue(&fp);
+            let _ = std::fs::remove_file(q.path());
+        }
+        let announced = shared.drain()?;
+        for fp in reg.destinations.keys() {
+            delivery.queue(fp).enqueue_all(&announced)?;
+        }
+        delivery.save(&reg)?;
+        shared.remove(&announced)?;
+        Ok(())
+    })
+}
+
+/// Local checkpoint refs the destination lacks or has at another commit, from one `ls-remote`.
+/// `Ok(Err(line))` when the destination cannot be reached.
+fn reconcile(
+    repo: &Repo,
+    refs_store: &GitRefsStore<'_>,
+    dest: &Destination,
+    deadline: Instant,
+) -> Result<Result<Vec<String>, String>, PushError> {
+    let local = refs_store.refs()?;
+    if local.is_empty() {
+        return Ok(Ok(Vec::new()));
+    }
+    let side = Side::new(repo, &[])?;
+    let out = side
+        .git()
+        .args([
+            "ls-remote",
+            "--refs",
+            dest.target.as_str(),
+            &format!("{CHECKPOINT_REF_PREFIX}*"),
+        ])
+        .run(deadline.saturating_duration_since(Instant::now()))?;
+    if !out.success() {
+        return Ok(Err(first_error_line(&out.stderr)));
+    }
+    let remote: HashMap<&str, &str> = out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once('\t').map(|(oid, name)| (name, oid)))
+        .collect();
+    Ok(Ok(local
+        .values()
+        .filter(|(name, oid)| remote.get(name.as_str()) != Some(&oid.to_string().as_str()))
+        .map(|(name, _)| name.clone())
+        .collect()))
+}
+
+fn first_error_line(stderr: &str) -> String {
+    stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or_else(|| stderr.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or("git failed without a message")
+        .to_owned()
+}
+
+enum BatchFailure {
+    Unreachable(String),
+    Failed(String),
+}
+
+fn push_batch(
+    repo: &Repo,
+    dest: &Destination,
+    batch: &[(String, Oid)],
+    deadline: Instant,
+) -> Result<Vec<PushedRef>, BatchFailure> {
+    let side =
+        Side::new(repo, batch).map_err(|e| BatchFailure::Failed(crate::exit::error_chain(&e)))?;
+    let specs: Vec<String> = batch
+        .iter()
+        .filter_map(|(name, _)| CheckpointRef::parse(name).ok())
+        .map(|r| PushRefspec::for_ref(&r).as_str().to_owned())
+        .collect();
+    let out = side
+        .git()
+        .args(["push", "--porcelain", "--no-verify", dest.target.as_str()])
+        .args(specs)
+        .run(deadline.saturating_duration_since(Instant::now()))
+        .map_err(|e| BatchFailure::Failed(e.to_string()))?;
+    let results = git::parse_push_porcelain(&out.stdout);
+    if results.is_empty() && !out.success() {
+        let line = first_error_line(&out.stderr);
+        return Err(if git::is_unreachable(&out.stderr) {
+            BatchFailure::Unreachable(line)
+        } else {
+            BatchFailure::Failed(line)
+        });
+    }
+    Ok(results)
+}
+
+/// Fetches the remote's version of `name`, replays the local commits on top of it with a
+/// semantic merge, moves the local ref there by compare-and-swap and pushes again.
+fn recover_and_push(
+    repo: &Repo,
+    dest: &Destination,
+    name: &str,
+    local: Oid,
+    deadline: Instant,
+) -> Result<Vec<String>, String> {
+    let cref = CheckpointRef::parse(name).map_err(|e| e.to_string())?;
+    let side = Side::new(repo, &[]).map_err(|e| crate::exit::error_chain(&e))?;
+    let fetched = "refs/fetched/checkpoint";
+    // Forcing into the side repository's private name is safe: the side repository is thrown
+    // away and nothing is ever pushed from that name.
+    let out = side
+        .git()
+        .args([
+            "fetch",
+            "--no-tags",
+            "--no-write-fetch-head",
+            dest.target.as_str(),
+        ])
+        .args([format!("+{name}:{fetched}")])
+        .run(deadline.saturating_duration_since(Instant::now()))
+        .map_err(|e| e.to_string())?;
+    if !out.success() {
+        return Err(format!(
+            "fetch for recovery failed: {}",
+            first_error_line(&out.stderr)
+        ));
+    }
+    let remote = side
+        .read_ref(fetched)
+        .ok_or("fetch for recovery wrote no ref")?;
+    let (tip, notes) =
+        replay(repo, cref.id(), local, remote).map_err(|e| crate::exit::error_chain(&e))?;
+    repo.git
+        .reference_matching(
+            name,
+            tip,
+            true,
+            local,
+            "entire: merge remote checkpoint history",
+        )
+        .map_err(|e| {
+            format!(
+                "the local ref moved during recovery ({}); it stays queued",
+                e.message()
+            )
+        })?;
+    let results =
+        push_batch(repo, dest, &[(name.to_owned(), tip)], deadline).map_err(|f| match f {
+            BatchFailure::Unreachable(l) | BatchFailure::Failed(l) => l,
+        })?;
+    match results.iter().find(|r| r.dst == name) {
+        Some(r) if r.landed() => Ok(notes),
+        Some(r) => Err(format!("push after merge refused: {}", r.summary)),
+        None => Err("push after merge not reported by git".into()),
+    }
+}
+
+/// Replays the local commits since the merge base (all of them when the histories are
+/// disconnected) on top of `remote`, merging each tree with the remote side by session.
+/// Returns the new tip (a descendant of `remote`) and the merge decisions.
+fn replay(
+    repo: &Repo,
+    id: &CheckpointId,
+    local: Oid,
+    remote: Oid,
+) -> Result<(Oid, Vec<String>), StoreError> {
+    let git = &repo.git;
+    let err = crate::store::git_err;
+    let base = git.merge_base(local, remote).ok();
+    if base == Some(local) {
+        return Ok((remote, Vec::new()));
+    }
+    let mut chain = Vec::new();
+    let mut cur = Some(git.find_commit(local).map_err(err("read local tip"))?);
+    while let Some(c) = cur {
+        if Some(c.id()) == base {
+            break;
+        }
+        cur = c.parents().next();
+        chain.push(c);
+    }
+    chain.reverse();
+    let mut tip = git.find_commit(remote).map_err(err("read remote tip"))?;
+    let mut notes = Vec::new();
+    let committer = repo.signature(&repo.identity("COMMITTER"), "COMMITTER")?;
+    for c in chain {
+        let ours = c.tree().map_err(err("read local tree"))?;
+        let theirs = tip.tree().map_err(err("read remote tree"))?;
+        let merged = merge::merge_trees(git, id, &ours, &theirs)?;
+        notes.extend(merged.notes);
+        if merged.tree == theirs.id() {
+            continue;
+        }
+        let tree = git
+            .find_tree(merged.tree)
+            .map_err(err("read merged tree"))?;
+        let message = String::from_utf8_lossy(c.message_bytes()).into_owned();
+        let oid = git
+            .commit(None, &c.author(), &committer, &message, &tree, &[&tip])
+            .map_err(err("write replayed commit"))?;
+        tip = git.find_commit(oid).map_err(err("read replayed commit"))?;
+    }
+    notes.dedup();
+    Ok((tip.id(), notes))
+}
+
+/// Every queued or pending ref for any destination, for `status`.
+pub fn pending_count(repo: &Repo, refs_store: &GitRefsStore<'_>) -> usize {
+    let delivery = Delivery::new(repo.common_dir());
+    let mut all: std::collections::HashSet<String> = refs_store
+        .queue()
+        .peek()
+        .unwrap_or_default()
+        .into_iter()
+        .collect();
+    for fp in delivery.load().destinations.keys() {
+        all.extend(delivery.queue(fp).peek().unwrap_or_default());
+    }
+    all.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refspec_is_never_forced() {
+        let id = CheckpointId::parse("a1b2c3d4e5f6").unwrap();
+        let spec = PushRefspec::for_ref(&CheckpointRef::canonical(&id));
+        assert_eq!(
+            spec.as_str(),
+            "refs/entire/checkpoints/f6/a1b2c3d4e5f6:refs/entire/checkpoints/f6/a1b2c3d4e5f6"
+        );
+        assert!(!spec.as_str().starts_with('+'));
+    }
+
+    #[test]
+    fn fingerprints_differ_by_url() {
+        assert_ne!(fingerprint("/a.git"), fingerprint("/b.git"));
+        assert_eq!(fingerprint("/a.git").len(), 20);
+    }
+}
+
+/// What a push of the v1 branch did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum V1Push {
+    /// There is no local v1 branch.
+    NothingToPush,
+    /// The remote-tracking branch already equals the local one.
+    UpToDate,
+    /// The remote has no remote-tracking refs at all (likely empty): pushing now could make
+    /// the v1 branch a new repository's default branch, so it waits.
+    Deferred,
+    /// The branch landed.
+    Pushed,
+    /// git refused or failed (one redacted line); the branch is pushed again next time.
+    Refused(String),
+}
+
+/// Pushes `refs/heads/entire/checkpoints/v1` to `remote`, fast-forward only.
+pub fn push_v1(repo: &Repo, remote: &str) -> Result<V1Push, PushError> {
+    use crate::store::branch::V1_BRANCH_REF;
+    let Some(local) = crate::publish::tip_of(repo, V1_BRANCH_REF)? else {
+        return Ok(V1Push::NothingToPush);
+    };
+    let is_named = repo.git.find_remote(remote).is_ok();
+    if is_named {
+        let tracking = format!("refs/remotes/{remote}/entire/checkpoints/v1");
+        if crate::publish::tip_of(repo, &tracking)? == Some(local) {
+            return Ok(V1Push::UpToDate);
+        }
+        let any_tracking = repo
+            .git
+            .references_glob(&format!("refs/remotes/{remote}/*"))
+            .map(|mut it| it.next().is_some())
+            .unwrap_or(false);
+        if !any_tracking {
+            return Ok(V1Push::Deferred);
+        }
+    }
+    let side = Side::new(repo, &[(V1_BRANCH_REF.to_owned(), local)])?;
+    let out = side
+        .git()
+        .args([
+            "push",
+            "--porcelain",
+            "--no-verify",
+            remote,
+            &format!("{V1_BRANCH_REF}:{V1_BRANCH_REF}"),
+        ])
+        .run(DEFAULT_BUDGET)?;
+    let results = git::parse_push_porcelain(&out.stdout);
+    match results.iter().find(|r| r.dst == V1_BRANCH_REF) {
+        Some(r) if r.landed() => {
+            if is_named {
+                let tracking = format!("refs/remotes/{remote}/entire/checkpoints/v1");
+                let _ = repo.git.reference(&tracking, local, true, "entire: pushed");
+            }
+            Ok(V1Push::Pushed)
+        }
+        Some(r) => Ok(V1Push::Refused(r.summary.clone())),
+        None => Ok(V1Push::Refused(first_error_line(&out.stderr))),
+    }
+}
+
+/// The remote checkpoints sync with by default: `origin`, else the only remote.
+pub fn default_remote(repo: &Repo) -> Option<String> {
+    let names: Vec<String> = repo
+        .git
+        .remotes()
+        .ok()?
+        .iter()
+        .flatten()
+        .flatten()
+        .map(str::to_owned)
+        .collect();
+    if names.iter().any(|n| n == "origin") {
+        return Some("origin".into());
+    }
+    (names.len() == 1).then(|| names[0].clone())
+}
