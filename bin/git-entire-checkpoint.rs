@@ -94,6 +94,9 @@ enum Command {
         /// Report what would be migrated; write nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Push the migrated refs now, to REMOTE (default: origin, else the only remote).
+        #[arg(long, value_name = "REMOTE", num_args = 0..=1, default_missing_value = "")]
+        push: Option<String>,
     },
     /// The history of one checkpoint: its commits, newest first.
     Log {
@@ -298,7 +301,25 @@ fn run() -> Result<()> {
             }
             common::write_stdout(text.as_bytes())
         }
-        Command::Migrate { dry_run } => cmd_migrate(&repo, &topo, dry_run, quiet),
+        Command::Migrate { dry_run, push } => {
+            cmd_migrate(&repo, &topo, dry_run, quiet)?;
+            match push {
+                Some(_) if dry_run => Ok(()),
+                Some(remote) => {
+                    if !entire_checkpoints::settings::push_sessions_enabled(repo.workdir()) {
+                        common::warn(quiet, "checkpoint pushing is disabled in settings; refs stay queued for the next push");
+                        return Ok(());
+                    }
+                    let remote = if remote.is_empty() {
+                        default_remote(&repo)?
+                    } else {
+                        remote
+                    };
+                    common::flush_and_report(&repo, topo.refs_store(), &remote, false, quiet)
+                }
+                None => Ok(()),
+            }
+        }
         Command::Log { id, json } => {
             let history = topo.history(&topo.resolve(&id)?)?;
             if json {
@@ -308,6 +329,12 @@ fn run() -> Result<()> {
             }
         }
     }
+}
+
+fn default_remote(repo: &Repo) -> Result<String> {
+    entire_checkpoints::push::default_remote(repo).context(
+        "no remote configured to push to: name one (e.g. git entire-checkpoint push <REMOTE>)",
+    )
 }
 
 fn print_json(v: &Value) -> Result<()> {

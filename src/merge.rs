@@ -110,13 +110,15 @@ fn is_slot_name(name: &str) -> bool {
     !name.is_empty() && name.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// Merges two checkpoint trees of `id`. A side without a readable root summary contributes
+/// Merges two checkpoint trees of `id`; `prefix` is the `sessions[]` path prefix of the store
+/// (`""` for git-refs, `/<id[:2]>/<id[2:]>` on the v1 branch). A side without a readable root summary contributes
 /// nothing (data-less commits, e.g. an empty bootstrap, are dropped).
 pub(crate) fn merge_trees(
     repo: &Repository,
     id: &CheckpointId,
     local: &Tree<'_>,
     remote: &Tree<'_>,
+    prefix: &str,
 ) -> Result<Merged, StoreError> {
     let (Some(ld), Some(rd)) = (
         tree::read_documents(repo, local, id)?,
@@ -164,7 +166,7 @@ pub(crate) fn merge_trees(
         let t = repo
             .find_tree(s.tree)
             .map_err(git_err("read session slot"))?;
-        entries.push(tree::entry_paths_of(&t, "", i));
+        entries.push(tree::entry_paths_of(&t, prefix, i));
     }
     let summary = tree::recompute_summary(Some(&prev), id, &metas, entries, None);
 

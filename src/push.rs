@@ -588,8 +588,9 @@ fn recover_and_push(
     let remote = side
         .read_ref(fetched)
         .ok_or("fetch for recovery wrote no ref")?;
+    let step = checkpoint_step(repo, cref.id());
     let (tip, notes) =
-        replay(repo, cref.id(), local, remote).map_err(|e| crate::exit::error_chain(&e))?;
+        replay(repo, local, remote, &step).map_err(|e| crate::exit::error_chain(&e))?;
     repo.git
         .reference_matching(
             name,
@@ -615,14 +616,19 @@ fn recover_and_push(
     }
 }
 
+/// The merged tree of one replayed commit: given the local commit and the current tip's tree.
+type MergeStep<'a> =
+    dyn Fn(&git2::Commit<'_>, &git2::Tree<'_>) -> Result<(Oid, Vec<String>), StoreError> + 'a;
+
 /// Replays the local commits since the merge base (all of them when the histories are
-/// disconnected) on top of `remote`, merging each tree with the remote side by session.
-/// Returns the new tip (a descendant of `remote`) and the merge decisions.
+/// disconnected) on top of `remote`, each tree merged with the current tip by `step`. Commits
+/// whose merge changes nothing are dropped (data-less ones, like an empty bootstrap). Returns
+/// the new tip, a descendant of `remote`, and the merge decisions.
 fn replay(
     repo: &Repo,
-    id: &CheckpointId,
     local: Oid,
     remote: Oid,
+    step: &MergeStep<'_>,
 ) -> Result<(Oid, Vec<String>), StoreError> {
     let git = &repo.git;
     let err = crate::store::git_err;
@@ -644,16 +650,13 @@ fn replay(
     let mut notes = Vec::new();
     let committer = repo.signature(&repo.identity("COMMITTER"), "COMMITTER")?;
     for c in chain {
-        let ours = c.tree().map_err(err("read local tree"))?;
         let theirs = tip.tree().map_err(err("read remote tree"))?;
-        let merged = merge::merge_trees(git, id, &ours, &theirs)?;
-        notes.extend(merged.notes);
-        if merged.tree == theirs.id() {
+        let (merged, step_notes) = step(&c, &theirs)?;
+        notes.extend(step_notes);
+        if merged == theirs.id() {
             continue;
         }
-        let tree = git
-            .find_tree(merged.tree)
-            .map_err(err("read merged tree"))?;
+        let tree = git.find_tree(merged).map_err(err("read merged tree"))?;
         let message = String::from_utf8_lossy(c.message_bytes()).into_owned();
         let oid = git
             .commit(None, &c.author(), &committer, &message, &tree, &[&tip])
@@ -662,6 +665,79 @@ fn replay(
     }
     notes.dedup();
     Ok((tip.id(), notes))
+}
+
+/// A replay step for one checkpoint ref: the whole tree is the checkpoint.
+fn checkpoint_step<'a>(
+    repo: &'a Repo,
+    id: &'a CheckpointId,
+) -> impl Fn(&git2::Commit<'_>, &git2::Tree<'_>) -> Result<(Oid, Vec<String>), StoreError> + 'a {
+    move |c, theirs| {
+        let ours = c.tree().map_err(crate::store::git_err("read local tree"))?;
+        let m = merge::merge_trees(&repo.git, id, &ours, theirs, "")?;
+        Ok((m.tree, m.notes))
+    }
+}
+
+/// A replay step for the v1 branch: every checkpoint subtree the local commit changed is merged
+/// into the tip's tree (a deletion is never replayed: nothing is dropped).
+fn v1_step(
+    repo: &Repo,
+) -> impl Fn(&git2::Commit<'_>, &git2::Tree<'_>) -> Result<(Oid, Vec<String>), StoreError> + '_ {
+    use crate::store::branch::v1_subtrees;
+    move |c, theirs| {
+        let git = &repo.git;
+        let err = crate::store::git_err;
+        let ours = c.tree().map_err(err("read local tree"))?;
+        let before: HashMap<String, Oid> = match c.parents().next() {
+            Some(p) => v1_subtrees(repo, &p.tree().map_err(err("read parent tree"))?)?
+                .into_iter()
+                .map(|e| (e.path, e.tree))
+                .collect(),
+            None => HashMap::new(),
+        };
+        let mut update = git2::build::TreeUpdateBuilder::new();
+        let mut notes = Vec::new();
+        let mut changed = false;
+        for e in v1_subtrees(repo, &ours)? {
+            if before.get(&e.path) == Some(&e.tree) {
+                continue;
+            }
+            let Ok(id) = CheckpointId::parse(&e.raw_id) else {
+                continue;
+            };
+            let merged = match theirs.get_path(Path::new(&e.path)) {
+                Ok(r) if r.id() != e.tree => {
+                    let local = git
+                        .find_tree(e.tree)
+                        .map_err(err("read local checkpoint"))?;
+                    let remote = git
+                        .find_tree(r.id())
+                        .map_err(err("read remote checkpoint"))?;
+                    let m = merge::merge_trees(
+                        git,
+                        &id,
+                        &local,
+                        &remote,
+                        &format!("/{}", id.v1_path()),
+                    )?;
+                    notes.extend(m.notes);
+                    m.tree
+                }
+                Ok(_) => continue,
+                Err(_) => e.tree,
+            };
+            update.upsert(e.path.as_str(), merged, git2::FileMode::Tree);
+            changed = true;
+        }
+        if !changed {
+            return Ok((theirs.id(), notes));
+        }
+        let tree = update
+            .create_updated(git, theirs)
+            .map_err(err("write merged v1 tree"))?;
+        Ok((tree, notes))
+    }
 }
 
 /// Every queued or pending ref for any destination, for `status`.
@@ -711,8 +787,11 @@ pub enum V1Push {
     /// The remote has no remote-tracking refs at all (likely empty): pushing now could make
     /// the v1 branch a new repository's default branch, so it waits.
     Deferred,
-    /// The branch landed.
-    Pushed,
+    /// The branch landed (after a sync with the remote's branch when `notes` says so).
+    Pushed {
+        /// Decisions of semantic merges made while syncing.
+        notes: Vec<String>,
+    },
     /// git refused or failed (one redacted line); the branch is pushed again next time.
     Refused(String),
 }
@@ -738,29 +817,69 @@ pub fn push_v1(repo: &Repo, remote: &str) -> Result<V1Push, PushError> {
             return Ok(V1Push::Deferred);
         }
     }
-    let side = Side::new(repo, &[(V1_BRANCH_REF.to_owned(), local)])?;
-    let out = side
-        .git()
-        .args([
-            "push",
-            "--porcelain",
-            "--no-verify",
-            remote,
-            &format!("{V1_BRANCH_REF}:{V1_BRANCH_REF}"),
-        ])
-        .run(DEFAULT_BUDGET)?;
-    let results = git::parse_push_porcelain(&out.stdout);
-    match results.iter().find(|r| r.dst == V1_BRANCH_REF) {
-        Some(r) if r.landed() => {
-            if is_named {
-                let tracking = format!("refs/remotes/{remote}/entire/checkpoints/v1");
-                let _ = repo.git.reference(&tracking, local, true, "entire: pushed");
+    let deadline = Instant::now() + DEFAULT_BUDGET;
+    let mut notes = Vec::new();
+    let mut tip = local;
+    for attempt in 0..2 {
+        let side = Side::new(repo, &[(V1_BRANCH_REF.to_owned(), tip)])?;
+        let out = side
+            .git()
+            .args([
+                "push",
+                "--porcelain",
+                "--no-verify",
+                remote,
+                &format!("{V1_BRANCH_REF}:{V1_BRANCH_REF}"),
+            ])
+            .run(deadline.saturating_duration_since(Instant::now()))?;
+        let results = git::parse_push_porcelain(&out.stdout);
+        match results.iter().find(|r| r.dst == V1_BRANCH_REF) {
+            Some(r) if r.landed() => {
+                if is_named {
+                    let tracking = format!("refs/remotes/{remote}/entire/checkpoints/v1");
+                    let _ = repo.git.reference(&tracking, tip, true, "entire: pushed");
+                }
+                return Ok(V1Push::Pushed { notes });
             }
-            Ok(V1Push::Pushed)
+            Some(r) if r.non_fast_forward() && attempt == 0 => {
+                // Fetch the remote branch, replay our commits on it checkpoint by checkpoint,
+                // move the local branch there by compare-and-swap, and push again.
+                let fetched = "refs/fetched/v1";
+                let out = side
+                    .git()
+                    .args(["fetch", "--no-tags", "--no-write-fetch-head", remote])
+                    .args([format!("+{V1_BRANCH_REF}:{fetched}")])
+                    .run(deadline.saturating_duration_since(Instant::now()))?;
+                let Some(theirs) = out.success().then(|| side.read_ref(fetched)).flatten() else {
+                    return Ok(V1Push::Refused(format!(
+                        "fetch for sync failed: {}",
+                        first_error_line(&out.stderr)
+                    )));
+                };
+                let step = v1_step(repo);
+                let (merged, n) = replay(repo, tip, theirs, &step)?;
+                notes.extend(n);
+                if let Err(e) = repo.git.reference_matching(
+                    V1_BRANCH_REF,
+                    merged,
+                    true,
+                    tip,
+                    "entire: sync v1 with remote",
+                ) {
+                    return Ok(V1Push::Refused(format!(
+                        "the local branch moved during sync ({})",
+                        e.message()
+                    )));
+                }
+                tip = merged;
+            }
+            Some(r) => return Ok(V1Push::Refused(r.summary.clone())),
+            None => return Ok(V1Push::Refused(first_error_line(&out.stderr))),
         }
-        Some(r) => Ok(V1Push::Refused(r.summary.clone())),
-        None => Ok(V1Push::Refused(first_error_line(&out.stderr))),
     }
+    Ok(V1Push::Refused(
+        "still not a fast-forward after syncing".into(),
+    ))
 }
 
 /// The remote checkpoints sync with by default: `origin`, else the only remote.

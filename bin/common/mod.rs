@@ -80,7 +80,6 @@ pub fn push_and_report(
     reconcile: bool,
     quiet: bool,
 ) -> Result<()> {
-    use entire_checkpoints::push;
     use entire_checkpoints::store::StoreKind;
     use entire_checkpoints::topology::Topology;
 
@@ -91,13 +90,25 @@ pub fn push_and_report(
     if topo.primary() == StoreKind::GitBranch {
         return push_v1_and_report(repo, remote, quiet);
     }
+    flush_and_report(repo, topo.refs_store(), remote, reconcile, quiet)
+}
+
+/// Pushes the git-refs checkpoint refs due for `remote`, whatever the primary, and reports.
+pub fn flush_and_report(
+    repo: &entire_checkpoints::repo::Repo,
+    refs_store: &entire_checkpoints::store::refs::GitRefsStore<'_>,
+    remote: &str,
+    reconcile: bool,
+    quiet: bool,
+) -> Result<()> {
+    use entire_checkpoints::push;
     entire_checkpoints::git::check_version()?;
     let dest = push::destination(repo, remote);
     let opts = push::FlushOptions {
         reconcile,
         ..Default::default()
     };
-    let report = push::flush(repo, topo.refs_store(), &dest, &opts)?;
+    let report = push::flush(repo, refs_store, &dest, &opts)?;
     if quiet {
         return Ok(());
     }
@@ -161,8 +172,11 @@ fn push_v1_and_report(
     use entire_checkpoints::push::{push_v1, V1Push};
     match push_v1(repo, remote)? {
         V1Push::NothingToPush | V1Push::UpToDate | V1Push::Deferred => {}
-        V1Push::Pushed => {
+        V1Push::Pushed { notes } => {
             if !quiet {
+                for note in notes {
+                    eprintln!("entire: {note}");
+                }
                 eprintln!(
                     "entire: pushing entire/checkpoints/v1 to {}... done",
                     entire_checkpoints::git::redact(remote)
