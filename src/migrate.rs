@@ -10,7 +10,7 @@
 use git2::{Oid, Tree};
 
 use crate::id::CheckpointId;
-use crate::model::{CheckpointSummary, SessionFilePaths};
+use crate::model::CheckpointSummary;
 use crate::publish::{self, Located};
 use crate::repo::Repo;
 use crate::store::branch::{v1_subtrees, V1_BRANCH_REF};
@@ -43,52 +43,42 @@ impl MigrateReport {
     }
 }
 
-fn strip_prefix_in(value: &mut String, prefix: &str) -> bool {
-    match value.strip_prefix(prefix) {
-        Some(rest) if rest.starts_with('/') => {
-            *value = rest.to_owned();
-            true
-        }
-        _ => false,
-    }
-}
-
-/// Removes the v1 path prefix from every string of a `sessions[]` entry, known or not.
-fn normalise_entry(e: &mut SessionFilePaths, prefix: &str) -> bool {
-    let mut changed = false;
-    for field in [
-        &mut e.metadata,
-        &mut e.transcript,
-        &mut e.compact_transcript,
-        &mut e.content_hash,
-        &mut e.prompt,
-        &mut e.assets_manifest,
-    ] {
-        changed |= strip_prefix_in(field, prefix);
-    }
-    for v in e.extra.values_mut() {
-        if let serde_json::Value::String(s) = v {
-            changed |= strip_prefix_in(s, prefix);
-        }
-    }
-    changed
-}
-
 /// The normalised root `metadata.json` bytes, or `None` when the stored ones need no change.
+///
+/// Works on the generic JSON value, not the typed model, so that nothing but the two allowed
+/// changes happens: `checkpoint_version` is removed and every string in a `sessions[]` entry
+/// loses the `/<id[:2]>/<id[2:]>` prefix. Key order, `null`s and unknown keys stay as stored.
 fn normalised_summary(bytes: &[u8], id: &CheckpointId) -> Result<Option<Vec<u8>>, String> {
-    let mut s = CheckpointSummary::from_json(bytes).map_err(|e| crate::exit::error_chain(&e))?;
-    if !s.checkpoint_id.is_empty() && s.checkpoint_id != id.as_str() {
+    // Validate as the model reads it (corrupt data is skipped, not migrated).
+    let typed = CheckpointSummary::from_json(bytes).map_err(|e| crate::exit::error_chain(&e))?;
+    if !typed.checkpoint_id.is_empty() && typed.checkpoint_id != id.as_str() {
         return Err(format!(
             "metadata.json names checkpoint {:?}, not {id}",
-            s.checkpoint_id
+            typed.checkpoint_id
         ));
     }
-    let prefix = format!("/{}", id.v1_path());
-    let mut changed = s.extra.shift_remove("checkpoint_version").is_some();
-    for e in &mut s.sessions {
-        changed |= normalise_entry(e, &prefix);
+    let mut doc: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let Some(obj) = doc.as_object_mut() else {
+        return Err("metadata.json is not a JSON object".into());
+    };
+    let prefix = format!("/{}/", id.v1_path());
+    let mut changed = obj.shift_remove("checkpoint_version").is_some();
+    if let Some(serde_json::Value::Array(sessions)) = obj.get_mut("sessions") {
+        for entry in sessions
+            .iter_mut()
+            .filter_map(serde_json::Value::as_object_mut)
+        {
+            for v in entry.values_mut() {
+                if let serde_json::Value::String(s) = v {
+                    if let Some(rest) = s.strip_prefix(&prefix) {
+                        *s = format!("/{rest}");
+                        changed = true;
+                    }
+                }
+            }
+        }
     }
-    Ok(changed.then(|| s.to_json()))
+    Ok(changed.then(|| crate::model::to_json_bytes(&doc)))
 }
 
 /// Whether `candidate` equals `subtree` with its `metadata.json` replaced by `metadata`.

@@ -320,6 +320,8 @@ pub fn flush(
     if known && !opts.reconcile && !shared.path().exists() && !dest_queue.path().exists() {
         return Ok(report);
     }
+    // Only now is git needed: the empty-queue path above stays within a few milliseconds.
+    git::check_version()?;
 
     if !known || opts.reconcile {
         match reconcile(repo, refs_store, dest, deadline)? {

@@ -23,7 +23,11 @@ mod compat;
 mod list;
 #[path = "cli/log.rs"]
 mod log;
+#[path = "cli/migrate.rs"]
+mod migrate;
 #[path = "cli/show.rs"]
 mod show;
+#[path = "cli/topology.rs"]
+mod topology;
 #[path = "cli/write.rs"]
 mod write;

@@ -102,7 +102,6 @@ pub fn flush_and_report(
     quiet: bool,
 ) -> Result<()> {
     use entire_checkpoints::push;
-    entire_checkpoints::git::check_version()?;
     let dest = push::destination(repo, remote);
     let opts = push::FlushOptions {
         reconcile,

@@ -1,0 +1,1546 @@
+//! The checkpoint topology: the `checkpoints` settings block and its environment override, the
+//! registry's errors, every rollout state end to end (writes to the primary and each mirror,
+//! verified on disk), the `fs` mirror, and kind-based read routing
+//! (ref-checkpoint-backend.md "Backend taxonomy", "Read routing", "Configuration and rollout";
+//! anchor-behaviour §8–§10, scenarios 39–50).
+//!
+//! Unlike most modules, these tests usually leave `ENTIRE_CHECKPOINTS_PRIMARY` unset so that the
+//! settings files decide.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{json, Value};
+
+use crate::env::{
+    assert_code, assert_success, branch_dir, checkpoint_ref, parse_json, sha256_hex, Store,
+    TestEnv, REFS_PREFIX, V1_BRANCH,
+};
+use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
+
+const DEFAULT_BLOCK: &str = r#"{"checkpoints": {"primary": {"type": "git-branch"}}}"#;
+const PARALLEL: &str =
+    r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}]}}"#;
+const REFS_ONLY: &str = r#"{"checkpoints": {"primary": {"type": "git-refs"}}}"#;
+const REFS_FS: &str =
+    r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs"}]}}"#;
+
+const REGISTERED: &str = "(registered: fs, git-branch, git-refs)";
+const CONFIG_ERROR_PREFIX: &str =
+    "error: resolve checkpoints config: invalid checkpoints config in .entire/settings.json: ";
+
+// ---------------------------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------------------------
+
+/// `git-entire-checkpoint <args>` with no `ENTIRE_*` variable: the settings files decide.
+fn run(env: &TestEnv, args: &[&str]) -> Output {
+    env.cmd()
+        .args(args)
+        .output()
+        .expect("run git-entire-checkpoint")
+}
+
+/// `git-entire-checkpoint <args>` with extra environment variables.
+fn run_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Output {
+    let mut cmd = env.cmd();
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    cmd.args(args).output().expect("run git-entire-checkpoint")
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+fn ok(env: &TestEnv, args: &[&str]) -> String {
+    let out = run(env, args);
+    assert_success(&out, args);
+    stdout(&out)
+}
+
+fn ok_json(env: &TestEnv, args: &[&str]) -> Value {
+    let out = run(env, args);
+    assert_success(&out, args);
+    parse_json(&out.stdout)
+}
+
+fn ok_json_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Value {
+    let out = run_with(env, vars, args);
+    assert_success(&out, args);
+    parse_json(&out.stdout)
+}
+
+fn settings(env: &TestEnv, text: &str) {
+    env.write_file(".entire/settings.json", text.as_bytes());
+}
+
+fn local_settings(env: &TestEnv, text: &str) {
+    env.write_file(".entire/settings.local.json", text.as_bytes());
+}
+
+fn config(env: &TestEnv) -> Value {
+    ok_json(env, &["config", "--json"])
+}
+
+fn expected_config(primary: &str, mirrors: &[&str], source: &str, rollout: &str) -> Value {
+    json!({"primary": primary, "mirrors": mirrors, "source": source, "rollout": rollout})
+}
+
+/// Asserts the four contract fields of `config --json` (extra fields are allowed).
+fn assert_config(actual: &Value, expected: &Value, what: &str) {
+    for key in ["primary", "mirrors", "source", "rollout"] {
+        assert_eq!(
+            actual[key], expected[key],
+            "{what}: config --json field {key:?}\nactual: {actual}\nexpected: {expected}"
+        );
+    }
+}
+
+/// The write arguments for a session with a transcript, optionally with an explicit ID.
+fn write_args(env: &TestEnv, id: Option<&str>, session: &str, transcript: &[u8]) -> Vec<String> {
+    let file = env.input_file(
+        &format!("t-{session}-{}.jsonl", id.unwrap_or("minted")),
+        transcript,
+    );
+    let mut args: Vec<String> = ["write", "--session", session, "--transcript"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    args.push(file.to_str().expect("utf-8 path").to_string());
+    args.extend(["--prompt", "do the thing", "--files-touched", "a.go"].map(String::from));
+    if let Some(id) = id {
+        args.push("--id".into());
+        args.push(id.into());
+    }
+    args
+}
+
+/// A write with the settings deciding the topology; returns the printed ID.
+fn write(env: &TestEnv, id: Option<&str>, session: &str, transcript: &[u8]) -> String {
+    let args = write_args(env, id, session, transcript);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(env, &refs);
+    assert_success(&out, &refs);
+    let printed = stdout(&out);
+    let id_line = printed.trim_end_matches('\n');
+    assert_eq!(printed, format!("{id_line}\n"), "write prints the ID line");
+    if let Some(id) = id {
+        assert_eq!(id_line, id);
+    }
+    id_line.to_string()
+}
+
+fn is_ulid(s: &str) -> bool {
+    s.len() == 26
+        && s.chars()
+            .all(|c| c.is_ascii_digit() || (c.is_ascii_uppercase() && !"ILOU".contains(c)))
+}
+
+fn is_hex12(s: &str) -> bool {
+    s.len() == 12 && s.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'))
+}
+
+/// The git common dir as an absolute path.
+fn common_dir(env: &TestEnv) -> PathBuf {
+    let raw = env.git(&["rev-parse", "--git-common-dir"]);
+    let p = PathBuf::from(raw.trim());
+    if p.is_absolute() {
+        p
+    } else {
+        env.repo().join(p)
+    }
+}
+
+/// The fs mirror's default directory, `<git-common-dir>/entire/fs-mirror`.
+fn fs_default_dir(env: &TestEnv) -> PathBuf {
+    common_dir(env).join("entire").join("fs-mirror")
+}
+
+/// Every regular file under `dir`, as sorted `/`-separated relative paths.
+fn files_under(dir: &Path) -> Vec<String> {
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
+        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("read {dir:?}: {e}")) {
+            let entry = entry.expect("dir entry");
+            let path = entry.path();
+            let ft = entry.file_type().expect("file type");
+            if ft.is_dir() {
+                walk(base, &path, out);
+            } else {
+                let rel = path.strip_prefix(base).expect("under base");
+                out.push(
+                    rel.components()
+                        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+                        .collect::<Vec<_>>()
+                        .join("/"),
+                );
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
+
+/// Every blob path of the tree at `spec`, sorted (`git ls-tree -r`).
+fn tree_files(env: &TestEnv, spec: &str) -> Vec<String> {
+    let mut v: Vec<String> = env
+        .git(&["ls-tree", "-r", "--name-only", spec])
+        .lines()
+        .map(str::to_string)
+        .collect();
+    v.sort();
+    v
+}
+
+/// Asserts that `<dir>/<id>/` holds exactly the files of the git-refs checkpoint `id`, with the
+/// same bytes (`git cat-file -p <ref>:<path>`).
+fn assert_fs_matches_ref(env: &TestEnv, dir: &Path, id: &str) {
+    let cp_dir = dir.join(id);
+    assert!(cp_dir.is_dir(), "fs mirror directory {cp_dir:?} missing");
+    let r = checkpoint_ref(id);
+    let expected = tree_files(env, &r);
+    for required in [
+        "metadata.json",
+        "0/metadata.json",
+        "0/full.jsonl",
+        "0/content_hash.txt",
+    ] {
+        assert!(
+            expected.iter().any(|f| f == required),
+            "{r} lacks {required}: {expected:?}"
+        );
+    }
+    assert_eq!(
+        files_under(&cp_dir),
+        expected,
+        "fs mirror files of {id} vs tree of {r}"
+    );
+    for f in &expected {
+        let git_bytes = env.git_bytes(&["cat-file", "-p", &format!("{r}:{f}")]);
+        let fs_bytes = std::fs::read(cp_dir.join(f)).expect("read fs mirror file");
+        assert_eq!(
+            fs_bytes,
+            git_bytes,
+            "fs mirror {id}/{f} differs from {r}:{f}:\nfs:  {}\ngit: {}",
+            String::from_utf8_lossy(&fs_bytes),
+            String::from_utf8_lossy(&git_bytes)
+        );
+    }
+}
+
+/// Removes the v1 prefix `/<id[:2]>/<id[2:]>` from every string of every `sessions[]` entry.
+fn strip_v1_prefix(mut root: Value, id: &str) -> Value {
+    let prefix = format!("/{}/", branch_dir(id));
+    if let Some(sessions) = root["sessions"].as_array_mut() {
+        for entry in sessions {
+            for (_, v) in entry
+                .as_object_mut()
+                .expect("session entry object")
+                .iter_mut()
+            {
+                if let Some(s) = v.as_str() {
+                    if let Some(rest) = s.strip_prefix(&prefix) {
+                        *v = Value::String(format!("/{rest}"));
+                    }
+                }
+            }
+        }
+    }
+    root
+}
+
+/// Asserts that the v1 copy of `id` is the git-refs copy spliced under `<id[:2]>/<id[2:]>/`:
+/// identical session subtree, root summary equal except for the path prefixes.
+fn assert_branch_mirrors_ref(env: &TestEnv, id: &str) {
+    let dir = branch_dir(id);
+    let r = checkpoint_ref(id);
+    assert!(
+        env.rev(&format!("{V1_BRANCH}:{dir}")).is_some(),
+        "{id} not on the v1 branch at {dir}/"
+    );
+    assert_eq!(
+        env.rev(&format!("{V1_BRANCH}:{dir}/0")),
+        env.rev(&format!("{r}:0")),
+        "session subtree 0 of {id} differs between v1 and refs"
+    );
+    let branch_root = env.json(Store::Branch, id, "metadata.json");
+    for entry in branch_root["sessions"].as_array().expect("sessions") {
+        let meta = entry["metadata"].as_str().expect("metadata path");
+        assert!(
+            meta.starts_with(&format!("/{dir}/")),
+            "v1 session paths are prefixed with /{dir}/: {meta}"
+        );
+    }
+    let refs_root = env.json(Store::Refs, id, "metadata.json");
+    assert_eq!(
+        strip_v1_prefix(branch_root, id),
+        refs_root,
+        "root metadata.json of {id}: v1 (prefix stripped) vs refs"
+    );
+}
+
+fn checkpoint_refs(env: &TestEnv) -> Vec<String> {
+    env.refs_under(REFS_PREFIX)
+}
+
+fn show(env: &TestEnv, id: &str) -> Value {
+    ok_json(env, &["show", id, "--json", "--no-fetch"])
+}
+
+fn list_entries(env: &TestEnv) -> Vec<Value> {
+    ok_json(env, &["list", "--json"])
+        .as_array()
+        .expect("list --json is an array")
+        .clone()
+}
+
+fn list_ids_and_stores(entries: &[Value]) -> Vec<(String, String)> {
+    entries
+        .iter()
+        .map(|e| {
+            (
+                e["checkpoint_id"].as_str().expect("id").to_string(),
+                e["store"].as_str().expect("store").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn input(env: &TestEnv, name: &str, v: &Value) -> String {
+    env.input_file(name, v.to_string().as_bytes())
+        .to_str()
+        .expect("utf-8 path")
+        .to_string()
+}
+
+/// Asserts that nothing was written: no checkpoint refs, no v1 branch, no fs mirror directory.
+fn assert_nothing_written(env: &TestEnv, what: &str) {
+    assert_eq!(checkpoint_refs(env), Vec::<String>::new(), "{what}: refs");
+    assert_eq!(env.rev(V1_BRANCH), None, "{what}: v1 branch");
+    assert!(!fs_default_dir(env).exists(), "{what}: fs mirror dir");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settings resolution and `config --json` (scenarios 45, 47–50)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn config_without_settings_is_the_default() {
+    let env = TestEnv::new();
+    assert_config(
+        &config(&env),
+        &expected_config("git-branch", &[], "default", "default"),
+        "no settings",
+    );
+    let human = ok(&env, &["config"]);
+    assert!(
+        human.contains("git-branch") && human.contains("default"),
+        "human config output names the primary and the rollout:\n{human}"
+    );
+}
+
+#[test]
+fn config_reports_every_rollout_state_from_settings() {
+    let cases: &[(&str, Value)] = &[
+        (
+            DEFAULT_BLOCK,
+            expected_config("git-branch", &[], "settings", "default"),
+        ),
+        (
+            PARALLEL,
+            expected_config("git-refs", &["git-branch"], "settings", "parallel"),
+        ),
+        (
+            REFS_ONLY,
+            expected_config("git-refs", &[], "settings", "refs-only"),
+        ),
+        (
+            REFS_FS,
+            expected_config("git-refs", &["fs"], "settings", "custom"),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}, {"type": "fs"}]}}"#,
+            expected_config("git-refs", &["git-branch", "fs"], "settings", "custom"),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs"}, {"type": "git-branch"}]}}"#,
+            expected_config("git-refs", &["fs", "git-branch"], "settings", "custom"),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "git-refs"}]}}"#,
+            expected_config("git-branch", &["git-refs"], "settings", "custom"),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "fs", "config": {"dir": "out"}}]}}"#,
+            expected_config("git-branch", &["fs"], "settings", "custom"),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": []}}"#,
+            expected_config("git-refs", &[], "settings", "refs-only"),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-refs", "config": {"opaque": [1, {"x": null}]}}, "mirrors": [{"type": "git-branch", "config": {"ignored": true}}]}}"#,
+            expected_config("git-refs", &["git-branch"], "settings", "parallel"),
+        ),
+        (
+            r#"{"enabled": true, "strategy_options": {"push_sessions": false}, "checkpoints": {"primary": {"type": "git-refs"}}}"#,
+            expected_config("git-refs", &[], "settings", "refs-only"),
+        ),
+    ];
+    for (text, expected) in cases {
+        let env = TestEnv::new();
+        settings(&env, text);
+        assert_config(&config(&env), expected, text);
+        let status = ok_json(&env, &["status", "--json"]);
+        assert_eq!(status["primary"], expected["primary"], "status of {text}");
+        assert_eq!(status["mirrors"], expected["mirrors"], "status of {text}");
+    }
+}
+
+#[test]
+fn local_block_replaces_the_base_block_wholesale() {
+    let env = TestEnv::new();
+    settings(
+        &env,
+        r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}, {"type": "fs"}]}}"#,
+    );
+    local_settings(&env, REFS_ONLY);
+    assert_config(
+        &config(&env),
+        &expected_config("git-refs", &[], "settings.local", "refs-only"),
+        "local refs-only over base with mirrors",
+    );
+    // The dropped mirrors really receive nothing.
+    let id = write(&env, None, "sess-1", TRANSCRIPT);
+    assert!(is_ulid(&id), "git-refs primary mints a ULID: {id}");
+    assert!(env.rev(&checkpoint_ref(&id)).is_some());
+    assert_eq!(env.rev(V1_BRANCH), None, "base mirror git-branch dropped");
+    assert!(!fs_default_dir(&env).exists(), "base mirror fs dropped");
+}
+
+#[test]
+fn local_block_can_select_the_branch_over_a_refs_base() {
+    let env = TestEnv::new();
+    settings(&env, PARALLEL);
+    local_settings(&env, DEFAULT_BLOCK);
+    assert_config(
+        &config(&env),
+        &expected_config("git-branch", &[], "settings.local", "default"),
+        "local git-branch over base parallel",
+    );
+    let id = write(&env, None, "sess-1", TRANSCRIPT);
+    assert!(is_hex12(&id), "git-branch primary mints hex: {id}");
+    assert!(env.exists(Store::Branch, &id, "metadata.json"));
+    assert_eq!(checkpoint_refs(&env), Vec::<String>::new());
+}
+
+#[test]
+fn invalid_base_block_is_ignored_when_the_local_block_is_valid() {
+    let env = TestEnv::new();
+    settings(
+        &env,
+        r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirorrs": [{"type": "git-branch"}]}}"#,
+    );
+    local_settings(&env, PARALLEL);
+    assert_config(
+        &config(&env),
+        &expected_config("git-refs", &["git-branch"], "settings.local", "parallel"),
+        "valid local over invalid base",
+    );
+}
+
+#[test]
+fn local_file_without_a_block_falls_back_to_the_base_file() {
+    for local in [
+        r#"{"strategy_options": {"push_sessions": false}}"#,
+        "{ this is not json",
+        r#"{"checkpoints": null}"#,
+    ] {
+        let env = TestEnv::new();
+        settings(&env, PARALLEL);
+        local_settings(&env, local);
+        assert_config(
+            &config(&env),
+            &expected_config("git-refs", &["git-branch"], "settings", "parallel"),
+            &format!("local file {local:?}"),
+        );
+    }
+}
+
+/// Each fail-soft case resolves to the git-branch default, and a write really goes there.
+fn assert_fail_soft(env: &TestEnv, what: &str) {
+    assert_config(
+        &config(env),
+        &expected_config("git-branch", &[], "default", "default"),
+        what,
+    );
+    let id = write(env, None, "sess-1", TRANSCRIPT);
+    assert!(is_hex12(&id), "{what}: default primary mints hex, got {id}");
+    assert!(
+        env.exists(Store::Branch, &id, "0/full.jsonl"),
+        "{what}: written to the v1 branch"
+    );
+    assert_eq!(
+        checkpoint_refs(env),
+        Vec::<String>::new(),
+        "{what}: no refs"
+    );
+}
+
+#[test]
+fn unusable_settings_files_fall_back_to_the_default() {
+    let cases = [
+        (
+            "syntax error",
+            "{\"checkpoints\": {\"primary\": {\"type\": \"git-refs\"}",
+        ),
+        ("not an object", "[1, 2, 3]"),
+        ("empty file", ""),
+        ("no checkpoints key", r#"{"enabled": true}"#),
+        ("checkpoints null", r#"{"checkpoints": null}"#),
+        (
+            "unrelated malformed field",
+            r#"{"strategy_options": 5, "enabled": "yes"}"#,
+        ),
+    ];
+    for (what, text) in cases {
+        let env = TestEnv::new();
+        settings(&env, text);
+        assert_fail_soft(&env, what);
+    }
+}
+
+#[test]
+fn unreadable_settings_file_falls_back_to_the_default() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let path = env.write_file(".entire/settings.json", REFS_ONLY.as_bytes());
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::read(&path).is_ok() {
+        // Running as root: permissions do not stop reads, so there is nothing to test.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        return;
+    }
+    assert_fail_soft(&env, "unreadable settings file");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+}
+
+#[test]
+fn settings_path_that_is_a_directory_falls_back_to_the_default() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.repo().join(".entire/settings.json")).unwrap();
+    std::fs::create_dir_all(env.repo().join(".entire/settings.local.json")).unwrap();
+    assert_fail_soft(&env, "settings files are directories");
+}
+
+#[test]
+fn settings_symlink_escaping_dot_entire_is_ignored() {
+    let env = TestEnv::new();
+    let outside = env.input_file("outside-settings.json", REFS_ONLY.as_bytes());
+    std::fs::create_dir_all(env.repo().join(".entire")).unwrap();
+    std::os::unix::fs::symlink(&outside, env.repo().join(".entire/settings.json")).unwrap();
+    // Also a relative escape, through the work tree.
+    env.write_file("elsewhere.json", PARALLEL.as_bytes());
+    std::os::unix::fs::symlink(
+        "../elsewhere.json",
+        env.repo().join(".entire/settings.local.json"),
+    )
+    .unwrap();
+    assert_fail_soft(&env, "symlinks escaping .entire/");
+}
+
+#[test]
+fn settings_symlink_inside_dot_entire_is_followed() {
+    // The positive control of the escaping-symlink test: confinement, not "no symlinks".
+    let env = TestEnv::new();
+    env.write_file(".entire/real-settings.json", REFS_ONLY.as_bytes());
+    std::os::unix::fs::symlink(
+        "real-settings.json",
+        env.repo().join(".entire/settings.json"),
+    )
+    .unwrap();
+    assert_config(
+        &config(&env),
+        &expected_config("git-refs", &[], "settings", "refs-only"),
+        "symlink inside .entire/",
+    );
+}
+
+#[test]
+fn settings_are_read_from_the_work_tree_root_when_run_in_a_subdirectory() {
+    let env = TestEnv::new();
+    settings(&env, PARALLEL);
+    std::fs::create_dir_all(env.repo().join("sub/dir")).unwrap();
+    let out = env
+        .cmd()
+        .current_dir(env.repo().join("sub/dir"))
+        .args(["config", "--json"])
+        .output()
+        .unwrap();
+    assert_success(&out, &["config --json (subdirectory)"]);
+    assert_config(
+        &parse_json(&out.stdout),
+        &expected_config("git-refs", &["git-branch"], "settings", "parallel"),
+        "from a subdirectory",
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Invalid blocks are errors, and nothing is written
+// ---------------------------------------------------------------------------------------------
+
+/// Runs a write and `config` with the given settings; both must fail with exit 1; returns the
+/// write's stderr. Asserts nothing was written.
+fn assert_settings_rejected(text: &str, local: bool) -> String {
+    let env = TestEnv::new();
+    if local {
+        local_settings(&env, text);
+    } else {
+        settings(&env, text);
+    }
+    let args = write_args(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(&env, &refs);
+    let err = assert_code(&out, 1, &format!("write with settings {text}"));
+    assert!(stdout(&out).is_empty(), "no ID printed: {}", stdout(&out));
+    assert_nothing_written(&env, text);
+    let cfg = run(&env, &["config", "--json"]);
+    let cfg_err = assert_code(&cfg, 1, &format!("config with settings {text}"));
+    assert_eq!(
+        cfg_err.lines().find(|l| l.starts_with("error: ")),
+        err.lines().find(|l| l.starts_with("error: ")),
+        "config and write report the same error"
+    );
+    err
+}
+
+#[test]
+fn unknown_field_in_block_is_an_error() {
+    let err = assert_settings_rejected(
+        r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirorrs": [{"type": "git-branch"}]}}"#,
+        false,
+    );
+    assert!(err.starts_with(CONFIG_ERROR_PREFIX), "stderr: {err}");
+    assert!(err.contains("mirorrs"), "names the field: {err}");
+    assert!(err.contains("newer CLI"), "hints at a newer CLI: {err}");
+}
+
+#[test]
+fn unknown_field_inside_a_backend_is_an_error() {
+    for text in [
+        r#"{"checkpoints": {"primary": {"type": "git-refs", "typo": 1}}}"#,
+        r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs", "cfg": {}}]}}"#,
+    ] {
+        let err = assert_settings_rejected(text, false);
+        assert!(err.starts_with(CONFIG_ERROR_PREFIX), "{text}: stderr {err}");
+        assert!(err.contains("newer CLI"), "{text}: {err}");
+    }
+}
+
+#[test]
+fn wrong_types_in_block_are_errors() {
+    for text in [
+        r#"{"checkpoints": {"primary": {"type": 7}}}"#,
+        r#"{"checkpoints": {"primary": "git-refs"}}"#,
+        r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": {"type": "git-branch"}}}"#,
+        r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": ["git-branch"]}}"#,
+        r#"{"checkpoints": "git-refs"}"#,
+    ] {
+        let err = assert_settings_rejected(text, false);
+        assert!(err.starts_with(CONFIG_ERROR_PREFIX), "{text}: stderr {err}");
+        assert!(err.contains("newer CLI"), "{text}: {err}");
+    }
+}
+
+#[test]
+fn invalid_local_block_names_the_local_file() {
+    let env_text = r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirorrs": []}}"#;
+    let err = assert_settings_rejected(env_text, true);
+    assert!(
+        err.starts_with(
+            "error: resolve checkpoints config: invalid checkpoints config in .entire/settings.local.json: "
+        ),
+        "stderr: {err}"
+    );
+}
+
+#[test]
+fn invalid_local_block_is_not_rescued_by_a_valid_base() {
+    let env = TestEnv::new();
+    settings(&env, REFS_ONLY);
+    local_settings(
+        &env,
+        r#"{"checkpoints": {"primary": {"type": "git-refs"}, "x": 1}}"#,
+    );
+    let out = run(&env, &["config", "--json"]);
+    let err = assert_code(&out, 1, "invalid local block over a valid base");
+    assert!(err.contains(".entire/settings.local.json"), "{err}");
+}
+
+#[test]
+fn missing_primary_type_is_an_error() {
+    for text in [
+        r#"{"checkpoints": {"primary": {}}}"#,
+        r#"{"checkpoints": {"primary": {"type": ""}}}"#,
+        r#"{"checkpoints": {"mirrors": [{"type": "git-branch"}]}}"#,
+        r#"{"checkpoints": {}}"#,
+    ] {
+        let err = assert_settings_rejected(text, false);
+        assert!(
+            err.contains("checkpoints.primary.type is required"),
+            "{text}: stderr {err}"
+        );
+        assert!(
+            err.starts_with("error: resolve checkpoints config: "),
+            "{text}: stderr {err}"
+        );
+    }
+}
+
+#[test]
+fn missing_mirror_type_is_an_error() {
+    let err = assert_settings_rejected(
+        r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}, {"config": {}}]}}"#,
+        false,
+    );
+    assert!(
+        err.contains("checkpoints.mirrors[1].type is required"),
+        "stderr: {err}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Registry errors (scenario 45)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn registry_errors_from_settings() {
+    let cases: &[(&str, String)] = &[
+        (
+            r#"{"checkpoints": {"primary": {"type": "nope"}}}"#,
+            format!("checkpoints.primary: unknown checkpoint backend type \"nope\" {REGISTERED}"),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "fs"}}}"#,
+            "checkpoints.primary: checkpoint backend \"fs\" cannot be the primary: only git-backed backends (e.g. \"git-branch\", \"git-refs\") may be the primary".into(),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-refs"}]}}"#,
+            "checkpoints.mirrors[0]: backend type \"git-refs\" is already used by the primary or another mirror; each backend type may appear at most once".into(),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "git-branch"}]}}"#,
+            "checkpoints.mirrors[0]: backend type \"git-branch\" is already used by the primary or another mirror; each backend type may appear at most once".into(),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}, {"type": "git-branch"}]}}"#,
+            "checkpoints.mirrors[1]: backend type \"git-branch\" is already used by the primary or another mirror; each backend type may appear at most once".into(),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs"}, {"type": "fs", "config": {"dir": "b"}}]}}"#,
+            "checkpoints.mirrors[1]: backend type \"fs\" is already used by the primary or another mirror; each backend type may appear at most once".into(),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "s3"}]}}"#,
+            format!("checkpoints.mirrors[0]: unknown checkpoint backend type \"s3\" {REGISTERED}"),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}, {"type": "s3"}]}}"#,
+            format!("checkpoints.mirrors[1]: unknown checkpoint backend type \"s3\" {REGISTERED}"),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs", "config": {"dir": 5}}]}}"#,
+            "checkpoints.mirrors[0]: construct \"fs\" checkpoint backend: ".into(),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs", "config": {"path": "x"}}]}}"#,
+            "checkpoints.mirrors[0]: construct \"fs\" checkpoint backend: ".into(),
+        ),
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}, {"type": "fs", "config": "dir"}]}}"#,
+            "checkpoints.mirrors[1]: construct \"fs\" checkpoint backend: ".into(),
+        ),
+    ];
+    for (text, expected) in cases {
+        let err = assert_settings_rejected(text, false);
+        assert!(
+            err.contains(&format!("error: {expected}")),
+            "settings {text}:\nexpected stderr to contain {expected:?}\ngot: {err}"
+        );
+    }
+}
+
+#[test]
+fn registry_errors_from_the_environment() {
+    let cases: &[(&str, &str, String)] = &[
+        (
+            "nope",
+            "",
+            format!("checkpoints.primary: unknown checkpoint backend type \"nope\" {REGISTERED}"),
+        ),
+        (
+            "fs",
+            "",
+            "checkpoints.primary: checkpoint backend \"fs\" cannot be the primary".into(),
+        ),
+        (
+            "git-refs",
+            "git-branch, git-refs",
+            "checkpoints.mirrors[1]: backend type \"git-refs\" is already used by the primary or another mirror".into(),
+        ),
+        (
+            "git-branch",
+            "fs,fs",
+            "checkpoints.mirrors[1]: backend type \"fs\" is already used by the primary or another mirror".into(),
+        ),
+        (
+            "git-refs",
+            " , s3",
+            format!("checkpoints.mirrors[0]: unknown checkpoint backend type \"s3\" {REGISTERED}"),
+        ),
+    ];
+    for (primary, mirrors, expected) in cases {
+        let env = TestEnv::new();
+        let vars = [
+            ("ENTIRE_CHECKPOINTS_PRIMARY", *primary),
+            ("ENTIRE_CHECKPOINTS_MIRRORS", *mirrors),
+        ];
+        let args = write_args(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = run_with(&env, &vars, &refs);
+        let err = assert_code(&out, 1, &format!("env {primary:?} / {mirrors:?}"));
+        assert!(
+            err.contains(expected.as_str()),
+            "env {primary:?} / {mirrors:?}: expected {expected:?} in:\n{err}"
+        );
+        assert_nothing_written(&env, &format!("env {primary:?} / {mirrors:?}"));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Environment override (scenario 48)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn env_primary_replaces_the_settings_block() {
+    let env = TestEnv::new();
+    settings(&env, PARALLEL);
+    local_settings(&env, REFS_FS);
+    let v = ok_json_with(
+        &env,
+        &[("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")],
+        &["config", "--json"],
+    );
+    assert_config(
+        &v,
+        &expected_config("git-refs", &[], "env", "refs-only"),
+        "env primary only",
+    );
+    let v = ok_json_with(
+        &env,
+        &[("ENTIRE_CHECKPOINTS_PRIMARY", "  git-branch\t")],
+        &["config", "--json"],
+    );
+    assert_config(
+        &v,
+        &expected_config("git-branch", &[], "env", "default"),
+        "env primary is trimmed",
+    );
+}
+
+#[test]
+fn env_mirrors_are_split_trimmed_and_empties_dropped() {
+    let env = TestEnv::new();
+    let cases: &[(&str, &[&str], &str)] = &[
+        ("git-branch, fs", &["git-branch", "fs"], "custom"),
+        (" git-branch ", &["git-branch"], "parallel"),
+        (",git-branch,, ", &["git-branch"], "parallel"),
+        ("fs", &["fs"], "custom"),
+        ("", &[], "refs-only"),
+        (" , ", &[], "refs-only"),
+    ];
+    for (mirrors, expected, rollout) in cases {
+        let v = ok_json_with(
+            &env,
+            &[
+                ("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs"),
+                ("ENTIRE_CHECKPOINTS_MIRRORS", mirrors),
+            ],
+            &["config", "--json"],
+        );
+        assert_config(
+            &v,
+            &expected_config("git-refs", expected, "env", rollout),
+            &format!("ENTIRE_CHECKPOINTS_MIRRORS={mirrors:?}"),
+        );
+    }
+}
+
+#[test]
+fn env_override_skips_an_invalid_settings_file() {
+    let env = TestEnv::new();
+    settings(
+        &env,
+        r#"{"checkpoints": {"primary": {"type": "nope"}, "mirorrs": 1}}"#,
+    );
+    let v = ok_json_with(
+        &env,
+        &[("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")],
+        &["config", "--json"],
+    );
+    assert_config(
+        &v,
+        &expected_config("git-refs", &[], "env", "refs-only"),
+        "env over an invalid file",
+    );
+}
+
+#[test]
+fn blank_env_primary_is_ignored_even_with_mirrors() {
+    let env = TestEnv::new();
+    let blank = [
+        ("ENTIRE_CHECKPOINTS_PRIMARY", "   "),
+        ("ENTIRE_CHECKPOINTS_MIRRORS", "git-branch, fs"),
+    ];
+    let v = ok_json_with(&env, &blank, &["config", "--json"]);
+    assert_config(
+        &v,
+        &expected_config("git-branch", &[], "default", "default"),
+        "blank env, no settings",
+    );
+    settings(&env, REFS_ONLY);
+    let v = ok_json_with(&env, &blank, &["config", "--json"]);
+    assert_config(
+        &v,
+        &expected_config("git-refs", &[], "settings", "refs-only"),
+        "blank env, settings refs-only",
+    );
+    let v = ok_json_with(
+        &env,
+        &[("ENTIRE_CHECKPOINTS_PRIMARY", "")],
+        &["config", "--json"],
+    );
+    assert_eq!(v["source"], json!("settings"), "empty env primary ignored");
+    let v = ok_json_with(
+        &env,
+        &[("ENTIRE_CHECKPOINTS_MIRRORS", "git-branch")],
+        &["config", "--json"],
+    );
+    assert_config(
+        &v,
+        &expected_config("git-refs", &[], "settings", "refs-only"),
+        "mirrors without a primary are ignored",
+    );
+}
+
+#[test]
+fn env_topology_drives_writes_to_every_backend() {
+    let env = TestEnv::new();
+    settings(&env, DEFAULT_BLOCK);
+    let vars = [
+        ("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs"),
+        ("ENTIRE_CHECKPOINTS_MIRRORS", "git-branch, fs"),
+    ];
+    let args = write_args(&env, None, "sess-1", TRANSCRIPT);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run_with(&env, &vars, &refs);
+    assert_success(&out, &refs);
+    let id = stdout(&out).trim().to_string();
+    assert!(is_ulid(&id), "git-refs primary from env mints a ULID: {id}");
+    assert!(env.rev(&checkpoint_ref(&id)).is_some());
+    assert_branch_mirrors_ref(&env, &id);
+    assert_fs_matches_ref(&env, &fs_default_dir(&env), &id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rollout states end to end
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn rollout_default_writes_hex_to_the_branch_only() {
+    let env = TestEnv::new();
+    let id = write(&env, None, "sess-1", TRANSCRIPT);
+    assert!(is_hex12(&id), "default mints 12-hex: {id}");
+    assert!(env.exists(Store::Branch, &id, "0/full.jsonl"));
+    assert_eq!(env.blob(Store::Branch, &id, "0/full.jsonl"), TRANSCRIPT);
+    assert_eq!(
+        env.blob_text(Store::Branch, &id, "0/content_hash.txt"),
+        format!("sha256:{}", sha256_hex(TRANSCRIPT))
+    );
+    assert_eq!(checkpoint_refs(&env), Vec::<String>::new(), "no refs");
+    assert!(!fs_default_dir(&env).exists());
+    let v = show(&env, &id);
+    assert_eq!(v["store"], json!("git-branch"));
+    assert_eq!(v["ref"], json!(V1_BRANCH));
+    let status = ok_json(&env, &["status", "--json"]);
+    assert_eq!(status["primary"], json!("git-branch"));
+    assert_eq!(status["mirrors"], json!([]));
+    assert_eq!(status["queued"], json!(0), "a branch write queues no ref");
+}
+
+#[test]
+fn rollout_default_refuses_a_ulid_and_writes_nothing() {
+    let env = TestEnv::new();
+    settings(&env, DEFAULT_BLOCK);
+    let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(&env, &refs);
+    let err = assert_code(&out, 1, "ULID under a git-branch primary");
+    assert!(err.contains("refusing to write ULID checkpoint"), "{err}");
+    assert!(stdout(&out).is_empty());
+    assert_nothing_written(&env, "ULID refused");
+}
+
+#[test]
+fn branch_primary_with_fs_mirror_refuses_a_ulid_everywhere() {
+    // A failed primary write skips the mirrors (scenario 46).
+    let env = TestEnv::new();
+    settings(
+        &env,
+        r#"{"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "fs"}]}}"#,
+    );
+    let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(&env, &refs);
+    let err = assert_code(&out, 1, "ULID under git-branch + fs");
+    assert!(err.contains("refusing to write ULID checkpoint"), "{err}");
+    assert_nothing_written(&env, "ULID refused with an fs mirror");
+    assert!(!fs_default_dir(&env).join(ULID_ID).exists());
+}
+
+#[test]
+fn rollout_parallel_writes_refs_and_the_branch() {
+    let env = TestEnv::new();
+    settings(&env, PARALLEL);
+    let id = write(&env, None, "sess-1", TRANSCRIPT);
+    assert!(is_ulid(&id), "parallel mints a ULID: {id}");
+    let r = checkpoint_ref(&id);
+    assert_eq!(checkpoint_refs(&env), vec![r.clone()]);
+    assert_eq!(r, format!("{REFS_PREFIX}{}/{id}", &id[24..]));
+    assert_eq!(
+        env.parents(&env.tip(Store::Refs, &id)),
+        Vec::<String>::new()
+    );
+    assert_eq!(env.blob(Store::Refs, &id, "0/full.jsonl"), TRANSCRIPT);
+    // The v1 branch holds the same checkpoint at <id[:2]>/<id[2:]>/.
+    assert_eq!(
+        env.ls_tree(&format!("{V1_BRANCH}:{}", &id[..2])),
+        vec![id[2..].to_string()]
+    );
+    assert_branch_mirrors_ref(&env, &id);
+    assert_eq!(
+        env.json(Store::Branch, &id, "metadata.json")["sessions"][0]["transcript"],
+        json!(format!("/{}/{}/0/full.jsonl", &id[..2], &id[2..]))
+    );
+    // Reads are served by refs.
+    let v = show(&env, &id);
+    assert_eq!(v["store"], json!("git-refs"));
+    assert_eq!(v["ref"], json!(r));
+    let entries = list_entries(&env);
+    assert_eq!(
+        list_ids_and_stores(&entries),
+        vec![(id.clone(), "git-refs".to_string())],
+        "one entry, de-duplicated"
+    );
+    let status = ok_json(&env, &["status", "--json"]);
+    assert_eq!(status["primary"], json!("git-refs"));
+    assert_eq!(status["mirrors"], json!(["git-branch"]));
+    assert_eq!(status["queued"], json!(1));
+}
+
+#[test]
+fn rollout_parallel_second_session_and_hex_id_reach_both_stores() {
+    let env = TestEnv::new();
+    settings(&env, PARALLEL);
+    let id = write(&env, None, "sess-1", TRANSCRIPT);
+    write(&env, Some(&id), "sess-2", TRANSCRIPT_2);
+    assert_eq!(
+        env.json(Store::Refs, &id, "metadata.json")["sessions"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        env.rev(&format!("{V1_BRANCH}:{}/1", branch_dir(&id))),
+        env.rev(&format!("{}:1", checkpoint_ref(&id))),
+        "slot 1 mirrored"
+    );
+    assert_branch_mirrors_ref(&env, &id);
+    // An explicit hex ID under parallel goes to both stores; reads prefer refs.
+    write(&env, Some(HEX_ID), "sess-h", TRANSCRIPT);
+    assert_branch_mirrors_ref(&env, HEX_ID);
+    assert_eq!(show(&env, HEX_ID)["store"], json!("git-refs"));
+    let entries = list_entries(&env);
+    assert_eq!(entries.len(), 2, "de-duplicated: {entries:?}");
+    for e in &entries {
+        assert_eq!(e["store"], json!("git-refs"), "{e}");
+    }
+}
+
+#[test]
+fn rollout_refs_only_writes_refs_only() {
+    let env = TestEnv::new();
+    settings(&env, REFS_ONLY);
+    let id = write(&env, None, "sess-1", TRANSCRIPT);
+    assert!(is_ulid(&id), "refs-only mints a ULID: {id}");
+    assert_eq!(checkpoint_refs(&env), vec![checkpoint_ref(&id)]);
+    assert_eq!(env.rev(V1_BRANCH), None, "no v1 branch");
+    assert!(!fs_default_dir(&env).exists());
+    assert_eq!(show(&env, &id)["store"], json!("git-refs"));
+    // A hex ID is accepted and lands in refs too.
+    write(&env, Some(HEX_ID), "sess-h", TRANSCRIPT_2);
+    assert_eq!(env.blob(Store::Refs, HEX_ID, "0/full.jsonl"), TRANSCRIPT_2);
+    assert_eq!(env.rev(V1_BRANCH), None, "still no v1 branch");
+    assert_eq!(show(&env, HEX_ID)["store"], json!("git-refs"));
+    let status = ok_json(&env, &["status", "--json"]);
+    assert_eq!(status["queued"], json!(2));
+}
+
+#[test]
+fn rollout_custom_refs_with_fs_mirror() {
+    let env = TestEnv::new();
+    settings(&env, REFS_FS);
+    let id = write(&env, None, "sess-1", TRANSCRIPT);
+    assert!(is_ulid(&id), "{id}");
+    assert_eq!(env.rev(V1_BRANCH), None, "no v1 branch");
+    let dir = fs_default_dir(&env);
+    assert_fs_matches_ref(&env, &dir, &id);
+    assert_eq!(
+        std::fs::read(dir.join(&id).join("0/full.jsonl")).unwrap(),
+        TRANSCRIPT
+    );
+    // A second session and a rewrite of the first stay in step.
+    write(&env, Some(&id), "sess-2", TRANSCRIPT_2);
+    assert_fs_matches_ref(&env, &dir, &id);
+    write(&env, Some(&id), "sess-1", TRANSCRIPT_2);
+    assert_fs_matches_ref(&env, &dir, &id);
+    // Reads never come from the mirror: removing the ref makes the checkpoint absent.
+    assert_eq!(show(&env, &id)["store"], json!("git-refs"));
+    env.git(&["update-ref", "-d", &checkpoint_ref(&id)]);
+    let out = run(&env, &["show", &id, "--json", "--no-fetch"]);
+    assert_code(&out, 3, "ULID only in the fs mirror");
+}
+
+#[test]
+fn rollout_custom_refs_branch_and_fs_with_relative_dir() {
+    let env = TestEnv::new();
+    settings(
+        &env,
+        r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}, {"type": "fs", "config": {"dir": "mirror-out/cps"}}]}}"#,
+    );
+    assert_config(
+        &config(&env),
+        &expected_config("git-refs", &["git-branch", "fs"], "settings", "custom"),
+        "three backends",
+    );
+    // Run from a subdirectory: a relative dir is taken from the work tree root, not the cwd.
+    std::fs::create_dir_all(env.repo().join("src/deep")).unwrap();
+    let args = write_args(&env, None, "sess-1", TRANSCRIPT);
+    let out = env
+        .cmd()
+        .current_dir(env.repo().join("src/deep"))
+        .args(&args)
+        .output()
+        .unwrap();
+    assert_success(&out, &["write from a subdirectory"]);
+    let id = stdout(&out).trim().to_string();
+    assert!(is_ulid(&id), "{id}");
+    assert!(env.rev(&checkpoint_ref(&id)).is_some());
+    assert_branch_mirrors_ref(&env, &id);
+    let dir = env.repo().join("mirror-out/cps");
+    assert_fs_matches_ref(&env, &dir, &id);
+    assert!(
+        !env.repo().join("src/deep/mirror-out").exists(),
+        "not relative to the cwd"
+    );
+    assert!(!fs_default_dir(&env).exists(), "the default dir is unused");
+}
+
+#[test]
+fn rollout_custom_branch_primary_with_fs_mirror() {
+    let env = TestEnv::new();
+    let out_dir = env.root().join("abs-fs-mirror");
+    settings(
+        &env,
+        &json!({"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "fs", "config": {"dir": out_dir.to_str().unwrap()}}]}})
+            .to_string(),
+    );
+    let id = write(&env, None, "sess-1", TRANSCRIPT);
+    assert!(is_hex12(&id), "git-branch primary mints hex: {id}");
+    assert_eq!(checkpoint_refs(&env), Vec::<String>::new());
+    let cp = out_dir.join(&id);
+    assert_eq!(std::fs::read(cp.join("0/full.jsonl")).unwrap(), TRANSCRIPT);
+    assert_eq!(
+        std::fs::read(cp.join("0/metadata.json")).unwrap(),
+        env.blob(Store::Branch, &id, "0/metadata.json"),
+        "session metadata identical to the v1 copy"
+    );
+    assert_eq!(
+        std::fs::read(cp.join("0/content_hash.txt")).unwrap(),
+        env.blob(Store::Branch, &id, "0/content_hash.txt")
+    );
+    // The fs layout is the git-refs layout: root-relative `/0/...` paths.
+    let root: Value = parse_json(&std::fs::read(cp.join("metadata.json")).unwrap());
+    assert_eq!(root["sessions"][0]["metadata"], json!("/0/metadata.json"));
+    assert_eq!(
+        root,
+        strip_v1_prefix(env.json(Store::Branch, &id, "metadata.json"), &id)
+    );
+}
+
+#[test]
+fn fs_mirror_defaults_to_the_common_dir_from_a_linked_worktree() {
+    let env = TestEnv::new();
+    let wt = env.root().join("wt");
+    env.git(&["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()]);
+    std::fs::create_dir_all(wt.join(".entire")).unwrap();
+    std::fs::write(wt.join(".entire/settings.json"), REFS_FS).unwrap();
+    let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
+    let out = env.cmd().current_dir(&wt).args(&args).output().unwrap();
+    assert_success(&out, &["write from a linked worktree"]);
+    // The main work tree has no settings, so its own resolution is the default; the files
+    // must still be in the shared common dir.
+    let dir = fs_default_dir(&env);
+    assert_eq!(dir, env.repo().join(".git/entire/fs-mirror"));
+    assert_fs_matches_ref(&env, &dir, ULID_ID);
+    assert!(
+        !env.repo().join(".git/worktrees/wt/entire").exists(),
+        "not in the worktree's private git dir"
+    );
+}
+
+#[test]
+fn fs_mirror_failure_warns_and_the_primary_write_succeeds() {
+    let env = TestEnv::new();
+    env.write_file("blocker", b"a regular file\n");
+    settings(
+        &env,
+        r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs", "config": {"dir": "blocker/mirror"}}]}}"#,
+    );
+    let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(&env, &refs);
+    assert_success(&out, &refs);
+    assert_eq!(stdout(&out), format!("{ULID_ID}\n"));
+    let err = stderr(&out);
+    assert!(
+        err.contains("mirror fs write failed; primary write succeeded"),
+        "stderr: {err}"
+    );
+    assert_eq!(env.blob(Store::Refs, ULID_ID, "0/full.jsonl"), TRANSCRIPT);
+    assert_eq!(
+        std::fs::read(env.repo().join("blocker")).unwrap(),
+        b"a regular file\n"
+    );
+    // A backfill warns the same way and also succeeds on the primary.
+    let f = input(
+        &env,
+        "summary.json",
+        &json!({"intent": "x", "outcome": "y"}),
+    );
+    let out = run(&env, &["backfill", "summary", ULID_ID, "--summary", &f]);
+    assert_success(&out, &["backfill summary"]);
+    assert!(
+        stderr(&out).contains("mirror fs write failed; primary write succeeded"),
+        "backfill stderr: {}",
+        stderr(&out)
+    );
+    assert_eq!(
+        env.json(Store::Refs, ULID_ID, "0/metadata.json")["summary"]["intent"],
+        json!("x")
+    );
+    // -q silences the warning, not the write.
+    let args = write_args(&env, Some(ULID_ID), "sess-2", TRANSCRIPT_2);
+    let mut refs: Vec<&str> = vec!["-q"];
+    refs.extend(args.iter().map(String::as_str));
+    let out = run(&env, &refs);
+    assert_success(&out, &refs);
+    assert_eq!(stderr(&out), "", "-q silences the mirror warning");
+    assert!(env.exists(Store::Refs, ULID_ID, "1/full.jsonl"));
+}
+
+#[test]
+fn branch_mirror_failure_warns_and_the_primary_write_succeeds() {
+    // A loose ref `refs/heads/entire/checkpoints` makes `.../checkpoints/v1` impossible to
+    // create, so the git-branch mirror fails while git-refs succeeds.
+    let env = TestEnv::new();
+    env.git(&["update-ref", "refs/heads/entire/checkpoints", "HEAD"]);
+    settings(&env, PARALLEL);
+    let args = write_args(&env, None, "sess-1", TRANSCRIPT);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(&env, &refs);
+    assert_success(&out, &refs);
+    let id = stdout(&out).trim().to_string();
+    assert!(is_ulid(&id), "{id}");
+    assert!(
+        stderr(&out).contains("mirror git-branch write failed; primary write succeeded"),
+        "stderr: {}",
+        stderr(&out)
+    );
+    assert_eq!(env.blob(Store::Refs, &id, "0/full.jsonl"), TRANSCRIPT);
+    assert_eq!(env.rev(V1_BRANCH), None);
+    assert_eq!(show(&env, &id)["store"], json!("git-refs"));
+    // With git-branch as the primary the same failure fails the write, and skips the mirrors.
+    settings(
+        &env,
+        r#"{"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "fs"}]}}"#,
+    );
+    let args = write_args(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(&env, &refs);
+    assert_code(&out, 1, "git-branch primary cannot write");
+    assert!(
+        !fs_default_dir(&env).join(HEX_ID).exists(),
+        "mirror skipped"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Backfills reach the mirrors
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn backfills_fan_out_to_branch_and_fs_mirrors() {
+    let env = TestEnv::new();
+    settings(
+        &env,
+        r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}, {"type": "fs"}]}}"#,
+    );
+    let dir = fs_default_dir(&env);
+    let id = write(&env, None, "sess-1", TRANSCRIPT);
+    write(&env, Some(&id), "sess-2", TRANSCRIPT_2);
+
+    let summary = json!({"intent": "Mirror me", "outcome": "mirrored", "friction": []});
+    let f = input(&env, "summary.json", &summary);
+    ok(
+        &env,
+        &[
+            "backfill",
+            "summary",
+            &id,
+            "--session",
+            "sess-1",
+            "--summary",
+            &f,
+        ],
+    );
+    assert_eq!(
+        env.json(Store::Refs, &id, "0/metadata.json")["summary"],
+        summary
+    );
+    assert_branch_mirrors_ref(&env, &id);
+    assert_fs_matches_ref(&env, &dir, &id);
+
+    let new_transcript = b"{\"type\":\"user\",\"message\":\"replaced\"}\n";
+    let t = env.input_file("replaced.jsonl", new_transcript);
+    ok(
+        &env,
+        &[
+            "backfill",
+            "transcript",
+            &id,
+            "--session",
+            "sess-1",
+            "--transcript",
+            t.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(env.blob(Store::Refs, &id, "0/full.jsonl"), new_transcript);
+    assert_eq!(env.blob(Store::Branch, &id, "0/full.jsonl"), new_transcript);
+    assert_eq!(
+        std::fs::read(dir.join(&id).join("0/content_hash.txt")).unwrap(),
+        format!("sha256:{}", sha256_hex(new_transcript)).as_bytes()
+    );
+    assert_branch_mirrors_ref(&env, &id);
+    assert_fs_matches_ref(&env, &dir, &id);
+
+    let attribution = json!({"agent_lines": 7, "human_added": 3, "total_committed": 10});
+    let a = input(&env, "attr.json", &attribution);
+    ok(&env, &["backfill", "attribution", &id, "--attribution", &a]);
+    let root = env.json(Store::Refs, &id, "metadata.json");
+    assert_eq!(root["combined_attribution"]["agent_lines"], json!(7));
+    assert_eq!(
+        env.json(Store::Branch, &id, "metadata.json")["combined_attribution"]["agent_lines"],
+        json!(7)
+    );
+    assert_branch_mirrors_ref(&env, &id);
+    assert_fs_matches_ref(&env, &dir, &id);
+}
+
+#[test]
+fn backfill_of_a_hex_served_by_the_branch_skips_the_mirrors() {
+    // Scenario 44: under a git-refs primary a hex checkpoint absent from refs but on v1 is
+    // backfilled on v1; the mirrors (here fs) are skipped and no ref is created.
+    let env = TestEnv::new();
+    write_std(&env, Store::Branch, HEX_ID, "sess-1", TRANSCRIPT);
+    settings(&env, REFS_FS);
+    let before = env.tip(Store::Branch, HEX_ID);
+    let f = input(&env, "summary.json", &json!({"intent": "on v1"}));
+    ok(&env, &["backfill", "summary", HEX_ID, "--summary", &f]);
+    let after = env.tip(Store::Branch, HEX_ID);
+    assert_ne!(before, after, "the v1 branch advanced");
+    assert_eq!(env.parents(&after), vec![before]);
+    assert_eq!(
+        env.json(Store::Branch, HEX_ID, "0/metadata.json")["summary"]["intent"],
+        json!("on v1")
+    );
+    assert_eq!(
+        checkpoint_refs(&env),
+        Vec::<String>::new(),
+        "no ref created"
+    );
+    assert!(
+        !fs_default_dir(&env).join(HEX_ID).exists(),
+        "mirrors skipped for a fallback-served backfill"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Read routing (scenarios 39–43)
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn branch_primary_routing() {
+    // Scenario 39: hex from the branch only; a ULID from refs.
+    let env = TestEnv::new();
+    write_std(&env, Store::Branch, HEX_ID, "sess-b", TRANSCRIPT);
+    write_std(&env, Store::Refs, ULID_ID, "sess-u", TRANSCRIPT);
+    write_std(&env, Store::Refs, HEX_ID_2, "sess-r", TRANSCRIPT);
+    settings(&env, DEFAULT_BLOCK);
+    assert_eq!(show(&env, HEX_ID)["store"], json!("git-branch"));
+    let v = show(&env, ULID_ID);
+    assert_eq!(v["store"], json!("git-refs"));
+    assert_eq!(v["ref"], json!(checkpoint_ref(ULID_ID)));
+    // A hex checkpoint that exists only in refs is not read under a git-branch primary.
+    let out = run(&env, &["show", HEX_ID_2, "--json", "--no-fetch"]);
+    assert_code(&out, 3, "hex only in refs under a git-branch primary");
+    let out = run(&env, &["cat", HEX_ID_2, "0/full.jsonl"]);
+    assert_code(
+        &out,
+        3,
+        "cat of a hex only in refs under a git-branch primary",
+    );
+    // The same repository under a git-refs primary finds it.
+    settings(&env, REFS_ONLY);
+    assert_eq!(show(&env, HEX_ID_2)["store"], json!("git-refs"));
+}
+
+#[test]
+fn refs_primary_routing_prefers_refs_then_falls_back_to_the_branch() {
+    // Scenario 40: ULID from refs; hex only on v1 via fallback; hex in both from refs.
+    let env = TestEnv::new();
+    write_std(&env, Store::Branch, HEX_ID, "sess-b", TRANSCRIPT);
+    write_std(&env, Store::Branch, HEX_ID_2, "sess-old", TRANSCRIPT);
+    write_std(&env, Store::Refs, HEX_ID_2, "sess-new", TRANSCRIPT_2);
+    write_std(&env, Store::Refs, ULID_ID, "sess-u", TRANSCRIPT);
+    for block in [PARALLEL, REFS_ONLY, REFS_FS] {
+        settings(&env, block);
+        assert_eq!(show(&env, ULID_ID)["store"], json!("git-refs"), "{block}");
+        let v = show(&env, HEX_ID);
+        assert_eq!(v["store"], json!("git-branch"), "{block}");
+        assert_eq!(v["ref"], json!(V1_BRANCH), "{block}");
+        let v = show(&env, HEX_ID_2);
+        assert_eq!(v["store"], json!("git-refs"), "{block}");
+        assert_eq!(v["sessions"][0]["session_id"], json!("sess-new"), "{block}");
+        assert_eq!(
+            ok(&env, &["cat", HEX_ID_2, "0/full.jsonl"]).as_bytes(),
+            TRANSCRIPT_2,
+            "{block}: cat reads the refs copy"
+        );
+    }
+    // Under the default the branch copy of HEX_ID_2 is the one read.
+    settings(&env, DEFAULT_BLOCK);
+    let v = show(&env, HEX_ID_2);
+    assert_eq!(v["store"], json!("git-branch"));
+    assert_eq!(v["sessions"][0]["session_id"], json!("sess-old"));
+}
+
+#[test]
+fn ulid_left_only_on_the_branch_mirror_is_not_found() {
+    // Scenario 41: written in parallel, then the ref is deleted; the v1 copy is never read.
+    let env = TestEnv::new();
+    settings(&env, PARALLEL);
+    let id = write(&env, None, "sess-1", TRANSCRIPT);
+    assert!(env.exists(Store::Branch, &id, "0/full.jsonl"));
+    env.git(&["update-ref", "-d", &checkpoint_ref(&id)]);
+    assert!(
+        env.exists(Store::Branch, &id, "0/full.jsonl"),
+        "v1 copy kept"
+    );
+    for block in [PARALLEL, REFS_ONLY, DEFAULT_BLOCK] {
+        settings(&env, block);
+        let out = run(&env, &["show", &id, "--json", "--no-fetch"]);
+        assert_code(&out, 3, &format!("ULID only on v1 under {block}"));
+        let out = run(&env, &["cat", &id, "metadata.json"]);
+        assert_code(&out, 3, &format!("cat of a ULID only on v1 under {block}"));
+    }
+}
+
+#[test]
+fn list_unions_both_stores_and_dedups_under_parallel() {
+    // Scenario 42.
+    let env = TestEnv::new();
+    let legacy = write(&env, None, "sess-legacy", TRANSCRIPT);
+    assert!(is_hex12(&legacy));
+    settings(&env, PARALLEL);
+    let a = write(&env, None, "sess-a", TRANSCRIPT);
+    let b = write(&env, None, "sess-b", TRANSCRIPT_2);
+    let entries = list_entries(&env);
+    let mut got = list_ids_and_stores(&entries);
+    got.sort();
+    let mut expected = vec![
+        (legacy.clone(), "git-branch".to_string()),
+        (a.clone(), "git-refs".to_string()),
+        (b.clone(), "git-refs".to_string()),
+    ];
+    expected.sort();
+    assert_eq!(got, expected, "three checkpoints, each listed once");
+    for e in &entries {
+        assert_eq!(e["session_count"], json!(1), "{e}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// status --json
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn status_reports_queue_and_hooks() {
+    let env = TestEnv::new();
+    let v = ok_json(&env, &["status", "--json"]);
+    assert_eq!(v["primary"], json!("git-branch"));
+    assert_eq!(v["mirrors"], json!([]));
+    assert_eq!(v["queued"], json!(0));
+    assert_eq!(
+        v["hooks"],
+        json!({"pre-push": false, "post-commit": false, "prepare-commit-msg": false})
+    );
+    // A hook script of ours counts as installed; a foreign one does not.
+    let hooks = common_dir(&env).join("hooks");
+    std::fs::create_dir_all(&hooks).unwrap();
+    std::fs::write(
+        hooks.join("pre-push"),
+        "#!/bin/sh\n# Entire checkpoints hook\nexit 0\n",
+    )
+    .unwrap();
+    std::fs::write(hooks.join("post-commit"), "#!/bin/sh\necho foreign\n").unwrap();
+    settings(&env, REFS_ONLY);
+    write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
+    write(&env, Some(HEX_ID), "sess-2", TRANSCRIPT_2);
+    write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
+    let v = ok_json(&env, &["status", "--json"]);
+    assert_eq!(v["primary"], json!("git-refs"));
+    assert_eq!(v["queued"], json!(2), "two distinct refs queued: {v}");
+    assert_eq!(
+        v["hooks"],
+        json!({"pre-push": true, "post-commit": false, "prepare-commit-msg": false})
+    );
+}
