@@ -45,8 +45,7 @@ enum Command {
     /// Create a checkpoint, or add or replace one session in it; prints the checkpoint ID.
     Write(Box<WriteArgs>),
     /// Update an existing checkpoint.
-    #[command(subcommand)]
-    Backfill(BackfillCommand),
+    Backfill(BackfillArgs),
     /// Show one checkpoint (by ID, unique ID prefix, or a commit with Entire-Checkpoint trailers).
     Show(ShowArgs),
     /// Write one file of a checkpoint's tree to stdout as raw bytes.
@@ -55,6 +54,8 @@ enum Command {
         id: String,
         /// Path inside the checkpoint, e.g. `metadata.json` or `0/full.jsonl`.
         path: String,
+        #[command(flatten)]
+        fetch: FetchArgs,
     },
     /// List all checkpoints, newest first.
     List {
@@ -64,6 +65,10 @@ enum Command {
         /// Show at most N checkpoints.
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
+        /// Also list checkpoints that exist only on the remote R (default: origin, else the only
+        /// remote), marked as such.
+        #[arg(long, value_name = "R", num_args = 0..=1, default_missing_value = "")]
+        remote: Option<String>,
     },
     /// The resolved checkpoint topology and where it came from.
     Config {
@@ -105,7 +110,28 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        fetch: FetchArgs,
     },
+}
+
+/// How reads get a checkpoint that is missing locally.
+#[derive(Args)]
+struct FetchArgs {
+    /// Never fetch a checkpoint missing locally.
+    #[arg(long, global = true)]
+    no_fetch: bool,
+    /// The remote to fetch a missing checkpoint from (default: origin, else the only remote).
+    #[arg(long, value_name = "R", global = true)]
+    remote: Option<String>,
+}
+
+#[derive(Args)]
+struct BackfillArgs {
+    #[command(subcommand)]
+    what: BackfillCommand,
+    #[command(flatten)]
+    fetch: FetchArgs,
 }
 
 #[derive(Args)]
@@ -209,12 +235,8 @@ struct ShowArgs {
     /// Print the transcript of the session (default: the latest) instead.
     #[arg(long)]
     transcript: bool,
-    /// Never fetch a checkpoint missing locally.
-    #[arg(long)]
-    no_fetch: bool,
-    /// The remote to fetch from.
-    #[arg(long, value_name = "R")]
-    remote: Option<String>,
+    #[command(flatten)]
+    fetch: FetchArgs,
 }
 
 fn main() -> ExitCode {
@@ -231,18 +253,46 @@ fn run() -> Result<()> {
         return Ok(());
     };
     let repo = Repo::discover()?;
-    let topo = Topology::open(&repo)?;
+    let mut topo = Topology::open(&repo)?;
     let quiet = cli.quiet;
     match command {
         Command::Write(args) => cmd_write(&repo, &topo, *args, quiet),
-        Command::Backfill(b) => cmd_backfill(&topo, b, quiet),
-        Command::Show(args) => cmd_show(&repo, &topo, args),
-        Command::Cat { id, path } => {
+        Command::Backfill(b) => {
+            enable_fetch(&repo, &mut topo, &b.fetch);
+            cmd_backfill(&topo, b.what, quiet)
+        }
+        Command::Show(args) => {
+            enable_fetch(&repo, &mut topo, &args.fetch);
+            cmd_show(&repo, &topo, args)
+        }
+        Command::Cat { id, path, fetch } => {
+            enable_fetch(&repo, &mut topo, &fetch);
             let cp = topo.get(&topo.resolve(&id)?)?;
             common::write_stdout(&topo.read_file(&cp, &path)?)
         }
-        Command::List { json, limit } => {
-            let mut all = topo.list()?;
+        Command::List {
+            json,
+            limit,
+            remote,
+        } => {
+            let mut all = match remote {
+                None => topo.list()?,
+                Some(r) => {
+                    let r = if r.is_empty() {
+                        default_remote(&repo)?
+                    } else {
+                        r
+                    };
+                    let listing = topo.list_with_remote(&repo, &r)?;
+                    if let Some(e) = &listing.enumeration_error {
+                        common::warn(
+                            quiet,
+                            format!("could not list the checkpoints of {}; showing local checkpoints only: {e}", entire_checkpoints::git::redact(&r)),
+                        );
+                    }
+                    listing.entries
+                }
+            };
             if let Some(n) = limit {
                 all.truncate(n);
             }
@@ -320,7 +370,8 @@ fn run() -> Result<()> {
                 None => Ok(()),
             }
         }
-        Command::Log { id, json } => {
+        Command::Log { id, json, fetch } => {
+            enable_fetch(&repo, &mut topo, &fetch);
             let history = topo.history(&topo.resolve(&id)?)?;
             if json {
                 print_json(&serde_json::to_value(&history)?)
@@ -328,6 +379,21 @@ fn run() -> Result<()> {
                 common::write_stdout(render::log_human(&history).as_bytes())
             }
         }
+    }
+}
+
+/// Turns on the on-demand fetch of checkpoints missing locally, unless `--no-fetch` or there is
+/// no remote (then a miss is simply "not found").
+fn enable_fetch<'r>(repo: &'r Repo, topo: &mut Topology<'r>, args: &FetchArgs) {
+    if args.no_fetch {
+        return;
+    }
+    if let Some(remote) = args
+        .remote
+        .clone()
+        .or_else(|| entire_checkpoints::fetch::default_fetch_remote(repo))
+    {
+        topo.enable_fetch(repo, remote);
     }
 }
 
@@ -508,7 +574,10 @@ fn show_targets(
         Err(TopologyError::NoMatch(_) | TopologyError::InvalidId(_)) => {
             match commit_trailer_ids(repo, target, quiet)? {
                 Some(ids) => Ok(ids),
-                None => Err(as_id.unwrap_err().into()),
+                None => Err(TopologyError::NoMatch(format!(
+                    "{target} (neither a checkpoint ID nor a commit)"
+                ))
+                .into()),
             }
         }
         Err(e) => Err(e.into()),

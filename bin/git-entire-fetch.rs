@@ -1,7 +1,5 @@
-//! `git entire-fetch`: fetch checkpoints from a remote.
-//!
-//! Fetching arrives with the fetch issue; this entry point already parses the contract's
-//! arguments.
+//! `git entire-fetch`: fetch checkpoints from a remote: named IDs, every checkpoint ref, or the
+//! checkpoints the `Entire-Checkpoint:` trailers of a range of commits name.
 
 #[path = "common/mod.rs"]
 mod common;
@@ -9,36 +7,274 @@ mod common;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use anyhow::{bail, Context, Result};
 use clap::{CommandFactory, Parser};
+use serde_json::json;
+
+use entire_checkpoints::fetch::{default_fetch_remote, Fetched, Fetcher};
+use entire_checkpoints::id::CheckpointId;
+use entire_checkpoints::refname::CheckpointRef;
+use entire_checkpoints::repo::Repo;
+use entire_checkpoints::store::refs::GitRefsStore;
+use entire_checkpoints::store::StoreError;
+use entire_checkpoints::trailers::{checkpoint_trailers, TrailerValue};
 
 /// Fetch checkpoints from a remote: named IDs, all of them, or those a revision range links to.
 #[derive(Parser)]
-#[command(name = "git-entire-fetch", version, about)]
+#[command(name = "git-entire-fetch", version, about, max_term_width = 100)]
 struct Cli {
-    /// The remote (default: the sync remote, else origin).
-    remote: Option<String>,
-    /// Checkpoint IDs to fetch.
-    ids: Vec<String>,
-    /// Fetch every checkpoint ref.
+    /// `[<remote>] [<ID>...]`: the remote (default: origin, else the only remote), then
+    /// checkpoint IDs. A first word that is a configured remote, a URL or a path is the remote.
+    args: Vec<String>,
+    /// Fetch every checkpoint ref of the remote.
     #[arg(long)]
     all: bool,
-    /// Fetch the checkpoints named by Entire-Checkpoint trailers of the commits in a range.
+    /// Fetch the checkpoints named by Entire-Checkpoint trailers of the commits in a range
+    /// (e.g. `origin/main..HEAD`, or `@{upstream}` for everything it reaches).
     #[arg(long = "for", value_name = "REV-RANGE")]
     for_range: Option<String>,
-    /// Print JSON.
+    /// Print JSON: one entry per checkpoint with its status.
     #[arg(long)]
     json: bool,
+    /// Silence warnings and progress.
+    #[arg(short, long)]
+    quiet: bool,
     /// Write man pages into DIR and exit (used by install.sh).
     #[arg(long, value_name = "DIR", hide = true)]
     generate_man: Option<PathBuf>,
 }
 
+/// Refs per `git fetch` when fetching many.
+const FETCH_CHUNK: usize = 500;
+
 fn main() -> ExitCode {
-    common::main_with(|| {
-        let cli = Cli::parse();
-        if let Some(dir) = &cli.generate_man {
-            return common::generate_man(Cli::command(), dir);
+    common::main_with(run)
+}
+
+fn looks_like_remote(repo: &Repo, word: &str) -> bool {
+    repo.config_string(&format!("remote.{word}.url")).is_some()
+        || word.contains('/')
+        || word.contains(':')
+}
+
+/// One checkpoint's outcome.
+struct Outcome {
+    id: String,
+    status: &'static str,
+    error: Option<String>,
+}
+
+fn status_name(f: &Fetched) -> &'static str {
+    match f {
+        Fetched::Updated => "fetched",
+        Fetched::Absent => "not_found",
+        Fetched::Diverged => "diverged",
+    }
+}
+
+fn run() -> Result<()> {
+    let cli = Cli::parse();
+    if let Some(dir) = &cli.generate_man {
+        return common::generate_man(Cli::command(), dir);
+    }
+    let repo = Repo::discover()?;
+    let mut words = cli.args.clone();
+    let remote = match words.first() {
+        Some(w) if CheckpointId::parse(w).is_err() && looks_like_remote(&repo, w) => {
+            words.remove(0)
         }
-        anyhow::bail!("git entire-fetch is not implemented yet")
-    })
+        _ => default_fetch_remote(&repo)
+            .context("no remote to fetch from: name one (git entire-fetch <remote> ...)")?,
+    };
+    let ids = words
+        .iter()
+        .map(|w| CheckpointId::parse(w))
+        .collect::<Result<Vec<_>, _>>()?;
+    if ids.is_empty() && !cli.all && cli.for_range.is_none() {
+        bail!("nothing to fetch: name checkpoint IDs, or use --all or --for <REV-RANGE>");
+    }
+    let fetcher = Fetcher::new(&repo, remote);
+    let store = GitRefsStore::new(&repo);
+    let mut outcomes: Vec<Outcome> = Vec::new();
+    let mut named_missing = false;
+
+    let mut wanted: Vec<CheckpointId> = ids.clone();
+    if let Some(range) = &cli.for_range {
+        for t in trailers_in(&repo, range)? {
+            match t {
+                TrailerValue::Valid(id) => {
+                    if !wanted.contains(&id) {
+                        wanted.push(id)
+                    }
+                }
+                TrailerValue::Malformed(tok) => common::warn(
+                    cli.quiet,
+                    format!("ignoring malformed Entire-Checkpoint trailer {tok:?}"),
+                ),
+            }
+        }
+    }
+    let mut to_fetch = Vec::new();
+    for id in wanted {
+        if store.locate_ref(&id)?.is_some() {
+            outcomes.push(Outcome {
+                id: id.to_string(),
+                status: "present",
+                error: None,
+            });
+        } else {
+            to_fetch.push(id);
+        }
+    }
+    let mut transport_error = None;
+    for chunk in to_fetch.chunks(FETCH_CHUNK) {
+        let names: Vec<String> = chunk
+            .iter()
+            .map(|id| CheckpointRef::canonical(id).name().to_owned())
+            .collect();
+        let results = match fetcher.fetch_refs(&names) {
+            Ok(r) => r,
+            Err(e) => {
+                let msg = e.to_string();
+                outcomes.extend(chunk.iter().map(|id| Outcome {
+                    id: id.to_string(),
+                    status: "failed",
+                    error: Some(msg.clone()),
+                }));
+                transport_error.get_or_insert(e);
+                continue;
+            }
+        };
+        for (id, (_, state)) in chunk.iter().zip(results_in_order(&names, results)) {
+            // The remote may hold the case-folded spelling (a ref packed on a case-insensitive
+            // filesystem); ask for it only when the canonical one is absent.
+            let state = match state {
+                Fetched::Absent if CheckpointRef::folded(id).is_some() => {
+                    match fetcher.fetch_checkpoint(id) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            transport_error.get_or_insert(e);
+                            Fetched::Absent
+                        }
+                    }
+                }
+                s => s,
+            };
+            if state == Fetched::Absent && ids.contains(id) {
+                named_missing = true;
+            }
+            outcomes.push(Outcome {
+                id: id.to_string(),
+                status: status_name(&state),
+                error: None,
+            });
+        }
+    }
+
+    if cli.all {
+        match fetcher.list_remote() {
+            Ok(remote_refs) => {
+                let names: Vec<String> = remote_refs.iter().map(|r| r.name().to_owned()).collect();
+                for chunk in names.chunks(FETCH_CHUNK) {
+                    match fetcher.fetch_refs(chunk) {
+                        Ok(results) => outcomes.extend(results.into_iter().map(|(name, s)| {
+                            Outcome {
+                                id: CheckpointRef::parse(&name)
+                                    .map(|r| r.id().to_string())
+                                    .unwrap_or(name),
+                                status: status_name(&s),
+                                error: None,
+                            }
+                        })),
+                        Err(e) => {
+                            transport_error.get_or_insert(e);
+                            break;
+                        }
+                    }
+                }
+            }
+            Err(e) => {
+                transport_error.get_or_insert(e);
+            }
+        }
+    }
+
+    if cli.json {
+        let v: Vec<serde_json::Value> = outcomes
+            .iter()
+            .map(|o| {
+                let mut e = json!({"checkpoint_id": o.id, "status": o.status});
+                if let Some(err) = &o.error {
+                    e["error"] = json!(err);
+                }
+                e
+            })
+            .collect();
+        let mut text = serde_json::to_string_pretty(&v)?;
+        text.push('\n');
+        common::write_stdout(text.as_bytes())?;
+    } else {
+        let mut text = String::new();
+        for o in &outcomes {
+            text.push_str(&format!("{}  {}\n", o.id, o.status.replace('_', " ")));
+        }
+        common::write_stdout(text.as_bytes())?;
+        let diverged = outcomes.iter().filter(|o| o.status == "diverged").count();
+        if diverged > 0 {
+            common::warn(
+                cli.quiet,
+                format!("{diverged} checkpoint(s) diverged from the remote and were left as they are; the next push merges them"),
+            );
+        }
+    }
+    if let Some(e) = transport_error {
+        return Err(StoreError::Fetch(e).into());
+    }
+    if named_missing {
+        let missing: Vec<&str> = outcomes
+            .iter()
+            .filter(|o| o.status == "not_found")
+            .map(|o| o.id.as_str())
+            .collect();
+        let first = CheckpointId::parse(missing[0])?;
+        return Err(
+            anyhow::Error::from(StoreError::NotFound { id: first }).context(format!(
+                "not found locally or on the remote: {}",
+                missing.join(", ")
+            )),
+        );
+    }
+    Ok(())
+}
+
+/// Orders `results` like `names` (fetch reports absent refs first).
+fn results_in_order(names: &[String], results: Vec<(String, Fetched)>) -> Vec<(String, Fetched)> {
+    names
+        .iter()
+        .map(|n| {
+            let state = results
+                .iter()
+                .find(|(r, _)| r == n)
+                .map(|(_, s)| s.clone())
+                .unwrap_or(Fetched::Absent);
+            (n.clone(), state)
+        })
+        .collect()
+}
+
+/// Every `Entire-Checkpoint:` trailer of the commits in `range` (`A..B`, or one revision and
+/// everything it reaches), in walk order, duplicates dropped.
+fn trailers_in(repo: &Repo, range: &str) -> Result<Vec<TrailerValue>> {
+    let messages = repo
+        .commit_messages_in(range)
+        .with_context(|| format!("--for {range}: not a revision range of this repository"))?;
+    let mut out: Vec<TrailerValue> = Vec::new();
+    for m in messages {
+        for t in checkpoint_trailers(&m) {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    }
+    Ok(out)
 }

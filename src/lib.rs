@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod exit;
+pub mod fetch;
 pub mod git;
 pub mod hooks;
 pub mod id;
@@ -21,6 +22,7 @@ pub mod registry;
 pub mod repo;
 pub mod session_id;
 pub mod settings;
+mod side;
 pub mod store;
 pub mod timefmt;
 pub mod topology;

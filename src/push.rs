@@ -30,12 +30,13 @@ use std::time::{Duration, Instant};
 use git2::Oid;
 use sha2::{Digest, Sha256};
 
-use crate::git::{self, Git, GitError, PushedRef};
+use crate::git::{self, GitError, PushedRef};
 use crate::id::CheckpointId;
 use crate::merge;
 use crate::queue::{PushQueue, QueueError};
 use crate::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::repo::Repo;
+use crate::side::SideRepo;
 use crate::store::refs::GitRefsStore;
 use crate::store::StoreError;
 
@@ -45,6 +46,8 @@ pub const MAX_CHUNK: usize = 200;
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(120);
 /// Consecutive failed chunks after which a flush stops.
 pub const MAX_CONSECUTIVE_CHUNK_FAILURES: usize = 2;
+/// Consecutive failed single-ref retries after which a flush stops retrying.
+pub const MAX_CONSECUTIVE_REF_FAILURES: usize = 5;
 
 /// A push refspec `<ref>:<ref>`. It can only be built from a checkpoint ref, so it can never
 /// carry `+` (force) nor name anything outside the checkpoint namespace.
@@ -249,56 +252,6 @@ impl Delivery {
     }
 }
 
-/// The side repository a network operation runs from.
-struct Side<'a> {
-    repo: &'a Repo,
-    dir: git::TempDir,
-}
-
-impl<'a> Side<'a> {
-    fn new(repo: &'a Repo, refs: &[(String, Oid)]) -> Result<Self, PushError> {
-        let dir = git::TempDir::new(&repo.common_dir().join("entire").join("tmp"), "side-")
-            .map_err(io_err("create side repository"))?;
-        let config = repo.common_dir().join("config");
-        let d = dir.path();
-        let mut packed = String::from("# pack-refs with: peeled fully-peeled sorted \n");
-        let mut sorted: Vec<&(String, Oid)> = refs.iter().collect();
-        sorted.sort_by(|a, b| a.0.cmp(&b.0));
-        for (name, oid) in sorted {
-            packed.push_str(&format!("{oid} {name}\n"));
-        }
-        // The real config first, then what makes this a bare repository of its own.
-        let cfg = format!(
-            "[include]\n\tpath = {}\n[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tlogAllRefUpdates = false\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n",
-            config.display()
-        );
-        (|| -> std::io::Result<()> {
-            std::fs::create_dir_all(d.join("refs/heads"))?;
-            std::fs::create_dir_all(d.join("objects"))?;
-            std::fs::write(d.join("HEAD"), "ref: refs/heads/entire-side\n")?;
-            std::fs::write(d.join("config"), cfg)?;
-            std::fs::write(d.join("packed-refs"), packed)
-        })()
-        .map_err(io_err("write side repository"))?;
-        Ok(Side { repo, dir })
-    }
-
-    fn git(&self) -> Git {
-        let cwd = self.repo.workdir().unwrap_or(self.repo.common_dir());
-        Git::side(
-            cwd,
-            self.dir.path(),
-            &self.repo.common_dir().join("objects"),
-        )
-    }
-
-    /// The value of a ref in the side repository (after a fetch into it).
-    fn read_ref(&self, name: &str) -> Option<Oid> {
-        let text = std::fs::read_to_string(self.dir.path().join(name)).ok()?;
-        Oid::from_str(text.trim()).ok()
-    }
-}
-
 /// Runs the git-refs flush to `dest`.
 pub fn flush(
     repo: &Repo,
@@ -350,6 +303,7 @@ pub fn flush(
 
     let mut consecutive_failures = 0;
     let mut retry: Vec<(String, Oid)> = Vec::new();
+    let mut individually: Vec<(String, Oid)> = Vec::new();
     let chunk = opts.chunk.clamp(1, MAX_CHUNK);
     for (i, batch) in existing.chunks(chunk).enumerate() {
         if i > 0 {
@@ -374,6 +328,12 @@ pub fn flush(
                     match by_dst.get(name.as_str()) {
                         Some(r) if r.landed() => landed.push(name.clone()),
                         Some(r) if r.non_fast_forward() => retry.push((name.clone(), *oid)),
+                        // A pre-receive hook refuses a whole push for one bad ref: try the
+                        // refused refs of a shared batch again one by one.
+                        Some(_) if batch.len() > 1 => {
+                            any_failed = true;
+                            individually.push((name.clone(), *oid))
+                        }
                         Some(r) => {
                             any_failed = true;
                             report.rejected.push((name.clone(), r.summary.clone()))
@@ -403,6 +363,40 @@ pub fn flush(
                 for (name, _) in batch {
                     report.failed.push((name.clone(), line.clone()));
                 }
+            }
+        }
+    }
+
+    let mut consecutive = 0;
+    for (name, oid) in individually {
+        if Instant::now() >= deadline || consecutive >= MAX_CONSECUTIVE_REF_FAILURES {
+            report
+                .failed
+                .push((name, "not retried: the flush stopped early".into()));
+            continue;
+        }
+        match push_batch(repo, dest, &[(name.clone(), oid)], deadline) {
+            Ok(results) => match results.iter().find(|r| r.dst == name) {
+                Some(r) if r.landed() => {
+                    consecutive = 0;
+                    dest_queue.remove(std::slice::from_ref(&name))?;
+                    report.pushed.push(name);
+                }
+                Some(r) if r.non_fast_forward() => retry.push((name, oid)),
+                Some(r) => {
+                    consecutive += 1;
+                    report.rejected.push((name, r.summary.clone()));
+                }
+                None => {
+                    consecutive += 1;
+                    report
+                        .failed
+                        .push((name, "not reported by git push".into()));
+                }
+            },
+            Err(BatchFailure::Unreachable(line) | BatchFailure::Failed(line)) => {
+                consecutive += 1;
+                report.failed.push((name, line));
             }
         }
     }
@@ -485,7 +479,7 @@ fn reconcile(
     if local.is_empty() {
         return Ok(Ok(Vec::new()));
     }
-    let side = Side::new(repo, &[])?;
+    let side = SideRepo::new(repo, &[]).map_err(io_err("create side repository"))?;
     let out = side
         .git()
         .args([
@@ -531,8 +525,8 @@ fn push_batch(
     batch: &[(String, Oid)],
     deadline: Instant,
 ) -> Result<Vec<PushedRef>, BatchFailure> {
-    let side =
-        Side::new(repo, batch).map_err(|e| BatchFailure::Failed(crate::exit::error_chain(&e)))?;
+    let side = SideRepo::new(repo, batch)
+        .map_err(|e| BatchFailure::Failed(format!("create side repository: {e}")))?;
     let specs: Vec<String> = batch
         .iter()
         .filter_map(|(name, _)| CheckpointRef::parse(name).ok())
@@ -566,7 +560,7 @@ fn recover_and_push(
     deadline: Instant,
 ) -> Result<Vec<String>, String> {
     let cref = CheckpointRef::parse(name).map_err(|e| e.to_string())?;
-    let side = Side::new(repo, &[]).map_err(|e| crate::exit::error_chain(&e))?;
+    let side = SideRepo::new(repo, &[]).map_err(|e| format!("create side repository: {e}"))?;
     let fetched = "refs/fetched/checkpoint";
     // Forcing into the side repository's private name is safe: the side repository is thrown
     // away and nothing is ever pushed from that name.
@@ -823,7 +817,8 @@ pub fn push_v1(repo: &Repo, remote: &str) -> Result<V1Push, PushError> {
     let mut notes = Vec::new();
     let mut tip = local;
     for attempt in 0..2 {
-        let side = Side::new(repo, &[(V1_BRANCH_REF.to_owned(), tip)])?;
+        let side = SideRepo::new(repo, &[(V1_BRANCH_REF.to_owned(), tip)])
+            .map_err(io_err("create side repository"))?;
         let out = side
             .git()
             .args([

@@ -180,6 +180,28 @@ impl Repo {
         Some(String::from_utf8_lossy(commit.message_bytes()).into_owned())
     }
 
+    /// The messages of the commits in `range`: `A..B` (reachable from B, not from A), or one
+    /// revision and everything it reaches.
+    pub fn commit_messages_in(&self, range: &str) -> Result<Vec<String>, RepoError> {
+        let mut walk = self.git.revwalk().map_err(git_err("walk commits"))?;
+        if range.contains("..") {
+            walk.push_range(range)
+        } else {
+            self.git
+                .revparse_single(range)
+                .and_then(|o| o.peel_to_commit())
+                .and_then(|c| walk.push(c.id()))
+        }
+        .map_err(git_err(format!("resolve {range}")))?;
+        let mut out = Vec::new();
+        for oid in walk {
+            let oid = oid.map_err(git_err("walk commits"))?;
+            let c = self.git.find_commit(oid).map_err(git_err("read commit"))?;
+            out.push(String::from_utf8_lossy(c.message_bytes()).into_owned());
+        }
+        Ok(out)
+    }
+
     /// A config value as the repository sees it (local, then global, then system).
     pub fn config_string(&self, key: &str) -> Option<String> {
         self.git.config().ok()?.get_string(key).ok()

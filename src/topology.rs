@@ -112,6 +112,15 @@ impl Rollout {
     }
 }
 
+/// The result of `list --remote`.
+#[derive(Debug)]
+pub struct RemoteListing {
+    /// Local checkpoints plus remote-only ones, newest first.
+    pub entries: Vec<CheckpointInfo>,
+    /// Set when the remote could not be enumerated (the entries are then local only).
+    pub enumeration_error: Option<crate::fetch::FetchError>,
+}
+
 /// An opened topology.
 pub struct Topology<'r> {
     primary: StoreKind,
@@ -205,6 +214,12 @@ impl<'r> Topology<'r> {
     /// The primary store's kind.
     pub fn primary(&self) -> StoreKind {
         self.primary
+    }
+
+    /// Makes reads of checkpoints missing locally fetch them from `remote`.
+    pub fn enable_fetch(&mut self, repo: &'r Repo, remote: String) {
+        self.refs
+            .set_fetcher(crate::fetch::Fetcher::new(repo, remote));
     }
 
     /// The git-refs store (used by migration, push and fetch whatever the primary is).
@@ -371,6 +386,38 @@ impl<'r> Topology<'r> {
         Ok(dedup_newest_first(all))
     }
 
+    /// [`Topology::list`] plus the checkpoints only `remote` has, from one `ls-remote` (names
+    /// only). A failing enumeration leaves the local list and the error for a warning.
+    pub fn list_with_remote(
+        &self,
+        repo: &'r Repo,
+        remote: &str,
+    ) -> Result<RemoteListing, StoreError> {
+        let local = self.list()?;
+        let fetcher = crate::fetch::Fetcher::new(repo, remote);
+        let remote_refs = match fetcher.list_remote() {
+            Ok(r) => r,
+            Err(e) => {
+                return Ok(RemoteListing {
+                    entries: local,
+                    enumeration_error: Some(e),
+                })
+            }
+        };
+        let mut known: std::collections::HashSet<CheckpointId> =
+            local.iter().map(|i| i.id.clone()).collect();
+        let mut all = local;
+        for r in remote_refs {
+            if known.insert(r.id().clone()) {
+                all.push(CheckpointInfo::remote_only(r.id().clone()));
+            }
+        }
+        Ok(RemoteListing {
+            entries: dedup_newest_first(all),
+            enumeration_error: None,
+        })
+    }
+
     /// Resolves a full ID or a unique prefix of one.
     pub fn resolve(&self, name: &str) -> Result<CheckpointId, TopologyError> {
         if let Ok(id) = CheckpointId::parse(name) {
@@ -428,6 +475,7 @@ mod tests {
             session_count: 1,
             session_ids: vec![],
             agent: String::new(),
+            remote_only: false,
         }
     }
 

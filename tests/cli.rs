@@ -19,12 +19,16 @@ mod case_fold;
 mod cat;
 #[path = "cli/compat.rs"]
 mod compat;
+#[path = "cli/fetch.rs"]
+mod fetch;
 #[path = "cli/list.rs"]
 mod list;
 #[path = "cli/log.rs"]
 mod log;
 #[path = "cli/migrate.rs"]
 mod migrate;
+#[path = "cli/push.rs"]
+mod push;
 #[path = "cli/show.rs"]
 mod show;
 #[path = "cli/topology.rs"]

@@ -44,12 +44,10 @@ pub fn config_human(v: &Value) -> String {
 /// `status --json`.
 pub fn status_json(repo: &Repo, topo: &Topology<'_>) -> Value {
     let mut v = config_json(topo);
-    v["queued"] = json!(topo
-        .refs_store()
-        .queue()
-        .peek()
-        .map(|q| q.len())
-        .unwrap_or(0));
+    v["queued"] = json!(entire_checkpoints::push::pending_count(
+        repo,
+        topo.refs_store()
+    ));
     let hooks: serde_json::Map<String, Value> = hooks::status(repo)
         .into_iter()
         .map(|(h, state)| {
@@ -98,7 +96,7 @@ pub fn list_json(all: &[CheckpointInfo]) -> Value {
                     "session_count": i.session_count,
                     "session_ids": i.session_ids,
                     "agent": i.agent,
-                    "remote_only": false,
+                    "remote_only": i.remote_only,
                 })
             })
             .collect(),
@@ -113,7 +111,13 @@ pub fn list_human(all: &[CheckpointInfo]) -> String {
             1 => "1 session".to_owned(),
             n => format!("{n} sessions"),
         };
-        let agent = if i.agent.is_empty() { "-" } else { &i.agent };
+        let agent = if i.remote_only {
+            "(remote only)"
+        } else if i.agent.is_empty() {
+            "-"
+        } else {
+            &i.agent
+        };
         out.push_str(&format!(
             "{:<26}  {:<24}  {:<10}  {:<11}  {}\n",
             i.id.display_short(),

@@ -138,6 +138,9 @@ pub enum StoreError {
         #[source]
         source: TranscriptError,
     },
+    /// Fetching the checkpoint from the remote failed (never reported as absence).
+    #[error(transparent)]
+    Fetch(#[from] crate::fetch::FetchError),
     /// The repository failed underneath.
     #[error(transparent)]
     Repo(#[from] RepoError),
@@ -412,6 +415,31 @@ pub struct CheckpointInfo {
     pub session_ids: Vec<String>,
     /// Agent of the last session.
     pub agent: String,
+    /// Known only from the remote's ref listing (`list --remote`); the counts are unknown.
+    pub remote_only: bool,
+}
+
+impl CheckpointInfo {
+    /// The entry of a checkpoint seen only in a remote's listing: created time from a ULID,
+    /// unknown ("") for hex.
+    pub fn remote_only(id: CheckpointId) -> Self {
+        let created_at = id
+            .ulid_time_ms()
+            .and_then(|ms| {
+                time::OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000).ok()
+            })
+            .map(crate::timefmt::rfc3339_nano_utc)
+            .unwrap_or_default();
+        CheckpointInfo {
+            id,
+            store: StoreKind::GitRefs,
+            created_at,
+            session_count: 0,
+            session_ids: Vec::new(),
+            agent: String::new(),
+            remote_only: true,
+        }
+    }
 }
 
 /// One commit of a checkpoint's history.

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use git2::Oid;
 
+use crate::fetch::Fetcher;
 use crate::id::CheckpointId;
 use crate::publish::{self, Located};
 use crate::queue::PushQueue;
@@ -21,6 +22,7 @@ use crate::tree;
 pub struct GitRefsStore<'r> {
     repo: &'r Repo,
     queue: PushQueue,
+    fetcher: Option<Fetcher<'r>>,
 }
 
 impl<'r> GitRefsStore<'r> {
@@ -29,6 +31,31 @@ impl<'r> GitRefsStore<'r> {
         GitRefsStore {
             repo,
             queue: PushQueue::in_common_dir(repo.common_dir()),
+            fetcher: None,
+        }
+    }
+
+    /// Makes reads and backfills of a checkpoint missing locally fetch it through `fetcher`
+    /// (creates never fetch).
+    pub fn set_fetcher(&mut self, fetcher: Fetcher<'r>) {
+        self.fetcher = Some(fetcher);
+    }
+
+    /// The name of `id`'s local ref in the spelling that exists, if it exists.
+    pub fn locate_ref(&self, id: &CheckpointId) -> Result<Option<String>, StoreError> {
+        let loc = self.locate(id)?;
+        Ok(loc.tip.map(|_| loc.name))
+    }
+
+    /// On a local miss, fetches the checkpoint if a fetcher is set; returns the new location.
+    fn locate_or_fetch(&self, id: &CheckpointId) -> Result<Located, StoreError> {
+        let loc = self.locate(id)?;
+        match (&loc.tip, &self.fetcher) {
+            (None, Some(f)) => {
+                f.fetch_checkpoint(id)?;
+                self.locate(id)
+            }
+            _ => Ok(loc),
         }
     }
 
@@ -182,7 +209,7 @@ impl CheckpointReader for GitRefsStore<'_> {
     }
 
     fn read(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError> {
-        let loc = self.locate(id)?;
+        let loc = self.locate_or_fetch(id)?;
         match loc.tip {
             None => Ok(None),
             Some(tip) => self.checkpoint_at(id, loc.name, tip),
@@ -244,11 +271,7 @@ impl CheckpointReader for GitRefsStore<'_> {
 pub(crate) fn info_of(cp: &Checkpoint) -> CheckpointInfo {
     let mut created_at = cp.created_at();
     if created_at.is_empty() {
-        if let Some(ms) = cp.id.ulid_time_ms() {
-            let t = time::OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000)
-                .unwrap_or(time::OffsetDateTime::UNIX_EPOCH);
-            created_at = crate::timefmt::rfc3339_nano_utc(t);
-        }
+        created_at = CheckpointInfo::remote_only(cp.id.clone()).created_at;
     }
     CheckpointInfo {
         id: cp.id.clone(),
@@ -261,6 +284,7 @@ pub(crate) fn info_of(cp: &Checkpoint) -> CheckpointInfo {
             .last()
             .map(|s| s.agent.clone())
             .unwrap_or_default(),
+        remote_only: false,
     }
 }
 
@@ -312,6 +336,7 @@ impl CheckpointWriter for GitRefsStore<'_> {
     }
 
     fn backfill(&self, b: &Backfill) -> Result<WriteOutcome, StoreError> {
+        self.locate_or_fetch(b.id())?;
         let layout = RefsLayout {
             store: self,
             id: b.id(),

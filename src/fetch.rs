@@ -1,0 +1,298 @@
+//! Fetching checkpoint refs: one on demand when a read misses locally, named ones, every one, or
+//! those a range of commits links to.
+//!
+//! Absence and failure are never confused. The remote answering that it has no such ref is
+//! [`FetchError::Absent`]-free success ([`Fetched::Absent`]); a transport failure (unreachable
+//! host, authentication, timeout) is [`FetchError::Transport`], names the remote without
+//! credentials, and is paid once per command: later fetches by the same [`Fetcher`] fail fast
+//! with the first error. Absence is never remembered.
+//!
+//! No `ls-remote` probe is made first: it sends no ref prefix, so it downloads every ref name of
+//! the remote. `git fetch` over protocol v2 asks only for the one ref, and says itself whether
+//! the ref exists (`couldn't find remote ref`).
+//!
+//! Fetches run in a side repository holding only the local tips involved, then move the real
+//! refs by compare-and-swap: a missing ref is created, a ref behind the remote fast-forwards, a
+//! diverged one is left for push recovery. A local checkpoint is never rewound or forced.
+
+use std::cell::RefCell;
+use std::time::{Duration, Instant};
+
+use git2::Oid;
+
+use crate::git::{self, GitError};
+use crate::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::repo::Repo;
+use crate::side::SideRepo;
+
+/// How long one on-demand fetch may take.
+pub const READ_FETCH_BUDGET: Duration = Duration::from_secs(120);
+
+/// Errors of a fetch.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum FetchError {
+    /// The remote could not be reached or refused us; nothing is known about the ref.
+    #[error("fetch checkpoint ref {reference} from {remote}: {message}")]
+    Transport {
+        /// The ref asked for.
+        reference: String,
+        /// The remote, credentials redacted.
+        remote: String,
+        /// git's first error line, redacted.
+        message: String,
+    },
+    /// An earlier fetch of this command already failed; not retried.
+    #[error("fetch checkpoint ref {reference}: skipped, an earlier checkpoint-ref fetch already failed in this operation: {first}")]
+    Skipped {
+        /// The ref asked for.
+        reference: String,
+        /// The first failure.
+        first: String,
+    },
+    /// Local bookkeeping failed.
+    #[error("fetch checkpoint ref {reference}: {message}")]
+    Local {
+        /// The ref asked for.
+        reference: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+/// What a fetch of one ref found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetched {
+    /// The local ref now exists (created or fast-forwarded, or already equal).
+    Updated,
+    /// The remote has no such ref.
+    Absent,
+    /// Local and remote histories diverged; the local ref was left alone.
+    Diverged,
+}
+
+/// Fetches checkpoint refs from one remote, remembering the first transport failure.
+pub struct Fetcher<'r> {
+    repo: &'r Repo,
+    remote: String,
+    failed: RefCell<Option<String>>,
+}
+
+/// Whether git's stderr says the remote lacks the ref (as opposed to failing).
+fn is_absent(stderr: &str) -> bool {
+    stderr.contains("couldn't find remote ref") || stderr.contains("no such remote ref")
+}
+
+fn first_error_line(stderr: &str) -> String {
+    stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or_else(|| stderr.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or("git failed without a message")
+        .to_owned()
+}
+
+impl<'r> Fetcher<'r> {
+    /// A fetcher from `remote` (a remote name or URL).
+    pub fn new(repo: &'r Repo, remote: impl Into<String>) -> Self {
+        Fetcher {
+            repo,
+            remote: remote.into(),
+            failed: RefCell::new(None),
+        }
+    }
+
+    /// The remote, as shown (credentials redacted).
+    pub fn remote_display(&self) -> String {
+        git::redact(&self.remote)
+    }
+
+    fn transport(&self, reference: &str, message: String) -> FetchError {
+        let err = FetchError::Transport {
+            reference: reference.to_owned(),
+            remote: self.remote_display(),
+            message,
+        };
+        self.failed
+            .borrow_mut()
+            .get_or_insert_with(|| err.to_string());
+        err
+    }
+
+    fn local(reference: &str, message: impl Into<String>) -> FetchError {
+        FetchError::Local {
+            reference: reference.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// Fetches the given refs (at most a few hundred) in one `git fetch`, and publishes each
+    /// locally. Refs the remote lacks are dropped and the fetch retried without them.
+    pub fn fetch_refs(&self, names: &[String]) -> Result<Vec<(String, Fetched)>, FetchError> {
+        let first = names.first().cloned().unwrap_or_default();
+        if let Some(first_err) = self.failed.borrow().clone() {
+            return Err(FetchError::Skipped {
+                reference: first,
+                first: first_err,
+            });
+        }
+        git::check_version().map_err(|e| Self::local(&first, e.to_string()))?;
+        let deadline = Instant::now() + READ_FETCH_BUDGET;
+        let mut out = Vec::new();
+        let mut pending: Vec<String> = names.to_vec();
+        while !pending.is_empty() {
+            let locals: Vec<(String, Oid)> = pending
+                .iter()
+                .filter_map(|n| {
+                    crate::publish::tip_of(self.repo, n)
+                        .ok()
+                        .flatten()
+                        .map(|o| (n.clone(), o))
+                })
+                .collect();
+            let side = SideRepo::new(self.repo, &locals)
+                .map_err(|e| Self::local(&first, format!("create side repository: {e}")))?;
+            let specs: Vec<String> = pending.iter().map(|n| format!("{n}:{n}")).collect();
+            let result = side
+                .git()
+                .args([
+                    "fetch",
+                    "--porcelain",
+                    "--no-tags",
+                    "--no-write-fetch-head",
+                    "--no-auto-gc",
+                    &self.remote,
+                ])
+                .args(specs)
+                .run(deadline.saturating_duration_since(Instant::now()));
+            let res = match result {
+                Ok(o) => o,
+                Err(GitError::Timeout { after, .. }) => {
+                    return Err(
+                        self.transport(&first, format!("timed out after {}s", after.as_secs()))
+                    )
+                }
+                Err(e) => return Err(Self::local(&first, e.to_string())),
+            };
+            if !res.success() && is_absent(&res.stderr) {
+                // git names the first missing ref; drop it and ask again for the rest.
+                let missing: Vec<String> = pending
+                    .iter()
+                    .filter(|n| res.stderr.contains(n.as_str()))
+                    .cloned()
+                    .collect();
+                if missing.is_empty() {
+                    return Err(self.transport(&first, first_error_line(&res.stderr)));
+                }
+                pending.retain(|n| !missing.contains(n));
+                out.extend(missing.into_iter().map(|n| (n, Fetched::Absent)));
+                continue;
+            }
+            // A non-fast-forward into the side repository (a diverged local tip) is reported
+            // per ref by git and is not a transport failure.
+            let rejected: Vec<String> = res
+                .stdout
+                .lines()
+                .filter(|l| l.starts_with('!'))
+                .filter_map(|l| l.split_whitespace().last().map(str::to_owned))
+                .collect();
+            if !res.success() && rejected.is_empty() {
+                return Err(self.transport(&first, first_error_line(&res.stderr)));
+            }
+            for name in pending.drain(..) {
+                if rejected.contains(&name) {
+                    out.push((name, Fetched::Diverged));
+                    continue;
+                }
+                let Some(theirs) = side.read_ref(&name) else {
+                    out.push((name, Fetched::Absent));
+                    continue;
+                };
+                let state = self
+                    .publish(&name, theirs)
+                    .map_err(|m| Self::local(&name, m))?;
+                out.push((name, state));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Moves the local ref to `theirs` if that is a creation or a fast-forward.
+    fn publish(&self, name: &str, theirs: Oid) -> Result<Fetched, String> {
+        let git = &self.repo.git;
+        let ours = crate::publish::tip_of(self.repo, name).map_err(|e| e.to_string())?;
+        match ours {
+            Some(o) if o == theirs => Ok(Fetched::Updated),
+            Some(o) if !git.graph_descendant_of(theirs, o).unwrap_or(false) => {
+                Ok(Fetched::Diverged)
+            }
+            _ => {
+                let old = ours.unwrap_or(Oid::ZERO_SHA1);
+                git.reference_matching(name, theirs, true, old, "entire: fetch checkpoint")
+                    .map(|_| Fetched::Updated)
+                    .map_err(|e| format!("update {name}: {}", e.message()))
+            }
+        }
+    }
+
+    /// Fetches one checkpoint on demand: the canonical spelling, then the case-folded one on
+    /// absence only.
+    pub fn fetch_checkpoint(&self, id: &crate::id::CheckpointId) -> Result<Fetched, FetchError> {
+        for spelling in CheckpointRef::spellings(id) {
+            let result = self.fetch_refs(&[spelling.name().to_owned()])?;
+            match result.first().map(|(_, f)| f.clone()) {
+                Some(Fetched::Absent) | None => continue,
+                Some(other) => return Ok(other),
+            }
+        }
+        Ok(Fetched::Absent)
+    }
+
+    /// Every checkpoint ref name on the remote (one `ls-remote` with the prefix; foreign refs
+    /// under the prefix are left out).
+    pub fn list_remote(&self) -> Result<Vec<CheckpointRef>, FetchError> {
+        let side = SideRepo::new(self.repo, &[])
+            .map_err(|e| Self::local(CHECKPOINT_REF_PREFIX, e.to_string()))?;
+        let res = side
+            .git()
+            .args([
+                "ls-remote",
+                "--refs",
+                &self.remote,
+                &format!("{CHECKPOINT_REF_PREFIX}*"),
+            ])
+            .run(READ_FETCH_BUDGET)
+            .map_err(|e| self.transport(CHECKPOINT_REF_PREFIX, e.to_string()))?;
+        if !res.success() {
+            return Err(self.transport(CHECKPOINT_REF_PREFIX, first_error_line(&res.stderr)));
+        }
+        Ok(res
+            .stdout
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .filter_map(|(_, name)| CheckpointRef::parse(name).ok())
+            .collect())
+    }
+}
+
+/// The remote reads fetch from: `origin`, else the only remote; `None` in a repository without
+/// remotes (a miss there is simply "not found").
+pub fn default_fetch_remote(repo: &Repo) -> Option<String> {
+    crate::push::default_remote(repo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absence_markers() {
+        assert!(is_absent(
+            "fatal: couldn't find remote ref refs/entire/checkpoints/f6/a1b2c3d4e5f6\n"
+        ));
+        assert!(!is_absent(
+            "fatal: unable to access 'https://x/': Could not resolve host: x\n"
+        ));
+        assert_eq!(first_error_line("warning: x\nfatal: y\n"), "fatal: y");
+    }
+}
