@@ -410,17 +410,8 @@ fn print_json(v: &Value) -> Result<()> {
 }
 
 fn report_mirrors(report: &WriteReport, quiet: bool) {
-    if let Some(e) = &report.outcome.enqueue_error {
-        common::warn(
-            quiet,
-            format!("{} was written but not queued for push ({e}); the next write to this checkpoint queues it again", report.outcome.ref_name),
-        );
-    }
-    for (name, err) in &report.mirror_failures {
-        common::warn(
-            quiet,
-            format!("mirror {name} write failed; primary write succeeded: {err}"),
-        );
+    for w in report.warnings() {
+        common::warn(quiet, w);
     }
 }
 
@@ -466,6 +457,7 @@ fn cmd_write(repo: &Repo, topo: &Topology<'_>, a: WriteArgs, quiet: bool) -> Res
         checkpoint_transcript_start: 0,
         commit_subject: a.commit_subject,
         author: None,
+        redactions: 0,
     };
     let report = topo.write_session(&w)?;
     report_mirrors(&report, quiet);

@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+pub mod commit_hooks;
 pub mod exit;
 pub mod fetch;
 pub mod git;
@@ -20,6 +21,7 @@ pub mod queue;
 pub mod refname;
 pub mod registry;
 pub mod repo;
+pub mod session;
 pub mod session_id;
 pub mod settings;
 mod side;

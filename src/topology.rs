@@ -121,6 +121,38 @@ pub struct RemoteListing {
     pub enumeration_error: Option<crate::fetch::FetchError>,
 }
 
+impl WriteReport {
+    /// One line per thing the caller should warn about: failed mirrors, a failed enqueue.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .mirror_failures
+            .iter()
+            .map(|(name, e)| {
+                format!(
+                    "mirror {name} write failed; primary write succeeded: {}",
+                    crate::exit::error_chain(e)
+                )
+            })
+            .collect();
+        if let Some(e) = &self.outcome.enqueue_error {
+            out.push(format!(
+                "{} was written but not queued for push ({e}); the next write to this checkpoint queues it again",
+                self.outcome.ref_name
+            ));
+        }
+        out
+    }
+}
+
+/// Mints the ID of a new checkpoint in the configured primary's format; hex when the
+/// configuration cannot be read (fail-soft, as hooks must never fail: anchor-behaviour §2).
+pub fn mint_checkpoint_id(repo: &Repo) -> CheckpointId {
+    match Topology::open(repo) {
+        Ok(t) => t.mint_id(),
+        Err(_) => CheckpointId::mint(IdKind::Hex),
+    }
+}
+
 /// An opened topology.
 pub struct Topology<'r> {
     primary: StoreKind,

@@ -21,6 +21,8 @@ const CONTENT_HASH: &str = "content_hash.txt";
 const PROMPT: &str = "prompt.txt";
 const COMPACT_TRANSCRIPT: &str = "transcript.jsonl";
 const PROMPT_SEPARATOR: &str = "\n\n---\n\n";
+/// Session metadata key (ours; readers ignore unknown keys) counting redacted secrets.
+pub const REDACTIONS_KEY: &str = "redactions";
 
 const MODE_BLOB: i32 = 0o100644;
 const MODE_TREE: i32 = 0o040000;
@@ -423,6 +425,13 @@ pub(crate) fn build_session(
         extra: previous.map(|p| p.extra.clone()).unwrap_or_default(),
         ..Default::default()
     };
+    let mut meta = meta;
+    if w.redactions > 0 {
+        meta.extra
+            .insert(REDACTIONS_KEY.to_owned(), w.redactions.into());
+    } else {
+        meta.extra.shift_remove(REDACTIONS_KEY);
+    }
     insert_blob(repo, &mut slot_tree, METADATA, &meta.to_json())?;
     let slot_oid = slot_tree.write().map_err(git_err("write session tree"))?;
 

@@ -264,6 +264,9 @@ pub struct SessionWrite {
     pub commit_subject: Option<String>,
     /// Author of the checkpoint commit; `None` = the repository identity.
     pub author: Option<Identity>,
+    /// Secrets already redacted from this session's data before it got here (the topology adds
+    /// what it redacts itself); recorded as the session metadata key `redactions` when non-zero.
+    pub redactions: usize,
 }
 
 /// An update of an existing checkpoint.
