@@ -2,6 +2,8 @@
 
 #[path = "common/mod.rs"]
 mod common;
+#[path = "checkpoint/demo.rs"]
+mod demo;
 #[path = "checkpoint/render.rs"]
 mod render;
 
@@ -12,11 +14,13 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use serde_json::Value;
 
+use entire_checkpoints::commit_hooks;
 use entire_checkpoints::hooks;
 use entire_checkpoints::id::CheckpointId;
 use entire_checkpoints::migrate;
 use entire_checkpoints::model::{TokenUsage, DEFAULT_STRATEGY};
 use entire_checkpoints::repo::Repo;
+use entire_checkpoints::session::{Record, SessionStore};
 use entire_checkpoints::session_id::SessionId;
 use entire_checkpoints::store::{Backfill, Checkpoint, SessionWrite, StoreError};
 use entire_checkpoints::timefmt;
@@ -90,6 +94,19 @@ enum Command {
         /// behind, queued or not.
         #[arg(long)]
         all: bool,
+    },
+    /// Stage a live session's data for the next commit, or inspect and drop staged sessions.
+    #[command(subcommand)]
+    Session(SessionCommand),
+    /// Entry points the installed hook scripts call. Not for people.
+    #[command(subcommand, hide = true)]
+    Hook(HookCommand),
+    /// Run the whole story in a scratch directory: hooks, a staged session, a commit, a push, a
+    /// fresh clone reading the checkpoint on demand. Cleans up afterwards.
+    Demo {
+        /// Keep the scratch directory and print its path.
+        #[arg(long)]
+        keep: bool,
     },
     /// Install, remove or inspect the git hooks.
     #[command(subcommand)]
@@ -175,6 +192,65 @@ struct WriteArgs {
 }
 
 #[derive(Subcommand)]
+enum SessionCommand {
+    /// Record a session's progress: the transcript so far, new prompts, files touched.
+    Record {
+        /// The session.
+        #[arg(long, value_name = "SID")]
+        session: String,
+        /// The whole transcript so far (a file, or - for stdin); replaces the staged one.
+        #[arg(long, value_name = "FILE|-")]
+        transcript: Option<String>,
+        /// A new user prompt (repeatable); appended.
+        #[arg(long = "prompt", value_name = "TEXT")]
+        prompts: Vec<String>,
+        /// A file the session touched (repeatable); merged.
+        #[arg(long = "files-touched", value_name = "PATH")]
+        files_touched: Vec<String>,
+        /// Agent display name.
+        #[arg(long)]
+        agent: Option<String>,
+        /// Model name.
+        #[arg(long)]
+        model: Option<String>,
+        /// Token usage so far, as a JSON object.
+        #[arg(long, value_name = "JSON")]
+        token_usage: Option<String>,
+    },
+    /// List staged sessions.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Drop a staged session.
+    Discard {
+        /// The session.
+        session: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum HookCommand {
+    /// git's prepare-commit-msg hook.
+    PrepareCommitMsg {
+        /// The commit message file.
+        file: PathBuf,
+        /// Where the message came from (message, template, merge, squash, commit).
+        source: Option<String>,
+        /// The commit, for `commit`.
+        sha: Option<String>,
+    },
+    /// git's post-commit hook.
+    PostCommit,
+    /// git's post-rewrite hook (amend, rebase): the rewritten commits keep their trailers.
+    PostRewrite {
+        /// `amend` or `rebase`.
+        kind: Option<String>,
+    },
+}
+
+#[derive(Subcommand)]
 enum HooksCommand {
     /// Install the hook scripts (respecting core.hooksPath), chaining any hook already there.
     Install {
@@ -252,6 +328,9 @@ fn run() -> Result<()> {
         Cli::command().print_help()?;
         return Ok(());
     };
+    if let Command::Demo { keep } = command {
+        return demo::run(keep);
+    }
     let repo = Repo::discover()?;
     let mut topo = Topology::open(&repo)?;
     let quiet = cli.quiet;
@@ -326,6 +405,15 @@ fn run() -> Result<()> {
                 )?,
             };
             common::push_and_report(&repo, &remote, all, quiet)
+        }
+        Command::Demo { .. } => unreachable!("handled before opening a repository"),
+        Command::Session(c) => cmd_session(&repo, &topo, c, quiet),
+        Command::Hook(h) => {
+            // Hooks never fail the user's git command: every problem is a warning.
+            if let Err(e) = cmd_hook(&repo, &topo, h, quiet) {
+                common::warn(quiet, format!("checkpoint hook: {e:#}"));
+            }
+            Ok(())
         }
         Command::Hooks(h) => {
             let states = match h {
@@ -496,6 +584,136 @@ fn cmd_migrate(repo: &Repo, topo: &Topology<'_>, dry_run: bool, quiet: bool) -> 
             "{} v1 entr(ies) could not be migrated",
             report.skipped.len()
         );
+    }
+    Ok(())
+}
+
+fn cmd_session(repo: &Repo, topo: &Topology<'_>, c: SessionCommand, _quiet: bool) -> Result<()> {
+    let store = SessionStore::new(repo);
+    match c {
+        SessionCommand::Record {
+            session,
+            transcript,
+            prompts,
+            files_touched,
+            agent,
+            model,
+            token_usage,
+        } => {
+            let sid = SessionId::parse(&session)?;
+            let transcript = transcript.as_deref().map(common::read_input).transpose()?;
+            let token_usage = token_usage
+                .as_deref()
+                .map(TokenUsage::parse_input)
+                .transpose()
+                .context("--token-usage")?;
+            let redactor = topo.redactor();
+            let mut redactions = 0;
+            let transcript = transcript.map(|t| {
+                let (r, n) = redactor.redact_bytes(&t);
+                redactions += n;
+                r
+            });
+            let prompts = prompts
+                .iter()
+                .map(|p| {
+                    let (r, n) = redactor.redact_str(p);
+                    redactions += n;
+                    r
+                })
+                .collect();
+            store.record(
+                &sid,
+                Record {
+                    transcript,
+                    prompts,
+                    files_touched,
+                    agent,
+                    model,
+                    token_usage,
+                    redactions,
+                },
+            )?;
+            Ok(())
+        }
+        SessionCommand::List { json } => {
+            let all = store.list()?;
+            if json {
+                let v: Vec<Value> = all
+                    .iter()
+                    .map(|s| {
+                        serde_json::json!({
+                            "session_id": s.session_id,
+                            "worktree": s.worktree,
+                            "agent": s.agent,
+                            "model": s.model,
+                            "prompts": s.prompts.len(),
+                            "files_touched": s.files_touched,
+                            "pending": s.pending(),
+                            "last_checkpoint": s.last_checkpoint,
+                            "updated_at": s.updated_at,
+                        })
+                    })
+                    .collect();
+                print_json(&Value::Array(v))
+            } else {
+                let mut text = String::new();
+                for s in &all {
+                    let state = if s.pending() { "pending" } else { "condensed" };
+                    text.push_str(&format!(
+                        "{:<40}  {:<9}  {} prompt(s)  {}\n",
+                        s.session_id,
+                        state,
+                        s.prompts.len(),
+                        if s.agent.is_empty() { "-" } else { &s.agent }
+                    ));
+                }
+                common::write_stdout(text.as_bytes())
+            }
+        }
+        SessionCommand::Discard { session } => {
+            store.discard(&SessionId::parse(&session)?)?;
+            Ok(())
+        }
+    }
+}
+
+fn cmd_hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) -> Result<()> {
+    match h {
+        HookCommand::PrepareCommitMsg { file, source, .. } => {
+            commit_hooks::prepare_commit_msg(repo, &file, source.as_deref())?;
+        }
+        HookCommand::PostCommit => {
+            let report = commit_hooks::post_commit(repo, topo)?;
+            for tok in &report.malformed {
+                common::warn(
+                    quiet,
+                    format!("ignoring malformed Entire-Checkpoint trailer {tok:?}"),
+                );
+            }
+            for w in &report.warnings {
+                common::warn(quiet, w);
+            }
+            for (sid, e) in &report.failed {
+                common::warn(
+                    quiet,
+                    format!("session {sid} was not condensed (it stays staged): {e}"),
+                );
+            }
+            if let (Some(id), false) = (&report.checkpoint, report.sessions.is_empty()) {
+                if !quiet {
+                    eprintln!(
+                        "entire: checkpoint {id}: {} session(s) condensed",
+                        report.sessions.len()
+                    );
+                }
+            }
+        }
+        HookCommand::PostRewrite { .. } => {
+            // git copies commit messages when it rewrites (amend, rebase), so the trailers and
+            // with them the links to checkpoints survive; nothing to condense or mint here.
+            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+        }
     }
     Ok(())
 }

@@ -8,11 +8,24 @@ use crate::repo::Repo;
 pub const HOOK_MARKER: &str = "Entire checkpoints hook";
 
 /// The hooks `status` reports on, in order.
-pub const HOOK_NAMES: [&str; 3] = ["pre-push", "post-commit", "prepare-commit-msg"];
+pub const HOOK_NAMES: [&str; 4] = [
+    "pre-push",
+    "post-commit",
+    "prepare-commit-msg",
+    "post-rewrite",
+];
 
 /// The hook scripts `hooks install` writes: `(name, script)`. The scripts are the files of
 /// `hooks/` in the source tree, compiled in.
-pub const SCRIPTS: [(&str, &str); 1] = [("pre-push", include_str!("../hooks/pre-push"))];
+pub const SCRIPTS: [(&str, &str); 4] = [
+    ("pre-push", include_str!("../hooks/pre-push")),
+    (
+        "prepare-commit-msg",
+        include_str!("../hooks/prepare-commit-msg"),
+    ),
+    ("post-commit", include_str!("../hooks/post-commit")),
+    ("post-rewrite", include_str!("../hooks/post-rewrite")),
+];
 
 /// The suffix a foreign hook is renamed to when ours takes its place (and is chained).
 pub const CHAINED_SUFFIX: &str = ".pre-entire";

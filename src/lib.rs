@@ -18,6 +18,7 @@ pub mod model;
 mod publish;
 pub mod push;
 pub mod queue;
+pub mod redact;
 pub mod refname;
 pub mod registry;
 pub mod repo;

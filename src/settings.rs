@@ -34,6 +34,16 @@ pub enum SettingsError {
         /// The decoder's message.
         message: String,
     },
+    /// Another settings block (e.g. `redaction`) does not decode.
+    #[error("invalid {block} settings in {path}: {message}")]
+    Block {
+        /// The block's key.
+        block: &'static str,
+        /// The file.
+        path: String,
+        /// The decoder's message.
+        message: String,
+    },
     /// A required field is missing.
     #[error("invalid checkpoints config: {0} is required")]
     Required(String),
@@ -205,6 +215,29 @@ pub fn push_sessions_enabled(worktree: Option<&Path>) -> bool {
         }
     }
     true
+}
+
+/// The `redaction` block: the local file's, else the committed file's; none means the built-in
+/// rules. A present block that does not decode is an error, since silently dropping a user's
+/// rules would write the secrets they meant to catch.
+pub fn load_redaction_settings(
+    worktree: Option<&Path>,
+) -> Result<crate::redact::RedactionSettings, SettingsError> {
+    let Some(root) = worktree else {
+        return Ok(Default::default());
+    };
+    for name in [LOCAL_SETTINGS_FILE, SETTINGS_FILE] {
+        let block = read_settings_file(root, name).and_then(|v| v.get("redaction").cloned());
+        if let Some(b) = block.filter(|b| !b.is_null()) {
+            let path: PathBuf = [SETTINGS_DIR, name].iter().collect();
+            return serde_json::from_value(b).map_err(|e| SettingsError::Block {
+                block: "redaction",
+                path: path.to_string_lossy().into_owned(),
+                message: e.to_string(),
+            });
+        }
+    }
+    Ok(Default::default())
 }
 
 /// Resolves the checkpoints config: the environment override, else the local file's block,

@@ -8,6 +8,7 @@
 //! | hex | branch only | refs, then branch |
 
 use crate::id::{self, CheckpointId, IdKind};
+use crate::redact::Redactor;
 use crate::registry::{Backend, Registry};
 use crate::repo::{Identity, Repo};
 use crate::settings::{self, ConfigSource, SettingsError};
@@ -21,6 +22,9 @@ use crate::store::{
 /// Errors resolving the topology or a checkpoint name.
 #[derive(Debug, thiserror::Error)]
 pub enum TopologyError {
+    /// The redaction settings are invalid (a user rule that does not compile).
+    #[error("redaction settings: {0}")]
+    Redaction(#[from] crate::redact::RedactError),
     /// The settings block is invalid.
     #[error("resolve checkpoints config: {0}")]
     Config(#[from] SettingsError),
@@ -157,6 +161,7 @@ pub fn mint_checkpoint_id(repo: &Repo) -> CheckpointId {
 pub struct Topology<'r> {
     primary: StoreKind,
     source: ConfigSource,
+    redactor: Redactor,
     refs: GitRefsStore<'r>,
     branch: GitBranchStore<'r>,
     mirrors: Vec<Box<dyn CheckpointWriter + 'r>>,
@@ -172,13 +177,11 @@ impl<'r> Topology<'r> {
     /// Like [`Topology::open`] with a given registry.
     pub fn open_with(repo: &'r Repo, registry: &Registry) -> Result<Self, TopologyError> {
         let resolved = settings::load_checkpoints_config(repo.workdir())?;
+        let redactor = Redactor::new(&settings::load_redaction_settings(repo.workdir())?)?;
         let Some(config) = resolved.config else {
-            return Ok(Self::with_primary(
-                repo,
-                StoreKind::GitBranch,
-                Vec::new(),
-                resolved.source,
-            ));
+            let mut t = Self::with_primary(repo, StoreKind::GitBranch, Vec::new(), resolved.source);
+            t.redactor = redactor;
+            return Ok(t);
         };
         let unknown = |location: String, kind: &str| TopologyError::UnknownBackend {
             location,
@@ -220,7 +223,52 @@ impl<'r> Topology<'r> {
             };
             mirrors.push(mirror);
         }
-        Ok(Self::with_primary(repo, primary, mirrors, resolved.source))
+        let mut t = Self::with_primary(repo, primary, mirrors, resolved.source);
+        t.redactor = redactor;
+        Ok(t)
+    }
+
+    /// The redactor every write goes through (from the settings' `redaction` block).
+    pub fn redactor(&self) -> &Redactor {
+        &self.redactor
+    }
+
+    /// `w` with secrets redacted from its transcript and prompts, and the count added.
+    fn redacted_write(&self, w: &SessionWrite) -> SessionWrite {
+        let mut w = w.clone();
+        if let Some(t) = &w.transcript {
+            let (r, n) = self.redactor.redact_bytes(t);
+            w.transcript = Some(r);
+            w.redactions += n;
+        }
+        for p in &mut w.prompts {
+            let (r, n) = self.redactor.redact_str(p);
+            *p = r;
+            w.redactions += n;
+        }
+        w
+    }
+
+    /// `b` with secrets redacted from the transcript, prompts or summary text it carries.
+    fn redacted_backfill(&self, b: &Backfill) -> Backfill {
+        let mut b = b.clone();
+        match &mut b {
+            Backfill::Transcript {
+                transcript,
+                prompts,
+                ..
+            } => {
+                *transcript = self.redactor.redact_bytes(transcript).0;
+                for p in prompts.iter_mut() {
+                    *p = self.redactor.redact_str(p).0;
+                }
+            }
+            Backfill::Summary { summary, .. } => {
+                self.redactor.redact_json(summary);
+            }
+            Backfill::Attribution { .. } => {}
+        }
+        b
     }
 
     /// A topology with an explicit primary and mirrors.
@@ -237,6 +285,7 @@ impl<'r> Topology<'r> {
         Topology {
             primary,
             source,
+            redactor: Redactor::builtin(),
             refs: GitRefsStore::new(repo),
             branch,
             mirrors,
@@ -310,6 +359,7 @@ impl<'r> Topology<'r> {
 
     /// Writes one session to the primary, then to each mirror (best effort).
     pub fn write_session(&self, w: &SessionWrite) -> Result<WriteReport, StoreError> {
+        let w = &self.redacted_write(w);
         let outcome = self.primary_writer().write_session(w)?;
         let mirror_failures = self
             .mirrors
@@ -326,6 +376,7 @@ impl<'r> Topology<'r> {
     /// the checkpoint (a hard error stops: redirecting after a failure would fork the data).
     /// Mirrors receive the backfill only when the primary served it.
     pub fn backfill(&self, b: &Backfill) -> Result<WriteReport, StoreError> {
+        let b = &self.redacted_backfill(b);
         let order = self.read_order(b.id().kind());
         let mut last = None;
         for (i, kind) in order.iter().enumerate() {
