@@ -136,7 +136,6 @@ impl<'r> Fetcher<'r> {
                 first: first_err,
             });
         }
-        git::check_version().map_err(|e| Self::local(&first, e.to_string()))?;
         let deadline = Instant::now() + READ_FETCH_BUDGET;
         let mut out = Vec::new();
         let mut pending: Vec<String> = names.to_vec();
@@ -174,6 +173,13 @@ impl<'r> Fetcher<'r> {
                 }
                 Err(e) => return Err(Self::local(&first, e.to_string())),
             };
+            if !res.success() && git::is_unknown_option(&res.stderr) {
+                let why = git::check_version().err().map(|e| e.to_string());
+                return Err(Self::local(
+                    &first,
+                    why.unwrap_or_else(|| first_error_line(&res.stderr)),
+                ));
+            }
             if !res.success() && is_absent(&res.stderr) {
                 // git names the first missing ref; drop it and ask again for the rest.
                 let missing: Vec<String> = pending

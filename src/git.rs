@@ -153,6 +153,8 @@ impl Git {
             s
         });
         let start = Instant::now();
+        // Poll quickly at first (most git calls here take a few milliseconds), then back off.
+        let mut pause = Duration::from_micros(100);
         let status = loop {
             match child.try_wait() {
                 Ok(Some(status)) => break Some(status),
@@ -161,7 +163,10 @@ impl Git {
                     let _ = child.wait();
                     break None;
                 }
-                Ok(None) => std::thread::sleep(Duration::from_millis(2)),
+                Ok(None) => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(5));
+                }
                 Err(e) => return Err(GitError::Spawn(e.to_string())),
             }
         };
@@ -181,7 +186,13 @@ impl Git {
     }
 }
 
-/// Checks that the `git` on `PATH` is new enough.
+/// Whether git's stderr says it does not know an option we pass (an old git).
+pub fn is_unknown_option(stderr: &str) -> bool {
+    stderr.contains("unknown option") || stderr.contains("unknown switch")
+}
+
+/// Checks that the `git` on `PATH` is new enough. Hot paths call it only after a git command
+/// failed with [`is_unknown_option`], to turn that into a clear "git is too old" error.
 pub fn check_version() -> Result<String, GitError> {
     let out = Git::new(Path::new("."))
         .args(["--version"])
