@@ -73,6 +73,10 @@ enum Command {
         /// remote), marked as such.
         #[arg(long, value_name = "R", num_args = 0..=1, default_missing_value = "")]
         remote: Option<String>,
+        /// With --remote: fetch the remote-only checkpoints to fill in their details (bounded
+        /// to 30 seconds; the rest stay bare remote-only entries).
+        #[arg(long, requires = "remote")]
+        hydrate: bool,
     },
     /// The resolved checkpoint topology and where it came from.
     Config {
@@ -353,6 +357,7 @@ fn run() -> Result<()> {
             json,
             limit,
             remote,
+            hydrate,
         } => {
             let mut all = match remote {
                 None => topo.list()?,
@@ -369,7 +374,11 @@ fn run() -> Result<()> {
                             format!("could not list the checkpoints of {}; showing local checkpoints only: {e}", entire_checkpoints::git::redact(&r)),
                         );
                     }
-                    listing.entries
+                    let mut entries = listing.entries;
+                    if hydrate && listing.enumeration_error.is_none() {
+                        topo.hydrate(&repo, &r, &mut entries, std::time::Duration::from_secs(30));
+                    }
+                    entries
                 }
             };
             if let Some(n) = limit {

@@ -501,6 +501,34 @@ impl<'r> Topology<'r> {
         })
     }
 
+    /// Fills in remote-only entries by fetching each checkpoint (which makes it local) and reading
+    /// it, until `budget` runs out; an entry that cannot be fetched stays a bare remote-only
+    /// entry. Returns how many were hydrated.
+    pub fn hydrate(
+        &self,
+        repo: &'r Repo,
+        remote: &str,
+        entries: &mut [CheckpointInfo],
+        budget: std::time::Duration,
+    ) -> usize {
+        let deadline = std::time::Instant::now() + budget;
+        let fetcher = crate::fetch::Fetcher::new(repo, remote);
+        let mut done = 0;
+        for e in entries.iter_mut().filter(|e| e.remote_only) {
+            if std::time::Instant::now() >= deadline {
+                break;
+            }
+            if fetcher.fetch_checkpoint(&e.id).is_err() {
+                continue;
+            }
+            if let Ok(Some(cp)) = self.refs.read(&e.id) {
+                *e = crate::store::refs::info_of(&cp);
+                done += 1;
+            }
+        }
+        done
+    }
+
     /// Resolves a full ID or a unique prefix of one.
     pub fn resolve(&self, name: &str) -> Result<CheckpointId, TopologyError> {
         if let Ok(id) = CheckpointId::parse(name) {
