@@ -163,10 +163,30 @@ struct WriteArgs {
     /// The checkpoint ID; minted in the primary store's format when omitted.
     #[arg(long)]
     id: Option<String>,
-    /// The session transcript (a file, or - for stdin), stored byte for byte.
+    #[command(flatten)]
+    data: SessionData,
+    /// Strategy name.
+    #[arg(long, default_value = DEFAULT_STRATEGY)]
+    strategy: String,
+    /// Branch to record (default: the current branch).
+    #[arg(long)]
+    branch: Option<String>,
+    /// A subject line for the checkpoint commit.
+    #[arg(long)]
+    commit_subject: Option<String>,
+    /// Creation time (RFC 3339); default now.
+    #[arg(long, value_name = "RFC3339")]
+    created_at: Option<String>,
+}
+
+/// What `write` and `session record` take about a session.
+#[derive(Args)]
+struct SessionData {
+    /// The session transcript so far (a file, or - for stdin), stored byte for byte (after
+    /// secret redaction).
     #[arg(long, value_name = "FILE|-")]
     transcript: Option<String>,
-    /// A user prompt of this checkpoint (repeatable).
+    /// A user prompt (repeatable).
     #[arg(long = "prompt", value_name = "TEXT")]
     prompts: Vec<String>,
     /// A file the session touched (repeatable).
@@ -178,21 +198,27 @@ struct WriteArgs {
     /// Model name.
     #[arg(long)]
     model: Option<String>,
-    /// Strategy name.
-    #[arg(long, default_value = DEFAULT_STRATEGY)]
-    strategy: String,
-    /// Branch to record (default: the current branch).
-    #[arg(long)]
-    branch: Option<String>,
-    /// A subject line for the checkpoint commit.
-    #[arg(long)]
-    commit_subject: Option<String>,
     /// Token usage as a JSON object.
     #[arg(long, value_name = "JSON")]
     token_usage: Option<String>,
-    /// Creation time (RFC 3339); default now.
-    #[arg(long, value_name = "RFC3339")]
-    created_at: Option<String>,
+}
+
+impl SessionData {
+    /// Reads the transcript file and validates the token usage (before anything is written).
+    fn load(&self) -> Result<(Option<Vec<u8>>, Option<TokenUsage>)> {
+        let transcript = self
+            .transcript
+            .as_deref()
+            .map(common::read_input)
+            .transpose()?;
+        let token_usage = self
+            .token_usage
+            .as_deref()
+            .map(TokenUsage::parse_input)
+            .transpose()
+            .context("--token-usage")?;
+        Ok((transcript, token_usage))
+    }
 }
 
 #[derive(Subcommand)]
@@ -202,24 +228,8 @@ enum SessionCommand {
         /// The session.
         #[arg(long, value_name = "SID")]
         session: String,
-        /// The whole transcript so far (a file, or - for stdin); replaces the staged one.
-        #[arg(long, value_name = "FILE|-")]
-        transcript: Option<String>,
-        /// A new user prompt (repeatable); appended.
-        #[arg(long = "prompt", value_name = "TEXT")]
-        prompts: Vec<String>,
-        /// A file the session touched (repeatable); merged.
-        #[arg(long = "files-touched", value_name = "PATH")]
-        files_touched: Vec<String>,
-        /// Agent display name.
-        #[arg(long)]
-        agent: Option<String>,
-        /// Model name.
-        #[arg(long)]
-        model: Option<String>,
-        /// Token usage so far, as a JSON object.
-        #[arg(long, value_name = "JSON")]
-        token_usage: Option<String>,
+        #[command(flatten)]
+        data: SessionData,
     },
     /// List staged sessions.
     List {
@@ -519,17 +529,7 @@ fn cmd_write(repo: &Repo, topo: &Topology<'_>, a: WriteArgs, quiet: bool) -> Res
         None => topo.mint_id(),
     };
     let session_id = SessionId::parse(&a.session)?;
-    let transcript = a
-        .transcript
-        .as_deref()
-        .map(common::read_input)
-        .transpose()?;
-    let token_usage = a
-        .token_usage
-        .as_deref()
-        .map(TokenUsage::parse_input)
-        .transpose()
-        .context("--token-usage")?;
+    let (transcript, token_usage) = a.data.load()?;
     let created_at = match &a.created_at {
         Some(t) => timefmt::rfc3339_nano_utc(timefmt::parse_rfc3339(t)?),
         None => timefmt::now_rfc3339_nano(),
@@ -545,11 +545,11 @@ fn cmd_write(repo: &Repo, topo: &Topology<'_>, a: WriteArgs, quiet: bool) -> Res
         commit_sha: String::new(),
         created_at,
         transcript,
-        checkpoints_count: a.prompts.len().max(1) as i64,
-        prompts: a.prompts,
-        files_touched: a.files_touched,
-        agent: a.agent.unwrap_or_default(),
-        model: a.model.unwrap_or_default(),
+        checkpoints_count: a.data.prompts.len().max(1) as i64,
+        prompts: a.data.prompts,
+        files_touched: a.data.files_touched,
+        agent: a.data.agent.unwrap_or_default(),
+        model: a.data.model.unwrap_or_default(),
         token_usage,
         checkpoint_transcript_start: 0,
         commit_subject: a.commit_subject,
@@ -600,22 +600,9 @@ fn cmd_migrate(repo: &Repo, topo: &Topology<'_>, dry_run: bool, quiet: bool) -> 
 fn cmd_session(repo: &Repo, topo: &Topology<'_>, c: SessionCommand, _quiet: bool) -> Result<()> {
     let store = SessionStore::new(repo);
     match c {
-        SessionCommand::Record {
-            session,
-            transcript,
-            prompts,
-            files_touched,
-            agent,
-            model,
-            token_usage,
-        } => {
+        SessionCommand::Record { session, data } => {
             let sid = SessionId::parse(&session)?;
-            let transcript = transcript.as_deref().map(common::read_input).transpose()?;
-            let token_usage = token_usage
-                .as_deref()
-                .map(TokenUsage::parse_input)
-                .transpose()
-                .context("--token-usage")?;
+            let (transcript, token_usage) = data.load()?;
             let redactor = topo.redactor();
             let mut redactions = 0;
             let transcript = transcript.map(|t| {
@@ -623,7 +610,8 @@ fn cmd_session(repo: &Repo, topo: &Topology<'_>, c: SessionCommand, _quiet: bool
                 redactions += n;
                 r
             });
-            let prompts = prompts
+            let prompts = data
+                .prompts
                 .iter()
                 .map(|p| {
                     let (r, n) = redactor.redact_str(p);
@@ -636,9 +624,9 @@ fn cmd_session(repo: &Repo, topo: &Topology<'_>, c: SessionCommand, _quiet: bool
                 Record {
                     transcript,
                     prompts,
-                    files_touched,
-                    agent,
-                    model,
+                    files_touched: data.files_touched,
+                    agent: data.agent,
+                    model: data.model,
                     token_usage,
                     redactions,
                 },

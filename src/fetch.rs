@@ -82,16 +82,6 @@ fn is_absent(stderr: &str) -> bool {
     stderr.contains("couldn't find remote ref") || stderr.contains("no such remote ref")
 }
 
-fn first_error_line(stderr: &str) -> String {
-    stderr
-        .lines()
-        .map(str::trim)
-        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
-        .or_else(|| stderr.lines().map(str::trim).find(|l| !l.is_empty()))
-        .unwrap_or("git failed without a message")
-        .to_owned()
-}
-
 impl<'r> Fetcher<'r> {
     /// A fetcher from `remote` (a remote name or URL).
     pub fn new(repo: &'r Repo, remote: impl Into<String>) -> Self {
@@ -177,7 +167,7 @@ impl<'r> Fetcher<'r> {
                 let why = git::check_version().err().map(|e| e.to_string());
                 return Err(Self::local(
                     &first,
-                    why.unwrap_or_else(|| first_error_line(&res.stderr)),
+                    why.unwrap_or_else(|| git::first_error_line(&res.stderr)),
                 ));
             }
             if !res.success() && is_absent(&res.stderr) {
@@ -188,7 +178,7 @@ impl<'r> Fetcher<'r> {
                     .cloned()
                     .collect();
                 if missing.is_empty() {
-                    return Err(self.transport(&first, first_error_line(&res.stderr)));
+                    return Err(self.transport(&first, git::first_error_line(&res.stderr)));
                 }
                 pending.retain(|n| !missing.contains(n));
                 out.extend(missing.into_iter().map(|n| (n, Fetched::Absent)));
@@ -203,7 +193,7 @@ impl<'r> Fetcher<'r> {
                 .filter_map(|l| l.split_whitespace().last().map(str::to_owned))
                 .collect();
             if !res.success() && rejected.is_empty() {
-                return Err(self.transport(&first, first_error_line(&res.stderr)));
+                return Err(self.transport(&first, git::first_error_line(&res.stderr)));
             }
             for name in pending.drain(..) {
                 if rejected.contains(&name) {
@@ -270,7 +260,7 @@ impl<'r> Fetcher<'r> {
             .run(READ_FETCH_BUDGET)
             .map_err(|e| self.transport(CHECKPOINT_REF_PREFIX, e.to_string()))?;
         if !res.success() {
-            return Err(self.transport(CHECKPOINT_REF_PREFIX, first_error_line(&res.stderr)));
+            return Err(self.transport(CHECKPOINT_REF_PREFIX, git::first_error_line(&res.stderr)));
         }
         Ok(res
             .stdout
@@ -299,6 +289,6 @@ mod tests {
         assert!(!is_absent(
             "fatal: unable to access 'https://x/': Could not resolve host: x\n"
         ));
-        assert_eq!(first_error_line("warning: x\nfatal: y\n"), "fatal: y");
+        assert_eq!(git::first_error_line("warning: x\nfatal: y\n"), "fatal: y");
     }
 }

@@ -186,6 +186,18 @@ impl Git {
     }
 }
 
+/// The line of git's stderr worth showing: the first `fatal:`/`error:` line, else the first
+/// non-empty one.
+pub fn first_error_line(stderr: &str) -> String {
+    stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or_else(|| stderr.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or("git failed without a message")
+        .to_owned()
+}
+
 /// Whether git's stderr says it does not know an option we pass (an old git).
 pub fn is_unknown_option(stderr: &str) -> bool {
     stderr.contains("unknown option") || stderr.contains("unknown switch")

@@ -490,7 +490,7 @@ fn reconcile(
         ])
         .run(deadline.saturating_duration_since(Instant::now()))?;
     if !out.success() {
-        return Ok(Err(first_error_line(&out.stderr)));
+        return Ok(Err(git::first_error_line(&out.stderr)));
     }
     let remote: HashMap<&str, &str> = out
         .stdout
@@ -502,16 +502,6 @@ fn reconcile(
         .filter(|(name, oid)| remote.get(name.as_str()) != Some(&oid.to_string().as_str()))
         .map(|(name, _)| name.clone())
         .collect()))
-}
-
-fn first_error_line(stderr: &str) -> String {
-    stderr
-        .lines()
-        .map(str::trim)
-        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
-        .or_else(|| stderr.lines().map(str::trim).find(|l| !l.is_empty()))
-        .unwrap_or("git failed without a message")
-        .to_owned()
 }
 
 enum BatchFailure {
@@ -540,7 +530,7 @@ fn push_batch(
         .map_err(|e| BatchFailure::Failed(e.to_string()))?;
     let results = git::parse_push_porcelain(&out.stdout);
     if results.is_empty() && !out.success() {
-        let line = first_error_line(&out.stderr);
+        let line = git::first_error_line(&out.stderr);
         return Err(if git::is_unreachable(&out.stderr) {
             BatchFailure::Unreachable(line)
         } else {
@@ -578,7 +568,7 @@ fn recover_and_push(
     if !out.success() {
         return Err(format!(
             "fetch for recovery failed: {}",
-            first_error_line(&out.stderr)
+            git::first_error_line(&out.stderr)
         ));
     }
     let remote = side
@@ -850,7 +840,7 @@ pub fn push_v1(repo: &Repo, remote: &str) -> Result<V1Push, PushError> {
                 let Some(theirs) = out.success().then(|| side.read_ref(fetched)).flatten() else {
                     return Ok(V1Push::Refused(format!(
                         "fetch for sync failed: {}",
-                        first_error_line(&out.stderr)
+                        git::first_error_line(&out.stderr)
                     )));
                 };
                 let step = v1_step(repo);
@@ -871,7 +861,7 @@ pub fn push_v1(repo: &Repo, remote: &str) -> Result<V1Push, PushError> {
                 tip = merged;
             }
             Some(r) => return Ok(V1Push::Refused(r.summary.clone())),
-            None => return Ok(V1Push::Refused(first_error_line(&out.stderr))),
+            None => return Ok(V1Push::Refused(git::first_error_line(&out.stderr))),
         }
     }
     Ok(V1Push::Refused(

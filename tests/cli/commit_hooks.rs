@@ -1,0 +1,1110 @@
+//! The commit integration, driven through real `git` and the installed hooks: `session
+//! record/list/discard`, `prepare-commit-msg` (the `Entire-Checkpoint:` trailer), `post-commit`
+//! (condensation of the staged sessions into the checkpoint), amend, rebase, cherry-pick,
+//! linked worktrees, `show <commit>` and the `demo` command (cli.md; anchor-behaviour.md §1,
+//! §3.3 and §6.1).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{json, Value};
+
+use crate::env::{checkpoint_bin, parse_json, Store, TestEnv, REFS_PREFIX, V1_BRANCH};
+
+const SESSION: &str = "sess-commit-1";
+const LINE_1: &str = "{\"type\":\"user\",\"message\":\"add a greeting\"}";
+const LINE_2: &str = "{\"type\":\"assistant\",\"message\":\"added hello.txt\"}";
+const LINE_3: &str = "{\"type\":\"user\",\"message\":\"now a farewell\"}";
+const LINE_4: &str = "{\"type\":\"assistant\",\"message\":\"added bye.txt\"}";
+
+static INPUTS: AtomicUsize = AtomicUsize::new(0);
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("utf-8 temp path")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+/// `PATH` with the directory of our binaries first, so installed hooks find
+/// `git entire-checkpoint`.
+fn path_with_bins() -> OsString {
+    let bin_dir = checkpoint_bin().parent().expect("binary dir").to_path_buf();
+    let mut paths = vec![bin_dir];
+    if let Some(p) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(paths).expect("join PATH")
+}
+
+/// A real `git <args>` in `dir` with our binaries on `PATH` and, when given, the primary
+/// selected through `ENTIRE_CHECKPOINTS_PRIMARY` (None = the repository's own settings).
+fn git_cmd(
+    env: &TestEnv,
+    dir: &Path,
+    primary: Option<Store>,
+    args: &[&str],
+) -> std::process::Command {
+    let mut cmd = env.git_command_in(dir, args);
+    cmd.env("PATH", path_with_bins())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if let Some(s) = primary {
+        cmd.env("ENTIRE_CHECKPOINTS_PRIMARY", s.name());
+    }
+    cmd
+}
+
+fn git_hooked(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> Output {
+    git_cmd(env, dir, primary, args).output().expect("run git")
+}
+
+/// Like [`git_hooked`], asserting exit 0; returns stderr.
+fn git_ok(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> String {
+    let out = git_hooked(env, dir, primary, args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "git {args:?} failed:\nstdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stderr)
+}
+
+/// `git-entire-checkpoint <args>` in `dir` (primary as for [`git_cmd`]).
+fn entire(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> Output {
+    let mut cmd = env.cmd();
+    cmd.current_dir(dir).args(args);
+    if let Some(s) = primary {
+        cmd.env("ENTIRE_CHECKPOINTS_PRIMARY", s.name());
+    }
+    cmd.output().expect("run git-entire-checkpoint")
+}
+
+fn entire_ok(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> String {
+    let out = entire(env, dir, primary, args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "git-entire-checkpoint {args:?} failed:\nstdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+    text(&out.stdout)
+}
+
+fn install_hooks(env: &TestEnv) {
+    entire_ok(env, env.repo(), None, &["hooks", "install"]);
+}
+
+/// The hooks directory git uses, absolute.
+fn hooks_dir(env: &TestEnv) -> PathBuf {
+    let p = PathBuf::from(env.git(&["rev-parse", "--git-path", "hooks"]).trim());
+    if p.is_absolute() {
+        p
+    } else {
+        env.repo().join(p)
+    }
+}
+
+fn common_dir(env: &TestEnv) -> PathBuf {
+    let p = PathBuf::from(env.git(&["rev-parse", "--git-common-dir"]).trim());
+    if p.is_absolute() {
+        p
+    } else {
+        env.repo().join(p)
+    }
+}
+
+/// `session record --session <sid> [--transcript <file>] <extra...>` in `dir`.
+fn record(env: &TestEnv, dir: &Path, sid: &str, transcript: Option<&[u8]>, extra: &[&str]) {
+    let mut args: Vec<String> = vec!["session".into(), "record".into(), "--session".into()];
+    args.push(sid.into());
+    if let Some(t) = transcript {
+        let n = INPUTS.fetch_add(1, Ordering::Relaxed);
+        let file = env.input_file(&format!("commit-hooks-transcript-{n}.jsonl"), t);
+        args.push("--transcript".into());
+        args.push(path_str(&file).into());
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    entire_ok(env, dir, None, &refs);
+}
+
+fn lines(ls: &[&str]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for l in ls {
+        out.extend_from_slice(l.as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// Writes `file` in `dir`, stages it and commits with `-m msg` through the hooks; returns the
+/// new HEAD and git's stderr.
+fn commit_in(
+    env: &TestEnv,
+    dir: &Path,
+    primary: Option<Store>,
+    file: &str,
+    msg: &str,
+) -> (String, String) {
+    let path = dir.join(file);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(&path, format!("{file} {msg}\n")).expect("write work tree file");
+    env.git_in(dir, &["add", "--", file]);
+    let stderr = git_ok(env, dir, primary, &["commit", "-q", "-m", msg]);
+    let head = env.git_in(dir, &["rev-parse", "HEAD"]).trim().to_string();
+    (head, stderr)
+}
+
+fn commit(env: &TestEnv, primary: Option<Store>, file: &str, msg: &str) -> (String, String) {
+    commit_in(env, env.repo(), primary, file, msg)
+}
+
+/// The values of the `Entire-Checkpoint:` trailer lines of a commit's message, in order.
+fn trailer_ids(env: &TestEnv, commit: &str) -> Vec<String> {
+    env.message(commit)
+        .lines()
+        .filter_map(|l| l.strip_prefix("Entire-Checkpoint:"))
+        .map(|v| v.trim().to_string())
+        .collect()
+}
+
+/// The one `Entire-Checkpoint` ID of a commit (asserts there is exactly one).
+fn the_trailer(env: &TestEnv, commit: &str) -> String {
+    let ids = trailer_ids(env, commit);
+    assert_eq!(
+        ids.len(),
+        1,
+        "exactly one Entire-Checkpoint trailer on {commit}:\n{}",
+        env.message(commit)
+    );
+    ids[0].clone()
+}
+
+fn is_ulid(id: &str) -> bool {
+    id.len() == 26
+        && id
+            .chars()
+            .all(|c| c.is_ascii_digit() || (c.is_ascii_uppercase() && !"ILOU".contains(c)))
+}
+
+fn is_hex12(id: &str) -> bool {
+    id.len() == 12 && id.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'))
+}
+
+/// Every checkpoint ref and the v1 branch, with their objects (for "nothing was written").
+fn checkpoint_state(env: &TestEnv) -> String {
+    let mut s = env.git(&[
+        "for-each-ref",
+        "--format=%(refname) %(objectname)",
+        REFS_PREFIX,
+    ]);
+    s.push_str(&env.rev(V1_BRANCH).unwrap_or_default());
+    s
+}
+
+fn sessions_json(env: &TestEnv, dir: &Path) -> Vec<Value> {
+    let out = entire(env, dir, None, &["session", "list", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    match parse_json(&out.stdout) {
+        Value::Array(a) => a,
+        other => panic!("session list --json is an array: {other}"),
+    }
+}
+
+fn session_entry(env: &TestEnv, dir: &Path, sid: &str) -> Value {
+    sessions_json(env, dir)
+        .into_iter()
+        .find(|s| s["session_id"] == json!(sid))
+        .unwrap_or_else(|| panic!("session {sid} is listed"))
+}
+
+/// The number of commits in the history of the ref holding `id`.
+fn history_len(env: &TestEnv, store: Store, id: &str) -> usize {
+    env.git(&["rev-list", "--count", &env.store_ref(store, id)])
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+fn show_json(env: &TestEnv, target: &str) -> Value {
+    parse_json(entire_ok(env, env.repo(), None, &["show", target, "--json"]).as_bytes())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hooks install
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn hooks_install_writes_the_four_hooks_and_chains_a_foreign_one() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let dir = hooks_dir(&env);
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = env.root().join("inputs").join("foreign-ran");
+    let foreign = format!(
+        "#!/bin/sh\nprintf 'foreign %s\\n' \"$1\" >> '{}'\nexit 0\n",
+        path_str(&log)
+    );
+    std::fs::write(dir.join("prepare-commit-msg"), &foreign).unwrap();
+    std::fs::set_permissions(
+        dir.join("prepare-commit-msg"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    install_hooks(&env);
+    for name in [
+        "pre-push",
+        "prepare-commit-msg",
+        "post-commit",
+        "post-rewrite",
+    ] {
+        let path = dir.join(name);
+        let script = std::fs::read_to_string(&path).unwrap_or_else(|_| panic!("{name} written"));
+        assert!(script.starts_with("#!"), "{name} is a script");
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+        assert!(mode & 0o111 != 0, "{name} is executable");
+        if name != "pre-push" {
+            assert!(
+                script.contains(&format!("git entire-checkpoint hook {name}")),
+                "{name} calls the hook entry point:\n{script}"
+            );
+        }
+    }
+    assert_eq!(
+        std::fs::read_to_string(dir.join("prepare-commit-msg.pre-entire")).unwrap(),
+        foreign,
+        "the foreign hook is kept as .pre-entire"
+    );
+    let status = parse_json(entire_ok(&env, env.repo(), None, &["status", "--json"]).as_bytes());
+    for name in ["pre-push", "post-commit", "prepare-commit-msg"] {
+        assert_eq!(status["hooks"][name], json!(true), "status: {status}");
+    }
+
+    // The chained hook runs (first), and ours still adds the trailer.
+    record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    let (head, _) = commit(&env, Some(Store::Refs), "a.txt", "with chained hook");
+    let ran = std::fs::read_to_string(&log).expect("the chained hook ran");
+    assert!(ran.starts_with("foreign "), "{ran}");
+    assert!(is_ulid(&the_trailer(&env, &head)));
+}
+
+#[test]
+fn without_the_binary_on_path_the_hooks_warn_and_the_commit_succeeds() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    env.write_file("a.txt", b"a\n");
+    env.git(&["add", "a.txt"]);
+    let out = env
+        .git_command_in(env.repo(), &["commit", "-q", "-m", "no binary"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "commit succeeds:\n{stderr}");
+    assert!(stderr.contains("warning"), "a warning:\n{stderr}");
+    assert_eq!(env.subject("HEAD"), "no binary");
+    assert!(trailer_ids(&env, "HEAD").is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Session staging
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn session_record_stages_replaces_the_transcript_appends_prompts_and_merges_files() {
+    let env = TestEnv::new();
+    let t1 = lines(&[LINE_1]);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&t1),
+        &[
+            "--prompt",
+            "first",
+            "--files-touched",
+            "a.txt",
+            "--agent",
+            "Claude Code",
+            "--model",
+            "opus",
+        ],
+    );
+    let dir = common_dir(&env).join("entire/sessions").join(SESSION);
+    assert!(dir.join("state.json").is_file(), "state.json staged");
+    assert_eq!(std::fs::read(dir.join("transcript")).unwrap(), t1);
+
+    let t2 = lines(&[LINE_1, LINE_2]);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&t2),
+        &["--prompt", "second", "--files-touched", "b.txt"],
+    );
+    record(&env, env.repo(), SESSION, None, &["--files-touched", "a.txt"]);
+    assert_eq!(
+        std::fs::read(dir.join("transcript")).unwrap(),
+        t2,
+        "the transcript is replaced"
+    );
+    let state = parse_json(&std::fs::read(dir.join("state.json")).unwrap());
+    assert_eq!(state["prompts"], json!(["first", "second"]), "{state}");
+    let mut files: Vec<String> = state["files_touched"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["a.txt", "b.txt"], "files merged without duplicates");
+
+    let entry = session_entry(&env, env.repo(), SESSION);
+    assert_eq!(entry["prompts"], json!(2), "{entry}");
+    assert_eq!(entry["pending"], json!(true), "{entry}");
+    assert_eq!(entry["last_checkpoint"], json!(""), "{entry}");
+    assert!(entry["worktree"].as_str().is_some_and(|w| !w.is_empty()));
+    let plain = entire_ok(&env, env.repo(), None, &["session", "list"]);
+    assert!(plain.contains(SESSION), "{plain}");
+
+    entire_ok(&env, env.repo(), None, &["session", "discard", SESSION]);
+    assert!(sessions_json(&env, env.repo()).is_empty());
+    let out = entire(&env, env.repo(), None, &["session", "discard", SESSION]);
+    assert_ne!(out.status.code(), Some(0), "discarding an unknown session");
+    assert!(!text(&out.stderr).trim().is_empty());
+
+    // Nothing staged any more: a commit gets no trailer.
+    install_hooks(&env);
+    let (head, _) = commit(&env, None, "c.txt", "after discard");
+    assert!(trailer_ids(&env, &head).is_empty());
+}
+
+#[test]
+fn invalid_session_ids_are_refused_and_nothing_is_staged() {
+    let env = TestEnv::new();
+    let long = "a".repeat(300);
+    for sid in ["../x", "a/b", "", long.as_str()] {
+        let out = entire(
+            &env,
+            env.repo(),
+            None,
+            &["session", "record", "--session", sid, "--prompt", "p"],
+        );
+        assert_ne!(out.status.code(), Some(0), "session ID {sid:?} is refused");
+        assert!(!text(&out.stderr).trim().is_empty(), "a message for {sid:?}");
+    }
+    let sessions = common_dir(&env).join("entire").join("sessions");
+    let staged: Vec<_> = std::fs::read_dir(&sessions)
+        .map(|d| {
+            d.filter_map(Result::ok)
+                .map(|e| e.file_name())
+                .filter(|n| !n.to_string_lossy().starts_with('.'))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(staged.is_empty(), "nothing staged: {staged:?}");
+    assert!(!common_dir(&env).join("entire").join("x").exists());
+    assert!(!common_dir(&env).join("x").exists());
+    assert!(sessions_json(&env, env.repo()).is_empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Commit → checkpoint
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_commit_with_a_staged_session_is_linked_and_condensed() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    let transcript = lines(&[LINE_1, LINE_2]);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&transcript),
+        &[
+            "--prompt",
+            "add a greeting",
+            "--prompt",
+            "and make it loud",
+            "--files-touched",
+            "hello.txt",
+            "--files-touched",
+            "not-committed.txt",
+            "--agent",
+            "Claude Code",
+            "--model",
+            "claude-opus",
+        ],
+    );
+    env.write_file("hello.txt", b"HELLO\n");
+    env.write_file("other.txt", b"other\n");
+    env.git(&["add", "hello.txt", "other.txt"]);
+    let stderr = git_ok(
+        &env,
+        env.repo(),
+        Some(Store::Refs),
+        &["commit", "-q", "-m", "Add greeting", "-m", "Body text."],
+    );
+    let head = env.rev("HEAD").unwrap();
+    let id = the_trailer(&env, &head);
+    assert!(is_ulid(&id), "a ULID under git-refs: {id}");
+    assert!(
+        env.message(&head)
+            .ends_with(&format!("Body text.\n\nEntire-Checkpoint: {id}\n")),
+        "the trailer follows a blank line:\n{}",
+        env.message(&head)
+    );
+
+    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    assert_eq!(meta["checkpoint_id"], json!(id), "{meta}");
+    assert_eq!(meta["session_id"], json!(SESSION));
+    assert_eq!(meta["commit_sha"], json!(head));
+    assert_eq!(meta["branch"], json!("main"));
+    assert_eq!(meta["strategy"], json!("manual-commit"));
+    assert_eq!(meta["agent"], json!("Claude Code"));
+    assert_eq!(meta["model"], json!("claude-opus"));
+    assert_eq!(
+        meta["files_touched"],
+        json!(["hello.txt"]),
+        "the commit's files that the session touched"
+    );
+    assert!(
+        meta.get("checkpoint_transcript_start").is_none(),
+        "no start offset for the first window: {meta}"
+    );
+    assert_eq!(env.blob(Store::Refs, &id, "0/full.jsonl"), transcript);
+    assert_eq!(
+        env.blob_text(Store::Refs, &id, "0/prompt.txt"),
+        "add a greeting\n\n---\n\nand make it loud"
+    );
+    assert_eq!(
+        env.ls_tree(&format!("{}:", env.store_ref(Store::Refs, &id)))
+            .iter()
+            .filter(|n| n.chars().all(|c| c.is_ascii_digit()))
+            .count(),
+        1,
+        "one slot"
+    );
+    let tip = env.tip(Store::Refs, &id);
+    assert_eq!(
+        env.message(&tip),
+        format!(
+            "Checkpoint: {id}\n\nAdd greeting\n\nEntire-Session: {SESSION}\nEntire-Strategy: manual-commit\nEntire-Agent: Claude Code\n"
+        )
+    );
+    assert!(!stderr.contains("warning"), "no warnings:\n{stderr}");
+
+    let entry = session_entry(&env, env.repo(), SESSION);
+    assert_eq!(entry["pending"], json!(false), "{entry}");
+    assert_eq!(entry["last_checkpoint"], json!(id), "{entry}");
+
+    // show HEAD resolves the trailer.
+    let shown = show_json(&env, "HEAD");
+    assert_eq!(shown["checkpoint_id"], json!(id), "{shown}");
+    assert_eq!(shown["sessions"][0]["commit_sha"], json!(head));
+}
+
+#[test]
+fn the_default_primary_mints_a_hex_id_on_the_v1_branch() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&lines(&[LINE_1])),
+        &["--prompt", "p1"],
+    );
+    let (head, _) = commit(&env, None, "a.txt", "default primary");
+    let id = the_trailer(&env, &head);
+    assert!(is_hex12(&id), "12-hex without settings: {id}");
+    let meta = env.json(Store::Branch, &id, "0/metadata.json");
+    assert_eq!(meta["commit_sha"], json!(head));
+    assert_eq!(
+        meta["files_touched"],
+        json!(["a.txt"]),
+        "all the commit's files when the session recorded none"
+    );
+    assert_eq!(
+        env.blob(Store::Branch, &id, "0/full.jsonl"),
+        lines(&[LINE_1])
+    );
+    assert_eq!(env.blob_text(Store::Branch, &id, "0/prompt.txt"), "p1");
+}
+
+#[test]
+fn settings_select_the_git_refs_primary_for_the_hooks() {
+    let env = TestEnv::new();
+    env.write_file(
+        ".entire/settings.json",
+        br#"{"checkpoints":{"primary":{"type":"git-refs"}}}"#,
+    );
+    env.git(&["add", ".entire/settings.json"]);
+    env.git(&["commit", "-q", "-m", "settings"]);
+    install_hooks(&env);
+    record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    let (head, _) = commit(&env, None, "a.txt", "refs by settings");
+    let id = the_trailer(&env, &head);
+    assert!(is_ulid(&id), "a ULID under the git-refs settings: {id}");
+    assert_eq!(
+        env.json(Store::Refs, &id, "0/metadata.json")["commit_sha"],
+        json!(head)
+    );
+}
+
+#[test]
+fn a_commit_without_staged_activity_gets_no_trailer_and_writes_nothing() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    let before = checkpoint_state(&env);
+    let (head, _) = commit(&env, Some(Store::Refs), "a.txt", "no session");
+    assert!(trailer_ids(&env, &head).is_empty());
+    assert_eq!(env.message(&head), "no session\n");
+    assert_eq!(checkpoint_state(&env), before);
+}
+
+#[test]
+fn a_second_commit_condenses_only_new_activity() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    let first = lines(&[LINE_1, LINE_2]);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&first),
+        &["--prompt", "one"],
+    );
+    let (c1, _) = commit(&env, Some(Store::Refs), "a.txt", "first");
+    let id1 = the_trailer(&env, &c1);
+
+    // Nothing new: no trailer, nothing written.
+    let before = checkpoint_state(&env);
+    let (c2, _) = commit(&env, Some(Store::Refs), "b.txt", "second, idle");
+    assert!(trailer_ids(&env, &c2).is_empty(), "{}", env.message(&c2));
+    assert_eq!(checkpoint_state(&env), before);
+
+    // New activity: a new checkpoint with only the new prompts and the window start.
+    let second = lines(&[LINE_1, LINE_2, LINE_3, LINE_4]);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&second),
+        &["--prompt", "two", "--prompt", "three"],
+    );
+    let (c3, _) = commit(&env, Some(Store::Refs), "c.txt", "third");
+    let id3 = the_trailer(&env, &c3);
+    assert_ne!(id3, id1);
+    let meta = env.json(Store::Refs, &id3, "0/metadata.json");
+    assert_eq!(meta["commit_sha"], json!(c3));
+    assert_eq!(meta["checkpoint_transcript_start"], json!(2), "{meta}");
+    assert_eq!(
+        env.blob_text(Store::Refs, &id3, "0/prompt.txt"),
+        "two\n\n---\n\nthree"
+    );
+    assert_eq!(env.blob(Store::Refs, &id3, "0/full.jsonl"), second);
+    // The first checkpoint is untouched.
+    assert_eq!(history_len(&env, Store::Refs, &id1), 1);
+    assert_eq!(env.blob_text(Store::Refs, &id1, "0/prompt.txt"), "one");
+    assert_eq!(
+        session_entry(&env, env.repo(), SESSION)["last_checkpoint"],
+        json!(id3)
+    );
+}
+
+#[test]
+fn two_pending_sessions_share_one_checkpoint_in_two_slots() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    record(
+        &env,
+        env.repo(),
+        "sess-a",
+        Some(&lines(&[LINE_1])),
+        &["--prompt", "from a"],
+    );
+    record(
+        &env,
+        env.repo(),
+        "sess-b",
+        Some(&lines(&[LINE_3])),
+        &["--prompt", "from b"],
+    );
+    let (head, _) = commit(&env, Some(Store::Refs), "a.txt", "both");
+    let id = the_trailer(&env, &head);
+    let mut sids: Vec<String> = ["0", "1"]
+        .iter()
+        .map(|slot| {
+            env.json(Store::Refs, &id, &format!("{slot}/metadata.json"))["session_id"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    sids.sort();
+    assert_eq!(sids, ["sess-a", "sess-b"]);
+    assert!(!env.exists(Store::Refs, &id, "2"));
+}
+
+#[test]
+fn an_existing_valid_trailer_is_kept() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    let given = "01KVBJCWYA4YW6J5M9GP655HZN";
+    env.write_file("a.txt", b"a\n");
+    env.git(&["add", "a.txt"]);
+    git_ok(
+        &env,
+        env.repo(),
+        Some(Store::Refs),
+        &[
+            "commit",
+            "-q",
+            "-m",
+            "keep mine",
+            "-m",
+            &format!("Entire-Checkpoint: {given}"),
+        ],
+    );
+    assert_eq!(trailer_ids(&env, "HEAD"), [given], "no second trailer");
+    let meta = env.json(Store::Refs, given, "0/metadata.json");
+    assert_eq!(meta["session_id"], json!(SESSION));
+    assert_eq!(meta["commit_sha"], json!(env.rev("HEAD").unwrap()));
+}
+
+#[test]
+fn a_merge_commit_gets_no_trailer() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    commit(&env, Some(Store::Refs), "f.txt", "feature work");
+    env.git(&["checkout", "-q", "main"]);
+    commit(&env, Some(Store::Refs), "m.txt", "main work");
+    record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    git_ok(
+        &env,
+        env.repo(),
+        Some(Store::Refs),
+        &["merge", "-q", "--no-ff", "-m", "Merge feature", "feature"],
+    );
+    let head = env.rev("HEAD").unwrap();
+    assert_eq!(env.parents(&head).len(), 2, "a merge commit");
+    assert!(
+        trailer_ids(&env, &head).is_empty(),
+        "{}",
+        env.message(&head)
+    );
+}
+
+#[test]
+fn a_malformed_trailer_is_ignored_with_a_warning_and_nothing_is_condensed() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    let before = checkpoint_state(&env);
+    let msg = env.input_file("malformed-msg", b"Broken link\n\nEntire-Checkpoint: nothex\n");
+    env.write_file("a.txt", b"a\n");
+    env.git(&["add", "a.txt"]);
+    let out = git_hooked(
+        &env,
+        env.repo(),
+        Some(Store::Refs),
+        &["commit", "-q", "--no-verify", "-F", path_str(&msg)],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "the commit succeeds:\n{stderr}");
+    let head = env.rev("HEAD").unwrap();
+    assert_eq!(env.subject(&head), "Broken link");
+    let valid: Vec<String> = trailer_ids(&env, &head)
+        .into_iter()
+        .filter(|v| is_ulid(v) || is_hex12(v))
+        .collect();
+    assert!(valid.is_empty(), "no valid trailer was added: {valid:?}");
+    assert!(
+        stderr.contains("nothex") && stderr.contains("malformed"),
+        "a warning names the malformed trailer:\n{stderr}"
+    );
+    assert_eq!(checkpoint_state(&env), before, "nothing condensed");
+    assert_eq!(
+        session_entry(&env, env.repo(), SESSION)["pending"],
+        json!(true)
+    );
+}
+
+#[test]
+fn post_commit_trouble_is_a_warning_and_the_commit_succeeds() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    let state = common_dir(&env)
+        .join("entire/sessions")
+        .join(SESSION)
+        .join("state.json");
+    std::fs::write(&state, b"{ this is not json").unwrap();
+    env.write_file("a.txt", b"a\n");
+    env.git(&["add", "a.txt"]);
+    let out = git_hooked(
+        &env,
+        env.repo(),
+        Some(Store::Refs),
+        &["commit", "-q", "-m", "corrupt session"],
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "the commit succeeds:\n{stderr}");
+    assert_eq!(env.subject("HEAD"), "corrupt session");
+    assert!(stderr.contains("entire:"), "a warning:\n{stderr}");
+}
+
+#[test]
+fn no_verify_still_makes_the_checkpoint() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&lines(&[LINE_1])),
+        &["--prompt", "p"],
+    );
+    env.write_file("a.txt", b"a\n");
+    env.git(&["add", "a.txt"]);
+    git_ok(
+        &env,
+        env.repo(),
+        Some(Store::Refs),
+        &["commit", "-q", "--no-verify", "-m", "skip verify"],
+    );
+    let head = env.rev("HEAD").unwrap();
+    let id = the_trailer(&env, &head);
+    assert_eq!(
+        env.json(Store::Refs, &id, "0/metadata.json")["commit_sha"],
+        json!(head)
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rewrites
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn amend_without_new_activity_keeps_the_trailer_and_writes_nothing() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&lines(&[LINE_1])),
+        &["--prompt", "p"],
+    );
+    let (c1, _) = commit(&env, Some(Store::Refs), "a.txt", "to amend");
+    let id = the_trailer(&env, &c1);
+    let before = checkpoint_state(&env);
+    env.write_file("a.txt", b"amended content\n");
+    env.git(&["add", "a.txt"]);
+    git_ok(
+        &env,
+        env.repo(),
+        Some(Store::Refs),
+        &["commit", "-q", "--amend", "--no-edit"],
+    );
+    let c2 = env.rev("HEAD").unwrap();
+    assert_ne!(c1, c2);
+    assert_eq!(trailer_ids(&env, &c2), [id.clone()], "the same one trailer");
+    assert_eq!(checkpoint_state(&env), before, "no new checkpoint commit");
+    assert_eq!(env.refs_under(REFS_PREFIX).len(), 1);
+
+    // Amending with a new message keeps the trailer too.
+    git_ok(
+        &env,
+        env.repo(),
+        Some(Store::Refs),
+        &[
+            "commit",
+            "-q",
+            "--amend",
+            "-m",
+            "reworded",
+            "-m",
+            &format!("Entire-Checkpoint: {id}"),
+        ],
+    );
+    assert_eq!(trailer_ids(&env, "HEAD"), [id]);
+    assert_eq!(checkpoint_state(&env), before);
+}
+
+#[test]
+fn amend_after_new_activity_condenses_into_the_same_checkpoint_and_slot() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&lines(&[LINE_1, LINE_2])),
+        &["--prompt", "first"],
+    );
+    let (c1, _) = commit(&env, Some(Store::Refs), "a.txt", "to amend");
+    let id = the_trailer(&env, &c1);
+    let tip1 = env.tip(Store::Refs, &id);
+
+    let longer = lines(&[LINE_1, LINE_2, LINE_3]);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&longer),
+        &["--prompt", "second"],
+    );
+    env.write_file("a.txt", b"amended\n");
+    env.git(&["add", "a.txt"]);
+    git_ok(
+        &env,
+        env.repo(),
+        Some(Store::Refs),
+        &["commit", "-q", "--amend", "--no-edit"],
+    );
+    let c2 = env.rev("HEAD").unwrap();
+    assert_eq!(trailer_ids(&env, &c2), [id.clone()], "no second ID minted");
+    assert_eq!(env.refs_under(REFS_PREFIX).len(), 1, "no second checkpoint");
+    let tip2 = env.tip(Store::Refs, &id);
+    assert_ne!(tip1, tip2, "the checkpoint was rewritten");
+    assert_eq!(env.parents(&tip2), [tip1], "as a new commit on its ref");
+    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    assert_eq!(meta["commit_sha"], json!(c2), "{meta}");
+    assert_eq!(meta["session_id"], json!(SESSION));
+    assert!(
+        !env.exists(Store::Refs, &id, "1"),
+        "the same slot, not a second"
+    );
+    let summary = env.json(Store::Refs, &id, "metadata.json");
+    assert_eq!(summary["sessions"].as_array().map(Vec::len), Some(1));
+    assert_eq!(env.blob(Store::Refs, &id, "0/full.jsonl"), longer);
+    let prompt = env.blob_text(Store::Refs, &id, "0/prompt.txt");
+    assert!(
+        prompt.contains("first") && prompt.contains("second"),
+        "the amended checkpoint covers the whole window: {prompt:?}"
+    );
+}
+
+#[test]
+fn rebase_and_cherry_pick_keep_trailers_and_show_resolves_them() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&lines(&[LINE_1])),
+        &["--prompt", "p"],
+    );
+    let (f1, _) = commit(&env, Some(Store::Refs), "f.txt", "feature commit");
+    let id = the_trailer(&env, &f1);
+    env.git(&["checkout", "-q", "main"]);
+    commit(&env, Some(Store::Refs), "m.txt", "main moves on");
+
+    // cherry-pick onto main
+    git_ok(
+        &env,
+        env.repo(),
+        Some(Store::Refs),
+        &["cherry-pick", "feature"],
+    );
+    let picked = env.rev("HEAD").unwrap();
+    assert_ne!(picked, f1);
+    assert_eq!(trailer_ids(&env, &picked), [id.clone()]);
+    assert_eq!(show_json(&env, &picked)["checkpoint_id"], json!(id));
+
+    // rebase feature onto main~1.. i.e. onto "main moves on"
+    env.git(&["checkout", "-q", "feature"]);
+    git_ok(
+        &env,
+        env.repo(),
+        Some(Store::Refs),
+        &["rebase", "-q", "main~1"],
+    );
+    let rebased = env.rev("HEAD").unwrap();
+    assert_ne!(rebased, f1);
+    assert_eq!(env.subject(&rebased), "feature commit");
+    assert_eq!(trailer_ids(&env, &rebased), [id.clone()]);
+    assert_eq!(show_json(&env, "HEAD")["checkpoint_id"], json!(id));
+    assert_eq!(env.refs_under(REFS_PREFIX).len(), 1, "no checkpoint minted");
+}
+
+// ---------------------------------------------------------------------------------------------
+// show <commit>
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn show_resolves_commits_and_a_squash_shows_both_checkpoints() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&lines(&[LINE_1])),
+        &["--prompt", "one"],
+    );
+    let (c1, _) = commit(&env, Some(Store::Refs), "a.txt", "one");
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&lines(&[LINE_1, LINE_2])),
+        &["--prompt", "two"],
+    );
+    let (c2, _) = commit(&env, Some(Store::Refs), "b.txt", "two");
+    let id1 = the_trailer(&env, &c1);
+    let id2 = the_trailer(&env, &c2);
+    assert_eq!(show_json(&env, "HEAD")["checkpoint_id"], json!(id2));
+    assert_eq!(show_json(&env, "main~1")["checkpoint_id"], json!(id1));
+    let plain = entire_ok(&env, env.repo(), None, &["show", "main~1"]);
+    assert!(plain.contains(&id1), "{plain}");
+
+    // Squash both into one commit carrying both trailers.
+    env.git(&["reset", "-q", "--soft", "HEAD~2"]);
+    let msg = env.input_file(
+        "squash-msg",
+        format!("squashed\n\nEntire-Checkpoint: {id1}\nEntire-Checkpoint: {id2}\n").as_bytes(),
+    );
+    git_ok(
+        &env,
+        env.repo(),
+        Some(Store::Refs),
+        &["commit", "-q", "-F", path_str(&msg)],
+    );
+    assert_eq!(trailer_ids(&env, "HEAD"), [id1.clone(), id2.clone()]);
+    let docs = show_json(&env, "HEAD");
+    let arr = docs.as_array().unwrap_or_else(|| panic!("an array: {docs}"));
+    let ids: Vec<&Value> = arr.iter().map(|d| &d["checkpoint_id"]).collect();
+    assert_eq!(ids, [&json!(id1), &json!(id2)]);
+    let plain = entire_ok(&env, env.repo(), None, &["show", "HEAD"]);
+    assert!(plain.contains(&id1) && plain.contains(&id2), "{plain}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Worktrees
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn a_linked_worktrees_session_is_condensed_only_by_its_own_commits() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    let wt = env.root().join("wt");
+    env.git(&["worktree", "add", "-q", "-b", "feature", path_str(&wt)]);
+    record(
+        &env,
+        &wt,
+        "sess-wt",
+        Some(&lines(&[LINE_1])),
+        &["--prompt", "in the worktree"],
+    );
+    let before = checkpoint_state(&env);
+    let (main_commit, _) = commit(&env, Some(Store::Refs), "m.txt", "main commit");
+    assert!(trailer_ids(&env, &main_commit).is_empty());
+    assert_eq!(checkpoint_state(&env), before);
+    assert_eq!(session_entry(&env, &wt, "sess-wt")["pending"], json!(true));
+
+    let (wt_commit, _) = commit_in(&env, &wt, Some(Store::Refs), "w.txt", "worktree commit");
+    let id = the_trailer(&env, &wt_commit);
+    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    assert_eq!(meta["session_id"], json!("sess-wt"));
+    assert_eq!(meta["commit_sha"], json!(wt_commit));
+    assert_eq!(meta["branch"], json!("feature"));
+    assert_eq!(
+        env.blob_text(Store::Refs, &id, "0/prompt.txt"),
+        "in the worktree"
+    );
+    assert_eq!(session_entry(&env, &wt, "sess-wt")["pending"], json!(false));
+}
+
+fn concurrent_worktree_commits(store: Store) {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    let wts: Vec<PathBuf> = (0..2).map(|i| env.root().join(format!("wt{i}"))).collect();
+    for (i, wt) in wts.iter().enumerate() {
+        env.git(&[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            &format!("b{i}"),
+            path_str(wt),
+        ]);
+        record(
+            &env,
+            wt,
+            &format!("sess-wt{i}"),
+            Some(&lines(&[LINE_1])),
+            &["--prompt", &format!("prompt {i}")],
+        );
+        std::fs::write(wt.join(format!("f{i}.txt")), b"x\n").unwrap();
+        env.git_in(wt, &["add", "."]);
+    }
+    let children: Vec<_> = wts
+        .iter()
+        .map(|wt| {
+            git_cmd(&env, wt, Some(store), &["commit", "-q", "-m", "concurrent"])
+                .spawn()
+                .expect("spawn git commit")
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let mut ids = Vec::new();
+    for (i, wt) in wts.iter().enumerate() {
+        let head = env.git_in(wt, &["rev-parse", "HEAD"]).trim().to_string();
+        let id = the_trailer(&env, &head);
+        let meta = env.json(store, &id, "0/metadata.json");
+        assert_eq!(meta["session_id"], json!(format!("sess-wt{i}")), "{meta}");
+        assert_eq!(meta["commit_sha"], json!(head));
+        assert!(!env.exists(store, &id, "1"), "only its own session");
+        ids.push(id);
+    }
+    assert_ne!(ids[0], ids[1]);
+}
+
+both_stores! {
+    two_worktrees_committing_at_once => concurrent_worktree_commits;
+}
+
+// ---------------------------------------------------------------------------------------------
+// demo
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn demo_runs_the_whole_story() {
+    let env = TestEnv::without_repo();
+    let out = env
+        .cmd()
+        .current_dir(env.root())
+        .env("PATH", path_with_bins())
+        .arg("demo")
+        .output()
+        .unwrap();
+    let stdout = text(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "demo:\n{stdout}\n{}",
+        text(&out.stderr)
+    );
+    assert!(stdout.contains("Done"), "{stdout}");
+}
