@@ -1694,3 +1694,59 @@ fn git_branch_primary_syncs_a_diverged_v1_branch_without_force() {
     }
     assert_never_forced(&origin);
 }
+
+// ---------------------------------------------------------------------------------------------
+// A pusher killed mid-push
+// ---------------------------------------------------------------------------------------------
+
+/// `git entire-checkpoint push` killed with SIGKILL while the remote is receiving (its
+/// `pre-receive` hook is blocked on a gate file) loses nothing: the refs stay queued, and once
+/// the gate opens the next push delivers every checkpoint, fast-forward only.
+#[test]
+fn a_push_killed_midway_is_completed_by_the_next_push() {
+    let env = TestEnv::new();
+    let origin = add_remote(&env, "origin");
+    for (i, id) in [HEX_ID, HEX_ID_2, ULID_ID].into_iter().enumerate() {
+        write(&env, Some(id), &format!("sess-{i}"), TRANSCRIPT);
+    }
+    let started = origin.join("push-started");
+    let gate = origin.join("gate-open");
+    // Block the first push inside the server until the test opens the gate.
+    write_executable(
+        &origin.join("hooks").join("pre-receive"),
+        &format!(
+            "#!/bin/sh\ncat >/dev/null\ntouch '{}'\nwhile [ ! -f '{}' ]; do sleep 0.05; done\nexit 0\n",
+            path_str(&started),
+            path_str(&gate)
+        ),
+    );
+    let mut child = env.std_cmd(Store::Refs);
+    let mut child = child
+        .args(["push", "origin"])
+        .current_dir(env.repo())
+        .spawn()
+        .expect("spawn push");
+    // Bounded wait for the server to be inside the push (not a timing assertion).
+    for _ in 0..3000 {
+        if started.exists() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(started.exists(), "the push never reached the remote");
+    child.kill().expect("kill the pusher");
+    let _ = child.wait();
+    assert!(
+        !all_queued_refs(&env).is_empty(),
+        "a killed push leaves its refs queued"
+    );
+    std::fs::write(&gate, "").unwrap();
+    let stderr = assert_exit0(&push(&env, &["origin"]), "the next push");
+    assert_eq!(
+        remote_checkpoints(&env, &origin),
+        local_checkpoints(&env),
+        "everything delivered after the kill:\n{stderr}"
+    );
+    assert_eq!(queued(&env), 0);
+    assert_never_forced(&origin);
+}
