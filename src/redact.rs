@@ -113,9 +113,11 @@ fn builtin() -> &'static [Rule] {
             replace,
         };
         vec![
-            // PEM private key blocks, real or escaped newlines inside.
+            // PEM private key blocks: within one line (escaped `\n` inside a JSON string), or
+            // over real lines that hold only base64 and PEM headers. Never across other lines,
+            // which would swallow the transcript lines between two markers.
             rule(
-                r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.)*?-----END [A-Z0-9 ]*PRIVATE KEY-----",
+                r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[^\n]*?|\n(?:[A-Za-z0-9+/=:, \-]*\n)*?)-----END [A-Z0-9 ]*PRIVATE KEY-----",
                 Replace::Whole,
             ),
             // Provider tokens with recognisable prefixes.
@@ -314,6 +316,12 @@ mod tests {
         assert_json_lines(&out);
         let real = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA\n-----END OPENSSH PRIVATE KEY-----\n";
         assert_eq!(red(real), ("REDACTED\n".to_owned(), 1));
+        let split = "{\"a\":\"-----BEGIN RSA PRIVATE KEY-----\"}\n{\"b\":\"keep me\"}\n{\"c\":\"-----END RSA PRIVATE KEY-----\"}\n";
+        assert_eq!(
+            red(split),
+            (split.to_owned(), 0),
+            "never merges transcript lines"
+        );
     }
 
     #[test]

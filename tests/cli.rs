@@ -17,6 +17,8 @@ mod binaries;
 mod case_fold;
 #[path = "cli/cat.rs"]
 mod cat;
+#[path = "cli/commit_hooks.rs"]
+mod commit_hooks;
 #[path = "cli/compat.rs"]
 mod compat;
 #[path = "cli/fetch.rs"]
@@ -29,6 +31,8 @@ mod log;
 mod migrate;
 #[path = "cli/push.rs"]
 mod push;
+#[path = "cli/redaction.rs"]
+mod redaction;
 #[path = "cli/show.rs"]
 mod show;
 #[path = "cli/topology.rs"]

@@ -352,7 +352,13 @@ fn session_record_stages_replaces_the_transcript_appends_prompts_and_merges_file
         Some(&t2),
         &["--prompt", "second", "--files-touched", "b.txt"],
     );
-    record(&env, env.repo(), SESSION, None, &["--files-touched", "a.txt"]);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        None,
+        &["--files-touched", "a.txt"],
+    );
     assert_eq!(
         std::fs::read(dir.join("transcript")).unwrap(),
         t2,
@@ -401,7 +407,10 @@ fn invalid_session_ids_are_refused_and_nothing_is_staged() {
             &["session", "record", "--session", sid, "--prompt", "p"],
         );
         assert_ne!(out.status.code(), Some(0), "session ID {sid:?} is refused");
-        assert!(!text(&out.stderr).trim().is_empty(), "a message for {sid:?}");
+        assert!(
+            !text(&out.stderr).trim().is_empty(),
+            "a message for {sid:?}"
+        );
     }
     let sessions = common_dir(&env).join("entire").join("sessions");
     let staged: Vec<_> = std::fs::read_dir(&sessions)
@@ -445,6 +454,8 @@ fn a_commit_with_a_staged_session_is_linked_and_condensed() {
             "Claude Code",
             "--model",
             "claude-opus",
+            "--token-usage",
+            r#"{"input_tokens":120,"cache_creation_tokens":0,"cache_read_tokens":7,"output_tokens":30,"api_call_count":2}"#,
         ],
     );
     env.write_file("hello.txt", b"HELLO\n");
@@ -474,6 +485,8 @@ fn a_commit_with_a_staged_session_is_linked_and_condensed() {
     assert_eq!(meta["strategy"], json!("manual-commit"));
     assert_eq!(meta["agent"], json!("Claude Code"));
     assert_eq!(meta["model"], json!("claude-opus"));
+    assert_eq!(meta["token_usage"]["input_tokens"], json!(120), "{meta}");
+    assert_eq!(meta["token_usage"]["output_tokens"], json!(30), "{meta}");
     assert_eq!(
         meta["files_touched"],
         json!(["hello.txt"]),
@@ -715,7 +728,10 @@ fn a_malformed_trailer_is_ignored_with_a_warning_and_nothing_is_condensed() {
     install_hooks(&env);
     record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
     let before = checkpoint_state(&env);
-    let msg = env.input_file("malformed-msg", b"Broken link\n\nEntire-Checkpoint: nothex\n");
+    let msg = env.input_file(
+        "malformed-msg",
+        b"Broken link\n\nEntire-Checkpoint: nothex\n",
+    );
     env.write_file("a.txt", b"a\n");
     env.git(&["add", "a.txt"]);
     let out = git_hooked(
@@ -795,6 +811,73 @@ fn no_verify_still_makes_the_checkpoint() {
     );
 }
 
+#[test]
+fn an_editor_commit_gets_the_trailer_after_cleanup() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    env.write_file("a.txt", b"a\n");
+    env.git(&["add", "a.txt"]);
+    let out = git_cmd(
+        &env,
+        env.repo(),
+        Some(Store::Refs),
+        &["commit", "-q", "-e", "-m", "Edited subject"],
+    )
+    .env("GIT_EDITOR", "true")
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let head = env.rev("HEAD").unwrap();
+    let id = the_trailer(&env, &head);
+    assert_eq!(
+        env.message(&head),
+        format!("Edited subject\n\nEntire-Checkpoint: {id}\n")
+    );
+    assert_eq!(
+        env.json(Store::Refs, &id, "0/metadata.json")["commit_sha"],
+        json!(head)
+    );
+}
+
+#[test]
+fn a_detached_head_commit_records_no_branch() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    env.git(&["checkout", "-q", "--detach"]);
+    record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    let (head, _) = commit(&env, Some(Store::Refs), "a.txt", "detached");
+    let id = the_trailer(&env, &head);
+    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    assert_eq!(meta["commit_sha"], json!(head));
+    assert!(
+        meta.get("branch").is_none() || meta["branch"] == json!(""),
+        "no branch when detached: {meta}"
+    );
+}
+
+#[test]
+fn session_record_reads_the_transcript_from_stdin() {
+    let env = TestEnv::new();
+    let t = lines(&[LINE_1, LINE_2]);
+    let out = env
+        .cmd()
+        .args([
+            "session",
+            "record",
+            "--session",
+            SESSION,
+            "--transcript",
+            "-",
+        ])
+        .write_stdin(t.clone())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let staged = common_dir(&env).join("entire/sessions").join(SESSION);
+    assert_eq!(std::fs::read(staged.join("transcript")).unwrap(), t);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Rewrites
 // ---------------------------------------------------------------------------------------------
@@ -823,7 +906,11 @@ fn amend_without_new_activity_keeps_the_trailer_and_writes_nothing() {
     );
     let c2 = env.rev("HEAD").unwrap();
     assert_ne!(c1, c2);
-    assert_eq!(trailer_ids(&env, &c2), [id.clone()], "the same one trailer");
+    assert_eq!(
+        trailer_ids(&env, &c2),
+        std::slice::from_ref(&id),
+        "the same one trailer"
+    );
     assert_eq!(checkpoint_state(&env), before, "no new checkpoint commit");
     assert_eq!(env.refs_under(REFS_PREFIX).len(), 1);
 
@@ -878,7 +965,11 @@ fn amend_after_new_activity_condenses_into_the_same_checkpoint_and_slot() {
         &["commit", "-q", "--amend", "--no-edit"],
     );
     let c2 = env.rev("HEAD").unwrap();
-    assert_eq!(trailer_ids(&env, &c2), [id.clone()], "no second ID minted");
+    assert_eq!(
+        trailer_ids(&env, &c2),
+        std::slice::from_ref(&id),
+        "no second ID minted"
+    );
     assert_eq!(env.refs_under(REFS_PREFIX).len(), 1, "no second checkpoint");
     let tip2 = env.tip(Store::Refs, &id);
     assert_ne!(tip1, tip2, "the checkpoint was rewritten");
@@ -897,6 +988,27 @@ fn amend_after_new_activity_condenses_into_the_same_checkpoint_and_slot() {
     assert!(
         prompt.contains("first") && prompt.contains("second"),
         "the amended checkpoint covers the whole window: {prompt:?}"
+    );
+    assert!(
+        meta.get("checkpoint_transcript_start").is_none(),
+        "the amended window still starts at line 0: {meta}"
+    );
+
+    // The next commit's window starts after everything the amended checkpoint covered.
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&lines(&[LINE_1, LINE_2, LINE_3, LINE_4])),
+        &["--prompt", "third"],
+    );
+    let (c3, _) = commit(&env, Some(Store::Refs), "c.txt", "next");
+    let id3 = the_trailer(&env, &c3);
+    assert_ne!(id3, id);
+    assert_eq!(env.blob_text(Store::Refs, &id3, "0/prompt.txt"), "third");
+    assert_eq!(
+        env.json(Store::Refs, &id3, "0/metadata.json")["checkpoint_transcript_start"],
+        json!(3)
     );
 }
 
@@ -926,7 +1038,7 @@ fn rebase_and_cherry_pick_keep_trailers_and_show_resolves_them() {
     );
     let picked = env.rev("HEAD").unwrap();
     assert_ne!(picked, f1);
-    assert_eq!(trailer_ids(&env, &picked), [id.clone()]);
+    assert_eq!(trailer_ids(&env, &picked), std::slice::from_ref(&id));
     assert_eq!(show_json(&env, &picked)["checkpoint_id"], json!(id));
 
     // rebase feature onto main~1.. i.e. onto "main moves on"
@@ -940,7 +1052,7 @@ fn rebase_and_cherry_pick_keep_trailers_and_show_resolves_them() {
     let rebased = env.rev("HEAD").unwrap();
     assert_ne!(rebased, f1);
     assert_eq!(env.subject(&rebased), "feature commit");
-    assert_eq!(trailer_ids(&env, &rebased), [id.clone()]);
+    assert_eq!(trailer_ids(&env, &rebased), std::slice::from_ref(&id));
     assert_eq!(show_json(&env, "HEAD")["checkpoint_id"], json!(id));
     assert_eq!(env.refs_under(REFS_PREFIX).len(), 1, "no checkpoint minted");
 }
@@ -990,7 +1102,9 @@ fn show_resolves_commits_and_a_squash_shows_both_checkpoints() {
     );
     assert_eq!(trailer_ids(&env, "HEAD"), [id1.clone(), id2.clone()]);
     let docs = show_json(&env, "HEAD");
-    let arr = docs.as_array().unwrap_or_else(|| panic!("an array: {docs}"));
+    let arr = docs
+        .as_array()
+        .unwrap_or_else(|| panic!("an array: {docs}"));
     let ids: Vec<&Value> = arr.iter().map(|d| &d["checkpoint_id"]).collect();
     assert_eq!(ids, [&json!(id1), &json!(id2)]);
     let plain = entire_ok(&env, env.repo(), None, &["show", "HEAD"]);

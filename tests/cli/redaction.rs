@@ -1,0 +1,495 @@
+//! Secret redaction on every write path (anchor-behaviour.md §1.2 "Redaction happens before any
+//! blob is written"; design.md "Where we go beyond" 5): `write --transcript/--prompt`,
+//! `session record` (the staged files), post-commit condensation, `backfill transcript` and
+//! `backfill summary`; the `redaction` settings block (off switch, user rules, invalid rules);
+//! and the negative cases (clean data stored byte for byte, SHAs and UUIDs untouched).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{json, Value};
+
+use crate::env::{checkpoint_bin, parse_json, Store, TestEnv};
+
+const AWS_KEY_ID: &str = "AKIAIOSFODNN7EXAMPLE";
+const AWS_SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+const PASSWORD: &str = "hunter22";
+const GH_TOKEN_BODY: &str = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY2zA4";
+const GIT_SHA: &str = "9fceb02d0ae598e95dc970b74767f19372d61af8";
+const UUID: &str = "123e4567-e89b-12d3-a456-426614174000";
+
+static INPUTS: AtomicUsize = AtomicUsize::new(0);
+
+fn gh_token() -> String {
+    assert_eq!(GH_TOKEN_BODY.len(), 36);
+    format!("ghp_{GH_TOKEN_BODY}")
+}
+
+/// Every secret the secret transcript contains.
+fn secrets() -> Vec<String> {
+    vec![
+        AWS_KEY_ID.to_string(),
+        AWS_SECRET.to_string(),
+        PASSWORD.to_string(),
+        gh_token(),
+    ]
+}
+
+/// A realistic agent transcript with four secrets (AWS key pair in a tool result, a password
+/// inside JSON-in-a-string, a GitHub token).
+fn secret_transcript() -> Vec<u8> {
+    let lines = [
+        r#"{"type":"user","message":"set up the deploy credentials"}"#.to_string(),
+        format!(
+            r#"{{"type":"tool_result","content":"export AWS_ACCESS_KEY_ID={AWS_KEY_ID}\nexport AWS_SECRET_ACCESS_KEY={AWS_SECRET}"}}"#
+        ),
+        format!(r#"{{"message":"{{\"password\": \"{PASSWORD}\"}}"}}"#),
+        format!(
+            r#"{{"type":"assistant","message":"I pushed with GITHUB_TOKEN {} as you asked"}}"#,
+            gh_token()
+        ),
+    ];
+    let mut out = lines.join("\n").into_bytes();
+    out.push(b'\n');
+    out
+}
+
+/// A transcript with no secrets but a git SHA, a UUID and non-UTF-8 bytes.
+fn clean_transcript() -> Vec<u8> {
+    let mut out = Vec::new();
+    out.extend_from_slice(
+        format!(r#"{{"type":"user","message":"revert commit {GIT_SHA} please"}}"#).as_bytes(),
+    );
+    out.push(b'\n');
+    out.extend_from_slice(
+        format!(r#"{{"type":"tool_result","request_id":"{UUID}","sha":"{GIT_SHA}"}}"#).as_bytes(),
+    );
+    out.push(b'\n');
+    out.extend_from_slice(
+        b"{\"type\":\"assistant\",\"message\":\"latin-1 caf\xe9 \xff\xfe bytes\"}\n",
+    );
+    out
+}
+
+fn path_str(p: &Path) -> &str {
+    p.to_str().expect("utf-8 temp path")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).to_string()
+}
+
+fn input(env: &TestEnv, bytes: &[u8]) -> PathBuf {
+    let n = INPUTS.fetch_add(1, Ordering::Relaxed);
+    env.input_file(&format!("redaction-input-{n}"), bytes)
+}
+
+fn contains(hay: &[u8], needle: &str) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle.as_bytes())
+}
+
+/// Asserts `bytes` contains `REDACTED` and none of the secrets.
+fn assert_redacted(bytes: &[u8], what: &str) {
+    let shown = text(bytes);
+    assert!(contains(bytes, "REDACTED"), "{what} has REDACTED:\n{shown}");
+    for s in secrets() {
+        assert!(!contains(bytes, &s), "{what} still contains {s}:\n{shown}");
+    }
+}
+
+/// Asserts every non-empty line of `bytes` is one JSON document.
+fn assert_jsonl(bytes: &[u8], what: &str) {
+    for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+        serde_json::from_slice::<Value>(line).unwrap_or_else(|e| {
+            panic!(
+                "{what}: a line is no longer JSON ({e}):\n{}",
+                String::from_utf8_lossy(line)
+            )
+        });
+    }
+}
+
+fn redactions(meta: &Value) -> u64 {
+    meta.get("redactions")
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("metadata has a numeric \"redactions\" key: {meta}"))
+}
+
+/// `write --session sess-r --transcript <bytes> <extra...>` under `store`; returns the output.
+fn write_out(env: &TestEnv, store: Store, transcript: &[u8], extra: &[&str]) -> Output {
+    let file = input(env, transcript);
+    let mut args = vec![
+        "write",
+        "--session",
+        "sess-r",
+        "--transcript",
+        path_str(&file),
+    ];
+    args.extend_from_slice(extra);
+    env.run(store, &args)
+}
+
+fn write(env: &TestEnv, store: Store, transcript: &[u8], extra: &[&str]) -> String {
+    let out = write_out(env, store, transcript, extra);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "write failed:\n{}",
+        text(&out.stderr)
+    );
+    let id = text(&out.stdout).trim().to_string();
+    assert!(!id.is_empty());
+    id
+}
+
+fn settings(env: &TestEnv, body: &str) {
+    env.write_file(".entire/settings.json", body.as_bytes());
+}
+
+fn path_with_bins() -> OsString {
+    let bin_dir = checkpoint_bin().parent().expect("binary dir").to_path_buf();
+    let mut paths = vec![bin_dir];
+    if let Some(p) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(paths).expect("join PATH")
+}
+
+fn common_dir(env: &TestEnv) -> PathBuf {
+    let p = PathBuf::from(env.git(&["rev-parse", "--git-common-dir"]).trim());
+    if p.is_absolute() {
+        p
+    } else {
+        env.repo().join(p)
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// write
+// ---------------------------------------------------------------------------------------------
+
+fn write_redacts_transcript_and_prompts(store: Store) {
+    let env = TestEnv::new();
+    let prompt = format!("use token {} for the deploy", gh_token());
+    let id = write(&env, store, &secret_transcript(), &["--prompt", &prompt]);
+    let full = env.blob(store, &id, "0/full.jsonl");
+    assert_redacted(&full, "full.jsonl");
+    assert_jsonl(&full, "full.jsonl");
+    assert_eq!(
+        full.iter().filter(|&&b| b == b'\n').count(),
+        4,
+        "the same number of lines"
+    );
+    let prompt_txt = env.blob(store, &id, "0/prompt.txt");
+    assert_redacted(&prompt_txt, "prompt.txt");
+    assert!(contains(&prompt_txt, "for the deploy"), "the rest is kept");
+    let meta = env.json(store, &id, "0/metadata.json");
+    assert_eq!(
+        redactions(&meta),
+        5,
+        "four in the transcript, one in the prompt"
+    );
+    // Non-secret text is kept.
+    assert!(contains(&full, "set up the deploy credentials"));
+    assert!(contains(&full, "AWS_SECRET_ACCESS_KEY="));
+    // The stored content hash is of the redacted bytes.
+    if env.exists(store, &id, "0/content_hash.txt") {
+        assert_eq!(
+            env.blob_text(store, &id, "0/content_hash.txt"),
+            format!("sha256:{}", crate::env::sha256_hex(&full))
+        );
+    }
+}
+
+fn clean_transcript_is_stored_byte_for_byte(store: Store) {
+    let env = TestEnv::new();
+    let clean = clean_transcript();
+    let id = write(
+        &env,
+        store,
+        &clean,
+        &["--prompt", &format!("look at {GIT_SHA} and {UUID}")],
+    );
+    assert_eq!(
+        env.blob(store, &id, "0/full.jsonl"),
+        clean,
+        "byte-identical"
+    );
+    assert_eq!(
+        env.blob_text(store, &id, "0/prompt.txt"),
+        format!("look at {GIT_SHA} and {UUID}")
+    );
+    let meta = env.json(store, &id, "0/metadata.json");
+    assert!(
+        meta.get("redactions").is_none(),
+        "no redactions key: {meta}"
+    );
+}
+
+both_stores! {
+    write_redacts_secrets => write_redacts_transcript_and_prompts;
+    write_keeps_clean_transcripts => clean_transcript_is_stored_byte_for_byte;
+}
+
+#[test]
+fn disabled_redaction_stores_secrets_verbatim() {
+    let env = TestEnv::new();
+    settings(&env, r#"{"redaction": {"enabled": false}}"#);
+    let t = secret_transcript();
+    let id = write(&env, Store::Refs, &t, &["--prompt", &gh_token()]);
+    assert_eq!(env.blob(Store::Refs, &id, "0/full.jsonl"), t);
+    assert_eq!(env.blob_text(Store::Refs, &id, "0/prompt.txt"), gh_token());
+    assert!(env
+        .json(Store::Refs, &id, "0/metadata.json")
+        .get("redactions")
+        .is_none());
+}
+
+#[test]
+fn a_user_rule_redacts_its_matches_as_well_as_the_builtins() {
+    let env = TestEnv::new();
+    settings(
+        &env,
+        r#"{"redaction": {"rules": [{"name": "ticket", "pattern": "ACME-[0-9]{6}"}]}}"#,
+    );
+    let mut t = secret_transcript();
+    t.extend_from_slice(
+        b"{\"type\":\"user\",\"message\":\"see ticket ACME-123456 and ACME-12\"}\n",
+    );
+    let id = write(&env, Store::Refs, &t, &["--prompt", "fix ACME-654321"]);
+    let full = env.blob(Store::Refs, &id, "0/full.jsonl");
+    assert_redacted(&full, "full.jsonl");
+    assert_jsonl(&full, "full.jsonl");
+    assert!(!contains(&full, "ACME-123456"), "{}", text(&full));
+    assert!(contains(&full, "ACME-12\""), "a non-match is kept");
+    let prompt = env.blob_text(Store::Refs, &id, "0/prompt.txt");
+    assert_eq!(prompt, "fix REDACTED");
+    assert!(redactions(&env.json(Store::Refs, &id, "0/metadata.json")) >= 6);
+}
+
+#[test]
+fn an_invalid_user_rule_fails_the_write_and_writes_nothing() {
+    let env = TestEnv::new();
+    settings(
+        &env,
+        r#"{"redaction": {"rules": [{"name": "broken-ticket", "pattern": "ACME-[0-9"}]}}"#,
+    );
+    let before = env.refs_snapshot();
+    let out = write_out(&env, Store::Refs, &secret_transcript(), &["--prompt", "p"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "exit 1:\n{stderr}");
+    assert!(
+        stderr.contains("broken-ticket"),
+        "names the rule:\n{stderr}"
+    );
+    assert_eq!(env.refs_snapshot(), before, "nothing written");
+    let out = write_out(
+        &env,
+        Store::Branch,
+        &secret_transcript(),
+        &["--prompt", "p"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(env.refs_snapshot(), before, "nothing written");
+}
+
+/// A private key pasted inside one JSON string (escaped newlines) is redacted, and a key whose
+/// BEGIN and END markers sit on different transcript lines never swallows the line break
+/// between them: every line stays a JSON document.
+#[test]
+fn private_keys_are_redacted_without_merging_transcript_lines() {
+    let env = TestEnv::new();
+    let body = "MIIEpAIBAAKCAQEA3Tz2mr7SZiAMfQyuvBjM9Oi";
+    let mut t = Vec::new();
+    t.extend_from_slice(
+        format!(
+            r#"{{"type":"tool_result","content":"-----BEGIN RSA PRIVATE KEY-----\n{body}\n-----END RSA PRIVATE KEY-----\n"}}"#
+        )
+        .as_bytes(),
+    );
+    t.push(b'\n');
+    t.extend_from_slice(
+        format!(r#"{{"type":"tool_result","content":"head -3 id_rsa: -----BEGIN OPENSSH PRIVATE KEY-----\n{body}"}}"#)
+            .as_bytes(),
+    );
+    t.push(b'\n');
+    t.extend_from_slice(
+        br#"{"type":"assistant","message":"that file is a key; I will not print it"}"#,
+    );
+    t.push(b'\n');
+    t.extend_from_slice(
+        br#"{"type":"tool_result","content":"tail -1 id_rsa: -----END OPENSSH PRIVATE KEY-----"}"#,
+    );
+    t.push(b'\n');
+    let id = write(&env, Store::Refs, &t, &[]);
+    let full = env.blob(Store::Refs, &id, "0/full.jsonl");
+    assert_jsonl(&full, "full.jsonl");
+    assert_eq!(
+        full.iter().filter(|&&b| b == b'\n').count(),
+        4,
+        "no line was merged:\n{}",
+        text(&full)
+    );
+    assert!(
+        contains(&full, "that file is a key"),
+        "the lines between are kept:\n{}",
+        text(&full)
+    );
+    let first = full.split(|&b| b == b'\n').next().unwrap();
+    assert!(
+        !contains(first, body),
+        "the pasted key is redacted:\n{}",
+        text(first)
+    );
+    assert!(contains(first, "REDACTED"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// session record and the post-commit condensation
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn session_record_stages_redacted_data_and_the_commit_stores_it_redacted() {
+    let env = TestEnv::new();
+    let file = input(&env, &secret_transcript());
+    let prompt = format!("my password={PASSWORD} and {}", gh_token());
+    let args = [
+        "session",
+        "record",
+        "--session",
+        "sess-rec",
+        "--transcript",
+        path_str(&file),
+        "--prompt",
+        &prompt,
+    ];
+    let out = env.cmd().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let staged = common_dir(&env).join("entire/sessions/sess-rec");
+    let on_disk = std::fs::read(staged.join("transcript")).expect("staged transcript");
+    assert_redacted(&on_disk, "the staged transcript");
+    assert_jsonl(&on_disk, "the staged transcript");
+    let state = std::fs::read(staged.join("state.json")).unwrap();
+    for s in secrets() {
+        assert!(
+            !contains(&state, &s),
+            "state.json has {s}:\n{}",
+            text(&state)
+        );
+    }
+
+    let out = env.cmd().args(["hooks", "install"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    env.write_file("deploy.sh", b"echo deploy\n");
+    env.git(&["add", "deploy.sh"]);
+    let out = env
+        .git_command_in(env.repo(), &["commit", "-q", "-m", "deploy script"])
+        .env("PATH", path_with_bins())
+        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let msg = env.message("HEAD");
+    let id = msg
+        .lines()
+        .find_map(|l| l.strip_prefix("Entire-Checkpoint: "))
+        .unwrap_or_else(|| panic!("the commit is linked:\n{msg}"))
+        .trim()
+        .to_string();
+    let full = env.blob(Store::Refs, &id, "0/full.jsonl");
+    assert_redacted(&full, "condensed full.jsonl");
+    assert_jsonl(&full, "condensed full.jsonl");
+    let prompt_txt = env.blob(Store::Refs, &id, "0/prompt.txt");
+    assert_redacted(&prompt_txt, "condensed prompt.txt");
+    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    assert_eq!(
+        redactions(&meta),
+        6,
+        "four in the transcript, two in the prompt"
+    );
+    // Nothing of the secrets anywhere in the checkpoint's tree.
+    let tip = env.tip(Store::Refs, &id);
+    for entry in env
+        .git(&["ls-tree", "-r", "--name-only", &tip])
+        .lines()
+        .map(str::to_string)
+        .collect::<Vec<_>>()
+    {
+        let blob = env.git_bytes(&["cat-file", "blob", &format!("{tip}:{entry}")]);
+        for s in secrets() {
+            assert!(!contains(&blob, &s), "{entry} contains {s}");
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// backfills
+// ---------------------------------------------------------------------------------------------
+
+fn backfill_transcript_redacts(store: Store) {
+    let env = TestEnv::new();
+    let id = write(&env, store, &clean_transcript(), &["--prompt", "p"]);
+    let file = input(&env, &secret_transcript());
+    let out = env.run(
+        store,
+        &[
+            "backfill",
+            "transcript",
+            &id,
+            "--session",
+            "sess-r",
+            "--transcript",
+            path_str(&file),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let full = env.blob(store, &id, "0/full.jsonl");
+    assert_redacted(&full, "backfilled full.jsonl");
+    assert_jsonl(&full, "backfilled full.jsonl");
+}
+
+fn backfill_summary_redacts(store: Store) {
+    let env = TestEnv::new();
+    let id = write(&env, store, &clean_transcript(), &["--prompt", "p"]);
+    let summary = json!({
+        "intent": format!("deploy with password={PASSWORD}"),
+        "outcome": format!("pushed using {}", gh_token()),
+        "learnings": {
+            "repo": [format!("the CI key is {AWS_KEY_ID}")],
+            "code": [{"path": "src/deploy.rs", "line": 42, "finding": format!("hard-coded {}", gh_token())}],
+            "workflow": ["run the tests first"]
+        },
+        "friction": [format!("AWS_SECRET_ACCESS_KEY={AWS_SECRET} was in the shell history")],
+        "open_items": []
+    });
+    let file = input(&env, summary.to_string().as_bytes());
+    let out = env.run(
+        store,
+        &["backfill", "summary", &id, "--summary", path_str(&file)],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let raw = env.blob(store, &id, "0/metadata.json");
+    assert_redacted(&raw, "session metadata with the summary");
+    let meta = parse_json(&raw);
+    let s = &meta["summary"];
+    assert_eq!(s["intent"], json!("deploy with password=REDACTED"), "{s}");
+    assert_eq!(s["outcome"], json!("pushed using REDACTED"));
+    assert_eq!(s["learnings"]["repo"], json!(["the CI key is REDACTED"]));
+    assert_eq!(s["learnings"]["code"][0]["path"], json!("src/deploy.rs"));
+    assert_eq!(s["learnings"]["code"][0]["line"], json!(42));
+    assert_eq!(
+        s["learnings"]["code"][0]["finding"],
+        json!("hard-coded REDACTED")
+    );
+    assert_eq!(s["learnings"]["workflow"], json!(["run the tests first"]));
+    assert!(s["friction"][0].as_str().unwrap().contains("REDACTED"));
+}
+
+both_stores! {
+    backfill_transcript_is_redacted => backfill_transcript_redacts;
+    backfill_summary_is_redacted => backfill_summary_redacts;
+}
