@@ -1750,3 +1750,54 @@ fn a_push_killed_midway_is_completed_by_the_next_push() {
     assert_eq!(queued(&env), 0);
     assert_never_forced(&origin);
 }
+
+/// Two machines create the same checkpoint without seeing each other's: the histories share no
+/// commit. The second push merges by session on top of the remote's history (never a reset
+/// that drops data, never forced).
+#[test]
+fn a_disconnected_history_is_merged_not_reset() {
+    let env = TestEnv::new();
+    let origin = add_remote(&env, "origin");
+    env.git(&["push", "-q", "origin", "main"]);
+    let name = checkpoint_ref(HEX_ID);
+    // The laptop clones before the checkpoint exists anywhere.
+    let laptop = env.root().join("laptop");
+    env.git_in(
+        env.root(),
+        &["clone", "-q", path_str(&origin), path_str(&laptop)],
+    );
+    write(&env, Some(HEX_ID), "desk-session", TRANSCRIPT);
+    assert_exit0(&push(&env, &["origin"]), "push from the desk");
+    let remote_before = rev_in(&env, &origin, &name).unwrap();
+    write_full(
+        &env,
+        Store::Refs,
+        &laptop,
+        Some(HEX_ID),
+        "laptop-session",
+        TRANSCRIPT_2,
+        &["b.go"],
+    );
+    let laptop_first = rev_in(&env, &laptop, &name).unwrap();
+    assert!(
+        env.git_output(&[
+            "-C",
+            path_str(&laptop),
+            "merge-base",
+            &laptop_first,
+            &remote_before
+        ])
+        .status
+        .code()
+            != Some(0),
+        "the two histories are disconnected"
+    );
+    let stderr = assert_exit0(&push_in(&env, &laptop, &["origin"]), "push from the laptop");
+    let mut sessions = session_ids_in(&env, &origin, HEX_ID);
+    sessions.sort();
+    assert_eq!(sessions, vec!["desk-session", "laptop-session"], "{stderr}");
+    let remote_after = rev_in(&env, &origin, &name).unwrap();
+    assert!(is_ancestor(&env, &origin, &remote_before, &remote_after));
+    assert_eq!(rev_in(&env, &laptop, &name), Some(remote_after));
+    assert_never_forced(&origin);
+}
