@@ -44,5 +44,7 @@ trap 'rm -rf "$scratch"' EXIT INT TERM
     git entire-checkpoint cat "$id" 0/full.jsonl | cmp -s - transcript.jsonl
     git for-each-ref --format='%(refname)' refs/entire/checkpoints/ | grep -q "/$id\$"
     git entire-checkpoint show "$id" --json >/dev/null
+    # The whole story: hooks, a staged session, a commit, a push, a clone reading it back.
+    git entire-checkpoint demo >/dev/null
 ) || { echo "entire: self-check FAILED" >&2; exit 1; }
 echo "entire: self-check passed"
