@@ -335,6 +335,7 @@ fn main() -> ExitCode {
 
 fn run() -> Result<()> {
     let cli = Cli::parse();
+    common::init_logging(cli.verbose);
     if let Some(dir) = &cli.generate_man {
         return common::generate_man(Cli::command(), dir);
     }

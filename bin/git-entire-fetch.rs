@@ -39,6 +39,9 @@ struct Cli {
     /// Silence warnings and progress.
     #[arg(short, long)]
     quiet: bool,
+    /// More diagnostics on stderr (repeatable).
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
     /// Write man pages into DIR and exit (used by install.sh).
     #[arg(long, value_name = "DIR", hide = true)]
     generate_man: Option<PathBuf>,
@@ -74,6 +77,7 @@ fn status_name(f: &Fetched) -> &'static str {
 
 fn run() -> Result<()> {
     let cli = Cli::parse();
+    common::init_logging(cli.verbose);
     if let Some(dir) = &cli.generate_man {
         return common::generate_man(Cli::command(), dir);
     }

@@ -19,6 +19,12 @@ struct Cli {
     remote: Option<String>,
     /// The remote's URL.
     url: Option<String>,
+    /// Silence warnings and progress.
+    #[arg(short, long)]
+    quiet: bool,
+    /// More diagnostics on stderr (repeatable).
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
     /// Write man pages into DIR and exit (used by install.sh).
     #[arg(long, value_name = "DIR", hide = true)]
     generate_man: Option<PathBuf>,
@@ -27,21 +33,23 @@ struct Cli {
 fn main() -> ExitCode {
     common::main_with(|| {
         let cli = Cli::parse();
+        common::init_logging(cli.verbose);
         if let Some(dir) = &cli.generate_man {
             return common::generate_man(Cli::command(), dir);
         }
         // git writes the refs it is pushing on stdin; we push our own refs whatever they are,
         // but read the input so git never sees a broken pipe.
         let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+        let quiet = cli.quiet;
         let Some(remote) = cli.remote.or(cli.url) else {
             return Ok(());
         };
         let result = entire_checkpoints::repo::Repo::discover()
             .map_err(anyhow::Error::from)
-            .and_then(|repo| common::push_and_report(&repo, &remote, false, false));
+            .and_then(|repo| common::push_and_report(&repo, &remote, false, quiet));
         if let Err(e) = result {
             common::warn(
-                false,
+                quiet,
                 format!("checkpoints were not pushed: {e:#}; they stay queued for the next push"),
             );
         }

@@ -98,6 +98,7 @@ impl<'r> Fetcher<'r> {
     }
 
     fn transport(&self, reference: &str, message: String) -> FetchError {
+        log::info!("fetch from {} failed: {message}", self.remote_display());
         let err = FetchError::Transport {
             reference: reference.to_owned(),
             remote: self.remote_display(),
@@ -180,17 +181,31 @@ impl<'r> Fetcher<'r> {
                 if missing.is_empty() {
                     return Err(self.transport(&first, git::first_error_line(&res.stderr)));
                 }
+                log::debug!(
+                    "{} reports no such ref: {}",
+                    self.remote_display(),
+                    missing.join(", ")
+                );
                 pending.retain(|n| !missing.contains(n));
                 out.extend(missing.into_iter().map(|n| (n, Fetched::Absent)));
                 continue;
             }
             // A non-fast-forward into the side repository (a diverged local tip) is reported
             // per ref by git and is not a transport failure.
+            // A rejected ref whose local tip already contains the remote's (`! <old> <new> <ref>`)
+            // is ahead, not diverged.
             let rejected: Vec<String> = res
                 .stdout
                 .lines()
                 .filter(|l| l.starts_with('!'))
-                .filter_map(|l| l.split_whitespace().last().map(str::to_owned))
+                .filter_map(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    let name = f.last()?.to_string();
+                    let theirs = f.get(2).and_then(|o| Oid::from_str(o).ok());
+                    let ours = crate::publish::tip_of(self.repo, &name).ok().flatten();
+                    let ahead = matches!((ours, theirs), (Some(o), Some(t)) if self.repo.git.graph_descendant_of(o, t).unwrap_or(false));
+                    (!ahead).then_some(name)
+                })
                 .collect();
             if !res.success() && rejected.is_empty() {
                 return Err(self.transport(&first, git::first_error_line(&res.stderr)));

@@ -129,9 +129,16 @@ impl Git {
             .args
             .iter()
             .find(|a| !a.to_string_lossy().starts_with('-'))
+            .or(self.args.first())
             .map(|a| a.to_string_lossy().into_owned())
             .unwrap_or_default();
         self.cmd.args(&self.args);
+        let shown: Vec<String> = self
+            .args
+            .iter()
+            .map(|a| redact(&a.to_string_lossy()))
+            .collect();
+        log::debug!("run git {}", shown.join(" "));
         let mut child = self
             .cmd
             .spawn()
@@ -172,6 +179,11 @@ impl Git {
         };
         let stdout = out_thread.join().unwrap_or_default();
         let stderr = err_thread.join().unwrap_or_default();
+        log::debug!(
+            "git {name} finished in {:.1} ms with {:?}",
+            start.elapsed().as_secs_f64() * 1e3,
+            status.and_then(|s| s.code())
+        );
         let Some(status) = status else {
             return Err(GitError::Timeout {
                 command: name,

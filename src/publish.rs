@@ -142,6 +142,11 @@ pub(crate) fn publish<'r>(
                     ErrorCode::Modified | ErrorCode::Exists | ErrorCode::Locked
                 ) =>
             {
+                log::info!(
+                    "lost a race on {} (attempt {}); rebuilding from the new tip",
+                    loc.name,
+                    attempt + 1
+                );
                 expected = loc
                     .tip
                     .map(|o| o.to_string())

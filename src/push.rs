@@ -290,6 +290,7 @@ pub fn flush(
 
     let due = dest_queue.drain()?;
     report.due = due.len();
+    log::debug!("{} checkpoint ref(s) due for {}", due.len(), dest.display);
     let mut existing: Vec<(String, Oid)> = Vec::new();
     for name in due {
         match crate::publish::tip_of(repo, &name) {
@@ -497,6 +498,12 @@ fn reconcile(
         .lines()
         .filter_map(|l| l.split_once('\t').map(|(oid, name)| (name, oid)))
         .collect();
+    log::info!(
+        "reconciling with {}: {} local checkpoint ref(s), {} on the remote",
+        dest.display,
+        local.len(),
+        remote.len()
+    );
     Ok(Ok(local
         .values()
         .filter(|(name, oid)| remote.get(name.as_str()) != Some(&oid.to_string().as_str()))

@@ -159,10 +159,26 @@ pub fn read_settings_file(worktree: &Path, name: &str) -> Option<Value> {
     let real = std::fs::canonicalize(&path).ok()?;
     let real_dir = std::fs::canonicalize(&dir).ok()?;
     if !real.starts_with(&real_dir) {
+        log::warn!(
+            "ignoring {}: it points outside {SETTINGS_DIR}/",
+            path.display()
+        );
         return None;
     }
-    let bytes = std::fs::read(&real).ok()?;
-    serde_json::from_slice(&bytes).ok()
+    let bytes = match std::fs::read(&real) {
+        Ok(b) => b,
+        Err(e) => {
+            log::info!("ignoring unreadable {}: {e}", path.display());
+            return None;
+        }
+    };
+    match serde_json::from_slice(&bytes) {
+        Ok(v) => Some(v),
+        Err(e) => {
+            log::warn!("ignoring {}: not valid JSON ({e})", path.display());
+            None
+        }
+    }
 }
 
 /// The `checkpoints` block of a parsed settings file, if present and not `null`.

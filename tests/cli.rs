@@ -33,6 +33,8 @@ mod migrate;
 mod push;
 #[path = "cli/redaction.rs"]
 mod redaction;
+#[path = "cli/remote_fetch.rs"]
+mod remote_fetch;
 #[path = "cli/show.rs"]
 mod show;
 #[path = "cli/topology.rs"]

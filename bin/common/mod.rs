@@ -192,3 +192,47 @@ fn push_v1_and_report(
     }
     Ok(())
 }
+
+/// The stderr logger behind `-v`/`--verbose` and `ENTIRE_LOG`.
+struct StderrLogger;
+
+impl log::Log for StderrLogger {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.level() <= log::max_level()
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata()) {
+            let level = record.level().to_string().to_ascii_lowercase();
+            eprintln!("entire: {level}: {}", record.args());
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+static LOGGER: StderrLogger = StderrLogger;
+
+/// Turns on logging to stderr: `ENTIRE_LOG=<level>` (`error`, `warn`, `info`, `debug`,
+/// `trace`; a `target=level` form uses its level) wins, else each `-v` raises the level from
+/// warnings (`-v` info, `-vv` debug, `-vvv` trace). Without either, nothing is logged.
+pub fn init_logging(verbose: u8) {
+    let from_env = std::env::var("ENTIRE_LOG").ok().and_then(|f| {
+        let level = f
+            .rsplit('=')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        level.parse::<log::LevelFilter>().ok()
+    });
+    let level = from_env.unwrap_or(match verbose {
+        0 => log::LevelFilter::Off,
+        1 => log::LevelFilter::Info,
+        2 => log::LevelFilter::Debug,
+        _ => log::LevelFilter::Trace,
+    });
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(level);
+    }
+}
