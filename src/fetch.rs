@@ -16,6 +16,7 @@
 //! diverged one is left for push recovery. A local checkpoint is never rewound or forced.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use git2::Oid;
@@ -62,7 +63,8 @@ pub enum FetchError {
 /// What a fetch of one ref found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fetched {
-    /// The local ref now exists (created or fast-forwarded, or already equal).
+    /// The local ref now holds the remote's commit: created, fast-forwarded, already equal, or
+    /// already ahead of it.
     Updated,
     /// The remote has no such ref.
     Absent,
@@ -190,29 +192,37 @@ impl<'r> Fetcher<'r> {
                 out.extend(missing.into_iter().map(|n| (n, Fetched::Absent)));
                 continue;
             }
-            // A non-fast-forward into the side repository (a diverged local tip) is reported
-            // per ref by git and is not a transport failure.
-            // A rejected ref whose local tip already contains the remote's (`! <old> <new> <ref>`)
-            // is ahead, not diverged.
-            let rejected: Vec<String> = res
+            // git refuses to move a side-repository ref that holds our local tip backwards or
+            // sideways (`! <old> <new> <ref>`): the local checkpoint is ahead of the remote's, or
+            // diverged from it. Neither is a transport failure.
+            let refused: HashMap<String, Option<Oid>> = res
                 .stdout
                 .lines()
                 .filter(|l| l.starts_with('!'))
                 .filter_map(|l| {
                     let f: Vec<&str> = l.split_whitespace().collect();
-                    let name = f.last()?.to_string();
-                    let theirs = f.get(2).and_then(|o| Oid::from_str(o).ok());
-                    let ours = crate::publish::tip_of(self.repo, &name).ok().flatten();
-                    let ahead = matches!((ours, theirs), (Some(o), Some(t)) if self.repo.git.graph_descendant_of(o, t).unwrap_or(false));
-                    (!ahead).then_some(name)
+                    Some((
+                        f.last()?.to_string(),
+                        f.get(2).and_then(|o| Oid::from_str(o).ok()),
+                    ))
                 })
                 .collect();
-            if !res.success() && rejected.is_empty() {
+            if !res.success() && refused.is_empty() {
                 return Err(self.transport(&first, git::first_error_line(&res.stderr)));
             }
             for name in pending.drain(..) {
-                if rejected.contains(&name) {
-                    out.push((name, Fetched::Diverged));
+                if let Some(theirs) = refused.get(&name) {
+                    let ours = locals.iter().find(|(n, _)| *n == name).map(|(_, o)| *o);
+                    let ahead = matches!((ours, theirs), (Some(o), Some(t))
+                        if self.repo.git.graph_descendant_of(o, *t).unwrap_or(false));
+                    out.push((
+                        name,
+                        if ahead {
+                            Fetched::Updated
+                        } else {
+                            Fetched::Diverged
+                        },
+                    ));
                     continue;
                 }
                 let Some(theirs) = side.read_ref(&name) else {

@@ -798,6 +798,41 @@ fn fetch_all_leaves_foreign_refs_on_the_remote() {
 }
 
 #[test]
+fn fetch_all_never_rewinds_a_local_checkpoint_that_is_ahead() {
+    let w = world();
+    let remote_tip = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
+    let other = publish(&w, HEX_ID_2, "sess-1", TRANSCRIPT);
+    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID]);
+    assert_code(&out, 0, "fetch one");
+    let out = write_in(&w.env, &w.clone, HEX_ID, "sess-2", TRANSCRIPT_2);
+    assert_code(&out, 0, "advance the local checkpoint");
+    let ahead = rev_in(&w.env, &w.clone, &checkpoint_ref(HEX_ID)).unwrap();
+    assert_eq!(
+        parents_in(&w.env, &w.clone, &ahead),
+        vec![remote_tip],
+        "the local checkpoint is strictly ahead of the remote's tip"
+    );
+    let out = fetch_in(&w.env, &w.clone, &["origin", "--all", "--json"]);
+    assert_code(&out, 0, "fetch --all with a local checkpoint ahead");
+    let st = statuses(&out);
+    assert!(
+        !matches!(
+            st.get(HEX_ID).map(String::as_str),
+            Some("diverged" | "failed")
+        ),
+        "a checkpoint ahead of the remote is neither diverged nor failed: {st:?}"
+    );
+    assert_eq!(
+        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        BTreeMap::from([
+            (checkpoint_ref(HEX_ID), ahead),
+            (checkpoint_ref(HEX_ID_2), other),
+        ]),
+        "the local checkpoint ahead is not rewound"
+    );
+}
+
+#[test]
 fn fetch_all_reports_a_diverged_checkpoint_and_keeps_the_local_hash() {
     let w = world();
     publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
