@@ -98,11 +98,7 @@ fn hook_manager(repo: &Repo, dir: &Path) -> Option<&'static str> {
 }
 
 fn write_script(path: &Path, text: &str) -> Result<(), HookError> {
-    use std::os::unix::fs::PermissionsExt;
-    let tmp = path.with_extension(format!("entire-tmp-{:08x}", rand::random::<u32>()));
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)))
-        .and_then(|_| std::fs::rename(&tmp, path))
+    crate::fsutil::write_atomic(path, text.as_bytes(), 0o755)
         .map_err(io(format!("write {}", path.display())))
 }
 

@@ -9,6 +9,7 @@
 pub mod commit_hooks;
 pub mod exit;
 pub mod fetch;
+mod fsutil;
 pub mod git;
 pub mod hooks;
 pub mod id;

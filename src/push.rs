@@ -30,6 +30,7 @@ use std::time::{Duration, Instant};
 use git2::Oid;
 use sha2::{Digest, Sha256};
 
+use crate::fsutil::{write_atomic, FileLock};
 use crate::git::{self, GitError, PushedRef};
 use crate::id::CheckpointId;
 use crate::merge;
@@ -85,7 +86,7 @@ pub enum PushError {
     #[error(transparent)]
     Store(#[from] StoreError),
     /// Local bookkeeping files failed.
-    #[error("{context}: {source}")]
+    #[error("{context}")]
     Io {
         /// What was being done.
         context: String,
@@ -227,28 +228,15 @@ impl Delivery {
 
     fn save(&self, reg: &Registry) -> Result<(), PushError> {
         let path = self.registry_path();
-        std::fs::create_dir_all(&self.dir).map_err(io_err("create bookkeeping directory"))?;
-        let tmp = self
-            .dir
-            .join(format!(".push-destinations.{:016x}", rand::random::<u64>()));
-        std::fs::write(&tmp, crate::model::to_json_bytes(reg))
-            .and_then(|_| std::fs::rename(&tmp, &path))
+        write_atomic(&path, &crate::model::to_json_bytes(reg), 0o644)
             .map_err(io_err(format!("write {}", path.display())))
     }
 
     /// Holds the registry lock while `f` runs.
     fn locked<T>(&self, f: impl FnOnce() -> Result<T, PushError>) -> Result<T, PushError> {
-        std::fs::create_dir_all(&self.dir).map_err(io_err("create bookkeeping directory"))?;
-        let lock = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(self.dir.join("push-destinations.lock"))
-            .map_err(io_err("open destinations lock"))?;
-        lock.lock().map_err(io_err("lock destinations"))?;
-        let out = f();
-        let _ = lock.unlock();
-        out
+        let _lock = FileLock::exclusive(&self.dir.join("push-destinations.lock"))
+            .map_err(io_err("lock destinations"))?;
+        f()
     }
 }
 

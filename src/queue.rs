@@ -11,11 +11,12 @@
 //! garbage line is skipped (and dropped at the next compaction), never fatal. Lines whose ref is
 //! not a checkpoint ref are garbage too, so the queue can never make us push a foreign ref.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::fsutil::{write_atomic, FileLock};
 use crate::refname::CheckpointRef;
 
 /// The queue file's name in the common dir.
@@ -81,15 +82,6 @@ fn line_for(r: &str) -> String {
     s
 }
 
-/// Holds the advisory lock until dropped.
-struct Locked(File);
-
-impl Drop for Locked {
-    fn drop(&mut self) {
-        let _ = self.0.unlock();
-    }
-}
-
 impl PushQueue {
     /// The queue of the repository whose git common dir is `common_dir`.
     pub fn in_common_dir(common_dir: &Path) -> Self {
@@ -123,23 +115,13 @@ impl PushQueue {
         }
     }
 
-    fn lock(&self, exclusive: bool) -> Result<Locked, QueueError> {
-        if let Some(dir) = self.lock_path.parent() {
-            fs::create_dir_all(dir).map_err(self.err("create directory"))?;
-        }
-        let f = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .open(&self.lock_path)
-            .map_err(self.err("open lock file"))?;
+    fn lock(&self, exclusive: bool) -> Result<FileLock, QueueError> {
         if exclusive {
-            f.lock().map_err(self.err("lock"))?;
+            FileLock::exclusive(&self.lock_path)
         } else {
-            f.lock_shared().map_err(self.err("lock"))?;
+            FileLock::shared(&self.lock_path)
         }
-        Ok(Locked(f))
+        .map_err(self.err("lock"))
     }
 
     fn read_text(&self) -> Result<String, QueueError> {
@@ -158,28 +140,8 @@ impl PushQueue {
                 _ => Ok(()),
             };
         }
-        let dir = self.path.parent().unwrap_or(Path::new("."));
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = dir.join(format!("{name}.tmp-{:016x}", rand::random::<u64>()));
-        let result = (|| {
-            let mut f = OpenOptions::new()
-                .create_new(true)
-                .write(true)
-                .mode(0o600)
-                .open(&tmp)?;
-            let text: String = refs.iter().map(|r| line_for(r)).collect();
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
-            fs::rename(&tmp, &self.path)
-        })();
-        if result.is_err() {
-            let _ = fs::remove_file(&tmp);
-        }
-        result.map_err(self.err("rewrite"))
+        let text: String = refs.iter().map(|r| line_for(r)).collect();
+        write_atomic(&self.path, text.as_bytes(), 0o600).map_err(self.err("rewrite"))
     }
 
     /// Appends one ref.

@@ -8,11 +8,11 @@
 //! `record` calls never lose an update and a crash never leaves a torn file.
 
 use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::fsutil::{write_atomic, FileLock};
 use crate::model::TokenUsage;
 use crate::repo::Repo;
 use crate::session_id::SessionId;
@@ -134,29 +134,6 @@ pub struct SessionStore {
     worktree: String,
 }
 
-struct Lock(fs::File);
-
-impl Drop for Lock {
-    fn drop(&mut self) {
-        let _ = self.0.unlock();
-    }
-}
-
-fn write_atomic(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let tmp = dir.join(format!(".tmp-{:016x}", rand::random::<u64>()));
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(data)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
-}
-
 impl SessionStore {
     /// The staged sessions of `repo`, seen from its current worktree.
     pub fn new(repo: &Repo) -> Self {
@@ -174,17 +151,9 @@ impl SessionStore {
         self.dir.join(sid.as_str())
     }
 
-    fn lock(&self, sid: &SessionId) -> Result<Lock, SessionError> {
-        fs::create_dir_all(&self.dir).map_err(io(format!("create {}", self.dir.display())))?;
+    fn lock(&self, sid: &SessionId) -> Result<FileLock, SessionError> {
         let path = self.dir.join(format!(".{sid}.lock"));
-        let f = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(io(format!("open {}", path.display())))?;
-        f.lock().map_err(io(format!("lock {}", path.display())))?;
-        Ok(Lock(f))
+        FileLock::exclusive(&path).map_err(io(format!("lock {}", path.display())))
     }
 
     fn load(&self, sid: &SessionId) -> Result<Option<SessionState>, SessionError> {
@@ -207,7 +176,7 @@ impl SessionStore {
         let dir = self.session_dir(sid);
         fs::create_dir_all(&dir).map_err(io(format!("create {}", dir.display())))?;
         let path = dir.join("state.json");
-        write_atomic(&path, &crate::model::to_json_bytes(state))
+        write_atomic(&path, &crate::model::to_json_bytes(state), 0o644)
             .map_err(io(format!("write {}", path.display())))
     }
 
@@ -223,7 +192,7 @@ impl SessionStore {
             let path = self.session_dir(sid).join("transcript");
             fs::create_dir_all(self.session_dir(sid))
                 .map_err(io(format!("create {}", self.dir.display())))?;
-            write_atomic(&path, t).map_err(io(format!("write {}", path.display())))?;
+            write_atomic(&path, t, 0o644).map_err(io(format!("write {}", path.display())))?;
             state.has_transcript = true;
         }
         state.prompts.extend(rec.prompts);

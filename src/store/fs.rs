@@ -9,12 +9,12 @@
 //! files removed. A per-checkpoint lock file serialises concurrent writers.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use git2::{ObjectType, Oid, Repository, Tree};
 use serde_json::Value;
 
+use crate::fsutil::{is_temp_name, write_atomic, FileLock};
 use crate::repo::Repo;
 use crate::store::{git_err, Backfill, CheckpointWriter, SessionWrite, StoreError, WriteOutcome};
 use crate::tree;
@@ -100,7 +100,7 @@ impl FsMirror {
             let entry = entry.map_err(io_err(format!("read {}", path.display())))?;
             let name = entry.file_name();
             let Some(name) = name.to_str() else { continue };
-            if name.starts_with(".tmp-") {
+            if is_temp_name(name) {
                 continue;
             }
             let p = entry.path();
@@ -150,14 +150,8 @@ impl FsMirror {
                         fs::remove_dir_all(&target)
                             .map_err(io_err(format!("remove {}", target.display())))?;
                     }
-                    let tmp = path.join(format!(".tmp-{name}-{:016x}", rand::random::<u64>()));
-                    let mut f = fs::File::create(&tmp)
-                        .map_err(io_err(format!("create {}", tmp.display())))?;
-                    f.write_all(blob.content())
-                        .and_then(|_| f.sync_all())
-                        .map_err(io_err(format!("write {}", tmp.display())))?;
-                    fs::rename(&tmp, &target)
-                        .map_err(io_err(format!("rename into {}", target.display())))?;
+                    write_atomic(&target, blob.content(), 0o644)
+                        .map_err(io_err(format!("write {}", target.display())))?;
                 }
                 _ => {}
             }
@@ -165,7 +159,7 @@ impl FsMirror {
         for entry in fs::read_dir(path).map_err(io_err(format!("read {}", path.display())))? {
             let entry = entry.map_err(io_err(format!("read {}", path.display())))?;
             let name = entry.file_name().to_string_lossy().into_owned();
-            if keep.contains(&name) || name.starts_with(".tmp-") {
+            if keep.contains(&name) || is_temp_name(&name) {
                 continue;
             }
             let p = entry.path();
@@ -191,13 +185,7 @@ impl FsMirror {
             self.dir.display()
         )))?;
         let lock_path = self.dir.join(format!(".{id}.lock"));
-        let lock = fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock_path)
-            .map_err(io_err(format!("open {}", lock_path.display())))?;
-        lock.lock()
+        let _lock = FileLock::exclusive(&lock_path)
             .map_err(io_err(format!("lock {}", lock_path.display())))?;
         let repo = Self::scratch()?;
         let target = self.dir.join(id.as_str());
