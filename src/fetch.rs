@@ -274,25 +274,11 @@ impl<'r> Fetcher<'r> {
     pub fn list_remote(&self) -> Result<Vec<CheckpointRef>, FetchError> {
         let side = SideRepo::new(self.repo, &[])
             .map_err(|e| Self::local(CHECKPOINT_REF_PREFIX, e.to_string()))?;
-        let res = side
-            .git()
-            .args([
-                "ls-remote",
-                "--refs",
-                &self.remote,
-                &format!("{CHECKPOINT_REF_PREFIX}*"),
-            ])
-            .run(READ_FETCH_BUDGET)
-            .map_err(|e| self.transport(CHECKPOINT_REF_PREFIX, e.to_string()))?;
-        if !res.success() {
-            return Err(self.transport(CHECKPOINT_REF_PREFIX, git::first_error_line(&res.stderr)));
+        match side.ls_remote_checkpoints(&self.remote, READ_FETCH_BUDGET) {
+            Ok(Ok(refs)) => Ok(refs.into_iter().map(|(r, _)| r).collect()),
+            Ok(Err(line)) => Err(self.transport(CHECKPOINT_REF_PREFIX, line)),
+            Err(e) => Err(self.transport(CHECKPOINT_REF_PREFIX, e.to_string())),
         }
-        Ok(res
-            .stdout
-            .lines()
-            .filter_map(|l| l.split_once('\t'))
-            .filter_map(|(_, name)| CheckpointRef::parse(name).ok())
-            .collect())
     }
 }
 

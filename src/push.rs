@@ -35,7 +35,7 @@ use crate::git::{self, GitError, PushedRef};
 use crate::id::CheckpointId;
 use crate::merge;
 use crate::queue::{PushQueue, QueueError};
-use crate::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::refname::CheckpointRef;
 use crate::repo::Repo;
 use crate::side::SideRepo;
 use crate::store::refs::GitRefsStore;
@@ -59,6 +59,12 @@ impl PushRefspec {
     /// The refspec that pushes `r` to the same name on the remote.
     pub fn for_ref(r: &CheckpointRef) -> Self {
         PushRefspec(format!("{0}:{0}", r.name()))
+    }
+
+    /// The refspec that pushes the git-branch store's v1 branch to the same name.
+    pub fn v1_branch() -> Self {
+        let b = crate::store::branch::V1_BRANCH_REF;
+        PushRefspec(format!("{b}:{b}"))
     }
 
     /// The refspec text.
@@ -314,24 +320,22 @@ pub fn flush(
                 let mut landed = Vec::new();
                 let mut any_failed = false;
                 for (name, oid) in batch {
-                    match by_dst.get(name.as_str()) {
-                        Some(r) if r.landed() => landed.push(name.clone()),
-                        Some(r) if r.non_fast_forward() => retry.push((name.clone(), *oid)),
+                    match RefResult::of(by_dst.get(name.as_str()).copied()) {
+                        RefResult::Landed => landed.push(name.clone()),
+                        RefResult::NonFastForward(_) => retry.push((name.clone(), *oid)),
                         // A pre-receive hook refuses a whole push for one bad ref: try the
                         // refused refs of a shared batch again one by one.
-                        Some(_) if batch.len() > 1 => {
+                        RefResult::Refused(_) if batch.len() > 1 => {
                             any_failed = true;
                             individually.push((name.clone(), *oid))
                         }
-                        Some(r) => {
+                        RefResult::Refused(why) => {
                             any_failed = true;
-                            report.rejected.push((name.clone(), r.summary.clone()))
+                            report.rejected.push((name.clone(), why.to_owned()))
                         }
-                        None => {
+                        RefResult::Unreported => {
                             any_failed = true;
-                            report
-                                .failed
-                                .push((name.clone(), "not reported by git push".into()))
+                            report.failed.push((name.clone(), UNREPORTED.into()))
                         }
                     }
                 }
@@ -365,22 +369,20 @@ pub fn flush(
             continue;
         }
         match push_batch(repo, dest, &[(name.clone(), oid)], deadline) {
-            Ok(results) => match results.iter().find(|r| r.dst == name) {
-                Some(r) if r.landed() => {
+            Ok(results) => match RefResult::find(&results, &name) {
+                RefResult::Landed => {
                     consecutive = 0;
                     dest_queue.remove(std::slice::from_ref(&name))?;
                     report.pushed.push(name);
                 }
-                Some(r) if r.non_fast_forward() => retry.push((name, oid)),
-                Some(r) => {
+                RefResult::NonFastForward(_) => retry.push((name, oid)),
+                RefResult::Refused(why) => {
                     consecutive += 1;
-                    report.rejected.push((name, r.summary.clone()));
+                    report.rejected.push((name, why.to_owned()));
                 }
-                None => {
+                RefResult::Unreported => {
                     consecutive += 1;
-                    report
-                        .failed
-                        .push((name, "not reported by git push".into()));
+                    report.failed.push((name, UNREPORTED.into()));
                 }
             },
             Err(BatchFailure::Unreachable(line) | BatchFailure::Failed(line)) => {
@@ -422,17 +424,10 @@ fn fan_out(
     delivery.locked(|| {
         let mut reg = delivery.load();
         let live: Vec<String> = repo
-            .git
-            .remotes()
-            .map(|names| {
-                names
-                    .iter()
-                    .flatten()
-                    .flatten()
-                    .map(|n| destination(repo, n).fingerprint)
-                    .collect()
-            })
-            .unwrap_or_default();
+            .remote_names()
+            .iter()
+            .map(|n| destination(repo, n).fingerprint)
+            .collect();
         reg.destinations
             .insert(dest.fingerprint.clone(), dest.display.clone());
         let gone: Vec<String> = reg
@@ -469,22 +464,16 @@ fn reconcile(
         return Ok(Ok(Vec::new()));
     }
     let side = SideRepo::new(repo, &[]).map_err(io_err("create side repository"))?;
-    let out = side
-        .git()
-        .args([
-            "ls-remote",
-            "--refs",
-            dest.target.as_str(),
-            &format!("{CHECKPOINT_REF_PREFIX}*"),
-        ])
-        .run(deadline.saturating_duration_since(Instant::now()))?;
-    if !out.success() {
-        return Ok(Err(git::first_error_line(&out.stderr)));
-    }
-    let remote: HashMap<&str, &str> = out
-        .stdout
-        .lines()
-        .filter_map(|l| l.split_once('\t').map(|(oid, name)| (name, oid)))
+    let listed = match side.ls_remote_checkpoints(
+        &dest.target,
+        deadline.saturating_duration_since(Instant::now()),
+    )? {
+        Ok(l) => l,
+        Err(line) => return Ok(Err(line)),
+    };
+    let remote: HashMap<&str, &str> = listed
+        .iter()
+        .map(|(r, oid)| (r.name(), oid.as_str()))
         .collect();
     log::info!(
         "reconciling with {}: {} local checkpoint ref(s), {} on the remote",
@@ -499,28 +488,70 @@ fn reconcile(
         .collect()))
 }
 
+/// What `git push --porcelain` said about one ref.
+enum RefResult<'a> {
+    /// The remote has it now.
+    Landed,
+    /// The remote has commits we lack: recoverable by merging. git's summary.
+    NonFastForward(&'a str),
+    /// Refused otherwise (server hook, protected ref): git's summary.
+    Refused(&'a str),
+    /// git did not mention the ref.
+    Unreported,
+}
+
+const UNREPORTED: &str = "not reported by git push";
+
+impl<'a> RefResult<'a> {
+    fn of(r: Option<&'a PushedRef>) -> Self {
+        match r {
+            Some(r) if r.landed() => RefResult::Landed,
+            Some(r) if r.non_fast_forward() => RefResult::NonFastForward(&r.summary),
+            Some(r) => RefResult::Refused(&r.summary),
+            None => RefResult::Unreported,
+        }
+    }
+
+    fn find(results: &'a [PushedRef], name: &str) -> Self {
+        Self::of(results.iter().find(|r| r.dst == name))
+    }
+}
+
 enum BatchFailure {
     Unreachable(String),
     Failed(String),
 }
 
+/// Pushes the checkpoint refs of `batch` (each to the same name) in one `git push`.
 fn push_batch(
     repo: &Repo,
     dest: &Destination,
     batch: &[(String, Oid)],
     deadline: Instant,
 ) -> Result<Vec<PushedRef>, BatchFailure> {
-    let side = SideRepo::new(repo, batch)
-        .map_err(|e| BatchFailure::Failed(format!("create side repository: {e}")))?;
-    let specs: Vec<String> = batch
+    let specs: Vec<PushRefspec> = batch
         .iter()
         .filter_map(|(name, _)| CheckpointRef::parse(name).ok())
-        .map(|r| PushRefspec::for_ref(&r).as_str().to_owned())
+        .map(|r| PushRefspec::for_ref(&r))
         .collect();
+    push_refs(repo, &dest.target, batch, &specs, deadline)
+}
+
+/// One `git push --porcelain --no-verify` of `specs` from a side repository holding `refs`.
+/// Per-ref results come back as they are; `Err` only when git reported no ref at all.
+fn push_refs(
+    repo: &Repo,
+    target: &str,
+    refs: &[(String, Oid)],
+    specs: &[PushRefspec],
+    deadline: Instant,
+) -> Result<Vec<PushedRef>, BatchFailure> {
+    let side = SideRepo::new(repo, refs)
+        .map_err(|e| BatchFailure::Failed(format!("create side repository: {e}")))?;
     let out = side
         .git()
-        .args(["push", "--porcelain", "--no-verify", dest.target.as_str()])
-        .args(specs)
+        .args(["push", "--porcelain", "--no-verify", target])
+        .args(specs.iter().map(PushRefspec::as_str))
         .run(deadline.saturating_duration_since(Instant::now()))
         .map_err(|e| BatchFailure::Failed(e.to_string()))?;
     let results = git::parse_push_porcelain(&out.stdout);
@@ -546,29 +577,13 @@ fn recover_and_push(
 ) -> Result<Vec<String>, String> {
     let cref = CheckpointRef::parse(name).map_err(|e| e.to_string())?;
     let side = SideRepo::new(repo, &[]).map_err(|e| format!("create side repository: {e}"))?;
-    let fetched = "refs/fetched/checkpoint";
-    // Forcing into the side repository's private name is safe: the side repository is thrown
-    // away and nothing is ever pushed from that name.
-    let out = side
-        .git()
-        .args([
-            "fetch",
-            "--no-tags",
-            "--no-write-fetch-head",
-            dest.target.as_str(),
-        ])
-        .args([format!("+{name}:{fetched}")])
-        .run(deadline.saturating_duration_since(Instant::now()))
-        .map_err(|e| e.to_string())?;
-    if !out.success() {
-        return Err(format!(
-            "fetch for recovery failed: {}",
-            git::first_error_line(&out.stderr)
-        ));
-    }
     let remote = side
-        .read_ref(fetched)
-        .ok_or("fetch for recovery wrote no ref")?;
+        .fetch_one(
+            &dest.target,
+            name,
+            deadline.saturating_duration_since(Instant::now()),
+        )
+        .map_err(|line| format!("fetch for recovery failed: {line}"))?;
     let step = checkpoint_step(repo, cref.id());
     let (tip, notes) =
         replay(repo, local, remote, &step).map_err(|e| crate::exit::error_chain(&e))?;
@@ -590,10 +605,12 @@ fn recover_and_push(
         push_batch(repo, dest, &[(name.to_owned(), tip)], deadline).map_err(|f| match f {
             BatchFailure::Unreachable(l) | BatchFailure::Failed(l) => l,
         })?;
-    match results.iter().find(|r| r.dst == name) {
-        Some(r) if r.landed() => Ok(notes),
-        Some(r) => Err(format!("push after merge refused: {}", r.summary)),
-        None => Err("push after merge not reported by git".into()),
+    match RefResult::find(&results, name) {
+        RefResult::Landed => Ok(notes),
+        RefResult::NonFastForward(why) | RefResult::Refused(why) => {
+            Err(format!("push after merge refused: {why}"))
+        }
+        RefResult::Unreported => Err(format!("push after merge: {UNREPORTED}")),
     }
 }
 
@@ -736,28 +753,6 @@ pub fn pending_count(repo: &Repo, refs_store: &GitRefsStore<'_>) -> usize {
     all.len()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn refspec_is_never_forced() {
-        let id = CheckpointId::parse("a1b2c3d4e5f6").unwrap();
-        let spec = PushRefspec::for_ref(&CheckpointRef::canonical(&id));
-        assert_eq!(
-            spec.as_str(),
-            "refs/entire/checkpoints/f6/a1b2c3d4e5f6:refs/entire/checkpoints/f6/a1b2c3d4e5f6"
-        );
-        assert!(!spec.as_str().starts_with('+'));
-    }
-
-    #[test]
-    fn fingerprints_differ_by_url() {
-        assert_ne!(fingerprint("/a.git"), fingerprint("/b.git"));
-        assert_eq!(fingerprint("/a.git").len(), 20);
-    }
-}
-
 /// What a push of the v1 branch did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum V1Push {
@@ -802,41 +797,34 @@ pub fn push_v1(repo: &Repo, remote: &str) -> Result<V1Push, PushError> {
     let mut notes = Vec::new();
     let mut tip = local;
     for attempt in 0..2 {
-        let side = SideRepo::new(repo, &[(V1_BRANCH_REF.to_owned(), tip)])
-            .map_err(io_err("create side repository"))?;
-        let out = side
-            .git()
-            .args([
-                "push",
-                "--porcelain",
-                "--no-verify",
-                remote,
-                &format!("{V1_BRANCH_REF}:{V1_BRANCH_REF}"),
-            ])
-            .run(deadline.saturating_duration_since(Instant::now()))?;
-        let results = git::parse_push_porcelain(&out.stdout);
-        match results.iter().find(|r| r.dst == V1_BRANCH_REF) {
-            Some(r) if r.landed() => {
+        let refs = [(V1_BRANCH_REF.to_owned(), tip)];
+        let results = match push_refs(repo, remote, &refs, &[PushRefspec::v1_branch()], deadline) {
+            Ok(r) => r,
+            Err(BatchFailure::Unreachable(line) | BatchFailure::Failed(line)) => {
+                return Ok(V1Push::Refused(line))
+            }
+        };
+        match RefResult::find(&results, V1_BRANCH_REF) {
+            RefResult::Landed => {
                 if is_named {
                     let tracking = format!("refs/remotes/{remote}/entire/checkpoints/v1");
                     let _ = repo.git.reference(&tracking, tip, true, "entire: pushed");
                 }
                 return Ok(V1Push::Pushed { notes });
             }
-            Some(r) if r.non_fast_forward() && attempt == 0 => {
+            RefResult::NonFastForward(_) if attempt == 0 => {
                 // Fetch the remote branch, replay our commits on it checkpoint by checkpoint,
                 // move the local branch there by compare-and-swap, and push again.
-                let fetched = "refs/fetched/v1";
-                let out = side
-                    .git()
-                    .args(["fetch", "--no-tags", "--no-write-fetch-head", remote])
-                    .args([format!("+{V1_BRANCH_REF}:{fetched}")])
-                    .run(deadline.saturating_duration_since(Instant::now()))?;
-                let Some(theirs) = out.success().then(|| side.read_ref(fetched)).flatten() else {
-                    return Ok(V1Push::Refused(format!(
-                        "fetch for sync failed: {}",
-                        git::first_error_line(&out.stderr)
-                    )));
+                let side = SideRepo::new(repo, &[]).map_err(io_err("create side repository"))?;
+                let theirs = match side.fetch_one(
+                    remote,
+                    V1_BRANCH_REF,
+                    deadline.saturating_duration_since(Instant::now()),
+                ) {
+                    Ok(t) => t,
+                    Err(line) => {
+                        return Ok(V1Push::Refused(format!("fetch for sync failed: {line}")))
+                    }
                 };
                 let step = v1_step(repo);
                 let (merged, n) = replay(repo, tip, theirs, &step)?;
@@ -855,8 +843,10 @@ pub fn push_v1(repo: &Repo, remote: &str) -> Result<V1Push, PushError> {
                 }
                 tip = merged;
             }
-            Some(r) => return Ok(V1Push::Refused(r.summary.clone())),
-            None => return Ok(V1Push::Refused(git::first_error_line(&out.stderr))),
+            RefResult::NonFastForward(why) | RefResult::Refused(why) => {
+                return Ok(V1Push::Refused(why.to_owned()))
+            }
+            RefResult::Unreported => return Ok(V1Push::Refused(UNREPORTED.into())),
         }
     }
     Ok(V1Push::Refused(
@@ -866,17 +856,31 @@ pub fn push_v1(repo: &Repo, remote: &str) -> Result<V1Push, PushError> {
 
 /// The remote checkpoints sync with by default: `origin`, else the only remote.
 pub fn default_remote(repo: &Repo) -> Option<String> {
-    let names: Vec<String> = repo
-        .git
-        .remotes()
-        .ok()?
-        .iter()
-        .flatten()
-        .flatten()
-        .map(str::to_owned)
-        .collect();
+    let names = repo.remote_names();
     if names.iter().any(|n| n == "origin") {
         return Some("origin".into());
     }
     (names.len() == 1).then(|| names[0].clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refspec_is_never_forced() {
+        let id = CheckpointId::parse("a1b2c3d4e5f6").unwrap();
+        let spec = PushRefspec::for_ref(&CheckpointRef::canonical(&id));
+        assert_eq!(
+            spec.as_str(),
+            "refs/entire/checkpoints/f6/a1b2c3d4e5f6:refs/entire/checkpoints/f6/a1b2c3d4e5f6"
+        );
+        assert!(!spec.as_str().starts_with('+'));
+    }
+
+    #[test]
+    fn fingerprints_differ_by_url() {
+        assert_ne!(fingerprint("/a.git"), fingerprint("/b.git"));
+        assert_eq!(fingerprint("/a.git").len(), 20);
+    }
 }

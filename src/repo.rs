@@ -202,6 +202,21 @@ impl Repo {
         Ok(out)
     }
 
+    /// The configured remotes' names, in config order.
+    pub fn remote_names(&self) -> Vec<String> {
+        self.git
+            .remotes()
+            .map(|names| {
+                names
+                    .iter()
+                    .flatten()
+                    .flatten()
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// A config value as the repository sees it (local, then global, then system).
     pub fn config_string(&self, key: &str) -> Option<String> {
         self.git.config().ok()?.get_string(key).ok()

@@ -10,7 +10,10 @@
 
 use git2::Oid;
 
-use crate::git::{Git, TempDir};
+use std::time::Duration;
+
+use crate::git::{Git, GitError, TempDir};
+use crate::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::repo::Repo;
 
 /// A side repository of `repo`.
@@ -66,5 +69,56 @@ impl<'a> SideRepo<'a> {
             let (oid, n) = l.split_once(' ')?;
             (n == name).then(|| Oid::from_str(oid).ok()).flatten()
         })
+    }
+
+    /// The checkpoint refs `remote` advertises with their commits, from one `ls-remote` of the
+    /// checkpoint prefix (refs under it that are not checkpoint refs are left out). The inner
+    /// `Err` is git's error line when the remote answered with a failure.
+    pub(crate) fn ls_remote_checkpoints(
+        &self,
+        remote: &str,
+        budget: Duration,
+    ) -> Result<Result<Vec<(CheckpointRef, String)>, String>, GitError> {
+        let out = self
+            .git()
+            .args([
+                "ls-remote",
+                "--refs",
+                remote,
+                &format!("{CHECKPOINT_REF_PREFIX}*"),
+            ])
+            .run(budget)?;
+        if !out.success() {
+            return Ok(Err(crate::git::first_error_line(&out.stderr)));
+        }
+        Ok(Ok(out
+            .stdout
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .filter_map(|(oid, name)| CheckpointRef::parse(name).ok().map(|r| (r, oid.to_owned())))
+            .collect()))
+    }
+
+    /// Fetches `remote_ref` from `remote` into this side repository and returns its commit.
+    /// Forcing into the side repository's private name is safe: the side repository is thrown
+    /// away and nothing is ever pushed from that name. `Err` is git's error line.
+    pub(crate) fn fetch_one(
+        &self,
+        remote: &str,
+        remote_ref: &str,
+        budget: Duration,
+    ) -> Result<Oid, String> {
+        const FETCHED: &str = "refs/fetched/one";
+        let out = self
+            .git()
+            .args(["fetch", "--no-tags", "--no-write-fetch-head", remote])
+            .args([format!("+{remote_ref}:{FETCHED}")])
+            .run(budget)
+            .map_err(|e| e.to_string())?;
+        if !out.success() {
+            return Err(crate::git::first_error_line(&out.stderr));
+        }
+        self.read_ref(FETCHED)
+            .ok_or_else(|| "the fetch wrote no ref".to_owned())
     }
 }
