@@ -767,21 +767,23 @@ fn show_targets(
     topo: &Topology<'_>,
     target: &str,
     quiet: bool,
-) -> Result<Vec<CheckpointId>> {
-    let as_id = topo.resolve(target);
-    match as_id {
+) -> Result<Vec<Checkpoint>> {
+    let by_trailers = |ids: Vec<CheckpointId>| -> Result<Vec<Checkpoint>> {
+        ids.iter().map(|id| Ok(topo.get(id)?)).collect()
+    };
+    match topo.resolve(target) {
         Ok(id) => {
-            if topo.read(&id)?.is_some() {
-                return Ok(vec![id]);
+            if let Some(cp) = topo.read(&id)? {
+                return Ok(vec![cp]);
             }
             if let Some(ids) = commit_trailer_ids(repo, target, quiet)? {
-                return Ok(ids);
+                return by_trailers(ids);
             }
             Err(StoreError::NotFound { id }.into())
         }
         Err(TopologyError::NoMatch(_) | TopologyError::InvalidId(_)) => {
             match commit_trailer_ids(repo, target, quiet)? {
-                Some(ids) => Ok(ids),
+                Some(ids) => by_trailers(ids),
                 None => Err(TopologyError::NoMatch(format!(
                     "{target} (neither a checkpoint ID nor a commit)"
                 ))
@@ -815,10 +817,9 @@ fn commit_trailer_ids(repo: &Repo, rev: &str, quiet: bool) -> Result<Option<Vec<
 }
 
 fn cmd_show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
-    let ids = show_targets(repo, topo, &a.target, false)?;
+    let checkpoints = show_targets(repo, topo, &a.target, false)?;
     let mut docs = Vec::new();
-    for id in &ids {
-        let cp = topo.get(id)?;
+    for cp in &checkpoints {
         let slot = a.session.as_deref().map(|s| cp.slot_of(s)).transpose()?;
         if a.transcript {
             let slot = match slot {
@@ -830,7 +831,7 @@ fn cmd_show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
                     .context("checkpoint has no sessions")?,
             };
             let data = topo
-                .read_file(&cp, &format!("{slot}/full.jsonl"))
+                .read_file(cp, &format!("{slot}/full.jsonl"))
                 .map_err(|e| match e {
                     StoreError::FileNotFound { id, .. } => {
                         anyhow::anyhow!("checkpoint {id}: session {slot} has no transcript")
@@ -840,7 +841,7 @@ fn cmd_show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
             common::write_stdout(&data)?;
             continue;
         }
-        docs.push(show_doc(topo, &cp, slot)?);
+        docs.push(show_doc(topo, cp, slot)?);
     }
     if a.transcript {
         return Ok(());

@@ -96,11 +96,7 @@ fn choose(
                     .map_err(git_err("read session slot"))?,
             ))
             .map_err(git_err("start session tree"))?;
-        let blob = repo
-            .blob(&keep.meta.to_json())
-            .map_err(git_err("write blob"))?;
-        b.insert("metadata.json", blob, 0o100644)
-            .map_err(git_err("insert metadata"))?;
+        tree::insert_blob(repo, &mut b, "metadata.json", &keep.meta.to_json())?;
         keep.tree = b.write().map_err(git_err("write session tree"))?;
     }
     Ok(keep)
@@ -194,11 +190,7 @@ pub(crate) fn merge_trees(
                 .map_err(git_err("insert entry"))?;
         }
     }
-    let blob = repo
-        .blob(&summary.to_json())
-        .map_err(git_err("write blob"))?;
-    root.insert("metadata.json", blob, 0o100644)
-        .map_err(git_err("insert metadata"))?;
+    tree::insert_blob(repo, &mut root, "metadata.json", &summary.to_json())?;
     for (i, s) in merged.iter().enumerate() {
         root.insert(i.to_string(), s.tree, 0o040000)
             .map_err(git_err("insert slot"))?;

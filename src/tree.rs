@@ -278,19 +278,17 @@ fn insert_transcript(
         }
     })?;
     for (n, chunk) in chunks.iter().enumerate() {
-        let oid = write_blob(repo, chunk)?;
-        builder
-            .insert(transcript::chunk_name(n), oid, MODE_BLOB)
-            .map_err(git_err("insert transcript chunk"))?;
+        insert_blob(repo, builder, &transcript::chunk_name(n), chunk)?;
     }
-    let hash = write_blob(repo, transcript::content_hash(data).as_bytes())?;
-    builder
-        .insert(CONTENT_HASH, hash, MODE_BLOB)
-        .map_err(git_err("insert content hash"))?;
-    Ok(())
+    insert_blob(
+        repo,
+        builder,
+        CONTENT_HASH,
+        transcript::content_hash(data).as_bytes(),
+    )
 }
 
-fn insert_blob(
+pub(crate) fn insert_blob(
     repo: &Repository,
     builder: &mut git2::TreeBuilder<'_>,
     name: &str,
