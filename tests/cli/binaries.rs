@@ -1,22 +1,13 @@
 //! The three binaries exist, git runs them as subcommands, and they find the repository the way
 //! git does (cli.md).
 
-use std::path::PathBuf;
-
 use serde_json::json;
 
 use crate::env::{
-    assert_code, assert_success, checkpoint_bin, checkpoint_ref, parse_json, Store, TestEnv,
+    assert_code, assert_success, checkpoint_bin, checkpoint_ref, fetch_bin, parse_json,
+    path_with_bins, prepush_bin, Store, TestEnv,
 };
 use crate::fixtures::{write_std, HEX_ID, TRANSCRIPT};
-
-fn prepush_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_git-entire-prepush"))
-}
-
-fn fetch_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_git-entire-fetch"))
-}
 
 #[test]
 fn every_binary_has_help() {
@@ -57,16 +48,6 @@ fn other_binaries_reject_unknown_flags_with_exit_2() {
         let out = env.bin_cmd(&bin).arg("--no-such-flag").output().unwrap();
         assert_code(&out, 2, &format!("{} --no-such-flag", bin.display()));
     }
-}
-
-/// PATH with the cargo bin dir first.
-fn path_with_bins() -> std::ffi::OsString {
-    let dir = checkpoint_bin().parent().expect("bin dir").to_path_buf();
-    let mut paths = vec![dir];
-    if let Some(p) = std::env::var_os("PATH") {
-        paths.extend(std::env::split_paths(&p));
-    }
-    std::env::join_paths(paths).expect("join PATH")
 }
 
 #[test]

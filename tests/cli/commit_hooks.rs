@@ -4,14 +4,13 @@
 //! linked worktrees, `show <commit>` and the `demo` command (cli.md; anchor-behaviour.md §1,
 //! §3.3 and §6.1).
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
-use crate::env::{checkpoint_bin, parse_json, Store, TestEnv, REFS_PREFIX, V1_BRANCH};
+use crate::env::{parse_json, path_str, path_with_bins, Store, TestEnv, REFS_PREFIX, V1_BRANCH};
 
 const SESSION: &str = "sess-commit-1";
 const LINE_1: &str = "{\"type\":\"user\",\"message\":\"add a greeting\"}";
@@ -21,23 +20,8 @@ const LINE_4: &str = "{\"type\":\"assistant\",\"message\":\"added bye.txt\"}";
 
 static INPUTS: AtomicUsize = AtomicUsize::new(0);
 
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("utf-8 temp path")
-}
-
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()
-}
-
-/// `PATH` with the directory of our binaries first, so installed hooks find
-/// `git entire-checkpoint`.
-fn path_with_bins() -> OsString {
-    let bin_dir = checkpoint_bin().parent().expect("binary dir").to_path_buf();
-    let mut paths = vec![bin_dir];
-    if let Some(p) = std::env::var_os("PATH") {
-        paths.extend(std::env::split_paths(&p));
-    }
-    std::env::join_paths(paths).expect("join PATH")
 }
 
 /// A real `git <args>` in `dir` with our binaries on `PATH` and, when given, the primary
@@ -104,15 +88,6 @@ fn install_hooks(env: &TestEnv) {
 /// The hooks directory git uses, absolute.
 fn hooks_dir(env: &TestEnv) -> PathBuf {
     let p = PathBuf::from(env.git(&["rev-parse", "--git-path", "hooks"]).trim());
-    if p.is_absolute() {
-        p
-    } else {
-        env.repo().join(p)
-    }
-}
-
-fn common_dir(env: &TestEnv) -> PathBuf {
-    let p = PathBuf::from(env.git(&["rev-parse", "--git-common-dir"]).trim());
     if p.is_absolute() {
         p
     } else {
@@ -340,7 +315,7 @@ fn session_record_stages_replaces_the_transcript_appends_prompts_and_merges_file
             "opus",
         ],
     );
-    let dir = common_dir(&env).join("entire/sessions").join(SESSION);
+    let dir = env.common_dir().join("entire/sessions").join(SESSION);
     assert!(dir.join("state.json").is_file(), "state.json staged");
     assert_eq!(std::fs::read(dir.join("transcript")).unwrap(), t1);
 
@@ -412,7 +387,7 @@ fn invalid_session_ids_are_refused_and_nothing_is_staged() {
             "a message for {sid:?}"
         );
     }
-    let sessions = common_dir(&env).join("entire").join("sessions");
+    let sessions = env.common_dir().join("entire").join("sessions");
     let staged: Vec<_> = std::fs::read_dir(&sessions)
         .map(|d| {
             d.filter_map(Result::ok)
@@ -422,8 +397,8 @@ fn invalid_session_ids_are_refused_and_nothing_is_staged() {
         })
         .unwrap_or_default();
     assert!(staged.is_empty(), "nothing staged: {staged:?}");
-    assert!(!common_dir(&env).join("entire").join("x").exists());
-    assert!(!common_dir(&env).join("x").exists());
+    assert!(!env.common_dir().join("entire").join("x").exists());
+    assert!(!env.common_dir().join("x").exists());
     assert!(sessions_json(&env, env.repo()).is_empty());
 }
 
@@ -765,7 +740,8 @@ fn post_commit_trouble_is_a_warning_and_the_commit_succeeds() {
     let env = TestEnv::new();
     install_hooks(&env);
     record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
-    let state = common_dir(&env)
+    let state = env
+        .common_dir()
         .join("entire/sessions")
         .join(SESSION)
         .join("state.json");
@@ -874,7 +850,7 @@ fn session_record_reads_the_transcript_from_stdin() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let staged = common_dir(&env).join("entire/sessions").join(SESSION);
+    let staged = env.common_dir().join("entire/sessions").join(SESSION);
     assert_eq!(std::fs::read(staged.join("transcript")).unwrap(), t);
 }
 

@@ -27,6 +27,42 @@ pub fn checkpoint_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_git-entire-checkpoint"))
 }
 
+/// Path of `git-entire-prepush`.
+pub fn prepush_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_git-entire-prepush"))
+}
+
+/// Path of `git-entire-fetch`.
+pub fn fetch_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_git-entire-fetch"))
+}
+
+/// A temp path as `&str` (they are always UTF-8 here).
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().expect("utf-8 temp path")
+}
+
+/// `PATH` with the directory of our binaries first, so git and installed hooks find
+/// `git entire-*`.
+pub fn path_with_bins() -> std::ffi::OsString {
+    let dir = checkpoint_bin().parent().expect("binary dir").to_path_buf();
+    let mut paths = vec![dir];
+    if let Some(p) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(paths).expect("join PATH")
+}
+
+/// Writes an executable script (creating its directory).
+pub fn write_executable(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).expect("create script dir");
+    }
+    std::fs::write(path, text).expect("write script");
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod script");
+}
+
 /// The two checkpoint stores, selected per command through `ENTIRE_CHECKPOINTS_PRIMARY`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Store {
@@ -108,6 +144,20 @@ impl TestEnv {
 
     pub fn repo(&self) -> &Path {
         &self.repo
+    }
+
+    /// The git common dir of the repository at `dir`, absolute.
+    pub fn common_dir_in(&self, dir: &Path) -> PathBuf {
+        let out = self.git_in(
+            dir,
+            &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+        );
+        PathBuf::from(out.trim())
+    }
+
+    /// The git common dir of the test repository, absolute.
+    pub fn common_dir(&self) -> PathBuf {
+        self.common_dir_in(self.repo())
     }
 
     /// The variables every child process gets: `(name, Some(value))` to set, `(name, None)` to

@@ -1,16 +1,12 @@
 //! Fetching checkpoints from a (local, bare) remote: on-demand in `show`, and `git-entire-fetch`
 //! with named IDs, `--all` and `--for <range>` (cli.md).
 
-use std::path::PathBuf;
-
 use serde_json::json;
 
-use crate::env::{assert_code, assert_success, checkpoint_ref, Store, TestEnv, REFS_PREFIX};
+use crate::env::{
+    assert_code, assert_success, checkpoint_ref, fetch_bin, Store, TestEnv, REFS_PREFIX,
+};
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, ULID_ID};
-
-fn fetch_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_git-entire-fetch"))
-}
 
 /// Writes a checkpoint, pushes its ref to `origin` with plain git, deletes the local ref.
 /// Returns the commit.

@@ -18,7 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{json, Value};
 
 use crate::env::{
-    checkpoint_bin, checkpoint_ref, parse_json, sha256_hex, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
+    checkpoint_bin, checkpoint_ref, parse_json, path_str, prepush_bin, sha256_hex,
+    write_executable, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::{HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -37,26 +38,9 @@ const PASSWORD: &str = "s3cret";
 const SECRET_URL: &str = "https://user:s3cret@127.0.0.1:1/x.git";
 const THIRD_HEX_ID: &str = "0123456789ab";
 
-fn prepush_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_git-entire-prepush"))
-}
-
 // ---------------------------------------------------------------------------------------------
 // Remotes
 // ---------------------------------------------------------------------------------------------
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("utf-8 temp path")
-}
-
-fn write_executable(path: &Path, text: &str) {
-    use std::os::unix::fs::PermissionsExt;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).expect("create hook dir");
-    }
-    std::fs::write(path, text).expect("write script");
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod script");
-}
 
 /// Installs the guard (`update`) and the logging/rejecting `pre-receive` hook in a bare remote.
 fn install_server_hooks(remote: &Path) {
@@ -216,20 +200,8 @@ fn second_clone(env: &TestEnv, remote: &Path, name: &str) -> PathBuf {
 // The local repository: queue files, writes, pushes
 // ---------------------------------------------------------------------------------------------
 
-fn common_dir_of(env: &TestEnv, dir: &Path) -> PathBuf {
-    let out = env.git_in(
-        dir,
-        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
-    );
-    PathBuf::from(out.trim())
-}
-
-fn common_dir(env: &TestEnv) -> PathBuf {
-    common_dir_of(env, env.repo())
-}
-
 fn queue_path(env: &TestEnv) -> PathBuf {
-    common_dir(env).join(QUEUE_FILE)
+    env.common_dir().join(QUEUE_FILE)
 }
 
 /// The shared queue file's bytes (`None` when it does not exist).
@@ -251,7 +223,7 @@ fn refs_of_queue_file(path: &Path) -> Vec<String> {
 /// Every ref named in the shared queue or in any per-destination queue.
 fn all_queued_refs(env: &TestEnv) -> Vec<String> {
     let mut refs = refs_of_queue_file(&queue_path(env));
-    let dir = common_dir(env).join("entire").join("push-queues");
+    let dir = env.common_dir().join("entire").join("push-queues");
     if let Ok(entries) = std::fs::read_dir(&dir) {
         for entry in entries.flatten() {
             let path = entry.path();
@@ -432,7 +404,7 @@ fn leftover_side_repos(env: &TestEnv) -> Vec<PathBuf> {
             walk(&path, out);
         }
     }
-    let common = common_dir(env);
+    let common = env.common_dir();
     let mut out = Vec::new();
     let Ok(entries) = std::fs::read_dir(&common) else {
         return out;
@@ -477,7 +449,7 @@ fn write_appends_the_ref_to_the_shared_queue() {
     let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o600, "queue file mode");
     assert!(
-        common_dir(&env).join(QUEUE_LOCK).exists(),
+        env.common_dir().join(QUEUE_LOCK).exists(),
         "lock sidecar {QUEUE_LOCK} beside the queue"
     );
     assert_eq!(queued(&env), 1);
@@ -1421,7 +1393,7 @@ fn hooks_install_honours_core_hooks_path_and_git_push_delivers() {
         .expect("pre-push in core.hooksPath")
         .contains("Entire checkpoints hook"));
     assert!(
-        !common_dir(&env).join("hooks").join("pre-push").exists(),
+        !env.common_dir().join("hooks").join("pre-push").exists(),
         "nothing written to .git/hooks"
     );
     assert_eq!(hooks_json(&env)["pre-push"], json!(true));
@@ -1459,7 +1431,7 @@ fn hooks_install_refuses_a_husky_hooks_dir_without_force() {
         !env.repo().join(".husky/pre-push").exists(),
         "nothing written"
     );
-    assert!(!common_dir(&env).join("hooks/pre-push").exists());
+    assert!(!env.common_dir().join("hooks/pre-push").exists());
 
     let out = run_in(
         &env,
@@ -1495,7 +1467,7 @@ fn worktrees_share_one_queue() {
         &["a.go"],
     );
     let name = checkpoint_ref(&id);
-    assert_eq!(common_dir_of(&env, &wt), common_dir(&env));
+    assert_eq!(env.common_dir_in(&wt), env.common_dir());
     assert!(
         refs_of_queue_file(&queue_path(&env)).contains(&name),
         "the worktree's write is in the common dir's queue"

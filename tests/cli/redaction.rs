@@ -4,14 +4,13 @@
 //! `backfill summary`; the `redaction` settings block (off switch, user rules, invalid rules);
 //! and the negative cases (clean data stored byte for byte, SHAs and UUIDs untouched).
 
-use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
-use crate::env::{checkpoint_bin, parse_json, Store, TestEnv};
+use crate::env::{parse_json, path_str, path_with_bins, Store, TestEnv};
 
 const AWS_KEY_ID: &str = "AKIAIOSFODNN7EXAMPLE";
 const AWS_SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
@@ -71,10 +70,6 @@ fn clean_transcript() -> Vec<u8> {
         b"{\"type\":\"assistant\",\"message\":\"latin-1 caf\xe9 \xff\xfe bytes\"}\n",
     );
     out
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("utf-8 temp path")
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -146,24 +141,6 @@ fn write(env: &TestEnv, store: Store, transcript: &[u8], extra: &[&str]) -> Stri
 
 fn settings(env: &TestEnv, body: &str) {
     env.write_file(".entire/settings.json", body.as_bytes());
-}
-
-fn path_with_bins() -> OsString {
-    let bin_dir = checkpoint_bin().parent().expect("binary dir").to_path_buf();
-    let mut paths = vec![bin_dir];
-    if let Some(p) = std::env::var_os("PATH") {
-        paths.extend(std::env::split_paths(&p));
-    }
-    std::env::join_paths(paths).expect("join PATH")
-}
-
-fn common_dir(env: &TestEnv) -> PathBuf {
-    let p = PathBuf::from(env.git(&["rev-parse", "--git-common-dir"]).trim());
-    if p.is_absolute() {
-        p
-    } else {
-        env.repo().join(p)
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -367,7 +344,7 @@ fn session_record_stages_redacted_data_and_the_commit_stores_it_redacted() {
     ];
     let out = env.cmd().args(args).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    let staged = common_dir(&env).join("entire/sessions/sess-rec");
+    let staged = env.common_dir().join("entire/sessions/sess-rec");
     let on_disk = std::fs::read(staged.join("transcript")).expect("staged transcript");
     assert_redacted(&on_disk, "the staged transcript");
     assert_jsonl(&on_disk, "the staged transcript");

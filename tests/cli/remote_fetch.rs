@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, assert_success, checkpoint_ref, parse_json, Store, TestEnv, EMPTY_TREE,
-    REFS_PREFIX,
+    assert_code, assert_success, checkpoint_ref, fetch_bin, parse_json, path_str, Store, TestEnv,
+    EMPTY_TREE, REFS_PREFIX,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -25,14 +25,6 @@ const SECRET_URL: &str = "https://user:s3cret@127.0.0.1:1/x.git";
 const FOREIGN_REF: &str = "refs/entire/checkpoints/v1/main";
 /// A valid ID under the wrong shard: not a checkpoint ref either.
 const WRONG_SHARD_REF: &str = "refs/entire/checkpoints/zz/0123456789ab";
-
-fn fetch_bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_git-entire-fetch"))
-}
-
-fn path_str(p: &Path) -> &str {
-    p.to_str().expect("utf-8 temp path")
-}
 
 // ---------------------------------------------------------------------------------------------
 // The world: writer repo (`env.repo()`), bare `origin`, and a second clone
@@ -1031,17 +1023,9 @@ const ULID_ID_2: &str = "01KVBJCWYB7Q2M3N4P5R6S8T9V";
 /// A remote that refuses us (nothing listens on port 1): stands in for a rejected auth.
 const REFUSING_URL: &str = "https://127.0.0.1:1/x.git";
 
-fn common_dir_in(env: &TestEnv, dir: &Path) -> PathBuf {
-    let out = env.git_in(
-        dir,
-        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
-    );
-    PathBuf::from(out.trim())
-}
-
 /// Directories left under the common dir's `entire/tmp` (where side repositories live).
 fn leftover_side_repos(env: &TestEnv, dir: &Path) -> Vec<PathBuf> {
-    let tmp = common_dir_in(env, dir).join("entire").join("tmp");
+    let tmp = env.common_dir_in(dir).join("entire").join("tmp");
     std::fs::read_dir(tmp)
         .map(|entries| {
             entries
@@ -1089,7 +1073,7 @@ fn an_on_demand_fetch_changes_nothing_but_the_one_ref() {
     publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     let tip = publish(&w, ULID_ID, "sess-1", TRANSCRIPT);
     w.env.git_in(&w.remote, &["tag", "v1.0", "main"]);
-    let fetch_head = common_dir_in(&w.env, &w.clone).join("FETCH_HEAD");
+    let fetch_head = w.env.common_dir_in(&w.clone).join("FETCH_HEAD");
     let fetch_head_before = std::fs::read(&fetch_head).ok();
     let before = refs_in(&w.env, &w.clone, "refs/");
     let out = run_in(&w.env, &w.clone, &["show", ULID_ID, "--json"]);

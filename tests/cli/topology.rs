@@ -146,20 +146,9 @@ fn is_hex12(s: &str) -> bool {
     s.len() == 12 && s.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'))
 }
 
-/// The git common dir as an absolute path.
-fn common_dir(env: &TestEnv) -> PathBuf {
-    let raw = env.git(&["rev-parse", "--git-common-dir"]);
-    let p = PathBuf::from(raw.trim());
-    if p.is_absolute() {
-        p
-    } else {
-        env.repo().join(p)
-    }
-}
-
 /// The fs mirror's default directory, `<git-common-dir>/entire/fs-mirror`.
 fn fs_default_dir(env: &TestEnv) -> PathBuf {
-    common_dir(env).join("entire").join("fs-mirror")
+    env.common_dir().join("entire").join("fs-mirror")
 }
 
 /// Every regular file under `dir`, as sorted `/`-separated relative paths.
@@ -1528,7 +1517,7 @@ fn status_reports_queue_and_hooks() {
         assert_eq!(v["hooks"][hook], json!(want), "{hook}: {v}");
     }
     // A hook script of ours counts as installed; a foreign one does not.
-    let hooks = common_dir(&env).join("hooks");
+    let hooks = env.common_dir().join("hooks");
     std::fs::create_dir_all(&hooks).unwrap();
     std::fs::write(
         hooks.join("pre-push"),
