@@ -10,7 +10,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
-use crate::env::{parse_json, path_str, path_with_bins, Store, TestEnv, REFS_PREFIX, V1_BRANCH};
+use crate::env::{
+    hooks_dir, is_hex12, is_ulid, parse_json, path_str, path_with_bins, Store, TestEnv,
+    REFS_PREFIX, V1_BRANCH,
+};
 
 const SESSION: &str = "sess-commit-1";
 const LINE_1: &str = "{\"type\":\"user\",\"message\":\"add a greeting\"}";
@@ -85,16 +88,6 @@ fn install_hooks(env: &TestEnv) {
     entire_ok(env, env.repo(), None, &["hooks", "install"]);
 }
 
-/// The hooks directory git uses, absolute.
-fn hooks_dir(env: &TestEnv) -> PathBuf {
-    let p = PathBuf::from(env.git(&["rev-parse", "--git-path", "hooks"]).trim());
-    if p.is_absolute() {
-        p
-    } else {
-        env.repo().join(p)
-    }
-}
-
 /// `session record --session <sid> [--transcript <file>] <extra...>` in `dir`.
 fn record(env: &TestEnv, dir: &Path, sid: &str, transcript: Option<&[u8]>, extra: &[&str]) {
     let mut args: Vec<String> = vec!["session".into(), "record".into(), "--session".into()];
@@ -162,17 +155,6 @@ fn the_trailer(env: &TestEnv, commit: &str) -> String {
         env.message(commit)
     );
     ids[0].clone()
-}
-
-fn is_ulid(id: &str) -> bool {
-    id.len() == 26
-        && id
-            .chars()
-            .all(|c| c.is_ascii_digit() || (c.is_ascii_uppercase() && !"ILOU".contains(c)))
-}
-
-fn is_hex12(id: &str) -> bool {
-    id.len() == 12 && id.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'))
 }
 
 /// Every checkpoint ref and the v1 branch, with their objects (for "nothing was written").

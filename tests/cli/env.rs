@@ -3,6 +3,7 @@
 //! (real `git` and our binaries) runs with this environment and nothing inherited from the
 //! machine that could change git's behaviour (`GIT_*`, `ENTIRE_*`).
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Output, Stdio};
@@ -555,4 +556,56 @@ macro_rules! both_stores {
             }
         )+
     };
+}
+
+/// Every ref of the repository at `dir` under `prefix`, with its object.
+pub fn refs_in(env: &TestEnv, dir: &Path, prefix: &str) -> BTreeMap<String, String> {
+    env.git_in(
+        dir,
+        &["for-each-ref", "--format=%(refname) %(objectname)", prefix],
+    )
+    .lines()
+    .map(|l| {
+        let (r, o) = l.split_once(' ').expect("refname objectname");
+        (r.to_string(), o.to_string())
+    })
+    .collect()
+}
+
+/// `rev` resolved in the repository at `dir`, `None` when it does not resolve.
+pub fn rev_in(env: &TestEnv, dir: &Path, rev: &str) -> Option<String> {
+    let out = env
+        .git_command_in(dir, &["rev-parse", "--verify", "--quiet", rev])
+        .output()
+        .expect("run git rev-parse");
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// A JSON blob of the repository at `dir` (`<rev>:<path>`).
+pub fn json_in(env: &TestEnv, dir: &Path, spec: &str) -> Value {
+    parse_json(&env.git_bytes_in(dir, &["cat-file", "blob", spec]))
+}
+
+/// Whether `s` has the shape of a legacy checkpoint ID (12 lowercase hex).
+pub fn is_hex12(s: &str) -> bool {
+    s.len() == 12 && s.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'))
+}
+
+/// Whether `s` has the shape of a ULID checkpoint ID.
+pub fn is_ulid(s: &str) -> bool {
+    s.len() == 26
+        && s.chars()
+            .all(|c| c.is_ascii_digit() || (c.is_ascii_uppercase() && !"ILOU".contains(c)))
+}
+
+/// The directory git runs the test repository's hooks from.
+pub fn hooks_dir(env: &TestEnv) -> PathBuf {
+    let p = PathBuf::from(env.git(&["rev-parse", "--git-path", "hooks"]).trim());
+    if p.is_absolute() {
+        p
+    } else {
+        env.repo().join(p)
+    }
 }

@@ -18,8 +18,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{json, Value};
 
 use crate::env::{
-    checkpoint_bin, checkpoint_ref, parse_json, path_str, prepush_bin, sha256_hex,
-    write_executable, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
+    checkpoint_bin, checkpoint_ref, hooks_dir, json_in, parse_json, path_str, prepush_bin, refs_in,
+    rev_in, sha256_hex, write_executable, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::{HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -103,20 +103,6 @@ fn add_remote(env: &TestEnv, name: &str) -> PathBuf {
     path
 }
 
-/// Every ref of a repository under `prefix` with its object.
-fn refs_in(env: &TestEnv, dir: &Path, prefix: &str) -> BTreeMap<String, String> {
-    env.git_in(
-        dir,
-        &["for-each-ref", "--format=%(refname) %(objectname)", prefix],
-    )
-    .lines()
-    .map(|l| {
-        let (r, o) = l.split_once(' ').expect("refname objectname");
-        (r.to_string(), o.to_string())
-    })
-    .collect()
-}
-
 /// The local checkpoint refs (git-refs namespace).
 fn local_checkpoints(env: &TestEnv) -> BTreeMap<String, String> {
     refs_in(env, env.repo(), REFS_PREFIX)
@@ -125,20 +111,6 @@ fn local_checkpoints(env: &TestEnv) -> BTreeMap<String, String> {
 /// The checkpoint refs of a remote (git-refs namespace).
 fn remote_checkpoints(env: &TestEnv, remote: &Path) -> BTreeMap<String, String> {
     refs_in(env, remote, REFS_PREFIX)
-}
-
-fn rev_in(env: &TestEnv, dir: &Path, rev: &str) -> Option<String> {
-    let out = env
-        .git_command_in(dir, &["rev-parse", "--verify", "--quiet", rev])
-        .output()
-        .expect("run git rev-parse");
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-fn json_in(env: &TestEnv, dir: &Path, spec: &str) -> Value {
-    parse_json(&env.git_bytes_in(dir, &["cat-file", "blob", spec]))
 }
 
 fn is_ancestor(env: &TestEnv, dir: &Path, older: &str, newer: &str) -> bool {
@@ -368,16 +340,6 @@ fn git_with_hooks(env: &TestEnv, args: &[&str]) -> Output {
         .stderr(Stdio::piped())
         .output()
         .expect("run git")
-}
-
-/// The hooks directory git uses (`git rev-parse --git-path hooks`), absolute.
-fn hooks_dir(env: &TestEnv) -> PathBuf {
-    let p = PathBuf::from(env.git(&["rev-parse", "--git-path", "hooks"]).trim());
-    if p.is_absolute() {
-        p
-    } else {
-        env.repo().join(p)
-    }
 }
 
 fn hooks_json(env: &TestEnv) -> Value {

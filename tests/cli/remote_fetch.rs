@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, assert_success, checkpoint_ref, fetch_bin, parse_json, path_str, Store, TestEnv,
-    EMPTY_TREE, REFS_PREFIX,
+    assert_code, assert_success, checkpoint_ref, fetch_bin, json_in, parse_json, path_str, refs_in,
+    rev_in, Store, TestEnv, EMPTY_TREE, REFS_PREFIX,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -134,31 +134,8 @@ fn backfill_summary_in(env: &TestEnv, dir: &Path, id: &str, intent: &str) -> Out
     )
 }
 
-fn refs_in(env: &TestEnv, dir: &Path, prefix: &str) -> BTreeMap<String, String> {
-    env.git_in(
-        dir,
-        &["for-each-ref", "--format=%(refname) %(objectname)", prefix],
-    )
-    .lines()
-    .map(|l| {
-        let (r, o) = l.split_once(' ').expect("refname objectname");
-        (r.to_string(), o.to_string())
-    })
-    .collect()
-}
-
 fn ref_names_in(env: &TestEnv, dir: &Path) -> Vec<String> {
     refs_in(env, dir, REFS_PREFIX).into_keys().collect()
-}
-
-fn rev_in(env: &TestEnv, dir: &Path, rev: &str) -> Option<String> {
-    let out = env
-        .git_command_in(dir, &["rev-parse", "--verify", "--quiet", rev])
-        .output()
-        .expect("run git rev-parse");
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
 fn parents_in(env: &TestEnv, dir: &Path, commit: &str) -> Vec<String> {
@@ -167,10 +144,6 @@ fn parents_in(env: &TestEnv, dir: &Path, commit: &str) -> Vec<String> {
         .skip(1)
         .map(str::to_string)
         .collect()
-}
-
-fn json_in(env: &TestEnv, dir: &Path, spec: &str) -> Value {
-    parse_json(&env.git_bytes_in(dir, &["cat-file", "blob", spec]))
 }
 
 fn git_stdin_in(env: &TestEnv, dir: &Path, args: &[&str], input: &[u8]) -> String {

@@ -13,8 +13,8 @@ use std::process::Output;
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, assert_success, branch_dir, checkpoint_ref, parse_json, sha256_hex, Store,
-    TestEnv, REFS_PREFIX, V1_BRANCH,
+    assert_code, assert_success, branch_dir, checkpoint_ref, is_hex12, is_ulid, parse_json,
+    sha256_hex, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -134,16 +134,6 @@ fn write(env: &TestEnv, id: Option<&str>, session: &str, transcript: &[u8]) -> S
         assert_eq!(id_line, id);
     }
     id_line.to_string()
-}
-
-fn is_ulid(s: &str) -> bool {
-    s.len() == 26
-        && s.chars()
-            .all(|c| c.is_ascii_digit() || (c.is_ascii_uppercase() && !"ILOU".contains(c)))
-}
-
-fn is_hex12(s: &str) -> bool {
-    s.len() == 12 && s.chars().all(|c| matches!(c, '0'..='9' | 'a'..='f'))
 }
 
 /// The fs mirror's default directory, `<git-common-dir>/entire/fs-mirror`.
