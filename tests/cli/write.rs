@@ -735,3 +735,42 @@ fn concurrent_writers_lose_nothing(store: Store) {
     let listed = env.ok_json(store, &["list", "--json"]);
     assert_eq!(listed.as_array().unwrap().len(), 1 + other_ids.len());
 }
+
+/// A transcript over the 50 MiB chunk limit is stored as `full.jsonl` + `full.jsonl.001`, each
+/// under the limit and cut at a line boundary; `cat` reassembles it byte for byte and
+/// `content_hash.txt` is the hash of the whole transcript.
+#[test]
+fn a_transcript_over_50_mib_is_chunked_at_lines() {
+    const LIMIT: usize = 50 * 1024 * 1024;
+    let env = TestEnv::new();
+    let line = format!(
+        "{{\"type\":\"assistant\",\"text\":\"{}\"}}\n",
+        "x".repeat(1000)
+    );
+    let lines = LIMIT / line.len() + 100;
+    let transcript = line.repeat(lines).into_bytes();
+    assert!(transcript.len() > LIMIT);
+    write_std(&env, Store::Refs, HEX_ID, "sess-1", &transcript);
+    let tree = env.ls_tree(&format!("{}:0", checkpoint_ref(HEX_ID)));
+    assert!(tree.iter().any(|e| e == "full.jsonl"), "{tree:?}");
+    assert!(tree.iter().any(|e| e == "full.jsonl.001"), "{tree:?}");
+    for chunk in ["full.jsonl", "full.jsonl.001"] {
+        let bytes = env.blob(Store::Refs, HEX_ID, &format!("0/{chunk}"));
+        assert!(bytes.len() <= LIMIT, "{chunk} is {} bytes", bytes.len());
+        assert!(bytes.starts_with(b"{\"type\""), "{chunk} starts at a line");
+    }
+    let cat = env
+        .cmd_as(Store::Refs)
+        .args(["cat", HEX_ID, "0/full.jsonl"])
+        .output()
+        .unwrap();
+    assert!(cat.status.success());
+    assert!(
+        cat.stdout == transcript,
+        "cat reassembles the transcript exactly"
+    );
+    assert_eq!(
+        env.blob_text(Store::Refs, HEX_ID, "0/content_hash.txt"),
+        format!("sha256:{}", sha256_hex(&transcript))
+    );
+}
