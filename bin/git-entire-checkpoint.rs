@@ -424,7 +424,7 @@ fn run() -> Result<()> {
                     "no remote to push to: name one (git entire-checkpoint push <REMOTE>)",
                 )?,
             };
-            common::push_and_report(&repo, &remote, all, quiet)
+            common::push_and_report(&repo, &topo, &remote, all, quiet)
         }
         Command::Demo { .. } => unreachable!("handled before opening a repository"),
         Command::Session(c) => cmd_session(&repo, &topo, c, quiet),

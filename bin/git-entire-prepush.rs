@@ -46,7 +46,10 @@ fn main() -> ExitCode {
         };
         let result = entire_checkpoints::repo::Repo::discover()
             .map_err(anyhow::Error::from)
-            .and_then(|repo| common::push_and_report(&repo, &remote, false, quiet));
+            .and_then(|repo| {
+                let topo = entire_checkpoints::topology::Topology::open(&repo)?;
+                common::push_and_report(&repo, &topo, &remote, false, quiet)
+            });
         if let Err(e) = result {
             common::warn(
                 quiet,

@@ -76,17 +76,16 @@ pub fn generate_man(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
 /// is never an error here: what did not land stays queued.
 pub fn push_and_report(
     repo: &entire_checkpoints::repo::Repo,
+    topo: &entire_checkpoints::topology::Topology<'_>,
     remote: &str,
     reconcile: bool,
     quiet: bool,
 ) -> Result<()> {
     use entire_checkpoints::store::StoreKind;
-    use entire_checkpoints::topology::Topology;
 
     if !entire_checkpoints::settings::push_sessions_enabled(repo.workdir()) {
         return Ok(());
     }
-    let topo = Topology::open(repo)?;
     if topo.primary() == StoreKind::GitBranch {
         return push_v1_and_report(repo, remote, quiet);
     }
