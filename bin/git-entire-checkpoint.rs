@@ -352,15 +352,15 @@ fn run() -> Result<()> {
     match command {
         Command::Write(args) => cmd_write(&repo, &topo, *args, quiet),
         Command::Backfill(b) => {
-            enable_fetch(&repo, &mut topo, &b.fetch);
+            enable_fetch(&repo, &mut topo, &b.fetch)?;
             cmd_backfill(&topo, b.what, quiet)
         }
         Command::Show(args) => {
-            enable_fetch(&repo, &mut topo, &args.fetch);
+            enable_fetch(&repo, &mut topo, &args.fetch)?;
             cmd_show(&repo, &topo, args)
         }
         Command::Cat { id, path, fetch } => {
-            enable_fetch(&repo, &mut topo, &fetch);
+            enable_fetch(&repo, &mut topo, &fetch)?;
             let cp = topo.get(&topo.resolve(&id)?)?;
             common::write_stdout(&topo.read_file(&cp, &path)?)
         }
@@ -374,7 +374,7 @@ fn run() -> Result<()> {
                 None => topo.list()?,
                 Some(r) => {
                     let r = if r.is_empty() {
-                        default_remote(&repo)?
+                        common::checkpoint_target(&repo, None)?.target
                     } else {
                         r
                     };
@@ -402,7 +402,8 @@ fn run() -> Result<()> {
             }
         }
         Command::Config { json } => {
-            let v = render::config_json(&topo);
+            let mut v = render::config_json(&topo);
+            render::add_remote_fields(&repo, &mut v)?;
             if json {
                 print_json(&v)
             } else {
@@ -410,7 +411,8 @@ fn run() -> Result<()> {
             }
         }
         Command::Status { json } => {
-            let v = render::status_json(&repo, &topo);
+            let mut v = render::status_json(&repo, &topo);
+            render::add_remote_fields(&repo, &mut v)?;
             if json {
                 print_json(&v)
             } else {
@@ -418,13 +420,7 @@ fn run() -> Result<()> {
             }
         }
         Command::Push { remote, all } => {
-            let remote = match remote {
-                Some(r) => r,
-                None => entire_checkpoints::push::default_remote(&repo).context(
-                    "no remote to push to: name one (git entire-checkpoint push <REMOTE>)",
-                )?,
-            };
-            common::push_and_report(&repo, &topo, &remote, all, quiet)
+            common::push_and_report(&repo, &topo, remote.as_deref(), all, quiet)
         }
         Command::Demo { .. } => unreachable!("handled before opening a repository"),
         Command::Session(c) => cmd_session(&repo, &topo, c, quiet),
@@ -468,18 +464,15 @@ fn run() -> Result<()> {
                         common::warn(quiet, "checkpoint pushing is disabled in settings; refs stay queued for the next push");
                         return Ok(());
                     }
-                    let remote = if remote.is_empty() {
-                        default_remote(&repo)?
-                    } else {
-                        remote
-                    };
-                    common::flush_and_report(&repo, topo.refs_store(), &remote, false, quiet)
+                    let via = Some(remote.as_str()).filter(|r| !r.is_empty());
+                    let target = common::checkpoint_target(&repo, via)?;
+                    common::flush_and_report(&repo, topo.refs_store(), &target, false, quiet)
                 }
                 None => Ok(()),
             }
         }
         Command::Log { id, json, fetch } => {
-            enable_fetch(&repo, &mut topo, &fetch);
+            enable_fetch(&repo, &mut topo, &fetch)?;
             let history = topo.history(&topo.resolve(&id)?)?;
             if json {
                 print_json(&serde_json::to_value(&history)?)
@@ -492,23 +485,18 @@ fn run() -> Result<()> {
 
 /// Turns on the on-demand fetch of checkpoints missing locally, unless `--no-fetch` or there is
 /// no remote (then a miss is simply "not found").
-fn enable_fetch<'r>(repo: &'r Repo, topo: &mut Topology<'r>, args: &FetchArgs) {
+fn enable_fetch<'r>(repo: &'r Repo, topo: &mut Topology<'r>, args: &FetchArgs) -> Result<()> {
     if args.no_fetch {
-        return;
+        return Ok(());
     }
-    if let Some(remote) = args
-        .remote
-        .clone()
-        .or_else(|| entire_checkpoints::fetch::default_fetch_remote(repo))
-    {
+    let remote = match &args.remote {
+        Some(r) => Some(r.clone()),
+        None => entire_checkpoints::checkpoint_remote::resolve(repo, None)?.map(|t| t.target),
+    };
+    if let Some(remote) = remote {
         topo.enable_fetch(repo, remote);
     }
-}
-
-fn default_remote(repo: &Repo) -> Result<String> {
-    entire_checkpoints::push::default_remote(repo).context(
-        "no remote configured to push to: name one (e.g. git entire-checkpoint push <REMOTE>)",
-    )
+    Ok(())
 }
 
 fn print_json(v: &Value) -> Result<()> {

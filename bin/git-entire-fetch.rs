@@ -11,7 +11,7 @@ use anyhow::{bail, Context, Result};
 use clap::{CommandFactory, Parser};
 use serde_json::json;
 
-use entire_checkpoints::fetch::{default_fetch_remote, Fetched, Fetcher};
+use entire_checkpoints::fetch::{Fetched, Fetcher};
 use entire_checkpoints::id::CheckpointId;
 use entire_checkpoints::refname::CheckpointRef;
 use entire_checkpoints::repo::Repo;
@@ -87,7 +87,8 @@ fn run() -> Result<()> {
         Some(w) if CheckpointId::parse(w).is_err() && looks_like_remote(&repo, w) => {
             words.remove(0)
         }
-        _ => default_fetch_remote(&repo)
+        _ => entire_checkpoints::checkpoint_remote::resolve(&repo, None)?
+            .map(|t| t.target)
             .context("no remote to fetch from: name one (git entire-fetch <remote> ...)")?,
     };
     let ids = words

@@ -48,7 +48,7 @@ fn main() -> ExitCode {
             .map_err(anyhow::Error::from)
             .and_then(|repo| {
                 let topo = entire_checkpoints::topology::Topology::open(&repo)?;
-                common::push_and_report(&repo, &topo, &remote, false, quiet)
+                common::push_and_report(&repo, &topo, Some(&remote), false, quiet)
             });
         if let Err(e) = result {
             common::warn(

@@ -282,12 +282,6 @@ impl<'r> Fetcher<'r> {
     }
 }
 
-/// The remote reads fetch from: `origin`, else the only remote; `None` in a repository without
-/// remotes (a miss there is simply "not found").
-pub fn default_fetch_remote(repo: &Repo) -> Option<String> {
-    crate::push::default_remote(repo)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

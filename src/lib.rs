@@ -6,6 +6,7 @@
 
 #![warn(missing_docs)]
 
+pub mod checkpoint_remote;
 pub mod commit_hooks;
 pub mod exit;
 pub mod fetch;

@@ -414,7 +414,8 @@ pub fn flush(
 
 /// Moves the announced refs into the queue of every destination still configured (plus `dest`),
 /// then clears them from the shared queue. Destinations no longer configured are forgotten; if
-/// they come back they are reconciled afresh.
+/// they come back they are reconciled afresh. With a checkpoint remote configured, only it is a
+/// destination: the code remotes' queues are dropped (`checkpoint_remote::delivery_targets`).
 fn fan_out(
     repo: &Repo,
     delivery: &Delivery,
@@ -423,8 +424,7 @@ fn fan_out(
 ) -> Result<(), PushError> {
     delivery.locked(|| {
         let mut reg = delivery.load();
-        let live: Vec<String> = repo
-            .remote_names()
+        let live: Vec<String> = crate::checkpoint_remote::delivery_targets(repo)
             .iter()
             .map(|n| destination(repo, n).fingerprint)
             .collect();

@@ -233,6 +233,29 @@ pub fn push_sessions_enabled(worktree: Option<&Path>) -> bool {
     true
 }
 
+/// One key of `strategy_options`: the local file's if that file sets the key (to anything but
+/// `null`), else the committed file's. Returns the value, where it came from and the file's
+/// path as shown in messages. Unreadable files count as absent (fail-soft).
+pub fn strategy_option(
+    worktree: Option<&Path>,
+    key: &str,
+) -> Option<(Value, ConfigSource, String)> {
+    let root = worktree?;
+    for (name, source) in [
+        (LOCAL_SETTINGS_FILE, ConfigSource::SettingsLocal),
+        (SETTINGS_FILE, ConfigSource::Settings),
+    ] {
+        let value = read_settings_file(root, name)
+            .and_then(|v| v.get("strategy_options")?.get(key).cloned())
+            .filter(|v| !v.is_null());
+        if let Some(v) = value {
+            let path: PathBuf = [SETTINGS_DIR, name].iter().collect();
+            return Some((v, source, path.to_string_lossy().into_owned()));
+        }
+    }
+    None
+}
+
 /// The `redaction` block: the local file's, else the committed file's; none means the built-in
 /// rules. A present block that does not decode is an error, since silently dropping a user's
 /// rules would write the secrets they meant to catch.

@@ -17,6 +17,8 @@ mod binaries;
 mod case_fold;
 #[path = "cli/cat.rs"]
 mod cat;
+#[path = "cli/checkpoint_remote.rs"]
+mod checkpoint_remote;
 #[path = "cli/commit_hooks.rs"]
 mod commit_hooks;
 #[path = "cli/compat.rs"]

@@ -29,11 +29,43 @@ fn str_list(v: &Value) -> String {
     }
 }
 
+/// Adds where checkpoints travel to `config --json`/`status --json`: `checkpoint_remote` (the
+/// dedicated checkpoint remote, or `null`) and `checkpoint_delivery` (the remote checkpoint refs
+/// are pushed to and fetched from by default, or `null` without any remote). URLs are shown
+/// with credentials redacted. An invalid `checkpoint_remote` setting is an error.
+pub fn add_remote_fields(repo: &Repo, v: &mut Value) -> anyhow::Result<()> {
+    use entire_checkpoints::checkpoint_remote::{self, CheckpointRemote};
+    let configured = checkpoint_remote::configured(repo)?;
+    let target = checkpoint_remote::resolve(repo, None)?;
+    v["checkpoint_remote"] = match (&configured, &target) {
+        (Some((remote, source)), Some(t)) => {
+            let mut o = json!({"url": t.display, "source": source.name()});
+            if let CheckpointRemote::Forge { provider, repo } = remote {
+                o["provider"] = json!(provider.name());
+                o["repo"] = json!(repo.as_str());
+            }
+            o
+        }
+        _ => Value::Null,
+    };
+    v["checkpoint_delivery"] = json!(target.as_ref().map(|t| t.display.clone()));
+    Ok(())
+}
+
 /// `config`.
 pub fn config_human(v: &Value) -> String {
     let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
+    let remote = match (&v["checkpoint_remote"], v["checkpoint_delivery"].as_str()) {
+        (Value::Object(o), _) => format!(
+            "{} (dedicated checkpoint remote, from {})",
+            o["url"].as_str().unwrap_or(""),
+            o["source"].as_str().unwrap_or("")
+        ),
+        (_, Some(code)) => format!("{code} (the code remote; no checkpoint_remote set)"),
+        (_, None) => "(none)".to_owned(),
+    };
     format!(
-        "primary  {}\nmirrors  {}\nsource   {}\nrollout  {}\n",
+        "primary  {}\nmirrors  {}\nsource   {}\nrollout  {}\nremote   {remote}\n",
         s("primary"),
         str_list(&v["mirrors"]),
         s("source"),

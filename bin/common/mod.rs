@@ -71,13 +71,14 @@ pub fn generate_man(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
-/// Pushes checkpoints to `remote` the way the pre-push hook and `push` both do, and reports on
-/// stderr: one progress line, then at most one example per kind of trouble. Checkpoint trouble
-/// is never an error here: what did not land stays queued.
+/// Pushes checkpoints the way the pre-push hook and `push` both do, to the checkpoint remote
+/// resolved for the code remote `via` (the dedicated checkpoint remote when configured), and
+/// reports on stderr: one progress line, then at most one example per kind of trouble.
+/// Checkpoint trouble is never an error here: what did not land stays queued.
 pub fn push_and_report(
     repo: &entire_checkpoints::repo::Repo,
     topo: &entire_checkpoints::topology::Topology<'_>,
-    remote: &str,
+    via: Option<&str>,
     reconcile: bool,
     quiet: bool,
 ) -> Result<()> {
@@ -86,27 +87,45 @@ pub fn push_and_report(
     if !entire_checkpoints::settings::push_sessions_enabled(repo.workdir()) {
         return Ok(());
     }
+    let target = checkpoint_target(repo, via)?;
     if topo.primary() == StoreKind::GitBranch {
-        return push_v1_and_report(repo, remote, quiet);
+        return push_v1_and_report(repo, &target.target, quiet);
     }
-    flush_and_report(repo, topo.refs_store(), remote, reconcile, quiet)
+    flush_and_report(repo, topo.refs_store(), &target, reconcile, quiet)
 }
 
-/// Pushes the git-refs checkpoint refs due for `remote`, whatever the primary, and reports.
+/// The checkpoint remote for the code remote `via` (see `checkpoint_remote::resolve`); an error
+/// when there is no remote at all.
+pub fn checkpoint_target(
+    repo: &entire_checkpoints::repo::Repo,
+    via: Option<&str>,
+) -> Result<entire_checkpoints::checkpoint_remote::CheckpointTarget> {
+    entire_checkpoints::checkpoint_remote::resolve(repo, via)?.context(
+        "no remote for checkpoints: add one (git remote add origin <URL>) or set strategy_options.checkpoint_remote in .entire/settings.json",
+    )
+}
+
+/// Pushes the git-refs checkpoint refs due for `target`, whatever the primary, and reports.
 pub fn flush_and_report(
     repo: &entire_checkpoints::repo::Repo,
     refs_store: &entire_checkpoints::store::refs::GitRefsStore<'_>,
-    remote: &str,
+    target: &entire_checkpoints::checkpoint_remote::CheckpointTarget,
     reconcile: bool,
     quiet: bool,
 ) -> Result<()> {
     use entire_checkpoints::push;
-    let dest = push::destination(repo, remote);
+    let dest = push::destination(repo, &target.target);
     let opts = push::FlushOptions {
         reconcile,
         ..Default::default()
     };
     let report = push::flush(repo, refs_store, &dest, &opts)?;
+    if report.due > 0 {
+        if let Some(w) = entire_checkpoints::checkpoint_remote::public_remote_warning(repo, target)
+        {
+            warn(quiet, w);
+        }
+    }
     if quiet {
         return Ok(());
     }

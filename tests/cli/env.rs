@@ -331,6 +331,16 @@ impl TestEnv {
             .expect("run git-entire-checkpoint")
     }
 
+    /// Runs `git-entire-checkpoint <args>` under `store` in `dir` (another clone); returns the
+    /// raw output.
+    pub fn run_in(&self, store: Store, dir: &Path, args: &[&str]) -> Output {
+        self.cmd_as(store)
+            .current_dir(dir)
+            .args(args)
+            .output()
+            .expect("run git-entire-checkpoint")
+    }
+
     /// Runs `git-entire-checkpoint <args>` under `store`, asserting success; returns stdout.
     pub fn ok(&self, store: Store, args: &[&str]) -> String {
         let out = self.run(store, args);
