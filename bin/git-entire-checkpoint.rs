@@ -4,6 +4,8 @@
 mod common;
 #[path = "checkpoint/demo.rs"]
 mod demo;
+#[path = "checkpoint/gc.rs"]
+mod gc;
 #[path = "checkpoint/render.rs"]
 mod render;
 
@@ -123,6 +125,21 @@ enum Command {
         /// Push the migrated refs now, to REMOTE (default: origin, else the only remote).
         #[arg(long, value_name = "REMOTE", num_args = 0..=1, default_missing_value = "")]
         push: Option<String>,
+    },
+    /// Delete local checkpoint refs confirmed on their delivery remote at the same commit and
+    /// older than N days (never queued, unpushed, ahead or diverged ones), then pack refs.
+    /// Reads fetch them back on demand.
+    Gc {
+        /// Keep checkpoints whose tip is newer than N days (default:
+        /// strategy_options.checkpoint_gc_days; without either, gc is off).
+        #[arg(long, value_name = "N")]
+        keep_days: Option<u32>,
+        /// Report what would be deleted; delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// The history of one checkpoint: its commits, newest first.
     Log {
@@ -262,6 +279,8 @@ enum HookCommand {
         /// `amend` or `rebase`.
         kind: Option<String>,
     },
+    /// git's pre-auto-gc hook: checkpoint gc with the retention of the settings.
+    PreAutoGc,
 }
 
 #[derive(Subcommand)]
@@ -471,6 +490,20 @@ fn run() -> Result<()> {
                 None => Ok(()),
             }
         }
+        Command::Gc {
+            keep_days,
+            dry_run,
+            json,
+        } => gc::run(
+            &repo,
+            &topo,
+            gc::GcArgs {
+                keep_days,
+                dry_run,
+                json,
+                quiet,
+            },
+        ),
         Command::Log { id, json, fetch } => {
             enable_fetch(&repo, &mut topo, &fetch)?;
             let history = topo.history(&topo.resolve(&id)?)?;
@@ -499,7 +532,7 @@ fn enable_fetch<'r>(repo: &'r Repo, topo: &mut Topology<'r>, args: &FetchArgs) -
     Ok(())
 }
 
-fn print_json(v: &Value) -> Result<()> {
+pub(crate) fn print_json(v: &Value) -> Result<()> {
     let mut text = serde_json::to_string_pretty(v)?;
     text.push('\n');
     common::write_stdout(text.as_bytes())
@@ -566,6 +599,12 @@ fn cmd_migrate(repo: &Repo, topo: &Topology<'_>, dry_run: bool, quiet: bool) -> 
     if report.source.is_none() {
         println!("No checkpoints found on the v1 branch \u{2014} nothing to migrate.");
         return Ok(());
+    }
+    if !dry_run && !report.migrated.is_empty() {
+        // Thousands of new loose refs would slow every git command down: pack them.
+        if let Err(e) = entire_checkpoints::gc::pack_checkpoint_refs(repo) {
+            common::warn(quiet, format!("could not pack the checkpoint refs: {e}"));
+        }
     }
     for (path, reason) in &report.skipped {
         common::warn(quiet, format!("skipped v1 entry {path}: {reason}"));
@@ -693,6 +732,20 @@ fn cmd_hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) -> Re
                         report.sessions.len()
                     );
                 }
+            }
+        }
+        HookCommand::PreAutoGc => {
+            if entire_checkpoints::gc::enabled_in_settings(repo) {
+                gc::run(
+                    repo,
+                    topo,
+                    gc::GcArgs {
+                        keep_days: None,
+                        dry_run: false,
+                        json: false,
+                        quiet: true,
+                    },
+                )?;
             }
         }
         HookCommand::PostRewrite { .. } => {

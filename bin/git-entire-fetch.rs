@@ -204,6 +204,15 @@ fn run() -> Result<()> {
         }
     }
 
+    if cli.all && outcomes.iter().any(|o| o.status == "fetched") {
+        // A bulk fetch can create thousands of loose refs: pack them.
+        if let Err(e) = entire_checkpoints::gc::pack_checkpoint_refs(&repo) {
+            common::warn(
+                cli.quiet,
+                format!("could not pack the checkpoint refs: {e}"),
+            );
+        }
+    }
     if cli.json {
         let v: Vec<serde_json::Value> = outcomes
             .iter()

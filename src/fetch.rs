@@ -272,10 +272,23 @@ impl<'r> Fetcher<'r> {
     /// Every checkpoint ref name on the remote (one `ls-remote` with the prefix; foreign refs
     /// under the prefix are left out).
     pub fn list_remote(&self) -> Result<Vec<CheckpointRef>, FetchError> {
+        Ok(self
+            .list_remote_tips()?
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect())
+    }
+
+    /// Like [`Fetcher::list_remote`], with each ref's commit on the remote (hex). The count is
+    /// remembered for `status` (`crate::scale`).
+    pub fn list_remote_tips(&self) -> Result<Vec<(CheckpointRef, String)>, FetchError> {
         let side = SideRepo::new(self.repo, &[])
             .map_err(|e| Self::local(CHECKPOINT_REF_PREFIX, e.to_string()))?;
         match side.ls_remote_checkpoints(&self.remote, READ_FETCH_BUDGET) {
-            Ok(Ok(refs)) => Ok(refs.into_iter().map(|(r, _)| r).collect()),
+            Ok(Ok(refs)) => {
+                crate::scale::record_remote_count(self.repo, &self.remote, refs.len());
+                Ok(refs)
+            }
             Ok(Err(line)) => Err(self.transport(CHECKPOINT_REF_PREFIX, line)),
             Err(e) => Err(self.transport(CHECKPOINT_REF_PREFIX, e.to_string())),
         }

@@ -58,6 +58,7 @@ impl Output {
 pub struct Git {
     cmd: Command,
     args: Vec<OsString>,
+    input: Option<Vec<u8>>,
 }
 
 fn ssh_command() -> String {
@@ -91,6 +92,7 @@ impl Git {
         Git {
             cmd,
             args: Vec::new(),
+            input: None,
         }
     }
 
@@ -114,6 +116,13 @@ impl Git {
         S: Into<OsString>,
     {
         self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Feeds `bytes` to git's standard input (otherwise it is detached).
+    pub fn input(mut self, bytes: Vec<u8>) -> Self {
+        self.cmd.stdin(Stdio::piped());
+        self.input = Some(bytes);
         self
     }
 
@@ -143,6 +152,12 @@ impl Git {
             .cmd
             .spawn()
             .map_err(|e| GitError::Spawn(e.to_string()))?;
+        if let (Some(bytes), Some(mut stdin)) = (self.input.take(), child.stdin.take()) {
+            // A writer thread, so a git that answers while reading cannot deadlock with us.
+            std::thread::spawn(move || {
+                let _ = std::io::Write::write_all(&mut stdin, &bytes);
+            });
+        }
         let mut out_pipe = child.stdout.take();
         let mut err_pipe = child.stderr.take();
         let out_thread = std::thread::spawn(move || {

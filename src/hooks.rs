@@ -27,6 +27,11 @@ pub const SCRIPTS: [(&str, &str); 4] = [
     ("post-rewrite", include_str!("../hooks/post-rewrite")),
 ];
 
+/// The hook `hooks install` adds only when checkpoint gc is enabled in settings
+/// (`strategy_options.checkpoint_gc_days`): git's automatic maintenance then also drops local
+/// checkpoint refs the checkpoint remote holds.
+pub const GC_SCRIPT: (&str, &str) = ("pre-auto-gc", include_str!("../hooks/pre-auto-gc"));
+
 /// The suffix a foreign hook is renamed to when ours takes its place (and is chained).
 pub const CHAINED_SUFFIX: &str = ".pre-entire";
 
@@ -118,7 +123,8 @@ pub fn install(repo: &Repo, force: bool) -> Result<Vec<(String, HookState)>, Hoo
     }
     std::fs::create_dir_all(&dir).map_err(io(format!("create {}", dir.display())))?;
     let mut out = Vec::new();
-    for (name, script) in SCRIPTS {
+    let gc = crate::gc::enabled_in_settings(repo).then_some(GC_SCRIPT);
+    for (name, script) in SCRIPTS.into_iter().chain(gc) {
         let path = dir.join(name);
         let chained = dir.join(format!("{name}{CHAINED_SUFFIX}"));
         if path.exists() && !is_ours(&path) {
@@ -143,8 +149,11 @@ pub fn install(repo: &Repo, force: bool) -> Result<Vec<(String, HookState)>, Hoo
 pub fn uninstall(repo: &Repo) -> Result<Vec<(String, HookState)>, HookError> {
     let dir = hooks_dir(repo);
     let mut out = Vec::new();
-    for (name, _) in SCRIPTS {
+    for (name, _) in SCRIPTS.into_iter().chain([GC_SCRIPT]) {
         let path = dir.join(name);
+        if name == GC_SCRIPT.0 && !path.exists() {
+            continue;
+        }
         if is_ours(&path) {
             std::fs::remove_file(&path).map_err(io(format!("remove {}", path.display())))?;
             let chained = dir.join(format!("{name}{CHAINED_SUFFIX}"));

@@ -176,6 +176,8 @@ pub struct FlushReport {
     pub due: usize,
     /// Refs the remote now has.
     pub pushed: Vec<String>,
+    /// How many of them the push created there (new refs, not updates).
+    pub created: usize,
     /// Queued refs that no longer exist locally (dropped from the queue).
     pub stale: Vec<String>,
     /// Refs the server refused: `(ref, git's summary)`. They stay queued.
@@ -320,7 +322,11 @@ pub fn flush(
                 let mut landed = Vec::new();
                 let mut any_failed = false;
                 for (name, oid) in batch {
-                    match RefResult::of(by_dst.get(name.as_str()).copied()) {
+                    let result = by_dst.get(name.as_str()).copied();
+                    if result.is_some_and(|r| r.flag == '*') {
+                        report.created += 1;
+                    }
+                    match RefResult::of(result) {
                         RefResult::Landed => landed.push(name.clone()),
                         RefResult::NonFastForward(_) => retry.push((name.clone(), *oid)),
                         // A pre-receive hook refuses a whole push for one bad ref: try the
@@ -372,6 +378,9 @@ pub fn flush(
             Ok(results) => match RefResult::find(&results, &name) {
                 RefResult::Landed => {
                     consecutive = 0;
+                    if results.iter().any(|r| r.dst == name && r.flag == '*') {
+                        report.created += 1;
+                    }
                     dest_queue.remove(std::slice::from_ref(&name))?;
                     report.pushed.push(name);
                 }
@@ -409,6 +418,7 @@ pub fn flush(
             Err(reason) => report.failed.push((name, reason)),
         }
     }
+    crate::scale::record_created(repo, &dest.target, report.created);
     Ok(report)
 }
 
@@ -475,6 +485,7 @@ fn reconcile(
         .iter()
         .map(|(r, oid)| (r.name(), oid.as_str()))
         .collect();
+    crate::scale::record_remote_count(repo, &dest.target, listed.len());
     log::info!(
         "reconciling with {}: {} local checkpoint ref(s), {} on the remote",
         dest.display,
@@ -740,17 +751,22 @@ fn v1_step(
 
 /// Every queued or pending ref for any destination, for `status`.
 pub fn pending_count(repo: &Repo, refs_store: &GitRefsStore<'_>) -> usize {
+    pending_refs(repo, refs_store).map_or(0, |all| all.len())
+}
+
+/// Every ref waiting in the shared queue or in any destination's queue. A queue that cannot be
+/// read is an error (`gc` must not treat it as empty).
+pub fn pending_refs(
+    repo: &Repo,
+    refs_store: &GitRefsStore<'_>,
+) -> Result<std::collections::HashSet<String>, QueueError> {
     let delivery = Delivery::new(repo.common_dir());
-    let mut all: std::collections::HashSet<String> = refs_store
-        .queue()
-        .peek()
-        .unwrap_or_default()
-        .into_iter()
-        .collect();
+    let mut all: std::collections::HashSet<String> =
+        refs_store.queue().peek()?.into_iter().collect();
     for fp in delivery.load().destinations.keys() {
-        all.extend(delivery.queue(fp).peek().unwrap_or_default());
+        all.extend(delivery.queue(fp).peek()?);
     }
-    all.len()
+    Ok(all)
 }
 
 /// What a push of the v1 branch did.

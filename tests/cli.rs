@@ -25,6 +25,8 @@ mod commit_hooks;
 mod compat;
 #[path = "cli/fetch.rs"]
 mod fetch;
+#[path = "cli/gc.rs"]
+mod gc;
 #[path = "cli/list.rs"]
 mod list;
 #[path = "cli/log.rs"]
