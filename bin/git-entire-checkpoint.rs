@@ -432,6 +432,7 @@ fn run() -> Result<()> {
         Command::Status { json } => {
             let mut v = render::status_json(&repo, &topo);
             render::add_remote_fields(&repo, &mut v)?;
+            render::add_scale_fields(&repo, &mut v)?;
             if json {
                 print_json(&v)
             } else {

@@ -89,6 +89,21 @@ pub fn record_created(repo: &Repo, target: &str, created: usize) {
     }
 }
 
+/// How many checkpoint refs the repository holds locally (names only; nothing is read).
+pub fn local_count(repo: &Repo) -> usize {
+    repo.git
+        .references_glob(&format!("{}*", crate::refname::CHECKPOINT_REF_PREFIX))
+        .map(|refs| {
+            refs.flatten()
+                .filter(|r| {
+                    r.name()
+                        .is_ok_and(|n| crate::refname::CheckpointRef::parse(n).is_ok())
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
 /// The last known count of `target`, if any.
 pub fn last_remote_count(repo: &Repo, target: &str) -> Option<RemoteCount> {
     let dest = crate::push::destination(repo, target);
@@ -119,4 +134,52 @@ with receive.hideRefs=refs/entire/ and uploadpack.hideRefs=refs/entire/ plus upl
             target.display, known.count
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::settings::ConfigSource;
+
+    fn target(dedicated: Option<ConfigSource>) -> CheckpointTarget {
+        CheckpointTarget {
+            target: "origin".into(),
+            display: "origin".into(),
+            dedicated,
+        }
+    }
+
+    #[test]
+    fn warns_above_the_threshold_only_on_a_remote_that_carries_code() {
+        let dir = tempfile::tempdir().unwrap();
+        git2::Repository::init(dir.path()).unwrap();
+        let repo = Repo::open(dir.path()).unwrap();
+        assert_eq!(warning(&repo, &target(None)), None, "nothing known yet");
+        record_remote_count(&repo, "origin", 5_000);
+        assert_eq!(warning(&repo, &target(None)), None, "at the threshold");
+        record_created(&repo, "origin", 1);
+        assert_eq!(last_remote_count(&repo, "origin").unwrap().count, 5_001);
+        let w = warning(&repo, &target(None)).expect("above the threshold");
+        assert!(
+            w.contains("5001 checkpoint refs") && w.contains("receive.hideRefs"),
+            "{w}"
+        );
+        assert!(w.contains("uploadpack.allowTipSHA1InWant"), "{w}");
+        assert_eq!(warning(&repo, &target(Some(ConfigSource::Settings))), None);
+
+        std::fs::create_dir(dir.path().join(".entire")).unwrap();
+        std::fs::write(
+            dir.path().join(".entire/settings.json"),
+            r#"{"strategy_options": {"checkpoint_ref_warn_threshold": 10000}}"#,
+        )
+        .unwrap();
+        assert_eq!(threshold(&repo), 10_000);
+        assert_eq!(warning(&repo, &target(None)), None);
+        record_created(&repo, "elsewhere", 3);
+        assert_eq!(
+            last_remote_count(&repo, "elsewhere"),
+            None,
+            "unknown stays unknown"
+        );
+    }
 }

@@ -39,6 +39,8 @@ mod push;
 mod redaction;
 #[path = "cli/remote_fetch.rs"]
 mod remote_fetch;
+#[path = "cli/scale.rs"]
+mod scale;
 #[path = "cli/show.rs"]
 mod show;
 #[path = "cli/topology.rs"]

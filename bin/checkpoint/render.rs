@@ -52,6 +52,24 @@ pub fn add_remote_fields(repo: &Repo, v: &mut Value) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Adds the cost figures to `status --json`: `checkpoint_refs` (`local`, and `remote` /
+/// `remote_counted_at` as last recorded for the delivery remote, `null` when never seen) and
+/// `scale_warning` (`entire_checkpoints::scale::warning`, or `null`). No network.
+pub fn add_scale_fields(repo: &Repo, v: &mut Value) -> anyhow::Result<()> {
+    use entire_checkpoints::{checkpoint_remote, scale};
+    let target = checkpoint_remote::resolve(repo, None)?;
+    let known = target
+        .as_ref()
+        .and_then(|t| scale::last_remote_count(repo, &t.target));
+    v["checkpoint_refs"] = json!({
+        "local": scale::local_count(repo),
+        "remote": known.as_ref().map(|k| k.count),
+        "remote_counted_at": known.as_ref().map(|k| k.at.clone()),
+    });
+    v["scale_warning"] = json!(target.as_ref().and_then(|t| scale::warning(repo, t)));
+    Ok(())
+}
+
 /// `config`.
 pub fn config_human(v: &Value) -> String {
     let s = |k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_owned();
@@ -113,6 +131,17 @@ pub fn status_human(v: &Value) -> String {
         })
         .collect();
     out.push_str(&format!("hooks    {}\n", line.join(", ")));
+    let refs = &v["checkpoint_refs"];
+    if let Some(local) = refs["local"].as_u64() {
+        let remote = match (refs["remote"].as_u64(), refs["remote_counted_at"].as_str()) {
+            (Some(n), Some(at)) => format!("{n} on the remote as of {at}"),
+            _ => "remote count not known yet (recorded by push, list --remote, entire-fetch --all and gc)".to_owned(),
+        };
+        out.push_str(&format!("refs     {local} local, {remote}\n"));
+    }
+    if let Some(w) = v["scale_warning"].as_str() {
+        out.push_str(&format!("warning  {w}\n"));
+    }
     out
 }
 
