@@ -131,11 +131,10 @@ pub fn flush_and_report(
     }
     let d = &report.destination;
     if let Some(line) = &report.unreachable {
-        warn(false, format!("couldn't reach {d}: {line}"));
         warn(
             false,
             format!(
-                "{} checkpoint ref(s) stay queued for the next push",
+                "couldn't reach {d}: {line}; {} checkpoint ref(s) stay queued for the next push",
                 report.due
             ),
         );

@@ -359,6 +359,11 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
     );
     assert!(err.contains("stay queued"), "{err}");
     assert_eq!(
+        err.matches("entire: warning:").count(),
+        1,
+        "one warning: {err}"
+    );
+    assert_eq!(
         env.git_in(&w.origin, &["rev-parse", "main"]),
         env.git(&["rev-parse", "main"])
     );
@@ -377,6 +382,11 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
     assert_success(&out, &["push", "origin", "main"]);
     let err = stderr(&out);
     assert!(err.contains("it stays queued"), "{err}");
+    assert_eq!(
+        err.matches("entire: warning:").count(),
+        1,
+        "one warning: {err}"
+    );
     assert!(checkpoint_refs(env, &refusing).is_empty());
     assert!(checkpoint_refs(env, &w.origin).is_empty());
     assert_eq!(queued(env, env.repo()), 1);
