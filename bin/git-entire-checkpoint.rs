@@ -71,8 +71,8 @@ enum Command {
         /// Show at most N checkpoints.
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
-        /// Also list checkpoints that exist only on the remote R (default: origin, else the only
-        /// remote), marked as such.
+        /// Also list checkpoints that exist only on the remote R (default: the checkpoint remote,
+        /// else origin, else the only remote), marked as such.
         #[arg(long, value_name = "R", num_args = 0..=1, default_missing_value = "")]
         remote: Option<String>,
         /// With --remote: fetch the remote-only checkpoints to fill in their details (bounded
@@ -94,7 +94,8 @@ enum Command {
     },
     /// Push checkpoint refs now (what the pre-push hook does).
     Push {
-        /// The remote (default: origin, else the only remote).
+        /// The code remote (default: origin, else the only remote). With a checkpoint remote
+        /// configured, checkpoints go there instead.
         remote: Option<String>,
         /// Compare every local checkpoint ref with the remote and push whatever it lacks or has
         /// behind, queued or not.
@@ -122,7 +123,8 @@ enum Command {
         /// Report what would be migrated; write nothing.
         #[arg(long)]
         dry_run: bool,
-        /// Push the migrated refs now, to REMOTE (default: origin, else the only remote).
+        /// Push the migrated refs now, to REMOTE (default: the checkpoint remote, else origin,
+        /// else the only remote).
         #[arg(long, value_name = "REMOTE", num_args = 0..=1, default_missing_value = "")]
         push: Option<String>,
     },
@@ -159,7 +161,8 @@ struct FetchArgs {
     /// Never fetch a checkpoint missing locally.
     #[arg(long, global = true)]
     no_fetch: bool,
-    /// The remote to fetch a missing checkpoint from (default: origin, else the only remote).
+    /// The remote to fetch a missing checkpoint from (default: the checkpoint remote, else
+    /// origin, else the only remote).
     #[arg(long, value_name = "R", global = true)]
     remote: Option<String>,
 }

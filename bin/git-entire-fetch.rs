@@ -23,8 +23,9 @@ use entire_checkpoints::trailers::{checkpoint_trailers, TrailerValue};
 #[derive(Parser)]
 #[command(name = "git-entire-fetch", version, about, max_term_width = 100)]
 struct Cli {
-    /// `[<remote>] [<ID>...]`: the remote (default: origin, else the only remote), then
-    /// checkpoint IDs. A first word that is a configured remote, a URL or a path is the remote.
+    /// `[<remote>] [<ID>...]`: the remote (default: the checkpoint remote, else origin, else the
+    /// only remote), then checkpoint IDs. A first word that is a configured remote, a URL or a
+    /// path is the remote.
     args: Vec<String>,
     /// Fetch every checkpoint ref of the remote.
     #[arg(long)]

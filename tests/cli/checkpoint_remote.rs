@@ -195,6 +195,15 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
     assert_success(&out, &["entire-fetch", "--all"]);
     assert_eq!(refs_in(env, &clone, REFS_PREFIX), local);
     assert_eq!(checkpoint_refs(env, &w.origin), Vec::<String>::new());
+
+    // gc confirms against the checkpoint remote, and reads bring pruned checkpoints back from it.
+    let gc = parse_json(&run_in(env, &clone, &["gc", "--keep-days", "0", "--json"]).stdout);
+    assert_eq!(gc["remote"], json!(path_str(&w.checkpoints)));
+    assert_eq!(gc["deleted"].as_array().map(Vec::len), Some(2), "{gc}");
+    assert!(checkpoint_refs(env, &clone).is_empty());
+    let out = run_in(env, &clone, &["show", HEX_ID_2, "--json"]);
+    assert_success(&out, &["show", HEX_ID_2]);
+    assert_eq!(checkpoint_refs(env, &clone), vec![checkpoint_ref(HEX_ID_2)]);
 }
 
 /// Writes checkpoint `HEX_ID`, runs `push`, and checks it landed on `dest` (and only it).
