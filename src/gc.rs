@@ -282,3 +282,33 @@ pub fn pack_checkpoint_refs(repo: &Repo) -> Result<(), GcError> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deletion_is_a_compare_and_swap_against_the_checked_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let raw = git2::Repository::init(dir.path()).unwrap();
+        let sig = git2::Signature::now("t", "t@example.com").unwrap();
+        let tree = raw
+            .find_tree(raw.treebuilder(None).unwrap().write().unwrap())
+            .unwrap();
+        let one = raw.commit(None, &sig, &sig, "one", &tree, &[]).unwrap();
+        let two = raw.commit(None, &sig, &sig, "two", &tree, &[]).unwrap();
+        let a = "refs/entire/checkpoints/f6/a1b2c3d4e5f6";
+        let b = "refs/entire/checkpoints/a1/f6e5d4c3b2a1";
+        raw.reference(a, one, true, "t").unwrap();
+        raw.reference(b, two, true, "t").unwrap();
+        let repo = Repo::open(dir.path()).unwrap();
+
+        // `b` moved after it was checked at `one`: it survives, `a` goes.
+        let (deleted, moved) =
+            delete_matching(&repo, vec![(a.to_owned(), one), (b.to_owned(), one)]).unwrap();
+        assert_eq!(deleted, vec![a.to_owned()]);
+        assert_eq!(moved, vec![b.to_owned()]);
+        assert!(raw.find_reference(a).is_err());
+        assert_eq!(raw.refname_to_id(b).unwrap(), two);
+    }
+}

@@ -463,3 +463,20 @@ fn a_self_hosted_code_remote_gets_no_public_warning() {
     assert_eq!(v["checkpoint_remote"], Value::Null);
     assert_eq!(v["checkpoint_delivery"], json!("origin"));
 }
+
+#[test]
+fn the_git_branch_primary_pushes_its_branch_to_the_checkpoint_remote_only() {
+    let w = world();
+    let env = &w.env;
+    set_checkpoint_remote(env.repo(), "settings.json", url_form(&w.checkpoints));
+    write_std(env, Store::Branch, HEX_ID, "s1", TRANSCRIPT);
+    let out = env.run(Store::Branch, &["push"]);
+    assert_success(&out, &["push"]);
+    let branch = "refs/heads/entire/checkpoints/v1";
+    assert_eq!(
+        env.git_in(&w.checkpoints, &["rev-parse", branch]),
+        env.git(&["rev-parse", branch])
+    );
+    let on_origin = env.git_in(&w.origin, &["for-each-ref", "refs/heads/entire/"]);
+    assert_eq!(on_origin, "", "the code remote has no checkpoint branch");
+}
