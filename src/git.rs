@@ -58,6 +58,7 @@ impl Output {
 pub struct Git {
     cmd: Command,
     args: Vec<OsString>,
+    input: Option<Vec<u8>>,
 }
 
 fn ssh_command() -> String {
@@ -91,6 +92,7 @@ impl Git {
         Git {
             cmd,
             args: Vec::new(),
+            input: None,
         }
     }
 
@@ -123,6 +125,19 @@ impl Git {
         self
     }
 
+    /// Feeds `bytes` to git's standard input (detached otherwise).
+    pub fn input(mut self, bytes: Vec<u8>) -> Self {
+        self.cmd.stdin(Stdio::piped());
+        self.input = Some(bytes);
+        self
+    }
+
+    /// Removes an environment variable inherited from the caller.
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.cmd.env_remove(key);
+        self
+    }
+
     /// Runs to completion, killing git when `deadline` passes.
     pub fn run(mut self, deadline: Duration) -> Result<Output, GitError> {
         let name = self
@@ -143,6 +158,14 @@ impl Git {
             .cmd
             .spawn()
             .map_err(|e| GitError::Spawn(e.to_string()))?;
+        if let (Some(bytes), Some(mut pipe)) = (self.input.take(), child.stdin.take()) {
+            // A thread, so a git that stops reading early (or writes a lot first) cannot
+            // deadlock us; the pipe closes when the thread ends.
+            std::thread::spawn(move || {
+                use std::io::Write;
+                let _ = pipe.write_all(&bytes);
+            });
+        }
         let mut out_pipe = child.stdout.take();
         let mut err_pipe = child.stderr.take();
         let out_thread = std::thread::spawn(move || {

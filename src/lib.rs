@@ -16,6 +16,7 @@ pub mod id;
 mod merge;
 pub mod migrate;
 pub mod model;
+pub mod partial;
 mod publish;
 pub mod push;
 pub mod queue;
