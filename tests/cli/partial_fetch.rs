@@ -7,15 +7,13 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::env::{
-    assert_code, assert_success, checkpoint_ref, parse_json, refs_in, rev_in, TestEnv, REFS_PREFIX,
+    assert_code, assert_success, checkpoint_ref, parse_json, path_str, refs_in, rev_in, TestEnv,
+    REFS_PREFIX,
 };
+use crate::fixtures::ULID_ID as ID;
 use crate::remote_fetch::{
-    fetch_in, publish, run_in, statuses, stderr_of, stdout_of, world, World,
+    fetch_in, publish, run_in, statuses, stderr_of, stdout_of, world, World, PASSWORD, SECRET_URL,
 };
-
-const ID: &str = "01KVBJCWYA4YW6J5M9GP655HZN";
-const PASSWORD: &str = "s3cret";
-const SECRET_URL: &str = "https://user:s3cret@127.0.0.1:1/x.git";
 
 /// A transcript big enough to matter, with bytes that must survive exactly.
 fn transcript() -> Vec<u8> {
@@ -264,4 +262,62 @@ fn an_unsupported_filter_is_a_usage_error_that_changes_nothing() {
     assert!(err.contains("blob:none"), "{err}");
     assert!(!cache_dir(&w).exists());
     assert!(refs_in(&w.env, &w.clone, REFS_PREFIX).is_empty());
+}
+
+#[test]
+fn a_backfill_of_a_cached_checkpoint_brings_it_whole_into_the_repository() {
+    let (w, tip, blob) = filtered_world(true);
+    fetch_filtered(&w);
+    let summary = w.env.input_file(
+        "partial-summary.json",
+        br#"{"intent": "finish", "outcome": "done"}"#,
+    );
+    let out = run_in(
+        &w.env,
+        &w.clone,
+        &["backfill", "summary", ID, "--summary", path_str(&summary)],
+    );
+    assert_success(&out, &["backfill", "summary"]);
+    let new_tip = rev_in(&w.env, &w.clone, &checkpoint_ref(ID)).expect("backfill wrote the ref");
+    let parent = w
+        .env
+        .git_in(&w.clone, &["rev-parse", &format!("{new_tip}^")]);
+    assert_eq!(
+        parent.trim(),
+        tip,
+        "the backfill builds on the remote's history"
+    );
+    assert!(
+        has_object(&w.env, &w.clone, &blob),
+        "the transcript came whole"
+    );
+    assert_fsck_clean(&w, "after a backfill of a cached checkpoint");
+}
+
+#[test]
+fn fetch_all_with_a_filter_updates_local_checkpoints_whole_and_caches_the_rest() {
+    let (w, _, _) = filtered_world(true);
+    let other = "01KVBJCWYA4YW6J5M9GP655HZQ";
+    publish(&w, other, "session-2", b"{\"other\":true}\n");
+    assert_success(
+        &fetch_in(&w.env, &w.clone, &["origin", ID]),
+        &["origin", ID],
+    );
+    let args = ["--filter=blob:none", "--all", "--json"];
+    let out = fetch_in(&w.env, &w.clone, &args);
+    assert_success(&out, &args);
+    let doc = parse_json(&out.stdout);
+    let entry = |id: &str| {
+        doc.as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["checkpoint_id"] == id)
+            .cloned()
+            .unwrap_or_else(|| panic!("{id} missing from {doc}"))
+    };
+    assert!(entry(ID).get("partial").is_none(), "{doc}");
+    assert_eq!(entry(other)["partial"], true, "{doc}");
+    assert!(refs_in(&w.env, &cache_dir(&w), REFS_PREFIX).contains_key(&checkpoint_ref(other)));
+    assert!(!refs_in(&w.env, &w.clone, REFS_PREFIX).contains_key(&checkpoint_ref(other)));
+    assert_fsck_clean(&w, "after fetch --all --filter");
 }
