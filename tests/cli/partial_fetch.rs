@@ -12,7 +12,8 @@ use crate::env::{
 };
 use crate::fixtures::ULID_ID as ID;
 use crate::remote_fetch::{
-    fetch_in, publish, run_in, statuses, stderr_of, stdout_of, world, World, PASSWORD, SECRET_URL,
+    fetch_in, publish, run_in, statuses, stderr_of, stdout_of, world, World, ABSENT_ID, PASSWORD,
+    SECRET_URL,
 };
 
 /// A transcript big enough to matter, with bytes that must survive exactly.
@@ -192,6 +193,22 @@ fn filtered_fetches_setting_makes_reads_fetch_partially() {
     let cat = run_in(&w.env, &w.clone, &["cat", ID, "0/full.jsonl"]);
     assert_success(&cat, &["cat"]);
     assert!(cat.stdout == transcript(), "transcript bytes differ");
+
+    // A checkpoint the remote does not have is still "not found", and nothing is cached for it.
+    let before = refs_in(&w.env, &cache, REFS_PREFIX);
+    assert_code(
+        &run_in(&w.env, &w.clone, &["show", ABSENT_ID]),
+        3,
+        "absent checkpoint",
+    );
+    let out = fetch_in(
+        &w.env,
+        &w.clone,
+        &["--filter=blob:none", "origin", ABSENT_ID],
+    );
+    assert_code(&out, 3, "filtered fetch of an absent checkpoint");
+    assert_eq!(refs_in(&w.env, &cache, REFS_PREFIX), before);
+    assert!(refs_in(&w.env, &w.clone, REFS_PREFIX).is_empty());
     assert_fsck_clean(&w, "after on-demand partial reads");
 }
 

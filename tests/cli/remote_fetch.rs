@@ -18,7 +18,7 @@ use crate::env::{
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
 const THIRD_HEX_ID: &str = "0123456789ab";
-const ABSENT_ID: &str = "0badc0ffee00";
+pub(crate) const ABSENT_ID: &str = "0badc0ffee00";
 pub(crate) const PASSWORD: &str = "s3cret";
 pub(crate) const SECRET_URL: &str = "https://user:s3cret@127.0.0.1:1/x.git";
 /// A ref under the checkpoint prefix that is not a checkpoint (another tool's namespace).
