@@ -173,15 +173,20 @@ fn filtered_fetch_reads_metadata_offline_and_fetches_the_transcript_on_read() {
     assert_fsck_clean(&w, "after the full fetch");
 }
 
-#[test]
-fn filtered_fetches_setting_makes_reads_fetch_partially() {
-    let (w, _, blob) = filtered_world(true);
+/// Turns on `strategy_options.filtered_fetches` in the clone.
+fn enable_filtered_reads(w: &World) {
     std::fs::create_dir_all(w.clone.join(".entire")).unwrap();
     std::fs::write(
         w.clone.join(".entire/settings.local.json"),
         r#"{"strategy_options": {"filtered_fetches": true}}"#,
     )
     .unwrap();
+}
+
+#[test]
+fn filtered_fetches_setting_makes_reads_fetch_partially() {
+    let (w, _, blob) = filtered_world(true);
+    enable_filtered_reads(&w);
     let out = run_in(&w.env, &w.clone, &["show", ID, "--json"]);
     assert_success(&out, &["show"]);
     assert_eq!(parse_json(&out.stdout)["checkpoint_id"], ID);
@@ -230,6 +235,23 @@ fn a_server_without_filter_support_gets_a_message_and_whole_checkpoints() {
     assert_fsck_clean(&w, "after the fallback");
     let cat = run_in(&w.env, &w.clone, &["cat", ID, "0/full.jsonl", "--no-fetch"]);
     assert!(cat.stdout == transcript());
+}
+
+#[test]
+fn a_read_with_filtered_fetches_from_a_server_without_filters_warns_and_fetches_whole() {
+    let (w, tip, blob) = filtered_world(false);
+    enable_filtered_reads(&w);
+    let out = run_in(&w.env, &w.clone, &["show", ID, "--json"]);
+    assert_success(&out, &["show"]);
+    assert_eq!(parse_json(&out.stdout)["commit"], tip.as_str());
+    let err = stderr_of(&out);
+    assert!(
+        err.contains("origin does not support filtered fetches"),
+        "{err}"
+    );
+    assert_eq!(rev_in(&w.env, &w.clone, &checkpoint_ref(ID)), Some(tip));
+    assert!(has_object(&w.env, &w.clone, &blob));
+    assert_fsck_clean(&w, "after the fallback of a read");
 }
 
 #[test]
