@@ -173,22 +173,24 @@ fn filtered_fetch_reads_metadata_offline_and_fetches_the_transcript_on_read() {
     assert_fsck_clean(&w, "after the full fetch");
 }
 
-/// Turns on `strategy_options.filtered_fetches` in the clone.
-fn enable_filtered_reads(w: &World) {
+/// Turns on `strategy_options.filtered_fetches` in the clone and runs `show <ID> --json` there
+/// (a read that fetches on demand), which must succeed.
+fn show_with_filtered_reads(w: &World) -> Output {
     std::fs::create_dir_all(w.clone.join(".entire")).unwrap();
     std::fs::write(
         w.clone.join(".entire/settings.local.json"),
         r#"{"strategy_options": {"filtered_fetches": true}}"#,
     )
     .unwrap();
+    let out = run_in(&w.env, &w.clone, &["show", ID, "--json"]);
+    assert_success(&out, &["show"]);
+    out
 }
 
 #[test]
 fn filtered_fetches_setting_makes_reads_fetch_partially() {
     let (w, _, blob) = filtered_world(true);
-    enable_filtered_reads(&w);
-    let out = run_in(&w.env, &w.clone, &["show", ID, "--json"]);
-    assert_success(&out, &["show"]);
+    let out = show_with_filtered_reads(&w);
     assert_eq!(parse_json(&out.stdout)["checkpoint_id"], ID);
     let cache = cache_dir(&w);
     assert!(refs_in(&w.env, &cache, REFS_PREFIX).contains_key(&checkpoint_ref(ID)));
@@ -240,9 +242,7 @@ fn a_server_without_filter_support_gets_a_message_and_whole_checkpoints() {
 #[test]
 fn a_read_with_filtered_fetches_from_a_server_without_filters_warns_and_fetches_whole() {
     let (w, tip, blob) = filtered_world(false);
-    enable_filtered_reads(&w);
-    let out = run_in(&w.env, &w.clone, &["show", ID, "--json"]);
-    assert_success(&out, &["show"]);
+    let out = show_with_filtered_reads(&w);
     assert_eq!(parse_json(&out.stdout)["commit"], tip.as_str());
     let err = stderr_of(&out);
     assert!(
