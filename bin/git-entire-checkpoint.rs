@@ -374,15 +374,15 @@ fn run() -> Result<()> {
     match command {
         Command::Write(args) => cmd_write(&repo, &topo, *args, quiet),
         Command::Backfill(b) => {
-            enable_fetch(&repo, &mut topo, &b.fetch)?;
+            enable_fetch(&repo, &mut topo, &b.fetch, quiet)?;
             cmd_backfill(&topo, b.what, quiet)
         }
         Command::Show(args) => {
-            enable_fetch(&repo, &mut topo, &args.fetch)?;
+            enable_fetch(&repo, &mut topo, &args.fetch, quiet)?;
             cmd_show(&repo, &topo, args)
         }
         Command::Cat { id, path, fetch } => {
-            enable_fetch(&repo, &mut topo, &fetch)?;
+            enable_fetch(&repo, &mut topo, &fetch, quiet)?;
             let cp = topo.get(&topo.resolve(&id)?)?;
             common::write_stdout(&topo.read_file(&cp, &path)?)
         }
@@ -509,7 +509,7 @@ fn run() -> Result<()> {
             },
         ),
         Command::Log { id, json, fetch } => {
-            enable_fetch(&repo, &mut topo, &fetch)?;
+            enable_fetch(&repo, &mut topo, &fetch, quiet)?;
             let history = topo.history(&topo.resolve(&id)?)?;
             if json {
                 print_json(&serde_json::to_value(&history)?)
@@ -522,7 +522,12 @@ fn run() -> Result<()> {
 
 /// Turns on the on-demand fetch of checkpoints missing locally, unless `--no-fetch` or there is
 /// no remote (then a miss is simply "not found").
-fn enable_fetch<'r>(repo: &'r Repo, topo: &mut Topology<'r>, args: &FetchArgs) -> Result<()> {
+fn enable_fetch<'r>(
+    repo: &'r Repo,
+    topo: &mut Topology<'r>,
+    args: &FetchArgs,
+    quiet: bool,
+) -> Result<()> {
     if args.no_fetch {
         return Ok(());
     }
@@ -531,7 +536,9 @@ fn enable_fetch<'r>(repo: &'r Repo, topo: &mut Topology<'r>, args: &FetchArgs) -
         None => entire_checkpoints::checkpoint_remote::resolve(repo, None)?.map(|t| t.target),
     };
     if let Some(remote) = remote {
-        topo.enable_fetch(repo, remote);
+        let fetcher = entire_checkpoints::fetch::Fetcher::new(repo, remote)
+            .on_notice(move |m| common::warn(quiet, m));
+        topo.enable_fetch_with(fetcher);
     }
     Ok(())
 }

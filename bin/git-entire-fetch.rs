@@ -11,8 +11,9 @@ use anyhow::{bail, Context, Result};
 use clap::{CommandFactory, Parser};
 use serde_json::json;
 
-use entire_checkpoints::fetch::{Fetched, Fetcher};
+use entire_checkpoints::fetch::{FetchError, Fetched, Fetcher};
 use entire_checkpoints::id::CheckpointId;
+use entire_checkpoints::partial::{FetchFilter, PartialCache};
 use entire_checkpoints::refname::CheckpointRef;
 use entire_checkpoints::repo::Repo;
 use entire_checkpoints::store::refs::GitRefsStore;
@@ -34,6 +35,11 @@ struct Cli {
     /// (e.g. `origin/main..HEAD`, or `@{upstream}` for everything it reaches).
     #[arg(long = "for", value_name = "REV-RANGE")]
     for_range: Option<String>,
+    /// Fetch checkpoints without their transcripts into the partial cache, where the server
+    /// supports it (only `blob:none`); transcripts are fetched when read. A server without
+    /// filter support gets a warning and whole checkpoints.
+    #[arg(long, value_name = "SPEC")]
+    filter: Option<FetchFilter>,
     /// Print JSON: one entry per checkpoint with its status.
     #[arg(long)]
     json: bool,
@@ -66,6 +72,53 @@ struct Outcome {
     id: String,
     status: &'static str,
     error: Option<String>,
+    /// Held in the partial cache, without its transcripts.
+    partial: bool,
+}
+
+/// How this run fetches refs missing from the repository: whole into it, or with a filter into
+/// the partial cache.
+struct Mode<'r> {
+    fetcher: Fetcher<'r>,
+    partial: Option<(PartialCache<'r>, FetchFilter)>,
+}
+
+impl Mode<'_> {
+    /// Fetches `names`; the flag says whether they ended up in the partial cache.
+    fn fetch_refs(&self, names: &[String]) -> Result<(Vec<(String, Fetched)>, bool), FetchError> {
+        match &self.partial {
+            None => Ok((self.fetcher.fetch_refs(names)?, false)),
+            Some((cache, filter)) => {
+                let f = cache.fetch_refs(&self.fetcher, names, *filter)?;
+                Ok((f.results, !f.whole))
+            }
+        }
+    }
+
+    /// Fetches one checkpoint in both spellings; the flag as for [`Mode::fetch_refs`].
+    fn fetch_checkpoint(&self, id: &CheckpointId) -> Result<(Fetched, bool), FetchError> {
+        match &self.partial {
+            None => Ok((self.fetcher.fetch_checkpoint(id)?, false)),
+            Some((cache, filter)) => {
+                let f = cache.fetch_checkpoint(&self.fetcher, id, *filter)?;
+                let state = f
+                    .results
+                    .iter()
+                    .map(|(_, s)| s.clone())
+                    .find(|s| *s != Fetched::Absent)
+                    .unwrap_or(Fetched::Absent);
+                Ok((state, !f.whole))
+            }
+        }
+    }
+
+    /// Whether `id` is already here: in the repository, or (for a filtered fetch) in the cache.
+    fn present(&self, store: &GitRefsStore<'_>, id: &CheckpointId) -> Result<bool> {
+        if store.locate_ref(id)?.is_some() {
+            return Ok(true);
+        }
+        Ok(matches!(&self.partial, Some((cache, _)) if cache.has(id)))
+    }
 }
 
 fn status_name(f: &Fetched) -> &'static str {
@@ -99,7 +152,14 @@ fn run() -> Result<()> {
     if ids.is_empty() && !cli.all && cli.for_range.is_none() {
         bail!("nothing to fetch: name checkpoint IDs, or use --all or --for <REV-RANGE>");
     }
-    let fetcher = Fetcher::new(&repo, remote);
+    let quiet = cli.quiet;
+    let fetcher = Fetcher::new(&repo, remote).on_notice(move |m| common::warn(quiet, m));
+    let partial = match cli.filter {
+        Some(filter) => Some((PartialCache::create(&repo)?, filter)),
+        None => None,
+    };
+    let mode = Mode { fetcher, partial };
+    let fetcher = &mode.fetcher;
     let store = GitRefsStore::new(&repo);
     let mut outcomes: Vec<Outcome> = Vec::new();
     let mut named_missing = false;
@@ -122,11 +182,12 @@ fn run() -> Result<()> {
     }
     let mut to_fetch = Vec::new();
     for id in wanted {
-        if store.locate_ref(&id)?.is_some() {
+        if mode.present(&store, &id)? {
             outcomes.push(Outcome {
                 id: id.to_string(),
                 status: "present",
                 error: None,
+                partial: false,
             });
         } else {
             to_fetch.push(id);
@@ -138,7 +199,7 @@ fn run() -> Result<()> {
             .iter()
             .map(|id| CheckpointRef::canonical(id).name().to_owned())
             .collect();
-        let results = match fetcher.fetch_refs(&names) {
+        let (results, partial) = match mode.fetch_refs(&names) {
             Ok(r) => r,
             Err(e) => {
                 let msg = e.to_string();
@@ -146,6 +207,7 @@ fn run() -> Result<()> {
                     id: id.to_string(),
                     status: "failed",
                     error: Some(msg.clone()),
+                    partial: false,
                 }));
                 transport_error.get_or_insert(e);
                 continue;
@@ -154,23 +216,24 @@ fn run() -> Result<()> {
         for (id, (_, state)) in chunk.iter().zip(results_in_order(&names, results)) {
             // The remote may hold the case-folded spelling (a ref packed on a case-insensitive
             // filesystem); ask for it only when the canonical one is absent.
-            let state = match state {
+            let (state, partial) = match state {
                 Fetched::Absent if CheckpointRef::folded(id).is_some() => {
-                    match fetcher.fetch_checkpoint(id) {
+                    match mode.fetch_checkpoint(id) {
                         Ok(s) => s,
                         Err(e) => {
                             transport_error.get_or_insert(e);
-                            Fetched::Absent
+                            (Fetched::Absent, false)
                         }
                     }
                 }
-                s => s,
+                s => (s, partial),
             };
             if state == Fetched::Absent && ids.contains(id) {
                 named_missing = true;
             }
             outcomes.push(Outcome {
                 id: id.to_string(),
+                partial: partial && state == Fetched::Updated,
                 status: status_name(&state),
                 error: None,
             });
@@ -180,18 +243,37 @@ fn run() -> Result<()> {
     if cli.all {
         match fetcher.list_remote() {
             Ok(remote_refs) => {
-                let names: Vec<String> = remote_refs.iter().map(|r| r.name().to_owned()).collect();
-                for chunk in names.chunks(FETCH_CHUNK) {
-                    match fetcher.fetch_refs(chunk) {
-                        Ok(results) => outcomes.extend(results.into_iter().map(|(name, s)| {
-                            Outcome {
-                                id: CheckpointRef::parse(&name)
-                                    .map(|r| r.id().to_string())
-                                    .unwrap_or(name),
-                                status: status_name(&s),
-                                error: None,
-                            }
-                        })),
+                // A checkpoint the repository holds is only ever updated whole.
+                let (here, missing): (Vec<String>, Vec<String>) = remote_refs
+                    .iter()
+                    .map(|r| r.name().to_owned())
+                    .partition(|n| {
+                        mode.partial.is_none()
+                            || CheckpointRef::parse(n)
+                                .ok()
+                                .and_then(|r| store.locate_ref(r.id()).ok().flatten())
+                                .is_some()
+                    });
+                let whole = here.chunks(FETCH_CHUNK).map(|c| (c, false));
+                let filtered = missing.chunks(FETCH_CHUNK).map(|c| (c, true));
+                for (chunk, filtered) in whole.chain(filtered) {
+                    let result = match filtered {
+                        true => mode.fetch_refs(chunk),
+                        false => fetcher.fetch_refs(chunk).map(|r| (r, false)),
+                    };
+                    match result {
+                        Ok((results, partial)) => {
+                            outcomes.extend(results.into_iter().map(|(name, s)| {
+                                Outcome {
+                                    id: CheckpointRef::parse(&name)
+                                        .map(|r| r.id().to_string())
+                                        .unwrap_or(name),
+                                    partial: partial && s == Fetched::Updated,
+                                    status: status_name(&s),
+                                    error: None,
+                                }
+                            }))
+                        }
                         Err(e) => {
                             transport_error.get_or_insert(e);
                             break;
@@ -222,6 +304,9 @@ fn run() -> Result<()> {
                 if let Some(err) = &o.error {
                     e["error"] = json!(err);
                 }
+                if o.partial {
+                    e["partial"] = json!(true);
+                }
                 e
             })
             .collect();
@@ -231,7 +316,12 @@ fn run() -> Result<()> {
     } else {
         let mut text = String::new();
         for o in &outcomes {
-            text.push_str(&format!("{}  {}\n", o.id, o.status.replace('_', " ")));
+            let note = if o.partial {
+                " (without transcripts)"
+            } else {
+                ""
+            };
+            text.push_str(&format!("{}  {}{note}\n", o.id, o.status.replace('_', " ")));
         }
         common::write_stdout(text.as_bytes())?;
         let diverged = outcomes.iter().filter(|o| o.status == "diverged").count();

@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use git2::Oid;
 
 use crate::git::{self, GitError};
+use crate::partial::FetchFilter;
 use crate::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::repo::Repo;
 use crate::side::SideRepo;
@@ -72,11 +73,26 @@ pub enum Fetched {
     Diverged,
 }
 
+/// The options of every checkpoint-ref fetch (before the remote and the refspecs).
+pub(crate) const FETCH_ARGS: [&str; 5] = [
+    "fetch",
+    "--porcelain",
+    "--no-tags",
+    "--no-write-fetch-head",
+    "--no-auto-gc",
+];
+
+/// Where a fetcher's notices go (the binaries print them as warnings).
+type NoticeSink = Box<dyn Fn(&str)>;
+
 /// Fetches checkpoint refs from one remote, remembering the first transport failure.
 pub struct Fetcher<'r> {
     repo: &'r Repo,
     remote: String,
     failed: RefCell<Option<String>>,
+    filter: Option<FetchFilter>,
+    notices: RefCell<Vec<String>>,
+    on_notice: Option<NoticeSink>,
 }
 
 /// Whether git's stderr says the remote lacks the ref (as opposed to failing).
@@ -91,6 +107,62 @@ impl<'r> Fetcher<'r> {
             repo,
             remote: remote.into(),
             failed: RefCell::new(None),
+            filter: None,
+            notices: RefCell::new(Vec::new()),
+            on_notice: None,
+        }
+    }
+
+    /// Makes on-demand fetches of reads partial: into the partial cache with `filter`
+    /// (see [`crate::partial`]). Writes still fetch whole checkpoints into the repository.
+    pub fn with_filter(mut self, filter: Option<FetchFilter>) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// The filter of on-demand fetches for reads, if they are partial.
+    pub fn filter(&self) -> Option<FetchFilter> {
+        self.filter
+    }
+
+    /// Tells the user through `show` what they should know about these fetches (e.g. a server
+    /// that ignored the partial-fetch filter); without it, such notices are only logged.
+    pub fn on_notice(mut self, show: impl Fn(&str) + 'static) -> Self {
+        self.on_notice = Some(Box::new(show));
+        self
+    }
+
+    /// Passes `message` to the notice callback, once per fetcher.
+    pub(crate) fn notice(&self, message: String) {
+        let mut notices = self.notices.borrow_mut();
+        if notices.contains(&message) {
+            return;
+        }
+        match &self.on_notice {
+            Some(show) => show(&message),
+            None => log::warn!("{message}"),
+        }
+        notices.push(message);
+    }
+
+    /// The repository fetched into.
+    pub fn repo(&self) -> &'r Repo {
+        self.repo
+    }
+
+    /// The remote as given (a name or a URL; may hold credentials: never show it).
+    pub(crate) fn remote(&self) -> &str {
+        &self.remote
+    }
+
+    /// The first transport failure of this fetcher, as the error of fetching `reference`.
+    pub(crate) fn earlier_failure(&self, reference: &str) -> Result<(), FetchError> {
+        match self.failed.borrow().clone() {
+            Some(first) => Err(FetchError::Skipped {
+                reference: reference.to_owned(),
+                first,
+            }),
+            None => Ok(()),
         }
     }
 
@@ -99,7 +171,7 @@ impl<'r> Fetcher<'r> {
         git::redact(&self.remote)
     }
 
-    fn transport(&self, reference: &str, message: String) -> FetchError {
+    pub(crate) fn transport(&self, reference: &str, message: String) -> FetchError {
         log::info!("fetch from {} failed: {message}", self.remote_display());
         let err = FetchError::Transport {
             reference: reference.to_owned(),
@@ -112,7 +184,7 @@ impl<'r> Fetcher<'r> {
         err
     }
 
-    fn local(reference: &str, message: impl Into<String>) -> FetchError {
+    pub(crate) fn local(reference: &str, message: impl Into<String>) -> FetchError {
         FetchError::Local {
             reference: reference.to_owned(),
             message: message.into(),
@@ -123,12 +195,7 @@ impl<'r> Fetcher<'r> {
     /// locally. Refs the remote lacks are dropped and the fetch retried without them.
     pub fn fetch_refs(&self, names: &[String]) -> Result<Vec<(String, Fetched)>, FetchError> {
         let first = names.first().cloned().unwrap_or_default();
-        if let Some(first_err) = self.failed.borrow().clone() {
-            return Err(FetchError::Skipped {
-                reference: first,
-                first: first_err,
-            });
-        }
+        self.earlier_failure(&first)?;
         let deadline = Instant::now() + READ_FETCH_BUDGET;
         let mut out = Vec::new();
         let mut pending: Vec<String> = names.to_vec();
@@ -145,53 +212,14 @@ impl<'r> Fetcher<'r> {
             let side = SideRepo::new(self.repo, &locals)
                 .map_err(|e| Self::local(&first, format!("create side repository: {e}")))?;
             let specs: Vec<String> = pending.iter().map(|n| format!("{n}:{n}")).collect();
-            let result = side
+            let fetch = side
                 .git()
-                .args([
-                    "fetch",
-                    "--porcelain",
-                    "--no-tags",
-                    "--no-write-fetch-head",
-                    "--no-auto-gc",
-                    &self.remote,
-                ])
-                .args(specs)
-                .run(deadline.saturating_duration_since(Instant::now()));
-            let res = match result {
-                Ok(o) => o,
-                Err(GitError::Timeout { after, .. }) => {
-                    return Err(
-                        self.transport(&first, format!("timed out after {}s", after.as_secs()))
-                    )
-                }
-                Err(e) => return Err(Self::local(&first, e.to_string())),
-            };
-            if !res.success() && git::is_unknown_option(&res.stderr) {
-                let why = git::check_version().err().map(|e| e.to_string());
-                return Err(Self::local(
-                    &first,
-                    why.unwrap_or_else(|| git::first_error_line(&res.stderr)),
-                ));
-            }
-            if !res.success() && is_absent(&res.stderr) {
-                // git names the first missing ref; drop it and ask again for the rest.
-                let missing: Vec<String> = pending
-                    .iter()
-                    .filter(|n| res.stderr.contains(n.as_str()))
-                    .cloned()
-                    .collect();
-                if missing.is_empty() {
-                    return Err(self.transport(&first, git::first_error_line(&res.stderr)));
-                }
-                log::debug!(
-                    "{} reports no such ref: {}",
-                    self.remote_display(),
-                    missing.join(", ")
-                );
-                pending.retain(|n| !missing.contains(n));
-                out.extend(missing.into_iter().map(|n| (n, Fetched::Absent)));
+                .args(FETCH_ARGS)
+                .args([self.remote.as_str()])
+                .args(specs);
+            let Some(res) = self.attempt(fetch, &mut pending, &mut out, &first, deadline)? else {
                 continue;
-            }
+            };
             // git refuses to move a side-repository ref that holds our local tip backwards or
             // sideways (`! <old> <new> <ref>`): the local checkpoint is ahead of the remote's, or
             // diverged from it. Neither is a transport failure.
@@ -236,6 +264,55 @@ impl<'r> Fetcher<'r> {
             }
         }
         Ok(out)
+    }
+
+    /// Runs one `git fetch` of `pending` and sorts out what does not depend on where it ran:
+    /// a timeout or a refusal to talk is a transport failure, an unknown option an old git.
+    /// Refs the remote lacks move from `pending` to `out` as [`Fetched::Absent`] and `None` is
+    /// returned: nothing was fetched, ask again for the rest. Otherwise git's output (it may
+    /// still have failed; refused updates are for the caller to classify).
+    pub(crate) fn attempt(
+        &self,
+        fetch: git::Git,
+        pending: &mut Vec<String>,
+        out: &mut Vec<(String, Fetched)>,
+        first: &str,
+        deadline: Instant,
+    ) -> Result<Option<git::Output>, FetchError> {
+        let res = match fetch.run(deadline.saturating_duration_since(Instant::now())) {
+            Ok(o) => o,
+            Err(GitError::Timeout { after, .. }) => {
+                return Err(self.transport(first, format!("timed out after {}s", after.as_secs())))
+            }
+            Err(e) => return Err(Self::local(first, e.to_string())),
+        };
+        if !res.success() && git::is_unknown_option(&res.stderr) {
+            let why = git::check_version().err().map(|e| e.to_string());
+            return Err(Self::local(
+                first,
+                why.unwrap_or_else(|| git::first_error_line(&res.stderr)),
+            ));
+        }
+        if !res.success() && is_absent(&res.stderr) {
+            // git names the first missing ref; drop it and ask again for the rest.
+            let missing: Vec<String> = pending
+                .iter()
+                .filter(|n| res.stderr.contains(n.as_str()))
+                .cloned()
+                .collect();
+            if missing.is_empty() {
+                return Err(self.transport(first, git::first_error_line(&res.stderr)));
+            }
+            log::debug!(
+                "{} reports no such ref: {}",
+                self.remote_display(),
+                missing.join(", ")
+            );
+            pending.retain(|n| !missing.contains(n));
+            out.extend(missing.into_iter().map(|n| (n, Fetched::Absent)));
+            return Ok(None);
+        }
+        Ok(Some(res))
     }
 
     /// Moves the local ref to `theirs` if that is a creation or a fast-forward.

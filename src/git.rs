@@ -132,6 +132,12 @@ impl Git {
         self
     }
 
+    /// Removes an environment variable inherited from the caller.
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.cmd.env_remove(key);
+        self
+    }
+
     /// Runs to completion, killing git when `deadline` passes.
     pub fn run(mut self, deadline: Duration) -> Result<Output, GitError> {
         let name = self

@@ -18,6 +18,7 @@ pub mod id;
 mod merge;
 pub mod migrate;
 pub mod model;
+pub mod partial;
 mod publish;
 pub mod push;
 pub mod queue;

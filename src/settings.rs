@@ -214,23 +214,34 @@ fn from_env() -> Option<CheckpointsConfig> {
     })
 }
 
-/// Whether checkpoint pushing is enabled: `strategy_options.push_sessions` of the local file's
-/// `strategy_options` block, else the committed file's; default true. Unreadable files count as
-/// absent (fail-soft, like the checkpoints block).
+/// The `strategy_options` block in effect: the local file's, else the committed file's (blocks
+/// are replaced wholesale, not merged). Unreadable files count as absent (fail-soft, like the
+/// checkpoints block).
+fn strategy_options(worktree: Option<&Path>) -> Option<serde_json::Map<String, Value>> {
+    let root = worktree?;
+    [LOCAL_SETTINGS_FILE, SETTINGS_FILE]
+        .iter()
+        .find_map(|name| {
+            match read_settings_file(root, name).and_then(|v| v.get("strategy_options").cloned()) {
+                Some(Value::Object(opts)) => Some(opts),
+                _ => None,
+            }
+        })
+}
+
+/// Whether checkpoint pushing is enabled: `strategy_options.push_sessions`; default true.
 pub fn push_sessions_enabled(worktree: Option<&Path>) -> bool {
-    let Some(root) = worktree else {
-        return true;
-    };
-    for name in [LOCAL_SETTINGS_FILE, SETTINGS_FILE] {
-        let block = read_settings_file(root, name).and_then(|v| v.get("strategy_options").cloned());
-        if let Some(Value::Object(opts)) = block {
-            return opts
-                .get("push_sessions")
-                .and_then(Value::as_bool)
-                .unwrap_or(true);
-        }
-    }
-    true
+    strategy_options(worktree)
+        .and_then(|o| o.get("push_sessions").and_then(Value::as_bool))
+        .unwrap_or(true)
+}
+
+/// Whether reads fetch missing checkpoints partially (`--filter=blob:none`, transcripts on
+/// read): `strategy_options.filtered_fetches`; default false.
+pub fn filtered_fetches_enabled(worktree: Option<&Path>) -> bool {
+    strategy_options(worktree)
+        .and_then(|o| o.get("filtered_fetches").and_then(Value::as_bool))
+        .unwrap_or(false)
 }
 
 /// One key of `strategy_options`: the local file's if that file sets the key (to anything but

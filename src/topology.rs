@@ -297,10 +297,12 @@ impl<'r> Topology<'r> {
         self.primary
     }
 
-    /// Makes reads of checkpoints missing locally fetch them from `remote`.
-    pub fn enable_fetch(&mut self, repo: &'r Repo, remote: String) {
-        self.refs
-            .set_fetcher(crate::fetch::Fetcher::new(repo, remote));
+    /// Makes reads of checkpoints missing locally fetch them through `fetcher`; partially (into
+    /// the partial cache, transcripts on read) when `strategy_options.filtered_fetches` is set.
+    pub fn enable_fetch_with(&mut self, fetcher: crate::fetch::Fetcher<'r>) {
+        let filter = crate::settings::filtered_fetches_enabled(fetcher.repo().workdir())
+            .then_some(crate::partial::FetchFilter::BlobNone);
+        self.refs.set_fetcher(fetcher.with_filter(filter));
     }
 
     /// The git-refs store (used by migration, push and fetch whatever the primary is).

@@ -2,12 +2,14 @@
 //! commit's tree is the checkpoint. The first write is an orphan commit; later writes are
 //! children of the tip, so each checkpoint has its own linear history.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
 use git2::Oid;
 
 use crate::fetch::Fetcher;
 use crate::id::CheckpointId;
+use crate::partial::PartialCache;
 use crate::publish::{self, Located};
 use crate::queue::PushQueue;
 use crate::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
@@ -23,6 +25,8 @@ pub struct GitRefsStore<'r> {
     repo: &'r Repo,
     queue: PushQueue,
     fetcher: Option<Fetcher<'r>>,
+    /// The partial cache, opened on the first local miss that finds one.
+    partial: OnceCell<PartialCache<'r>>,
 }
 
 impl<'r> GitRefsStore<'r> {
@@ -32,6 +36,7 @@ impl<'r> GitRefsStore<'r> {
             repo,
             queue: PushQueue::in_common_dir(repo.common_dir()),
             fetcher: None,
+            partial: OnceCell::new(),
         }
     }
 
@@ -45,6 +50,59 @@ impl<'r> GitRefsStore<'r> {
     pub fn locate_ref(&self, id: &CheckpointId) -> Result<Option<String>, StoreError> {
         let loc = self.locate(id)?;
         Ok(loc.tip.map(|_| loc.name))
+    }
+
+    /// The partial cache, if one exists (looked for again until it does). A cache that cannot
+    /// be opened is left out: reads of the repository itself must not depend on it.
+    fn cache(&self) -> Option<&PartialCache<'r>> {
+        if let Some(cache) = self.partial.get() {
+            return Some(cache);
+        }
+        match PartialCache::open(self.repo) {
+            Ok(found) => found.map(|c| self.partial.get_or_init(|| c)),
+            Err(e) => {
+                log::warn!("{e}");
+                None
+            }
+        }
+    }
+
+    /// Where `id` can be read without the network: the repository's ref, else the partial
+    /// cache's (then the cache is returned too). Returns the object database to read it from,
+    /// the ref name and the tip.
+    fn find_local(&self, id: &CheckpointId) -> Result<Option<Found<'_, 'r>>, StoreError> {
+        let loc = self.locate(id)?;
+        if let Some(tip) = loc.tip {
+            return Ok(Some((&self.repo.git, None, loc.name, tip)));
+        }
+        Ok(self.cache().and_then(|c| {
+            c.locate(id)
+                .map(|(name, tip)| (c.repository(), Some(c), name, tip))
+        }))
+    }
+
+    /// Reads `id` from the repository or the partial cache.
+    fn read_local(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError> {
+        match self.find_local(id)? {
+            None => Ok(None),
+            Some((git, cache, name, tip)) => self.read_found(git, cache, id, name, tip),
+        }
+    }
+
+    /// Reads a checkpoint found locally; a cached one gets any document still missing fetched
+    /// first.
+    fn read_found(
+        &self,
+        git: &git2::Repository,
+        cache: Option<&PartialCache<'r>>,
+        id: &CheckpointId,
+        name: String,
+        tip: Oid,
+    ) -> Result<Option<Checkpoint>, StoreError> {
+        if let Some(cache) = cache {
+            cache.ensure_for_path(&name, tip, None)?;
+        }
+        self.checkpoint_at(git, id, name, tip)
     }
 
     /// On a local miss, fetches the checkpoint if a fetcher is set; returns the new location.
@@ -131,11 +189,11 @@ impl<'r> GitRefsStore<'r> {
 
     fn checkpoint_at(
         &self,
+        git: &git2::Repository,
         id: &CheckpointId,
         name: String,
         tip: Oid,
     ) -> Result<Option<Checkpoint>, StoreError> {
-        let git = &self.repo.git;
         let commit = git
             .find_commit(tip)
             .map_err(git_err(format!("read commit of {name}")))?;
@@ -163,6 +221,15 @@ impl<'r> GitRefsStore<'r> {
         }))
     }
 }
+
+/// A checkpoint found without the network: the object database holding it, the partial cache
+/// when that is where it is, its ref name and tip.
+type Found<'a, 'r> = (
+    &'a git2::Repository,
+    Option<&'a PartialCache<'r>>,
+    String,
+    Oid,
+);
 
 /// The tree of `commit`, if there is one.
 pub(crate) fn tree_of_commit<'r>(
@@ -209,44 +276,92 @@ impl CheckpointReader for GitRefsStore<'_> {
     }
 
     fn read(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError> {
-        let loc = self.locate_or_fetch(id)?;
-        match loc.tip {
-            None => Ok(None),
-            Some(tip) => self.checkpoint_at(id, loc.name, tip),
+        if let Some(cp) = self.read_local(id)? {
+            return Ok(Some(cp));
         }
+        let Some(fetcher) = &self.fetcher else {
+            return Ok(None);
+        };
+        match fetcher.filter() {
+            None => {
+                fetcher.fetch_checkpoint(id)?;
+            }
+            Some(filter) => {
+                let cache = match self.cache() {
+                    Some(c) => c,
+                    None => {
+                        let created = PartialCache::create(self.repo)?;
+                        self.partial.get_or_init(|| created)
+                    }
+                };
+                cache.fetch_checkpoint(fetcher, id, filter)?;
+            }
+        }
+        self.read_local(id)
     }
 
     fn read_file(&self, cp: &Checkpoint, path: &str) -> Result<Vec<u8>, StoreError> {
-        let tree = checkpoint_tree(self.repo, cp)?;
-        tree::read_path(&self.repo.git, &tree, &cp.id, path)
+        // A checkpoint read from the partial cache is read from it again (its ref there still
+        // points at the commit read); everything else comes from the repository.
+        let tip = Oid::from_str(&cp.commit).map_err(git_err("parse commit id"))?;
+        let cached = match publish::tip_of(self.repo, &cp.ref_name)? {
+            Some(t) if t == tip => None,
+            _ => self.cache().filter(|c| c.tip(&cp.ref_name) == Some(tip)),
+        };
+        let Some(cache) = cached else {
+            let tree = checkpoint_tree(self.repo, cp)?;
+            return tree::read_path(&self.repo.git, &tree, &cp.id, path);
+        };
+        cache.ensure_for_path(&cp.ref_name, tip, Some(path))?;
+        let tree = Oid::from_str(&cp.tree)
+            .and_then(|t| cache.repository().find_tree(t))
+            .map_err(git_err("read checkpoint tree"))?;
+        tree::read_path(cache.repository(), &tree, &cp.id, path)
     }
 
     fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError> {
         let mut out = Vec::new();
-        for (id, (name, tip)) in self.refs()? {
+        let refs = self.refs()?;
+        for (id, (name, tip)) in &refs {
             // One unreadable checkpoint must not hide the others.
-            if let Ok(Some(cp)) = self.checkpoint_at(&id, name, tip) {
+            if let Ok(Some(cp)) = self.checkpoint_at(&self.repo.git, id, name.clone(), *tip) {
                 out.push(info_of(&cp));
             }
+        }
+        if let Some(cache) = self.cache() {
+            let mut seen = std::collections::BTreeSet::new();
+            for (r, tip) in cache.refs() {
+                let id = r.id();
+                if refs.contains_key(id) || !seen.insert(id.clone()) {
+                    continue;
+                }
+                let git = cache.repository();
+                let name = r.name().to_owned();
+                if let Ok(Some(cp)) = self.read_found(git, Some(cache), id, name, tip) {
+                    out.push(info_of(&cp));
+                }
+            }
+            out.sort_by(|a, b| a.id.cmp(&b.id));
         }
         Ok(out)
     }
 
     fn ids(&self) -> Result<Vec<CheckpointId>, StoreError> {
-        Ok(self.refs()?.into_keys().collect())
+        let mut ids: Vec<CheckpointId> = self.refs()?.into_keys().collect();
+        if let Some(cache) = self.cache() {
+            ids.extend(cache.refs().into_iter().map(|(r, _)| r.id().clone()));
+            ids.sort();
+            ids.dedup();
+        }
+        Ok(ids)
     }
 
     fn history(&self, id: &CheckpointId) -> Result<Option<Vec<CommitInfo>>, StoreError> {
-        let Some(tip) = self.locate(id)?.tip else {
+        let Some((git, _, _, tip)) = self.find_local(id)? else {
             return Ok(None);
         };
         let mut out = Vec::new();
-        let mut cur = Some(
-            self.repo
-                .git
-                .find_commit(tip)
-                .map_err(git_err("read commit"))?,
-        );
+        let mut cur = Some(git.find_commit(tip).map_err(git_err("read commit"))?);
         while let Some(c) = cur {
             out.push(commit_info(&c));
             cur = c.parents().next();
@@ -255,14 +370,10 @@ impl CheckpointReader for GitRefsStore<'_> {
     }
 
     fn author(&self, id: &CheckpointId) -> Result<Option<Identity>, StoreError> {
-        let Some(tip) = self.locate(id)?.tip else {
+        let Some((git, _, _, tip)) = self.find_local(id)? else {
             return Ok(None);
         };
-        let c = self
-            .repo
-            .git
-            .find_commit(tip)
-            .map_err(git_err("read commit"))?;
+        let c = git.find_commit(tip).map_err(git_err("read commit"))?;
         Ok(Some(commit_info(&c).author))
     }
 }

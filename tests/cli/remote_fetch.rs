@@ -18,9 +18,9 @@ use crate::env::{
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
 const THIRD_HEX_ID: &str = "0123456789ab";
-const ABSENT_ID: &str = "0badc0ffee00";
-const PASSWORD: &str = "s3cret";
-const SECRET_URL: &str = "https://user:s3cret@127.0.0.1:1/x.git";
+pub(crate) const ABSENT_ID: &str = "0badc0ffee00";
+pub(crate) const PASSWORD: &str = "s3cret";
+pub(crate) const SECRET_URL: &str = "https://user:s3cret@127.0.0.1:1/x.git";
 /// A ref under the checkpoint prefix that is not a checkpoint (another tool's namespace).
 const FOREIGN_REF: &str = "refs/entire/checkpoints/v1/main";
 /// A valid ID under the wrong shard: not a checkpoint ref either.
@@ -30,15 +30,15 @@ const WRONG_SHARD_REF: &str = "refs/entire/checkpoints/zz/0123456789ab";
 // The world: writer repo (`env.repo()`), bare `origin`, and a second clone
 // ---------------------------------------------------------------------------------------------
 
-struct World {
-    env: TestEnv,
-    remote: PathBuf,
-    clone: PathBuf,
+pub(crate) struct World {
+    pub(crate) env: TestEnv,
+    pub(crate) remote: PathBuf,
+    pub(crate) clone: PathBuf,
 }
 
 /// A writer repository with a bare `origin` (holding `main`) and a plain `git clone` of it at
 /// `<tmp>/clone` (no checkpoint refs).
-fn world() -> World {
+pub(crate) fn world() -> World {
     let env = TestEnv::new();
     let remote = env.bare_remote("origin");
     env.git(&["push", "-q", "origin", "main"]);
@@ -61,7 +61,7 @@ fn plain_clone(env: &TestEnv, remote: &Path, name: &str, extra: &[&str]) -> Path
 
 /// Writes a checkpoint in the writer repository and pushes it with `push origin`; returns the
 /// remote's tip of its ref.
-fn publish(w: &World, id: &str, session: &str, transcript: &[u8]) -> String {
+pub(crate) fn publish(w: &World, id: &str, session: &str, transcript: &[u8]) -> String {
     write_std(&w.env, Store::Refs, id, session, transcript);
     let out = run_in(&w.env, w.env.repo(), &["push", "origin"]);
     assert_success(&out, &["push", "origin"]);
@@ -105,7 +105,7 @@ fn write_in(env: &TestEnv, dir: &Path, id: &str, session: &str, transcript: &[u8
 }
 
 /// `git-entire-checkpoint <args>` in `dir`, primary git-refs.
-fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
     env.cmd_as(Store::Refs)
         .current_dir(dir)
         .args(args)
@@ -114,7 +114,7 @@ fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
 }
 
 /// `git-entire-fetch <args>` in `dir`, primary git-refs.
-fn fetch_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn fetch_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
     env.bin_cmd(&fetch_bin())
         .current_dir(dir)
         .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
@@ -187,16 +187,16 @@ fn add_foreign_refs(w: &World) -> String {
     commit
 }
 
-fn stdout_of(out: &Output) -> String {
+pub(crate) fn stdout_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).to_string()
 }
 
-fn stderr_of(out: &Output) -> String {
+pub(crate) fn stderr_of(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).to_string()
 }
 
 /// The `{"checkpoint_id": status}` map of a `git entire-fetch --json` document.
-fn statuses(out: &Output) -> BTreeMap<String, String> {
+pub(crate) fn statuses(out: &Output) -> BTreeMap<String, String> {
     let v = parse_json(&out.stdout);
     let arr = v
         .as_array()
