@@ -4,6 +4,8 @@
 mod common;
 #[path = "checkpoint/demo.rs"]
 mod demo;
+#[path = "checkpoint/doctor.rs"]
+mod doctor;
 #[path = "checkpoint/render.rs"]
 mod render;
 
@@ -123,6 +125,16 @@ enum Command {
         /// Push the migrated refs now, to REMOTE (default: origin, else the only remote).
         #[arg(long, value_name = "REMOTE", num_args = 0..=1, default_missing_value = "")]
         push: Option<String>,
+    },
+    /// Check the checkpoint namespace, push queues, v1 branch, lock files and hooks; exit 1
+    /// while a problem remains.
+    Doctor {
+        /// Repair what can be repaired safely (never deletes checkpoint data, never pushes).
+        #[arg(long)]
+        fix: bool,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
     },
     /// The history of one checkpoint: its commits, newest first.
     Log {
@@ -346,6 +358,10 @@ fn run() -> Result<()> {
     if let Command::Demo { keep } = command {
         return demo::run(keep);
     }
+    // doctor opens the repository and the topology itself: it reports what fails there.
+    if let Command::Doctor { fix, json } = command {
+        return doctor::run(fix, json);
+    }
     let repo = Repo::discover()?;
     let mut topo = Topology::open(&repo)?;
     let quiet = cli.quiet;
@@ -426,7 +442,9 @@ fn run() -> Result<()> {
             };
             common::push_and_report(&repo, &topo, &remote, all, quiet)
         }
-        Command::Demo { .. } => unreachable!("handled before opening a repository"),
+        Command::Demo { .. } | Command::Doctor { .. } => {
+            unreachable!("handled before opening a repository")
+        }
         Command::Session(c) => cmd_session(&repo, &topo, c, quiet),
         Command::Hook(h) => {
             // Hooks never fail the user's git command: every problem is a warning.

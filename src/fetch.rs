@@ -232,6 +232,14 @@ impl<'r> Fetcher<'r> {
                 let state = self
                     .publish(&name, theirs)
                     .map_err(|m| Self::local(&name, m))?;
+                if state == Fetched::Updated {
+                    // The local ref now equals the remote's: nothing to deliver there.
+                    crate::push::record_delivered(
+                        self.repo,
+                        &self.remote,
+                        &[(name.clone(), theirs)],
+                    );
+                }
                 out.push((name, state));
             }
         }

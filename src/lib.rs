@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod commit_hooks;
+pub mod doctor;
 pub mod exit;
 pub mod fetch;
 mod fsutil;

@@ -10,6 +10,13 @@
 //! remote whose URL changed) is reconciled against its `ls-remote` listing, so it receives every
 //! checkpoint it lacks, queued or not.
 //!
+//! ## Delivery record
+//! Every ref a destination confirmed (a landed push, a recovery, a reconcile that found the
+//! remote already at our tip, a fetch that published the remote's tip) is appended to
+//! `<common>/entire/push-delivered/<fingerprint>.jsonl` as `{"ref","oid"}` (last line wins).
+//! It is what `doctor` reads offline to tell a delivered ref from one whose queue record was
+//! lost. Recording is best effort: a failure only costs `doctor` a false "unpushed".
+//!
 //! ## Cost
 //! Pushes run from a *side repository*: an empty bare repository in a temp dir under the common
 //! dir whose object store is the real one and whose config includes the real config, holding
@@ -221,6 +228,57 @@ impl Delivery {
         PushQueue::at(self.dir.join("push-queues").join(format!("{fp}.jsonl")))
     }
 
+    fn ledger(&self, fp: &str) -> PathBuf {
+        self.dir.join("push-delivered").join(format!("{fp}.jsonl"))
+    }
+
+    /// Appends `refs` to the delivery record of `fp`. Best effort (see the module docs).
+    fn record(&self, fp: &str, refs: &[(String, Oid)]) {
+        if refs.is_empty() {
+            return;
+        }
+        let path = self.ledger(fp);
+        let text: String = refs
+            .iter()
+            .map(|(name, oid)| {
+                let mut l = serde_json::json!({"ref": name, "oid": oid.to_string()}).to_string();
+                l.push('\n');
+                l
+            })
+            .collect();
+        let mut lock = path.clone().into_os_string();
+        lock.push(".lock");
+        let result = FileLock::exclusive(Path::new(&lock)).and_then(|_guard| {
+            use std::io::Write;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)?
+                .write_all(text.as_bytes())
+        });
+        if let Err(e) = result {
+            log::warn!("could not record delivery in {}: {e}", path.display());
+        }
+    }
+
+    /// The delivery record of `fp` (ref -> last delivered commit); `None` when there is none.
+    fn delivered(&self, fp: &str) -> Option<HashMap<String, Oid>> {
+        let text = std::fs::read_to_string(self.ledger(fp)).ok()?;
+        let mut out = HashMap::new();
+        for line in text.lines() {
+            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+                continue;
+            };
+            if let (Some(name), Some(oid)) = (
+                v["ref"].as_str(),
+                v["oid"].as_str().and_then(|o| Oid::from_str(o).ok()),
+            ) {
+                out.insert(name.to_owned(), oid);
+            }
+        }
+        Some(out)
+    }
+
     fn registry_path(&self) -> PathBuf {
         self.dir.join("push-destinations.json")
     }
@@ -318,10 +376,14 @@ pub fn flush(
                 let by_dst: HashMap<&str, &PushedRef> =
                     results.iter().map(|r| (r.dst.as_str(), r)).collect();
                 let mut landed = Vec::new();
+                let mut delivered = Vec::new();
                 let mut any_failed = false;
                 for (name, oid) in batch {
                     match RefResult::of(by_dst.get(name.as_str()).copied()) {
-                        RefResult::Landed => landed.push(name.clone()),
+                        RefResult::Landed => {
+                            landed.push(name.clone());
+                            delivered.push((name.clone(), *oid));
+                        }
                         RefResult::NonFastForward(_) => retry.push((name.clone(), *oid)),
                         // A pre-receive hook refuses a whole push for one bad ref: try the
                         // refused refs of a shared batch again one by one.
@@ -340,6 +402,7 @@ pub fn flush(
                     }
                 }
                 dest_queue.remove(&landed)?;
+                delivery.record(&dest.fingerprint, &delivered);
                 report.pushed.extend(landed);
                 consecutive_failures = if any_failed {
                     consecutive_failures + 1
@@ -373,6 +436,7 @@ pub fn flush(
                 RefResult::Landed => {
                     consecutive = 0;
                     dest_queue.remove(std::slice::from_ref(&name))?;
+                    delivery.record(&dest.fingerprint, &[(name.clone(), oid)]);
                     report.pushed.push(name);
                 }
                 RefResult::NonFastForward(_) => retry.push((name, oid)),
@@ -400,9 +464,10 @@ pub fn flush(
             continue;
         }
         match recover_and_push(repo, dest, &name, oid, deadline) {
-            Ok(notes) => {
+            Ok((notes, tip)) => {
                 report.merge_notes.extend(notes);
                 dest_queue.remove(std::slice::from_ref(&name))?;
+                delivery.record(&dest.fingerprint, &[(name.clone(), tip)]);
                 report.recovered.push(name.clone());
                 report.pushed.push(name);
             }
@@ -440,6 +505,7 @@ fn fan_out(
             reg.destinations.remove(&fp);
             let q = delivery.queue(&fp);
             let _ = std::fs::remove_file(q.path());
+            let _ = std::fs::remove_file(delivery.ledger(&fp));
         }
         let announced = shared.drain()?;
         for fp in reg.destinations.keys() {
@@ -481,11 +547,11 @@ fn reconcile(
         local.len(),
         remote.len()
     );
-    Ok(Ok(local
-        .values()
-        .filter(|(name, oid)| remote.get(name.as_str()) != Some(&oid.to_string().as_str()))
-        .map(|(name, _)| name.clone())
-        .collect()))
+    let (present, missing): (Vec<_>, Vec<_>) = local
+        .into_values()
+        .partition(|(name, oid)| remote.get(name.as_str()) == Some(&oid.to_string().as_str()));
+    Delivery::new(repo.common_dir()).record(&dest.fingerprint, &present);
+    Ok(Ok(missing.into_iter().map(|(name, _)| name).collect()))
 }
 
 /// What `git push --porcelain` said about one ref.
@@ -574,7 +640,7 @@ fn recover_and_push(
     name: &str,
     local: Oid,
     deadline: Instant,
-) -> Result<Vec<String>, String> {
+) -> Result<(Vec<String>, Oid), String> {
     let cref = CheckpointRef::parse(name).map_err(|e| e.to_string())?;
     let side = SideRepo::new(repo, &[]).map_err(|e| format!("create side repository: {e}"))?;
     let remote = side
@@ -606,7 +672,7 @@ fn recover_and_push(
             BatchFailure::Unreachable(l) | BatchFailure::Failed(l) => l,
         })?;
     match RefResult::find(&results, name) {
-        RefResult::Landed => Ok(notes),
+        RefResult::Landed => Ok((notes, tip)),
         RefResult::NonFastForward(why) | RefResult::Refused(why) => {
             Err(format!("push after merge refused: {why}"))
         }
@@ -736,6 +802,38 @@ fn v1_step(
             .map_err(err("write merged v1 tree"))?;
         Ok((tree, notes))
     }
+}
+
+/// Records that the destination `target` (a remote name or URL) has `refs` at these commits
+/// (a fetch that published the remote's tips). Best effort.
+pub(crate) fn record_delivered(repo: &Repo, target: &str, refs: &[(String, Oid)]) {
+    Delivery::new(repo.common_dir()).record(&destination(repo, target).fingerprint, refs);
+}
+
+/// One known destination's bookkeeping, for `doctor`.
+pub(crate) struct DestinationBook {
+    /// The destination as shown.
+    pub display: String,
+    /// Its queue of refs not yet confirmed.
+    pub queue: PushQueue,
+    /// What it confirmed (ref -> commit); `None` when it has no delivery record (pushed only
+    /// by a version that kept none).
+    pub delivered: Option<HashMap<String, Oid>>,
+}
+
+/// Every destination a push has registered, with its queue and delivery record.
+pub(crate) fn destination_books(repo: &Repo) -> Vec<DestinationBook> {
+    let delivery = Delivery::new(repo.common_dir());
+    delivery
+        .load()
+        .destinations
+        .into_iter()
+        .map(|(fp, display)| DestinationBook {
+            display,
+            queue: delivery.queue(&fp),
+            delivered: delivery.delivered(&fp),
+        })
+        .collect()
 }
 
 /// Every queued or pending ref for any destination, for `status`.
