@@ -550,7 +550,14 @@ fn reconcile(
     let (present, missing): (Vec<_>, Vec<_>) = local
         .into_values()
         .partition(|(name, oid)| remote.get(name.as_str()) == Some(&oid.to_string().as_str()));
-    Delivery::new(repo.common_dir()).record(&dest.fingerprint, &present);
+    // Only what the record lacks: a repeated `push --all` must not grow it by every ref.
+    let delivery = Delivery::new(repo.common_dir());
+    let known = delivery.delivered(&dest.fingerprint).unwrap_or_default();
+    let news: Vec<(String, Oid)> = present
+        .into_iter()
+        .filter(|(name, oid)| known.get(name) != Some(oid))
+        .collect();
+    delivery.record(&dest.fingerprint, &news);
     Ok(Ok(missing.into_iter().map(|(name, _)| name).collect()))
 }
 
