@@ -15,7 +15,8 @@
 //! remote already at our tip, a fetch that published the remote's tip) is appended to
 //! `<common>/entire/push-delivered/<fingerprint>.jsonl` as `{"ref","oid"}` (last line wins).
 //! It is what `doctor` reads offline to tell a delivered ref from one whose queue record was
-//! lost. Recording is best effort: a failure only costs `doctor` a false "unpushed".
+//! lost. Recording is best effort: a failure only costs `doctor` a false "unpushed". The
+//! reconcile of `push --all` compacts the record to one line per ref.
 //!
 //! ## Cost
 //! Pushes run from a *side repository*: an empty bare repository in a temp dir under the common
@@ -232,51 +233,58 @@ impl Delivery {
         self.dir.join("push-delivered").join(format!("{fp}.jsonl"))
     }
 
-    /// Appends `refs` to the delivery record of `fp`. Best effort (see the module docs).
+    /// Runs `f` on the record of `fp` under its lock. Best effort (see the module docs).
+    fn with_record(&self, fp: &str, f: impl FnOnce(&Path) -> std::io::Result<()>) {
+        let path = self.ledger(fp);
+        let mut lock = path.clone().into_os_string();
+        lock.push(".lock");
+        if let Err(e) = FileLock::exclusive(Path::new(&lock)).and_then(|_guard| f(&path)) {
+            log::warn!("delivery record {}: {e}", path.display());
+        }
+    }
+
+    /// Appends `refs` to the delivery record of `fp`.
     fn record(&self, fp: &str, refs: &[(String, Oid)]) {
         if refs.is_empty() {
             return;
         }
-        let path = self.ledger(fp);
-        let text: String = refs
-            .iter()
-            .map(|(name, oid)| {
-                let mut l = serde_json::json!({"ref": name, "oid": oid.to_string()}).to_string();
-                l.push('\n');
-                l
-            })
-            .collect();
-        let mut lock = path.clone().into_os_string();
-        lock.push(".lock");
-        let result = FileLock::exclusive(Path::new(&lock)).and_then(|_guard| {
+        // The leading newline ends a line torn by a crash; blank lines are skipped.
+        let text = format!("\n{}", record_lines(refs));
+        self.with_record(fp, |path| {
             use std::io::Write;
             std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
-                .open(&path)?
+                .open(path)?
                 .write_all(text.as_bytes())
         });
-        if let Err(e) = result {
-            log::warn!("could not record delivery in {}: {e}", path.display());
-        }
+    }
+
+    /// Rewrites the record of `fp` to one line per ref once it holds far more lines than refs
+    /// (it grows by one line per delivered update).
+    fn compact(&self, fp: &str) {
+        self.with_record(fp, |path| {
+            let text = match std::fs::read_to_string(path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+                other => other?,
+            };
+            let entries = parse_record(&text);
+            let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+            if lines <= 2 * entries.len() + 64 {
+                return Ok(());
+            }
+            let mut sorted: Vec<(String, Oid)> = entries.into_iter().collect();
+            sorted.sort();
+            let text = record_lines(&sorted);
+            write_atomic(path, text.as_bytes(), 0o644)
+        });
     }
 
     /// The delivery record of `fp` (ref -> last delivered commit); `None` when there is none.
     fn delivered(&self, fp: &str) -> Option<HashMap<String, Oid>> {
-        let text = std::fs::read_to_string(self.ledger(fp)).ok()?;
-        let mut out = HashMap::new();
-        for line in text.lines() {
-            let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-                continue;
-            };
-            if let (Some(name), Some(oid)) = (
-                v["ref"].as_str(),
-                v["oid"].as_str().and_then(|o| Oid::from_str(o).ok()),
-            ) {
-                out.insert(name.to_owned(), oid);
-            }
-        }
-        Some(out)
+        std::fs::read_to_string(self.ledger(fp))
+            .ok()
+            .map(|t| parse_record(&t))
     }
 
     fn registry_path(&self) -> PathBuf {
@@ -302,6 +310,35 @@ impl Delivery {
             .map_err(io_err("lock destinations"))?;
         f()
     }
+}
+
+/// Delivery-record lines, `{"ref","oid"}` each.
+fn record_lines(refs: &[(String, Oid)]) -> String {
+    refs.iter()
+        .map(|(name, oid)| {
+            let mut l = serde_json::json!({"ref": name, "oid": oid.to_string()}).to_string();
+            l.push('\n');
+            l
+        })
+        .collect()
+}
+
+/// A delivery record's text as ref -> commit, the last line of a ref winning; lines that do not
+/// parse are skipped.
+fn parse_record(text: &str) -> HashMap<String, Oid> {
+    let mut out = HashMap::new();
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if let (Some(name), Some(oid)) = (
+            v["ref"].as_str(),
+            v["oid"].as_str().and_then(|o| Oid::from_str(o).ok()),
+        ) {
+            out.insert(name.to_owned(), oid);
+        }
+    }
+    out
 }
 
 /// Runs the git-refs flush to `dest`.
@@ -552,6 +589,7 @@ fn reconcile(
         .partition(|(name, oid)| remote.get(name.as_str()) == Some(&oid.to_string().as_str()));
     // Only what the record lacks: a repeated `push --all` must not grow it by every ref.
     let delivery = Delivery::new(repo.common_dir());
+    delivery.compact(&dest.fingerprint);
     let known = delivery.delivered(&dest.fingerprint).unwrap_or_default();
     let news: Vec<(String, Oid)> = present
         .into_iter()
@@ -981,6 +1019,35 @@ mod tests {
             "refs/entire/checkpoints/f6/a1b2c3d4e5f6:refs/entire/checkpoints/f6/a1b2c3d4e5f6"
         );
         assert!(!spec.as_str().starts_with('+'));
+    }
+
+    #[test]
+    fn delivery_record_last_wins_survives_a_torn_line_and_compacts() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = Delivery::new(dir.path());
+        assert!(d.delivered("fp").is_none(), "no record yet");
+        let (a, b) = ("refs/entire/checkpoints/f6/a1b2c3d4e5f6", "x");
+        let o1 = Oid::from_str("1111111111111111111111111111111111111111").unwrap();
+        let o2 = Oid::from_str("2222222222222222222222222222222222222222").unwrap();
+        d.record("fp", &[(a.into(), o1)]);
+        // A crash mid-append leaves a torn line; the next record still parses.
+        let path = d.ledger("fp");
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("{\"ref\":\"refs/ent");
+        std::fs::write(&path, text).unwrap();
+        d.record("fp", &[(a.into(), o2), (b.into(), o1)]);
+        let got = d.delivered("fp").unwrap();
+        assert_eq!(got.get(a), Some(&o2), "the last line wins");
+        assert_eq!(got.get(b), Some(&o1));
+        assert_eq!(got.len(), 2);
+        // Many updates of one ref: compaction keeps one line per ref and the same answer.
+        for _ in 0..100 {
+            d.record("fp", &[(a.into(), o1), (a.into(), o2)]);
+        }
+        d.compact("fp");
+        let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+        assert_eq!(lines, 2);
+        assert_eq!(d.delivered("fp").unwrap(), got);
     }
 
     #[test]
