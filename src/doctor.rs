@@ -9,9 +9,10 @@
 //!
 //! What `--fix` may do, and nothing else: enqueue refs for push, drop queue entries whose ref is
 //! gone, merge the two case spellings of one checkpoint into one ref (every commit of both stays
-//! reachable), remove git ref lock files older than [`STALE_AFTER`], install hooks where none
-//! is foreign. It never deletes checkpoint data, never rewrites a checkpoint, never uses the
-//! network and never pushes.
+//! reachable), replay a disconnected v1 branch onto the push remote's remote-tracking branch
+//! (the push recovery, run locally), remove git ref lock files older than [`STALE_AFTER`],
+//! install hooks where none is foreign. It never deletes checkpoint data, never uses the network
+//! and never pushes, let alone forces.
 //!
 //! ## "Unpushed" without the network
 //! A checkpoint ref is *unqueued and unpushed* when it is in no queue (the shared one or a
@@ -740,8 +741,10 @@ fn unqueued_unpushed(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
 }
 
 /// `ulid-on-v1` (under a git-branch primary) and `v1-disconnected` (the local branch and a
-/// remote-tracking one share no commit; `push` repairs it by replaying the local commits on the
-/// remote's history, which needs the network, so doctor only reports it).
+/// remote-tracking one share no commit). The fix replays the local commits onto the
+/// remote-tracking tip of the push remote with the push recovery's merge, locally (no network,
+/// no push, no force), so the next push is a fast-forward; other remotes are only reported, as
+/// the branch can descend from one unrelated history at a time.
 fn v1_branch(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     let repo = cx.repo;
     let Some(local) = crate::publish::tip_of(repo, V1_BRANCH_REF)? else {
@@ -771,21 +774,27 @@ fn v1_branch(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
             }
         }
     }
+    let push_remote = crate::push::default_remote(repo);
     for remote in repo.remote_names() {
         let tracking = format!("refs/remotes/{remote}/entire/checkpoints/v1");
         let Some(theirs) = crate::publish::tip_of(repo, &tracking)? else {
             continue;
         };
-        if repo.git.merge_base(local, theirs).is_err() {
-            out.push(
-                Finding::new(
-                    Code::V1Disconnected,
-                    V1_BRANCH_REF,
-                    format!("shares no history with {tracking}; a plain push would be refused"),
-                )
-                .repair(format!("git entire-checkpoint push {remote}")),
-            );
+        if repo.git.merge_base(local, theirs).is_ok() {
+            continue;
         }
+        let fixed = cx.fix
+            && push_remote.as_deref() == Some(remote.as_str())
+            && crate::push::replay_v1_onto(repo, local, theirs)?.is_ok();
+        out.push(
+            Finding::new(
+                Code::V1Disconnected,
+                V1_BRANCH_REF,
+                format!("shares no history with {tracking}; a plain push would be refused"),
+            )
+            .repair(format!("git entire-checkpoint push {remote}"))
+            .fixed_if(fixed),
+        );
     }
     Ok(out)
 }

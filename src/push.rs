@@ -969,22 +969,17 @@ pub fn push_v1(repo: &Repo, remote: &str) -> Result<V1Push, PushError> {
                         return Ok(V1Push::Refused(format!("fetch for sync failed: {line}")))
                     }
                 };
-                let step = v1_step(repo);
-                let (merged, n) = replay(repo, tip, theirs, &step)?;
-                notes.extend(n);
-                if let Err(e) = repo.git.reference_matching(
-                    V1_BRANCH_REF,
-                    merged,
-                    true,
-                    tip,
-                    "entire: sync v1 with remote",
-                ) {
-                    return Ok(V1Push::Refused(format!(
-                        "the local branch moved during sync ({})",
-                        e.message()
-                    )));
+                match replay_v1_onto(repo, tip, theirs)? {
+                    Ok((merged, n)) => {
+                        notes.extend(n);
+                        tip = merged;
+                    }
+                    Err(why) => {
+                        return Ok(V1Push::Refused(format!(
+                            "the local branch moved during sync ({why})"
+                        )))
+                    }
                 }
-                tip = merged;
             }
             RefResult::NonFastForward(why) | RefResult::Refused(why) => {
                 return Ok(V1Push::Refused(why.to_owned()))
@@ -995,6 +990,31 @@ pub fn push_v1(repo: &Repo, remote: &str) -> Result<V1Push, PushError> {
     Ok(V1Push::Refused(
         "still not a fast-forward after syncing".into(),
     ))
+}
+
+/// Replays the local v1 commits since the merge base with `theirs` (all of them when the
+/// histories are disconnected) on top of `theirs`, checkpoint by checkpoint, and moves the local
+/// branch there by compare-and-swap from `local`. Local only: `theirs` must already be in the
+/// object store (a fetched or remote-tracking tip). The result is a descendant of `theirs`, so
+/// the next push is a fast-forward. `Ok(Err(reason))` when the branch moved meanwhile.
+pub(crate) fn replay_v1_onto(
+    repo: &Repo,
+    local: Oid,
+    theirs: Oid,
+) -> Result<Result<(Oid, Vec<String>), String>, StoreError> {
+    use crate::store::branch::V1_BRANCH_REF;
+    let step = v1_step(repo);
+    let (merged, notes) = replay(repo, local, theirs, &step)?;
+    match repo.git.reference_matching(
+        V1_BRANCH_REF,
+        merged,
+        true,
+        local,
+        "entire: sync v1 with remote",
+    ) {
+        Ok(_) => Ok(Ok((merged, notes))),
+        Err(e) => Ok(Err(e.message().to_owned())),
+    }
 }
 
 /// The remote checkpoints sync with by default: `origin`, else the only remote.

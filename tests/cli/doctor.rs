@@ -452,8 +452,9 @@ fn ulids_on_the_v1_branch_are_reported_under_a_git_branch_primary() {
     assert!(found(&json(&env, Store::Refs, false, 0), "ulid-on-v1").is_empty());
 }
 
-#[test]
-fn a_disconnected_v1_branch_is_reported_with_the_push_that_repairs_it() {
+/// A local v1 branch (checkpoint `HEX_ID`) and a remote `origin` whose v1 branch (checkpoint
+/// `HEX_ID_2`) shares no history with it, fetched: `(env, remote, their tip, our tip)`.
+fn disconnected_v1() -> (TestEnv, std::path::PathBuf, String, String) {
     let env = env_with_hooks();
     let remote = env.bare_remote("origin");
     env.git(&["push", "-q", "origin", "main"]);
@@ -482,6 +483,26 @@ fn a_disconnected_v1_branch_is_reported_with_the_push_that_repairs_it() {
     env.git(&["fetch", "-q", "origin"]);
     let ours = hand_made(&env, Store::Branch, HEX_ID, None);
 
+    (env, remote, theirs, ours)
+}
+
+/// Both checkpoints are in the local v1 tip, which descends from the remote's tip.
+fn assert_v1_joined(env: &TestEnv, theirs: &str) -> String {
+    let tip = env.rev(V1_BRANCH).unwrap();
+    assert!(is_ancestor(env, theirs, &tip));
+    for id in [HEX_ID, HEX_ID_2] {
+        env.git(&[
+            "cat-file",
+            "-e",
+            &format!("{tip}:{}/{}/metadata.json", &id[..2], &id[2..]),
+        ]);
+    }
+    tip
+}
+
+#[test]
+fn a_disconnected_v1_branch_is_reported_with_the_push_that_repairs_it() {
+    let (env, remote, theirs, ours) = disconnected_v1();
     human_names(&env, Store::Branch, 1, "v1-disconnected", V1_BRANCH);
     let doc = json(&env, Store::Branch, false, 1);
     assert_eq!(
@@ -490,29 +511,37 @@ fn a_disconnected_v1_branch_is_reported_with_the_push_that_repairs_it() {
     );
     let f = &doc["findings"].as_array().unwrap()[0];
     assert_eq!(f["repair"], "git entire-checkpoint push origin");
-    json(&env, Store::Branch, true, 1);
-    assert_eq!(
-        env.rev(V1_BRANCH),
-        Some(ours.clone()),
-        "--fix leaves it alone"
-    );
+    assert_eq!(env.rev(V1_BRANCH), Some(ours), "reporting changes nothing");
 
     // The named repair works: afterwards both histories are one and doctor is quiet.
     env.ok(Store::Branch, &["push", "origin"]);
-    let tip = env.rev(V1_BRANCH).unwrap();
-    assert!(is_ancestor(&env, &theirs, &tip));
+    let tip = assert_v1_joined(&env, &theirs);
+    assert_eq!(crate::env::rev_in(&env, &remote, V1_BRANCH), Some(tip));
+    assert!(found(&json(&env, Store::Branch, false, 0), "v1-disconnected").is_empty());
+}
+
+#[test]
+fn fix_replays_a_disconnected_v1_branch_offline_and_the_push_is_a_fast_forward() {
+    let (env, remote, theirs, ours) = disconnected_v1();
+    // No network: the remote's URL leads nowhere while doctor runs.
+    env.git(&["remote", "set-url", "origin", "/nonexistent/remote.git"]);
+    let doc = json(&env, Store::Branch, true, 0);
+    assert_eq!(
+        found(&doc, "v1-disconnected"),
+        [(V1_BRANCH.to_owned(), true)]
+    );
+    let tip = assert_v1_joined(&env, &theirs);
+    assert_ne!(tip, ours);
+    assert!(found(&json(&env, Store::Branch, false, 0), "v1-disconnected").is_empty());
+    env.git(&["remote", "set-url", "origin", path_str(&remote)]);
     assert_eq!(
         crate::env::rev_in(&env, &remote, V1_BRANCH),
-        Some(tip.clone())
+        Some(theirs.clone()),
+        "doctor pushed nothing"
     );
-    for id in [HEX_ID, HEX_ID_2] {
-        env.git(&[
-            "cat-file",
-            "-e",
-            &format!("{tip}:{}/{}/metadata.json", &id[..2], &id[2..]),
-        ]);
-    }
-    assert!(found(&json(&env, Store::Branch, false, 0), "v1-disconnected").is_empty());
+    // A plain fast-forward push now lands it.
+    env.git(&["push", "-q", "origin", V1_BRANCH]);
+    assert_eq!(crate::env::rev_in(&env, &remote, V1_BRANCH), Some(tip));
 }
 
 #[test]
