@@ -702,3 +702,51 @@ fn bad_invocations() {
     assert_code(&out, 2, "unknown flag");
     assert_eq!(env.refs_snapshot(), before);
 }
+
+#[test]
+fn output_shapes_are_stable() {
+    let env = env_with_hooks();
+    let head = env.rev("HEAD").unwrap();
+    env.git(&["update-ref", "refs/entire/policies/checkpoint", &head]);
+    env.git(&["update-ref", &format!("{REFS_PREFIX}zz/{HEX_ID}"), &head]);
+    let out = run(&env, Store::Refs, &["--json"]);
+    let stderr = assert_code(&out, 1, "doctor --json");
+    assert!(stderr.starts_with("error: 1 problem(s) found"), "{stderr}");
+    let doc = crate::env::parse_json(&out.stdout);
+    assert_eq!(
+        crate::env::keys(&doc),
+        ["healthy", "problems", "fixed", "findings"]
+    );
+    assert_eq!(doc["healthy"], false);
+    assert_eq!(doc["problems"], 1);
+    assert_eq!(doc["fixed"], 0);
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 2);
+    for f in findings {
+        assert_eq!(
+            crate::env::keys(f),
+            ["code", "severity", "subject", "message", "repair", "fixed"]
+        );
+    }
+    assert_eq!(findings[0]["severity"], "warning");
+    assert!(findings[0]["repair"].is_string());
+    assert_eq!(findings[1]["severity"], "info");
+    assert!(findings[1]["repair"].is_null());
+
+    // Human: one line per finding, `<severity> <code> <subject>: <message>`, in the same order.
+    let out = run(&env, Store::Refs, &[]);
+    assert_code(&out, 1, "doctor");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), findings.len(), "{text}");
+    for (line, f) in lines.iter().zip(findings) {
+        let head = format!(
+            "{} {} {}: ",
+            f["severity"].as_str().unwrap(),
+            f["code"].as_str().unwrap(),
+            f["subject"].as_str().unwrap()
+        );
+        let squeezed = line.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(squeezed.starts_with(head.trim_end()), "{line} / {head}");
+    }
+}
