@@ -15,12 +15,13 @@
 //! and never pushes, let alone forces.
 //!
 //! ## "Unpushed" without the network
-//! A checkpoint ref is *unqueued and unpushed* when it is in no queue (the shared one or a
-//! destination's) and some destination a push registered has a delivery record that does not
-//! list the ref at its current tip (the record is kept by [`crate::push`]). A destination that
-//! no push registered yet is reconciled against the remote's listing at its first push, so it
-//! loses nothing; a registered destination without any delivery record (pushed by a version that
-//! kept none) is reported once as [`Code::DeliveryUnrecorded`], with `push --all` as the repair.
+//! A checkpoint ref is *unqueued and unpushed* when it is not in the shared queue (which every
+//! push fans out to every destination) and some destination a push registered has neither the
+//! ref in its own queue nor a delivery record listing the ref at its current tip (the record is
+//! kept by [`crate::push`]). A destination that no push registered yet is reconciled against
+//! the remote's listing at its first push, so it loses nothing; a registered destination without
+//! any delivery record (pushed by a version that kept none) is reported once as
+//! [`Code::DeliveryUnrecorded`], with `push --all` as the repair.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -688,15 +689,16 @@ fn queue_orphans(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
 fn unqueued_unpushed(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     let books = crate::push::destination_books(cx.repo);
     let mut out = Vec::new();
-    let mut queued: HashSet<String> = PushQueue::in_common_dir(cx.repo.common_dir())
+    // The shared queue is fanned out to every destination; a destination's own queue and
+    // record cover that destination only.
+    let announced: HashSet<String> = PushQueue::in_common_dir(cx.repo.common_dir())
         .peek()?
         .into_iter()
         .collect();
-    let mut recorded: Vec<(&str, &HashMap<String, Oid>)> = Vec::new();
+    let mut recorded: Vec<(&str, HashSet<String>, &HashMap<String, Oid>)> = Vec::new();
     for b in &books {
-        queued.extend(b.queue.peek()?);
         match &b.delivered {
-            Some(d) => recorded.push((&b.display, d)),
+            Some(d) => recorded.push((&b.display, b.queue.peek()?.into_iter().collect(), d)),
             None => out.push(
                 Finding::new(
                     Code::DeliveryUnrecorded,
@@ -709,13 +711,13 @@ fn unqueued_unpushed(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     }
     let mut missing: Vec<(String, Vec<&str>)> = Vec::new();
     for (r, oid) in scan(cx.repo)?.refs {
-        if queued.contains(r.name()) {
+        if announced.contains(r.name()) {
             continue;
         }
         let lacking: Vec<&str> = recorded
             .iter()
-            .filter(|(_, d)| d.get(r.name()) != Some(&oid))
-            .map(|(display, _)| *display)
+            .filter(|(_, queued, d)| !queued.contains(r.name()) && d.get(r.name()) != Some(&oid))
+            .map(|(display, _, _)| *display)
             .collect();
         if !lacking.is_empty() {
             missing.push((r.name().to_owned(), lacking));

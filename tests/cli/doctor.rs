@@ -174,6 +174,37 @@ fn unqueued_unpushed_refs_are_enqueued_and_then_pushed() {
 }
 
 #[test]
+fn a_ref_lost_from_one_destination_queue_is_found_for_that_destination() {
+    let (env, _origin) = pushed_env();
+    let backup = env.bare_remote("backup");
+    env.ok(Store::Refs, &["push", "backup"]);
+    write_std(&env, Store::Refs, HEX_ID_2, "s2", TRANSCRIPT);
+    // Delivered to origin; queued for backup, until that queue record is lost.
+    env.ok(Store::Refs, &["push", "origin"]);
+    let backup_queue = destination_queue(&env, &backup);
+    assert!(std::fs::read_to_string(&backup_queue)
+        .unwrap()
+        .contains(HEX_ID_2));
+    assert!(codes(&json(&env, Store::Refs, false, 0)).is_empty());
+    std::fs::remove_file(&backup_queue).unwrap();
+
+    let doc = json(&env, Store::Refs, false, 1);
+    assert_eq!(
+        found(&doc, "unqueued-unpushed"),
+        [(checkpoint_ref(HEX_ID_2), false)]
+    );
+    let message = doc["findings"][0]["message"].as_str().unwrap();
+    assert!(message.ends_with("not delivered to backup"), "{message}");
+    json(&env, Store::Refs, true, 0);
+    env.ok(Store::Refs, &["push", "backup"]);
+    assert_eq!(
+        crate::env::rev_in(&env, &backup, &checkpoint_ref(HEX_ID_2)),
+        env.rev(&checkpoint_ref(HEX_ID_2))
+    );
+    assert!(codes(&json(&env, Store::Refs, false, 0)).is_empty());
+}
+
+#[test]
 fn never_pushed_refs_are_not_findings_and_lost_records_are_informational() {
     let env = env_with_hooks();
     env.bare_remote("origin");
