@@ -4,6 +4,8 @@
 mod common;
 #[path = "checkpoint/demo.rs"]
 mod demo;
+#[path = "checkpoint/doctor.rs"]
+mod doctor;
 #[path = "checkpoint/gc.rs"]
 mod gc;
 #[path = "checkpoint/render.rs"]
@@ -127,6 +129,16 @@ enum Command {
         /// else the only remote).
         #[arg(long, value_name = "REMOTE", num_args = 0..=1, default_missing_value = "")]
         push: Option<String>,
+    },
+    /// Check the checkpoint namespace, push queues, v1 branch, lock files and hooks; exit 1
+    /// while a problem remains.
+    Doctor {
+        /// Repair what can be repaired safely (never deletes checkpoint data, never pushes).
+        #[arg(long)]
+        fix: bool,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
     },
     /// Delete local checkpoint refs confirmed on their delivery remote at the same commit and
     /// older than N days (never queued, unpushed, ahead or diverged ones), then pack refs.
@@ -368,6 +380,10 @@ fn run() -> Result<()> {
     if let Command::Demo { keep } = command {
         return demo::run(keep);
     }
+    // doctor opens the repository and the topology itself: it reports what fails there.
+    if let Command::Doctor { fix, json } = command {
+        return doctor::run(fix, json);
+    }
     let repo = Repo::discover()?;
     let mut topo = Topology::open(&repo)?;
     let quiet = cli.quiet;
@@ -445,7 +461,9 @@ fn run() -> Result<()> {
         Command::Push { remote, all } => {
             common::push_and_report(&repo, &topo, remote.as_deref(), all, quiet)
         }
-        Command::Demo { .. } => unreachable!("handled before opening a repository"),
+        Command::Demo { .. } | Command::Doctor { .. } => {
+            unreachable!("handled before opening a repository")
+        }
         Command::Session(c) => cmd_session(&repo, &topo, c, quiet),
         Command::Hook(h) => {
             // Hooks never fail the user's git command: every problem is a warning.

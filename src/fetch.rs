@@ -199,6 +199,8 @@ impl<'r> Fetcher<'r> {
         let deadline = Instant::now() + READ_FETCH_BUDGET;
         let mut out = Vec::new();
         let mut pending: Vec<String> = names.to_vec();
+        // Refs now equal to the remote's: recorded as delivered there, in one append.
+        let mut published: Vec<(String, Oid)> = Vec::new();
         while !pending.is_empty() {
             let locals: Vec<(String, Oid)> = pending
                 .iter()
@@ -260,9 +262,13 @@ impl<'r> Fetcher<'r> {
                 let state = self
                     .publish(&name, theirs)
                     .map_err(|m| Self::local(&name, m))?;
+                if state == Fetched::Updated {
+                    published.push((name.clone(), theirs));
+                }
                 out.push((name, state));
             }
         }
+        crate::push::record_delivered(self.repo, &self.remote, &published);
         Ok(out)
     }
 

@@ -8,6 +8,7 @@
 
 pub mod checkpoint_remote;
 pub mod commit_hooks;
+pub mod doctor;
 pub mod exit;
 pub mod fetch;
 mod fsutil;

@@ -10,6 +10,14 @@
 //! remote whose URL changed) is reconciled against its `ls-remote` listing, so it receives every
 //! checkpoint it lacks, queued or not.
 //!
+//! ## Delivery record
+//! Every ref a destination confirmed (a landed push, a recovery, a reconcile that found the
+//! remote already at our tip, a fetch that published the remote's tip) is appended to
+//! `<common>/entire/push-delivered/<fingerprint>.jsonl` as `{"ref","oid"}` (last line wins).
+//! It is what `doctor` reads offline to tell a delivered ref from one whose queue record was
+//! lost. Recording is best effort: a failure only costs `doctor` a false "unpushed". The
+//! reconcile of `push --all` compacts the record to one line per ref.
+//!
 //! ## Cost
 //! Pushes run from a *side repository*: an empty bare repository in a temp dir under the common
 //! dir whose object store is the real one and whose config includes the real config, holding
@@ -223,6 +231,64 @@ impl Delivery {
         PushQueue::at(self.dir.join("push-queues").join(format!("{fp}.jsonl")))
     }
 
+    fn ledger(&self, fp: &str) -> PathBuf {
+        self.dir.join("push-delivered").join(format!("{fp}.jsonl"))
+    }
+
+    /// Runs `f` on the record of `fp` under its lock. Best effort (see the module docs).
+    fn with_record(&self, fp: &str, f: impl FnOnce(&Path) -> std::io::Result<()>) {
+        let path = self.ledger(fp);
+        let mut lock = path.clone().into_os_string();
+        lock.push(".lock");
+        if let Err(e) = FileLock::exclusive(Path::new(&lock)).and_then(|_guard| f(&path)) {
+            log::warn!("delivery record {}: {e}", path.display());
+        }
+    }
+
+    /// Appends `refs` to the delivery record of `fp`.
+    fn record(&self, fp: &str, refs: &[(String, Oid)]) {
+        if refs.is_empty() {
+            return;
+        }
+        // The leading newline ends a line torn by a crash; blank lines are skipped.
+        let text = format!("\n{}", record_lines(refs));
+        self.with_record(fp, |path| {
+            use std::io::Write;
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)?
+                .write_all(text.as_bytes())
+        });
+    }
+
+    /// Rewrites the record of `fp` to one line per ref once it holds far more lines than refs
+    /// (it grows by one line per delivered update).
+    fn compact(&self, fp: &str) {
+        self.with_record(fp, |path| {
+            let text = match std::fs::read_to_string(path) {
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+                other => other?,
+            };
+            let entries = parse_record(&text);
+            let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+            if lines <= 2 * entries.len() + 64 {
+                return Ok(());
+            }
+            let mut sorted: Vec<(String, Oid)> = entries.into_iter().collect();
+            sorted.sort();
+            let text = record_lines(&sorted);
+            write_atomic(path, text.as_bytes(), 0o644)
+        });
+    }
+
+    /// The delivery record of `fp` (ref -> last delivered commit); `None` when there is none.
+    fn delivered(&self, fp: &str) -> Option<HashMap<String, Oid>> {
+        std::fs::read_to_string(self.ledger(fp))
+            .ok()
+            .map(|t| parse_record(&t))
+    }
+
     fn registry_path(&self) -> PathBuf {
         self.dir.join("push-destinations.json")
     }
@@ -246,6 +312,35 @@ impl Delivery {
             .map_err(io_err("lock destinations"))?;
         f()
     }
+}
+
+/// Delivery-record lines, `{"ref","oid"}` each.
+fn record_lines(refs: &[(String, Oid)]) -> String {
+    refs.iter()
+        .map(|(name, oid)| {
+            let mut l = serde_json::json!({"ref": name, "oid": oid.to_string()}).to_string();
+            l.push('\n');
+            l
+        })
+        .collect()
+}
+
+/// A delivery record's text as ref -> commit, the last line of a ref winning; lines that do not
+/// parse are skipped.
+fn parse_record(text: &str) -> HashMap<String, Oid> {
+    let mut out = HashMap::new();
+    for line in text.lines() {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        if let (Some(name), Some(oid)) = (
+            v["ref"].as_str(),
+            v["oid"].as_str().and_then(|o| Oid::from_str(o).ok()),
+        ) {
+            out.insert(name.to_owned(), oid);
+        }
+    }
+    out
 }
 
 /// Runs the git-refs flush to `dest`.
@@ -320,6 +415,7 @@ pub fn flush(
                 let by_dst: HashMap<&str, &PushedRef> =
                     results.iter().map(|r| (r.dst.as_str(), r)).collect();
                 let mut landed = Vec::new();
+                let mut delivered = Vec::new();
                 let mut any_failed = false;
                 for (name, oid) in batch {
                     let result = by_dst.get(name.as_str()).copied();
@@ -327,7 +423,10 @@ pub fn flush(
                         report.created += 1;
                     }
                     match RefResult::of(result) {
-                        RefResult::Landed => landed.push(name.clone()),
+                        RefResult::Landed => {
+                            landed.push(name.clone());
+                            delivered.push((name.clone(), *oid));
+                        }
                         RefResult::NonFastForward(_) => retry.push((name.clone(), *oid)),
                         // A pre-receive hook refuses a whole push for one bad ref: try the
                         // refused refs of a shared batch again one by one.
@@ -346,6 +445,7 @@ pub fn flush(
                     }
                 }
                 dest_queue.remove(&landed)?;
+                delivery.record(&dest.fingerprint, &delivered);
                 report.pushed.extend(landed);
                 consecutive_failures = if any_failed {
                     consecutive_failures + 1
@@ -382,6 +482,7 @@ pub fn flush(
                         report.created += 1;
                     }
                     dest_queue.remove(std::slice::from_ref(&name))?;
+                    delivery.record(&dest.fingerprint, &[(name.clone(), oid)]);
                     report.pushed.push(name);
                 }
                 RefResult::NonFastForward(_) => retry.push((name, oid)),
@@ -409,9 +510,10 @@ pub fn flush(
             continue;
         }
         match recover_and_push(repo, dest, &name, oid, deadline) {
-            Ok(notes) => {
+            Ok((notes, tip)) => {
                 report.merge_notes.extend(notes);
                 dest_queue.remove(std::slice::from_ref(&name))?;
+                delivery.record(&dest.fingerprint, &[(name.clone(), tip)]);
                 report.recovered.push(name.clone());
                 report.pushed.push(name);
             }
@@ -450,6 +552,7 @@ fn fan_out(
             reg.destinations.remove(&fp);
             let q = delivery.queue(&fp);
             let _ = std::fs::remove_file(q.path());
+            let _ = std::fs::remove_file(delivery.ledger(&fp));
         }
         let announced = shared.drain()?;
         for fp in reg.destinations.keys() {
@@ -492,11 +595,19 @@ fn reconcile(
         local.len(),
         remote.len()
     );
-    Ok(Ok(local
-        .values()
-        .filter(|(name, oid)| remote.get(name.as_str()) != Some(&oid.to_string().as_str()))
-        .map(|(name, _)| name.clone())
-        .collect()))
+    let (present, missing): (Vec<_>, Vec<_>) = local
+        .into_values()
+        .partition(|(name, oid)| remote.get(name.as_str()) == Some(&oid.to_string().as_str()));
+    // Only what the record lacks: a repeated `push --all` must not grow it by every ref.
+    let delivery = Delivery::new(repo.common_dir());
+    delivery.compact(&dest.fingerprint);
+    let known = delivery.delivered(&dest.fingerprint).unwrap_or_default();
+    let news: Vec<(String, Oid)> = present
+        .into_iter()
+        .filter(|(name, oid)| known.get(name) != Some(oid))
+        .collect();
+    delivery.record(&dest.fingerprint, &news);
+    Ok(Ok(missing.into_iter().map(|(name, _)| name).collect()))
 }
 
 /// What `git push --porcelain` said about one ref.
@@ -585,7 +696,7 @@ fn recover_and_push(
     name: &str,
     local: Oid,
     deadline: Instant,
-) -> Result<Vec<String>, String> {
+) -> Result<(Vec<String>, Oid), String> {
     let cref = CheckpointRef::parse(name).map_err(|e| e.to_string())?;
     let side = SideRepo::new(repo, &[]).map_err(|e| format!("create side repository: {e}"))?;
     let remote = side
@@ -617,7 +728,7 @@ fn recover_and_push(
             BatchFailure::Unreachable(l) | BatchFailure::Failed(l) => l,
         })?;
     match RefResult::find(&results, name) {
-        RefResult::Landed => Ok(notes),
+        RefResult::Landed => Ok((notes, tip)),
         RefResult::NonFastForward(why) | RefResult::Refused(why) => {
             Err(format!("push after merge refused: {why}"))
         }
@@ -749,6 +860,38 @@ fn v1_step(
     }
 }
 
+/// Records that the destination `target` (a remote name or URL) has `refs` at these commits
+/// (a fetch that published the remote's tips). Best effort.
+pub(crate) fn record_delivered(repo: &Repo, target: &str, refs: &[(String, Oid)]) {
+    Delivery::new(repo.common_dir()).record(&destination(repo, target).fingerprint, refs);
+}
+
+/// One known destination's bookkeeping, for `doctor`.
+pub(crate) struct DestinationBook {
+    /// The destination as shown.
+    pub display: String,
+    /// Its queue of refs not yet confirmed.
+    pub queue: PushQueue,
+    /// What it confirmed (ref -> commit); `None` when it has no delivery record (pushed only
+    /// by a version that kept none).
+    pub delivered: Option<HashMap<String, Oid>>,
+}
+
+/// Every destination a push has registered, with its queue and delivery record.
+pub(crate) fn destination_books(repo: &Repo) -> Vec<DestinationBook> {
+    let delivery = Delivery::new(repo.common_dir());
+    delivery
+        .load()
+        .destinations
+        .into_iter()
+        .map(|(fp, display)| DestinationBook {
+            display,
+            queue: delivery.queue(&fp),
+            delivered: delivery.delivered(&fp),
+        })
+        .collect()
+}
+
 /// Every queued or pending ref for any destination, for `status`.
 pub fn pending_count(repo: &Repo, refs_store: &GitRefsStore<'_>) -> usize {
     pending_refs(repo, refs_store).map_or(0, |all| all.len())
@@ -842,22 +985,17 @@ pub fn push_v1(repo: &Repo, remote: &str) -> Result<V1Push, PushError> {
                         return Ok(V1Push::Refused(format!("fetch for sync failed: {line}")))
                     }
                 };
-                let step = v1_step(repo);
-                let (merged, n) = replay(repo, tip, theirs, &step)?;
-                notes.extend(n);
-                if let Err(e) = repo.git.reference_matching(
-                    V1_BRANCH_REF,
-                    merged,
-                    true,
-                    tip,
-                    "entire: sync v1 with remote",
-                ) {
-                    return Ok(V1Push::Refused(format!(
-                        "the local branch moved during sync ({})",
-                        e.message()
-                    )));
+                match replay_v1_onto(repo, tip, theirs)? {
+                    Ok((merged, n)) => {
+                        notes.extend(n);
+                        tip = merged;
+                    }
+                    Err(why) => {
+                        return Ok(V1Push::Refused(format!(
+                            "the local branch moved during sync ({why})"
+                        )))
+                    }
                 }
-                tip = merged;
             }
             RefResult::NonFastForward(why) | RefResult::Refused(why) => {
                 return Ok(V1Push::Refused(why.to_owned()))
@@ -868,6 +1006,31 @@ pub fn push_v1(repo: &Repo, remote: &str) -> Result<V1Push, PushError> {
     Ok(V1Push::Refused(
         "still not a fast-forward after syncing".into(),
     ))
+}
+
+/// Replays the local v1 commits since the merge base with `theirs` (all of them when the
+/// histories are disconnected) on top of `theirs`, checkpoint by checkpoint, and moves the local
+/// branch there by compare-and-swap from `local`. Local only: `theirs` must already be in the
+/// object store (a fetched or remote-tracking tip). The result is a descendant of `theirs`, so
+/// the next push is a fast-forward. `Ok(Err(reason))` when the branch moved meanwhile.
+pub(crate) fn replay_v1_onto(
+    repo: &Repo,
+    local: Oid,
+    theirs: Oid,
+) -> Result<Result<(Oid, Vec<String>), String>, StoreError> {
+    use crate::store::branch::V1_BRANCH_REF;
+    let step = v1_step(repo);
+    let (merged, notes) = replay(repo, local, theirs, &step)?;
+    match repo.git.reference_matching(
+        V1_BRANCH_REF,
+        merged,
+        true,
+        local,
+        "entire: sync v1 with remote",
+    ) {
+        Ok(_) => Ok(Ok((merged, notes))),
+        Err(e) => Ok(Err(e.message().to_owned())),
+    }
 }
 
 /// The remote checkpoints sync with by default: `origin`, else the only remote.
@@ -892,6 +1055,35 @@ mod tests {
             "refs/entire/checkpoints/f6/a1b2c3d4e5f6:refs/entire/checkpoints/f6/a1b2c3d4e5f6"
         );
         assert!(!spec.as_str().starts_with('+'));
+    }
+
+    #[test]
+    fn delivery_record_last_wins_survives_a_torn_line_and_compacts() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = Delivery::new(dir.path());
+        assert!(d.delivered("fp").is_none(), "no record yet");
+        let (a, b) = ("refs/entire/checkpoints/f6/a1b2c3d4e5f6", "x");
+        let o1 = Oid::from_str("1111111111111111111111111111111111111111").unwrap();
+        let o2 = Oid::from_str("2222222222222222222222222222222222222222").unwrap();
+        d.record("fp", &[(a.into(), o1)]);
+        // A crash mid-append leaves a torn line; the next record still parses.
+        let path = d.ledger("fp");
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str("{\"ref\":\"refs/ent");
+        std::fs::write(&path, text).unwrap();
+        d.record("fp", &[(a.into(), o2), (b.into(), o1)]);
+        let got = d.delivered("fp").unwrap();
+        assert_eq!(got.get(a), Some(&o2), "the last line wins");
+        assert_eq!(got.get(b), Some(&o1));
+        assert_eq!(got.len(), 2);
+        // Many updates of one ref: compaction keeps one line per ref and the same answer.
+        for _ in 0..100 {
+            d.record("fp", &[(a.into(), o1), (a.into(), o2)]);
+        }
+        d.compact("fp");
+        let lines = std::fs::read_to_string(&path).unwrap().lines().count();
+        assert_eq!(lines, 2);
+        assert_eq!(d.delivered("fp").unwrap(), got);
     }
 
     #[test]

@@ -23,6 +23,8 @@ mod checkpoint_remote;
 mod commit_hooks;
 #[path = "cli/compat.rs"]
 mod compat;
+#[path = "cli/doctor.rs"]
+mod doctor;
 #[path = "cli/fetch.rs"]
 mod fetch;
 #[path = "cli/gc.rs"]
