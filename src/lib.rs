@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod commit_hooks;
+mod crashpoint;
 pub mod exit;
 pub mod fetch;
 mod fsutil;

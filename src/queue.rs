@@ -12,10 +12,11 @@
 //! not a checkpoint ref are garbage too, so the queue can never make us push a foreign ref.
 
 use std::fs::{self, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::crashpoint;
 use crate::fsutil::{write_atomic, FileLock};
 use crate::refname::CheckpointRef;
 
@@ -134,6 +135,7 @@ impl PushQueue {
 
     /// Replaces the file with `refs` (temp file + fsync + rename); an empty set deletes it.
     fn rewrite(&self, refs: &[String]) -> Result<(), QueueError> {
+        crashpoint::crashpoint("queue.before-rewrite");
         if refs.is_empty() {
             return match fs::remove_file(&self.path) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(self.err("delete")(e)),
@@ -176,7 +178,8 @@ impl PushQueue {
         for r in refs {
             text.push_str(&line_for(r));
         }
-        f.write_all(text.as_bytes()).map_err(self.err("append"))
+        crashpoint::write_or_tear("queue.mid-append", &mut f, text.as_bytes())
+            .map_err(self.err("append"))
     }
 
     /// The queued refs, de-duplicated in first-seen order, without removing them. A file with

@@ -21,6 +21,8 @@ mod cat;
 mod commit_hooks;
 #[path = "cli/compat.rs"]
 mod compat;
+#[path = "cli/concurrency.rs"]
+mod concurrency;
 #[path = "cli/fetch.rs"]
 mod fetch;
 #[path = "cli/list.rs"]

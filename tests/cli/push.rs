@@ -97,19 +97,19 @@ fn new_bare(env: &TestEnv, name: &str) -> PathBuf {
 }
 
 /// A bare repository with the server hooks, added as remote `name`.
-fn add_remote(env: &TestEnv, name: &str) -> PathBuf {
+pub(crate) fn add_remote(env: &TestEnv, name: &str) -> PathBuf {
     let path = env.bare_remote(name);
     install_server_hooks(&path);
     path
 }
 
 /// The local checkpoint refs (git-refs namespace).
-fn local_checkpoints(env: &TestEnv) -> BTreeMap<String, String> {
+pub(crate) fn local_checkpoints(env: &TestEnv) -> BTreeMap<String, String> {
     refs_in(env, env.repo(), REFS_PREFIX)
 }
 
 /// The checkpoint refs of a remote (git-refs namespace).
-fn remote_checkpoints(env: &TestEnv, remote: &Path) -> BTreeMap<String, String> {
+pub(crate) fn remote_checkpoints(env: &TestEnv, remote: &Path) -> BTreeMap<String, String> {
     refs_in(env, remote, REFS_PREFIX)
 }
 
@@ -120,7 +120,7 @@ fn is_ancestor(env: &TestEnv, dir: &Path, older: &str, newer: &str) -> bool {
         .success()
 }
 
-fn assert_never_forced(remote: &Path) {
+pub(crate) fn assert_never_forced(remote: &Path) {
     let marker = remote.join(FORCED_MARKER);
     assert!(
         !marker.exists(),
@@ -131,7 +131,7 @@ fn assert_never_forced(remote: &Path) {
 }
 
 /// The session IDs of a checkpoint in a repository, by slot, read from `N/metadata.json`.
-fn session_ids_in(env: &TestEnv, dir: &Path, id: &str) -> Vec<String> {
+pub(crate) fn session_ids_in(env: &TestEnv, dir: &Path, id: &str) -> Vec<String> {
     let r = checkpoint_ref(id);
     let root = json_in(env, dir, &format!("{r}:metadata.json"));
     let n = root["sessions"]
@@ -172,7 +172,7 @@ fn second_clone(env: &TestEnv, remote: &Path, name: &str) -> PathBuf {
 // The local repository: queue files, writes, pushes
 // ---------------------------------------------------------------------------------------------
 
-fn queue_path(env: &TestEnv) -> PathBuf {
+pub(crate) fn queue_path(env: &TestEnv) -> PathBuf {
     env.common_dir().join(QUEUE_FILE)
 }
 
@@ -182,7 +182,7 @@ fn queue_bytes(env: &TestEnv) -> Option<Vec<u8>> {
 }
 
 /// The refs named by parseable lines of a queue file (empty when it does not exist).
-fn refs_of_queue_file(path: &Path) -> Vec<String> {
+pub(crate) fn refs_of_queue_file(path: &Path) -> Vec<String> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
@@ -193,7 +193,7 @@ fn refs_of_queue_file(path: &Path) -> Vec<String> {
 }
 
 /// Every ref named in the shared queue or in any per-destination queue.
-fn all_queued_refs(env: &TestEnv) -> Vec<String> {
+pub(crate) fn all_queued_refs(env: &TestEnv) -> Vec<String> {
     let mut refs = refs_of_queue_file(&queue_path(env));
     let dir = env.common_dir().join("entire").join("push-queues");
     if let Ok(entries) = std::fs::read_dir(&dir) {
@@ -230,7 +230,7 @@ fn run_in(env: &TestEnv, store: Store, dir: &Path, args: &[&str]) -> Output {
 }
 
 /// Asserts exit 0; returns stderr.
-fn assert_exit0(out: &Output, what: &str) -> String {
+pub(crate) fn assert_exit0(out: &Output, what: &str) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert_eq!(
         out.status.code(),
