@@ -23,6 +23,8 @@ mod commit_hooks;
 mod compat;
 #[path = "cli/concurrency.rs"]
 mod concurrency;
+#[path = "cli/crash.rs"]
+mod crash;
 #[path = "cli/fetch.rs"]
 mod fetch;
 #[path = "cli/list.rs"]

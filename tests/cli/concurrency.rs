@@ -11,8 +11,8 @@ use std::process::Output;
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, branch_dir, checkpoint_ref, path_str, refs_in, Store, TestEnv, REFS_PREFIX,
-    V1_BRANCH,
+    assert_code, assert_fsck_clean, branch_dir, checkpoint_ref, path_str, refs_in, Store, TestEnv,
+    REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::HEX_ID;
 use crate::push::{
@@ -289,12 +289,7 @@ fn writers_and_backfills_race(store: Store) {
         assert_eq!(slot_sessions(&env, store, id).len(), 1, "{id}");
         assert_eq!(&env.blob(store, id, "0/full.jsonl"), transcript, "{id}");
     }
-    let fsck = env.git_output(&["fsck", "--no-progress", "--strict"]);
-    assert!(
-        fsck.status.success(),
-        "git fsck: {}",
-        String::from_utf8_lossy(&fsck.stderr)
-    );
+    assert_fsck_clean(&env, env.repo());
     assert_delivered(&env, store, &want_ids);
 }
 

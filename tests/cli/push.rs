@@ -1643,31 +1643,15 @@ fn a_push_killed_midway_is_completed_by_the_next_push() {
     for (i, id) in [HEX_ID, HEX_ID_2, ULID_ID].into_iter().enumerate() {
         write(&env, Some(id), &format!("sess-{i}"), TRANSCRIPT);
     }
-    let started = origin.join("push-started");
-    let gate = origin.join("gate-open");
     // Block the first push inside the server until the test opens the gate.
-    write_executable(
-        &origin.join("hooks").join("pre-receive"),
-        &format!(
-            "#!/bin/sh\ncat >/dev/null\ntouch '{}'\nwhile [ ! -f '{}' ]; do sleep 0.05; done\nexit 0\n",
-            path_str(&started),
-            path_str(&gate)
-        ),
-    );
+    let (started, gate) = crate::crash::gate_pushes(&origin);
     let mut child = env.std_cmd(Store::Refs);
     let mut child = child
         .args(["push", "origin"])
         .current_dir(env.repo())
         .spawn()
         .expect("spawn push");
-    // Bounded wait for the server to be inside the push (not a timing assertion).
-    for _ in 0..3000 {
-        if started.exists() {
-            break;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    assert!(started.exists(), "the push never reached the remote");
+    crate::crash::wait_for(&started);
     child.kill().expect("kill the pusher");
     let _ = child.wait();
     assert!(
