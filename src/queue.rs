@@ -51,6 +51,23 @@ struct Record {
     name: String,
 }
 
+/// The checkpoint ref one queue line records, or `None` for a line every queue operation skips:
+/// blank, not a `{"ref": ...}` record, or naming anything but a checkpoint ref. Public so tools
+/// and the fuzz targets apply exactly the queue's own rule.
+pub fn parse_line(line: &str) -> Option<CheckpointRef> {
+    let line = line.trim();
+    if line.is_empty() {
+        return None;
+    }
+    let rec = serde_json::from_str::<Record>(line).ok()?;
+    CheckpointRef::parse(&rec.name).ok()
+}
+
+/// The newline-terminated queue line that records `r`; [`parse_line`] reads it back as `r`.
+pub fn encode_line(r: &CheckpointRef) -> String {
+    line_for(r.name())
+}
+
 /// The queued refs of a file's text, de-duplicated in first-seen order, and the number of
 /// non-blank lines (so callers can tell whether the file holds redundancy).
 fn parse(text: &str) -> (Vec<String>, usize) {
@@ -58,19 +75,14 @@ fn parse(text: &str) -> (Vec<String>, usize) {
     let mut refs = Vec::new();
     let mut raw = 0;
     for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() {
+        if line.trim().is_empty() {
             continue;
         }
         raw += 1;
-        let Ok(rec) = serde_json::from_str::<Record>(line) else {
-            continue;
-        };
-        if CheckpointRef::parse(&rec.name).is_err() {
-            continue;
-        }
-        if seen.insert(rec.name.clone()) {
-            refs.push(rec.name);
+        if let Some(r) = parse_line(line) {
+            if seen.insert(r.name().to_owned()) {
+                refs.push(r.name().to_owned());
+            }
         }
     }
     (refs, raw)
