@@ -10,6 +10,7 @@ use std::process::Output;
 
 use serde_json::{json, Value};
 
+use crate::crash::assert_queues_well_formed;
 use crate::env::{
     assert_code, assert_fsck_clean, branch_dir, checkpoint_ref, path_str, refs_in, Store, TestEnv,
     REFS_PREFIX, V1_BRANCH,
@@ -17,7 +18,7 @@ use crate::env::{
 use crate::fixtures::HEX_ID;
 use crate::push::{
     add_remote, all_queued_refs, assert_exit0, assert_never_forced, local_checkpoints, queue_path,
-    remote_checkpoints,
+    refs_of_queue_file, remote_checkpoints,
 };
 
 /// Threads that each run [`ROUNDS`] processes one after another: at most this many of our
@@ -299,13 +300,9 @@ fn assert_delivered(env: &TestEnv, store: Store, ids: &BTreeSet<String>) {
     let origin = add_remote(env, "origin");
     match store {
         Store::Refs => {
-            let text = std::fs::read_to_string(queue_path(env)).expect("a queue file");
-            let mut queued = BTreeSet::new();
-            for line in text.lines() {
-                let v: Value = serde_json::from_str(line)
-                    .unwrap_or_else(|e| panic!("corrupt queue line {line:?}: {e}"));
-                queued.insert(v["ref"].as_str().expect("a ref").to_string());
-            }
+            assert_queues_well_formed(env);
+            let queued: BTreeSet<String> =
+                refs_of_queue_file(&queue_path(env)).into_iter().collect();
             let want: BTreeSet<String> = ids.iter().map(|id| checkpoint_ref(id)).collect();
             assert_eq!(queued, want, "the queue names every written ref");
             let out = env.run(store, &["push", "origin"]);

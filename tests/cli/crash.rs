@@ -79,7 +79,7 @@ fn delivered(env: &TestEnv, store: Store, origin: &Path) -> bool {
 }
 
 /// Every line of every queue file is a well-formed record naming a checkpoint ref.
-fn assert_queues_well_formed(env: &TestEnv) {
+pub(crate) fn assert_queues_well_formed(env: &TestEnv) {
     let common = env.common_dir();
     let mut files = vec![common.join("entire-checkpoint-push-queue.jsonl")];
     if let Ok(dir) = std::fs::read_dir(common.join("entire").join("push-queues")) {
