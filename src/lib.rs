@@ -8,6 +8,7 @@
 
 pub mod checkpoint_remote;
 pub mod commit_hooks;
+mod crashpoint;
 pub mod doctor;
 pub mod exit;
 pub mod fetch;

@@ -359,6 +359,23 @@ pub fn to_json_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
 mod tests {
     use super::*;
 
+    /// Found by the `metadata` fuzz target: without correctly rounded float parsing, a number
+    /// kept under an unknown key changed by one ulp on every rewrite (`1.5666666666666669`
+    /// decoded as `1.5666666666666667`).
+    #[test]
+    fn floats_under_unknown_keys_survive_a_rewrite() {
+        for text in [
+            r#"{"checkpoint_id":"","future":[1.566666666666666666666666]}"#,
+            r#"{"checkpoint_id":"","future":1.5666666666666669}"#,
+        ] {
+            let doc = CheckpointSummary::from_json(text.as_bytes()).unwrap();
+            let again = CheckpointSummary::from_json(&doc.to_json()).unwrap();
+            assert_eq!(again, doc, "{text}");
+        }
+        let doc = CheckpointSummary::from_json(br#"{"x":1.5666666666666669}"#).unwrap();
+        assert_eq!(doc.extra["x"].as_f64(), Some(1.5666666666666669_f64));
+    }
+
     #[test]
     fn session_metadata_key_order_and_format() {
         let m = SessionMetadata {

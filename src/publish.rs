@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use git2::{Commit, ErrorCode, Oid};
 
+use crate::crashpoint::crashpoint;
 use crate::repo::{Identity, Repo};
 use crate::store::{git_err, StoreError, WriteOutcome};
 use crate::tree::Change;
@@ -126,15 +127,17 @@ pub(crate) fn publish<'r>(
         // taking the lock, so two concurrent creators could both succeed and one orphan
         // commit would be lost (found by tests/cli/write.rs concurrent_writers_lose_nothing).
         let old = loc.tip.unwrap_or(Oid::ZERO_SHA1);
+        crashpoint("publish.before-ref-update");
         let result = git.reference_matching(&loc.name, new, true, old, reflog);
         match result {
             Ok(_) => {
+                crashpoint("publish.after-ref-update");
                 return Ok(WriteOutcome {
                     ref_name: loc.name,
                     commit: new.to_string(),
                     changed: true,
                     enqueue_error: None,
-                })
+                });
             }
             Err(e)
                 if matches!(

@@ -38,6 +38,7 @@ use std::time::{Duration, Instant};
 use git2::Oid;
 use sha2::{Digest, Sha256};
 
+use crate::crashpoint::crashpoint;
 use crate::fsutil::{write_atomic, FileLock};
 use crate::git::{self, GitError, PushedRef};
 use crate::id::CheckpointId;
@@ -559,6 +560,7 @@ fn fan_out(
             delivery.queue(fp).enqueue_all(&announced)?;
         }
         delivery.save(&reg)?;
+        crashpoint("push.after-fan-out");
         shared.remove(&announced)?;
         Ok(())
     })
@@ -670,12 +672,14 @@ fn push_refs(
 ) -> Result<Vec<PushedRef>, BatchFailure> {
     let side = SideRepo::new(repo, refs)
         .map_err(|e| BatchFailure::Failed(format!("create side repository: {e}")))?;
+    crashpoint("push.before-git-push");
     let out = side
         .git()
         .args(["push", "--porcelain", "--no-verify", target])
         .args(specs.iter().map(PushRefspec::as_str))
         .run(deadline.saturating_duration_since(Instant::now()))
         .map_err(|e| BatchFailure::Failed(e.to_string()))?;
+    crashpoint("push.after-git-push");
     let results = git::parse_push_porcelain(&out.stdout);
     if results.is_empty() && !out.success() {
         let line = git::first_error_line(&out.stderr);

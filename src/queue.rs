@@ -12,10 +12,11 @@
 //! not a checkpoint ref are garbage too, so the queue can never make us push a foreign ref.
 
 use std::fs::{self, OpenOptions};
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::crashpoint;
 use crate::fsutil::{write_atomic, FileLock};
 use crate::refname::CheckpointRef;
 
@@ -50,6 +51,23 @@ struct Record {
     name: String,
 }
 
+/// The checkpoint ref one queue line records, or `None` for a line every queue operation skips:
+/// blank, not a `{"ref": ...}` record, or naming anything but a checkpoint ref. Public so tools
+/// and the fuzz targets apply exactly the queue's own rule.
+pub fn parse_line(line: &str) -> Option<CheckpointRef> {
+    let line = line.trim();
+    if line.is_empty() {
+        return None;
+    }
+    let rec = serde_json::from_str::<Record>(line).ok()?;
+    CheckpointRef::parse(&rec.name).ok()
+}
+
+/// The newline-terminated queue line that records `r`; [`parse_line`] reads it back as `r`.
+pub fn encode_line(r: &CheckpointRef) -> String {
+    line_for(r.name())
+}
+
 /// The queued refs of a file's text, de-duplicated in first-seen order, and the number of
 /// non-blank lines (so callers can tell whether the file holds redundancy).
 fn parse(text: &str) -> (Vec<String>, usize) {
@@ -57,19 +75,14 @@ fn parse(text: &str) -> (Vec<String>, usize) {
     let mut refs = Vec::new();
     let mut raw = 0;
     for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() {
+        if line.trim().is_empty() {
             continue;
         }
         raw += 1;
-        let Ok(rec) = serde_json::from_str::<Record>(line) else {
-            continue;
-        };
-        if CheckpointRef::parse(&rec.name).is_err() {
-            continue;
-        }
-        if seen.insert(rec.name.clone()) {
-            refs.push(rec.name);
+        if let Some(r) = parse_line(line) {
+            if seen.insert(r.name().to_owned()) {
+                refs.push(r.name().to_owned());
+            }
         }
     }
     (refs, raw)
@@ -134,6 +147,7 @@ impl PushQueue {
 
     /// Replaces the file with `refs` (temp file + fsync + rename); an empty set deletes it.
     fn rewrite(&self, refs: &[String]) -> Result<(), QueueError> {
+        crashpoint::crashpoint("queue.before-rewrite");
         if refs.is_empty() {
             return match fs::remove_file(&self.path) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(self.err("delete")(e)),
@@ -176,7 +190,8 @@ impl PushQueue {
         for r in refs {
             text.push_str(&line_for(r));
         }
-        f.write_all(text.as_bytes()).map_err(self.err("append"))
+        crashpoint::write_or_tear("queue.mid-append", &mut f, text.as_bytes())
+            .map_err(self.err("append"))
     }
 
     /// The queued refs, de-duplicated in first-seen order, without removing them. A file with

@@ -84,8 +84,9 @@ impl CheckpointRef {
         v
     }
 
-    /// Parses a full ref name. The shard must match the ID's own shard case-insensitively and
-    /// the tail must be exactly `<shard>/<id>`.
+    /// Parses a full ref name. The tail must be exactly `<shard>/<id>` with the shard in one of
+    /// the ID's two spellings ([`CheckpointRef::spellings`]): a mixed-case shard such as `zN` is
+    /// neither, so reads (which try only those two) could never find it.
     pub fn parse(name: &str) -> Result<Self, ForeignRef> {
         let tail = name
             .strip_prefix(CHECKPOINT_REF_PREFIX)
@@ -100,10 +101,10 @@ impl CheckpointRef {
         }
         let id =
             CheckpointId::parse(leaf).map_err(|_| ForeignRef::UnknownIdFormat(name.to_owned()))?;
-        Ok(CheckpointRef {
-            name: name.to_owned(),
-            id,
-        })
+        Self::spellings(&id)
+            .into_iter()
+            .find(|r| r.name == name)
+            .ok_or_else(bad)
     }
 
     /// The full ref name, in the spelling this value was built or parsed with.
@@ -199,6 +200,27 @@ mod tests {
             CheckpointRef::folded(&hex).unwrap().name(),
             "refs/entire/checkpoints/F6/a1b2c3d4e5f6"
         );
+    }
+
+    /// Found by the `ref_name` fuzz target: `zN` matched the shard `ZN` case-insensitively, so
+    /// the ref parsed (and was listed and pushed) although no read could ever locate it.
+    #[test]
+    fn mixed_case_shard_is_foreign() {
+        for name in [
+            "refs/entire/checkpoints/zN/01KVBJCWYA4YW6J5M9GP655HZN",
+            "refs/entire/checkpoints/Zn/01KVBJCWYA4YW6J5M9GP655HZN",
+        ] {
+            assert_eq!(
+                CheckpointRef::parse(name),
+                Err(ForeignRef::BadShape(name.to_owned()))
+            );
+        }
+        for name in [
+            "refs/entire/checkpoints/ZN/01KVBJCWYA4YW6J5M9GP655HZN",
+            "refs/entire/checkpoints/zn/01KVBJCWYA4YW6J5M9GP655HZN",
+        ] {
+            assert!(CheckpointRef::parse(name).is_ok(), "{name}");
+        }
     }
 
     proptest! {

@@ -22,11 +22,12 @@ use crate::store::{
 /// Errors resolving the topology or a checkpoint name.
 #[derive(Debug, thiserror::Error)]
 pub enum TopologyError {
-    /// The redaction settings are invalid (a user rule that does not compile).
-    #[error("redaction settings: {0}")]
+    /// The redaction settings are invalid (a user rule that does not compile). The reason is
+    /// the source, not repeated in the message (error chains print both).
+    #[error("redaction settings")]
     Redaction(#[from] crate::redact::RedactError),
-    /// The settings block is invalid.
-    #[error("resolve checkpoints config: {0}")]
+    /// The settings block is invalid; the reason is the source, as above.
+    #[error("resolve checkpoints config")]
     Config(#[from] SettingsError),
     /// An unknown backend type was configured.
     #[error("{location}: unknown checkpoint backend type {kind:?} (registered: {registered})")]

@@ -23,6 +23,10 @@ mod checkpoint_remote;
 mod commit_hooks;
 #[path = "cli/compat.rs"]
 mod compat;
+#[path = "cli/concurrency.rs"]
+mod concurrency;
+#[path = "cli/crash.rs"]
+mod crash;
 #[path = "cli/doctor.rs"]
 mod doctor;
 #[path = "cli/fetch.rs"]

@@ -420,3 +420,31 @@ fn invalid_created_at_and_session_ids() {
         }
     }
 }
+
+/// A settings error states its reason once: the wrapping error does not repeat its source,
+/// which the error chain prints anyway (it did, doubling the whole message).
+#[test]
+fn a_settings_error_states_its_reason_once() {
+    for (settings, reason) in [
+        (
+            r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirorrs": []}}"#,
+            "unknown field `mirorrs`",
+        ),
+        (
+            r#"{"redaction": {"rules": [{"name": "broken-ticket", "pattern": "ACME-[0-9"}]}}"#,
+            "broken-ticket",
+        ),
+    ] {
+        let env = TestEnv::new();
+        env.write_file(".entire/settings.json", settings.as_bytes());
+        let snapshot = env.refs_snapshot();
+        let out = env
+            .cmd()
+            .args(["write", "--session", "sess-1", "--id", HEX_ID])
+            .output()
+            .unwrap();
+        let stderr = assert_code(&out, 1, settings);
+        assert_eq!(stderr.matches(reason).count(), 1, "{settings}:\n{stderr}");
+        assert_eq!(env.refs_snapshot(), snapshot, "nothing written");
+    }
+}

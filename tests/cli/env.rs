@@ -619,3 +619,19 @@ pub fn hooks_dir(env: &TestEnv) -> PathBuf {
         env.repo().join(p)
     }
 }
+
+/// Asserts `git fsck --strict` finds nothing wrong in the repository at `dir` (unreachable
+/// objects, such as a crashed write's, are not errors).
+pub fn assert_fsck_clean(env: &TestEnv, dir: &Path) {
+    let out = env
+        .git_command_in(dir, &["fsck", "--strict", "--no-progress"])
+        .output()
+        .expect("run git fsck");
+    assert!(
+        out.status.success(),
+        "git fsck in {}:\n{}{}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

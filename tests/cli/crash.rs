@@ -1,0 +1,352 @@
+//! Writers and pushers killed part-way (issue 7): at the library's crash points
+//! (`ENTIRE_TEST_CRASHPOINT`, see `src/crashpoint.rs`: the process aborts there without any
+//! cleanup) and with SIGKILL while `git push` runs. Afterwards `git fsck` is clean, the
+//! checkpoint being written is either fully there or absent, later writes work, and pushing
+//! (`push`, and `push --all` where the crash lost the queue record) delivers every local
+//! checkpoint to the bare remote, which is checked with `git for-each-ref` on both sides.
+
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::{json, Value};
+
+use crate::env::{
+    assert_fsck_clean, checkpoint_ref, path_str, refs_in, rev_in, write_executable, Store, TestEnv,
+    REFS_PREFIX, V1_BRANCH,
+};
+use crate::fixtures::{HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
+use crate::push::{
+    add_remote, all_queued_refs, assert_exit0, assert_never_forced, local_checkpoints,
+    remote_checkpoints,
+};
+
+/// The variable that arms a crash point in our binaries.
+const CRASHPOINT: &str = "ENTIRE_TEST_CRASHPOINT";
+/// Written after the crash, to show later writes are unaffected.
+const LATER_ID: &str = "0123456789ab";
+const SIGABRT: i32 = 6;
+
+/// `git entire-checkpoint <args>` under `store`, with the crash point `point` armed; asserts it
+/// died there.
+fn run_until_crash(env: &TestEnv, store: Store, args: &[&str], point: &str) {
+    let out = env
+        .std_cmd(store)
+        .env(CRASHPOINT, point)
+        .args(args)
+        .output()
+        .expect("run git-entire-checkpoint");
+    assert_eq!(
+        out.status.signal(),
+        Some(SIGABRT),
+        "{args:?} did not die at {point}: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn write_args<'a>(id: &'a str, session: &'a str, transcript: &'a Path) -> Vec<&'a str> {
+    vec![
+        "write",
+        "--id",
+        id,
+        "--session",
+        session,
+        "--transcript",
+        path_str(transcript),
+    ]
+}
+
+/// A repository with remote `origin` that already received one checkpoint (so the destination
+/// is known and later pushes do not reconcile on their own). For git-branch the remote is
+/// tracked, so the v1 branch is pushed (anchor §6.2).
+fn pushed_once(env: &TestEnv, store: Store) -> PathBuf {
+    let origin = add_remote(env, "origin");
+    env.git(&["push", "-q", "origin", "main"]);
+    env.git(&["fetch", "-q", "origin"]);
+    let first = env.input_file("first.jsonl", TRANSCRIPT_2);
+    env.ok(store, &write_args(HEX_ID_2, "first", &first));
+    assert_exit0(&env.run(store, &["push", "origin"]), "first push");
+    origin
+}
+
+/// The local and remote checkpoint data agree: the git-refs refs, or the v1 branch.
+fn delivered(env: &TestEnv, store: Store, origin: &Path) -> bool {
+    match store {
+        Store::Refs => remote_checkpoints(env, origin) == local_checkpoints(env),
+        Store::Branch => rev_in(env, origin, V1_BRANCH) == env.rev(V1_BRANCH),
+    }
+}
+
+/// Every line of every queue file is a well-formed record naming a checkpoint ref.
+pub(crate) fn assert_queues_well_formed(env: &TestEnv) {
+    let common = env.common_dir();
+    let mut files = vec![common.join("entire-checkpoint-push-queue.jsonl")];
+    if let Ok(dir) = std::fs::read_dir(common.join("entire").join("push-queues")) {
+        files.extend(dir.flatten().map(|e| e.path()));
+    }
+    for f in files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|e| e == "jsonl"))
+    {
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        for line in text.lines() {
+            let v: Value = serde_json::from_str(line)
+                .unwrap_or_else(|e| panic!("{}: corrupt line {line:?}: {e}", f.display()));
+            let r = v["ref"].as_str().unwrap_or_default();
+            assert!(r.starts_with(REFS_PREFIX), "{}: {line}", f.display());
+        }
+    }
+}
+
+/// Whether checkpoint `id` exists; when it does, it holds exactly `session` with `transcript`.
+fn written_whole(env: &TestEnv, store: Store, id: &str, session: &str, transcript: &[u8]) -> bool {
+    if !env.exists(store, id, "") {
+        return false;
+    }
+    let root = env.json(store, id, "metadata.json");
+    assert_eq!(root["checkpoint_id"], json!(id), "{root}");
+    assert_eq!(root["sessions"].as_array().map(Vec::len), Some(1), "{root}");
+    let meta = env.json(store, id, "0/metadata.json");
+    assert_eq!(meta["session_id"], json!(session), "{meta}");
+    assert_eq!(env.blob(store, id, "0/full.jsonl"), transcript);
+    true
+}
+
+/// What a writer killed at a point leaves, and what it takes to deliver it.
+struct WriterCrash {
+    point: &'static str,
+    /// Whether the checkpoint exists after the crash.
+    written: bool,
+    /// Whether a plain `push` delivers it (else the queue record was lost and `push --all`,
+    /// which reconciles with the remote, is the repair).
+    plain_push_delivers: bool,
+}
+
+fn writer_killed(store: Store, crash: WriterCrash) {
+    let env = TestEnv::new();
+    let origin = pushed_once(&env, store);
+    let transcript = env.input_file("crashed.jsonl", TRANSCRIPT);
+    run_until_crash(
+        &env,
+        store,
+        &write_args(HEX_ID, "crashed", &transcript),
+        crash.point,
+    );
+    assert_fsck_clean(&env, env.repo());
+    assert_eq!(
+        written_whole(&env, store, HEX_ID, "crashed", TRANSCRIPT),
+        crash.written,
+        "after a crash at {} the checkpoint is whole or absent as expected",
+        crash.point
+    );
+    // The next write works (no stale lock, no torn queue line swallowing its record).
+    let later = env.input_file("later.jsonl", TRANSCRIPT_2);
+    env.ok(store, &write_args(LATER_ID, "later", &later));
+    assert_exit0(&env.run(store, &["push", "origin"]), "push after the crash");
+    assert!(
+        store == Store::Branch || rev_in(&env, &origin, &checkpoint_ref(LATER_ID)).is_some(),
+        "the later checkpoint is delivered by a plain push"
+    );
+    assert_eq!(
+        delivered(&env, store, &origin),
+        crash.plain_push_delivers,
+        "after a crash at {}, does a plain push deliver everything?",
+        crash.point
+    );
+    if !crash.plain_push_delivers {
+        assert_exit0(&env.run(store, &["push", "origin", "--all"]), "push --all");
+        assert!(delivered(&env, store, &origin), "push --all repairs");
+    }
+    assert_queues_well_formed(&env);
+    assert_eq!(all_queued_refs(&env), Vec::<String>::new());
+    assert_never_forced(&origin);
+}
+
+/// Killed after the new commit and its objects are stored, before the ref moves: the
+/// checkpoint is absent (its objects are unreachable garbage, which fsck accepts).
+fn writer_killed_before_ref_update(store: Store) {
+    writer_killed(
+        store,
+        WriterCrash {
+            point: "publish.before-ref-update",
+            written: false,
+            plain_push_delivers: true,
+        },
+    );
+}
+
+/// Killed right after the ref moved: the checkpoint is whole. On git-refs it was never
+/// enqueued, so only the reconciling `push --all` delivers it; the v1 branch is always pushed.
+fn writer_killed_after_ref_update(store: Store) {
+    writer_killed(
+        store,
+        WriterCrash {
+            point: "publish.after-ref-update",
+            written: true,
+            plain_push_delivers: store == Store::Branch,
+        },
+    );
+}
+
+both_stores! {
+    a_writer_killed_before_the_ref_update_leaves_no_checkpoint => writer_killed_before_ref_update;
+    a_writer_killed_after_the_ref_update_leaves_a_whole_checkpoint => writer_killed_after_ref_update;
+}
+
+/// Killed half-way through appending its queue record: the checkpoint is whole, the queue ends
+/// in a torn line that the next append does not swallow and the next drain drops.
+#[test]
+fn a_writer_killed_mid_queue_append_leaves_a_torn_line_that_heals() {
+    writer_killed(
+        Store::Refs,
+        WriterCrash {
+            point: "queue.mid-append",
+            written: true,
+            plain_push_delivers: false,
+        },
+    );
+}
+
+/// A pusher killed at `point` after three checkpoints were written: nothing is lost, and the
+/// next plain push delivers everything.
+fn pusher_killed(store: Store, point: &str) {
+    let env = TestEnv::new();
+    let origin = pushed_once(&env, store);
+    for (i, id) in [HEX_ID, LATER_ID, ULID_ID].into_iter().enumerate() {
+        if store == Store::Branch && id == ULID_ID {
+            continue; // the git-branch primary refuses ULIDs
+        }
+        let t = env.input_file(&format!("t{i}.jsonl"), TRANSCRIPT);
+        env.ok(store, &write_args(id, &format!("s{i}"), &t));
+    }
+    let local_before = env.refs_snapshot();
+    run_until_crash(&env, store, &["push", "origin"], point);
+    assert_eq!(
+        env.refs_snapshot(),
+        local_before,
+        "a push moves no local ref"
+    );
+    assert_fsck_clean(&env, env.repo());
+    assert_fsck_clean(&env, &origin);
+    assert_queues_well_formed(&env);
+    // Killed after `git push` returned, the remote is complete and only the queue lags.
+    let after_git_push = matches!(point, "push.after-git-push" | "queue.before-rewrite#2");
+    if store == Store::Refs {
+        assert_eq!(
+            delivered(&env, store, &origin),
+            after_git_push,
+            "killed at {point}: has the remote got everything yet?"
+        );
+    }
+    assert_exit0(&env.run(store, &["push", "origin"]), "push after the crash");
+    assert!(
+        delivered(&env, store, &origin),
+        "the next push delivers everything after a kill at {point}"
+    );
+    assert_queues_well_formed(&env);
+    assert_eq!(all_queued_refs(&env), Vec::<String>::new(), "{point}");
+    assert_never_forced(&origin);
+}
+
+#[test]
+fn a_pusher_killed_at_any_point_is_completed_by_the_next_push() {
+    for point in [
+        "push.after-fan-out",
+        // The shared queue's rewrite that clears what was fanned out.
+        "queue.before-rewrite#1",
+        "push.before-git-push",
+        "push.after-git-push",
+        // The destination queue's rewrite that removes the landed refs.
+        "queue.before-rewrite#2",
+    ] {
+        pusher_killed(Store::Refs, point);
+    }
+}
+
+#[test]
+fn a_v1_pusher_killed_around_git_push_is_completed_by_the_next_push() {
+    for point in ["push.before-git-push", "push.after-git-push"] {
+        pusher_killed(Store::Branch, point);
+    }
+}
+
+/// Makes the remote's `pre-receive` hook block until the test opens the gate; returns the
+/// "push started" marker and the gate.
+pub(crate) fn gate_pushes(remote: &Path) -> (PathBuf, PathBuf) {
+    let started = remote.join("push-started");
+    let gate = remote.join("gate-open");
+    write_executable(
+        &remote.join("hooks").join("pre-receive"),
+        &format!(
+            "#!/bin/sh\ncat >/dev/null\ntouch '{}'\nwhile [ ! -f '{}' ]; do sleep 0.05; done\nexit 0\n",
+            path_str(&started),
+            path_str(&gate)
+        ),
+    );
+    (started, gate)
+}
+
+/// Waits (bounded) until `marker` exists: a wait for the server, not a timing assertion.
+pub(crate) fn wait_for(marker: &Path) {
+    for _ in 0..3000 {
+        if marker.exists() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    panic!("{} never appeared", marker.display());
+}
+
+/// SIGKILL of the pusher's whole process group (our binary, its `git push` and the local
+/// transport's `receive-pack` with the blocked `pre-receive` hook) while `git push` is inside
+/// the remote, as when a terminal is closed: the local repository and the remote stay
+/// consistent and the next push delivers everything.
+fn pusher_sigkilled_during_git_push(store: Store) {
+    let env = TestEnv::new();
+    let origin = pushed_once(&env, store);
+    let t = env.input_file("t.jsonl", TRANSCRIPT);
+    env.ok(store, &write_args(HEX_ID, "during", &t));
+    let (started, gate) = gate_pushes(&origin);
+    let mut child = env
+        .std_cmd(store)
+        .args(["push", "origin"])
+        .process_group(0)
+        .spawn()
+        .expect("spawn push");
+    wait_for(&started);
+    let group = format!("-{}", child.id());
+    let kill = std::process::Command::new("kill")
+        .args(["-KILL", "--", &group])
+        .status()
+        .expect("run kill");
+    assert!(kill.success(), "kill -KILL {group}");
+    let status = child.wait().expect("reap the pusher");
+    assert_eq!(status.signal(), Some(9), "killed by SIGKILL");
+    assert!(
+        !delivered(&env, store, &origin),
+        "the remote did not get the checkpoint before the kill"
+    );
+    assert_fsck_clean(&env, env.repo());
+    assert_queues_well_formed(&env);
+    std::fs::write(&gate, "").expect("open the gate");
+    let out: Output = env.run(store, &["push", "origin"]);
+    assert_exit0(&out, "push after SIGKILL");
+    assert!(delivered(&env, store, &origin), "everything delivered");
+    assert_fsck_clean(&env, &origin);
+    if store == Store::Refs {
+        assert_eq!(
+            refs_in(&env, &origin, REFS_PREFIX).len(),
+            2,
+            "both checkpoints on the remote"
+        );
+        assert_eq!(all_queued_refs(&env), Vec::<String>::new());
+    }
+    assert_never_forced(&origin);
+}
+
+both_stores! {
+    a_pusher_sigkilled_during_git_push_is_completed_by_the_next_push => pusher_sigkilled_during_git_push;
+}
