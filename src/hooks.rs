@@ -182,11 +182,16 @@ fn state(dir: &Path, name: &str) -> HookState {
     }
 }
 
-/// The state of each hook of [`HOOK_NAMES`].
+/// The state of each hook of [`HOOK_NAMES`], then of `pre-auto-gc` when gc is enabled in the
+/// settings (so it is due) or ours is installed.
 pub fn status(repo: &Repo) -> Vec<(String, HookState)> {
     let dir = hooks_dir(repo);
+    let gc = GC_SCRIPT.0;
+    let gc_due = crate::gc::enabled_in_settings(repo) || is_ours(&dir.join(gc));
     HOOK_NAMES
         .iter()
+        .copied()
+        .chain(gc_due.then_some(gc))
         .map(|n| (n.to_string(), state(&dir, n)))
         .collect()
 }

@@ -297,6 +297,13 @@ fn the_retention_setting_enables_gc_and_the_pre_auto_gc_hook() {
     assert_success(&run(env, &["hooks", "install"]), &["hooks", "install"]);
     let hook = hooks_dir(env).join("pre-auto-gc");
     assert!(!hook.exists(), "no pre-auto-gc hook while gc is off");
+    let hooks_status = |env: &TestEnv| {
+        parse_json(&run(env, &["status", "--json"]).stdout)["hooks"]
+            .as_object()
+            .unwrap()
+            .clone()
+    };
+    assert!(!hooks_status(env).contains_key("pre-auto-gc"));
 
     env.write_file(
         ".entire/settings.json",
@@ -306,6 +313,10 @@ fn the_retention_setting_enables_gc_and_the_pre_auto_gc_hook() {
     assert_success(&out, &["hooks", "install"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("pre-auto-gc"));
     assert!(hook.exists());
+    assert_eq!(hooks_status(env)["pre-auto-gc"], json!(true));
+    assert!(
+        String::from_utf8_lossy(&run(env, &["hooks", "status"]).stdout).contains("pre-auto-gc")
+    );
 
     // git runs the hook before its automatic gc; run it the way git does.
     let out = env
