@@ -171,9 +171,12 @@ fn builtin() -> &'static [Rule] {
             token(r"pypi-AgE[A-Za-z0-9_\-]{50,}"),
             token(r"AIza[0-9A-Za-z_\-]{35}"),
             token(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"),
-            // OpenAI and Anthropic keys; a hyphenated slug such as `sk-learn-...` is not random.
+            // OpenAI and Anthropic keys: a random run of 20 or more; a hyphenated slug such as
+            // `sk-learn-...` has no such run.
             rule(
-                &format!(r"{b}(?P<value>sk-(?:[a-z0-9]+-)*[A-Za-z0-9_\-]{{20,}})(?-u:\b)"),
+                &format!(
+                    r"{b}(?P<value>sk-[A-Za-z0-9_\-]*?[A-Za-z0-9]{{20}}[A-Za-z0-9_\-]*)(?-u:\b)"
+                ),
                 Replace::EntropyValue,
             ),
             // JWTs.
@@ -718,10 +721,41 @@ mod tests {
             "Bearer tokens go in the Authorization header; use bearer authentication.",
             "-----BEGIN RSA PRIVATE KEY-----",
             "see the task-runner-configuration-loader module and skip-the-long-identifier-here",
+            "pip install sk-learn-pipeline-configuration-loader",
             "https://example.com:8443/path and user@example.com",
             r#"{"content":"line one\nnext line\tindented"}"#,
         ] {
             assert_eq!(red(s), (s.to_owned(), 0), "{s}");
+        }
+    }
+
+    #[test]
+    fn a_secret_several_rules_match_counts_once() {
+        let gh = format!("ghp_{}", "a1B2".repeat(9));
+        for (input, want) in [
+            (
+                format!(r#"{{"password": "{gh}"}}"#),
+                r#"{"password": "REDACTED"}"#.to_owned(),
+            ),
+            (
+                "curl -H 'Authorization: Bearer Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1'".to_owned(),
+                "curl -H 'Authorization: Bearer REDACTED'".to_owned(),
+            ),
+            (
+                r#"{"m":"{\"api_key\": \"sk-proj-Q7vT2mX9pL4kR8sW1nB6cZ3hJ5dF0gY\"}"}"#.to_owned(),
+                r#"{"m":"{\"api_key\": \"REDACTED\"}"}"#.to_owned(),
+            ),
+            (
+                "-----BEGIN RSA PRIVATE KEY-----\r\nMIIEpAIBAAKCAQEA\r\n-----END RSA PRIVATE KEY-----\r\n"
+                    .to_owned(),
+                "REDACTED\r\n".to_owned(),
+            ),
+            (
+                r#"{"c":"x\u003dAKIAIOSFODNN7EXAMPLE"}"#.to_owned(),
+                r#"{"c":"x\u003dREDACTED"}"#.to_owned(),
+            ),
+        ] {
+            assert_eq!(red(&input), (want, 1), "{input}");
         }
     }
 
