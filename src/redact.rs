@@ -140,9 +140,9 @@ fn builtin() -> &'static [Rule] {
         const IN_STRING: &str = r#"(?:[^"\\\n]|\\.)"#;
         // The bytes of a JSON string nested (escaped) inside another JSON string.
         const IN_ESCAPED_STRING: &str = r#"(?:[^"\\\n]|\\[^"\\\n]|\\\\(?:\\[^\n]|[^"\\\n]))"#;
-        // Real lines that belong to a PEM block: base64 and the RFC 1421 headers.
-        const PEM_LINE: &str =
-            r"\r?\n(?:[A-Za-z0-9+/=]{4,}|(?:Proc-Type|DEK-Info|Comment): [^\r\n]*)\r?(?m:$)";
+        // Real lines that belong to a PEM block: base64 and the RFC 1421 headers, maybe indented
+        // (a YAML `|` block), and the blank line after the headers of an encrypted key.
+        const PEM_LINE: &str = r"(?:\r?\n[ \t]*\r?(?m:$))?\r?\n[ \t]*(?:[A-Za-z0-9+/=]{4,}|(?:Proc-Type|DEK-Info|Comment): [^\r\n]*)\r?(?m:$)";
         const PEM_BEGIN: &str = r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----";
         vec![
             // PEM private key blocks: within one JSON string (escaped `\n`), or over real lines
@@ -150,7 +150,7 @@ fn builtin() -> &'static [Rule] {
             // swallow the transcript lines between two markers.
             rule(
                 &format!(
-                    r"{PEM_BEGIN}(?:{IN_STRING}*?|(?:{PEM_LINE})*?\r?\n)-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+                    r"{PEM_BEGIN}(?:{IN_STRING}*?|(?:{PEM_LINE})*?\r?\n[ \t]*)-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
                 ),
                 Replace::Whole,
             ),
@@ -655,6 +655,13 @@ mod tests {
         let lines =
             "{\"a\":\"-----BEGIN RSA PRIVATE KEY-----\\nMIIEpAIBAAKCAQEA\"}\n{\"b\":\"keep me\"}\n";
         assert_jsonl_redacts(lines, "{\"a\":\"REDACTED\"}\n{\"b\":\"keep me\"}\n", 1);
+        let yaml = "tls:\n  key: |\n    -----BEGIN RSA PRIVATE KEY-----\n    MIIEpAIBAAKCAQEA\n    -----END RSA PRIVATE KEY-----\n  port: 443\n";
+        assert_eq!(
+            red(yaml),
+            ("tls:\n  key: |\n    REDACTED\n  port: 443\n".to_owned(), 1)
+        );
+        let encrypted = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\nMIIEpAIBAAKCAQEA\nabcd==\n\nthe rest\n";
+        assert_eq!(red(encrypted), ("REDACTED\n\nthe rest\n".to_owned(), 1));
         let pgp =
             "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF0\n-----END PGP PRIVATE KEY BLOCK-----";
         assert_eq!(red(pgp), ("REDACTED".to_owned(), 1));
