@@ -69,6 +69,24 @@ enum Replace {
 struct Rule {
     re: Regex,
     replace: Replace,
+    /// Only a match at a token start counts (see [`at_token_start`]).
+    token_start: bool,
+}
+
+/// Whether a match at `start` begins a token: at the start, after a byte that is not a word
+/// character, after a JSON string escape (`\n`, `\t`, `\u0020`...), or with an underscore (the
+/// `_PASSWORD` of `DB_PASSWORD`). A plain `\b` misses `\nghp_...` because the escape's `n` reads
+/// as a word character, and the regex crate has no look-behind; checking here rather than in
+/// the pattern also keeps each rule's literal prefilter (`ghp_`, `AKIA`) fast.
+fn at_token_start(text: &[u8], start: usize) -> bool {
+    if text.get(start) == Some(&b'_') {
+        return true;
+    }
+    match &text[..start] {
+        [] | [.., b'\\', b'n' | b'r' | b't' | b'b' | b'f'] => true,
+        [.., b'\\', b'u', a, b, c, d] if [a, b, c, d].iter().all(|x| x.is_ascii_hexdigit()) => true,
+        [.., last] => !(last.is_ascii_alphanumeric() || *last == b'_'),
+    }
 }
 
 /// A value that is already a placeholder or obviously not a secret.
@@ -106,12 +124,6 @@ fn entropy(v: &[u8]) -> f64 {
 /// A quote as it appears raw or inside a JSON string.
 const QUOTE: &str = r#"(?:\\?["'])?"#;
 
-/// What may stand right before a token: the start, any byte that is not a word character, or a
-/// JSON string escape (`\n`, `\t`, `\u0020`...). A plain `\b` misses `\nghp_...` because the
-/// escape's `n` reads as a word character; the regex crate has no look-behind, so the rules
-/// consume this prefix and replace only their `value` group.
-const BEFORE: &str = r"(?:^|(?-u:[^A-Za-z0-9_])|\\[nrtbf]|\\u[0-9A-Fa-f]{4})";
-
 /// Member names whose string value is a credential, matched against the whole name: names that
 /// end in a credential word (`api_key`, `clientSecret`, `GITHUB_TOKEN`, `aws_secret_access_key`,
 /// `Authorization`), or that are exactly a short one (`pwd`, `auth`). `password_hash`,
@@ -124,18 +136,17 @@ const AUTH_SCHEME: &str = r"(?i:bearer|basic|token|bot)[ \t]+";
 fn builtin() -> &'static [Rule] {
     static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
     RULES.get_or_init(|| {
-        let (q, b) = (QUOTE, BEFORE);
-        let rule = |pattern: &str, replace| Rule {
+        let q = QUOTE;
+        let compile = |pattern: &str, replace, token_start| Rule {
             re: Regex::new(pattern).expect("built-in redaction rules compile"),
             replace,
+            token_start,
         };
-        // A provider token: `body` after a token boundary, up to a word boundary.
-        let token = |body: &str| {
-            rule(
-                &format!(r"{b}(?P<value>{body})(?-u:\b)"),
-                Replace::Value,
-            )
-        };
+        let rule = |pattern: &str, replace| compile(pattern, replace, false);
+        // A rule whose match must begin a token.
+        let word = |pattern: &str, replace| compile(pattern, replace, true);
+        // A provider token, whole, from a token start up to a word boundary.
+        let token = |body: &str| word(&format!(r"(?P<value>{body})(?-u:\b)"), Replace::Value);
         // The bytes of one JSON string, escapes whole: never past its closing quote or a line end.
         const IN_STRING: &str = r#"(?:[^"\\\n]|\\.)"#;
         // The bytes of a JSON string nested (escaped) inside another JSON string.
@@ -173,10 +184,8 @@ fn builtin() -> &'static [Rule] {
             token(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"),
             // OpenAI and Anthropic keys: a random run of 20 or more; a hyphenated slug such as
             // `sk-learn-...` has no such run.
-            rule(
-                &format!(
-                    r"{b}(?P<value>sk-[A-Za-z0-9_\-]*?[A-Za-z0-9]{{20}}[A-Za-z0-9_\-]*)(?-u:\b)"
-                ),
+            word(
+                r"(?P<value>sk-[A-Za-z0-9_\-]*?[A-Za-z0-9]{20}[A-Za-z0-9_\-]*)(?-u:\b)",
                 Replace::EntropyValue,
             ),
             // JWTs.
@@ -214,19 +223,19 @@ fn builtin() -> &'static [Rule] {
                 Replace::Value,
             ),
             // A bearer token in prose; only a random-looking one (not "bearer authentication").
-            rule(
-                &format!(r"(?i){b}bearer[ \t]+(?P<value>[A-Za-z0-9._~+/\-]{{16,}}=*)"),
+            word(
+                r"(?i)bearer[ \t]+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)",
                 Replace::EntropyValue,
             ),
             // ADO-style connection strings.
-            rule(
-                &format!(r"(?i){b}(?:password|pwd)\s*=\s*(?P<value>[^;\s\\]{{4,}})\s*;"),
+            word(
+                r"(?i)(?:password|pwd)\s*=\s*(?P<value>[^;\s\\]{4,})\s*;",
                 Replace::Value,
             ),
             // Credential assignments: `password=...`, `'api_key': '...'`, `DB_PASSWORD=...`.
-            rule(
+            word(
                 &format!(
-                    r#"(?i)(?:{b}|_)(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth[_\-]?token|aws_secret_access_key){q}\s*[:=]\s*{q}(?P<value>[^\s"'\\,;]{{4,}})"#
+                    r#"(?i)_?(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth[_\-]?token|aws_secret_access_key){q}\s*[:=]\s*{q}(?P<value>[^\s"'\\,;]{{4,}})"#
                 ),
                 Replace::Value,
             ),
@@ -276,6 +285,7 @@ impl Redactor {
             user.push(Rule {
                 re,
                 replace: Replace::Whole,
+                token_start: false,
             });
         }
         Ok(Redactor {
@@ -318,6 +328,9 @@ impl Redactor {
             }
             let replaced = rule.re.replace_all(&text, |c: &Captures<'_>| {
                 let whole = c.get(0).expect("group 0 always matches");
+                if rule.token_start && !at_token_start(&text, whole.start()) {
+                    return whole.as_bytes().to_vec();
+                }
                 let value = c.name("value");
                 let secret = match (rule.replace, value) {
                     (Replace::Whole, _) => Some(whole),
