@@ -743,6 +743,7 @@ mod tests {
             "see the task-runner-configuration-loader module and skip-the-long-identifier-here",
             "pip install sk-learn-pipeline-configuration-loader",
             "https://example.com:8443/path and user@example.com",
+            "glued to a word: xAKIAIOSFODNN7EXAMPLE, my_ghp_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2",
             r#"{"content":"line one\nnext line\tindented"}"#,
         ] {
             assert_eq!(red(s), (s.to_owned(), 0), "{s}");
