@@ -69,6 +69,24 @@ enum Replace {
 struct Rule {
     re: Regex,
     replace: Replace,
+    /// Only a match at a token start counts (see [`at_token_start`]).
+    token_start: bool,
+}
+
+/// Whether a match at `start` begins a token: at the start, after a byte that is not a word
+/// character, after a JSON string escape (`\n`, `\t`, `\u0020`...), or with an underscore (the
+/// `_PASSWORD` of `DB_PASSWORD`). A plain `\b` misses `\nghp_...` because the escape's `n` reads
+/// as a word character, and the regex crate has no look-behind; checking here rather than in
+/// the pattern also keeps each rule's literal prefilter (`ghp_`, `AKIA`) fast.
+fn at_token_start(text: &[u8], start: usize) -> bool {
+    if text.get(start) == Some(&b'_') {
+        return true;
+    }
+    match &text[..start] {
+        [] | [.., b'\\', b'n' | b'r' | b't' | b'b' | b'f'] => true,
+        [.., b'\\', b'u', a, b, c, d] if [a, b, c, d].iter().all(|x| x.is_ascii_hexdigit()) => true,
+        [.., last] => !(last.is_ascii_alphanumeric() || *last == b'_'),
+    }
 }
 
 /// A value that is already a placeholder or obviously not a secret.
@@ -103,51 +121,150 @@ fn entropy(v: &[u8]) -> f64 {
         .sum()
 }
 
+/// A quote as it appears raw or inside a JSON string.
+const QUOTE: &str = r#"(?:\\?["'])?"#;
+
+/// Member names whose string value is a credential, matched against the whole name: names that
+/// end in a credential word (`api_key`, `clientSecret`, `GITHUB_TOKEN`, `aws_secret_access_key`,
+/// `Authorization`), or that are exactly a short one (`pwd`, `auth`). `password_hash`,
+/// `token_count` or `max_tokens` end in something else and are kept.
+const CREDENTIAL_NAME: &str = r"(?i:[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|authorization)|(?:[A-Za-z0-9_.\-]*[_.\-])?(?:pwd|auth))";
+
+/// An HTTP authorization scheme kept in front of a redacted credential (`Bearer REDACTED`).
+const AUTH_SCHEME: &str = r"(?i:bearer|basic|token|bot)[ \t]+";
+
 fn builtin() -> &'static [Rule] {
     static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
     RULES.get_or_init(|| {
-        // A quote as it appears raw or inside a JSON string.
-        const Q: &str = r#"(?:\\?["'])?"#;
-        let rule = |pattern: &str, replace| Rule {
+        let q = QUOTE;
+        let compile = |pattern: &str, replace, token_start| Rule {
             re: Regex::new(pattern).expect("built-in redaction rules compile"),
             replace,
+            token_start,
         };
+        let rule = |pattern: &str, replace| compile(pattern, replace, false);
+        // A rule whose match must begin a token.
+        let word = |pattern: &str, replace| compile(pattern, replace, true);
+        // A provider token, whole, from a token start up to a word boundary.
+        let token = |body: &str| word(&format!(r"(?P<value>{body})(?-u:\b)"), Replace::Value);
+        // The bytes of one JSON string, escapes whole: never past its closing quote or a line end.
+        const IN_STRING: &str = r#"(?:[^"\\\n]|\\.)"#;
+        // The bytes of a JSON string nested (escaped) inside another JSON string.
+        const IN_ESCAPED_STRING: &str = r#"(?:[^"\\\n]|\\[^"\\\n]|\\\\(?:\\[^\n]|[^"\\\n]))"#;
+        // Real lines that belong to a PEM block: base64 and the RFC 1421 headers, maybe indented
+        // (a YAML `|` block), and the blank line after the headers of an encrypted key.
+        const PEM_LINE: &str = r"(?:\r?\n[ \t]*\r?(?m:$))?\r?\n[ \t]*(?:[A-Za-z0-9+/=]{4,}|(?:Proc-Type|DEK-Info|Comment): [^\r\n]*)\r?(?m:$)";
+        const PEM_BEGIN: &str = r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----";
         vec![
-            // PEM private key blocks: within one line (escaped `\n` inside a JSON string), or
-            // over real lines that hold only base64 and PEM headers. Never across other lines,
-            // which would swallow the transcript lines between two markers.
+            // PEM private key blocks: within one JSON string (escaped `\n`), or over real lines
+            // that hold only base64 and PEM headers. Never across other lines, which would
+            // swallow the transcript lines between two markers.
             rule(
-                r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?:[^\n]*?|\n(?:[A-Za-z0-9+/=:, \-]*\n)*?)-----END [A-Z0-9 ]*PRIVATE KEY-----",
+                &format!(
+                    r"{PEM_BEGIN}(?:{IN_STRING}*?|(?:{PEM_LINE})*?\r?\n[ \t]*)-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+                ),
+                Replace::Whole,
+            ),
+            // A block cut off before its END line (a `head` of a key file, a truncated paste):
+            // up to the end of its JSON string, or over the PEM lines that follow.
+            rule(
+                &format!(r"{PEM_BEGIN}(?:{IN_STRING}+(?:{PEM_LINE})*|(?:{PEM_LINE})+)"),
                 Replace::Whole,
             ),
             // Provider tokens with recognisable prefixes.
-            rule(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", Replace::Whole),
-            rule(r"\bgh[pousr]_[A-Za-z0-9]{36,255}\b", Replace::Whole),
-            rule(r"\bgithub_pat_[A-Za-z0-9_]{22,255}\b", Replace::Whole),
-            rule(r"\bglpat-[A-Za-z0-9_\-]{20,}", Replace::Whole),
-            rule(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}", Replace::Whole),
+            token(r"(?:AKIA|ASIA)[0-9A-Z]{16}"),
+            token(r"gh[pousr]_[A-Za-z0-9]{36,255}"),
+            token(r"github_pat_[A-Za-z0-9_]{22,255}"),
+            token(r"glpat-[A-Za-z0-9_\-]{20,}"),
+            token(r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
+            token(r"xapp-[0-9]-[A-Za-z0-9\-]{10,}"),
+            token(r"npm_[A-Za-z0-9]{36}"),
+            token(r"pypi-AgE[A-Za-z0-9_\-]{50,}"),
+            token(r"AIza[0-9A-Za-z_\-]{35}"),
+            token(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"),
+            // OpenAI and Anthropic keys: a random run of 20 or more; a hyphenated slug such as
+            // `sk-learn-...` has no such run.
+            word(
+                r"(?P<value>sk-[A-Za-z0-9_\-]*?[A-Za-z0-9]{20}[A-Za-z0-9_\-]*)(?-u:\b)",
+                Replace::EntropyValue,
+            ),
             // JWTs.
-            rule(r"\beyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}", Replace::Whole),
-            // Credentials in URLs: keep the user, drop the password.
-            rule(r"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\\]+:(?P<value>[^\s@/\\]+)@", Replace::Value),
-            // ADO-style connection strings.
-            rule(r"(?i)\b(?:password|pwd)\s*=\s*(?P<value>[^;\s\\]{4,})\s*;", Replace::Value),
-            // Credential assignments: `password=...`, `"api_key": "..."`, `DB_PASSWORD=...`.
+            token(r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}"),
+            // Slack incoming webhooks: the path is the credential.
+            rule(
+                r"https://hooks\.slack\.com/services/(?P<value>[A-Za-z0-9/]{20,})",
+                Replace::Value,
+            ),
+            // Credentials in URLs: keep the user, drop the password (up to the last `@` of the
+            // authority, so a password with a raw `@` goes whole).
+            rule(
+                r#"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\\"']*:(?P<value>[^\s/\\"'?#]+)@"#,
+                Replace::Value,
+            ),
+            // Credential members of JSON objects, raw and inside a JSON string: the whole string
+            // value (spaces included) goes, the name and an authorization scheme stay.
             rule(
                 &format!(
-                    r#"(?i)(?:\b|_)(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth[_\-]?token|aws_secret_access_key){Q}\s*[:=]\s*{Q}(?P<value>[^\s"'\\,;]{{4,}})"#
+                    r#""{CREDENTIAL_NAME}"[ \t]*:[ \t]*"(?:{AUTH_SCHEME})?(?P<value>{IN_STRING}+)""#
+                ),
+                Replace::Value,
+            ),
+            rule(
+                &format!(
+                    r#"\\"{CREDENTIAL_NAME}\\"[ \t]*:[ \t]*\\"(?:{AUTH_SCHEME})?(?P<value>{IN_ESCAPED_STRING}+)\\""#
+                ),
+                Replace::Value,
+            ),
+            // Authorization headers (`curl -H 'Authorization: Bearer ...'`).
+            rule(
+                &format!(
+                    r"(?i)authorization{q}[ \t]*[:=][ \t]*{q}{AUTH_SCHEME}(?P<value>[A-Za-z0-9._~+/\-]+=*)"
+                ),
+                Replace::Value,
+            ),
+            // A bearer token in prose; only a random-looking one (not "bearer authentication").
+            word(
+                r"(?i)bearer[ \t]+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)",
+                Replace::EntropyValue,
+            ),
+            // ADO-style connection strings.
+            word(
+                r"(?i)(?:password|pwd)\s*=\s*(?P<value>[^;\s\\]{4,})\s*;",
+                Replace::Value,
+            ),
+            // Credential assignments: `password=...`, `'api_key': '...'`, `DB_PASSWORD=...`.
+            word(
+                &format!(
+                    r#"(?i)_?(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth[_\-]?token|aws_secret_access_key){q}\s*[:=]\s*{q}(?P<value>[^\s"'\\,;]{{4,}})"#
                 ),
                 Replace::Value,
             ),
             // High-entropy values assigned to key-like identifiers.
             rule(
                 &format!(
-                    r"(?i)\b[A-Za-z0-9_\-]*(?:key|secret|token)[A-Za-z0-9_\-]*{Q}\s*[:=]\s*{Q}(?P<value>[A-Za-z0-9+/=_\-]{{20,}})"
+                    r"(?i)\b[A-Za-z0-9_\-]*(?:key|secret|token)[A-Za-z0-9_\-]*{q}\s*[:=]\s*{q}(?P<value>[A-Za-z0-9+/=_\-]{{20,}})"
                 ),
                 Replace::EntropyValue,
             ),
         ]
     })
+}
+
+/// Whether `name` is a JSON member name whose string value is a credential.
+fn is_credential_name(name: &str) -> bool {
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(&format!("^{CREDENTIAL_NAME}$")).expect("the name pattern compiles")
+    })
+    .is_match(name)
+}
+
+/// The part of a credential member's value to replace: all of it but an authorization scheme.
+fn credential_start(value: &str) -> usize {
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    RE.get_or_init(|| regex::Regex::new(&format!("^{AUTH_SCHEME}")).expect("the scheme compiles"))
+        .find(value)
+        .map_or(0, |m| m.end())
 }
 
 /// Redacts secrets. Cheap to build: the built-in rules are compiled once per process.
@@ -168,6 +285,7 @@ impl Redactor {
             user.push(Rule {
                 re,
                 replace: Replace::Whole,
+                token_start: false,
             });
         }
         Ok(Redactor {
@@ -210,6 +328,9 @@ impl Redactor {
             }
             let replaced = rule.re.replace_all(&text, |c: &Captures<'_>| {
                 let whole = c.get(0).expect("group 0 always matches");
+                if rule.token_start && !at_token_start(&text, whole.start()) {
+                    return whole.as_bytes().to_vec();
+                }
                 let value = c.name("value");
                 let secret = match (rule.replace, value) {
                     (Replace::Whole, _) => Some(whole),
@@ -258,7 +379,21 @@ impl Redactor {
                 n
             }
             Value::Array(a) => a.iter_mut().map(|v| self.redact_json(v)).sum(),
-            Value::Object(m) => m.values_mut().map(|v| self.redact_json(v)).sum(),
+            Value::Object(m) => m
+                .iter_mut()
+                .map(|(name, v)| match v {
+                    Value::String(s) if is_credential_name(name) => {
+                        let start = credential_start(s);
+                        if start == s.len() || is_placeholder(&s.as_bytes()[start..]) {
+                            0
+                        } else {
+                            s.replace_range(start.., PLACEHOLDER);
+                            1
+                        }
+                    }
+                    _ => self.redact_json(v),
+                })
+                .sum(),
             _ => 0,
         }
     }
@@ -283,37 +418,38 @@ mod tests {
         }
     }
 
+    /// Asserts `input` redacts to `want` with `n` replacements and every line stays JSON.
+    fn assert_jsonl_redacts(input: &str, want: &str, n: usize) {
+        let (out, count) = red(input);
+        assert_eq!(out, want, "{input}");
+        assert_eq!(count, n, "{input}");
+        assert_json_lines(&out);
+    }
+
     #[test]
     fn aws_keys_in_a_jsonl_tool_result() {
         let line = r#"{"type":"tool_result","content":"export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nexport AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}"#;
-        let (out, n) = red(line);
-        assert_eq!(
-            out,
-            r#"{"type":"tool_result","content":"export AWS_ACCESS_KEY_ID=REDACTED\nexport AWS_SECRET_ACCESS_KEY=REDACTED"}"#
+        assert_jsonl_redacts(
+            line,
+            r#"{"type":"tool_result","content":"export AWS_ACCESS_KEY_ID=REDACTED\nexport AWS_SECRET_ACCESS_KEY=REDACTED"}"#,
+            2,
         );
-        assert_eq!(n, 2);
-        assert_json_lines(&out);
     }
 
     #[test]
     fn password_inside_an_escaped_json_string() {
         let line = r#"{"message":"{\"password\": \"hunter22\", \"user\": \"bob\"}"}"#;
-        let (out, n) = red(line);
-        assert_eq!(
-            out,
-            r#"{"message":"{\"password\": \"REDACTED\", \"user\": \"bob\"}"}"#
+        assert_jsonl_redacts(
+            line,
+            r#"{"message":"{\"password\": \"REDACTED\", \"user\": \"bob\"}"}"#,
+            1,
         );
-        assert_eq!(n, 1);
-        assert_json_lines(&out);
     }
 
     #[test]
     fn pem_block_with_escaped_newlines() {
         let line = r#"{"content":"key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\nabc==\n-----END RSA PRIVATE KEY-----\nend"}"#;
-        let (out, n) = red(line);
-        assert_eq!(out, r#"{"content":"key:\nREDACTED\nend"}"#);
-        assert_eq!(n, 1);
-        assert_json_lines(&out);
+        assert_jsonl_redacts(line, r#"{"content":"key:\nREDACTED\nend"}"#, 1);
         let real = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA\n-----END OPENSSH PRIVATE KEY-----\n";
         assert_eq!(red(real), ("REDACTED\n".to_owned(), 1));
         let split = "{\"a\":\"-----BEGIN RSA PRIVATE KEY-----\"}\n{\"b\":\"keep me\"}\n{\"c\":\"-----END RSA PRIVATE KEY-----\"}\n";
@@ -417,6 +553,231 @@ mod tests {
             }],
         });
         assert!(matches!(bad, Err(RedactError::InvalidRule { name, .. }) if name == "broken"));
+    }
+
+    #[test]
+    fn tokens_right_after_an_escaped_newline() {
+        let gh = format!("ghp_{}", "a1B2".repeat(9));
+        let sk = "sk-proj-Q7vT2mX9pL4kR8sW1nB6cZ3hJ5dF0gY";
+        let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+        for secret in [
+            gh.as_str(),
+            sk,
+            jwt,
+            "AKIAIOSFODNN7EXAMPLE",
+            "xoxb-1234567890-abcdefghij",
+        ] {
+            for escape in [r"\n", r"\t", r"\r\n"] {
+                let line = format!(r#"{{"content":"token:{escape}{secret}{escape}done"}}"#);
+                assert_jsonl_redacts(
+                    &line,
+                    &format!(r#"{{"content":"token:{escape}REDACTED{escape}done"}}"#),
+                    1,
+                );
+            }
+        }
+        let line = r#"{"content":"cat .env\npassword=hunter22\nDB=x"}"#;
+        assert_eq!(
+            red(line),
+            (
+                r#"{"content":"cat .env\npassword=REDACTED\nDB=x"}"#.to_owned(),
+                1
+            )
+        );
+    }
+
+    #[test]
+    fn credential_members_of_json_objects() {
+        for (key, value) in [
+            ("api_key", "abcd1234efgh5678"),
+            ("password", "correct horse battery staple"),
+            ("client_secret", "s3cr3t-v@lue"),
+            ("access_token", "ya29.a0AfH6SMBx"),
+            (
+                "aws_secret_access_key",
+                "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            ),
+            ("apiKey", "k-1"),
+            ("GITHUB_TOKEN", "has \\\"quotes\\\" and \\\\ inside"),
+        ] {
+            let raw =
+                format!(r#"{{"type":"tool_use","input":{{"{key}": "{value}", "user": "bob"}}}}"#);
+            assert_jsonl_redacts(
+                &raw,
+                &format!(r#"{{"type":"tool_use","input":{{"{key}": "REDACTED", "user": "bob"}}}}"#),
+                1,
+            );
+        }
+        let bearer = r#"{"headers":{"Authorization": "Bearer abc.DEF-123_xyz"}}"#;
+        assert_eq!(
+            red(bearer),
+            (
+                r#"{"headers":{"Authorization": "Bearer REDACTED"}}"#.to_owned(),
+                1
+            )
+        );
+        // The same members inside a transcript string: quotes are escaped.
+        let escaped = r#"{"message":"{\"api_key\": \"abc def\", \"password\":\"p\\\"w\\\\d\", \"Authorization\": \"Basic dXNlcjpwYXNz\", \"n\": 1}"}"#;
+        assert_jsonl_redacts(
+            escaped,
+            r#"{"message":"{\"api_key\": \"REDACTED\", \"password\":\"REDACTED\", \"Authorization\": \"Basic REDACTED\", \"n\": 1}"}"#,
+            3,
+        );
+        let out = red(escaped).0;
+        let inner: Value = serde_json::from_str(
+            serde_json::from_str::<Value>(&out).unwrap()["message"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(inner["password"], "REDACTED");
+    }
+
+    #[test]
+    fn credential_members_of_json_values() {
+        let mut v = serde_json::json!({
+            "outcome": "configured",
+            "config": {"api_key": "abcd1234", "password": "two words", "Authorization": "Bearer tok3n.value", "region": "eu"},
+            "list": [{"client_secret": "x1"}, {"token": "REDACTED"}, {"access_token": 5}]
+        });
+        assert_eq!(on().redact_json(&mut v), 4);
+        assert_eq!(v["config"]["api_key"], "REDACTED");
+        assert_eq!(v["config"]["password"], "REDACTED");
+        assert_eq!(v["config"]["Authorization"], "Bearer REDACTED");
+        assert_eq!(v["config"]["region"], "eu");
+        assert_eq!(v["list"][0]["client_secret"], "REDACTED");
+        assert_eq!(v["list"][2]["access_token"], 5);
+    }
+
+    #[test]
+    fn unterminated_private_keys() {
+        let line = r#"{"content":"head id_rsa:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA\nAAAABG5vbmU=\n"}"#;
+        assert_jsonl_redacts(line, r#"{"content":"head id_rsa:\nREDACTED"}"#, 1);
+        // Escaped quotes inside the string are consumed whole, the JSON stays valid.
+        let nested = r#"{"m":"{\"k\": \"-----BEGIN RSA PRIVATE KEY-----\\nMIIEpAIB\"}"}
+{"next":"line"}"#;
+        assert_jsonl_redacts(
+            nested,
+            "{\"m\":\"{\\\"k\\\": \\\"REDACTED\"}\n{\"next\":\"line\"}",
+            1,
+        );
+        // Real lines: the base64 lines go, the prose after them stays.
+        let text = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk\nAwEHoUQDQgAE\nthat was the key\n";
+        assert_eq!(red(text), ("REDACTED\nthat was the key\n".to_owned(), 1));
+        // The transcript lines after an unterminated key are never merged into it.
+        let lines =
+            "{\"a\":\"-----BEGIN RSA PRIVATE KEY-----\\nMIIEpAIBAAKCAQEA\"}\n{\"b\":\"keep me\"}\n";
+        assert_jsonl_redacts(lines, "{\"a\":\"REDACTED\"}\n{\"b\":\"keep me\"}\n", 1);
+        let yaml = "tls:\n  key: |\n    -----BEGIN RSA PRIVATE KEY-----\n    MIIEpAIBAAKCAQEA\n    -----END RSA PRIVATE KEY-----\n  port: 443\n";
+        assert_eq!(
+            red(yaml),
+            ("tls:\n  key: |\n    REDACTED\n  port: 443\n".to_owned(), 1)
+        );
+        let encrypted = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\nMIIEpAIBAAKCAQEA\nabcd==\n\nthe rest\n";
+        assert_eq!(red(encrypted), ("REDACTED\n\nthe rest\n".to_owned(), 1));
+        let pgp =
+            "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF0\n-----END PGP PRIVATE KEY BLOCK-----";
+        assert_eq!(red(pgp), ("REDACTED".to_owned(), 1));
+    }
+
+    #[test]
+    fn more_provider_tokens() {
+        for token in [
+            "xoxp-1234567890-0987654321-abcdefABCDEF",
+            "xapp-1-A0123456789-1234567890123-abcdef0123456789",
+            "glpat-xY9_zK3-wQ7vN1mB5cL8",
+            "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+            "sk-ant-api03-Xy7Qw9Er3Tz5Ui1Op8As2Df6Gh4Jk0LzXcVbNm",
+            "sk-proj-Q7vT2mX9pL4kR8sW1nB6cZ3hJ5dF0gY",
+            "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+            "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+            "ASIAY34FZKBOKMUTVV7A",
+            "pypi-AgEIcHlwaS5vcmcCJDEyMzQ1Njc4LTEyMzQtMTIzNC0xMjM0LTEyMzQ1Njc4OTAxMgACJXsicGVybWlzc2lvbnMiOiAidXNlciJ9",
+        ] {
+            let s = format!("use {token} here");
+            assert_eq!(red(&s), ("use REDACTED here".to_owned(), 1), "{token}");
+        }
+        assert_eq!(
+            red("curl -H 'Authorization: token 0123abcdXYZ' https://x").0,
+            "curl -H 'Authorization: token REDACTED' https://x"
+        );
+        assert_eq!(
+            red("send Bearer Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1 along").0,
+            "send Bearer REDACTED along"
+        );
+        assert_eq!(
+            red("https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX").0,
+            "https://hooks.slack.com/services/REDACTED"
+        );
+        for (url, want) in [
+            (
+                "postgres://app:p%40ss%3Aw0rd@db.internal:5432/app",
+                "postgres://app:REDACTED@db.internal:5432/app",
+            ),
+            (
+                "https://alice%40corp.com:s3cret@git.corp.com/r.git",
+                "https://alice%40corp.com:REDACTED@git.corp.com/r.git",
+            ),
+            (
+                "redis://:hunter22@cache:6379",
+                "redis://:REDACTED@cache:6379",
+            ),
+        ] {
+            assert_eq!(red(url), (want.to_owned(), 1), "{url}");
+        }
+    }
+
+    #[test]
+    fn ordinary_code_is_not_a_secret() {
+        for s in [
+            "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+            r#"{"content":"HEAD is now at 3f786850e387550fdab836ed7e6dc881de23001b\n9fceb02d0ae598e95dc970b74767f19372d61af8"}"#,
+            r#"{"request_id":"123e4567-e89b-12d3-a456-426614174000","session":"sess-1"}"#,
+            "the logo is data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg== in prose",
+            "fn verify(password_hash: &str) -> bool",
+            r#"{"password_hash": "$argon2id$v=19$m=65536", "token_count": 12, "max_tokens": 1024}"#,
+            r#"{"usage":{"input_tokens":100,"output_tokens":20},"token_type":"bearer"}"#,
+            r#"{"password": "", "api_key": null, "secret": "${SECRET}", "token": "<token>"}"#,
+            "Bearer tokens go in the Authorization header; use bearer authentication.",
+            "-----BEGIN RSA PRIVATE KEY-----",
+            "see the task-runner-configuration-loader module and skip-the-long-identifier-here",
+            "pip install sk-learn-pipeline-configuration-loader",
+            "https://example.com:8443/path and user@example.com",
+            "glued to a word: xAKIAIOSFODNN7EXAMPLE, my_ghp_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2",
+            r#"{"content":"line one\nnext line\tindented"}"#,
+        ] {
+            assert_eq!(red(s), (s.to_owned(), 0), "{s}");
+        }
+    }
+
+    #[test]
+    fn a_secret_several_rules_match_counts_once() {
+        let gh = format!("ghp_{}", "a1B2".repeat(9));
+        for (input, want) in [
+            (
+                format!(r#"{{"password": "{gh}"}}"#),
+                r#"{"password": "REDACTED"}"#.to_owned(),
+            ),
+            (
+                "curl -H 'Authorization: Bearer Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1'".to_owned(),
+                "curl -H 'Authorization: Bearer REDACTED'".to_owned(),
+            ),
+            (
+                r#"{"m":"{\"api_key\": \"sk-proj-Q7vT2mX9pL4kR8sW1nB6cZ3hJ5dF0gY\"}"}"#.to_owned(),
+                r#"{"m":"{\"api_key\": \"REDACTED\"}"}"#.to_owned(),
+            ),
+            (
+                "-----BEGIN RSA PRIVATE KEY-----\r\nMIIEpAIBAAKCAQEA\r\n-----END RSA PRIVATE KEY-----\r\n"
+                    .to_owned(),
+                "REDACTED\r\n".to_owned(),
+            ),
+            (
+                r#"{"c":"x\u003dAKIAIOSFODNN7EXAMPLE"}"#.to_owned(),
+                r#"{"c":"x\u003dREDACTED"}"#.to_owned(),
+            ),
+        ] {
+            assert_eq!(red(&input), (want, 1), "{input}");
+        }
     }
 
     #[test]

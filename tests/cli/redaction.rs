@@ -2,7 +2,9 @@
 //! blob is written"; design.md "Where we go beyond" 5): `write --transcript/--prompt`,
 //! `session record` (the staged files), post-commit condensation, `backfill transcript` and
 //! `backfill summary`; the `redaction` settings block (off switch, user rules, invalid rules);
-//! and the negative cases (clean data stored byte for byte, SHAs and UUIDs untouched).
+//! the misses a review found (tokens after an escaped newline, credential members of JSON
+//! objects, private keys without an END line); and the negative cases (clean data stored byte
+//! for byte: SHAs, UUIDs, a base64 image, `password_hash` code untouched).
 
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
@@ -69,6 +71,16 @@ fn clean_transcript() -> Vec<u8> {
     out.extend_from_slice(
         b"{\"type\":\"assistant\",\"message\":\"latin-1 caf\xe9 \xff\xfe bytes\"}\n",
     );
+    // Ordinary code and data that only look like secrets.
+    for line in [
+        r#"{"type":"assistant","message":"the logo is data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg== inline"}"#,
+        r#"{"type":"tool_result","content":"fn verify(password_hash: &str) -> bool {\n    let token_count = 5;\n}"}"#,
+        r#"{"type":"tool_use","input":{"password_hash":"$argon2id$v=19","token_type":"bearer"},"usage":{"input_tokens":100,"max_tokens":1024}}"#,
+        r#"{"type":"assistant","message":"Bearer tokens go in the Authorization header; see https://example.com:8443/docs"}"#,
+    ] {
+        out.extend_from_slice(line.as_bytes());
+        out.push(b'\n');
+    }
     out
 }
 
@@ -205,8 +217,97 @@ fn clean_transcript_is_stored_byte_for_byte(store: Store) {
     );
 }
 
+const SK_KEY: &str = "sk-proj-Q7vT2mX9pL4kR8sW1nB6cZ3hJ5dF0gY";
+const SPACED_PASSWORD: &str = "correct horse battery staple";
+const BEARER: &str = "Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1";
+const CLIENT_SECRET: &str = "cl1ent-s3cret-value";
+const KEY_BODY: &str = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU";
+
+/// A transcript with the misses a review found in the first rules: tokens right after an
+/// escaped newline, credential members of JSON objects (raw and inside a string, values with
+/// spaces, an Authorization header) and a private key cut off before its END line. Eight
+/// secrets, each to be counted once.
+fn review_transcript() -> Vec<u8> {
+    let lines = [
+        format!(
+            r#"{{"type":"tool_result","content":"$ cat .env\n{}\nOPENAI={SK_KEY}\nok"}}"#,
+            gh_token()
+        ),
+        format!(
+            r#"{{"type":"tool_use","input":{{"url":"https://api.example.com","headers":{{"Authorization":"Bearer {BEARER}"}},"body":{{"password":"{SPACED_PASSWORD}","user":"bob"}}}}}}"#
+        ),
+        format!(
+            r#"{{"type":"assistant","message":"config: {{\"client_secret\": \"{CLIENT_SECRET}\", \"api_key\": \"{SPACED_PASSWORD}\", \"region\": \"eu\"}}"}}"#
+        ),
+        format!(
+            r#"{{"type":"tool_result","content":"head -2 id_ed25519:\n-----BEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}\n"}}"#
+        ),
+        r#"{"type":"assistant","message":"that was a private key; rotate it"}"#.to_string(),
+        format!(r#"{{"type":"user","message":"the token was\n{AWS_KEY_ID}"}}"#),
+    ];
+    let mut out = lines.join("\n").into_bytes();
+    out.push(b'\n');
+    out
+}
+
+fn review_misses_are_redacted(store: Store) {
+    let env = TestEnv::new();
+    let t = review_transcript();
+    let id = write(&env, store, &t, &[]);
+    let full = env.blob(store, &id, "0/full.jsonl");
+    let shown = text(&full);
+    for secret in [
+        gh_token().as_str(),
+        SK_KEY,
+        BEARER,
+        "horse",
+        CLIENT_SECRET,
+        KEY_BODY,
+        AWS_KEY_ID,
+    ] {
+        assert!(
+            !contains(&full, secret),
+            "{secret} is still stored:\n{shown}"
+        );
+    }
+    assert_jsonl(&full, "full.jsonl");
+    let lines: Vec<Value> = full
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6, "no line merged or dropped:\n{shown}");
+    // The names and the structure are kept; only the values went.
+    assert_eq!(
+        lines[0]["content"],
+        json!("$ cat .env\nREDACTED\nOPENAI=REDACTED\nok")
+    );
+    assert_eq!(
+        lines[1]["input"]["headers"]["Authorization"],
+        json!("Bearer REDACTED")
+    );
+    assert_eq!(lines[1]["input"]["body"]["password"], json!("REDACTED"));
+    assert_eq!(lines[1]["input"]["body"]["user"], json!("bob"));
+    let message = lines[2]["message"].as_str().unwrap();
+    let inner: Value = serde_json::from_str(message.strip_prefix("config: ").unwrap())
+        .unwrap_or_else(|e| panic!("the JSON inside the string stays JSON ({e}): {message}"));
+    assert_eq!(
+        inner,
+        json!({"client_secret": "REDACTED", "api_key": "REDACTED", "region": "eu"})
+    );
+    assert_eq!(lines[3]["content"], json!("head -2 id_ed25519:\nREDACTED"));
+    assert_eq!(
+        lines[4]["message"],
+        json!("that was a private key; rotate it")
+    );
+    assert_eq!(lines[5]["message"], json!("the token was\nREDACTED"));
+    let meta = env.json(store, &id, "0/metadata.json");
+    assert_eq!(redactions(&meta), 8, "each secret counted once: {meta}");
+}
+
 both_stores! {
     write_redacts_secrets => write_redacts_transcript_and_prompts;
+    review_misses_are_redacted_on_write => review_misses_are_redacted;
     write_keeps_clean_transcripts => clean_transcript_is_stored_byte_for_byte;
 }
 
@@ -272,9 +373,10 @@ fn an_invalid_user_rule_fails_the_write_and_writes_nothing() {
     assert_eq!(env.refs_snapshot(), before, "nothing written");
 }
 
-/// A private key pasted inside one JSON string (escaped newlines) is redacted, and a key whose
-/// BEGIN and END markers sit on different transcript lines never swallows the line break
-/// between them: every line stays a JSON document.
+/// A private key pasted inside one JSON string (escaped newlines) is redacted, a key cut off
+/// before its END line is redacted to the end of its string, and a key whose BEGIN and END
+/// markers sit on different transcript lines never swallows the line break between them: every
+/// line stays a JSON document.
 #[test]
 fn private_keys_are_redacted_without_merging_transcript_lines() {
     let env = TestEnv::new();
@@ -309,18 +411,21 @@ fn private_keys_are_redacted_without_merging_transcript_lines() {
         "no line was merged:\n{}",
         text(&full)
     );
-    assert!(
-        contains(&full, "that file is a key"),
-        "the lines between are kept:\n{}",
-        text(&full)
+    for (needle, kept, why) in [
+        ("that file is a key", true, "the lines between are kept"),
+        (body, false, "the pasted and the cut-off key are redacted"),
+        (
+            "tail -1 id_rsa: -----END OPENSSH PRIVATE KEY-----",
+            true,
+            "a lone END marker is no secret",
+        ),
+    ] {
+        assert_eq!(contains(&full, needle), kept, "{why}:\n{}", text(&full));
+    }
+    assert_eq!(
+        redactions(&env.json(Store::Refs, &id, "0/metadata.json")),
+        2
     );
-    let first = full.split(|&b| b == b'\n').next().unwrap();
-    assert!(
-        !contains(first, body),
-        "the pasted key is redacted:\n{}",
-        text(first)
-    );
-    assert!(contains(first, "REDACTED"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -441,7 +546,9 @@ fn backfill_summary_redacts(store: Store) {
             "workflow": ["run the tests first"]
         },
         "friction": [format!("AWS_SECRET_ACCESS_KEY={AWS_SECRET} was in the shell history")],
-        "open_items": []
+        "open_items": [],
+        "config": {"api_key": SPACED_PASSWORD, "Authorization": format!("Bearer {BEARER}"), "region": "eu"},
+        "notes": [format!(r#"sent {{"access_token": "{CLIENT_SECRET}"}} to the API"#)]
     });
     let file = input(&env, summary.to_string().as_bytes());
     let out = env.run(
@@ -464,6 +571,17 @@ fn backfill_summary_redacts(store: Store) {
     );
     assert_eq!(s["learnings"]["workflow"], json!(["run the tests first"]));
     assert!(s["friction"][0].as_str().unwrap().contains("REDACTED"));
+    assert_eq!(
+        s["config"],
+        json!({"api_key": "REDACTED", "Authorization": "Bearer REDACTED", "region": "eu"})
+    );
+    assert_eq!(
+        s["notes"],
+        json!([r#"sent {"access_token": "REDACTED"} to the API"#])
+    );
+    for secret in [SPACED_PASSWORD, BEARER, CLIENT_SECRET] {
+        assert!(!contains(&raw, secret), "{secret} is stored");
+    }
 }
 
 both_stores! {
