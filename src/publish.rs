@@ -3,7 +3,7 @@
 //! Every write reads the ref's tip, builds the new tree from it, commits with the tip as the
 //! only parent (no parent for a new ref) and moves the ref only if it still points at that tip.
 //! A lost race rebuilds from the fresh tip and tries again, up to [`MAX_ATTEMPTS`] times
-//! (anchor-behaviour §4.2: 16 attempts, jittered backoff). Nothing is ever force-updated over a
+//! (anchor-behaviour §4.2: 16 attempts, jittered backoff; ours grows exponentially). Nothing is ever force-updated over a
 //! tip we did not build on.
 
 use std::time::Duration;
@@ -35,11 +35,22 @@ pub(crate) fn tip_of(repo: &Repo, name: &str) -> Result<Option<Oid>, StoreError>
     }
 }
 
+/// Sleeps before retry `attempt` (1-based): a random time below a cap that doubles from 2 ms up
+/// to [`MAX_BACKOFF`]. A fixed 8–16 ms cap let 12 writers racing on the one v1 branch exhaust
+/// their 16 attempts now and then (tests/cli/concurrency.rs); spreading the retries out makes
+/// the winners finish and leave room for the rest.
 fn backoff(attempt: usize) {
-    let cap_us = if attempt < 4 { 8_000 } else { 16_000 };
-    let jitter = rand::random::<u64>() % cap_us;
+    let cap = MIN_BACKOFF
+        .saturating_mul(1 << attempt.min(16))
+        .min(MAX_BACKOFF);
+    let jitter = rand::random::<u64>() % cap.as_micros() as u64;
     std::thread::sleep(Duration::from_micros(jitter + 1_000));
 }
+
+/// The first retry waits below twice this.
+const MIN_BACKOFF: Duration = Duration::from_millis(1);
+/// The longest wait between two attempts.
+const MAX_BACKOFF: Duration = Duration::from_millis(200);
 
 /// What the build step returns: the new tree and message, or `None` for "nothing to change".
 pub(crate) type BuildResult = Result<Option<Change>, StoreError>;
