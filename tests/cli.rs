@@ -29,6 +29,8 @@ mod list;
 mod log;
 #[path = "cli/migrate.rs"]
 mod migrate;
+#[path = "cli/packed_refs.rs"]
+mod packed_refs;
 #[path = "cli/push.rs"]
 mod push;
 #[path = "cli/redaction.rs"]
