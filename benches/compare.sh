@@ -3,19 +3,22 @@
 # Every figure is a ratio to a git baseline timed by the same hyperfine run, on fixtures made by
 # benches/fixture.py (N checkpoints in the exact format, loose then packed refs, both stores).
 #
-# Usage: benches/compare.sh [--smoke] [--out DIR]
+# Usage: benches/compare.sh [--smoke] [--out DIR] [--only "SECTION..."]
 #   --smoke    tiny N and few runs (well under a minute): checks that every benchmark runs
 #   --out DIR  keep results.tsv (one row per ratio, read by benches/plot.py) in DIR
+#   --only     run only these sections: sizes list push-batch fetch push-queued advertisement
 # Installs hyperfine through apt-get when missing; builds the release binaries.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 SMOKE=0
 OUT=""
+ONLY=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --smoke) SMOKE=1 ;;
         --out) OUT="$2"; shift ;;
-        *) echo "usage: benches/compare.sh [--smoke] [--out DIR]" >&2; exit 2 ;;
+        --only) ONLY="$2"; shift ;;
+        *) echo "usage: benches/compare.sh [--smoke] [--out DIR] [--only \"SECTION...\"]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -24,20 +27,12 @@ if [ "$SMOKE" = 1 ]; then
 else
     SIZES="100 10000 100000"; MID=10000; BIG=100000; PUSHN=1000; BATCH=200; RUNS=20; HEAVY=5; WARM=3
 fi
-command -v hyperfine >/dev/null ||
-    { apt-get update -qq && apt-get install -y -qq hyperfine >/dev/null; }
-cargo build --release --locked --quiet --manifest-path "$ROOT/Cargo.toml" --bins
-BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release"
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-export PATH="$BIN:$PATH" HOME="$WORK" GIT_CONFIG_NOSYSTEM=1 LC_ALL=C GIT_TERMINAL_PROMPT=0
-export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.invalid
-export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.invalid
-export ENTIRE_CHECKPOINTS_PRIMARY=git-refs ENTIRE_CHECKPOINTS_MIRRORS=
+. "$ROOT/benches/common.sh" hyperfine
 TSV="$WORK/results.tsv"
 : > "$TSV"
 FIXTURE="$ROOT/benches/fixture.py"
 RATIOS="$ROOT/benches/ratios.py"
+want() { [ -z "$ONLY" ] || [[ " $ONLY " == *" $1 "* ]]; }
 hf() { hyperfine -N --style none --export-json "$WORK/run.json" "$@" >/dev/null; }
 ratios() { python3 "$RATIOS" "$TSV" "$WORK/run.json" "$@"; }
 ref_of() { echo "refs/entire/checkpoints/${1: -2}/$1"; }
@@ -53,12 +48,7 @@ verify_fixture() {
     env -C "$repo" git-entire-checkpoint show "$id" --json | grep -q "\"checkpoint_id\": \"$id\""
 }
 
-# The 100 KB transcript and the objects of one write of it, for the plumbing baseline.
-T="$WORK/transcript.jsonl"
-python3 -c "
-import sys
-line = b'{\"type\":\"assistant\",\"text\":\"' + b'y' * 400 + b'\"}\n'
-sys.stdout.buffer.write(line * (100 * 1024 // len(line)))" > "$T"
+# The objects of one write of the transcript, for the plumbing baseline.
 git init -q -b main "$WORK/scratch"
 (
     cd "$WORK/scratch"
@@ -70,8 +60,8 @@ git init -q -b main "$WORK/scratch"
     done
 )
 
-echo "== write (100 KB transcript) and reads, against N existing checkpoints in each store"
-for N in $SIZES; do
+want sizes && echo "== write (100 KB transcript) and reads, against N existing checkpoints in each store"
+want sizes && for N in $SIZES; do
     R="$WORK/fx$N"
     python3 "$FIXTURE" "$R" --count "$N" --store both
     verify_fixture "$R" "$N"
@@ -107,30 +97,39 @@ python3 "$FIXTURE" "$NET" --count "$BIG" --store git-refs --packed --remote "$WO
 verify_fixture "$NET" "$BIG"
 git -C "$NET" remote add origin "$WORK/net-remote.git"
 cd "$NET"
-hf --warmup 1 --runs "$HEAVY" -n list "git-entire-checkpoint list --json" \
-    -n for-each-ref "git for-each-ref refs/entire/checkpoints/"
-ratios "$BIG" "list|for-each-ref|<= 3 s"
-[ "$(git-entire-checkpoint list --json | grep -c '"checkpoint_id"')" -ge "$BIG" ]
+if want list; then
+    hf --warmup 1 --runs "$HEAVY" -n list "git-entire-checkpoint list --json" \
+        -n for-each-ref "git for-each-ref refs/entire/checkpoints/"
+    ratios "$BIG" "list|for-each-ref|<= 3 s"
+    [ "$(git-entire-checkpoint list --json | grep -c '"checkpoint_id"')" -ge "$BIG" ]
+    hf --warmup 20 --runs 200 -n prepush-empty "git-entire-prepush origin $WORK/net-remote.git" -n noop true
+    ratios "$BIG" "prepush-empty|noop|within 5 ms"
+fi
 
-hf --warmup 20 --runs 200 -n prepush-empty "git-entire-prepush origin $WORK/net-remote.git" -n noop true
-ratios "$BIG" "prepush-empty|noop|within 5 ms"
-
+if want push-batch; then
 echo "== push $BATCH queued refs from the repository holding $BIG checkpoint refs"
-git init -q --bare "$WORK/push-remote.git"
+# The remote holds every other checkpoint and is a destination the repository already knows
+# (a first push to a remote sends all it lacks); each run removes the queued refs from it again.
+head -n "$BATCH" .git/bench-ids-git-refs.txt | while read -r id; do ref_of "$id"; done > "$WORK/batch-refs"
+sed 's/.*/{"ref":"&"}/' "$WORK/batch-refs" > "$WORK/queue-batch"
+sed 's/^/delete /' "$WORK/batch-refs" > "$WORK/delete-batch"
+git clone -q --mirror "$NET" "$WORK/push-remote.git"
+git -C "$WORK/push-remote.git" update-ref --stdin < "$WORK/delete-batch"
 git remote add pushto "$WORK/push-remote.git"
-head -n "$BATCH" .git/bench-ids-git-refs.txt | while read -r id; do
-    printf '{"ref":"%s"}\n' "$(ref_of "$id")"
-done > "$WORK/queue-batch"
+git-entire-checkpoint push -q pushto
+[ "$(git -C "$WORK/push-remote.git" for-each-ref refs/entire | wc -l)" -ge "$BIG" ]
 # The baseline: the same refs pushed by plain git from a repository holding only them.
 git init -q --bare "$WORK/only-batch.git"
-sed 's/.*"ref":"\([^"]*\)".*/\1:\1/' "$WORK/queue-batch" | xargs git push -q "$WORK/only-batch.git"
+sed 's/.*/&:&/' "$WORK/batch-refs" | xargs git push -q "$WORK/only-batch.git"
 git -C "$WORK/only-batch.git" remote add pushto "$WORK/push-remote.git"
-reset_remote="rm -rf $WORK/push-remote.git $NET/.git/entire && git init -q --bare $WORK/push-remote.git && cp $WORK/queue-batch $NET/.git/entire-checkpoint-push-queue.jsonl"
+reset_remote="git -C $WORK/push-remote.git update-ref --stdin < $WORK/delete-batch && cp $WORK/queue-batch $NET/.git/entire-checkpoint-push-queue.jsonl"
 hf --runs "$HEAVY" --prepare "bash -c '$reset_remote'" -n push-batch-big "git-entire-checkpoint push pushto" \
     -n git-push-batch-alone "git -C $WORK/only-batch.git push -q pushto refs/entire/checkpoints/*:refs/entire/checkpoints/*"
 ratios "$BIG" "push-batch-big|git-push-batch-alone|<= 1 s"
-[ "$(git -C "$WORK/push-remote.git" for-each-ref refs/entire | wc -l)" = "$BATCH" ]
+for r in $(cat "$WORK/batch-refs"); do git -C "$WORK/push-remote.git" cat-file -e "$r"; done
+fi
 
+if want fetch; then
 echo "== on-demand fetch of one checkpoint from a remote with $BIG checkpoint refs"
 ID="$(nth_id .git/bench-ids-git-refs.txt)"
 REF="$(ref_of "$ID")"
@@ -150,8 +149,10 @@ hf --warmup 1 --runs "$RUNS" \
 ratios "$BIG" "fetch-show|git-fetch-v2|<= 1.5" "fetch-show-local-refs|git-fetch-v2|<= 1.5" \
     "git-fetch-v2-local-refs|git-fetch-v2|(git itself)"
 git cat-file -e "$REF:metadata.json"
+fi
 cd "$ROOT"
 
+if want push-queued; then
 echo "== push $PUSHN queued refs (processes spawned, wall time)"
 Q="$WORK/q"
 python3 "$FIXTURE" "$Q" --count "$PUSHN" --store git-refs
@@ -171,7 +172,9 @@ hf --runs "$HEAVY" --prepare "bash -c '$reset_q'" \
     -n push-queued "env -C $Q git-entire-checkpoint push origin" \
     -n git-push-glob "git -C $Q push -q --no-verify origin refs/entire/checkpoints/*:refs/entire/checkpoints/*"
 ratios "$PUSHN" "push-queued|git-push-glob|(one push per 200 refs)"
+fi
 
+if want advertisement; then
 echo "== what every plain git push pays: the ref advertisement of a remote with many checkpoint refs"
 MIDR="$WORK/mid"
 python3 "$FIXTURE" "$MIDR" --count "$MID" --store git-refs --packed --remote "$WORK/mid-remote.git"
@@ -206,6 +209,7 @@ with open(tsv, "a") as out:
         print(f"  N={n:>6}  advertisement {b} bytes for {refs} refs ({b / max(refs, 1):.0f} bytes/ref); empty remote {zero} bytes")
         out.write(f"advertisement-bytes\t{n}\t{b}\t0\tempty remote\t{zero}\t{b / zero:.1f}\t(advice)\n")
 PY
+fi
 cd "$ROOT"
 if [ -n "$OUT" ]; then
     mkdir -p "$OUT"
