@@ -6,8 +6,9 @@
 # Usage: benches/doctor.sh [N]   (default 10000). Builds release binaries.
 set -euo pipefail
 N="${1:-10000}"
-# shellcheck source=benches/env.sh
-source "$(dirname "$0")/env.sh"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+. "$ROOT/benches/common.sh" hyperfine
+cd "$WORK"
 git init -q -b main repo
 cd repo
 git commit -q --allow-empty -m init

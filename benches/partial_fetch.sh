@@ -9,15 +9,7 @@
 set -euo pipefail
 MB="${1:-16}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-command -v hyperfine >/dev/null || { apt-get update -qq && apt-get install -y -qq hyperfine >/dev/null; }
-cargo build --release --quiet --manifest-path "$ROOT/Cargo.toml" --bins
-BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release"
-WORK="$(mktemp -d)"
-trap 'rm -rf "$WORK"' EXIT
-export PATH="$BIN:$PATH" HOME="$WORK" GIT_CONFIG_NOSYSTEM=1 LC_ALL=C GIT_TERMINAL_PROMPT=0
-export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.invalid
-export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.invalid
-export ENTIRE_CHECKPOINTS_PRIMARY=git-refs
+. "$ROOT/benches/common.sh" hyperfine
 cd "$WORK"
 git init -q --bare remote.git
 git -C remote.git config uploadpack.allowFilter true

@@ -6,8 +6,9 @@
 # Usage: benches/redact.sh [LINES]   (default 100000, about 30 MB). Builds release binaries.
 set -euo pipefail
 LINES="${1:-100000}"
-# shellcheck source=benches/env.sh
-source "$(dirname "$0")/env.sh"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+. "$ROOT/benches/common.sh" hyperfine
+cd "$WORK"
 awk -v n="$LINES" 'BEGIN {
   for (i = 0; i < n; i++) {
     if (i % 500 == 0)

@@ -332,7 +332,8 @@ impl<'r> Fetcher<'r> {
             }
             _ => {
                 let old = ours.unwrap_or(Oid::ZERO_SHA1);
-                git.reference_matching(name, theirs, true, old, "entire: fetch checkpoint")
+                (self.repo)
+                    .set_ref_matching(name, theirs, old, "entire: fetch checkpoint")
                     .map(|_| Fetched::Updated)
                     .map_err(|e| format!("update {name}: {}", e.message()))
             }

@@ -25,6 +25,8 @@ mod publish;
 pub mod push;
 pub mod queue;
 pub mod redact;
+mod ref_lookup;
+mod ref_update;
 pub mod refname;
 pub mod registry;
 pub mod repo;

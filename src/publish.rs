@@ -28,11 +28,8 @@ pub(crate) struct Located {
 
 /// Resolves a ref's tip; a missing ref is `None`, any other failure is an error (never "new").
 pub(crate) fn tip_of(repo: &Repo, name: &str) -> Result<Option<Oid>, StoreError> {
-    match repo.git.refname_to_id(name) {
-        Ok(oid) => Ok(Some(oid)),
-        Err(e) if e.code() == ErrorCode::NotFound => Ok(None),
-        Err(e) => Err(git_err(format!("resolve {name}"))(e)),
-    }
+    repo.ref_tip(name)
+        .map_err(git_err(format!("resolve {name}")))
 }
 
 /// Sleeps before retry `attempt` (1-based): a random time below a cap that doubles from 2 ms up
@@ -139,9 +136,9 @@ pub(crate) fn publish<'r>(
         // commit would be lost (found by tests/cli/write.rs concurrent_writers_lose_nothing).
         let old = loc.tip.unwrap_or(Oid::ZERO_SHA1);
         crashpoint("publish.before-ref-update");
-        let result = git.reference_matching(&loc.name, new, true, old, reflog);
+        let result = repo.set_ref_matching(&loc.name, new, old, reflog);
         match result {
-            Ok(_) => {
+            Ok(()) => {
                 crashpoint("publish.after-ref-update");
                 return Ok(WriteOutcome {
                     ref_name: loc.name,

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::ref_lookup::{self, Lookup};
+use crate::ref_update::{self, Cas};
 use crate::timefmt;
 
 /// Errors opening a repository.
@@ -148,6 +150,11 @@ impl Repo {
     }
 
     fn from_git(git: git2::Repository) -> Result<Repo, RepoError> {
+        // libgit2 re-hashes every object it reads (git does not): a quarter of the cost of
+        // `list` over 100,000 checkpoints (docs/performance.md). Corruption is still caught by
+        // zlib's checksum of each object, and by `git fsck`.
+        static READ_WITHOUT_REHASH: std::sync::Once = std::sync::Once::new();
+        READ_WITHOUT_REHASH.call_once(|| git2::opts::strict_hash_verification(false));
         let common_dir = git.commondir().to_path_buf();
         Ok(Repo { git, common_dir })
     }
@@ -215,6 +222,55 @@ impl Repo {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// The object `name` points at, `None` when the ref does not exist. Reads the loose file or
+    /// binary-searches the sorted `packed-refs` (cost independent of the number of refs), and
+    /// asks libgit2 only for what that cannot decide (symbolic refs, unsorted `packed-refs`).
+    pub(crate) fn ref_tip(&self, name: &str) -> Result<Option<git2::Oid>, git2::Error> {
+        match ref_lookup::lookup(&self.common_dir, name) {
+            Lookup::Found(oid) => Ok(Some(oid)),
+            Lookup::Missing => Ok(None),
+            Lookup::Unknown => match self.git.refname_to_id(name) {
+                Ok(oid) => Ok(Some(oid)),
+                Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+                Err(e) => Err(e),
+            },
+        }
+    }
+
+    /// Moves `name` to `new` only if it points at `old` (`Oid::ZERO_SHA1`: only if it does not
+    /// exist), checked under the ref's lock. Checkpoint refs are updated directly (see
+    /// [`ref_update`]); anything else goes through libgit2 with `reflog` as the message. A lost
+    /// race is an error with code `Modified` (wrong old value) or `Locked`, as from libgit2.
+    pub(crate) fn set_ref_matching(
+        &self,
+        name: &str,
+        new: git2::Oid,
+        old: git2::Oid,
+        reflog: &str,
+    ) -> Result<(), git2::Error> {
+        let logs_all = self
+            .config_string("core.logAllRefUpdates")
+            .is_some_and(|v| v.eq_ignore_ascii_case("always"));
+        let lost = |code, what: &str| {
+            git2::Error::new(code, git2::ErrorClass::Reference, format!("{name}: {what}"))
+        };
+        match ref_update::compare_and_swap(&self.common_dir, name, new, old, logs_all) {
+            Cas::Done => Ok(()),
+            Cas::Mismatch => Err(lost(
+                git2::ErrorCode::Modified,
+                "old reference value does not match",
+            )),
+            Cas::Locked => Err(lost(
+                git2::ErrorCode::Locked,
+                "the ref is locked by another writer",
+            )),
+            Cas::NotHandled => self
+                .git
+                .reference_matching(name, new, true, old, reflog)
+                .map(|_| ()),
+        }
     }
 
     /// A config value as the repository sees it (local, then global, then system).

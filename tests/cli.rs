@@ -41,6 +41,8 @@ mod log;
 mod migrate;
 #[path = "cli/partial_fetch.rs"]
 mod partial_fetch;
+#[path = "cli/packed_refs.rs"]
+mod packed_refs;
 #[path = "cli/push.rs"]
 mod push;
 #[path = "cli/redaction.rs"]
