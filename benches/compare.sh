@@ -4,7 +4,8 @@
 # benches/fixture.py (N checkpoints in the exact format, loose then packed refs, both stores).
 #
 # Usage: benches/compare.sh [--smoke] [--out DIR] [--only "SECTION..."]
-#   --smoke    tiny N and few runs (well under a minute): checks that every benchmark runs
+#   --smoke    tiny N and few runs, debug binaries (well under a minute): checks that every
+#              benchmark runs; its ratios mean nothing
 #   --out DIR  keep results.tsv (one row per ratio, read by benches/plot.py) in DIR
 #   --only     run only these sections: sizes list push-batch fetch push-queued advertisement
 # Installs hyperfine through apt-get when missing; builds the release binaries.
@@ -24,6 +25,7 @@ while [ $# -gt 0 ]; do
 done
 if [ "$SMOKE" = 1 ]; then
     SIZES="20 200"; MID=50; BIG=200; PUSHN=30; BATCH=20; RUNS=3; HEAVY=2; WARM=1
+    BENCH_PROFILE=debug
 else
     SIZES="100 10000 100000"; MID=10000; BIG=100000; PUSHN=1000; BATCH=200; RUNS=20; HEAVY=5; WARM=3
 fi
