@@ -39,10 +39,10 @@ mod list;
 mod log;
 #[path = "cli/migrate.rs"]
 mod migrate;
-#[path = "cli/partial_fetch.rs"]
-mod partial_fetch;
 #[path = "cli/packed_refs.rs"]
 mod packed_refs;
+#[path = "cli/partial_fetch.rs"]
+mod partial_fetch;
 #[path = "cli/push.rs"]
 mod push;
 #[path = "cli/redaction.rs"]
