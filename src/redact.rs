@@ -104,17 +104,40 @@ impl Builtin {
         }
     }
 
-    /// Whether `lower` (a text, ASCII-lowercased) holds one of the triggers.
-    fn triggered_by(&self, lower: &[u8]) -> bool {
-        self.triggers
-            .iter()
-            .any(|t| memchr::memmem::find(lower, t.as_bytes()).is_some())
-    }
-
     fn regex(&self) -> &Regex {
         self.re.get_or_init(|| {
             Regex::new(&(self.pattern)()).expect("built-in redaction rules compile")
         })
+    }
+}
+
+/// The triggers a text holds, each looked up once however many rules share it.
+struct Triggers {
+    /// The text, ASCII-lowercased.
+    lower: Vec<u8>,
+    looked_up: Vec<(&'static str, bool)>,
+}
+
+impl Triggers {
+    fn new(text: &[u8]) -> Triggers {
+        Triggers {
+            lower: text.to_ascii_lowercase(),
+            looked_up: Vec::new(),
+        }
+    }
+
+    /// Whether the text holds one of `triggers`.
+    fn any(&mut self, triggers: &[&'static str]) -> bool {
+        triggers.iter().any(|t| self.holds(t))
+    }
+
+    fn holds(&mut self, trigger: &'static str) -> bool {
+        if let Some(&(_, held)) = self.looked_up.iter().find(|(t, _)| *t == trigger) {
+            return held;
+        }
+        let held = memchr::memmem::find(&self.lower, trigger.as_bytes()).is_some();
+        self.looked_up.push((trigger, held));
+        held
     }
 }
 
@@ -310,7 +333,7 @@ static BUILTIN: [Builtin; 23] = [
     ),
     // Authorization headers (`curl -H 'Authorization: Bearer ...'`).
     rule(
-        &["authorization"],
+        &["auth"],
         || {
             format!(
                 r"(?i-u)authorization{QUOTE}[ \t]*[:=][ \t]*{QUOTE}{AUTH_SCHEME}(?P<value>[A-Za-z0-9._~+/\-]+=*)"
@@ -326,13 +349,13 @@ static BUILTIN: [Builtin; 23] = [
     ),
     // ADO-style connection strings.
     word(
-        &["password", "pwd"],
+        &["pass", "pwd"],
         || r"(?i-u:password|pwd)\s*=\s*(?P<value>[^;\s\\]{4,})\s*;".to_owned(),
         Replace::Value,
     ),
     // Credential assignments: `password=...`, `'api_key': '...'`, `DB_PASSWORD=...`.
     word(
-        &["passw", "pwd", "secret", "token", "key"],
+        CREDENTIAL_WORDS,
         || {
             format!(
                 r#"(?i-u:_?(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth[_\-]?token|aws_secret_access_key)){QUOTE}\s*[:=]\s*{QUOTE}(?P<value>[^\s"'\\,;]{{4,}})"#
@@ -467,11 +490,11 @@ impl Redactor {
         }
         let mut text = input.to_vec();
         let mut count = 0;
-        // The triggers are looked up in a lowercased copy, renewed whenever a rule changed the
-        // text (a replacement can join two pieces into a new trigger).
-        let mut lower = text.to_ascii_lowercase();
+        // The triggers are looked up afresh whenever a rule changed the text (a replacement can
+        // join two pieces into a new trigger).
+        let mut triggers = Triggers::new(&text);
         for rule in &BUILTIN {
-            if !rule.triggered_by(&lower) {
+            if !triggers.any(rule.triggers) {
                 continue;
             }
             if let Some(replaced) = replace_secrets(
@@ -482,7 +505,7 @@ impl Redactor {
                 &mut count,
             ) {
                 text = replaced;
-                lower = text.to_ascii_lowercase();
+                triggers = Triggers::new(&text);
             }
         }
         for rule in &self.user {
@@ -975,7 +998,7 @@ mod tests {
                 for m in rule.regex().find_iter(text.as_bytes()) {
                     matches += 1;
                     assert!(
-                        rule.triggered_by(&m.as_bytes().to_ascii_lowercase()),
+                        Triggers::new(m.as_bytes()).any(rule.triggers),
                         "built-in rule {i} matches {:?}, which holds none of {:?}",
                         String::from_utf8_lossy(m.as_bytes()),
                         rule.triggers
@@ -994,8 +1017,8 @@ mod tests {
             }
         }
         let text = "plain prose about a transcript, nothing to hide\n".repeat(100);
-        let lower = text.to_ascii_lowercase();
-        assert!(BUILTIN.iter().all(|r| !r.triggered_by(lower.as_bytes())));
+        let mut triggers = Triggers::new(text.as_bytes());
+        assert!(BUILTIN.iter().all(|r| !triggers.any(r.triggers)));
         assert_eq!(red(&text), (text.clone(), 0));
     }
 
