@@ -66,11 +66,79 @@ enum Replace {
     EntropyValue,
 }
 
+/// A user rule, compiled when the redactor is built.
 struct Rule {
     re: Regex,
     replace: Replace,
     /// Only a match at a token start counts (see [`at_token_start`]).
     token_start: bool,
+}
+
+/// A built-in rule, compiled the first time a text holds one of its triggers: compiling all of
+/// them costs more than the rest of a `write` (docs/performance.md, note (a)), and most texts
+/// trigger none.
+struct Builtin {
+    /// Lowercase literals, at least one of which every match contains (ASCII case-insensitively;
+    /// the rules' case-insensitive words are ASCII-only, `(?i-u)`, so Unicode case folding such
+    /// as the Kelvin sign for `k` cannot match without a trigger).
+    triggers: &'static [&'static str],
+    pattern: fn() -> String,
+    replace: Replace,
+    token_start: bool,
+    re: OnceLock<Regex>,
+}
+
+impl Builtin {
+    const fn new(
+        triggers: &'static [&'static str],
+        pattern: fn() -> String,
+        replace: Replace,
+        token_start: bool,
+    ) -> Builtin {
+        Builtin {
+            triggers,
+            pattern,
+            replace,
+            token_start,
+            re: OnceLock::new(),
+        }
+    }
+
+    fn regex(&self) -> &Regex {
+        self.re.get_or_init(|| {
+            Regex::new(&(self.pattern)()).expect("built-in redaction rules compile")
+        })
+    }
+}
+
+/// The triggers a text holds, each looked up once however many rules share it.
+struct Triggers {
+    /// The text, ASCII-lowercased.
+    lower: Vec<u8>,
+    looked_up: Vec<(&'static str, bool)>,
+}
+
+impl Triggers {
+    fn new(text: &[u8]) -> Triggers {
+        Triggers {
+            lower: text.to_ascii_lowercase(),
+            looked_up: Vec::new(),
+        }
+    }
+
+    /// Whether the text holds one of `triggers`.
+    fn any(&mut self, triggers: &[&'static str]) -> bool {
+        triggers.iter().any(|t| self.holds(t))
+    }
+
+    fn holds(&mut self, trigger: &'static str) -> bool {
+        if let Some(&(_, held)) = self.looked_up.iter().find(|(t, _)| *t == trigger) {
+            return held;
+        }
+        let held = memchr::memmem::find(&self.lower, trigger.as_bytes()).is_some();
+        self.looked_up.push((trigger, held));
+        held
+    }
 }
 
 /// Whether a match at `start` begins a token: at the start, after a byte that is not a word
@@ -128,127 +196,184 @@ const QUOTE: &str = r#"(?:\\?["'])?"#;
 /// end in a credential word (`api_key`, `clientSecret`, `GITHUB_TOKEN`, `aws_secret_access_key`,
 /// `Authorization`), or that are exactly a short one (`pwd`, `auth`). `password_hash`,
 /// `token_count` or `max_tokens` end in something else and are kept.
-const CREDENTIAL_NAME: &str = r"(?i:[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|authorization)|(?:[A-Za-z0-9_.\-]*[_.\-])?(?:pwd|auth))";
+const CREDENTIAL_NAME: &str = r"(?i-u:[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|authorization)|(?:[A-Za-z0-9_.\-]*[_.\-])?(?:pwd|auth))";
 
 /// An HTTP authorization scheme kept in front of a redacted credential (`Bearer REDACTED`).
-const AUTH_SCHEME: &str = r"(?i:bearer|basic|token|bot)[ \t]+";
+const AUTH_SCHEME: &str = r"(?i-u:bearer|basic|token|bot)[ \t]+";
 
-fn builtin() -> &'static [Rule] {
-    static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
-    RULES.get_or_init(|| {
-        let q = QUOTE;
-        let compile = |pattern: &str, replace, token_start| Rule {
-            re: Regex::new(pattern).expect("built-in redaction rules compile"),
-            replace,
-            token_start,
-        };
-        let rule = |pattern: &str, replace| compile(pattern, replace, false);
-        // A rule whose match must begin a token.
-        let word = |pattern: &str, replace| compile(pattern, replace, true);
-        // A provider token, whole, from a token start up to a word boundary.
-        let token = |body: &str| word(&format!(r"(?P<value>{body})(?-u:\b)"), Replace::Value);
-        // The bytes of one JSON string, escapes whole: never past its closing quote or a line end.
-        const IN_STRING: &str = r#"(?:[^"\\\n]|\\.)"#;
-        // The bytes of a JSON string nested (escaped) inside another JSON string.
-        const IN_ESCAPED_STRING: &str = r#"(?:[^"\\\n]|\\[^"\\\n]|\\\\(?:\\[^\n]|[^"\\\n]))"#;
-        // Real lines that belong to a PEM block: base64 and the RFC 1421 headers, maybe indented
-        // (a YAML `|` block), and the blank line after the headers of an encrypted key.
-        const PEM_LINE: &str = r"(?:\r?\n[ \t]*\r?(?m:$))?\r?\n[ \t]*(?:[A-Za-z0-9+/=]{4,}|(?:Proc-Type|DEK-Info|Comment): [^\r\n]*)\r?(?m:$)";
-        const PEM_BEGIN: &str = r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----";
-        vec![
-            // PEM private key blocks: within one JSON string (escaped `\n`), or over real lines
-            // that hold only base64 and PEM headers. Never across other lines, which would
-            // swallow the transcript lines between two markers.
-            rule(
-                &format!(
-                    r"{PEM_BEGIN}(?:{IN_STRING}*?|(?:{PEM_LINE})*?\r?\n[ \t]*)-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-                ),
-                Replace::Whole,
-            ),
-            // A block cut off before its END line (a `head` of a key file, a truncated paste):
-            // up to the end of its JSON string, or over the PEM lines that follow.
-            rule(
-                &format!(r"{PEM_BEGIN}(?:{IN_STRING}+(?:{PEM_LINE})*|(?:{PEM_LINE})+)"),
-                Replace::Whole,
-            ),
-            // Provider tokens with recognisable prefixes.
-            token(r"(?:AKIA|ASIA)[0-9A-Z]{16}"),
-            token(r"gh[pousr]_[A-Za-z0-9]{36,255}"),
-            token(r"github_pat_[A-Za-z0-9_]{22,255}"),
-            token(r"glpat-[A-Za-z0-9_\-]{20,}"),
-            token(r"xox[abposr]-[A-Za-z0-9\-]{10,}"),
-            token(r"xapp-[0-9]-[A-Za-z0-9\-]{10,}"),
-            token(r"npm_[A-Za-z0-9]{36}"),
-            token(r"pypi-AgE[A-Za-z0-9_\-]{50,}"),
-            token(r"AIza[0-9A-Za-z_\-]{35}"),
-            token(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}"),
-            // OpenAI and Anthropic keys: a random run of 20 or more; a hyphenated slug such as
-            // `sk-learn-...` has no such run.
-            word(
-                r"(?P<value>sk-[A-Za-z0-9_\-]*?[A-Za-z0-9]{20}[A-Za-z0-9_\-]*)(?-u:\b)",
-                Replace::EntropyValue,
-            ),
-            // JWTs.
-            token(r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}"),
-            // Slack incoming webhooks: the path is the credential.
-            rule(
-                r"https://hooks\.slack\.com/services/(?P<value>[A-Za-z0-9/]{20,})",
-                Replace::Value,
-            ),
-            // Credentials in URLs: keep the user, drop the password (up to the last `@` of the
-            // authority, so a password with a raw `@` goes whole).
-            rule(
-                r#"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\\"']*:(?P<value>[^\s/\\"'?#]+)@"#,
-                Replace::Value,
-            ),
-            // Credential members of JSON objects, raw and inside a JSON string: the whole string
-            // value (spaces included) goes, the name and an authorization scheme stay.
-            rule(
-                &format!(
-                    r#""{CREDENTIAL_NAME}"[ \t]*:[ \t]*"(?:{AUTH_SCHEME})?(?P<value>{IN_STRING}+)""#
-                ),
-                Replace::Value,
-            ),
-            rule(
-                &format!(
-                    r#"\\"{CREDENTIAL_NAME}\\"[ \t]*:[ \t]*\\"(?:{AUTH_SCHEME})?(?P<value>{IN_ESCAPED_STRING}+)\\""#
-                ),
-                Replace::Value,
-            ),
-            // Authorization headers (`curl -H 'Authorization: Bearer ...'`).
-            rule(
-                &format!(
-                    r"(?i)authorization{q}[ \t]*[:=][ \t]*{q}{AUTH_SCHEME}(?P<value>[A-Za-z0-9._~+/\-]+=*)"
-                ),
-                Replace::Value,
-            ),
-            // A bearer token in prose; only a random-looking one (not "bearer authentication").
-            word(
-                r"(?i)bearer[ \t]+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)",
-                Replace::EntropyValue,
-            ),
-            // ADO-style connection strings.
-            word(
-                r"(?i)(?:password|pwd)\s*=\s*(?P<value>[^;\s\\]{4,})\s*;",
-                Replace::Value,
-            ),
-            // Credential assignments: `password=...`, `'api_key': '...'`, `DB_PASSWORD=...`.
-            word(
-                &format!(
-                    r#"(?i)_?(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth[_\-]?token|aws_secret_access_key){q}\s*[:=]\s*{q}(?P<value>[^\s"'\\,;]{{4,}})"#
-                ),
-                Replace::Value,
-            ),
-            // High-entropy values assigned to key-like identifiers.
-            rule(
-                &format!(
-                    r"(?i)\b[A-Za-z0-9_\-]*(?:key|secret|token)[A-Za-z0-9_\-]*{q}\s*[:=]\s*{q}(?P<value>[A-Za-z0-9+/=_\-]{{20,}})"
-                ),
-                Replace::EntropyValue,
-            ),
-        ]
-    })
+/// The bytes of one JSON string, escapes whole: never past its closing quote or a line end.
+const IN_STRING: &str = r#"(?:[^"\\\n]|\\.)"#;
+/// The bytes of a JSON string nested (escaped) inside another JSON string.
+const IN_ESCAPED_STRING: &str = r#"(?:[^"\\\n]|\\[^"\\\n]|\\\\(?:\\[^\n]|[^"\\\n]))"#;
+/// Real lines that belong to a PEM block: base64 and the RFC 1421 headers, maybe indented (a
+/// YAML `|` block), and the blank line after the headers of an encrypted key.
+const PEM_LINE: &str = r"(?:\r?\n[ \t]*\r?(?m:$))?\r?\n[ \t]*(?:[A-Za-z0-9+/=]{4,}|(?:Proc-Type|DEK-Info|Comment): [^\r\n]*)\r?(?m:$)";
+const PEM_BEGIN: &str = r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----";
+
+/// A built-in rule whose match may start anywhere.
+const fn rule(
+    triggers: &'static [&'static str],
+    pattern: fn() -> String,
+    replace: Replace,
+) -> Builtin {
+    Builtin::new(triggers, pattern, replace, false)
 }
+
+/// A built-in rule whose match must begin a token.
+const fn word(
+    triggers: &'static [&'static str],
+    pattern: fn() -> String,
+    replace: Replace,
+) -> Builtin {
+    Builtin::new(triggers, pattern, replace, true)
+}
+
+/// A provider token, whole, from a token start up to a word boundary.
+const fn token(triggers: &'static [&'static str], pattern: fn() -> String) -> Builtin {
+    word(triggers, pattern, Replace::Value)
+}
+
+/// The pattern of a [`token`] rule: `body` as group `value`, up to a word boundary.
+fn token_pattern(body: &str) -> String {
+    format!(r"(?P<value>{body})(?-u:\b)")
+}
+
+/// The words of the credential-assignment rules.
+const CREDENTIAL_WORDS: &[&str] = &["pass", "pwd", "secret", "token", "key", "auth"];
+
+/// The built-in rules, in the order they run.
+static BUILTIN: [Builtin; 23] = [
+    // PEM private key blocks: within one JSON string (escaped `\n`), or over real lines that
+    // hold only base64 and PEM headers. Never across other lines, which would swallow the
+    // transcript lines between two markers.
+    rule(
+        &["-----begin "],
+        || {
+            format!(
+                r"{PEM_BEGIN}(?:{IN_STRING}*?|(?:{PEM_LINE})*?\r?\n[ \t]*)-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+            )
+        },
+        Replace::Whole,
+    ),
+    // A block cut off before its END line (a `head` of a key file, a truncated paste): up to
+    // the end of its JSON string, or over the PEM lines that follow.
+    rule(
+        &["-----begin "],
+        || format!(r"{PEM_BEGIN}(?:{IN_STRING}+(?:{PEM_LINE})*|(?:{PEM_LINE})+)"),
+        Replace::Whole,
+    ),
+    // Provider tokens with recognisable prefixes.
+    token(&["akia", "asia"], || {
+        token_pattern(r"(?:AKIA|ASIA)[0-9A-Z]{16}")
+    }),
+    token(&["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], || {
+        token_pattern(r"gh[pousr]_[A-Za-z0-9]{36,255}")
+    }),
+    token(&["github_pat_"], || {
+        token_pattern(r"github_pat_[A-Za-z0-9_]{22,255}")
+    }),
+    token(&["glpat-"], || token_pattern(r"glpat-[A-Za-z0-9_\-]{20,}")),
+    token(&["xox"], || {
+        token_pattern(r"xox[abposr]-[A-Za-z0-9\-]{10,}")
+    }),
+    token(&["xapp-"], || {
+        token_pattern(r"xapp-[0-9]-[A-Za-z0-9\-]{10,}")
+    }),
+    token(&["npm_"], || token_pattern(r"npm_[A-Za-z0-9]{36}")),
+    token(&["pypi-age"], || {
+        token_pattern(r"pypi-AgE[A-Za-z0-9_\-]{50,}")
+    }),
+    token(&["aiza"], || token_pattern(r"AIza[0-9A-Za-z_\-]{35}")),
+    token(&["k_live_", "k_test_"], || {
+        token_pattern(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}")
+    }),
+    // OpenAI and Anthropic keys: a random run of 20 or more; a hyphenated slug such as
+    // `sk-learn-...` has no such run.
+    word(
+        &["sk-"],
+        || r"(?P<value>sk-[A-Za-z0-9_\-]*?[A-Za-z0-9]{20}[A-Za-z0-9_\-]*)(?-u:\b)".to_owned(),
+        Replace::EntropyValue,
+    ),
+    // JWTs; the trigger is the `.eyJ` every one holds, whose `.` makes the search fast.
+    token(&[".eyj"], || {
+        token_pattern(r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}")
+    }),
+    // Slack incoming webhooks: the path is the credential.
+    rule(
+        &["hooks.slack.com/services/"],
+        || r"https://hooks\.slack\.com/services/(?P<value>[A-Za-z0-9/]{20,})".to_owned(),
+        Replace::Value,
+    ),
+    // Credentials in URLs: keep the user, drop the password (up to the last `@` of the
+    // authority, so a password with a raw `@` goes whole).
+    rule(
+        &["://"],
+        || r#"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\\"']*:(?P<value>[^\s/\\"'?#]+)@"#.to_owned(),
+        Replace::Value,
+    ),
+    // Credential members of JSON objects, raw and inside a JSON string: the whole string value
+    // (spaces included) goes, the name and an authorization scheme stay.
+    rule(
+        CREDENTIAL_WORDS,
+        || {
+            format!(
+                r#""{CREDENTIAL_NAME}"[ \t]*:[ \t]*"(?:{AUTH_SCHEME})?(?P<value>{IN_STRING}+)""#
+            )
+        },
+        Replace::Value,
+    ),
+    rule(
+        CREDENTIAL_WORDS,
+        || {
+            format!(
+                r#"\\"{CREDENTIAL_NAME}\\"[ \t]*:[ \t]*\\"(?:{AUTH_SCHEME})?(?P<value>{IN_ESCAPED_STRING}+)\\""#
+            )
+        },
+        Replace::Value,
+    ),
+    // Authorization headers (`curl -H 'Authorization: Bearer ...'`).
+    rule(
+        &["auth"],
+        || {
+            format!(
+                r"(?i-u)authorization{QUOTE}[ \t]*[:=][ \t]*{QUOTE}{AUTH_SCHEME}(?P<value>[A-Za-z0-9._~+/\-]+=*)"
+            )
+        },
+        Replace::Value,
+    ),
+    // A bearer token in prose; only a random-looking one (not "bearer authentication").
+    word(
+        &["bearer"],
+        || r"(?i-u)bearer[ \t]+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)".to_owned(),
+        Replace::EntropyValue,
+    ),
+    // ADO-style connection strings.
+    word(
+        &["pass", "pwd"],
+        || r"(?i-u:password|pwd)\s*=\s*(?P<value>[^;\s\\]{4,})\s*;".to_owned(),
+        Replace::Value,
+    ),
+    // Credential assignments: `password=...`, `'api_key': '...'`, `DB_PASSWORD=...`.
+    word(
+        CREDENTIAL_WORDS,
+        || {
+            format!(
+                r#"(?i-u:_?(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth[_\-]?token|aws_secret_access_key)){QUOTE}\s*[:=]\s*{QUOTE}(?P<value>[^\s"'\\,;]{{4,}})"#
+            )
+        },
+        Replace::Value,
+    ),
+    // High-entropy values assigned to key-like identifiers.
+    rule(
+        &["key", "secret", "token"],
+        || {
+            format!(
+                r"(?-u:\b)(?i-u:[A-Za-z0-9_\-]*(?:key|secret|token)[A-Za-z0-9_\-]*){QUOTE}\s*[:=]\s*{QUOTE}(?P<value>(?i-u:[A-Za-z0-9+/=_\-]{{20,}}))"
+            )
+        },
+        Replace::EntropyValue,
+    ),
+];
 
 /// Whether `name` is a JSON member name whose string value is a credential.
 fn is_credential_name(name: &str) -> bool {
@@ -267,7 +392,50 @@ fn credential_start(value: &str) -> usize {
         .map_or(0, |m| m.end())
 }
 
-/// Redacts secrets. Cheap to build: the built-in rules are compiled once per process.
+/// `text` with the secrets among the matches of `re` replaced, counted in `count`; `None`
+/// when `re` does not match.
+fn replace_secrets(
+    re: &Regex,
+    replace: Replace,
+    token_start: bool,
+    text: &[u8],
+    count: &mut usize,
+) -> Option<Vec<u8>> {
+    if !re.is_match(text) {
+        return None;
+    }
+    let replaced = re.replace_all(text, |c: &Captures<'_>| {
+        let whole = c.get(0).expect("group 0 always matches");
+        if token_start && !at_token_start(text, whole.start()) {
+            return whole.as_bytes().to_vec();
+        }
+        let value = c.name("value");
+        let secret = match (replace, value) {
+            (Replace::Whole, _) => Some(whole),
+            (Replace::Value, Some(v)) if !is_placeholder(v.as_bytes()) => Some(v),
+            (Replace::EntropyValue, Some(v))
+                if !is_placeholder(v.as_bytes()) && entropy(v.as_bytes()) >= MIN_ENTROPY =>
+            {
+                Some(v)
+            }
+            _ => None,
+        };
+        match secret {
+            Some(s) if s.as_bytes() != PLACEHOLDER.as_bytes() => {
+                *count += 1;
+                let mut out = whole.as_bytes()[..s.start() - whole.start()].to_vec();
+                out.extend_from_slice(PLACEHOLDER.as_bytes());
+                out.extend_from_slice(&whole.as_bytes()[s.end() - whole.start()..]);
+                out
+            }
+            _ => whole.as_bytes().to_vec(),
+        }
+    });
+    Some(replaced.into_owned())
+}
+
+/// Redacts secrets. Cheap to build: a built-in rule is compiled once per process, the first
+/// time a text holds one of its triggers.
 pub struct Redactor {
     enabled: bool,
     user: Vec<Rule>,
@@ -322,39 +490,30 @@ impl Redactor {
         }
         let mut text = input.to_vec();
         let mut count = 0;
-        for rule in builtin().iter().chain(&self.user) {
-            if !rule.re.is_match(&text) {
+        // The triggers are looked up afresh whenever a rule changed the text (a replacement can
+        // join two pieces into a new trigger).
+        let mut triggers = Triggers::new(&text);
+        for rule in &BUILTIN {
+            if !triggers.any(rule.triggers) {
                 continue;
             }
-            let replaced = rule.re.replace_all(&text, |c: &Captures<'_>| {
-                let whole = c.get(0).expect("group 0 always matches");
-                if rule.token_start && !at_token_start(&text, whole.start()) {
-                    return whole.as_bytes().to_vec();
-                }
-                let value = c.name("value");
-                let secret = match (rule.replace, value) {
-                    (Replace::Whole, _) => Some(whole),
-                    (Replace::Value, Some(v)) if !is_placeholder(v.as_bytes()) => Some(v),
-                    (Replace::EntropyValue, Some(v))
-                        if !is_placeholder(v.as_bytes())
-                            && entropy(v.as_bytes()) >= MIN_ENTROPY =>
-                    {
-                        Some(v)
-                    }
-                    _ => None,
-                };
-                match secret {
-                    Some(s) if s.as_bytes() != PLACEHOLDER.as_bytes() => {
-                        count += 1;
-                        let mut out = whole.as_bytes()[..s.start() - whole.start()].to_vec();
-                        out.extend_from_slice(PLACEHOLDER.as_bytes());
-                        out.extend_from_slice(&whole.as_bytes()[s.end() - whole.start()..]);
-                        out
-                    }
-                    _ => whole.as_bytes().to_vec(),
-                }
-            });
-            text = replaced.into_owned();
+            if let Some(replaced) = replace_secrets(
+                rule.regex(),
+                rule.replace,
+                rule.token_start,
+                &text,
+                &mut count,
+            ) {
+                text = replaced;
+                triggers = Triggers::new(&text);
+            }
+        }
+        for rule in &self.user {
+            if let Some(replaced) =
+                replace_secrets(&rule.re, rule.replace, rule.token_start, &text, &mut count)
+            {
+                text = replaced;
+            }
         }
         (text, count)
     }
@@ -778,6 +937,89 @@ mod tests {
         ] {
             assert_eq!(red(&input), (want, 1), "{input}");
         }
+    }
+
+    /// Texts each built-in rule matches, several per rule, with every alternative of a rule's
+    /// words (`pwd`, `auth`, `passwd`, `access-key`...).
+    const POSITIVES: &[&str] = &[
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\nabc==\n-----END RSA PRIVATE KEY-----",
+        r#"{"c":"-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF0\n-----END PGP PRIVATE KEY BLOCK-----"}"#,
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA\n",
+        r#"{"c":"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk"}"#,
+        "AKIAIOSFODNN7EXAMPLE ASIAY34FZKBOKMUTVV7A",
+        "ghp_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2 gho_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2",
+        "ghu_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2 ghs_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2",
+        "ghr_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2 github_pat_A1b_A1b_A1b_A1b_A1b_A1b_A1b_A1b_",
+        "glpat-abcdefghij0123456789XY xoxb-1234567890-abcdefghij xoxp-1234567890-0987654321-abc",
+        "xapp-1-A0123456789-1234567890123-abcdef0123456789 npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        "pypi-AgEIcHlwaS5vcmcCJDEyMzQ1Njc4LTEyMzQtMTIzNC0xMjM0LTEyMzQ1Njc4OTAxMgACJXsicGVy",
+        "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY sk_live_4eC39HqLyjWDarjtT1zdp7dc rk_test_4eC39HqLyjWDarjtT1",
+        "sk-proj-Q7vT2mX9pL4kR8sW1nB6cZ3hJ5dF0gY sk-ant-api03-Xy7Qw9Er3Tz5Ui1Op8As2Df6Gh4Jk0LzXcVbNm",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "postgres://app:p%40ss@db:5432/app redis://:hunter22@cache:6379 HTTPS://u:pw@host",
+        r#"{"api_key": "abcd1234", "password": "two words", "Authorization": "Bearer tok3n.value"}"#,
+        r#"{"auth": "x1y2", "db.pwd": "x1y2", "clientSecret": "s", "private-key": "k", "passphrase": "p"}"#,
+        r#"{"GITHUB_TOKEN": "t", "accessKey": "a", "apiKey": "k-1", "passwd": "p", "Api-Key": "v"}"#,
+        r#"{"m":"{\"api_key\": \"abc def\", \"password\":\"p\\\"w\\\\d\", \"Authorization\": \"Basic dXNlcjpwYXNz\"}"}"#,
+        r#"{"m":"{\"x_auth\": \"v\", \"my.pwd\": \"v\", \"secret\": \"v\", \"access_token\": \"v\"}"}"#,
+        "curl -H 'Authorization: token 0123abcdXYZ' AUTHORIZATION=\"Bearer abc.def\"",
+        "send Bearer Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1 along, bearer\tAb3dEf6hIj9lMn2pQr5t",
+        "Server=db;Password=S3cr3t!x; Pwd = abcd; PWD=efgh;",
+        "DB_PASSWORD=hunter22 api_key: 'abcd1234efgh' passwd=abcd pwd: wxyz secret=abcd TOKEN=abcd",
+        "access-key=abcd accesskey=abcd client_secret=abcd clientSecret=abcd auth_token=abcd",
+        "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY APIKEY=abcd",
+        "MY_SIGNING_KEY=Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1 secret_value: \"abcdefghij0123456789XY\"",
+        "refresh_token = 'Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1' KEYRING='Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1'",
+    ];
+
+    /// The corpus of [`POSITIVES`] with case variants and the non-ASCII letters Unicode case
+    /// folding equates with ASCII ones (the Kelvin sign for `k`, the long s for `s`).
+    fn trigger_corpus() -> Vec<String> {
+        let mut corpus = Vec::new();
+        for p in POSITIVES {
+            corpus.push(p.to_string());
+            corpus.push(p.to_ascii_uppercase());
+            corpus.push(p.to_ascii_lowercase());
+            corpus.push(
+                p.replace(['k', 'K'], "\u{212A}")
+                    .replace(['s', 'S'], "\u{17F}"),
+            );
+        }
+        corpus
+    }
+
+    #[test]
+    fn every_match_of_a_builtin_rule_holds_one_of_its_triggers() {
+        let corpus = trigger_corpus();
+        for (i, rule) in BUILTIN.iter().enumerate() {
+            let mut matches = 0;
+            for text in &corpus {
+                for m in rule.regex().find_iter(text.as_bytes()) {
+                    matches += 1;
+                    assert!(
+                        Triggers::new(m.as_bytes()).any(rule.triggers),
+                        "built-in rule {i} matches {:?}, which holds none of {:?}",
+                        String::from_utf8_lossy(m.as_bytes()),
+                        rule.triggers
+                    );
+                }
+            }
+            assert!(matches > 0, "built-in rule {i}: no example in the corpus");
+        }
+    }
+
+    #[test]
+    fn triggers_are_lowercase_and_plain_prose_triggers_no_rule() {
+        for rule in &BUILTIN {
+            for t in rule.triggers {
+                assert_eq!(*t, t.to_ascii_lowercase());
+            }
+        }
+        let text = "plain prose about a transcript, nothing to hide\n".repeat(100);
+        let mut triggers = Triggers::new(text.as_bytes());
+        assert!(BUILTIN.iter().all(|r| !triggers.any(r.triggers)));
+        assert_eq!(red(&text), (text.clone(), 0));
     }
 
     #[test]
