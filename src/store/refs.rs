@@ -102,7 +102,7 @@ impl<'r> GitRefsStore<'r> {
         if let Some(cache) = cache {
             cache.ensure_for_path(&name, tip, None)?;
         }
-        self.checkpoint_at(git, id, name, tip)
+        checkpoint_at(git, id, name, tip)
     }
 
     /// On a local miss, fetches the checkpoint if a fetcher is set; returns the new location.
@@ -186,40 +186,92 @@ impl<'r> GitRefsStore<'r> {
         }
         Ok(out)
     }
+}
 
-    fn checkpoint_at(
-        &self,
-        git: &git2::Repository,
-        id: &CheckpointId,
-        name: String,
-        tip: Oid,
-    ) -> Result<Option<Checkpoint>, StoreError> {
-        let commit = git
-            .find_commit(tip)
-            .map_err(git_err(format!("read commit of {name}")))?;
-        let tree = commit
-            .tree()
-            .map_err(git_err(format!("read tree of {name}")))?;
-        let Some(docs) = tree::read_documents(git, &tree, id)? else {
-            return Err(StoreError::Corrupt {
-                id: id.clone(),
-                path: "metadata.json".into(),
-                source: crate::model::ModelError::Json {
-                    what: "root metadata.json",
-                    source: serde::de::Error::custom("missing from the checkpoint tree"),
-                },
-            });
-        };
-        Ok(Some(Checkpoint {
+/// Reads the checkpoint `id` whose ref `name` points at `tip` from the object database of `git`.
+fn checkpoint_at(
+    git: &git2::Repository,
+    id: &CheckpointId,
+    name: String,
+    tip: Oid,
+) -> Result<Option<Checkpoint>, StoreError> {
+    let commit = git
+        .find_commit(tip)
+        .map_err(git_err(format!("read commit of {name}")))?;
+    let tree = commit
+        .tree()
+        .map_err(git_err(format!("read tree of {name}")))?;
+    let Some(docs) = tree::read_documents(git, &tree, id)? else {
+        return Err(StoreError::Corrupt {
             id: id.clone(),
-            store: StoreKind::GitRefs,
-            ref_name: name,
-            commit: tip.to_string(),
-            tree: tree.id().to_string(),
-            summary: docs.summary,
-            sessions: docs.sessions,
-        }))
+            path: "metadata.json".into(),
+            source: crate::model::ModelError::Json {
+                what: "root metadata.json",
+                source: serde::de::Error::custom("missing from the checkpoint tree"),
+            },
+        });
+    };
+    Ok(Some(Checkpoint {
+        id: id.clone(),
+        store: StoreKind::GitRefs,
+        ref_name: name,
+        commit: tip.to_string(),
+        tree: tree.id().to_string(),
+        summary: docs.summary,
+        sessions: docs.sessions,
+    }))
+}
+
+/// Below this many checkpoints per thread, starting a thread costs more than it saves.
+const LIST_PER_THREAD_MIN: usize = 256;
+
+/// The list entries of `refs` (ID, ref name, tip), in the same order; a checkpoint that cannot
+/// be read is left out (one unreadable checkpoint must not hide the others). The reads are
+/// spread over the cores in contiguous chunks: a `git2::Repository` is not `Sync`, so each
+/// thread reads through its own repository wrapping `git`'s object database (which libgit2
+/// locks internally), and the chunks are joined in order, so the result does not depend on
+/// the number of threads.
+fn infos_at(
+    git: &git2::Repository,
+    refs: &[(&CheckpointId, &(String, Oid))],
+) -> Result<Vec<CheckpointInfo>, StoreError> {
+    let read_all = |git: &git2::Repository, chunk: &[(&CheckpointId, &(String, Oid))]| {
+        chunk
+            .iter()
+            .filter_map(|(id, (name, tip))| {
+                checkpoint_at(git, id, name.clone(), *tip)
+                    .ok()
+                    .flatten()
+                    .map(|cp| info_of(&cp))
+            })
+            .collect::<Vec<_>>()
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(refs.len() / LIST_PER_THREAD_MIN)
+        .max(1);
+    if threads == 1 {
+        return Ok(read_all(git, refs));
     }
+    let chunks: Vec<_> = refs
+        .chunks(refs.len().div_ceil(threads))
+        .map(|chunk| {
+            let odb = git.odb().map_err(git_err("open the object database"))?;
+            let repo =
+                git2::Repository::from_odb(odb).map_err(git_err("open the object database"))?;
+            Ok((repo, chunk))
+        })
+        .collect::<Result<_, StoreError>>()?;
+    Ok(std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|(repo, chunk)| scope.spawn(move || read_all(&repo, chunk)))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    }))
 }
 
 /// A checkpoint found without the network: the object database holding it, the partial cache
@@ -320,14 +372,8 @@ impl CheckpointReader for GitRefsStore<'_> {
     }
 
     fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError> {
-        let mut out = Vec::new();
         let refs = self.refs()?;
-        for (id, (name, tip)) in &refs {
-            // One unreadable checkpoint must not hide the others.
-            if let Ok(Some(cp)) = self.checkpoint_at(&self.repo.git, id, name.clone(), *tip) {
-                out.push(info_of(&cp));
-            }
-        }
+        let mut out = infos_at(&self.repo.git, &refs.iter().collect::<Vec<_>>())?;
         if let Some(cache) = self.cache() {
             let mut seen = std::collections::BTreeSet::new();
             for (r, tip) in cache.refs() {
