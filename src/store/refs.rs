@@ -195,12 +195,13 @@ fn checkpoint_at(
     name: String,
     tip: Oid,
 ) -> Result<Option<Checkpoint>, StoreError> {
+    // The error context is formatted only on failure: `list` reads every checkpoint.
     let commit = git
         .find_commit(tip)
-        .map_err(git_err(format!("read commit of {name}")))?;
+        .map_err(|e| git_err(format!("read commit of {name}"))(e))?;
     let tree = commit
         .tree()
-        .map_err(git_err(format!("read tree of {name}")))?;
+        .map_err(|e| git_err(format!("read tree of {name}"))(e))?;
     let Some(docs) = tree::read_documents(git, &tree, id)? else {
         return Err(StoreError::Corrupt {
             id: id.clone(),
