@@ -223,58 +223,6 @@ fn checkpoint_at(
     }))
 }
 
-/// Below this many checkpoints per thread, starting a thread costs more than it saves.
-const LIST_PER_THREAD_MIN: usize = 256;
-
-/// The list entries of `refs` (ID, ref name, tip), in the same order; a checkpoint that cannot
-/// be read is left out (one unreadable checkpoint must not hide the others). The reads are
-/// spread over the cores in contiguous chunks: a `git2::Repository` is not `Sync`, so each
-/// thread reads through its own repository wrapping `git`'s object database (which libgit2
-/// locks internally), and the chunks are joined in order, so the result does not depend on
-/// the number of threads.
-fn infos_at(
-    git: &git2::Repository,
-    refs: &[(&CheckpointId, &(String, Oid))],
-) -> Result<Vec<CheckpointInfo>, StoreError> {
-    let read_all = |git: &git2::Repository, chunk: &[(&CheckpointId, &(String, Oid))]| {
-        chunk
-            .iter()
-            .filter_map(|(id, (name, tip))| {
-                checkpoint_at(git, id, name.clone(), *tip)
-                    .ok()
-                    .flatten()
-                    .map(|cp| info_of(&cp))
-            })
-            .collect::<Vec<_>>()
-    };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(refs.len() / LIST_PER_THREAD_MIN)
-        .max(1);
-    if threads == 1 {
-        return Ok(read_all(git, refs));
-    }
-    let chunks: Vec<_> = refs
-        .chunks(refs.len().div_ceil(threads))
-        .map(|chunk| {
-            let odb = git.odb().map_err(git_err("open the object database"))?;
-            let repo =
-                git2::Repository::from_odb(odb).map_err(git_err("open the object database"))?;
-            Ok((repo, chunk))
-        })
-        .collect::<Result<_, StoreError>>()?;
-    Ok(std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .into_iter()
-            .map(|(repo, chunk)| scope.spawn(move || read_all(&repo, chunk)))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    }))
-}
-
 /// A checkpoint found without the network: the object database holding it, the partial cache
 /// when that is where it is, its ref name and tip.
 type Found<'a, 'r> = (
@@ -374,7 +322,18 @@ impl CheckpointReader for GitRefsStore<'_> {
 
     fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError> {
         let refs = self.refs()?;
-        let mut out = infos_at(&self.repo.git, &refs.iter().collect::<Vec<_>>())?;
+        // One unreadable checkpoint must not hide the others. Reading on several threads (one
+        // repository each over the shared object database) was measured slower on a busy
+        // 2-core machine (docs/performance.md, note (d)), so this stays one pass on one thread.
+        let mut out: Vec<CheckpointInfo> = refs
+            .iter()
+            .filter_map(|(id, (name, tip))| {
+                checkpoint_at(&self.repo.git, id, name.clone(), *tip)
+                    .ok()
+                    .flatten()
+                    .map(|cp| info_of(&cp))
+            })
+            .collect();
         if let Some(cache) = self.cache() {
             let mut seen = std::collections::BTreeSet::new();
             for (r, tip) in cache.refs() {

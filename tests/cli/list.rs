@@ -288,9 +288,9 @@ fn replicate(
     }
 }
 
-/// A listing of hundreds of checkpoints (enough to be read on several threads) says, entry by
-/// entry and in order, what `show --json` says of each: the newest session time, the session
-/// IDs in slot order, the last session's agent; an unreadable checkpoint is left out.
+/// A listing of hundreds of checkpoints says, entry by entry and in order, what `show --json`
+/// says of each: the newest session time, the session IDs in slot order, the last session's
+/// agent; an unreadable checkpoint is left out.
 #[test]
 fn many_checkpoints_match_show() {
     let env = TestEnv::new();
