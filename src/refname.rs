@@ -101,10 +101,16 @@ impl CheckpointRef {
         }
         let id =
             CheckpointId::parse(leaf).map_err(|_| ForeignRef::UnknownIdFormat(name.to_owned()))?;
-        Self::spellings(&id)
-            .into_iter()
-            .find(|r| r.name == name)
-            .ok_or_else(bad)
+        // One of the two spellings, compared without building their names: `list` parses
+        // every checkpoint ref.
+        let spelled = shard == id.shard() || fold_shard(id.shard()).as_deref() == Some(shard);
+        if !spelled {
+            return Err(bad());
+        }
+        Ok(CheckpointRef {
+            name: name.to_owned(),
+            id,
+        })
     }
 
     /// The full ref name, in the spelling this value was built or parsed with.
@@ -119,7 +125,11 @@ impl CheckpointRef {
 
     /// Whether this is the canonical spelling.
     pub fn is_canonical(&self) -> bool {
-        self.name == Self::canonical(&self.id).name
+        // Every value is `<prefix><shard>/<id>` in one of the two spellings.
+        self.name
+            .strip_prefix(CHECKPOINT_REF_PREFIX)
+            .and_then(|tail| tail.split_once('/'))
+            .is_some_and(|(shard, _)| shard == self.id.shard())
     }
 }
 

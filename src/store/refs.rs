@@ -102,7 +102,7 @@ impl<'r> GitRefsStore<'r> {
         if let Some(cache) = cache {
             cache.ensure_for_path(&name, tip, None)?;
         }
-        self.checkpoint_at(git, id, name, tip)
+        checkpoint_at(git, id, name, tip)
     }
 
     /// On a local miss, fetches the checkpoint if a fetcher is set; returns the new location.
@@ -186,40 +186,41 @@ impl<'r> GitRefsStore<'r> {
         }
         Ok(out)
     }
+}
 
-    fn checkpoint_at(
-        &self,
-        git: &git2::Repository,
-        id: &CheckpointId,
-        name: String,
-        tip: Oid,
-    ) -> Result<Option<Checkpoint>, StoreError> {
-        let commit = git
-            .find_commit(tip)
-            .map_err(git_err(format!("read commit of {name}")))?;
-        let tree = commit
-            .tree()
-            .map_err(git_err(format!("read tree of {name}")))?;
-        let Some(docs) = tree::read_documents(git, &tree, id)? else {
-            return Err(StoreError::Corrupt {
-                id: id.clone(),
-                path: "metadata.json".into(),
-                source: crate::model::ModelError::Json {
-                    what: "root metadata.json",
-                    source: serde::de::Error::custom("missing from the checkpoint tree"),
-                },
-            });
-        };
-        Ok(Some(Checkpoint {
+/// Reads the checkpoint `id` whose ref `name` points at `tip` from the object database of `git`.
+fn checkpoint_at(
+    git: &git2::Repository,
+    id: &CheckpointId,
+    name: String,
+    tip: Oid,
+) -> Result<Option<Checkpoint>, StoreError> {
+    // The error context is formatted only on failure: `list` reads every checkpoint.
+    let commit = git
+        .find_commit(tip)
+        .map_err(|e| git_err(format!("read commit of {name}"))(e))?;
+    let tree = commit
+        .tree()
+        .map_err(|e| git_err(format!("read tree of {name}"))(e))?;
+    let Some(docs) = tree::read_documents(git, &tree, id)? else {
+        return Err(StoreError::Corrupt {
             id: id.clone(),
-            store: StoreKind::GitRefs,
-            ref_name: name,
-            commit: tip.to_string(),
-            tree: tree.id().to_string(),
-            summary: docs.summary,
-            sessions: docs.sessions,
-        }))
-    }
+            path: "metadata.json".into(),
+            source: crate::model::ModelError::Json {
+                what: "root metadata.json",
+                source: serde::de::Error::custom("missing from the checkpoint tree"),
+            },
+        });
+    };
+    Ok(Some(Checkpoint {
+        id: id.clone(),
+        store: StoreKind::GitRefs,
+        ref_name: name,
+        commit: tip.to_string(),
+        tree: tree.id().to_string(),
+        summary: docs.summary,
+        sessions: docs.sessions,
+    }))
 }
 
 /// A checkpoint found without the network: the object database holding it, the partial cache
@@ -320,14 +321,19 @@ impl CheckpointReader for GitRefsStore<'_> {
     }
 
     fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError> {
-        let mut out = Vec::new();
         let refs = self.refs()?;
-        for (id, (name, tip)) in &refs {
-            // One unreadable checkpoint must not hide the others.
-            if let Ok(Some(cp)) = self.checkpoint_at(&self.repo.git, id, name.clone(), *tip) {
-                out.push(info_of(&cp));
-            }
-        }
+        // One unreadable checkpoint must not hide the others. Reading on several threads (one
+        // repository each over the shared object database) was measured slower on a busy
+        // 2-core machine (docs/performance.md, note (d)), so this stays one pass on one thread.
+        let mut out: Vec<CheckpointInfo> = refs
+            .iter()
+            .filter_map(|(id, (name, tip))| {
+                checkpoint_at(&self.repo.git, id, name.clone(), *tip)
+                    .ok()
+                    .flatten()
+                    .map(|cp| info_of(&cp))
+            })
+            .collect();
         if let Some(cache) = self.cache() {
             let mut seen = std::collections::BTreeSet::new();
             for (r, tip) in cache.refs() {

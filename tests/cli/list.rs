@@ -15,20 +15,31 @@ both_stores! {
 }
 
 fn write_at(env: &TestEnv, store: Store, id: &str, session: &str, created_at: &str) {
-    env.ok(
-        store,
-        &[
-            "write",
-            "--session",
-            session,
-            "--id",
-            id,
-            "--prompt",
-            "do the thing",
-            "--created-at",
-            created_at,
-        ],
-    );
+    write_with(env, store, id, session, created_at, &[]);
+}
+
+/// [`write_at`] with `extra` arguments.
+fn write_with(
+    env: &TestEnv,
+    store: Store,
+    id: &str,
+    session: &str,
+    created_at: &str,
+    extra: &[&str],
+) {
+    let mut args = vec![
+        "write",
+        "--session",
+        session,
+        "--id",
+        id,
+        "--prompt",
+        "do the thing",
+        "--created-at",
+        created_at,
+    ];
+    args.extend_from_slice(extra);
+    env.ok(store, &args);
 }
 
 fn list(env: &TestEnv, store: Store, extra: &[&str]) -> Vec<Value> {
@@ -220,5 +231,153 @@ fn foreign_refs_are_ignored_and_never_touched() {
             Some(target.as_str()),
             "foreign ref {name} changed or deleted"
         );
+    }
+}
+
+/// Replicates checkpoint `template` as `copies` new git-refs checkpoints through one
+/// `git fast-import` stream (fast enough for hundreds): every file with the template's ID
+/// replaced by the copy's and the session time `marker` by `time(i)`, appended to `stream`.
+fn replicate(
+    env: &TestEnv,
+    template: &str,
+    marker: &str,
+    ids: &[String],
+    time: impl Fn(usize) -> String,
+    stream: &mut Vec<u8>,
+) {
+    let tip = checkpoint_ref(template);
+    let files = env.git(&["ls-tree", "-r", "--name-only", &tip]);
+    let contents: Vec<(&str, Vec<u8>)> = files
+        .lines()
+        .map(|path| {
+            (
+                path,
+                env.git_bytes(&["cat-file", "blob", &format!("{tip}:{path}")]),
+            )
+        })
+        .collect();
+    let replace = |bytes: &[u8], from: &str, to: &str| -> Vec<u8> {
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut rest = bytes;
+        while let Some(at) = rest.windows(from.len()).position(|w| w == from.as_bytes()) {
+            out.extend_from_slice(&rest[..at]);
+            out.extend_from_slice(to.as_bytes());
+            rest = &rest[at + from.len()..];
+        }
+        out.extend_from_slice(rest);
+        out
+    };
+    for (i, id) in ids.iter().enumerate() {
+        let msg = format!("Checkpoint: {id}\n");
+        stream.extend_from_slice(
+            format!(
+                "commit {}\ncommitter T <t@example.invalid> 1700000000 +0000\ndata {}\n{msg}",
+                checkpoint_ref(id),
+                msg.len()
+            )
+            .as_bytes(),
+        );
+        for (path, bytes) in &contents {
+            let data = replace(&replace(bytes, template, id), marker, &time(i));
+            stream.extend_from_slice(
+                format!("M 100644 inline {path}\ndata {}\n", data.len()).as_bytes(),
+            );
+            stream.extend_from_slice(&data);
+            stream.push(b'\n');
+        }
+    }
+}
+
+/// A listing of hundreds of checkpoints says, entry by entry and in order, what `show --json`
+/// says of each: the newest session time, the session IDs in slot order, the last session's
+/// agent; an unreadable checkpoint is left out.
+#[test]
+fn many_checkpoints_match_show() {
+    let env = TestEnv::new();
+    let store = Store::Refs;
+    let marker = "2026-05-01T10:00:00Z";
+    let one = "01KVBJCWYA4YW6J5M9GP000001";
+    let two = "01KVBJCWYA4YW6J5M9GP000002";
+    for (id, session, agent) in [
+        (one, "sess-a", "Claude Code"),
+        (two, "sess-b", "Codex"),
+        (two, "sess-c", "Gemini CLI"),
+    ] {
+        write_with(&env, store, id, session, marker, &["--agent", agent]);
+    }
+    // Two copies share each time, so the ID breaks ties; times go back and forth across
+    // the ID order so the order cannot come from the IDs alone.
+    let time = |i: usize| {
+        let t = (i / 2) * 7919 % 600;
+        format!(
+            "2026-05-01T{:02}:{:02}:{:02}Z",
+            t / 3600,
+            t / 60 % 60,
+            t % 60
+        )
+    };
+    let make = |n: usize, from: usize| -> Vec<String> {
+        (from..from + n)
+            .map(|i| format!("01KVBJCWYA4YW6J5M9GQ{i:06}"))
+            .collect()
+    };
+    let (ones, twos) = (make(300, 0), make(300, 300));
+    let mut stream = Vec::new();
+    replicate(&env, one, marker, &ones, time, &mut stream);
+    replicate(&env, two, marker, &twos, |i| time(i + 1), &mut stream);
+    // One copy with a root metadata.json that is not JSON.
+    let broken = twos[7].clone();
+    stream.extend_from_slice(
+        format!(
+            "commit {}\ncommitter T <t@example.invalid> 1700000000 +0000\ndata 3\nbad\nM 100644 inline metadata.json\ndata 9\n{{not json\n",
+            checkpoint_ref(&broken)
+        )
+        .as_bytes(),
+    );
+    env.git_stdin(&["fast-import", "--quiet"], &stream);
+    assert_eq!(env.refs_under(REFS_PREFIX).len(), 602);
+
+    let entries = list(&env, store, &[]);
+    let mut expected: Vec<Value> = Vec::new();
+    for id in [one, two]
+        .into_iter()
+        .map(str::to_string)
+        .chain(ones)
+        .chain(twos)
+    {
+        if id == broken {
+            assert!(!env.run(store, &["show", &id, "--json"]).status.success());
+            continue;
+        }
+        let shown = env.ok_json(store, &["show", &id, "--json"]);
+        let sessions = shown["sessions"].as_array().expect("sessions").clone();
+        let newest = sessions
+            .iter()
+            .map(|s| s["created_at"].as_str().expect("created_at").to_string())
+            .max()
+            .expect("a session");
+        expected.push(json!({
+            "checkpoint_id": id,
+            "store": "git-refs",
+            "created_at": newest,
+            "session_count": sessions.len(),
+            "session_ids": sessions.iter().map(|s| s["session_id"].clone()).collect::<Vec<_>>(),
+            "agent": sessions.last().expect("a session")["agent"],
+            "remote_only": false,
+        }));
+    }
+    assert_eq!(expected.len(), 601);
+    expected.sort_by(|a, b| {
+        let key = |v: &Value| {
+            (
+                v["created_at"].as_str().unwrap().to_string(),
+                v["checkpoint_id"].as_str().unwrap().to_string(),
+            )
+        };
+        key(b).cmp(&key(a))
+    });
+    assert_eq!(entries.len(), expected.len());
+    for (got, want) in entries.iter().zip(&expected) {
+        assert_eq!(got, want);
     }
 }
