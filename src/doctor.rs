@@ -1002,14 +1002,22 @@ mod tests {
             Code::HookMissing,
             Code::HookForeign,
             Code::HooksPathShadowed,
+            Code::RemoteRefCount,
+            Code::CheckpointRemoteInvalid,
         ];
         let names: HashSet<&str> = all.iter().map(|c| c.as_str()).collect();
         assert_eq!(names.len(), all.len());
+        // The codes are a stable contract documented one row each in docs/doctor.md.
+        let doc = include_str!("../docs/doctor.md");
         for n in names {
             assert!(
                 n.bytes()
                     .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
                 "{n}"
+            );
+            assert!(
+                doc.contains(&format!("| `{n}` |")),
+                "{n} is not in docs/doctor.md"
             );
         }
     }
