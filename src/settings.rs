@@ -214,34 +214,21 @@ fn from_env() -> Option<CheckpointsConfig> {
     })
 }
 
-/// The `strategy_options` block in effect: the local file's, else the committed file's (blocks
-/// are replaced wholesale, not merged). Unreadable files count as absent (fail-soft, like the
-/// checkpoints block).
-fn strategy_options(worktree: Option<&Path>) -> Option<serde_json::Map<String, Value>> {
-    let root = worktree?;
-    [LOCAL_SETTINGS_FILE, SETTINGS_FILE]
-        .iter()
-        .find_map(|name| {
-            match read_settings_file(root, name).and_then(|v| v.get("strategy_options").cloned()) {
-                Some(Value::Object(opts)) => Some(opts),
-                _ => None,
-            }
-        })
+/// A boolean key of `strategy_options`, resolved like every key by [`strategy_option`] (the
+/// local file's value wins over the committed one); a non-boolean value counts as unset.
+fn bool_option(worktree: Option<&Path>, key: &str) -> Option<bool> {
+    strategy_option(worktree, key).and_then(|(v, _, _)| v.as_bool())
 }
 
 /// Whether checkpoint pushing is enabled: `strategy_options.push_sessions`; default true.
 pub fn push_sessions_enabled(worktree: Option<&Path>) -> bool {
-    strategy_options(worktree)
-        .and_then(|o| o.get("push_sessions").and_then(Value::as_bool))
-        .unwrap_or(true)
+    bool_option(worktree, "push_sessions").unwrap_or(true)
 }
 
 /// Whether reads fetch missing checkpoints partially (`--filter=blob:none`, transcripts on
 /// read): `strategy_options.filtered_fetches`; default false.
 pub fn filtered_fetches_enabled(worktree: Option<&Path>) -> bool {
-    strategy_options(worktree)
-        .and_then(|o| o.get("filtered_fetches").and_then(Value::as_bool))
-        .unwrap_or(false)
+    bool_option(worktree, "filtered_fetches").unwrap_or(false)
 }
 
 /// One key of `strategy_options`: the local file's if that file sets the key (to anything but

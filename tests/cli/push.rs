@@ -1213,6 +1213,18 @@ fn push_sessions_false_pushes_nothing_and_keeps_the_queue() {
     );
     assert_eq!(queue_bytes(&env), Some(before), "the queue is untouched");
     assert_eq!(queued(&env), 2);
+    // A per-clone file that sets another strategy option leaves the committed
+    // `push_sessions: false` in force: options override key by key, not block by block.
+    env.write_file(
+        ".entire/settings.local.json",
+        br#"{"strategy_options": {"filtered_fetches": false}}"#,
+    );
+    assert_exit0(&push(&env, &["origin"]), "push with a local options block");
+    assert!(
+        refs_in(&env, &origin, "refs/").is_empty(),
+        "the committed push_sessions: false still applies"
+    );
+    std::fs::remove_file(env.repo().join(".entire/settings.local.json")).unwrap();
 
     std::fs::remove_file(env.repo().join(".entire/settings.json")).unwrap();
     assert_exit0(&push(&env, &["origin"]), "push with pushing enabled again");
