@@ -266,8 +266,13 @@ impl TestEnv {
 
     /// `git <args>` in the repo with `input` on stdin; asserts success, returns trimmed stdout.
     pub fn git_stdin(&self, args: &[&str], input: &[u8]) -> String {
+        self.git_stdin_in(&self.repo, args, input)
+    }
+
+    /// [`TestEnv::git_stdin`] in `dir`.
+    pub fn git_stdin_in(&self, dir: &Path, args: &[&str], input: &[u8]) -> String {
         use std::io::Write;
-        let mut cmd = self.git_command_in(&self.repo, args);
+        let mut cmd = self.git_command_in(dir, args);
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

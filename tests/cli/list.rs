@@ -51,7 +51,8 @@ fn list(env: &TestEnv, store: Store, extra: &[&str]) -> Vec<Value> {
         .clone()
 }
 
-fn ids(entries: &[Value]) -> Vec<String> {
+/// The `checkpoint_id`s of `list --json` entries, in order.
+pub(crate) fn ids(entries: &[Value]) -> Vec<String> {
     entries
         .iter()
         .map(|e| {

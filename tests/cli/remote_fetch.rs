@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
@@ -106,11 +106,7 @@ fn write_in(env: &TestEnv, dir: &Path, id: &str, session: &str, transcript: &[u8
 
 /// `git-entire-checkpoint <args>` in `dir`, primary git-refs.
 pub(crate) fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    env.cmd_as(Store::Refs)
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run git-entire-checkpoint")
+    env.run_in(Store::Refs, dir, args)
 }
 
 /// `git-entire-fetch <args>` in `dir`, primary git-refs.
@@ -146,36 +142,11 @@ fn parents_in(env: &TestEnv, dir: &Path, commit: &str) -> Vec<String> {
         .collect()
 }
 
-fn git_stdin_in(env: &TestEnv, dir: &Path, args: &[&str], input: &[u8]) -> String {
-    use std::io::Write;
-    let mut cmd = env.git_command_in(dir, args);
-    cmd.stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("spawn git");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input)
-        .expect("write git stdin");
-    let out = child.wait_with_output().expect("wait for git");
-    assert!(
-        out.status.success(),
-        "git {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .expect("utf-8")
-        .trim()
-        .to_string()
-}
-
 /// A parentless commit on the empty tree, made in `dir`.
 fn empty_commit_in(env: &TestEnv, dir: &Path, message: &str) -> String {
-    let tree = git_stdin_in(env, dir, &["mktree"], b"");
+    let tree = env.git_stdin_in(dir, &["mktree"], b"");
     assert_eq!(tree, EMPTY_TREE);
-    git_stdin_in(env, dir, &["commit-tree", &tree], message.as_bytes())
+    env.git_stdin_in(dir, &["commit-tree", &tree], message.as_bytes())
 }
 
 /// Adds the foreign refs (not checkpoints, though under the prefix) to a bare remote.
@@ -242,15 +213,7 @@ fn entry<'a>(entries: &'a [Value], id: &str) -> &'a Value {
 }
 
 fn listed_ids(entries: &[Value]) -> BTreeSet<String> {
-    entries
-        .iter()
-        .map(|e| {
-            e["checkpoint_id"]
-                .as_str()
-                .expect("checkpoint_id")
-                .to_string()
-        })
-        .collect()
+    crate::list::ids(entries).into_iter().collect()
 }
 
 /// Points `origin` of `dir` at a path that does not exist.
@@ -652,12 +615,8 @@ fn only_the_requested_ref_is_negotiated_among_2000() {
         let id = format!("{:012x}", 0x1000_0000_0000u64 + i);
         lines.push_str(&format!("create {} {filler}\n", checkpoint_ref(&id)));
     }
-    git_stdin_in(
-        &w.env,
-        &w.remote,
-        &["update-ref", "--stdin"],
-        lines.as_bytes(),
-    );
+    w.env
+        .git_stdin_in(&w.remote, &["update-ref", "--stdin"], lines.as_bytes());
     assert_eq!(refs_in(&w.env, &w.remote, REFS_PREFIX).len(), 2001);
 
     let trace = w.env.root().join("packet-trace.txt");
