@@ -23,6 +23,7 @@ use entire_checkpoints::hooks;
 use entire_checkpoints::id::CheckpointId;
 use entire_checkpoints::migrate;
 use entire_checkpoints::model::{TokenUsage, DEFAULT_STRATEGY};
+use entire_checkpoints::remote::Remote;
 use entire_checkpoints::repo::Repo;
 use entire_checkpoints::session::{Record, SessionStore};
 use entire_checkpoints::session_id::SessionId;
@@ -75,8 +76,8 @@ enum Command {
         limit: Option<usize>,
         /// Also list checkpoints that exist only on the remote R (default: the checkpoint remote,
         /// else origin, else the only remote), marked as such.
-        #[arg(long, value_name = "R", num_args = 0..=1, default_missing_value = "")]
-        remote: Option<String>,
+        #[arg(long, value_name = "R", num_args = 0..=1)]
+        remote: Option<Option<Remote>>,
         /// With --remote: fetch the remote-only checkpoints to fill in their details (bounded
         /// to 30 seconds; the rest stay bare remote-only entries).
         #[arg(long, requires = "remote")]
@@ -98,7 +99,7 @@ enum Command {
     Push {
         /// The code remote (default: origin, else the only remote). With a checkpoint remote
         /// configured, checkpoints go there instead.
-        remote: Option<String>,
+        remote: Option<Remote>,
         /// Compare every local checkpoint ref with the remote and push whatever it lacks or has
         /// behind, queued or not.
         #[arg(long)]
@@ -127,8 +128,8 @@ enum Command {
         dry_run: bool,
         /// Push the migrated refs now, to REMOTE (default: the checkpoint remote, else origin,
         /// else the only remote).
-        #[arg(long, value_name = "REMOTE", num_args = 0..=1, default_missing_value = "")]
-        push: Option<String>,
+        #[arg(long, value_name = "REMOTE", num_args = 0..=1)]
+        push: Option<Option<Remote>>,
     },
     /// Check the checkpoint namespace, push queues, v1 branch, lock files and hooks; exit 1
     /// while a problem remains.
@@ -176,7 +177,7 @@ struct FetchArgs {
     /// The remote to fetch a missing checkpoint from (default: the checkpoint remote, else
     /// origin, else the only remote).
     #[arg(long, value_name = "R", global = true)]
-    remote: Option<String>,
+    remote: Option<Remote>,
 }
 
 #[derive(Args)]
@@ -411,16 +412,15 @@ fn run() -> Result<()> {
             let mut all = match remote {
                 None => topo.list()?,
                 Some(r) => {
-                    let r = if r.is_empty() {
-                        common::checkpoint_target(&repo, None)?.target
-                    } else {
-                        r
+                    let r = match r {
+                        Some(r) => r,
+                        None => common::checkpoint_target(&repo, None)?.target,
                     };
                     let listing = topo.list_with_remote(&repo, &r)?;
                     if let Some(e) = &listing.enumeration_error {
                         common::warn(
                             quiet,
-                            format!("could not list the checkpoints of {}; showing local checkpoints only: {e}", entire_checkpoints::git::redact(&r)),
+                            format!("could not list the checkpoints of {r}; showing local checkpoints only: {e}"),
                         );
                     }
                     let mut entries = listing.entries;
@@ -505,8 +505,7 @@ fn run() -> Result<()> {
                         common::warn(quiet, "checkpoint pushing is disabled in settings; refs stay queued for the next push");
                         return Ok(());
                     }
-                    let via = Some(remote.as_str()).filter(|r| !r.is_empty());
-                    let target = common::checkpoint_target(&repo, via)?;
+                    let target = common::checkpoint_target(&repo, remote.as_deref())?;
                     common::flush_and_report(&repo, topo.refs_store(), &target, false, quiet)
                 }
                 None => Ok(()),

@@ -15,6 +15,7 @@ use entire_checkpoints::fetch::{FetchError, Fetched, Fetcher};
 use entire_checkpoints::id::CheckpointId;
 use entire_checkpoints::partial::{FetchFilter, PartialCache};
 use entire_checkpoints::refname::CheckpointRef;
+use entire_checkpoints::remote::{self, Remote};
 use entire_checkpoints::repo::Repo;
 use entire_checkpoints::store::refs::GitRefsStore;
 use entire_checkpoints::store::StoreError;
@@ -139,7 +140,10 @@ fn run() -> Result<()> {
     let mut words = cli.args.clone();
     let remote = match words.first() {
         Some(w) if CheckpointId::parse(w).is_err() && looks_like_remote(&repo, w) => {
-            words.remove(0)
+            let remote = Remote::parse(w)
+                .with_context(|| format!("remote {} is refused", remote::shown(w)))?;
+            words.remove(0);
+            remote
         }
         _ => entire_checkpoints::checkpoint_remote::resolve(&repo, None)?
             .map(|t| t.target)

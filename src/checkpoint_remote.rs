@@ -23,6 +23,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::git;
+use crate::remote::{self, Remote, RemoteError};
 use crate::repo::Repo;
 use crate::settings::{self, ConfigSource};
 
@@ -61,6 +62,38 @@ pub enum CheckpointRemoteError {
     EmptyUrl {
         /// The settings file.
         file: String,
+    },
+    /// The URL could be read by git as an option or a command, or uses a transport that is
+    /// not allowed (see [`crate::remote`]). The value is shown escaped and cut.
+    #[error(
+        "invalid strategy_options.checkpoint_remote in {file}: url {shown} is refused: {reason}"
+    )]
+    Refused {
+        /// The settings file.
+        file: String,
+        /// The value as shown ([`crate::remote::shown`]).
+        shown: String,
+        /// Why.
+        #[source]
+        reason: RemoteError,
+    },
+    /// A URL derived from the code remote is not one git may be given.
+    #[error("checkpoint remote {shown} derived from the code remote is refused: {reason}")]
+    Derived {
+        /// The URL as shown.
+        shown: String,
+        /// Why.
+        #[source]
+        reason: RemoteError,
+    },
+    /// The code remote (a remote name or URL) is not one git may be given.
+    #[error("remote {shown} is refused: {reason}")]
+    Code {
+        /// The remote as shown.
+        shown: String,
+        /// Why.
+        #[source]
+        reason: RemoteError,
     },
     /// The URL carries a password or token. The URL itself is deliberately not part of the
     /// message.
@@ -141,8 +174,8 @@ pub enum CheckpointRemote {
         /// `owner/name`.
         repo: RepoPath,
     },
-    /// A URL or path given as it is (credential-free).
-    Url(String),
+    /// A URL or path given as it is (credential-free, validated).
+    Url(Remote),
 }
 
 #[derive(Deserialize)]
@@ -177,18 +210,23 @@ impl CheckpointRemote {
                 provider: None,
                 repo: None,
             } => {
-                let url = url.trim();
                 if url.is_empty() {
                     return Err(CheckpointRemoteError::EmptyUrl {
                         file: file.to_owned(),
                     });
                 }
-                if has_credentials(url) {
+                if has_credentials(&url) {
                     return Err(CheckpointRemoteError::Credentials {
                         file: file.to_owned(),
                     });
                 }
-                Ok(CheckpointRemote::Url(url.to_owned()))
+                // Untrusted: never trimmed into shape, refused unless git reads it as a URL.
+                let url = Remote::parse(&url).map_err(|reason| CheckpointRemoteError::Refused {
+                    file: file.to_owned(),
+                    shown: remote::shown(&url),
+                    reason,
+                })?;
+                Ok(CheckpointRemote::Url(url))
             }
             Raw {
                 url: None,
@@ -219,7 +257,7 @@ impl CheckpointRemote {
     /// The URL to use when the code goes to `code_url` (a remote's push URL, if any).
     pub fn url_for(&self, code_url: Option<&str>) -> String {
         match self {
-            CheckpointRemote::Url(u) => u.clone(),
+            CheckpointRemote::Url(u) => u.as_str().to_owned(),
             CheckpointRemote::Forge { provider, repo } => {
                 let repo = repo.as_str();
                 match code_url.and_then(parse_host) {
@@ -320,7 +358,7 @@ pub fn configured(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CheckpointTarget {
     /// What git is given: a remote name or a URL.
-    pub target: String,
+    pub target: Remote,
     /// How it is shown: the remote name, or the URL with credentials redacted.
     pub display: String,
     /// `Some` when this is the dedicated checkpoint remote (and where it is configured).
@@ -360,17 +398,28 @@ pub fn resolve(
             .as_deref()
             .map(|c| remote_push_url(repo, c).unwrap_or_else(|| c.to_owned()));
         let url = remote.url_for(code_url.as_deref());
+        let target = Remote::parse(&url).map_err(|reason| CheckpointRemoteError::Derived {
+            shown: remote::shown(&url),
+            reason,
+        })?;
         return Ok(Some(CheckpointTarget {
             display: git::redact(&url),
-            target: url,
+            target,
             dedicated: Some(source),
         }));
     }
-    Ok(code.map(|c| CheckpointTarget {
-        display: git::redact(&c),
-        target: c,
-        dedicated: None,
-    }))
+    code.map(|c| {
+        let target = Remote::parse(&c).map_err(|reason| CheckpointRemoteError::Code {
+            shown: remote::shown(&c),
+            reason,
+        })?;
+        Ok(CheckpointTarget {
+            display: git::redact(&c),
+            target,
+            dedicated: None,
+        })
+    })
+    .transpose()
 }
 
 /// Every destination checkpoint refs are delivered to: the checkpoint remote (as derived for
@@ -404,7 +453,8 @@ pub fn public_remote_warning(repo: &Repo, target: &CheckpointTarget) -> Option<S
     if !target.carries_code() {
         return None;
     }
-    let url = remote_push_url(repo, &target.target).unwrap_or_else(|| target.target.clone());
+    let url =
+        remote_push_url(repo, &target.target).unwrap_or_else(|| target.target.as_str().to_owned());
     let host = public_forge(&url)?;
     let marker = repo.common_dir().join("entire").join(PUBLIC_WARNED_MARKER);
     if marker.exists() {
@@ -497,7 +547,13 @@ mod tests {
             (json!({"repo": "a/b"}), "provider is required"),
             (json!({"provider": "github"}), "repo is required"),
             (json!({"url": "x", "repo": "a/b"}), "not both"),
-            (json!({"url": "  "}), "url is empty"),
+            (json!({"url": ""}), "url is empty"),
+            (
+                json!({"url": "  "}),
+                "is refused: it starts or ends with white space",
+            ),
+            (json!({"url": " --upload-pack=x"}), "is refused"),
+            (json!({"url": "ext::sh -c x"}), "is refused: remote helper"),
             (json!({"url": 7}), "invalid type"),
             (json!("a/b"), "must be a JSON object"),
             (json!({"uri": "x"}), "unknown field `uri`"),
@@ -520,7 +576,7 @@ mod tests {
         }
         assert_eq!(
             parse(json!({"url": "ssh://git@host/x.git"})).unwrap(),
-            CheckpointRemote::Url("ssh://git@host/x.git".into())
+            CheckpointRemote::Url(Remote::parse("ssh://git@host/x.git").unwrap())
         );
     }
 

@@ -2,7 +2,9 @@
 
 use std::error::Error;
 
+use crate::checkpoint_remote::CheckpointRemoteError;
 use crate::id::InvalidIdError;
+use crate::remote::RemoteError;
 use crate::repo::RepoError;
 use crate::store::StoreError;
 use crate::topology::TopologyError;
@@ -63,6 +65,14 @@ fn decided(e: &(dyn Error + 'static)) -> Option<i32> {
             TopologyError::InvalidId(_) => Some(USAGE),
             _ => None,
         };
+    }
+    // A refused remote from a settings file is a failure of the command; the same refusal of a
+    // command-line value (a bare `RemoteError`) is a usage error.
+    if e.downcast_ref::<CheckpointRemoteError>().is_some() {
+        return Some(FAILURE);
+    }
+    if e.downcast_ref::<RemoteError>().is_some() {
+        return Some(USAGE);
     }
     e.downcast_ref::<InvalidIdError>().map(|_| USAGE)
 }

@@ -24,6 +24,7 @@ use git2::Oid;
 use crate::git::{self, GitError};
 use crate::partial::FetchFilter;
 use crate::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::remote::Remote;
 use crate::repo::Repo;
 use crate::side::SideRepo;
 
@@ -88,7 +89,7 @@ type NoticeSink = Box<dyn Fn(&str)>;
 /// Fetches checkpoint refs from one remote, remembering the first transport failure.
 pub struct Fetcher<'r> {
     repo: &'r Repo,
-    remote: String,
+    remote: Remote,
     failed: RefCell<Option<String>>,
     filter: Option<FetchFilter>,
     notices: RefCell<Vec<String>>,
@@ -102,10 +103,10 @@ fn is_absent(stderr: &str) -> bool {
 
 impl<'r> Fetcher<'r> {
     /// A fetcher from `remote` (a remote name or URL).
-    pub fn new(repo: &'r Repo, remote: impl Into<String>) -> Self {
+    pub fn new(repo: &'r Repo, remote: Remote) -> Self {
         Fetcher {
             repo,
-            remote: remote.into(),
+            remote,
             failed: RefCell::new(None),
             filter: None,
             notices: RefCell::new(Vec::new()),
@@ -151,7 +152,7 @@ impl<'r> Fetcher<'r> {
     }
 
     /// The remote as given (a name or a URL; may hold credentials: never show it).
-    pub(crate) fn remote(&self) -> &str {
+    pub(crate) fn remote(&self) -> &Remote {
         &self.remote
     }
 
@@ -214,11 +215,7 @@ impl<'r> Fetcher<'r> {
             let side = SideRepo::new(self.repo, &locals)
                 .map_err(|e| Self::local(&first, format!("create side repository: {e}")))?;
             let specs: Vec<String> = pending.iter().map(|n| format!("{n}:{n}")).collect();
-            let fetch = side
-                .git()
-                .args(FETCH_ARGS)
-                .args([self.remote.as_str()])
-                .args(specs);
+            let fetch = side.git().args(FETCH_ARGS).remote(&self.remote, specs);
             let Some(res) = self.attempt(fetch, &mut pending, &mut out, &first, deadline)? else {
                 continue;
             };

@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::remote::Remote;
+
 /// The oldest git whose output we parse (`git fetch --porcelain` appeared in 2.41).
 pub const MIN_GIT_VERSION: (u32, u32) = (2, 41);
 
@@ -117,6 +119,16 @@ impl Git {
     {
         self.args.extend(args.into_iter().map(Into::into));
         self
+    }
+
+    /// Appends `--`, then `remote`, then `rest` (refspecs, patterns). After `--` git takes the
+    /// remote as the repository whatever it holds, and a [`Remote`] was validated besides.
+    pub fn remote<I, S>(self, remote: &Remote, rest: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args(["--", remote.as_str()]).args(rest)
     }
 
     /// Feeds `bytes` to git's standard input (otherwise it is detached).

@@ -29,6 +29,7 @@ mod ref_lookup;
 mod ref_update;
 pub mod refname;
 pub mod registry;
+pub mod remote;
 pub mod repo;
 pub mod scale;
 pub mod session;

@@ -28,6 +28,7 @@ use crate::fetch::{FetchError, Fetched, Fetcher, FETCH_ARGS, READ_FETCH_BUDGET};
 use crate::git::{self, Git, GitError, TempDir};
 use crate::id::CheckpointId;
 use crate::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::remote::Remote;
 use crate::repo::Repo;
 use crate::transcript;
 
@@ -120,7 +121,7 @@ impl<'r> PartialCache<'r> {
         // a bare repository of its own.
         let config = format!(
             "[include]\n\tpath = {}\n[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tlogAllRefUpdates = false\n[fetch]\n\twriteCommitGraph = false\n[protocol]\n\tversion = 2\n",
-            repo.common_dir().join("config").display()
+            crate::side::config_quoted(&repo.common_dir().join("config"))
         );
         std::fs::create_dir_all(t.join("refs/heads")).map_err(io)?;
         std::fs::create_dir_all(t.join("objects/pack")).map_err(io)?;
@@ -344,7 +345,9 @@ impl<'r> PartialCache<'r> {
         if names.is_empty() {
             return Ok(Vec::new());
         }
-        let moved = Fetcher::new(self.repo, self.dir.display().to_string()).fetch_refs(names)?;
+        let cache = Remote::local(&self.dir)
+            .map_err(|e| local_error(format!("the partial cache's path: {e}")))?;
+        let moved = Fetcher::new(self.repo, cache).fetch_refs(names)?;
         for name in names {
             if let Ok(mut r) = self.git.find_reference(name) {
                 let _ = r.delete();

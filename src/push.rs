@@ -45,6 +45,7 @@ use crate::id::CheckpointId;
 use crate::merge;
 use crate::queue::{PushQueue, QueueError};
 use crate::refname::CheckpointRef;
+use crate::remote::Remote;
 use crate::repo::Repo;
 use crate::side::SideRepo;
 use crate::store::refs::GitRefsStore;
@@ -122,7 +123,7 @@ fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> PushErro
 #[derive(Debug, Clone)]
 pub struct Destination {
     /// What git is given: a remote name or a URL.
-    pub target: String,
+    pub target: Remote,
     /// How it is shown: the remote name, or the URL with credentials redacted.
     pub display: String,
     /// A stable key of the push URL.
@@ -135,26 +136,33 @@ fn fingerprint(url: &str) -> String {
 }
 
 /// Resolves a remote name (its push URL) or a raw URL.
-pub fn destination(repo: &Repo, target: &str) -> Destination {
-    let url = repo.git.find_remote(target).ok().and_then(|r| {
+pub fn destination(repo: &Repo, target: &Remote) -> Destination {
+    let named = configured_url(repo, target).is_some();
+    Destination {
+        target: target.clone(),
+        display: if named {
+            target.as_str().to_owned()
+        } else {
+            git::redact(target)
+        },
+        fingerprint: fingerprint_of(repo, target),
+    }
+}
+
+/// The push URL of a configured remote named `target`, if it is one.
+fn configured_url(repo: &Repo, target: &str) -> Option<String> {
+    repo.git.find_remote(target).ok().and_then(|r| {
         r.pushurl()
             .ok()
             .flatten()
             .or_else(|| r.url().ok())
             .map(str::to_owned)
-    });
-    match url {
-        Some(url) => Destination {
-            target: target.to_owned(),
-            display: target.to_owned(),
-            fingerprint: fingerprint(&url),
-        },
-        None => Destination {
-            target: target.to_owned(),
-            display: git::redact(target),
-            fingerprint: fingerprint(target),
-        },
-    }
+    })
+}
+
+/// The stable bookkeeping key of a remote name (its push URL) or a raw URL.
+pub fn fingerprint_of(repo: &Repo, target: &str) -> String {
+    fingerprint(&configured_url(repo, target).unwrap_or_else(|| target.to_owned()))
 }
 
 /// Options of a flush.
@@ -541,7 +549,7 @@ fn fan_out(
         let mut reg = delivery.load();
         let live: Vec<String> = crate::checkpoint_remote::delivery_targets(repo)
             .iter()
-            .map(|n| destination(repo, n).fingerprint)
+            .map(|n| fingerprint_of(repo, n))
             .collect();
         reg.destinations
             .insert(dest.fingerprint.clone(), dest.display.clone());
@@ -671,7 +679,7 @@ fn push_batch(
 /// Per-ref results come back as they are; `Err` only when git reported no ref at all.
 fn push_refs(
     repo: &Repo,
-    target: &str,
+    target: &Remote,
     refs: &[(String, Oid)],
     specs: &[PushRefspec],
     deadline: Instant,
@@ -681,8 +689,8 @@ fn push_refs(
     crashpoint("push.before-git-push");
     let out = side
         .git()
-        .args(["push", "--porcelain", "--no-verify", target])
-        .args(specs.iter().map(PushRefspec::as_str))
+        .args(["push", "--porcelain", "--no-verify"])
+        .remote(target, specs.iter().map(PushRefspec::as_str))
         .run(deadline.saturating_duration_since(Instant::now()))
         .map_err(|e| BatchFailure::Failed(e.to_string()))?;
     crashpoint("push.after-git-push");
@@ -873,7 +881,7 @@ fn v1_step(
 /// Records that the destination `target` (a remote name or URL) has `refs` at these commits
 /// (a fetch that published the remote's tips). Best effort.
 pub(crate) fn record_delivered(repo: &Repo, target: &str, refs: &[(String, Oid)]) {
-    Delivery::new(repo.common_dir()).record(&destination(repo, target).fingerprint, refs);
+    Delivery::new(repo.common_dir()).record(&fingerprint_of(repo, target), refs);
 }
 
 /// One known destination's bookkeeping, for `doctor`.
@@ -942,7 +950,7 @@ pub enum V1Push {
 }
 
 /// Pushes `refs/heads/entire/checkpoints/v1` to `remote`, fast-forward only.
-pub fn push_v1(repo: &Repo, remote: &str) -> Result<V1Push, PushError> {
+pub fn push_v1(repo: &Repo, remote: &Remote) -> Result<V1Push, PushError> {
     use crate::store::branch::V1_BRANCH_REF;
     let Some(local) = crate::publish::tip_of(repo, V1_BRANCH_REF)? else {
         return Ok(V1Push::NothingToPush);

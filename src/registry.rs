@@ -7,12 +7,17 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::repo::Repo;
+use crate::settings::ConfigSource;
 use crate::store::fs::{FsMirror, FS_BACKEND};
 use crate::store::{CheckpointWriter, StoreKind};
 
-/// Builds a mirror-only backend from its settings `config`.
-pub type MirrorFactory =
-    for<'r> fn(&'r Repo, Option<&Value>) -> Result<Box<dyn CheckpointWriter + 'r>, String>;
+/// Builds a mirror-only backend from its settings `config`, read from `source` (a factory must
+/// not let an untrusted source make it write outside the repository).
+pub type MirrorFactory = for<'r> fn(
+    &'r Repo,
+    Option<&Value>,
+    ConfigSource,
+) -> Result<Box<dyn CheckpointWriter + 'r>, String>;
 
 /// Errors registering a backend.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,8 +43,9 @@ pub struct Registry {
 fn fs_factory<'r>(
     repo: &'r Repo,
     config: Option<&Value>,
+    source: ConfigSource,
 ) -> Result<Box<dyn CheckpointWriter + 'r>, String> {
-    Ok(Box::new(FsMirror::from_config(repo, config)?))
+    Ok(Box::new(FsMirror::from_config(repo, config, source)?))
 }
 
 impl Default for Registry {

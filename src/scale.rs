@@ -49,19 +49,20 @@ fn load(repo: &Repo) -> Counts {
 /// Applies `f` to the record of `target` under the file's lock. Best effort: the counts are
 /// advisory, so a failure is logged and otherwise ignored.
 fn update(repo: &Repo, target: &str, f: impl FnOnce(Option<u64>) -> Option<u64>) {
-    let dest = crate::push::destination(repo, target);
+    let fingerprint = crate::push::fingerprint_of(repo, target);
+    let display = crate::git::redact(target);
     let result = (|| -> std::io::Result<()> {
         let dir = repo.common_dir().join("entire");
         std::fs::create_dir_all(&dir)?;
         let _lock = FileLock::exclusive(&dir.join(format!("{COUNTS_FILE}.lock")))?;
         let mut counts = load(repo);
-        let Some(count) = f(counts.get(&dest.fingerprint).map(|c| c.count)) else {
+        let Some(count) = f(counts.get(&fingerprint).map(|c| c.count)) else {
             return Ok(());
         };
         counts.insert(
-            dest.fingerprint.clone(),
+            fingerprint.clone(),
             RemoteCount {
-                remote: dest.display.clone(),
+                remote: display.clone(),
                 count,
                 at: crate::timefmt::now_rfc3339_nano(),
             },
@@ -71,7 +72,7 @@ fn update(repo: &Repo, target: &str, f: impl FnOnce(Option<u64>) -> Option<u64>)
     if let Err(e) = result {
         log::info!(
             "could not record the checkpoint-ref count of {}: {e}",
-            dest.display
+            display
         );
     }
 }
@@ -106,8 +107,7 @@ pub fn local_count(repo: &Repo) -> usize {
 
 /// The last known count of `target`, if any.
 pub fn last_remote_count(repo: &Repo, target: &str) -> Option<RemoteCount> {
-    let dest = crate::push::destination(repo, target);
-    load(repo).remove(&dest.fingerprint)
+    load(repo).remove(&crate::push::fingerprint_of(repo, target))
 }
 
 /// The warning threshold: `strategy_options.checkpoint_ref_warn_threshold` when it is a
@@ -143,7 +143,7 @@ mod tests {
 
     fn target(dedicated: Option<ConfigSource>) -> CheckpointTarget {
         CheckpointTarget {
-            target: "origin".into(),
+            target: crate::remote::Remote::parse("origin").unwrap(),
             display: "origin".into(),
             dedicated,
         }

@@ -81,6 +81,13 @@ pub enum ConfigSource {
 }
 
 impl ConfigSource {
+    /// Whether values from here are the user's own: the environment and the per-clone local
+    /// file are; the committed file is written by whoever can push to the repository and is
+    /// untrusted input (docs/security.md).
+    pub fn trusted(self) -> bool {
+        !matches!(self, ConfigSource::Settings)
+    }
+
     /// The name used by `config --json`.
     pub fn name(self) -> &'static str {
         match self {

@@ -14,7 +14,26 @@ use std::time::Duration;
 
 use crate::git::{Git, GitError, TempDir};
 use crate::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::remote::Remote;
 use crate::repo::Repo;
+
+/// `path` as a git-config value: double-quoted with `\\`, `"`, newline and tab escaped, so a
+/// repository under a directory named `C# "semi;colon" back\slash` still includes its config
+/// (unquoted, `#` and `;` start a comment and `\` an escape).
+pub(crate) fn config_quoted(path: &std::path::Path) -> String {
+    let mut out = String::from("\"");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
 
 /// A side repository of `repo`.
 pub(crate) struct SideRepo<'a> {
@@ -38,7 +57,7 @@ impl<'a> SideRepo<'a> {
         // runs maintenance on the shared object store.
         let cfg = format!(
             "[include]\n\tpath = {}\n[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tlogAllRefUpdates = false\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n[fetch]\n\twriteCommitGraph = false\n[protocol]\n\tversion = 2\n",
-            config.display()
+            config_quoted(&config)
         );
         std::fs::create_dir_all(d.join("refs/heads"))?;
         std::fs::create_dir_all(d.join("objects"))?;
@@ -76,17 +95,13 @@ impl<'a> SideRepo<'a> {
     /// `Err` is git's error line when the remote answered with a failure.
     pub(crate) fn ls_remote_checkpoints(
         &self,
-        remote: &str,
+        remote: &Remote,
         budget: Duration,
     ) -> Result<Result<Vec<(CheckpointRef, String)>, String>, GitError> {
         let out = self
             .git()
-            .args([
-                "ls-remote",
-                "--refs",
-                remote,
-                &format!("{CHECKPOINT_REF_PREFIX}*"),
-            ])
+            .args(["ls-remote", "--refs"])
+            .remote(remote, [format!("{CHECKPOINT_REF_PREFIX}*")])
             .run(budget)?;
         if !out.success() {
             return Ok(Err(crate::git::first_error_line(&out.stderr)));
@@ -104,15 +119,15 @@ impl<'a> SideRepo<'a> {
     /// away and nothing is ever pushed from that name. `Err` is git's error line.
     pub(crate) fn fetch_one(
         &self,
-        remote: &str,
+        remote: &Remote,
         remote_ref: &str,
         budget: Duration,
     ) -> Result<Oid, String> {
         const FETCHED: &str = "refs/fetched/one";
         let out = self
             .git()
-            .args(["fetch", "--no-tags", "--no-write-fetch-head", remote])
-            .args([format!("+{remote_ref}:{FETCHED}")])
+            .args(["fetch", "--no-tags", "--no-write-fetch-head"])
+            .remote(remote, [format!("+{remote_ref}:{FETCHED}")])
             .run(budget)
             .map_err(|e| e.to_string())?;
         if !out.success() {
@@ -120,5 +135,20 @@ impl<'a> SideRepo<'a> {
         }
         self.read_ref(FETCHED)
             .ok_or_else(|| "the fetch wrote no ref".to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_values_are_quoted() {
+        assert_eq!(
+            config_quoted(std::path::Path::new(
+                r#"/t/C# "semi;colon" back\slash/.git/config"#
+            )),
+            r#""/t/C# \"semi;colon\" back\\slash/.git/config""#
+        );
     }
 }

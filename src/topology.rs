@@ -10,6 +10,7 @@
 use crate::id::{self, CheckpointId, IdKind};
 use crate::redact::Redactor;
 use crate::registry::{Backend, Registry};
+use crate::remote::Remote;
 use crate::repo::{Identity, Repo};
 use crate::settings::{self, ConfigSource, SettingsError};
 use crate::store::branch::GitBranchStore;
@@ -212,7 +213,7 @@ impl<'r> Topology<'r> {
                 Some(Backend::Git(StoreKind::GitBranch)) => Box::new(GitBranchStore::mirror(repo)),
                 Some(Backend::Git(StoreKind::GitRefs)) => Box::new(GitRefsStore::new(repo)),
                 Some(Backend::MirrorOnly(factory)) => {
-                    factory(repo, spec.config.as_ref()).map_err(|message| {
+                    factory(repo, spec.config.as_ref(), resolved.source).map_err(|message| {
                         TopologyError::Construct {
                             index,
                             kind: spec.kind.clone(),
@@ -477,10 +478,10 @@ impl<'r> Topology<'r> {
     pub fn list_with_remote(
         &self,
         repo: &'r Repo,
-        remote: &str,
+        remote: &Remote,
     ) -> Result<RemoteListing, StoreError> {
         let local = self.list()?;
-        let fetcher = crate::fetch::Fetcher::new(repo, remote);
+        let fetcher = crate::fetch::Fetcher::new(repo, remote.clone());
         let remote_refs = match fetcher.list_remote() {
             Ok(r) => r,
             Err(e) => {
@@ -510,12 +511,12 @@ impl<'r> Topology<'r> {
     pub fn hydrate(
         &self,
         repo: &'r Repo,
-        remote: &str,
+        remote: &Remote,
         entries: &mut [CheckpointInfo],
         budget: std::time::Duration,
     ) -> usize {
         let deadline = std::time::Instant::now() + budget;
-        let fetcher = crate::fetch::Fetcher::new(repo, remote);
+        let fetcher = crate::fetch::Fetcher::new(repo, remote.clone());
         let mut done = 0;
         for e in entries.iter_mut().filter(|e| e.remote_only) {
             if std::time::Instant::now() >= deadline {

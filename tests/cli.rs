@@ -55,5 +55,7 @@ mod scale;
 mod show;
 #[path = "cli/topology.rs"]
 mod topology;
+#[path = "cli/untrusted.rs"]
+mod untrusted;
 #[path = "cli/write.rs"]
 mod write;

@@ -182,7 +182,7 @@ pub fn flush_and_report(
 /// The git-branch primary's push: the v1 branch itself.
 fn push_v1_and_report(
     repo: &entire_checkpoints::repo::Repo,
-    remote: &str,
+    remote: &entire_checkpoints::remote::Remote,
     quiet: bool,
 ) -> Result<()> {
     use entire_checkpoints::push::{push_v1, V1Push};
@@ -193,10 +193,7 @@ fn push_v1_and_report(
                 for note in notes {
                     eprintln!("entire: {note}");
                 }
-                eprintln!(
-                    "entire: pushing entire/checkpoints/v1 to {}... done",
-                    entire_checkpoints::git::redact(remote)
-                );
+                eprintln!("entire: pushing entire/checkpoints/v1 to {remote}... done");
             }
         }
         V1Push::Refused(why) => warn(

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use crate::fsutil::{is_temp_name, write_atomic, FileLock};
 use crate::repo::Repo;
+use crate::settings::{ConfigSource, SETTINGS_DIR, SETTINGS_FILE};
 use crate::store::{git_err, Backfill, CheckpointWriter, SessionWrite, StoreError, WriteOutcome};
 use crate::tree;
 
@@ -27,7 +28,16 @@ pub const DEFAULT_FS_DIR: &str = "entire/fs-mirror";
 
 /// The filesystem mirror.
 pub struct FsMirror {
-    dir: PathBuf,
+    dir: Target,
+}
+
+/// Where the mirror writes, or why it writes nothing.
+enum Target {
+    /// The (confined, when untrusted) directory.
+    Dir(PathBuf),
+    /// An untrusted settings file named a directory outside the repository: every write fails
+    /// with this reason, and the primary write goes on (mirrors are best effort).
+    Refused(String),
 }
 
 fn io_err(context: String) -> impl FnOnce(std::io::Error) -> StoreError {
@@ -42,12 +52,22 @@ fn io_err(context: String) -> impl FnOnce(std::io::Error) -> StoreError {
 impl FsMirror {
     /// A mirror writing under `dir`.
     pub fn new(dir: PathBuf) -> Self {
-        FsMirror { dir }
+        FsMirror {
+            dir: Target::Dir(dir),
+        }
     }
 
     /// Builds the mirror from its settings `config` (`{"dir": "<path>"}`, relative paths taken
     /// from the work tree root), defaulting to `<git-common-dir>/entire/fs-mirror`.
-    pub fn from_config(repo: &Repo, config: Option<&Value>) -> Result<Self, String> {
+    ///
+    /// From an untrusted `source` (the committed settings file) the directory must resolve,
+    /// after `..` and symlinks, inside the work tree but outside the git dir, or inside
+    /// `<git-common-dir>/entire/`; otherwise the mirror is built but refuses every write.
+    pub fn from_config(
+        repo: &Repo,
+        config: Option<&Value>,
+        source: ConfigSource,
+    ) -> Result<Self, String> {
         let dir = match config {
             None | Some(Value::Null) => None,
             Some(Value::Object(m)) => {
@@ -68,17 +88,35 @@ impl FsMirror {
             }
             Some(_) => return Err("fs mirror config must be a JSON object".into()),
         };
+        let given = dir.clone();
         let dir = match dir {
             Some(d) if d.is_absolute() => d,
             Some(d) => repo.workdir().unwrap_or(repo.common_dir()).join(d),
             None => repo.common_dir().join(DEFAULT_FS_DIR),
         };
-        Ok(FsMirror::new(dir))
+        if source.trusted() || given.is_none() {
+            return Ok(FsMirror::new(dir));
+        }
+        let shown = given.unwrap_or_default().display().to_string();
+        match confined(repo, &dir) {
+            Some(real) => Ok(FsMirror::new(real)),
+            None => Ok(FsMirror {
+                dir: Target::Refused(format!(
+                    "fs mirror dir {shown:?} from {} resolves outside the repository (or into its git dir): refused; \
+a committed settings file may only name a directory inside the work tree or under .git/entire/ \
+(set it in .entire/settings.local.json to use another)",
+                    Path::new(SETTINGS_DIR).join(SETTINGS_FILE).display()
+                )),
+            }),
+        }
     }
 
-    /// The directory the mirror writes to.
-    pub fn dir(&self) -> &Path {
-        &self.dir
+    /// The directory the mirror writes to, or why it refuses to write.
+    pub fn dir(&self) -> Result<&Path, &str> {
+        match &self.dir {
+            Target::Dir(d) => Ok(d),
+            Target::Refused(why) => Err(why),
+        }
     }
 
     fn scratch() -> Result<Repository, StoreError> {
@@ -125,7 +163,13 @@ impl FsMirror {
     }
 
     /// Writes `tree` out under `path`: changed files atomically, stale entries removed.
+    ///
+    /// A symlink where a directory goes is replaced by a directory, never followed: the mirror
+    /// may sit in a work tree whose content came from a remote.
     fn export(repo: &Repository, tree: &Tree<'_>, path: &Path) -> Result<(), StoreError> {
+        if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+            fs::remove_file(path).map_err(io_err(format!("remove {}", path.display())))?;
+        }
         fs::create_dir_all(path).map_err(io_err(format!("create {}", path.display())))?;
         let mut keep = std::collections::HashSet::new();
         for entry in tree.iter() {
@@ -180,15 +224,18 @@ impl FsMirror {
         id: &crate::id::CheckpointId,
         build: impl FnOnce(&Repository, Option<&Tree<'_>>) -> Result<Option<tree::Change>, StoreError>,
     ) -> Result<WriteOutcome, StoreError> {
-        fs::create_dir_all(&self.dir).map_err(io_err(format!(
+        let dir = self.dir().map_err(|reason| StoreError::Refused {
+            reason: reason.to_owned(),
+        })?;
+        fs::create_dir_all(dir).map_err(io_err(format!(
             "create fs mirror directory {}",
-            self.dir.display()
+            dir.display()
         )))?;
-        let lock_path = self.dir.join(format!(".{id}.lock"));
+        let lock_path = dir.join(format!(".{id}.lock"));
         let _lock = FileLock::exclusive(&lock_path)
             .map_err(io_err(format!("lock {}", lock_path.display())))?;
         let repo = Self::scratch()?;
-        let target = self.dir.join(id.as_str());
+        let target = dir.join(id.as_str());
         let base = match Self::import(&repo, &target)? {
             Some(oid) => Some(repo.find_tree(oid).map_err(git_err("read tree"))?),
             None => None,
@@ -210,6 +257,45 @@ impl FsMirror {
             enqueue_error: None,
         })
     }
+}
+
+/// `dir` with `..` and symlinks resolved, if it lies inside the work tree but outside the git
+/// dirs, or inside `<git-common-dir>/entire/`. The part of `dir` that does not exist yet is
+/// resolved lexically (it cannot hold symlinks until it exists).
+fn confined(repo: &Repo, dir: &Path) -> Option<PathBuf> {
+    let real = resolve(dir)?;
+    let canon = |p: &Path| fs::canonicalize(p).ok();
+    let common = canon(repo.common_dir())?;
+    if real.starts_with(common.join("entire")) {
+        return Some(real);
+    }
+    let git_dir = canon(repo.git.path())?;
+    let worktree = canon(repo.workdir()?)?;
+    (real.starts_with(&worktree) && !real.starts_with(&common) && !real.starts_with(&git_dir))
+        .then_some(real)
+}
+
+/// The real path `dir` (absolute) names: each existing prefix canonicalized (symlinks
+/// followed), and `..` applied to the real path so far, so it cannot climb out through a link.
+fn resolve(dir: &Path) -> Option<PathBuf> {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for part in dir.components() {
+        match part {
+            Component::Prefix(_) | Component::RootDir => out.push(part),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(name) => {
+                out.push(name);
+                if let Ok(real) = fs::canonicalize(&out) {
+                    out = real;
+                }
+            }
+        }
+    }
+    out.is_absolute().then_some(out)
 }
 
 impl CheckpointWriter for FsMirror {

@@ -138,6 +138,13 @@ pub enum StoreError {
         #[source]
         source: TranscriptError,
     },
+    /// The backend refuses to write at all (e.g. an fs mirror whose directory from an untrusted
+    /// settings file lies outside the repository).
+    #[error("{reason}")]
+    Refused {
+        /// Why, naming the setting and the file it came from.
+        reason: String,
+    },
     /// Fetching the checkpoint from the remote failed (never reported as absence).
     #[error(transparent)]
     Fetch(#[from] crate::fetch::FetchError),

@@ -1,0 +1,385 @@
+//! Untrusted input (docs/security.md): in a fresh clone of a repository whose committed
+//! `.entire/settings.json` carries a hostile `checkpoint_remote`, no command path runs a command
+//! and each says in one line which value it refused; a committed fs mirror directory stays inside
+//! the repository; and a repository's own path, whatever it holds, never breaks the side
+//! repositories that pushes and fetches run in.
+
+use std::path::PathBuf;
+use std::process::Output;
+
+use serde_json::json;
+
+use crate::env::{fetch_bin, path_str, path_with_bins, Store, TestEnv};
+use crate::fixtures::HEX_ID;
+
+/// The hostile `checkpoint_remote.url` values; `MARKER` is replaced by the path of a file that
+/// must never be created.
+const HOSTILE: &[&str] = &[
+    "--upload-pack=touch MARKER;",
+    "  --upload-pack=touch MARKER;",
+    "\t--upload-pack=touch MARKER;",
+    "--receive-pack=touch MARKER;",
+    "--exec=touch MARKER",
+    "-cprotocol.ext.allow=always",
+    "ext::sh -c touch% MARKER",
+    "ext::sh -c 'touch MARKER'",
+    "fd::0",
+    "foo::bar",
+    "gopher://example.com/r.git",
+    "ssh://-oProxyCommand=touch%20MARKER/r.git",
+    "ssh://git@-oProxyCommand=touch%20MARKER/r.git",
+    "-oProxyCommand=touch MARKER:r.git",
+    "git@-oProxyCommand=touch MARKER:r.git",
+    "ssh://example.com/r.git\n--upload-pack=touch MARKER",
+    "file:///tmp/r.git\u{0}--upload-pack=touch MARKER",
+    "http://example.com/\u{1b}[31mr.git",
+];
+
+/// A fresh clone of a repository whose committed settings name `url` as the checkpoint remote,
+/// with the hooks installed, one checkpoint written and linked to a commit.
+struct Clone {
+    env: TestEnv,
+    dir: PathBuf,
+    marker: PathBuf,
+}
+
+fn hostile_clone(template: &str) -> Clone {
+    let env = TestEnv::new();
+    let marker = env.root().join("PWNED");
+    let url = template.replace("MARKER", path_str(&marker));
+    let origin = env.bare_remote("origin");
+    let settings = json!({"strategy_options": {"checkpoint_remote": {"url": url}}});
+    env.write_file(".entire/settings.json", settings.to_string().as_bytes());
+    env.git(&["add", ".entire/settings.json"]);
+    env.git(&["commit", "-q", "-m", "settings"]);
+    env.git(&["push", "-q", "origin", "main"]);
+    let dir = env.root().join("clone");
+    env.git_in(
+        env.root(),
+        &["clone", "-q", path_str(&origin), path_str(&dir)],
+    );
+    let install = env.run_in(Store::Refs, &dir, &["hooks", "install"]);
+    assert!(install.status.success(), "hooks install: {install:?}");
+    Clone { env, dir, marker }
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Asserts no command ran and one line of the output names the refused setting and its file.
+fn assert_refused(c: &Clone, what: &str, value: &str, out: &Output) {
+    assert!(
+        !c.marker.exists(),
+        "{what} with {value:?} ran the attacker's command"
+    );
+    let all = text(out);
+    assert!(
+        all.lines()
+            .any(|l| l.contains("strategy_options.checkpoint_remote")
+                && l.contains(".entire/settings.json")
+                && l.contains("refused")),
+        "{what} with {value:?}: no one-line refusal naming the setting and file:\n{all}"
+    );
+}
+
+fn in_clone(c: &Clone, args: &[&str]) -> Output {
+    c.env
+        .cmd()
+        .current_dir(&c.dir)
+        .args(args)
+        .output()
+        .expect("run git-entire-checkpoint")
+}
+
+#[test]
+fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
+    assert!(HOSTILE.len() >= 15);
+    for value in HOSTILE {
+        let c = hostile_clone(value);
+        // A checkpoint queued and linked, so pre-push and push have work to do.
+        let transcript = c.env.input_file("t.jsonl", b"{\"a\":1}\n");
+        let write = in_clone(
+            &c,
+            &[
+                "write",
+                "--id",
+                HEX_ID,
+                "--session",
+                "s1",
+                "--transcript",
+                path_str(&transcript),
+            ],
+        );
+        assert!(
+            write.status.success(),
+            "write with {value:?}: {}",
+            text(&write)
+        );
+        let id = HEX_ID;
+        let commit = c
+            .env
+            .git_command_in(
+                &c.dir,
+                &[
+                    "commit",
+                    "-q",
+                    "--allow-empty",
+                    "-m",
+                    &format!("work\n\nEntire-Checkpoint: {id}"),
+                ],
+            )
+            .env("PATH", path_with_bins())
+            .output()
+            .unwrap();
+        assert!(commit.status.success(), "{commit:?}");
+
+        // The user's own push goes through; the hook warns.
+        let push = c
+            .env
+            .git_command_in(&c.dir, &["push", "-q", "origin", "main"])
+            .env("PATH", path_with_bins())
+            .output()
+            .unwrap();
+        assert!(push.status.success(), "git push with {value:?}: {push:?}");
+        assert_refused(&c, "git push (pre-push hook)", value, &push);
+
+        for args in [
+            &["push"][..],
+            &["show", "0123456789ab"][..],
+            &["list", "--remote"][..],
+            &["gc", "--keep-days", "0"][..],
+            &["doctor"][..],
+            &["status"][..],
+        ] {
+            let out = in_clone(&c, args);
+            assert_refused(&c, &args.join(" "), value, &out);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{args:?} with {value:?}: {}",
+                text(&out)
+            );
+        }
+        for args in [&["--all"][..], &["--for", "HEAD~1..HEAD"][..]] {
+            let out = c
+                .env
+                .bin_cmd(&fetch_bin())
+                .current_dir(&c.dir)
+                .args(args)
+                .output()
+                .unwrap();
+            assert_refused(
+                &c,
+                &format!("git entire-fetch {}", args.join(" ")),
+                value,
+                &out,
+            );
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "entire-fetch {args:?}: {}",
+                text(&out)
+            );
+        }
+    }
+}
+
+/// `write --session s1 --transcript <transcript> <extra>` in `dir`, with the default primary
+/// (the settings files decide).
+fn write_in(env: &TestEnv, dir: &std::path::Path, extra: &[&str], transcript: &[u8]) -> Output {
+    env.cmd()
+        .current_dir(dir)
+        .args(["write", "--session", "s1", "--transcript"])
+        .arg(env.input_file("t.jsonl", transcript))
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// Where a value of the fs mirror's `dir` leads; the write to the primary must succeed anyway.
+fn fs_mirror_clone(env: &TestEnv, dir: &str) -> PathBuf {
+    let settings = json!({"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs", "config": {"dir": dir}}]}});
+    env.write_file(".entire/settings.json", settings.to_string().as_bytes());
+    env.repo().to_path_buf()
+}
+
+#[test]
+fn committed_fs_mirror_dir_stays_inside_the_repository() {
+    let env = TestEnv::new();
+    let outside = env.root().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::os::unix::fs::symlink(&outside, env.repo().join("link")).unwrap();
+    let hooks = env.repo().join(".git/hooks");
+    for dir in [
+        path_str(&outside).to_owned(),
+        "../outside".to_owned(),
+        "sub/../../outside".to_owned(),
+        "link".to_owned(),
+        "link/deeper".to_owned(),
+        ".git/hooks".to_owned(),
+        path_str(&hooks).to_owned(),
+    ] {
+        let repo = fs_mirror_clone(&env, &dir);
+        let before = std::fs::read_dir(&outside).unwrap().count();
+        let hooks_before = std::fs::read_dir(&hooks).unwrap().count();
+        let out = write_in(&env, &repo, &[], b"{\"a\":1}\n");
+        assert!(
+            out.status.success(),
+            "the primary write succeeds with fs dir {dir:?}: {out:?}"
+        );
+        let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        assert!(
+            env.rev(&format!(
+                "refs/entire/checkpoints/{}/{id}",
+                &id[id.len() - 2..]
+            ))
+            .is_some(),
+            "the checkpoint is in the primary"
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.lines().any(|l| l.contains("fs")
+                && l.contains(".entire/settings.json")
+                && l.contains("outside")),
+            "fs dir {dir:?}: one warning names the setting and why: {err}"
+        );
+        assert_eq!(
+            std::fs::read_dir(&outside).unwrap().count(),
+            before,
+            "{dir:?} wrote outside"
+        );
+        assert_eq!(
+            std::fs::read_dir(&hooks).unwrap().count(),
+            hooks_before,
+            "{dir:?} wrote into .git/hooks"
+        );
+    }
+}
+
+#[test]
+fn trusted_configuration_may_put_the_fs_mirror_anywhere() {
+    let env = TestEnv::new();
+    let outside = env.root().join("outside");
+    std::fs::create_dir_all(env.repo().join(".entire")).unwrap();
+    let settings = json!({"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs", "config": {"dir": path_str(&outside)}}]}});
+    std::fs::write(
+        env.repo().join(".entire/settings.local.json"),
+        settings.to_string(),
+    )
+    .unwrap();
+    let out = write_in(&env, env.repo(), &[], b"{}\n");
+    assert!(out.status.success(), "{out:?}");
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert!(
+        outside.join(&id).join("metadata.json").is_file(),
+        "the local settings file is trusted"
+    );
+}
+
+#[test]
+fn committed_fs_mirror_dir_inside_the_work_tree_is_used() {
+    let env = TestEnv::new();
+    let repo = fs_mirror_clone(&env, "mirror/../checkpoints-mirror");
+    let out = write_in(&env, &repo, &[], b"{}\n");
+    assert!(out.status.success(), "{out:?}");
+    let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert!(repo
+        .join("checkpoints-mirror")
+        .join(&id)
+        .join("metadata.json")
+        .is_file());
+}
+
+#[test]
+fn a_symlink_inside_the_fs_mirror_is_replaced_not_followed() {
+    let env = TestEnv::new();
+    let outside = env.root().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let repo = fs_mirror_clone(&env, "mirror");
+    std::fs::create_dir_all(repo.join("mirror")).unwrap();
+    // A work tree from a remote may hold a symlink where a known checkpoint's files go.
+    std::os::unix::fs::symlink(&outside, repo.join("mirror").join(HEX_ID)).unwrap();
+    let out = write_in(&env, &repo, &["--id", HEX_ID], b"{}\n");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        std::fs::read_dir(&outside).unwrap().count(),
+        0,
+        "wrote through the link"
+    );
+    assert!(repo
+        .join("mirror")
+        .join(HEX_ID)
+        .join("metadata.json")
+        .is_file());
+}
+
+#[test]
+fn side_repositories_work_from_any_path() {
+    let env = TestEnv::without_repo();
+    let parent = env.root().join(r#"C# "semi;colon" back\slash"#);
+    let repo = parent.join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    env.git_in(&repo, &["init", "-q", "-b", "main"]);
+    env.git_in(&repo, &["commit", "-q", "--allow-empty", "-m", "initial"]);
+    let origin = env.root().join("origin.git");
+    env.git_in(env.root(), &["init", "-q", "--bare", path_str(&origin)]);
+    env.git_in(&repo, &["remote", "add", "origin", path_str(&origin)]);
+    env.git_in(&repo, &["push", "-q", "origin", "main"]);
+    let transcript = env.input_file("t.jsonl", b"{\"a\":1}\n");
+    let write = env.run_in(
+        Store::Refs,
+        &repo,
+        &[
+            "write",
+            "--session",
+            "s1",
+            "--transcript",
+            path_str(&transcript),
+        ],
+    );
+    assert!(write.status.success(), "{write:?}");
+    let id = String::from_utf8_lossy(&write.stdout).trim().to_owned();
+    let name = format!("refs/entire/checkpoints/{}/{id}", &id[id.len() - 2..]);
+    let push = env.run_in(Store::Refs, &repo, &["push", "origin"]);
+    assert!(push.status.success(), "{push:?}");
+    let on_remote = env.git_in(&origin, &["for-each-ref", "--format=%(refname)", &name]);
+    assert_eq!(
+        on_remote.trim(),
+        name,
+        "push from {}: {push:?}",
+        repo.display()
+    );
+
+    // A clone under the same directory reads it on demand, whole and partially.
+    let clone = parent.join("clone");
+    env.git_in(
+        env.root(),
+        &["clone", "-q", path_str(&origin), path_str(&clone)],
+    );
+    let show = env.run_in(Store::Refs, &clone, &["show", &id, "--json"]);
+    assert!(show.status.success(), "on-demand show: {show:?}");
+    let partial = parent.join("partial");
+    env.git_in(
+        env.root(),
+        &["clone", "-q", path_str(&origin), path_str(&partial)],
+    );
+    let fetch = env
+        .bin_cmd(&fetch_bin())
+        .current_dir(&partial)
+        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
+        .args(["--filter=blob:none", "origin", &id])
+        .output()
+        .unwrap();
+    assert!(fetch.status.success(), "partial fetch: {fetch:?}");
+    let transcript = env.run_in(Store::Refs, &partial, &["show", &id, "--transcript"]);
+    assert!(
+        transcript.status.success(),
+        "transcript from the partial cache: {transcript:?}"
+    );
+    assert!(String::from_utf8_lossy(&transcript.stdout).contains("\"a\":1"));
+}
