@@ -848,7 +848,11 @@ fn show_targets(
             if let Some(ids) = commit_trailer_ids(repo, target, quiet)? {
                 return by_trailers(ids);
             }
-            Err(StoreError::NotFound { id }.into())
+            Err(StoreError::NotFoundAnywhere {
+                places: topo.places(&id).join(", "),
+                id,
+            }
+            .into())
         }
         Err(TopologyError::NoMatch(_) | TopologyError::InvalidId(_)) => {
             match commit_trailer_ids(repo, target, quiet)? {

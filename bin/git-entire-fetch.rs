@@ -4,6 +4,7 @@
 #[path = "common/mod.rs"]
 mod common;
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -12,13 +13,14 @@ use clap::{CommandFactory, Parser};
 use serde_json::json;
 
 use entire_checkpoints::fetch::{FetchError, Fetched, Fetcher};
-use entire_checkpoints::id::CheckpointId;
+use entire_checkpoints::id::{CheckpointId, IdKind};
 use entire_checkpoints::partial::{FetchFilter, PartialCache};
 use entire_checkpoints::refname::CheckpointRef;
 use entire_checkpoints::remote::{self, Remote};
 use entire_checkpoints::repo::Repo;
+use entire_checkpoints::store::branch::{GitBranchStore, RemoteCopy};
 use entire_checkpoints::store::refs::GitRefsStore;
-use entire_checkpoints::store::StoreError;
+use entire_checkpoints::store::{CheckpointReader, StoreError};
 use entire_checkpoints::trailers::{checkpoint_trailers, TrailerValue};
 
 /// Fetch checkpoints from a remote: named IDs, all of them, or those a revision range links to.
@@ -82,6 +84,8 @@ struct Outcome {
 struct Mode<'r> {
     fetcher: Fetcher<'r>,
     partial: Option<(PartialCache<'r>, FetchFilter)>,
+    /// The v1 branch, locally and as the remote's copy (fetched whole, once, when needed).
+    branch: GitBranchStore<'r>,
 }
 
 impl Mode<'_> {
@@ -116,6 +120,9 @@ impl Mode<'_> {
     /// Whether `id` is already here: in the repository, or (for a filtered fetch) in the cache.
     fn present(&self, store: &GitRefsStore<'_>, id: &CheckpointId) -> Result<bool> {
         if store.locate_ref(id)?.is_some() {
+            return Ok(true);
+        }
+        if id.kind() == IdKind::Hex && self.branch.holds(id)? {
             return Ok(true);
         }
         Ok(matches!(&self.partial, Some((cache, _)) if cache.has(id)))
@@ -162,11 +169,20 @@ fn run() -> Result<()> {
         Some(filter) => Some((PartialCache::create(&repo)?, filter)),
         None => None,
     };
-    let mode = Mode { fetcher, partial };
+    let mut branch = GitBranchStore::mirror(&repo);
+    branch.set_remote(RemoteCopy::new(
+        &repo,
+        fetcher.remote(),
+        Some(Fetcher::new(&repo, fetcher.remote().clone())),
+    ));
+    let mode = Mode {
+        fetcher,
+        partial,
+        branch,
+    };
     let fetcher = &mode.fetcher;
     let store = GitRefsStore::new(&repo);
     let mut outcomes: Vec<Outcome> = Vec::new();
-    let mut named_missing = false;
 
     let mut wanted: Vec<CheckpointId> = ids.clone();
     if let Some(range) = &cli.for_range {
@@ -232,9 +248,6 @@ fn run() -> Result<()> {
                 }
                 s => (s, partial),
             };
-            if state == Fetched::Absent && ids.contains(id) {
-                named_missing = true;
-            }
             outcomes.push(Outcome {
                 id: id.to_string(),
                 partial: partial && state == Fetched::Updated,
@@ -290,6 +303,49 @@ fn run() -> Result<()> {
             }
         }
     }
+
+    // Hex IDs the remote has no ref for may be on its v1 branch: one fetch of the branch.
+    let on_branch = |o: &Outcome| {
+        o.status == "not_found"
+            && CheckpointId::parse(&o.id).is_ok_and(|id| id.kind() == IdKind::Hex)
+    };
+    if outcomes.iter().any(on_branch) || cli.all {
+        let before: HashSet<CheckpointId> = mode.branch.ids()?.into_iter().collect();
+        match mode.branch.refresh_remote() {
+            Ok(_) => {
+                for o in outcomes.iter_mut().filter(|o| on_branch(o)) {
+                    if mode.branch.holds(&CheckpointId::parse(&o.id)?)? {
+                        o.status = "fetched";
+                    }
+                }
+                if cli.all {
+                    let listed: HashSet<String> = outcomes.iter().map(|o| o.id.clone()).collect();
+                    for id in mode.branch.ids()? {
+                        if listed.contains(id.as_str()) {
+                            continue;
+                        }
+                        outcomes.push(Outcome {
+                            status: if before.contains(&id) {
+                                "present"
+                            } else {
+                                "fetched"
+                            },
+                            id: id.to_string(),
+                            error: None,
+                            partial: false,
+                        });
+                    }
+                }
+            }
+            Err(StoreError::Fetch(e)) => {
+                transport_error.get_or_insert(e);
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let named_missing = outcomes
+        .iter()
+        .any(|o| o.status == "not_found" && ids.iter().any(|id| id.as_str() == o.id));
 
     if cli.all && outcomes.iter().any(|o| o.status == "fetched") {
         // A bulk fetch can create thousands of loose refs: pack them.

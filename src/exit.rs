@@ -53,7 +53,7 @@ fn decided(e: &(dyn Error + 'static)) -> Option<i32> {
     }
     if let Some(s) = e.downcast_ref::<StoreError>() {
         return match s {
-            StoreError::NotFound { .. } => Some(NOT_FOUND),
+            StoreError::NotFound { .. } | StoreError::NotFoundAnywhere { .. } => Some(NOT_FOUND),
             StoreError::Repo(r) => decided(r),
             _ => None,
         };

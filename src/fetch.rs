@@ -152,7 +152,7 @@ impl<'r> Fetcher<'r> {
     }
 
     /// The remote as given (a name or a URL; may hold credentials: never show it).
-    pub(crate) fn remote(&self) -> &Remote {
+    pub fn remote(&self) -> &Remote {
         &self.remote
     }
 
@@ -190,6 +190,35 @@ impl<'r> Fetcher<'r> {
             reference: reference.to_owned(),
             message: message.into(),
         }
+    }
+
+    /// Fetches the remote's branch `remote_ref` (the v1 branch) and points `local_ref` (its
+    /// remote-tracking ref, forced as git forces one) at it. `Ok(None)`: the remote has no such
+    /// branch. One `git fetch` from a side repository, so no other ref of the user's moves.
+    pub fn fetch_branch(
+        &self,
+        remote_ref: &str,
+        local_ref: &str,
+    ) -> Result<Option<Oid>, FetchError> {
+        self.earlier_failure(remote_ref)?;
+        // The copy we have is offered as a "have", so only what is new is sent.
+        let have: Vec<(String, Oid)> = crate::publish::tip_of(self.repo, local_ref)
+            .map_err(|e| Self::local(remote_ref, e.to_string()))?
+            .map(|tip| (local_ref.to_owned(), tip))
+            .into_iter()
+            .collect();
+        let side = SideRepo::new(self.repo, &have)
+            .map_err(|e| Self::local(remote_ref, format!("create side repository: {e}")))?;
+        let tip = match side.fetch_one(&self.remote, remote_ref, READ_FETCH_BUDGET) {
+            Ok(tip) => tip,
+            Err(line) if is_absent(&line) => return Ok(None),
+            Err(line) => return Err(self.transport(remote_ref, line)),
+        };
+        self.repo
+            .git
+            .reference(local_ref, tip, true, "entire: fetch")
+            .map_err(|e| Self::local(remote_ref, e.message().to_owned()))?;
+        Ok(Some(tip))
     }
 
     /// Fetches the given refs (at most a few hundred) in one `git fetch`, and publishes each

@@ -13,7 +13,7 @@ use crate::registry::{Backend, Registry};
 use crate::remote::Remote;
 use crate::repo::{Identity, Repo};
 use crate::settings::{self, ConfigSource, SettingsError};
-use crate::store::branch::GitBranchStore;
+use crate::store::branch::{GitBranchStore, RemoteCopy};
 use crate::store::refs::GitRefsStore;
 use crate::store::{
     Backfill, Checkpoint, CheckpointInfo, CheckpointReader, CheckpointWriter, CommitInfo,
@@ -280,10 +280,15 @@ impl<'r> Topology<'r> {
         mirrors: Vec<Box<dyn CheckpointWriter + 'r>>,
         source: ConfigSource,
     ) -> Self {
-        let branch = match primary {
+        let mut branch = match primary {
             StoreKind::GitBranch => GitBranchStore::primary(repo),
             StoreKind::GitRefs => GitBranchStore::mirror(repo),
         };
+        // Offline, reads still see the default remote's copy of the branch (a fresh clone has
+        // it as a remote-tracking branch); fetching it needs `enable_fetch_with`.
+        if let Some(remote) = crate::push::default_remote(repo) {
+            branch.set_remote(RemoteCopy::new(repo, &remote, None));
+        }
         Topology {
             primary,
             source,
@@ -302,7 +307,14 @@ impl<'r> Topology<'r> {
     /// Makes reads of checkpoints missing locally fetch them through `fetcher`; partially (into
     /// the partial cache, transcripts on read) when `strategy_options.filtered_fetches` is set.
     pub fn enable_fetch_with(&mut self, fetcher: crate::fetch::Fetcher<'r>) {
-        let filter = crate::settings::filtered_fetches_enabled(fetcher.repo().workdir())
+        let repo = fetcher.repo();
+        let remote = fetcher.remote().clone();
+        self.branch.set_remote(RemoteCopy::new(
+            repo,
+            &remote,
+            Some(crate::fetch::Fetcher::new(repo, remote.clone())),
+        ));
+        let filter = crate::settings::filtered_fetches_enabled(repo.workdir())
             .then_some(crate::partial::FetchFilter::BlobNone);
         self.refs.set_fetcher(fetcher.with_filter(filter));
     }
@@ -429,10 +441,44 @@ impl<'r> Topology<'r> {
         first_error.map_or(Ok(None), Err)
     }
 
-    /// Like [`Topology::read`], but absence is [`StoreError::NotFound`].
+    /// Like [`Topology::read`], but absence is [`StoreError::NotFoundAnywhere`], naming every
+    /// place that was looked at.
     pub fn get(&self, id: &CheckpointId) -> Result<Checkpoint, StoreError> {
-        self.read(id)?
-            .ok_or_else(|| StoreError::NotFound { id: id.clone() })
+        self.read(id)?.ok_or_else(|| StoreError::NotFoundAnywhere {
+            id: id.clone(),
+            places: self.places(id).join(", "),
+        })
+    }
+
+    /// Where a read of `id` looks, in order, as shown to the user.
+    pub fn places(&self, id: &CheckpointId) -> Vec<String> {
+        let mut out = Vec::new();
+        for kind in self.read_order(id.kind()) {
+            match kind {
+                StoreKind::GitRefs => {
+                    let name = crate::refname::CheckpointRef::canonical(id)
+                        .name()
+                        .to_owned();
+                    match self.refs.fetch_remote() {
+                        Some(r) => out.push(format!("{name} here and on {r}")),
+                        None => out.push(name),
+                    }
+                }
+                StoreKind::GitBranch => {
+                    out.push(format!(
+                        "the local {} branch",
+                        crate::store::branch::V1_BRANCH
+                    ));
+                    if let Some(copy) = self.branch.remote_copy() {
+                        out.push(match copy.fetches() {
+                            true => format!("{} (fetched just now)", copy.tracking()),
+                            false => copy.tracking().to_owned(),
+                        });
+                    }
+                }
+            }
+        }
+        out
     }
 
     /// A file of a checkpoint, from the store that served it.
@@ -473,14 +519,38 @@ impl<'r> Topology<'r> {
         Ok(dedup_newest_first(all))
     }
 
-    /// [`Topology::list`] plus the checkpoints only `remote` has, from one `ls-remote` (names
-    /// only). A failing enumeration leaves the local list and the error for a warning.
+    /// [`Topology::list`] plus the checkpoints only `remote` has: its checkpoint refs from one
+    /// `ls-remote` (names only, marked remote-only) and its v1 branch, fetched into its tracking
+    /// ref (one fetch) and listed whole. A failing enumeration leaves the local list and the
+    /// error.
     pub fn list_with_remote(
         &self,
         repo: &'r Repo,
         remote: &Remote,
     ) -> Result<RemoteListing, StoreError> {
-        let local = self.list()?;
+        let mut local = self.list()?;
+        let mut branch = GitBranchStore::mirror(repo);
+        branch.set_remote(RemoteCopy::new(
+            repo,
+            remote,
+            Some(crate::fetch::Fetcher::new(repo, remote.clone())),
+        ));
+        match branch.refresh_remote() {
+            Ok(_) => {
+                let known: std::collections::HashSet<CheckpointId> =
+                    local.iter().map(|i| i.id.clone()).collect();
+                local.extend(branch.list()?.into_iter().filter(|i| {
+                    !known.contains(&i.id) && self.visible(&i.id, StoreKind::GitBranch)
+                }));
+            }
+            Err(StoreError::Fetch(e)) => {
+                return Ok(RemoteListing {
+                    entries: local,
+                    enumeration_error: Some(e),
+                })
+            }
+            Err(e) => return Err(e),
+        }
         let fetcher = crate::fetch::Fetcher::new(repo, remote.clone());
         let remote_refs = match fetcher.list_remote() {
             Ok(r) => r,

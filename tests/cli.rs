@@ -31,6 +31,8 @@ mod crash;
 mod doctor;
 #[path = "cli/fetch.rs"]
 mod fetch;
+#[path = "cli/fresh_clone.rs"]
+mod fresh_clone;
 #[path = "cli/gc.rs"]
 mod gc;
 #[path = "cli/list.rs"]

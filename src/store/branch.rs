@@ -3,10 +3,12 @@
 //! branch that replaces only that subtree; the branch starts as an empty-tree orphan commit
 //! `Initialize sessions branch`.
 
+use std::cell::Cell;
 use std::path::Path;
 
 use git2::{build::TreeUpdateBuilder, FileMode, ObjectType, Oid};
 
+use crate::fetch::Fetcher;
 use crate::id::{CheckpointId, IdKind};
 use crate::publish::{self, Located};
 use crate::repo::{Identity, Repo};
@@ -28,6 +30,52 @@ pub const BOOTSTRAP_MESSAGE: &str = "Initialize sessions branch";
 pub struct GitBranchStore<'r> {
     repo: &'r Repo,
     accept_ulids: bool,
+    remote: Option<RemoteCopy<'r>>,
+}
+
+/// Where reads of the branch look after the local branch: a remote's copy of it, held by a
+/// remote-tracking ref, and fetched on demand (once per command) when a fetcher is set.
+/// Writes never look here: they extend the local branch, and a push merges it with the remote's.
+pub struct RemoteCopy<'r> {
+    tracking: String,
+    fetcher: Option<Fetcher<'r>>,
+    fetched: Cell<bool>,
+}
+
+impl<'r> RemoteCopy<'r> {
+    /// The copy of `remote` (a configured remote's name or a URL), read from its tracking ref
+    /// ([`tracking_ref`]) and, with a `fetcher` for that remote, fetched on a miss.
+    pub fn new(repo: &Repo, remote: &str, fetcher: Option<Fetcher<'r>>) -> Self {
+        RemoteCopy {
+            tracking: tracking_ref(repo, remote),
+            fetcher,
+            fetched: Cell::new(false),
+        }
+    }
+
+    /// The ref that holds the copy.
+    pub fn tracking(&self) -> &str {
+        &self.tracking
+    }
+
+    /// Whether a miss fetches the remote's branch (once per command).
+    pub fn fetches(&self) -> bool {
+        self.fetcher.is_some()
+    }
+}
+
+/// The ref that holds `remote`'s copy of the v1 branch: for a configured remote its
+/// remote-tracking ref, named as `git fetch` names it (anchor-behaviour §3.2); for a URL a
+/// private ref keyed by the URL's fingerprint, outside every namespace that is pushed.
+pub fn tracking_ref(repo: &Repo, remote: &str) -> String {
+    if repo.remote_names().iter().any(|n| n == remote) {
+        format!("refs/remotes/{remote}/{V1_BRANCH}")
+    } else {
+        format!(
+            "refs/entire-remote/{}/{V1_BRANCH}",
+            crate::push::fingerprint_of(repo, remote)
+        )
+    }
 }
 
 impl<'r> GitBranchStore<'r> {
@@ -37,6 +85,7 @@ impl<'r> GitBranchStore<'r> {
         GitBranchStore {
             repo,
             accept_ulids: false,
+            remote: None,
         }
     }
 
@@ -45,12 +94,95 @@ impl<'r> GitBranchStore<'r> {
         GitBranchStore {
             repo,
             accept_ulids: true,
+            remote: None,
         }
+    }
+
+    /// The remote's copy reads look at after the local branch, if any.
+    pub fn remote_copy(&self) -> Option<&RemoteCopy<'r>> {
+        self.remote.as_ref()
+    }
+
+    /// Makes reads look at `remote`'s copy of the branch after the local branch.
+    pub fn set_remote(&mut self, remote: RemoteCopy<'r>) {
+        self.remote = Some(remote);
     }
 
     /// The branch tip, if the branch exists.
     pub fn tip(&self) -> Result<Option<Oid>, StoreError> {
         publish::tip_of(self.repo, V1_BRANCH_REF)
+    }
+
+    /// The branches reads look at, in order, with their tips: the local branch, then the
+    /// remote's copy (when it is a different commit).
+    fn sources(&self) -> Result<Vec<(&str, git2::Commit<'r>)>, StoreError> {
+        let mut out: Vec<(&str, git2::Commit<'r>)> = Vec::new();
+        let names =
+            std::iter::once(V1_BRANCH_REF).chain(self.remote.as_ref().map(|r| r.tracking()));
+        for name in names {
+            let Some(tip) = publish::tip_of(self.repo, name)? else {
+                continue;
+            };
+            if out.iter().any(|(_, c)| c.id() == tip) {
+                continue;
+            }
+            let commit = self.repo.git.find_commit(tip).map_err(|e| {
+                StoreError::Repo(crate::repo::RepoError::Git {
+                    context: format!("{name} is not a commit"),
+                    message: e.message().to_owned(),
+                })
+            })?;
+            out.push((name, commit));
+        }
+        Ok(out)
+    }
+
+    /// Fetches the remote's branch into its tracking ref, the first time only; its new tip when
+    /// that fetch brought one.
+    fn fetch_remote(&self) -> Result<Option<(&str, git2::Commit<'r>)>, StoreError> {
+        let Some(remote) = &self.remote else {
+            return Ok(None);
+        };
+        let Some(fetcher) = &remote.fetcher else {
+            return Ok(None);
+        };
+        if remote.fetched.replace(true) {
+            return Ok(None);
+        }
+        let before = publish::tip_of(self.repo, &remote.tracking)?;
+        let after = fetcher.fetch_branch(V1_BRANCH_REF, &remote.tracking)?;
+        match after {
+            Some(tip) if Some(tip) != before => {
+                let commit = self
+                    .repo
+                    .git
+                    .find_commit(tip)
+                    .map_err(git_err("read the fetched v1 tip"))?;
+                Ok(Some((remote.tracking.as_str(), commit)))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Fetches the remote's copy of the branch now (once per command), for `list --remote`
+    /// and `git entire-fetch`: `Some(tip)` of the copy after the fetch, `None` when the remote
+    /// has no such branch.
+    pub fn refresh_remote(&self) -> Result<Option<Oid>, StoreError> {
+        self.fetch_remote()?;
+        match &self.remote {
+            Some(r) => publish::tip_of(self.repo, &r.tracking),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether the local branch or the remote's copy (as fetched so far) holds `id`.
+    pub fn holds(&self, id: &CheckpointId) -> Result<bool, StoreError> {
+        for (_, commit) in self.sources()? {
+            if self.subtree_in(Some(&commit), id)?.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     fn locate(&self) -> Result<Located, StoreError> {
@@ -120,10 +252,11 @@ impl<'r> GitBranchStore<'r> {
 
     fn checkpoint_in(
         &self,
-        tip: Oid,
+        ref_name: &str,
         commit: &git2::Commit<'r>,
         id: &CheckpointId,
     ) -> Result<Option<Checkpoint>, StoreError> {
+        let tip = commit.id();
         let Some(sub) = self.subtree_in(Some(commit), id)? else {
             return Ok(None);
         };
@@ -133,7 +266,7 @@ impl<'r> GitBranchStore<'r> {
         Ok(Some(Checkpoint {
             id: id.clone(),
             store: StoreKind::GitBranch,
-            ref_name: V1_BRANCH_REF.to_owned(),
+            ref_name: ref_name.to_owned(),
             commit: tip.to_string(),
             tree: sub.id().to_string(),
             summary: docs.summary,
@@ -141,24 +274,12 @@ impl<'r> GitBranchStore<'r> {
         }))
     }
 
-    fn tip_commit(&self) -> Result<Option<(Oid, git2::Commit<'r>)>, StoreError> {
-        let Some(tip) = self.tip()? else {
-            return Ok(None);
-        };
-        let c = self
-            .repo
-            .git
-            .find_commit(tip)
-            .map_err(git_err("read v1 tip"))?;
-        Ok(Some((tip, c)))
-    }
-
-    /// Every `<xx>/<rest>` directory of the branch tip that is a valid checkpoint ID, with the
+    /// Every `<xx>/<rest>` directory of a branch commit that is a valid checkpoint ID, with the
     /// subtree's object ID.
-    pub(crate) fn entries(&self) -> Result<Vec<(CheckpointId, Oid)>, StoreError> {
-        let Some((_, commit)) = self.tip_commit()? else {
-            return Ok(Vec::new());
-        };
+    fn entries_at(
+        &self,
+        commit: &git2::Commit<'_>,
+    ) -> Result<Vec<(CheckpointId, Oid)>, StoreError> {
         let root = commit.tree().map_err(git_err("read v1 tree"))?;
         Ok(v1_subtrees(self.repo, &root)?
             .into_iter()
@@ -210,9 +331,16 @@ impl CheckpointReader for GitBranchStore<'_> {
     }
 
     fn read(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError> {
-        match self.tip_commit()? {
+        for (name, commit) in self.sources()? {
+            if let Some(cp) = self.checkpoint_in(name, &commit, id)? {
+                return Ok(Some(cp));
+            }
+        }
+        // A miss everywhere local: the remote may have moved on since the tracking ref was
+        // last updated (or there is none, as in a single-branch clone).
+        match self.fetch_remote()? {
+            Some((name, commit)) => self.checkpoint_in(name, &commit, id),
             None => Ok(None),
-            Some((tip, c)) => self.checkpoint_in(tip, &c, id),
         }
     }
 
@@ -222,24 +350,40 @@ impl CheckpointReader for GitBranchStore<'_> {
     }
 
     fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError> {
-        let Some((tip, commit)) = self.tip_commit()? else {
-            return Ok(Vec::new());
-        };
+        let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
-        for (id, _) in self.entries()? {
-            if let Ok(Some(cp)) = self.checkpoint_in(tip, &commit, &id) {
-                out.push(info_of(&cp));
+        for (name, commit) in self.sources()? {
+            for (id, _) in self.entries_at(&commit)? {
+                if !seen.insert(id.clone()) {
+                    continue;
+                }
+                if let Ok(Some(cp)) = self.checkpoint_in(name, &commit, &id) {
+                    out.push(info_of(&cp));
+                }
             }
         }
         Ok(out)
     }
 
     fn ids(&self) -> Result<Vec<CheckpointId>, StoreError> {
-        Ok(self.entries()?.into_iter().map(|(id, _)| id).collect())
+        let mut ids = Vec::new();
+        for (_, commit) in self.sources()? {
+            ids.extend(self.entries_at(&commit)?.into_iter().map(|(id, _)| id));
+        }
+        ids.sort();
+        ids.dedup();
+        Ok(ids)
     }
 
     fn history(&self, id: &CheckpointId) -> Result<Option<Vec<CommitInfo>>, StoreError> {
-        let Some((_, tip)) = self.tip_commit()? else {
+        let mut tip = None;
+        for (_, commit) in self.sources()? {
+            if self.subtree_in(Some(&commit), id)?.is_some() {
+                tip = Some(commit);
+                break;
+            }
+        }
+        let Some(tip) = tip else {
             return Ok(None);
         };
         let path = id.v1_path();

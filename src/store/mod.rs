@@ -63,6 +63,14 @@ pub enum StoreError {
         /// The ID looked up.
         id: CheckpointId,
     },
+    /// No store routing consults has the checkpoint, locally or on the remote.
+    #[error("checkpoint {id} not found (looked in {places})")]
+    NotFoundAnywhere {
+        /// The ID looked up.
+        id: CheckpointId,
+        /// Every place looked at, for the message.
+        places: String,
+    },
     /// The checkpoint exists but has no such session.
     #[error("checkpoint {id}: session {session} not found")]
     SessionNotFound {
@@ -159,6 +167,7 @@ impl StoreError {
         matches!(
             self,
             StoreError::NotFound { .. }
+                | StoreError::NotFoundAnywhere { .. }
                 | StoreError::SessionNotFound { .. }
                 | StoreError::FileNotFound { .. }
         )

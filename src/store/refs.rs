@@ -46,6 +46,11 @@ impl<'r> GitRefsStore<'r> {
         self.fetcher = Some(fetcher);
     }
 
+    /// The remote a miss is fetched from (credentials redacted), if reads fetch.
+    pub fn fetch_remote(&self) -> Option<String> {
+        self.fetcher.as_ref().map(Fetcher::remote_display)
+    }
+
     /// The name of `id`'s local ref in the spelling that exists, if it exists.
     pub fn locate_ref(&self, id: &CheckpointId) -> Result<Option<String>, StoreError> {
         let loc = self.locate(id)?;

@@ -1147,7 +1147,9 @@ fn rollout_custom_refs_branch_and_fs_with_relative_dir() {
 fn rollout_custom_branch_primary_with_fs_mirror() {
     let env = TestEnv::new();
     let out_dir = env.root().join("abs-fs-mirror");
-    settings(
+    // A directory outside the repository only from the per-clone file (the committed one is
+    // confined: tests/cli/untrusted.rs).
+    local_settings(
         &env,
         &json!({"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "fs", "config": {"dir": out_dir.to_str().unwrap()}}]}})
             .to_string(),

@@ -1,0 +1,197 @@
+//! A teammate's fresh clone reads every checkpoint its history names, wherever the remote keeps
+//! it: the v1 branch (as a remote-tracking branch, or fetched on demand in a single-branch
+//! clone) and checkpoint refs, with default settings and under a git-refs primary.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use serde_json::Value;
+
+use crate::env::{assert_code, fetch_bin, parse_json, path_str, TestEnv, V1_BRANCH};
+use crate::fixtures::{HEX_ID, HEX_ID_2, ULID_ID};
+
+/// A writer repository with a bare `origin` holding `main`.
+fn writer() -> (TestEnv, PathBuf) {
+    let env = TestEnv::new();
+    let origin = env.bare_remote("origin");
+    env.git(&["push", "-q", "origin", "main"]);
+    (env, origin)
+}
+
+/// Runs `git-entire-checkpoint` in `dir` with the settings the repository has (no override).
+fn run(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
+    env.cmd().current_dir(dir).args(args).output().unwrap()
+}
+
+fn ok(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
+    let out = run(env, dir, args);
+    assert_code(&out, 0, &args.join(" "));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Writes checkpoint `id` (one session) in `dir` with the repository's settings, links it from
+/// a new commit on main and pushes both.
+fn write_linked(env: &TestEnv, dir: &Path, id: &str, session: &str) {
+    let t = env.input_file(&format!("{id}.jsonl"), b"{\"type\":\"user\",\"n\":1}\n");
+    ok(
+        env,
+        dir,
+        &[
+            "write",
+            "--id",
+            id,
+            "--session",
+            session,
+            "--transcript",
+            path_str(&t),
+        ],
+    );
+    env.git_in(
+        dir,
+        &[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            &format!("work on {id}\n\nEntire-Checkpoint: {id}"),
+        ],
+    );
+    env.git_in(dir, &["push", "-q", "origin", "main"]);
+    ok(env, dir, &["push", "origin"]);
+}
+
+fn clone(env: &TestEnv, origin: &Path, name: &str, extra: &[&str]) -> PathBuf {
+    let dir = env.root().join(name);
+    let mut args = vec!["clone", "-q"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&[path_str(origin), path_str(&dir)]);
+    env.git_in(env.root(), &args);
+    dir
+}
+
+fn show_id(env: &TestEnv, dir: &Path, what: &str) -> String {
+    let v: Value = parse_json(ok(env, dir, &["show", what, "--json"]).as_bytes());
+    let v = if v.is_array() { v[0].clone() } else { v };
+    v["checkpoint_id"].as_str().unwrap_or_default().to_owned()
+}
+
+fn listed(env: &TestEnv, dir: &Path, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["list", "--json"];
+    all.extend_from_slice(args);
+    let v = parse_json(ok(env, dir, &all).as_bytes());
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["checkpoint_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn entire_fetch(env: &TestEnv, dir: &Path, args: &[&str]) -> Value {
+    let out = env
+        .bin_cmd(&fetch_bin())
+        .current_dir(dir)
+        .args(["--json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_code(&out, 0, &format!("entire-fetch {args:?}"));
+    parse_json(&out.stdout)
+}
+
+fn statuses(v: &Value) -> Vec<(String, String)> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["checkpoint_id"].as_str().unwrap().to_owned(),
+                e["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn default_store_is_read_from_the_remote_tracking_branch_of_a_fresh_clone() {
+    let (env, origin) = writer();
+    write_linked(&env, env.repo(), HEX_ID, "s1");
+    let branch = V1_BRANCH.to_owned();
+    assert!(
+        !env.git_in(&origin, &["for-each-ref", &branch]).is_empty(),
+        "the v1 branch reached the remote"
+    );
+
+    let dir = clone(&env, &origin, "teammate", &[]);
+    assert!(
+        env.git_in(&dir, &["for-each-ref", &branch]).is_empty(),
+        "a clone has no local v1 branch"
+    );
+    assert_eq!(show_id(&env, &dir, "HEAD"), HEX_ID);
+    assert_eq!(show_id(&env, &dir, HEX_ID), HEX_ID);
+    assert_eq!(listed(&env, &dir, &[]), vec![HEX_ID.to_owned()]);
+    assert_eq!(
+        statuses(&entire_fetch(&env, &dir, &["origin", HEX_ID])),
+        vec![(HEX_ID.to_owned(), "present".to_owned())]
+    );
+}
+
+#[test]
+fn a_single_branch_clone_fetches_the_branch_on_demand_once() {
+    let (env, origin) = writer();
+    write_linked(&env, env.repo(), HEX_ID, "s1");
+    let tracking = "refs/remotes/origin/entire/checkpoints/v1";
+
+    let dir = clone(&env, &origin, "single", &["--single-branch"]);
+    assert!(env.git_in(&dir, &["for-each-ref", tracking]).is_empty());
+    assert_eq!(show_id(&env, &dir, "HEAD"), HEX_ID);
+    let fetched = env.git_in(&dir, &["rev-parse", tracking]);
+    let remote_tip = env.git_in(&origin, &["rev-parse", V1_BRANCH]);
+    assert_eq!(fetched, remote_tip, "fetched into the remote-tracking ref");
+    assert!(
+        env.git_in(&dir, &["for-each-ref", V1_BRANCH]).is_empty(),
+        "no local branch of the user's was created"
+    );
+
+    let other = clone(&env, &origin, "single-2", &["--single-branch"]);
+    assert_eq!(
+        statuses(&entire_fetch(&env, &other, &["origin", HEX_ID])),
+        vec![(HEX_ID.to_owned(), "fetched".to_owned())]
+    );
+    let third = clone(&env, &origin, "single-3", &["--single-branch"]);
+    assert_eq!(listed(&env, &third, &[]), Vec::<String>::new());
+    assert_eq!(listed(&env, &third, &["--remote"]), vec![HEX_ID.to_owned()]);
+}
+
+#[test]
+fn a_stale_tracking_branch_is_fetched_again_before_not_found() {
+    let (env, origin) = writer();
+    write_linked(&env, env.repo(), HEX_ID, "s1");
+    let dir = clone(&env, &origin, "teammate", &[]);
+    write_linked(&env, env.repo(), HEX_ID_2, "s2");
+    assert_eq!(show_id(&env, &dir, HEX_ID_2), HEX_ID_2);
+
+    let out = run(&env, &dir, &["show", "0123456789ab"]);
+    let err = assert_code(&out, 3, "show of a checkpoint that exists nowhere");
+    assert!(err.contains("0123456789ab"), "{err}");
+}
+
+#[test]
+fn mixed_history_resolves_hex_ids_on_the_branch_and_ulids_as_refs() {
+    let (env, origin) = writer();
+    // Older commits: hex IDs on the v1 branch (before the team switched primaries).
+    write_linked(&env, env.repo(), HEX_ID, "s1");
+    env.write_file(
+        ".entire/settings.json",
+        br#"{"checkpoints": {"primary": {"type": "git-refs"}}}"#,
+    );
+    env.git(&["add", ".entire/settings.json"]);
+    env.git(&["commit", "-q", "-m", "switch to git-refs"]);
+    write_linked(&env, env.repo(), ULID_ID, "s2");
+    assert!(env.rev(V1_BRANCH).is_some());
+
+    for extra in [&[][..], &["--single-branch"][..]] {
+        let dir = clone(&env, &origin, &format!("mixed{}", extra.len()), extra);
+        assert_eq!(show_id(&env, &dir, "HEAD"), ULID_ID);
+        assert_eq!(show_id(&env, &dir, "HEAD~2"), HEX_ID);
+    }
+}
