@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The corpus suite: real checkpoint data of public repositories that use the reference
+# implementation, read the way a teammate would, from a fresh clone with default settings.
+#
+#   tests/corpus.sh [DIR]    DIR holds bare repositories (default: ../shared/corpus)
+#
+# For each repository, in a fresh `git clone` of a copy (the corpus itself is never written):
+# - every commit of main whose Entire-Checkpoint trailer names a checkpoint the repository holds
+#   is shown by `show <commit>` (exit 0), and every dangling trailer gives exit 3 "not found";
+# - every checkpoint of its v1 branch and refs is listed (`list --remote`) and shown, and its
+#   transcript read either works or is a clear error naming the checkpoint (blobs absent from
+#   the snapshot), never a crash.
+# Uses the debug binaries `cargo build` made (built here when missing). Exit 1 on any failure.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+dir="${1:-$root/../shared/corpus}"
+if [ ! -d "$dir" ]; then
+    echo "corpus: no corpus at $dir" >&2
+    exit 2
+fi
+dir="$(cd "$dir" && pwd)"
+bins="$root/target/debug"
+[ -x "$bins/git-entire-checkpoint" ] || (cd "$root" && cargo build --locked -q)
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export HOME="$work/home" GIT_CONFIG_NOSYSTEM=1 LC_ALL=C GIT_TERMINAL_PROMPT=0
+export PATH="$bins:$PATH"
+mkdir -p "$HOME"
+git config --global user.name "Corpus Reader"
+git config --global user.email "corpus@example.com"
+git config --global init.defaultBranch main
+unset ENTIRE_CHECKPOINTS_PRIMARY ENTIRE_CHECKPOINTS_MIRRORS
+
+failures=0
+fail() {
+    echo "corpus: FAIL: $*" >&2
+    failures=$((failures + 1))
+}
+
+for src in "$dir"/*.git; do
+    name="$(basename "$src" .git)"
+    # A copy, so that nothing (not even a lock file) touches the corpus; then a clone of it.
+    cp -r "$src" "$work/$name-origin.git"
+    git clone -q "$work/$name-origin.git" "$work/$name"
+    cd "$work/$name"
+    origin="$work/$name-origin.git"
+
+    held() { # Whether the corpus repository holds checkpoint $1 (v1 subtree or checkpoint ref).
+        local id="$1"
+        git -C "$origin" cat-file -e "refs/heads/entire/checkpoints/v1:${id:0:2}/${id:2}" 2>/dev/null ||
+            [ -n "$(git -C "$origin" for-each-ref "refs/entire/checkpoints/${id: -2}/$id")" ]
+    }
+
+    linked=0 shown=0 dangling=0 not_found=0
+    while read -r commit; do
+        ids="$(git log -1 --format=%B "$commit" | git interpret-trailers --parse |
+            sed -n 's/^Entire-Checkpoint: *//p')"
+        [ -n "$ids" ] || continue
+        all_held=1
+        for id in $ids; do held "$id" || all_held=0; done
+        set +e
+        err="$(git entire-checkpoint show "$commit" --json 2>&1 >/dev/null)"
+        rc=$?
+        set -e
+        if [ "$all_held" = 1 ]; then
+            linked=$((linked + 1))
+            if [ "$rc" = 0 ]; then shown=$((shown + 1)); else fail "$name: show $commit exited $rc: $err"; fi
+        else
+            dangling=$((dangling + 1))
+            if [ "$rc" = 3 ] && [[ "$err" == *"not found"* ]]; then
+                not_found=$((not_found + 1))
+            else
+                fail "$name: dangling trailer of $commit: exit $rc: $err"
+            fi
+        fi
+    done < <(git rev-list main)
+    echo "corpus: $name: $shown of $linked linked commits shown; $not_found of $dangling dangling trailers reported not found"
+
+    # Every checkpoint the repository holds is listed, shown, and its transcript read cleanly.
+    expected="$( (git -C "$origin" ls-tree -d --name-only -r refs/heads/entire/checkpoints/v1 |
+        awk -F/ 'NF == 2 && length($1) == 2 { print $1 $2 }'
+        git -C "$origin" for-each-ref --format='%(refname:lstrip=4)' refs/entire/checkpoints/) | sort -u)"
+    listed="$(git entire-checkpoint list --remote --json | python3 -c '
+import json, sys
+for e in json.load(sys.stdin):
+    print(e["checkpoint_id"])' | sort -u)"
+    if [ "$expected" != "$listed" ]; then
+        fail "$name: list --remote differs from what the repository holds: $(diff <(echo "$expected") <(echo "$listed") | head -5 | tr '\n' ' ')"
+    fi
+    read_ok=0 read_absent=0
+    for id in $expected; do
+        set +e
+        git entire-checkpoint show "$id" --json >/dev/null 2>"$work/err"
+        rc=$?
+        git entire-checkpoint show "$id" --transcript >/dev/null 2>"$work/terr"
+        trc=$?
+        set -e
+        [ "$rc" = 0 ] || fail "$name: show $id exited $rc: $(cat "$work/err")"
+        if [ "$trc" = 0 ]; then
+            read_ok=$((read_ok + 1))
+        elif [ "$trc" = 1 ] && grep -q "$id" "$work/terr"; then
+            read_absent=$((read_absent + 1))
+        else
+            fail "$name: show $id --transcript exited $trc: $(cat "$work/terr")"
+        fi
+    done
+    echo "corpus: $name: $(echo "$expected" | wc -w) checkpoints listed and shown; transcripts: $read_ok read, $read_absent absent from the snapshot (clear error)"
+    cd "$work"
+done
+
+if [ "$failures" -gt 0 ]; then
+    echo "corpus: $failures failure(s)" >&2
+    exit 1
+fi
+echo "corpus: all checks passed"
