@@ -466,6 +466,7 @@ fn run() -> Result<()> {
         }
         Command::Session(c) => cmd_session(&repo, &topo, c, quiet),
         Command::Hook(h) => {
+            common::bound_hook(&repo, std::time::Instant::now());
             // Hooks never fail the user's git command: every problem is a warning.
             if let Err(e) = cmd_hook(&repo, &topo, h, quiet) {
                 common::warn(quiet, format!("checkpoint hook: {e:#}"));

@@ -27,6 +27,8 @@ mod compat;
 mod concurrency;
 #[path = "cli/crash.rs"]
 mod crash;
+#[path = "cli/deadlines.rs"]
+mod deadlines;
 #[path = "cli/doctor.rs"]
 mod doctor;
 #[path = "cli/fetch.rs"]

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 /// Runs `run`, prints any error as `error: ...` on stderr, and exits with the code the error
 /// chain decides (cli.md: 1 failure, 2 usage, 3 not found, 128 not a repository).
 pub fn main_with(run: impl FnOnce() -> Result<()>) -> ExitCode {
+    stop_git_on_termination();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -24,6 +25,36 @@ pub fn main_with(run: impl FnOnce() -> Result<()>) -> ExitCode {
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
     }
+}
+
+/// Makes Ctrl-C (SIGINT) and SIGTERM stop the git processes this process started, then exit
+/// 128 + the signal (130, 143). git runs in process groups of its own (so its deadline can kill
+/// everything it started), which the terminal's Ctrl-C no longer reaches.
+///
+/// The signals are blocked in every thread (threads inherit the mask; std resets it in the
+/// children it spawns) and taken by one thread with `sigwait`, which may take locks, unlike a
+/// signal handler. Call it before any other thread exists.
+fn stop_git_on_termination() {
+    // SAFETY: a zeroed sigset_t is a valid argument to sigemptyset, which initialises it; the
+    // mask calls get valid pointers.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            return;
+        }
+        set
+    };
+    std::thread::spawn(move || loop {
+        let mut sig = 0;
+        // SAFETY: `set` is an initialised signal set and `sig` a valid out-pointer.
+        if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
+            entire_checkpoints::git::kill_live_groups();
+            std::process::exit(128 + sig);
+        }
+    });
 }
 
 /// Reads a file argument, or standard input for `-`.
@@ -71,10 +102,38 @@ pub fn generate_man(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
+/// Bounds a hook's network work: no network git call of this process runs past the hook budget
+/// (`push::hook_budget`) counted from `started`, so a stalled remote cannot hold the user's
+/// git command. Returns the budget.
+pub fn bound_hook(
+    repo: &entire_checkpoints::repo::Repo,
+    started: std::time::Instant,
+) -> std::time::Duration {
+    let budget = entire_checkpoints::push::hook_budget(repo);
+    log::debug!("hook budget: {}s", budget.as_secs());
+    entire_checkpoints::git::set_network_deadline(started + budget);
+    budget
+}
+
+/// A checkpoint push cut off by its deadline. Nothing is lost: what did not land stays queued.
+/// `push` fails with it; the pre-push hook warns and lets the user's push proceed.
+#[derive(Debug, thiserror::Error)]
+#[error("{reason}; {} stay queued for the next push", match .queued {
+    Some(n) => format!("{n} checkpoint ref(s)"),
+    None => "the checkpoints".to_owned(),
+})]
+pub struct PushTimedOut {
+    /// What ran out of time.
+    pub reason: String,
+    /// How many refs stay queued, when known.
+    pub queued: Option<usize>,
+}
+
 /// Pushes checkpoints the way the pre-push hook and `push` both do, to the checkpoint remote
 /// resolved for the code remote `via` (the dedicated checkpoint remote when configured), and
 /// reports on stderr: one progress line, then at most one example per kind of trouble.
-/// Checkpoint trouble is never an error here: what did not land stays queued.
+/// Checkpoint trouble is never an error here, except running out of time ([`PushTimedOut`]):
+/// what did not land stays queued.
 pub fn push_and_report(
     repo: &entire_checkpoints::repo::Repo,
     topo: &entire_checkpoints::topology::Topology<'_>,
@@ -120,6 +179,13 @@ pub fn flush_and_report(
         ..Default::default()
     };
     let report = push::flush(repo, refs_store, &dest, &opts)?;
+    if let Some(why) = &report.timed_out {
+        return Err(PushTimedOut {
+            reason: format!("{why} (pushing to {})", report.destination),
+            queued: Some(report.remaining()),
+        }
+        .into());
+    }
     if report.due > 0 {
         if let Some(w) = entire_checkpoints::checkpoint_remote::public_remote_warning(repo, target)
         {
@@ -198,6 +264,16 @@ fn push_v1_and_report(
                     entire_checkpoints::git::redact(remote)
                 );
             }
+        }
+        V1Push::TimedOut(why) => {
+            return Err(PushTimedOut {
+                reason: format!(
+                    "{why} (pushing entire/checkpoints/v1 to {})",
+                    entire_checkpoints::git::redact(remote)
+                ),
+                queued: None,
+            }
+            .into())
         }
         V1Push::Refused(why) => warn(
             quiet,
