@@ -173,6 +173,32 @@ pub fn kill_live_groups() {
     }
 }
 
+/// Makes the child killed when this process dies, even by SIGKILL, which no handler sees: in its
+/// own process group, git no longer dies with ours (Linux only; elsewhere the deadline and the
+/// signal handler are all there is).
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut Command) {
+    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe calls
+    // (prctl, getppid, _exit). The death signal follows the spawning thread, which waits for the
+    // child in `Git::run` and so outlives it.
+    unsafe {
+        let parent = libc::getpid();
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent died before the prctl: nobody would ever kill this git.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut Command) {}
+
 /// A spawned git, its process group registered while it lives.
 struct Tracked {
     child: Child,
@@ -188,10 +214,9 @@ impl Tracked {
         if live.terminating {
             return Err(GitError::Spawn("the process is terminating".into()));
         }
-        let child = cmd
-            .process_group(0)
-            .spawn()
-            .map_err(|e| GitError::Spawn(e.to_string()))?;
+        cmd.process_group(0);
+        die_with_parent(cmd);
+        let child = cmd.spawn().map_err(|e| GitError::Spawn(e.to_string()))?;
         let pgid = i32::try_from(child.id()).map_err(|e| GitError::Spawn(e.to_string()))?;
         live.groups.push(pgid);
         Ok(Tracked { child, pgid })

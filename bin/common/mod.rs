@@ -27,9 +27,10 @@ pub fn main_with(run: impl FnOnce() -> Result<()>) -> ExitCode {
     }
 }
 
-/// Makes Ctrl-C (SIGINT) and SIGTERM stop the git processes this process started, then exit
-/// 128 + the signal (130, 143). git runs in process groups of its own (so its deadline can kill
-/// everything it started), which the terminal's Ctrl-C no longer reaches.
+/// Makes Ctrl-C (SIGINT), SIGTERM and a closed terminal (SIGHUP) stop the git processes this
+/// process started, then exit 128 + the signal (130, 143, 129). git runs in process groups of
+/// its own (so its deadline can kill everything it started), which the terminal's signals no
+/// longer reach.
 ///
 /// The signals are blocked in every thread (threads inherit the mask; std resets it in the
 /// children it spawns) and taken by one thread with `sigwait`, which may take locks, unlike a
@@ -42,6 +43,7 @@ fn stop_git_on_termination() {
         libc::sigemptyset(&mut set);
         libc::sigaddset(&mut set, libc::SIGINT);
         libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGHUP);
         if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
             return;
         }
