@@ -104,12 +104,17 @@ pub struct Git {
     input: Option<Vec<u8>>,
 }
 
+/// `seconds` clamped into `range`, as a duration.
+pub fn clamped_seconds(seconds: u64, range: RangeInclusive<u64>) -> Duration {
+    Duration::from_secs(seconds.clamp(*range.start(), *range.end()))
+}
+
 /// A whole number of seconds from the environment variable `name`, clamped into `range`;
 /// `None` when unset. A value that is not a whole number is ignored with a logged warning.
 pub fn env_seconds(name: &str, range: RangeInclusive<u64>) -> Option<Duration> {
     let raw = std::env::var(name).ok()?;
     match raw.trim().parse::<u64>() {
-        Ok(s) => Some(Duration::from_secs(s.clamp(*range.start(), *range.end()))),
+        Ok(s) => Some(clamped_seconds(s, range)),
         Err(_) => {
             log::warn!("ignoring {name}={raw:?}: not a whole number of seconds");
             None
@@ -402,7 +407,7 @@ impl Git {
         let shown: Vec<String> = self
             .args
             .iter()
-            .map(|a| redact(&a.to_string_lossy()))
+            .map(|a| redact_url(&a.to_string_lossy()).into_owned())
             .collect();
         log::debug!("run git {}", shown.join(" "));
         let start = Instant::now();

@@ -172,7 +172,7 @@ pub fn hook_budget(repo: &Repo) -> Duration {
         return budget;
     }
     crate::settings::hook_budget_seconds(repo.workdir())
-        .map(|s| Duration::from_secs(s.clamp(*HOOK_BUDGET_RANGE.start(), *HOOK_BUDGET_RANGE.end())))
+        .map(|s| git::clamped_seconds(s, HOOK_BUDGET_RANGE))
         .unwrap_or(DEFAULT_HOOK_BUDGET)
 }
 
