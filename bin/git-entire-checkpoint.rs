@@ -409,6 +409,7 @@ fn run() -> Result<()> {
             remote,
             hydrate,
         } => {
+            let mut failed = None;
             let mut all = match remote {
                 None => topo.list()?,
                 Some(r) => {
@@ -417,15 +418,17 @@ fn run() -> Result<()> {
                         None => common::checkpoint_target(&repo, None)?.target,
                     };
                     let listing = topo.list_with_remote(&repo, &r)?;
-                    if let Some(e) = &listing.enumeration_error {
-                        common::warn(
-                            quiet,
-                            format!("could not list the checkpoints of {r}; showing local checkpoints only: {e}"),
-                        );
-                    }
                     let mut entries = listing.entries;
-                    if hydrate && listing.enumeration_error.is_none() {
-                        topo.hydrate(&repo, &r, &mut entries, std::time::Duration::from_secs(30));
+                    match listing.enumeration_error {
+                        // The local checkpoints are still listed; the command fails after.
+                        Some(e) => failed = Some(anyhow::anyhow!(
+                            "could not list the checkpoints of {r} (local checkpoints listed only): {}",
+                            e.reason()
+                        )),
+                        None if hydrate => {
+                            topo.hydrate(&repo, &r, &mut entries, std::time::Duration::from_secs(30));
+                        }
+                        None => {}
                     }
                     entries
                 }
@@ -434,10 +437,11 @@ fn run() -> Result<()> {
                 all.truncate(n);
             }
             if json {
-                print_json(&render::list_json(&all))
+                print_json(&render::list_json(&all))?;
             } else {
-                common::write_stdout(render::list_human(&all).as_bytes())
+                common::write_stdout(render::list_human(&all).as_bytes())?;
             }
+            failed.map_or(Ok(()), Err)
         }
         Command::Config { json } => {
             let mut v = render::config_json(&topo);
@@ -466,6 +470,7 @@ fn run() -> Result<()> {
         }
         Command::Session(c) => cmd_session(&repo, &topo, c, quiet),
         Command::Hook(h) => {
+            common::bound_hook(&repo, std::time::Instant::now());
             // Hooks never fail the user's git command: every problem is a warning.
             if let Err(e) = cmd_hook(&repo, &topo, h, quiet) {
                 common::warn(quiet, format!("checkpoint hook: {e:#}"));

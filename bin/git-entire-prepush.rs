@@ -8,6 +8,7 @@ mod common;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use clap::{CommandFactory, Parser};
 
@@ -31,6 +32,8 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    // The hook budget counts from here: it bounds all the time this hook adds to `git push`.
+    let started = Instant::now();
     common::main_with(|| {
         let cli = Cli::parse();
         common::init_logging(cli.verbose);
@@ -44,17 +47,34 @@ fn main() -> ExitCode {
         let Some(remote) = cli.remote.or(cli.url) else {
             return Ok(());
         };
+        let mut budget = None;
         let result = entire_checkpoints::repo::Repo::discover()
             .map_err(anyhow::Error::from)
             .and_then(|repo| {
+                budget = Some(common::bound_hook(&repo, started));
                 let topo = entire_checkpoints::topology::Topology::open(&repo)?;
                 common::push_and_report(&repo, &topo, Some(&remote), false, quiet)
             });
-        if let Err(e) = result {
-            common::warn(
-                quiet,
-                format!("checkpoints were not pushed: {e:#}; they stay queued for the next push"),
-            );
+        match result {
+            Ok(()) => {}
+            Err(e) => match e.downcast_ref::<common::NotPushed>() {
+                Some(n) if n.timed_out => common::warn(
+                    quiet,
+                    format!(
+                        "{e:#} (hook budget {}s: set {} or strategy_options.{} to change it)",
+                        budget.unwrap_or_default().as_secs(),
+                        entire_checkpoints::push::HOOK_BUDGET_ENV,
+                        entire_checkpoints::settings::HOOK_BUDGET_SETTING
+                    ),
+                ),
+                Some(_) => common::warn(quiet, format!("{e:#}")),
+                None => common::warn(
+                    quiet,
+                    format!(
+                        "checkpoints were not pushed: {e:#}; they stay queued for the next push"
+                    ),
+                ),
+            },
         }
         Ok(())
     })

@@ -186,10 +186,12 @@ struct Raw {
     url: Option<String>,
 }
 
-/// Whether a URL's authority carries a secret: `scheme://user:password@host`, or a lone user
-/// part over http(s) (usually a token).
+/// Whether a URL carries a secret in any spelling: a password in its userinfo, whatever it holds
+/// (`scheme://user:pass@host`, `user%3Apass@`, quotes, `@` or whitespace inside, an IPv6 host,
+/// scp-like `user:pass@host:path`), or a lone user part over http(s) (usually a token). The
+/// whole value is one URL here, so whitespace does not end it.
 fn has_credentials(url: &str) -> bool {
-    git::redact(url) != url
+    git::redact_url(url) != url
 }
 
 impl CheckpointRemote {
@@ -569,15 +571,29 @@ mod tests {
         for url in [
             "https://user:hunter2@host/x.git",
             "https://hunter2@host/x.git",
+            "http://user:hun'ter2@127.0.0.1:1/r.git",
+            "http://user:hun ter2@host/r.git",
+            "https://user:p@hunter2@host/r.git",
+            "https://user%3Ahunter2@host/r.git",
+            "HTTPS://user:hunter2@[::1]:8443/r.git",
+            "git://user:hunter2@host/r.git",
+            "ssh://git:hunter2@host/r.git",
+            "git:hunter2@host:o/r.git",
         ] {
             let err = parse(json!({ "url": url })).unwrap_err();
             assert!(matches!(err, CheckpointRemoteError::Credentials { .. }));
             assert!(!err.to_string().contains("hunter2"), "{err}");
         }
-        assert_eq!(
-            parse(json!({"url": "ssh://git@host/x.git"})).unwrap(),
-            CheckpointRemote::Url(Remote::parse("ssh://git@host/x.git").unwrap())
-        );
+        for url in [
+            "ssh://git@host/x.git",
+            "git@host:o/x.git",
+            "/srv/a:b@c/x.git",
+        ] {
+            assert_eq!(
+                parse(json!({ "url": url })).unwrap(),
+                CheckpointRemote::Url(Remote::parse(url).unwrap())
+            );
+        }
     }
 
     #[test]

@@ -62,6 +62,18 @@ pub enum FetchError {
     },
 }
 
+impl FetchError {
+    /// What went wrong, without the ref it happened to (git's line for a transport failure).
+    pub fn reason(&self) -> String {
+        match self {
+            FetchError::Transport { message, .. } | FetchError::Local { message, .. } => {
+                message.clone()
+            }
+            FetchError::Skipped { first, .. } => first.clone(),
+        }
+    }
+}
+
 /// What a fetch of one ref found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fetched {

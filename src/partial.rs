@@ -187,6 +187,13 @@ impl<'r> PartialCache<'r> {
         let name = if named {
             remote.to_owned()
         } else {
+            // The cache's config would hold the URL in clear (files under .git/entire never
+            // hold a credential): a URL with one must be a configured remote to be used here.
+            if crate::git::redact_url(remote) != remote {
+                return Err(local_error(
+                    "a URL carrying credentials cannot be used for a partial fetch: add it as a remote (git remote add) and name the remote",
+                ));
+            }
             let hash = Oid::hash_object(ObjectType::Blob, remote.as_bytes())
                 .map_err(|e| local_error(e.message().to_owned()))?;
             format!("entire-{}", &hash.to_string()[..12])

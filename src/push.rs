@@ -55,6 +55,13 @@ use crate::store::StoreError;
 pub const MAX_CHUNK: usize = 200;
 /// The default time budget of a whole flush.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(120);
+/// Environment variable: the hook budget in whole seconds (wins over the setting).
+pub const HOOK_BUDGET_ENV: &str = "ENTIRE_HOOK_BUDGET_SECONDS";
+/// The hook budget when neither [`HOOK_BUDGET_ENV`] nor the setting gives one.
+pub const DEFAULT_HOOK_BUDGET: Duration = Duration::from_secs(30);
+/// The hook budgets accepted, in seconds; a value outside is clamped into it. The committed
+/// settings file is untrusted: it must not be able to make a hook hang.
+pub const HOOK_BUDGET_RANGE: std::ops::RangeInclusive<u64> = 1..=600;
 /// Consecutive failed chunks after which a flush stops.
 pub const MAX_CONSECUTIVE_CHUNK_FAILURES: usize = 2;
 /// Consecutive failed single-ref retries after which a flush stops retrying.
@@ -165,6 +172,26 @@ pub fn fingerprint_of(repo: &Repo, target: &str) -> String {
     fingerprint(&configured_url(repo, target).unwrap_or_else(|| target.to_owned()))
 }
 
+/// How long a hook (pre-push, pre-auto-gc) may spend on the network in total:
+/// [`HOOK_BUDGET_ENV`], else `strategy_options.hook_budget_seconds`, else
+/// [`DEFAULT_HOOK_BUDGET`]; clamped into [`HOOK_BUDGET_RANGE`].
+pub fn hook_budget(repo: &Repo) -> Duration {
+    if let Some(budget) = git::env_seconds(HOOK_BUDGET_ENV, HOOK_BUDGET_RANGE) {
+        return budget;
+    }
+    crate::settings::hook_budget_seconds(repo.workdir())
+        .map(|s| git::clamped_seconds(s, HOOK_BUDGET_RANGE))
+        .unwrap_or(DEFAULT_HOOK_BUDGET)
+}
+
+/// `budget` from now, shortened to the process's network deadline (a hook's budget).
+fn bounded(budget: Duration) -> Duration {
+    match git::network_deadline() {
+        Some(at) => budget.min(at.saturating_duration_since(Instant::now())),
+        None => budget,
+    }
+}
+
 /// Options of a flush.
 #[derive(Debug, Clone)]
 pub struct FlushOptions {
@@ -211,6 +238,9 @@ pub struct FlushReport {
     pub unreachable: Option<String>,
     /// Set when the flush stopped early (budget, consecutive failures).
     pub stopped: Option<String>,
+    /// Set when a git call ran out of time and was killed (one line): the flush stopped there,
+    /// and everything that did not land stays queued.
+    pub timed_out: Option<String>,
 }
 
 impl FlushReport {
@@ -361,7 +391,8 @@ pub fn flush(
     dest: &Destination,
     opts: &FlushOptions,
 ) -> Result<FlushReport, PushError> {
-    let deadline = Instant::now() + opts.budget;
+    let budget = bounded(opts.budget);
+    let deadline = Instant::now() + budget;
     let delivery = Delivery::new(repo.common_dir());
     let shared = refs_store.queue();
     let dest_queue = delivery.queue(&dest.fingerprint);
@@ -379,13 +410,23 @@ pub fn flush(
     git::check_version()?;
 
     if !known || opts.reconcile {
-        match reconcile(repo, refs_store, dest, deadline)? {
-            Ok(missing) => dest_queue.enqueue_all(&missing)?,
-            Err(line) => {
+        // Nothing moved yet: everything announced or pending stays where it is.
+        let due = || -> Result<usize, PushError> {
+            Ok(shared.peek()?.len().max(dest_queue.peek()?.len()))
+        };
+        match reconcile(repo, refs_store, dest, deadline) {
+            Ok(Ok(missing)) => dest_queue.enqueue_all(&missing)?,
+            Ok(Err(line)) => {
+                report.due = due()?;
                 report.unreachable = Some(line);
-                report.due = shared.peek()?.len().max(dest_queue.peek()?.len());
                 return Ok(report);
             }
+            Err(PushError::Git(e @ GitError::Timeout { .. })) => {
+                report.due = due()?;
+                report.timed_out = Some(e.to_string());
+                return Ok(report);
+            }
+            Err(e) => return Err(e),
         }
     }
     fan_out(repo, &delivery, shared, dest)?;
@@ -411,7 +452,7 @@ pub fn flush(
     for (i, batch) in existing.chunks(chunk).enumerate() {
         if i > 0 {
             if Instant::now() >= deadline {
-                report.stopped = Some(format!("budget ({}s) exhausted", opts.budget.as_secs()));
+                report.stopped = Some(format!("budget ({}s) exhausted", budget.as_secs()));
                 break;
             }
             if consecutive_failures >= MAX_CONSECUTIVE_CHUNK_FAILURES {
@@ -468,6 +509,11 @@ pub fn flush(
                 report.unreachable = Some(line);
                 return Ok(report);
             }
+            // The remote stalls: another chunk or a retry would only stall again.
+            Err(BatchFailure::TimedOut(line)) => {
+                report.timed_out = Some(line);
+                return Ok(report);
+            }
             Err(BatchFailure::Unreachable(line) | BatchFailure::Failed(line)) => {
                 consecutive_failures += 1;
                 for (name, _) in batch {
@@ -506,6 +552,10 @@ pub fn flush(
                     report.failed.push((name, UNREPORTED.into()));
                 }
             },
+            Err(BatchFailure::TimedOut(line)) => {
+                report.timed_out = Some(line);
+                return Ok(report);
+            }
             Err(BatchFailure::Unreachable(line) | BatchFailure::Failed(line)) => {
                 consecutive += 1;
                 report.failed.push((name, line));
@@ -653,6 +703,8 @@ impl<'a> RefResult<'a> {
 
 enum BatchFailure {
     Unreachable(String),
+    /// git ran out of time and was killed.
+    TimedOut(String),
     Failed(String),
 }
 
@@ -692,7 +744,10 @@ fn push_refs(
         .args(["push", "--porcelain", "--no-verify"])
         .remote(target, specs.iter().map(PushRefspec::as_str))
         .run(deadline.saturating_duration_since(Instant::now()))
-        .map_err(|e| BatchFailure::Failed(e.to_string()))?;
+        .map_err(|e| match e {
+            GitError::Timeout { .. } => BatchFailure::TimedOut(e.to_string()),
+            e => BatchFailure::Failed(e.to_string()),
+        })?;
     crashpoint("push.after-git-push");
     let results = git::parse_push_porcelain(&out.stdout);
     if results.is_empty() && !out.success() {
@@ -743,7 +798,7 @@ fn recover_and_push(
         })?;
     let results =
         push_batch(repo, dest, &[(name.to_owned(), tip)], deadline).map_err(|f| match f {
-            BatchFailure::Unreachable(l) | BatchFailure::Failed(l) => l,
+            BatchFailure::Unreachable(l) | BatchFailure::TimedOut(l) | BatchFailure::Failed(l) => l,
         })?;
     match RefResult::find(&results, name) {
         RefResult::Landed => Ok((notes, tip)),
@@ -947,6 +1002,8 @@ pub enum V1Push {
     },
     /// git refused or failed (one redacted line); the branch is pushed again next time.
     Refused(String),
+    /// git ran out of time and was killed (one line); the branch is pushed again next time.
+    TimedOut(String),
 }
 
 /// Pushes `refs/heads/entire/checkpoints/v1` to `remote`, fast-forward only.
@@ -970,13 +1027,14 @@ pub fn push_v1(repo: &Repo, remote: &Remote) -> Result<V1Push, PushError> {
             return Ok(V1Push::Deferred);
         }
     }
-    let deadline = Instant::now() + DEFAULT_BUDGET;
+    let deadline = Instant::now() + bounded(DEFAULT_BUDGET);
     let mut notes = Vec::new();
     let mut tip = local;
     for attempt in 0..2 {
         let refs = [(V1_BRANCH_REF.to_owned(), tip)];
         let results = match push_refs(repo, remote, &refs, &[PushRefspec::v1_branch()], deadline) {
             Ok(r) => r,
+            Err(BatchFailure::TimedOut(line)) => return Ok(V1Push::TimedOut(line)),
             Err(BatchFailure::Unreachable(line) | BatchFailure::Failed(line)) => {
                 return Ok(V1Push::Refused(line))
             }

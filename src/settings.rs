@@ -238,6 +238,15 @@ pub fn filtered_fetches_enabled(worktree: Option<&Path>) -> bool {
     bool_option(worktree, "filtered_fetches").unwrap_or(false)
 }
 
+/// The `strategy_options` key of the hook budget in seconds.
+pub const HOOK_BUDGET_SETTING: &str = "hook_budget_seconds";
+
+/// `strategy_options.hook_budget_seconds` when it is a whole number of seconds (callers clamp
+/// it: the committed file is untrusted).
+pub fn hook_budget_seconds(worktree: Option<&Path>) -> Option<u64> {
+    strategy_option(worktree, HOOK_BUDGET_SETTING).and_then(|(v, _, _)| v.as_u64())
+}
+
 /// One key of `strategy_options`: the local file's if that file sets the key (to anything but
 /// `null`), else the committed file's. Returns the value, where it came from and the file's
 /// path as shown in messages. Unreadable files count as absent (fail-soft).

@@ -27,6 +27,10 @@ mod compat;
 mod concurrency;
 #[path = "cli/crash.rs"]
 mod crash;
+#[path = "cli/credentials.rs"]
+mod credentials;
+#[path = "cli/deadlines.rs"]
+mod deadlines;
 #[path = "cli/doctor.rs"]
 mod doctor;
 #[path = "cli/fetch.rs"]

@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 /// Runs `run`, prints any error as `error: ...` on stderr, and exits with the code the error
 /// chain decides (cli.md: 1 failure, 2 usage, 3 not found, 128 not a repository).
 pub fn main_with(run: impl FnOnce() -> Result<()>) -> ExitCode {
+    stop_git_on_termination();
     match run() {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
@@ -24,6 +25,38 @@ pub fn main_with(run: impl FnOnce() -> Result<()>) -> ExitCode {
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
     }
+}
+
+/// Makes Ctrl-C (SIGINT), SIGTERM and a closed terminal (SIGHUP) stop the git processes this
+/// process started, then exit 128 + the signal (130, 143, 129). git runs in process groups of
+/// its own (so its deadline can kill everything it started), which the terminal's signals no
+/// longer reach.
+///
+/// The signals are blocked in every thread (threads inherit the mask; std resets it in the
+/// children it spawns) and taken by one thread with `sigwait`, which may take locks, unlike a
+/// signal handler. Call it before any other thread exists.
+fn stop_git_on_termination() {
+    // SAFETY: a zeroed sigset_t is a valid argument to sigemptyset, which initialises it; the
+    // mask calls get valid pointers.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGHUP);
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            return;
+        }
+        set
+    };
+    std::thread::spawn(move || loop {
+        let mut sig = 0;
+        // SAFETY: `set` is an initialised signal set and `sig` a valid out-pointer.
+        if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
+            entire_checkpoints::git::kill_live_groups();
+            std::process::exit(128 + sig);
+        }
+    });
 }
 
 /// Reads a file argument, or standard input for `-`.
@@ -71,10 +104,41 @@ pub fn generate_man(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
     Ok(())
 }
 
+/// Bounds a hook's network work: no network git call of this process runs past the hook budget
+/// (`push::hook_budget`) counted from `started`, so a stalled remote cannot hold the user's
+/// git command. Returns the budget.
+pub fn bound_hook(
+    repo: &entire_checkpoints::repo::Repo,
+    started: std::time::Instant,
+) -> std::time::Duration {
+    let budget = entire_checkpoints::push::hook_budget(repo);
+    log::debug!("hook budget: {}s", budget.as_secs());
+    entire_checkpoints::git::set_network_deadline(started + budget);
+    budget
+}
+
+/// A checkpoint push that did not happen: cut off by its deadline, or the remote could not be
+/// reached or refused the v1 branch. Nothing is lost: what did not land stays queued. `push`
+/// fails with it (exit 1); the pre-push hook warns and lets the user's push proceed.
+#[derive(Debug, thiserror::Error)]
+#[error("{reason}; {} stay queued for the next push", match .queued {
+    Some(n) => format!("{n} checkpoint ref(s)"),
+    None => "the checkpoints".to_owned(),
+})]
+pub struct NotPushed {
+    /// What went wrong.
+    pub reason: String,
+    /// How many refs stay queued, when known.
+    pub queued: Option<usize>,
+    /// Whether the deadline (the hook budget, in a hook) ran out.
+    pub timed_out: bool,
+}
+
 /// Pushes checkpoints the way the pre-push hook and `push` both do, to the checkpoint remote
 /// resolved for the code remote `via` (the dedicated checkpoint remote when configured), and
 /// reports on stderr: one progress line, then at most one example per kind of trouble.
-/// Checkpoint trouble is never an error here: what did not land stays queued.
+/// Checkpoint trouble is an error only when nothing could be pushed ([`NotPushed`]); refusals
+/// of single refs are reported and stay queued.
 pub fn push_and_report(
     repo: &entire_checkpoints::repo::Repo,
     topo: &entire_checkpoints::topology::Topology<'_>,
@@ -120,6 +184,22 @@ pub fn flush_and_report(
         ..Default::default()
     };
     let report = push::flush(repo, refs_store, &dest, &opts)?;
+    if let Some(why) = &report.timed_out {
+        return Err(NotPushed {
+            reason: format!("{why} (pushing to {})", report.destination),
+            queued: Some(report.remaining()),
+            timed_out: true,
+        }
+        .into());
+    }
+    if let Some(line) = &report.unreachable {
+        return Err(NotPushed {
+            reason: format!("couldn't reach {}: {line}", report.destination),
+            queued: Some(report.due),
+            timed_out: false,
+        }
+        .into());
+    }
     if report.due > 0 {
         if let Some(w) = entire_checkpoints::checkpoint_remote::public_remote_warning(repo, target)
         {
@@ -130,16 +210,6 @@ pub fn flush_and_report(
         return Ok(());
     }
     let d = &report.destination;
-    if let Some(line) = &report.unreachable {
-        warn(
-            false,
-            format!(
-                "couldn't reach {d}: {line}; {} checkpoint ref(s) stay queued for the next push",
-                report.due
-            ),
-        );
-        return Ok(());
-    }
     let attempted = report.due - report.stale.len();
     if attempted == 0 {
         return Ok(());
@@ -187,7 +257,16 @@ fn push_v1_and_report(
 ) -> Result<()> {
     use entire_checkpoints::push::{push_v1, V1Push};
     match push_v1(repo, remote)? {
-        V1Push::NothingToPush | V1Push::UpToDate | V1Push::Deferred => {}
+        V1Push::NothingToPush | V1Push::UpToDate => {}
+        // A first branch pushed to an empty repository can become the forge's default branch:
+        // the v1 branch waits until the code is there, and the user is told so.
+        V1Push::Deferred => warn(
+            quiet,
+            format!(
+                "entire/checkpoints/v1 was not pushed: {remote} has no branches yet (it could become the default branch); \
+it is pushed by your next `git push` there, or now by `git entire-checkpoint push {remote}` once your branch is there"
+            ),
+        ),
         V1Push::Pushed { notes } => {
             if !quiet {
                 for note in notes {
@@ -196,13 +275,22 @@ fn push_v1_and_report(
                 eprintln!("entire: pushing entire/checkpoints/v1 to {remote}... done");
             }
         }
-        V1Push::Refused(why) => warn(
-            quiet,
-            format!(
-                "couldn't push entire/checkpoints/v1 to {}: {why}; it is pushed again next time",
-                entire_checkpoints::git::redact(remote)
-            ),
-        ),
+        V1Push::TimedOut(why) => {
+            return Err(NotPushed {
+                reason: format!("{why} (pushing entire/checkpoints/v1 to {remote})"),
+                queued: None,
+                timed_out: true,
+            }
+            .into())
+        }
+        V1Push::Refused(why) => {
+            return Err(NotPushed {
+                reason: format!("couldn't push entire/checkpoints/v1 to {remote}: {why}"),
+                queued: None,
+                timed_out: false,
+            }
+            .into())
+        }
     }
     Ok(())
 }

@@ -310,7 +310,13 @@ impl TestEnv {
     /// `git-entire-checkpoint` as a plain process (for spawning several at once), primary
     /// `store`, piped output.
     pub fn std_cmd(&self, store: Store) -> StdCommand {
-        let mut cmd = StdCommand::new(checkpoint_bin());
+        self.std_program(&checkpoint_bin(), store)
+    }
+
+    /// Any executable as a plain process: hermetic env, cwd = repo, primary `store`, stdin
+    /// detached, piped output.
+    pub fn std_program(&self, program: &Path, store: Store) -> StdCommand {
+        let mut cmd = StdCommand::new(program);
         self.apply_std(&mut cmd);
         cmd.current_dir(&self.repo)
             .env("ENTIRE_CHECKPOINTS_PRIMARY", store.name())
@@ -638,5 +644,70 @@ pub fn assert_fsck_clean(env: &TestEnv, dir: &Path) {
         dir.display(),
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A remote that accepts connections and never answers: a TCP listener on `127.0.0.1` (port 0)
+/// whose thread accepts every connection and holds it open without reading or writing. It gives
+/// up by itself after [`StalledServer::LIFETIME`], or when dropped, so no test can hang on it
+/// for longer than that.
+pub struct StalledServer {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl StalledServer {
+    /// How long the server holds connections at most.
+    pub const LIFETIME: std::time::Duration = std::time::Duration::from_secs(60);
+
+    pub fn start() -> Self {
+        use std::sync::atomic::Ordering;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        listener
+            .set_nonblocking(true)
+            .expect("non-blocking listener");
+        let port = listener.local_addr().expect("local address").port();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let until = std::time::Instant::now() + Self::LIFETIME;
+            let mut held = Vec::new();
+            while !flag.load(Ordering::Relaxed) && std::time::Instant::now() < until {
+                match listener.accept() {
+                    Ok((conn, _)) => held.push(conn),
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                }
+            }
+        });
+        StalledServer {
+            port,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// `http://127.0.0.1:<port>/r.git`.
+    pub fn http_url(&self) -> String {
+        format!("http://127.0.0.1:{}/r.git", self.port)
+    }
+}
+
+impl Drop for StalledServer {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Writes `value` (pretty JSON) as `.entire/<file>` of the test repository.
+pub fn write_settings(env: &TestEnv, file: &str, value: &Value) {
+    env.write_file(
+        &format!(".entire/{file}"),
+        serde_json::to_string_pretty(value)
+            .expect("settings JSON")
+            .as_bytes(),
     );
 }

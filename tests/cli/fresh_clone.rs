@@ -195,3 +195,46 @@ fn mixed_history_resolves_hex_ids_on_the_branch_and_ulids_as_refs() {
         assert_eq!(show_id(&env, &dir, "HEAD~2"), HEX_ID);
     }
 }
+
+#[test]
+fn the_first_push_to_an_empty_remote_says_the_branch_waits() {
+    let env = TestEnv::new();
+    let origin = env.bare_remote("origin");
+    let t = env.input_file("t.jsonl", b"{}\n");
+    ok(
+        &env,
+        env.repo(),
+        &[
+            "write",
+            "--id",
+            HEX_ID,
+            "--session",
+            "s1",
+            "--transcript",
+            path_str(&t),
+        ],
+    );
+    let out = run(&env, env.repo(), &["push", "origin"]);
+    let err = assert_code(&out, 0, "push to an empty remote");
+    assert!(
+        err.contains("was not pushed") && err.contains("git entire-checkpoint push origin"),
+        "one line says the branch waits and what to run: {err}"
+    );
+    assert!(env.git_in(&origin, &["for-each-ref", V1_BRANCH]).is_empty());
+    env.git(&["push", "-q", "origin", "main"]);
+    let err = assert_code(&run(&env, env.repo(), &["push", "origin"]), 0, "push");
+    assert!(!err.contains("was not pushed"), "{err}");
+    assert!(!env.git_in(&origin, &["for-each-ref", V1_BRANCH]).is_empty());
+}
+
+#[test]
+fn list_remote_of_an_unreachable_remote_fails_naming_it() {
+    let env = TestEnv::new();
+    env.git(&["remote", "add", "gone", "/nonexistent/gone.git"]);
+    let out = run(&env, env.repo(), &["list", "--remote", "gone"]);
+    let err = assert_code(&out, 1, "list --remote gone");
+    assert!(
+        err.contains("could not list the checkpoints of gone") && !err.contains("refs/entire"),
+        "names the remote, not the ref prefix: {err}"
+    );
+}

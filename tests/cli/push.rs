@@ -18,8 +18,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{json, Value};
 
 use crate::env::{
-    checkpoint_bin, checkpoint_ref, hooks_dir, json_in, parse_json, path_str, prepush_bin, refs_in,
-    rev_in, sha256_hex, write_executable, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
+    assert_code, checkpoint_bin, checkpoint_ref, hooks_dir, json_in, parse_json, path_str,
+    prepush_bin, refs_in, rev_in, sha256_hex, write_executable, Store, TestEnv, REFS_PREFIX,
+    V1_BRANCH,
 };
 use crate::fixtures::{HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -1082,7 +1083,8 @@ fn a_ref_refused_by_a_pre_receive_hook_stays_queued_and_the_rest_land() {
     one_ref_refused_by_the_server(PRE_RECEIVE_REJECT);
 }
 
-/// An unreachable remote: exit 0, one warning naming the remote, the queue file byte-identical.
+/// An unreachable remote: `push` exits 1 and the pre-push hook 0 (the user's push goes on), each
+/// with one line naming the remote; the queue file byte-identical.
 fn unreachable_remote(url: &str) {
     let env = TestEnv::new();
     let remote = "unreachable-remote";
@@ -1091,18 +1093,20 @@ fn unreachable_remote(url: &str) {
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
     let before = queue_bytes(&env).expect("queue file");
-    let check = |out: &Output, what: &str| {
-        let stderr = assert_exit0(out, what);
+    let check = |out: &Output, code: i32, what: &str| {
+        let stderr = assert_code(out, code, what);
         let naming: Vec<&str> = stderr.lines().filter(|l| l.contains(remote)).collect();
         assert_eq!(
             naming.len(),
             1,
             "{what}: one line names the remote:\n{stderr}"
         );
+        let kind = if code == 0 { "warning" } else { "error" };
         assert!(
-            naming[0].contains("warning"),
-            "{what}: it is a warning:\n{stderr}"
+            naming[0].contains(kind),
+            "{what}: it is an {kind}:\n{stderr}"
         );
+        assert!(naming[0].contains("stay queued"), "{what}: {stderr}");
         assert_eq!(
             queue_bytes(&env).as_deref(),
             Some(before.as_slice()),
@@ -1110,16 +1114,27 @@ fn unreachable_remote(url: &str) {
         );
         assert_eq!(queued(&env), 3, "{what}");
     };
-    check(&push(&env, &[remote]), "push to an unreachable remote");
-    check(&push(&env, &[]), "push to the only (unreachable) remote");
+    check(&push(&env, &[remote]), 1, "push to an unreachable remote");
+    check(&push(&env, &[]), 1, "push to the only (unreachable) remote");
     check(
         &prepush(&env, &[remote, url], &main_push_line(&env)),
+        0,
         "prepush to an unreachable remote",
     );
     check(
         &push(&env, &[remote, "--all"]),
+        1,
         "push --all to an unreachable remote",
     );
+}
+
+#[test]
+fn push_to_a_remote_that_does_not_exist_fails() {
+    let env = TestEnv::new();
+    write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
+    let err = assert_code(&push(&env, &["nosuch"]), 1, "push nosuch");
+    assert!(err.contains("nosuch"), "{err}");
+    assert_eq!(queued(&env), 1, "the ref stays queued");
 }
 
 #[test]
@@ -1163,7 +1178,9 @@ fn a_password_in_a_remote_url_is_never_printed() {
         ),
     ];
     for (what, out) in &runs {
-        let stderr = assert_exit0(out, what);
+        // The remote is unreachable: `push` fails, the hook never does.
+        let code = if what.starts_with("prepush") { 0 } else { 1 };
+        let stderr = assert_code(out, code, what);
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
             !stdout.contains(PASSWORD) && !stderr.contains(PASSWORD),

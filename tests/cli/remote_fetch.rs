@@ -909,17 +909,20 @@ fn list_remote_adds_remote_only_checkpoints() {
 }
 
 #[test]
-fn list_remote_with_an_unreachable_remote_lists_local_and_warns_once() {
+fn list_remote_with_an_unreachable_remote_lists_local_and_fails_once() {
     let w = world();
     publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID]);
     assert_code(&out, 0, "fetch one");
     break_origin(&w.env, &w.clone);
     let (local, _) = list_json_in(&w.env, &w.clone, &[]);
-    let (entries, stderr) = list_json_in(&w.env, &w.clone, &["--remote"]);
-    assert_eq!(entries, local, "the local list");
+    let out = run_in(&w.env, &w.clone, &["list", "--remote", "--json"]);
+    let stderr = assert_code(&out, 1, "list --remote of an unreachable remote");
+    let entries = parse_json(&out.stdout);
+    assert_eq!(entries.as_array(), Some(&local), "the local list");
     let lines: Vec<&str> = stderr.lines().filter(|l| !l.trim().is_empty()).collect();
-    assert_eq!(lines.len(), 1, "exactly one warning:\n{stderr}");
+    assert_eq!(lines.len(), 1, "exactly one error:\n{stderr}");
+    assert!(lines[0].contains("origin"), "{stderr}");
 }
 
 // ---------------------------------------------------------------------------------------------
