@@ -49,6 +49,8 @@ mod push;
 mod redaction;
 #[path = "cli/remote_fetch.rs"]
 mod remote_fetch;
+#[path = "cli/rewrite.rs"]
+mod rewrite;
 #[path = "cli/scale.rs"]
 mod scale;
 #[path = "cli/show.rs"]
