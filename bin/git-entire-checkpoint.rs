@@ -435,10 +435,19 @@ fn run() -> Result<()> {
                 all.truncate(n);
             }
             if json {
-                print_json(&render::list_json(&all))
+                print_json(&render::list_json(&all))?;
             } else {
-                common::write_stdout(render::list_human(&all).as_bytes())
+                common::write_stdout(render::list_human(&all).as_bytes())?;
             }
+            let unreadable: Vec<&String> =
+                all.iter().filter_map(|i| i.unreadable.as_ref()).collect();
+            for reason in &unreadable {
+                eprintln!("entire: unreadable checkpoint: {reason}");
+            }
+            if !unreadable.is_empty() {
+                bail!("{} checkpoint(s) could not be read", unreadable.len());
+            }
+            Ok(())
         }
         Command::Config { json } => {
             let mut v = render::config_json(&topo);
@@ -905,8 +914,9 @@ fn cmd_show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
                     .checked_sub(1)
                     .context("checkpoint has no sessions")?,
             };
+            let dir = &cp.session_dirs[slot];
             let data = topo
-                .read_file(cp, &format!("{slot}/full.jsonl"))
+                .read_file(cp, &format!("{dir}/full.jsonl"))
                 .map_err(|e| match e {
                     StoreError::FileNotFound { id, .. } => {
                         anyhow::anyhow!("checkpoint {id}: session {slot} has no transcript")
@@ -949,9 +959,9 @@ fn show_doc(topo: &Topology<'_>, cp: &Checkpoint, only: Option<usize>) -> Result
     };
     let summary = raw("metadata.json")?;
     let mut sessions = Vec::new();
-    for slot in 0..cp.sessions.len() {
+    for (slot, dir) in cp.session_dirs.iter().enumerate() {
         if only.is_none_or(|o| o == slot) {
-            sessions.push(raw(&format!("{slot}/metadata.json"))?);
+            sessions.push(raw(&format!("{dir}/metadata.json"))?);
         }
     }
     let author = topo.author(cp)?.unwrap_or_default();

@@ -591,6 +591,7 @@ mod tests {
             session_ids: vec![],
             agent: String::new(),
             remote_only: false,
+            unreadable: None,
         }
     }
 

@@ -53,6 +53,8 @@ mod remote_fetch;
 mod rewrite;
 #[path = "cli/scale.rs"]
 mod scale;
+#[path = "cli/shapes.rs"]
+mod shapes;
 #[path = "cli/show.rs"]
 mod show;
 #[path = "cli/topology.rs"]
