@@ -25,12 +25,13 @@ use entire_checkpoints::migrate;
 use entire_checkpoints::model::{TokenUsage, DEFAULT_STRATEGY};
 use entire_checkpoints::remote::Remote;
 use entire_checkpoints::repo::Repo;
+use entire_checkpoints::rewrites::{self, RewriteMap};
 use entire_checkpoints::session::{Record, SessionStore};
 use entire_checkpoints::session_id::SessionId;
 use entire_checkpoints::store::{Backfill, Checkpoint, SessionWrite, StoreError};
 use entire_checkpoints::timefmt;
 use entire_checkpoints::topology::{Topology, TopologyError, WriteReport};
-use entire_checkpoints::trailers::{checkpoint_trailers, TrailerValue};
+use std::io::Read as _;
 
 /// Store AI coding-session checkpoints inside this git repository.
 #[derive(Parser)]
@@ -290,7 +291,7 @@ enum HookCommand {
     },
     /// git's post-commit hook.
     PostCommit,
-    /// git's post-rewrite hook (amend, rebase): the rewritten commits keep their trailers.
+    /// git's post-rewrite hook (amend, rebase): records the rewrite so links to checkpoints survive.
     PostRewrite {
         /// `amend` or `rebase`.
         kind: Option<String>,
@@ -441,7 +442,18 @@ fn run() -> Result<()> {
             } else {
                 common::write_stdout(render::list_human(&all).as_bytes())?;
             }
-            failed.map_or(Ok(()), Err)
+            let unreadable: Vec<&String> =
+                all.iter().filter_map(|i| i.unreadable.as_ref()).collect();
+            for reason in &unreadable {
+                eprintln!("entire: unreadable checkpoint: {reason}");
+            }
+            if let Some(e) = failed {
+                return Err(e);
+            }
+            if !unreadable.is_empty() {
+                bail!("{} checkpoint(s) could not be read", unreadable.len());
+            }
+            Ok(())
         }
         Command::Config { json } => {
             let mut v = render::config_json(&topo);
@@ -782,9 +794,15 @@ fn cmd_hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) -> Re
             }
         }
         HookCommand::PostRewrite { .. } => {
-            // git copies commit messages when it rewrites (amend, rebase), so the trailers and
-            // with them the links to checkpoints survive; nothing to condense or mint here.
-            let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+            let mut input = String::new();
+            std::io::stdin().lock().read_to_string(&mut input)?;
+            for (commit, id) in commit_hooks::post_rewrite(repo, &input)? {
+                if !quiet {
+                    eprintln!(
+                        "entire: {commit} keeps its link to checkpoint {id} in the rewrite map"
+                    );
+                }
+            }
         }
     }
     Ok(())
@@ -873,25 +891,24 @@ fn show_targets(
 }
 
 fn commit_trailer_ids(repo: &Repo, rev: &str, quiet: bool) -> Result<Option<Vec<CheckpointId>>> {
-    let Some(message) = repo.commit_message(rev) else {
+    let map = RewriteMap::load(repo)
+        .map_err(|e| common::warn(quiet, format!("{e:#}")))
+        .ok();
+    let Some(links) = rewrites::commit_links(repo, map.as_ref(), rev) else {
         return Ok(None);
     };
-    let mut ids = Vec::new();
-    for t in checkpoint_trailers(&message) {
-        match t {
-            TrailerValue::Valid(id) => ids.push(id),
-            TrailerValue::Malformed(tok) => common::warn(
-                quiet,
-                format!("{rev}: ignoring malformed Entire-Checkpoint trailer {tok:?}"),
-            ),
-        }
+    for tok in &links.malformed {
+        common::warn(
+            quiet,
+            format!("{rev}: ignoring malformed Entire-Checkpoint trailer {tok:?}"),
+        );
     }
-    if ids.is_empty() {
+    if links.ids.is_empty() {
         bail!(TopologyError::NoMatch(format!(
             "{rev} (commit has no Entire-Checkpoint trailer)"
         )));
     }
-    Ok(Some(ids))
+    Ok(Some(links.ids))
 }
 
 fn cmd_show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
@@ -908,8 +925,9 @@ fn cmd_show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
                     .checked_sub(1)
                     .context("checkpoint has no sessions")?,
             };
+            let dir = &cp.session_dirs[slot];
             let data = topo
-                .read_file(cp, &format!("{slot}/full.jsonl"))
+                .read_file(cp, &format!("{dir}/full.jsonl"))
                 .map_err(|e| match e {
                     StoreError::FileNotFound { id, .. } => {
                         anyhow::anyhow!("checkpoint {id}: session {slot} has no transcript")
@@ -952,9 +970,9 @@ fn show_doc(topo: &Topology<'_>, cp: &Checkpoint, only: Option<usize>) -> Result
     };
     let summary = raw("metadata.json")?;
     let mut sessions = Vec::new();
-    for slot in 0..cp.sessions.len() {
+    for (slot, dir) in cp.session_dirs.iter().enumerate() {
         if only.is_none_or(|o| o == slot) {
-            sessions.push(raw(&format!("{slot}/metadata.json"))?);
+            sessions.push(raw(&format!("{dir}/metadata.json"))?);
         }
     }
     let author = topo.author(cp)?.unwrap_or_default();

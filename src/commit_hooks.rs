@@ -9,6 +9,7 @@ use crate::git::Git;
 use crate::id::CheckpointId;
 use crate::model::DEFAULT_STRATEGY;
 use crate::repo::Repo;
+use crate::rewrites::{commit_links, links, Rewrite, RewriteMap, RewriteMapError};
 use crate::session::{SessionError, SessionStore};
 use crate::session_id::SessionId;
 use crate::store::{SessionWrite, StoreError};
@@ -36,6 +37,9 @@ pub enum CommitHookError {
     /// The new commit could not be read.
     #[error("read the new commit: {0}")]
     Commit(String),
+    /// The rewrite map could not be updated.
+    #[error(transparent)]
+    RewriteMap(#[from] RewriteMapError),
 }
 
 /// What `prepare-commit-msg` did.
@@ -45,11 +49,19 @@ pub enum Prepared {
     Added(CheckpointId),
     /// The message already links a checkpoint; kept as it is.
     Kept,
+    /// Added the trailers of the commits this one replaces (amend, fixup, squash).
+    Carried(Vec<CheckpointId>),
     /// Nothing to link (no staged activity here, or a merge).
     Nothing,
 }
 
 /// `prepare-commit-msg <file> [<source> [<sha>]]`.
+///
+/// A commit that replaces others keeps their links: an amend (git passes `-m`/`-F` amends as
+/// a plain `message`, so the invoking `git` process is asked, see [`invoked_by_amend`]) gets
+/// every checkpoint the amended commit links, and a commit a rebase folds fixups or squashes
+/// into gets theirs, each added as a trailer the message lacks. Only then, when the message
+/// links nothing, a staged session with new activity gets a new checkpoint.
 pub fn prepare_commit_msg(
     repo: &Repo,
     msg_file: &Path,
@@ -63,33 +75,179 @@ pub fn prepare_commit_msg(
         path: msg_file.display().to_string(),
         source,
     })?;
-    if checkpoint_trailers(&text)
-        .iter()
-        .any(|t| matches!(t, TrailerValue::Valid(_)))
-    {
+    let present = links(&text, None);
+    let missing: Vec<CheckpointId> = replaced_links(repo)
+        .into_iter()
+        .filter(|id| !present.contains(id))
+        .collect();
+    if !missing.is_empty() {
+        add_trailers(repo, msg_file, &missing, "addIfDifferent")?;
+        return Ok(Prepared::Carried(missing));
+    }
+    if !present.is_empty() {
         return Ok(Prepared::Kept);
     }
     if SessionStore::new(repo).pending_here()?.is_empty() {
         return Ok(Prepared::Nothing);
     }
     let id = crate::topology::mint_checkpoint_id(repo);
+    add_trailers(repo, msg_file, std::slice::from_ref(&id), "doNothing")?;
+    Ok(Prepared::Added(id))
+}
+
+/// Adds `Entire-Checkpoint: <id>` for each of `ids` to the message file (`if_exists` as
+/// `git interpret-trailers --if-exists` takes it).
+fn add_trailers(
+    repo: &Repo,
+    msg_file: &Path,
+    ids: &[CheckpointId],
+    if_exists: &str,
+) -> Result<(), CommitHookError> {
     let cwd = repo.workdir().unwrap_or(repo.git_dir());
-    let out = Git::new(cwd)
-        .args([
-            "interpret-trailers",
-            "--in-place",
-            "--if-exists",
-            "doNothing",
-            "--trailer",
-        ])
-        .args([format!("{CHECKPOINT_TRAILER}: {id}")])
+    let mut git =
+        Git::new(cwd).args(["interpret-trailers", "--in-place", "--if-exists", if_exists]);
+    for id in ids {
+        git = git.args([
+            "--trailer".to_owned(),
+            format!("{CHECKPOINT_TRAILER}: {id}"),
+        ]);
+    }
+    let out = git
         .args([msg_file.as_os_str()])
         .run(Duration::from_secs(30))
         .map_err(|e| CommitHookError::Trailer(e.to_string()))?;
     if !out.success() {
         return Err(CommitHookError::Trailer(out.stderr.trim().to_owned()));
     }
-    Ok(Prepared::Added(id))
+    Ok(())
+}
+
+/// The checkpoints of the commits the commit being prepared replaces: `HEAD` when amending,
+/// and the fixups and squashes an interactive rebase is folding into it
+/// (`<git dir>/rebase-merge/current-fixups`, one `<command> <commit>` a line). A rewrite map
+/// that cannot be read only loses what it alone records; the trailers still count.
+fn replaced_links(repo: &Repo) -> Vec<CheckpointId> {
+    let map = RewriteMap::load(repo).ok();
+    let mut commits = Vec::new();
+    if invoked_by_amend() {
+        commits.push("HEAD".to_owned());
+    }
+    let fixups = repo.git_dir().join("rebase-merge").join("current-fixups");
+    if let Ok(text) = std::fs::read_to_string(fixups) {
+        commits.extend(
+            text.lines()
+                .filter_map(|l| l.split_whitespace().last())
+                .map(str::to_owned),
+        );
+    }
+    let mut out: Vec<CheckpointId> = Vec::new();
+    for rev in commits {
+        for id in commit_links(repo, map.as_ref(), &rev).map_or_else(Vec::new, |c| c.ids) {
+            if !out.contains(&id) {
+                out.push(id);
+            }
+        }
+    }
+    out
+}
+
+/// Whether the `git` process running this hook is a `git commit --amend`. git tells
+/// `prepare-commit-msg` only where the message came from, and an amend with `-m` or `-F` looks
+/// like any other commit, so the nearest `git` ancestor that is not `git entire-checkpoint`
+/// (the hook script's own call) is asked for its arguments.
+fn invoked_by_amend() -> bool {
+    let mut pid = std::process::id();
+    for _ in 0..8 {
+        let Some((parent, _)) = process(pid) else {
+            return false;
+        };
+        if parent <= 1 {
+            return false;
+        }
+        let Some((_, args)) = process(parent) else {
+            return false;
+        };
+        let is_git = args.first().is_some_and(|a| {
+            Path::new(a)
+                .file_name()
+                .is_some_and(|n| n == "git" || n == "git.exe")
+        });
+        if is_git && !args.iter().any(|a| a == "entire-checkpoint") {
+            return amends(&args);
+        }
+        pid = parent;
+    }
+    false
+}
+
+/// `(parent pid, arguments)` of process `pid`: from `/proc` where there is one, else `ps`
+/// (whose arguments are split at spaces; enough to find `--amend`).
+fn process(pid: u32) -> Option<(u32, Vec<String>)> {
+    let proc_dir = Path::new("/proc").join(pid.to_string());
+    if let (Ok(stat), Ok(cmdline)) = (
+        std::fs::read_to_string(proc_dir.join("stat")),
+        std::fs::read(proc_dir.join("cmdline")),
+    ) {
+        // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
+        let after = &stat[stat.rfind(')')? + 1..];
+        let parent = after.split_whitespace().nth(1)?.parse().ok()?;
+        let args = cmdline
+            .split(|&b| b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        return Some((parent, args));
+    }
+    let out = std::process::Command::new("ps")
+        .args(["-o", "ppid=", "-o", "args=", "-p", &pid.to_string()])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut words = text.split_whitespace();
+    let parent = words.next()?.parse().ok()?;
+    Some((parent, words.map(str::to_owned).collect()))
+}
+
+/// Whether git arguments include `--amend` as an option (not as the value of `-m` and the
+/// like, nor after `--`).
+fn amends(args: &[String]) -> bool {
+    const TAKES_VALUE: [&str; 14] = [
+        "-m",
+        "-F",
+        "-c",
+        "-C",
+        "-t",
+        "--message",
+        "--file",
+        "--author",
+        "--date",
+        "--template",
+        "--reuse-message",
+        "--reedit-message",
+        "--cleanup",
+        "--trailer",
+    ];
+    let mut value_next = false;
+    for arg in args.iter().skip(1) {
+        if value_next {
+            value_next = false;
+            continue;
+        }
+        if arg == "--" {
+            return false;
+        }
+        if arg == "--amend" {
+            return true;
+        }
+        // A short-option cluster such as `-am` takes its last letter's value.
+        value_next = TAKES_VALUE.contains(&arg.as_str())
+            || (arg.starts_with('-')
+                && !arg.starts_with("--")
+                && arg.ends_with(['m', 'F', 'c', 'C', 't']));
+    }
+    false
 }
 
 /// What `post-commit` did for each session.
@@ -208,4 +366,54 @@ pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, Commit
         }
     }
     Ok(report)
+}
+
+/// `post-rewrite <amend|rebase>`: records in the [`RewriteMap`] which commit replaced which, for
+/// every line `<old> <new> [<extra>]` of git's `input`, so a checkpoint a replaced commit linked
+/// stays linked (and findable) even where the new message lost its trailer. Returns the links
+/// that live on only through the map: `(new commit, id)`.
+pub fn post_rewrite(
+    repo: &Repo,
+    input: &str,
+) -> Result<Vec<(String, CheckpointId)>, CommitHookError> {
+    let map = RewriteMap::load(repo)?;
+    let rewrites: Vec<Rewrite> = input
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let (old, new) = (words.next()?, words.next()?);
+            let old = commit_links(repo, Some(&map), old)?;
+            let new = commit_links(repo, None, new)?;
+            Some(Rewrite {
+                old: old.sha,
+                new: new.sha,
+                old_links: old.ids,
+                new_trailers: new.ids,
+            })
+        })
+        .collect();
+    Ok(crate::rewrites::record(repo, &rewrites)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::amends;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn amend_is_found_as_an_option_only() {
+        assert!(amends(&args("git commit --amend -m x")));
+        assert!(amends(&args("git -c a=b commit -q -F f --amend")));
+        assert!(amends(&args("git ci --amend")), "an alias");
+        assert!(!amends(&args("git commit -m --amend")), "a message");
+        assert!(
+            !amends(&args("git commit -am --amend")),
+            "a cluster's value"
+        );
+        assert!(!amends(&args("git commit -- --amend")), "a path");
+        assert!(!amends(&args("git commit -m x")));
+    }
 }

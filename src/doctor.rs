@@ -645,7 +645,7 @@ fn checkpoint_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Option<String
         .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
         .collect();
     let listed = docs.summary.sessions.len();
-    let expected: HashSet<String> = (0..listed).map(|i| i.to_string()).collect();
+    let expected: HashSet<String> = docs.dirs.iter().cloned().collect();
     if slots != expected {
         let mut found: Vec<&String> = slots.iter().collect();
         found.sort();

@@ -31,6 +31,7 @@ pub mod refname;
 pub mod registry;
 pub mod remote;
 pub mod repo;
+pub mod rewrites;
 pub mod scale;
 pub mod session;
 pub mod session_id;

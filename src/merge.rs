@@ -36,9 +36,9 @@ struct Slot {
 
 fn slots(root: &Tree<'_>, docs: &Documents) -> Result<Vec<Slot>, StoreError> {
     let mut out = Vec::new();
-    for (i, meta) in docs.sessions.iter().enumerate() {
+    for (meta, dir) in docs.sessions.iter().zip(&docs.dirs) {
         let entry = root
-            .get_name(&i.to_string())
+            .get_name(dir)
             .filter(|e| e.kind() == Some(ObjectType::Tree))
             .ok_or_else(|| {
                 git_err("read session slot")(git2::Error::from_str("slot directory missing"))
@@ -51,9 +51,9 @@ fn slots(root: &Tree<'_>, docs: &Documents) -> Result<Vec<Slot>, StoreError> {
     Ok(out)
 }
 
-fn transcript_of(repo: &Repository, slot: Oid) -> Result<Vec<u8>, StoreError> {
+fn transcript_of(repo: &Repository, id: &CheckpointId, slot: Oid) -> Result<Vec<u8>, StoreError> {
     let t = repo.find_tree(slot).map_err(git_err("read session slot"))?;
-    Ok(tree::read_transcript(repo, &t)?.unwrap_or_default())
+    Ok(tree::read_transcript(repo, &t, id, "full.jsonl")?.unwrap_or_default())
 }
 
 /// Picks between the local and remote versions of one session.
@@ -67,8 +67,8 @@ fn choose(
     if local.tree == remote.tree {
         return Ok(local);
     }
-    let lt = transcript_of(repo, local.tree)?;
-    let rt = transcript_of(repo, remote.tree)?;
+    let lt = transcript_of(repo, id, local.tree)?;
+    let rt = transcript_of(repo, id, remote.tree)?;
     let sid = local.meta.session_id.clone();
     let (mut keep, other, why) = if rt.len() > lt.len() && rt.starts_with(&lt) {
         (remote, local, "the remote transcript extends the local one")
@@ -162,7 +162,7 @@ pub(crate) fn merge_trees(
         let t = repo
             .find_tree(s.tree)
             .map_err(git_err("read session slot"))?;
-        entries.push(tree::entry_paths_of(&t, prefix, i));
+        entries.push(tree::entry_paths_of(&t, prefix, &i.to_string()));
     }
     let summary = tree::recompute_summary(Some(&prev), id, &metas, entries, None);
 

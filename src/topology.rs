@@ -661,6 +661,7 @@ mod tests {
             session_ids: vec![],
             agent: String::new(),
             remote_only: false,
+            unreadable: None,
         }
     }
 

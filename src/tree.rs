@@ -6,7 +6,7 @@
 //! visible inside is the prefix of the paths in the summary's `sessions[]` entries, which is
 //! `""` for git-refs and `/<id[:2]>/<id[2:]>` on the branch (anchor-behaviour §1.3).
 
-use crate::id::CheckpointId;
+use crate::id::{CheckpointId, IdKind};
 use crate::model::{CheckpointSummary, SessionFilePaths, SessionMetadata, TokenUsage};
 use crate::store::{git_err, Backfill, SessionWrite, StoreError};
 use crate::transcript;
@@ -39,9 +39,75 @@ pub(crate) struct Change {
 pub(crate) struct Documents {
     pub summary: CheckpointSummary,
     pub sessions: Vec<SessionMetadata>,
+    /// The directory of each session, in `sessions` order (see [`session_dirs`]).
+    pub dirs: Vec<String>,
 }
 
-fn blob_at(repo: &Repository, tree: &Tree, path: &str) -> Result<Option<Vec<u8>>, StoreError> {
+/// The directory each `sessions[]` entry of `summary` names: the directory of its `metadata`
+/// path (an entry without one is read from `<index>/`, as the earliest writers left them). The
+/// entries are authoritative: older reference versions left gaps (`0/`, `2/`, `3/`) after
+/// merges, so entry `i` need not live in `i/`. A path that leaves the checkpoint (`..`, another
+/// checkpoint's prefix) or names a directory an earlier entry named is
+/// [`StoreError::BadSessionPath`]. The prefix may be this checkpoint's own v1 path or, for a
+/// ULID, a hex one: the reference's hex→ULID re-stamp keeps the old paths.
+pub(crate) fn session_dirs(
+    summary: &CheckpointSummary,
+    id: &CheckpointId,
+) -> Result<Vec<String>, StoreError> {
+    let mut dirs: Vec<String> = Vec::with_capacity(summary.sessions.len());
+    for (entry, paths) in summary.sessions.iter().enumerate() {
+        let bad = |reason: &'static str| StoreError::BadSessionPath {
+            id: id.clone(),
+            entry,
+            path: paths.metadata.clone(),
+            reason,
+        };
+        let dir = if paths.metadata.is_empty() {
+            entry.to_string()
+        } else {
+            let parts: Vec<&str> = paths.metadata.trim_start_matches('/').split('/').collect();
+            if parts
+                .iter()
+                .any(|p| p.is_empty() || *p == "." || *p == "..")
+            {
+                return Err(bad("points outside the checkpoint"));
+            }
+            let [prefix @ .., dir, file] = parts.as_slice() else {
+                return Err(bad("names no session directory"));
+            };
+            if *file != METADATA {
+                return Err(bad("does not name a metadata.json"));
+            }
+            let inside = match prefix {
+                [] => true,
+                [a, b] => {
+                    let named = format!("{a}{b}");
+                    named == id.as_str()
+                        || (id.kind() == IdKind::Ulid
+                            && a.len() == 2
+                            && crate::id::kind_of(&named) == Some(IdKind::Hex))
+                }
+                _ => false,
+            };
+            if !inside {
+                return Err(bad("points outside the checkpoint"));
+            }
+            (*dir).to_owned()
+        };
+        if dirs.contains(&dir) {
+            return Err(bad("names the same directory as an earlier entry"));
+        }
+        dirs.push(dir);
+    }
+    Ok(dirs)
+}
+
+fn blob_at(
+    repo: &Repository,
+    tree: &Tree,
+    id: &CheckpointId,
+    path: &str,
+) -> Result<Option<Vec<u8>>, StoreError> {
     let entry = match tree.get_path(std::path::Path::new(path)) {
         Ok(e) => e,
         Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
@@ -52,8 +118,22 @@ fn blob_at(repo: &Repository, tree: &Tree, path: &str) -> Result<Option<Vec<u8>>
     }
     let blob = repo
         .find_blob(entry.id())
-        .map_err(git_err(format!("read {path}")))?;
+        .map_err(|e| absent_or(e, id, path, entry.id(), "read"))?;
     Ok(Some(blob.content().to_vec()))
+}
+
+/// [`StoreError::AbsentBlob`] when git could not find blob `oid` (of `path` in checkpoint `id`)
+/// at all, as in a partial clone; else the git error.
+fn absent_or(e: git2::Error, id: &CheckpointId, path: &str, oid: Oid, what: &str) -> StoreError {
+    if e.code() == git2::ErrorCode::NotFound {
+        StoreError::AbsentBlob {
+            id: id.clone(),
+            path: path.to_owned(),
+            oid: oid.to_string(),
+        }
+    } else {
+        git_err(format!("{what} {path}"))(e)
+    }
 }
 
 fn subtree<'r>(
@@ -79,7 +159,7 @@ pub(crate) fn read_documents(
     tree: &Tree,
     id: &CheckpointId,
 ) -> Result<Option<Documents>, StoreError> {
-    let Some(bytes) = blob_at(repo, tree, METADATA)? else {
+    let Some(bytes) = blob_at(repo, tree, id, METADATA)? else {
         return Ok(None);
     };
     let summary = CheckpointSummary::from_json(&bytes).map_err(|source| StoreError::Corrupt {
@@ -87,26 +167,32 @@ pub(crate) fn read_documents(
         path: METADATA.to_owned(),
         source,
     })?;
-    let mut sessions = Vec::with_capacity(summary.sessions.len());
-    for slot in 0..summary.sessions.len() {
-        sessions.push(
-            read_session(repo, tree, id, slot)?.ok_or(StoreError::MissingSession {
+    let dirs = session_dirs(&summary, id)?;
+    let mut sessions = Vec::with_capacity(dirs.len());
+    for (slot, dir) in dirs.iter().enumerate() {
+        sessions.push(read_session(repo, tree, id, dir)?.ok_or_else(|| {
+            StoreError::MissingSession {
                 id: id.clone(),
                 slot,
-            })?,
-        );
+                dir: dir.clone(),
+            }
+        })?);
     }
-    Ok(Some(Documents { summary, sessions }))
+    Ok(Some(Documents {
+        summary,
+        sessions,
+        dirs,
+    }))
 }
 
 fn read_session(
     repo: &Repository,
     tree: &Tree,
     id: &CheckpointId,
-    slot: usize,
+    dir: &str,
 ) -> Result<Option<SessionMetadata>, StoreError> {
-    let path = format!("{slot}/{METADATA}");
-    let Some(bytes) = blob_at(repo, tree, &path)? else {
+    let path = format!("{dir}/{METADATA}");
+    let Some(bytes) = blob_at(repo, tree, id, &path)? else {
         return Ok(None);
     };
     SessionMetadata::from_json(&bytes)
@@ -133,16 +219,18 @@ pub(crate) fn read_path(
     if let Some((slot, name)) = clean.rsplit_once('/') {
         if name == transcript::TRANSCRIPT_FILE {
             let slot_tree = subtree(repo, tree, slot)?.ok_or_else(not_found)?;
-            return read_transcript(repo, &slot_tree)?.ok_or_else(not_found);
+            return read_transcript(repo, &slot_tree, id, clean)?.ok_or_else(not_found);
         }
     }
-    blob_at(repo, tree, clean)?.ok_or_else(not_found)
+    blob_at(repo, tree, id, clean)?.ok_or_else(not_found)
 }
 
 /// The reassembled transcript of a session slot tree, `None` when it has none.
 pub(crate) fn read_transcript(
     repo: &Repository,
     slot: &Tree,
+    id: &CheckpointId,
+    path: &str,
 ) -> Result<Option<Vec<u8>>, StoreError> {
     let mut chunks: Vec<(usize, Oid)> = slot
         .iter()
@@ -159,7 +247,7 @@ pub(crate) fn read_transcript(
     for (_, oid) in chunks {
         let blob = repo
             .find_blob(oid)
-            .map_err(git_err("read transcript chunk"))?;
+            .map_err(|e| absent_or(e, id, path, oid, "read a transcript chunk of"))?;
         parts.push(blob.content().to_vec());
     }
     Ok(Some(transcript::join(&parts)))
@@ -229,23 +317,23 @@ pub(crate) fn recompute_summary(
     s
 }
 
-/// The `sessions[]` entry of a slot, derived from which files its tree holds.
-pub(crate) fn entry_paths_of(slot_tree: &Tree, prefix: &str, slot: usize) -> SessionFilePaths {
+/// The `sessions[]` entry of a session directory, derived from which files its tree holds.
+pub(crate) fn entry_paths_of(slot_tree: &Tree, prefix: &str, dir: &str) -> SessionFilePaths {
     let has = |name: &str| slot_tree.get_name(name).is_some();
-    let mut e = entry_paths(prefix, slot, has(transcript::TRANSCRIPT_FILE), has(PROMPT));
+    let mut e = entry_paths(prefix, dir, has(transcript::TRANSCRIPT_FILE), has(PROMPT));
     if has(COMPACT_TRANSCRIPT) {
-        e.compact_transcript = format!("{prefix}/{slot}/{COMPACT_TRANSCRIPT}");
+        e.compact_transcript = format!("{prefix}/{dir}/{COMPACT_TRANSCRIPT}");
     }
     e
 }
 
 fn entry_paths(
     prefix: &str,
-    slot: usize,
+    dir: &str,
     has_transcript: bool,
     has_prompt: bool,
 ) -> SessionFilePaths {
-    let p = |name: &str| format!("{prefix}/{slot}/{name}");
+    let p = |name: &str| format!("{prefix}/{dir}/{name}");
     SessionFilePaths {
         metadata: p(METADATA),
         transcript: if has_transcript {
@@ -301,20 +389,20 @@ pub(crate) fn insert_blob(
         .map_err(git_err(format!("insert {name}")))
 }
 
-/// Writes the root tree: the base subtree's entries with `metadata.json` and the given slot
+/// Writes the root tree: the base subtree's entries with `metadata.json` and the given session
 /// directories replaced.
 fn write_root(
     repo: &Repository,
     base: Option<&Tree>,
     summary: &CheckpointSummary,
-    slots: &[(usize, Oid)],
+    slots: &[(&str, Oid)],
 ) -> Result<Oid, StoreError> {
     let mut root = repo
         .treebuilder(base)
         .map_err(git_err("start checkpoint tree"))?;
     insert_blob(repo, &mut root, METADATA, &summary.to_json())?;
-    for (slot, oid) in slots {
-        root.insert(slot.to_string(), *oid, MODE_TREE)
+    for (dir, oid) in slots {
+        root.insert(dir, *oid, MODE_TREE)
             .map_err(git_err("insert session slot"))?;
     }
     root.write().map_err(git_err("write checkpoint tree"))
@@ -354,7 +442,7 @@ pub(crate) fn build_session(
         None => None,
     };
     if let (Some(tree), None) = (base, &docs) {
-        if !tree.is_empty() && read_session(repo, tree, id, 0)?.is_none() {
+        if !tree.is_empty() && read_session(repo, tree, id, "0")?.is_none() {
             return Err(StoreError::Corrupt {
                 id: id.clone(),
                 path: METADATA.to_owned(),
@@ -367,17 +455,21 @@ pub(crate) fn build_session(
             });
         }
     }
-    let (prev_summary, mut sessions) = match docs {
-        Some(d) => (Some(d.summary), d.sessions),
-        None => (None, Vec::new()),
+    let (prev_summary, mut sessions, dirs) = match docs {
+        Some(d) => (Some(d.summary), d.sessions, d.dirs),
+        None => (None, Vec::new(), Vec::new()),
     };
     let slot = sessions
         .iter()
         .position(|s| s.session_id == w.session_id.as_str())
         .unwrap_or(sessions.len());
+    let dir = match dirs.get(slot) {
+        Some(d) => d.clone(),
+        None => free_dir(base, &dirs),
+    };
     if slot == 0 {
         if let Some(tree) = base {
-            if let Some(existing) = read_session(repo, tree, id, 0)? {
+            if let Some(existing) = read_session(repo, tree, id, &dir)? {
                 if existing.session_id != w.session_id.as_str() {
                     return Err(StoreError::SlotConflict {
                         id: id.clone(),
@@ -442,7 +534,7 @@ pub(crate) fn build_session(
         .as_ref()
         .map(|s| s.sessions.clone())
         .unwrap_or_default();
-    let mut entry = entry_paths(prefix, slot, w.transcript.is_some(), !w.prompts.is_empty());
+    let mut entry = entry_paths(prefix, &dir, w.transcript.is_some(), !w.prompts.is_empty());
     if let Some(old) = entries.get(slot) {
         entry.extra = old.extra.clone();
     }
@@ -462,10 +554,36 @@ pub(crate) fn build_session(
             commit_sha: &w.commit_sha,
         }),
     );
-    let tree = write_root(repo, base, &summary, &[(slot, slot_oid)])?;
+    let tree = write_root(repo, base, &summary, &[(&dir, slot_oid)])?;
     Ok(Change {
         tree,
         message: session_message(w),
+    })
+}
+
+/// The directory a new session goes to: the first number from the count of entries up that no
+/// entry names and the tree does not hold (so a slot gap never leads to overwriting a live or an
+/// orphaned directory).
+fn free_dir(base: Option<&Tree>, dirs: &[String]) -> String {
+    (dirs.len()..)
+        .map(|n| n.to_string())
+        .find(|n| !dirs.contains(n) && base.is_none_or(|t| t.get_name(n).is_none()))
+        .expect("an unbounded range has a free number")
+}
+
+/// The tree of session `slot`, which lives in `dirs[slot]`.
+fn session_tree<'r>(
+    repo: &'r Repository,
+    tree: &Tree,
+    id: &CheckpointId,
+    dirs: &[String],
+    slot: usize,
+) -> Result<Tree<'r>, StoreError> {
+    let dir = &dirs[slot];
+    subtree(repo, tree, dir)?.ok_or_else(|| StoreError::MissingSession {
+        id: id.clone(),
+        slot,
+        dir: dir.clone(),
     })
 }
 
@@ -523,6 +641,7 @@ pub(crate) fn build_backfill(
     let Documents {
         summary: prev,
         mut sessions,
+        dirs,
     } = docs;
     match b {
         Backfill::Attribution { attribution, .. } => {
@@ -535,11 +654,8 @@ pub(crate) fn build_backfill(
         }
         Backfill::Summary { summary: value, .. } => {
             let slot = pick_slot(id, &sessions, target)?;
-            let slot_tree =
-                subtree(repo, tree, &slot.to_string())?.ok_or(StoreError::MissingSession {
-                    id: id.clone(),
-                    slot,
-                })?;
+            let dir = dirs[slot].as_str();
+            let slot_tree = session_tree(repo, tree, id, &dirs, slot)?;
             sessions[slot].summary = Some(value.clone());
             let mut builder = repo
                 .treebuilder(Some(&slot_tree))
@@ -548,7 +664,7 @@ pub(crate) fn build_backfill(
             let slot_oid = builder.write().map_err(git_err("write session tree"))?;
             let summary =
                 recompute_summary(Some(&prev), id, &sessions, prev.sessions.clone(), None);
-            let tree = write_root(repo, Some(tree), &summary, &[(slot, slot_oid)])?;
+            let tree = write_root(repo, Some(tree), &summary, &[(dir, slot_oid)])?;
             let sid = sessions[slot].session_id.clone();
             let message = format!("Update summary for checkpoint {id} (session: {sid})\n");
             Ok(Some((Change { tree, message }, sid)))
@@ -559,17 +675,14 @@ pub(crate) fn build_backfill(
             ..
         } => {
             let slot = pick_slot(id, &sessions, target)?;
-            let slot_tree =
-                subtree(repo, tree, &slot.to_string())?.ok_or(StoreError::MissingSession {
-                    id: id.clone(),
-                    slot,
-                })?;
+            let dir = dirs[slot].as_str();
+            let slot_tree = session_tree(repo, tree, id, &dirs, slot)?;
             let hash = transcript::content_hash(data);
             let same_transcript =
-                blob_at(repo, &slot_tree, CONTENT_HASH)?.as_deref() == Some(hash.as_bytes());
+                blob_at(repo, &slot_tree, id, CONTENT_HASH)?.as_deref() == Some(hash.as_bytes());
             let joined = prompts.join(PROMPT_SEPARATOR);
             let prompts_change = !prompts.is_empty()
-                && blob_at(repo, &slot_tree, PROMPT)?.as_deref() != Some(joined.as_bytes());
+                && blob_at(repo, &slot_tree, id, PROMPT)?.as_deref() != Some(joined.as_bytes());
             let sid = sessions[slot].session_id.clone();
             if same_transcript && !prompts_change {
                 return Ok(None);
@@ -600,7 +713,7 @@ pub(crate) fn build_backfill(
             let slot_oid = builder.write().map_err(git_err("write session tree"))?;
             let mut entries = prev.sessions.clone();
             if let Some(e) = entries.get_mut(slot) {
-                let p = |name: &str| format!("{prefix}/{slot}/{name}");
+                let p = |name: &str| format!("{prefix}/{dir}/{name}");
                 e.transcript = p(transcript::TRANSCRIPT_FILE);
                 e.content_hash = p(CONTENT_HASH);
                 if !same_transcript {
@@ -611,7 +724,7 @@ pub(crate) fn build_backfill(
                 }
             }
             let summary = recompute_summary(Some(&prev), id, &sessions, entries, None);
-            let tree = write_root(repo, Some(tree), &summary, &[(slot, slot_oid)])?;
+            let tree = write_root(repo, Some(tree), &summary, &[(dir, slot_oid)])?;
             let message = format!("Finalize transcript for Checkpoint: {id}\n");
             Ok(Some((Change { tree, message }, sid)))
         }

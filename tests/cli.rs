@@ -55,8 +55,12 @@ mod push;
 mod redaction;
 #[path = "cli/remote_fetch.rs"]
 mod remote_fetch;
+#[path = "cli/rewrite.rs"]
+mod rewrite;
 #[path = "cli/scale.rs"]
 mod scale;
+#[path = "cli/shapes.rs"]
+mod shapes;
 #[path = "cli/show.rs"]
 mod show;
 #[path = "cli/topology.rs"]

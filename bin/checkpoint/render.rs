@@ -150,7 +150,7 @@ pub fn list_json(all: &[CheckpointInfo]) -> Value {
     Value::Array(
         all.iter()
             .map(|i| {
-                json!({
+                let mut v = json!({
                     "checkpoint_id": i.id.as_str(),
                     "store": i.store.name(),
                     "created_at": i.created_at,
@@ -158,7 +158,11 @@ pub fn list_json(all: &[CheckpointInfo]) -> Value {
                     "session_ids": i.session_ids,
                     "agent": i.agent,
                     "remote_only": i.remote_only,
-                })
+                });
+                if let Some(reason) = &i.unreadable {
+                    v["error"] = json!(reason);
+                }
+                v
             })
             .collect(),
     )
@@ -168,11 +172,14 @@ pub fn list_json(all: &[CheckpointInfo]) -> Value {
 pub fn list_human(all: &[CheckpointInfo]) -> String {
     let mut out = String::new();
     for i in all {
-        let sessions = match i.session_count {
-            1 => "1 session".to_owned(),
-            n => format!("{n} sessions"),
+        let sessions = match (i.session_count, &i.unreadable) {
+            (_, Some(_)) => "unreadable".to_owned(),
+            (1, None) => "1 session".to_owned(),
+            (n, None) => format!("{n} sessions"),
         };
-        let agent = if i.remote_only {
+        let agent = if i.unreadable.is_some() {
+            "(see stderr)"
+        } else if i.remote_only {
             "(remote only)"
         } else if i.agent.is_empty() {
             "-"

@@ -271,6 +271,7 @@ impl<'r> GitBranchStore<'r> {
             tree: sub.id().to_string(),
             summary: docs.summary,
             sessions: docs.sessions,
+            session_dirs: docs.dirs,
         }))
     }
 
@@ -357,9 +358,16 @@ impl CheckpointReader for GitBranchStore<'_> {
                 if !seen.insert(id.clone()) {
                     continue;
                 }
-                if let Ok(Some(cp)) = self.checkpoint_in(name, &commit, &id) {
-                    out.push(info_of(&cp));
-                }
+                let unreadable =
+                    |reason| CheckpointInfo::unreadable(id.clone(), StoreKind::GitBranch, reason);
+                out.push(match self.checkpoint_in(name, &commit, &id) {
+                    Ok(Some(cp)) => info_of(&cp),
+                    Ok(None) => unreadable(format!(
+                        "{} on {name} is not a checkpoint (no tree with a metadata.json)",
+                        id.v1_path()
+                    )),
+                    Err(e) => unreadable(crate::exit::error_chain(&e)),
+                });
             }
         }
         Ok(out)

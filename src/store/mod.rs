@@ -100,12 +100,37 @@ pub enum StoreError {
         source: ModelError,
     },
     /// The summary lists a session whose metadata is missing.
-    #[error("checkpoint {id}: session {slot} is listed in metadata.json but {slot}/metadata.json is missing")]
+    #[error("checkpoint {id}: session {slot} is listed in metadata.json but {dir}/metadata.json is missing")]
     MissingSession {
         /// The checkpoint.
         id: CheckpointId,
-        /// The slot.
+        /// The entry's index in `sessions[]`.
         slot: usize,
+        /// The directory the entry names.
+        dir: String,
+    },
+    /// A blob of the checkpoint is absent from the object store (a partial clone, a pruned
+    /// copy); the other files and checkpoints stay readable.
+    #[error("checkpoint {id}: {path} is absent from the object store (blob {oid} is missing, as in a partial clone)")]
+    AbsentBlob {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// The file inside the checkpoint.
+        path: String,
+        /// The missing blob.
+        oid: String,
+    },
+    /// A `sessions[]` entry of the root `metadata.json` names an unusable path.
+    #[error("checkpoint {id}: metadata.json sessions[{entry}] path {path:?} {reason}")]
+    BadSessionPath {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// The entry's index.
+        entry: usize,
+        /// The entry's `metadata` path.
+        path: String,
+        /// What is wrong with it.
+        reason: &'static str,
     },
     /// A write of one session would overwrite slot 0 that belongs to another session.
     #[error("refusing to overwrite session 0 of checkpoint {id}: existing session ID {existing:?} differs from write session ID {incoming:?}; please report this with the output of `git ls-tree -r {tree}`")]
@@ -379,8 +404,11 @@ pub struct Checkpoint {
     pub tree: String,
     /// The root summary.
     pub summary: CheckpointSummary,
-    /// Each session's metadata, in slot order.
+    /// Each session's metadata, in slot (`sessions[]` entry) order.
     pub sessions: Vec<SessionMetadata>,
+    /// The directory of each session inside the checkpoint, in slot order: what its
+    /// `sessions[]` entry names, not necessarily the slot number.
+    pub session_dirs: Vec<String>,
 }
 
 impl Checkpoint {
@@ -436,9 +464,22 @@ pub struct CheckpointInfo {
     pub agent: String,
     /// Known only from the remote's ref listing (`list --remote`); the counts are unknown.
     pub remote_only: bool,
+    /// Why the checkpoint could not be read, when it could not: `list` shows it all the same,
+    /// so no checkpoint is ever silently left out.
+    pub unreadable: Option<String>,
 }
 
 impl CheckpointInfo {
+    /// The entry of a checkpoint `store` holds but cannot read, for `reason`.
+    pub fn unreadable(id: CheckpointId, store: StoreKind, reason: String) -> Self {
+        CheckpointInfo {
+            store,
+            unreadable: Some(reason),
+            remote_only: false,
+            ..CheckpointInfo::remote_only(id)
+        }
+    }
+
     /// The entry of a checkpoint seen only in a remote's listing: created time from a ULID,
     /// unknown ("") for hex.
     pub fn remote_only(id: CheckpointId) -> Self {
@@ -457,6 +498,7 @@ impl CheckpointInfo {
             session_ids: Vec::new(),
             agent: String::new(),
             remote_only: true,
+            unreadable: None,
         }
     }
 }

@@ -225,6 +225,7 @@ fn checkpoint_at(
         tree: tree.id().to_string(),
         summary: docs.summary,
         sessions: docs.sessions,
+        session_dirs: docs.dirs,
     }))
 }
 
@@ -333,10 +334,14 @@ impl CheckpointReader for GitRefsStore<'_> {
         let mut out: Vec<CheckpointInfo> = refs
             .iter()
             .filter_map(|(id, (name, tip))| {
-                checkpoint_at(&self.repo.git, id, name.clone(), *tip)
-                    .ok()
-                    .flatten()
-                    .map(|cp| info_of(&cp))
+                match checkpoint_at(&self.repo.git, id, name.clone(), *tip) {
+                    Ok(cp) => cp.map(|cp| info_of(&cp)),
+                    Err(e) => Some(CheckpointInfo::unreadable(
+                        id.clone(),
+                        StoreKind::GitRefs,
+                        crate::exit::error_chain(&e),
+                    )),
+                }
             })
             .collect();
         if let Some(cache) = self.cache() {
@@ -407,6 +412,7 @@ pub(crate) fn info_of(cp: &Checkpoint) -> CheckpointInfo {
             .map(|s| s.agent.clone())
             .unwrap_or_default(),
         remote_only: false,
+        unreadable: None,
     }
 }
 

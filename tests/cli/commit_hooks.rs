@@ -15,8 +15,8 @@ use crate::env::{
     REFS_PREFIX, V1_BRANCH,
 };
 
-const SESSION: &str = "sess-commit-1";
-const LINE_1: &str = "{\"type\":\"user\",\"message\":\"add a greeting\"}";
+pub(crate) const SESSION: &str = "sess-commit-1";
+pub(crate) const LINE_1: &str = "{\"type\":\"user\",\"message\":\"add a greeting\"}";
 const LINE_2: &str = "{\"type\":\"assistant\",\"message\":\"added hello.txt\"}";
 const LINE_3: &str = "{\"type\":\"user\",\"message\":\"now a farewell\"}";
 const LINE_4: &str = "{\"type\":\"assistant\",\"message\":\"added bye.txt\"}";
@@ -29,7 +29,7 @@ fn text(bytes: &[u8]) -> String {
 
 /// A real `git <args>` in `dir` with our binaries on `PATH` and, when given, the primary
 /// selected through `ENTIRE_CHECKPOINTS_PRIMARY` (None = the repository's own settings).
-fn git_cmd(
+pub(crate) fn git_cmd(
     env: &TestEnv,
     dir: &Path,
     primary: Option<Store>,
@@ -45,12 +45,17 @@ fn git_cmd(
     cmd
 }
 
-fn git_hooked(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> Output {
+pub(crate) fn git_hooked(
+    env: &TestEnv,
+    dir: &Path,
+    primary: Option<Store>,
+    args: &[&str],
+) -> Output {
     git_cmd(env, dir, primary, args).output().expect("run git")
 }
 
 /// Like [`git_hooked`], asserting exit 0; returns stderr.
-fn git_ok(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> String {
+pub(crate) fn git_ok(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> String {
     let out = git_hooked(env, dir, primary, args);
     assert_eq!(
         out.status.code(),
@@ -63,7 +68,7 @@ fn git_ok(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> S
 }
 
 /// `git-entire-checkpoint <args>` in `dir` (primary as for [`git_cmd`]).
-fn entire(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> Output {
+pub(crate) fn entire(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> Output {
     let mut cmd = env.cmd();
     cmd.current_dir(dir).args(args);
     if let Some(s) = primary {
@@ -72,7 +77,12 @@ fn entire(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> O
     cmd.output().expect("run git-entire-checkpoint")
 }
 
-fn entire_ok(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> String {
+pub(crate) fn entire_ok(
+    env: &TestEnv,
+    dir: &Path,
+    primary: Option<Store>,
+    args: &[&str],
+) -> String {
     let out = entire(env, dir, primary, args);
     assert_eq!(
         out.status.code(),
@@ -84,12 +94,18 @@ fn entire_ok(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -
     text(&out.stdout)
 }
 
-fn install_hooks(env: &TestEnv) {
+pub(crate) fn install_hooks(env: &TestEnv) {
     entire_ok(env, env.repo(), None, &["hooks", "install"]);
 }
 
 /// `session record --session <sid> [--transcript <file>] <extra...>` in `dir`.
-fn record(env: &TestEnv, dir: &Path, sid: &str, transcript: Option<&[u8]>, extra: &[&str]) {
+pub(crate) fn record(
+    env: &TestEnv,
+    dir: &Path,
+    sid: &str,
+    transcript: Option<&[u8]>,
+    extra: &[&str],
+) {
     let mut args: Vec<String> = vec!["session".into(), "record".into(), "--session".into()];
     args.push(sid.into());
     if let Some(t) = transcript {
@@ -103,7 +119,7 @@ fn record(env: &TestEnv, dir: &Path, sid: &str, transcript: Option<&[u8]>, extra
     entire_ok(env, dir, None, &refs);
 }
 
-fn lines(ls: &[&str]) -> Vec<u8> {
+pub(crate) fn lines(ls: &[&str]) -> Vec<u8> {
     let mut out = Vec::new();
     for l in ls {
         out.extend_from_slice(l.as_bytes());
@@ -114,7 +130,7 @@ fn lines(ls: &[&str]) -> Vec<u8> {
 
 /// Writes `file` in `dir`, stages it and commits with `-m msg` through the hooks; returns the
 /// new HEAD and git's stderr.
-fn commit_in(
+pub(crate) fn commit_in(
     env: &TestEnv,
     dir: &Path,
     primary: Option<Store>,
@@ -132,12 +148,17 @@ fn commit_in(
     (head, stderr)
 }
 
-fn commit(env: &TestEnv, primary: Option<Store>, file: &str, msg: &str) -> (String, String) {
+pub(crate) fn commit(
+    env: &TestEnv,
+    primary: Option<Store>,
+    file: &str,
+    msg: &str,
+) -> (String, String) {
     commit_in(env, env.repo(), primary, file, msg)
 }
 
 /// The values of the `Entire-Checkpoint:` trailer lines of a commit's message, in order.
-fn trailer_ids(env: &TestEnv, commit: &str) -> Vec<String> {
+pub(crate) fn trailer_ids(env: &TestEnv, commit: &str) -> Vec<String> {
     env.message(commit)
         .lines()
         .filter_map(|l| l.strip_prefix("Entire-Checkpoint:"))
@@ -146,7 +167,7 @@ fn trailer_ids(env: &TestEnv, commit: &str) -> Vec<String> {
 }
 
 /// The one `Entire-Checkpoint` ID of a commit (asserts there is exactly one).
-fn the_trailer(env: &TestEnv, commit: &str) -> String {
+pub(crate) fn the_trailer(env: &TestEnv, commit: &str) -> String {
     let ids = trailer_ids(env, commit);
     assert_eq!(
         ids.len(),
@@ -158,7 +179,7 @@ fn the_trailer(env: &TestEnv, commit: &str) -> String {
 }
 
 /// Every checkpoint ref and the v1 branch, with their objects (for "nothing was written").
-fn checkpoint_state(env: &TestEnv) -> String {
+pub(crate) fn checkpoint_state(env: &TestEnv) -> String {
     let mut s = env.git(&[
         "for-each-ref",
         "--format=%(refname) %(objectname)",
@@ -192,7 +213,7 @@ fn history_len(env: &TestEnv, store: Store, id: &str) -> usize {
         .unwrap()
 }
 
-fn show_json(env: &TestEnv, target: &str) -> Value {
+pub(crate) fn show_json(env: &TestEnv, target: &str) -> Value {
     parse_json(entire_ok(env, env.repo(), None, &["show", target, "--json"]).as_bytes())
 }
 
@@ -891,6 +912,29 @@ fn amend_without_new_activity_keeps_the_trailer_and_writes_nothing() {
     assert_eq!(checkpoint_state(&env), before);
 }
 
+/// Records more of [`SESSION`] (prompt `second`), changes `a.txt` and runs
+/// `git commit -q --amend <args>`; returns the longer transcript.
+pub(crate) fn amend_after_new_activity(
+    env: &TestEnv,
+    primary: Option<Store>,
+    args: &[&str],
+) -> Vec<u8> {
+    let longer = lines(&[LINE_1, LINE_2, LINE_3]);
+    record(
+        env,
+        env.repo(),
+        SESSION,
+        Some(&longer),
+        &["--prompt", "second"],
+    );
+    env.write_file("a.txt", b"amended\n");
+    env.git(&["add", "a.txt"]);
+    let mut full = vec!["commit", "-q", "--amend"];
+    full.extend_from_slice(args);
+    git_ok(env, env.repo(), primary, &full);
+    longer
+}
+
 #[test]
 fn amend_after_new_activity_condenses_into_the_same_checkpoint_and_slot() {
     let env = TestEnv::new();
@@ -906,22 +950,7 @@ fn amend_after_new_activity_condenses_into_the_same_checkpoint_and_slot() {
     let id = the_trailer(&env, &c1);
     let tip1 = env.tip(Store::Refs, &id);
 
-    let longer = lines(&[LINE_1, LINE_2, LINE_3]);
-    record(
-        &env,
-        env.repo(),
-        SESSION,
-        Some(&longer),
-        &["--prompt", "second"],
-    );
-    env.write_file("a.txt", b"amended\n");
-    env.git(&["add", "a.txt"]);
-    git_ok(
-        &env,
-        env.repo(),
-        Some(Store::Refs),
-        &["commit", "-q", "--amend", "--no-edit"],
-    );
+    let longer = amend_after_new_activity(&env, Some(Store::Refs), &["--no-edit"]);
     let c2 = env.rev("HEAD").unwrap();
     assert_eq!(
         trailer_ids(&env, &c2),

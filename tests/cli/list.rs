@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::env::{assert_code, checkpoint_ref, Store, TestEnv, REFS_PREFIX};
+use crate::env::{assert_code, checkpoint_ref, parse_json, Store, TestEnv, REFS_PREFIX};
 use crate::fixtures::{
     checkpoint_node, hand_made_ref, root_metadata_json, HEX_ID, HEX_ID_2, TRANSCRIPT, ULID_ID,
 };
@@ -291,7 +291,7 @@ fn replicate(
 
 /// A listing of hundreds of checkpoints says, entry by entry and in order, what `show --json`
 /// says of each: the newest session time, the session IDs in slot order, the last session's
-/// agent; an unreadable checkpoint is left out.
+/// agent; an unreadable checkpoint is listed with its error (never left out) and `list` exits 1.
 #[test]
 fn many_checkpoints_match_show() {
     let env = TestEnv::new();
@@ -338,7 +338,26 @@ fn many_checkpoints_match_show() {
     env.git_stdin(&["fast-import", "--quiet"], &stream);
     assert_eq!(env.refs_under(REFS_PREFIX).len(), 602);
 
-    let entries = list(&env, store, &[]);
+    let out = env.run(store, &["list", "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "an unreadable checkpoint: exit 1"
+    );
+    let (bad, entries): (Vec<Value>, Vec<Value>) = parse_json(&out.stdout)
+        .as_array()
+        .expect("list --json is an array")
+        .iter()
+        .cloned()
+        .partition(|e| e["checkpoint_id"] == json!(broken));
+    assert_eq!(bad.len(), 1, "the unreadable checkpoint is listed");
+    assert!(
+        bad[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("metadata.json is corrupt")),
+        "{}",
+        bad[0]
+    );
     let mut expected: Vec<Value> = Vec::new();
     for id in [one, two]
         .into_iter()

@@ -1,0 +1,274 @@
+//! Links that survive history rewriting, through real `git` and the installed hooks: every way
+//! to amend keeps the `Entire-Checkpoint` trailers, an interactive rebase's fixups and squashes
+//! keep theirs, and a trailer a rewrite lost anyway stays linked through the rewrite map
+//! (`post-rewrite`; docs/how-it-works.md), as `notes.rewriteRef` would keep a note.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::commit_hooks::{
+    amend_after_new_activity, checkpoint_state, commit, entire_ok, git_cmd, git_ok, install_hooks,
+    lines, record, show_json, the_trailer, trailer_ids, LINE_1, SESSION,
+};
+use crate::env::{parse_json, path_str, Store, TestEnv};
+
+/// The store the checkpoints land in: the selected primary, or the default one (git-branch).
+fn stored(primary: Option<Store>) -> Store {
+    primary.unwrap_or(Store::Branch)
+}
+
+/// A commit linked to a checkpoint by a staged session; returns `(commit, id)`.
+fn linked_commit(env: &TestEnv, primary: Option<Store>, file: &str, msg: &str) -> (String, String) {
+    record(
+        env,
+        env.repo(),
+        SESSION,
+        Some(&lines(&[LINE_1])),
+        &["--prompt", msg],
+    );
+    let (c, _) = commit(env, primary, file, msg);
+    let id = the_trailer(env, &c);
+    (c, id)
+}
+
+fn amend_keeps_the_trailer_whatever_the_message_option(primary: Option<Store>) {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    let (_, id) = linked_commit(&env, primary, "a.txt", "to amend");
+    let before = checkpoint_state(&env);
+    let msg_file = env.input_file("amend-msg", b"from a file\n");
+    let variants: [&[&str]; 6] = [
+        &["--amend", "-m", "reworded"],
+        &["--amend", "-F", path_str(&msg_file)],
+        &["--amend", "--no-edit"],
+        &["--amend", "--reset-author", "--no-edit"],
+        &["--amend", "--reset-author", "-m", "reworded again"],
+        &["-a", "--amend", "-m", "--amend"],
+    ];
+    for (n, args) in variants.into_iter().enumerate() {
+        let old = env.rev("HEAD").unwrap();
+        // New content each time: with git's fixed test dates the same tree is the same commit.
+        env.write_file("a.txt", format!("amend {n}\n").as_bytes());
+        env.git(&["add", "a.txt"]);
+        let mut full = vec!["commit", "-q"];
+        full.extend_from_slice(args);
+        git_ok(&env, env.repo(), primary, &full);
+        let new = env.rev("HEAD").unwrap();
+        assert_ne!(old, new, "{args:?} rewrote HEAD");
+        assert_eq!(
+            trailer_ids(&env, &new),
+            std::slice::from_ref(&id),
+            "{args:?} keeps the one trailer:\n{}",
+            env.message(&new)
+        );
+        assert_eq!(checkpoint_state(&env), before, "{args:?} wrote nothing");
+    }
+    assert_eq!(env.subject("HEAD"), "--amend");
+    assert_eq!(show_json(&env, "HEAD")["checkpoint_id"], json!(id));
+}
+
+fn amend_with_a_new_message_condenses_new_activity_into_the_same_checkpoint(
+    primary: Option<Store>,
+) {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    let store = stored(primary);
+    let (_, id) = linked_commit(&env, primary, "a.txt", "first");
+    let longer = amend_after_new_activity(&env, primary, &["-m", "reworded"]);
+    let head = env.rev("HEAD").unwrap();
+    assert_eq!(
+        trailer_ids(&env, &head),
+        std::slice::from_ref(&id),
+        "no new ID"
+    );
+    let summary = env.json(store, &id, "metadata.json");
+    assert_eq!(
+        summary["sessions"].as_array().map(Vec::len),
+        Some(1),
+        "{summary}"
+    );
+    let meta = env.json(store, &id, "0/metadata.json");
+    assert_eq!(meta["commit_sha"], json!(head), "{meta}");
+    assert_eq!(env.blob(store, &id, "0/full.jsonl"), longer);
+    let prompt = env.blob_text(store, &id, "0/prompt.txt");
+    assert!(
+        prompt.contains("first") && prompt.contains("second"),
+        "{prompt:?}"
+    );
+}
+
+/// `git rebase -i --autosquash` with no editor stops (the squash's message is taken as it is).
+fn autosquash(env: &TestEnv, primary: Option<Store>, onto: &str) {
+    let out = git_cmd(
+        env,
+        env.repo(),
+        primary,
+        &["rebase", "-q", "-i", "--autosquash", onto],
+    )
+    .env("GIT_SEQUENCE_EDITOR", "true")
+    .env("GIT_EDITOR", "true")
+    .output()
+    .expect("run git rebase");
+    assert!(
+        out.status.success(),
+        "rebase failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn fixup_and_squash_keep_every_trailer(primary: Option<Store>) {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    let base = env.rev("HEAD").unwrap();
+    let (_, a) = linked_commit(&env, primary, "a.txt", "feature");
+    let (_, b) = linked_commit(&env, primary, "b.txt", "fixup! feature");
+    let (_, c) = linked_commit(&env, primary, "c.txt", "squash! feature");
+    let (_, d) = linked_commit(&env, primary, "d.txt", "fixup! feature");
+    let before = checkpoint_state(&env);
+    autosquash(&env, primary, &base);
+    let head = env.rev("HEAD").unwrap();
+    assert_eq!(env.parents(&head), [base], "one commit left");
+    let ids = trailer_ids(&env, &head);
+    for id in [&a, &b, &c, &d] {
+        assert!(ids.contains(id), "{id} kept:\n{}", env.message(&head));
+    }
+    assert_eq!(checkpoint_state(&env), before, "nothing written");
+    let shown = show_json(&env, "HEAD");
+    let shown: Vec<&Value> = shown
+        .as_array()
+        .unwrap_or_else(|| panic!("four checkpoints: {shown}"))
+        .iter()
+        .map(|d| &d["checkpoint_id"])
+        .collect();
+    assert_eq!(shown.len(), 4, "{shown:?}");
+}
+
+/// An editor that deletes the `Entire-Checkpoint` lines of the message it is given.
+fn dropping_editor(env: &TestEnv) -> String {
+    let script = env.root().join("drop-trailer.sh");
+    crate::env::write_executable(
+        &script,
+        "#!/bin/sh\ngrep -v '^Entire-Checkpoint:' \"$1\" > \"$1.new\" && mv \"$1.new\" \"$1\"\n",
+    );
+    path_str(&script).to_string()
+}
+
+/// Rebases the current branch (one commit over `main~1`) onto a new commit beside it.
+fn rebase_onto_a_new_base(env: &TestEnv, primary: Option<Store>) {
+    env.git(&["branch", "-q", "base", "HEAD~1"]);
+    env.git(&["checkout", "-q", "base"]);
+    env.write_file("base.txt", b"new base\n");
+    env.git(&["add", "base.txt"]);
+    env.git(&["commit", "-q", "-m", "new base"]);
+    env.git(&["checkout", "-q", "main"]);
+    git_ok(env, env.repo(), primary, &["rebase", "-q", "base"]);
+}
+
+fn rewrite_map_json(env: &TestEnv) -> Value {
+    let path = env.common_dir().join("entire").join("rewrites.json");
+    parse_json(&std::fs::read(&path).expect("the rewrite map was written"))
+}
+
+fn a_trailer_the_editor_drops_stays_linked_through_the_rewrite_map(primary: Option<Store>) {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    let (old, id) = linked_commit(&env, primary, "a.txt", "to reword");
+    let before = checkpoint_state(&env);
+    let editor = dropping_editor(&env);
+    let out = git_cmd(&env, env.repo(), primary, &["commit", "-q", "--amend"])
+        .env("GIT_EDITOR", &editor)
+        .output()
+        .expect("run git commit");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let new = env.rev("HEAD").unwrap();
+    assert!(trailer_ids(&env, &new).is_empty(), "the editor dropped it");
+    let map = rewrite_map_json(&env);
+    assert_eq!(
+        map["commits"][&new]["rewritten_from"],
+        json!([old]),
+        "{map}"
+    );
+    assert_eq!(map["commits"][&new]["checkpoints"], json!([id]), "{map}");
+    assert_eq!(show_json(&env, "HEAD")["checkpoint_id"], json!(id));
+
+    // A rebase that rewrites it again carries the inherited link on.
+    rebase_onto_a_new_base(&env, primary);
+    let newer = env.rev("HEAD").unwrap();
+    assert_ne!(newer, new);
+    let map = rewrite_map_json(&env);
+    assert_eq!(
+        map["commits"][&newer]["rewritten_from"],
+        json!([new]),
+        "{map}"
+    );
+    assert_eq!(map["commits"][&newer]["checkpoints"], json!([id]), "{map}");
+    assert_eq!(show_json(&env, "HEAD")["checkpoint_id"], json!(id));
+    let plain = entire_ok(&env, env.repo(), None, &["show", &newer]);
+    assert!(plain.contains(&id), "{plain}");
+    assert_eq!(
+        checkpoint_state(&env),
+        before,
+        "nothing written to the store"
+    );
+}
+
+/// A rebase that keeps the trailers records the new commit for each old one all the same, so
+/// the checkpoint's `commit_sha` can be followed to the commit that carries it today.
+fn a_rebase_records_the_new_commit_for_each_old_one(primary: Option<Store>) {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    let (old, id) = linked_commit(&env, primary, "a.txt", "linked");
+    rebase_onto_a_new_base(&env, primary);
+    let new = env.rev("HEAD").unwrap();
+    assert_eq!(trailer_ids(&env, &new), std::slice::from_ref(&id));
+    let map = rewrite_map_json(&env);
+    assert_eq!(
+        map["commits"][&new]["rewritten_from"],
+        json!([old]),
+        "{map}"
+    );
+    assert_eq!(map["commits"][&new]["checkpoints"], json!([]), "{map}");
+}
+
+/// Generates one test per primary for a body `fn(Option<Store>)`: `<name>::refs`,
+/// `<name>::branch`, and `<name>::no_settings` (the default primary, nothing configured).
+macro_rules! every_primary {
+    ($($name:ident;)+) => {
+        $(
+            mod $name {
+                #[test]
+                fn refs() {
+                    super::$name(Some($crate::env::Store::Refs))
+                }
+                #[test]
+                fn branch() {
+                    super::$name(Some($crate::env::Store::Branch))
+                }
+                #[test]
+                fn no_settings() {
+                    super::$name(None)
+                }
+            }
+        )+
+    };
+}
+
+every_primary! {
+    amend_keeps_the_trailer_whatever_the_message_option;
+    amend_with_a_new_message_condenses_new_activity_into_the_same_checkpoint;
+    fixup_and_squash_keep_every_trailer;
+    a_trailer_the_editor_drops_stays_linked_through_the_rewrite_map;
+    a_rebase_records_the_new_commit_for_each_old_one;
+}
+
+#[test]
+fn post_rewrite_without_hooks_input_records_nothing() {
+    let env = TestEnv::new();
+    entire_ok(&env, env.repo(), None, &["hook", "post-rewrite", "amend"]);
+    assert!(!Path::new(&env.common_dir().join("entire").join("rewrites.json")).exists());
+}
