@@ -641,6 +641,12 @@ fn cmd_migrate(repo: &Repo, topo: &Topology<'_>, dry_run: bool, quiet: bool) -> 
         }
     };
     let report = migrate::migrate_branch_to_refs(repo, topo.refs_store(), dry_run, &mut progress)?;
+    for (name, why) in &report.misshapen {
+        common::warn(
+            quiet,
+            format!("{name} is not a checkpoint ({why}); it is never pushed: fix or delete it (git update-ref -d {name})"),
+        );
+    }
     if report.source.is_none() {
         println!("No checkpoints found on the v1 branch \u{2014} nothing to migrate.");
         return Ok(());

@@ -613,31 +613,12 @@ fn corrupt_checkpoints(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
 }
 
 fn checkpoint_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Option<String> {
-    let git = &repo.git;
-    let commit = match git.find_commit(tip) {
-        Ok(c) => c,
-        Err(e) => {
-            return Some(format!(
-                "tip {tip} is not a readable commit: {}",
-                e.message()
-            ))
-        }
-    };
-    let tree = match commit.tree() {
-        Ok(t) => t,
-        Err(e) => return Some(format!("the tree of {tip} is unreadable: {}", e.message())),
-    };
-    let docs = match crate::tree::read_documents(git, &tree, id) {
-        Ok(Some(d)) => d,
-        Ok(None) => return Some("no root metadata.json".into()),
-        Err(e) => return Some(crate::exit::error_chain(&e)),
-    };
-    if docs.summary.checkpoint_id != id.as_str() {
-        return Some(format!(
-            "metadata.json names checkpoint {:?}, the ref names {id}",
-            docs.summary.checkpoint_id
-        ));
+    if let Some(why) = crate::store::refs::shape_problem(repo, id, tip) {
+        return Some(why);
     }
+    let git = &repo.git;
+    let tree = git.find_commit(tip).and_then(|c| c.tree()).ok()?;
+    let docs = crate::tree::read_documents(git, &tree, id).ok()??;
     let slots: HashSet<String> = tree
         .iter()
         .filter(|e| e.kind() == Some(git2::ObjectType::Tree))

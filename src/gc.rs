@@ -92,6 +92,9 @@ pub enum KeepReason {
     TooNew,
     /// It moved between the check and the deletion.
     Moved,
+    /// It is not a checkpoint (a tree or tag, or a commit without one): never deleted by gc,
+    /// reported for the user to look at.
+    NotACheckpoint,
 }
 
 impl KeepReason {
@@ -104,6 +107,7 @@ impl KeepReason {
             KeepReason::Diverged => "diverged",
             KeepReason::TooNew => "too_new",
             KeepReason::Moved => "moved",
+            KeepReason::NotACheckpoint => "not_a_checkpoint",
         }
     }
 }
@@ -119,6 +123,8 @@ pub struct GcReport {
     pub deleted: Vec<String>,
     /// The refs kept, by reason.
     pub kept: BTreeMap<KeepReason, Vec<String>>,
+    /// The refs that are not checkpoints, with why (also kept as [`KeepReason::NotACheckpoint`]).
+    pub misshapen: Vec<(String, String)>,
 }
 
 /// The retention in days from settings (`None`: gc is off by default).
@@ -177,7 +183,16 @@ pub fn run(
         ..Default::default()
     };
     let mut doomed: Vec<(String, Oid)> = Vec::new();
-    for (name, oid) in local.into_values() {
+    for (id, (name, oid)) in local {
+        if let Some(why) = crate::store::refs::shape_problem(repo, &id, oid) {
+            report.misshapen.push((name.clone(), why));
+            report
+                .kept
+                .entry(KeepReason::NotACheckpoint)
+                .or_default()
+                .push(name);
+            continue;
+        }
         let reason = if queued.contains(&name) {
             Some(KeepReason::Queued)
         } else {

@@ -10,6 +10,7 @@
 use git2::{Oid, Tree};
 
 use crate::id::CheckpointId;
+use crate::merge;
 use crate::model::CheckpointSummary;
 use crate::publish::{self, Located};
 use crate::repo::Repo;
@@ -34,6 +35,8 @@ pub struct MigrateReport {
     pub skipped: Vec<(String, String)>,
     /// The refs of every migrated or up-to-date checkpoint (to be queued for push).
     pub refs: Vec<String>,
+    /// Checkpoint refs that are not checkpoints, with why (never pushed; look at them).
+    pub misshapen: Vec<(String, String)>,
 }
 
 impl MigrateReport {
@@ -132,7 +135,10 @@ pub fn migrate_branch_to_refs(
     dry_run: bool,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<MigrateReport, StoreError> {
-    let mut report = MigrateReport::default();
+    let mut report = MigrateReport {
+        misshapen: crate::store::refs::misshapen_refs(repo)?,
+        ..Default::default()
+    };
     let source = [V1_BRANCH_REF, V1_TRACKING_REF]
         .into_iter()
         .find_map(|r| publish::tip_of(repo, r).transpose().map(|t| (r, t)));
@@ -240,8 +246,19 @@ fn migrate_one(
         if already_migrated(repo, tip.map(|c| c.id()), &subtree, new_meta_oid)? {
             return Ok(None);
         }
-        Ok(Some(Change {
-            tree,
+        let Some(tip) = tip else {
+            return Ok(Some(Change {
+                tree,
+                message: message.clone(),
+            }));
+        };
+        // The ref already holds sessions written under git-refs: merge by session (as push
+        // recovery does), so the import never hides one; its slots keep their place.
+        let current = tip.tree().map_err(git_err("read checkpoint tree"))?;
+        let imported = git.find_tree(tree).map_err(git_err("read migrated tree"))?;
+        let merged = merge::merge_trees(git, &id, &imported, &current, "")?;
+        Ok((merged.tree != current.id()).then(|| Change {
+            tree: merged.tree,
             message: message.clone(),
         }))
     })?;

@@ -190,9 +190,10 @@ impl<'r> PartialCache<'r> {
             // The cache's config would hold the URL in clear (files under .git/entire never
             // hold a credential): a URL with one must be a configured remote to be used here.
             if crate::git::redact_url(remote) != remote {
-                return Err(local_error(
-                    "a URL carrying credentials cannot be used for a partial fetch: add it as a remote (git remote add) and name the remote",
-                ));
+                return Err(local_error(format!(
+                    "{}: a URL carrying credentials cannot be used for a partial fetch: add it as a remote (git remote add) and name the remote",
+                    crate::git::redact_url(remote)
+                )));
             }
             let hash = Oid::hash_object(ObjectType::Blob, remote.as_bytes())
                 .map_err(|e| local_error(e.message().to_owned()))?;

@@ -437,7 +437,17 @@ pub fn flush(
     let mut existing: Vec<(String, Oid)> = Vec::new();
     for name in due {
         match crate::publish::tip_of(repo, &name) {
-            Ok(Some(oid)) => existing.push((name, oid)),
+            Ok(Some(oid)) => match CheckpointRef::parse(&name)
+                .ok()
+                .and_then(|r| crate::store::refs::shape_problem(repo, r.id(), oid))
+            {
+                // Never pushed: a remote holding it breaks `gc` in every clone that fetches
+                // it. It stays queued, so it goes once it is fixed.
+                Some(why) => report
+                    .failed
+                    .push((name, format!("not a checkpoint, not pushed: {why}"))),
+                None => existing.push((name, oid)),
+            },
             Ok(None) => report.stale.push(name),
             // A lookup that fails for another reason keeps the ref queued.
             Err(e) => report.failed.push((name, crate::exit::error_chain(&e))),

@@ -45,6 +45,8 @@ mod list;
 mod log;
 #[path = "cli/migrate.rs"]
 mod migrate;
+#[path = "cli/misshapen_refs.rs"]
+mod misshapen_refs;
 #[path = "cli/packed_refs.rs"]
 mod packed_refs;
 #[path = "cli/partial_fetch.rs"]

@@ -92,6 +92,12 @@ pub fn run(repo: &Repo, topo: &Topology<'_>, args: GcArgs) -> Result<()> {
         SystemTime::now(),
         args.dry_run,
     )?;
+    for (name, why) in &report.misshapen {
+        common::warn(
+            args.quiet,
+            format!("{name} is not a checkpoint ({why}); kept, and never pushed: fix or delete it (git update-ref -d {name})"),
+        );
+    }
     if args.json {
         crate::print_json(&report_json(days, args.dry_run, &report))
     } else {

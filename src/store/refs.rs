@@ -193,6 +193,49 @@ impl<'r> GitRefsStore<'r> {
     }
 }
 
+/// Why the ref of checkpoint `id` at `tip` is not a checkpoint, if it is not: its tip is not a
+/// commit (a tree or a tag pushed there by hand or by another tool), the commit's tree has no
+/// readable root `metadata.json`, or that names another checkpoint. Such a ref is never pushed
+/// (it would break every clone's `gc`), and `migrate`, `gc` and `doctor` report it.
+pub(crate) fn shape_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Option<String> {
+    let git = &repo.git;
+    let commit = match git.find_commit(tip) {
+        Ok(c) => c,
+        Err(_) => {
+            let kind = git
+                .find_object(tip, None)
+                .ok()
+                .and_then(|o| o.kind())
+                .map_or("an unreadable object".to_owned(), |k| format!("a {k}"));
+            return Some(format!("its tip {tip} is {kind}, not a commit"));
+        }
+    };
+    let tree = match commit.tree() {
+        Ok(t) => t,
+        Err(e) => return Some(format!("the tree of {tip} is unreadable: {}", e.message())),
+    };
+    match tree::read_documents(git, &tree, id) {
+        Ok(Some(d)) if d.summary.checkpoint_id == id.as_str() => None,
+        Ok(Some(d)) => Some(format!(
+            "metadata.json names checkpoint {:?}, the ref names {id}",
+            d.summary.checkpoint_id
+        )),
+        Ok(None) => Some("its tree has no root metadata.json".into()),
+        Err(e) => Some(crate::exit::error_chain(&e)),
+    }
+}
+
+/// Every checkpoint ref that is not a checkpoint ([`shape_problem`]), with why.
+pub(crate) fn misshapen_refs(repo: &Repo) -> Result<Vec<(String, String)>, StoreError> {
+    let mut out = Vec::new();
+    for (id, (name, tip)) in GitRefsStore::new(repo).refs()? {
+        if let Some(why) = shape_problem(repo, &id, tip) {
+            out.push((name, why));
+        }
+    }
+    Ok(out)
+}
+
 /// Reads the checkpoint `id` whose ref `name` points at `tip` from the object database of `git`.
 fn checkpoint_at(
     git: &git2::Repository,

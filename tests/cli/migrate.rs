@@ -378,17 +378,49 @@ fn new_and_updated_v1_checkpoints_migrate_on_a_later_run() {
 }
 
 #[test]
-fn existing_ref_with_other_content_gets_the_import_on_top() {
+fn existing_ref_with_other_sessions_keeps_them_beside_the_import() {
     let env = TestEnv::new();
+    // Session A written under git-branch, then session B into the same checkpoint under
+    // git-refs: the migrated tip must show both (merged by session), never A alone.
+    write_std(&env, Store::Branch, HEX_ID, "sess-1", TRANSCRIPT);
     write_std(&env, Store::Refs, HEX_ID, "sess-refs", TRANSCRIPT_2);
     let before = env.tip(Store::Refs, HEX_ID);
-    write_std(&env, Store::Branch, HEX_ID, "sess-1", TRANSCRIPT);
     assert_eq!(migrate(&env, &[]), migrated_line(1, 0, 1));
     let tip = env.tip(Store::Refs, HEX_ID);
     assert_eq!(env.parents(&tip), vec![before], "never a force: parented");
     assert_eq!(env.subject(&tip), import_subject(HEX_ID));
-    assert_migrated_from(&env, HEX_ID, &v1_spec(HEX_ID));
-    assert_eq!(migrate(&env, &[]), migrated_line(0, 1, 1));
+    let root: Value =
+        parse_json(&env.git_bytes(&["cat-file", "blob", &format!("{tip}:metadata.json")]));
+    let sessions = root["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 2, "both sessions on the tip: {root}");
+    let mut ids = Vec::new();
+    for s in sessions {
+        let path = s["metadata"].as_str().unwrap().trim_start_matches('/');
+        let meta: Value =
+            parse_json(&env.git_bytes(&["cat-file", "blob", &format!("{tip}:{path}")]));
+        ids.push(meta["session_id"].as_str().unwrap().to_owned());
+    }
+    ids.sort();
+    assert_eq!(ids, vec!["sess-1", "sess-refs"]);
+    let transcript = |sid: &str| {
+        let i = sessions
+            .iter()
+            .position(|s| {
+                let path = s["metadata"].as_str().unwrap().trim_start_matches('/');
+                let meta: Value =
+                    parse_json(&env.git_bytes(&["cat-file", "blob", &format!("{tip}:{path}")]));
+                meta["session_id"] == sid
+            })
+            .unwrap();
+        let path = sessions[i]["transcript"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches('/');
+        env.git_bytes(&["cat-file", "blob", &format!("{tip}:{path}")])
+    };
+    assert_eq!(transcript("sess-1"), TRANSCRIPT);
+    assert_eq!(transcript("sess-refs"), TRANSCRIPT_2);
+    assert_eq!(migrate(&env, &[]), migrated_line(0, 1, 1), "idempotent");
     assert_eq!(env.tip(Store::Refs, HEX_ID), tip);
 }
 
