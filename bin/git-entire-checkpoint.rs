@@ -389,38 +389,40 @@ fn run() -> Result<()> {
     let repo = Repo::discover()?;
     let mut topo = Topology::open(&repo)?;
     let quiet = cli.quiet;
-    match command {
-        Command::Write(args) => cmd_write(&repo, &topo, *args, quiet),
-        Command::Backfill(b) => {
-            enable_fetch(&repo, &mut topo, &b.fetch, quiet)?;
-            cmd_backfill(&topo, b.what, quiet)
-        }
-        Command::Show(args) => {
-            enable_fetch(&repo, &mut topo, &args.fetch, quiet)?;
-            cmd_show(&repo, &topo, args)
-        }
-        Command::Cat { id, path, fetch } => {
-            enable_fetch(&repo, &mut topo, &fetch, quiet)?;
-            let cp = topo.get(&topo.resolve(&id)?)?;
-            common::write_stdout(&topo.read_file(&cp, &path)?)
-        }
-        Command::List {
-            json,
-            limit,
-            remote,
-            hydrate,
-        } => {
-            let mut failed = None;
-            let mut all = match remote {
-                None => topo.list()?,
-                Some(r) => {
-                    let r = match r {
-                        Some(r) => r,
-                        None => common::checkpoint_target(&repo, None)?.target,
-                    };
-                    let listing = topo.list_with_remote(&repo, &r)?;
-                    let mut entries = listing.entries;
-                    match listing.enumeration_error {
+    // Every arm may return early: the notices of the reads are printed whatever happened.
+    let result = (|| -> Result<()> {
+        match command {
+            Command::Write(args) => cmd_write(&repo, &topo, *args, quiet),
+            Command::Backfill(b) => {
+                enable_fetch(&repo, &mut topo, &b.fetch, quiet)?;
+                cmd_backfill(&topo, b.what, quiet)
+            }
+            Command::Show(args) => {
+                enable_fetch(&repo, &mut topo, &args.fetch, quiet)?;
+                cmd_show(&repo, &topo, args)
+            }
+            Command::Cat { id, path, fetch } => {
+                enable_fetch(&repo, &mut topo, &fetch, quiet)?;
+                let cp = topo.get(&topo.resolve(&id)?)?;
+                common::write_stdout(&topo.read_file(&cp, &path)?)
+            }
+            Command::List {
+                json,
+                limit,
+                remote,
+                hydrate,
+            } => {
+                let mut failed = None;
+                let mut all = match remote {
+                    None => topo.list()?,
+                    Some(r) => {
+                        let r = match r {
+                            Some(r) => r,
+                            None => common::checkpoint_target(&repo, None)?.target,
+                        };
+                        let listing = topo.list_with_remote(&repo, &r)?;
+                        let mut entries = listing.entries;
+                        match listing.enumeration_error {
                         // The local checkpoints are still listed; the command fails after.
                         Some(e) => failed = Some(anyhow::anyhow!(
                             "could not list the checkpoints of {r} (local checkpoints listed only): {}",
@@ -431,127 +433,132 @@ fn run() -> Result<()> {
                         }
                         None => {}
                     }
-                    entries
-                }
-            };
-            if let Some(n) = limit {
-                all.truncate(n);
-            }
-            if json {
-                print_json(&render::list_json(&all))?;
-            } else {
-                common::write_stdout(render::list_human(&all).as_bytes())?;
-            }
-            let unreadable: Vec<&String> =
-                all.iter().filter_map(|i| i.unreadable.as_ref()).collect();
-            for reason in &unreadable {
-                eprintln!("entire: unreadable checkpoint: {reason}");
-            }
-            if let Some(e) = failed {
-                return Err(e);
-            }
-            if !unreadable.is_empty() {
-                bail!("{} checkpoint(s) could not be read", unreadable.len());
-            }
-            Ok(())
-        }
-        Command::Config { json } => {
-            let mut v = render::config_json(&topo);
-            render::add_remote_fields(&repo, &mut v)?;
-            if json {
-                print_json(&v)
-            } else {
-                common::write_stdout(render::config_human(&v).as_bytes())
-            }
-        }
-        Command::Status { json } => {
-            let mut v = render::status_json(&repo, &topo);
-            render::add_remote_fields(&repo, &mut v)?;
-            render::add_scale_fields(&repo, &mut v)?;
-            if json {
-                print_json(&v)
-            } else {
-                common::write_stdout(render::status_human(&v).as_bytes())
-            }
-        }
-        Command::Push { remote, all } => {
-            common::push_and_report(&repo, &topo, remote.as_deref(), all, quiet)
-        }
-        Command::Demo { .. } | Command::Doctor { .. } => {
-            unreachable!("handled before opening a repository")
-        }
-        Command::Session(c) => cmd_session(&repo, &topo, c, quiet),
-        Command::Hook(h) => {
-            common::bound_hook(&repo, std::time::Instant::now());
-            // Hooks never fail the user's git command: every problem is a warning.
-            if let Err(e) = cmd_hook(&repo, &topo, h, quiet) {
-                common::warn(quiet, format!("checkpoint hook: {e:#}"));
-            }
-            Ok(())
-        }
-        Command::Hooks(h) => {
-            let states = match h {
-                HooksCommand::Install { force } => hooks::install(&repo, force)?,
-                HooksCommand::Uninstall => hooks::uninstall(&repo)?,
-                HooksCommand::Status => hooks::status(&repo),
-            };
-            let dir = hooks::hooks_dir(&repo);
-            let mut text = String::new();
-            for (name, state) in states {
-                let what = match state {
-                    hooks::HookState::Installed => "installed".to_owned(),
-                    hooks::HookState::Chained => {
-                        format!("installed (chains {name}{})", hooks::CHAINED_SUFFIX)
+                        entries
                     }
-                    hooks::HookState::Foreign => "foreign hook (not ours)".to_owned(),
-                    hooks::HookState::Missing => "missing".to_owned(),
                 };
-                text.push_str(&format!(
-                    "{name:<20}{what}  ({})\n",
-                    dir.join(&name).display()
-                ));
-            }
-            common::write_stdout(text.as_bytes())
-        }
-        Command::Migrate { dry_run, push } => {
-            cmd_migrate(&repo, &topo, dry_run, quiet)?;
-            match push {
-                Some(_) if dry_run => Ok(()),
-                Some(remote) => {
-                    if !entire_checkpoints::settings::push_sessions_enabled(repo.workdir()) {
-                        common::warn(quiet, "checkpoint pushing is disabled in settings; refs stay queued for the next push");
-                        return Ok(());
-                    }
-                    let target = common::checkpoint_target(&repo, remote.as_deref())?;
-                    common::flush_and_report(&repo, topo.refs_store(), &target, false, quiet)
+                if let Some(n) = limit {
+                    all.truncate(n);
                 }
-                None => Ok(()),
+                if json {
+                    print_json(&render::list_json(&all))?;
+                } else {
+                    common::write_stdout(render::list_human(&all).as_bytes())?;
+                }
+                let unreadable: Vec<&String> =
+                    all.iter().filter_map(|i| i.unreadable.as_ref()).collect();
+                for reason in &unreadable {
+                    eprintln!("entire: unreadable checkpoint: {reason}");
+                }
+                if let Some(e) = failed {
+                    return Err(e);
+                }
+                if !unreadable.is_empty() {
+                    bail!("{} checkpoint(s) could not be read", unreadable.len());
+                }
+                Ok(())
             }
-        }
-        Command::Gc {
-            keep_days,
-            dry_run,
-            json,
-        } => gc::run(
-            &repo,
-            &topo,
-            gc::GcArgs {
+            Command::Config { json } => {
+                let mut v = render::config_json(&topo);
+                render::add_remote_fields(&repo, &mut v)?;
+                if json {
+                    print_json(&v)
+                } else {
+                    common::write_stdout(render::config_human(&v).as_bytes())
+                }
+            }
+            Command::Status { json } => {
+                let mut v = render::status_json(&repo, &topo);
+                render::add_remote_fields(&repo, &mut v)?;
+                render::add_scale_fields(&repo, &mut v)?;
+                if json {
+                    print_json(&v)
+                } else {
+                    common::write_stdout(render::status_human(&v).as_bytes())
+                }
+            }
+            Command::Push { remote, all } => {
+                common::push_and_report(&repo, &topo, remote.as_deref(), all, quiet)
+            }
+            Command::Demo { .. } | Command::Doctor { .. } => {
+                unreachable!("handled before opening a repository")
+            }
+            Command::Session(c) => cmd_session(&repo, &topo, c, quiet),
+            Command::Hook(h) => {
+                common::bound_hook(&repo, std::time::Instant::now());
+                // Hooks never fail the user's git command: every problem is a warning.
+                if let Err(e) = cmd_hook(&repo, &topo, h, quiet) {
+                    common::warn(quiet, format!("checkpoint hook: {e:#}"));
+                }
+                Ok(())
+            }
+            Command::Hooks(h) => {
+                let states = match h {
+                    HooksCommand::Install { force } => hooks::install(&repo, force)?,
+                    HooksCommand::Uninstall => hooks::uninstall(&repo)?,
+                    HooksCommand::Status => hooks::status(&repo),
+                };
+                let dir = hooks::hooks_dir(&repo);
+                let mut text = String::new();
+                for (name, state) in states {
+                    let what = match state {
+                        hooks::HookState::Installed => "installed".to_owned(),
+                        hooks::HookState::Chained => {
+                            format!("installed (chains {name}{})", hooks::CHAINED_SUFFIX)
+                        }
+                        hooks::HookState::Foreign => "foreign hook (not ours)".to_owned(),
+                        hooks::HookState::Missing => "missing".to_owned(),
+                    };
+                    text.push_str(&format!(
+                        "{name:<20}{what}  ({})\n",
+                        dir.join(&name).display()
+                    ));
+                }
+                common::write_stdout(text.as_bytes())
+            }
+            Command::Migrate { dry_run, push } => {
+                cmd_migrate(&repo, &topo, dry_run, quiet)?;
+                match push {
+                    Some(_) if dry_run => Ok(()),
+                    Some(remote) => {
+                        if !entire_checkpoints::settings::push_sessions_enabled(repo.workdir()) {
+                            common::warn(quiet, "checkpoint pushing is disabled in settings; refs stay queued for the next push");
+                            return Ok(());
+                        }
+                        let target = common::checkpoint_target(&repo, remote.as_deref())?;
+                        common::flush_and_report(&repo, topo.refs_store(), &target, false, quiet)
+                    }
+                    None => Ok(()),
+                }
+            }
+            Command::Gc {
                 keep_days,
                 dry_run,
                 json,
-                quiet,
-            },
-        ),
-        Command::Log { id, json, fetch } => {
-            enable_fetch(&repo, &mut topo, &fetch, quiet)?;
-            let history = topo.history(&topo.resolve(&id)?)?;
-            if json {
-                print_json(&serde_json::to_value(&history)?)
-            } else {
-                common::write_stdout(render::log_human(&history).as_bytes())
+            } => gc::run(
+                &repo,
+                &topo,
+                gc::GcArgs {
+                    keep_days,
+                    dry_run,
+                    json,
+                    quiet,
+                },
+            ),
+            Command::Log { id, json, fetch } => {
+                enable_fetch(&repo, &mut topo, &fetch, quiet)?;
+                let history = topo.history(&topo.resolve(&id)?)?;
+                if json {
+                    print_json(&serde_json::to_value(&history)?)
+                } else {
+                    common::write_stdout(render::log_human(&history).as_bytes())
+                }
             }
         }
+    })();
+    for notice in topo.notices() {
+        common::warn(quiet, notice);
     }
+    result
 }
 
 /// Turns on the on-demand fetch of checkpoints missing locally, unless `--no-fetch` or there is

@@ -619,6 +619,12 @@ fn checkpoint_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Option<String
     let git = &repo.git;
     let tree = git.find_commit(tip).and_then(|c| c.tree()).ok()?;
     let docs = crate::tree::read_documents(git, &tree, id).ok()??;
+    if docs.summary.checkpoint_id != id.as_str() {
+        return Some(format!(
+            "metadata.json names checkpoint {:?}, the ref names {id}",
+            docs.summary.checkpoint_id
+        ));
+    }
     let slots: HashSet<String> = tree
         .iter()
         .filter(|e| e.kind() == Some(git2::ObjectType::Tree))

@@ -40,6 +40,7 @@ pub struct RemoteCopy<'r> {
     tracking: String,
     fetcher: Option<Fetcher<'r>>,
     fetched: Cell<bool>,
+    ignored: std::cell::RefCell<Option<String>>,
 }
 
 impl<'r> RemoteCopy<'r> {
@@ -50,12 +51,18 @@ impl<'r> RemoteCopy<'r> {
             tracking: tracking_ref(repo, remote),
             fetcher,
             fetched: Cell::new(false),
+            ignored: std::cell::RefCell::new(None),
         }
     }
 
     /// The ref that holds the copy.
     pub fn tracking(&self) -> &str {
         &self.tracking
+    }
+
+    /// Why the copy was set aside, if it was (its ref is not a commit).
+    pub fn ignored(&self) -> Option<String> {
+        self.ignored.borrow().clone()
     }
 
     /// Whether a miss fetches the remote's branch (once per command).
@@ -126,12 +133,25 @@ impl<'r> GitBranchStore<'r> {
             if out.iter().any(|(_, c)| c.id() == tip) {
                 continue;
             }
-            let commit = self.repo.git.find_commit(tip).map_err(|e| {
-                StoreError::Repo(crate::repo::RepoError::Git {
-                    context: format!("{name} is not a commit"),
-                    message: e.message().to_owned(),
-                })
-            })?;
+            let commit = match self.repo.git.find_commit(tip) {
+                Ok(c) => c,
+                // The remote's copy came from the remote: a bad one is set aside (and said),
+                // so the local branch stays readable.
+                Err(_) if name != V1_BRANCH_REF => {
+                    if let Some(r) = &self.remote {
+                        r.ignored.replace(Some(format!(
+                            "{name} is not a commit ({tip}): the remote's copy of the checkpoint branch is ignored"
+                        )));
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    return Err(StoreError::Repo(crate::repo::RepoError::Git {
+                        context: format!("{name} is not a commit"),
+                        message: e.message().to_owned(),
+                    }))
+                }
+            };
             out.push((name, commit));
         }
         Ok(out)
@@ -299,7 +319,8 @@ pub(crate) struct V1Entry {
     pub tree: Oid,
 }
 
-/// Every `<xx>/<rest>` directory of a v1 root tree (two-character shard directories only).
+/// Every `<xx>/<rest>` entry of a v1 root tree (two-character shard directories only), trees or
+/// not.
 pub(crate) fn v1_subtrees(repo: &Repo, root: &git2::Tree<'_>) -> Result<Vec<V1Entry>, StoreError> {
     let mut out = Vec::new();
     for shard in root.iter() {
@@ -314,7 +335,9 @@ pub(crate) fn v1_subtrees(repo: &Repo, root: &git2::Tree<'_>) -> Result<Vec<V1En
             .find_tree(shard.id())
             .map_err(git_err("read v1 shard"))?;
         for e in sub.iter() {
-            if let (Ok(rest), Some(ObjectType::Tree)) = (e.name(), e.kind()) {
+            // Every entry, not only trees: a blob where a checkpoint belongs is reported by
+            // list and migrate, never silently skipped.
+            if let Ok(rest) = e.name() {
                 out.push(V1Entry {
                     path: format!("{prefix}/{rest}"),
                     raw_id: format!("{prefix}{rest}"),

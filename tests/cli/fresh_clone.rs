@@ -238,3 +238,38 @@ fn list_remote_of_an_unreachable_remote_fails_naming_it() {
         "names the remote, not the ref prefix: {err}"
     );
 }
+
+#[test]
+fn a_remote_tracking_branch_that_is_not_a_commit_is_set_aside_with_a_warning() {
+    let (env, origin) = writer();
+    write_linked(&env, env.repo(), HEX_ID, "s1");
+    let dir = clone(&env, &origin, "teammate", &[]);
+    // A local checkpoint of the teammate's own, then a broken remote-tracking ref.
+    let t = env.input_file("local.jsonl", b"{}\n");
+    ok(
+        &env,
+        &dir,
+        &[
+            "write",
+            "--id",
+            HEX_ID_2,
+            "--session",
+            "s2",
+            "--transcript",
+            path_str(&t),
+        ],
+    );
+    let tree = env.git_in(&dir, &["rev-parse", "HEAD^{tree}"]);
+    let tracking = "refs/remotes/origin/entire/checkpoints/v1";
+    env.git_in(&dir, &["update-ref", tracking, tree.trim()]);
+    let out = run(&env, &dir, &["show", HEX_ID_2, "--json", "--no-fetch"]);
+    let err = assert_code(&out, 0, "the local checkpoint is still readable");
+    assert!(
+        err.lines()
+            .any(|l| l.contains(tracking) && l.contains("not a commit")),
+        "one warning names the ref: {err}"
+    );
+    let out = run(&env, &dir, &["list"]);
+    let err = assert_code(&out, 0, "list");
+    assert!(err.contains(tracking), "{err}");
+}

@@ -292,6 +292,12 @@ fn bad_session_paths_are_named_and_the_others_stay_readable(store: Store) {
 
 #[test]
 fn a_non_checkpoint_entry_on_the_branch_is_listed_as_unreadable() {
+    // A directory without a checkpoint, then a blob, where a checkpoint belongs.
+    a_non_checkpoint_entry_is_listed(tree(vec![("notes.txt", blob(b"not a checkpoint\n"))]));
+    a_non_checkpoint_entry_is_listed(blob(b"a file, not a directory\n"));
+}
+
+fn a_non_checkpoint_entry_is_listed(entry: Node) {
     let env = TestEnv::new();
     let (head, rest) = ID.split_at(2);
     let (other, good_node) = good(Store::Branch);
@@ -303,10 +309,7 @@ fn a_non_checkpoint_entry_on_the_branch_is_listed_as_unreadable() {
         ),
         (
             head.to_string(),
-            Node::Tree(vec![(
-                rest.to_string(),
-                tree(vec![("notes.txt", blob(b"not a checkpoint\n"))]),
-            )]),
+            Node::Tree(vec![(rest.to_string(), entry)]),
         ),
     ]);
     let tree = write_node(&env, &root);
