@@ -273,3 +273,65 @@ fn a_remote_tracking_branch_that_is_not_a_commit_is_set_aside_with_a_warning() {
     let err = assert_code(&out, 0, "list");
     assert!(err.contains(tracking), "{err}");
 }
+
+#[test]
+fn entire_fetch_for_and_all_bring_v1_checkpoints() {
+    let (env, origin) = writer();
+    write_linked(&env, env.repo(), HEX_ID, "s1");
+    write_linked(&env, env.repo(), HEX_ID_2, "s2");
+
+    let dir = clone(&env, &origin, "for", &["--single-branch"]);
+    let mut got = statuses(&entire_fetch(&env, &dir, &["--for", "HEAD~2..HEAD"]));
+    got.sort();
+    let mut want = vec![
+        (HEX_ID.to_owned(), "fetched".to_owned()),
+        (HEX_ID_2.to_owned(), "fetched".to_owned()),
+    ];
+    want.sort();
+    assert_eq!(got, want);
+    let mut again = statuses(&entire_fetch(&env, &dir, &["--for", "HEAD~2..HEAD"]));
+    again.sort();
+    assert!(again.iter().all(|(_, s)| s == "present"), "{again:?}");
+
+    let dir = clone(&env, &origin, "all", &["--single-branch"]);
+    let mut got = statuses(&entire_fetch(&env, &dir, &["--all"]));
+    got.sort();
+    assert_eq!(got, want, "--all fetched the branch's checkpoints");
+    let again = statuses(&entire_fetch(&env, &dir, &["--all"]));
+    assert!(again.iter().all(|(_, s)| s == "present"), "{again:?}");
+}
+
+#[test]
+fn one_command_fetches_the_branch_once_whatever_it_reads() {
+    let (env, origin) = writer();
+    write_linked(&env, env.repo(), HEX_ID, "s1");
+    write_linked(&env, env.repo(), HEX_ID_2, "s2");
+    // One commit naming both, plus one that exists nowhere.
+    env.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        &format!("both\n\nEntire-Checkpoint: {HEX_ID}\nEntire-Checkpoint: {HEX_ID_2}\nEntire-Checkpoint: 0123456789ab"),
+    ]);
+    env.git(&["push", "-q", "origin", "main"]);
+    let dir = clone(&env, &origin, "single", &["--single-branch"]);
+    let out = env
+        .cmd()
+        .current_dir(&dir)
+        .env("ENTIRE_LOG", "debug")
+        .args(["show", "HEAD", "--json"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    let fetches = err
+        .lines()
+        .filter(|l| l.contains("run git") && l.contains("entire/checkpoints/v1:"))
+        .count();
+    assert_eq!(fetches, 1, "one fetch of the branch:\n{err}");
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "the dangling one is not found: {err}"
+    );
+}

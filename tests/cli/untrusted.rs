@@ -383,3 +383,35 @@ fn side_repositories_work_from_any_path() {
     );
     assert!(String::from_utf8_lossy(&transcript.stdout).contains("\"a\":1"));
 }
+
+#[test]
+fn a_hostile_remote_on_the_command_line_is_a_usage_error() {
+    let env = TestEnv::new();
+    let marker = env.root().join("PWNED");
+    let ext = format!("ext::sh -c touch% {}", path_str(&marker));
+    let ssh = format!("ssh://-oProxyCommand=touch%20{}/r", path_str(&marker));
+    for value in [ext.as_str(), ssh.as_str(), "fd::0"] {
+        for args in [
+            vec!["push", value],
+            vec!["show", "--remote", value, HEX_ID],
+            vec!["list", "--remote", value],
+            vec!["migrate", "--push", value],
+        ] {
+            let out = env.cmd().args(&args).output().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        }
+        let out = env
+            .bin_cmd(&fetch_bin())
+            .args([value, HEX_ID])
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "entire-fetch {value:?}: {}",
+            text(&out)
+        );
+        assert!(text(&out).contains("refused"), "{}", text(&out));
+        assert!(!marker.exists(), "{value:?} ran a command");
+    }
+}
