@@ -47,6 +47,7 @@ fn main() -> ExitCode {
         let result = entire_checkpoints::repo::Repo::discover()
             .map_err(anyhow::Error::from)
             .and_then(|repo| {
+                common::warn_unparseable_settings(&repo, quiet);
                 let topo = entire_checkpoints::topology::Topology::open(&repo)?;
                 common::push_and_report(&repo, &topo, Some(&remote), false, quiet)
             });
