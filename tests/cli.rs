@@ -51,6 +51,8 @@ mod redaction;
 mod remote_fetch;
 #[path = "cli/scale.rs"]
 mod scale;
+#[path = "cli/settings_errors.rs"]
+mod settings_errors;
 #[path = "cli/show.rs"]
 mod show;
 #[path = "cli/topology.rs"]

@@ -63,7 +63,7 @@ fn git_ok(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> S
 }
 
 /// `git-entire-checkpoint <args>` in `dir` (primary as for [`git_cmd`]).
-fn entire(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> Output {
+pub(crate) fn entire(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> Output {
     let mut cmd = env.cmd();
     cmd.current_dir(dir).args(args);
     if let Some(s) = primary {
@@ -84,12 +84,18 @@ fn entire_ok(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -
     text(&out.stdout)
 }
 
-fn install_hooks(env: &TestEnv) {
+pub(crate) fn install_hooks(env: &TestEnv) {
     entire_ok(env, env.repo(), None, &["hooks", "install"]);
 }
 
 /// `session record --session <sid> [--transcript <file>] <extra...>` in `dir`.
-fn record(env: &TestEnv, dir: &Path, sid: &str, transcript: Option<&[u8]>, extra: &[&str]) {
+pub(crate) fn record(
+    env: &TestEnv,
+    dir: &Path,
+    sid: &str,
+    transcript: Option<&[u8]>,
+    extra: &[&str],
+) {
     let mut args: Vec<String> = vec!["session".into(), "record".into(), "--session".into()];
     args.push(sid.into());
     if let Some(t) = transcript {
@@ -132,12 +138,17 @@ fn commit_in(
     (head, stderr)
 }
 
-fn commit(env: &TestEnv, primary: Option<Store>, file: &str, msg: &str) -> (String, String) {
+pub(crate) fn commit(
+    env: &TestEnv,
+    primary: Option<Store>,
+    file: &str,
+    msg: &str,
+) -> (String, String) {
     commit_in(env, env.repo(), primary, file, msg)
 }
 
 /// The values of the `Entire-Checkpoint:` trailer lines of a commit's message, in order.
-fn trailer_ids(env: &TestEnv, commit: &str) -> Vec<String> {
+pub(crate) fn trailer_ids(env: &TestEnv, commit: &str) -> Vec<String> {
     env.message(commit)
         .lines()
         .filter_map(|l| l.strip_prefix("Entire-Checkpoint:"))
@@ -158,7 +169,7 @@ fn the_trailer(env: &TestEnv, commit: &str) -> String {
 }
 
 /// Every checkpoint ref and the v1 branch, with their objects (for "nothing was written").
-fn checkpoint_state(env: &TestEnv) -> String {
+pub(crate) fn checkpoint_state(env: &TestEnv) -> String {
     let mut s = env.git(&[
         "for-each-ref",
         "--format=%(refname) %(objectname)",
@@ -177,7 +188,7 @@ fn sessions_json(env: &TestEnv, dir: &Path) -> Vec<Value> {
     }
 }
 
-fn session_entry(env: &TestEnv, dir: &Path, sid: &str) -> Value {
+pub(crate) fn session_entry(env: &TestEnv, dir: &Path, sid: &str) -> Value {
     sessions_json(env, dir)
         .into_iter()
         .find(|s| s["session_id"] == json!(sid))
