@@ -2,8 +2,8 @@
 //! `.entire/settings.local.json`, the environment override (anchor-behaviour §10), and the
 //! `strategy_options` keys.
 //!
-//! A missing or unreadable file, a symlink that escapes `.entire/`, or a file without the block
-//! mean "no config" (the git-branch default, the built-in redaction rules). A present block that
+//! A missing, unreadable or empty file, a symlink that escapes `.entire/`, or a file without the
+//! block mean "no config" (the git-branch default, the built-in redaction rules). A present block that
 //! is itself invalid is an error, so typos surface instead of silently selecting the default.
 //!
 //! A file that exists but is not valid JSON is not "no config": what it says about the store and
@@ -194,8 +194,9 @@ fn shown(name: &str) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// Reads a settings file, confined to `.entire/`: `None` when it is missing, unreadable or
-/// points outside `.entire/`; [`SettingsError::Syntax`] when it is not valid JSON.
+/// Reads a settings file, confined to `.entire/`: `None` when it is missing, unreadable, empty
+/// (or only whitespace: it says nothing, so nothing is lost) or points outside `.entire/`;
+/// [`SettingsError::Syntax`] when it is not valid JSON.
 fn read_file(worktree: &Path, name: &str) -> Result<Option<Value>, SettingsError> {
     let dir = worktree.join(SETTINGS_DIR);
     let path = dir.join(name);
@@ -217,6 +218,9 @@ fn read_file(worktree: &Path, name: &str) -> Result<Option<Value>, SettingsError
             return Ok(None);
         }
     };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
     serde_json::from_slice(&bytes)
         .map(Some)
         .map_err(|e| SettingsError::Syntax {
@@ -520,9 +524,10 @@ mod tests {
 
     #[test]
     fn a_file_that_does_not_parse_is_reported_and_refuses_writes() {
-        let (_dir, files) = work_tree(&[]);
-        assert!(files.unparseable().is_empty());
-        assert_eq!(files.refuse_writes(), Ok(()));
+        for (_dir, files) in [work_tree(&[]), work_tree(&[(SETTINGS_FILE, " \n")])] {
+            assert!(files.unparseable().is_empty());
+            assert_eq!(files.refuse_writes(), Ok(()));
+        }
         let (_dir, files) = work_tree(&[
             (
                 SETTINGS_FILE,
