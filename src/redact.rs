@@ -644,36 +644,50 @@ fn redact_decoded(
     (!edits.is_empty()).then(|| (splice(json, edits), count))
 }
 
-/// The built-in rules again over one JSON value whose strings spell characters with escapes,
-/// this time on the plain spelling of those strings (`\u0041KIA...` read as `AKIA...`, `\/` as
-/// `/`), so the escapes hide no secret. A string nothing new matched in keeps its bytes (and
-/// its escapes). `None` when nothing new matched.
-fn redact_respelled(json: &[u8]) -> Option<(Vec<u8>, usize)> {
-    let strings: Vec<Range<usize>> = tokens(json)
+/// A JSON value with its strings spelled plainly (`\u0041KIA...` as `AKIA...`, `\/` as `/`).
+struct Respelled {
+    text: Vec<u8>,
+    /// The string literals of `text`, in order (one per literal of the original).
+    strings: Vec<Range<usize>>,
+    /// The string literals of the original.
+    original: Vec<Range<usize>>,
+}
+
+/// `json` (one JSON value) with its strings spelled plainly; `None` when that changes nothing.
+fn respell(json: &[u8]) -> Option<Respelled> {
+    let original: Vec<Range<usize>> = tokens(json)
         .into_iter()
         .filter(|t| t.string)
         .map(|t| t.range)
         .collect();
-    let mut respelled = Vec::with_capacity(json.len());
-    let mut plain = Vec::with_capacity(strings.len());
+    let mut text = Vec::with_capacity(json.len());
+    let mut strings = Vec::with_capacity(original.len());
     let mut copied = 0;
-    for r in &strings {
-        respelled.extend_from_slice(&json[copied..r.start]);
+    for r in &original {
+        text.extend_from_slice(&json[copied..r.start]);
         let literal = &json[r.clone()];
-        let start = respelled.len();
+        let start = text.len();
         if has_spelling_escape(literal) {
-            respelled.extend_from_slice(&encode(&decode(literal)));
+            text.extend_from_slice(&encode(&decode(literal)));
         } else {
-            respelled.extend_from_slice(literal);
+            text.extend_from_slice(literal);
         }
-        plain.push(start..respelled.len());
+        strings.push(start..text.len());
         copied = r.end;
     }
-    respelled.extend_from_slice(&json[copied..]);
-    if respelled == json {
-        return None;
-    }
-    let (redacted, count) = redact_builtin(&respelled);
+    text.extend_from_slice(&json[copied..]);
+    (text != json).then_some(Respelled {
+        text,
+        strings,
+        original,
+    })
+}
+
+/// The built-in rules again over one JSON value, on its plain spelling `r`, so escapes hide no
+/// secret. A string nothing new matched in keeps its bytes (and its escapes). `None` when
+/// nothing new matched.
+fn redact_respelled(json: &[u8], r: &Respelled) -> Option<(Vec<u8>, usize)> {
+    let (redacted, count) = redact_builtin(&r.text);
     if count == 0 {
         return None;
     }
@@ -686,20 +700,61 @@ fn redact_respelled(json: &[u8]) -> Option<(Vec<u8>, usize)> {
     } else {
         Vec::new()
     };
-    let same_frame = redacted_strings.len() == plain.len()
-        && frame(&respelled, &plain).eq(frame(&redacted, &redacted_strings));
+    let same_frame = redacted_strings.len() == r.strings.len()
+        && frame(&r.text, &r.strings).eq(frame(&redacted, &redacted_strings));
     if !same_frame {
         // A rule rewrote more than string contents: fall back to the decoded strings one by
         // one, which cannot break the JSON.
         return redact_decoded(json, redact_builtin);
     }
-    let edits = strings
+    let edits = r
+        .original
         .iter()
-        .zip(plain.iter().zip(&redacted_strings))
-        .filter(|(_, (p, r))| respelled[(*p).clone()] != redacted[(*r).clone()])
-        .map(|(original, (_, r))| (original.clone(), redacted[r.clone()].to_vec()))
+        .zip(r.strings.iter().zip(&redacted_strings))
+        .filter(|(_, (p, q))| r.text[(*p).clone()] != redacted[(*q).clone()])
+        .map(|(original, (_, q))| (original.clone(), redacted[q.clone()].to_vec()))
         .collect();
     Some((splice(json, edits), count))
+}
+
+/// Stage 2 of [`Redactor`]: the built-in rules over the plain spelling of each JSON value of
+/// `text` whose strings spell characters with escapes. `None` when nothing new matched.
+fn redact_escaped(text: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let pieces = pieces(text, has_spelling_escape);
+    let respelled: Vec<(&Piece, Respelled)> = pieces
+        .iter()
+        .filter(|p| p.json)
+        .filter_map(|p| respell(&text[p.range.clone()]).map(|r| (p, r)))
+        .collect();
+    if respelled.is_empty() {
+        return None;
+    }
+    // One pass over all of them, a line each, finds the few with anything new: a pass per line
+    // would pay the rules' set-up once per line. No rule matches across two lines that are each
+    // one JSON value (a document over several lines is the only piece, and is redone alone).
+    let joined = respelled
+        .iter()
+        .map(|(_, r)| r.text.as_slice())
+        .collect::<Vec<_>>()
+        .join(&b'\n');
+    let (redacted, n) = redact_builtin(&joined);
+    if n == 0 {
+        return None;
+    }
+    let lines: Vec<&[u8]> = redacted.split(|&b| b == b'\n').collect();
+    let aligned = lines.len() == respelled.len();
+    let mut count = 0;
+    let edits: Vec<_> = respelled
+        .iter()
+        .enumerate()
+        .filter(|(i, (_, r))| !aligned || lines[*i] != r.text.as_slice())
+        .filter_map(|(_, (p, r))| {
+            let (bytes, n) = redact_respelled(&text[p.range.clone()], r)?;
+            count += n;
+            Some((p.range.clone(), bytes))
+        })
+        .collect();
+    (!edits.is_empty()).then(|| (splice(text, edits), count))
 }
 
 /// Whether a pattern can match the empty string (somewhere: `a*`, `\b`, `^` as well as ``).
@@ -784,10 +839,7 @@ impl Redactor {
         }
         let (mut text, mut count) = redact_builtin(input);
         if has_spelling_escape(&text) {
-            let pieces = pieces(&text, has_spelling_escape);
-            if let Some((t, n)) = redact_pieces(&text, &pieces, |piece, json| {
-                json.then(|| redact_respelled(piece)).flatten()
-            }) {
+            if let Some((t, n)) = redact_escaped(&text) {
                 text = t;
                 count += n;
             }
@@ -1477,6 +1529,26 @@ mod tests {
                 2
             )
         );
+    }
+
+    #[test]
+    fn escaped_lines_are_redacted_in_one_pass_and_the_others_keep_their_bytes() {
+        let gh = format!("ghp\\u005f{}", "a1B2".repeat(9));
+        let lines = [
+            r#"{"a":"caf\u00e9"}"#.to_owned(),
+            r#"{"b":"\u0041KIAIOSFODNN7EXAMPLE","c":"\u00e9"}"#.to_owned(),
+            r#"{"d":"plain AKIAIOSFODNN7EXAMPLE"}"#.to_owned(),
+            format!(r#"{{"e":"x {gh}"}}"#),
+            r#"{"f":"\u001b[0m"}"#.to_owned(),
+        ];
+        let (out, n) = red(&(lines.join("\n") + "\n"));
+        let out: Vec<&str> = out.lines().collect();
+        assert_eq!(n, 3);
+        assert_eq!(out[0], lines[0]);
+        assert_eq!(out[1], r#"{"b":"REDACTED","c":"\u00e9"}"#);
+        assert_eq!(out[2], r#"{"d":"plain REDACTED"}"#);
+        assert_eq!(out[3], r#"{"e":"x REDACTED"}"#);
+        assert_eq!(out[4], lines[4]);
     }
 
     #[test]
