@@ -384,11 +384,12 @@ fn run() -> Result<()> {
     }
     // doctor opens the repository and the topology itself: it reports what fails there.
     if let Command::Doctor { fix, json } = command {
-        return doctor::run(fix, json);
+        return doctor::run(fix, json, cli.quiet);
     }
     let repo = Repo::discover()?;
-    let mut topo = Topology::open(&repo)?;
     let quiet = cli.quiet;
+    common::warn_unparseable_settings(&repo, quiet);
+    let mut topo = Topology::open(&repo)?;
     // Every arm may return early: the notices of the reads are printed whatever happened.
     let result = (|| -> Result<()> {
         match command {
@@ -516,6 +517,9 @@ fn run() -> Result<()> {
                 common::write_stdout(text.as_bytes())
             }
             Command::Migrate { dry_run, push } => {
+                if !dry_run {
+                    topo.check_writable()?;
+                }
                 cmd_migrate(&repo, &topo, dry_run, quiet)?;
                 match push {
                     Some(_) if dry_run => Ok(()),
@@ -689,33 +693,19 @@ fn cmd_session(repo: &Repo, topo: &Topology<'_>, c: SessionCommand, _quiet: bool
         SessionCommand::Record { session, data } => {
             let sid = SessionId::parse(&session)?;
             let (transcript, token_usage) = data.load()?;
-            let redactor = topo.redactor();
-            let mut redactions = 0;
-            let transcript = transcript.map(|t| {
-                let (r, n) = redactor.redact_bytes(&t);
-                redactions += n;
-                r
-            });
-            let prompts = data
-                .prompts
-                .iter()
-                .map(|p| {
-                    let (r, n) = redactor.redact_str(p);
-                    redactions += n;
-                    r
-                })
-                .collect();
+            // Staging is local and must not lose the agent's step: it goes on while a settings
+            // file does not parse (with the built-in rules at least; the commit redacts again).
             store.record(
                 &sid,
                 Record {
                     transcript,
-                    prompts,
+                    prompts: data.prompts,
                     files_touched: data.files_touched,
                     agent: data.agent,
                     model: data.model,
                     token_usage,
-                    redactions,
                 },
+                topo.redactor(),
             )?;
             Ok(())
         }

@@ -144,6 +144,7 @@ fn run() -> Result<()> {
         return common::generate_man(Cli::command(), dir);
     }
     let repo = Repo::discover()?;
+    common::warn_unparseable_settings(&repo, cli.quiet);
     let mut words = cli.args.clone();
     let remote = match words.first() {
         Some(w) if CheckpointId::parse(w).is_err() && looks_like_remote(&repo, w) => {

@@ -52,6 +52,7 @@ fn main() -> ExitCode {
             .map_err(anyhow::Error::from)
             .and_then(|repo| {
                 budget = Some(common::bound_hook(&repo, started));
+                common::warn_unparseable_settings(&repo, quiet);
                 let topo = entire_checkpoints::topology::Topology::open(&repo)?;
                 common::push_and_report(&repo, &topo, Some(&remote), false, quiet)
             });

@@ -1,6 +1,8 @@
 //! The commit hooks: `prepare-commit-msg` links a commit to a new checkpoint with an
 //! `Entire-Checkpoint:` trailer, and `post-commit` condenses this worktree's staged sessions
-//! into it. Neither ever fails the commit; the binary turns their errors into warnings.
+//! into it. Neither ever fails the commit; the binary turns their errors into warnings. While a
+//! settings file does not parse, neither writes anything: the commit is not linked and the staged
+//! sessions stay staged until the file is fixed (a later commit condenses them).
 
 use std::path::Path;
 use std::time::Duration;
@@ -12,8 +14,9 @@ use crate::repo::Repo;
 use crate::rewrites::{commit_links, links, Rewrite, RewriteMap, RewriteMapError};
 use crate::session::{SessionError, SessionStore};
 use crate::session_id::SessionId;
-use crate::store::{SessionWrite, StoreError};
-use crate::topology::Topology;
+use crate::settings::{SettingsError, SettingsFiles};
+use crate::store::SessionWrite;
+use crate::topology::{Topology, TopologyError};
 use crate::trailers::{checkpoint_trailers, TrailerValue, CHECKPOINT_TRAILER};
 
 /// Errors of the commit hooks (reported as warnings).
@@ -40,6 +43,12 @@ pub enum CommitHookError {
     /// The rewrite map could not be updated.
     #[error(transparent)]
     RewriteMap(#[from] RewriteMapError),
+    /// A settings file does not parse, so the commit is not linked to a checkpoint.
+    #[error("not linking this commit to a checkpoint (the staged sessions stay staged)")]
+    NotLinked(#[source] SettingsError),
+    /// A settings file does not parse, so nothing is condensed.
+    #[error("not condensing the staged sessions (they stay staged)")]
+    NotCondensed(#[source] TopologyError),
 }
 
 /// What `prepare-commit-msg` did.
@@ -90,6 +99,10 @@ pub fn prepare_commit_msg(
     if SessionStore::new(repo).pending_here()?.is_empty() {
         return Ok(Prepared::Nothing);
     }
+    // A trailer now would link a checkpoint that post-commit then refuses to write.
+    SettingsFiles::read(repo.workdir())
+        .refuse_writes()
+        .map_err(CommitHookError::NotLinked)?;
     let id = crate::topology::mint_checkpoint_id(repo);
     add_trailers(repo, msg_file, std::slice::from_ref(&id), "doNothing")?;
     Ok(Prepared::Added(id))
@@ -309,16 +322,21 @@ pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, Commit
     };
     report.checkpoint = Some(id.clone());
     let store = SessionStore::new(repo);
+    let pending = store.pending_here()?;
+    if !pending.is_empty() {
+        topo.check_writable()
+            .map_err(CommitHookError::NotCondensed)?;
+    }
     let subject = message.lines().next().unwrap_or("").trim().to_owned();
     let branch = repo.current_branch().unwrap_or_default();
-    for state in store.pending_here()? {
+    for state in pending {
         let Ok(sid) = SessionId::parse(&state.session_id) else {
             continue;
         };
         let result = store.condense(
             &sid,
             id.as_str(),
-            |st, transcript| -> Result<usize, StoreError> {
+            |st, transcript| -> Result<usize, TopologyError> {
                 let (prompt_start, line_start) = st.window_for(id.as_str());
                 let files = if st.files_touched.is_empty() {
                     commit_files.clone()

@@ -1,12 +1,16 @@
-//! Secret redaction, applied to transcripts, prompts and summaries before any blob is written
-//! (design.md "Where we go beyond" 5).
+//! Secret redaction, applied to everything a checkpoint stores (transcripts, prompts, summaries,
+//! attribution, session metadata) before any blob is written (design.md "Where we go beyond" 5).
 //!
 //! Transcripts are agent JSONL, so a secret usually sits inside a JSON string where quotes are
-//! escaped (`\"`) and newlines are the two characters `\n`; the rules allow for both. Rules work
-//! on bytes (a transcript need not be UTF-8) and replace only what they match, so output is
-//! byte-identical to input when nothing matches, and JSON stays valid because the placeholder
-//! contains nothing that needs escaping.
+//! escaped (`\"`) and newlines are the two characters `\n`; the built-in rules allow for both,
+//! and a second pass reads the strings that spell characters as `\uXXXX` or `\/` escapes
+//! plainly, so no escape hides a secret. User rules match the decoded text of JSON strings and
+//! their replacement is encoded again, so no rule can break a JSON line. Rules work on bytes (a
+//! transcript need not be UTF-8) and replace only what they match, so output is byte-identical
+//! to input when nothing matches (see [`Redactor`]).
 
+use std::borrow::Cow;
+use std::ops::Range;
 use std::sync::OnceLock;
 
 use regex::bytes::{Captures, Regex};
@@ -20,7 +24,7 @@ pub const PLACEHOLDER: &str = "REDACTED";
 const MIN_ENTROPY: f64 = 3.5;
 
 /// Errors building a redactor.
-#[derive(Debug, Clone, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RedactError {
     /// A user rule's pattern does not compile.
     #[error("redaction rule {name:?}: invalid pattern: {message}")]
@@ -29,6 +33,13 @@ pub enum RedactError {
         name: String,
         /// The regex error.
         message: String,
+    },
+    /// A user rule's pattern can match the empty string (an empty pattern, `.*`, `\b`...):
+    /// it would put the placeholder between characters and destroy the text.
+    #[error("redaction rule {name:?}: the pattern can match the empty string; make it match at least one character")]
+    MatchesEmpty {
+        /// The rule's name.
+        name: String,
     },
 }
 
@@ -434,15 +445,348 @@ fn replace_secrets(
     Some(replaced.into_owned())
 }
 
+/// The built-in rules over `input` as bytes: the redacted text and the number of secrets.
+fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
+    let mut text = input.to_vec();
+    let mut count = 0;
+    // The triggers are looked up afresh whenever a rule changed the text (a replacement can
+    // join two pieces into a new trigger).
+    let mut triggers = Triggers::new(&text);
+    for rule in &BUILTIN {
+        if !triggers.any(rule.triggers) {
+            continue;
+        }
+        if let Some(replaced) = replace_secrets(
+            rule.regex(),
+            rule.replace,
+            rule.token_start,
+            &text,
+            &mut count,
+        ) {
+            text = replaced;
+            triggers = Triggers::new(&text);
+        }
+    }
+    (text, count)
+}
+
+/// Whether `text` holds a JSON escape that spells a character the rules look for (`\u0041` for
+/// `A`, `\/` for `/`). The rules read JSON as it is written, so such a spelling hides a secret
+/// from them until the string is decoded. (`\\u` counts too: a false alarm only costs a look.)
+fn has_spelling_escape(text: &[u8]) -> bool {
+    memchr::memmem::find(text, br"\u").is_some() || memchr::memmem::find(text, br"\/").is_some()
+}
+
+/// Whether `text` is exactly one JSON value (surrounding whitespace allowed).
+fn is_json(text: &[u8]) -> bool {
+    std::str::from_utf8(text)
+        .is_ok_and(|s| serde_json::from_str::<serde::de::IgnoredAny>(s).is_ok())
+}
+
+/// A string literal (quotes included) or a number of a JSON text: the parts rules may rewrite.
+struct Token {
+    range: Range<usize>,
+    string: bool,
+}
+
+/// The string literals and numbers of `json` (a valid JSON value), in order.
+fn tokens(json: &[u8]) -> Vec<Token> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while let Some(&b) = json.get(i) {
+        let start = i;
+        match b {
+            b'"' => {
+                i += 1;
+                while let Some(&c) = json.get(i) {
+                    i += if c == b'\\' { 2 } else { 1 };
+                    if c == b'"' {
+                        break;
+                    }
+                }
+                let range = start..i.min(json.len());
+                out.push(Token {
+                    range,
+                    string: true,
+                });
+            }
+            b'-' | b'0'..=b'9' => {
+                while json
+                    .get(i)
+                    .is_some_and(|c| matches!(c, b'-' | b'+' | b'.' | b'e' | b'E' | b'0'..=b'9'))
+                {
+                    i += 1;
+                }
+                out.push(Token {
+                    range: start..i,
+                    string: false,
+                });
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// The text a string literal spells; its raw inside when it does not decode (a lone surrogate
+/// escape), so the rules still see it.
+fn decode(literal: &[u8]) -> Cow<'_, [u8]> {
+    let inner = &literal[1..literal.len().saturating_sub(1).max(1)];
+    if !inner.contains(&b'\\') {
+        return Cow::Borrowed(inner);
+    }
+    match serde_json::from_slice::<String>(literal) {
+        Ok(s) => Cow::Owned(s.into_bytes()),
+        Err(_) => Cow::Borrowed(inner),
+    }
+}
+
+/// `text` as a JSON string literal.
+fn encode(text: &[u8]) -> Vec<u8> {
+    serde_json::to_vec(&String::from_utf8_lossy(text)).expect("a string serializes")
+}
+
+/// `text` with each range (in order, not overlapping) replaced by its bytes.
+fn splice(text: &[u8], edits: Vec<(Range<usize>, Vec<u8>)>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len());
+    let mut copied = 0;
+    for (range, bytes) in edits {
+        out.extend_from_slice(&text[copied..range.start]);
+        out.extend_from_slice(&bytes);
+        copied = range.end;
+    }
+    out.extend_from_slice(&text[copied..]);
+    out
+}
+
+/// The bytes between and around the `tokens` of `text`: what a rewrite of tokens must keep.
+fn frame<'t>(text: &'t [u8], tokens: &'t [Range<usize>]) -> impl Iterator<Item = &'t [u8]> {
+    let ends = std::iter::once(0).chain(tokens.iter().map(|r| r.end));
+    let starts = tokens.iter().map(|r| r.start).chain([text.len()]);
+    ends.zip(starts).map(move |(end, start)| &text[end..start])
+}
+
+/// A piece of a text for the JSON-aware stages: one JSON value, or text that is not JSON.
+struct Piece {
+    range: Range<usize>,
+    json: bool,
+}
+
+/// `text` cut into pieces: the whole text when it is one JSON value (a document over several
+/// lines), else its lines, each line that is a JSON value (JSONL) a piece of its own and each
+/// run of other lines one piece, so rules for raw text still see across their line breaks.
+/// Only lines `maybe_json` accepts are parsed.
+fn pieces(text: &[u8], maybe_json: impl Fn(&[u8]) -> bool) -> Vec<Piece> {
+    if is_json(text) {
+        return vec![Piece {
+            range: 0..text.len(),
+            json: true,
+        }];
+    }
+    let mut out: Vec<Piece> = Vec::new();
+    let mut start = 0;
+    for line in text.split(|&b| b == b'\n') {
+        let range = start..start + line.len();
+        start = range.end + 1;
+        let json = maybe_json(line) && is_json(line);
+        match out.last_mut() {
+            Some(last) if !json && !last.json => last.range.end = range.end,
+            _ => out.push(Piece { range, json }),
+        }
+    }
+    out
+}
+
+/// `text` with the pieces `redact` rewrites replaced, and the count; `None` when it rewrites
+/// none.
+fn redact_pieces(
+    text: &[u8],
+    pieces: &[Piece],
+    mut redact: impl FnMut(&[u8], bool) -> Option<(Vec<u8>, usize)>,
+) -> Option<(Vec<u8>, usize)> {
+    let mut count = 0;
+    let edits: Vec<_> = pieces
+        .iter()
+        .filter_map(|p| {
+            let (bytes, n) = redact(&text[p.range.clone()], p.json)?;
+            count += n;
+            Some((p.range.clone(), bytes))
+        })
+        .collect();
+    (!edits.is_empty()).then(|| (splice(text, edits), count))
+}
+
+/// Runs `rules` on the text each string and number of `json` (one JSON value) spells, and writes
+/// back the ones they changed as JSON strings, so `json` stays valid whatever the rules replace;
+/// the tokens nothing matched in keep their bytes. `None` when nothing matched.
+fn redact_decoded(
+    json: &[u8],
+    rules: impl Fn(&[u8]) -> (Vec<u8>, usize),
+) -> Option<(Vec<u8>, usize)> {
+    let mut count = 0;
+    let edits: Vec<_> = tokens(json)
+        .into_iter()
+        .filter_map(|t| {
+            let raw = &json[t.range.clone()];
+            let text = if t.string {
+                decode(raw)
+            } else {
+                Cow::Borrowed(raw)
+            };
+            let (redacted, n) = rules(&text);
+            if n == 0 {
+                return None;
+            }
+            count += n;
+            Some((t.range, encode(&redacted)))
+        })
+        .collect();
+    (!edits.is_empty()).then(|| (splice(json, edits), count))
+}
+
+/// A JSON value with its strings spelled plainly (`\u0041KIA...` as `AKIA...`, `\/` as `/`).
+struct Respelled {
+    text: Vec<u8>,
+    /// The string literals of `text`, in order (one per literal of the original).
+    strings: Vec<Range<usize>>,
+    /// The string literals of the original.
+    original: Vec<Range<usize>>,
+}
+
+/// `json` (one JSON value) with its strings spelled plainly; `None` when that changes nothing.
+fn respell(json: &[u8]) -> Option<Respelled> {
+    let original: Vec<Range<usize>> = tokens(json)
+        .into_iter()
+        .filter(|t| t.string)
+        .map(|t| t.range)
+        .collect();
+    let mut text = Vec::with_capacity(json.len());
+    let mut strings = Vec::with_capacity(original.len());
+    let mut copied = 0;
+    for r in &original {
+        text.extend_from_slice(&json[copied..r.start]);
+        let literal = &json[r.clone()];
+        let start = text.len();
+        if has_spelling_escape(literal) {
+            text.extend_from_slice(&encode(&decode(literal)));
+        } else {
+            text.extend_from_slice(literal);
+        }
+        strings.push(start..text.len());
+        copied = r.end;
+    }
+    text.extend_from_slice(&json[copied..]);
+    (text != json).then_some(Respelled {
+        text,
+        strings,
+        original,
+    })
+}
+
+/// The built-in rules again over one JSON value, on its plain spelling `r`, so escapes hide no
+/// secret. A string nothing new matched in keeps its bytes (and its escapes). `None` when
+/// nothing new matched.
+fn redact_respelled(json: &[u8], r: &Respelled) -> Option<(Vec<u8>, usize)> {
+    let (redacted, count) = redact_builtin(&r.text);
+    if count == 0 {
+        return None;
+    }
+    let redacted_strings: Vec<Range<usize>> = if is_json(&redacted) {
+        tokens(&redacted)
+            .into_iter()
+            .filter(|t| t.string)
+            .map(|t| t.range)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let same_frame = redacted_strings.len() == r.strings.len()
+        && frame(&r.text, &r.strings).eq(frame(&redacted, &redacted_strings));
+    if !same_frame {
+        // A rule rewrote more than string contents: fall back to the decoded strings one by
+        // one, which cannot break the JSON.
+        return redact_decoded(json, redact_builtin);
+    }
+    let edits = r
+        .original
+        .iter()
+        .zip(r.strings.iter().zip(&redacted_strings))
+        .filter(|(_, (p, q))| r.text[(*p).clone()] != redacted[(*q).clone()])
+        .map(|(original, (_, q))| (original.clone(), redacted[q.clone()].to_vec()))
+        .collect();
+    Some((splice(json, edits), count))
+}
+
+/// Stage 2 of [`Redactor`]: the built-in rules over the plain spelling of each JSON value of
+/// `text` whose strings spell characters with escapes. `None` when nothing new matched.
+fn redact_escaped(text: &[u8]) -> Option<(Vec<u8>, usize)> {
+    let pieces = pieces(text, has_spelling_escape);
+    let respelled: Vec<(&Piece, Respelled)> = pieces
+        .iter()
+        .filter(|p| p.json)
+        .filter_map(|p| respell(&text[p.range.clone()]).map(|r| (p, r)))
+        .collect();
+    if respelled.is_empty() {
+        return None;
+    }
+    // One pass over all of them, a line each, finds the few with anything new: a pass per line
+    // would pay the rules' set-up once per line. No rule matches across two lines that are each
+    // one JSON value (a document over several lines is the only piece, and is redone alone).
+    let joined = respelled
+        .iter()
+        .map(|(_, r)| r.text.as_slice())
+        .collect::<Vec<_>>()
+        .join(&b'\n');
+    let (redacted, n) = redact_builtin(&joined);
+    if n == 0 {
+        return None;
+    }
+    let lines: Vec<&[u8]> = redacted.split(|&b| b == b'\n').collect();
+    let aligned = lines.len() == respelled.len();
+    let mut count = 0;
+    let edits: Vec<_> = respelled
+        .iter()
+        .enumerate()
+        .filter(|(i, (_, r))| !aligned || lines[*i] != r.text.as_slice())
+        .filter_map(|(_, (p, r))| {
+            let (bytes, n) = redact_respelled(&text[p.range.clone()], r)?;
+            count += n;
+            Some((p.range.clone(), bytes))
+        })
+        .collect();
+    (!edits.is_empty()).then(|| (splice(text, edits), count))
+}
+
+/// Whether a pattern can match the empty string (somewhere: `a*`, `\b`, `^` as well as ``).
+fn matches_empty(pattern: &str) -> bool {
+    regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .is_ok_and(|hir| hir.properties().minimum_len() == Some(0))
+}
+
 /// Redacts secrets. Cheap to build: a built-in rule is compiled once per process, the first
 /// time a text holds one of its triggers.
+///
+/// Text is redacted in up to three stages, each a no-op on text it finds nothing in, so clean
+/// text comes out byte-identical:
+/// 1. the built-in rules over the raw bytes (they understand JSON string escapes such as `\n`
+///    and `\"`, and never break a JSON line);
+/// 2. when the text holds a `\uXXXX` or `\/` escape: the built-in rules again over each JSON
+///    value (the whole text, or each JSONL line) with its strings spelled plainly;
+/// 3. the user rules: on JSON values, over the decoded text of each string (and each number),
+///    the changed strings written back as JSON strings, so a user rule cannot break a line;
+///    on text that is not JSON, over the raw bytes.
 pub struct Redactor {
     enabled: bool,
     user: Vec<Rule>,
 }
 
 impl Redactor {
-    /// A redactor with the built-in rules plus the settings' user rules.
+    /// A redactor with the built-in rules plus the settings' user rules. A rule whose pattern
+    /// does not compile, or can match the empty string (it would put the placeholder between
+    /// every two characters), is an error.
     pub fn new(settings: &RedactionSettings) -> Result<Redactor, RedactError> {
         let mut user = Vec::new();
         for r in &settings.rules {
@@ -450,6 +794,11 @@ impl Redactor {
                 name: r.name.clone(),
                 message: e.to_string(),
             })?;
+            if matches_empty(&r.pattern) {
+                return Err(RedactError::MatchesEmpty {
+                    name: r.name.clone(),
+                });
+            }
             user.push(Rule {
                 re,
                 replace: Replace::Whole,
@@ -488,34 +837,41 @@ impl Redactor {
         if !self.enabled {
             return (input.to_vec(), 0);
         }
-        let mut text = input.to_vec();
-        let mut count = 0;
-        // The triggers are looked up afresh whenever a rule changed the text (a replacement can
-        // join two pieces into a new trigger).
-        let mut triggers = Triggers::new(&text);
-        for rule in &BUILTIN {
-            if !triggers.any(rule.triggers) {
-                continue;
-            }
-            if let Some(replaced) = replace_secrets(
-                rule.regex(),
-                rule.replace,
-                rule.token_start,
-                &text,
-                &mut count,
-            ) {
-                text = replaced;
-                triggers = Triggers::new(&text);
+        let (mut text, mut count) = redact_builtin(input);
+        if has_spelling_escape(&text) {
+            if let Some((t, n)) = redact_escaped(&text) {
+                text = t;
+                count += n;
             }
         }
+        if !self.user.is_empty() {
+            let pieces = pieces(&text, |_| true);
+            if let Some((t, n)) = redact_pieces(&text, &pieces, |piece, json| {
+                if json {
+                    redact_decoded(piece, |t| self.redact_user(t))
+                } else {
+                    Some(self.redact_user(piece)).filter(|(_, n)| *n > 0)
+                }
+            }) {
+                text = t;
+                count += n;
+            }
+        }
+        (text, count)
+    }
+
+    /// The user rules over raw bytes.
+    fn redact_user(&self, input: &[u8]) -> (Vec<u8>, usize) {
+        let mut text = Cow::Borrowed(input);
+        let mut count = 0;
         for rule in &self.user {
             if let Some(replaced) =
                 replace_secrets(&rule.re, rule.replace, rule.token_start, &text, &mut count)
             {
-                text = replaced;
+                text = Cow::Owned(replaced);
             }
         }
-        (text, count)
+        (text.into_owned(), count)
     }
 
     /// [`Redactor::redact_bytes`] for text.
@@ -529,30 +885,62 @@ impl Redactor {
         )
     }
 
-    /// Redacts every string inside a JSON value; returns the count.
+    /// Redacts `bytes` in place; returns the count.
+    pub fn redact_vec(&self, bytes: &mut Vec<u8>) -> usize {
+        let (redacted, n) = self.redact_bytes(bytes);
+        if n > 0 {
+            *bytes = redacted;
+        }
+        n
+    }
+
+    /// Redacts each of `texts` in place; returns the count.
+    pub fn redact_strings<'a>(&self, texts: impl IntoIterator<Item = &'a mut String>) -> usize {
+        texts
+            .into_iter()
+            .map(|s| {
+                let (redacted, n) = self.redact_str(s);
+                if n > 0 {
+                    *s = redacted;
+                }
+                n
+            })
+            .sum()
+    }
+
+    /// Redacts every string inside a JSON value, member names included; returns the count.
     pub fn redact_json(&self, value: &mut Value) -> usize {
         match value {
-            Value::String(s) => {
-                let (r, n) = self.redact_str(s);
-                *s = r;
-                n
-            }
+            Value::String(s) => self.redact_strings([s]),
             Value::Array(a) => a.iter_mut().map(|v| self.redact_json(v)).sum(),
-            Value::Object(m) => m
-                .iter_mut()
-                .map(|(name, v)| match v {
-                    Value::String(s) if is_credential_name(name) => {
-                        let start = credential_start(s);
-                        if start == s.len() || is_placeholder(&s.as_bytes()[start..]) {
-                            0
-                        } else {
-                            s.replace_range(start.., PLACEHOLDER);
-                            1
+            Value::Object(m) => {
+                let mut count = 0;
+                for (name, v) in m.iter_mut() {
+                    count += match v {
+                        Value::String(s) if is_credential_name(name) => {
+                            let start = credential_start(s);
+                            if start == s.len() || is_placeholder(&s.as_bytes()[start..]) {
+                                0
+                            } else {
+                                s.replace_range(start.., PLACEHOLDER);
+                                1
+                            }
                         }
+                        _ => self.redact_json(v),
+                    };
+                }
+                let names: Vec<(String, usize)> =
+                    m.keys().map(|name| self.redact_str(name)).collect();
+                if names.iter().any(|(_, n)| *n > 0) {
+                    // Rebuilt in order: a map cannot rename a key in place.
+                    let old = std::mem::take(m);
+                    for ((name, n), (_, v)) in names.into_iter().zip(old) {
+                        count += n;
+                        m.insert(name, v);
                     }
-                    _ => self.redact_json(v),
-                })
-                .sum(),
+                }
+                count
+            }
             _ => 0,
         }
     }
@@ -1010,6 +1398,37 @@ mod tests {
     }
 
     #[test]
+    fn every_sample_is_redacted_plain_and_spelled_with_escapes() {
+        for p in POSITIVES {
+            let (plain, n) = red(p);
+            assert!(n > 0 && plain != *p, "{p}");
+            // The sample inside a JSON string with every letter written as a `\u` escape.
+            let escaped: String = p
+                .chars()
+                .map(|c| match c {
+                    'A'..='Z' | 'a'..='z' => format!("\\u{:04x}", c as u32),
+                    c => {
+                        let s = serde_json::to_string(&c).unwrap();
+                        s[1..s.len() - 1].to_owned()
+                    }
+                })
+                .collect();
+            let line = format!(r#"{{"c":"{escaped}"}}"#);
+            let (out, n) = red(&line);
+            assert_json_lines(&out);
+            // The same as the sample in a JSON string written plainly.
+            let plain_line = serde_json::json!({ "c": p }).to_string();
+            let (plain_out, plain_n) = red(&plain_line);
+            assert_eq!(n, plain_n, "{line} -> {out}");
+            assert_eq!(
+                serde_json::from_str::<Value>(&out).unwrap(),
+                serde_json::from_str::<Value>(&plain_out).unwrap(),
+                "{line}"
+            );
+        }
+    }
+
+    #[test]
     fn triggers_are_lowercase_and_plain_prose_triggers_no_rule() {
         for rule in &BUILTIN {
             for t in rule.triggers {
@@ -1028,5 +1447,235 @@ mod tests {
         assert_eq!(on().redact_json(&mut v), 2);
         assert_eq!(v["intent"], "rotate REDACTED");
         assert_eq!(v["l"][0], "DB_PASSWORD=REDACTED");
+    }
+
+    fn with_rules(patterns: &[&str]) -> Redactor {
+        Redactor::new(&RedactionSettings {
+            enabled: None,
+            rules: patterns
+                .iter()
+                .enumerate()
+                .map(|(i, p)| UserRule {
+                    name: format!("rule-{i}"),
+                    pattern: (*p).to_owned(),
+                })
+                .collect(),
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn escapes_do_not_hide_secrets() {
+        let gh_body = "a1B2".repeat(9);
+        for (line, secret) in [
+            (
+                r#"{"c":"key \u0041\u004b\u0049\u0041QWERTYUIOPASDFGH here"}"#.to_owned(),
+                "QWERTYUIOPASDFGH",
+            ),
+            (
+                format!(r#"{{"c":"token ghp\u005f{gh_body}"}}"#),
+                gh_body.as_str(),
+            ),
+            (
+                // sk_live_4eC39HqLyjWDarjtT1zdp7dc, every character escaped.
+                format!(
+                    r#"{{"c":"{}"}}"#,
+                    "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+                        .chars()
+                        .map(|c| format!("\\u{:04x}", c as u32))
+                        .collect::<String>()
+                ),
+                "\\u0034\\u0065\\u0043",
+            ),
+            (
+                r#"{"c":"\u002d\u002d\u002d\u002d\u002dBEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA\nAAAABG5vbmU=\n"}"#.to_owned(),
+                "b3BlbnNzaC1rZXktdjEA",
+            ),
+            (
+                r#"{"c":"git clone https:\/\/alice:s3cretpass@example.com\/r.git"}"#.to_owned(),
+                "s3cretpass",
+            ),
+            (
+                r#"{"input":{"api\u005fkey": "abcd1234efgh"}}"#.to_owned(),
+                "abcd1234efgh",
+            ),
+        ] {
+            let (out, n) = red(&line);
+            assert!(!out.contains(secret), "{secret} survives in {out}");
+            assert!(out.contains(PLACEHOLDER), "{out}");
+            assert_eq!(n, 1, "{line} -> {out}");
+            assert_json_lines(&out);
+        }
+    }
+
+    #[test]
+    fn only_the_strings_that_changed_are_spelled_again() {
+        let line = r#"{"a":"caf\u00e9 \/ x","b":"\u0041KIAIOSFODNN7EXAMPLE","n":1.5e3}"#;
+        assert_jsonl_redacts(
+            line,
+            r#"{"a":"caf\u00e9 \/ x","b":"REDACTED","n":1.5e3}"#,
+            1,
+        );
+        // Escapes and nothing to find: byte-identical, alone and among other lines.
+        let clean =
+            "{\"a\":\"caf\\u00e9 \\u001b[0m \\/ \\\\u0041\"}\nnot json \\u0041\n[1,\"\\u00e9\"]\n";
+        assert_eq!(red(clean), (clean.to_owned(), 0));
+        // A document over several lines is read as one value.
+        let doc = "{\n  \"secret\": \"hunter22\",\n  \"c\": \"\\u0041KIAIOSFODNN7EXAMPLE\"\n}\n";
+        assert_eq!(
+            red(doc),
+            (
+                "{\n  \"secret\": \"REDACTED\",\n  \"c\": \"REDACTED\"\n}\n".to_owned(),
+                2
+            )
+        );
+    }
+
+    #[test]
+    fn escaped_lines_are_redacted_in_one_pass_and_the_others_keep_their_bytes() {
+        let gh = format!("ghp\\u005f{}", "a1B2".repeat(9));
+        let lines = [
+            r#"{"a":"caf\u00e9"}"#.to_owned(),
+            r#"{"b":"\u0041KIAIOSFODNN7EXAMPLE","c":"\u00e9"}"#.to_owned(),
+            r#"{"d":"plain AKIAIOSFODNN7EXAMPLE"}"#.to_owned(),
+            format!(r#"{{"e":"x {gh}"}}"#),
+            r#"{"f":"\u001b[0m"}"#.to_owned(),
+        ];
+        let (out, n) = red(&(lines.join("\n") + "\n"));
+        let out: Vec<&str> = out.lines().collect();
+        assert_eq!(n, 3);
+        assert_eq!(out[0], lines[0]);
+        assert_eq!(out[1], r#"{"b":"REDACTED","c":"\u00e9"}"#);
+        assert_eq!(out[2], r#"{"d":"plain REDACTED"}"#);
+        assert_eq!(out[3], r#"{"e":"x REDACTED"}"#);
+        assert_eq!(out[4], lines[4]);
+    }
+
+    #[test]
+    fn user_rules_match_decoded_strings_and_keep_json_valid() {
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                r"MYCORP_KEY=\S+",
+                r#"{"content":"export MYCORP_KEY=abc123def"}"#,
+                r#"{"content":"export REDACTED"}"#,
+            ),
+            (
+                r"MYCORP_KEY=\S+",
+                r#"{"content":"export MYCORP\u005fKEY=abc123def\nnext"}"#,
+                r#"{"content":"export REDACTED\nnext"}"#,
+            ),
+            (
+                r".+",
+                r#"{"a":"x","b":[1,"y"]}"#,
+                r#"{"REDACTED":"REDACTED","REDACTED":["REDACTED","REDACTED"]}"#,
+            ),
+            (
+                r#"\""#,
+                r#"{"m":"say \"hi\"","n":"plain"}"#,
+                r#"{"m":"say REDACTEDhiREDACTED","n":"plain"}"#,
+            ),
+            (
+                ":",
+                r#"{"a": "b:c", "d": 1}"#,
+                r#"{"a": "bREDACTEDc", "d": 1}"#,
+            ),
+            (
+                r"4111[0-9]{12}",
+                r#"{"card": 4111111111111111}"#,
+                r#"{"card": "REDACTED"}"#,
+            ),
+            (
+                r"CORPSECRET-[0-9]+",
+                "{\n  \"m\": \"CORPSECRET-42 is it\"\n}",
+                "{\n  \"m\": \"REDACTED is it\"\n}",
+            ),
+        ];
+        for (pattern, input, want) in cases {
+            let r = with_rules(&[pattern]);
+            let (out, n) = r.redact_str(input);
+            assert_eq!(&out, want, "{pattern} on {input}");
+            assert!(n > 0);
+            if !input.contains('\n') || !input.starts_with('{') {
+                assert_json_lines(&out);
+            } else {
+                serde_json::from_str::<Value>(&out).unwrap();
+            }
+        }
+        // Text that is not JSON is matched as it is.
+        let r = with_rules(&[r"MYCORP_KEY=\S+"]);
+        assert_eq!(
+            r.redact_str("export MYCORP_KEY=abc123def and more\nMYCORP_KEY=x"),
+            ("export REDACTED and more\nREDACTED".to_owned(), 2)
+        );
+        // Lines the rule does not match keep their bytes, escapes included.
+        let t = "{\"a\":\"caf\\u00e9\"}\n{\"b\":\"MYCORP_KEY=1\"}\n";
+        assert_eq!(
+            r.redact_str(t),
+            (
+                "{\"a\":\"caf\\u00e9\"}\n{\"b\":\"REDACTED\"}\n".to_owned(),
+                1
+            )
+        );
+    }
+
+    #[test]
+    fn a_string_that_does_not_decode_is_matched_as_written() {
+        let r = with_rules(&[r"MYCORP_KEY=\S+"]);
+        let (out, n) = r.redact_str(r#"{"a":"\ud800 MYCORP_KEY=abc"}"#);
+        assert_eq!(n, 1);
+        assert!(!out.contains("abc"), "{out}");
+        assert_json_lines(&out);
+    }
+
+    #[test]
+    fn user_rules_that_can_match_nothing_are_refused() {
+        for pattern in ["", ".*", "a*", r"\b", "^", "(?m)$", "x?", "(?:abc)?|d"] {
+            let err = Redactor::new(&RedactionSettings {
+                enabled: None,
+                rules: vec![UserRule {
+                    name: "greedy".into(),
+                    pattern: pattern.into(),
+                }],
+            })
+            .err();
+            assert_eq!(
+                err,
+                Some(RedactError::MatchesEmpty {
+                    name: "greedy".into()
+                }),
+                "{pattern:?}"
+            );
+        }
+        with_rules(&["a+", "CORP-[0-9]+", r"\bx\b", ".+"]);
+    }
+
+    #[test]
+    fn member_names_of_json_values_are_redacted() {
+        let mut v = serde_json::json!({"AKIAIOSFODNN7EXAMPLE": 1, "keep": "x", "z": "ok"});
+        assert_eq!(on().redact_json(&mut v), 1);
+        assert_eq!(
+            serde_json::to_string(&v).unwrap(),
+            r#"{"REDACTED":1,"keep":"x","z":"ok"}"#
+        );
+    }
+
+    proptest::proptest! {
+        /// Whatever the strings hold and whatever the user rule, every redacted JSONL line is
+        /// still JSON, and a line nothing matched in is unchanged.
+        #[test]
+        fn user_rules_never_break_json_lines(
+            values in proptest::collection::vec("[ -~\u{e9}\n\t\"\\\\]{0,24}", 1..4),
+            rule in proptest::sample::select(vec![":", r#"\""#, r"\\", ".+", r"[{}\[\],]", r"MYCORP_KEY=\S+", r"\s+"]),
+        ) {
+            let line = serde_json::to_string(&serde_json::json!({ "v": values, "k": values[0] })).unwrap();
+            let escaped = line.replace('A', "\\u0041");
+            for input in [line, escaped] {
+                let (out, n) = with_rules(&[rule]).redact_str(&input);
+                proptest::prop_assert!(serde_json::from_str::<Value>(&out).is_ok(), "{} -> {}", input, out);
+                if n == 0 {
+                    proptest::prop_assert_eq!(&out, &input);
+                }
+            }
+        }
     }
 }

@@ -5,7 +5,8 @@
 //! `transcript`), so every worktree sees them, but a session belongs to the worktree it was
 //! recorded in and only that worktree's commits condense it. Every change happens under a
 //! per-session lock file and is written through a temp file and a rename, so concurrent
-//! `record` calls never lose an update and a crash never leaves a torn file.
+//! `record` calls never lose an update and a crash never leaves a torn file. Everything a record
+//! stages is redacted first, so no secret reaches the disk here either.
 
 use std::fs;
 use std::path::PathBuf;
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::fsutil::{write_atomic, FileLock};
 use crate::model::TokenUsage;
+use crate::redact::Redactor;
 use crate::repo::Repo;
 use crate::session_id::SessionId;
 
@@ -124,8 +126,6 @@ pub struct Record {
     pub model: Option<String>,
     /// Token usage (replaces).
     pub token_usage: Option<TokenUsage>,
-    /// Secrets already redacted from this record's data.
-    pub redactions: usize,
 }
 
 /// The staged sessions of a repository.
@@ -180,8 +180,25 @@ impl SessionStore {
             .map_err(io(format!("write {}", path.display())))
     }
 
-    /// Adds a record to session `sid` (creating it in this worktree).
-    pub fn record(&self, sid: &SessionId, rec: Record) -> Result<SessionState, SessionError> {
+    /// Adds a record to session `sid` (creating it in this worktree), its transcript, prompts,
+    /// files and names redacted by `redactor` before anything is written.
+    pub fn record(
+        &self,
+        sid: &SessionId,
+        mut rec: Record,
+        redactor: &Redactor,
+    ) -> Result<SessionState, SessionError> {
+        let redactions = rec
+            .transcript
+            .as_mut()
+            .map_or(0, |t| redactor.redact_vec(t))
+            + redactor.redact_strings(
+                rec.prompts
+                    .iter_mut()
+                    .chain(&mut rec.files_touched)
+                    .chain(&mut rec.agent)
+                    .chain(&mut rec.model),
+            );
         let _lock = self.lock(sid)?;
         let mut state = self.load(sid)?.unwrap_or_else(|| SessionState {
             session_id: sid.to_string(),
@@ -211,7 +228,7 @@ impl SessionStore {
         if rec.token_usage.is_some() {
             state.token_usage = rec.token_usage;
         }
-        state.redactions += rec.redactions;
+        state.redactions += redactions;
         state.activity += 1;
         state.updated_at = crate::timefmt::now_rfc3339_nano();
         self.save(sid, &state)?;

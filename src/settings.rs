@@ -1,15 +1,23 @@
-//! The `checkpoints` block of `.entire/settings.json` and `.entire/settings.local.json`, and the
-//! environment override (anchor-behaviour §10).
+//! The `checkpoints` and `redaction` blocks of `.entire/settings.json` and
+//! `.entire/settings.local.json`, the environment override (anchor-behaviour §10), and the
+//! `strategy_options` keys.
 //!
-//! Loading is fail-soft: a missing or unreadable file, a whole-file syntax error, a symlink that
-//! escapes `.entire/`, or a file without the block all mean "no config" (the git-branch default).
-//! Only a present block that is itself invalid is an error, so typos surface instead of silently
-//! selecting the default.
+//! A missing, unreadable or empty file, a symlink that escapes `.entire/`, or a file without the
+//! block mean "no config" (the git-branch default, the built-in redaction rules). A present block that
+//! is itself invalid is an error, so typos surface instead of silently selecting the default.
+//!
+//! A file that exists but is not valid JSON is not "no config": what it says about the store and
+//! the redaction rules is unknown. [`SettingsFiles`] reports it ([`SettingsError::Syntax`]);
+//! reads go on with the other file, and writes refuse ([`SettingsFiles::refuse_writes`]), since
+//! writing with the defaults could store secrets its rules would have caught, in a store it may
+//! not have chosen. (The reference is fail-soft here; this is where we differ.)
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
+
+use crate::redact::{RedactionSettings, Redactor};
 
 /// Environment variable naming the primary backend; replaces any settings file.
 pub const ENV_PRIMARY: &str = "ENTIRE_CHECKPOINTS_PRIMARY";
@@ -23,9 +31,32 @@ pub const SETTINGS_FILE: &str = "settings.json";
 /// The per-clone settings file; its `checkpoints` block replaces the committed one wholesale.
 pub const LOCAL_SETTINGS_FILE: &str = "settings.local.json";
 
-/// Errors of a present but invalid `checkpoints` block.
+/// Errors of the settings files: a file that does not parse, or a present but invalid block.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsError {
+    /// A settings file exists but is not valid JSON.
+    #[error("{path} is not valid JSON: {message}")]
+    Syntax {
+        /// The file.
+        path: String,
+        /// The parser's message (with line and column).
+        message: String,
+    },
+    /// A write was refused because settings files do not parse ([`SettingsError::Syntax`]).
+    #[error("refusing to write checkpoints: {paths} cannot be parsed, so the redaction rules and the checkpoint store are unknown; fix it first")]
+    Unparseable {
+        /// The files, as shown.
+        paths: String,
+    },
+    /// A user redaction rule is refused (it does not compile, or can match the empty string).
+    #[error("{path}")]
+    Rule {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: crate::redact::RedactError,
+    },
     /// The block does not decode (unknown field, wrong type).
     #[error("invalid checkpoints config in {path}: {message}; an unrecognized field can also mean this file was written by a newer CLI \u{2014} confirm you are on the latest version")]
     Decode {
@@ -159,40 +190,158 @@ fn decode_block(value: Value, path: &str) -> Result<CheckpointsConfig, SettingsE
 }
 
 /// Reads a settings file as a JSON value, confined to `.entire/`; `None` on any failure (the
-/// fail-soft cases).
+/// fail-soft cases, and a file that does not parse: see [`SettingsFiles`] for that one).
 pub fn read_settings_file(worktree: &Path, name: &str) -> Option<Value> {
+    read_file(worktree, name).ok().flatten()
+}
+
+/// The file's path as shown in messages (relative to the work tree).
+fn shown(name: &str) -> String {
+    let path: PathBuf = [SETTINGS_DIR, name].iter().collect();
+    path.to_string_lossy().into_owned()
+}
+
+/// Reads a settings file, confined to `.entire/`: `None` when it is missing, unreadable, empty
+/// (or only whitespace: it says nothing, so nothing is lost) or points outside `.entire/`;
+/// [`SettingsError::Syntax`] when it is not valid JSON.
+fn read_file(worktree: &Path, name: &str) -> Result<Option<Value>, SettingsError> {
     let dir = worktree.join(SETTINGS_DIR);
     let path = dir.join(name);
-    let real = std::fs::canonicalize(&path).ok()?;
-    let real_dir = std::fs::canonicalize(&dir).ok()?;
+    let (Ok(real), Ok(real_dir)) = (std::fs::canonicalize(&path), std::fs::canonicalize(&dir))
+    else {
+        return Ok(None);
+    };
     if !real.starts_with(&real_dir) {
         log::warn!(
             "ignoring {}: it points outside {SETTINGS_DIR}/",
             path.display()
         );
-        return None;
+        return Ok(None);
     }
     let bytes = match std::fs::read(&real) {
         Ok(b) => b,
         Err(e) => {
             log::info!("ignoring unreadable {}: {e}", path.display());
-            return None;
+            return Ok(None);
         }
     };
-    match serde_json::from_slice(&bytes) {
-        Ok(v) => Some(v),
-        Err(e) => {
-            log::warn!("ignoring {}: not valid JSON ({e})", path.display());
-            None
-        }
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
     }
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| SettingsError::Syntax {
+            path: shown(name),
+            message: e.to_string(),
+        })
 }
 
-/// The `checkpoints` block of a parsed settings file, if present and not `null`.
-fn block_of(v: Option<Value>) -> Option<Value> {
-    match v? {
-        Value::Object(mut m) => m.remove("checkpoints").filter(|b| !b.is_null()),
-        _ => None,
+/// The two settings files of a work tree, each read once: what each says, and which exist but
+/// do not parse.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsFiles {
+    /// The parsed files, the local one first (it wins).
+    parsed: Vec<(&'static str, ConfigSource, Value)>,
+    /// One [`SettingsError::Syntax`] per file that does not parse, the local one first.
+    unparseable: Vec<SettingsError>,
+}
+
+impl SettingsFiles {
+    /// Reads the files of `worktree` (`None` in a bare repository: no files).
+    pub fn read(worktree: Option<&Path>) -> SettingsFiles {
+        let mut files = SettingsFiles::default();
+        let Some(root) = worktree else {
+            return files;
+        };
+        for (name, source) in [
+            (LOCAL_SETTINGS_FILE, ConfigSource::SettingsLocal),
+            (SETTINGS_FILE, ConfigSource::Settings),
+        ] {
+            match read_file(root, name) {
+                Ok(Some(v)) => files.parsed.push((name, source, v)),
+                Ok(None) => {}
+                Err(e) => files.unparseable.push(e),
+            }
+        }
+        files
+    }
+
+    /// The files that exist but do not parse ([`SettingsError::Syntax`] each).
+    pub fn unparseable(&self) -> &[SettingsError] {
+        &self.unparseable
+    }
+
+    /// `Ok` when every settings file parses, else the [`SettingsError::Unparseable`] a write
+    /// (or a push, which the settings also steer) must fail with.
+    pub fn refuse_writes(&self) -> Result<(), SettingsError> {
+        if self.unparseable.is_empty() {
+            return Ok(());
+        }
+        let paths: Vec<&str> = self
+            .unparseable
+            .iter()
+            .filter_map(|e| match e {
+                SettingsError::Syntax { path, .. } => Some(path.as_str()),
+                _ => None,
+            })
+            .collect();
+        Err(SettingsError::Unparseable {
+            paths: paths.join(" and "),
+        })
+    }
+
+    /// A block of the first parsed file (local first) that has it, not `null`, with the file.
+    fn block(&self, key: &str) -> Option<(&'static str, ConfigSource, &Value)> {
+        self.parsed.iter().find_map(|(name, source, v)| {
+            v.get(key)
+                .filter(|b| !b.is_null())
+                .map(|b| (*name, *source, b))
+        })
+    }
+
+    /// The checkpoints config: the environment override, else the local file's block, else the
+    /// committed file's, else the default.
+    pub fn checkpoints_config(&self) -> Result<ResolvedConfig, SettingsError> {
+        if let Some(config) = from_env() {
+            return Ok(ResolvedConfig {
+                config: Some(config),
+                source: ConfigSource::Env,
+            });
+        }
+        match self.block("checkpoints") {
+            Some((name, source, block)) => Ok(ResolvedConfig {
+                config: Some(decode_block(block.clone(), &shown(name))?),
+                source,
+            }),
+            None => Ok(ResolvedConfig {
+                config: None,
+                source: ConfigSource::Default,
+            }),
+        }
+    }
+
+    /// The redactor of the `redaction` block: the local file's, else the committed file's; none
+    /// means the built-in rules. A present block that does not decode, or a user rule that is
+    /// refused, is an error, since silently dropping a user's rules would write the secrets they
+    /// meant to catch. While a file does not parse, redaction is never off (the block that
+    /// turned it off, or back on, may be the one that cannot be read).
+    pub fn redactor(&self) -> Result<Redactor, SettingsError> {
+        let Some((name, _, block)) = self.block("redaction") else {
+            return Ok(Redactor::builtin());
+        };
+        let mut settings: RedactionSettings =
+            serde_json::from_value(block.clone()).map_err(|e| SettingsError::Block {
+                block: "redaction",
+                path: shown(name),
+                message: e.to_string(),
+            })?;
+        if !self.unparseable.is_empty() {
+            settings.enabled = None;
+        }
+        Redactor::new(&settings).map_err(|source| SettingsError::Rule {
+            path: shown(name),
+            source,
+        })
     }
 }
 
@@ -249,7 +398,8 @@ pub fn hook_budget_seconds(worktree: Option<&Path>) -> Option<u64> {
 
 /// One key of `strategy_options`: the local file's if that file sets the key (to anything but
 /// `null`), else the committed file's. Returns the value, where it came from and the file's
-/// path as shown in messages. Unreadable files count as absent (fail-soft).
+/// path as shown in messages. Unreadable files count as absent (fail-soft), and so do files
+/// that do not parse: commands report those, and writes and pushes refuse while they remain.
 pub fn strategy_option(
     worktree: Option<&Path>,
     key: &str,
@@ -263,63 +413,16 @@ pub fn strategy_option(
             .and_then(|v| v.get("strategy_options")?.get(key).cloned())
             .filter(|v| !v.is_null());
         if let Some(v) = value {
-            let path: PathBuf = [SETTINGS_DIR, name].iter().collect();
-            return Some((v, source, path.to_string_lossy().into_owned()));
+            return Some((v, source, shown(name)));
         }
     }
     None
 }
 
-/// The `redaction` block: the local file's, else the committed file's; none means the built-in
-/// rules. A present block that does not decode is an error, since silently dropping a user's
-/// rules would write the secrets they meant to catch.
-pub fn load_redaction_settings(
-    worktree: Option<&Path>,
-) -> Result<crate::redact::RedactionSettings, SettingsError> {
-    let Some(root) = worktree else {
-        return Ok(Default::default());
-    };
-    for name in [LOCAL_SETTINGS_FILE, SETTINGS_FILE] {
-        let block = read_settings_file(root, name).and_then(|v| v.get("redaction").cloned());
-        if let Some(b) = block.filter(|b| !b.is_null()) {
-            let path: PathBuf = [SETTINGS_DIR, name].iter().collect();
-            return serde_json::from_value(b).map_err(|e| SettingsError::Block {
-                block: "redaction",
-                path: path.to_string_lossy().into_owned(),
-                message: e.to_string(),
-            });
-        }
-    }
-    Ok(Default::default())
-}
-
-/// Resolves the checkpoints config: the environment override, else the local file's block,
-/// else the committed file's block, else the default. `worktree` is `None` in a bare repository.
+/// Resolves the checkpoints config of `worktree` (`None` in a bare repository); see
+/// [`SettingsFiles::checkpoints_config`].
 pub fn load_checkpoints_config(worktree: Option<&Path>) -> Result<ResolvedConfig, SettingsError> {
-    if let Some(config) = from_env() {
-        return Ok(ResolvedConfig {
-            config: Some(config),
-            source: ConfigSource::Env,
-        });
-    }
-    if let Some(root) = worktree {
-        for (name, source) in [
-            (LOCAL_SETTINGS_FILE, ConfigSource::SettingsLocal),
-            (SETTINGS_FILE, ConfigSource::Settings),
-        ] {
-            if let Some(block) = block_of(read_settings_file(root, name)) {
-                let path: PathBuf = [SETTINGS_DIR, name].iter().collect();
-                return Ok(ResolvedConfig {
-                    config: Some(decode_block(block, &path.to_string_lossy())?),
-                    source,
-                });
-            }
-        }
-    }
-    Ok(ResolvedConfig {
-        config: None,
-        source: ConfigSource::Default,
-    })
+    SettingsFiles::read(worktree).checkpoints_config()
 }
 
 #[cfg(test)]
@@ -421,6 +524,91 @@ mod tests {
             read_settings_file(&root, LOCAL_SETTINGS_FILE),
             None,
             "a directory is unreadable"
+        );
+    }
+
+    /// A work tree with `.entire/` holding `files` (name, text); the settings files as read.
+    fn work_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, SettingsFiles) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(SETTINGS_DIR)).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(SETTINGS_DIR).join(name), text).unwrap();
+        }
+        let read = SettingsFiles::read(Some(dir.path()));
+        (dir, read)
+    }
+
+    #[test]
+    fn a_file_that_does_not_parse_is_reported_and_refuses_writes() {
+        for (_dir, files) in [work_tree(&[]), work_tree(&[(SETTINGS_FILE, " \n")])] {
+            assert!(files.unparseable().is_empty());
+            assert_eq!(files.refuse_writes(), Ok(()));
+        }
+        let (_dir, files) = work_tree(&[
+            (
+                SETTINGS_FILE,
+                r#"{"checkpoints": {"primary": {"type": "git-refs"}},}"#,
+            ),
+            (LOCAL_SETTINGS_FILE, "{"),
+        ]);
+        let paths: Vec<String> = files
+            .unparseable()
+            .iter()
+            .map(|e| match e {
+                SettingsError::Syntax { path, message } => {
+                    assert!(message.contains("line 1"), "{message}");
+                    path.clone()
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            paths,
+            [".entire/settings.local.json", ".entire/settings.json"]
+        );
+        assert!(files.unparseable()[1]
+            .to_string()
+            .starts_with(".entire/settings.json is not valid JSON: trailing comma"));
+        let refused = files.refuse_writes().unwrap_err();
+        assert!(
+            refused.to_string().starts_with(
+                "refusing to write checkpoints: .entire/settings.local.json and .entire/settings.json cannot be parsed"
+            ),
+            "{refused}"
+        );
+        // Reads go on without them: the default store.
+        assert_eq!(files.checkpoints_config().unwrap().config, None);
+    }
+
+    #[test]
+    fn redaction_is_never_off_while_a_file_does_not_parse() {
+        let committed = r#"{"redaction": {"enabled": false, "rules": [{"name": "corp", "pattern": "CORPSECRET-[0-9]+"}]}}"#;
+        let (_dir, files) = work_tree(&[(SETTINGS_FILE, committed)]);
+        assert!(!files.redactor().unwrap().is_enabled());
+        let (_dir, files) = work_tree(&[(SETTINGS_FILE, committed), (LOCAL_SETTINGS_FILE, "{,}")]);
+        let r = files.redactor().unwrap();
+        assert!(r.is_enabled());
+        assert_eq!(
+            r.redact_str("CORPSECRET-42 and AKIAIOSFODNN7EXAMPLE").0,
+            "REDACTED and REDACTED"
+        );
+    }
+
+    #[test]
+    fn a_refused_rule_names_its_file() {
+        let (_dir, files) = work_tree(&[(
+            LOCAL_SETTINGS_FILE,
+            r#"{"redaction": {"rules": [{"name": "greedy", "pattern": ".*"}]}}"#,
+        )]);
+        let err = files.redactor().err().unwrap();
+        assert_eq!(
+            err,
+            SettingsError::Rule {
+                path: ".entire/settings.local.json".into(),
+                source: crate::redact::RedactError::MatchesEmpty {
+                    name: "greedy".into()
+                }
+            }
         );
     }
 }

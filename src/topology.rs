@@ -23,13 +23,17 @@ use crate::store::{
 /// Errors resolving the topology or a checkpoint name.
 #[derive(Debug, thiserror::Error)]
 pub enum TopologyError {
-    /// The redaction settings are invalid (a user rule that does not compile). The reason is
-    /// the source, not repeated in the message (error chains print both).
+    /// The redaction settings are invalid (a block that does not decode, a refused user rule).
+    /// The reason is the source, not repeated in the message (error chains print both).
     #[error("redaction settings")]
-    Redaction(#[from] crate::redact::RedactError),
+    Redaction(#[source] SettingsError),
     /// The settings block is invalid; the reason is the source, as above.
     #[error("resolve checkpoints config")]
     Config(#[from] SettingsError),
+    /// A write refused because a settings file does not parse
+    /// ([`SettingsError::Unparseable`]).
+    #[error(transparent)]
+    WritesRefused(SettingsError),
     /// An unknown backend type was configured.
     #[error("{location}: unknown checkpoint backend type {kind:?} (registered: {registered})")]
     UnknownBackend {
@@ -164,6 +168,8 @@ pub struct Topology<'r> {
     primary: StoreKind,
     source: ConfigSource,
     redactor: Redactor,
+    /// Set when a settings file does not parse: writes fail with it.
+    refused: Option<SettingsError>,
     refs: GitRefsStore<'r>,
     branch: GitBranchStore<'r>,
     mirrors: Vec<Box<dyn CheckpointWriter + 'r>>,
@@ -171,18 +177,23 @@ pub struct Topology<'r> {
 
 impl<'r> Topology<'r> {
     /// Opens the topology of `repo` from the environment override or the settings files, with
-    /// the built-in registry. No configuration means a git-branch primary without mirrors.
+    /// the built-in registry. No configuration means a git-branch primary without mirrors. A
+    /// settings file that does not parse is left out, and the topology then refuses writes
+    /// ([`Topology::check_writable`]).
     pub fn open(repo: &'r Repo) -> Result<Self, TopologyError> {
         Self::open_with(repo, &Registry::builtin())
     }
 
     /// Like [`Topology::open`] with a given registry.
     pub fn open_with(repo: &'r Repo, registry: &Registry) -> Result<Self, TopologyError> {
-        let resolved = settings::load_checkpoints_config(repo.workdir())?;
-        let redactor = Redactor::new(&settings::load_redaction_settings(repo.workdir())?)?;
+        let files = settings::SettingsFiles::read(repo.workdir());
+        let resolved = files.checkpoints_config()?;
+        let redactor = files.redactor().map_err(TopologyError::Redaction)?;
+        let refused = files.refuse_writes().err();
         let Some(config) = resolved.config else {
             let mut t = Self::with_primary(repo, StoreKind::GitBranch, Vec::new(), resolved.source);
             t.redactor = redactor;
+            t.refused = refused;
             return Ok(t);
         };
         let unknown = |location: String, kind: &str| TopologyError::UnknownBackend {
@@ -227,7 +238,17 @@ impl<'r> Topology<'r> {
         }
         let mut t = Self::with_primary(repo, primary, mirrors, resolved.source);
         t.redactor = redactor;
+        t.refused = refused;
         Ok(t)
+    }
+
+    /// `Ok` unless a settings file does not parse; then the error every write (and push) must
+    /// fail with, since the redaction rules and the store that file names are unknown.
+    pub fn check_writable(&self) -> Result<(), TopologyError> {
+        match &self.refused {
+            Some(e) => Err(TopologyError::WritesRefused(e.clone())),
+            None => Ok(()),
+        }
     }
 
     /// The redactor every write goes through (from the settings' `redaction` block).
@@ -235,40 +256,43 @@ impl<'r> Topology<'r> {
         &self.redactor
     }
 
-    /// `w` with secrets redacted from its transcript and prompts, and the count added.
+    /// `w` with secrets redacted from everything it stores as text (transcript, prompts, files
+    /// touched, names, the commit subject), and the count added.
     fn redacted_write(&self, w: &SessionWrite) -> SessionWrite {
         let mut w = w.clone();
-        if let Some(t) = &w.transcript {
-            let (r, n) = self.redactor.redact_bytes(t);
-            w.transcript = Some(r);
-            w.redactions += n;
-        }
-        for p in &mut w.prompts {
-            let (r, n) = self.redactor.redact_str(p);
-            *p = r;
-            w.redactions += n;
-        }
+        let r = &self.redactor;
+        let mut n = w.transcript.as_mut().map_or(0, |t| r.redact_vec(t));
+        n += r.redact_strings(
+            w.prompts
+                .iter_mut()
+                .chain(&mut w.files_touched)
+                .chain([&mut w.agent, &mut w.model, &mut w.branch, &mut w.strategy])
+                .chain(&mut w.commit_subject),
+        );
+        w.redactions += n;
         w
     }
 
-    /// `b` with secrets redacted from the transcript, prompts or summary text it carries.
+    /// `b` with secrets redacted from the transcript, prompts, summary or attribution it
+    /// carries.
     fn redacted_backfill(&self, b: &Backfill) -> Backfill {
         let mut b = b.clone();
+        let r = &self.redactor;
         match &mut b {
             Backfill::Transcript {
                 transcript,
                 prompts,
                 ..
             } => {
-                *transcript = self.redactor.redact_bytes(transcript).0;
-                for p in prompts.iter_mut() {
-                    *p = self.redactor.redact_str(p).0;
-                }
+                r.redact_vec(transcript);
+                r.redact_strings(prompts);
             }
             Backfill::Summary { summary, .. } => {
-                self.redactor.redact_json(summary);
+                r.redact_json(summary);
             }
-            Backfill::Attribution { .. } => {}
+            Backfill::Attribution { attribution, .. } => {
+                r.redact_json(attribution);
+            }
         }
         b
     }
@@ -293,6 +317,7 @@ impl<'r> Topology<'r> {
             primary,
             source,
             redactor: Redactor::builtin(),
+            refused: None,
             refs: GitRefsStore::new(repo),
             branch,
             mirrors,
@@ -373,8 +398,10 @@ impl<'r> Topology<'r> {
         }
     }
 
-    /// Writes one session to the primary, then to each mirror (best effort).
-    pub fn write_session(&self, w: &SessionWrite) -> Result<WriteReport, StoreError> {
+    /// Writes one session, redacted, to the primary, then to each mirror (best effort). Refused
+    /// while a settings file does not parse.
+    pub fn write_session(&self, w: &SessionWrite) -> Result<WriteReport, TopologyError> {
+        self.check_writable()?;
         let w = &self.redacted_write(w);
         let outcome = self.primary_writer().write_session(w)?;
         let mirror_failures = self
@@ -390,8 +417,10 @@ impl<'r> Topology<'r> {
 
     /// Runs a backfill along the read order, falling through only when a store does not have
     /// the checkpoint (a hard error stops: redirecting after a failure would fork the data).
-    /// Mirrors receive the backfill only when the primary served it.
-    pub fn backfill(&self, b: &Backfill) -> Result<WriteReport, StoreError> {
+    /// Mirrors receive the backfill only when the primary served it. The backfill is redacted
+    /// first, and refused while a settings file does not parse.
+    pub fn backfill(&self, b: &Backfill) -> Result<WriteReport, TopologyError> {
+        self.check_writable()?;
         let b = &self.redacted_backfill(b);
         let order = self.read_order(b.id().kind());
         let mut last = None;
@@ -416,10 +445,12 @@ impl<'r> Topology<'r> {
                     });
                 }
                 Err(e @ StoreError::NotFound { .. }) if i + 1 < order.len() => last = Some(e),
-                Err(e) => return Err(e),
+                Err(e) => return Err(e.into()),
             }
         }
-        Err(last.unwrap_or(StoreError::NotFound { id: b.id().clone() }))
+        Err(last
+            .unwrap_or(StoreError::NotFound { id: b.id().clone() })
+            .into())
     }
 
     /// Reads a checkpoint through routing (`first_resolved`): a non-final store that errors or

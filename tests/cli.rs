@@ -63,6 +63,8 @@ mod rewrite;
 mod scale;
 #[path = "cli/shapes.rs"]
 mod shapes;
+#[path = "cli/settings_errors.rs"]
+mod settings_errors;
 #[path = "cli/show.rs"]
 mod show;
 #[path = "cli/topology.rs"]

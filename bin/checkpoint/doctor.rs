@@ -22,7 +22,7 @@ fn print(report: &Report, json: bool) -> Result<()> {
 }
 
 /// Runs the command.
-pub fn run(fix: bool, json: bool) -> Result<()> {
+pub fn run(fix: bool, json: bool, quiet: bool) -> Result<()> {
     let repo = match Repo::discover() {
         Ok(r) => r,
         Err(e) => {
@@ -32,6 +32,7 @@ pub fn run(fix: bool, json: bool) -> Result<()> {
             return Err(e.into());
         }
     };
+    common::warn_unparseable_settings(&repo, quiet);
     let report = doctor::run(&repo, &doctor::default_checks(), fix);
     print(&report, json)?;
     match report.open_problems() {

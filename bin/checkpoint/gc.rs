@@ -67,8 +67,12 @@ fn report_human(days: u32, dry_run: bool, r: &GcReport) -> String {
 }
 
 /// Runs gc with the retention of `args` or the settings; off (a note, nothing deleted) when
-/// neither gives one.
+/// neither gives one. Refused (unless a dry run) while a settings file does not parse: which
+/// remote confirms a checkpoint is a setting.
 pub fn run(repo: &Repo, topo: &Topology<'_>, args: GcArgs) -> Result<()> {
+    if !args.dry_run {
+        topo.check_writable()?;
+    }
     let days = match args.keep_days {
         Some(d) => Some(d),
         None => gc::days_from_settings(repo)?,

@@ -79,6 +79,17 @@ pub fn warn(quiet: bool, msg: impl std::fmt::Display) {
     }
 }
 
+/// Warns about each settings file of `repo` that does not parse; every command calls this once.
+pub fn warn_unparseable_settings(repo: &entire_checkpoints::repo::Repo, quiet: bool) {
+    let files = entire_checkpoints::settings::SettingsFiles::read(repo.workdir());
+    for e in files.unparseable() {
+        warn(
+            quiet,
+            format!("{e}; it is ignored, and nothing is written or pushed until it is fixed"),
+        );
+    }
+}
+
 /// Writes bytes to stdout.
 pub fn write_stdout(bytes: &[u8]) -> Result<()> {
     let mut out = std::io::stdout().lock();
@@ -148,6 +159,8 @@ pub fn push_and_report(
 ) -> Result<()> {
     use entire_checkpoints::store::StoreKind;
 
+    // The settings choose whether and where checkpoints go: unknown settings push nothing.
+    topo.check_writable()?;
     if !entire_checkpoints::settings::push_sessions_enabled(repo.workdir()) {
         return Ok(());
     }

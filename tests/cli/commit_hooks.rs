@@ -198,7 +198,7 @@ fn sessions_json(env: &TestEnv, dir: &Path) -> Vec<Value> {
     }
 }
 
-fn session_entry(env: &TestEnv, dir: &Path, sid: &str) -> Value {
+pub(crate) fn session_entry(env: &TestEnv, dir: &Path, sid: &str) -> Value {
     sessions_json(env, dir)
         .into_iter()
         .find(|s| s["session_id"] == json!(sid))

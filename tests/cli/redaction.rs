@@ -4,7 +4,11 @@
 //! `backfill summary`; the `redaction` settings block (off switch, user rules, invalid rules);
 //! the misses a review found (tokens after an escaped newline, credential members of JSON
 //! objects, private keys without an END line); and the negative cases (clean data stored byte
-//! for byte: SHAs, UUIDs, a base64 image, `password_hash` code untouched).
+//! for byte: SHAs, UUIDs, a base64 image, `password_hash` code untouched). Then issue 13:
+//! `backfill attribution`, files touched and names are redacted; JSON escapes (`\u0041KIA`,
+//! `ghp\u005f`, a key spelled wholly in escapes, `\u002d` PEM markers, `\/`) hide no secret;
+//! user rules match decoded JSON strings and never break a transcript line; a rule that can
+//! match the empty string is refused.
 
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
@@ -153,6 +157,22 @@ fn write(env: &TestEnv, store: Store, transcript: &[u8], extra: &[&str]) -> Stri
 
 fn settings(env: &TestEnv, body: &str) {
     env.write_file(".entire/settings.json", body.as_bytes());
+}
+
+/// `.entire/settings.json` with one user rule.
+fn user_rule(env: &TestEnv, name: &str, pattern: &str) {
+    let body = json!({"redaction": {"rules": [{"name": name, "pattern": pattern}]}});
+    settings(env, &body.to_string());
+}
+
+/// The non-empty lines of a stored transcript, each parsed (panics on a line that is not JSON).
+fn json_lines(bytes: &[u8], what: &str) -> Vec<Value> {
+    assert_jsonl(bytes, what);
+    bytes
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -587,4 +607,291 @@ fn backfill_summary_redacts(store: Store) {
 both_stores! {
     backfill_transcript_is_redacted => backfill_transcript_redacts;
     backfill_summary_is_redacted => backfill_summary_redacts;
+}
+
+// ---------------------------------------------------------------------------------------------
+// issue 13: attribution, files touched and names
+// ---------------------------------------------------------------------------------------------
+
+fn backfill_attribution_redacts(store: Store) {
+    let env = TestEnv::new();
+    let id = write(&env, store, &clean_transcript(), &["--prompt", "p"]);
+    let attribution = format!(
+        r#"{{"password":"{PASSWORD}","outcome":"api_key=abcd1234efgh","learnings":{{"repo":["{AWS_KEY_ID}"]}},"escaped":"\u0041\u004b\u0049\u0041QWERTYUIOPASDFGH","agent_lines":7}}"#
+    );
+    let file = input(&env, attribution.as_bytes());
+    let out = env.run(
+        store,
+        &[
+            "backfill",
+            "attribution",
+            &id,
+            "--attribution",
+            path_str(&file),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let raw = env.blob(store, &id, "metadata.json");
+    for secret in [PASSWORD, "abcd1234efgh", AWS_KEY_ID, "QWERTYUIOPASDFGH"] {
+        assert!(
+            !contains(&raw, secret),
+            "{secret} is stored:\n{}",
+            text(&raw)
+        );
+    }
+    let a = &parse_json(&raw)["combined_attribution"];
+    assert_eq!(
+        a,
+        &json!({"password": "REDACTED", "outcome": "api_key=REDACTED", "learnings": {"repo": ["REDACTED"]}, "escaped": "REDACTED", "agent_lines": 7})
+    );
+}
+
+both_stores! {
+    backfill_attribution_is_redacted => backfill_attribution_redacts;
+}
+
+#[test]
+fn files_touched_names_and_the_commit_subject_are_redacted() {
+    let env = TestEnv::new();
+    let subject = format!("deploy with {}", gh_token());
+    let id = write(
+        &env,
+        Store::Refs,
+        &clean_transcript(),
+        &[
+            "--files-touched",
+            &format!("keys/{AWS_KEY_ID}.pem"),
+            "--files-touched",
+            "src/main.rs",
+            "--agent",
+            &format!("agent password={PASSWORD}"),
+            "--commit-subject",
+            &subject,
+        ],
+    );
+    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    assert_eq!(
+        meta["files_touched"],
+        json!(["keys/REDACTED.pem", "src/main.rs"])
+    );
+    assert_eq!(meta["agent"], json!("agent password=REDACTED"));
+    let message = env.message(&env.tip(Store::Refs, &id));
+    assert!(message.contains("deploy with REDACTED"), "{message}");
+    for secret in secrets() {
+        assert!(
+            !message.contains(&secret),
+            "{secret} in the commit:\n{message}"
+        );
+    }
+    assert_eq!(redactions(&meta), 3, "{meta}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// issue 13: JSON escapes
+// ---------------------------------------------------------------------------------------------
+
+const STRIPE_KEY: &str = "sk_live_4eC39HqLyjWDarjtT1zdp7dc";
+
+/// `text` with every character written as a `\u` escape.
+fn all_escaped(text: &str) -> String {
+    text.chars()
+        .map(|c| format!("\\u{:04x}", c as u32))
+        .collect()
+}
+
+/// Each secret shape hidden by escapes, as a transcript line, with what must not survive in the
+/// line's decoded strings; the last line has escapes and no secret.
+fn escaped_lines() -> Vec<(String, &'static str)> {
+    vec![
+        (
+            r#"{"type":"tool_result","content":"id \u0041\u004b\u0049\u0041QWERTYUIOPASDFGH"}"#.into(),
+            "QWERTYUIOPASDFGH",
+        ),
+        (
+            format!(r#"{{"type":"tool_result","content":"ghp\u005f{GH_TOKEN_BODY}"}}"#),
+            GH_TOKEN_BODY,
+        ),
+        (
+            format!(
+                r#"{{"type":"tool_result","content":"{}"}}"#,
+                all_escaped(STRIPE_KEY)
+            ),
+            "4eC39HqLyjWDarjtT1zdp7dc",
+        ),
+        (
+            format!(
+                r#"{{"type":"tool_result","content":"\u002d\u002d\u002d\u002d\u002dBEGIN OPENSSH PRIVATE KEY-----\n{KEY_BODY}\nAAAABG5vbmU=\n"}}"#
+            ),
+            KEY_BODY,
+        ),
+        (
+            r#"{"type":"tool_result","content":"git clone https:\/\/alice:s3cretpass@example.com\/r.git"}"#.into(),
+            "s3cretpass",
+        ),
+        (
+            r#"{"type":"assistant","message":"caf\u00e9 \/ d\u00e9j\u00e0 vu \u001b[0m"}"#.into(),
+            "",
+        ),
+    ]
+}
+
+fn escapes_hide_no_secret(store: Store) {
+    let env = TestEnv::new();
+    let shapes = escaped_lines();
+    let mut t = Vec::new();
+    for (line, _) in &shapes {
+        t.extend_from_slice(line.as_bytes());
+        t.push(b'\n');
+    }
+    let prompt = r#"{"k":"\u0041\u004b\u0049\u0041QWERTYUIOPASDFGH"}"#;
+    let id = write(&env, store, &t, &["--prompt", prompt]);
+    let full = env.blob(store, &id, "0/full.jsonl");
+    let stored: Vec<&[u8]> = full
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
+    let parsed = json_lines(&full, "full.jsonl");
+    assert_eq!(parsed.len(), shapes.len(), "{}", text(&full));
+    for ((line, secret), (raw, value)) in shapes.iter().zip(stored.iter().zip(&parsed)) {
+        if secret.is_empty() {
+            assert_eq!(text(raw), *line, "a line without secrets keeps its bytes");
+            continue;
+        }
+        let decoded = value.to_string();
+        assert!(
+            !decoded.contains(secret) && decoded.contains("REDACTED"),
+            "{secret} survives: {}",
+            text(raw)
+        );
+    }
+    let prompt_txt = env.blob_text(store, &id, "0/prompt.txt");
+    assert_eq!(prompt_txt, r#"{"k":"REDACTED"}"#);
+    assert_eq!(
+        redactions(&env.json(store, &id, "0/metadata.json")),
+        6,
+        "five in the transcript, one in the prompt"
+    );
+}
+
+both_stores! {
+    escaped_secrets_are_redacted => escapes_hide_no_secret;
+}
+
+// ---------------------------------------------------------------------------------------------
+// issue 13: user rules and JSON lines
+// ---------------------------------------------------------------------------------------------
+
+/// A transcript for the user-rule cases: strings with quotes, colons, escapes and the secret.
+fn user_rule_transcript() -> Vec<u8> {
+    let lines = [
+        r#"{"content":"export MYCORP_KEY=abc123def"}"#,
+        r#"{"type":"tool_result","content":"a: \"quoted\" value\nMYCORP\u005fKEY=zz9\tnext","n":12}"#,
+        r#"{"type":"assistant","message":{"content":[{"type":"text","text":"done: 3 files"}]}}"#,
+        "not a JSON line: MYCORP_KEY=raw7 stays raw",
+    ];
+    let mut out = lines.join("\n").into_bytes();
+    out.push(b'\n');
+    out
+}
+
+#[test]
+fn user_rules_never_break_transcript_lines() {
+    for pattern in [r"MYCORP_KEY=\S+", ".+", r#"\""#, ":"] {
+        let env = TestEnv::new();
+        user_rule(&env, "mycorp", pattern);
+        let t = user_rule_transcript();
+        let id = write(&env, Store::Refs, &t, &[]);
+        let full = env.blob(Store::Refs, &id, "0/full.jsonl");
+        let stored: Vec<&[u8]> = full.split(|&b| b == b'\n').collect();
+        assert_eq!(
+            stored.len(),
+            5,
+            "{pattern}: no line merged:\n{}",
+            text(&full)
+        );
+        for line in &stored[..3] {
+            serde_json::from_slice::<Value>(line).unwrap_or_else(|e| {
+                panic!("{pattern}: a line is no longer JSON ({e}): {}", text(line))
+            });
+        }
+    }
+}
+
+#[test]
+fn a_user_rule_matches_the_decoded_string_and_the_line_stays_json() {
+    let env = TestEnv::new();
+    user_rule(&env, "mycorp", r"MYCORP_KEY=\S+");
+    let id = write(&env, Store::Refs, &user_rule_transcript(), &[]);
+    let full = env.blob(Store::Refs, &id, "0/full.jsonl");
+    let lines: Vec<&str> = std::str::from_utf8(&full).unwrap().lines().collect();
+    assert_eq!(lines[0], r#"{"content":"export REDACTED"}"#);
+    let second: Value = serde_json::from_str(lines[1]).unwrap();
+    assert_eq!(
+        second["content"],
+        json!("a: \"quoted\" value\nREDACTED\tnext"),
+        "the escaped name is found, the tab after the value kept"
+    );
+    assert_eq!(
+        lines[2],
+        r#"{"type":"assistant","message":{"content":[{"type":"text","text":"done: 3 files"}]}}"#,
+        "an unmatched line keeps its bytes"
+    );
+    assert_eq!(lines[3], "not a JSON line: REDACTED stays raw");
+    assert_eq!(
+        redactions(&env.json(Store::Refs, &id, "0/metadata.json")),
+        3
+    );
+}
+
+#[test]
+fn a_user_rule_that_can_match_the_empty_string_is_refused() {
+    for pattern in ["", ".*", r"\b", "x?"] {
+        let env = TestEnv::new();
+        user_rule(&env, "greedy-rule", pattern);
+        let before = env.refs_snapshot();
+        let out = write_out(&env, Store::Refs, &secret_transcript(), &["--prompt", "p"]);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{pattern:?}: exit 1:\n{stderr}");
+        for needle in ["greedy-rule", ".entire/settings.json", "empty string"] {
+            assert!(
+                stderr.contains(needle),
+                "{pattern:?}: names {needle}:\n{stderr}"
+            );
+        }
+        assert_eq!(env.refs_snapshot(), before, "{pattern:?}: nothing written");
+    }
+}
+
+#[test]
+fn session_record_redacts_what_it_stages_with_the_user_rules() {
+    let env = TestEnv::new();
+    user_rule(&env, "mycorp", r"MYCORP_KEY=\S+");
+    crate::commit_hooks::record(
+        &env,
+        env.repo(),
+        "sess-esc",
+        Some(&user_rule_transcript()),
+        &[
+            "--files-touched",
+            &format!("keys/{AWS_KEY_ID}.pem"),
+            "--prompt",
+            r#"{"k":"\u0041\u004b\u0049\u0041QWERTYUIOPASDFGH"}"#,
+        ],
+    );
+    let staged = env.common_dir().join("entire/sessions/sess-esc");
+    let transcript = std::fs::read(staged.join("transcript")).unwrap();
+    let lines: Vec<&[u8]> = transcript.split(|&b| b == b'\n').collect();
+    let json = json_lines(&lines[..3].join(&b'\n'), "staged transcript");
+    assert_eq!(json[0], json!({"content": "export REDACTED"}));
+    assert_eq!(text(lines[3]), "not a JSON line: REDACTED stays raw");
+    let state = std::fs::read(staged.join("state.json")).unwrap();
+    for secret in ["abc123def", "zz9", AWS_KEY_ID, "QWERTYUIOPASDFGH"] {
+        assert!(
+            !contains(&transcript, secret) && !contains(&state, secret),
+            "{secret} is staged"
+        );
+    }
+    let state = parse_json(&state);
+    assert_eq!(state["files_touched"], json!(["keys/REDACTED.pem"]));
+    assert_eq!(state["redactions"], json!(5));
 }
