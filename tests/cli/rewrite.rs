@@ -19,7 +19,12 @@ fn stored(primary: Option<Store>) -> Store {
 }
 
 /// A commit linked to a checkpoint by a staged session; returns `(commit, id)`.
-fn linked_commit(env: &TestEnv, primary: Option<Store>, file: &str, msg: &str) -> (String, String) {
+pub(crate) fn linked_commit(
+    env: &TestEnv,
+    primary: Option<Store>,
+    file: &str,
+    msg: &str,
+) -> (String, String) {
     record(
         env,
         env.repo(),
@@ -145,7 +150,7 @@ fn fixup_and_squash_keep_every_trailer(primary: Option<Store>) {
 }
 
 /// An editor that deletes the `Entire-Checkpoint` lines of the message it is given.
-fn dropping_editor(env: &TestEnv) -> String {
+pub(crate) fn dropping_editor(env: &TestEnv) -> String {
     let script = env.root().join("drop-trailer.sh");
     crate::env::write_executable(
         &script,
@@ -233,29 +238,6 @@ fn a_rebase_records_the_new_commit_for_each_old_one(primary: Option<Store>) {
         "{map}"
     );
     assert_eq!(map["commits"][&new]["checkpoints"], json!([]), "{map}");
-}
-
-/// Generates one test per primary for a body `fn(Option<Store>)`: `<name>::refs`,
-/// `<name>::branch`, and `<name>::no_settings` (the default primary, nothing configured).
-macro_rules! every_primary {
-    ($($name:ident;)+) => {
-        $(
-            mod $name {
-                #[test]
-                fn refs() {
-                    super::$name(Some($crate::env::Store::Refs))
-                }
-                #[test]
-                fn branch() {
-                    super::$name(Some($crate::env::Store::Branch))
-                }
-                #[test]
-                fn no_settings() {
-                    super::$name(None)
-                }
-            }
-        )+
-    };
 }
 
 every_primary! {
