@@ -150,13 +150,30 @@ fn fixup_and_squash_keep_every_trailer(primary: Option<Store>) {
 }
 
 /// An editor that deletes the `Entire-Checkpoint` lines of the message it is given.
-pub(crate) fn dropping_editor(env: &TestEnv) -> String {
+fn dropping_editor(env: &TestEnv) -> String {
     let script = env.root().join("drop-trailer.sh");
     crate::env::write_executable(
         &script,
         "#!/bin/sh\ngrep -v '^Entire-Checkpoint:' \"$1\" > \"$1.new\" && mv \"$1.new\" \"$1\"\n",
     );
     path_str(&script).to_string()
+}
+
+/// `git commit --amend` through the hooks with an editor that drops the trailer; returns the new
+/// HEAD, which carries no `Entire-Checkpoint` line.
+pub(crate) fn amend_dropping_the_trailer(env: &TestEnv, primary: Option<Store>) -> String {
+    let out = git_cmd(env, env.repo(), primary, &["commit", "-q", "--amend"])
+        .env("GIT_EDITOR", dropping_editor(env))
+        .output()
+        .expect("run git commit");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let new = env.rev("HEAD").unwrap();
+    assert!(trailer_ids(env, &new).is_empty(), "the editor dropped it");
+    new
 }
 
 /// Rebases the current branch (one commit over `main~1`) onto a new commit beside it.
@@ -180,18 +197,7 @@ fn a_trailer_the_editor_drops_stays_linked_through_the_rewrite_map(primary: Opti
     install_hooks(&env);
     let (old, id) = linked_commit(&env, primary, "a.txt", "to reword");
     let before = checkpoint_state(&env);
-    let editor = dropping_editor(&env);
-    let out = git_cmd(&env, env.repo(), primary, &["commit", "-q", "--amend"])
-        .env("GIT_EDITOR", &editor)
-        .output()
-        .expect("run git commit");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let new = env.rev("HEAD").unwrap();
-    assert!(trailer_ids(&env, &new).is_empty(), "the editor dropped it");
+    let new = amend_dropping_the_trailer(&env, primary);
     let map = rewrite_map_json(&env);
     assert_eq!(
         map["commits"][&new]["rewritten_from"],
