@@ -12,7 +12,9 @@
 //! reachable), replay a disconnected v1 branch onto the push remote's remote-tracking branch
 //! (the push recovery, run locally), remove git ref lock files older than [`STALE_AFTER`],
 //! install hooks where none is foreign. It never deletes checkpoint data, never uses the network
-//! and never pushes, let alone forces.
+//! and never pushes, let alone forces. Every check runs offline but the trailer check, which asks
+//! the checkpoint remote once (see [`trailers`]); a remote that cannot be asked is a finding,
+//! never a failed run.
 //!
 //! ## "Unpushed" without the network
 //! A checkpoint ref is *unqueued and unpushed* when it is not in the shared queue (which every
@@ -30,14 +32,17 @@ use std::time::{Duration, SystemTime};
 use git2::Oid;
 use serde_json::{json, Value};
 
+use crate::fetch::Fetcher;
 use crate::hooks::{self, HookState};
 use crate::id::{CheckpointId, IdKind};
 use crate::queue::{PushQueue, QueueError};
 use crate::refname::{CheckpointRef, ForeignRef, CHECKPOINT_REF_PREFIX};
 use crate::repo::{Repo, RepoError};
-use crate::store::branch::V1_BRANCH_REF;
+use crate::rewrites::RewriteMap;
+use crate::store::branch::{GitBranchStore, RemoteCopy, V1_BRANCH_REF};
 use crate::store::{StoreError, StoreKind};
 use crate::topology::Topology;
+use crate::trailers::{checkpoint_trailers, TrailerValue};
 
 /// A git ref lock file at least this old is left over by a crashed process: git holds one for
 /// the milliseconds of a ref update.
@@ -89,6 +94,15 @@ pub enum Code {
     RemoteRefCount,
     /// `strategy_options.checkpoint_remote` is invalid.
     CheckpointRemoteInvalid,
+    /// A commit of the current branch links a checkpoint held neither locally nor on the
+    /// remote.
+    TrailerDangling,
+    /// A commit of the current branch has an `Entire-Checkpoint` trailer that is no ID.
+    TrailerMalformed,
+    /// A commit of the current branch links a checkpoint held locally that the remote lacks.
+    CheckpointUnpushed,
+    /// The remote could not be asked which linked checkpoints it holds.
+    TrailersUnverified,
 }
 
 impl Code {
@@ -114,6 +128,10 @@ impl Code {
             Code::HooksPathShadowed => "hooks-path-shadowed",
             Code::RemoteRefCount => "remote-ref-count",
             Code::CheckpointRemoteInvalid => "checkpoint-remote-invalid",
+            Code::TrailerDangling => "trailer-dangling",
+            Code::TrailerMalformed => "trailer-malformed",
+            Code::CheckpointUnpushed => "checkpoint-unpushed",
+            Code::TrailersUnverified => "trailers-unverified",
         }
     }
 
@@ -135,7 +153,11 @@ impl Code {
             | Code::HookMissing
             | Code::HookForeign
             | Code::HooksPathShadowed
-            | Code::RemoteRefCount => Severity::Warning,
+            | Code::RemoteRefCount
+            | Code::TrailerDangling
+            | Code::TrailerMalformed
+            | Code::CheckpointUnpushed
+            | Code::TrailersUnverified => Severity::Warning,
             Code::ForeignRef | Code::DeliveryUnrecorded | Code::PolicyRef => Severity::Info,
         }
     }
@@ -377,6 +399,11 @@ pub fn default_checks() -> Vec<Check> {
         Check {
             name: "checkpoint remote",
             run: remote_ref_count,
+        },
+        // Last: its fetch moves the remote-tracking v1 branch the v1 check compares with.
+        Check {
+            name: "trailers",
+            run: trailers,
         },
     ]
 }
@@ -965,6 +992,253 @@ fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     Ok(out)
 }
 
+/// The `strategy_options` key bounding how many commits of the current branch the trailer check
+/// reads.
+pub const TRAILER_DEPTH_SETTING: &str = "doctor_trailer_depth";
+
+/// How many commits the trailer check reads without the setting.
+pub const DEFAULT_TRAILER_DEPTH: usize = 1000;
+
+/// The most commits the trailer check reads whatever the setting says: a committed settings
+/// file is untrusted and must not make doctor read an unbounded history.
+pub const MAX_TRAILER_DEPTH: usize = 100_000;
+
+/// `strategy_options.doctor_trailer_depth` clamped to [`MAX_TRAILER_DEPTH`] when it is a whole
+/// number (0 reads no commit), else [`DEFAULT_TRAILER_DEPTH`].
+fn trailer_depth(repo: &Repo) -> usize {
+    crate::settings::strategy_option(repo.workdir(), TRAILER_DEPTH_SETTING)
+        .and_then(|(v, _, _)| v.as_u64())
+        .map_or(DEFAULT_TRAILER_DEPTH, |n| {
+            usize::try_from(n).map_or(MAX_TRAILER_DEPTH, |n| n.min(MAX_TRAILER_DEPTH))
+        })
+}
+
+/// One commit's link to one checkpoint.
+struct Link {
+    /// The commit's short SHA.
+    commit: String,
+    /// Its subject line.
+    subject: String,
+    id: CheckpointId,
+}
+
+/// The links of the last `depth` commits of the current branch (newest first), through their
+/// trailers and the rewrite map as `show <commit>` reads them, and a `trailer-malformed`
+/// finding for each trailer that is no ID. An unborn branch has none.
+fn history_links(repo: &Repo, depth: usize) -> Result<(Vec<Link>, Vec<Finding>), DoctorError> {
+    let mut findings = Vec::new();
+    // A map that cannot be read loses only the links it holds: say so and read the trailers.
+    let map = RewriteMap::load(repo)
+        .map_err(|e| {
+            findings.push(Finding::new(
+                Code::CheckFailed,
+                "trailers",
+                crate::exit::error_chain(&e),
+            ))
+        })
+        .ok();
+    let mut links = Vec::new();
+    let mut walk = repo.git.revwalk().map_err(git_err("walk the branch"))?;
+    if walk.push_head().is_err() {
+        return Ok((links, findings));
+    }
+    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
+        .map_err(git_err("walk the branch"))?;
+    for oid in walk.take(depth) {
+        let oid = oid.map_err(git_err("walk the branch"))?;
+        let commit = repo
+            .git
+            .find_commit(oid)
+            .map_err(git_err("read a commit"))?;
+        let message = String::from_utf8_lossy(commit.message_bytes());
+        let short = commit.as_object().short_id().map_or_else(
+            |_| oid.to_string(),
+            |b| String::from_utf8_lossy(&b).into_owned(),
+        );
+        let subject = String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default());
+        for t in checkpoint_trailers(&message) {
+            if let TrailerValue::Malformed(token) = t {
+                findings.push(Finding::new(
+                    Code::TrailerMalformed,
+                    &short,
+                    format!("{subject:?} has the Entire-Checkpoint trailer {token:?}, which is no checkpoint ID; readers ignore it"),
+                ));
+            }
+        }
+        let inherited = map.as_ref().and_then(|m| m.get(&oid.to_string()));
+        links.extend(
+            crate::rewrites::links(&message, inherited)
+                .into_iter()
+                .map(|id| Link {
+                    commit: short.clone(),
+                    subject: subject.clone().into_owned(),
+                    id,
+                }),
+        );
+    }
+    Ok((links, findings))
+}
+
+/// What the remote holds, as far as one listing and one branch fetch could tell.
+struct RemoteHoldings<'r> {
+    /// The remote as shown.
+    display: String,
+    /// The IDs of its checkpoint refs; `None` when the listing failed or was not needed.
+    refs: Option<HashSet<CheckpointId>>,
+    /// Its v1 branch as fetched; `None` when the fetch failed or was not needed.
+    branch: Option<GitBranchStore<'r>>,
+    /// Why the remote could not be asked.
+    failure: Option<String>,
+}
+
+impl RemoteHoldings<'_> {
+    /// Whether the remote holds `id` wherever routing would look for it (`order`); `None` when
+    /// a place that could hold it could not be asked.
+    fn holds(&self, id: &CheckpointId, order: &[StoreKind]) -> Result<Option<bool>, DoctorError> {
+        let mut unknown = false;
+        for kind in order {
+            let held = match kind {
+                StoreKind::GitRefs => self.refs.as_ref().map(|r| r.contains(id)),
+                StoreKind::GitBranch => self
+                    .branch
+                    .as_ref()
+                    .map(|b| b.remote_holds(id))
+                    .transpose()?,
+            };
+            match held {
+                Some(true) => return Ok(Some(true)),
+                Some(false) => {}
+                None => unknown = true,
+            }
+        }
+        Ok((!unknown).then_some(false))
+    }
+}
+
+/// Asks the checkpoint remote about the places `orders` route to: one `ls-remote` when an ID
+/// routes to refs, one fetch of its v1 branch into the remote-tracking ref when one routes to
+/// the branch (skipped once the remote failed, so an unreachable remote costs one deadline).
+fn ask_remote<'r>(
+    repo: &'r Repo,
+    target: &crate::checkpoint_remote::CheckpointTarget,
+    orders: &[Vec<StoreKind>],
+) -> Result<RemoteHoldings<'r>, DoctorError> {
+    let needs = |kind| orders.iter().any(|o| o.contains(&kind));
+    let mut out = RemoteHoldings {
+        display: target.display.clone(),
+        refs: None,
+        branch: None,
+        failure: None,
+    };
+    if needs(StoreKind::GitRefs) {
+        match Fetcher::new(repo, target.target.clone()).list_remote() {
+            Ok(refs) => out.refs = Some(refs.into_iter().map(|r| r.id().clone()).collect()),
+            Err(e) => out.failure = Some(e.reason()),
+        }
+    }
+    if needs(StoreKind::GitBranch) && out.failure.is_none() {
+        let mut branch = GitBranchStore::mirror(repo);
+        branch.set_remote(RemoteCopy::new(
+            repo,
+            &target.target,
+            Some(Fetcher::new(repo, target.target.clone())),
+        ));
+        match branch.refresh_remote() {
+            Ok(_) => out.branch = Some(branch),
+            Err(StoreError::Fetch(e)) => out.failure = Some(e.reason()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(out)
+}
+
+/// `trailer-malformed`, `trailer-dangling`, `checkpoint-unpushed` and `trailers-unverified`:
+/// the links of the current branch's last commits ([`TRAILER_DEPTH_SETTING`]) checked against
+/// what is held locally (read through the topology's routing: refs, the local v1 branch, the
+/// remote's copy of it) and what the checkpoint remote holds (asked once, see [`ask_remote`]).
+/// The remote is asked first, so a local copy it no longer has is not counted. A link the
+/// remote could not be asked about is neither dangling nor unpushed: one `trailers-unverified`
+/// finding counts them. Nothing to fix: a dangling link cannot be brought back, and pushing is
+/// the named repair.
+fn trailers(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let Some(topology) = &cx.topology else {
+        return Ok(Vec::new());
+    };
+    let (links, mut out) = history_links(cx.repo, trailer_depth(cx.repo))?;
+    if links.is_empty() {
+        return Ok(out);
+    }
+    let mut ids: Vec<&CheckpointId> = links.iter().map(|l| &l.id).collect();
+    ids.sort();
+    ids.dedup();
+    let orders: Vec<Vec<StoreKind>> = ids
+        .iter()
+        .map(|id| topology.read_order(id.kind()))
+        .collect();
+    let remote = match crate::checkpoint_remote::resolve(cx.repo, None) {
+        Ok(Some(target)) => Some(ask_remote(cx.repo, &target, &orders)?),
+        Ok(None) => None,
+        Err(e) => Some(RemoteHoldings {
+            display: ".entire/settings.json".into(),
+            refs: None,
+            branch: None,
+            failure: Some(e.to_string()),
+        }),
+    };
+    let mut status: HashMap<&CheckpointId, (bool, Option<bool>)> = HashMap::new();
+    for (id, order) in ids.into_iter().zip(&orders) {
+        // Held but unreadable is still held: corrupt, not dangling.
+        let local = !matches!(topology.read(id), Ok(None));
+        let on_remote = match &remote {
+            Some(r) => r.holds(id, order)?,
+            None => Some(false),
+        };
+        status.insert(id, (local, on_remote));
+    }
+    let shown = remote.as_ref().map(|r| r.display.as_str());
+    let (mut unverified_here, mut unverified_nowhere) = (0, 0);
+    for link in &links {
+        let (id, what) = (&link.id, &link.subject);
+        match (status[id], shown) {
+            ((false, Some(false)), Some(remote)) => out.push(Finding::new(
+                Code::TrailerDangling,
+                &link.commit,
+                format!("{what:?} links checkpoint {id}, which neither this repository nor {remote} holds"),
+            )),
+            ((false, Some(false)), None) => out.push(Finding::new(
+                Code::TrailerDangling,
+                &link.commit,
+                format!("{what:?} links checkpoint {id}, which this repository does not hold (and there is no remote)"),
+            )),
+            ((true, Some(false)), Some(remote)) => out.push(
+                Finding::new(
+                    Code::CheckpointUnpushed,
+                    &link.commit,
+                    format!("{what:?} links checkpoint {id}, which is held here but not on {remote}"),
+                )
+                .repair("git entire-checkpoint push"),
+            ),
+            ((true, None), _) => unverified_here += 1,
+            ((false, None), _) => unverified_nowhere += 1,
+            _ => {}
+        }
+    }
+    if let Some(r) = &remote {
+        if unverified_here + unverified_nowhere > 0 {
+            out.push(Finding::new(
+                Code::TrailersUnverified,
+                &r.display,
+                format!(
+                    "could not ask {} which checkpoints it holds ({}): {unverified_here} link(s) held here may be unpushed and {unverified_nowhere} held nowhere here may be dangling",
+                    r.display,
+                    r.failure.as_deref().unwrap_or("not asked"),
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -991,6 +1265,10 @@ mod tests {
             Code::HooksPathShadowed,
             Code::RemoteRefCount,
             Code::CheckpointRemoteInvalid,
+            Code::TrailerDangling,
+            Code::TrailerMalformed,
+            Code::CheckpointUnpushed,
+            Code::TrailersUnverified,
         ];
         let names: HashSet<&str> = all.iter().map(|c| c.as_str()).collect();
         assert_eq!(names.len(), all.len());

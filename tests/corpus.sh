@@ -7,6 +7,7 @@
 # For each repository, in a fresh `git clone` of a copy (the corpus itself is never written):
 # - every commit of main whose Entire-Checkpoint trailer names a checkpoint the repository holds
 #   is shown by `show <commit>` (exit 0), and every dangling trailer gives exit 3 "not found";
+# - `doctor --json` lists exactly those dangling trailers (commit and ID) as `trailer-dangling`;
 # - every checkpoint of its v1 branch and refs is listed (`list --remote`) and shown, and its
 #   transcript read either works or is a clear error naming the checkpoint (blobs absent from
 #   the snapshot), never a crash.
@@ -58,7 +59,11 @@ for src in "$dir"/*.git; do
             sed -n 's/^Entire-Checkpoint: *//p')"
         [ -n "$ids" ] || continue
         all_held=1
-        for id in $ids; do held "$id" || all_held=0; done
+        for id in $ids; do
+            held "$id" && continue
+            all_held=0
+            echo "$commit $id" >>"$work/$name-dangling"
+        done
         set +e
         err="$(git entire-checkpoint show "$commit" --json 2>&1 >/dev/null)"
         rc=$?
@@ -76,6 +81,24 @@ for src in "$dir"/*.git; do
         fi
     done < <(git rev-list main)
     echo "corpus: $name: $shown of $linked linked commits shown; $not_found of $dangling dangling trailers reported not found"
+
+    # doctor lists exactly the dangling trailers (commit and ID), with the remote reachable.
+    set +e
+    git entire-checkpoint doctor --json >"$work/doctor.json" 2>"$work/err"
+    set -e
+    doctor_dangling="$(python3 -c '
+import json, re, subprocess, sys
+for f in json.load(open(sys.argv[1]))["findings"]:
+    if f["code"] == "trailers-unverified":
+        print("unverified: " + f["message"], file=sys.stderr)
+    if f["code"] == "trailer-dangling":
+        full = subprocess.check_output(["git", "rev-parse", f["subject"]], text=True).strip()
+        print(full, re.search(r"links checkpoint (\S+),", f["message"]).group(1))' "$work/doctor.json" | sort)"
+    expected_dangling="$(sort "$work/$name-dangling" 2>/dev/null || true)"
+    if [ "$doctor_dangling" != "$expected_dangling" ]; then
+        fail "$name: doctor's trailer-dangling findings differ from the dangling trailers: $(diff <(echo "$expected_dangling") <(echo "$doctor_dangling") | head -5 | tr '\n' ' ') $(head -3 "$work/err")"
+    fi
+    echo "corpus: $name: doctor lists $(echo -n "$doctor_dangling" | grep -c . || true) dangling trailers, as counted"
 
     # Every checkpoint the repository holds is listed, shown, and its transcript read cleanly.
     expected="$( (git -C "$origin" ls-tree -d --name-only -r refs/heads/entire/checkpoints/v1 |

@@ -205,6 +205,23 @@ impl<'r> GitBranchStore<'r> {
         Ok(false)
     }
 
+    /// Whether the remote's copy of the branch (as fetched so far) holds `id`; unlike
+    /// [`GitBranchStore::holds`], the local branch is not looked at.
+    pub fn remote_holds(&self, id: &CheckpointId) -> Result<bool, StoreError> {
+        let Some(remote) = &self.remote else {
+            return Ok(false);
+        };
+        let Some(tip) = publish::tip_of(self.repo, &remote.tracking)? else {
+            return Ok(false);
+        };
+        let commit = self
+            .repo
+            .git
+            .find_commit(tip)
+            .map_err(git_err("read the remote's v1 tip"))?;
+        Ok(self.subtree_in(Some(&commit), id)?.is_some())
+    }
+
     fn locate(&self) -> Result<Located, StoreError> {
         Ok(Located {
             name: V1_BRANCH_REF.to_owned(),

@@ -7,15 +7,17 @@ use std::process::Output;
 
 use serde_json::Value;
 
+use crate::commit_hooks::{checkpoint_state, entire, entire_ok, git_ok, install_hooks};
 use crate::env::{
-    assert_code, checkpoint_ref, hooks_dir, path_str, sha256_hex, Store, TestEnv, REFS_PREFIX,
-    V1_BRANCH,
+    assert_code, checkpoint_ref, hooks_dir, path_str, sha256_hex, write_settings, Store, TestEnv,
+    REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::{
     blob, checkpoint_node, commit_tree, hand_made, hand_made_ref, root_metadata_json,
     session_metadata_json, tree, write_node, write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2,
     ULID_ID,
 };
+use crate::rewrite::{amend_dropping_the_trailer, linked_commit};
 
 const QUEUE: &str = "entire-checkpoint-push-queue.jsonl";
 
@@ -61,9 +63,16 @@ fn codes(doc: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The human output: asserts the exit code and that a line names `code` and `subject`.
-fn human_names(env: &TestEnv, store: Store, code: i32, finding: &str, subject: &str) {
-    let out = run(env, store, &[]);
+/// The human output under `store` (`None`: the repository's own settings): asserts the exit
+/// code and that a line names `code` and `subject`.
+fn human_names(
+    env: &TestEnv,
+    store: impl Into<Option<Store>>,
+    code: i32,
+    finding: &str,
+    subject: &str,
+) {
+    let out = entire(env, env.repo(), store.into(), &["doctor"]);
     assert_code(&out, code, "doctor");
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -840,4 +849,267 @@ fn many_checkpoint_refs_on_the_code_remote_are_a_warning_until_a_checkpoint_remo
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(!all.contains("hunter2"), "{all}");
+}
+
+// Trailers of the current branch's history: dangling, malformed, linked but never pushed.
+
+/// A hex ID and a ULID that no store and no remote holds.
+const NOWHERE_HEX: &str = "0123456789ab";
+const NOWHERE_ULID: &str = "01KVBJCWYA4YW6J5M9GP655HZM";
+
+/// `doctor --json` under `primary` (`None`: the repository's own settings): asserts the exit
+/// code and returns the document.
+fn doctor_json(env: &TestEnv, primary: Option<Store>, code: i32) -> Value {
+    let out = entire(env, env.repo(), primary, &["doctor", "--json"]);
+    assert_code(&out, code, "doctor --json");
+    crate::env::parse_json(&out.stdout)
+}
+
+/// The findings of `code`, whole.
+fn findings_of<'d>(doc: &'d Value, code: &str) -> Vec<&'d Value> {
+    doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == code)
+        .collect()
+}
+
+/// The short SHA git shows for `commit`.
+fn short(env: &TestEnv, commit: &str) -> String {
+    env.git(&["rev-parse", "--short", commit]).trim().to_owned()
+}
+
+/// A commit through the hooks with `subject` and the trailer `Entire-Checkpoint: <value>`.
+fn commit_with_trailer(
+    env: &TestEnv,
+    primary: Option<Store>,
+    subject: &str,
+    value: &str,
+) -> String {
+    let trailer = format!("Entire-Checkpoint: {value}");
+    git_ok(
+        env,
+        env.repo(),
+        primary,
+        &[
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            subject,
+            "-m",
+            &trailer,
+        ],
+    );
+    env.rev("HEAD").unwrap()
+}
+
+/// Asserts the findings of `code` are about `commits` (newest first), each message naming the
+/// ID it links and the commit's subject line.
+fn assert_trailer_findings(env: &TestEnv, doc: &Value, code: &str, commits: &[(&str, &str)]) {
+    let got = findings_of(doc, code);
+    let subjects: Vec<&str> = got.iter().map(|f| f["subject"].as_str().unwrap()).collect();
+    let expected: Vec<String> = commits.iter().map(|(c, _)| short(env, c)).collect();
+    assert_eq!(subjects, expected, "{code}: {doc}");
+    for (f, (commit, id)) in got.iter().zip(commits) {
+        let message = f["message"].as_str().unwrap();
+        assert!(message.contains(id), "{message} names {id}");
+        assert!(message.contains(&env.subject(commit)), "{message}");
+    }
+}
+
+/// Every kind of link in one history over a bare remote: a pushed checkpoint (no finding), a
+/// checkpoint never pushed, one linked only through the rewrite map (its commit's trailer was
+/// dropped by an amend), dangling hex and ULID trailers and a malformed one. The repair of the
+/// unpushed ones is the push the finding names; the dangling ones stay (nothing can bring them
+/// back) and doctor never changes anything about them.
+fn trailers_dangling_unpushed_and_rewritten(primary: Option<Store>) {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    env.bare_remote("origin");
+    let (pushed, pushed_id) = linked_commit(&env, primary, "a.txt", "pushed work");
+    git_ok(&env, env.repo(), primary, &["push", "-q", "origin", "main"]);
+    // The hook defers the first v1 push to a remote that had no branch yet: push it now.
+    entire_ok(&env, env.repo(), primary, &["push"]);
+    let (never, never_id) = linked_commit(&env, primary, "b.txt", "never pushed");
+    let hex = commit_with_trailer(&env, primary, "names a hex nowhere", NOWHERE_HEX);
+    let ulid = commit_with_trailer(&env, primary, "names a ULID nowhere", NOWHERE_ULID);
+    let malformed = commit_with_trailer(&env, primary, "a typo", "not-an-id");
+    let (_, reworded_id) = linked_commit(&env, primary, "c.txt", "to be reworded");
+    let reworded = amend_dropping_the_trailer(&env, primary);
+
+    let before = checkpoint_state(&env);
+    let doc = doctor_json(&env, primary, 1);
+    assert_trailer_findings(
+        &env,
+        &doc,
+        "trailer-dangling",
+        &[(&ulid, NOWHERE_ULID), (&hex, NOWHERE_HEX)],
+    );
+    assert_trailer_findings(
+        &env,
+        &doc,
+        "trailer-malformed",
+        &[(&malformed, "not-an-id")],
+    );
+    assert_trailer_findings(
+        &env,
+        &doc,
+        "checkpoint-unpushed",
+        &[(&reworded, &reworded_id), (&never, &never_id)],
+    );
+    let all = doc.to_string();
+    assert!(!all.contains(&short(&env, &pushed)), "{all}");
+    assert!(!all.contains(&pushed_id), "{all}");
+    for f in findings_of(&doc, "trailer-dangling") {
+        assert_eq!(f["severity"], "warning");
+        assert!(
+            f["repair"].is_null(),
+            "nothing destructive is suggested: {f}"
+        );
+    }
+    for f in findings_of(&doc, "checkpoint-unpushed") {
+        assert_eq!(f["severity"], "warning");
+        assert_eq!(f["repair"], "git entire-checkpoint push");
+    }
+    assert!(findings_of(&doc, "trailers-unverified").is_empty(), "{doc}");
+    human_names(&env, primary, 1, "trailer-dangling", &short(&env, &hex));
+
+    // --fix changes nothing about them; the named repair delivers the unpushed ones.
+    let fixed = entire(&env, env.repo(), primary, &["doctor", "--json", "--fix"]);
+    assert_code(&fixed, 1, "doctor --fix");
+    assert_eq!(checkpoint_state(&env), before);
+    entire_ok(&env, env.repo(), primary, &["push"]);
+    let doc = doctor_json(&env, primary, 1);
+    assert!(findings_of(&doc, "checkpoint-unpushed").is_empty(), "{doc}");
+    assert_eq!(findings_of(&doc, "trailer-dangling").len(), 2, "{doc}");
+}
+
+every_primary! {
+    trailers_dangling_unpushed_and_rewritten;
+}
+
+#[test]
+fn the_trailer_depth_bounds_the_history_read_and_is_clamped() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    env.bare_remote("origin");
+    let oldest = commit_with_trailer(&env, None, "oldest", NOWHERE_HEX);
+    let middle = commit_with_trailer(&env, None, "middle", NOWHERE_ULID);
+    let newest = commit_with_trailer(&env, None, "newest", "bad-value");
+    let depth = |file: &str, v: Value| {
+        write_settings(
+            &env,
+            file,
+            &serde_json::json!({"strategy_options": {"doctor_trailer_depth": v}}),
+        );
+    };
+    let subjects = |doc: &Value| -> Vec<String> {
+        doc["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["code"].as_str().unwrap().starts_with("trailer-"))
+            .map(|f| f["subject"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let all: Vec<String> = [&newest, &middle, &oldest]
+        .iter()
+        .map(|c| short(&env, c))
+        .collect();
+    assert_eq!(
+        subjects(&doctor_json(&env, None, 1)),
+        all,
+        "the default reads them all"
+    );
+    depth("settings.local.json", serde_json::json!(2));
+    assert_eq!(subjects(&doctor_json(&env, None, 1)), all[..2]);
+    // The local file wins; the committed one is clamped: any value ends somewhere.
+    depth("settings.json", serde_json::json!(u64::MAX));
+    assert_eq!(subjects(&doctor_json(&env, None, 1)), all[..2]);
+    std::fs::remove_file(env.repo().join(".entire/settings.local.json")).unwrap();
+    assert_eq!(subjects(&doctor_json(&env, None, 1)), all);
+    // 0 reads no commit; a value that is not a whole number is ignored.
+    depth("settings.json", serde_json::json!(0));
+    let doc = doctor_json(&env, None, 0);
+    assert!(subjects(&doc).is_empty(), "{doc}");
+    depth("settings.json", serde_json::json!("ten"));
+    assert_eq!(subjects(&doctor_json(&env, None, 1)), all);
+}
+
+/// An unreachable remote: the trailer check says it could not ask (a warning, after one
+/// attempt), claims nothing it cannot know, and the local findings are all there.
+#[test]
+fn an_unreachable_remote_makes_the_links_unverified_and_local_findings_stay() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    env.bare_remote("origin");
+    linked_commit(&env, None, "a.txt", "never pushed");
+    commit_with_trailer(&env, None, "names a hex nowhere", NOWHERE_HEX);
+    let malformed = commit_with_trailer(&env, None, "a typo", "not-an-id");
+    env.git(&["remote", "set-url", "origin", "/nonexistent/remote.git"]);
+    let head = env.rev("HEAD").unwrap();
+    env.git(&["update-ref", &format!("{REFS_PREFIX}zz/{HEX_ID}"), &head]);
+
+    let doc = doctor_json(&env, None, 1);
+    let unverified = findings_of(&doc, "trailers-unverified");
+    assert_eq!(unverified.len(), 1, "{doc}");
+    assert_eq!(unverified[0]["severity"], "warning");
+    assert_eq!(unverified[0]["subject"], "origin");
+    let message = unverified[0]["message"].as_str().unwrap();
+    assert!(message.contains("could not ask origin"), "{message}");
+    assert!(
+        message.contains("1 link(s) held here may be unpushed and 1 held nowhere"),
+        "{message}"
+    );
+    assert!(findings_of(&doc, "trailer-dangling").is_empty(), "{doc}");
+    assert!(findings_of(&doc, "checkpoint-unpushed").is_empty(), "{doc}");
+    assert_trailer_findings(
+        &env,
+        &doc,
+        "trailer-malformed",
+        &[(&malformed, "not-an-id")],
+    );
+    assert_eq!(
+        findings_of(&doc, "malformed-ref").len(),
+        1,
+        "the other checks ran: {doc}"
+    );
+
+    // A remote that accepts the connection and never answers ends at the network deadline.
+    let server = crate::env::StalledServer::start();
+    env.git(&["remote", "set-url", "origin", &server.http_url()]);
+    let started = std::time::Instant::now();
+    let out = env
+        .cmd()
+        .env("ENTIRE_NETWORK_TIMEOUT_SECONDS", "2")
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(30),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_code(&out, 1, "doctor against a stalled remote");
+    let doc = crate::env::parse_json(&out.stdout);
+    assert_eq!(findings_of(&doc, "trailers-unverified").len(), 1, "{doc}");
+}
+
+/// Without any remote there is nowhere a checkpoint could be pushed: a link held here is fine,
+/// one held nowhere dangles.
+#[test]
+fn without_a_remote_only_links_held_nowhere_are_findings() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    linked_commit(&env, None, "a.txt", "local only");
+    let hex = commit_with_trailer(&env, None, "names a hex nowhere", NOWHERE_HEX);
+    let doc = doctor_json(&env, None, 1);
+    assert_trailer_findings(&env, &doc, "trailer-dangling", &[(&hex, NOWHERE_HEX)]);
+    assert_eq!(
+        codes(&doc),
+        ["trailer-dangling"],
+        "nothing else, no network: {doc}"
+    );
 }

@@ -579,6 +579,29 @@ macro_rules! both_stores {
     };
 }
 
+/// Generates one test per primary for a body `fn(Option<Store>)`: `<name>::refs`,
+/// `<name>::branch`, and `<name>::no_settings` (the default primary, nothing configured).
+macro_rules! every_primary {
+    ($($name:ident;)+) => {
+        $(
+            mod $name {
+                #[test]
+                fn refs() {
+                    super::$name(Some($crate::env::Store::Refs))
+                }
+                #[test]
+                fn branch() {
+                    super::$name(Some($crate::env::Store::Branch))
+                }
+                #[test]
+                fn no_settings() {
+                    super::$name(None)
+                }
+            }
+        )+
+    };
+}
+
 /// Every ref of the repository at `dir` under `prefix`, with its object.
 pub fn refs_in(env: &TestEnv, dir: &Path, prefix: &str) -> BTreeMap<String, String> {
     env.git_in(

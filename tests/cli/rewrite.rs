@@ -19,7 +19,12 @@ fn stored(primary: Option<Store>) -> Store {
 }
 
 /// A commit linked to a checkpoint by a staged session; returns `(commit, id)`.
-fn linked_commit(env: &TestEnv, primary: Option<Store>, file: &str, msg: &str) -> (String, String) {
+pub(crate) fn linked_commit(
+    env: &TestEnv,
+    primary: Option<Store>,
+    file: &str,
+    msg: &str,
+) -> (String, String) {
     record(
         env,
         env.repo(),
@@ -154,6 +159,23 @@ fn dropping_editor(env: &TestEnv) -> String {
     path_str(&script).to_string()
 }
 
+/// `git commit --amend` through the hooks with an editor that drops the trailer; returns the new
+/// HEAD, which carries no `Entire-Checkpoint` line.
+pub(crate) fn amend_dropping_the_trailer(env: &TestEnv, primary: Option<Store>) -> String {
+    let out = git_cmd(env, env.repo(), primary, &["commit", "-q", "--amend"])
+        .env("GIT_EDITOR", dropping_editor(env))
+        .output()
+        .expect("run git commit");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let new = env.rev("HEAD").unwrap();
+    assert!(trailer_ids(env, &new).is_empty(), "the editor dropped it");
+    new
+}
+
 /// Rebases the current branch (one commit over `main~1`) onto a new commit beside it.
 fn rebase_onto_a_new_base(env: &TestEnv, primary: Option<Store>) {
     env.git(&["branch", "-q", "base", "HEAD~1"]);
@@ -175,18 +197,7 @@ fn a_trailer_the_editor_drops_stays_linked_through_the_rewrite_map(primary: Opti
     install_hooks(&env);
     let (old, id) = linked_commit(&env, primary, "a.txt", "to reword");
     let before = checkpoint_state(&env);
-    let editor = dropping_editor(&env);
-    let out = git_cmd(&env, env.repo(), primary, &["commit", "-q", "--amend"])
-        .env("GIT_EDITOR", &editor)
-        .output()
-        .expect("run git commit");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let new = env.rev("HEAD").unwrap();
-    assert!(trailer_ids(&env, &new).is_empty(), "the editor dropped it");
+    let new = amend_dropping_the_trailer(&env, primary);
     let map = rewrite_map_json(&env);
     assert_eq!(
         map["commits"][&new]["rewritten_from"],
@@ -233,29 +244,6 @@ fn a_rebase_records_the_new_commit_for_each_old_one(primary: Option<Store>) {
         "{map}"
     );
     assert_eq!(map["commits"][&new]["checkpoints"], json!([]), "{map}");
-}
-
-/// Generates one test per primary for a body `fn(Option<Store>)`: `<name>::refs`,
-/// `<name>::branch`, and `<name>::no_settings` (the default primary, nothing configured).
-macro_rules! every_primary {
-    ($($name:ident;)+) => {
-        $(
-            mod $name {
-                #[test]
-                fn refs() {
-                    super::$name(Some($crate::env::Store::Refs))
-                }
-                #[test]
-                fn branch() {
-                    super::$name(Some($crate::env::Store::Branch))
-                }
-                #[test]
-                fn no_settings() {
-                    super::$name(None)
-                }
-            }
-        )+
-    };
 }
 
 every_primary! {
