@@ -61,10 +61,10 @@ mod remote_fetch;
 mod rewrite;
 #[path = "cli/scale.rs"]
 mod scale;
-#[path = "cli/shapes.rs"]
-mod shapes;
 #[path = "cli/settings_errors.rs"]
 mod settings_errors;
+#[path = "cli/shapes.rs"]
+mod shapes;
 #[path = "cli/show.rs"]
 mod show;
 #[path = "cli/topology.rs"]

@@ -165,6 +165,22 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
                 text(&out)
             );
         }
+        // Refused is not redirected: nothing went to the code remote, and the checkpoint is
+        // still here, waiting for a valid setting.
+        let origin_v1 = c.env.git_in(
+            &c.env.root().join("origin.git"),
+            &["for-each-ref", "refs/heads/entire/"],
+        );
+        assert!(origin_v1.is_empty(), "{value:?}: pushed to the code remote");
+        assert!(
+            !c.env
+                .git_in(
+                    &c.dir,
+                    &["for-each-ref", "refs/heads/entire/checkpoints/v1"]
+                )
+                .is_empty(),
+            "{value:?}: the local checkpoint branch is kept"
+        );
         for args in [&["--all"][..], &["--for", "HEAD~1..HEAD"][..]] {
             let out = c
                 .env
