@@ -47,6 +47,17 @@ fn main() -> ExitCode {
         let Some(remote) = cli.remote.or(cli.url) else {
             return Ok(());
         };
+        // git does not tell a pre-push hook about `--dry-run`; its own arguments do, where the
+        // platform shows them (docs/how-it-works.md: elsewhere a dry run pushes them).
+        if entire_checkpoints::invoker::invoking_git()
+            .is_some_and(|args| entire_checkpoints::invoker::is_dry_run_push(&args))
+        {
+            common::warn(
+                quiet,
+                "dry run: checkpoint refs were not pushed (they stay queued)",
+            );
+            return Ok(());
+        }
         let mut budget = None;
         let result = entire_checkpoints::repo::Repo::discover()
             .map_err(anyhow::Error::from)

@@ -166,61 +166,9 @@ fn replaced_links(repo: &Repo) -> Vec<CheckpointId> {
 
 /// Whether the `git` process running this hook is a `git commit --amend`. git tells
 /// `prepare-commit-msg` only where the message came from, and an amend with `-m` or `-F` looks
-/// like any other commit, so the nearest `git` ancestor that is not `git entire-checkpoint`
-/// (the hook script's own call) is asked for its arguments.
+/// like any other commit, so the invoking `git` is asked for its arguments.
 fn invoked_by_amend() -> bool {
-    let mut pid = std::process::id();
-    for _ in 0..8 {
-        let Some((parent, _)) = process(pid) else {
-            return false;
-        };
-        if parent <= 1 {
-            return false;
-        }
-        let Some((_, args)) = process(parent) else {
-            return false;
-        };
-        let is_git = args.first().is_some_and(|a| {
-            Path::new(a)
-                .file_name()
-                .is_some_and(|n| n == "git" || n == "git.exe")
-        });
-        if is_git && !args.iter().any(|a| a == "entire-checkpoint") {
-            return amends(&args);
-        }
-        pid = parent;
-    }
-    false
-}
-
-/// `(parent pid, arguments)` of process `pid`: from `/proc` where there is one, else `ps`
-/// (whose arguments are split at spaces; enough to find `--amend`).
-fn process(pid: u32) -> Option<(u32, Vec<String>)> {
-    let proc_dir = Path::new("/proc").join(pid.to_string());
-    if let (Ok(stat), Ok(cmdline)) = (
-        std::fs::read_to_string(proc_dir.join("stat")),
-        std::fs::read(proc_dir.join("cmdline")),
-    ) {
-        // `pid (comm) state ppid ...`; comm may hold spaces and parentheses.
-        let after = &stat[stat.rfind(')')? + 1..];
-        let parent = after.split_whitespace().nth(1)?.parse().ok()?;
-        let args = cmdline
-            .split(|&b| b == 0)
-            .filter(|a| !a.is_empty())
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        return Some((parent, args));
-    }
-    let out = std::process::Command::new("ps")
-        .args(["-o", "ppid=", "-o", "args=", "-p", &pid.to_string()])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let mut words = text.split_whitespace();
-    let parent = words.next()?.parse().ok()?;
-    Some((parent, words.map(str::to_owned).collect()))
+    crate::invoker::invoking_git().is_some_and(|args| amends(&args))
 }
 
 /// Whether git arguments include `--amend` as an option (not as the value of `-m` and the

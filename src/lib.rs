@@ -17,6 +17,7 @@ pub mod gc;
 pub mod git;
 pub mod hooks;
 pub mod id;
+pub mod invoker;
 mod merge;
 pub mod migrate;
 pub mod model;

@@ -328,6 +328,11 @@ fn main_push_line(env: &TestEnv) -> String {
 /// A real `git <args>` in the repository with our binaries on `PATH` (so an installed hook finds
 /// `git entire-prepush`) and the git-refs primary.
 fn git_with_hooks(env: &TestEnv, args: &[&str]) -> Output {
+    git_with_hooks_env(env, args, &[])
+}
+
+/// [`git_with_hooks`] with extra environment variables.
+fn git_with_hooks_env(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Output {
     let bin_dir = checkpoint_bin().parent().expect("binary dir").to_path_buf();
     let mut paths = vec![bin_dir];
     if let Some(p) = std::env::var_os("PATH") {
@@ -337,6 +342,7 @@ fn git_with_hooks(env: &TestEnv, args: &[&str]) -> Output {
     env.git_command_in(env.repo(), args)
         .env("PATH", path)
         .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
+        .envs(vars.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .output()
@@ -1356,6 +1362,25 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert_eq!(rev_in(&env, &origin, "refs/heads/main"), remote_main);
+    // Also where no temporary file can be made: the chained hook still runs, with git's input.
+    std::fs::remove_file(log.join("hook-stdin")).unwrap();
+    let out = git_with_hooks_env(
+        &env,
+        &["push", "-q", "origin", "main"],
+        &[("TMPDIR", "/nonexistent/entire-tmp")],
+    );
+    assert!(
+        !out.status.success(),
+        "without a usable TMPDIR the chained hook still refuses:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        !std::fs::read_to_string(log.join("hook-stdin"))
+            .unwrap()
+            .is_empty(),
+        "and it got git's input"
+    );
+    assert_eq!(rev_in(&env, &origin, "refs/heads/main"), remote_main);
 
     let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "uninstall"]);
     assert_exit0(&out, "hooks uninstall");
@@ -1700,4 +1725,29 @@ fn a_disconnected_history_is_merged_not_reset() {
     assert!(is_ancestor(&env, &origin, &remote_before, &remote_after));
     assert_eq!(rev_in(&env, &laptop, &name), Some(remote_after));
     assert_never_forced(&origin);
+}
+
+/// `git push --dry-run` (and `-n`) publishes nothing: the pre-push hook runs, but the checkpoint
+/// refs stay queued and never reach the remote; the real push then sends them.
+#[test]
+fn a_dry_run_push_publishes_no_checkpoint() {
+    let env = TestEnv::new();
+    let origin = add_remote(&env, "origin");
+    write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
+    assert_exit0(
+        &run_in(&env, Store::Refs, env.repo(), &["hooks", "install"]),
+        "hooks install",
+    );
+    for flag in ["--dry-run", "-n"] {
+        let out = git_with_hooks(&env, &["push", flag, "origin", "main"]);
+        assert!(out.status.success(), "git push {flag}: {out:?}");
+        assert!(
+            refs_in(&env, &origin, REFS_PREFIX).is_empty(),
+            "git push {flag} pushed checkpoint refs"
+        );
+        assert_eq!(queued(&env), 1, "still queued after {flag}");
+    }
+    let out = git_with_hooks(&env, &["push", "-q", "origin", "main"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(refs_in(&env, &origin, REFS_PREFIX).len(), 1);
 }
