@@ -358,3 +358,69 @@ both_stores! {
     bad_session_paths => bad_session_paths_are_named_and_the_others_stay_readable;
     absent_blobs => absent_blobs_are_clear_errors_and_stop_nothing_else;
 }
+
+/// A v1 branch whose tip is a merge commit (older writers merged concurrent branch tips): every
+/// checkpoint on it is read, listed and logged, and the next write builds on the merge.
+#[test]
+fn a_merge_commit_on_the_branch_is_read_and_written_on() {
+    let env = TestEnv::new();
+    let ids = ["a1b2c3d4e5f6", "f6e5d4c3b2a1", "0a0b0c0d0e0f"];
+    let mut tips = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        let t = env.input_file(&format!("t{i}.jsonl"), b"{}\n");
+        let out = env.run(
+            Store::Branch,
+            &[
+                "write",
+                "--id",
+                id,
+                "--session",
+                &format!("s{i}"),
+                "--transcript",
+                t.to_str().unwrap(),
+            ],
+        );
+        assert!(out.status.success(), "{out:?}");
+        tips.push(env.rev(V1_BRANCH).unwrap());
+    }
+    let tree = env.rev(&format!("{}^{{tree}}", tips[2])).unwrap();
+    let merge = env
+        .git_stdin(
+            &["commit-tree", &tree, "-p", &tips[1], "-p", &tips[0]],
+            b"Merge concurrent checkpoint writes\n",
+        )
+        .trim()
+        .to_owned();
+    env.git(&["update-ref", V1_BRANCH, &merge]);
+
+    let (code, listed, stderr) = list_json(&env, Store::Branch);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    for id in ids {
+        let out = env.run(Store::Branch, &["show", id, "--json"]);
+        assert!(out.status.success(), "show {id}: {out:?}");
+        let out = env.run(Store::Branch, &["log", id, "--json"]);
+        assert!(out.status.success(), "log {id}: {out:?}");
+    }
+    let t = env.input_file("t3.jsonl", b"{}\n");
+    let out = env.run(
+        Store::Branch,
+        &[
+            "write",
+            "--id",
+            "123456789abc",
+            "--session",
+            "s3",
+            "--transcript",
+            t.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let tip = env.rev(V1_BRANCH).unwrap();
+    assert_eq!(
+        env.parents(&tip),
+        vec![merge],
+        "the write builds on the merge"
+    );
+    assert_eq!(list_json(&env, Store::Branch).1.len(), 4);
+}

@@ -98,8 +98,11 @@ fn in_clone(c: &Clone, args: &[&str]) -> Output {
 
 #[test]
 fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
-    assert!(HOSTILE.len() >= 15);
-    for value in HOSTILE {
+    // Plus one very long value (an option behind 5,000 bytes of padding would still be one).
+    let long = format!("--upload-pack=touch MARKER;{}", " ".repeat(5000));
+    let values: Vec<&str> = HOSTILE.iter().copied().chain([long.as_str()]).collect();
+    assert!(values.len() >= 15);
+    for value in &values {
         let c = hostile_clone(value);
         // A checkpoint queued and linked, so pre-push and push have work to do.
         let transcript = c.env.input_file("t.jsonl", b"{\"a\":1}\n");
