@@ -39,14 +39,24 @@ pub const CHAINED_SUFFIX: &str = ".pre-entire";
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
     /// A hook manager owns the hooks directory; nothing was written.
-    #[error("{manager} manages this repository's git hooks ({dir}); add this line to your {manager} {hook} hook instead (or run with --force to install anyway):\n    git entire-prepush \"$@\"")]
+    #[error("{manager} manages this repository's git hooks ({dir}), so nothing was written. Either have {manager} run ours, one line per hook (docs/hooks.md has the snippet for {manager}):\n{lines}or install ours beside {manager}'s (they run {manager}'s first):\n    {command}")]
     Managed {
         /// The manager's name.
         manager: &'static str,
         /// The hooks directory.
         dir: String,
-        /// The hook to add the line to.
-        hook: &'static str,
+        /// The command each of our hooks runs, one indented `hook: command` line each.
+        lines: String,
+        /// The `hooks install` command that installs beside the manager.
+        command: String,
+    },
+    /// The hooks directory is shared with other repositories or tracked; nothing was written.
+    #[error("git runs this repository's hooks from {dir}, which is shared: {why}. Nothing was written; to install there all the same:\n    git entire-checkpoint hooks install --shared")]
+    Shared {
+        /// The hooks directory.
+        dir: String,
+        /// Who else runs hooks from it.
+        why: String,
     },
     /// A file operation failed.
     #[error("{context}")]
@@ -68,8 +78,9 @@ fn io(context: String) -> impl FnOnce(std::io::Error) -> HookError {
 pub enum HookState {
     /// Ours, and nothing is chained.
     Installed,
-    /// Ours, chaining the hook that was there before.
-    Chained,
+    /// Ours, chaining the hooks that were there before (their file names, in the order they
+    /// run).
+    Chained(Vec<String>),
     /// Someone else's hook; ours is not installed.
     Foreign,
     /// No hook.
@@ -107,48 +118,187 @@ fn write_script(path: &Path, text: &str) -> Result<(), HookError> {
         .map_err(io(format!("write {}", path.display())))
 }
 
+/// The command each of our hooks runs, as a hook manager's configuration would run it.
+pub const HOOK_COMMANDS: [(&str, &str); 4] = [
+    ("pre-push", "git entire-prepush \"$@\""),
+    (
+        "prepare-commit-msg",
+        "git entire-checkpoint hook prepare-commit-msg \"$@\"",
+    ),
+    ("post-commit", "git entire-checkpoint hook post-commit"),
+    (
+        "post-rewrite",
+        "git entire-checkpoint hook post-rewrite \"$@\"",
+    ),
+];
+
+/// How `hooks install` may proceed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InstallOptions {
+    /// Install even where a hook manager owns the hooks directory.
+    pub force: bool,
+    /// Install even where the hooks directory is shared or tracked.
+    pub shared: bool,
+}
+
+/// What `hooks install` did: each hook's state, and what the user should be told (hooks that
+/// were found in our place and are now chained, a shared directory written to).
+#[derive(Debug, Clone, Default)]
+pub struct Installed {
+    /// Each hook's state after the install.
+    pub states: Vec<(String, HookState)>,
+    /// Warnings for the user, one sentence each.
+    pub warnings: Vec<String>,
+}
+
 /// Installs our hooks. Ours are replaced; a foreign hook is renamed to `<name>.pre-entire` and
-/// chained (run first, same arguments and input, its failure passed through). A directory owned
-/// by a hook manager is left alone unless `force`.
-pub fn install(repo: &Repo, force: bool) -> Result<Vec<(String, HookState)>, HookError> {
+/// chained (run first, same arguments and input, its failure passed through). A foreign hook
+/// found where ours was installed before (someone replaced ours) is chained too, after the ones
+/// kept earlier, as `<name>.pre-entire.NNN`, with a warning naming it: no hook is ever kept
+/// where it does not run. A directory owned by a hook manager is left alone unless
+/// `options.force`; a shared or tracked directory ([`sharing`]) unless `options.shared`.
+pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookError> {
     let dir = hooks_dir(repo);
-    if !force {
+    let shared = sharing(repo, &dir);
+    if !options.force {
         if let Some(manager) = hook_manager(repo, &dir) {
+            let lines: String = HOOK_COMMANDS
+                .iter()
+                .map(|(hook, command)| format!("    {hook:<20}{command}\n"))
+                .collect();
             return Err(HookError::Managed {
                 manager,
                 dir: dir.display().to_string(),
-                hook: "pre-push",
+                lines,
+                command: install_command(repo),
             });
         }
     }
+    let mut warnings = Vec::new();
+    if let Some(why) = shared {
+        if !options.shared {
+            return Err(HookError::Shared {
+                dir: dir.display().to_string(),
+                why,
+            });
+        }
+        warnings.push(format!(
+            "installed into the shared hooks directory {}: {why}",
+            dir.display()
+        ));
+    }
     std::fs::create_dir_all(&dir).map_err(io(format!("create {}", dir.display())))?;
-    let mut out = Vec::new();
+    let mut states = Vec::new();
     let gc = crate::gc::enabled_in_settings(repo).then_some(GC_SCRIPT);
     for (name, script) in SCRIPTS.into_iter().chain(gc) {
         let path = dir.join(name);
-        let chained = dir.join(format!("{name}{CHAINED_SUFFIX}"));
         if path.exists() && !is_ours(&path) {
-            if chained.exists() {
-                // Never overwrite a hook kept earlier: keep the current one beside it.
-                let aside = dir.join(format!(
-                    "{name}{CHAINED_SUFFIX}.{:08x}",
-                    rand::random::<u32>()
-                ));
-                std::fs::rename(&path, &aside).map_err(io(format!("keep {}", path.display())))?;
+            let kept = chained_hooks(&dir, name);
+            let slot = if kept.is_empty() {
+                format!("{name}{CHAINED_SUFFIX}")
             } else {
-                std::fs::rename(&path, &chained).map_err(io(format!("keep {}", path.display())))?;
+                (2..)
+                    .map(|n| format!("{name}{CHAINED_SUFFIX}.{n:03}"))
+                    .find(|f| !dir.join(f).exists())
+                    .expect("a free slot")
+            };
+            std::fs::rename(&path, dir.join(&slot))
+                .map_err(io(format!("keep {}", path.display())))?;
+            if !kept.is_empty() {
+                warnings.push(format!(
+                    "{} had replaced our {name} hook since it was installed; it is kept as {slot} and runs after {}, then ours",
+                    path.display(),
+                    kept.join(", ")
+                ));
             }
         }
         write_script(&path, script)?;
-        out.push((name.to_string(), state(&dir, name)));
+        states.push((name.to_string(), state(&dir, name)));
     }
-    Ok(out)
+    Ok(Installed { states, warnings })
 }
 
-/// Removes our hooks and puts chained ones back. Foreign hooks are never touched.
-pub fn uninstall(repo: &Repo) -> Result<Vec<(String, HookState)>, HookError> {
+/// The `hooks install` command that installs ours in this repository as it is now: with
+/// `--force` where a hook manager owns the hooks directory, `--shared` where it is shared.
+pub fn install_command(repo: &Repo) -> String {
     let dir = hooks_dir(repo);
+    let mut command = "git entire-checkpoint hooks install".to_owned();
+    if hook_manager(repo, &dir).is_some() {
+        command.push_str(" --force");
+    }
+    if sharing(repo, &dir).is_some() {
+        command.push_str(" --shared");
+    }
+    command
+}
+
+/// The file names of the hooks ours chains for `name` in `dir`, in the order ours runs them:
+/// `<name>.pre-entire`, then `<name>.pre-entire.NNN` (three digits, so the hook scripts' glob
+/// runs them in this order too).
+fn chained_hooks(dir: &Path, name: &str) -> Vec<String> {
+    let first = format!("{name}{CHAINED_SUFFIX}");
+    let prefix = format!("{first}.");
+    let mut later: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|f| {
+            f.strip_prefix(&prefix)
+                .is_some_and(|n| n.len() == 3 && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    later.sort();
     let mut out = Vec::new();
+    if dir.join(&first).exists() {
+        out.push(first);
+    }
+    out.extend(later);
+    out
+}
+
+/// Who else runs the hooks in `dir`, when anyone might: `None` when `dir` is inside this
+/// repository's git dir (only this repository and its worktrees run them). A directory outside
+/// it is shared with every repository whose `core.hooksPath` names it (all of them when the
+/// setting is global or system-wide), and a tracked one with every clone.
+pub fn sharing(repo: &Repo, dir: &Path) -> Option<String> {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let dir = canonical(dir);
+    if dir.starts_with(canonical(repo.common_dir())) || dir.starts_with(canonical(repo.git_dir())) {
+        return None;
+    }
+    let cwd = repo.workdir().unwrap_or(repo.common_dir());
+    let git = |args: &[&str]| {
+        crate::git::Git::new(cwd)
+            .args(args)
+            .run(std::time::Duration::from_secs(30))
+            .ok()
+            .filter(|o| o.success())
+            .map(|o| o.stdout)
+    };
+    let tracked = repo
+        .workdir()
+        .filter(|w| dir.starts_with(canonical(w)))
+        .and_then(|_| git(&["ls-files", "--", &dir.to_string_lossy()]))
+        .is_some_and(|out| !out.trim().is_empty());
+    let scope = git(&["config", "--show-scope", "--get", "core.hooksPath"])
+        .and_then(|out| out.split('\t').next().map(str::to_owned))
+        .unwrap_or_default();
+    Some(match scope.as_str() {
+        "global" | "system" => format!(
+            "core.hooksPath is set in your {scope} git config, so every repository without a core.hooksPath of its own runs the hooks there"
+        ),
+        _ if tracked => "it is tracked in this repository, so every clone that uses it runs the hooks there, and installing changes tracked files".to_owned(),
+        _ => "it is outside this repository's git dir, so every repository whose core.hooksPath names it runs the hooks there".to_owned(),
+    })
+}
+
+/// Removes our hooks and puts back the hook that was there before the last install: the last
+/// one ours chains. Older chained hooks (which were not running either when the last install
+/// found a newer one in our place) stay where they are, each named in a warning. Foreign hooks
+/// are never touched.
+pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
+    let dir = hooks_dir(repo);
+    let mut out = Installed::default();
     for (name, _) in SCRIPTS.into_iter().chain([GC_SCRIPT]) {
         let path = dir.join(name);
         if name == GC_SCRIPT.0 && !path.exists() {
@@ -156,13 +306,19 @@ pub fn uninstall(repo: &Repo) -> Result<Vec<(String, HookState)>, HookError> {
         }
         if is_ours(&path) {
             std::fs::remove_file(&path).map_err(io(format!("remove {}", path.display())))?;
-            let chained = dir.join(format!("{name}{CHAINED_SUFFIX}"));
-            if chained.exists() {
-                std::fs::rename(&chained, &path)
+            let mut kept = chained_hooks(&dir, name);
+            if let Some(last) = kept.pop() {
+                std::fs::rename(dir.join(&last), &path)
                     .map_err(io(format!("restore {}", path.display())))?;
             }
+            for older in kept {
+                out.warnings.push(format!(
+                    "{} was not running before our hooks were last installed (another {name} hook had replaced ours); it is left where it is",
+                    dir.join(older).display()
+                ));
+            }
         }
-        out.push((name.to_string(), state(&dir, name)));
+        out.states.push((name.to_string(), state(&dir, name)));
     }
     Ok(out)
 }
@@ -170,10 +326,11 @@ pub fn uninstall(repo: &Repo) -> Result<Vec<(String, HookState)>, HookError> {
 fn state(dir: &Path, name: &str) -> HookState {
     let path = dir.join(name);
     if is_ours(&path) {
-        if dir.join(format!("{name}{CHAINED_SUFFIX}")).exists() {
-            HookState::Chained
-        } else {
+        let chained = chained_hooks(dir, name);
+        if chained.is_empty() {
             HookState::Installed
+        } else {
+            HookState::Chained(chained)
         }
     } else if path.exists() {
         HookState::Foreign

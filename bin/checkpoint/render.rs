@@ -103,7 +103,7 @@ pub fn status_json(repo: &Repo, topo: &Topology<'_>) -> Value {
         .map(|(h, state)| {
             let ours = matches!(
                 state,
-                hooks::HookState::Installed | hooks::HookState::Chained
+                hooks::HookState::Installed | hooks::HookState::Chained(_)
             );
             (h, json!(ours))
         })

@@ -23,8 +23,19 @@ const LINE_4: &str = "{\"type\":\"assistant\",\"message\":\"added bye.txt\"}";
 
 static INPUTS: AtomicUsize = AtomicUsize::new(0);
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()
+}
+
+/// Asserts a process exited 0, showing its stdout and stderr otherwise.
+pub(crate) fn assert_exit_0(out: &Output, what: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{what} failed:\nstdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
 }
 
 /// A real `git <args>` in `dir` with our binaries on `PATH` and, when given, the primary
@@ -57,13 +68,7 @@ pub(crate) fn git_hooked(
 /// Like [`git_hooked`], asserting exit 0; returns stderr.
 pub(crate) fn git_ok(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> String {
     let out = git_hooked(env, dir, primary, args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "git {args:?} failed:\nstdout:\n{}\nstderr:\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_exit_0(&out, &format!("git {args:?}"));
     text(&out.stderr)
 }
 
@@ -84,13 +89,7 @@ pub(crate) fn entire_ok(
     args: &[&str],
 ) -> String {
     let out = entire(env, dir, primary, args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "git-entire-checkpoint {args:?} failed:\nstdout:\n{}\nstderr:\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_exit_0(&out, &format!("git-entire-checkpoint {args:?}"));
     text(&out.stdout)
 }
 

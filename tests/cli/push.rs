@@ -1394,14 +1394,19 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     assert_never_forced(&origin);
 }
 
-/// `core.hooksPath` is honoured, and a real `git push` through the hook there delivers the
-/// queued checkpoints.
+/// `core.hooksPath` is honoured (a directory outside the git dir needs `--shared`), and a real
+/// `git push` through the hook there delivers the queued checkpoints.
 #[test]
 fn hooks_install_honours_core_hooks_path_and_git_push_delivers() {
     let env = TestEnv::new();
     let origin = add_remote(&env, "origin");
     env.git(&["config", "core.hooksPath", "custom-hooks"]);
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "install"]);
+    let out = run_in(
+        &env,
+        Store::Refs,
+        env.repo(),
+        &["hooks", "install", "--shared"],
+    );
     assert_exit0(&out, "hooks install with core.hooksPath");
     let dir = hooks_dir(&env);
     assert_eq!(dir, env.repo().join("custom-hooks"));
@@ -1429,7 +1434,8 @@ fn hooks_install_honours_core_hooks_path_and_git_push_delivers() {
     assert_never_forced(&origin);
 }
 
-/// A hooks directory owned by husky is not written without `--force`.
+/// A hooks directory owned by husky is not written without `--force` (and `--shared`, as it is
+/// outside the git dir).
 #[test]
 fn hooks_install_refuses_a_husky_hooks_dir_without_force() {
     let env = TestEnv::new();
@@ -1453,9 +1459,9 @@ fn hooks_install_refuses_a_husky_hooks_dir_without_force() {
         &env,
         Store::Refs,
         env.repo(),
-        &["hooks", "install", "--force"],
+        &["hooks", "install", "--force", "--shared"],
     );
-    assert_exit0(&out, "hooks install --force");
+    assert_exit0(&out, "hooks install --force --shared");
     assert!(std::fs::read_to_string(env.repo().join(".husky/pre-push"))
         .expect("written with --force")
         .contains("Entire checkpoints hook"));

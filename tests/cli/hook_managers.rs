@@ -1,0 +1,327 @@
+//! Our hooks beside other hooks and hook managers, with the real tools (pre-commit, husky,
+//! lefthook, git-lfs; `.ci/hook-tools` installs them): re-installs that never hide a hook,
+//! shared hook directories, and the managers' own installs before and after ours. Every
+//! scenario ends with a real commit and a real push to a bare remote.
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use crate::commit_hooks::{assert_exit_0, lines, record, text, the_trailer, LINE_1, SESSION};
+use crate::env::{
+    checkpoint_bin, checkpoint_ref, hooks_dir, path_str, rev_in, write_executable, Store, TestEnv,
+};
+
+/// The directory `.ci/hook-tools` installs the hook managers into.
+fn tools_dir() -> PathBuf {
+    match std::env::var_os("ENTIRE_TEST_HOOK_TOOLS") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
+            .join(".cache/entire-checkpoints/hook-tools"),
+    }
+}
+
+/// The directories of the installed tools, then our binaries, then the test's own `PATH`.
+fn tool_path() -> std::ffi::OsString {
+    let tools = tools_dir();
+    let mut paths = vec![
+        tools.join("venv/bin"),
+        tools.join("npm/node_modules/.bin"),
+        checkpoint_bin().parent().expect("binary dir").to_path_buf(),
+    ];
+    if let Some(p) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(paths).expect("join PATH")
+}
+
+/// A repository with a bare remote `origin`, where git and the tools run with [`tool_path`] and
+/// the git-refs primary; `inputs/` holds the markers the test's own hooks leave.
+struct Scenario {
+    env: TestEnv,
+    origin: PathBuf,
+}
+
+impl Scenario {
+    fn new() -> Self {
+        let env = TestEnv::new();
+        let origin = env.bare_remote("origin");
+        Scenario { env, origin }
+    }
+
+    fn repo(&self) -> &Path {
+        self.env.repo()
+    }
+
+    /// `<tmp>/inputs/<name>`: where the test's hooks leave their markers.
+    fn marker(&self, name: &str) -> PathBuf {
+        self.env.root().join("inputs").join(name)
+    }
+
+    /// A hook script that appends `name` to the `ran` marker, and refuses (exit 1) while the
+    /// `refuse` marker exists.
+    fn user_hook(&self, name: &str) -> String {
+        format!(
+            "#!/bin/sh\necho {name} >> '{ran}'\n[ -f '{refuse}' ] && {{ echo '{name} refuses' >&2; exit 1; }}\nexit 0\n",
+            ran = path_str(&self.marker("ran")),
+            refuse = path_str(&self.marker("refuse")),
+        )
+    }
+
+    /// The names the test's hooks appended to the `ran` marker, in order; then empties it.
+    fn take_ran(&self) -> Vec<String> {
+        let ran = std::fs::read_to_string(self.marker("ran")).unwrap_or_default();
+        let _ = std::fs::remove_file(self.marker("ran"));
+        ran.lines().map(str::to_owned).collect()
+    }
+
+    /// Any program (`git`, a tool) in the repository with the test environment.
+    fn program(&self, program: &str, args: &[&str]) -> Output {
+        let mut cmd = std::process::Command::new(program);
+        for (k, v) in self.env.env_vars() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        cmd.current_dir(self.repo())
+            .args(args)
+            .env("PATH", tool_path())
+            .env("ENTIRE_CHECKPOINTS_PRIMARY", Store::Refs.name())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap_or_else(|e| panic!("run {program}: {e}"))
+    }
+
+    fn git(&self, args: &[&str]) -> Output {
+        self.program("git", args)
+    }
+
+    /// `git-entire-checkpoint <args>`.
+    fn entire(&self, args: &[&str]) -> Output {
+        self.program(path_str(&checkpoint_bin()), args)
+    }
+
+    /// Asserts `out` exited 0; returns its stderr.
+    fn ok(out: Output, what: &str) -> String {
+        assert_exit_0(&out, what);
+        text(&out.stderr)
+    }
+
+    /// A session with activity, then a commit of `file` through the hooks: asserts the trailer
+    /// was added and its checkpoint exists; returns the checkpoint ID.
+    fn commit(&self, file: &str) -> String {
+        record(
+            &self.env,
+            self.repo(),
+            SESSION,
+            Some(&lines(&[LINE_1])),
+            &[],
+        );
+        self.env.write_file(file, format!("{file}\n").as_bytes());
+        Self::ok(self.git(&["add", "--", file]), "git add");
+        Self::ok(self.git(&["commit", "-q", "-m", file]), "git commit");
+        let id = the_trailer(&self.env, "HEAD");
+        let out = self.git(&[
+            "cat-file",
+            "-e",
+            &format!("{}^{{tree}}", checkpoint_ref(&id)),
+        ]);
+        assert!(
+            out.status.success(),
+            "the checkpoint {id} the trailer names exists"
+        );
+        id
+    }
+
+    /// `git push origin main` through the hooks: asserts it succeeded and checkpoint `id` and
+    /// `main` reached the remote.
+    fn push(&self, id: &str) -> String {
+        let stderr = Self::ok(self.git(&["push", "-q", "origin", "main"]), "git push");
+        assert_eq!(
+            rev_in(&self.env, &self.origin, &checkpoint_ref(id)),
+            self.env.rev(&checkpoint_ref(id)),
+            "checkpoint {id} reached the remote:\n{stderr}"
+        );
+        assert_eq!(
+            rev_in(&self.env, &self.origin, "refs/heads/main"),
+            self.env.rev("main")
+        );
+        stderr
+    }
+
+    /// With the `refuse` marker, a push of a new commit fails and publishes nothing.
+    fn assert_push_refused(&self) {
+        std::fs::write(self.marker("refuse"), b"").unwrap();
+        self.env.write_file("refused.txt", b"refused\n");
+        Self::ok(self.git(&["add", "refused.txt"]), "git add");
+        Self::ok(self.git(&["commit", "-q", "-m", "refused"]), "git commit");
+        let before = rev_in(&self.env, &self.origin, "refs/heads/main");
+        let out = self.git(&["push", "-q", "origin", "main"]);
+        std::fs::remove_file(self.marker("refuse")).unwrap();
+        assert!(
+            !out.status.success(),
+            "the user's refusing pre-push hook still refuses:\n{}",
+            text(&out.stderr)
+        );
+        assert_eq!(rev_in(&self.env, &self.origin, "refs/heads/main"), before);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Re-installs never hide a hook
+// ---------------------------------------------------------------------------------------------
+
+/// A hook B that replaced ours after the first install is chained by the second (it runs, after
+/// the hook A the first install chained), with a warning naming it; uninstall puts back what
+/// was there before the second install: B in place, A where the first install kept it.
+#[test]
+fn a_hook_that_replaced_ours_is_chained_by_the_next_install_and_restored_by_uninstall() {
+    let s = Scenario::new();
+    let dir = hooks_dir(&s.env);
+    let a = s.user_hook("A");
+    let b = s.user_hook("B");
+    write_executable(&dir.join("pre-push"), &a);
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    write_executable(&dir.join("pre-push"), &b);
+
+    let stderr = Scenario::ok(s.entire(&["hooks", "install"]), "hooks install again");
+    assert!(
+        stderr.contains(path_str(&dir.join("pre-push")))
+            && stderr.contains("pre-push.pre-entire.002"),
+        "warns, naming the hook it found and where it is kept:\n{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pre-push.pre-entire.002")).unwrap(),
+        b
+    );
+    let status = text(&s.entire(&["hooks", "status"]).stdout);
+    assert!(
+        status.contains("chains pre-push.pre-entire, pre-push.pre-entire.002"),
+        "{status}"
+    );
+
+    let id = s.commit("a.txt");
+    s.push(&id);
+    assert_eq!(s.take_ran(), ["A", "B"], "both chained hooks ran, in order");
+    s.assert_push_refused();
+
+    let stderr = Scenario::ok(s.entire(&["hooks", "uninstall"]), "hooks uninstall");
+    assert_eq!(std::fs::read_to_string(dir.join("pre-push")).unwrap(), b);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pre-push.pre-entire")).unwrap(),
+        a
+    );
+    assert!(!dir.join("pre-push.pre-entire.002").exists());
+    assert!(
+        stderr.contains(path_str(&dir.join("pre-push.pre-entire"))),
+        "names the older hook it leaves in place:\n{stderr}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared hook directories
+// ---------------------------------------------------------------------------------------------
+
+/// A global `core.hooksPath` is shared by every repository of the user: refused without
+/// `--shared` (nothing written), installed with it (saying who is affected); `hooks status`
+/// shows the directory and that it is shared.
+#[test]
+fn a_global_hooks_path_is_refused_unless_shared() {
+    let s = Scenario::new();
+    let shared = s.env.root().join("global-hooks");
+    Scenario::ok(
+        s.git(&["config", "--global", "core.hooksPath", path_str(&shared)]),
+        "git config --global",
+    );
+    let out = s.entire(&["hooks", "install"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "refused:\n{stderr}");
+    assert!(
+        stderr.contains(path_str(&shared)) && stderr.contains("global"),
+        "names the directory and why it is shared:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("git entire-checkpoint hooks install --shared"),
+        "{stderr}"
+    );
+    assert!(!shared.join("pre-push").exists(), "nothing written");
+
+    let status = text(&s.entire(&["hooks", "status"]).stdout);
+    let line = status.lines().next().unwrap_or_default();
+    assert!(
+        line.starts_with("directory")
+            && line.contains(path_str(&shared))
+            && line.contains("shared"),
+        "{status}"
+    );
+
+    let stderr = Scenario::ok(s.entire(&["hooks", "install", "--shared"]), "--shared");
+    assert!(
+        stderr.contains("every repository without a core.hooksPath of its own"),
+        "says which repositories are affected:\n{stderr}"
+    );
+    let id = s.commit("a.txt");
+    s.push(&id);
+}
+
+/// A tracked hooks directory is refused without `--shared`: no tracked file changes.
+#[test]
+fn a_tracked_hooks_directory_is_refused_unless_shared() {
+    let s = Scenario::new();
+    let hook = s.user_hook("tracked");
+    s.env.write_file(".githooks/pre-push", hook.as_bytes());
+    s.env.git(&["add", ".githooks"]);
+    s.env.git(&["commit", "-q", "-m", "team hooks"]);
+    s.env.git(&["config", "core.hooksPath", ".githooks"]);
+    let out = s.entire(&["hooks", "install"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "refused:\n{stderr}");
+    assert!(stderr.contains("tracked"), "{stderr}");
+    assert_eq!(s.env.git(&["status", "--porcelain"]), "", "nothing changed");
+
+    let status = text(&s.entire(&["hooks", "status"]).stdout);
+    assert!(status.contains("shared: it is tracked"), "{status}");
+
+    // The default directory is this repository's own.
+    let s = Scenario::new();
+    let status = text(&s.entire(&["hooks", "status"]).stdout);
+    assert!(
+        status
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .contains("this repository only"),
+        "{status}"
+    );
+}
+
+/// The refusal for a directory a hook manager owns gives every hook's command, and a command
+/// that installs beside the manager and works as given.
+#[test]
+fn the_managed_directory_refusal_names_all_four_hooks_and_a_runnable_command() {
+    let s = Scenario::new();
+    s.env.write_file(".husky/pre-commit", b"exit 0\n");
+    s.env.git(&["config", "core.hooksPath", ".husky"]);
+    let out = s.entire(&["hooks", "install"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "refused:\n{stderr}");
+    for line in [
+        "pre-push            git entire-prepush \"$@\"",
+        "prepare-commit-msg  git entire-checkpoint hook prepare-commit-msg \"$@\"",
+        "post-commit         git entire-checkpoint hook post-commit",
+        "post-rewrite        git entire-checkpoint hook post-rewrite \"$@\"",
+    ] {
+        assert!(stderr.contains(line), "gives {line:?}:\n{stderr}");
+    }
+    let command = stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("git entire-checkpoint hooks install"))
+        .unwrap_or_else(|| panic!("a command to run:\n{stderr}"));
+    let args: Vec<&str> = command.split_whitespace().skip(2).collect();
+    Scenario::ok(s.entire(&args), command);
+    let id = s.commit("a.txt");
+    s.push(&id);
+}
