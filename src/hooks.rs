@@ -193,29 +193,48 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
     for (name, script) in SCRIPTS.into_iter().chain(gc) {
         let path = dir.join(name);
         if path.exists() && !is_ours(&path) {
-            let kept = chained_hooks(&dir, name);
-            let slot = if kept.is_empty() {
-                format!("{name}{CHAINED_SUFFIX}")
-            } else {
-                (2..)
-                    .map(|n| format!("{name}{CHAINED_SUFFIX}.{n:03}"))
-                    .find(|f| !dir.join(f).exists())
-                    .expect("a free slot")
-            };
-            std::fs::rename(&path, dir.join(&slot))
-                .map_err(io(format!("keep {}", path.display())))?;
-            if !kept.is_empty() {
-                warnings.push(format!(
-                    "{} had replaced our {name} hook since it was installed; it is kept as {slot} and runs after {}, then ours",
-                    path.display(),
-                    kept.join(", ")
-                ));
-            }
+            warnings.extend(keep_foreign(&dir, name)?);
         }
         write_script(&path, script)?;
         states.push((name.to_string(), state(&dir, name)));
     }
     Ok(Installed { states, warnings })
+}
+
+/// Moves the foreign hook at `<dir>/<name>` out of our way so ours runs it: to
+/// `<name>.pre-entire`, or after the hooks already kept there when it replaced ours since
+/// (`<name>.pre-entire.NNN`). One identical to a kept hook is a tool's re-install of its own
+/// hook (`git lfs update --force` does that): ours already runs it, so the copy goes rather than
+/// running twice. Returns the warnings for the user.
+fn keep_foreign(dir: &Path, name: &str) -> Result<Option<String>, HookError> {
+    let path = dir.join(name);
+    let kept = chained_hooks(dir, name);
+    if kept.is_empty() {
+        let slot = dir.join(format!("{name}{CHAINED_SUFFIX}"));
+        std::fs::rename(&path, slot).map_err(io(format!("keep {}", path.display())))?;
+        return Ok(None);
+    }
+    let found = std::fs::read(&path).ok();
+    if let Some(same) = kept
+        .iter()
+        .find(|k| std::fs::read(dir.join(k)).ok() == found)
+    {
+        std::fs::remove_file(&path).map_err(io(format!("remove {}", path.display())))?;
+        return Ok(Some(format!(
+            "{} had replaced our {name} hook; it is the same as {same}, which ours runs",
+            path.display()
+        )));
+    }
+    let slot = (2..)
+        .map(|n| format!("{name}{CHAINED_SUFFIX}.{n:03}"))
+        .find(|f| !dir.join(f).exists())
+        .expect("a free slot");
+    std::fs::rename(&path, dir.join(&slot)).map_err(io(format!("keep {}", path.display())))?;
+    Ok(Some(format!(
+        "{} had replaced our {name} hook since it was installed; it is kept as {slot} and runs after {}, then ours",
+        path.display(),
+        kept.join(", ")
+    )))
 }
 
 /// The `hooks install` command that installs ours in this repository as it is now: with

@@ -8,7 +8,8 @@ use std::process::{Output, Stdio};
 
 use crate::commit_hooks::{assert_exit_0, lines, record, text, the_trailer, LINE_1, SESSION};
 use crate::env::{
-    checkpoint_bin, checkpoint_ref, hooks_dir, path_str, rev_in, write_executable, Store, TestEnv,
+    checkpoint_bin, checkpoint_ref, hooks_dir, path_str, rev_in, sha256_hex, write_executable,
+    Store, TestEnv,
 };
 
 /// The directory `.ci/hook-tools` installs the hook managers into.
@@ -32,6 +33,30 @@ fn tool_path() -> std::ffi::OsString {
         paths.extend(std::env::split_paths(&p));
     }
     std::env::join_paths(paths).expect("join PATH")
+}
+
+fn is_ours(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| t.contains("Entire checkpoints hook"))
+}
+
+/// Fails (never skips) when a hook manager the tests run is not installed, saying how to
+/// install it.
+fn require(tool: &str) {
+    let found = match tool {
+        "git-lfs" => std::process::Command::new("git-lfs")
+            .arg("version")
+            .env("PATH", tool_path())
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        _ => ["venv/bin", "npm/node_modules/.bin"]
+            .iter()
+            .any(|d| tools_dir().join(d).join(tool).is_file()),
+    };
+    assert!(
+        found,
+        "{tool} is not installed in {}: run .ci/hook-tools (it installs pre-commit, husky, lefthook and git-lfs there)",
+        tools_dir().display()
+    );
 }
 
 /// A repository with a bare remote `origin`, where git and the tools run with [`tool_path`] and
@@ -149,6 +174,37 @@ impl Scenario {
             self.env.rev("main")
         );
         stderr
+    }
+
+    /// Like [`Scenario::commit`], with an LFS-tracked file `<name>.bin` beside: returns the
+    /// checkpoint ID and the LFS object's ID.
+    fn commit_lfs(&self, name: &str) -> (String, String) {
+        Self::ok(self.git(&["lfs", "track", "*.bin"]), "git lfs track");
+        Self::ok(self.git(&["add", ".gitattributes"]), "git add");
+        let content = format!("large {name}\n").repeat(100);
+        let file = format!("{name}.bin");
+        self.env.write_file(&file, content.as_bytes());
+        Self::ok(self.git(&["add", &file]), "git add");
+        let stored = self.git(&["cat-file", "-p", &format!(":{file}")]);
+        assert!(
+            text(&stored.stdout).starts_with("version https://git-lfs"),
+            "{file} is stored as an LFS pointer"
+        );
+        (
+            self.commit(&format!("{name}.txt")),
+            sha256_hex(content.as_bytes()),
+        )
+    }
+
+    /// Asserts the LFS object `oid` reached the remote.
+    fn assert_lfs_pushed(&self, oid: &str) {
+        let object = self
+            .origin
+            .join("lfs/objects")
+            .join(&oid[..2])
+            .join(&oid[2..4])
+            .join(oid);
+        assert!(object.is_file(), "the LFS object {oid} reached the remote");
     }
 
     /// With the `refuse` marker, a push of a new commit fails and publishes nothing.
@@ -324,4 +380,86 @@ fn the_managed_directory_refusal_names_all_four_hooks_and_a_runnable_command() {
     Scenario::ok(s.entire(&args), command);
     let id = s.commit("a.txt");
     s.push(&id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// git-lfs
+// ---------------------------------------------------------------------------------------------
+
+/// git-lfs first, then ours: ours chains LFS's pre-push and post-commit, and both tools' hooks
+/// run. LFS accepts only its own hook text where it installs, so `git lfs update` (and
+/// `install`) after ours exits 2 and changes nothing; `git lfs update --force` writes LFS's
+/// hooks over ours, and `hooks install` (doctor's repair) puts ours back, chaining LFS's once.
+#[test]
+fn git_lfs_first_then_ours_and_lfs_reinstalling_itself() {
+    require("git-lfs");
+    let s = Scenario::new();
+    Scenario::ok(s.git(&["lfs", "install"]), "git lfs install");
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    let dir = hooks_dir(&s.env);
+    for hook in ["pre-push", "post-commit"] {
+        let kept = std::fs::read_to_string(dir.join(format!("{hook}.pre-entire"))).unwrap();
+        assert!(
+            kept.contains(&format!("git lfs {hook}")),
+            "LFS's {hook} is chained"
+        );
+    }
+    let (id, oid) = s.commit_lfs("first");
+    s.push(&id);
+    s.assert_lfs_pushed(&oid);
+
+    let before = std::fs::read_to_string(dir.join("pre-push")).unwrap();
+    let out = s.git(&["lfs", "update"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pre-push")).unwrap(),
+        before
+    );
+
+    Scenario::ok(
+        s.git(&["lfs", "update", "--force"]),
+        "git lfs update --force",
+    );
+    let doctor = text(&s.entire(&["doctor"]).stdout);
+    assert!(
+        doctor.contains("hook-foreign") && doctor.contains("git entire-checkpoint hooks install"),
+        "doctor sees LFS's hook in our place and gives the repair:\n{doctor}"
+    );
+    let stderr = Scenario::ok(s.entire(&["hooks", "install"]), "hooks install again");
+    assert!(
+        stderr.contains("the same as pre-push.pre-entire"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.join("pre-push.pre-entire.002").exists(),
+        "LFS's hook runs once"
+    );
+    let (id, oid) = s.commit_lfs("second");
+    s.push(&id);
+    s.assert_lfs_pushed(&oid);
+}
+
+/// Ours first (chaining the user's own pre-push hook), then git-lfs: `git lfs install` exits 2
+/// and changes nothing; `git lfs install --force` then `hooks install` ends with all three
+/// running: the user's hook (which still refuses), LFS's, ours.
+#[test]
+fn ours_first_then_git_lfs() {
+    require("git-lfs");
+    let s = Scenario::new();
+    let dir = hooks_dir(&s.env);
+    write_executable(&dir.join("pre-push"), &s.user_hook("user"));
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    let out = s.git(&["lfs", "install"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(is_ours(&dir.join("pre-push")), "ours is left alone");
+    Scenario::ok(
+        s.git(&["lfs", "install", "--force"]),
+        "git lfs install --force",
+    );
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install again");
+    let (id, oid) = s.commit_lfs("first");
+    s.push(&id);
+    s.assert_lfs_pushed(&oid);
+    assert_eq!(s.take_ran(), ["user"]);
+    s.assert_push_refused();
 }
