@@ -207,12 +207,12 @@ impl Scenario {
         assert!(object.is_file(), "the LFS object {oid} reached the remote");
     }
 
-    /// With the `refuse` marker, a push of a new commit fails and publishes nothing.
+    /// A new commit, then with the `refuse` marker, its push fails and publishes nothing.
     fn assert_push_refused(&self) {
-        std::fs::write(self.marker("refuse"), b"").unwrap();
         self.env.write_file("refused.txt", b"refused\n");
         Self::ok(self.git(&["add", "refused.txt"]), "git add");
         Self::ok(self.git(&["commit", "-q", "-m", "refused"]), "git commit");
+        std::fs::write(self.marker("refuse"), b"").unwrap();
         let before = rev_in(&self.env, &self.origin, "refs/heads/main");
         let out = self.git(&["push", "-q", "origin", "main"]);
         std::fs::remove_file(self.marker("refuse")).unwrap();
@@ -461,5 +461,102 @@ fn ours_first_then_git_lfs() {
     s.push(&id);
     s.assert_lfs_pushed(&oid);
     assert_eq!(s.take_ran(), ["user"]);
+    s.assert_push_refused();
+}
+
+// ---------------------------------------------------------------------------------------------
+// pre-commit
+// ---------------------------------------------------------------------------------------------
+
+/// A committed `.pre-commit-config.yaml` whose hooks (for the `pre-commit` and `pre-push`
+/// stages) are the test's [`Scenario::user_hook`] scripts `pre-commit-commit` and
+/// `pre-commit-push` (the second refuses while the `refuse` marker exists).
+fn pre_commit_config(s: &Scenario) {
+    let mut hooks = String::new();
+    for (stage, id) in [
+        ("pre-commit", "pre-commit-commit"),
+        ("pre-push", "pre-commit-push"),
+    ] {
+        let script = s.marker(id);
+        write_executable(&script, &s.user_hook(id));
+        hooks.push_str(&format!(
+            "  - id: {id}\n    name: {id}\n    entry: {}\n    language: system\n    always_run: true\n    pass_filenames: false\n    stages: [{stage}]\n",
+            path_str(&script)
+        ));
+    }
+    s.env.write_file(
+        ".pre-commit-config.yaml",
+        format!("default_install_hook_types: [pre-commit, pre-push]\nrepos:\n- repo: local\n  hooks:\n{hooks}").as_bytes(),
+    );
+    s.env.git(&["add", ".pre-commit-config.yaml"]);
+    s.env.git(&["commit", "-q", "-m", "pre-commit config"]);
+}
+
+/// A commit and a push through pre-commit and ours: pre-commit's hooks ran, the trailer and the
+/// checkpoint are there and reached the remote.
+fn commit_and_push_with_pre_commit(s: &Scenario, file: &str) {
+    let id = s.commit(file);
+    s.push(&id);
+    assert_eq!(s.take_ran(), ["pre-commit-commit", "pre-commit-push"]);
+}
+
+/// pre-commit first, then ours, then pre-commit's re-install: ours sits where pre-commit runs
+/// a hook that was there before it (`<hook>.legacy`), so pre-commit's re-install keeps it;
+/// `hooks uninstall` leaves pre-commit's setup as it was.
+#[test]
+fn pre_commit_first_then_ours_then_pre_commit_again() {
+    require("pre-commit");
+    let s = Scenario::new();
+    pre_commit_config(&s);
+    Scenario::ok(s.program("pre-commit", &["install"]), "pre-commit install");
+    let dir = hooks_dir(&s.env);
+    let pre_commits_hook = std::fs::read_to_string(dir.join("pre-push")).unwrap();
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    commit_and_push_with_pre_commit(&s, "a.txt");
+
+    Scenario::ok(
+        s.program("pre-commit", &["install"]),
+        "pre-commit install again",
+    );
+    commit_and_push_with_pre_commit(&s, "b.txt");
+    s.assert_push_refused();
+    let doctor = s.entire(&["doctor"]);
+    assert!(
+        !text(&doctor.stdout).contains("hook-"),
+        "doctor: ours runs through pre-commit:\n{}",
+        text(&doctor.stdout)
+    );
+
+    Scenario::ok(s.entire(&["hooks", "uninstall"]), "hooks uninstall");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pre-push")).unwrap(),
+        pre_commits_hook
+    );
+    assert!(!dir.join("pre-push.legacy").exists());
+}
+
+/// Ours first, then pre-commit (which moves ours to `<hook>.legacy` and runs it), then
+/// `pre-commit install -f` (which deletes it): doctor reports ours missing, and its repair puts
+/// it back.
+#[test]
+fn ours_first_then_pre_commit_and_its_forced_reinstall() {
+    require("pre-commit");
+    let s = Scenario::new();
+    pre_commit_config(&s);
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    Scenario::ok(s.program("pre-commit", &["install"]), "pre-commit install");
+    commit_and_push_with_pre_commit(&s, "a.txt");
+
+    Scenario::ok(
+        s.program("pre-commit", &["install", "-f"]),
+        "pre-commit install -f",
+    );
+    let doctor = text(&s.entire(&["doctor"]).stdout);
+    assert!(
+        doctor.contains("hook-missing") && doctor.contains("git entire-checkpoint hooks install"),
+        "{doctor}"
+    );
+    Scenario::ok(s.entire(&["hooks", "install"]), "doctor's repair");
+    commit_and_push_with_pre_commit(&s, "b.txt");
     s.assert_push_refused();
 }
