@@ -527,6 +527,9 @@ fn run() -> Result<()> {
                         hooks::HookState::Chained(chained) => {
                             format!("installed (chains {})", chained.join(", "))
                         }
+                        hooks::HookState::Managed(manager) => {
+                            format!("installed (run by {manager})")
+                        }
                         hooks::HookState::Foreign => "foreign hook (not ours)".to_owned(),
                         hooks::HookState::Missing => "missing".to_owned(),
                     };

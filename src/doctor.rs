@@ -991,7 +991,7 @@ fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
                 )
                 .repair(repair.clone()),
             ),
-            HookState::Installed | HookState::Chained(_) => {}
+            HookState::Installed | HookState::Chained(_) | HookState::Managed(_) => {}
         }
     }
     Ok(out)

@@ -83,13 +83,26 @@ impl Scenario {
     }
 
     /// A hook script that appends `name` to the `ran` marker, and refuses (exit 1) while the
-    /// `refuse` marker exists.
+    /// `refuse` marker exists. It ends without `exit`, as a husky script must for lines added
+    /// after it to run.
     fn user_hook(&self, name: &str) -> String {
         format!(
-            "#!/bin/sh\necho {name} >> '{ran}'\n[ -f '{refuse}' ] && {{ echo '{name} refuses' >&2; exit 1; }}\nexit 0\n",
+            "#!/bin/sh\necho {name} >> '{ran}'\nif [ -f '{refuse}' ]; then echo '{name} refuses' >&2; exit 1; fi\n",
             ran = path_str(&self.marker("ran")),
             refuse = path_str(&self.marker("refuse")),
         )
+    }
+
+    /// The test's own hooks run by `manager`: [`Scenario::user_hook`] scripts
+    /// `<manager>-commit` for git's `pre-commit` and `<manager>-push` for `pre-push`, written to
+    /// `inputs/`, as `(git hook, name, script)`.
+    fn manager_hooks(&self, manager: &str) -> [(&'static str, String, PathBuf); 2] {
+        ["pre-commit", "pre-push"].map(|hook| {
+            let id = format!("{manager}-{}", hook.trim_start_matches("pre-"));
+            let script = self.marker(&id);
+            write_executable(&script, &self.user_hook(&id));
+            (hook, id, script)
+        })
     }
 
     /// The names the test's hooks appended to the `ran` marker, in order; then empties it.
@@ -353,24 +366,35 @@ fn a_tracked_hooks_directory_is_refused_unless_shared() {
     );
 }
 
-/// The refusal for a directory a hook manager owns gives every hook's command, and a command
-/// that installs beside the manager and works as given.
+/// A `lefthook-local.yml` that is not ours is left alone: the refusal gives the jobs of all
+/// four hooks to add, and a command that installs beside lefthook and works as given.
 #[test]
-fn the_managed_directory_refusal_names_all_four_hooks_and_a_runnable_command() {
+fn a_foreign_lefthook_local_file_is_refused_with_all_four_hooks_and_a_runnable_command() {
     let s = Scenario::new();
-    s.env.write_file(".husky/pre-commit", b"exit 0\n");
-    s.env.git(&["config", "core.hooksPath", ".husky"]);
+    s.env
+        .write_file("lefthook.yml", b"pre-commit:\n  jobs:\n    - run: 'true'\n");
+    let local = s
+        .env
+        .write_file("lefthook-local.yml", b"pre-commit:\n  skip: true\n");
     let out = s.entire(&["hooks", "install"]);
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "refused:\n{stderr}");
-    for line in [
-        "pre-push            git entire-prepush \"$@\"",
-        "prepare-commit-msg  git entire-checkpoint hook prepare-commit-msg \"$@\"",
-        "post-commit         git entire-checkpoint hook post-commit",
-        "post-rewrite        git entire-checkpoint hook post-rewrite \"$@\"",
+    assert!(
+        stderr.contains(path_str(&local)),
+        "names the file:\n{stderr}"
+    );
+    for call in [
+        "git entire-prepush {1} {2}",
+        "git entire-checkpoint hook prepare-commit-msg {0}",
+        "git entire-checkpoint hook post-commit",
+        "git entire-checkpoint hook post-rewrite {1}",
     ] {
-        assert!(stderr.contains(line), "gives {line:?}:\n{stderr}");
+        assert!(stderr.contains(call), "gives {call:?}:\n{stderr}");
     }
+    assert_eq!(
+        std::fs::read_to_string(&local).unwrap(),
+        "pre-commit:\n  skip: true\n"
+    );
     let command = stderr
         .lines()
         .map(str::trim)
@@ -420,12 +444,7 @@ fn git_lfs_first_then_ours_and_lfs_reinstalling_itself() {
         s.git(&["lfs", "update", "--force"]),
         "git lfs update --force",
     );
-    let doctor = text(&s.entire(&["doctor"]).stdout);
-    assert!(
-        doctor.contains("hook-foreign") && doctor.contains("git entire-checkpoint hooks install"),
-        "doctor sees LFS's hook in our place and gives the repair:\n{doctor}"
-    );
-    let stderr = Scenario::ok(s.entire(&["hooks", "install"]), "hooks install again");
+    let stderr = repair_with_doctor(&s, "hook-foreign");
     assert!(
         stderr.contains("the same as pre-push.pre-entire"),
         "{stderr}"
@@ -473,12 +492,7 @@ fn ours_first_then_git_lfs() {
 /// `pre-commit-push` (the second refuses while the `refuse` marker exists).
 fn pre_commit_config(s: &Scenario) {
     let mut hooks = String::new();
-    for (stage, id) in [
-        ("pre-commit", "pre-commit-commit"),
-        ("pre-push", "pre-commit-push"),
-    ] {
-        let script = s.marker(id);
-        write_executable(&script, &s.user_hook(id));
+    for (stage, id, script) in s.manager_hooks("pre-commit") {
         hooks.push_str(&format!(
             "  - id: {id}\n    name: {id}\n    entry: {}\n    language: system\n    always_run: true\n    pass_filenames: false\n    stages: [{stage}]\n",
             path_str(&script)
@@ -490,14 +504,6 @@ fn pre_commit_config(s: &Scenario) {
     );
     s.env.git(&["add", ".pre-commit-config.yaml"]);
     s.env.git(&["commit", "-q", "-m", "pre-commit config"]);
-}
-
-/// A commit and a push through pre-commit and ours: pre-commit's hooks ran, the trailer and the
-/// checkpoint are there and reached the remote.
-fn commit_and_push_with_pre_commit(s: &Scenario, file: &str) {
-    let id = s.commit(file);
-    s.push(&id);
-    assert_eq!(s.take_ran(), ["pre-commit-commit", "pre-commit-push"]);
 }
 
 /// pre-commit first, then ours, then pre-commit's re-install: ours sits where pre-commit runs
@@ -512,20 +518,15 @@ fn pre_commit_first_then_ours_then_pre_commit_again() {
     let dir = hooks_dir(&s.env);
     let pre_commits_hook = std::fs::read_to_string(dir.join("pre-push")).unwrap();
     Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
-    commit_and_push_with_pre_commit(&s, "a.txt");
+    commit_and_push_with(&s, "a.txt", "pre-commit");
 
     Scenario::ok(
         s.program("pre-commit", &["install"]),
         "pre-commit install again",
     );
-    commit_and_push_with_pre_commit(&s, "b.txt");
+    commit_and_push_with(&s, "b.txt", "pre-commit");
     s.assert_push_refused();
-    let doctor = s.entire(&["doctor"]);
-    assert!(
-        !text(&doctor.stdout).contains("hook-"),
-        "doctor: ours runs through pre-commit:\n{}",
-        text(&doctor.stdout)
-    );
+    assert_doctor_hooks_healthy(&s);
 
     Scenario::ok(s.entire(&["hooks", "uninstall"]), "hooks uninstall");
     assert_eq!(
@@ -545,18 +546,182 @@ fn ours_first_then_pre_commit_and_its_forced_reinstall() {
     pre_commit_config(&s);
     Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
     Scenario::ok(s.program("pre-commit", &["install"]), "pre-commit install");
-    commit_and_push_with_pre_commit(&s, "a.txt");
+    commit_and_push_with(&s, "a.txt", "pre-commit");
 
     Scenario::ok(
         s.program("pre-commit", &["install", "-f"]),
         "pre-commit install -f",
     );
-    let doctor = text(&s.entire(&["doctor"]).stdout);
-    assert!(
-        doctor.contains("hook-missing") && doctor.contains("git entire-checkpoint hooks install"),
-        "{doctor}"
-    );
-    Scenario::ok(s.entire(&["hooks", "install"]), "doctor's repair");
-    commit_and_push_with_pre_commit(&s, "b.txt");
+    repair_with_doctor(&s, "hook-missing");
+    commit_and_push_with(&s, "b.txt", "pre-commit");
     s.assert_push_refused();
+}
+
+/// Asserts doctor reports `code` for a hook, with `git entire-checkpoint hooks install` as every
+/// repair, and runs that repair as given; returns its stderr.
+fn repair_with_doctor(s: &Scenario, code: &str) -> String {
+    let doctor = text(&s.entire(&["doctor"]).stdout);
+    let repairs: Vec<&str> = doctor
+        .split("(repair: ")
+        .skip(1)
+        .filter_map(|r| r.split(')').next())
+        .collect();
+    assert!(
+        doctor.contains(code)
+            && !repairs.is_empty()
+            && repairs
+                .iter()
+                .all(|r| *r == "git entire-checkpoint hooks install"),
+        "doctor reports {code} with a repair that works as given:\n{doctor}"
+    );
+    Scenario::ok(s.entire(&["hooks", "install"]), "doctor's repair")
+}
+
+/// `hooks install` where `manager` owns the hooks: it says it changed `changed`; then a commit
+/// and a push through both, and doctor finds the hooks healthy.
+fn install_into_the_manager(s: &Scenario, manager: &str, changed: &str) {
+    let stderr = Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    assert!(stderr.contains(changed), "says what it changed:\n{stderr}");
+    commit_and_push_with(s, "a.txt", manager);
+    assert_doctor_hooks_healthy(s);
+}
+
+/// Asserts doctor finds nothing wrong with the hooks.
+fn assert_doctor_hooks_healthy(s: &Scenario) {
+    let doctor = s.entire(&["doctor"]);
+    let out = text(&doctor.stdout);
+    assert!(
+        !out.contains("hook-"),
+        "doctor: the hooks are healthy:\n{out}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// lefthook
+// ---------------------------------------------------------------------------------------------
+
+/// A committed `lefthook.yml` whose `pre-commit` and `pre-push` jobs are the test's
+/// [`Scenario::user_hook`] scripts `lefthook-commit` and `lefthook-push`, plus `extra` lines.
+fn lefthook_config(s: &Scenario, extra: &str) {
+    let mut config = String::new();
+    for (hook, id, script) in s.manager_hooks("lefthook") {
+        config.push_str(&format!(
+            "{hook}:\n  jobs:\n    - name: {id}\n      run: {}\n",
+            path_str(&script)
+        ));
+    }
+    config.push_str(extra);
+    s.env.write_file("lefthook.yml", config.as_bytes());
+    s.env.git(&["add", "lefthook.yml"]);
+    s.env.git(&["commit", "-q", "-m", "lefthook config"]);
+}
+
+/// A commit and a push through `manager` and ours: the manager's `<manager>-commit` and
+/// `<manager>-push` hooks ran, the trailer and the checkpoint are there and reached the remote.
+fn commit_and_push_with(s: &Scenario, file: &str, manager: &str) {
+    let id = s.commit(file);
+    s.push(&id);
+    assert_eq!(
+        s.take_ran(),
+        [format!("{manager}-commit"), format!("{manager}-push")]
+    );
+}
+
+/// lefthook first, then ours (run from lefthook's per-clone `lefthook-local.yml`, which
+/// `hooks install` writes), then lefthook's re-install and a config change that makes lefthook
+/// re-install itself: ours keeps running; `hooks uninstall` removes the file.
+#[test]
+fn lefthook_first_then_ours_then_lefthook_again() {
+    require("lefthook");
+    let s = Scenario::new();
+    lefthook_config(&s, "");
+    Scenario::ok(s.program("lefthook", &["install"]), "lefthook install");
+    install_into_the_manager(&s, "lefthook", "lefthook-local.yml");
+
+    Scenario::ok(
+        s.program("lefthook", &["install"]),
+        "lefthook install again",
+    );
+    commit_and_push_with(&s, "b.txt", "lefthook");
+    // The commit of the change runs the hooks too (without our binaries on PATH: ours does
+    // nothing there, as on a teammate's machine without this tool).
+    lefthook_config(&s, "post-merge:\n  jobs:\n    - run: 'true'\n");
+    s.take_ran();
+    commit_and_push_with(&s, "c.txt", "lefthook");
+    s.assert_push_refused();
+
+    let stderr = Scenario::ok(s.entire(&["hooks", "uninstall"]), "hooks uninstall");
+    assert!(!s.repo().join("lefthook-local.yml").exists(), "{stderr}");
+}
+
+/// Ours first, then lefthook, which moves ours aside where it never runs: doctor says so, and
+/// its repair (`hooks install`) has lefthook run ours.
+#[test]
+fn ours_first_then_lefthook() {
+    require("lefthook");
+    let s = Scenario::new();
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    lefthook_config(&s, "");
+    Scenario::ok(s.program("lefthook", &["install"]), "lefthook install");
+    repair_with_doctor(&s, "hook-foreign");
+    commit_and_push_with(&s, "a.txt", "lefthook");
+    s.assert_push_refused();
+    assert_doctor_hooks_healthy(&s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// husky
+// ---------------------------------------------------------------------------------------------
+
+/// Committed `.husky/pre-commit` and `.husky/pre-push` scripts: the test's
+/// [`Scenario::user_hook`] bodies `husky-commit` and `husky-push`.
+fn husky_scripts(s: &Scenario) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    for (hook, id) in [("pre-commit", "husky-commit"), ("pre-push", "husky-push")] {
+        let body = s.user_hook(id);
+        out.push((
+            s.env.write_file(&format!(".husky/{hook}"), body.as_bytes()),
+            body,
+        ));
+    }
+    s.env.git(&["add", ".husky"]);
+    s.env.git(&["commit", "-q", "-m", "husky scripts"]);
+    out
+}
+
+/// husky first, then ours (a line added to each of husky's scripts, which husky's re-install
+/// leaves alone), then husky's re-install: ours keeps running; `hooks uninstall` puts husky's
+/// scripts back as they were.
+#[test]
+fn husky_first_then_ours_then_husky_again() {
+    require("husky");
+    let s = Scenario::new();
+    let scripts = husky_scripts(&s);
+    Scenario::ok(s.program("husky", &[]), "husky");
+    install_into_the_manager(&s, "husky", ".husky/pre-push");
+
+    Scenario::ok(s.program("husky", &[]), "husky again");
+    commit_and_push_with(&s, "b.txt", "husky");
+    s.assert_push_refused();
+
+    Scenario::ok(s.entire(&["hooks", "uninstall"]), "hooks uninstall");
+    for (path, body) in scripts {
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), body);
+    }
+    assert!(!s.repo().join(".husky/post-commit").exists());
+}
+
+/// Ours first, then husky (whose core.hooksPath shadows ours): doctor says so, and its repair
+/// (`hooks install`) has husky run ours.
+#[test]
+fn ours_first_then_husky() {
+    require("husky");
+    let s = Scenario::new();
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    husky_scripts(&s);
+    Scenario::ok(s.program("husky", &[]), "husky");
+    repair_with_doctor(&s, "hook-foreign");
+    commit_and_push_with(&s, "a.txt", "husky");
+    s.assert_push_refused();
+    assert_doctor_hooks_healthy(&s);
 }

@@ -1,6 +1,10 @@
 //! Where git looks for hooks, and whether ours are there.
 
+mod managers;
+
 use std::path::{Path, PathBuf};
+
+pub use managers::Manager;
 
 use crate::repo::Repo;
 
@@ -18,19 +22,19 @@ pub const HOOK_NAMES: [&str; 4] = [
 /// The hook scripts `hooks install` writes: `(name, script)`. The scripts are the files of
 /// `hooks/` in the source tree, compiled in.
 pub const SCRIPTS: [(&str, &str); 4] = [
-    ("pre-push", include_str!("../hooks/pre-push")),
+    ("pre-push", include_str!("../../hooks/pre-push")),
     (
         "prepare-commit-msg",
-        include_str!("../hooks/prepare-commit-msg"),
+        include_str!("../../hooks/prepare-commit-msg"),
     ),
-    ("post-commit", include_str!("../hooks/post-commit")),
-    ("post-rewrite", include_str!("../hooks/post-rewrite")),
+    ("post-commit", include_str!("../../hooks/post-commit")),
+    ("post-rewrite", include_str!("../../hooks/post-rewrite")),
 ];
 
 /// The hook `hooks install` adds only when checkpoint gc is enabled in settings
 /// (`strategy_options.checkpoint_gc_days`): git's automatic maintenance then also drops local
 /// checkpoint refs the checkpoint remote holds.
-pub const GC_SCRIPT: (&str, &str) = ("pre-auto-gc", include_str!("../hooks/pre-auto-gc"));
+pub const GC_SCRIPT: (&str, &str) = ("pre-auto-gc", include_str!("../../hooks/pre-auto-gc"));
 
 /// The suffix a foreign hook is renamed to when ours takes its place (and is chained).
 pub const CHAINED_SUFFIX: &str = ".pre-entire";
@@ -38,14 +42,15 @@ pub const CHAINED_SUFFIX: &str = ".pre-entire";
 /// Errors installing hooks.
 #[derive(Debug, thiserror::Error)]
 pub enum HookError {
-    /// A hook manager owns the hooks directory; nothing was written.
-    #[error("{manager} manages this repository's git hooks ({dir}), so nothing was written. Either have {manager} run ours, one line per hook (docs/hooks.md has the snippet for {manager}):\n{lines}or install ours beside {manager}'s (they run {manager}'s first):\n    {command}")]
+    /// A hook manager's configuration file that is not ours lacks our hooks; nothing was
+    /// written.
+    #[error("{manager} manages this repository's git hooks, and {file} is not ours, so nothing was written. Add ours to it (docs/hooks.md has the snippet for {manager}):\n{lines}or install ours beside {manager}'s hooks (until {manager} installs its own again):\n    {command}")]
     Managed {
         /// The manager's name.
         manager: &'static str,
-        /// The hooks directory.
-        dir: String,
-        /// The command each of our hooks runs, one indented `hook: command` line each.
+        /// The configuration file.
+        file: String,
+        /// What to add to it.
         lines: String,
         /// The `hooks install` command that installs beside the manager.
         command: String,
@@ -81,34 +86,12 @@ pub enum HookState {
     /// Ours, chaining the hooks that were there before (their file names, in the order they
     /// run).
     Chained(Vec<String>),
+    /// Run by the hook manager (named) from its own configuration.
+    Managed(&'static str),
     /// Someone else's hook; ours is not installed.
     Foreign,
     /// No hook.
     Missing,
-}
-
-/// The hook manager that owns `dir` and runs no hook beside its own, if any. (pre-commit runs
-/// the hook it found in its place, `<hook>.legacy`: ours goes there, see [`our_path`].)
-fn hook_manager(repo: &Repo, dir: &Path) -> Option<&'static str> {
-    let d = dir.to_string_lossy();
-    if d.contains(".husky") {
-        return Some("husky");
-    }
-    let existing: String = SCRIPTS
-        .iter()
-        .filter_map(|(name, _)| std::fs::read_to_string(dir.join(name)).ok())
-        .collect();
-    if existing.contains("lefthook") {
-        return Some("lefthook");
-    }
-    let root = repo.workdir()?;
-    if ["lefthook.yml", ".lefthook.yml", "lefthook.yaml"]
-        .iter()
-        .any(|f| root.join(f).exists())
-    {
-        return Some("lefthook");
-    }
-    None
 }
 
 /// Whether the hook file at `path` is pre-commit's.
@@ -134,24 +117,11 @@ fn write_script(path: &Path, text: &str) -> Result<(), HookError> {
         .map_err(io(format!("write {}", path.display())))
 }
 
-/// The command each of our hooks runs, as a hook manager's configuration would run it.
-pub const HOOK_COMMANDS: [(&str, &str); 4] = [
-    ("pre-push", "git entire-prepush \"$@\""),
-    (
-        "prepare-commit-msg",
-        "git entire-checkpoint hook prepare-commit-msg \"$@\"",
-    ),
-    ("post-commit", "git entire-checkpoint hook post-commit"),
-    (
-        "post-rewrite",
-        "git entire-checkpoint hook post-rewrite \"$@\"",
-    ),
-];
-
 /// How `hooks install` may proceed.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct InstallOptions {
-    /// Install even where a hook manager owns the hooks directory.
+    /// Install ours into the hooks directory even where a hook manager (husky, lefthook) owns
+    /// it, rather than into the manager's configuration.
     pub force: bool,
     /// Install even where the hooks directory is shared or tracked.
     pub shared: bool,
@@ -171,25 +141,29 @@ pub struct Installed {
 /// chained (run first, same arguments and input, its failure passed through). A foreign hook
 /// found where ours was installed before (someone replaced ours) is chained too, after the ones
 /// kept earlier, as `<name>.pre-entire.NNN`, with a warning naming it: no hook is ever kept
-/// where it does not run. A directory owned by a hook manager is left alone unless
-/// `options.force`; a shared or tracked directory ([`sharing`]) unless `options.shared`.
+/// where it does not run. Where pre-commit's script is in place, ours goes where it runs it
+/// ([`our_path`]). Where husky or lefthook owns the directory, ours goes into its configuration
+/// instead ([`Manager::wire`]; ours left in the directory by an earlier install are taken out,
+/// what they chained put back), unless `options.force`. A shared or tracked directory
+/// ([`sharing`]) is left alone unless `options.shared`.
 pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookError> {
     let dir = hooks_dir(repo);
-    let shared = sharing(repo, &dir);
-    if !options.force {
-        if let Some(manager) = hook_manager(repo, &dir) {
-            let lines: String = HOOK_COMMANDS
-                .iter()
-                .map(|(hook, command)| format!("    {hook:<20}{command}\n"))
-                .collect();
-            return Err(HookError::Managed {
-                manager,
-                dir: dir.display().to_string(),
-                lines,
-                command: install_command(repo),
-            });
+    if let Some(manager) = Manager::detect(repo, &dir).filter(|_| !options.force) {
+        let mut warnings = manager.wire()?;
+        for (name, _) in SCRIPTS {
+            // lefthook keeps a hook it replaces as `<name>.old`, and never runs it.
+            for path in [dir.join(name), dir.join(format!("{name}.old"))] {
+                if is_ours(&path) {
+                    warnings.extend(remove_ours(&dir, name, &path)?);
+                }
+            }
         }
+        return Ok(Installed {
+            states: status(repo),
+            warnings,
+        });
     }
+    let shared = sharing(repo, &dir);
     let mut warnings = Vec::new();
     if let Some(why) = shared {
         if !options.shared {
@@ -215,7 +189,7 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
             warnings.extend(drop_chained_pre_commit(&dir, name)?);
         }
         write_script(&path, script)?;
-        states.push((name.to_string(), state(&dir, name)));
+        states.push((name.to_string(), state(&dir, name, None)));
     }
     Ok(Installed { states, warnings })
 }
@@ -274,14 +248,12 @@ fn keep_foreign(dir: &Path, name: &str, path: &Path) -> Result<Option<String>, H
 }
 
 /// The `hooks install` command that installs ours in this repository as it is now: with
-/// `--force` where a hook manager owns the hooks directory, `--shared` where it is shared.
+/// `--shared` where the hooks directory is shared (and no hook manager, whose configuration
+/// ours would go into, owns it).
 pub fn install_command(repo: &Repo) -> String {
     let dir = hooks_dir(repo);
     let mut command = "git entire-checkpoint hooks install".to_owned();
-    if hook_manager(repo, &dir).is_some() {
-        command.push_str(" --force");
-    }
-    if sharing(repo, &dir).is_some() {
+    if Manager::detect(repo, &dir).is_none() && sharing(repo, &dir).is_some() {
         command.push_str(" --shared");
     }
     command
@@ -350,36 +322,49 @@ pub fn sharing(repo: &Repo, dir: &Path) -> Option<String> {
 /// Removes our hooks and puts back the hook that was there before the last install: the last
 /// one ours chains. Older chained hooks (which were not running either when the last install
 /// found a newer one in our place) stay where they are, each named in a warning. Foreign hooks
-/// are never touched.
+/// are never touched. What `hooks install` put into a hook manager's configuration is taken
+/// out.
 pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
     let dir = hooks_dir(repo);
-    let mut out = Installed::default();
+    let mut warnings = match Manager::detect(repo, &dir) {
+        Some(manager) => manager.unwire()?,
+        None => Vec::new(),
+    };
     for (name, _) in SCRIPTS.into_iter().chain([GC_SCRIPT]) {
         let path = our_path(&dir, name);
-        if name == GC_SCRIPT.0 && !path.exists() {
-            continue;
-        }
         if is_ours(&path) {
-            std::fs::remove_file(&path).map_err(io(format!("remove {}", path.display())))?;
-            let mut kept = chained_hooks(&dir, name);
-            if let Some(last) = kept.pop() {
-                std::fs::rename(dir.join(&last), &path)
-                    .map_err(io(format!("restore {}", path.display())))?;
-            }
-            for older in kept {
-                out.warnings.push(format!(
-                    "{} was not running before our hooks were last installed (another {name} hook had replaced ours); it is left where it is",
-                    dir.join(older).display()
-                ));
-            }
+            warnings.extend(remove_ours(&dir, name, &path)?);
         }
-        out.states.push((name.to_string(), state(&dir, name)));
     }
-    Ok(out)
+    Ok(Installed {
+        states: status(repo),
+        warnings,
+    })
 }
 
-/// The state of our `name` hook in `dir` (run by pre-commit's script counts as installed).
-fn state(dir: &Path, name: &str) -> HookState {
+/// Removes our `name` hook at `path` and puts the last hook it chains there. Returns a warning
+/// for each older chained hook, left where it is.
+fn remove_ours(dir: &Path, name: &str, path: &Path) -> Result<Vec<String>, HookError> {
+    std::fs::remove_file(path).map_err(io(format!("remove {}", path.display())))?;
+    let mut kept = chained_hooks(dir, name);
+    if let Some(last) = kept.pop() {
+        std::fs::rename(dir.join(&last), path)
+            .map_err(io(format!("restore {}", path.display())))?;
+    }
+    Ok(kept
+        .into_iter()
+        .map(|older| {
+            format!(
+                "{} was not running before our hooks were last installed (another {name} hook had replaced ours); it is left where it is",
+                dir.join(older).display()
+            )
+        })
+        .collect())
+}
+
+/// The state of our `name` hook in `dir` (run by pre-commit's script counts as installed), where
+/// `manager` owns the directory.
+fn state(dir: &Path, name: &str, manager: Option<&Manager>) -> HookState {
     let path = our_path(dir, name);
     if is_ours(&path) {
         let chained = chained_hooks(dir, name);
@@ -388,6 +373,8 @@ fn state(dir: &Path, name: &str) -> HookState {
         } else {
             HookState::Chained(chained)
         }
+    } else if let Some(m) = manager.filter(|m| path.exists() && m.runs_ours(name)) {
+        HookState::Managed(m.name())
     } else if path.exists() {
         HookState::Foreign
     } else {
@@ -401,11 +388,12 @@ pub fn status(repo: &Repo) -> Vec<(String, HookState)> {
     let dir = hooks_dir(repo);
     let gc = GC_SCRIPT.0;
     let gc_due = crate::gc::enabled_in_settings(repo) || is_ours(&dir.join(gc));
+    let manager = Manager::detect(repo, &dir);
     HOOK_NAMES
         .iter()
         .copied()
         .chain(gc_due.then_some(gc))
-        .map(|n| (n.to_string(), state(&dir, n)))
+        .map(|n| (n.to_string(), state(&dir, n, manager.as_ref())))
         .collect()
 }
 
