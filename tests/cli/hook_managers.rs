@@ -725,3 +725,49 @@ fn ours_first_then_husky() {
     s.assert_push_refused();
     assert_doctor_hooks_healthy(&s);
 }
+
+/// lefthook's install displacing our post-commit (ours installed beside it with `--force`, then
+/// `lefthook install` with a post-commit job) leaves our prepare-commit-msg adding a trailer
+/// whose checkpoint is never written: doctor reports that commit, and `hooks install` has
+/// lefthook run all of ours again.
+#[test]
+fn a_displaced_post_commit_leaves_a_dangling_trailer_that_doctor_reports() {
+    require("lefthook");
+    let s = Scenario::new();
+    lefthook_config(&s, "post-commit:\n  jobs:\n    - run: 'true'\n");
+    Scenario::ok(
+        s.entire(&["hooks", "install", "--force"]),
+        "hooks install --force",
+    );
+    Scenario::ok(s.program("lefthook", &["install"]), "lefthook install");
+    record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    s.env.write_file("a.txt", b"a\n");
+    Scenario::ok(s.git(&["add", "a.txt"]), "git add");
+    Scenario::ok(s.git(&["commit", "-q", "-m", "a"]), "git commit");
+    let id = the_trailer(&s.env, "HEAD");
+    assert!(s.env.rev(&checkpoint_ref(&id)).is_none(), "never written");
+    let head = s.env.rev("HEAD").unwrap();
+    let doctor = text(&s.entire(&["doctor"]).stdout);
+    assert!(
+        doctor
+            .lines()
+            .any(|l| l.contains("trailer-dangling") && l.contains(&head[..7])),
+        "doctor reports the commit:\n{doctor}"
+    );
+    s.take_ran();
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    commit_and_push_with(&s, "b.txt", "lefthook");
+}
+
+/// `git entire-prepush` without the remote (a hook manager's entry that does not pass git's
+/// arguments on) says that it pushed nothing, rather than passing silently.
+#[test]
+fn prepush_without_a_remote_warns_that_nothing_was_pushed() {
+    let s = Scenario::new();
+    let out = s.program(path_str(&crate::env::prepush_bin()), &[]);
+    let stderr = Scenario::ok(out, "git entire-prepush");
+    assert!(
+        stderr.contains("no remote given, so no checkpoint was pushed"),
+        "{stderr}"
+    );
+}
