@@ -36,6 +36,35 @@ pub const SCRIPTS: [(&str, &str); 4] = [
 /// checkpoint refs the checkpoint remote holds.
 pub const GC_SCRIPT: (&str, &str) = ("pre-auto-gc", include_str!("../../hooks/pre-auto-gc"));
 
+/// The line of each hook script that `hooks install` replaces with [`RUNNER`].
+const RUNNER_LINE: &str = "# @entire-runner@ (`hooks install` puts hooks/runner.sh here)\n";
+
+/// The shell function the hook scripts run our binaries with; `@BIN_DIR@` becomes the directory
+/// `hooks install` ran from.
+const RUNNER: &str = include_str!("../../hooks/runner.sh");
+
+/// `script` as `hooks install` writes it: [`RUNNER`] in place of its [`RUNNER_LINE`], running
+/// our binaries from the directory of the running one (GUI git clients, IDEs and cron run hooks
+/// without the user's PATH). Where that directory cannot be known, the hooks use PATH, and
+/// `warnings` says so.
+fn render(script: &str, warnings: &mut Vec<String>) -> String {
+    let dir = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+        .and_then(|d| d.to_str().map(str::to_owned));
+    let quoted = match &dir {
+        Some(d) => format!("'{}'", d.replace('\'', "'\\''")),
+        None => {
+            let warning = "the directory of git-entire-checkpoint is not known: the hooks run our binaries from PATH, so a git client that runs hooks without your PATH skips them".to_owned();
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+            "''".to_owned()
+        }
+    };
+    script.replace(RUNNER_LINE, &RUNNER.replace("@BIN_DIR@", &quoted))
+}
+
 /// The suffix a foreign hook is renamed to when ours takes its place (and is chained).
 pub const CHAINED_SUFFIX: &str = ".pre-entire";
 
@@ -188,7 +217,8 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
         if path != dir.join(name) {
             warnings.extend(drop_chained_pre_commit(&dir, name)?);
         }
-        write_script(&path, script)?;
+        let text = render(script, &mut warnings);
+        write_script(&path, &text)?;
         states.push((name.to_string(), state(&dir, name, None)));
     }
     Ok(Installed { states, warnings })

@@ -251,7 +251,7 @@ fn hooks_install_writes_the_four_hooks_and_chains_a_foreign_one() {
         assert!(mode & 0o111 != 0, "{name} is executable");
         if name != "pre-push" {
             assert!(
-                script.contains(&format!("git entire-checkpoint hook {name}")),
+                script.contains(&format!("entire checkpoint hook {name}")),
                 "{name} calls the hook entry point:\n{script}"
             );
         }
@@ -274,13 +274,36 @@ fn hooks_install_writes_the_four_hooks_and_chains_a_foreign_one() {
     assert!(is_ulid(&the_trailer(&env, &head)));
 }
 
+/// Binaries gone from where `hooks install` found them: the hooks run the ones on PATH with a
+/// warning, and without any the commit still succeeds (warning, no trailer).
 #[test]
-fn without_the_binary_on_path_the_hooks_warn_and_the_commit_succeeds() {
+fn when_the_binaries_moved_the_hooks_use_path_or_warn_and_the_commit_succeeds() {
     let env = TestEnv::new();
     install_hooks(&env);
+    for name in ["prepare-commit-msg", "post-commit"] {
+        let path = hooks_dir(&env).join(name);
+        let script = std::fs::read_to_string(&path).unwrap();
+        let moved = script
+            .lines()
+            .map(|l| match l.starts_with("bin_dir=") {
+                true => "bin_dir='/nonexistent/moved'",
+                false => l,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(&path, moved).unwrap();
+    }
     record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
-    env.write_file("a.txt", b"a\n");
-    env.git(&["add", "a.txt"]);
+    let (head, stderr) = commit(&env, None, "a.txt", "from PATH");
+    assert!(
+        stderr.contains("/nonexistent/moved/git-entire-checkpoint is gone"),
+        "{stderr}"
+    );
+    the_trailer(&env, &head);
+
+    record(&env, env.repo(), SESSION, Some(&lines(&[LINE_2])), &[]);
+    env.write_file("b.txt", b"b\n");
+    env.git(&["add", "b.txt"]);
     let out = env
         .git_command_in(env.repo(), &["commit", "-q", "-m", "no binary"])
         .env("PATH", "/usr/bin:/bin")

@@ -114,6 +114,11 @@ impl Scenario {
 
     /// Any program (`git`, a tool) in the repository with the test environment.
     fn program(&self, program: &str, args: &[&str]) -> Output {
+        self.program_with_path(program, args, &tool_path())
+    }
+
+    /// [`Scenario::program`] with `path` as `PATH`.
+    fn program_with_path(&self, program: &str, args: &[&str], path: &std::ffi::OsStr) -> Output {
         let mut cmd = std::process::Command::new(program);
         for (k, v) in self.env.env_vars() {
             match v {
@@ -123,7 +128,7 @@ impl Scenario {
         }
         cmd.current_dir(self.repo())
             .args(args)
-            .env("PATH", tool_path())
+            .env("PATH", path)
             .env("ENTIRE_CHECKPOINTS_PRIMARY", Store::Refs.name())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -769,5 +774,47 @@ fn prepush_without_a_remote_warns_that_nothing_was_pushed() {
     assert!(
         stderr.contains("no remote given, so no checkpoint was pushed"),
         "{stderr}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// A minimal PATH
+// ---------------------------------------------------------------------------------------------
+
+/// GUI git clients, IDEs and cron run hooks with a PATH that lacks our binaries: every hook
+/// still runs ours, from where `hooks install` found them. (The git is the test's own, by its
+/// path, as a client runs its git: git puts its own directory on the hooks' PATH.)
+#[test]
+fn every_hook_runs_with_a_minimal_path() {
+    let s = Scenario::new();
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    let minimal = std::ffi::OsStr::new("/usr/bin:/bin");
+    let git_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git on the test's PATH");
+    let git = |args: &[&str]| {
+        let out = s.program_with_path(path_str(&git_path), args, minimal);
+        Scenario::ok(out, &format!("git {args:?} with PATH=/usr/bin:/bin"))
+    };
+    record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    s.env.write_file("a.txt", b"a\n");
+    git(&["add", "a.txt"]);
+    let stderr = git(&["commit", "-q", "-m", "a"]);
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let id = the_trailer(&s.env, "HEAD");
+    assert!(
+        s.env.rev(&checkpoint_ref(&id)).is_some(),
+        "post-commit wrote it"
+    );
+    // post-rewrite records the amend, so the amended commit still links the checkpoint.
+    git(&["commit", "-q", "--amend", "-m", "a, amended"]);
+    let show = s.entire(&["show", "HEAD", "--json"]);
+    assert!(text(&show.stdout).contains(&id), "{}", text(&show.stderr));
+    let stderr = git(&["push", "origin", "main"]);
+    assert_eq!(
+        rev_in(&s.env, &s.origin, &checkpoint_ref(&id)),
+        s.env.rev(&checkpoint_ref(&id)),
+        "pre-push pushed it:\n{stderr}"
     );
 }
