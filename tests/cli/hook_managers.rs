@@ -562,6 +562,39 @@ fn ours_first_then_pre_commit_and_its_forced_reinstall() {
     s.assert_push_refused();
 }
 
+/// The state earlier versions left (pre-commit's script chained by ours as `.pre-entire`, then
+/// `pre-commit install` moving ours to `.legacy`) fails every push; `hooks install` repairs it.
+#[test]
+fn hooks_install_repairs_pre_commit_running_itself_through_ours() {
+    require("pre-commit");
+    let s = Scenario::new();
+    pre_commit_config(&s);
+    Scenario::ok(s.program("pre-commit", &["install"]), "pre-commit install");
+    let dir = hooks_dir(&s.env);
+    std::fs::rename(dir.join("pre-push"), dir.join("pre-push.pre-entire")).unwrap();
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    Scenario::ok(
+        s.program("pre-commit", &["install"]),
+        "pre-commit install again",
+    );
+    let id = s.commit("a.txt");
+    let out = s.git(&["push", "-q", "origin", "main"]);
+    assert!(
+        !out.status.success() && text(&out.stderr).contains("migration mode"),
+        "the state of the issue: {}",
+        text(&out.stderr)
+    );
+    s.take_ran();
+
+    let stderr = Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    assert!(
+        stderr.contains("a copy of pre-commit's pre-push hook"),
+        "{stderr}"
+    );
+    s.push(&id);
+    assert_eq!(s.take_ran(), ["pre-commit-push"]);
+}
+
 /// Asserts doctor reports `code` for a hook, with `git entire-checkpoint hooks install` as every
 /// repair, and runs that repair as given; returns its stderr.
 fn repair_with_doctor(s: &Scenario, code: &str) -> String {
