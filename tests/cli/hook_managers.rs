@@ -511,15 +511,21 @@ fn pre_commit_config(s: &Scenario) {
     s.env.git(&["commit", "-q", "-m", "pre-commit config"]);
 }
 
+/// A [`Scenario`] with [`pre_commit_config`] and `pre-commit install` run.
+fn pre_commit_installed() -> Scenario {
+    require("pre-commit");
+    let s = Scenario::new();
+    pre_commit_config(&s);
+    Scenario::ok(s.program("pre-commit", &["install"]), "pre-commit install");
+    s
+}
+
 /// pre-commit first, then ours, then pre-commit's re-install: ours sits where pre-commit runs
 /// a hook that was there before it (`<hook>.legacy`), so pre-commit's re-install keeps it;
 /// `hooks uninstall` leaves pre-commit's setup as it was.
 #[test]
 fn pre_commit_first_then_ours_then_pre_commit_again() {
-    require("pre-commit");
-    let s = Scenario::new();
-    pre_commit_config(&s);
-    Scenario::ok(s.program("pre-commit", &["install"]), "pre-commit install");
+    let s = pre_commit_installed();
     let dir = hooks_dir(&s.env);
     let pre_commits_hook = std::fs::read_to_string(dir.join("pre-push")).unwrap();
     Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
@@ -566,10 +572,7 @@ fn ours_first_then_pre_commit_and_its_forced_reinstall() {
 /// `pre-commit install` moving ours to `.legacy`) fails every push; `hooks install` repairs it.
 #[test]
 fn hooks_install_repairs_pre_commit_running_itself_through_ours() {
-    require("pre-commit");
-    let s = Scenario::new();
-    pre_commit_config(&s);
-    Scenario::ok(s.program("pre-commit", &["install"]), "pre-commit install");
+    let s = pre_commit_installed();
     let dir = hooks_dir(&s.env);
     std::fs::rename(dir.join("pre-push"), dir.join("pre-push.pre-entire")).unwrap();
     Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
