@@ -304,7 +304,8 @@ enum HookCommand {
 enum HooksCommand {
     /// Install the hook scripts (respecting core.hooksPath), chaining any hook already there.
     Install {
-        /// Install even where a hook manager owns the hooks directory.
+        /// Install into the hooks directory even where lefthook owns it (rather than into its
+        /// configuration).
         #[arg(long)]
         force: bool,
         /// Install even where the hooks directory is shared with other repositories

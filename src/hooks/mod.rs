@@ -84,6 +84,13 @@ pub enum HookError {
         /// The `hooks install` command that installs beside the manager.
         command: String,
     },
+    /// `--force` where husky owns the hooks: its hooks find the script to run by their own file
+    /// name, so a renamed one (chained by ours) would silently skip the user's script.
+    #[error("husky runs the script named like the hook that runs it, so ours cannot chain husky's hooks in {dir} (the user's scripts would stop running); nothing was written. Run without --force: husky's scripts then run ours:\n    git entire-checkpoint hooks install")]
+    HuskyForced {
+        /// The hooks directory.
+        dir: String,
+    },
     /// The hooks directory is shared with other repositories or tracked; nothing was written.
     #[error("git runs this repository's hooks from {dir}, which is shared: {why}. Nothing was written; to install there all the same:\n    git entire-checkpoint hooks install --shared")]
     Shared {
@@ -149,8 +156,8 @@ fn write_script(path: &Path, text: &str) -> Result<(), HookError> {
 /// How `hooks install` may proceed.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct InstallOptions {
-    /// Install ours into the hooks directory even where a hook manager (husky, lefthook) owns
-    /// it, rather than into the manager's configuration.
+    /// Install ours into the hooks directory even where lefthook owns it, rather than into its
+    /// configuration.
     pub force: bool,
     /// Install even where the hooks directory is shared or tracked.
     pub shared: bool,
@@ -174,10 +181,17 @@ pub struct Installed {
 /// ([`our_path`]). Where husky or lefthook owns the directory, ours goes into its configuration
 /// instead ([`Manager::wire`]; ours left in the directory by an earlier install are taken out,
 /// what they chained put back), unless `options.force`. A shared or tracked directory
-/// ([`sharing`]) is left alone unless `options.shared`.
+/// ([`sharing`]) is left alone unless `options.shared`. `options.force` where husky owns the
+/// directory is refused ([`HookError::HuskyForced`]).
 pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookError> {
     let dir = hooks_dir(repo);
-    if let Some(manager) = Manager::detect(repo, &dir).filter(|_| !options.force) {
+    let manager = Manager::detect(repo, &dir);
+    if options.force && matches!(manager, Some(Manager::Husky { .. })) {
+        return Err(HookError::HuskyForced {
+            dir: dir.display().to_string(),
+        });
+    }
+    if let Some(manager) = manager.filter(|_| !options.force) {
         let mut warnings = manager.wire()?;
         for (name, _) in SCRIPTS {
             // lefthook keeps a hook it replaces as `<name>.old`, and never runs it.

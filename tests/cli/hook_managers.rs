@@ -854,3 +854,40 @@ fn every_hook_runs_with_a_minimal_path() {
         "pre-push pushed it:\n{stderr}"
     );
 }
+
+/// `--force` where husky owns the hooks is refused (renaming husky's hook to chain it would
+/// silently skip the user's script); husky's scripts wired by hand, with the lines of
+/// docs/hooks.md, run ours and doctor counts them as healthy.
+#[test]
+fn husky_forced_is_refused_and_hand_wired_scripts_are_healthy() {
+    require("husky");
+    let s = Scenario::new();
+    husky_scripts(&s);
+    Scenario::ok(s.program("husky", &[]), "husky");
+    let dir = hooks_dir(&s.env);
+    let stub = std::fs::read_to_string(dir.join("pre-push")).unwrap();
+    let out = s.entire(&["hooks", "install", "--force"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(dir.join("pre-push")).unwrap(), stub);
+
+    let docs = include_str!("../../docs/hooks.md");
+    let snippet = docs
+        .split("```sh\n# .husky/pre-push\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the husky snippet of docs/hooks.md");
+    let mut hook = "pre-push".to_owned();
+    for line in format!("# .husky/pre-push\n{snippet}").lines() {
+        match line.strip_prefix("# .husky/") {
+            Some(name) => hook = name.to_owned(),
+            None => {
+                let path = s.repo().join(".husky").join(&hook);
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                std::fs::write(&path, format!("{text}{line}\n")).unwrap();
+            }
+        }
+    }
+    commit_and_push_with(&s, "a.txt", "husky");
+    assert_doctor_hooks_healthy(&s);
+    s.assert_push_refused();
+}
