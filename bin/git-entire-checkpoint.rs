@@ -304,13 +304,19 @@ enum HookCommand {
 enum HooksCommand {
     /// Install the hook scripts (respecting core.hooksPath), chaining any hook already there.
     Install {
-        /// Install even where a hook manager owns the hooks directory.
+        /// Install into the hooks directory even where lefthook owns it (rather than into its
+        /// configuration).
         #[arg(long)]
         force: bool,
+        /// Install even where the hooks directory is shared with other repositories
+        /// (core.hooksPath outside the git dir) or tracked.
+        #[arg(long)]
+        shared: bool,
     },
     /// Remove our hooks and restore the ones they chained.
     Uninstall,
-    /// Show which hooks are installed.
+    /// Show which hooks are installed, the directory git runs them from and whether it is
+    /// shared.
     Status,
 }
 
@@ -493,18 +499,37 @@ fn run() -> Result<()> {
                 Ok(())
             }
             Command::Hooks(h) => {
-                let states = match h {
-                    HooksCommand::Install { force } => hooks::install(&repo, force)?,
+                let done = match h {
+                    HooksCommand::Install { force, shared } => {
+                        hooks::install(&repo, hooks::InstallOptions { force, shared })?
+                    }
                     HooksCommand::Uninstall => hooks::uninstall(&repo)?,
-                    HooksCommand::Status => hooks::status(&repo),
+                    HooksCommand::Status => hooks::Installed {
+                        states: hooks::status(&repo),
+                        warnings: Vec::new(),
+                    },
                 };
+                for w in &done.warnings {
+                    common::warn(quiet, w);
+                }
                 let dir = hooks::hooks_dir(&repo);
-                let mut text = String::new();
-                for (name, state) in states {
+                let mut text = format!(
+                    "{:<20}{} ({})\n",
+                    "directory",
+                    dir.display(),
+                    match hooks::sharing(&repo, &dir) {
+                        Some(why) => format!("shared: {why}"),
+                        None => "this repository only".to_owned(),
+                    }
+                );
+                for (name, state) in done.states {
                     let what = match state {
                         hooks::HookState::Installed => "installed".to_owned(),
-                        hooks::HookState::Chained => {
-                            format!("installed (chains {name}{})", hooks::CHAINED_SUFFIX)
+                        hooks::HookState::Chained(chained) => {
+                            format!("installed (chains {})", chained.join(", "))
+                        }
+                        hooks::HookState::Managed(manager) => {
+                            format!("installed (run by {manager})")
                         }
                         hooks::HookState::Foreign => "foreign hook (not ours)".to_owned(),
                         hooks::HookState::Missing => "missing".to_owned(),

@@ -45,6 +45,12 @@ fn main() -> ExitCode {
         let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
         let quiet = cli.quiet;
         let Some(remote) = cli.remote.or(cli.url) else {
+            // git always names the remote; a hook manager's configuration may not pass it on
+            // (pre-commit hands a hook neither git's arguments nor its input).
+            common::warn(
+                quiet,
+                "no remote given, so no checkpoint was pushed: call git entire-prepush with the remote git is pushing to (docs/hooks.md)",
+            );
             return Ok(());
         };
         // git does not tell a pre-push hook about `--dry-run`; its own arguments do, where the

@@ -933,9 +933,10 @@ fn is_stale(path: &Path) -> bool {
 }
 
 /// `hook-missing`, `hook-foreign` and `hooks-path-shadowed`. The fix installs our hooks when
-/// none of the hook files is foreign and no hook manager owns the directory (what
-/// `hooks install` does without `--force`); a foreign hook is only reported, since installing
-/// would move it aside to chain it.
+/// none of the hook files is foreign, no hook manager owns the directory and it is not shared
+/// (what `hooks install` does without `--force` or `--shared`); a foreign hook is only reported,
+/// since installing would move it aside to chain it. Each repair is the `hooks install` command
+/// that works here as given.
 fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     let repo = cx.repo;
     let dir = hooks::hooks_dir(repo);
@@ -943,7 +944,11 @@ fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     let states = hooks::status(repo);
     let any_foreign = states.iter().any(|(_, s)| *s == HookState::Foreign);
     let any_missing = states.iter().any(|(_, s)| *s == HookState::Missing);
-    let installed = cx.fix && any_missing && !any_foreign && hooks::install(repo, false).is_ok();
+    let installed = cx.fix
+        && any_missing
+        && !any_foreign
+        && hooks::install(repo, hooks::InstallOptions::default()).is_ok();
+    let repair = hooks::install_command(repo);
     let mut out = Vec::new();
     // Ours in the default directory while git runs hooks from elsewhere, where ours are not.
     let shadowed: Vec<&str> = hooks::HOOK_NAMES
@@ -962,7 +967,7 @@ fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
                     shadowed.join(", ")
                 ),
             )
-            .repair("git entire-checkpoint hooks install")
+            .repair(repair.clone())
             .fixed_if(installed),
         );
     }
@@ -975,7 +980,7 @@ fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
                     path,
                     format!("the {name} hook is not installed"),
                 )
-                .repair("git entire-checkpoint hooks install")
+                .repair(repair.clone())
                 .fixed_if(installed),
             ),
             HookState::Foreign => out.push(
@@ -984,9 +989,9 @@ fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
                     path,
                     format!("another tool's {name} hook is installed instead of ours"),
                 )
-                .repair("git entire-checkpoint hooks install (chains the existing hook)"),
+                .repair(repair.clone()),
             ),
-            HookState::Installed | HookState::Chained => {}
+            HookState::Installed | HookState::Chained(_) | HookState::Managed(_) => {}
         }
     }
     Ok(out)

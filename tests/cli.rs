@@ -39,6 +39,8 @@ mod fetch;
 mod fresh_clone;
 #[path = "cli/gc.rs"]
 mod gc;
+#[path = "cli/hook_managers.rs"]
+mod hook_managers;
 #[path = "cli/list.rs"]
 mod list;
 #[path = "cli/log.rs"]

@@ -103,7 +103,9 @@ pub fn status_json(repo: &Repo, topo: &Topology<'_>) -> Value {
         .map(|(h, state)| {
             let ours = matches!(
                 state,
-                hooks::HookState::Installed | hooks::HookState::Chained
+                hooks::HookState::Installed
+                    | hooks::HookState::Chained(_)
+                    | hooks::HookState::Managed(_)
             );
             (h, json!(ours))
         })

@@ -23,8 +23,19 @@ const LINE_4: &str = "{\"type\":\"assistant\",\"message\":\"added bye.txt\"}";
 
 static INPUTS: AtomicUsize = AtomicUsize::new(0);
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).to_string()
+}
+
+/// Asserts a process exited 0, showing its stdout and stderr otherwise.
+pub(crate) fn assert_exit_0(out: &Output, what: &str) {
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{what} failed:\nstdout:\n{}\nstderr:\n{}",
+        text(&out.stdout),
+        text(&out.stderr)
+    );
 }
 
 /// A real `git <args>` in `dir` with our binaries on `PATH` and, when given, the primary
@@ -57,13 +68,7 @@ pub(crate) fn git_hooked(
 /// Like [`git_hooked`], asserting exit 0; returns stderr.
 pub(crate) fn git_ok(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> String {
     let out = git_hooked(env, dir, primary, args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "git {args:?} failed:\nstdout:\n{}\nstderr:\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_exit_0(&out, &format!("git {args:?}"));
     text(&out.stderr)
 }
 
@@ -84,13 +89,7 @@ pub(crate) fn entire_ok(
     args: &[&str],
 ) -> String {
     let out = entire(env, dir, primary, args);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "git-entire-checkpoint {args:?} failed:\nstdout:\n{}\nstderr:\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
+    assert_exit_0(&out, &format!("git-entire-checkpoint {args:?}"));
     text(&out.stdout)
 }
 
@@ -252,7 +251,7 @@ fn hooks_install_writes_the_four_hooks_and_chains_a_foreign_one() {
         assert!(mode & 0o111 != 0, "{name} is executable");
         if name != "pre-push" {
             assert!(
-                script.contains(&format!("git entire-checkpoint hook {name}")),
+                script.contains(&format!("entire checkpoint hook {name}")),
                 "{name} calls the hook entry point:\n{script}"
             );
         }
@@ -275,13 +274,36 @@ fn hooks_install_writes_the_four_hooks_and_chains_a_foreign_one() {
     assert!(is_ulid(&the_trailer(&env, &head)));
 }
 
+/// Binaries gone from where `hooks install` found them: the hooks run the ones on PATH with a
+/// warning, and without any the commit still succeeds (warning, no trailer).
 #[test]
-fn without_the_binary_on_path_the_hooks_warn_and_the_commit_succeeds() {
+fn when_the_binaries_moved_the_hooks_use_path_or_warn_and_the_commit_succeeds() {
     let env = TestEnv::new();
     install_hooks(&env);
+    for name in ["prepare-commit-msg", "post-commit"] {
+        let path = hooks_dir(&env).join(name);
+        let script = std::fs::read_to_string(&path).unwrap();
+        let moved = script
+            .lines()
+            .map(|l| match l.starts_with("bin_dir=") {
+                true => "bin_dir='/nonexistent/moved'",
+                false => l,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        std::fs::write(&path, moved).unwrap();
+    }
     record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
-    env.write_file("a.txt", b"a\n");
-    env.git(&["add", "a.txt"]);
+    let (head, stderr) = commit(&env, None, "a.txt", "from PATH");
+    assert!(
+        stderr.contains("/nonexistent/moved/git-entire-checkpoint is gone"),
+        "{stderr}"
+    );
+    the_trailer(&env, &head);
+
+    record(&env, env.repo(), SESSION, Some(&lines(&[LINE_2])), &[]);
+    env.write_file("b.txt", b"b\n");
+    env.git(&["add", "b.txt"]);
     let out = env
         .git_command_in(env.repo(), &["commit", "-q", "-m", "no binary"])
         .env("PATH", "/usr/bin:/bin")

@@ -579,8 +579,9 @@ fn fix_replays_a_disconnected_v1_branch_offline_and_the_push_is_a_fast_forward()
         Some(theirs.clone()),
         "doctor pushed nothing"
     );
-    // A plain fast-forward push now lands it.
-    env.git(&["push", "-q", "origin", V1_BRANCH]);
+    // A plain fast-forward push now lands it (git's own: without our pre-push hook, which now
+    // finds our binaries wherever PATH is, and would push the queued branch first).
+    env.git(&["push", "-q", "--no-verify", "origin", V1_BRANCH]);
     assert_eq!(crate::env::rev_in(&env, &remote, V1_BRANCH), Some(tip));
 }
 
@@ -688,8 +689,32 @@ fn hooks_shadowed_by_core_hooks_path_are_reported_and_installed_there() {
         found(&doc, "hooks-path-shadowed"),
         [(subject.clone(), false)]
     );
-    let fixed = json(&env, Store::Refs, true, 0);
-    assert_eq!(found(&fixed, "hooks-path-shadowed"), [(subject, true)]);
+    // The directory is outside the git dir, so shared: --fix does not write there, and the
+    // repair is the command that does.
+    let fixed = json(&env, Store::Refs, true, 1);
+    assert_eq!(
+        found(&fixed, "hooks-path-shadowed"),
+        [(subject.clone(), false)]
+    );
+    assert!(!shadow.join("pre-push").exists());
+    let repairs: Vec<&str> = fixed["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["repair"].as_str())
+        .collect();
+    assert!(
+        repairs
+            .iter()
+            .all(|r| *r == "git entire-checkpoint hooks install --shared"),
+        "{fixed}"
+    );
+    let out = env
+        .cmd()
+        .args(["hooks", "install", "--shared"])
+        .output()
+        .unwrap();
+    assert_code(&out, 0, "the repair as given");
     assert!(std::fs::read_to_string(shadow.join("pre-push"))
         .unwrap()
         .contains("Entire checkpoints hook"));

@@ -1394,14 +1394,19 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     assert_never_forced(&origin);
 }
 
-/// `core.hooksPath` is honoured, and a real `git push` through the hook there delivers the
-/// queued checkpoints.
+/// `core.hooksPath` is honoured (a directory outside the git dir needs `--shared`), and a real
+/// `git push` through the hook there delivers the queued checkpoints.
 #[test]
 fn hooks_install_honours_core_hooks_path_and_git_push_delivers() {
     let env = TestEnv::new();
     let origin = add_remote(&env, "origin");
     env.git(&["config", "core.hooksPath", "custom-hooks"]);
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "install"]);
+    let out = run_in(
+        &env,
+        Store::Refs,
+        env.repo(),
+        &["hooks", "install", "--shared"],
+    );
     assert_exit0(&out, "hooks install with core.hooksPath");
     let dir = hooks_dir(&env);
     assert_eq!(dir, env.repo().join("custom-hooks"));
@@ -1429,36 +1434,29 @@ fn hooks_install_honours_core_hooks_path_and_git_push_delivers() {
     assert_never_forced(&origin);
 }
 
-/// A hooks directory owned by husky is not written without `--force`.
+/// A hooks directory of husky before 9 (`core.hooksPath` `.husky`, whose scripts git runs
+/// directly): ours is a line added to each script, the scripts git runs, and a real push
+/// delivers.
 #[test]
-fn hooks_install_refuses_a_husky_hooks_dir_without_force() {
+fn hooks_install_adds_ours_to_the_scripts_of_a_husky_hooks_dir() {
     let env = TestEnv::new();
-    env.write_file(".husky/pre-commit", b"npx lint-staged\n");
+    let origin = add_remote(&env, "origin");
+    write_executable(&env.repo().join(".husky/pre-commit"), "#!/bin/sh\nexit 0\n");
     env.git(&["config", "core.hooksPath", ".husky"]);
     let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "install"]);
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(out.status.code(), Some(1), "exit 1 under husky:\n{stderr}");
-    assert!(stderr.contains("husky"), "names husky:\n{stderr}");
-    assert!(
-        stderr.contains("git entire-prepush"),
-        "gives the line to add:\n{stderr}"
-    );
-    assert!(
-        !env.repo().join(".husky/pre-push").exists(),
-        "nothing written"
-    );
-    assert!(!env.common_dir().join("hooks/pre-push").exists());
+    assert_exit0(&out, "hooks install under husky");
+    let script = std::fs::read_to_string(env.repo().join(".husky/pre-push")).unwrap();
+    assert!(script.contains("git entire-prepush \"$@\""), "{script}");
+    assert_eq!(hooks_json(&env)["pre-push"], json!(true));
 
-    let out = run_in(
-        &env,
-        Store::Refs,
-        env.repo(),
-        &["hooks", "install", "--force"],
+    write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
+    let out = git_with_hooks(&env, &["push", "origin", "main"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    assert_exit0(&out, "hooks install --force");
-    assert!(std::fs::read_to_string(env.repo().join(".husky/pre-push"))
-        .expect("written with --force")
-        .contains("Entire checkpoints hook"));
+    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,0 +1,893 @@
+//! Our hooks beside other hooks and hook managers, with the real tools (pre-commit, husky,
+//! lefthook, git-lfs; `.ci/hook-tools` installs them): re-installs that never hide a hook,
+//! shared hook directories, and the managers' own installs before and after ours. Every
+//! scenario ends with a real commit and a real push to a bare remote.
+
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
+
+use crate::commit_hooks::{assert_exit_0, lines, record, text, the_trailer, LINE_1, SESSION};
+use crate::env::{
+    checkpoint_bin, checkpoint_ref, hooks_dir, path_str, rev_in, sha256_hex, write_executable,
+    Store, TestEnv,
+};
+
+/// The directory `.ci/hook-tools` installs the hook managers into.
+fn tools_dir() -> PathBuf {
+    match std::env::var_os("ENTIRE_TEST_HOOK_TOOLS") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
+            .join(".cache/entire-checkpoints/hook-tools"),
+    }
+}
+
+/// The directories of the installed tools, then our binaries, then the test's own `PATH`.
+fn tool_path() -> std::ffi::OsString {
+    let tools = tools_dir();
+    let mut paths = vec![
+        tools.join("venv/bin"),
+        tools.join("npm/node_modules/.bin"),
+        checkpoint_bin().parent().expect("binary dir").to_path_buf(),
+    ];
+    if let Some(p) = std::env::var_os("PATH") {
+        paths.extend(std::env::split_paths(&p));
+    }
+    std::env::join_paths(paths).expect("join PATH")
+}
+
+fn is_ours(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| t.contains("Entire checkpoints hook"))
+}
+
+/// Fails (never skips) when a hook manager the tests run is not installed, saying how to
+/// install it.
+fn require(tool: &str) {
+    let found = match tool {
+        "git-lfs" => std::process::Command::new("git-lfs")
+            .arg("version")
+            .env("PATH", tool_path())
+            .output()
+            .is_ok_and(|o| o.status.success()),
+        _ => ["venv/bin", "npm/node_modules/.bin"]
+            .iter()
+            .any(|d| tools_dir().join(d).join(tool).is_file()),
+    };
+    assert!(
+        found,
+        "{tool} is not installed in {}: run .ci/hook-tools (it installs pre-commit, husky, lefthook and git-lfs there)",
+        tools_dir().display()
+    );
+}
+
+/// A repository with a bare remote `origin`, where git and the tools run with [`tool_path`] and
+/// the git-refs primary; `inputs/` holds the markers the test's own hooks leave.
+struct Scenario {
+    env: TestEnv,
+    origin: PathBuf,
+}
+
+impl Scenario {
+    fn new() -> Self {
+        let env = TestEnv::new();
+        let origin = env.bare_remote("origin");
+        Scenario { env, origin }
+    }
+
+    fn repo(&self) -> &Path {
+        self.env.repo()
+    }
+
+    /// `<tmp>/inputs/<name>`: where the test's hooks leave their markers.
+    fn marker(&self, name: &str) -> PathBuf {
+        self.env.root().join("inputs").join(name)
+    }
+
+    /// A hook script that appends `name` to the `ran` marker, and refuses (exit 1) while the
+    /// `refuse` marker exists. It ends without `exit`, as a husky script must for lines added
+    /// after it to run.
+    fn user_hook(&self, name: &str) -> String {
+        format!(
+            "#!/bin/sh\necho {name} >> '{ran}'\nif [ -f '{refuse}' ]; then echo '{name} refuses' >&2; exit 1; fi\n",
+            ran = path_str(&self.marker("ran")),
+            refuse = path_str(&self.marker("refuse")),
+        )
+    }
+
+    /// The test's own hooks run by `manager`: [`Scenario::user_hook`] scripts
+    /// `<manager>-commit` for git's `pre-commit` and `<manager>-push` for `pre-push`, written to
+    /// `inputs/`, as `(git hook, name, script)`.
+    fn manager_hooks(&self, manager: &str) -> [(&'static str, String, PathBuf); 2] {
+        ["pre-commit", "pre-push"].map(|hook| {
+            let id = format!("{manager}-{}", hook.trim_start_matches("pre-"));
+            let script = self.marker(&id);
+            write_executable(&script, &self.user_hook(&id));
+            (hook, id, script)
+        })
+    }
+
+    /// The names the test's hooks appended to the `ran` marker, in order; then empties it.
+    fn take_ran(&self) -> Vec<String> {
+        let ran = std::fs::read_to_string(self.marker("ran")).unwrap_or_default();
+        let _ = std::fs::remove_file(self.marker("ran"));
+        ran.lines().map(str::to_owned).collect()
+    }
+
+    /// Any program (`git`, a tool) in the repository with the test environment.
+    fn program(&self, program: &str, args: &[&str]) -> Output {
+        self.program_with_path(program, args, &tool_path())
+    }
+
+    /// [`Scenario::program`] with `path` as `PATH`.
+    fn program_with_path(&self, program: &str, args: &[&str], path: &std::ffi::OsStr) -> Output {
+        let mut cmd = std::process::Command::new(program);
+        for (k, v) in self.env.env_vars() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        cmd.current_dir(self.repo())
+            .args(args)
+            .env("PATH", path)
+            .env("ENTIRE_CHECKPOINTS_PRIMARY", Store::Refs.name())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap_or_else(|e| panic!("run {program}: {e}"))
+    }
+
+    fn git(&self, args: &[&str]) -> Output {
+        self.program("git", args)
+    }
+
+    /// `git-entire-checkpoint <args>`.
+    fn entire(&self, args: &[&str]) -> Output {
+        self.program(path_str(&checkpoint_bin()), args)
+    }
+
+    /// Asserts `out` exited 0; returns its stderr.
+    fn ok(out: Output, what: &str) -> String {
+        assert_exit_0(&out, what);
+        text(&out.stderr)
+    }
+
+    /// A session with activity, then a commit of `file` through the hooks: asserts the trailer
+    /// was added and its checkpoint exists; returns the checkpoint ID.
+    fn commit(&self, file: &str) -> String {
+        record(
+            &self.env,
+            self.repo(),
+            SESSION,
+            Some(&lines(&[LINE_1])),
+            &[],
+        );
+        self.env.write_file(file, format!("{file}\n").as_bytes());
+        Self::ok(self.git(&["add", "--", file]), "git add");
+        Self::ok(self.git(&["commit", "-q", "-m", file]), "git commit");
+        let id = the_trailer(&self.env, "HEAD");
+        let out = self.git(&[
+            "cat-file",
+            "-e",
+            &format!("{}^{{tree}}", checkpoint_ref(&id)),
+        ]);
+        assert!(
+            out.status.success(),
+            "the checkpoint {id} the trailer names exists"
+        );
+        id
+    }
+
+    /// `git push origin main` through the hooks: asserts it succeeded and checkpoint `id` and
+    /// `main` reached the remote.
+    fn push(&self, id: &str) -> String {
+        let stderr = Self::ok(self.git(&["push", "-q", "origin", "main"]), "git push");
+        assert_eq!(
+            rev_in(&self.env, &self.origin, &checkpoint_ref(id)),
+            self.env.rev(&checkpoint_ref(id)),
+            "checkpoint {id} reached the remote:\n{stderr}"
+        );
+        assert_eq!(
+            rev_in(&self.env, &self.origin, "refs/heads/main"),
+            self.env.rev("main")
+        );
+        stderr
+    }
+
+    /// Like [`Scenario::commit`], with an LFS-tracked file `<name>.bin` beside: returns the
+    /// checkpoint ID and the LFS object's ID.
+    fn commit_lfs(&self, name: &str) -> (String, String) {
+        Self::ok(self.git(&["lfs", "track", "*.bin"]), "git lfs track");
+        Self::ok(self.git(&["add", ".gitattributes"]), "git add");
+        let content = format!("large {name}\n").repeat(100);
+        let file = format!("{name}.bin");
+        self.env.write_file(&file, content.as_bytes());
+        Self::ok(self.git(&["add", &file]), "git add");
+        let stored = self.git(&["cat-file", "-p", &format!(":{file}")]);
+        assert!(
+            text(&stored.stdout).starts_with("version https://git-lfs"),
+            "{file} is stored as an LFS pointer"
+        );
+        (
+            self.commit(&format!("{name}.txt")),
+            sha256_hex(content.as_bytes()),
+        )
+    }
+
+    /// Asserts the LFS object `oid` reached the remote.
+    fn assert_lfs_pushed(&self, oid: &str) {
+        let object = self
+            .origin
+            .join("lfs/objects")
+            .join(&oid[..2])
+            .join(&oid[2..4])
+            .join(oid);
+        assert!(object.is_file(), "the LFS object {oid} reached the remote");
+    }
+
+    /// A new commit, then with the `refuse` marker, its push fails and publishes nothing.
+    fn assert_push_refused(&self) {
+        self.env.write_file("refused.txt", b"refused\n");
+        Self::ok(self.git(&["add", "refused.txt"]), "git add");
+        Self::ok(self.git(&["commit", "-q", "-m", "refused"]), "git commit");
+        std::fs::write(self.marker("refuse"), b"").unwrap();
+        let before = rev_in(&self.env, &self.origin, "refs/heads/main");
+        let out = self.git(&["push", "-q", "origin", "main"]);
+        std::fs::remove_file(self.marker("refuse")).unwrap();
+        assert!(
+            !out.status.success(),
+            "the user's refusing pre-push hook still refuses:\n{}",
+            text(&out.stderr)
+        );
+        assert_eq!(rev_in(&self.env, &self.origin, "refs/heads/main"), before);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Re-installs never hide a hook
+// ---------------------------------------------------------------------------------------------
+
+/// A hook B that replaced ours after the first install is chained by the second (it runs, after
+/// the hook A the first install chained), with a warning naming it; uninstall puts back what
+/// was there before the second install: B in place, A where the first install kept it.
+#[test]
+fn a_hook_that_replaced_ours_is_chained_by_the_next_install_and_restored_by_uninstall() {
+    let s = Scenario::new();
+    let dir = hooks_dir(&s.env);
+    let a = s.user_hook("A");
+    let b = s.user_hook("B");
+    write_executable(&dir.join("pre-push"), &a);
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    write_executable(&dir.join("pre-push"), &b);
+
+    let stderr = Scenario::ok(s.entire(&["hooks", "install"]), "hooks install again");
+    assert!(
+        stderr.contains(path_str(&dir.join("pre-push")))
+            && stderr.contains("pre-push.pre-entire.002"),
+        "warns, naming the hook it found and where it is kept:\n{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pre-push.pre-entire.002")).unwrap(),
+        b
+    );
+    let status = text(&s.entire(&["hooks", "status"]).stdout);
+    assert!(
+        status.contains("chains pre-push.pre-entire, pre-push.pre-entire.002"),
+        "{status}"
+    );
+
+    let id = s.commit("a.txt");
+    s.push(&id);
+    assert_eq!(s.take_ran(), ["A", "B"], "both chained hooks ran, in order");
+    s.assert_push_refused();
+
+    let stderr = Scenario::ok(s.entire(&["hooks", "uninstall"]), "hooks uninstall");
+    assert_eq!(std::fs::read_to_string(dir.join("pre-push")).unwrap(), b);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pre-push.pre-entire")).unwrap(),
+        a
+    );
+    assert!(!dir.join("pre-push.pre-entire.002").exists());
+    assert!(
+        stderr.contains(path_str(&dir.join("pre-push.pre-entire"))),
+        "names the older hook it leaves in place:\n{stderr}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shared hook directories
+// ---------------------------------------------------------------------------------------------
+
+/// A global `core.hooksPath` is shared by every repository of the user: refused without
+/// `--shared` (nothing written), installed with it (saying who is affected); `hooks status`
+/// shows the directory and that it is shared.
+#[test]
+fn a_global_hooks_path_is_refused_unless_shared() {
+    let s = Scenario::new();
+    let shared = s.env.root().join("global-hooks");
+    Scenario::ok(
+        s.git(&["config", "--global", "core.hooksPath", path_str(&shared)]),
+        "git config --global",
+    );
+    let out = s.entire(&["hooks", "install"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "refused:\n{stderr}");
+    assert!(
+        stderr.contains(path_str(&shared)) && stderr.contains("global"),
+        "names the directory and why it is shared:\n{stderr}"
+    );
+    assert!(
+        stderr.contains("git entire-checkpoint hooks install --shared"),
+        "{stderr}"
+    );
+    assert!(!shared.join("pre-push").exists(), "nothing written");
+
+    let status = text(&s.entire(&["hooks", "status"]).stdout);
+    let line = status.lines().next().unwrap_or_default();
+    assert!(
+        line.starts_with("directory")
+            && line.contains(path_str(&shared))
+            && line.contains("shared"),
+        "{status}"
+    );
+
+    let stderr = Scenario::ok(s.entire(&["hooks", "install", "--shared"]), "--shared");
+    assert!(
+        stderr.contains("every repository without a core.hooksPath of its own"),
+        "says which repositories are affected:\n{stderr}"
+    );
+    let id = s.commit("a.txt");
+    s.push(&id);
+}
+
+/// A tracked hooks directory is refused without `--shared`: no tracked file changes.
+#[test]
+fn a_tracked_hooks_directory_is_refused_unless_shared() {
+    let s = Scenario::new();
+    let hook = s.user_hook("tracked");
+    s.env.write_file(".githooks/pre-push", hook.as_bytes());
+    s.env.git(&["add", ".githooks"]);
+    s.env.git(&["commit", "-q", "-m", "team hooks"]);
+    s.env.git(&["config", "core.hooksPath", ".githooks"]);
+    let out = s.entire(&["hooks", "install"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "refused:\n{stderr}");
+    assert!(stderr.contains("tracked"), "{stderr}");
+    assert_eq!(s.env.git(&["status", "--porcelain"]), "", "nothing changed");
+
+    let status = text(&s.entire(&["hooks", "status"]).stdout);
+    assert!(status.contains("shared: it is tracked"), "{status}");
+
+    // The default directory is this repository's own.
+    let s = Scenario::new();
+    let status = text(&s.entire(&["hooks", "status"]).stdout);
+    assert!(
+        status
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .contains("this repository only"),
+        "{status}"
+    );
+}
+
+/// A `lefthook-local.yml` that is not ours is left alone: the refusal gives the jobs of all
+/// four hooks to add, and a command that installs beside lefthook and works as given.
+#[test]
+fn a_foreign_lefthook_local_file_is_refused_with_all_four_hooks_and_a_runnable_command() {
+    let s = Scenario::new();
+    s.env
+        .write_file("lefthook.yml", b"pre-commit:\n  jobs:\n    - run: 'true'\n");
+    let local = s
+        .env
+        .write_file("lefthook-local.yml", b"pre-commit:\n  skip: true\n");
+    let out = s.entire(&["hooks", "install"]);
+    let stderr = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "refused:\n{stderr}");
+    assert!(
+        stderr.contains(path_str(&local)),
+        "names the file:\n{stderr}"
+    );
+    for call in [
+        "git entire-prepush {1} {2}",
+        "git entire-checkpoint hook prepare-commit-msg {0}",
+        "git entire-checkpoint hook post-commit",
+        "git entire-checkpoint hook post-rewrite {1}",
+    ] {
+        assert!(stderr.contains(call), "gives {call:?}:\n{stderr}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&local).unwrap(),
+        "pre-commit:\n  skip: true\n"
+    );
+    let command = stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("git entire-checkpoint hooks install"))
+        .unwrap_or_else(|| panic!("a command to run:\n{stderr}"));
+    let args: Vec<&str> = command.split_whitespace().skip(2).collect();
+    Scenario::ok(s.entire(&args), command);
+    let id = s.commit("a.txt");
+    s.push(&id);
+}
+
+// ---------------------------------------------------------------------------------------------
+// git-lfs
+// ---------------------------------------------------------------------------------------------
+
+/// git-lfs first, then ours: ours chains LFS's pre-push and post-commit, and both tools' hooks
+/// run. LFS accepts only its own hook text where it installs, so `git lfs update` (and
+/// `install`) after ours exits 2 and changes nothing; `git lfs update --force` writes LFS's
+/// hooks over ours, and `hooks install` (doctor's repair) puts ours back, chaining LFS's once.
+#[test]
+fn git_lfs_first_then_ours_and_lfs_reinstalling_itself() {
+    require("git-lfs");
+    let s = Scenario::new();
+    Scenario::ok(s.git(&["lfs", "install"]), "git lfs install");
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    let dir = hooks_dir(&s.env);
+    for hook in ["pre-push", "post-commit"] {
+        let kept = std::fs::read_to_string(dir.join(format!("{hook}.pre-entire"))).unwrap();
+        assert!(
+            kept.contains(&format!("git lfs {hook}")),
+            "LFS's {hook} is chained"
+        );
+    }
+    let (id, oid) = s.commit_lfs("first");
+    s.push(&id);
+    s.assert_lfs_pushed(&oid);
+
+    let before = std::fs::read_to_string(dir.join("pre-push")).unwrap();
+    let out = s.git(&["lfs", "update"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pre-push")).unwrap(),
+        before
+    );
+
+    Scenario::ok(
+        s.git(&["lfs", "update", "--force"]),
+        "git lfs update --force",
+    );
+    let stderr = repair_with_doctor(&s, "hook-foreign");
+    assert!(
+        stderr.contains("the same as pre-push.pre-entire"),
+        "{stderr}"
+    );
+    assert!(
+        !dir.join("pre-push.pre-entire.002").exists(),
+        "LFS's hook runs once"
+    );
+    let (id, oid) = s.commit_lfs("second");
+    s.push(&id);
+    s.assert_lfs_pushed(&oid);
+}
+
+/// Ours first (chaining the user's own pre-push hook), then git-lfs: `git lfs install` exits 2
+/// and changes nothing; `git lfs install --force` then `hooks install` ends with all three
+/// running: the user's hook (which still refuses), LFS's, ours.
+#[test]
+fn ours_first_then_git_lfs() {
+    require("git-lfs");
+    let s = Scenario::new();
+    let dir = hooks_dir(&s.env);
+    write_executable(&dir.join("pre-push"), &s.user_hook("user"));
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    let out = s.git(&["lfs", "install"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(is_ours(&dir.join("pre-push")), "ours is left alone");
+    Scenario::ok(
+        s.git(&["lfs", "install", "--force"]),
+        "git lfs install --force",
+    );
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install again");
+    let (id, oid) = s.commit_lfs("first");
+    s.push(&id);
+    s.assert_lfs_pushed(&oid);
+    assert_eq!(s.take_ran(), ["user"]);
+    s.assert_push_refused();
+}
+
+// ---------------------------------------------------------------------------------------------
+// pre-commit
+// ---------------------------------------------------------------------------------------------
+
+/// A committed `.pre-commit-config.yaml` whose hooks (for the `pre-commit` and `pre-push`
+/// stages) are the test's [`Scenario::user_hook`] scripts `pre-commit-commit` and
+/// `pre-commit-push` (the second refuses while the `refuse` marker exists).
+fn pre_commit_config(s: &Scenario) {
+    let mut hooks = String::new();
+    for (stage, id, script) in s.manager_hooks("pre-commit") {
+        hooks.push_str(&format!(
+            "  - id: {id}\n    name: {id}\n    entry: {}\n    language: system\n    always_run: true\n    pass_filenames: false\n    stages: [{stage}]\n",
+            path_str(&script)
+        ));
+    }
+    s.env.write_file(
+        ".pre-commit-config.yaml",
+        format!("default_install_hook_types: [pre-commit, pre-push]\nrepos:\n- repo: local\n  hooks:\n{hooks}").as_bytes(),
+    );
+    s.env.git(&["add", ".pre-commit-config.yaml"]);
+    s.env.git(&["commit", "-q", "-m", "pre-commit config"]);
+}
+
+/// A [`Scenario`] with [`pre_commit_config`] and `pre-commit install` run.
+fn pre_commit_installed() -> Scenario {
+    require("pre-commit");
+    let s = Scenario::new();
+    pre_commit_config(&s);
+    Scenario::ok(s.program("pre-commit", &["install"]), "pre-commit install");
+    s
+}
+
+/// pre-commit first, then ours, then pre-commit's re-install: ours sits where pre-commit runs
+/// a hook that was there before it (`<hook>.legacy`), so pre-commit's re-install keeps it;
+/// `hooks uninstall` leaves pre-commit's setup as it was.
+#[test]
+fn pre_commit_first_then_ours_then_pre_commit_again() {
+    let s = pre_commit_installed();
+    let dir = hooks_dir(&s.env);
+    let pre_commits_hook = std::fs::read_to_string(dir.join("pre-push")).unwrap();
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    commit_and_push_with(&s, "a.txt", "pre-commit");
+
+    Scenario::ok(
+        s.program("pre-commit", &["install"]),
+        "pre-commit install again",
+    );
+    commit_and_push_with(&s, "b.txt", "pre-commit");
+    s.assert_push_refused();
+    assert_doctor_hooks_healthy(&s);
+
+    Scenario::ok(s.entire(&["hooks", "uninstall"]), "hooks uninstall");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pre-push")).unwrap(),
+        pre_commits_hook
+    );
+    assert!(!dir.join("pre-push.legacy").exists());
+}
+
+/// Ours first, then pre-commit (which moves ours to `<hook>.legacy` and runs it), then
+/// `pre-commit install -f` (which deletes it): doctor reports ours missing, and its repair puts
+/// it back.
+#[test]
+fn ours_first_then_pre_commit_and_its_forced_reinstall() {
+    require("pre-commit");
+    let s = Scenario::new();
+    pre_commit_config(&s);
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    Scenario::ok(s.program("pre-commit", &["install"]), "pre-commit install");
+    commit_and_push_with(&s, "a.txt", "pre-commit");
+
+    Scenario::ok(
+        s.program("pre-commit", &["install", "-f"]),
+        "pre-commit install -f",
+    );
+    repair_with_doctor(&s, "hook-missing");
+    commit_and_push_with(&s, "b.txt", "pre-commit");
+    s.assert_push_refused();
+}
+
+/// The state earlier versions left (pre-commit's script chained by ours as `.pre-entire`, then
+/// `pre-commit install` moving ours to `.legacy`) fails every push; `hooks install` repairs it.
+#[test]
+fn hooks_install_repairs_pre_commit_running_itself_through_ours() {
+    let s = pre_commit_installed();
+    let dir = hooks_dir(&s.env);
+    std::fs::rename(dir.join("pre-push"), dir.join("pre-push.pre-entire")).unwrap();
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    Scenario::ok(
+        s.program("pre-commit", &["install"]),
+        "pre-commit install again",
+    );
+    let id = s.commit("a.txt");
+    let out = s.git(&["push", "-q", "origin", "main"]);
+    assert!(
+        !out.status.success() && text(&out.stderr).contains("migration mode"),
+        "the state of the issue: {}",
+        text(&out.stderr)
+    );
+    s.take_ran();
+
+    let stderr = Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    assert!(
+        stderr.contains("a copy of pre-commit's pre-push hook"),
+        "{stderr}"
+    );
+    s.push(&id);
+    assert_eq!(s.take_ran(), ["pre-commit-push"]);
+}
+
+/// Asserts doctor reports `code` for a hook, with `git entire-checkpoint hooks install` as every
+/// repair, and runs that repair as given; returns its stderr.
+fn repair_with_doctor(s: &Scenario, code: &str) -> String {
+    let doctor = text(&s.entire(&["doctor"]).stdout);
+    let repairs: Vec<&str> = doctor
+        .split("(repair: ")
+        .skip(1)
+        .filter_map(|r| r.split(')').next())
+        .collect();
+    assert!(
+        doctor.contains(code)
+            && !repairs.is_empty()
+            && repairs
+                .iter()
+                .all(|r| *r == "git entire-checkpoint hooks install"),
+        "doctor reports {code} with a repair that works as given:\n{doctor}"
+    );
+    Scenario::ok(s.entire(&["hooks", "install"]), "doctor's repair")
+}
+
+/// `hooks install` where `manager` owns the hooks: it says it changed `changed`; then a commit
+/// and a push through both, and doctor finds the hooks healthy.
+fn install_into_the_manager(s: &Scenario, manager: &str, changed: &str) {
+    let stderr = Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    assert!(stderr.contains(changed), "says what it changed:\n{stderr}");
+    commit_and_push_with(s, "a.txt", manager);
+    assert_doctor_hooks_healthy(s);
+}
+
+/// Asserts doctor finds nothing wrong with the hooks.
+fn assert_doctor_hooks_healthy(s: &Scenario) {
+    let doctor = s.entire(&["doctor"]);
+    let out = text(&doctor.stdout);
+    assert!(
+        !out.contains("hook-"),
+        "doctor: the hooks are healthy:\n{out}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// lefthook
+// ---------------------------------------------------------------------------------------------
+
+/// A committed `lefthook.yml` whose `pre-commit` and `pre-push` jobs are the test's
+/// [`Scenario::user_hook`] scripts `lefthook-commit` and `lefthook-push`, plus `extra` lines.
+fn lefthook_config(s: &Scenario, extra: &str) {
+    let mut config = String::new();
+    for (hook, id, script) in s.manager_hooks("lefthook") {
+        config.push_str(&format!(
+            "{hook}:\n  jobs:\n    - name: {id}\n      run: {}\n",
+            path_str(&script)
+        ));
+    }
+    config.push_str(extra);
+    s.env.write_file("lefthook.yml", config.as_bytes());
+    s.env.git(&["add", "lefthook.yml"]);
+    s.env.git(&["commit", "-q", "-m", "lefthook config"]);
+}
+
+/// A commit and a push through `manager` and ours: the manager's `<manager>-commit` and
+/// `<manager>-push` hooks ran, the trailer and the checkpoint are there and reached the remote.
+fn commit_and_push_with(s: &Scenario, file: &str, manager: &str) {
+    let id = s.commit(file);
+    s.push(&id);
+    assert_eq!(
+        s.take_ran(),
+        [format!("{manager}-commit"), format!("{manager}-push")]
+    );
+}
+
+/// lefthook first, then ours (run from lefthook's per-clone `lefthook-local.yml`, which
+/// `hooks install` writes), then lefthook's re-install and a config change that makes lefthook
+/// re-install itself: ours keeps running; `hooks uninstall` removes the file.
+#[test]
+fn lefthook_first_then_ours_then_lefthook_again() {
+    require("lefthook");
+    let s = Scenario::new();
+    lefthook_config(&s, "");
+    Scenario::ok(s.program("lefthook", &["install"]), "lefthook install");
+    install_into_the_manager(&s, "lefthook", "lefthook-local.yml");
+
+    Scenario::ok(
+        s.program("lefthook", &["install"]),
+        "lefthook install again",
+    );
+    commit_and_push_with(&s, "b.txt", "lefthook");
+    // The commit of the change runs the hooks too (without our binaries on PATH: ours does
+    // nothing there, as on a teammate's machine without this tool).
+    lefthook_config(&s, "post-merge:\n  jobs:\n    - run: 'true'\n");
+    s.take_ran();
+    commit_and_push_with(&s, "c.txt", "lefthook");
+    s.assert_push_refused();
+
+    let stderr = Scenario::ok(s.entire(&["hooks", "uninstall"]), "hooks uninstall");
+    assert!(!s.repo().join("lefthook-local.yml").exists(), "{stderr}");
+}
+
+/// Ours first, then lefthook, which moves ours aside where it never runs: doctor says so, and
+/// its repair (`hooks install`) has lefthook run ours.
+#[test]
+fn ours_first_then_lefthook() {
+    require("lefthook");
+    let s = Scenario::new();
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    lefthook_config(&s, "");
+    Scenario::ok(s.program("lefthook", &["install"]), "lefthook install");
+    repair_with_doctor(&s, "hook-foreign");
+    commit_and_push_with(&s, "a.txt", "lefthook");
+    s.assert_push_refused();
+    assert_doctor_hooks_healthy(&s);
+}
+
+// ---------------------------------------------------------------------------------------------
+// husky
+// ---------------------------------------------------------------------------------------------
+
+/// Committed `.husky/pre-commit` and `.husky/pre-push` scripts: the test's
+/// [`Scenario::user_hook`] bodies `husky-commit` and `husky-push`.
+fn husky_scripts(s: &Scenario) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    for (hook, id) in [("pre-commit", "husky-commit"), ("pre-push", "husky-push")] {
+        let body = s.user_hook(id);
+        out.push((
+            s.env.write_file(&format!(".husky/{hook}"), body.as_bytes()),
+            body,
+        ));
+    }
+    s.env.git(&["add", ".husky"]);
+    s.env.git(&["commit", "-q", "-m", "husky scripts"]);
+    out
+}
+
+/// husky first, then ours (a line added to each of husky's scripts, which husky's re-install
+/// leaves alone), then husky's re-install: ours keeps running; `hooks uninstall` puts husky's
+/// scripts back as they were.
+#[test]
+fn husky_first_then_ours_then_husky_again() {
+    require("husky");
+    let s = Scenario::new();
+    let scripts = husky_scripts(&s);
+    Scenario::ok(s.program("husky", &[]), "husky");
+    install_into_the_manager(&s, "husky", ".husky/pre-push");
+
+    Scenario::ok(s.program("husky", &[]), "husky again");
+    commit_and_push_with(&s, "b.txt", "husky");
+    s.assert_push_refused();
+
+    Scenario::ok(s.entire(&["hooks", "uninstall"]), "hooks uninstall");
+    for (path, body) in scripts {
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), body);
+    }
+    assert!(!s.repo().join(".husky/post-commit").exists());
+}
+
+/// Ours first, then husky (whose core.hooksPath shadows ours): doctor says so, and its repair
+/// (`hooks install`) has husky run ours.
+#[test]
+fn ours_first_then_husky() {
+    require("husky");
+    let s = Scenario::new();
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    husky_scripts(&s);
+    Scenario::ok(s.program("husky", &[]), "husky");
+    repair_with_doctor(&s, "hook-foreign");
+    commit_and_push_with(&s, "a.txt", "husky");
+    s.assert_push_refused();
+    assert_doctor_hooks_healthy(&s);
+}
+
+/// lefthook's install displacing our post-commit (ours installed beside it with `--force`, then
+/// `lefthook install` with a post-commit job) leaves our prepare-commit-msg adding a trailer
+/// whose checkpoint is never written: doctor reports that commit, and `hooks install` has
+/// lefthook run all of ours again.
+#[test]
+fn a_displaced_post_commit_leaves_a_dangling_trailer_that_doctor_reports() {
+    require("lefthook");
+    let s = Scenario::new();
+    lefthook_config(&s, "post-commit:\n  jobs:\n    - run: 'true'\n");
+    Scenario::ok(
+        s.entire(&["hooks", "install", "--force"]),
+        "hooks install --force",
+    );
+    Scenario::ok(s.program("lefthook", &["install"]), "lefthook install");
+    record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    s.env.write_file("a.txt", b"a\n");
+    Scenario::ok(s.git(&["add", "a.txt"]), "git add");
+    Scenario::ok(s.git(&["commit", "-q", "-m", "a"]), "git commit");
+    let id = the_trailer(&s.env, "HEAD");
+    assert!(s.env.rev(&checkpoint_ref(&id)).is_none(), "never written");
+    let head = s.env.rev("HEAD").unwrap();
+    let doctor = text(&s.entire(&["doctor"]).stdout);
+    assert!(
+        doctor
+            .lines()
+            .any(|l| l.contains("trailer-dangling") && l.contains(&head[..7])),
+        "doctor reports the commit:\n{doctor}"
+    );
+    s.take_ran();
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    commit_and_push_with(&s, "b.txt", "lefthook");
+}
+
+/// `git entire-prepush` without the remote (a hook manager's entry that does not pass git's
+/// arguments on) says that it pushed nothing, rather than passing silently.
+#[test]
+fn prepush_without_a_remote_warns_that_nothing_was_pushed() {
+    let s = Scenario::new();
+    let out = s.program(path_str(&crate::env::prepush_bin()), &[]);
+    let stderr = Scenario::ok(out, "git entire-prepush");
+    assert!(
+        stderr.contains("no remote given, so no checkpoint was pushed"),
+        "{stderr}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// A minimal PATH
+// ---------------------------------------------------------------------------------------------
+
+/// GUI git clients, IDEs and cron run hooks with a PATH that lacks our binaries: every hook
+/// still runs ours, from where `hooks install` found them. (The git is the test's own, by its
+/// path, as a client runs its git: git puts its own directory on the hooks' PATH.)
+#[test]
+fn every_hook_runs_with_a_minimal_path() {
+    let s = Scenario::new();
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    let minimal = std::ffi::OsStr::new("/usr/bin:/bin");
+    let git_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git on the test's PATH");
+    let git = |args: &[&str]| {
+        let out = s.program_with_path(path_str(&git_path), args, minimal);
+        Scenario::ok(out, &format!("git {args:?} with PATH=/usr/bin:/bin"))
+    };
+    record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    s.env.write_file("a.txt", b"a\n");
+    git(&["add", "a.txt"]);
+    let stderr = git(&["commit", "-q", "-m", "a"]);
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let id = the_trailer(&s.env, "HEAD");
+    assert!(
+        s.env.rev(&checkpoint_ref(&id)).is_some(),
+        "post-commit wrote it"
+    );
+    // post-rewrite records the amend, so the amended commit still links the checkpoint.
+    git(&["commit", "-q", "--amend", "-m", "a, amended"]);
+    let show = s.entire(&["show", "HEAD", "--json"]);
+    assert!(text(&show.stdout).contains(&id), "{}", text(&show.stderr));
+    let stderr = git(&["push", "origin", "main"]);
+    assert_eq!(
+        rev_in(&s.env, &s.origin, &checkpoint_ref(&id)),
+        s.env.rev(&checkpoint_ref(&id)),
+        "pre-push pushed it:\n{stderr}"
+    );
+}
+
+/// `--force` where husky owns the hooks is refused (renaming husky's hook to chain it would
+/// silently skip the user's script); husky's scripts wired by hand, with the lines of
+/// docs/hooks.md, run ours and doctor counts them as healthy.
+#[test]
+fn husky_forced_is_refused_and_hand_wired_scripts_are_healthy() {
+    require("husky");
+    let s = Scenario::new();
+    husky_scripts(&s);
+    Scenario::ok(s.program("husky", &[]), "husky");
+    let dir = hooks_dir(&s.env);
+    let stub = std::fs::read_to_string(dir.join("pre-push")).unwrap();
+    let out = s.entire(&["hooks", "install", "--force"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(dir.join("pre-push")).unwrap(), stub);
+
+    let docs = include_str!("../../docs/hooks.md");
+    let snippet = docs
+        .split("```sh\n# .husky/pre-push\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("the husky snippet of docs/hooks.md");
+    let mut hook = "pre-push".to_owned();
+    for line in format!("# .husky/pre-push\n{snippet}").lines() {
+        match line.strip_prefix("# .husky/") {
+            Some(name) => hook = name.to_owned(),
+            None => {
+                let path = s.repo().join(".husky").join(&hook);
+                let text = std::fs::read_to_string(&path).unwrap_or_default();
+                std::fs::write(&path, format!("{text}{line}\n")).unwrap();
+            }
+        }
+    }
+    commit_and_push_with(&s, "a.txt", "husky");
+    assert_doctor_hooks_healthy(&s);
+    s.assert_push_refused();
+}
