@@ -31,6 +31,16 @@ struct Cli {
     generate_man: Option<PathBuf>,
 }
 
+/// Whether git's pre-push input names a remote ref of ours (the v1 branch or a checkpoint ref).
+fn pushes_checkpoint_refs(input: &str) -> bool {
+    input.lines().any(|line| {
+        line.split(' ').nth(2).is_some_and(|r| {
+            r == entire_checkpoints::store::branch::V1_BRANCH_REF
+                || r.starts_with(entire_checkpoints::refname::CHECKPOINT_REF_PREFIX)
+        })
+    })
+}
+
 fn main() -> ExitCode {
     // The hook budget counts from here: it bounds all the time this hook adds to `git push`.
     let started = Instant::now();
@@ -40,10 +50,20 @@ fn main() -> ExitCode {
         if let Some(dir) = &cli.generate_man {
             return common::generate_man(Cli::command(), dir);
         }
-        // git writes the refs it is pushing on stdin; we push our own refs whatever they are,
-        // but read the input so git never sees a broken pipe.
-        let _ = std::io::copy(&mut std::io::stdin().lock(), &mut std::io::sink());
+        // git writes the refs it is pushing on stdin (`<local ref> <sha> <remote ref> <sha>`);
+        // read it all, so git never sees a broken pipe.
+        let mut input = String::new();
+        let _ = std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut input);
         let quiet = cli.quiet;
+        // A push that names checkpoint refs itself (`git push origin entire/checkpoints/v1`):
+        // pushing them too would race git for the same remote refs and fail its push.
+        if pushes_checkpoint_refs(&input) {
+            common::warn(
+                quiet,
+                "this push sends checkpoint refs itself; the queued ones go with the next push",
+            );
+            return Ok(());
+        }
         let Some(remote) = cli.remote.or(cli.url) else {
             // git always names the remote; a hook manager's configuration may not pass it on
             // (pre-commit hands a hook neither git's arguments nor its input).

@@ -335,3 +335,34 @@ fn one_command_fetches_the_branch_once_whatever_it_reads() {
         "the dangling one is not found: {err}"
     );
 }
+
+#[test]
+fn pushing_the_checkpoint_branch_by_hand_with_the_hooks_installed_works() {
+    let (env, origin) = writer();
+    ok(&env, env.repo(), &["hooks", "install"]);
+    let t = env.input_file("t.jsonl", b"{}\n");
+    ok(
+        &env,
+        env.repo(),
+        &[
+            "write",
+            "--id",
+            HEX_ID,
+            "--session",
+            "s1",
+            "--transcript",
+            path_str(&t),
+        ],
+    );
+    let out = env
+        .git_command_in(env.repo(), &["push", "origin", "entire/checkpoints/v1"])
+        .env("PATH", crate::env::path_with_bins())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git push of the v1 branch: {out:?}");
+    assert_eq!(
+        env.git_in(&origin, &["rev-parse", V1_BRANCH]),
+        env.git(&["rev-parse", V1_BRANCH]),
+        "the remote has the branch"
+    );
+}
