@@ -174,7 +174,7 @@ fn run() -> Result<()> {
     branch.set_remote(RemoteCopy::new(
         &repo,
         fetcher.remote(),
-        Some(Fetcher::new(&repo, fetcher.remote().clone())),
+        Some(fetcher.sibling()),
     ));
     let mode = Mode {
         fetcher,

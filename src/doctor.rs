@@ -1135,8 +1135,9 @@ fn ask_remote<'r>(
         branch: None,
         failure: None,
     };
+    let fetcher = Fetcher::new(repo, target.target.clone());
     if needs(StoreKind::GitRefs) {
-        match Fetcher::new(repo, target.target.clone()).list_remote() {
+        match fetcher.list_remote() {
             Ok(refs) => out.refs = Some(refs.into_iter().map(|r| r.id().clone()).collect()),
             Err(e) => out.failure = Some(e.reason()),
         }
@@ -1146,7 +1147,7 @@ fn ask_remote<'r>(
         branch.set_remote(RemoteCopy::new(
             repo,
             &target.target,
-            Some(Fetcher::new(repo, target.target.clone())),
+            Some(fetcher.sibling()),
         ));
         match branch.refresh_remote() {
             Ok(_) => out.branch = Some(branch),

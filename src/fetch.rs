@@ -17,6 +17,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use git2::Oid;
@@ -102,7 +103,8 @@ type NoticeSink = Box<dyn Fn(&str)>;
 pub struct Fetcher<'r> {
     repo: &'r Repo,
     remote: Remote,
-    failed: RefCell<Option<String>>,
+    /// Shared with [`Fetcher::sibling`]s: an outage is paid once per command.
+    failed: Rc<RefCell<Option<String>>>,
     filter: Option<FetchFilter>,
     notices: RefCell<Vec<String>>,
     on_notice: Option<NoticeSink>,
@@ -119,10 +121,19 @@ impl<'r> Fetcher<'r> {
         Fetcher {
             repo,
             remote,
-            failed: RefCell::new(None),
+            failed: Rc::new(RefCell::new(None)),
             filter: None,
             notices: RefCell::new(Vec::new()),
             on_notice: None,
+        }
+    }
+
+    /// A whole-checkpoint fetcher from the same remote that shares this one's memory of a
+    /// transport failure (for the v1 branch beside the refs: one outage, one deadline).
+    pub fn sibling(&self) -> Fetcher<'r> {
+        Fetcher {
+            failed: Rc::clone(&self.failed),
+            ..Fetcher::new(self.repo, self.remote.clone())
         }
     }
 

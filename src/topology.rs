@@ -333,11 +333,10 @@ impl<'r> Topology<'r> {
     /// the partial cache, transcripts on read) when `strategy_options.filtered_fetches` is set.
     pub fn enable_fetch_with(&mut self, fetcher: crate::fetch::Fetcher<'r>) {
         let repo = fetcher.repo();
-        let remote = fetcher.remote().clone();
         self.branch.set_remote(RemoteCopy::new(
             repo,
-            &remote,
-            Some(crate::fetch::Fetcher::new(repo, remote.clone())),
+            fetcher.remote(),
+            Some(fetcher.sibling()),
         ));
         let filter = crate::settings::filtered_fetches_enabled(repo.workdir())
             .then_some(crate::partial::FetchFilter::BlobNone);
@@ -570,12 +569,9 @@ impl<'r> Topology<'r> {
         remote: &Remote,
     ) -> Result<RemoteListing, StoreError> {
         let mut local = self.list()?;
+        let fetcher = crate::fetch::Fetcher::new(repo, remote.clone());
         let mut branch = GitBranchStore::mirror(repo);
-        branch.set_remote(RemoteCopy::new(
-            repo,
-            remote,
-            Some(crate::fetch::Fetcher::new(repo, remote.clone())),
-        ));
+        branch.set_remote(RemoteCopy::new(repo, remote, Some(fetcher.sibling())));
         match branch.refresh_remote() {
             Ok(_) => {
                 let known: std::collections::HashSet<CheckpointId> =
@@ -592,7 +588,6 @@ impl<'r> Topology<'r> {
             }
             Err(e) => return Err(e),
         }
-        let fetcher = crate::fetch::Fetcher::new(repo, remote.clone());
         let remote_refs = match fetcher.list_remote() {
             Ok(r) => r,
             Err(e) => {

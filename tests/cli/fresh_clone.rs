@@ -366,3 +366,26 @@ fn pushing_the_checkpoint_branch_by_hand_with_the_hooks_installed_works() {
         "the remote has the branch"
     );
 }
+
+#[test]
+fn an_unreachable_remote_is_asked_once_for_a_hex_id_under_git_refs() {
+    let env = TestEnv::new();
+    env.git(&["remote", "add", "origin", "/nonexistent/origin.git"]);
+    // A hex ID under a git-refs primary is looked for as a ref, then on the v1 branch: the
+    // second look must not try the remote again once the first found it unreachable.
+    let out = env
+        .cmd_as(crate::env::Store::Refs)
+        .env("ENTIRE_LOG", "debug")
+        .args(["show", "0123456789ab"])
+        .output()
+        .unwrap();
+    let err = assert_code(&out, 1, "show with an unreachable remote");
+    let fetches = err
+        .lines()
+        .filter(|l| l.contains("run git") && l.contains(" fetch "))
+        .count();
+    assert_eq!(
+        fetches, 1,
+        "one fetch, then the failure is remembered:\n{err}"
+    );
+}
