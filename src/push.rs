@@ -144,15 +144,14 @@ fn fingerprint(url: &str) -> String {
 
 /// Resolves a remote name (its push URL) or a raw URL.
 pub fn destination(repo: &Repo, target: &Remote) -> Destination {
-    let named = configured_url(repo, target).is_some();
+    let (display, url) = match configured_url(repo, target) {
+        Some(url) => (target.as_str().to_owned(), url),
+        None => (git::redact(target), target.as_str().to_owned()),
+    };
     Destination {
         target: target.clone(),
-        display: if named {
-            target.as_str().to_owned()
-        } else {
-            git::redact(target)
-        },
-        fingerprint: fingerprint_of(repo, target),
+        display,
+        fingerprint: fingerprint(&url),
     }
 }
 

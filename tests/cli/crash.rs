@@ -15,7 +15,7 @@ use crate::env::{
     assert_fsck_clean, checkpoint_ref, path_str, refs_in, rev_in, write_executable, Store, TestEnv,
     REFS_PREFIX, V1_BRANCH,
 };
-use crate::fixtures::{HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
+use crate::fixtures::{write_args, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 use crate::push::{
     add_remote, all_queued_refs, assert_exit0, assert_never_forced, local_checkpoints,
     remote_checkpoints,
@@ -43,18 +43,6 @@ fn run_until_crash(env: &TestEnv, store: Store, args: &[&str], point: &str) {
         out.status,
         String::from_utf8_lossy(&out.stderr)
     );
-}
-
-fn write_args<'a>(id: &'a str, session: &'a str, transcript: &'a Path) -> Vec<&'a str> {
-    vec![
-        "write",
-        "--id",
-        id,
-        "--session",
-        session,
-        "--transcript",
-        path_str(transcript),
-    ]
 }
 
 /// A repository with remote `origin` that already received one checkpoint (so the destination

@@ -1,9 +1,13 @@
 //! Shared test data: the standard write of anchor-behaviour §14, the reference key orders, the
 //! byte-level JSON format check, and checkpoints laid out by hand with git plumbing.
 
+use std::path::Path;
+
 use serde_json::Value;
 
-use crate::env::{branch_dir, checkpoint_ref, keys, Store, TestEnv, EMPTY_TREE, V1_BRANCH};
+use crate::env::{
+    branch_dir, checkpoint_ref, keys, path_str, Store, TestEnv, EMPTY_TREE, V1_BRANCH,
+};
 
 pub const HEX_ID: &str = "a1b2c3d4e5f6";
 pub const HEX_ID_2: &str = "f6e5d4c3b2a1";
@@ -146,6 +150,19 @@ pub fn assert_json_format(raw: &[u8], what: &str) {
         text, again,
         "{what}: layout differs from 2-space indented JSON"
     );
+}
+
+/// `write --id <id> --session <session> --transcript <transcript>`.
+pub fn write_args<'a>(id: &'a str, session: &'a str, transcript: &'a Path) -> Vec<&'a str> {
+    vec![
+        "write",
+        "--id",
+        id,
+        "--session",
+        session,
+        "--transcript",
+        path_str(transcript),
+    ]
 }
 
 /// The standard session write of anchor-behaviour §14: prompt "do the thing", files [a.go],

@@ -8,7 +8,7 @@ use std::process::Output;
 use serde_json::Value;
 
 use crate::env::{assert_code, fetch_bin, parse_json, path_str, TestEnv, V1_BRANCH};
-use crate::fixtures::{HEX_ID, HEX_ID_2, ULID_ID};
+use crate::fixtures::{write_args, HEX_ID, HEX_ID_2, ULID_ID};
 
 /// A writer repository with a bare `origin` holding `main`.
 fn writer() -> (TestEnv, PathBuf) {
@@ -33,19 +33,7 @@ fn ok(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
 /// a new commit on main and pushes both.
 fn write_linked(env: &TestEnv, dir: &Path, id: &str, session: &str) {
     let t = env.input_file(&format!("{id}.jsonl"), b"{\"type\":\"user\",\"n\":1}\n");
-    ok(
-        env,
-        dir,
-        &[
-            "write",
-            "--id",
-            id,
-            "--session",
-            session,
-            "--transcript",
-            path_str(&t),
-        ],
-    );
+    ok(env, dir, &write_args(id, session, &t));
     env.git_in(
         dir,
         &[
@@ -201,19 +189,7 @@ fn the_first_push_to_an_empty_remote_says_the_branch_waits() {
     let env = TestEnv::new();
     let origin = env.bare_remote("origin");
     let t = env.input_file("t.jsonl", b"{}\n");
-    ok(
-        &env,
-        env.repo(),
-        &[
-            "write",
-            "--id",
-            HEX_ID,
-            "--session",
-            "s1",
-            "--transcript",
-            path_str(&t),
-        ],
-    );
+    ok(&env, env.repo(), &write_args(HEX_ID, "s1", &t));
     let out = run(&env, env.repo(), &["push", "origin"]);
     let err = assert_code(&out, 0, "push to an empty remote");
     assert!(
@@ -246,19 +222,7 @@ fn a_remote_tracking_branch_that_is_not_a_commit_is_set_aside_with_a_warning() {
     let dir = clone(&env, &origin, "teammate", &[]);
     // A local checkpoint of the teammate's own, then a broken remote-tracking ref.
     let t = env.input_file("local.jsonl", b"{}\n");
-    ok(
-        &env,
-        &dir,
-        &[
-            "write",
-            "--id",
-            HEX_ID_2,
-            "--session",
-            "s2",
-            "--transcript",
-            path_str(&t),
-        ],
-    );
+    ok(&env, &dir, &write_args(HEX_ID_2, "s2", &t));
     let tree = env.git_in(&dir, &["rev-parse", "HEAD^{tree}"]);
     let tracking = "refs/remotes/origin/entire/checkpoints/v1";
     env.git_in(&dir, &["update-ref", tracking, tree.trim()]);
@@ -341,19 +305,7 @@ fn pushing_the_checkpoint_branch_by_hand_with_the_hooks_installed_works() {
     let (env, origin) = writer();
     ok(&env, env.repo(), &["hooks", "install"]);
     let t = env.input_file("t.jsonl", b"{}\n");
-    ok(
-        &env,
-        env.repo(),
-        &[
-            "write",
-            "--id",
-            HEX_ID,
-            "--session",
-            "s1",
-            "--transcript",
-            path_str(&t),
-        ],
-    );
+    ok(&env, env.repo(), &write_args(HEX_ID, "s1", &t));
     let out = env
         .git_command_in(env.repo(), &["push", "origin", "entire/checkpoints/v1"])
         .env("PATH", crate::env::path_with_bins())

@@ -10,7 +10,7 @@ use std::process::Output;
 use serde_json::json;
 
 use crate::env::{fetch_bin, path_str, path_with_bins, Store, TestEnv};
-use crate::fixtures::HEX_ID;
+use crate::fixtures::{write_args, HEX_ID};
 
 /// The hostile `checkpoint_remote.url` values; `MARKER` is replaced by the path of a file that
 /// must never be created.
@@ -106,18 +106,7 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
         let c = hostile_clone(value);
         // A checkpoint queued and linked, so pre-push and push have work to do.
         let transcript = c.env.input_file("t.jsonl", b"{\"a\":1}\n");
-        let write = in_clone(
-            &c,
-            &[
-                "write",
-                "--id",
-                HEX_ID,
-                "--session",
-                "s1",
-                "--transcript",
-                path_str(&transcript),
-            ],
-        );
+        let write = in_clone(&c, &write_args(HEX_ID, "s1", &transcript));
         assert!(
             write.status.success(),
             "write with {value:?}: {}",
