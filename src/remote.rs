@@ -167,7 +167,9 @@ fn validate(value: &str) -> Result<(), RemoteError> {
 
 /// `[user@]host[:port]`: neither part may start with `-`, also once percent-decoded.
 fn check_authority(authority: &str) -> Result<(), RemoteError> {
-    let decoded = percent_decode(authority);
+    let decoded = percent_encoding::percent_decode_str(authority)
+        .decode_utf8_lossy()
+        .into_owned();
     let (user, host) = match decoded.rsplit_once('@') {
         Some((u, h)) => (Some(u), h),
         None => (None, decoded.as_str()),
@@ -180,26 +182,6 @@ fn check_authority(authority: &str) -> Result<(), RemoteError> {
         return Err(RemoteError::ControlCharacter);
     }
     Ok(())
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1), bytes.get(i + 2)) {
-            (b'%', Some(&h), Some(&l)) if hex(h).is_some() && hex(l).is_some() => {
-                out.push((hex(h).unwrap_or(0) * 16 + hex(l).unwrap_or(0)) as u8);
-                i += 3;
-            }
-            (b, _, _) => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 #[cfg(test)]
