@@ -1025,6 +1025,8 @@ struct Link {
     /// Its subject line.
     subject: String,
     id: CheckpointId,
+    /// Whether the commit is `HEAD`, whose post-commit hook can still run.
+    head: bool,
 }
 
 /// The links of the last `depth` commits of the current branch (newest first), through their
@@ -1049,7 +1051,7 @@ fn history_links(repo: &Repo, depth: usize) -> Result<(Vec<Link>, Vec<Finding>),
     }
     walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
         .map_err(git_err("walk the branch"))?;
-    for oid in walk.take(depth) {
+    for (n, oid) in walk.take(depth).enumerate() {
         let oid = oid.map_err(git_err("walk the branch"))?;
         let commit = repo
             .git
@@ -1078,10 +1080,54 @@ fn history_links(repo: &Repo, depth: usize) -> Result<(Vec<Link>, Vec<Finding>),
                     commit: short.clone(),
                     subject: subject.clone().into_owned(),
                     id,
+                    head: n == 0,
                 }),
         );
     }
     Ok((links, findings))
+}
+
+/// The repair of a `trailer-dangling` link. The link dangles when the commit's post-commit hook
+/// did not run (a hook manager or another tool displaced ours) or the checkpoint was lost. For
+/// `HEAD` with sessions still staged, running the post-commit hook writes them under the
+/// trailer's ID; an older commit's sessions went into a later commit's checkpoint (or were never
+/// staged), so what is left to repair is the hook that did not run: re-installing ours.
+struct DanglingRepair {
+    /// Sessions are staged in this work tree.
+    staged: bool,
+    /// Our post-commit hook is not the one git runs.
+    hook_displaced: bool,
+    /// The command that re-installs ours.
+    install: String,
+}
+
+impl DanglingRepair {
+    fn new(repo: &Repo) -> Self {
+        let staged = crate::session::SessionStore::new(repo)
+            .pending_here()
+            .is_ok_and(|p| !p.is_empty());
+        // Only a foreign hook displaced ours; with none at all, the trailer came from elsewhere.
+        let hook_displaced = crate::hooks::status(repo).iter().any(|(name, state)| {
+            name == "post-commit" && *state == crate::hooks::HookState::Foreign
+        });
+        DanglingRepair {
+            staged,
+            hook_displaced,
+            install: crate::hooks::install_command(repo),
+        }
+    }
+
+    fn apply(&self, mut finding: Finding, link: &Link) -> Finding {
+        if link.head && self.staged {
+            finding.message += "; its sessions are still staged, and the post-commit hook writes them under that ID";
+            return finding.repair("git entire-checkpoint hook post-commit");
+        }
+        if self.hook_displaced {
+            finding.message += ": our post-commit hook is not the one git runs, so the commit's sessions went into a later checkpoint or were not recorded";
+            return finding.repair(&self.install);
+        }
+        finding
+    }
 }
 
 /// What the remote holds, as far as one listing and one branch fetch could tell.
@@ -1202,19 +1248,26 @@ fn trailers(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
         status.insert(id, (local, on_remote));
     }
     let shown = remote.as_ref().map(|r| r.display.as_str());
+    let repair = DanglingRepair::new(cx.repo);
     let (mut unverified_here, mut unverified_nowhere) = (0, 0);
     for link in &links {
         let (id, what) = (&link.id, &link.subject);
         match (status[id], shown) {
-            ((false, Some(false)), Some(remote)) => out.push(Finding::new(
-                Code::TrailerDangling,
-                &link.commit,
-                format!("{what:?} links checkpoint {id}, which neither this repository nor {remote} holds"),
+            ((false, Some(false)), Some(remote)) => out.push(repair.apply(
+                Finding::new(
+                    Code::TrailerDangling,
+                    &link.commit,
+                    format!("{what:?} links checkpoint {id}, which neither this repository nor {remote} holds"),
+                ),
+                link,
             )),
-            ((false, Some(false)), None) => out.push(Finding::new(
-                Code::TrailerDangling,
-                &link.commit,
-                format!("{what:?} links checkpoint {id}, which this repository does not hold (and there is no remote)"),
+            ((false, Some(false)), None) => out.push(repair.apply(
+                Finding::new(
+                    Code::TrailerDangling,
+                    &link.commit,
+                    format!("{what:?} links checkpoint {id}, which this repository does not hold (and there is no remote)"),
+                ),
+                link,
             )),
             ((true, Some(false)), Some(remote)) => out.push(
                 Finding::new(

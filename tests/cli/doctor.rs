@@ -891,7 +891,7 @@ fn doctor_json(env: &TestEnv, primary: Option<Store>, code: i32) -> Value {
 }
 
 /// The findings of `code`, whole.
-fn findings_of<'d>(doc: &'d Value, code: &str) -> Vec<&'d Value> {
+pub(crate) fn findings_of<'d>(doc: &'d Value, code: &str) -> Vec<&'d Value> {
     doc["findings"]
         .as_array()
         .unwrap()

@@ -795,9 +795,67 @@ fn a_displaced_post_commit_leaves_a_dangling_trailer_that_doctor_reports() {
             .any(|l| l.contains("trailer-dangling") && l.contains(&head[..7])),
         "doctor reports the commit:\n{doctor}"
     );
+    // The session is still staged: the repair doctor names writes it under the trailer's ID.
+    let finding = the_dangling_finding(&s);
+    let repair = finding["repair"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{finding}"));
+    assert_eq!(repair, "git entire-checkpoint hook post-commit");
+    let argv: Vec<&str> = repair.split(' ').skip(1).collect();
+    Scenario::ok(s.git(&argv), repair);
+    let written = s.git(&[
+        "cat-file",
+        "-p",
+        &format!("{}:0/metadata.json", checkpoint_ref(&id)),
+    ]);
+    assert!(written.status.success(), "the repair wrote {id}");
+    assert!(
+        text(&written.stdout).contains(SESSION),
+        "with the staged session"
+    );
+    let doctor = text(&s.entire(&["doctor"]).stdout);
+    assert!(!doctor.contains("trailer-dangling"), "{doctor}");
+
     s.take_ran();
     Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
     commit_and_push_with(&s, "b.txt", "lefthook");
+}
+
+/// A dangling trailer whose session is no longer staged (it went into a later checkpoint), with
+/// ours displaced by another post-commit hook: the repair doctor names is re-installing ours.
+#[test]
+fn a_dangling_trailer_behind_a_foreign_post_commit_names_hooks_install() {
+    let s = Scenario::new();
+    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    let hook = crate::env::hooks_dir(&s.env).join("post-commit");
+    std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
+    record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    s.env.write_file("a.txt", b"a\n");
+    Scenario::ok(s.git(&["add", "a.txt"]), "git add");
+    Scenario::ok(s.git(&["commit", "-q", "-m", "a"]), "git commit");
+    let id = the_trailer(&s.env, "HEAD");
+    // Its session folded elsewhere: nothing is staged any more.
+    Scenario::ok(
+        s.entire(&["session", "discard", SESSION]),
+        "session discard",
+    );
+    let finding = the_dangling_finding(&s);
+    assert!(
+        finding["message"].as_str().unwrap().contains(id.as_str()),
+        "{finding}"
+    );
+    assert_eq!(
+        finding["repair"], "git entire-checkpoint hooks install",
+        "{finding}"
+    );
+}
+
+/// doctor's one `trailer-dangling` finding.
+fn the_dangling_finding(s: &Scenario) -> serde_json::Value {
+    let doc = crate::env::parse_json(&s.entire(&["doctor", "--json"]).stdout);
+    let found = crate::doctor::findings_of(&doc, "trailer-dangling");
+    assert_eq!(found.len(), 1, "{doc}");
+    found[0].clone()
 }
 
 /// `git entire-prepush` without the remote (a hook manager's entry that does not pass git's
