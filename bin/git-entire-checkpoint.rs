@@ -18,18 +18,18 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use serde_json::Value;
 
-use entire_checkpoints::commit_hooks;
-use entire_checkpoints::hooks;
-use entire_checkpoints::id::CheckpointId;
-use entire_checkpoints::migrate;
-use entire_checkpoints::model::{TokenUsage, DEFAULT_STRATEGY};
-use entire_checkpoints::remote::Remote;
-use entire_checkpoints::repo::Repo;
-use entire_checkpoints::rewrites::{self, RewriteMap};
-use entire_checkpoints::session::{Record, SessionStore};
-use entire_checkpoints::session_id::SessionId;
+use entire_checkpoints::base::id::CheckpointId;
+use entire_checkpoints::base::session_id::SessionId;
+use entire_checkpoints::base::time as timefmt;
+use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::git::url::Remote;
+use entire_checkpoints::model::documents::{TokenUsage, DEFAULT_STRATEGY};
+use entire_checkpoints::ops::commit_hooks;
+use entire_checkpoints::ops::hooks;
+use entire_checkpoints::ops::migrate;
+use entire_checkpoints::ops::rewrites::{self, RewriteMap};
+use entire_checkpoints::ops::session::{Record, SessionStore};
 use entire_checkpoints::store::{Backfill, Checkpoint, SessionWrite, StoreError};
-use entire_checkpoints::timefmt;
 use entire_checkpoints::topology::{Topology, TopologyError, WriteReport};
 use std::io::Read as _;
 
@@ -549,7 +549,9 @@ fn run() -> Result<()> {
                 match push {
                     Some(_) if dry_run => Ok(()),
                     Some(remote) => {
-                        if !entire_checkpoints::settings::push_sessions_enabled(repo.workdir()) {
+                        if !entire_checkpoints::config::settings::push_sessions_enabled(
+                            repo.workdir(),
+                        ) {
                             common::warn(quiet, "checkpoint pushing is disabled in settings; refs stay queued for the next push");
                             return Ok(());
                         }
@@ -603,10 +605,12 @@ fn enable_fetch<'r>(
     }
     let remote = match &args.remote {
         Some(r) => Some(r.clone()),
-        None => entire_checkpoints::checkpoint_remote::resolve(repo, None)?.map(|t| t.target),
+        None => {
+            entire_checkpoints::remote::checkpoint_remote::resolve(repo, None)?.map(|t| t.target)
+        }
     };
     if let Some(remote) = remote {
-        let fetcher = entire_checkpoints::fetch::Fetcher::new(repo, remote)
+        let fetcher = entire_checkpoints::remote::fetch::Fetcher::new(repo, remote)
             .on_notice(move |m| common::warn(quiet, m));
         topo.enable_fetch_with(fetcher);
     }
@@ -689,7 +693,7 @@ fn cmd_migrate(repo: &Repo, topo: &Topology<'_>, dry_run: bool, quiet: bool) -> 
     }
     if !dry_run && !report.migrated.is_empty() {
         // Thousands of new loose refs would slow every git command down: pack them.
-        if let Err(e) = entire_checkpoints::gc::pack_checkpoint_refs(repo) {
+        if let Err(e) = entire_checkpoints::ops::gc::pack_checkpoint_refs(repo) {
             common::warn(quiet, format!("could not pack the checkpoint refs: {e}"));
         }
     }
@@ -808,7 +812,7 @@ fn cmd_hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) -> Re
             }
         }
         HookCommand::PreAutoGc => {
-            if entire_checkpoints::gc::enabled_in_settings(repo) {
+            if entire_checkpoints::ops::gc::enabled_in_settings(repo) {
                 gc::run(
                     repo,
                     topo,

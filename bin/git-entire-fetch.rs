@@ -12,16 +12,16 @@ use anyhow::{bail, Context, Result};
 use clap::{CommandFactory, Parser};
 use serde_json::json;
 
-use entire_checkpoints::fetch::{FetchError, Fetched, Fetcher};
-use entire_checkpoints::id::{CheckpointId, IdKind};
-use entire_checkpoints::partial::{FetchFilter, PartialCache};
-use entire_checkpoints::refname::CheckpointRef;
-use entire_checkpoints::remote::{self, Remote};
-use entire_checkpoints::repo::Repo;
+use entire_checkpoints::base::id::{CheckpointId, IdKind};
+use entire_checkpoints::git::refname::CheckpointRef;
+use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::git::url::{self as remote, Remote};
+use entire_checkpoints::model::trailers::{checkpoint_trailers, TrailerValue};
+use entire_checkpoints::remote::fetch::{FetchError, Fetched, Fetcher};
+use entire_checkpoints::remote::partial::{FetchFilter, PartialCache};
 use entire_checkpoints::store::branch::{GitBranchStore, RemoteCopy};
 use entire_checkpoints::store::refs::GitRefsStore;
 use entire_checkpoints::store::{CheckpointReader, StoreError};
-use entire_checkpoints::trailers::{checkpoint_trailers, TrailerValue};
 
 /// Fetch checkpoints from a remote: named IDs, all of them, or those a revision range links to.
 #[derive(Parser)]
@@ -153,7 +153,7 @@ fn run() -> Result<()> {
             words.remove(0);
             remote
         }
-        _ => entire_checkpoints::checkpoint_remote::resolve(&repo, None)?
+        _ => entire_checkpoints::remote::checkpoint_remote::resolve(&repo, None)?
             .map(|t| t.target)
             .context("no remote to fetch from: name one (git entire-fetch <remote> ...)")?,
     };
@@ -350,7 +350,7 @@ fn run() -> Result<()> {
 
     if cli.all && outcomes.iter().any(|o| o.status == "fetched") {
         // A bulk fetch can create thousands of loose refs: pack them.
-        if let Err(e) = entire_checkpoints::gc::pack_checkpoint_refs(&repo) {
+        if let Err(e) = entire_checkpoints::ops::gc::pack_checkpoint_refs(&repo) {
             common::warn(
                 cli.quiet,
                 format!("could not pack the checkpoint refs: {e}"),

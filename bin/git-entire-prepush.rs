@@ -36,7 +36,7 @@ fn pushes_checkpoint_refs(input: &str) -> bool {
     input.lines().any(|line| {
         line.split(' ').nth(2).is_some_and(|r| {
             r == entire_checkpoints::store::branch::V1_BRANCH_REF
-                || r.starts_with(entire_checkpoints::refname::CHECKPOINT_REF_PREFIX)
+                || r.starts_with(entire_checkpoints::git::refname::CHECKPOINT_REF_PREFIX)
         })
     })
 }
@@ -75,8 +75,8 @@ fn main() -> ExitCode {
         };
         // git does not tell a pre-push hook about `--dry-run`; its own arguments do, where the
         // platform shows them (docs/how-it-works.md: elsewhere a dry run pushes them).
-        if entire_checkpoints::invoker::invoking_git()
-            .is_some_and(|args| entire_checkpoints::invoker::is_dry_run_push(&args))
+        if entire_checkpoints::base::invoker::invoking_git()
+            .is_some_and(|args| entire_checkpoints::base::invoker::is_dry_run_push(&args))
         {
             common::warn(
                 quiet,
@@ -85,7 +85,7 @@ fn main() -> ExitCode {
             return Ok(());
         }
         let mut budget = None;
-        let result = entire_checkpoints::repo::Repo::discover()
+        let result = entire_checkpoints::git::repo::Repo::discover()
             .map_err(anyhow::Error::from)
             .and_then(|repo| {
                 budget = Some(common::bound_hook(&repo, started));
@@ -101,8 +101,8 @@ fn main() -> ExitCode {
                     format!(
                         "{e:#} (hook budget {}s: set {} or strategy_options.{} to change it)",
                         budget.unwrap_or_default().as_secs(),
-                        entire_checkpoints::push::HOOK_BUDGET_ENV,
-                        entire_checkpoints::settings::HOOK_BUDGET_SETTING
+                        entire_checkpoints::remote::push::HOOK_BUDGET_ENV,
+                        entire_checkpoints::config::settings::HOOK_BUDGET_SETTING
                     ),
                 ),
                 Some(_) => common::warn(quiet, format!("{e:#}")),

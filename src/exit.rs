@@ -2,10 +2,10 @@
 
 use std::error::Error;
 
-use crate::checkpoint_remote::CheckpointRemoteError;
-use crate::id::InvalidIdError;
-use crate::remote::RemoteError;
-use crate::repo::RepoError;
+use crate::base::id::InvalidIdError;
+use crate::git::repo::RepoError;
+use crate::git::url::RemoteError;
+use crate::remote::checkpoint_remote::CheckpointRemoteError;
 use crate::store::StoreError;
 use crate::topology::TopologyError;
 
@@ -83,7 +83,7 @@ mod tests {
 
     #[test]
     fn maps_through_wrappers() {
-        let id = crate::id::CheckpointId::parse("a1b2c3d4e5f6").unwrap();
+        let id = crate::base::id::CheckpointId::parse("a1b2c3d4e5f6").unwrap();
         let nf = TopologyError::Store(StoreError::NotFound { id });
         assert_eq!(code_for(&nf), NOT_FOUND);
         let repo = StoreError::Repo(RepoError::NotARepository("x".into()));

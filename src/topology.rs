@@ -7,14 +7,14 @@
 //! | ULID | refs only | refs only |
 //! | hex | branch only | refs, then branch |
 
-use crate::id::{self, CheckpointId, IdKind};
-use crate::redact::Redactor;
-use crate::registry::{Backend, Registry};
-use crate::remote::Remote;
-use crate::repo::{Identity, Repo};
-use crate::settings::{self, ConfigSource, SettingsError};
+use crate::base::id::{self, CheckpointId, IdKind};
+use crate::config::settings::{self, ConfigSource, SettingsError};
+use crate::git::repo::{Identity, Repo};
+use crate::git::url::Remote;
+use crate::model::redact::Redactor;
 use crate::store::branch::{GitBranchStore, RemoteCopy};
 use crate::store::refs::GitRefsStore;
+use crate::store::registry::{Backend, Registry};
 use crate::store::{
     Backfill, Checkpoint, CheckpointInfo, CheckpointReader, CheckpointWriter, CommitInfo,
     SessionWrite, StoreError, StoreKind, WriteOutcome,
@@ -81,7 +81,7 @@ pub enum TopologyError {
     NoMatch(String),
     /// The name is neither a checkpoint ID nor a prefix of one.
     #[error(transparent)]
-    InvalidId(#[from] crate::id::InvalidIdError),
+    InvalidId(#[from] crate::base::id::InvalidIdError),
     /// A store failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -128,7 +128,7 @@ pub struct RemoteListing {
     /// Local checkpoints plus remote-only ones, newest first.
     pub entries: Vec<CheckpointInfo>,
     /// Set when the remote could not be enumerated (the entries are then local only).
-    pub enumeration_error: Option<crate::fetch::FetchError>,
+    pub enumeration_error: Option<crate::remote::fetch::FetchError>,
 }
 
 impl WriteReport {
@@ -310,7 +310,7 @@ impl<'r> Topology<'r> {
         };
         // Offline, reads still see the default remote's copy of the branch (a fresh clone has
         // it as a remote-tracking branch); fetching it needs `enable_fetch_with`.
-        if let Some(remote) = crate::push::default_remote(repo) {
+        if let Some(remote) = crate::remote::push::default_remote(repo) {
             branch.set_remote(RemoteCopy::new(repo, &remote, None));
         }
         Topology {
@@ -331,15 +331,15 @@ impl<'r> Topology<'r> {
 
     /// Makes reads of checkpoints missing locally fetch them through `fetcher`; partially (into
     /// the partial cache, transcripts on read) when `strategy_options.filtered_fetches` is set.
-    pub fn enable_fetch_with(&mut self, fetcher: crate::fetch::Fetcher<'r>) {
+    pub fn enable_fetch_with(&mut self, fetcher: crate::remote::fetch::Fetcher<'r>) {
         let repo = fetcher.repo();
         self.branch.set_remote(RemoteCopy::new(
             repo,
             fetcher.remote(),
             Some(fetcher.sibling()),
         ));
-        let filter = crate::settings::filtered_fetches_enabled(repo.workdir())
-            .then_some(crate::partial::FetchFilter::BlobNone);
+        let filter = crate::config::settings::filtered_fetches_enabled(repo.workdir())
+            .then_some(crate::remote::partial::FetchFilter::BlobNone);
         self.refs.set_fetcher(fetcher.with_filter(filter));
     }
 
@@ -496,7 +496,7 @@ impl<'r> Topology<'r> {
         for kind in self.read_order(id.kind()) {
             match kind {
                 StoreKind::GitRefs => {
-                    let name = crate::refname::CheckpointRef::canonical(id)
+                    let name = crate::git::refname::CheckpointRef::canonical(id)
                         .name()
                         .to_owned();
                     match self.refs.fetch_remote() {
@@ -569,7 +569,7 @@ impl<'r> Topology<'r> {
         remote: &Remote,
     ) -> Result<RemoteListing, StoreError> {
         let mut local = self.list()?;
-        let fetcher = crate::fetch::Fetcher::new(repo, remote.clone());
+        let fetcher = crate::remote::fetch::Fetcher::new(repo, remote.clone());
         let mut branch = GitBranchStore::mirror(repo);
         branch.set_remote(RemoteCopy::new(repo, remote, Some(fetcher.sibling())));
         match branch.refresh_remote() {
@@ -622,7 +622,7 @@ impl<'r> Topology<'r> {
         budget: std::time::Duration,
     ) -> usize {
         let deadline = std::time::Instant::now() + budget;
-        let fetcher = crate::fetch::Fetcher::new(repo, remote.clone());
+        let fetcher = crate::remote::fetch::Fetcher::new(repo, remote.clone());
         let mut done = 0;
         for e in entries.iter_mut().filter(|e| e.remote_only) {
             if std::time::Instant::now() >= deadline {
@@ -645,7 +645,7 @@ impl<'r> Topology<'r> {
             return Ok(id);
         }
         if !id::could_be_prefix(name) {
-            return Err(crate::id::InvalidIdError {
+            return Err(crate::base::id::InvalidIdError {
                 input: name.to_owned(),
             }
             .into());
@@ -677,7 +677,7 @@ impl<'r> Topology<'r> {
 
 /// Sorts by creation time, newest first, and keeps the first entry of each ID.
 fn dedup_newest_first(mut all: Vec<CheckpointInfo>) -> Vec<CheckpointInfo> {
-    let key = |i: &CheckpointInfo| crate::timefmt::parse_rfc3339(&i.created_at).ok();
+    let key = |i: &CheckpointInfo| crate::base::time::parse_rfc3339(&i.created_at).ok();
     all.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| b.id.cmp(&a.id)));
     let mut seen = std::collections::HashSet::new();
     all.retain(|i| seen.insert(i.id.clone()));

@@ -4,8 +4,8 @@
 
 use anyhow::{bail, Result};
 
-use entire_checkpoints::doctor::{self, Report};
-use entire_checkpoints::repo::Repo;
+use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::ops::doctor::{self, Report};
 
 use crate::common;
 

@@ -5,10 +5,10 @@ use std::time::SystemTime;
 use anyhow::Result;
 use serde_json::{json, Value};
 
-use entire_checkpoints::checkpoint_remote;
-use entire_checkpoints::gc::{self, GcReport};
-use entire_checkpoints::refname::CheckpointRef;
-use entire_checkpoints::repo::Repo;
+use entire_checkpoints::git::refname::CheckpointRef;
+use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::ops::gc::{self, GcReport};
+use entire_checkpoints::remote::checkpoint_remote;
 use entire_checkpoints::topology::Topology;
 
 use crate::common;

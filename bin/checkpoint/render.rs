@@ -2,8 +2,8 @@
 
 use serde_json::{json, Value};
 
-use entire_checkpoints::hooks;
-use entire_checkpoints::repo::Repo;
+use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::ops::hooks;
 use entire_checkpoints::store::{Checkpoint, CheckpointInfo, CommitInfo};
 use entire_checkpoints::topology::Topology;
 
@@ -34,7 +34,7 @@ fn str_list(v: &Value) -> String {
 /// are pushed to and fetched from by default, or `null` without any remote). URLs are shown
 /// with credentials redacted. An invalid `checkpoint_remote` setting is an error.
 pub fn add_remote_fields(repo: &Repo, v: &mut Value) -> anyhow::Result<()> {
-    use entire_checkpoints::checkpoint_remote::{self, CheckpointRemote};
+    use entire_checkpoints::remote::checkpoint_remote::{self, CheckpointRemote};
     let configured = checkpoint_remote::configured(repo)?;
     let target = checkpoint_remote::resolve(repo, None)?;
     v["checkpoint_remote"] = match (&configured, &target) {
@@ -54,9 +54,9 @@ pub fn add_remote_fields(repo: &Repo, v: &mut Value) -> anyhow::Result<()> {
 
 /// Adds the cost figures to `status --json`: `checkpoint_refs` (`local`, and `remote` /
 /// `remote_counted_at` as last recorded for the delivery remote, `null` when never seen) and
-/// `scale_warning` (`entire_checkpoints::scale::warning`, or `null`). No network.
+/// `scale_warning` (`entire_checkpoints::remote::scale::warning`, or `null`). No network.
 pub fn add_scale_fields(repo: &Repo, v: &mut Value) -> anyhow::Result<()> {
-    use entire_checkpoints::{checkpoint_remote, scale};
+    use entire_checkpoints::{remote::checkpoint_remote, remote::scale};
     let target = checkpoint_remote::resolve(repo, None)?;
     let known = target
         .as_ref()
@@ -94,7 +94,7 @@ pub fn config_human(v: &Value) -> String {
 /// `status --json`.
 pub fn status_json(repo: &Repo, topo: &Topology<'_>) -> Value {
     let mut v = config_json(topo);
-    v["queued"] = json!(entire_checkpoints::push::pending_count(
+    v["queued"] = json!(entire_checkpoints::remote::push::pending_count(
         repo,
         topo.refs_store()
     ));

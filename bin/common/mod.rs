@@ -53,7 +53,7 @@ fn stop_git_on_termination() {
         let mut sig = 0;
         // SAFETY: `set` is an initialised signal set and `sig` a valid out-pointer.
         if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
-            entire_checkpoints::git::kill_live_groups();
+            entire_checkpoints::git::subprocess::kill_live_groups();
             std::process::exit(128 + sig);
         }
     });
@@ -80,8 +80,8 @@ pub fn warn(quiet: bool, msg: impl std::fmt::Display) {
 }
 
 /// Warns about each settings file of `repo` that does not parse; every command calls this once.
-pub fn warn_unparseable_settings(repo: &entire_checkpoints::repo::Repo, quiet: bool) {
-    let files = entire_checkpoints::settings::SettingsFiles::read(repo.workdir());
+pub fn warn_unparseable_settings(repo: &entire_checkpoints::git::repo::Repo, quiet: bool) {
+    let files = entire_checkpoints::config::settings::SettingsFiles::read(repo.workdir());
     for e in files.unparseable() {
         warn(
             quiet,
@@ -119,12 +119,12 @@ pub fn generate_man(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
 /// (`push::hook_budget`) counted from `started`, so a stalled remote cannot hold the user's
 /// git command. Returns the budget.
 pub fn bound_hook(
-    repo: &entire_checkpoints::repo::Repo,
+    repo: &entire_checkpoints::git::repo::Repo,
     started: std::time::Instant,
 ) -> std::time::Duration {
-    let budget = entire_checkpoints::push::hook_budget(repo);
+    let budget = entire_checkpoints::remote::push::hook_budget(repo);
     log::debug!("hook budget: {}s", budget.as_secs());
-    entire_checkpoints::git::set_network_deadline(started + budget);
+    entire_checkpoints::git::subprocess::set_network_deadline(started + budget);
     budget
 }
 
@@ -151,7 +151,7 @@ pub struct NotPushed {
 /// Checkpoint trouble is an error only when nothing could be pushed ([`NotPushed`]); refusals
 /// of single refs are reported and stay queued.
 pub fn push_and_report(
-    repo: &entire_checkpoints::repo::Repo,
+    repo: &entire_checkpoints::git::repo::Repo,
     topo: &entire_checkpoints::topology::Topology<'_>,
     via: Option<&str>,
     reconcile: bool,
@@ -161,7 +161,7 @@ pub fn push_and_report(
 
     // The settings choose whether and where checkpoints go: unknown settings push nothing.
     topo.check_writable()?;
-    if !entire_checkpoints::settings::push_sessions_enabled(repo.workdir()) {
+    if !entire_checkpoints::config::settings::push_sessions_enabled(repo.workdir()) {
         return Ok(());
     }
     let target = checkpoint_target(repo, via)?;
@@ -174,23 +174,23 @@ pub fn push_and_report(
 /// The checkpoint remote for the code remote `via` (see `checkpoint_remote::resolve`); an error
 /// when there is no remote at all.
 pub fn checkpoint_target(
-    repo: &entire_checkpoints::repo::Repo,
+    repo: &entire_checkpoints::git::repo::Repo,
     via: Option<&str>,
-) -> Result<entire_checkpoints::checkpoint_remote::CheckpointTarget> {
-    entire_checkpoints::checkpoint_remote::resolve(repo, via)?.context(
+) -> Result<entire_checkpoints::remote::checkpoint_remote::CheckpointTarget> {
+    entire_checkpoints::remote::checkpoint_remote::resolve(repo, via)?.context(
         "no remote for checkpoints: add one (git remote add origin <URL>) or set strategy_options.checkpoint_remote in .entire/settings.json",
     )
 }
 
 /// Pushes the git-refs checkpoint refs due for `target`, whatever the primary, and reports.
 pub fn flush_and_report(
-    repo: &entire_checkpoints::repo::Repo,
+    repo: &entire_checkpoints::git::repo::Repo,
     refs_store: &entire_checkpoints::store::refs::GitRefsStore<'_>,
-    target: &entire_checkpoints::checkpoint_remote::CheckpointTarget,
+    target: &entire_checkpoints::remote::checkpoint_remote::CheckpointTarget,
     reconcile: bool,
     quiet: bool,
 ) -> Result<()> {
-    use entire_checkpoints::push;
+    use entire_checkpoints::remote::push;
     let dest = push::destination(repo, &target.target);
     let opts = push::FlushOptions {
         reconcile,
@@ -214,7 +214,8 @@ pub fn flush_and_report(
         .into());
     }
     if report.due > 0 {
-        if let Some(w) = entire_checkpoints::checkpoint_remote::public_remote_warning(repo, target)
+        if let Some(w) =
+            entire_checkpoints::remote::checkpoint_remote::public_remote_warning(repo, target)
         {
             warn(quiet, w);
         }
@@ -264,11 +265,11 @@ pub fn flush_and_report(
 
 /// The git-branch primary's push: the v1 branch itself.
 fn push_v1_and_report(
-    repo: &entire_checkpoints::repo::Repo,
-    remote: &entire_checkpoints::remote::Remote,
+    repo: &entire_checkpoints::git::repo::Repo,
+    remote: &entire_checkpoints::git::url::Remote,
     quiet: bool,
 ) -> Result<()> {
-    use entire_checkpoints::push::{push_v1, V1Push};
+    use entire_checkpoints::remote::push::{push_v1, V1Push};
     match push_v1(repo, remote)? {
         V1Push::NothingToPush | V1Push::UpToDate => {}
         // A first branch pushed to an empty repository can become the forge's default branch:

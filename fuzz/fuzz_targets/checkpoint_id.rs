@@ -3,8 +3,8 @@
 //! itself; whatever it refuses, `kind_of` refuses too.
 #![no_main]
 
-use entire_checkpoints::id::{self, CheckpointId};
-use entire_checkpoints::refname::CheckpointRef;
+use entire_checkpoints::base::id::{self, CheckpointId};
+use entire_checkpoints::git::refname::CheckpointRef;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -2,7 +2,7 @@
 //! document that decodes to the same value, and re-encoding that is byte-stable.
 #![no_main]
 
-use entire_checkpoints::model::{CheckpointSummary, SessionMetadata, TokenUsage};
+use entire_checkpoints::model::documents::{CheckpointSummary, SessionMetadata, TokenUsage};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

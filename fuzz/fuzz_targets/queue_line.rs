@@ -2,7 +2,7 @@
 //! ref, and the encoding is one line; garbage of any kind is skipped, never a panic.
 #![no_main]
 
-use entire_checkpoints::queue::{encode_line, parse_line};
+use entire_checkpoints::store::queue::{encode_line, parse_line};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

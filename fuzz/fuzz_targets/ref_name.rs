@@ -3,7 +3,7 @@
 //! `ref_name_for` builds only refs that parse.
 #![no_main]
 
-use entire_checkpoints::refname::{self, CheckpointRef, CHECKPOINT_REF_PREFIX};
+use entire_checkpoints::git::refname::{self, CheckpointRef, CHECKPOINT_REF_PREFIX};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

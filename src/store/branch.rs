@@ -8,16 +8,16 @@ use std::path::Path;
 
 use git2::{build::TreeUpdateBuilder, FileMode, ObjectType, Oid};
 
-use crate::fetch::Fetcher;
-use crate::id::{CheckpointId, IdKind};
-use crate::publish::{self, Located};
-use crate::repo::{Identity, Repo};
+use crate::base::id::{CheckpointId, IdKind};
+use crate::git::repo::{Identity, Repo};
+use crate::remote::fetch::Fetcher;
+use crate::store::publish::{self, Located};
 use crate::store::refs::{checkpoint_tree, commit_info, info_of, tree_of_commit};
+use crate::store::tree::{self, Change};
 use crate::store::{
     backfill_via, git_err, write_via, Backfill, Checkpoint, CheckpointInfo, CheckpointReader,
     CheckpointWriter, CommitInfo, Layout, SessionWrite, StoreError, StoreKind, WriteOutcome,
 };
-use crate::tree::{self, Change};
 
 /// The branch's full ref name.
 pub const V1_BRANCH_REF: &str = "refs/heads/entire/checkpoints/v1";
@@ -80,7 +80,7 @@ pub fn tracking_ref(repo: &Repo, remote: &str) -> String {
     } else {
         format!(
             "refs/entire-remote/{}/{V1_BRANCH}",
-            crate::push::fingerprint_of(repo, remote)
+            crate::remote::push::fingerprint_of(repo, remote)
         )
     }
 }
@@ -146,7 +146,7 @@ impl<'r> GitBranchStore<'r> {
                     continue;
                 }
                 Err(e) => {
-                    return Err(StoreError::Repo(crate::repo::RepoError::Git {
+                    return Err(StoreError::Repo(crate::git::repo::RepoError::Git {
                         context: format!("{name} is not a commit"),
                         message: e.message().to_owned(),
                     }))

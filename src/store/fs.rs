@@ -14,11 +14,11 @@ use std::path::{Path, PathBuf};
 use git2::{ObjectType, Oid, Repository, Tree};
 use serde_json::Value;
 
-use crate::fsutil::{is_temp_name, write_atomic, FileLock};
-use crate::repo::Repo;
-use crate::settings::{ConfigSource, SETTINGS_DIR, SETTINGS_FILE};
+use crate::base::fs::{is_temp_name, write_atomic, FileLock};
+use crate::config::settings::{ConfigSource, SETTINGS_DIR, SETTINGS_FILE};
+use crate::git::repo::Repo;
+use crate::store::tree;
 use crate::store::{git_err, Backfill, CheckpointWriter, SessionWrite, StoreError, WriteOutcome};
-use crate::tree;
 
 /// The backend type name.
 pub const FS_BACKEND: &str = "fs";
@@ -42,7 +42,7 @@ enum Target {
 
 fn io_err(context: String) -> impl FnOnce(std::io::Error) -> StoreError {
     move |e| {
-        StoreError::Repo(crate::repo::RepoError::Git {
+        StoreError::Repo(crate::git::repo::RepoError::Git {
             context,
             message: e.to_string(),
         })
@@ -221,7 +221,7 @@ a committed settings file may only name a directory inside the work tree or unde
     /// the result.
     fn update(
         &self,
-        id: &crate::id::CheckpointId,
+        id: &crate::base::id::CheckpointId,
         build: impl FnOnce(&Repository, Option<&Tree<'_>>) -> Result<Option<tree::Change>, StoreError>,
     ) -> Result<WriteOutcome, StoreError> {
         let dir = self.dir().map_err(|reason| StoreError::Refused {

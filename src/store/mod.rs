@@ -3,23 +3,28 @@
 //! Two git-backed stores keep the committed record in the repository's object store:
 //! [`refs::GitRefsStore`] (one ref per checkpoint) and [`branch::GitBranchStore`] (the legacy
 //! `entire/checkpoints/v1` branch). Both build the checkpoint subtree with the same code
-//! (`crate::tree`) and differ only in where that subtree is committed.
+//! (`crate::store::tree`) and differ only in where that subtree is committed.
 
 pub mod branch;
 pub mod fs;
+pub(crate) mod merge;
+pub(crate) mod publish;
+pub mod queue;
 pub mod refs;
+pub mod registry;
+pub(crate) mod tree;
 
 use std::fmt;
 
 use serde_json::Value;
 
-use crate::id::CheckpointId;
-use crate::model::{CheckpointSummary, ModelError, SessionMetadata, TokenUsage};
-use crate::publish::{self, Located};
-use crate::repo::{Identity, Repo, RepoError};
-use crate::session_id::SessionId;
-use crate::transcript::TranscriptError;
-use crate::tree::{self, Change, SlotTarget};
+use crate::base::id::CheckpointId;
+use crate::base::session_id::SessionId;
+use crate::git::repo::{Identity, Repo, RepoError};
+use crate::model::documents::{CheckpointSummary, ModelError, SessionMetadata, TokenUsage};
+use crate::model::transcript::TranscriptError;
+use crate::store::publish::Located;
+use crate::store::tree::{Change, SlotTarget};
 
 /// The backend types. The names are the `type` values of the settings block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -40,10 +45,10 @@ impl StoreKind {
     }
 
     /// The ID format this store mints when it is the primary.
-    pub fn id_kind(self) -> crate::id::IdKind {
+    pub fn id_kind(self) -> crate::base::id::IdKind {
         match self {
-            StoreKind::GitRefs => crate::id::IdKind::Ulid,
-            StoreKind::GitBranch => crate::id::IdKind::Hex,
+            StoreKind::GitRefs => crate::base::id::IdKind::Ulid,
+            StoreKind::GitBranch => crate::base::id::IdKind::Hex,
         }
     }
 }
@@ -180,7 +185,7 @@ pub enum StoreError {
     },
     /// Fetching the checkpoint from the remote failed (never reported as absence).
     #[error(transparent)]
-    Fetch(#[from] crate::fetch::FetchError),
+    Fetch(#[from] crate::remote::fetch::FetchError),
     /// The repository failed underneath.
     #[error(transparent)]
     Repo(#[from] RepoError),
@@ -266,7 +271,7 @@ pub(crate) fn backfill_via<'r>(
 
 /// Maps a git2 error into [`StoreError::Repo`] with context.
 pub(crate) fn git_err(context: impl Into<String>) -> impl FnOnce(git2::Error) -> StoreError {
-    let f = crate::repo::git_err(context);
+    let f = crate::git::repo::git_err(context);
     move |e| StoreError::Repo(f(e))
 }
 
@@ -277,7 +282,7 @@ pub struct SessionWrite {
     pub checkpoint_id: CheckpointId,
     /// The session being written; its slot is reused when it already exists.
     pub session_id: SessionId,
-    /// Strategy name, normally [`crate::model::DEFAULT_STRATEGY`].
+    /// Strategy name, normally [`crate::model::documents::DEFAULT_STRATEGY`].
     pub strategy: String,
     /// The user's branch at creation ("" when detached).
     pub branch: String,
@@ -438,7 +443,7 @@ pub(crate) fn newest_created_at(sessions: &[SessionMetadata]) -> String {
     sessions
         .iter()
         .filter_map(|s| {
-            crate::timefmt::parse_rfc3339(&s.created_at)
+            crate::base::time::parse_rfc3339(&s.created_at)
                 .ok()
                 .map(|t| (t, &s.created_at))
         })
@@ -488,7 +493,7 @@ impl CheckpointInfo {
             .and_then(|ms| {
                 time::OffsetDateTime::from_unix_timestamp_nanos(ms as i128 * 1_000_000).ok()
             })
-            .map(crate::timefmt::rfc3339_nano_utc)
+            .map(crate::base::time::rfc3339_nano_utc)
             .unwrap_or_default();
         CheckpointInfo {
             id,

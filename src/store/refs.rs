@@ -7,18 +7,18 @@ use std::collections::BTreeMap;
 
 use git2::Oid;
 
-use crate::fetch::Fetcher;
-use crate::id::CheckpointId;
-use crate::partial::PartialCache;
-use crate::publish::{self, Located};
-use crate::queue::PushQueue;
-use crate::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
-use crate::repo::{Identity, Repo};
+use crate::base::id::CheckpointId;
+use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::git::repo::{Identity, Repo};
+use crate::remote::fetch::Fetcher;
+use crate::remote::partial::PartialCache;
+use crate::store::publish::{self, Located};
+use crate::store::queue::PushQueue;
+use crate::store::tree;
 use crate::store::{
     backfill_via, git_err, write_via, Backfill, Checkpoint, CheckpointInfo, CheckpointReader,
     CheckpointWriter, CommitInfo, Layout, SessionWrite, StoreError, StoreKind, WriteOutcome,
 };
-use crate::tree;
 
 /// The git-refs store. Every write that moves a ref enqueues it for push.
 pub struct GitRefsStore<'r> {
@@ -250,7 +250,7 @@ fn checkpoint_at(
         return Err(StoreError::Corrupt {
             id: id.clone(),
             path: "metadata.json".into(),
-            source: crate::model::ModelError::Json {
+            source: crate::model::documents::ModelError::Json {
                 what: "root metadata.json",
                 source: serde::de::Error::custom("missing from the checkpoint tree"),
             },
@@ -296,7 +296,7 @@ pub(crate) fn commit_info(c: &git2::Commit<'_>) -> CommitInfo {
     let a = c.author();
     CommitInfo {
         commit: c.id().to_string(),
-        time: crate::timefmt::rfc3339_at(a.when().seconds(), a.when().offset_minutes()),
+        time: crate::base::time::rfc3339_at(a.when().seconds(), a.when().offset_minutes()),
         author: Identity {
             name: String::from_utf8_lossy(a.name_bytes()).into_owned(),
             email: String::from_utf8_lossy(a.email_bytes()).into_owned(),

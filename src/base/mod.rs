@@ -1,0 +1,9 @@
+//! Leaf building blocks every layer uses: checkpoint and session IDs, time stamps, file
+//! primitives, the crash-test hook, the invoking `git` process. They import nothing of the crate.
+
+pub(crate) mod crashpoint;
+pub(crate) mod fs;
+pub mod id;
+pub mod invoker;
+pub mod session_id;
+pub mod time;

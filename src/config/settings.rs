@@ -1,0 +1,614 @@
+//! The `checkpoints` and `redaction` blocks of `.entire/settings.json` and
+//! `.entire/settings.local.json`, the environment override (anchor-behaviour §10), and the
+//! `strategy_options` keys.
+//!
+//! A missing, unreadable or empty file, a symlink that escapes `.entire/`, or a file without the
+//! block mean "no config" (the git-branch default, the built-in redaction rules). A present block that
+//! is itself invalid is an error, so typos surface instead of silently selecting the default.
+//!
+//! A file that exists but is not valid JSON is not "no config": what it says about the store and
+//! the redaction rules is unknown. [`SettingsFiles`] reports it ([`SettingsError::Syntax`]);
+//! reads go on with the other file, and writes refuse ([`SettingsFiles::refuse_writes`]), since
+//! writing with the defaults could store secrets its rules would have caught, in a store it may
+//! not have chosen. (The reference is fail-soft here; this is where we differ.)
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::model::redact::{RedactionSettings, Redactor};
+
+/// Environment variable naming the primary backend; replaces any settings file.
+pub const ENV_PRIMARY: &str = "ENTIRE_CHECKPOINTS_PRIMARY";
+/// Comma-separated mirror backends, used only with [`ENV_PRIMARY`].
+pub const ENV_MIRRORS: &str = "ENTIRE_CHECKPOINTS_MIRRORS";
+
+/// The settings directory inside the work tree.
+pub const SETTINGS_DIR: &str = ".entire";
+/// The committed settings file.
+pub const SETTINGS_FILE: &str = "settings.json";
+/// The per-clone settings file; its `checkpoints` block replaces the committed one wholesale.
+pub const LOCAL_SETTINGS_FILE: &str = "settings.local.json";
+
+/// Errors of the settings files: a file that does not parse, or a present but invalid block.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    /// A settings file exists but is not valid JSON.
+    #[error("{path} is not valid JSON: {message}")]
+    Syntax {
+        /// The file.
+        path: String,
+        /// The parser's message (with line and column).
+        message: String,
+    },
+    /// A write was refused because settings files do not parse ([`SettingsError::Syntax`]).
+    #[error("refusing to write checkpoints: {paths} cannot be parsed, so the redaction rules and the checkpoint store are unknown; fix it first")]
+    Unparseable {
+        /// The files, as shown.
+        paths: String,
+    },
+    /// A user redaction rule is refused (it does not compile, or can match the empty string).
+    #[error("{path}")]
+    Rule {
+        /// The file.
+        path: String,
+        /// Why.
+        #[source]
+        source: crate::model::redact::RedactError,
+    },
+    /// The block does not decode (unknown field, wrong type).
+    #[error("invalid checkpoints config in {path}: {message}; an unrecognized field can also mean this file was written by a newer CLI \u{2014} confirm you are on the latest version")]
+    Decode {
+        /// The file.
+        path: String,
+        /// The decoder's message.
+        message: String,
+    },
+    /// Another settings block (e.g. `redaction`) does not decode.
+    #[error("invalid {block} settings in {path}: {message}")]
+    Block {
+        /// The block's key.
+        block: &'static str,
+        /// The file.
+        path: String,
+        /// The decoder's message.
+        message: String,
+    },
+    /// A required field is missing.
+    #[error("invalid checkpoints config: {0} is required")]
+    Required(String),
+}
+
+/// One backend of the topology: its type and its opaque per-backend config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackendSpec {
+    /// The backend type (`git-refs`, `git-branch`, `fs`, ...).
+    pub kind: String,
+    /// The backend's own `config` object, passed through untouched.
+    pub config: Option<Value>,
+}
+
+/// The `checkpoints` block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckpointsConfig {
+    /// The primary backend.
+    pub primary: BackendSpec,
+    /// The mirrors, in order.
+    pub mirrors: Vec<BackendSpec>,
+}
+
+/// Where the effective config came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigSource {
+    /// Nothing configured: the git-branch default.
+    Default,
+    /// `.entire/settings.json`.
+    Settings,
+    /// `.entire/settings.local.json`.
+    SettingsLocal,
+    /// `ENTIRE_CHECKPOINTS_PRIMARY` / `ENTIRE_CHECKPOINTS_MIRRORS`.
+    Env,
+}
+
+impl ConfigSource {
+    /// Whether values from here are the user's own: the environment and the per-clone local
+    /// file are; the committed file is written by whoever can push to the repository and is
+    /// untrusted input (docs/security.md).
+    pub fn trusted(self) -> bool {
+        !matches!(self, ConfigSource::Settings)
+    }
+
+    /// The name used by `config --json`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ConfigSource::Default => "default",
+            ConfigSource::Settings => "settings",
+            ConfigSource::SettingsLocal => "settings.local",
+            ConfigSource::Env => "env",
+        }
+    }
+}
+
+/// The resolved checkpoints config.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResolvedConfig {
+    /// `None` = the default (git-branch, no mirrors).
+    pub config: Option<CheckpointsConfig>,
+    /// Where it came from.
+    pub source: ConfigSource,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBlock {
+    primary: Option<RawBackend>,
+    #[serde(default)]
+    mirrors: Option<Vec<RawBackend>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawBackend {
+    #[serde(rename = "type", default)]
+    kind: Option<String>,
+    #[serde(default)]
+    config: Option<Value>,
+}
+
+fn decode_block(value: Value, path: &str) -> Result<CheckpointsConfig, SettingsError> {
+    let raw: RawBlock = serde_json::from_value(value).map_err(|e| SettingsError::Decode {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    let primary = raw
+        .primary
+        .and_then(|p| {
+            p.kind
+                .filter(|k| !k.trim().is_empty())
+                .map(|k| (k, p.config))
+        })
+        .ok_or_else(|| SettingsError::Required("checkpoints.primary.type".into()))?;
+    let mut mirrors = Vec::new();
+    for (i, m) in raw.mirrors.unwrap_or_default().into_iter().enumerate() {
+        let kind = m
+            .kind
+            .filter(|k| !k.trim().is_empty())
+            .ok_or_else(|| SettingsError::Required(format!("checkpoints.mirrors[{i}].type")))?;
+        mirrors.push(BackendSpec {
+            kind,
+            config: m.config,
+        });
+    }
+    Ok(CheckpointsConfig {
+        primary: BackendSpec {
+            kind: primary.0,
+            config: primary.1,
+        },
+        mirrors,
+    })
+}
+
+/// Reads a settings file as a JSON value, confined to `.entire/`; `None` on any failure (the
+/// fail-soft cases, and a file that does not parse: see [`SettingsFiles`] for that one).
+pub fn read_settings_file(worktree: &Path, name: &str) -> Option<Value> {
+    read_file(worktree, name).ok().flatten()
+}
+
+/// The file's path as shown in messages (relative to the work tree).
+fn shown(name: &str) -> String {
+    let path: PathBuf = [SETTINGS_DIR, name].iter().collect();
+    path.to_string_lossy().into_owned()
+}
+
+/// Reads a settings file, confined to `.entire/`: `None` when it is missing, unreadable, empty
+/// (or only whitespace: it says nothing, so nothing is lost) or points outside `.entire/`;
+/// [`SettingsError::Syntax`] when it is not valid JSON.
+fn read_file(worktree: &Path, name: &str) -> Result<Option<Value>, SettingsError> {
+    let dir = worktree.join(SETTINGS_DIR);
+    let path = dir.join(name);
+    let (Ok(real), Ok(real_dir)) = (std::fs::canonicalize(&path), std::fs::canonicalize(&dir))
+    else {
+        return Ok(None);
+    };
+    if !real.starts_with(&real_dir) {
+        log::warn!(
+            "ignoring {}: it points outside {SETTINGS_DIR}/",
+            path.display()
+        );
+        return Ok(None);
+    }
+    let bytes = match std::fs::read(&real) {
+        Ok(b) => b,
+        Err(e) => {
+            log::info!("ignoring unreadable {}: {e}", path.display());
+            return Ok(None);
+        }
+    };
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Ok(None);
+    }
+    serde_json::from_slice(&bytes)
+        .map(Some)
+        .map_err(|e| SettingsError::Syntax {
+            path: shown(name),
+            message: e.to_string(),
+        })
+}
+
+/// The two settings files of a work tree, each read once: what each says, and which exist but
+/// do not parse.
+#[derive(Debug, Clone, Default)]
+pub struct SettingsFiles {
+    /// The parsed files, the local one first (it wins).
+    parsed: Vec<(&'static str, ConfigSource, Value)>,
+    /// One [`SettingsError::Syntax`] per file that does not parse, the local one first.
+    unparseable: Vec<SettingsError>,
+}
+
+impl SettingsFiles {
+    /// Reads the files of `worktree` (`None` in a bare repository: no files).
+    pub fn read(worktree: Option<&Path>) -> SettingsFiles {
+        let mut files = SettingsFiles::default();
+        let Some(root) = worktree else {
+            return files;
+        };
+        for (name, source) in [
+            (LOCAL_SETTINGS_FILE, ConfigSource::SettingsLocal),
+            (SETTINGS_FILE, ConfigSource::Settings),
+        ] {
+            match read_file(root, name) {
+                Ok(Some(v)) => files.parsed.push((name, source, v)),
+                Ok(None) => {}
+                Err(e) => files.unparseable.push(e),
+            }
+        }
+        files
+    }
+
+    /// The files that exist but do not parse ([`SettingsError::Syntax`] each).
+    pub fn unparseable(&self) -> &[SettingsError] {
+        &self.unparseable
+    }
+
+    /// `Ok` when every settings file parses, else the [`SettingsError::Unparseable`] a write
+    /// (or a push, which the settings also steer) must fail with.
+    pub fn refuse_writes(&self) -> Result<(), SettingsError> {
+        if self.unparseable.is_empty() {
+            return Ok(());
+        }
+        let paths: Vec<&str> = self
+            .unparseable
+            .iter()
+            .filter_map(|e| match e {
+                SettingsError::Syntax { path, .. } => Some(path.as_str()),
+                _ => None,
+            })
+            .collect();
+        Err(SettingsError::Unparseable {
+            paths: paths.join(" and "),
+        })
+    }
+
+    /// A block of the first parsed file (local first) that has it, not `null`, with the file.
+    fn block(&self, key: &str) -> Option<(&'static str, ConfigSource, &Value)> {
+        self.parsed.iter().find_map(|(name, source, v)| {
+            v.get(key)
+                .filter(|b| !b.is_null())
+                .map(|b| (*name, *source, b))
+        })
+    }
+
+    /// The checkpoints config: the environment override, else the local file's block, else the
+    /// committed file's, else the default.
+    pub fn checkpoints_config(&self) -> Result<ResolvedConfig, SettingsError> {
+        if let Some(config) = from_env() {
+            return Ok(ResolvedConfig {
+                config: Some(config),
+                source: ConfigSource::Env,
+            });
+        }
+        match self.block("checkpoints") {
+            Some((name, source, block)) => Ok(ResolvedConfig {
+                config: Some(decode_block(block.clone(), &shown(name))?),
+                source,
+            }),
+            None => Ok(ResolvedConfig {
+                config: None,
+                source: ConfigSource::Default,
+            }),
+        }
+    }
+
+    /// The redactor of the `redaction` block: the local file's, else the committed file's; none
+    /// means the built-in rules. A present block that does not decode, or a user rule that is
+    /// refused, is an error, since silently dropping a user's rules would write the secrets they
+    /// meant to catch. While a file does not parse, redaction is never off (the block that
+    /// turned it off, or back on, may be the one that cannot be read).
+    pub fn redactor(&self) -> Result<Redactor, SettingsError> {
+        let Some((name, _, block)) = self.block("redaction") else {
+            return Ok(Redactor::builtin());
+        };
+        let mut settings: RedactionSettings =
+            serde_json::from_value(block.clone()).map_err(|e| SettingsError::Block {
+                block: "redaction",
+                path: shown(name),
+                message: e.to_string(),
+            })?;
+        if !self.unparseable.is_empty() {
+            settings.enabled = None;
+        }
+        Redactor::new(&settings).map_err(|source| SettingsError::Rule {
+            path: shown(name),
+            source,
+        })
+    }
+}
+
+fn from_env() -> Option<CheckpointsConfig> {
+    let primary = std::env::var(ENV_PRIMARY).ok()?;
+    let primary = primary.trim();
+    if primary.is_empty() {
+        return None;
+    }
+    let mirrors = std::env::var(ENV_MIRRORS)
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .map(|m| BackendSpec {
+            kind: m.to_owned(),
+            config: None,
+        })
+        .collect();
+    Some(CheckpointsConfig {
+        primary: BackendSpec {
+            kind: primary.to_owned(),
+            config: None,
+        },
+        mirrors,
+    })
+}
+
+/// A boolean key of `strategy_options`, resolved like every key by [`strategy_option`] (the
+/// local file's value wins over the committed one); a non-boolean value counts as unset.
+fn bool_option(worktree: Option<&Path>, key: &str) -> Option<bool> {
+    strategy_option(worktree, key).and_then(|(v, _, _)| v.as_bool())
+}
+
+/// Whether checkpoint pushing is enabled: `strategy_options.push_sessions`; default true.
+pub fn push_sessions_enabled(worktree: Option<&Path>) -> bool {
+    bool_option(worktree, "push_sessions").unwrap_or(true)
+}
+
+/// Whether reads fetch missing checkpoints partially (`--filter=blob:none`, transcripts on
+/// read): `strategy_options.filtered_fetches`; default false.
+pub fn filtered_fetches_enabled(worktree: Option<&Path>) -> bool {
+    bool_option(worktree, "filtered_fetches").unwrap_or(false)
+}
+
+/// The `strategy_options` key of the hook budget in seconds.
+pub const HOOK_BUDGET_SETTING: &str = "hook_budget_seconds";
+
+/// `strategy_options.hook_budget_seconds` when it is a whole number of seconds (callers clamp
+/// it: the committed file is untrusted).
+pub fn hook_budget_seconds(worktree: Option<&Path>) -> Option<u64> {
+    strategy_option(worktree, HOOK_BUDGET_SETTING).and_then(|(v, _, _)| v.as_u64())
+}
+
+/// One key of `strategy_options`: the local file's if that file sets the key (to anything but
+/// `null`), else the committed file's. Returns the value, where it came from and the file's
+/// path as shown in messages. Unreadable files count as absent (fail-soft), and so do files
+/// that do not parse: commands report those, and writes and pushes refuse while they remain.
+pub fn strategy_option(
+    worktree: Option<&Path>,
+    key: &str,
+) -> Option<(Value, ConfigSource, String)> {
+    let root = worktree?;
+    for (name, source) in [
+        (LOCAL_SETTINGS_FILE, ConfigSource::SettingsLocal),
+        (SETTINGS_FILE, ConfigSource::Settings),
+    ] {
+        let value = read_settings_file(root, name)
+            .and_then(|v| v.get("strategy_options")?.get(key).cloned())
+            .filter(|v| !v.is_null());
+        if let Some(v) = value {
+            return Some((v, source, shown(name)));
+        }
+    }
+    None
+}
+
+/// Resolves the checkpoints config of `worktree` (`None` in a bare repository); see
+/// [`SettingsFiles::checkpoints_config`].
+pub fn load_checkpoints_config(worktree: Option<&Path>) -> Result<ResolvedConfig, SettingsError> {
+    SettingsFiles::read(worktree).checkpoints_config()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn decode(v: Value) -> Result<CheckpointsConfig, SettingsError> {
+        decode_block(v, ".entire/settings.json")
+    }
+
+    #[test]
+    fn primary_and_mirrors_with_config_kept_verbatim() {
+        let c = decode(json!({"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs", "config": {"dir": "/x", "n": [1]}}]})).unwrap();
+        assert_eq!(c.primary.kind, "git-refs");
+        assert_eq!(c.mirrors[0].config, Some(json!({"dir": "/x", "n": [1]})));
+    }
+
+    #[test]
+    fn strict_block() {
+        let err = decode(json!({"primary": {"type": "git-refs"}, "mirorrs": []})).unwrap_err();
+        assert!(
+            err.to_string().starts_with(
+                "invalid checkpoints config in .entire/settings.json: unknown field `mirorrs`"
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains("newer CLI"));
+        assert_eq!(
+            decode(json!({"primary": {}})).unwrap_err().to_string(),
+            "invalid checkpoints config: checkpoints.primary.type is required"
+        );
+        assert_eq!(
+            decode(json!({"primary": {"type": "git-refs"}, "mirrors": [{"config": {}}]}))
+                .unwrap_err()
+                .to_string(),
+            "invalid checkpoints config: checkpoints.mirrors[0].type is required"
+        );
+        assert!(decode(json!({"primary": {"type": 7}})).is_err());
+        assert!(decode(json!({"primary": "git-refs"})).is_err());
+    }
+
+    #[test]
+    fn files_fail_soft_and_local_wins() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        assert_eq!(
+            load_checkpoints_config(Some(root)).unwrap().source,
+            ConfigSource::Default
+        );
+        std::fs::create_dir(root.join(".entire")).unwrap();
+        std::fs::write(root.join(".entire/settings.json"), "{not json").unwrap();
+        assert_eq!(load_checkpoints_config(Some(root)).unwrap().config, None);
+        std::fs::write(
+            root.join(".entire/settings.json"),
+            r#"{"enabled": "yes", "checkpoints": null}"#,
+        )
+        .unwrap();
+        assert_eq!(load_checkpoints_config(Some(root)).unwrap().config, None);
+        std::fs::write(
+            root.join(".entire/settings.json"),
+            r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}], "bogus": 1}}"#,
+        )
+        .unwrap();
+        assert!(
+            load_checkpoints_config(Some(root)).is_err(),
+            "invalid base block is an error"
+        );
+        std::fs::write(
+            root.join(".entire/settings.local.json"),
+            r#"{"checkpoints": {"primary": {"type": "git-branch"}}}"#,
+        )
+        .unwrap();
+        let r = load_checkpoints_config(Some(root)).unwrap();
+        assert_eq!(r.source, ConfigSource::SettingsLocal);
+        let c = r.config.unwrap();
+        assert_eq!(c.primary.kind, "git-branch");
+        assert!(
+            c.mirrors.is_empty(),
+            "the local block replaces the base block wholesale"
+        );
+    }
+
+    #[test]
+    fn escaping_symlink_is_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside.json");
+        std::fs::write(
+            &outside,
+            r#"{"checkpoints": {"primary": {"type": "git-refs"}}}"#,
+        )
+        .unwrap();
+        let root = dir.path().join("wt");
+        std::fs::create_dir_all(root.join(".entire")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join(".entire/settings.json")).unwrap();
+        assert_eq!(read_settings_file(&root, SETTINGS_FILE), None);
+        std::fs::create_dir(root.join(".entire/settings.local.json")).unwrap();
+        assert_eq!(
+            read_settings_file(&root, LOCAL_SETTINGS_FILE),
+            None,
+            "a directory is unreadable"
+        );
+    }
+
+    /// A work tree with `.entire/` holding `files` (name, text); the settings files as read.
+    fn work_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, SettingsFiles) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(SETTINGS_DIR)).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(SETTINGS_DIR).join(name), text).unwrap();
+        }
+        let read = SettingsFiles::read(Some(dir.path()));
+        (dir, read)
+    }
+
+    #[test]
+    fn a_file_that_does_not_parse_is_reported_and_refuses_writes() {
+        for (_dir, files) in [work_tree(&[]), work_tree(&[(SETTINGS_FILE, " \n")])] {
+            assert!(files.unparseable().is_empty());
+            assert_eq!(files.refuse_writes(), Ok(()));
+        }
+        let (_dir, files) = work_tree(&[
+            (
+                SETTINGS_FILE,
+                r#"{"checkpoints": {"primary": {"type": "git-refs"}},}"#,
+            ),
+            (LOCAL_SETTINGS_FILE, "{"),
+        ]);
+        let paths: Vec<String> = files
+            .unparseable()
+            .iter()
+            .map(|e| match e {
+                SettingsError::Syntax { path, message } => {
+                    assert!(message.contains("line 1"), "{message}");
+                    path.clone()
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            paths,
+            [".entire/settings.local.json", ".entire/settings.json"]
+        );
+        assert!(files.unparseable()[1]
+            .to_string()
+            .starts_with(".entire/settings.json is not valid JSON: trailing comma"));
+        let refused = files.refuse_writes().unwrap_err();
+        assert!(
+            refused.to_string().starts_with(
+                "refusing to write checkpoints: .entire/settings.local.json and .entire/settings.json cannot be parsed"
+            ),
+            "{refused}"
+        );
+        // Reads go on without them: the default store.
+        assert_eq!(files.checkpoints_config().unwrap().config, None);
+    }
+
+    #[test]
+    fn redaction_is_never_off_while_a_file_does_not_parse() {
+        let committed = r#"{"redaction": {"enabled": false, "rules": [{"name": "corp", "pattern": "CORPSECRET-[0-9]+"}]}}"#;
+        let (_dir, files) = work_tree(&[(SETTINGS_FILE, committed)]);
+        assert!(!files.redactor().unwrap().is_enabled());
+        let (_dir, files) = work_tree(&[(SETTINGS_FILE, committed), (LOCAL_SETTINGS_FILE, "{,}")]);
+        let r = files.redactor().unwrap();
+        assert!(r.is_enabled());
+        assert_eq!(
+            r.redact_str("CORPSECRET-42 and AKIAIOSFODNN7EXAMPLE").0,
+            "REDACTED and REDACTED"
+        );
+    }
+
+    #[test]
+    fn a_refused_rule_names_its_file() {
+        let (_dir, files) = work_tree(&[(
+            LOCAL_SETTINGS_FILE,
+            r#"{"redaction": {"rules": [{"name": "greedy", "pattern": ".*"}]}}"#,
+        )]);
+        let err = files.redactor().err().unwrap();
+        assert_eq!(
+            err,
+            SettingsError::Rule {
+                path: ".entire/settings.local.json".into(),
+                source: crate::model::redact::RedactError::MatchesEmpty {
+                    name: "greedy".into()
+                }
+            }
+        );
+    }
+}

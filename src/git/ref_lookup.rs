@@ -1,0 +1,343 @@
+//! Resolving one ref of the files backend without loading every ref.
+//!
+//! libgit2 parses the whole `packed-refs` file on the first lookup of any ref, which with
+//! 100,000 packed checkpoint refs costs more than the rest of a `show`. git itself reads the
+//! loose file, else binary-searches the sorted `packed-refs`; this module does the same, and
+//! answers [`Lookup::Unknown`] whenever the files are in a form it does not fully understand (a
+//! symbolic or malformed loose ref, a `packed-refs` without the `sorted` trait or with a
+//! malformed line, a per-worktree ref), so that the caller asks libgit2 instead. It never answers
+//! "missing" for a ref that exists.
+
+use std::fs::File;
+use std::io::ErrorKind;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+
+use git2::Oid;
+
+/// What a direct lookup found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lookup {
+    /// The ref exists and points at this object.
+    Found(Oid),
+    /// Neither a loose file nor a `packed-refs` line names the ref.
+    Missing,
+    /// Not decided here: ask the full ref database.
+    Unknown,
+}
+
+/// The first line of a `packed-refs` file written by git: the traits it guarantees.
+const HEADER_PREFIX: &[u8] = b"# pack-refs with:";
+/// Length of a hex SHA-1 object id.
+const HEX_LEN: usize = 40;
+/// How many bytes each read of `packed-refs` fetches while scanning for a line end.
+const CHUNK: usize = 256;
+
+/// Looks `name` up in the files backend under `common_dir` (loose file, then sorted
+/// `packed-refs`).
+pub(crate) fn lookup(common_dir: &Path, name: &str) -> Lookup {
+    // Per-worktree refs live in the worktree's own git dir; leave them to libgit2.
+    if !name.starts_with("refs/")
+        || ["refs/worktree/", "refs/bisect/", "refs/rewritten/"]
+            .iter()
+            .any(|p| name.starts_with(p))
+    {
+        return Lookup::Unknown;
+    }
+    match std::fs::read(common_dir.join(name)) {
+        Ok(bytes) => return parse_loose(&bytes),
+        // A missing file, or a directory on the way (or at) the name: not loose.
+        Err(e) if is_absent(&e) => {}
+        Err(_) => return Lookup::Unknown,
+    }
+    match File::open(common_dir.join("packed-refs")) {
+        Ok(file) => search_packed(&file, name.as_bytes()).unwrap_or(Lookup::Unknown),
+        Err(e) if e.kind() == ErrorKind::NotFound => Lookup::Missing,
+        Err(_) => Lookup::Unknown,
+    }
+}
+
+fn is_absent(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        ErrorKind::NotFound | ErrorKind::NotADirectory | ErrorKind::IsADirectory
+    )
+}
+
+/// A loose ref file: 40 hex digits and a newline; anything else (a symbolic ref) is Unknown.
+fn parse_loose(bytes: &[u8]) -> Lookup {
+    let text = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    parse_oid(text).map_or(Lookup::Unknown, Lookup::Found)
+}
+
+fn parse_oid(hex: &[u8]) -> Option<Oid> {
+    if hex.len() != HEX_LEN || !hex.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    Oid::from_str(std::str::from_utf8(hex).ok()?).ok()
+}
+
+/// A record and the span of its line in `packed-refs`.
+struct RecordAt {
+    record: Record,
+    /// Where its line starts.
+    start: u64,
+    /// Just after its line.
+    end: u64,
+}
+
+/// Reads `packed-refs` through positioned reads: the header, then O(log n) lines.
+struct Packed<'f> {
+    file: &'f File,
+    len: u64,
+}
+
+impl Packed<'_> {
+    /// The line starting at `pos` (without its newline) and the position after it.
+    fn line_at(&self, pos: u64) -> Option<(Vec<u8>, u64)> {
+        let mut line = Vec::new();
+        let mut at = pos;
+        while at < self.len {
+            let mut buf = [0u8; CHUNK];
+            let n = self.file.read_at(&mut buf, at).ok()?;
+            if n == 0 {
+                break;
+            }
+            if let Some(i) = buf[..n].iter().position(|&b| b == b'\n') {
+                line.extend_from_slice(&buf[..i]);
+                return Some((line, at + i as u64 + 1));
+            }
+            line.extend_from_slice(&buf[..n]);
+            at += n as u64;
+        }
+        // A last line without a newline.
+        Some((line, self.len))
+    }
+
+    /// The first record line starting in `[start, limit)`, skipping peeled `^` lines (they
+    /// belong to the record before them): the record, where it starts and the position after
+    /// it. `None` for a malformed record, `Some(None)` when no record starts there.
+    fn record_from(&self, mut start: u64, limit: u64) -> Option<Option<RecordAt>> {
+        loop {
+            if start >= limit {
+                return Some(None);
+            }
+            let (line, next) = self.line_at(start)?;
+            if line.first() == Some(&b'^') {
+                start = next;
+                continue;
+            }
+            let hex = line.get(..HEX_LEN)?;
+            let name = line.get(HEX_LEN..)?.strip_prefix(b" ")?;
+            return Some(Some(RecordAt {
+                record: (name.to_vec(), parse_oid(hex)?),
+                start,
+                end: next,
+            }));
+        }
+    }
+
+    /// The first position at or after `pos` where a line starts.
+    fn line_start_from(&self, pos: u64) -> Option<u64> {
+        if pos == 0 {
+            return Some(0);
+        }
+        // The line containing byte `pos - 1` ends at its newline; the next line starts after it.
+        self.line_at(pos - 1).map(|(_, next)| next)
+    }
+}
+
+/// A `packed-refs` record: the ref name and its object id.
+type Record = (Vec<u8>, Oid);
+
+/// The first record of a sorted `packed-refs` whose name is `>= key` (`Some(None)` when there is
+/// none), by binary search; `None` when the file is not in a form this search may trust (no
+/// `sorted` trait, a malformed record).
+fn lower_bound(file: &File, key: &[u8]) -> Option<Option<Record>> {
+    let packed = Packed {
+        file,
+        len: file.metadata().ok()?.len(),
+    };
+    let (header, first) = packed.line_at(0)?;
+    let traits = header.strip_prefix(HEADER_PREFIX)?;
+    if !traits.split(|&b| b == b' ').any(|t| t == b"sorted") {
+        return None;
+    }
+    // Invariant: every record starting before `lo` is < key, every one starting at or after
+    // `hi` is >= key; `lo` and `hi` are line starts (or the end of the file).
+    let (mut lo, mut hi) = (first, packed.len);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let start = packed.line_start_from(mid)?;
+        match packed.record_from(start, hi)? {
+            // No record starts in [mid, hi): the boundary lies before `mid`.
+            None => hi = mid,
+            Some(at) if at.record.0.as_slice() < key => lo = at.end,
+            Some(at) => hi = at.start,
+        }
+    }
+    Some(packed.record_from(lo, packed.len)?.map(|at| at.record))
+}
+
+/// Looks `name` up in a sorted `packed-refs`.
+fn search_packed(file: &File, name: &[u8]) -> Option<Lookup> {
+    Some(match lower_bound(file, name)? {
+        Some((found, oid)) if found == name => Lookup::Found(oid),
+        _ => Lookup::Missing,
+    })
+}
+
+/// Whether the sorted `packed-refs` under `common_dir` holds a ref whose name starts with
+/// `prefix`; `None` when that cannot be decided here (unsorted or malformed file).
+pub(crate) fn packed_has_prefix(common_dir: &Path, prefix: &str) -> Option<bool> {
+    match File::open(common_dir.join("packed-refs")) {
+        Ok(file) => Some(
+            lower_bound(&file, prefix.as_bytes())?
+                .is_some_and(|(name, _)| name.starts_with(prefix.as_bytes())),
+        ),
+        Err(e) if e.kind() == ErrorKind::NotFound => Some(false),
+        Err(_) => None,
+    }
+}
+
+/// Object ids for the tests of this module and of [`crate::git::ref_update`].
+#[cfg(test)]
+pub(crate) mod test_ids {
+    use git2::Oid;
+
+    pub const A: &str = "1111111111111111111111111111111111111111";
+    pub const B: &str = "2222222222222222222222222222222222222222";
+    pub const PEELED: &str = "3333333333333333333333333333333333333333";
+
+    pub fn oid(s: &str) -> Oid {
+        Oid::from_str(s).unwrap()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::test_ids::{oid, A, B, PEELED};
+    use super::*;
+
+    fn dir_with_packed(text: &str) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("packed-refs"), text).unwrap();
+        d
+    }
+
+    /// A sorted packed-refs of `n` refs `refs/entire/checkpoints/<i:04>` plus a peeled tag.
+    fn sorted_packed(n: usize) -> String {
+        let mut names: Vec<String> = (0..n)
+            .map(|i| format!("refs/entire/checkpoints/{:02}/{i:06}", i % 100))
+            .collect();
+        names.push("refs/tags/v1".into());
+        names.sort();
+        let mut s = String::from("# pack-refs with: peeled fully-peeled sorted \n");
+        for n in names {
+            let tip = if n.ends_with("000007") { B } else { A };
+            s.push_str(&format!("{tip} {n}\n"));
+            if n == "refs/tags/v1" {
+                s.push_str(&format!("^{PEELED}\n"));
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn finds_every_packed_ref_and_misses_absent_ones() {
+        let d = dir_with_packed(&sorted_packed(500));
+        for i in 0..500 {
+            let name = format!("refs/entire/checkpoints/{:02}/{i:06}", i % 100);
+            let want = if i == 7 { B } else { A };
+            assert_eq!(lookup(d.path(), &name), Lookup::Found(oid(want)), "{name}");
+        }
+        assert_eq!(lookup(d.path(), "refs/tags/v1"), Lookup::Found(oid(A)));
+        for absent in [
+            "refs/entire/checkpoints/00/000001",
+            "refs/entire/checkpoints/07/00000",
+            "refs/entire/checkpoints/99/999999",
+            "refs/a",
+            "refs/zzz",
+            "refs/tags/v0",
+            "refs/tags/v2",
+        ] {
+            assert_eq!(lookup(d.path(), absent), Lookup::Missing, "{absent}");
+        }
+    }
+
+    #[test]
+    fn peeled_lines_are_skipped_around_the_search_point() {
+        // Every record peeled: the midpoint often lands on a `^` line.
+        let mut s = String::from("# pack-refs with: peeled fully-peeled sorted \n");
+        for i in 0..64 {
+            s.push_str(&format!("{A} refs/tags/t{i:03}\n^{PEELED}\n"));
+        }
+        let d = dir_with_packed(&s);
+        for i in 0..64 {
+            assert_eq!(
+                lookup(d.path(), &format!("refs/tags/t{i:03}")),
+                Lookup::Found(oid(A))
+            );
+        }
+        assert_eq!(lookup(d.path(), "refs/tags/t064"), Lookup::Missing);
+    }
+
+    #[test]
+    fn loose_file_wins_over_packed() {
+        let d = dir_with_packed(&sorted_packed(10));
+        let name = "refs/entire/checkpoints/03/000003";
+        std::fs::create_dir_all(d.path().join("refs/entire/checkpoints/03")).unwrap();
+        std::fs::write(d.path().join(name), format!("{B}\n")).unwrap();
+        assert_eq!(lookup(d.path(), name), Lookup::Found(oid(B)));
+    }
+
+    #[test]
+    fn loose_only_and_nothing_at_all() {
+        let d = tempfile::tempdir().unwrap();
+        let name = "refs/entire/checkpoints/ab/0123456789ab";
+        assert_eq!(lookup(d.path(), name), Lookup::Missing);
+        std::fs::create_dir_all(d.path().join("refs/entire/checkpoints/ab")).unwrap();
+        std::fs::write(d.path().join(name), format!("{A}\n")).unwrap();
+        assert_eq!(lookup(d.path(), name), Lookup::Found(oid(A)));
+        // A directory where a name would be, and a file where a directory would be.
+        assert_eq!(
+            lookup(d.path(), "refs/entire/checkpoints/ab"),
+            Lookup::Missing
+        );
+        assert_eq!(lookup(d.path(), &format!("{name}/x")), Lookup::Missing);
+    }
+
+    #[test]
+    fn undecidable_forms_are_left_to_libgit2() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(d.path().join("refs/heads")).unwrap();
+        std::fs::write(d.path().join("refs/heads/sym"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(d.path().join("refs/heads/bad"), "not an id\n").unwrap();
+        assert_eq!(lookup(d.path(), "refs/heads/sym"), Lookup::Unknown);
+        assert_eq!(lookup(d.path(), "refs/heads/bad"), Lookup::Unknown);
+        assert_eq!(lookup(d.path(), "HEAD"), Lookup::Unknown);
+        assert_eq!(lookup(d.path(), "refs/worktree/x"), Lookup::Unknown);
+        // No `sorted` trait (older writers, hand edits), or no header at all.
+        for text in [
+            format!("# pack-refs with: peeled \n{B} refs/b\n{A} refs/a\n"),
+            format!("{A} refs/a\n"),
+        ] {
+            let d = dir_with_packed(&text);
+            assert_eq!(lookup(d.path(), "refs/a"), Lookup::Unknown, "{text}");
+        }
+        // A malformed record met by the search.
+        let d = dir_with_packed("# pack-refs with: sorted \ngarbage\n");
+        assert_eq!(lookup(d.path(), "refs/a"), Lookup::Unknown);
+    }
+
+    #[test]
+    fn long_names_span_several_reads() {
+        let long = format!("refs/entire/{}", "x".repeat(3 * CHUNK));
+        let text = format!("# pack-refs with: sorted \n{A} refs/a\n{B} {long}\n{A} refs/z");
+        let d = dir_with_packed(&text);
+        assert_eq!(lookup(d.path(), &long), Lookup::Found(oid(B)));
+        // The last line has no newline.
+        assert_eq!(lookup(d.path(), "refs/z"), Lookup::Found(oid(A)));
+        assert_eq!(lookup(d.path(), "refs/y"), Lookup::Missing);
+    }
+}

@@ -1,0 +1,253 @@
+//! Names of checkpoint refs: `refs/entire/checkpoints/<shard>/<id>`, with `<shard>` the last two
+//! characters of the ID (anchor-behaviour §3.1).
+//!
+//! On case-insensitive filesystems a ULID shard such as `6B` can land in an existing hex shard
+//! directory `6b`, and after `git pack-refs` the packed name carries the folded spelling. Every
+//! ID therefore has at most one alternate spelling ([`CheckpointRef::folded`]); resolution tries
+//! the canonical spelling first and then the folded one, and writes go to whichever exists.
+
+use std::fmt;
+
+use crate::base::id::{self, CheckpointId};
+
+/// The namespace every checkpoint ref lives under.
+pub const CHECKPOINT_REF_PREFIX: &str = "refs/entire/checkpoints/";
+
+/// The error for an ID that cannot name a ref. [`CheckpointId`] is always valid, so this only
+/// comes from [`ref_name_for`] on raw strings.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot build checkpoint ref: invalid checkpoint ID {0:?}")]
+pub struct RefNameError(pub String);
+
+/// Why a ref under the prefix is not a checkpoint ref. Such refs are foreign (leftovers of other
+/// designs such as `v1/main` or `v2/full/...`): never listed, pushed or deleted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ForeignRef {
+    /// Not under `refs/entire/checkpoints/` at all.
+    #[error("{0} is not under {CHECKPOINT_REF_PREFIX}")]
+    OutsidePrefix(String),
+    /// Not exactly `<shard>/<id>`, or the shard does not match the ID.
+    #[error("{0} is not of the form {CHECKPOINT_REF_PREFIX}<shard>/<id>")]
+    BadShape(String),
+    /// Consistently sharded, but the leaf is not an ID format this version knows.
+    #[error("{0} names an unknown checkpoint ID format")]
+    UnknownIdFormat(String),
+}
+
+/// A checkpoint ref: an ID plus the exact spelling of its ref name (canonical or case-folded).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CheckpointRef {
+    name: String,
+    id: CheckpointId,
+}
+
+/// Builds the canonical ref name of a raw ID string; an invalid ID is an error, never a malformed
+/// ref such as `refs/entire/checkpoints//`.
+pub fn ref_name_for(raw: &str) -> Result<String, RefNameError> {
+    CheckpointId::parse(raw)
+        .map(|id| CheckpointRef::canonical(&id).name)
+        .map_err(|_| RefNameError(raw.to_owned()))
+}
+
+/// The opposite-case spelling of a shard: lowercase if that differs, else uppercase; `None` when
+/// both are the same (an all-digit shard).
+fn fold_shard(shard: &str) -> Option<String> {
+    let lower = shard.to_ascii_lowercase();
+    if lower != shard {
+        return Some(lower);
+    }
+    let upper = shard.to_ascii_uppercase();
+    (upper != shard).then_some(upper)
+}
+
+impl CheckpointRef {
+    /// The canonical ref of `id`.
+    pub fn canonical(id: &CheckpointId) -> Self {
+        CheckpointRef {
+            name: format!("{CHECKPOINT_REF_PREFIX}{}/{}", id.shard(), id),
+            id: id.clone(),
+        }
+    }
+
+    /// The case-folded spelling of `id`'s ref, if its shard has letters.
+    pub fn folded(id: &CheckpointId) -> Option<Self> {
+        fold_shard(id.shard()).map(|shard| CheckpointRef {
+            name: format!("{CHECKPOINT_REF_PREFIX}{shard}/{id}"),
+            id: id.clone(),
+        })
+    }
+
+    /// Both spellings of `id`'s ref, canonical first.
+    pub fn spellings(id: &CheckpointId) -> Vec<Self> {
+        let mut v = vec![Self::canonical(id)];
+        v.extend(Self::folded(id));
+        v
+    }
+
+    /// Parses a full ref name. The tail must be exactly `<shard>/<id>` with the shard in one of
+    /// the ID's two spellings ([`CheckpointRef::spellings`]): a mixed-case shard such as `zN` is
+    /// neither, so reads (which try only those two) could never find it.
+    pub fn parse(name: &str) -> Result<Self, ForeignRef> {
+        let tail = name
+            .strip_prefix(CHECKPOINT_REF_PREFIX)
+            .ok_or_else(|| ForeignRef::OutsidePrefix(name.to_owned()))?;
+        let bad = || ForeignRef::BadShape(name.to_owned());
+        let (shard, leaf) = tail.split_once('/').ok_or_else(bad)?;
+        if shard.is_empty() || leaf.is_empty() || leaf.contains('/') {
+            return Err(bad());
+        }
+        if !id::shard_for(leaf).eq_ignore_ascii_case(shard) {
+            return Err(bad());
+        }
+        let id =
+            CheckpointId::parse(leaf).map_err(|_| ForeignRef::UnknownIdFormat(name.to_owned()))?;
+        // One of the two spellings, compared without building their names: `list` parses
+        // every checkpoint ref.
+        let spelled = shard == id.shard() || fold_shard(id.shard()).as_deref() == Some(shard);
+        if !spelled {
+            return Err(bad());
+        }
+        Ok(CheckpointRef {
+            name: name.to_owned(),
+            id,
+        })
+    }
+
+    /// The full ref name, in the spelling this value was built or parsed with.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The checkpoint ID.
+    pub fn id(&self) -> &CheckpointId {
+        &self.id
+    }
+
+    /// Whether this is the canonical spelling.
+    pub fn is_canonical(&self) -> bool {
+        // Every value is `<prefix><shard>/<id>` in one of the two spellings.
+        self.name
+            .strip_prefix(CHECKPOINT_REF_PREFIX)
+            .and_then(|tail| tail.split_once('/'))
+            .is_some_and(|(shard, _)| shard == self.id.shard())
+    }
+}
+
+impl fmt::Display for CheckpointRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn id(s: &str) -> CheckpointId {
+        CheckpointId::parse(s).unwrap()
+    }
+
+    #[test]
+    fn canonical_names() {
+        assert_eq!(
+            CheckpointRef::canonical(&id("a1b2c3d4e5f6")).name(),
+            "refs/entire/checkpoints/f6/a1b2c3d4e5f6"
+        );
+        assert_eq!(
+            CheckpointRef::canonical(&id("01KVBJCWYA4YW6J5M9GP655HZN")).name(),
+            "refs/entire/checkpoints/ZN/01KVBJCWYA4YW6J5M9GP655HZN"
+        );
+    }
+
+    #[test]
+    fn invalid_ids_build_no_ref() {
+        for raw in ["", "not-an-id", "A1B2C3D4E5F6"] {
+            let err = ref_name_for(raw).unwrap_err();
+            assert_eq!(
+                err.to_string(),
+                format!("cannot build checkpoint ref: invalid checkpoint ID {raw:?}")
+            );
+        }
+    }
+
+    #[test]
+    fn rejected_shapes() {
+        for name in [
+            "refs/heads/entire/checkpoints/v1",
+            "refs/entire/checkpoints/a1/a1b2c3d4e5f6",
+            "refs/entire/checkpoints/f6/a1b2c3d4e5f6/0",
+            "refs/entire/checkpoints/a1/",
+            "refs/entire/checkpoints/a1b2c3d4e5f6",
+            "refs/entire/checkpoints/",
+            "refs/entire/checkpoints/v1/main",
+            "refs/entire/checkpoints/v2/full/0000000000001",
+        ] {
+            assert!(
+                CheckpointRef::parse(name).is_err(),
+                "{name} should not parse"
+            );
+        }
+        assert!(matches!(
+            CheckpointRef::parse("refs/entire/checkpoints/in/main"),
+            Err(ForeignRef::UnknownIdFormat(_))
+        ));
+    }
+
+    #[test]
+    fn case_folded_shard() {
+        let ulid = id("01M2DCHJCHTR9T9MZTSB7WV76B");
+        let folded = "refs/entire/checkpoints/6b/01M2DCHJCHTR9T9MZTSB7WV76B";
+        let parsed = CheckpointRef::parse(folded).unwrap();
+        assert_eq!(parsed.id(), &ulid);
+        assert!(!parsed.is_canonical());
+        assert_eq!(CheckpointRef::folded(&ulid).unwrap().name(), folded);
+        let digits = id("01M2DCHJCHTR9T9MZTSB7WV712");
+        assert!(CheckpointRef::folded(&digits).is_none());
+        assert_eq!(CheckpointRef::spellings(&digits).len(), 1);
+        let hex = id("a1b2c3d4e5f6");
+        assert_eq!(
+            CheckpointRef::folded(&hex).unwrap().name(),
+            "refs/entire/checkpoints/F6/a1b2c3d4e5f6"
+        );
+    }
+
+    /// Found by the `ref_name` fuzz target: `zN` matched the shard `ZN` case-insensitively, so
+    /// the ref parsed (and was listed and pushed) although no read could ever locate it.
+    #[test]
+    fn mixed_case_shard_is_foreign() {
+        for name in [
+            "refs/entire/checkpoints/zN/01KVBJCWYA4YW6J5M9GP655HZN",
+            "refs/entire/checkpoints/Zn/01KVBJCWYA4YW6J5M9GP655HZN",
+        ] {
+            assert_eq!(
+                CheckpointRef::parse(name),
+                Err(ForeignRef::BadShape(name.to_owned()))
+            );
+        }
+        for name in [
+            "refs/entire/checkpoints/ZN/01KVBJCWYA4YW6J5M9GP655HZN",
+            "refs/entire/checkpoints/zn/01KVBJCWYA4YW6J5M9GP655HZN",
+        ] {
+            assert!(CheckpointRef::parse(name).is_ok(), "{name}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn round_trip(s in "([0-9a-f]{12}|[0-7][0-9ABCDEFGHJKMNPQRSTVWXYZ]{25})") {
+            let id = CheckpointId::parse(&s).unwrap();
+            for spelling in CheckpointRef::spellings(&id) {
+                let parsed = CheckpointRef::parse(spelling.name()).unwrap();
+                prop_assert_eq!(&parsed, &spelling);
+            }
+            let canonical = CheckpointRef::canonical(&id);
+            prop_assert_eq!(ref_name_for(&s).unwrap(), canonical.name().to_owned());
+        }
+
+        #[test]
+        fn parse_never_panics(s in "refs/entire/checkpoints/\\PC{0,40}") {
+            let _ = CheckpointRef::parse(&s);
+        }
+    }
+}

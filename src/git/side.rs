@@ -1,0 +1,154 @@
+//! Side repositories: where network operations run so that they do not scale with the number
+//! of local refs (design.md, "Network operations must not scale with the number of local refs").
+//!
+//! git matches every explicit refspec against every local ref, and fetch loads every local ref
+//! tip. A side repository is an empty bare repository in a temp dir under the common dir whose
+//! object directory is the real one (`GIT_OBJECT_DIRECTORY`) and whose config includes the real
+//! config (so remotes, `pushurl`, `insteadOf` and credential settings apply), holding only the
+//! refs involved. Measured in the design: pushing 200 refs from a repository with 100,000
+//! checkpoint refs took 15.1 s, from a side repository 0.15 s. It is deleted when dropped.
+
+use git2::Oid;
+
+use std::time::Duration;
+
+use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::git::repo::Repo;
+use crate::git::subprocess::{Git, GitError, TempDir};
+use crate::git::url::Remote;
+
+/// `path` as a git-config value: double-quoted with `\\`, `"`, newline and tab escaped, so a
+/// repository under a directory named `C# "semi;colon" back\slash` still includes its config
+/// (unquoted, `#` and `;` start a comment and `\` an escape).
+pub(crate) fn config_quoted(path: &std::path::Path) -> String {
+    let mut out = String::from("\"");
+    for c in path.to_string_lossy().chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// A side repository of `repo`.
+pub(crate) struct SideRepo<'a> {
+    repo: &'a Repo,
+    dir: TempDir,
+}
+
+impl<'a> SideRepo<'a> {
+    /// Creates one holding exactly `refs` (written as a sorted `packed-refs`).
+    pub(crate) fn new(repo: &'a Repo, refs: &[(String, Oid)]) -> std::io::Result<Self> {
+        let dir = TempDir::new(&repo.common_dir().join("entire").join("tmp"), "side-")?;
+        let config = repo.common_dir().join("config");
+        let d = dir.path();
+        let mut packed = String::from("# pack-refs with: peeled fully-peeled sorted \n");
+        let mut sorted: Vec<&(String, Oid)> = refs.iter().collect();
+        sorted.sort_by(|a, b| a.0.cmp(&b.0));
+        for (name, oid) in sorted {
+            packed.push_str(&format!("{oid} {name}\n"));
+        }
+        // The real config first, then what makes this a bare repository of its own that never
+        // runs maintenance on the shared object store.
+        let cfg = format!(
+            "[include]\n\tpath = {}\n[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tlogAllRefUpdates = false\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n[fetch]\n\twriteCommitGraph = false\n[protocol]\n\tversion = 2\n",
+            config_quoted(&config)
+        );
+        std::fs::create_dir_all(d.join("refs/heads"))?;
+        std::fs::create_dir_all(d.join("objects"))?;
+        std::fs::write(d.join("HEAD"), "ref: refs/heads/entire-side\n")?;
+        std::fs::write(d.join("config"), cfg)?;
+        std::fs::write(d.join("packed-refs"), packed)?;
+        Ok(SideRepo { repo, dir })
+    }
+
+    /// A git command on this side repository, run from the real work tree so relative remote
+    /// paths resolve as they do there.
+    pub(crate) fn git(&self) -> Git {
+        let cwd = self.repo.workdir().unwrap_or(self.repo.common_dir());
+        Git::side(
+            cwd,
+            self.dir.path(),
+            &self.repo.common_dir().join("objects"),
+        )
+    }
+
+    /// The value of a ref in the side repository: its loose file, else its `packed-refs` line.
+    pub(crate) fn read_ref(&self, name: &str) -> Option<Oid> {
+        if let Ok(text) = std::fs::read_to_string(self.dir.path().join(name)) {
+            return Oid::from_str(text.trim()).ok();
+        }
+        let packed = std::fs::read_to_string(self.dir.path().join("packed-refs")).ok()?;
+        packed.lines().find_map(|l| {
+            let (oid, n) = l.split_once(' ')?;
+            (n == name).then(|| Oid::from_str(oid).ok()).flatten()
+        })
+    }
+
+    /// The checkpoint refs `remote` advertises with their commits, from one `ls-remote` of the
+    /// checkpoint prefix (refs under it that are not checkpoint refs are left out). The inner
+    /// `Err` is git's error line when the remote answered with a failure.
+    pub(crate) fn ls_remote_checkpoints(
+        &self,
+        remote: &Remote,
+        budget: Duration,
+    ) -> Result<Result<Vec<(CheckpointRef, String)>, String>, GitError> {
+        let out = self
+            .git()
+            .args(["ls-remote", "--refs"])
+            .remote(remote, [format!("{CHECKPOINT_REF_PREFIX}*")])
+            .run(budget)?;
+        if !out.success() {
+            return Ok(Err(crate::git::subprocess::first_error_line(&out.stderr)));
+        }
+        Ok(Ok(out
+            .stdout
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .filter_map(|(oid, name)| CheckpointRef::parse(name).ok().map(|r| (r, oid.to_owned())))
+            .collect()))
+    }
+
+    /// Fetches `remote_ref` from `remote` into this side repository and returns its commit.
+    /// Forcing into the side repository's private name is safe: the side repository is thrown
+    /// away and nothing is ever pushed from that name. `Err` is git's error line.
+    pub(crate) fn fetch_one(
+        &self,
+        remote: &Remote,
+        remote_ref: &str,
+        budget: Duration,
+    ) -> Result<Oid, String> {
+        const FETCHED: &str = "refs/fetched/one";
+        let out = self
+            .git()
+            .args(["fetch", "--no-tags", "--no-write-fetch-head"])
+            .remote(remote, [format!("+{remote_ref}:{FETCHED}")])
+            .run(budget)
+            .map_err(|e| e.to_string())?;
+        if !out.success() {
+            return Err(crate::git::subprocess::first_error_line(&out.stderr));
+        }
+        self.read_ref(FETCHED)
+            .ok_or_else(|| "the fetch wrote no ref".to_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_values_are_quoted() {
+        assert_eq!(
+            config_quoted(std::path::Path::new(
+                r#"/t/C# "semi;colon" back\slash/.git/config"#
+            )),
+            r#""/t/C# \"semi;colon\" back\\slash/.git/config""#
+        );
+    }
+}

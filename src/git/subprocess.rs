@@ -1,0 +1,941 @@
+//! The one wrapper around the `git` binary, used for everything that touches the network.
+//!
+//! The network goes through real git so that the user's credential helpers, ssh config, proxies,
+//! `pushurl` and `insteadOf` apply, and so that pushes report per-ref results. Every invocation
+//! is non-interactive: no terminal prompts, stdin detached, OpenSSH in batch mode, a C locale
+//! for parsing, and a deadline after which the process is killed.
+//!
+//! ## Deadlines
+//! git runs in a process group of its own, and the deadline kills the whole group: a transport
+//! helper (`git-remote-http`) or `ssh` that git started is killed with it, so nothing keeps the
+//! output pipes open and the call ends at its deadline. The network subcommands
+//! ([`NETWORK_SUBCOMMANDS`]) are bounded further: by [`network_timeout`] (interactive commands,
+//! [`ENV_NETWORK_TIMEOUT`]) and by the process's [`set_network_deadline`] (hooks, whose whole
+//! network work has one budget). Local subcommands keep the deadline their caller gives: killing
+//! a `git update-ref` or `git pack-refs` midway would leave a lock file behind.
+//!
+//! A process group of its own does not receive the terminal's Ctrl-C, so the live groups are
+//! tracked: [`kill_live_groups`] kills them, for a binary's SIGINT/SIGTERM handler.
+//!
+//! ## Credentials
+//! [`redact`] hides the password or token of every URL (and of every scheme-less
+//! `user:password@host`) in a text; git's standard error is redacted before anyone sees it.
+
+use std::borrow::Cow;
+use std::ffi::OsString;
+use std::io::Read;
+use std::ops::RangeInclusive;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::Receiver;
+use std::sync::{Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::git::url::Remote;
+
+/// The oldest git whose output we parse (`git fetch --porcelain` appeared in 2.41).
+pub const MIN_GIT_VERSION: (u32, u32) = (2, 41);
+
+/// Environment variable: the most seconds one network git call of an interactive command may
+/// take (whole seconds within [`NETWORK_TIMEOUT_RANGE`]).
+pub const ENV_NETWORK_TIMEOUT: &str = "ENTIRE_NETWORK_TIMEOUT_SECONDS";
+/// The network timeout when [`ENV_NETWORK_TIMEOUT`] is unset.
+pub const DEFAULT_NETWORK_TIMEOUT: Duration = Duration::from_secs(120);
+/// The values [`ENV_NETWORK_TIMEOUT`] accepts, in seconds; others are clamped into it.
+pub const NETWORK_TIMEOUT_RANGE: RangeInclusive<u64> = 1..=3600;
+/// The git subcommands that talk to a remote, bounded by [`network_timeout`] and the network
+/// deadline.
+pub const NETWORK_SUBCOMMANDS: [&str; 6] = [
+    "push",
+    "fetch",
+    "ls-remote",
+    "fetch-pack",
+    "send-pack",
+    "clone",
+];
+/// OpenSSH's connect timeout when the deadline leaves more time than this.
+const MAX_SSH_CONNECT: Duration = Duration::from_secs(60);
+/// How long the output of a killed process group may take to close.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+
+/// Errors running git.
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    /// `git` could not be started at all.
+    #[error("cannot run git: {0}")]
+    Spawn(String),
+    /// git is older than [`MIN_GIT_VERSION`].
+    #[error("git {found} is too old: version {}.{} or newer is required", MIN_GIT_VERSION.0, MIN_GIT_VERSION.1)]
+    TooOld {
+        /// The version git reported.
+        found: String,
+    },
+    /// The deadline passed and the process was killed (with everything it started).
+    #[error("git {command} did not finish within {}s", .after.as_secs())]
+    Timeout {
+        /// The subcommand.
+        command: String,
+        /// The deadline.
+        after: Duration,
+    },
+}
+
+/// What a finished git process produced.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// Exit status code (`None` when killed by a signal).
+    pub code: Option<i32>,
+    /// Standard output.
+    pub stdout: String,
+    /// Standard error, with credentials redacted ([`redact`]).
+    pub stderr: String,
+}
+
+impl Output {
+    /// Whether git exited 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+/// A git invocation being prepared.
+pub struct Git {
+    cmd: Command,
+    args: Vec<OsString>,
+    input: Option<Vec<u8>>,
+}
+
+/// `seconds` clamped into `range`, as a duration.
+pub fn clamped_seconds(seconds: u64, range: RangeInclusive<u64>) -> Duration {
+    Duration::from_secs(seconds.clamp(*range.start(), *range.end()))
+}
+
+/// A whole number of seconds from the environment variable `name`, clamped into `range`;
+/// `None` when unset. A value that is not a whole number is ignored with a logged warning.
+pub fn env_seconds(name: &str, range: RangeInclusive<u64>) -> Option<Duration> {
+    let raw = std::env::var(name).ok()?;
+    match raw.trim().parse::<u64>() {
+        Ok(s) => Some(clamped_seconds(s, range)),
+        Err(_) => {
+            log::warn!("ignoring {name}={raw:?}: not a whole number of seconds");
+            None
+        }
+    }
+}
+
+/// The most one network git call may take: [`ENV_NETWORK_TIMEOUT`], else
+/// [`DEFAULT_NETWORK_TIMEOUT`]. Read once per process.
+pub fn network_timeout() -> Duration {
+    static TIMEOUT: OnceLock<Duration> = OnceLock::new();
+    *TIMEOUT.get_or_init(|| {
+        env_seconds(ENV_NETWORK_TIMEOUT, NETWORK_TIMEOUT_RANGE).unwrap_or(DEFAULT_NETWORK_TIMEOUT)
+    })
+}
+
+static NETWORK_DEADLINE: OnceLock<Instant> = OnceLock::new();
+
+/// Ends every network git call this process starts by `at` at the latest (a hook's budget).
+/// The first call wins; later ones are ignored.
+pub fn set_network_deadline(at: Instant) {
+    let _ = NETWORK_DEADLINE.set(at);
+}
+
+/// The deadline set by [`set_network_deadline`], if any.
+pub fn network_deadline() -> Option<Instant> {
+    NETWORK_DEADLINE.get().copied()
+}
+
+/// The process groups of the git processes running now, and whether the process is going down.
+struct Live {
+    groups: Vec<i32>,
+    terminating: bool,
+}
+
+static LIVE: Mutex<Live> = Mutex::new(Live {
+    groups: Vec::new(),
+    terminating: false,
+});
+
+fn live() -> std::sync::MutexGuard<'static, Live> {
+    LIVE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Kills every process group in `group` (SIGKILL to `-pgid`).
+fn kill_group(pgid: i32) {
+    // SAFETY: kill(2) has no memory-safety preconditions; a negative pid names a process group.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}
+
+/// Kills every git process this process started that is still running, with everything they
+/// started, and makes later spawns fail. For a SIGINT/SIGTERM handler: git runs in process
+/// groups of its own, which the terminal's Ctrl-C does not reach.
+pub fn kill_live_groups() {
+    let mut live = live();
+    live.terminating = true;
+    for &g in &live.groups {
+        kill_group(g);
+    }
+}
+
+/// Makes the child killed when this process dies, even by SIGKILL, which no handler sees: in its
+/// own process group, git no longer dies with ours (Linux only; elsewhere the deadline and the
+/// signal handler are all there is).
+#[cfg(target_os = "linux")]
+fn die_with_parent(cmd: &mut Command) {
+    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe calls
+    // (prctl, getppid, _exit). The death signal follows the spawning thread, which waits for the
+    // child in `Git::run` and so outlives it.
+    unsafe {
+        let parent = libc::getpid();
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The parent died before the prctl: nobody would ever kill this git.
+            if libc::getppid() != parent {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_cmd: &mut Command) {}
+
+/// A spawned git, its process group registered while it lives.
+struct Tracked {
+    child: Child,
+    pgid: i32,
+}
+
+impl Tracked {
+    /// Spawns `cmd` as the leader of a new process group and registers the group. Spawning and
+    /// registering happen under the registry lock, so a signal handler's [`kill_live_groups`]
+    /// either sees the group or prevents the spawn.
+    fn spawn(cmd: &mut Command) -> Result<Self, GitError> {
+        let mut live = live();
+        if live.terminating {
+            return Err(GitError::Spawn("the process is terminating".into()));
+        }
+        cmd.process_group(0);
+        die_with_parent(cmd);
+        let child = cmd.spawn().map_err(|e| GitError::Spawn(e.to_string()))?;
+        let pgid = i32::try_from(child.id()).map_err(|e| GitError::Spawn(e.to_string()))?;
+        live.groups.push(pgid);
+        Ok(Tracked { child, pgid })
+    }
+
+    /// Kills the group, then reaps the leader (in this order, so the group id cannot be reused
+    /// meanwhile).
+    fn kill(&mut self) {
+        kill_group(self.pgid);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Tracked {
+    fn drop(&mut self) {
+        live().groups.retain(|&g| g != self.pgid);
+    }
+}
+
+/// Reads `pipe` to its end in a thread; the receiver gets the bytes once every writer is gone.
+fn read_in_thread(pipe: Option<impl Read + Send + 'static>) -> Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        if let Some(mut p) = pipe {
+            let _ = p.read_to_end(&mut bytes);
+        }
+        let _ = tx.send(bytes);
+    });
+    rx
+}
+
+/// Both outputs, if their readers finish by `until`.
+fn collect(
+    out: &Receiver<Vec<u8>>,
+    err: &Receiver<Vec<u8>>,
+    until: Instant,
+) -> Option<(Vec<u8>, Vec<u8>)> {
+    let left = || until.saturating_duration_since(Instant::now());
+    let stdout = out.recv_timeout(left()).ok()?;
+    let stderr = err.recv_timeout(left()).ok()?;
+    Some((stdout, stderr))
+}
+
+/// The user's `GIT_SSH_COMMAND`, read once.
+fn user_ssh_command() -> Option<&'static str> {
+    static CMD: OnceLock<Option<String>> = OnceLock::new();
+    CMD.get_or_init(|| {
+        std::env::var("GIT_SSH_COMMAND")
+            .ok()
+            .filter(|c| !c.trim().is_empty())
+    })
+    .as_deref()
+}
+
+/// The ssh command of a git call that must end within `limit`. An explicit user choice is
+/// respected; OpenSSH must never prompt (a hook has no terminal) and must give up connecting to
+/// a dead host before the deadline kills it (so the error says why).
+fn ssh_command(limit: Duration) -> String {
+    let connect = limit.min(MAX_SSH_CONNECT).as_secs().max(1);
+    let Some(user) = user_ssh_command() else {
+        return format!("ssh -o BatchMode=yes -o ConnectTimeout={connect}");
+    };
+    let mut c = user.to_owned();
+    if !c.contains("BatchMode") {
+        c.push_str(" -o BatchMode=yes");
+    }
+    let program = c.split_whitespace().next().unwrap_or("");
+    let is_openssh = Path::new(program).file_name().is_some_and(|n| n == "ssh");
+    if is_openssh && !c.contains("ConnectTimeout") {
+        c.push_str(&format!(" -o ConnectTimeout={connect}"));
+    }
+    c
+}
+
+/// The git subcommand of `args`: the first word that is not a global option (`-c <v>` and
+/// `-C <v>` take a value).
+fn subcommand(args: &[OsString]) -> String {
+    let mut words = args.iter().map(|a| a.to_string_lossy());
+    while let Some(w) = words.next() {
+        if w == "-c" || w == "-C" {
+            words.next();
+        } else if !w.starts_with('-') {
+            return w.into_owned();
+        }
+    }
+    args.first()
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The deadline of a call of `subcommand` asked to end within `deadline`: network calls are
+/// bounded further by [`network_timeout`] and the process's network deadline.
+fn limit_for(subcommand: &str, deadline: Duration) -> Duration {
+    if !NETWORK_SUBCOMMANDS.contains(&subcommand) {
+        return deadline;
+    }
+    let limit = deadline.min(network_timeout());
+    match network_deadline() {
+        Some(at) => limit.min(at.saturating_duration_since(Instant::now())),
+        None => limit,
+    }
+}
+
+impl Git {
+    /// `git` with the non-interactive environment, run in `dir`.
+    pub fn new(dir: &Path) -> Self {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(dir)
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GCM_INTERACTIVE", "never")
+            .env("LC_ALL", "C")
+            .env("LANG", "C")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        Git {
+            cmd,
+            args: Vec::new(),
+            input: None,
+        }
+    }
+
+    /// `git` operating on a side repository: refs from `git_dir`, objects from `objects`,
+    /// run in `cwd` (the real work tree, so relative remote paths resolve as they do there).
+    pub fn side(cwd: &Path, git_dir: &Path, objects: &Path) -> Self {
+        let mut g = Self::new(cwd);
+        g.cmd
+            .env("GIT_DIR", git_dir)
+            .env("GIT_OBJECT_DIRECTORY", objects)
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .env_remove("GIT_COMMON_DIR");
+        g
+    }
+
+    /// Appends arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Appends `--`, then `remote`, then `rest` (refspecs, patterns). After `--` git takes the
+    /// remote as the repository whatever it holds, and a [`Remote`] was validated besides.
+    pub fn remote<I, S>(self, remote: &Remote, rest: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        self.args(["--", remote.as_str()]).args(rest)
+    }
+
+    /// Feeds `bytes` to git's standard input (otherwise it is detached).
+    pub fn input(mut self, bytes: Vec<u8>) -> Self {
+        self.cmd.stdin(Stdio::piped());
+        self.input = Some(bytes);
+        self
+    }
+
+    /// Sets an environment variable.
+    pub fn env(mut self, key: &str, value: impl Into<OsString>) -> Self {
+        self.cmd.env(key, value.into());
+        self
+    }
+
+    /// Removes an environment variable inherited from the caller.
+    pub fn env_remove(mut self, key: &str) -> Self {
+        self.cmd.env_remove(key);
+        self
+    }
+
+    /// Runs to completion. When `deadline` passes (for a network subcommand: or the network
+    /// timeout, or the process's network deadline), git and every process it started are killed
+    /// and the result is [`GitError::Timeout`]; the call never outlives its deadline by more
+    /// than a short grace for the killed processes' output to close.
+    pub fn run(mut self, deadline: Duration) -> Result<Output, GitError> {
+        let name = subcommand(&self.args);
+        let limit = limit_for(&name, deadline);
+        let timeout = |name: String| GitError::Timeout {
+            command: name,
+            after: limit,
+        };
+        if limit.is_zero() {
+            return Err(timeout(name));
+        }
+        self.cmd
+            .args(&self.args)
+            .env("GIT_SSH_COMMAND", ssh_command(limit));
+        let shown: Vec<String> = self
+            .args
+            .iter()
+            .map(|a| redact_url(&a.to_string_lossy()).into_owned())
+            .collect();
+        log::debug!("run git {}", shown.join(" "));
+        let start = Instant::now();
+        let until = start + limit;
+        let mut git = Tracked::spawn(&mut self.cmd)?;
+        if let (Some(bytes), Some(mut stdin)) = (self.input.take(), git.child.stdin.take()) {
+            // A writer thread, so a git that answers while reading cannot deadlock with us. It
+            // ends when git reads everything or its process group dies.
+            std::thread::spawn(move || {
+                let _ = std::io::Write::write_all(&mut stdin, &bytes);
+            });
+        }
+        let out_rx = read_in_thread(git.child.stdout.take());
+        let err_rx = read_in_thread(git.child.stderr.take());
+        // Poll quickly at first (most git calls here take a few milliseconds), then back off.
+        let mut pause = Duration::from_micros(100);
+        let status = loop {
+            match git.child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if Instant::now() >= until => {
+                    git.kill();
+                    break None;
+                }
+                Ok(None) => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(5));
+                }
+                Err(e) => {
+                    git.kill();
+                    return Err(GitError::Spawn(e.to_string()));
+                }
+            }
+        };
+        // The pipes close once every process holding them is gone: at once after the kill.
+        // After a normal exit, something git started may linger with them; it gets until the
+        // deadline, then its group is killed too.
+        let drain_until = match status {
+            Some(_) => until,
+            None => Instant::now() + KILL_GRACE,
+        };
+        let mut output = collect(&out_rx, &err_rx, drain_until);
+        if output.is_none() && status.is_some() {
+            kill_group(git.pgid);
+            output = collect(&out_rx, &err_rx, Instant::now() + KILL_GRACE);
+        }
+        drop(git);
+        log::debug!(
+            "git {name} finished in {:.1} ms with {:?}",
+            start.elapsed().as_secs_f64() * 1e3,
+            status.and_then(|s| s.code())
+        );
+        let (Some(status), Some((stdout, stderr))) = (status, output) else {
+            return Err(timeout(name));
+        };
+        Ok(Output {
+            code: status.code(),
+            stdout: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr: redact(&String::from_utf8_lossy(&stderr)),
+        })
+    }
+}
+
+/// The line of git's stderr worth showing: the first `fatal:`/`error:` line, else the first
+/// non-empty one.
+pub fn first_error_line(stderr: &str) -> String {
+    stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or_else(|| stderr.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or("git failed without a message")
+        .to_owned()
+}
+
+/// Whether git's stderr says it does not know an option we pass (an old git).
+pub fn is_unknown_option(stderr: &str) -> bool {
+    stderr.contains("unknown option") || stderr.contains("unknown switch")
+}
+
+/// Checks that the `git` on `PATH` is new enough. Hot paths call it only after a git command
+/// failed with [`is_unknown_option`], to turn that into a clear "git is too old" error.
+pub fn check_version() -> Result<String, GitError> {
+    let out = Git::new(Path::new("."))
+        .args(["--version"])
+        .run(Duration::from_secs(10))?;
+    let found = out
+        .stdout
+        .trim()
+        .trim_start_matches("git version ")
+        .to_owned();
+    match parse_version(&found) {
+        Some(v) if v >= MIN_GIT_VERSION => Ok(found),
+        _ => Err(GitError::TooOld { found }),
+    }
+}
+
+fn parse_version(s: &str) -> Option<(u32, u32)> {
+    let mut parts = s.split(['.', ' ', '-']);
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// Prefixes of forge tokens, which some URLs carry as the user name
+/// (`https://<token>:x-oauth-basic@github.com/...`).
+const TOKEN_PREFIXES: [&str; 7] = [
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+];
+
+/// Replaces every credential in `text` with `***`, whatever the characters of the secret
+/// (quotes, `:`, `@`, percent-encoding), so none reaches a terminal or a log:
+///
+/// - `scheme://user:secret@host` keeps the user name: `scheme://user:***@host`. The userinfo is
+///   everything before the last `@` of the authority (which ends at the first `/`, `?` or `#`),
+///   so IPv6 hosts (`[::1]`) and an `@` inside the password are handled.
+/// - `http(s)://token@host` (a lone user part over HTTP is usually a token), and a user name
+///   that is a known forge token, become `***@host`; `ssh://git@host` is a login and stays.
+/// - A scheme-less `user:secret@host` (scp-like `user:secret@host:path`, or a host as git
+///   prints it: `unable to look up user:secret@127.0.0.1`) becomes `user:***@host`. A local
+///   path (a `/` before the first `:`) is left alone.
+///
+/// Words are separated by whitespace; a secret containing whitespace is only hidden by
+/// [`redact_url`], which takes its whole input as one URL.
+pub fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for piece in text.split_inclusive(char::is_whitespace) {
+        let word = piece.trim_end_matches(char::is_whitespace);
+        out.push_str(&redact_url(word));
+        out.push_str(&piece[word.len()..]);
+    }
+    out
+}
+
+/// [`redact`] for one URL, path or word, taken whole (whitespace included).
+pub fn redact_url(word: &str) -> Cow<'_, str> {
+    if let Some(pos) = word.find("://") {
+        let head = &word[..pos];
+        let scheme = head
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let tail = &word[pos + 3..];
+        let end = tail.find(['/', '?', '#']).unwrap_or(tail.len());
+        let (authority, rest) = tail.split_at(end);
+        let authority = redact_authority(authority, scheme.starts_with("http"));
+        let rest = redact_url(rest);
+        if matches!((&authority, &rest), (Cow::Borrowed(_), Cow::Borrowed(_))) {
+            return Cow::Borrowed(word);
+        }
+        return Cow::Owned(format!("{}{authority}{rest}", &word[..pos + 3]));
+    }
+    match word.rfind('@') {
+        Some(at) => {
+            let userinfo = &word[..at];
+            match password_start(userinfo).map(|end| &userinfo[..end]) {
+                // A `/` before the password's separator makes it a local path.
+                Some(name) if !name.contains('/') => {
+                    Cow::Owned(format!("{name}:***{}", &word[at..]))
+                }
+                _ => Cow::Borrowed(word),
+            }
+        }
+        None => Cow::Borrowed(word),
+    }
+}
+
+/// Where the password of `userinfo` starts: the end of the user name, at the first `:`
+/// (literal or percent-encoded).
+fn password_start(userinfo: &str) -> Option<usize> {
+    let colon = userinfo.find(':');
+    let encoded = userinfo.to_ascii_lowercase().find("%3a");
+    match (colon, encoded) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The authority of a URL with its credentials redacted (see [`redact`]).
+fn redact_authority(authority: &str, http: bool) -> Cow<'_, str> {
+    let Some(at) = authority.rfind('@') else {
+        return Cow::Borrowed(authority);
+    };
+    let (userinfo, host) = authority.split_at(at);
+    let name = password_start(userinfo).map(|end| &userinfo[..end]);
+    let token_name = |n: &str| TOKEN_PREFIXES.iter().any(|p| n.starts_with(p));
+    match name {
+        Some(n) if !token_name(n) => Cow::Owned(format!("{n}:***{host}")),
+        Some(_) => Cow::Owned(format!("***{host}")),
+        None if http || token_name(userinfo) => Cow::Owned(format!("***{host}")),
+        None => Cow::Borrowed(authority),
+    }
+}
+
+/// One line of `git push --porcelain` output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushedRef {
+    /// The status flag: ` ` fast-forward, `+` forced, `-` deleted, `*` new, `!` rejected,
+    /// `=` up to date.
+    pub flag: char,
+    /// The local side of the refspec.
+    pub src: String,
+    /// The remote ref.
+    pub dst: String,
+    /// The summary, e.g. `[rejected] (non-fast-forward)` or `[new reference]`.
+    pub summary: String,
+}
+
+impl PushedRef {
+    /// Whether the remote now has the ref at the value pushed.
+    pub fn landed(&self) -> bool {
+        matches!(self.flag, ' ' | '*' | '=')
+    }
+
+    /// Whether the remote refused because it has commits we lack (recoverable by merging).
+    pub fn non_fast_forward(&self) -> bool {
+        self.flag == '!'
+            && (self.summary.contains("non-fast-forward")
+                || self.summary.contains("fetch first")
+                || self.summary.contains("stale info"))
+    }
+
+    /// Whether a server hook or policy refused it (not recoverable by merging).
+    pub fn remote_rejected(&self) -> bool {
+        self.flag == '!' && self.summary.contains("remote rejected")
+    }
+}
+
+/// Parses `git push --porcelain` standard output.
+pub fn parse_push_porcelain(stdout: &str) -> Vec<PushedRef> {
+    stdout
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.splitn(3, '\t');
+            let flag_field = fields.next()?;
+            let refs = fields.next()?;
+            let summary = fields.next().unwrap_or("").to_owned();
+            let mut flag_chars = flag_field.chars();
+            let flag = flag_chars.next()?;
+            if flag_chars.next().is_some() || !" +-*!=".contains(flag) {
+                return None;
+            }
+            let (src, dst) = refs.split_once(':')?;
+            Some(PushedRef {
+                flag,
+                src: src.to_owned(),
+                dst: dst.to_owned(),
+                summary,
+            })
+        })
+        .collect()
+}
+
+/// Whether git's stderr says the remote could not be reached at all (as opposed to a refusal).
+pub fn is_unreachable(stderr: &str) -> bool {
+    const MARKERS: [&str; 11] = [
+        "Could not resolve host",
+        "Could not read from remote repository",
+        "does not appear to be a git repository",
+        "Connection refused",
+        "Connection timed out",
+        "Failed to connect",
+        "No route to host",
+        "unable to access",
+        "Name or service not known",
+        "Temporary failure in name resolution",
+        "Network is unreachable",
+    ];
+    MARKERS.iter().any(|m| stderr.contains(m))
+}
+
+/// A directory under `parent` removed when dropped.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    /// Creates `parent/<prefix><random>`.
+    pub fn new(parent: &Path, prefix: &str) -> std::io::Result<Self> {
+        std::fs::create_dir_all(parent)?;
+        for _ in 0..16 {
+            let p = parent.join(format!("{prefix}{:016x}", rand::random::<u64>()));
+            match std::fs::create_dir(&p) {
+                Ok(()) => return Ok(TempDir(p)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(std::io::Error::other("could not create a unique temp dir"))
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Captured from git 2.47 pushing to a local bare remote with one new ref, one fast-forward,
+    // one up-to-date, one non-fast-forward and one refused by a pre-receive hook.
+    const CAPTURED: &str = "To /tmp/remote.git\n\
+*\trefs/entire/checkpoints/f6/a1b2c3d4e5f6:refs/entire/checkpoints/f6/a1b2c3d4e5f6\t[new reference]\n \
+\trefs/entire/checkpoints/a1/f6e5d4c3b2a1:refs/entire/checkpoints/a1/f6e5d4c3b2a1\t4b825dc..1e2f3a4\n\
+=\trefs/entire/checkpoints/ZN/01KVBJCWYA4YW6J5M9GP655HZN:refs/entire/checkpoints/ZN/01KVBJCWYA4YW6J5M9GP655HZN\t[up to date]\n\
+!\trefs/entire/checkpoints/00/aaaaaaaaaa00:refs/entire/checkpoints/00/aaaaaaaaaa00\t[rejected] (non-fast-forward)\n\
+!\trefs/entire/checkpoints/11/bbbbbbbbbb11:refs/entire/checkpoints/11/bbbbbbbbbb11\t[remote rejected] (pre-receive hook declined)\n\
+Done\n";
+
+    #[test]
+    fn parses_captured_porcelain() {
+        let r = parse_push_porcelain(CAPTURED);
+        assert_eq!(r.len(), 5);
+        assert!(r[0].landed() && r[0].flag == '*');
+        assert!(r[1].landed() && r[1].flag == ' ');
+        assert!(r[2].landed());
+        assert!(!r[3].landed() && r[3].non_fast_forward() && !r[3].remote_rejected());
+        assert!(r[4].remote_rejected() && !r[4].non_fast_forward());
+        assert_eq!(r[0].dst, "refs/entire/checkpoints/f6/a1b2c3d4e5f6");
+    }
+
+    /// The password of these tests: it must never survive redaction.
+    const PW: &str = "s3cr3tpw";
+
+    #[test]
+    fn redacts_credentials() {
+        assert_eq!(
+            redact("fatal: unable to access 'https://alice:s3cret@example.com/r.git/': x"),
+            "fatal: unable to access 'https://alice:***@example.com/r.git/': x"
+        );
+        assert_eq!(
+            redact("https://ghp_TOKEN@github.com/o/r"),
+            "https://***@github.com/o/r"
+        );
+        assert_eq!(
+            redact("ssh://git@host/x and /local/path"),
+            "ssh://git@host/x and /local/path"
+        );
+        assert_eq!(redact("no urls here"), "no urls here");
+        assert_eq!(redact("git@github.com:o/r.git"), "git@github.com:o/r.git");
+        assert_eq!(redact("/tmp/a:b@c/r.git"), "/tmp/a:b@c/r.git");
+        assert_eq!(redact("see a@b.c"), "see a@b.c");
+    }
+
+    #[test]
+    fn redacts_every_spelling_of_a_password() {
+        let cases = [
+            // (text, what must remain)
+            (
+                format!("'http://user:s3cr'{PW}@127.0.0.1:1/r.git/'"),
+                "127.0.0.1:1/r.git/'",
+            ),
+            (format!("http://user:\"{PW}\"@h/r"), "user:***@h/r"),
+            (
+                format!("https://user:p@ss{PW}@example.com/r"),
+                "user:***@example.com/r",
+            ),
+            (
+                format!("https://user:a:b:{PW}@example.com"),
+                "user:***@example.com",
+            ),
+            (
+                format!("https://user:%40{PW}%3A@example.com/r"),
+                "user:***@example.com/r",
+            ),
+            (
+                format!("https://user%3A{PW}@example.com/r"),
+                "user:***@example.com/r",
+            ),
+            (
+                format!("http://user:{PW}@[::1]:8080/r.git"),
+                "user:***@[::1]:8080/r.git",
+            ),
+            (
+                format!("http://user:{PW}@[fe80::1%25eth0]/r"),
+                "user:***@[fe80::1%25eth0]/r",
+            ),
+            (
+                format!("user:{PW}@example.com:o/r.git"),
+                "user:***@example.com:o/r.git",
+            ),
+            (
+                format!("git://user:{PW}@127.0.0.1:1/r.git"),
+                "user:***@127.0.0.1:1/r.git",
+            ),
+            (
+                format!("ssh://git:{PW}@example.com:22/r.git"),
+                "git:***@example.com:22/r.git",
+            ),
+            (format!("HTTPS://{PW}@example.com/r"), "***@example.com/r"),
+            (
+                format!("https://ghp_{PW}:x-oauth-basic@github.com/o/r"),
+                "***@github.com/o/r",
+            ),
+            (
+                format!("fatal: unable to look up user:{PW}@127.0.0.1 (port 1)"),
+                "user:***@127.0.0.1 (port 1)",
+            ),
+            (
+                format!("ssh: Could not resolve hostname user:{PW}@h: x"),
+                "user:***@h: x",
+            ),
+            (
+                format!("To http://u:{PW}@h/r\n! [rejected]\tx"),
+                "u:***@h/r\n! [rejected]\tx",
+            ),
+        ];
+        for (text, kept) in cases {
+            let got = redact(&text);
+            assert!(!got.contains(PW), "{text:?} -> {got:?}");
+            assert!(
+                got.ends_with(kept),
+                "{text:?} -> {got:?}, expected to end {kept:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_whole_url_is_redacted_even_with_whitespace_in_the_password() {
+        let url = format!("https://user:a {PW}@example.com/r.git");
+        assert!(!redact_url(&url).contains(PW));
+        assert!(matches!(
+            redact_url("https://example.com/r.git"),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn subcommand_skips_global_options() {
+        let args = |a: &[&str]| a.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            subcommand(&args(&["-c", "a=b", "-C", "x", "push", "o"])),
+            "push"
+        );
+        assert_eq!(subcommand(&args(&["--version"])), "--version");
+        assert_eq!(
+            limit_for("update-ref", Duration::from_secs(600)).as_secs(),
+            600
+        );
+        assert!(limit_for("fetch", Duration::from_secs(7200)) <= network_timeout());
+    }
+
+    #[test]
+    fn ssh_gives_up_connecting_within_the_deadline() {
+        if user_ssh_command().is_none() {
+            assert_eq!(
+                ssh_command(Duration::from_secs(3)),
+                "ssh -o BatchMode=yes -o ConnectTimeout=3"
+            );
+            assert!(ssh_command(Duration::from_secs(600)).ends_with("ConnectTimeout=60"));
+            assert!(ssh_command(Duration::from_millis(10)).ends_with("ConnectTimeout=1"));
+        }
+    }
+
+    #[test]
+    fn versions() {
+        assert_eq!(parse_version("2.47.3"), Some((2, 47)));
+        assert_eq!(parse_version("2.39.5 (Apple Git-154)"), Some((2, 39)));
+        assert!(parse_version("2.39.5").unwrap() < MIN_GIT_VERSION);
+        assert!(check_version().is_ok());
+    }
+
+    #[test]
+    fn unreachable_markers() {
+        assert!(is_unreachable(
+            "fatal: unable to access 'https://x/': Could not resolve host: x"
+        ));
+        assert!(!is_unreachable("! [remote rejected] x (hook declined)"));
+    }
+
+    /// Runs the shell alias `script` with a deadline of `ms`; returns the result and how long
+    /// the call took.
+    fn run_script(script: &str, ms: u64) -> (Result<Output, GitError>, Duration) {
+        let start = Instant::now();
+        let result = Git::new(Path::new("."))
+            .args(["-c", &format!("alias.script=!{script}"), "script"])
+            .run(Duration::from_millis(ms));
+        (result, start.elapsed())
+    }
+
+    #[test]
+    fn deadline_kills() {
+        let (result, _) = run_script("sleep 5", 200);
+        assert!(matches!(result, Err(GitError::Timeout { .. })));
+    }
+
+    /// A grandchild that keeps the output pipes open (as `git-remote-http` does on a stalled
+    /// server) is killed with git: the call ends at its deadline, not when the grandchild does.
+    #[test]
+    fn deadline_kills_the_whole_process_group() {
+        let (result, took) = run_script("sleep 30 & sleep 30", 300);
+        assert!(
+            matches!(result, Err(GitError::Timeout { .. })),
+            "{result:?}"
+        );
+        assert!(took < Duration::from_secs(10), "{took:?}");
+    }
+
+    /// git exits, but something it started in the background keeps its output pipes: the call
+    /// still ends by its deadline (the lingering group is killed) with git's own result.
+    #[test]
+    fn a_lingering_descendant_cannot_hold_the_call() {
+        let (result, took) = run_script("sleep 30 &", 500);
+        assert!(result.unwrap().success());
+        assert!(took < Duration::from_secs(10), "{took:?}");
+    }
+}

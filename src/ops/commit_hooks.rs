@@ -1,0 +1,385 @@
+//! The commit hooks: `prepare-commit-msg` links a commit to a new checkpoint with an
+//! `Entire-Checkpoint:` trailer, and `post-commit` condenses this worktree's staged sessions
+//! into it. Neither ever fails the commit; the binary turns their errors into warnings. While a
+//! settings file does not parse, neither writes anything: the commit is not linked and the staged
+//! sessions stay staged until the file is fixed (a later commit condenses them).
+
+use std::path::Path;
+use std::time::Duration;
+
+use crate::base::id::CheckpointId;
+use crate::base::session_id::SessionId;
+use crate::config::settings::{SettingsError, SettingsFiles};
+use crate::git::repo::Repo;
+use crate::git::subprocess::Git;
+use crate::model::documents::DEFAULT_STRATEGY;
+use crate::model::trailers::{checkpoint_trailers, TrailerValue, CHECKPOINT_TRAILER};
+use crate::ops::rewrites::{commit_links, links, Rewrite, RewriteMap, RewriteMapError};
+use crate::ops::session::{SessionError, SessionStore};
+use crate::store::SessionWrite;
+use crate::topology::{Topology, TopologyError};
+
+/// Errors of the commit hooks (reported as warnings).
+#[derive(Debug, thiserror::Error)]
+pub enum CommitHookError {
+    /// The commit message file could not be read or written.
+    #[error("commit message {path}")]
+    Message {
+        /// The file.
+        path: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// `git interpret-trailers` failed.
+    #[error("add the Entire-Checkpoint trailer: {0}")]
+    Trailer(String),
+    /// The staged sessions could not be read.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The new commit could not be read.
+    #[error("read the new commit: {0}")]
+    Commit(String),
+    /// The rewrite map could not be updated.
+    #[error(transparent)]
+    RewriteMap(#[from] RewriteMapError),
+    /// A settings file does not parse, so the commit is not linked to a checkpoint.
+    #[error("not linking this commit to a checkpoint (the staged sessions stay staged)")]
+    NotLinked(#[source] SettingsError),
+    /// A settings file does not parse, so nothing is condensed.
+    #[error("not condensing the staged sessions (they stay staged)")]
+    NotCondensed(#[source] TopologyError),
+}
+
+/// What `prepare-commit-msg` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Prepared {
+    /// Added `Entire-Checkpoint: <id>`.
+    Added(CheckpointId),
+    /// The message already links a checkpoint; kept as it is.
+    Kept,
+    /// Added the trailers of the commits this one replaces (amend, fixup, squash).
+    Carried(Vec<CheckpointId>),
+    /// Nothing to link (no staged activity here, or a merge).
+    Nothing,
+}
+
+/// `prepare-commit-msg <file> [<source> [<sha>]]`.
+///
+/// A commit that replaces others keeps their links: an amend (git passes `-m`/`-F` amends as
+/// a plain `message`, so the invoking `git` process is asked, see [`invoked_by_amend`]) gets
+/// every checkpoint the amended commit links, and a commit a rebase folds fixups or squashes
+/// into gets theirs, each added as a trailer the message lacks. Only then, when the message
+/// links nothing, a staged session with new activity gets a new checkpoint.
+pub fn prepare_commit_msg(
+    repo: &Repo,
+    msg_file: &Path,
+    source: Option<&str>,
+) -> Result<Prepared, CommitHookError> {
+    // A merge records other people's commits; their checkpoints are linked by their own trailers.
+    if source == Some("merge") {
+        return Ok(Prepared::Nothing);
+    }
+    let text = std::fs::read_to_string(msg_file).map_err(|source| CommitHookError::Message {
+        path: msg_file.display().to_string(),
+        source,
+    })?;
+    let present = links(&text, None);
+    let missing: Vec<CheckpointId> = replaced_links(repo)
+        .into_iter()
+        .filter(|id| !present.contains(id))
+        .collect();
+    if !missing.is_empty() {
+        add_trailers(repo, msg_file, &missing, "addIfDifferent")?;
+        return Ok(Prepared::Carried(missing));
+    }
+    if !present.is_empty() {
+        return Ok(Prepared::Kept);
+    }
+    if SessionStore::new(repo).pending_here()?.is_empty() {
+        return Ok(Prepared::Nothing);
+    }
+    // A trailer now would link a checkpoint that post-commit then refuses to write.
+    SettingsFiles::read(repo.workdir())
+        .refuse_writes()
+        .map_err(CommitHookError::NotLinked)?;
+    let id = crate::topology::mint_checkpoint_id(repo);
+    add_trailers(repo, msg_file, std::slice::from_ref(&id), "doNothing")?;
+    Ok(Prepared::Added(id))
+}
+
+/// Adds `Entire-Checkpoint: <id>` for each of `ids` to the message file (`if_exists` as
+/// `git interpret-trailers --if-exists` takes it).
+fn add_trailers(
+    repo: &Repo,
+    msg_file: &Path,
+    ids: &[CheckpointId],
+    if_exists: &str,
+) -> Result<(), CommitHookError> {
+    let cwd = repo.workdir().unwrap_or(repo.git_dir());
+    let mut git =
+        Git::new(cwd).args(["interpret-trailers", "--in-place", "--if-exists", if_exists]);
+    for id in ids {
+        git = git.args([
+            "--trailer".to_owned(),
+            format!("{CHECKPOINT_TRAILER}: {id}"),
+        ]);
+    }
+    let out = git
+        .args([msg_file.as_os_str()])
+        .run(Duration::from_secs(30))
+        .map_err(|e| CommitHookError::Trailer(e.to_string()))?;
+    if !out.success() {
+        return Err(CommitHookError::Trailer(out.stderr.trim().to_owned()));
+    }
+    Ok(())
+}
+
+/// The checkpoints of the commits the commit being prepared replaces: `HEAD` when amending,
+/// and the fixups and squashes an interactive rebase is folding into it
+/// (`<git dir>/rebase-merge/current-fixups`, one `<command> <commit>` a line). A rewrite map
+/// that cannot be read only loses what it alone records; the trailers still count.
+fn replaced_links(repo: &Repo) -> Vec<CheckpointId> {
+    let map = RewriteMap::load(repo).ok();
+    let mut commits = Vec::new();
+    if invoked_by_amend() {
+        commits.push("HEAD".to_owned());
+    }
+    let fixups = repo.git_dir().join("rebase-merge").join("current-fixups");
+    if let Ok(text) = std::fs::read_to_string(fixups) {
+        commits.extend(
+            text.lines()
+                .filter_map(|l| l.split_whitespace().last())
+                .map(str::to_owned),
+        );
+    }
+    let mut out: Vec<CheckpointId> = Vec::new();
+    for rev in commits {
+        for id in commit_links(repo, map.as_ref(), &rev).map_or_else(Vec::new, |c| c.ids) {
+            if !out.contains(&id) {
+                out.push(id);
+            }
+        }
+    }
+    out
+}
+
+/// Whether the `git` process running this hook is a `git commit --amend`. git tells
+/// `prepare-commit-msg` only where the message came from, and an amend with `-m` or `-F` looks
+/// like any other commit, so the invoking `git` is asked for its arguments.
+fn invoked_by_amend() -> bool {
+    crate::base::invoker::invoking_git().is_some_and(|args| amends(&args))
+}
+
+/// Whether git arguments include `--amend` as an option (not as the value of `-m` and the
+/// like, nor after `--`).
+fn amends(args: &[String]) -> bool {
+    const TAKES_VALUE: [&str; 14] = [
+        "-m",
+        "-F",
+        "-c",
+        "-C",
+        "-t",
+        "--message",
+        "--file",
+        "--author",
+        "--date",
+        "--template",
+        "--reuse-message",
+        "--reedit-message",
+        "--cleanup",
+        "--trailer",
+    ];
+    let mut value_next = false;
+    for arg in args.iter().skip(1) {
+        if value_next {
+            value_next = false;
+            continue;
+        }
+        if arg == "--" {
+            return false;
+        }
+        if arg == "--amend" {
+            return true;
+        }
+        // A short-option cluster such as `-am` takes its last letter's value.
+        value_next = TAKES_VALUE.contains(&arg.as_str())
+            || (arg.starts_with('-')
+                && !arg.starts_with("--")
+                && arg.ends_with(['m', 'F', 'c', 'C', 't']));
+    }
+    false
+}
+
+/// What `post-commit` did for each session.
+#[derive(Debug, Default)]
+pub struct Condensed {
+    /// The checkpoint written, if the commit links one.
+    pub checkpoint: Option<CheckpointId>,
+    /// Sessions condensed into it.
+    pub sessions: Vec<String>,
+    /// Sessions that failed: `(session, error)`. They stay staged for the next commit.
+    pub failed: Vec<(String, String)>,
+    /// Malformed trailer values on the commit (ignored).
+    pub malformed: Vec<String>,
+    /// Mirror failures and queue warnings of the writes.
+    pub warnings: Vec<String>,
+}
+
+fn changed_files(repo: &Repo) -> Result<(String, String, Vec<String>), String> {
+    let git = &repo.git;
+    let head = git
+        .head()
+        .and_then(|h| h.peel_to_commit())
+        .map_err(|e| e.message().to_owned())?;
+    let tree = head.tree().map_err(|e| e.message().to_owned())?;
+    let parent_tree = head.parents().next().and_then(|p| p.tree().ok());
+    let diff = git
+        .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), None)
+        .map_err(|e| e.message().to_owned())?;
+    let mut files = Vec::new();
+    for d in diff.deltas() {
+        for f in [d.new_file().path(), d.old_file().path()]
+            .into_iter()
+            .flatten()
+        {
+            let p = f.to_string_lossy().replace('\\', "/");
+            if !files.contains(&p) {
+                files.push(p);
+            }
+        }
+    }
+    let message = String::from_utf8_lossy(head.message_bytes()).into_owned();
+    Ok((head.id().to_string(), message, files))
+}
+
+/// `post-commit`: condenses every staged session of this worktree with new activity into the
+/// checkpoint the new commit's trailer names.
+pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookError> {
+    let (sha, message, commit_files) = changed_files(repo).map_err(CommitHookError::Commit)?;
+    let mut report = Condensed::default();
+    let mut ids = Vec::new();
+    for t in checkpoint_trailers(&message) {
+        match t {
+            TrailerValue::Valid(id) => ids.push(id),
+            TrailerValue::Malformed(tok) => report.malformed.push(tok),
+        }
+    }
+    let Some(id) = ids.into_iter().next() else {
+        return Ok(report);
+    };
+    report.checkpoint = Some(id.clone());
+    let store = SessionStore::new(repo);
+    let pending = store.pending_here()?;
+    if !pending.is_empty() {
+        topo.check_writable()
+            .map_err(CommitHookError::NotCondensed)?;
+    }
+    let subject = message.lines().next().unwrap_or("").trim().to_owned();
+    let branch = repo.current_branch().unwrap_or_default();
+    for state in pending {
+        let Ok(sid) = SessionId::parse(&state.session_id) else {
+            continue;
+        };
+        let result = store.condense(
+            &sid,
+            id.as_str(),
+            |st, transcript| -> Result<usize, TopologyError> {
+                let (prompt_start, line_start) = st.window_for(id.as_str());
+                let files = if st.files_touched.is_empty() {
+                    commit_files.clone()
+                } else {
+                    commit_files
+                        .iter()
+                        .filter(|f| st.files_touched.contains(f))
+                        .cloned()
+                        .collect()
+                };
+                let prompts: Vec<String> =
+                    st.prompts.get(prompt_start..).unwrap_or_default().to_vec();
+                let lines = transcript
+                    .map(|t| t.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count())
+                    .unwrap_or(0);
+                let w = SessionWrite {
+                    checkpoint_id: id.clone(),
+                    session_id: sid.clone(),
+                    strategy: DEFAULT_STRATEGY.to_owned(),
+                    branch: branch.clone(),
+                    commit_sha: sha.clone(),
+                    created_at: crate::base::time::now_rfc3339_nano(),
+                    transcript: transcript.map(<[u8]>::to_vec),
+                    checkpoints_count: prompts.len().max(1) as i64,
+                    prompts,
+                    files_touched: files,
+                    agent: st.agent.clone(),
+                    model: st.model.clone(),
+                    token_usage: st.token_usage.clone(),
+                    checkpoint_transcript_start: line_start as i64,
+                    commit_subject: (!subject.is_empty()).then(|| subject.clone()),
+                    author: None,
+                    redactions: st.redactions,
+                };
+                let written = topo.write_session(&w)?;
+                report.warnings.extend(written.warnings());
+                Ok(lines)
+            },
+        )?;
+        match result {
+            Ok(()) => report.sessions.push(sid.to_string()),
+            Err(e) => report
+                .failed
+                .push((sid.to_string(), crate::exit::error_chain(&e))),
+        }
+    }
+    Ok(report)
+}
+
+/// `post-rewrite <amend|rebase>`: records in the [`RewriteMap`] which commit replaced which, for
+/// every line `<old> <new> [<extra>]` of git's `input`, so a checkpoint a replaced commit linked
+/// stays linked (and findable) even where the new message lost its trailer. Returns the links
+/// that live on only through the map: `(new commit, id)`.
+pub fn post_rewrite(
+    repo: &Repo,
+    input: &str,
+) -> Result<Vec<(String, CheckpointId)>, CommitHookError> {
+    let map = RewriteMap::load(repo)?;
+    let rewrites: Vec<Rewrite> = input
+        .lines()
+        .filter_map(|line| {
+            let mut words = line.split_whitespace();
+            let (old, new) = (words.next()?, words.next()?);
+            let old = commit_links(repo, Some(&map), old)?;
+            let new = commit_links(repo, None, new)?;
+            Some(Rewrite {
+                old: old.sha,
+                new: new.sha,
+                old_links: old.ids,
+                new_trailers: new.ids,
+            })
+        })
+        .collect();
+    Ok(crate::ops::rewrites::record(repo, &rewrites)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::amends;
+
+    fn args(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn amend_is_found_as_an_option_only() {
+        assert!(amends(&args("git commit --amend -m x")));
+        assert!(amends(&args("git -c a=b commit -q -F f --amend")));
+        assert!(amends(&args("git ci --amend")), "an alias");
+        assert!(!amends(&args("git commit -m --amend")), "a message");
+        assert!(
+            !amends(&args("git commit -am --amend")),
+            "a cluster's value"
+        );
+        assert!(!amends(&args("git commit -- --amend")), "a path");
+        assert!(!amends(&args("git commit -m x")));
+    }
+}

@@ -1,0 +1,1362 @@
+//! `doctor`: checks of the checkpoint namespace, the push bookkeeping, the v1 branch, lock files
+//! and hooks, each finding reported with a stable [`Code`], and the repairs `--fix` can make
+//! safely.
+//!
+//! The checks are data: [`default_checks`] returns a list of named functions over a
+//! [`Context`], and [`run`] runs any such list, so another check is plugged in by appending one
+//! entry. A check that cannot complete reports a [`Code::CheckFailed`] finding instead of
+//! stopping the others.
+//!
+//! What `--fix` may do, and nothing else: enqueue refs for push, drop queue entries whose ref is
+//! gone, merge the two case spellings of one checkpoint into one ref (every commit of both stays
+//! reachable), replay a disconnected v1 branch onto the push remote's remote-tracking branch
+//! (the push recovery, run locally), remove git ref lock files older than [`STALE_AFTER`],
+//! install hooks where none is foreign. It never deletes checkpoint data, never uses the network
+//! and never pushes, let alone forces. Every check runs offline but the trailer check, which asks
+//! the checkpoint remote once (see [`trailers`]); a remote that cannot be asked is a finding,
+//! never a failed run.
+//!
+//! ## "Unpushed" without the network
+//! A checkpoint ref is *unqueued and unpushed* when it is not in the shared queue (which every
+//! push fans out to every destination) and some destination a push registered has neither the
+//! ref in its own queue nor a delivery record listing the ref at its current tip (the record is
+//! kept by [`crate::remote::push`]). A destination that no push registered yet is reconciled against
+//! the remote's listing at its first push, so it loses nothing; a registered destination without
+//! any delivery record (pushed by a version that kept none) is reported once as
+//! [`Code::DeliveryUnrecorded`], with `push --all` as the repair.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use git2::Oid;
+use serde_json::{json, Value};
+
+use crate::base::id::{CheckpointId, IdKind};
+use crate::git::refname::{CheckpointRef, ForeignRef, CHECKPOINT_REF_PREFIX};
+use crate::git::repo::{Repo, RepoError};
+use crate::model::trailers::{checkpoint_trailers, TrailerValue};
+use crate::ops::hooks::{self, HookState};
+use crate::ops::rewrites::RewriteMap;
+use crate::remote::fetch::Fetcher;
+use crate::store::branch::{GitBranchStore, RemoteCopy, V1_BRANCH_REF};
+use crate::store::queue::{PushQueue, QueueError};
+use crate::store::{StoreError, StoreKind};
+use crate::topology::Topology;
+
+/// A git ref lock file at least this old is left over by a crashed process: git holds one for
+/// the milliseconds of a ref update.
+pub const STALE_AFTER: Duration = Duration::from_secs(15 * 60);
+
+/// The policy ref other tools write next to the checkpoints; tolerated and ignored.
+pub const POLICY_REF: &str = "refs/entire/policies/checkpoint";
+
+/// What a finding is about. The kebab-case names ([`Code::as_str`]) are the stable codes of
+/// the JSON output and `docs/doctor.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Code {
+    /// The repository's format (reftable refs, sha256 objects) is not supported.
+    UnsupportedRepo,
+    /// The checkpoint settings do not resolve to a topology.
+    TopologyInvalid,
+    /// A check could not complete.
+    CheckFailed,
+    /// Both case spellings of one checkpoint's ref exist.
+    CaseDuplicate,
+    /// A ref under the checkpoint namespace of another design (e.g. `v1/main`, `v2/full/...`).
+    ForeignRef,
+    /// A `<shard>/<leaf>` ref whose shard does not match its leaf or whose leaf is no ID.
+    MalformedRef,
+    /// A checkpoint ref whose commit, tree or documents are unreadable or inconsistent.
+    CorruptCheckpoint,
+    /// A queue entry whose ref no longer exists.
+    QueueOrphan,
+    /// A checkpoint ref in no queue that a known destination has not confirmed.
+    UnqueuedUnpushed,
+    /// A destination registered by a push that kept no delivery record.
+    DeliveryUnrecorded,
+    /// A ULID-named checkpoint on the v1 branch while git-branch is the primary.
+    UlidOnV1,
+    /// The local v1 branch shares no history with the remote's.
+    V1Disconnected,
+    /// The policy ref exists (tolerated, ignored).
+    PolicyRef,
+    /// A git ref lock file under our refs, left by a crashed process.
+    StaleLock,
+    /// One of our hooks is not installed.
+    HookMissing,
+    /// Another tool's hook sits where ours should be.
+    HookForeign,
+    /// `core.hooksPath` points away from the directory our hooks are installed in.
+    HooksPathShadowed,
+    /// The checkpoint remote also carries code and held more checkpoint refs than the
+    /// threshold at its last listing or push (issue 9: every push to it pays for them).
+    RemoteRefCount,
+    /// `strategy_options.checkpoint_remote` is invalid.
+    CheckpointRemoteInvalid,
+    /// A commit of the current branch links a checkpoint held neither locally nor on the
+    /// remote.
+    TrailerDangling,
+    /// A commit of the current branch has an `Entire-Checkpoint` trailer that is no ID.
+    TrailerMalformed,
+    /// A commit of the current branch links a checkpoint held locally that the remote lacks.
+    CheckpointUnpushed,
+    /// The remote could not be asked which linked checkpoints it holds.
+    TrailersUnverified,
+}
+
+impl Code {
+    /// The stable code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::UnsupportedRepo => "unsupported-repo",
+            Code::TopologyInvalid => "topology-invalid",
+            Code::CheckFailed => "check-failed",
+            Code::CaseDuplicate => "case-duplicate",
+            Code::ForeignRef => "foreign-ref",
+            Code::MalformedRef => "malformed-ref",
+            Code::CorruptCheckpoint => "corrupt-checkpoint",
+            Code::QueueOrphan => "queue-orphan",
+            Code::UnqueuedUnpushed => "unqueued-unpushed",
+            Code::DeliveryUnrecorded => "delivery-unrecorded",
+            Code::UlidOnV1 => "ulid-on-v1",
+            Code::V1Disconnected => "v1-disconnected",
+            Code::PolicyRef => "policy-ref",
+            Code::StaleLock => "stale-lock",
+            Code::HookMissing => "hook-missing",
+            Code::HookForeign => "hook-foreign",
+            Code::HooksPathShadowed => "hooks-path-shadowed",
+            Code::RemoteRefCount => "remote-ref-count",
+            Code::CheckpointRemoteInvalid => "checkpoint-remote-invalid",
+            Code::TrailerDangling => "trailer-dangling",
+            Code::TrailerMalformed => "trailer-malformed",
+            Code::CheckpointUnpushed => "checkpoint-unpushed",
+            Code::TrailersUnverified => "trailers-unverified",
+        }
+    }
+
+    /// How serious a finding of this code is.
+    pub fn severity(self) -> Severity {
+        match self {
+            Code::UnsupportedRepo
+            | Code::TopologyInvalid
+            | Code::CheckpointRemoteInvalid
+            | Code::CheckFailed
+            | Code::CorruptCheckpoint
+            | Code::UnqueuedUnpushed
+            | Code::V1Disconnected => Severity::Error,
+            Code::CaseDuplicate
+            | Code::MalformedRef
+            | Code::QueueOrphan
+            | Code::UlidOnV1
+            | Code::StaleLock
+            | Code::HookMissing
+            | Code::HookForeign
+            | Code::HooksPathShadowed
+            | Code::RemoteRefCount
+            | Code::TrailerDangling
+            | Code::TrailerMalformed
+            | Code::CheckpointUnpushed
+            | Code::TrailersUnverified => Severity::Warning,
+            Code::ForeignRef | Code::DeliveryUnrecorded | Code::PolicyRef => Severity::Info,
+        }
+    }
+}
+
+/// How serious a finding is. Errors and warnings are problems (exit 1 while one is unfixed);
+/// information is not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Data is at risk or unreadable.
+    Error,
+    /// Something will go wrong or is degraded.
+    Warning,
+    /// Worth knowing; nothing to do.
+    Info,
+}
+
+impl Severity {
+    /// `error`, `warning` or `info`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        }
+    }
+}
+
+/// One thing a check found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// What it is.
+    pub code: Code,
+    /// The ref, path or hook it is about.
+    pub subject: String,
+    /// One line for people.
+    pub message: String,
+    /// The command that repairs it when `--fix` does not.
+    pub repair: Option<String>,
+    /// Whether `--fix` repaired it in this run.
+    pub fixed: bool,
+}
+
+impl Finding {
+    /// A finding of `code` about `subject`.
+    pub fn new(code: Code, subject: impl Into<String>, message: impl Into<String>) -> Self {
+        Finding {
+            code,
+            subject: subject.into(),
+            message: message.into(),
+            repair: None,
+            fixed: false,
+        }
+    }
+
+    /// With the command that repairs it.
+    pub fn repair(mut self, command: impl Into<String>) -> Self {
+        self.repair = Some(command.into());
+        self
+    }
+
+    /// A malformed ref's repair is a human decision: say how to look and how to delete.
+    fn repair_if_malformed(self, name: &str) -> Self {
+        if self.code != Code::MalformedRef {
+            return self;
+        }
+        self.repair(format!(
+            "inspect it (git log {name}); delete it with git update-ref -d {name} if it is not needed"
+        ))
+    }
+
+    /// Marked as repaired when `fixed`.
+    pub fn fixed_if(mut self, fixed: bool) -> Self {
+        self.fixed = fixed;
+        self
+    }
+
+    /// Whether this is a problem still present.
+    pub fn is_open_problem(&self) -> bool {
+        !self.fixed && self.code.severity() != Severity::Info
+    }
+}
+
+/// Everything one run found.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// In check order.
+    pub findings: Vec<Finding>,
+}
+
+impl Report {
+    /// Problems still present (after fixes).
+    pub fn open_problems(&self) -> usize {
+        self.findings.iter().filter(|f| f.is_open_problem()).count()
+    }
+
+    /// The `--json` document: `{"healthy", "problems", "fixed", "findings": [{"code",
+    /// "severity", "subject", "message", "repair", "fixed"}]}`.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "healthy": self.open_problems() == 0,
+            "problems": self.open_problems(),
+            "fixed": self.findings.iter().filter(|f| f.fixed).count(),
+            "findings": self.findings.iter().map(|f| json!({
+                "code": f.code.as_str(),
+                "severity": f.code.severity().as_str(),
+                "subject": f.subject,
+                "message": f.message,
+                "repair": f.repair,
+                "fixed": f.fixed,
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// One line per finding: `<severity> <code> <subject>: <message>`, then `fixed` or the
+    /// repair command.
+    pub fn to_human(&self) -> String {
+        let mut out = String::new();
+        for f in &self.findings {
+            out.push_str(&format!(
+                "{:<7} {} {}: {}",
+                f.code.severity().as_str(),
+                f.code.as_str(),
+                f.subject,
+                f.message
+            ));
+            if f.fixed {
+                out.push_str(" (fixed)");
+            } else if let Some(r) = &f.repair {
+                out.push_str(&format!(" (repair: {r})"));
+            }
+            out.push('\n');
+        }
+        out
+    }
+
+    /// The report of a repository that cannot be opened because of its format, if that is why.
+    pub fn unsupported(err: &RepoError) -> Option<Report> {
+        match err {
+            RepoError::Unsupported(why) => Some(Report {
+                findings: vec![Finding::new(Code::UnsupportedRepo, ".", why.clone())],
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// Why a check could not complete (reported as [`Code::CheckFailed`]).
+#[derive(Debug, thiserror::Error)]
+pub enum DoctorError {
+    /// Reading or writing the repository failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A queue file failed.
+    #[error(transparent)]
+    Queue(#[from] QueueError),
+    /// The repository failed underneath.
+    #[error(transparent)]
+    Repo(#[from] RepoError),
+    /// git could not be run.
+    #[error(transparent)]
+    Git(#[from] crate::git::subprocess::GitError),
+    /// Installing hooks failed.
+    #[error(transparent)]
+    Hooks(#[from] hooks::HookError),
+    /// A file operation failed.
+    #[error("{context}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What every check sees.
+pub struct Context<'r> {
+    /// The repository.
+    pub repo: &'r Repo,
+    /// The topology, when the settings resolve.
+    pub topology: Option<Topology<'r>>,
+    /// Whether to repair what can be repaired safely.
+    pub fix: bool,
+}
+
+/// A check: findings about the repository, repaired first when `cx.fix` allows it.
+pub type CheckFn = fn(&Context<'_>) -> Result<Vec<Finding>, DoctorError>;
+
+/// A named check.
+#[derive(Clone, Copy)]
+pub struct Check {
+    /// Shown when the check fails to complete.
+    pub name: &'static str,
+    /// The check.
+    pub run: CheckFn,
+}
+
+/// The built-in checks, in the order they run: repairs of refs come before the queue checks
+/// that depend on which refs exist.
+pub fn default_checks() -> Vec<Check> {
+    vec![
+        Check {
+            name: "case duplicates",
+            run: case_duplicates,
+        },
+        Check {
+            name: "namespace",
+            run: namespace,
+        },
+        Check {
+            name: "checkpoint documents",
+            run: corrupt_checkpoints,
+        },
+        Check {
+            name: "queue orphans",
+            run: queue_orphans,
+        },
+        Check {
+            name: "unqueued refs",
+            run: unqueued_unpushed,
+        },
+        Check {
+            name: "v1 branch",
+            run: v1_branch,
+        },
+        Check {
+            name: "policy ref",
+            run: policy_ref,
+        },
+        Check {
+            name: "lock files",
+            run: stale_locks,
+        },
+        Check {
+            name: "hooks",
+            run: hook_checks,
+        },
+        Check {
+            name: "checkpoint remote",
+            run: remote_ref_count,
+        },
+        // Last: its fetch moves the remote-tracking v1 branch the v1 check compares with.
+        Check {
+            name: "trailers",
+            run: trailers,
+        },
+    ]
+}
+
+/// Runs `checks` over `repo` (repairing when `fix`), in order.
+pub fn run(repo: &Repo, checks: &[Check], fix: bool) -> Report {
+    let mut report = Report::default();
+    let topology = match Topology::open(repo) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            report.findings.push(
+                Finding::new(
+                    Code::TopologyInvalid,
+                    ".entire/settings.json",
+                    crate::exit::error_chain(&e),
+                )
+                .repair("fix the checkpoints block of .entire/settings.json"),
+            );
+            None
+        }
+    };
+    let cx = Context {
+        repo,
+        topology,
+        fix,
+    };
+    for check in checks {
+        match (check.run)(&cx) {
+            Ok(found) => report.findings.extend(found),
+            Err(e) => report.findings.push(Finding::new(
+                Code::CheckFailed,
+                check.name,
+                crate::exit::error_chain(&e),
+            )),
+        }
+    }
+    report
+}
+
+fn git_err(context: impl Into<String>) -> impl FnOnce(git2::Error) -> DoctorError {
+    let f = crate::store::git_err(context);
+    move |e| DoctorError::Store(f(e))
+}
+
+fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> DoctorError {
+    let context = context.into();
+    move |source| DoctorError::Io { context, source }
+}
+
+/// Every ref under the checkpoint namespace: the parsed ones with their tips, and the others
+/// with why they do not parse (`None` for a symbolic ref).
+struct Namespace {
+    refs: Vec<(CheckpointRef, Oid)>,
+    foreign: Vec<(String, Option<ForeignRef>)>,
+}
+
+fn scan(repo: &Repo) -> Result<Namespace, DoctorError> {
+    let mut ns = Namespace {
+        refs: Vec::new(),
+        foreign: Vec::new(),
+    };
+    let iter = repo
+        .git
+        .references_glob(&format!("{CHECKPOINT_REF_PREFIX}*"))
+        .map_err(git_err("list checkpoint refs"))?;
+    for r in iter {
+        let r = r.map_err(git_err("list checkpoint refs"))?;
+        let name = String::from_utf8_lossy(r.name_bytes()).into_owned();
+        match (CheckpointRef::parse(&name), r.target()) {
+            (Ok(parsed), Some(oid)) => ns.refs.push((parsed, oid)),
+            (Ok(_), None) => ns.foreign.push((name, None)),
+            (Err(why), _) => ns.foreign.push((name, Some(why))),
+        }
+    }
+    Ok(ns)
+}
+
+/// `case-duplicate`: both spellings of one ID. The fix keeps the canonical ref and makes the
+/// other tip its ancestor (a fast-forward when one contains the other, else a merge commit whose
+/// tree is the semantic merge of both), then deletes the other spelling by compare-and-swap:
+/// every commit of both stays reachable from the canonical ref, which is queued for push.
+fn case_duplicates(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let ns = scan(cx.repo)?;
+    let mut by_id: BTreeMap<CheckpointId, Vec<(CheckpointRef, Oid)>> = BTreeMap::new();
+    for (r, oid) in ns.refs {
+        by_id.entry(r.id().clone()).or_default().push((r, oid));
+    }
+    let mut out = Vec::new();
+    for (id, spellings) in by_id {
+        let (Some(canon), Some(folded)) = (
+            spellings.iter().find(|(r, _)| r.is_canonical()),
+            spellings.iter().find(|(r, _)| !r.is_canonical()),
+        ) else {
+            continue;
+        };
+        let finding = Finding::new(
+            Code::CaseDuplicate,
+            canon.0.name(),
+            format!(
+                "checkpoint {id} has two refs, {} and {}; reads see only the first",
+                canon.0.name(),
+                folded.0.name()
+            ),
+        )
+        .repair("git entire-checkpoint doctor --fix");
+        let fixed = cx.fix && collapse(cx.repo, &id, canon, folded)?;
+        out.push(finding.fixed_if(fixed));
+    }
+    Ok(out)
+}
+
+/// Makes `folded`'s tip reachable from `canon`'s ref, then deletes `folded`. `Ok(false)` when a
+/// ref moved meanwhile (nothing is lost; the next run tries again).
+fn collapse(
+    repo: &Repo,
+    id: &CheckpointId,
+    canon: &(CheckpointRef, Oid),
+    folded: &(CheckpointRef, Oid),
+) -> Result<bool, DoctorError> {
+    let git = &repo.git;
+    let (c, f) = (canon.1, folded.1);
+    let target = if c == f || git.graph_descendant_of(c, f).unwrap_or(false) {
+        c
+    } else if git.graph_descendant_of(f, c).unwrap_or(false) {
+        f
+    } else {
+        let ours = git.find_commit(c).map_err(git_err("read canonical tip"))?;
+        let theirs = git.find_commit(f).map_err(git_err("read folded tip"))?;
+        let merged = crate::store::merge::merge_trees(
+            git,
+            id,
+            &ours.tree().map_err(git_err("read canonical tree"))?,
+            &theirs.tree().map_err(git_err("read folded tree"))?,
+            "",
+        )?;
+        let tree = git
+            .find_tree(merged.tree)
+            .map_err(git_err("read merged tree"))?;
+        let committer = repo.signature(&repo.identity("COMMITTER"), "COMMITTER")?;
+        let author = repo.signature(&repo.identity("AUTHOR"), "AUTHOR")?;
+        let message = format!(
+            "Checkpoint: {id}\n\nMerge {} into {} (doctor --fix)\n",
+            folded.0.name(),
+            canon.0.name()
+        );
+        git.commit(
+            None,
+            &author,
+            &committer,
+            &message,
+            &tree,
+            &[&ours, &theirs],
+        )
+        .map_err(git_err("write merge commit"))?
+    };
+    if target != c
+        && git
+            .reference_matching(
+                canon.0.name(),
+                target,
+                true,
+                c,
+                "entire: doctor --fix: collapse case spellings",
+            )
+            .is_err()
+    {
+        return Ok(false);
+    }
+    let deleted = crate::git::subprocess::Git::new(repo.common_dir())
+        .args(["update-ref", "-d", folded.0.name(), &f.to_string()])
+        .run(Duration::from_secs(30))?;
+    // On a case-insensitive filesystem the deletion can take the canonical loose file with it:
+    // put the canonical ref back (its target is known) before anything else runs.
+    if crate::store::publish::tip_of(repo, canon.0.name())?.is_none() {
+        git.reference(
+            canon.0.name(),
+            target,
+            false,
+            "entire: doctor --fix: restore",
+        )
+        .map_err(git_err("restore canonical ref"))?;
+    }
+    if !deleted.success() {
+        return Ok(false);
+    }
+    PushQueue::in_common_dir(repo.common_dir()).enqueue(canon.0.name())?;
+    Ok(true)
+}
+
+/// `foreign-ref` and `malformed-ref`: refs under the namespace that are not checkpoint refs.
+/// A ref whose last component is a checkpoint ID but whose path is not `<shard>/<id>` is
+/// malformed (a mistake); anything else is another design's layout or an ID format this version
+/// does not know. Reported only; never touched (design.md).
+fn namespace(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    Ok(scan(cx.repo)?
+        .foreign
+        .into_iter()
+        .map(|(name, why)| {
+            let leaf = name.rsplit('/').next().unwrap_or_default();
+            match why {
+                None => Finding::new(
+                    Code::MalformedRef,
+                    &name,
+                    "a symbolic ref in the checkpoint namespace; ignored, never pushed",
+                ),
+                Some(why @ ForeignRef::BadShape(_)) if CheckpointId::parse(leaf).is_ok() => {
+                    Finding::new(
+                        Code::MalformedRef,
+                        &name,
+                        format!("{why}; ignored, never pushed or deleted"),
+                    )
+                }
+                Some(_) => Finding::new(
+                    Code::ForeignRef,
+                    &name,
+                    "not a checkpoint ref of this version (another layout or ID format); ignored, never pushed or deleted",
+                ),
+            }
+            .repair_if_malformed(&name)
+        })
+        .collect())
+}
+
+/// `corrupt-checkpoint`: the tip commit, its tree or the documents are unreadable, or the
+/// summary disagrees with the ref (another ID, `sessions[]` not matching the slot directories).
+fn corrupt_checkpoints(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let mut out = Vec::new();
+    for (r, oid) in scan(cx.repo)?.refs {
+        if let Some(why) = checkpoint_problem(cx.repo, r.id(), oid) {
+            out.push(Finding::new(Code::CorruptCheckpoint, r.name(), why));
+        }
+    }
+    Ok(out)
+}
+
+fn checkpoint_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Option<String> {
+    if let Some(why) = crate::store::refs::shape_problem(repo, id, tip) {
+        return Some(why);
+    }
+    let git = &repo.git;
+    let tree = git.find_commit(tip).and_then(|c| c.tree()).ok()?;
+    let docs = crate::store::tree::read_documents(git, &tree, id).ok()??;
+    if docs.summary.checkpoint_id != id.as_str() {
+        return Some(format!(
+            "metadata.json names checkpoint {:?}, the ref names {id}",
+            docs.summary.checkpoint_id
+        ));
+    }
+    let slots: HashSet<String> = tree
+        .iter()
+        .filter(|e| e.kind() == Some(git2::ObjectType::Tree))
+        .filter_map(|e| e.name().ok().map(str::to_owned))
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    let listed = docs.summary.sessions.len();
+    let expected: HashSet<String> = docs.dirs.iter().cloned().collect();
+    if slots != expected {
+        let mut found: Vec<&String> = slots.iter().collect();
+        found.sort();
+        return Some(format!(
+            "sessions[] lists {listed} session(s) but the slot directories are {found:?}"
+        ));
+    }
+    None
+}
+
+/// Every queue doctor knows: the shared one, then each registered destination's.
+fn queues(repo: &Repo) -> Vec<(String, PushQueue)> {
+    let mut out = vec![(
+        "the shared queue".to_owned(),
+        PushQueue::in_common_dir(repo.common_dir()),
+    )];
+    out.extend(
+        crate::remote::push::destination_books(repo)
+            .into_iter()
+            .map(|b| (format!("the queue of {}", b.display), b.queue)),
+    );
+    out
+}
+
+/// `queue-orphan`: queued refs that no longer exist. The fix drops exactly those entries.
+fn queue_orphans(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let mut out = Vec::new();
+    for (what, queue) in queues(cx.repo) {
+        let mut gone = Vec::new();
+        for name in queue.peek()? {
+            if crate::store::publish::tip_of(cx.repo, &name)?.is_none() {
+                gone.push(name);
+            }
+        }
+        if cx.fix {
+            queue.remove(&gone)?;
+        }
+        out.extend(gone.into_iter().map(|name| {
+            Finding::new(
+                Code::QueueOrphan,
+                &name,
+                format!("queued in {what} but the ref no longer exists"),
+            )
+            .repair("git entire-checkpoint doctor --fix")
+            .fixed_if(cx.fix)
+        }));
+    }
+    Ok(out)
+}
+
+/// `unqueued-unpushed` and `delivery-unrecorded` (see the module docs for what "unpushed" means
+/// offline). The fix enqueues the refs in the shared queue, which the next push fans out to every
+/// destination.
+fn unqueued_unpushed(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let books = crate::remote::push::destination_books(cx.repo);
+    let mut out = Vec::new();
+    // The shared queue is fanned out to every destination; a destination's own queue and
+    // record cover that destination only.
+    let announced: HashSet<String> = PushQueue::in_common_dir(cx.repo.common_dir())
+        .peek()?
+        .into_iter()
+        .collect();
+    let mut recorded: Vec<(&str, HashSet<String>, &HashMap<String, Oid>)> = Vec::new();
+    for b in &books {
+        match &b.delivered {
+            Some(d) => recorded.push((&b.display, b.queue.peek()?.into_iter().collect(), d)),
+            None => out.push(
+                Finding::new(
+                    Code::DeliveryUnrecorded,
+                    &b.display,
+                    "pushed to before deliveries were recorded; doctor cannot tell what it lacks",
+                )
+                .repair(format!("git entire-checkpoint push {} --all", b.display)),
+            ),
+        }
+    }
+    let mut missing: Vec<(String, Vec<&str>)> = Vec::new();
+    for (r, oid) in scan(cx.repo)?.refs {
+        if announced.contains(r.name()) {
+            continue;
+        }
+        let lacking: Vec<&str> = recorded
+            .iter()
+            .filter(|(_, queued, d)| !queued.contains(r.name()) && d.get(r.name()) != Some(&oid))
+            .map(|(display, _, _)| *display)
+            .collect();
+        if !lacking.is_empty() {
+            missing.push((r.name().to_owned(), lacking));
+        }
+    }
+    if cx.fix {
+        let names: Vec<String> = missing.iter().map(|(n, _)| n.clone()).collect();
+        PushQueue::in_common_dir(cx.repo.common_dir()).enqueue_all(&names)?;
+    }
+    out.extend(missing.into_iter().map(|(name, lacking)| {
+        Finding::new(
+            Code::UnqueuedUnpushed,
+            name,
+            format!(
+                "in no push queue and not delivered to {}",
+                lacking.join(", ")
+            ),
+        )
+        .repair("git entire-checkpoint doctor --fix && git entire-checkpoint push")
+        .fixed_if(cx.fix)
+    }));
+    Ok(out)
+}
+
+/// `ulid-on-v1` (under a git-branch primary) and `v1-disconnected` (the local branch and a
+/// remote-tracking one share no commit). The fix replays the local commits onto the
+/// remote-tracking tip of the push remote with the push recovery's merge, locally (no network,
+/// no push, no force), so the next push is a fast-forward; other remotes are only reported, as
+/// the branch can descend from one unrelated history at a time.
+fn v1_branch(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let repo = cx.repo;
+    let Some(local) = crate::store::publish::tip_of(repo, V1_BRANCH_REF)? else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    if cx
+        .topology
+        .as_ref()
+        .is_some_and(|t| t.primary() == StoreKind::GitBranch)
+    {
+        let commit = repo
+            .git
+            .find_commit(local)
+            .map_err(git_err("read the v1 tip"))?;
+        let tree = commit.tree().map_err(git_err("read the v1 tree"))?;
+        for e in crate::store::branch::v1_subtrees(repo, &tree)? {
+            if crate::base::id::kind_of(&e.raw_id) == Some(IdKind::Ulid) {
+                out.push(Finding::new(
+                    Code::UlidOnV1,
+                    format!("{V1_BRANCH_REF}:{}", e.path),
+                    format!(
+                        "checkpoint {} is a ULID on the v1 branch, which the git-branch primary never writes; clients that only know hex IDs cannot read it",
+                        e.raw_id
+                    ),
+                ));
+            }
+        }
+    }
+    let push_remote = crate::remote::push::default_remote(repo);
+    for remote in repo.remote_names() {
+        let tracking = format!("refs/remotes/{remote}/entire/checkpoints/v1");
+        let Some(theirs) = crate::store::publish::tip_of(repo, &tracking)? else {
+            continue;
+        };
+        if repo.git.merge_base(local, theirs).is_ok() {
+            continue;
+        }
+        let fixed = cx.fix
+            && push_remote.as_deref() == Some(remote.as_str())
+            && crate::remote::push::replay_v1_onto(repo, local, theirs)?.is_ok();
+        out.push(
+            Finding::new(
+                Code::V1Disconnected,
+                V1_BRANCH_REF,
+                format!("shares no history with {tracking}; a plain push would be refused"),
+            )
+            .repair(format!("git entire-checkpoint push {remote}"))
+            .fixed_if(fixed),
+        );
+    }
+    Ok(out)
+}
+
+/// `policy-ref`: informational.
+fn policy_ref(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    Ok(crate::store::publish::tip_of(cx.repo, POLICY_REF)?
+        .map(|_| {
+            Finding::new(
+                Code::PolicyRef,
+                POLICY_REF,
+                "another tool's policy ref; tolerated and ignored",
+            )
+        })
+        .into_iter()
+        .collect())
+}
+
+/// `remote-ref-count` (from [`crate::remote::scale::warning`], offline: the count recorded at the last
+/// listing or push) and `checkpoint-remote-invalid`. Nothing to fix locally: the advice names
+/// the settings and server options that remove the cost.
+fn remote_ref_count(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let target = match crate::remote::checkpoint_remote::resolve(cx.repo, None) {
+        Ok(Some(t)) => t,
+        Ok(None) => return Ok(Vec::new()),
+        Err(e) => {
+            return Ok(vec![Finding::new(
+                Code::CheckpointRemoteInvalid,
+                ".entire/settings.json",
+                e.to_string(),
+            )])
+        }
+    };
+    Ok(crate::remote::scale::warning(cx.repo, &target)
+        .map(|message| Finding::new(Code::RemoteRefCount, target.display.clone(), message))
+        .into_iter()
+        .collect())
+}
+
+/// `stale-lock`: git ref lock files (`<ref>.lock`) under the checkpoint namespace and of the v1
+/// branch, older than [`STALE_AFTER`]: git holds one only during a ref update, and a leftover
+/// blocks every later update of that ref. The fix removes them, re-checking the age first.
+/// Our own sidecar locks are advisory locks the kernel releases when their holder dies, so they
+/// are never stale and never reported.
+fn stale_locks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let common = cx.repo.common_dir();
+    let mut locks = Vec::new();
+    collect_locks(&common.join(CHECKPOINT_REF_PREFIX), &mut locks)?;
+    let v1_lock = common.join(format!("{V1_BRANCH_REF}.lock"));
+    if v1_lock.is_file() {
+        locks.push(v1_lock);
+    }
+    let mut out = Vec::new();
+    for path in locks {
+        if !is_stale(&path) {
+            continue;
+        }
+        let fixed = cx.fix && is_stale(&path) && std::fs::remove_file(&path).is_ok();
+        let subject = path
+            .strip_prefix(common)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        out.push(
+            Finding::new(
+                Code::StaleLock,
+                subject,
+                format!(
+                    "a ref lock file older than {} minutes, left by a crashed process; it blocks updates of that ref",
+                    STALE_AFTER.as_secs() / 60
+                ),
+            )
+            .repair("git entire-checkpoint doctor --fix")
+            .fixed_if(fixed),
+        );
+    }
+    Ok(out)
+}
+
+fn collect_locks(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), DoctorError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_err(format!("read {}", dir.display()))(e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(io_err(format!("read {}", dir.display())))?;
+        let path = entry.path();
+        let kind = entry
+            .file_type()
+            .map_err(io_err(format!("stat {}", path.display())))?;
+        if kind.is_dir() {
+            collect_locks(&path, out)?;
+        } else if path.extension().is_some_and(|x| x == "lock") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn is_stale(path: &Path) -> bool {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .is_some_and(|age| age >= STALE_AFTER)
+}
+
+/// `hook-missing`, `hook-foreign` and `hooks-path-shadowed`. The fix installs our hooks when
+/// none of the hook files is foreign, no hook manager owns the directory and it is not shared
+/// (what `hooks install` does without `--force` or `--shared`); a foreign hook is only reported,
+/// since installing would move it aside to chain it. Each repair is the `hooks install` command
+/// that works here as given.
+fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let repo = cx.repo;
+    let dir = hooks::hooks_dir(repo);
+    let default_dir = repo.common_dir().join("hooks");
+    let states = hooks::status(repo);
+    let any_foreign = states.iter().any(|(_, s)| *s == HookState::Foreign);
+    let any_missing = states.iter().any(|(_, s)| *s == HookState::Missing);
+    let installed = cx.fix
+        && any_missing
+        && !any_foreign
+        && hooks::install(repo, hooks::InstallOptions::default()).is_ok();
+    let repair = hooks::install_command(repo);
+    let mut out = Vec::new();
+    // Ours in the default directory while git runs hooks from elsewhere, where ours are not.
+    let shadowed: Vec<&str> = hooks::HOOK_NAMES
+        .iter()
+        .copied()
+        .filter(|n| hooks::is_ours(&default_dir.join(n)))
+        .collect();
+    if dir != default_dir && any_missing && !shadowed.is_empty() {
+        out.push(
+            Finding::new(
+                Code::HooksPathShadowed,
+                dir.display().to_string(),
+                format!(
+                    "core.hooksPath makes git run hooks from here, so ours in {} ({}) never run",
+                    default_dir.display(),
+                    shadowed.join(", ")
+                ),
+            )
+            .repair(repair.clone())
+            .fixed_if(installed),
+        );
+    }
+    for (name, state) in states {
+        let path = dir.join(&name).display().to_string();
+        match state {
+            HookState::Missing => out.push(
+                Finding::new(
+                    Code::HookMissing,
+                    path,
+                    format!("the {name} hook is not installed"),
+                )
+                .repair(repair.clone())
+                .fixed_if(installed),
+            ),
+            HookState::Foreign => out.push(
+                Finding::new(
+                    Code::HookForeign,
+                    path,
+                    format!("another tool's {name} hook is installed instead of ours"),
+                )
+                .repair(repair.clone()),
+            ),
+            HookState::Installed | HookState::Chained(_) | HookState::Managed(_) => {}
+        }
+    }
+    Ok(out)
+}
+
+/// The `strategy_options` key bounding how many commits of the current branch the trailer check
+/// reads.
+pub const TRAILER_DEPTH_SETTING: &str = "doctor_trailer_depth";
+
+/// How many commits the trailer check reads without the setting.
+pub const DEFAULT_TRAILER_DEPTH: usize = 1000;
+
+/// The most commits the trailer check reads whatever the setting says: a committed settings
+/// file is untrusted and must not make doctor read an unbounded history.
+pub const MAX_TRAILER_DEPTH: usize = 100_000;
+
+/// `strategy_options.doctor_trailer_depth` clamped to [`MAX_TRAILER_DEPTH`] when it is a whole
+/// number (0 reads no commit), else [`DEFAULT_TRAILER_DEPTH`].
+fn trailer_depth(repo: &Repo) -> usize {
+    crate::config::settings::strategy_option(repo.workdir(), TRAILER_DEPTH_SETTING)
+        .and_then(|(v, _, _)| v.as_u64())
+        .map_or(DEFAULT_TRAILER_DEPTH, |n| {
+            usize::try_from(n).map_or(MAX_TRAILER_DEPTH, |n| n.min(MAX_TRAILER_DEPTH))
+        })
+}
+
+/// One commit's link to one checkpoint.
+struct Link {
+    /// The commit's short SHA.
+    commit: String,
+    /// Its subject line.
+    subject: String,
+    id: CheckpointId,
+    /// Whether the commit is `HEAD`, whose post-commit hook can still run.
+    head: bool,
+}
+
+/// The links of the last `depth` commits of the current branch (newest first), through their
+/// trailers and the rewrite map as `show <commit>` reads them, and a `trailer-malformed`
+/// finding for each trailer that is no ID. An unborn branch has none.
+fn history_links(repo: &Repo, depth: usize) -> Result<(Vec<Link>, Vec<Finding>), DoctorError> {
+    let mut findings = Vec::new();
+    // A map that cannot be read loses only the links it holds: say so and read the trailers.
+    let map = RewriteMap::load(repo)
+        .map_err(|e| {
+            findings.push(Finding::new(
+                Code::CheckFailed,
+                "trailers",
+                crate::exit::error_chain(&e),
+            ))
+        })
+        .ok();
+    let mut links = Vec::new();
+    let mut walk = repo.git.revwalk().map_err(git_err("walk the branch"))?;
+    if walk.push_head().is_err() {
+        return Ok((links, findings));
+    }
+    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
+        .map_err(git_err("walk the branch"))?;
+    for (n, oid) in walk.take(depth).enumerate() {
+        let oid = oid.map_err(git_err("walk the branch"))?;
+        let commit = repo
+            .git
+            .find_commit(oid)
+            .map_err(git_err("read a commit"))?;
+        let message = String::from_utf8_lossy(commit.message_bytes());
+        let short = commit.as_object().short_id().map_or_else(
+            |_| oid.to_string(),
+            |b| String::from_utf8_lossy(&b).into_owned(),
+        );
+        let subject = String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default());
+        for t in checkpoint_trailers(&message) {
+            if let TrailerValue::Malformed(token) = t {
+                findings.push(Finding::new(
+                    Code::TrailerMalformed,
+                    &short,
+                    format!("{subject:?} has the Entire-Checkpoint trailer {token:?}, which is no checkpoint ID; readers ignore it"),
+                ));
+            }
+        }
+        let inherited = map.as_ref().and_then(|m| m.get(&oid.to_string()));
+        links.extend(
+            crate::ops::rewrites::links(&message, inherited)
+                .into_iter()
+                .map(|id| Link {
+                    commit: short.clone(),
+                    subject: subject.clone().into_owned(),
+                    id,
+                    head: n == 0,
+                }),
+        );
+    }
+    Ok((links, findings))
+}
+
+/// The repair of a `trailer-dangling` link. The link dangles when the commit's post-commit hook
+/// did not run (a hook manager or another tool displaced ours) or the checkpoint was lost. For
+/// `HEAD` with sessions still staged, running the post-commit hook writes them under the
+/// trailer's ID; an older commit's sessions went into a later commit's checkpoint (or were never
+/// staged), so what is left to repair is the hook that did not run: re-installing ours.
+struct DanglingRepair {
+    /// Sessions are staged in this work tree.
+    staged: bool,
+    /// Our post-commit hook is not the one git runs.
+    hook_displaced: bool,
+    /// The command that re-installs ours.
+    install: String,
+}
+
+impl DanglingRepair {
+    fn new(repo: &Repo) -> Self {
+        let staged = crate::ops::session::SessionStore::new(repo)
+            .pending_here()
+            .is_ok_and(|p| !p.is_empty());
+        // Only a foreign hook displaced ours; with none at all, the trailer came from elsewhere.
+        let hook_displaced = crate::ops::hooks::status(repo).iter().any(|(name, state)| {
+            name == "post-commit" && *state == crate::ops::hooks::HookState::Foreign
+        });
+        DanglingRepair {
+            staged,
+            hook_displaced,
+            install: crate::ops::hooks::install_command(repo),
+        }
+    }
+
+    fn apply(&self, mut finding: Finding, link: &Link) -> Finding {
+        if link.head && self.staged {
+            finding.message += "; its sessions are still staged, and the post-commit hook writes them under that ID";
+            return finding.repair("git entire-checkpoint hook post-commit");
+        }
+        if self.hook_displaced {
+            finding.message += ": our post-commit hook is not the one git runs, so the commit's sessions went into a later checkpoint or were not recorded";
+            return finding.repair(&self.install);
+        }
+        finding
+    }
+}
+
+/// What the remote holds, as far as one listing and one branch fetch could tell.
+struct RemoteHoldings<'r> {
+    /// The remote as shown.
+    display: String,
+    /// The IDs of its checkpoint refs; `None` when the listing failed or was not needed.
+    refs: Option<HashSet<CheckpointId>>,
+    /// Its v1 branch as fetched; `None` when the fetch failed or was not needed.
+    branch: Option<GitBranchStore<'r>>,
+    /// Why the remote could not be asked.
+    failure: Option<String>,
+}
+
+impl RemoteHoldings<'_> {
+    /// Whether the remote holds `id` wherever routing would look for it (`order`); `None` when
+    /// a place that could hold it could not be asked.
+    fn holds(&self, id: &CheckpointId, order: &[StoreKind]) -> Result<Option<bool>, DoctorError> {
+        let mut unknown = false;
+        for kind in order {
+            let held = match kind {
+                StoreKind::GitRefs => self.refs.as_ref().map(|r| r.contains(id)),
+                StoreKind::GitBranch => self
+                    .branch
+                    .as_ref()
+                    .map(|b| b.remote_holds(id))
+                    .transpose()?,
+            };
+            match held {
+                Some(true) => return Ok(Some(true)),
+                Some(false) => {}
+                None => unknown = true,
+            }
+        }
+        Ok((!unknown).then_some(false))
+    }
+}
+
+/// Asks the checkpoint remote about the places `orders` route to: one `ls-remote` when an ID
+/// routes to refs, one fetch of its v1 branch into the remote-tracking ref when one routes to
+/// the branch (skipped once the remote failed, so an unreachable remote costs one deadline).
+fn ask_remote<'r>(
+    repo: &'r Repo,
+    target: &crate::remote::checkpoint_remote::CheckpointTarget,
+    orders: &[Vec<StoreKind>],
+) -> Result<RemoteHoldings<'r>, DoctorError> {
+    let needs = |kind| orders.iter().any(|o| o.contains(&kind));
+    let mut out = RemoteHoldings {
+        display: target.display.clone(),
+        refs: None,
+        branch: None,
+        failure: None,
+    };
+    let fetcher = Fetcher::new(repo, target.target.clone());
+    if needs(StoreKind::GitRefs) {
+        match fetcher.list_remote() {
+            Ok(refs) => out.refs = Some(refs.into_iter().map(|r| r.id().clone()).collect()),
+            Err(e) => out.failure = Some(e.reason()),
+        }
+    }
+    if needs(StoreKind::GitBranch) && out.failure.is_none() {
+        let mut branch = GitBranchStore::mirror(repo);
+        branch.set_remote(RemoteCopy::new(
+            repo,
+            &target.target,
+            Some(fetcher.sibling()),
+        ));
+        match branch.refresh_remote() {
+            Ok(_) => out.branch = Some(branch),
+            Err(StoreError::Fetch(e)) => out.failure = Some(e.reason()),
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(out)
+}
+
+/// `trailer-malformed`, `trailer-dangling`, `checkpoint-unpushed` and `trailers-unverified`:
+/// the links of the current branch's last commits ([`TRAILER_DEPTH_SETTING`]) checked against
+/// what is held locally (read through the topology's routing: refs, the local v1 branch, the
+/// remote's copy of it) and what the checkpoint remote holds (asked once, see [`ask_remote`]).
+/// The remote is asked first, so a local copy it no longer has is not counted. A link the
+/// remote could not be asked about is neither dangling nor unpushed: one `trailers-unverified`
+/// finding counts them. Nothing to fix: a dangling link cannot be brought back, and pushing is
+/// the named repair.
+fn trailers(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let Some(topology) = &cx.topology else {
+        return Ok(Vec::new());
+    };
+    let (links, mut out) = history_links(cx.repo, trailer_depth(cx.repo))?;
+    if links.is_empty() {
+        return Ok(out);
+    }
+    let mut ids: Vec<&CheckpointId> = links.iter().map(|l| &l.id).collect();
+    ids.sort();
+    ids.dedup();
+    let orders: Vec<Vec<StoreKind>> = ids
+        .iter()
+        .map(|id| topology.read_order(id.kind()))
+        .collect();
+    let remote = match crate::remote::checkpoint_remote::resolve(cx.repo, None) {
+        Ok(Some(target)) => Some(ask_remote(cx.repo, &target, &orders)?),
+        Ok(None) => None,
+        Err(e) => Some(RemoteHoldings {
+            display: ".entire/settings.json".into(),
+            refs: None,
+            branch: None,
+            failure: Some(e.to_string()),
+        }),
+    };
+    let mut status: HashMap<&CheckpointId, (bool, Option<bool>)> = HashMap::new();
+    for (id, order) in ids.into_iter().zip(&orders) {
+        // Held but unreadable is still held: corrupt, not dangling.
+        let local = !matches!(topology.read(id), Ok(None));
+        let on_remote = match &remote {
+            Some(r) => r.holds(id, order)?,
+            None => Some(false),
+        };
+        status.insert(id, (local, on_remote));
+    }
+    let shown = remote.as_ref().map(|r| r.display.as_str());
+    let repair = DanglingRepair::new(cx.repo);
+    let (mut unverified_here, mut unverified_nowhere) = (0, 0);
+    for link in &links {
+        let (id, what) = (&link.id, &link.subject);
+        match (status[id], shown) {
+            ((false, Some(false)), Some(remote)) => out.push(repair.apply(
+                Finding::new(
+                    Code::TrailerDangling,
+                    &link.commit,
+                    format!("{what:?} links checkpoint {id}, which neither this repository nor {remote} holds"),
+                ),
+                link,
+            )),
+            ((false, Some(false)), None) => out.push(repair.apply(
+                Finding::new(
+                    Code::TrailerDangling,
+                    &link.commit,
+                    format!("{what:?} links checkpoint {id}, which this repository does not hold (and there is no remote)"),
+                ),
+                link,
+            )),
+            ((true, Some(false)), Some(remote)) => out.push(
+                Finding::new(
+                    Code::CheckpointUnpushed,
+                    &link.commit,
+                    format!("{what:?} links checkpoint {id}, which is held here but not on {remote}"),
+                )
+                .repair("git entire-checkpoint push"),
+            ),
+            ((true, None), _) => unverified_here += 1,
+            ((false, None), _) => unverified_nowhere += 1,
+            _ => {}
+        }
+    }
+    if let Some(r) = &remote {
+        if unverified_here + unverified_nowhere > 0 {
+            out.push(Finding::new(
+                Code::TrailersUnverified,
+                &r.display,
+                format!(
+                    "could not ask {} which checkpoints it holds ({}): {unverified_here} link(s) held here may be unpushed and {unverified_nowhere} held nowhere here may be dangling",
+                    r.display,
+                    r.failure.as_deref().unwrap_or("not asked"),
+                ),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_and_kebab_case() {
+        let all = [
+            Code::UnsupportedRepo,
+            Code::TopologyInvalid,
+            Code::CheckFailed,
+            Code::CaseDuplicate,
+            Code::ForeignRef,
+            Code::MalformedRef,
+            Code::CorruptCheckpoint,
+            Code::QueueOrphan,
+            Code::UnqueuedUnpushed,
+            Code::DeliveryUnrecorded,
+            Code::UlidOnV1,
+            Code::V1Disconnected,
+            Code::PolicyRef,
+            Code::StaleLock,
+            Code::HookMissing,
+            Code::HookForeign,
+            Code::HooksPathShadowed,
+            Code::RemoteRefCount,
+            Code::CheckpointRemoteInvalid,
+            Code::TrailerDangling,
+            Code::TrailerMalformed,
+            Code::CheckpointUnpushed,
+            Code::TrailersUnverified,
+        ];
+        let names: HashSet<&str> = all.iter().map(|c| c.as_str()).collect();
+        assert_eq!(names.len(), all.len());
+        // The codes are a stable contract documented one row each in docs/doctor.md.
+        let doc = include_str!("../../docs/doctor.md");
+        for n in names {
+            assert!(
+                n.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
+                "{n}"
+            );
+            assert!(
+                doc.contains(&format!("| `{n}` |")),
+                "{n} is not in docs/doctor.md"
+            );
+        }
+    }
+
+    #[test]
+    fn info_is_never_a_problem_and_fixed_ones_are_not_either() {
+        let info = Finding::new(Code::PolicyRef, "r", "m");
+        assert!(!info.is_open_problem());
+        let warn = Finding::new(Code::QueueOrphan, "r", "m");
+        assert!(warn.is_open_problem());
+        assert!(!warn.clone().fixed_if(true).is_open_problem());
+        let report = Report {
+            findings: vec![info, warn],
+        };
+        assert_eq!(report.open_problems(), 1);
+        assert_eq!(report.to_json()["healthy"], json!(false));
+    }
+}

@@ -1,0 +1,472 @@
+//! Where git looks for hooks, and whether ours are there.
+
+mod managers;
+
+use std::path::{Path, PathBuf};
+
+pub use managers::Manager;
+
+use crate::git::repo::Repo;
+
+/// The line that marks a hook script as ours (so it can be replaced, never a foreign one).
+pub const HOOK_MARKER: &str = "Entire checkpoints hook";
+
+/// The hooks `status` reports on, in order.
+pub const HOOK_NAMES: [&str; 4] = [
+    "pre-push",
+    "post-commit",
+    "prepare-commit-msg",
+    "post-rewrite",
+];
+
+/// The hook scripts `hooks install` writes: `(name, script)`. The scripts are the files of
+/// `hooks/` in the source tree, compiled in.
+pub const SCRIPTS: [(&str, &str); 4] = [
+    ("pre-push", include_str!("../../../hooks/pre-push")),
+    (
+        "prepare-commit-msg",
+        include_str!("../../../hooks/prepare-commit-msg"),
+    ),
+    ("post-commit", include_str!("../../../hooks/post-commit")),
+    ("post-rewrite", include_str!("../../../hooks/post-rewrite")),
+];
+
+/// The hook `hooks install` adds only when checkpoint gc is enabled in settings
+/// (`strategy_options.checkpoint_gc_days`): git's automatic maintenance then also drops local
+/// checkpoint refs the checkpoint remote holds.
+pub const GC_SCRIPT: (&str, &str) = ("pre-auto-gc", include_str!("../../../hooks/pre-auto-gc"));
+
+/// The line of each hook script that `hooks install` replaces with [`RUNNER`].
+const RUNNER_LINE: &str = "# @entire-runner@ (`hooks install` puts hooks/runner.sh here)\n";
+
+/// The shell function the hook scripts run our binaries with; `@BIN_DIR@` becomes the directory
+/// `hooks install` ran from.
+const RUNNER: &str = include_str!("../../../hooks/runner.sh");
+
+/// `script` as `hooks install` writes it: [`RUNNER`] in place of its [`RUNNER_LINE`], running
+/// our binaries from the directory of the running one (GUI git clients, IDEs and cron run hooks
+/// without the user's PATH). Where that directory cannot be known, the hooks use PATH, and
+/// `warnings` says so.
+fn render(script: &str, warnings: &mut Vec<String>) -> String {
+    let dir = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+        .and_then(|d| d.to_str().map(str::to_owned));
+    let quoted = match &dir {
+        Some(d) => format!("'{}'", d.replace('\'', "'\\''")),
+        None => {
+            let warning = "the directory of git-entire-checkpoint is not known: the hooks run our binaries from PATH, so a git client that runs hooks without your PATH skips them".to_owned();
+            if !warnings.contains(&warning) {
+                warnings.push(warning);
+            }
+            "''".to_owned()
+        }
+    };
+    script.replace(RUNNER_LINE, &RUNNER.replace("@BIN_DIR@", &quoted))
+}
+
+/// The suffix a foreign hook is renamed to when ours takes its place (and is chained).
+pub const CHAINED_SUFFIX: &str = ".pre-entire";
+
+/// Errors installing hooks.
+#[derive(Debug, thiserror::Error)]
+pub enum HookError {
+    /// A hook manager's configuration file that is not ours lacks our hooks; nothing was
+    /// written.
+    #[error("{manager} manages this repository's git hooks, and {file} is not ours, so nothing was written. Add ours to it (docs/hooks.md has the snippet for {manager}):\n{lines}or install ours beside {manager}'s hooks (until {manager} installs its own again):\n    {command}")]
+    Managed {
+        /// The manager's name.
+        manager: &'static str,
+        /// The configuration file.
+        file: String,
+        /// What to add to it.
+        lines: String,
+        /// The `hooks install` command that installs beside the manager.
+        command: String,
+    },
+    /// `--force` where husky owns the hooks: its hooks find the script to run by their own file
+    /// name, so a renamed one (chained by ours) would silently skip the user's script.
+    #[error("husky runs the script named like the hook that runs it, so ours cannot chain husky's hooks in {dir} (the user's scripts would stop running); nothing was written. Run without --force: husky's scripts then run ours:\n    git entire-checkpoint hooks install")]
+    HuskyForced {
+        /// The hooks directory.
+        dir: String,
+    },
+    /// The hooks directory is shared with other repositories or tracked; nothing was written.
+    #[error("git runs this repository's hooks from {dir}, which is shared: {why}. Nothing was written; to install there all the same:\n    git entire-checkpoint hooks install --shared")]
+    Shared {
+        /// The hooks directory.
+        dir: String,
+        /// Who else runs hooks from it.
+        why: String,
+    },
+    /// A file operation failed.
+    #[error("{context}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn io(context: String) -> impl FnOnce(std::io::Error) -> HookError {
+    move |source| HookError::Io { context, source }
+}
+
+/// What happened to one hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HookState {
+    /// Ours, and nothing is chained.
+    Installed,
+    /// Ours, chaining the hooks that were there before (their file names, in the order they
+    /// run).
+    Chained(Vec<String>),
+    /// Run by the hook manager (named) from its own configuration.
+    Managed(&'static str),
+    /// Someone else's hook; ours is not installed.
+    Foreign,
+    /// No hook.
+    Missing,
+}
+
+/// Whether the hook file at `path` is pre-commit's.
+fn is_pre_commit_script(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| t.contains("File generated by pre-commit"))
+}
+
+/// Where our `name` hook goes in `dir`: `<name>`, or `<name>.legacy` where pre-commit's script
+/// is `<name>`. pre-commit runs `<name>.legacy` first (its "migration mode", with git's
+/// arguments, and git's input for pre-push), and its re-install keeps it; the one it finds at
+/// `<name>` that is not its own, ours included, it moves there itself.
+fn our_path(dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(name);
+    if is_pre_commit_script(&path) {
+        dir.join(format!("{name}.legacy"))
+    } else {
+        path
+    }
+}
+
+fn write_script(path: &Path, text: &str) -> Result<(), HookError> {
+    crate::base::fs::write_atomic(path, text.as_bytes(), 0o755)
+        .map_err(io(format!("write {}", path.display())))
+}
+
+/// How `hooks install` may proceed.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct InstallOptions {
+    /// Install ours into the hooks directory even where lefthook owns it, rather than into its
+    /// configuration.
+    pub force: bool,
+    /// Install even where the hooks directory is shared or tracked.
+    pub shared: bool,
+}
+
+/// What `hooks install` did: each hook's state, and what the user should be told (hooks that
+/// were found in our place and are now chained, a shared directory written to).
+#[derive(Debug, Clone, Default)]
+pub struct Installed {
+    /// Each hook's state after the install.
+    pub states: Vec<(String, HookState)>,
+    /// Warnings for the user, one sentence each.
+    pub warnings: Vec<String>,
+}
+
+/// Installs our hooks. Ours are replaced; a foreign hook is renamed to `<name>.pre-entire` and
+/// chained (run first, same arguments and input, its failure passed through). A foreign hook
+/// found where ours was installed before (someone replaced ours) is chained too, after the ones
+/// kept earlier, as `<name>.pre-entire.NNN`, with a warning naming it: no hook is ever kept
+/// where it does not run. Where pre-commit's script is in place, ours goes where it runs it
+/// ([`our_path`]). Where husky or lefthook owns the directory, ours goes into its configuration
+/// instead ([`Manager::wire`]; ours left in the directory by an earlier install are taken out,
+/// what they chained put back), unless `options.force`. A shared or tracked directory
+/// ([`sharing`]) is left alone unless `options.shared`. `options.force` where husky owns the
+/// directory is refused ([`HookError::HuskyForced`]).
+pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookError> {
+    let dir = hooks_dir(repo);
+    let manager = Manager::detect(repo, &dir);
+    if options.force && matches!(manager, Some(Manager::Husky { .. })) {
+        return Err(HookError::HuskyForced {
+            dir: dir.display().to_string(),
+        });
+    }
+    if let Some(manager) = manager.filter(|_| !options.force) {
+        let mut warnings = manager.wire()?;
+        for (name, _) in SCRIPTS {
+            // lefthook keeps a hook it replaces as `<name>.old`, and never runs it.
+            for path in [dir.join(name), dir.join(format!("{name}.old"))] {
+                if is_ours(&path) {
+                    warnings.extend(remove_ours(&dir, name, &path)?);
+                }
+            }
+        }
+        return Ok(Installed {
+            states: status(repo),
+            warnings,
+        });
+    }
+    let shared = sharing(repo, &dir);
+    let mut warnings = Vec::new();
+    if let Some(why) = shared {
+        if !options.shared {
+            return Err(HookError::Shared {
+                dir: dir.display().to_string(),
+                why,
+            });
+        }
+        warnings.push(format!(
+            "installed into the shared hooks directory {}: {why}",
+            dir.display()
+        ));
+    }
+    std::fs::create_dir_all(&dir).map_err(io(format!("create {}", dir.display())))?;
+    let mut states = Vec::new();
+    let gc = crate::ops::gc::enabled_in_settings(repo).then_some(GC_SCRIPT);
+    for (name, script) in SCRIPTS.into_iter().chain(gc) {
+        let path = our_path(&dir, name);
+        if path.exists() && !is_ours(&path) {
+            warnings.extend(keep_foreign(&dir, name, &path)?);
+        }
+        if path != dir.join(name) {
+            warnings.extend(drop_chained_pre_commit(&dir, name)?);
+        }
+        let text = render(script, &mut warnings);
+        write_script(&path, &text)?;
+        states.push((name.to_string(), state(&dir, name, None)));
+    }
+    Ok(Installed { states, warnings })
+}
+
+/// Where pre-commit's script runs ours, removes the copies of pre-commit's script that ours
+/// chains (an earlier `--force` install put them there): run from ours, pre-commit's script
+/// would run itself again, which it refuses. Returns the warnings for the user.
+fn drop_chained_pre_commit(dir: &Path, name: &str) -> Result<Vec<String>, HookError> {
+    let mut warnings = Vec::new();
+    for chained in chained_hooks(dir, name) {
+        let path = dir.join(&chained);
+        if is_pre_commit_script(&path) {
+            std::fs::remove_file(&path).map_err(io(format!("remove {}", path.display())))?;
+            warnings.push(format!(
+                "removed {}, a copy of pre-commit's {name} hook: pre-commit runs ours now",
+                path.display()
+            ));
+        }
+    }
+    Ok(warnings)
+}
+
+/// Moves the foreign hook at `path` (where ours goes) out of our way so ours runs it: to
+/// `<name>.pre-entire`, or after the hooks already kept there when it replaced ours since
+/// (`<name>.pre-entire.NNN`). One identical to a kept hook is a tool's re-install of its own
+/// hook (`git lfs update --force` does that): ours already runs it, so the copy goes rather than
+/// running twice. Returns the warnings for the user.
+fn keep_foreign(dir: &Path, name: &str, path: &Path) -> Result<Option<String>, HookError> {
+    let kept = chained_hooks(dir, name);
+    if kept.is_empty() {
+        let slot = dir.join(format!("{name}{CHAINED_SUFFIX}"));
+        std::fs::rename(path, slot).map_err(io(format!("keep {}", path.display())))?;
+        return Ok(None);
+    }
+    let found = std::fs::read(path).ok();
+    if let Some(same) = kept
+        .iter()
+        .find(|k| std::fs::read(dir.join(k)).ok() == found)
+    {
+        std::fs::remove_file(path).map_err(io(format!("remove {}", path.display())))?;
+        return Ok(Some(format!(
+            "{} had replaced our {name} hook; it is the same as {same}, which ours runs",
+            path.display()
+        )));
+    }
+    let slot = (2..)
+        .map(|n| format!("{name}{CHAINED_SUFFIX}.{n:03}"))
+        .find(|f| !dir.join(f).exists())
+        .expect("a free slot");
+    std::fs::rename(path, dir.join(&slot)).map_err(io(format!("keep {}", path.display())))?;
+    Ok(Some(format!(
+        "{} had replaced our {name} hook since it was installed; it is kept as {slot} and runs after {}, then ours",
+        path.display(),
+        kept.join(", ")
+    )))
+}
+
+/// The `hooks install` command that installs ours in this repository as it is now: with
+/// `--shared` where the hooks directory is shared (and no hook manager, whose configuration
+/// ours would go into, owns it).
+pub fn install_command(repo: &Repo) -> String {
+    let dir = hooks_dir(repo);
+    let mut command = "git entire-checkpoint hooks install".to_owned();
+    if Manager::detect(repo, &dir).is_none() && sharing(repo, &dir).is_some() {
+        command.push_str(" --shared");
+    }
+    command
+}
+
+/// The file names of the hooks ours chains for `name` in `dir`, in the order ours runs them:
+/// `<name>.pre-entire`, then `<name>.pre-entire.NNN` (three digits, so the hook scripts' glob
+/// runs them in this order too).
+fn chained_hooks(dir: &Path, name: &str) -> Vec<String> {
+    let first = format!("{name}{CHAINED_SUFFIX}");
+    let prefix = format!("{first}.");
+    let mut later: Vec<String> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|f| {
+            f.strip_prefix(&prefix)
+                .is_some_and(|n| n.len() == 3 && n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .collect();
+    later.sort();
+    let mut out = Vec::new();
+    if dir.join(&first).exists() {
+        out.push(first);
+    }
+    out.extend(later);
+    out
+}
+
+/// Who else runs the hooks in `dir`, when anyone might: `None` when `dir` is inside this
+/// repository's git dir (only this repository and its worktrees run them). A directory outside
+/// it is shared with every repository whose `core.hooksPath` names it (all of them when the
+/// setting is global or system-wide), and a tracked one with every clone.
+pub fn sharing(repo: &Repo, dir: &Path) -> Option<String> {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let dir = canonical(dir);
+    if dir.starts_with(canonical(repo.common_dir())) || dir.starts_with(canonical(repo.git_dir())) {
+        return None;
+    }
+    let cwd = repo.workdir().unwrap_or(repo.common_dir());
+    let git = |args: &[&str]| {
+        crate::git::subprocess::Git::new(cwd)
+            .args(args)
+            .run(std::time::Duration::from_secs(30))
+            .ok()
+            .filter(|o| o.success())
+            .map(|o| o.stdout)
+    };
+    let tracked = repo
+        .workdir()
+        .filter(|w| dir.starts_with(canonical(w)))
+        .and_then(|_| git(&["ls-files", "--", &dir.to_string_lossy()]))
+        .is_some_and(|out| !out.trim().is_empty());
+    let scope = git(&["config", "--show-scope", "--get", "core.hooksPath"])
+        .and_then(|out| out.split('\t').next().map(str::to_owned))
+        .unwrap_or_default();
+    Some(match scope.as_str() {
+        "global" | "system" => format!(
+            "core.hooksPath is set in your {scope} git config, so every repository without a core.hooksPath of its own runs the hooks there"
+        ),
+        _ if tracked => "it is tracked in this repository, so every clone that uses it runs the hooks there, and installing changes tracked files".to_owned(),
+        _ => "it is outside this repository's git dir, so every repository whose core.hooksPath names it runs the hooks there".to_owned(),
+    })
+}
+
+/// Removes our hooks and puts back the hook that was there before the last install: the last
+/// one ours chains. Older chained hooks (which were not running either when the last install
+/// found a newer one in our place) stay where they are, each named in a warning. Foreign hooks
+/// are never touched. What `hooks install` put into a hook manager's configuration is taken
+/// out.
+pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
+    let dir = hooks_dir(repo);
+    let mut warnings = match Manager::detect(repo, &dir) {
+        Some(manager) => manager.unwire()?,
+        None => Vec::new(),
+    };
+    for (name, _) in SCRIPTS.into_iter().chain([GC_SCRIPT]) {
+        let path = our_path(&dir, name);
+        if is_ours(&path) {
+            warnings.extend(remove_ours(&dir, name, &path)?);
+        }
+    }
+    Ok(Installed {
+        states: status(repo),
+        warnings,
+    })
+}
+
+/// Removes our `name` hook at `path` and puts the last hook it chains there. Returns a warning
+/// for each older chained hook, left where it is.
+fn remove_ours(dir: &Path, name: &str, path: &Path) -> Result<Vec<String>, HookError> {
+    std::fs::remove_file(path).map_err(io(format!("remove {}", path.display())))?;
+    let mut kept = chained_hooks(dir, name);
+    if let Some(last) = kept.pop() {
+        std::fs::rename(dir.join(&last), path)
+            .map_err(io(format!("restore {}", path.display())))?;
+    }
+    Ok(kept
+        .into_iter()
+        .map(|older| {
+            format!(
+                "{} was not running before our hooks were last installed (another {name} hook had replaced ours); it is left where it is",
+                dir.join(older).display()
+            )
+        })
+        .collect())
+}
+
+/// The state of our `name` hook in `dir` (run by pre-commit's script counts as installed), where
+/// `manager` owns the directory.
+fn state(dir: &Path, name: &str, manager: Option<&Manager>) -> HookState {
+    let path = our_path(dir, name);
+    if is_ours(&path) {
+        let chained = chained_hooks(dir, name);
+        if chained.is_empty() {
+            HookState::Installed
+        } else {
+            HookState::Chained(chained)
+        }
+    } else if let Some(m) = manager.filter(|m| path.exists() && m.runs_ours(name)) {
+        HookState::Managed(m.name())
+    } else if path.exists() {
+        HookState::Foreign
+    } else {
+        HookState::Missing
+    }
+}
+
+/// The state of each hook of [`HOOK_NAMES`], then of `pre-auto-gc` when gc is enabled in the
+/// settings (so it is due) or ours is installed.
+pub fn status(repo: &Repo) -> Vec<(String, HookState)> {
+    let dir = hooks_dir(repo);
+    let gc = GC_SCRIPT.0;
+    let gc_due = crate::ops::gc::enabled_in_settings(repo) || is_ours(&dir.join(gc));
+    let manager = Manager::detect(repo, &dir);
+    HOOK_NAMES
+        .iter()
+        .copied()
+        .chain(gc_due.then_some(gc))
+        .map(|n| (n.to_string(), state(&dir, n, manager.as_ref())))
+        .collect()
+}
+
+/// The directory git runs hooks from: `core.hooksPath` (relative paths are relative to the work
+/// tree root, as git resolves them; `~/` is the home directory), else `<common dir>/hooks`.
+pub fn hooks_dir(repo: &Repo) -> PathBuf {
+    match repo
+        .config_string("core.hooksPath")
+        .filter(|p| !p.is_empty())
+    {
+        Some(p) => {
+            let path = match p.strip_prefix("~/") {
+                Some(rest) => std::env::var_os("HOME")
+                    .map(PathBuf::from)
+                    .unwrap_or_default()
+                    .join(rest),
+                None => PathBuf::from(&p),
+            };
+            if path.is_absolute() {
+                path
+            } else {
+                repo.workdir().unwrap_or(repo.git_dir()).join(path)
+            }
+        }
+        None => repo.common_dir().join("hooks"),
+    }
+}
+
+/// Whether the hook file at `path` is one of ours.
+pub fn is_ours(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| t.contains(HOOK_MARKER))
+}

@@ -1,0 +1,291 @@
+//! Migration of the git-branch store into git-refs (anchor-behaviour §12.1).
+//!
+//! Every `<xx>/<rest>` checkpoint of the v1 branch (the local branch, else
+//! `origin`'s remote-tracking branch) becomes the ref `RefName(<id>)` with the same subtree, except
+//! that the root `metadata.json` loses `checkpoint_version` and its `sessions[]` paths lose the
+//! `/<xx>/<rest>` prefix. An unchanged subtree is reused verbatim. A checkpoint whose ref already
+//! has a commit with exactly that tree on its first-parent chain is up to date, so a re-run
+//! writes nothing. A malformed subtree is skipped and reported; the rest still migrate.
+
+use git2::{Oid, Tree};
+
+use crate::base::id::CheckpointId;
+use crate::git::repo::Repo;
+use crate::model::documents::CheckpointSummary;
+use crate::store::branch::{v1_subtrees, V1_BRANCH_REF};
+use crate::store::merge;
+use crate::store::publish::{self, Located};
+use crate::store::refs::GitRefsStore;
+use crate::store::tree::Change;
+use crate::store::{git_err, StoreError};
+
+/// The remote-tracking branch read when the local v1 branch is absent.
+pub const V1_TRACKING_REF: &str = "refs/remotes/origin/entire/checkpoints/v1";
+
+/// What a migration did (or, for a dry run, would do).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct MigrateReport {
+    /// The ref the checkpoints were read from; `None` when there is no v1 branch.
+    pub source: Option<String>,
+    /// Checkpoints written (or that would be).
+    pub migrated: Vec<CheckpointId>,
+    /// Checkpoints whose ref already holds the same tree.
+    pub up_to_date: Vec<CheckpointId>,
+    /// Entries that could not be migrated: `(path in the v1 tree, reason)`.
+    pub skipped: Vec<(String, String)>,
+    /// The refs of every migrated or up-to-date checkpoint (to be queued for push).
+    pub refs: Vec<String>,
+    /// Checkpoint refs that are not checkpoints, with why (never pushed; look at them).
+    pub misshapen: Vec<(String, String)>,
+}
+
+impl MigrateReport {
+    /// Checkpoints considered.
+    pub fn total(&self) -> usize {
+        self.migrated.len() + self.up_to_date.len() + self.skipped.len()
+    }
+}
+
+/// The normalised root `metadata.json` bytes, or `None` when the stored ones need no change.
+///
+/// Works on the generic JSON value, not the typed model, so that nothing but the two allowed
+/// changes happens: `checkpoint_version` is removed and every string in a `sessions[]` entry
+/// loses the `/<id[:2]>/<id[2:]>` prefix. Key order, `null`s and unknown keys stay as stored.
+fn normalised_summary(bytes: &[u8], id: &CheckpointId) -> Result<Option<Vec<u8>>, String> {
+    // Validate as the model reads it (corrupt data is skipped, not migrated).
+    let typed = CheckpointSummary::from_json(bytes).map_err(|e| crate::exit::error_chain(&e))?;
+    if !typed.checkpoint_id.is_empty() && typed.checkpoint_id != id.as_str() {
+        return Err(format!(
+            "metadata.json names checkpoint {:?}, not {id}",
+            typed.checkpoint_id
+        ));
+    }
+    let mut doc: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let Some(obj) = doc.as_object_mut() else {
+        return Err("metadata.json is not a JSON object".into());
+    };
+    let prefix = format!("/{}/", id.v1_path());
+    let mut changed = obj.shift_remove("checkpoint_version").is_some();
+    if let Some(serde_json::Value::Array(sessions)) = obj.get_mut("sessions") {
+        for entry in sessions
+            .iter_mut()
+            .filter_map(serde_json::Value::as_object_mut)
+        {
+            for v in entry.values_mut() {
+                if let serde_json::Value::String(s) = v {
+                    if let Some(rest) = s.strip_prefix(&prefix) {
+                        *s = format!("/{rest}");
+                        changed = true;
+                    }
+                }
+            }
+        }
+    }
+    Ok(changed.then(|| crate::model::documents::to_json_bytes(&doc)))
+}
+
+/// Whether `candidate` equals `subtree` with its `metadata.json` replaced by `metadata`.
+fn tree_matches(candidate: &Tree<'_>, subtree: &Tree<'_>, metadata: Option<Oid>) -> bool {
+    if candidate.len() != subtree.len() {
+        return false;
+    }
+    candidate.iter().zip(subtree.iter()).all(|(a, b)| {
+        let (Ok(an), Ok(bn)) = (a.name(), b.name()) else {
+            return false;
+        };
+        an == bn
+            && a.filemode() == b.filemode()
+            && match (an, metadata) {
+                ("metadata.json", Some(m)) => a.id() == m,
+                _ => a.id() == b.id(),
+            }
+    })
+}
+
+/// Whether a commit on the first-parent chain from `tip` already has the migrated tree.
+fn already_migrated(
+    repo: &Repo,
+    tip: Option<Oid>,
+    subtree: &Tree<'_>,
+    metadata: Option<Oid>,
+) -> Result<bool, StoreError> {
+    let mut cur = match tip {
+        Some(t) => Some(
+            repo.git
+                .find_commit(t)
+                .map_err(git_err("read checkpoint ref"))?,
+        ),
+        None => None,
+    };
+    while let Some(c) = cur {
+        let tree = c.tree().map_err(git_err("read checkpoint tree"))?;
+        if tree_matches(&tree, subtree, metadata) {
+            return Ok(true);
+        }
+        cur = c.parents().next();
+    }
+    Ok(false)
+}
+
+/// Migrates every checkpoint of the v1 branch into git-refs. `progress(done, total)` is called
+/// after each checkpoint. With `dry_run` nothing is written, not even objects.
+pub fn migrate_branch_to_refs(
+    repo: &Repo,
+    refs: &GitRefsStore<'_>,
+    dry_run: bool,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<MigrateReport, StoreError> {
+    let mut report = MigrateReport {
+        misshapen: crate::store::refs::misshapen_refs(repo)?,
+        ..Default::default()
+    };
+    let source = [V1_BRANCH_REF, V1_TRACKING_REF]
+        .into_iter()
+        .find_map(|r| publish::tip_of(repo, r).transpose().map(|t| (r, t)));
+    let Some((source_ref, tip)) = source else {
+        return Ok(report);
+    };
+    report.source = Some(source_ref.to_owned());
+    let tip = repo.git.find_commit(tip?).map_err(git_err("read v1 tip"))?;
+    let root = tip.tree().map_err(git_err("read v1 tree"))?;
+    let entries = v1_subtrees(repo, &root)?;
+    let total = entries.len();
+    let author = repo.identity("AUTHOR");
+    for (done, entry) in entries.into_iter().enumerate() {
+        let outcome = migrate_one(repo, refs, &entry.raw_id, entry.tree, dry_run, &author);
+        match outcome {
+            Ok((id, name, true)) => {
+                report.migrated.push(id);
+                report.refs.push(name);
+            }
+            Ok((id, name, false)) => {
+                report.up_to_date.push(id);
+                report.refs.push(name);
+            }
+            Err(MigrateSkip(reason)) => report.skipped.push((entry.path, reason)),
+        }
+        progress(done + 1, total);
+    }
+    // Up-to-date refs are queued too: the earlier run may have written them without pushing.
+    // Unlike a session write, a failed enqueue fails the migration, since nothing else would
+    // announce these refs.
+    if !dry_run {
+        refs.queue().enqueue_all(&report.refs).map_err(|e| {
+            StoreError::Repo(crate::git::repo::RepoError::Git {
+                context: "queue migrated refs".into(),
+                message: crate::exit::error_chain(&e),
+            })
+        })?;
+    }
+    Ok(report)
+}
+
+struct MigrateSkip(String);
+
+impl From<StoreError> for MigrateSkip {
+    fn from(e: StoreError) -> Self {
+        MigrateSkip(crate::exit::error_chain(&e))
+    }
+}
+
+/// Migrates one checkpoint; `Ok((id, ref, wrote))`.
+fn migrate_one(
+    repo: &Repo,
+    refs: &GitRefsStore<'_>,
+    raw_id: &str,
+    subtree_id: Oid,
+    dry_run: bool,
+    author: &crate::git::repo::Identity,
+) -> Result<(CheckpointId, String, bool), MigrateSkip> {
+    let git = &repo.git;
+    let id = CheckpointId::parse(raw_id).map_err(|e| MigrateSkip(e.to_string()))?;
+    let subtree = git
+        .find_tree(subtree_id)
+        .map_err(|e| MigrateSkip(e.message().to_owned()))?;
+    let meta = subtree
+        .get_name("metadata.json")
+        .ok_or_else(|| MigrateSkip("no root metadata.json".into()))?;
+    let bytes = git
+        .find_blob(meta.id())
+        .map_err(|e| MigrateSkip(e.message().to_owned()))?
+        .content()
+        .to_vec();
+    let new_meta = normalised_summary(&bytes, &id).map_err(MigrateSkip)?;
+    let new_meta_oid = match &new_meta {
+        Some(b) if dry_run => Some(
+            Oid::hash_object(git2::ObjectType::Blob, b)
+                .map_err(|e| MigrateSkip(e.message().to_owned()))?,
+        ),
+        Some(b) => Some(
+            git.blob(b)
+                .map_err(|e| MigrateSkip(e.message().to_owned()))?,
+        ),
+        None => None,
+    };
+    let loc = refs.locate(&id)?;
+    if already_migrated(repo, loc.tip, &subtree, new_meta_oid)? {
+        return Ok((id, loc.name, false));
+    }
+    if dry_run {
+        return Ok((id, loc.name, true));
+    }
+    let tree = match new_meta_oid {
+        None => subtree_id,
+        Some(m) => {
+            let mut b = git
+                .treebuilder(Some(&subtree))
+                .map_err(|e| MigrateSkip(e.message().to_owned()))?;
+            b.insert("metadata.json", m, 0o100644)
+                .map_err(|e| MigrateSkip(e.message().to_owned()))?;
+            b.write().map_err(|e| MigrateSkip(e.message().to_owned()))?
+        }
+    };
+    let message = format!("Import checkpoint {id} (migrated from git-branch)\n");
+    let locate = || -> Result<Located, StoreError> { refs.locate(&id) };
+    let outcome = publish::publish(repo, &locate, None, author, &mut |tip| {
+        if already_migrated(repo, tip.map(|c| c.id()), &subtree, new_meta_oid)? {
+            return Ok(None);
+        }
+        let Some(tip) = tip else {
+            return Ok(Some(Change {
+                tree,
+                message: message.clone(),
+            }));
+        };
+        // The ref already holds sessions written under git-refs: merge by session (as push
+        // recovery does), so the import never hides one; its slots keep their place.
+        let current = tip.tree().map_err(git_err("read checkpoint tree"))?;
+        let imported = git.find_tree(tree).map_err(git_err("read migrated tree"))?;
+        let merged = merge::merge_trees(git, &id, &imported, &current, "")?;
+        Ok((merged.tree != current.id()).then(|| Change {
+            tree: merged.tree,
+            message: message.clone(),
+        }))
+    })?;
+    Ok((id, outcome.ref_name, outcome.changed))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalises_paths_and_drops_format_marker() {
+        let id = CheckpointId::parse("a1b2c3d4e5f6").unwrap();
+        let input = br#"{"checkpoint_id":"a1b2c3d4e5f6","strategy":"manual-commit","checkpoints_count":1,"files_touched":null,"sessions":[{"metadata":"/a1/b2c3d4e5f6/0/metadata.json","transcript":"/a1/b2c3d4e5f6/0/full.jsonl","context":"/a1/b2c3d4e5f6/0/context.md","content_hash":"/a1/b2c3d4e5f6/0/content_hash.txt","prompt":""}],"checkpoint_version":"branch-v1","x":1}"#;
+        let out = String::from_utf8(normalised_summary(input, &id).unwrap().unwrap()).unwrap();
+        assert!(out.contains("\"metadata\": \"/0/metadata.json\""));
+        assert!(out.contains("\"context\": \"/0/context.md\""));
+        assert!(out.contains("\"prompt\": \"\""));
+        assert!(!out.contains("checkpoint_version"));
+        assert!(out.contains("\"x\": 1"));
+        assert_eq!(
+            normalised_summary(out.as_bytes(), &id).unwrap(),
+            None,
+            "idempotent"
+        );
+        assert!(normalised_summary(b"{", &id).is_err());
+        let other = br#"{"checkpoint_id":"b1b2c3d4e5f6"}"#;
+        assert!(normalised_summary(other, &id).is_err());
+    }
+}

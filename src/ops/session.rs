@@ -1,0 +1,334 @@
+//! Staged sessions: what an agent integration records while it works, kept until a commit
+//! condenses it into a checkpoint.
+//!
+//! Each session lives in `<git-common-dir>/entire/sessions/<SID>/` (`state.json` and
+//! `transcript`), so every worktree sees them, but a session belongs to the worktree it was
+//! recorded in and only that worktree's commits condense it. Every change happens under a
+//! per-session lock file and is written through a temp file and a rename, so concurrent
+//! `record` calls never lose an update and a crash never leaves a torn file. Everything a record
+//! stages is redacted first, so no secret reaches the disk here either.
+
+use std::fs;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::base::fs::{write_atomic, FileLock};
+use crate::base::session_id::SessionId;
+use crate::git::repo::Repo;
+use crate::model::documents::TokenUsage;
+use crate::model::redact::Redactor;
+
+/// Errors of the session store.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    /// No staged session with that ID.
+    #[error("no staged session {0}")]
+    NotFound(String),
+    /// A state file is not valid.
+    #[error("staged session {sid}: state.json is corrupt")]
+    Corrupt {
+        /// The session.
+        sid: String,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A file operation failed.
+    #[error("{context}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn io(context: String) -> impl FnOnce(std::io::Error) -> SessionError {
+    move |source| SessionError::Io { context, source }
+}
+
+/// The persisted state of one staged session.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct SessionState {
+    /// The session ID.
+    pub session_id: String,
+    /// The git dir of the worktree the session belongs to.
+    pub worktree: String,
+    /// Agent display name.
+    #[serde(default)]
+    pub agent: String,
+    /// Model name.
+    #[serde(default)]
+    pub model: String,
+    /// Every prompt so far, in order.
+    #[serde(default)]
+    pub prompts: Vec<String>,
+    /// Files touched so far (de-duplicated).
+    #[serde(default)]
+    pub files_touched: Vec<String>,
+    /// Latest token usage.
+    #[serde(default)]
+    pub token_usage: Option<TokenUsage>,
+    /// Whether a transcript has been recorded.
+    #[serde(default)]
+    pub has_transcript: bool,
+    /// Incremented by every record.
+    #[serde(default)]
+    pub activity: u64,
+    /// `activity` at the last condensation.
+    #[serde(default)]
+    pub condensed_activity: u64,
+    /// The checkpoint the last condensation wrote, and the window it used (so an amend that
+    /// condenses into the same checkpoint again covers the same prompts, not fewer).
+    #[serde(default)]
+    pub last_checkpoint: String,
+    /// Prompts condensed before the last condensation's window.
+    #[serde(default)]
+    pub window_prompt_start: usize,
+    /// Transcript lines before the last condensation's window.
+    #[serde(default)]
+    pub window_line_start: usize,
+    /// Prompts condensed so far.
+    #[serde(default)]
+    pub condensed_prompts: usize,
+    /// Transcript lines condensed so far.
+    #[serde(default)]
+    pub condensed_lines: usize,
+    /// Secrets redacted from this session's recorded data so far.
+    #[serde(default)]
+    pub redactions: usize,
+    /// RFC 3339 time of the last record.
+    #[serde(default)]
+    pub updated_at: String,
+}
+
+impl SessionState {
+    /// Whether something was recorded since the last condensation.
+    pub fn pending(&self) -> bool {
+        self.activity > self.condensed_activity
+    }
+}
+
+/// What one `record` call adds.
+#[derive(Debug, Clone, Default)]
+pub struct Record {
+    /// The whole transcript so far (replaces the stored one; transcripts only grow).
+    pub transcript: Option<Vec<u8>>,
+    /// Prompts to append.
+    pub prompts: Vec<String>,
+    /// Files to merge in.
+    pub files_touched: Vec<String>,
+    /// Agent name (replaces).
+    pub agent: Option<String>,
+    /// Model name (replaces).
+    pub model: Option<String>,
+    /// Token usage (replaces).
+    pub token_usage: Option<TokenUsage>,
+}
+
+/// The staged sessions of a repository.
+pub struct SessionStore {
+    dir: PathBuf,
+    worktree: String,
+}
+
+impl SessionStore {
+    /// The staged sessions of `repo`, seen from its current worktree.
+    pub fn new(repo: &Repo) -> Self {
+        let worktree = std::fs::canonicalize(repo.git_dir())
+            .unwrap_or_else(|_| repo.git_dir().to_path_buf())
+            .display()
+            .to_string();
+        SessionStore {
+            dir: repo.common_dir().join("entire").join("sessions"),
+            worktree,
+        }
+    }
+
+    fn session_dir(&self, sid: &SessionId) -> PathBuf {
+        self.dir.join(sid.as_str())
+    }
+
+    fn lock(&self, sid: &SessionId) -> Result<FileLock, SessionError> {
+        let path = self.dir.join(format!(".{sid}.lock"));
+        FileLock::exclusive(&path).map_err(io(format!("lock {}", path.display())))
+    }
+
+    fn load(&self, sid: &SessionId) -> Result<Option<SessionState>, SessionError> {
+        let path = self.session_dir(sid).join("state.json");
+        match fs::read(&path) {
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes)
+                    .map(Some)
+                    .map_err(|source| SessionError::Corrupt {
+                        sid: sid.to_string(),
+                        source,
+                    })
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io(format!("read {}", path.display()))(e)),
+        }
+    }
+
+    fn save(&self, sid: &SessionId, state: &SessionState) -> Result<(), SessionError> {
+        let dir = self.session_dir(sid);
+        fs::create_dir_all(&dir).map_err(io(format!("create {}", dir.display())))?;
+        let path = dir.join("state.json");
+        write_atomic(&path, &crate::model::documents::to_json_bytes(state), 0o644)
+            .map_err(io(format!("write {}", path.display())))
+    }
+
+    /// Adds a record to session `sid` (creating it in this worktree), its transcript, prompts,
+    /// files and names redacted by `redactor` before anything is written.
+    pub fn record(
+        &self,
+        sid: &SessionId,
+        mut rec: Record,
+        redactor: &Redactor,
+    ) -> Result<SessionState, SessionError> {
+        let redactions = rec
+            .transcript
+            .as_mut()
+            .map_or(0, |t| redactor.redact_vec(t))
+            + redactor.redact_strings(
+                rec.prompts
+                    .iter_mut()
+                    .chain(&mut rec.files_touched)
+                    .chain(&mut rec.agent)
+                    .chain(&mut rec.model),
+            );
+        let _lock = self.lock(sid)?;
+        let mut state = self.load(sid)?.unwrap_or_else(|| SessionState {
+            session_id: sid.to_string(),
+            worktree: self.worktree.clone(),
+            ..Default::default()
+        });
+        if let Some(t) = &rec.transcript {
+            let path = self.session_dir(sid).join("transcript");
+            fs::create_dir_all(self.session_dir(sid))
+                .map_err(io(format!("create {}", self.dir.display())))?;
+            write_atomic(&path, t, 0o644).map_err(io(format!("write {}", path.display())))?;
+            state.has_transcript = true;
+        }
+        state.prompts.extend(rec.prompts);
+        for f in rec.files_touched {
+            let f = f.replace('\\', "/");
+            if !f.is_empty() && !state.files_touched.contains(&f) {
+                state.files_touched.push(f);
+            }
+        }
+        if let Some(a) = rec.agent {
+            state.agent = a;
+        }
+        if let Some(m) = rec.model {
+            state.model = m;
+        }
+        if rec.token_usage.is_some() {
+            state.token_usage = rec.token_usage;
+        }
+        state.redactions += redactions;
+        state.activity += 1;
+        state.updated_at = crate::base::time::now_rfc3339_nano();
+        self.save(sid, &state)?;
+        Ok(state)
+    }
+
+    /// Every staged session, sorted by ID.
+    pub fn list(&self) -> Result<Vec<SessionState>, SessionError> {
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(io(format!("read {}", self.dir.display()))(e)),
+        };
+        let mut out = Vec::new();
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Ok(sid) = SessionId::parse(&name) else {
+                continue;
+            };
+            if name.starts_with('.') || !e.path().is_dir() {
+                continue;
+            }
+            if let Some(s) = self.load(&sid)? {
+                out.push(s);
+            }
+        }
+        out.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+        Ok(out)
+    }
+
+    /// The staged sessions of the current worktree with activity since their last condensation.
+    pub fn pending_here(&self) -> Result<Vec<SessionState>, SessionError> {
+        Ok(self
+            .list()?
+            .into_iter()
+            .filter(|s| s.worktree == self.worktree && s.pending())
+            .collect())
+    }
+
+    /// The stored transcript of a session.
+    pub fn transcript(&self, sid: &SessionId) -> Result<Option<Vec<u8>>, SessionError> {
+        let path = self.session_dir(sid).join("transcript");
+        match fs::read(&path) {
+            Ok(b) => Ok(Some(b)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io(format!("read {}", path.display()))(e)),
+        }
+    }
+
+    /// Runs `condense` on a session under its lock; when it succeeds the session is marked
+    /// condensed into `checkpoint` up to what it saw. `condense` gets the state and the
+    /// transcript and returns the number of transcript lines it covered.
+    pub fn condense<E>(
+        &self,
+        sid: &SessionId,
+        checkpoint: &str,
+        condense: impl FnOnce(&SessionState, Option<&[u8]>) -> Result<usize, E>,
+    ) -> Result<Result<(), E>, SessionError> {
+        let _lock = self.lock(sid)?;
+        let Some(mut state) = self.load(sid)? else {
+            return Err(SessionError::NotFound(sid.to_string()));
+        };
+        let transcript = self.transcript(sid)?;
+        match condense(&state, transcript.as_deref()) {
+            Err(e) => Ok(Err(e)),
+            Ok(lines) => {
+                if state.last_checkpoint != checkpoint {
+                    state.window_prompt_start = state.condensed_prompts;
+                    state.window_line_start = state.condensed_lines;
+                }
+                state.last_checkpoint = checkpoint.to_owned();
+                state.condensed_prompts = state.prompts.len();
+                state.condensed_lines = lines;
+                state.condensed_activity = state.activity;
+                self.save(sid, &state)?;
+                Ok(Ok(()))
+            }
+        }
+    }
+
+    /// Drops a staged session.
+    pub fn discard(&self, sid: &SessionId) -> Result<(), SessionError> {
+        let _lock = self.lock(sid)?;
+        let dir = self.session_dir(sid);
+        if !dir.exists() {
+            return Err(SessionError::NotFound(sid.to_string()));
+        }
+        fs::remove_dir_all(&dir).map_err(io(format!("remove {}", dir.display())))
+    }
+}
+
+impl SessionState {
+    /// The window a condensation into `checkpoint` covers: `(first prompt, first transcript
+    /// line)`. Condensing into the checkpoint the last condensation wrote (an amend) covers the
+    /// same window again, extended; a new checkpoint starts where the last one ended.
+    pub fn window_for(&self, checkpoint: &str) -> (usize, usize) {
+        if self.last_checkpoint == checkpoint {
+            (self.window_prompt_start, self.window_line_start)
+        } else {
+            (self.condensed_prompts, self.condensed_lines)
+        }
+    }
+}

@@ -1,0 +1,448 @@
+//! Fetching checkpoint refs: one on demand when a read misses locally, named ones, every one, or
+//! those a range of commits links to.
+//!
+//! Absence and failure are never confused. The remote answering that it has no such ref is
+//! [`FetchError::Absent`]-free success ([`Fetched::Absent`]); a transport failure (unreachable
+//! host, authentication, timeout) is [`FetchError::Transport`], names the remote without
+//! credentials, and is paid once per command: later fetches by the same [`Fetcher`] fail fast
+//! with the first error. Absence is never remembered.
+//!
+//! No `ls-remote` probe is made first: it sends no ref prefix, so it downloads every ref name of
+//! the remote. `git fetch` over protocol v2 asks only for the one ref, and says itself whether
+//! the ref exists (`couldn't find remote ref`).
+//!
+//! Fetches run in a side repository holding only the local tips involved, then move the real
+//! refs by compare-and-swap: a missing ref is created, a ref behind the remote fast-forwards, a
+//! diverged one is left for push recovery. A local checkpoint is never rewound or forced.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use git2::Oid;
+
+use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::git::repo::Repo;
+use crate::git::side::SideRepo;
+use crate::git::subprocess::{self as git, GitError};
+use crate::git::url::Remote;
+use crate::remote::partial::FetchFilter;
+
+/// How long one on-demand fetch may take.
+pub const READ_FETCH_BUDGET: Duration = Duration::from_secs(120);
+
+/// Errors of a fetch.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum FetchError {
+    /// The remote could not be reached or refused us; nothing is known about the ref.
+    #[error("fetch checkpoint ref {reference} from {remote}: {message}")]
+    Transport {
+        /// The ref asked for.
+        reference: String,
+        /// The remote, credentials redacted.
+        remote: String,
+        /// git's first error line, redacted.
+        message: String,
+    },
+    /// An earlier fetch of this command already failed; not retried.
+    #[error("fetch checkpoint ref {reference}: skipped, an earlier checkpoint-ref fetch already failed in this operation: {first}")]
+    Skipped {
+        /// The ref asked for.
+        reference: String,
+        /// The first failure.
+        first: String,
+    },
+    /// Local bookkeeping failed.
+    #[error("fetch checkpoint ref {reference}: {message}")]
+    Local {
+        /// The ref asked for.
+        reference: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+impl FetchError {
+    /// What went wrong, without the ref it happened to (git's line for a transport failure).
+    pub fn reason(&self) -> String {
+        match self {
+            FetchError::Transport { message, .. } | FetchError::Local { message, .. } => {
+                message.clone()
+            }
+            FetchError::Skipped { first, .. } => first.clone(),
+        }
+    }
+}
+
+/// What a fetch of one ref found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fetched {
+    /// The local ref now holds the remote's commit: created, fast-forwarded, already equal, or
+    /// already ahead of it.
+    Updated,
+    /// The remote has no such ref.
+    Absent,
+    /// Local and remote histories diverged; the local ref was left alone.
+    Diverged,
+}
+
+/// The options of every checkpoint-ref fetch (before the remote and the refspecs).
+pub(crate) const FETCH_ARGS: [&str; 5] = [
+    "fetch",
+    "--porcelain",
+    "--no-tags",
+    "--no-write-fetch-head",
+    "--no-auto-gc",
+];
+
+/// Where a fetcher's notices go (the binaries print them as warnings).
+type NoticeSink = Box<dyn Fn(&str)>;
+
+/// Fetches checkpoint refs from one remote, remembering the first transport failure.
+pub struct Fetcher<'r> {
+    repo: &'r Repo,
+    remote: Remote,
+    /// Shared with [`Fetcher::sibling`]s: an outage is paid once per command.
+    failed: Rc<RefCell<Option<String>>>,
+    filter: Option<FetchFilter>,
+    notices: RefCell<Vec<String>>,
+    on_notice: Option<NoticeSink>,
+}
+
+/// Whether git's stderr says the remote lacks the ref (as opposed to failing).
+fn is_absent(stderr: &str) -> bool {
+    stderr.contains("couldn't find remote ref") || stderr.contains("no such remote ref")
+}
+
+impl<'r> Fetcher<'r> {
+    /// A fetcher from `remote` (a remote name or URL).
+    pub fn new(repo: &'r Repo, remote: Remote) -> Self {
+        Fetcher {
+            repo,
+            remote,
+            failed: Rc::new(RefCell::new(None)),
+            filter: None,
+            notices: RefCell::new(Vec::new()),
+            on_notice: None,
+        }
+    }
+
+    /// A whole-checkpoint fetcher from the same remote that shares this one's memory of a
+    /// transport failure (for the v1 branch beside the refs: one outage, one deadline).
+    pub fn sibling(&self) -> Fetcher<'r> {
+        Fetcher {
+            failed: Rc::clone(&self.failed),
+            ..Fetcher::new(self.repo, self.remote.clone())
+        }
+    }
+
+    /// Makes on-demand fetches of reads partial: into the partial cache with `filter`
+    /// (see [`crate::remote::partial`]). Writes still fetch whole checkpoints into the repository.
+    pub fn with_filter(mut self, filter: Option<FetchFilter>) -> Self {
+        self.filter = filter;
+        self
+    }
+
+    /// The filter of on-demand fetches for reads, if they are partial.
+    pub fn filter(&self) -> Option<FetchFilter> {
+        self.filter
+    }
+
+    /// Tells the user through `show` what they should know about these fetches (e.g. a server
+    /// that ignored the partial-fetch filter); without it, such notices are only logged.
+    pub fn on_notice(mut self, show: impl Fn(&str) + 'static) -> Self {
+        self.on_notice = Some(Box::new(show));
+        self
+    }
+
+    /// Passes `message` to the notice callback, once per fetcher.
+    pub(crate) fn notice(&self, message: String) {
+        let mut notices = self.notices.borrow_mut();
+        if notices.contains(&message) {
+            return;
+        }
+        match &self.on_notice {
+            Some(show) => show(&message),
+            None => log::warn!("{message}"),
+        }
+        notices.push(message);
+    }
+
+    /// The repository fetched into.
+    pub fn repo(&self) -> &'r Repo {
+        self.repo
+    }
+
+    /// The remote as given (a name or a URL; may hold credentials: never show it).
+    pub fn remote(&self) -> &Remote {
+        &self.remote
+    }
+
+    /// The first transport failure of this fetcher, as the error of fetching `reference`.
+    pub(crate) fn earlier_failure(&self, reference: &str) -> Result<(), FetchError> {
+        match self.failed.borrow().clone() {
+            Some(first) => Err(FetchError::Skipped {
+                reference: reference.to_owned(),
+                first,
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// The remote, as shown (credentials redacted).
+    pub fn remote_display(&self) -> String {
+        git::redact(&self.remote)
+    }
+
+    pub(crate) fn transport(&self, reference: &str, message: String) -> FetchError {
+        log::info!("fetch from {} failed: {message}", self.remote_display());
+        let err = FetchError::Transport {
+            reference: reference.to_owned(),
+            remote: self.remote_display(),
+            message,
+        };
+        self.failed
+            .borrow_mut()
+            .get_or_insert_with(|| err.to_string());
+        err
+    }
+
+    pub(crate) fn local(reference: &str, message: impl Into<String>) -> FetchError {
+        FetchError::Local {
+            reference: reference.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    /// Fetches the remote's branch `remote_ref` (the v1 branch) and points `local_ref` (its
+    /// remote-tracking ref, forced as git forces one) at it. `Ok(None)`: the remote has no such
+    /// branch. One `git fetch` from a side repository, so no other ref of the user's moves.
+    pub fn fetch_branch(
+        &self,
+        remote_ref: &str,
+        local_ref: &str,
+    ) -> Result<Option<Oid>, FetchError> {
+        self.earlier_failure(remote_ref)?;
+        // The copy we have is offered as a "have", so only what is new is sent.
+        let have: Vec<(String, Oid)> = crate::store::publish::tip_of(self.repo, local_ref)
+            .map_err(|e| Self::local(remote_ref, e.to_string()))?
+            .map(|tip| (local_ref.to_owned(), tip))
+            .into_iter()
+            .collect();
+        let side = SideRepo::new(self.repo, &have)
+            .map_err(|e| Self::local(remote_ref, format!("create side repository: {e}")))?;
+        let tip = match side.fetch_one(&self.remote, remote_ref, READ_FETCH_BUDGET) {
+            Ok(tip) => tip,
+            Err(line) if is_absent(&line) => return Ok(None),
+            Err(line) => return Err(self.transport(remote_ref, line)),
+        };
+        self.repo
+            .git
+            .reference(local_ref, tip, true, "entire: fetch")
+            .map_err(|e| Self::local(remote_ref, e.message().to_owned()))?;
+        Ok(Some(tip))
+    }
+
+    /// Fetches the given refs (at most a few hundred) in one `git fetch`, and publishes each
+    /// locally. Refs the remote lacks are dropped and the fetch retried without them.
+    pub fn fetch_refs(&self, names: &[String]) -> Result<Vec<(String, Fetched)>, FetchError> {
+        let first = names.first().cloned().unwrap_or_default();
+        self.earlier_failure(&first)?;
+        let deadline = Instant::now() + READ_FETCH_BUDGET;
+        let mut out = Vec::new();
+        let mut pending: Vec<String> = names.to_vec();
+        // Refs now equal to the remote's: recorded as delivered there, in one append.
+        let mut published: Vec<(String, Oid)> = Vec::new();
+        while !pending.is_empty() {
+            let locals: Vec<(String, Oid)> = pending
+                .iter()
+                .filter_map(|n| {
+                    crate::store::publish::tip_of(self.repo, n)
+                        .ok()
+                        .flatten()
+                        .map(|o| (n.clone(), o))
+                })
+                .collect();
+            let side = SideRepo::new(self.repo, &locals)
+                .map_err(|e| Self::local(&first, format!("create side repository: {e}")))?;
+            let specs: Vec<String> = pending.iter().map(|n| format!("{n}:{n}")).collect();
+            let fetch = side.git().args(FETCH_ARGS).remote(&self.remote, specs);
+            let Some(res) = self.attempt(fetch, &mut pending, &mut out, &first, deadline)? else {
+                continue;
+            };
+            // git refuses to move a side-repository ref that holds our local tip backwards or
+            // sideways (`! <old> <new> <ref>`): the local checkpoint is ahead of the remote's, or
+            // diverged from it. Neither is a transport failure.
+            let refused: HashMap<String, Option<Oid>> = res
+                .stdout
+                .lines()
+                .filter(|l| l.starts_with('!'))
+                .filter_map(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    Some((
+                        f.last()?.to_string(),
+                        f.get(2).and_then(|o| Oid::from_str(o).ok()),
+                    ))
+                })
+                .collect();
+            if !res.success() && refused.is_empty() {
+                return Err(self.transport(&first, git::first_error_line(&res.stderr)));
+            }
+            for name in pending.drain(..) {
+                if let Some(theirs) = refused.get(&name) {
+                    let ours = locals.iter().find(|(n, _)| *n == name).map(|(_, o)| *o);
+                    let ahead = matches!((ours, theirs), (Some(o), Some(t))
+                        if self.repo.git.graph_descendant_of(o, *t).unwrap_or(false));
+                    out.push((
+                        name,
+                        if ahead {
+                            Fetched::Updated
+                        } else {
+                            Fetched::Diverged
+                        },
+                    ));
+                    continue;
+                }
+                let Some(theirs) = side.read_ref(&name) else {
+                    out.push((name, Fetched::Absent));
+                    continue;
+                };
+                let state = self
+                    .publish(&name, theirs)
+                    .map_err(|m| Self::local(&name, m))?;
+                if state == Fetched::Updated {
+                    published.push((name.clone(), theirs));
+                }
+                out.push((name, state));
+            }
+        }
+        crate::remote::push::record_delivered(self.repo, &self.remote, &published);
+        Ok(out)
+    }
+
+    /// Runs one `git fetch` of `pending` and sorts out what does not depend on where it ran:
+    /// a timeout or a refusal to talk is a transport failure, an unknown option an old git.
+    /// Refs the remote lacks move from `pending` to `out` as [`Fetched::Absent`] and `None` is
+    /// returned: nothing was fetched, ask again for the rest. Otherwise git's output (it may
+    /// still have failed; refused updates are for the caller to classify).
+    pub(crate) fn attempt(
+        &self,
+        fetch: git::Git,
+        pending: &mut Vec<String>,
+        out: &mut Vec<(String, Fetched)>,
+        first: &str,
+        deadline: Instant,
+    ) -> Result<Option<git::Output>, FetchError> {
+        let res = match fetch.run(deadline.saturating_duration_since(Instant::now())) {
+            Ok(o) => o,
+            Err(GitError::Timeout { after, .. }) => {
+                return Err(self.transport(first, format!("timed out after {}s", after.as_secs())))
+            }
+            Err(e) => return Err(Self::local(first, e.to_string())),
+        };
+        if !res.success() && git::is_unknown_option(&res.stderr) {
+            let why = git::check_version().err().map(|e| e.to_string());
+            return Err(Self::local(
+                first,
+                why.unwrap_or_else(|| git::first_error_line(&res.stderr)),
+            ));
+        }
+        if !res.success() && is_absent(&res.stderr) {
+            // git names the first missing ref; drop it and ask again for the rest.
+            let missing: Vec<String> = pending
+                .iter()
+                .filter(|n| res.stderr.contains(n.as_str()))
+                .cloned()
+                .collect();
+            if missing.is_empty() {
+                return Err(self.transport(first, git::first_error_line(&res.stderr)));
+            }
+            log::debug!(
+                "{} reports no such ref: {}",
+                self.remote_display(),
+                missing.join(", ")
+            );
+            pending.retain(|n| !missing.contains(n));
+            out.extend(missing.into_iter().map(|n| (n, Fetched::Absent)));
+            return Ok(None);
+        }
+        Ok(Some(res))
+    }
+
+    /// Moves the local ref to `theirs` if that is a creation or a fast-forward.
+    fn publish(&self, name: &str, theirs: Oid) -> Result<Fetched, String> {
+        let git = &self.repo.git;
+        let ours = crate::store::publish::tip_of(self.repo, name).map_err(|e| e.to_string())?;
+        match ours {
+            Some(o) if o == theirs => Ok(Fetched::Updated),
+            Some(o) if !git.graph_descendant_of(theirs, o).unwrap_or(false) => {
+                Ok(Fetched::Diverged)
+            }
+            _ => {
+                let old = ours.unwrap_or(Oid::ZERO_SHA1);
+                (self.repo)
+                    .set_ref_matching(name, theirs, old, "entire: fetch checkpoint")
+                    .map(|_| Fetched::Updated)
+                    .map_err(|e| format!("update {name}: {}", e.message()))
+            }
+        }
+    }
+
+    /// Fetches one checkpoint on demand: the canonical spelling, then the case-folded one on
+    /// absence only.
+    pub fn fetch_checkpoint(
+        &self,
+        id: &crate::base::id::CheckpointId,
+    ) -> Result<Fetched, FetchError> {
+        for spelling in CheckpointRef::spellings(id) {
+            let result = self.fetch_refs(&[spelling.name().to_owned()])?;
+            match result.first().map(|(_, f)| f.clone()) {
+                Some(Fetched::Absent) | None => continue,
+                Some(other) => return Ok(other),
+            }
+        }
+        Ok(Fetched::Absent)
+    }
+
+    /// Every checkpoint ref name on the remote (one `ls-remote` with the prefix; foreign refs
+    /// under the prefix are left out).
+    pub fn list_remote(&self) -> Result<Vec<CheckpointRef>, FetchError> {
+        Ok(self
+            .list_remote_tips()?
+            .into_iter()
+            .map(|(r, _)| r)
+            .collect())
+    }
+
+    /// Like [`Fetcher::list_remote`], with each ref's commit on the remote (hex). The count is
+    /// remembered for `status` (`crate::remote::scale`).
+    pub fn list_remote_tips(&self) -> Result<Vec<(CheckpointRef, String)>, FetchError> {
+        let side = SideRepo::new(self.repo, &[])
+            .map_err(|e| Self::local(CHECKPOINT_REF_PREFIX, e.to_string()))?;
+        match side.ls_remote_checkpoints(&self.remote, READ_FETCH_BUDGET) {
+            Ok(Ok(refs)) => {
+                crate::remote::scale::record_remote_count(self.repo, &self.remote, refs.len());
+                Ok(refs)
+            }
+            Ok(Err(line)) => Err(self.transport(CHECKPOINT_REF_PREFIX, line)),
+            Err(e) => Err(self.transport(CHECKPOINT_REF_PREFIX, e.to_string())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn absence_markers() {
+        assert!(is_absent(
+            "fatal: couldn't find remote ref refs/entire/checkpoints/f6/a1b2c3d4e5f6\n"
+        ));
+        assert!(!is_absent(
+            "fatal: unable to access 'https://x/': Could not resolve host: x\n"
+        ));
+        assert_eq!(git::first_error_line("warning: x\nfatal: y\n"), "fatal: y");
+    }
+}

@@ -1,0 +1,9 @@
+//! The network: where checkpoints travel (checkpoint remote, destinations and their delivery
+//! records), fetching (on demand, named, all, partial), pushing with recovery, and the cost
+//! awareness of large remotes. Above the stores, which it fills and drains.
+
+pub mod checkpoint_remote;
+pub mod fetch;
+pub mod partial;
+pub mod push;
+pub mod scale;

@@ -1,0 +1,508 @@
+//! Partial fetches: checkpoint refs fetched without their transcripts (`--filter=blob:none`).
+//!
+//! The user's repository is not a partial clone, so objects missing from its store would break
+//! its `git gc` and `git fsck`. Filtered fetches therefore land in a repository of their own, the
+//! partial cache: a bare `<git-common-dir>/entire/partial.git` in which the fetch remote is a
+//! promisor remote (`remote.<name>.promisor`, `remote.<name>.partialclonefilter`). The user's
+//! repository never references an object of the cache, so deleting the cache is always safe.
+//!
+//! - A filtered fetch brings commits and trees; the small documents (every blob that is not a
+//!   transcript chunk) follow in one more `git fetch` of their hashes, so `show` and `list` work
+//!   from the cache without the transcripts and without the network.
+//! - Reading a transcript asks git in the cache for the missing chunks (`git cat-file
+//!   --batch-check`), and git fetches them lazily from the promisor remote.
+//! - A server that does not support filters (`uploadpack.allowFilter` off) sends whole
+//!   checkpoints and git says "filtering not recognized by server": the refs are then moved into
+//!   the user's repository (a local fetch from the cache) and dropped from the cache, and the
+//!   caller is told ([`FilteredFetch::whole`]).
+//! - The user's repository always wins: a checkpoint it holds is read from it, and a later full
+//!   fetch or a write of a cached checkpoint goes to it as usual.
+
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+use std::time::Instant;
+
+use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
+
+use crate::base::id::CheckpointId;
+use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::git::repo::Repo;
+use crate::git::subprocess::{self as git, Git, GitError, TempDir};
+use crate::git::url::Remote;
+use crate::model::transcript;
+use crate::remote::fetch::{FetchError, Fetched, Fetcher, FETCH_ARGS, READ_FETCH_BUDGET};
+
+/// What git prints when the server ignored `--filter` and sent everything.
+const FILTER_IGNORED: &str = "filtering not recognized by server";
+
+/// Object hashes per `git fetch` of documents.
+const OIDS_PER_FETCH: usize = 1000;
+
+/// The object filter of a partial fetch. Only `blob:none`: trees must arrive, since a checkpoint's
+/// documents are found through them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FetchFilter {
+    /// No blobs with the trees (documents follow separately, transcripts on read).
+    BlobNone,
+}
+
+impl FetchFilter {
+    /// The `--filter` spec git takes.
+    pub fn spec(self) -> &'static str {
+        match self {
+            FetchFilter::BlobNone => "blob:none",
+        }
+    }
+}
+
+impl FromStr for FetchFilter {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "blob:none" => Ok(FetchFilter::BlobNone),
+            other => Err(format!(
+                "unsupported filter {other:?}: only blob:none is supported"
+            )),
+        }
+    }
+}
+
+/// What a filtered fetch did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FilteredFetch {
+    /// Per ref asked for.
+    pub results: Vec<(String, Fetched)>,
+    /// The server ignored the filter: the checkpoints were fetched whole into the repository
+    /// (not the cache), and the fetcher holds a notice saying so.
+    pub whole: bool,
+}
+
+/// The partial cache of a repository.
+pub struct PartialCache<'r> {
+    repo: &'r Repo,
+    dir: PathBuf,
+    git: Repository,
+}
+
+fn local_error(message: impl Into<String>) -> FetchError {
+    Fetcher::local(CHECKPOINT_REF_PREFIX, message)
+}
+
+impl<'r> PartialCache<'r> {
+    /// Where the cache of `repo` lives.
+    pub fn dir_of(repo: &Repo) -> PathBuf {
+        repo.common_dir().join("entire").join("partial.git")
+    }
+
+    /// The cache of `repo`, if a filtered fetch ever created it.
+    pub fn open(repo: &'r Repo) -> Result<Option<Self>, FetchError> {
+        let dir = Self::dir_of(repo);
+        if !dir.join("config").is_file() {
+            return Ok(None);
+        }
+        let git = Repository::open_bare(&dir)
+            .map_err(|e| local_error(format!("open the partial cache: {}", e.message())))?;
+        Ok(Some(PartialCache { repo, dir, git }))
+    }
+
+    /// The cache of `repo`, created on first use (built aside and renamed into place, so a
+    /// concurrent creator never sees half a repository).
+    pub fn create(repo: &'r Repo) -> Result<Self, FetchError> {
+        if let Some(cache) = Self::open(repo)? {
+            return Ok(cache);
+        }
+        let dir = Self::dir_of(repo);
+        let io = |e: std::io::Error| local_error(format!("create the partial cache: {e}"));
+        let parent = dir.parent().unwrap_or(repo.common_dir());
+        let tmp = TempDir::new(&parent.join("tmp"), "partial-").map_err(io)?;
+        let t = tmp.path();
+        // The real config first (remotes, insteadOf and credentials apply), then what makes this
+        // a bare repository of its own.
+        let config = format!(
+            "[include]\n\tpath = {}\n[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tlogAllRefUpdates = false\n[fetch]\n\twriteCommitGraph = false\n[protocol]\n\tversion = 2\n",
+            crate::git::side::config_quoted(&repo.common_dir().join("config"))
+        );
+        std::fs::create_dir_all(t.join("refs/heads")).map_err(io)?;
+        std::fs::create_dir_all(t.join("objects/pack")).map_err(io)?;
+        std::fs::write(t.join("HEAD"), "ref: refs/heads/entire-partial\n").map_err(io)?;
+        std::fs::write(t.join("config"), config).map_err(io)?;
+        if let Err(e) = std::fs::rename(t, &dir) {
+            if !dir.join("config").is_file() {
+                return Err(io(e));
+            }
+        }
+        Self::open(repo)?.ok_or_else(|| local_error("the partial cache vanished"))
+    }
+
+    /// git on the cache, run from the work tree so relative remote paths resolve as they do in
+    /// the repository.
+    fn git_cmd(&self) -> Git {
+        let cwd = self.repo.workdir().unwrap_or(self.repo.common_dir());
+        Git::side(cwd, &self.dir, &self.dir.join("objects"))
+    }
+
+    /// The cache's own libgit2 handle (for commits, trees and documents already present).
+    pub(crate) fn repository(&self) -> &Repository {
+        &self.git
+    }
+
+    /// The commit `name` points at in the cache.
+    pub(crate) fn tip(&self, name: &str) -> Option<Oid> {
+        self.git.refname_to_id(name).ok()
+    }
+
+    /// The cached spelling of `id`'s ref and its tip.
+    pub(crate) fn locate(&self, id: &CheckpointId) -> Option<(String, Oid)> {
+        CheckpointRef::spellings(id)
+            .into_iter()
+            .find_map(|r| self.tip(r.name()).map(|t| (r.name().to_owned(), t)))
+    }
+
+    /// Whether the cache holds `id` (in either spelling).
+    pub fn has(&self, id: &CheckpointId) -> bool {
+        self.locate(id).is_some()
+    }
+
+    /// Every checkpoint ref of the cache.
+    pub(crate) fn refs(&self) -> Vec<(CheckpointRef, Oid)> {
+        let Ok(iter) = self
+            .git
+            .references_glob(&format!("{CHECKPOINT_REF_PREFIX}*"))
+        else {
+            return Vec::new();
+        };
+        iter.filter_map(Result::ok)
+            .filter_map(|r| Some((CheckpointRef::parse(r.name().ok()?).ok()?, r.target()?)))
+            .collect()
+    }
+
+    /// The name under which the cache knows `remote` (a remote of the repository keeps its
+    /// name; a URL or path gets one derived from it), configured as a promisor remote.
+    fn promisor(&self, remote: &str, filter: FetchFilter) -> Result<String, FetchError> {
+        let named = self
+            .repo
+            .config_string(&format!("remote.{remote}.url"))
+            .is_some();
+        let name = if named {
+            remote.to_owned()
+        } else {
+            // The cache's config would hold the URL in clear (files under .git/entire never
+            // hold a credential): a URL with one must be a configured remote to be used here.
+            if crate::git::subprocess::redact_url(remote) != remote {
+                return Err(local_error(format!(
+                    "{}: a URL carrying credentials cannot be used for a partial fetch: add it as a remote (git remote add) and name the remote",
+                    crate::git::subprocess::redact_url(remote)
+                )));
+            }
+            let hash = Oid::hash_object(ObjectType::Blob, remote.as_bytes())
+                .map_err(|e| local_error(e.message().to_owned()))?;
+            format!("entire-{}", &hash.to_string()[..12])
+        };
+        let cfg_err =
+            |e: git2::Error| local_error(format!("configure the partial cache: {}", e.message()));
+        let mut cfg = git2::Config::open(&self.dir.join("config")).map_err(cfg_err)?;
+        if cfg
+            .get_bool(&format!("remote.{name}.promisor"))
+            .unwrap_or(false)
+        {
+            return Ok(name);
+        }
+        if !named {
+            let cwd = self.repo.workdir().unwrap_or(self.repo.common_dir());
+            let path = cwd.join(remote);
+            // A relative path would mean something else from another worktree.
+            let url = match Path::new(remote).is_relative() && path.exists() {
+                true => path.canonicalize().unwrap_or(path).display().to_string(),
+                false => remote.to_owned(),
+            };
+            cfg.set_str(&format!("remote.{name}.url"), &url)
+                .map_err(cfg_err)?;
+        }
+        cfg.set_bool(&format!("remote.{name}.promisor"), true)
+            .map_err(cfg_err)?;
+        cfg.set_str(&format!("remote.{name}.partialclonefilter"), filter.spec())
+            .map_err(cfg_err)?;
+        Ok(name)
+    }
+
+    /// The promisor remotes of the cache as shown to the user (credentials redacted).
+    fn promisors_display(&self) -> String {
+        let Ok(cfg) = git2::Config::open(&self.dir.join("config")) else {
+            return "the promisor remote".to_owned();
+        };
+        let mut names = Vec::new();
+        if let Ok(mut entries) = cfg.entries(Some(r"remote\..*\.promisor")) {
+            while let Some(Ok(e)) = entries.next() {
+                let Some(name) = e
+                    .name()
+                    .ok()
+                    .and_then(|n| n.strip_prefix("remote."))
+                    .and_then(|n| n.strip_suffix(".promisor"))
+                else {
+                    continue;
+                };
+                let shown = match name.starts_with("entire-") {
+                    true => cfg
+                        .get_string(&format!("remote.{name}.url"))
+                        .map(|u| git::redact(&u))
+                        .unwrap_or_else(|_| name.to_owned()),
+                    false => name.to_owned(),
+                };
+                names.push(shown);
+            }
+        }
+        if names.is_empty() {
+            "the promisor remote".to_owned()
+        } else {
+            names.join(", ")
+        }
+    }
+
+    /// Fetches one checkpoint with `filter`: the canonical spelling, then the case-folded one on
+    /// absence only.
+    pub fn fetch_checkpoint(
+        &self,
+        fetcher: &Fetcher<'_>,
+        id: &CheckpointId,
+        filter: FetchFilter,
+    ) -> Result<FilteredFetch, FetchError> {
+        let mut last = FilteredFetch {
+            results: Vec::new(),
+            whole: false,
+        };
+        for spelling in CheckpointRef::spellings(id) {
+            last = self.fetch_refs(fetcher, &[spelling.name().to_owned()], filter)?;
+            if last.results.iter().any(|(_, f)| *f != Fetched::Absent) {
+                break;
+            }
+        }
+        Ok(last)
+    }
+
+    /// Fetches `names` from the fetcher's remote with `filter` into the cache (forced: the cache
+    /// only mirrors the remote and nothing is ever pushed from it), then the documents of every
+    /// fetched checkpoint. A server that ignored the filter gets the refs moved into the
+    /// repository instead.
+    pub fn fetch_refs(
+        &self,
+        fetcher: &Fetcher<'_>,
+        names: &[String],
+        filter: FetchFilter,
+    ) -> Result<FilteredFetch, FetchError> {
+        let first = names.first().cloned().unwrap_or_default();
+        fetcher.earlier_failure(&first)?;
+        let deadline = Instant::now() + READ_FETCH_BUDGET;
+        let remote = self.promisor(fetcher.remote(), filter)?;
+        let mut pending = names.to_vec();
+        let mut results = Vec::new();
+        let mut ignored = false;
+        while !pending.is_empty() {
+            let fetch = self
+                .git_cmd()
+                .args(FETCH_ARGS)
+                .args([format!("--filter={}", filter.spec()), remote.clone()])
+                .args(pending.iter().map(|n| format!("+{n}:{n}")));
+            let Some(res) = fetcher.attempt(fetch, &mut pending, &mut results, &first, deadline)?
+            else {
+                continue;
+            };
+            if !res.success() {
+                return Err(fetcher.transport(&first, git::first_error_line(&res.stderr)));
+            }
+            ignored |= res.stderr.contains(FILTER_IGNORED);
+            for name in pending.drain(..) {
+                let state = match self.tip(&name) {
+                    Some(_) => Fetched::Updated,
+                    None => Fetched::Absent,
+                };
+                results.push((name, state));
+            }
+        }
+        let fetched: Vec<String> = results
+            .iter()
+            .filter(|(_, f)| *f == Fetched::Updated)
+            .map(|(n, _)| n.clone())
+            .collect();
+        if ignored {
+            fetcher.notice(format!(
+                "{} does not support filtered fetches (uploadpack.allowFilter is off): fetched whole checkpoints instead",
+                fetcher.remote_display()
+            ));
+            let moved = self.move_to_repository(&fetched)?;
+            for (name, state) in results.iter_mut() {
+                if let Some((_, s)) = moved.iter().find(|(n, _)| n == name) {
+                    *state = s.clone();
+                }
+            }
+            return Ok(FilteredFetch {
+                results,
+                whole: true,
+            });
+        }
+        self.fetch_documents(fetcher, &remote, &fetched, filter, deadline)?;
+        Ok(FilteredFetch {
+            results,
+            whole: false,
+        })
+    }
+
+    /// Moves whole cached checkpoints into the repository (a local fetch from the cache, with
+    /// the usual compare-and-swap publication) and drops them from the cache.
+    fn move_to_repository(&self, names: &[String]) -> Result<Vec<(String, Fetched)>, FetchError> {
+        if names.is_empty() {
+            return Ok(Vec::new());
+        }
+        let cache = Remote::local(&self.dir)
+            .map_err(|e| local_error(format!("the partial cache's path: {e}")))?;
+        let moved = Fetcher::new(self.repo, cache).fetch_refs(names)?;
+        for name in names {
+            if let Ok(mut r) = self.git.find_reference(name) {
+                let _ = r.delete();
+            }
+        }
+        Ok(moved)
+    }
+
+    /// The cache's object database and the tree of commit `tip`.
+    fn odb_and_tree(&self, tip: Oid) -> Result<(git2::Odb<'_>, git2::Tree<'_>), FetchError> {
+        let err = |e: git2::Error| local_error(format!("read the partial cache: {}", e.message()));
+        let odb = self.git.odb().map_err(err)?;
+        let tree = self
+            .git
+            .find_commit(tip)
+            .and_then(|c| c.tree())
+            .map_err(err)?;
+        Ok((odb, tree))
+    }
+
+    /// The documents (blobs that are not transcript chunks) of `tip`'s tree missing from the
+    /// cache.
+    fn missing_documents(&self, tip: Oid) -> Result<Vec<Oid>, FetchError> {
+        let (odb, tree) = self.odb_and_tree(tip)?;
+        let mut out = Vec::new();
+        tree.walk(TreeWalkMode::PreOrder, |_, e| {
+            let is_chunk = e.name().ok().and_then(transcript::chunk_index).is_some();
+            if e.kind() == Some(ObjectType::Blob) && !is_chunk && !odb.exists(e.id()) {
+                out.push(e.id());
+            }
+            TreeWalkResult::Ok
+        })
+        .map_err(|e| local_error(format!("read the partial cache: {}", e.message())))?;
+        Ok(out)
+    }
+
+    /// Fetches the documents (every blob but the transcript chunks) of the `names` just
+    /// fetched, by hash, in as few `git fetch`es as possible.
+    fn fetch_documents(
+        &self,
+        fetcher: &Fetcher<'_>,
+        remote: &str,
+        names: &[String],
+        filter: FetchFilter,
+        deadline: Instant,
+    ) -> Result<(), FetchError> {
+        let mut wanted = Vec::new();
+        for name in names {
+            if let Some(tip) = self.tip(name) {
+                wanted.extend(self.missing_documents(tip)?);
+            }
+        }
+        wanted.sort_unstable();
+        wanted.dedup();
+        let first = names.first().map(String::as_str).unwrap_or_default();
+        for chunk in wanted.chunks(OIDS_PER_FETCH) {
+            let fetch = self
+                .git_cmd()
+                .args(FETCH_ARGS)
+                .args([format!("--filter={}", filter.spec()), remote.to_owned()])
+                .args(chunk.iter().map(Oid::to_string));
+            // No refs are asked for, so none can be reported missing.
+            let res = fetcher.attempt(fetch, &mut Vec::new(), &mut Vec::new(), first, deadline)?;
+            if let Some(res) = res.filter(|r| !r.success()) {
+                return Err(fetcher.transport(first, git::first_error_line(&res.stderr)));
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes sure every blob `path` of the checkpoint at `tip` needs is in the cache: the
+    /// documents, and for `N/full.jsonl` that session's transcript chunks. Missing ones are
+    /// fetched lazily by git from the promisor remote; a failure is a fetch error naming it.
+    pub(crate) fn ensure_for_path(
+        &self,
+        reference: &str,
+        tip: Oid,
+        path: Option<&str>,
+    ) -> Result<(), FetchError> {
+        let mut missing = self.missing_documents(tip)?;
+        let slot = path
+            .map(|p| p.trim_start_matches('/'))
+            .and_then(|p| p.rsplit_once('/'))
+            .filter(|(_, name)| *name == transcript::TRANSCRIPT_FILE)
+            .map(|(slot, _)| slot);
+        if let Some(slot) = slot {
+            missing.extend(self.missing_chunks(tip, slot)?);
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        let input: String = missing.iter().map(|o| format!("{o}\n")).collect();
+        let run = self
+            .git_cmd()
+            .env_remove("GIT_NO_LAZY_FETCH")
+            .args(["cat-file", "--batch-check"])
+            .input(input.into_bytes())
+            .run(READ_FETCH_BUDGET);
+        let transport = |message: String| FetchError::Transport {
+            reference: reference.to_owned(),
+            remote: self.promisors_display(),
+            message,
+        };
+        let res = match run {
+            Ok(res) => res,
+            Err(GitError::Timeout { after, .. }) => {
+                return Err(transport(format!("timed out after {}s", after.as_secs())))
+            }
+            Err(e) => return Err(local_error(e.to_string())),
+        };
+        if !res.success() || res.stdout.lines().any(|l| l.ends_with(" missing")) {
+            let message = match res.stderr.trim().is_empty() {
+                true => "the promisor remote did not send the missing objects".to_owned(),
+                false => git::first_error_line(&res.stderr),
+            };
+            return Err(transport(message));
+        }
+        Ok(())
+    }
+
+    /// The missing transcript chunks of session slot `slot` at `tip`.
+    fn missing_chunks(&self, tip: Oid, slot: &str) -> Result<Vec<Oid>, FetchError> {
+        let (odb, tree) = self.odb_and_tree(tip)?;
+        let Ok(entry) = tree.get_path(Path::new(slot)) else {
+            return Ok(Vec::new());
+        };
+        let Ok(slot_tree) = self.git.find_tree(entry.id()) else {
+            return Ok(Vec::new());
+        };
+        Ok(slot_tree
+            .iter()
+            .filter(|e| e.name().ok().and_then(transcript::chunk_index).is_some())
+            .map(|e| e.id())
+            .filter(|o| !odb.exists(*o))
+            .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters() {
+        assert_eq!("blob:none".parse(), Ok(FetchFilter::BlobNone));
+        assert_eq!(FetchFilter::BlobNone.spec(), "blob:none");
+        assert!("tree:0".parse::<FetchFilter>().is_err());
+        assert!("blob:limit=1k".parse::<FetchFilter>().is_err());
+    }
+}

@@ -1,0 +1,121 @@
+//! The backend registry (anchor-behaviour §9): the two built-in git-backed stores, plus
+//! mirror-only backends registered by name. Only a git-backed backend can be the primary, because
+//! push, fetch and every lifecycle path drive a ref in this repository.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::config::settings::ConfigSource;
+use crate::git::repo::Repo;
+use crate::store::fs::{FsMirror, FS_BACKEND};
+use crate::store::{CheckpointWriter, StoreKind};
+
+/// Builds a mirror-only backend from its settings `config`, read from `source` (a factory must
+/// not let an untrusted source make it write outside the repository).
+pub type MirrorFactory = for<'r> fn(
+    &'r Repo,
+    Option<&Value>,
+    ConfigSource,
+) -> Result<Box<dyn CheckpointWriter + 'r>, String>;
+
+/// Errors registering a backend.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// The type name is taken (by a built-in or an earlier registration).
+    #[error("checkpoint: backend type {0:?} already registered")]
+    AlreadyRegistered(String),
+}
+
+/// What a type name resolves to.
+pub enum Backend {
+    /// A built-in git-backed store.
+    Git(StoreKind),
+    /// A mirror-only backend.
+    MirrorOnly(MirrorFactory),
+}
+
+/// The set of backend types a topology may name.
+pub struct Registry {
+    mirror_only: BTreeMap<String, MirrorFactory>,
+}
+
+fn fs_factory<'r>(
+    repo: &'r Repo,
+    config: Option<&Value>,
+    source: ConfigSource,
+) -> Result<Box<dyn CheckpointWriter + 'r>, String> {
+    Ok(Box::new(FsMirror::from_config(repo, config, source)?))
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::builtin()
+    }
+}
+
+impl Registry {
+    /// The built-in registry: `git-branch`, `git-refs`, and the `fs` mirror (registered through
+    /// [`Registry::register`] like any other mirror-only backend).
+    pub fn builtin() -> Self {
+        let mut r = Registry {
+            mirror_only: BTreeMap::new(),
+        };
+        r.register(FS_BACKEND, fs_factory)
+            .expect("the fs backend name is free in a new registry");
+        r
+    }
+
+    /// Registers a mirror-only backend under `kind`.
+    pub fn register(&mut self, kind: &str, factory: MirrorFactory) -> Result<(), RegistryError> {
+        if self.lookup(kind).is_some() {
+            return Err(RegistryError::AlreadyRegistered(kind.to_owned()));
+        }
+        self.mirror_only.insert(kind.to_owned(), factory);
+        Ok(())
+    }
+
+    /// Resolves a type name.
+    pub fn lookup(&self, kind: &str) -> Option<Backend> {
+        match kind {
+            "git-refs" => Some(Backend::Git(StoreKind::GitRefs)),
+            "git-branch" => Some(Backend::Git(StoreKind::GitBranch)),
+            other => self.mirror_only.get(other).map(|f| Backend::MirrorOnly(*f)),
+        }
+    }
+
+    /// Every registered type name, sorted.
+    pub fn names(&self) -> Vec<String> {
+        let mut v: Vec<String> = ["git-branch", "git-refs"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        v.extend(self.mirror_only.keys().cloned());
+        v.sort();
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtins_and_duplicates() {
+        let mut r = Registry::builtin();
+        assert_eq!(r.names(), vec!["fs", "git-branch", "git-refs"]);
+        assert!(matches!(
+            r.lookup("git-refs"),
+            Some(Backend::Git(StoreKind::GitRefs))
+        ));
+        assert!(matches!(r.lookup("fs"), Some(Backend::MirrorOnly(_))));
+        assert!(r.lookup("nope").is_none());
+        assert_eq!(
+            r.register("git-refs", fs_factory).unwrap_err().to_string(),
+            "checkpoint: backend type \"git-refs\" already registered"
+        );
+        assert!(r.register("fs", fs_factory).is_err());
+        r.register("other", fs_factory).unwrap();
+        assert_eq!(r.names().len(), 4);
+    }
+}

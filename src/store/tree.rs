@@ -1,0 +1,732 @@
+//! Building and reading one checkpoint's subtree, shared by both git-backed stores.
+//!
+//! A checkpoint subtree holds `metadata.json` (the root summary) and one directory per session
+//! slot (`0/`, `1/`, ...). The git-refs store commits it as the whole tree of a ref; the
+//! git-branch store splices it into the v1 branch at `id[:2]/id[2:]`. The only difference
+//! visible inside is the prefix of the paths in the summary's `sessions[]` entries, which is
+//! `""` for git-refs and `/<id[:2]>/<id[2:]>` on the branch (anchor-behaviour §1.3).
+
+use crate::base::id::{CheckpointId, IdKind};
+use crate::model::documents::{CheckpointSummary, SessionFilePaths, SessionMetadata, TokenUsage};
+use crate::model::transcript;
+use crate::store::{git_err, Backfill, SessionWrite, StoreError};
+use git2::{ObjectType, Oid, Repository, Tree};
+
+/// The version string written into `cli_version`: ours, marked as this implementation in the
+/// SemVer build metadata so a reader can tell writers apart.
+pub const CLI_VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), "+entire-checkpoints-rs");
+
+const METADATA: &str = "metadata.json";
+const CONTENT_HASH: &str = "content_hash.txt";
+const PROMPT: &str = "prompt.txt";
+const COMPACT_TRANSCRIPT: &str = "transcript.jsonl";
+const PROMPT_SEPARATOR: &str = "\n\n---\n\n";
+/// Session metadata key (ours; readers ignore unknown keys) counting redacted secrets.
+pub const REDACTIONS_KEY: &str = "redactions";
+
+const MODE_BLOB: i32 = 0o100644;
+const MODE_TREE: i32 = 0o040000;
+
+/// A new checkpoint subtree and the commit message that goes with it.
+pub(crate) struct Change {
+    /// The new checkpoint subtree.
+    pub tree: Oid,
+    /// The full commit message.
+    pub message: String,
+}
+
+/// The decoded documents of a checkpoint subtree.
+pub(crate) struct Documents {
+    pub summary: CheckpointSummary,
+    pub sessions: Vec<SessionMetadata>,
+    /// The directory of each session, in `sessions` order (see [`session_dirs`]).
+    pub dirs: Vec<String>,
+}
+
+/// The directory each `sessions[]` entry of `summary` names: the directory of its `metadata`
+/// path (an entry without one is read from `<index>/`, as the earliest writers left them). The
+/// entries are authoritative: older reference versions left gaps (`0/`, `2/`, `3/`) after
+/// merges, so entry `i` need not live in `i/`. A path that leaves the checkpoint (`..`, another
+/// checkpoint's prefix) or names a directory an earlier entry named is
+/// [`StoreError::BadSessionPath`]. The prefix may be this checkpoint's own v1 path or, for a
+/// ULID, a hex one: the reference's hex→ULID re-stamp keeps the old paths.
+pub(crate) fn session_dirs(
+    summary: &CheckpointSummary,
+    id: &CheckpointId,
+) -> Result<Vec<String>, StoreError> {
+    let mut dirs: Vec<String> = Vec::with_capacity(summary.sessions.len());
+    for (entry, paths) in summary.sessions.iter().enumerate() {
+        let bad = |reason: &'static str| StoreError::BadSessionPath {
+            id: id.clone(),
+            entry,
+            path: paths.metadata.clone(),
+            reason,
+        };
+        let dir = if paths.metadata.is_empty() {
+            entry.to_string()
+        } else {
+            let parts: Vec<&str> = paths.metadata.trim_start_matches('/').split('/').collect();
+            if parts
+                .iter()
+                .any(|p| p.is_empty() || *p == "." || *p == "..")
+            {
+                return Err(bad("points outside the checkpoint"));
+            }
+            let [prefix @ .., dir, file] = parts.as_slice() else {
+                return Err(bad("names no session directory"));
+            };
+            if *file != METADATA {
+                return Err(bad("does not name a metadata.json"));
+            }
+            let inside = match prefix {
+                [] => true,
+                [a, b] => {
+                    let named = format!("{a}{b}");
+                    named == id.as_str()
+                        || (id.kind() == IdKind::Ulid
+                            && a.len() == 2
+                            && crate::base::id::kind_of(&named) == Some(IdKind::Hex))
+                }
+                _ => false,
+            };
+            if !inside {
+                return Err(bad("points outside the checkpoint"));
+            }
+            (*dir).to_owned()
+        };
+        if dirs.contains(&dir) {
+            return Err(bad("names the same directory as an earlier entry"));
+        }
+        dirs.push(dir);
+    }
+    Ok(dirs)
+}
+
+fn blob_at(
+    repo: &Repository,
+    tree: &Tree,
+    id: &CheckpointId,
+    path: &str,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    let entry = match tree.get_path(std::path::Path::new(path)) {
+        Ok(e) => e,
+        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
+        Err(e) => return Err(git_err(format!("look up {path}"))(e)),
+    };
+    if entry.kind() != Some(ObjectType::Blob) {
+        return Ok(None);
+    }
+    let blob = repo
+        .find_blob(entry.id())
+        .map_err(|e| absent_or(e, id, path, entry.id(), "read"))?;
+    Ok(Some(blob.content().to_vec()))
+}
+
+/// [`StoreError::AbsentBlob`] when git could not find blob `oid` (of `path` in checkpoint `id`)
+/// at all, as in a partial clone; else the git error.
+fn absent_or(e: git2::Error, id: &CheckpointId, path: &str, oid: Oid, what: &str) -> StoreError {
+    if e.code() == git2::ErrorCode::NotFound {
+        StoreError::AbsentBlob {
+            id: id.clone(),
+            path: path.to_owned(),
+            oid: oid.to_string(),
+        }
+    } else {
+        git_err(format!("{what} {path}"))(e)
+    }
+}
+
+fn subtree<'r>(
+    repo: &'r Repository,
+    tree: &Tree,
+    path: &str,
+) -> Result<Option<Tree<'r>>, StoreError> {
+    match tree.get_path(std::path::Path::new(path)) {
+        Ok(e) if e.kind() == Some(ObjectType::Tree) => repo
+            .find_tree(e.id())
+            .map(Some)
+            .map_err(git_err(format!("read tree {path}"))),
+        Ok(_) => Ok(None),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(git_err(format!("look up {path}"))(e)),
+    }
+}
+
+/// Reads the summary and every listed session of a checkpoint subtree. `Ok(None)` when the
+/// subtree has no root `metadata.json`.
+pub(crate) fn read_documents(
+    repo: &Repository,
+    tree: &Tree,
+    id: &CheckpointId,
+) -> Result<Option<Documents>, StoreError> {
+    let Some(bytes) = blob_at(repo, tree, id, METADATA)? else {
+        return Ok(None);
+    };
+    let summary = CheckpointSummary::from_json(&bytes).map_err(|source| StoreError::Corrupt {
+        id: id.clone(),
+        path: METADATA.to_owned(),
+        source,
+    })?;
+    let dirs = session_dirs(&summary, id)?;
+    let mut sessions = Vec::with_capacity(dirs.len());
+    for (slot, dir) in dirs.iter().enumerate() {
+        sessions.push(read_session(repo, tree, id, dir)?.ok_or_else(|| {
+            StoreError::MissingSession {
+                id: id.clone(),
+                slot,
+                dir: dir.clone(),
+            }
+        })?);
+    }
+    Ok(Some(Documents {
+        summary,
+        sessions,
+        dirs,
+    }))
+}
+
+fn read_session(
+    repo: &Repository,
+    tree: &Tree,
+    id: &CheckpointId,
+    dir: &str,
+) -> Result<Option<SessionMetadata>, StoreError> {
+    let path = format!("{dir}/{METADATA}");
+    let Some(bytes) = blob_at(repo, tree, id, &path)? else {
+        return Ok(None);
+    };
+    SessionMetadata::from_json(&bytes)
+        .map(Some)
+        .map_err(|source| StoreError::Corrupt {
+            id: id.clone(),
+            path,
+            source,
+        })
+}
+
+/// Reads one file of a checkpoint subtree. `N/full.jsonl` is reassembled from its chunks.
+pub(crate) fn read_path(
+    repo: &Repository,
+    tree: &Tree,
+    id: &CheckpointId,
+    path: &str,
+) -> Result<Vec<u8>, StoreError> {
+    let not_found = || StoreError::FileNotFound {
+        id: id.clone(),
+        path: path.to_owned(),
+    };
+    let clean = path.trim_start_matches('/');
+    if let Some((slot, name)) = clean.rsplit_once('/') {
+        if name == transcript::TRANSCRIPT_FILE {
+            let slot_tree = subtree(repo, tree, slot)?.ok_or_else(not_found)?;
+            return read_transcript(repo, &slot_tree, id, clean)?.ok_or_else(not_found);
+        }
+    }
+    blob_at(repo, tree, id, clean)?.ok_or_else(not_found)
+}
+
+/// The reassembled transcript of a session slot tree, `None` when it has none.
+pub(crate) fn read_transcript(
+    repo: &Repository,
+    slot: &Tree,
+    id: &CheckpointId,
+    path: &str,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    let mut chunks: Vec<(usize, Oid)> = slot
+        .iter()
+        .filter_map(|e| {
+            let n = transcript::chunk_index(e.name().ok()?)?;
+            (e.kind() == Some(ObjectType::Blob)).then_some((n, e.id()))
+        })
+        .collect();
+    if !chunks.iter().any(|(n, _)| *n == 0) {
+        return Ok(None);
+    }
+    chunks.sort_unstable_by_key(|(n, _)| *n);
+    let mut parts = Vec::with_capacity(chunks.len());
+    for (_, oid) in chunks {
+        let blob = repo
+            .find_blob(oid)
+            .map_err(|e| absent_or(e, id, path, oid, "read a transcript chunk of"))?;
+        parts.push(blob.content().to_vec());
+    }
+    Ok(Some(transcript::join(&parts)))
+}
+
+fn write_blob(repo: &Repository, data: &[u8]) -> Result<Oid, StoreError> {
+    repo.blob(data).map_err(git_err("write blob"))
+}
+
+/// Normalises paths to `/` and drops duplicates, keeping first-seen order.
+fn dedup_paths(paths: &[String]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    paths
+        .iter()
+        .map(|p| p.replace('\\', "/"))
+        .filter(|p| !p.is_empty() && seen.insert(p.clone()))
+        .collect()
+}
+
+/// Who the summary's writer-owned fields come from: a session write sets them, a backfill keeps
+/// the previous summary's.
+pub(crate) struct Writer<'a> {
+    strategy: &'a str,
+    branch: &'a str,
+    commit_sha: &'a str,
+}
+
+/// Recomputes the root summary from all sessions (anchor-behaviour §1.6.6). Unknown keys and the
+/// sticky fields of the previous summary are kept.
+pub(crate) fn recompute_summary(
+    prev: Option<&CheckpointSummary>,
+    id: &CheckpointId,
+    sessions: &[SessionMetadata],
+    entries: Vec<SessionFilePaths>,
+    writer: Option<Writer<'_>>,
+) -> CheckpointSummary {
+    let mut s = prev.cloned().unwrap_or_default();
+    s.cli_version = CLI_VERSION.to_owned();
+    s.checkpoint_id = id.to_string();
+    if let Some(w) = writer {
+        s.strategy = w.strategy.to_owned();
+        s.branch = w.branch.to_owned();
+        if !w.commit_sha.is_empty() {
+            s.commit_sha = w.commit_sha.to_owned();
+        }
+    }
+    s.checkpoints_count = sessions.iter().map(|m| m.checkpoints_count).sum();
+    let mut files: Vec<String> = sessions
+        .iter()
+        .flat_map(|m| m.files_touched.iter().map(|f| f.replace('\\', "/")))
+        .collect();
+    files.sort();
+    files.dedup();
+    s.files_touched = files;
+    s.sessions = entries;
+    let mut usage: Option<TokenUsage> = None;
+    for m in sessions {
+        if let Some(u) = &m.token_usage {
+            usage.get_or_insert_with(Default::default).add(u);
+        }
+    }
+    s.token_usage = usage;
+    s.has_review |= sessions.iter().any(|m| m.kind == "agent_review");
+    s.has_investigation |= sessions.iter().any(|m| m.kind == "agent_investigate");
+    s.imported |= sessions.iter().any(|m| m.kind == "imported");
+    // The legacy format marker is not part of the baseline format; migration deletes it.
+    s
+}
+
+/// The `sessions[]` entry of a session directory, derived from which files its tree holds.
+pub(crate) fn entry_paths_of(slot_tree: &Tree, prefix: &str, dir: &str) -> SessionFilePaths {
+    let has = |name: &str| slot_tree.get_name(name).is_some();
+    let mut e = entry_paths(prefix, dir, has(transcript::TRANSCRIPT_FILE), has(PROMPT));
+    if has(COMPACT_TRANSCRIPT) {
+        e.compact_transcript = format!("{prefix}/{dir}/{COMPACT_TRANSCRIPT}");
+    }
+    e
+}
+
+fn entry_paths(
+    prefix: &str,
+    dir: &str,
+    has_transcript: bool,
+    has_prompt: bool,
+) -> SessionFilePaths {
+    let p = |name: &str| format!("{prefix}/{dir}/{name}");
+    SessionFilePaths {
+        metadata: p(METADATA),
+        transcript: if has_transcript {
+            p(transcript::TRANSCRIPT_FILE)
+        } else {
+            String::new()
+        },
+        compact_transcript: String::new(),
+        content_hash: if has_transcript {
+            p(CONTENT_HASH)
+        } else {
+            String::new()
+        },
+        prompt: if has_prompt { p(PROMPT) } else { String::new() },
+        assets_manifest: String::new(),
+        extra: Default::default(),
+    }
+}
+
+fn insert_transcript(
+    repo: &Repository,
+    builder: &mut git2::TreeBuilder<'_>,
+    id: &CheckpointId,
+    data: &[u8],
+) -> Result<(), StoreError> {
+    let chunks = transcript::split(data, transcript::MAX_CHUNK_SIZE).map_err(|source| {
+        StoreError::Transcript {
+            id: id.clone(),
+            source,
+        }
+    })?;
+    for (n, chunk) in chunks.iter().enumerate() {
+        insert_blob(repo, builder, &transcript::chunk_name(n), chunk)?;
+    }
+    insert_blob(
+        repo,
+        builder,
+        CONTENT_HASH,
+        transcript::content_hash(data).as_bytes(),
+    )
+}
+
+pub(crate) fn insert_blob(
+    repo: &Repository,
+    builder: &mut git2::TreeBuilder<'_>,
+    name: &str,
+    data: &[u8],
+) -> Result<(), StoreError> {
+    let oid = write_blob(repo, data)?;
+    builder
+        .insert(name, oid, MODE_BLOB)
+        .map(|_| ())
+        .map_err(git_err(format!("insert {name}")))
+}
+
+/// Writes the root tree: the base subtree's entries with `metadata.json` and the given session
+/// directories replaced.
+fn write_root(
+    repo: &Repository,
+    base: Option<&Tree>,
+    summary: &CheckpointSummary,
+    slots: &[(&str, Oid)],
+) -> Result<Oid, StoreError> {
+    let mut root = repo
+        .treebuilder(base)
+        .map_err(git_err("start checkpoint tree"))?;
+    insert_blob(repo, &mut root, METADATA, &summary.to_json())?;
+    for (dir, oid) in slots {
+        root.insert(dir, *oid, MODE_TREE)
+            .map_err(git_err("insert session slot"))?;
+    }
+    root.write().map_err(git_err("write checkpoint tree"))
+}
+
+/// The commit message of a session write (anchor-behaviour §3.3).
+fn session_message(w: &SessionWrite) -> String {
+    let mut m = format!("Checkpoint: {}\n\n", w.checkpoint_id);
+    if let Some(subject) = w
+        .commit_subject
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        m.push_str(subject);
+        m.push_str("\n\n");
+    }
+    m.push_str(&format!("Entire-Session: {}\n", w.session_id));
+    m.push_str(&format!("Entire-Strategy: {}\n", w.strategy));
+    if !w.agent.is_empty() {
+        m.push_str(&format!("Entire-Agent: {}\n", w.agent));
+    }
+    m
+}
+
+/// Builds the subtree for a session write on top of `base` (the checkpoint's current subtree,
+/// `None` for a new checkpoint). `prefix` is the summary path prefix (`""` or `/ab/cdef...`).
+pub(crate) fn build_session(
+    repo: &Repository,
+    base: Option<&Tree>,
+    prefix: &str,
+    w: &SessionWrite,
+) -> Result<Change, StoreError> {
+    let id = &w.checkpoint_id;
+    let docs = match base {
+        Some(tree) => read_documents(repo, tree, id)?,
+        None => None,
+    };
+    if let (Some(tree), None) = (base, &docs) {
+        if !tree.is_empty() && read_session(repo, tree, id, "0")?.is_none() {
+            return Err(StoreError::Corrupt {
+                id: id.clone(),
+                path: METADATA.to_owned(),
+                source: crate::model::documents::ModelError::Json {
+                    what: "root metadata.json",
+                    source: serde::de::Error::custom(
+                        "existing checkpoint tree has no root metadata",
+                    ),
+                },
+            });
+        }
+    }
+    let (prev_summary, mut sessions, dirs) = match docs {
+        Some(d) => (Some(d.summary), d.sessions, d.dirs),
+        None => (None, Vec::new(), Vec::new()),
+    };
+    let slot = sessions
+        .iter()
+        .position(|s| s.session_id == w.session_id.as_str())
+        .unwrap_or(sessions.len());
+    let dir = match dirs.get(slot) {
+        Some(d) => d.clone(),
+        None => free_dir(base, &dirs),
+    };
+    if slot == 0 {
+        if let Some(tree) = base {
+            if let Some(existing) = read_session(repo, tree, id, &dir)? {
+                if existing.session_id != w.session_id.as_str() {
+                    return Err(StoreError::SlotConflict {
+                        id: id.clone(),
+                        existing: existing.session_id,
+                        incoming: w.session_id.to_string(),
+                        tree: tree.id().to_string(),
+                    });
+                }
+            }
+        }
+    }
+
+    let mut slot_tree = repo
+        .treebuilder(None)
+        .map_err(git_err("start session tree"))?;
+    if let Some(data) = &w.transcript {
+        insert_transcript(repo, &mut slot_tree, id, data)?;
+    }
+    if !w.prompts.is_empty() {
+        insert_blob(
+            repo,
+            &mut slot_tree,
+            PROMPT,
+            w.prompts.join(PROMPT_SEPARATOR).as_bytes(),
+        )?;
+    }
+    let previous = sessions.get(slot);
+    let meta = SessionMetadata {
+        cli_version: CLI_VERSION.to_owned(),
+        checkpoint_id: id.to_string(),
+        session_id: w.session_id.to_string(),
+        strategy: w.strategy.clone(),
+        created_at: w.created_at.clone(),
+        branch: w.branch.clone(),
+        commit_sha: w.commit_sha.clone(),
+        checkpoints_count: w.checkpoints_count,
+        files_touched: dedup_paths(&w.files_touched),
+        agent: w.agent.clone(),
+        model: w.model.clone(),
+        checkpoint_transcript_start: w.checkpoint_transcript_start,
+        transcript_lines_at_start: w.checkpoint_transcript_start,
+        token_usage: w.token_usage.clone(),
+        extra: previous.map(|p| p.extra.clone()).unwrap_or_default(),
+        ..Default::default()
+    };
+    let mut meta = meta;
+    if w.redactions > 0 {
+        meta.extra
+            .insert(REDACTIONS_KEY.to_owned(), w.redactions.into());
+    } else {
+        meta.extra.shift_remove(REDACTIONS_KEY);
+    }
+    insert_blob(repo, &mut slot_tree, METADATA, &meta.to_json())?;
+    let slot_oid = slot_tree.write().map_err(git_err("write session tree"))?;
+
+    if slot == sessions.len() {
+        sessions.push(meta);
+    } else {
+        sessions[slot] = meta;
+    }
+    let mut entries = prev_summary
+        .as_ref()
+        .map(|s| s.sessions.clone())
+        .unwrap_or_default();
+    let mut entry = entry_paths(prefix, &dir, w.transcript.is_some(), !w.prompts.is_empty());
+    if let Some(old) = entries.get(slot) {
+        entry.extra = old.extra.clone();
+    }
+    if slot < entries.len() {
+        entries[slot] = entry;
+    } else {
+        entries.push(entry);
+    }
+    let summary = recompute_summary(
+        prev_summary.as_ref(),
+        id,
+        &sessions,
+        entries,
+        Some(Writer {
+            strategy: &w.strategy,
+            branch: &w.branch,
+            commit_sha: &w.commit_sha,
+        }),
+    );
+    let tree = write_root(repo, base, &summary, &[(&dir, slot_oid)])?;
+    Ok(Change {
+        tree,
+        message: session_message(w),
+    })
+}
+
+/// The directory a new session goes to: the first number from the count of entries up that no
+/// entry names and the tree does not hold (so a slot gap never leads to overwriting a live or an
+/// orphaned directory).
+fn free_dir(base: Option<&Tree>, dirs: &[String]) -> String {
+    (dirs.len()..)
+        .map(|n| n.to_string())
+        .find(|n| !dirs.contains(n) && base.is_none_or(|t| t.get_name(n).is_none()))
+        .expect("an unbounded range has a free number")
+}
+
+/// The tree of session `slot`, which lives in `dirs[slot]`.
+fn session_tree<'r>(
+    repo: &'r Repository,
+    tree: &Tree,
+    id: &CheckpointId,
+    dirs: &[String],
+    slot: usize,
+) -> Result<Tree<'r>, StoreError> {
+    let dir = &dirs[slot];
+    subtree(repo, tree, dir)?.ok_or_else(|| StoreError::MissingSession {
+        id: id.clone(),
+        slot,
+        dir: dir.clone(),
+    })
+}
+
+/// How a backfill picks its session slot.
+pub(crate) enum SlotTarget<'a> {
+    /// The slot holding this session; falls back to the latest when `fallback_latest`.
+    Session { id: &'a str, fallback_latest: bool },
+    /// The latest slot.
+    Latest,
+}
+
+fn pick_slot(
+    id: &CheckpointId,
+    sessions: &[SessionMetadata],
+    target: &SlotTarget<'_>,
+) -> Result<usize, StoreError> {
+    let latest = sessions
+        .len()
+        .checked_sub(1)
+        .ok_or(StoreError::NotFound { id: id.clone() })?;
+    match target {
+        SlotTarget::Latest => Ok(latest),
+        SlotTarget::Session {
+            id: sid,
+            fallback_latest,
+        } => match sessions.iter().position(|s| s.session_id == *sid) {
+            Some(i) => Ok(i),
+            None if *fallback_latest => Ok(latest),
+            None => Err(StoreError::SessionNotFound {
+                id: id.clone(),
+                session: (*sid).to_owned(),
+            }),
+        },
+    }
+}
+
+/// Builds the subtree for a backfill. `Ok(None)` when the backfill changes nothing (same
+/// transcript hash and no new prompts). [`StoreError::NotFound`] when `base` is `None` or holds
+/// no session. `target` is the slot choice for transcript and summary backfills; the caller pins
+/// it to a session ID across retries.
+pub(crate) fn build_backfill(
+    repo: &Repository,
+    base: Option<&Tree>,
+    prefix: &str,
+    b: &Backfill,
+    target: &SlotTarget<'_>,
+) -> Result<Option<(Change, String)>, StoreError> {
+    let id = b.id();
+    let not_found = || StoreError::NotFound { id: id.clone() };
+    let tree = base.ok_or_else(not_found)?;
+    let docs = read_documents(repo, tree, id)?.ok_or_else(not_found)?;
+    if docs.sessions.is_empty() {
+        return Err(not_found());
+    }
+    let Documents {
+        summary: prev,
+        mut sessions,
+        dirs,
+    } = docs;
+    match b {
+        Backfill::Attribution { attribution, .. } => {
+            let mut summary =
+                recompute_summary(Some(&prev), id, &sessions, prev.sessions.clone(), None);
+            summary.combined_attribution = Some(attribution.clone());
+            let tree = write_root(repo, Some(tree), &summary, &[])?;
+            let message = format!("Update checkpoint summary for {id}\n");
+            Ok(Some((Change { tree, message }, String::new())))
+        }
+        Backfill::Summary { summary: value, .. } => {
+            let slot = pick_slot(id, &sessions, target)?;
+            let dir = dirs[slot].as_str();
+            let slot_tree = session_tree(repo, tree, id, &dirs, slot)?;
+            sessions[slot].summary = Some(value.clone());
+            let mut builder = repo
+                .treebuilder(Some(&slot_tree))
+                .map_err(git_err("start session tree"))?;
+            insert_blob(repo, &mut builder, METADATA, &sessions[slot].to_json())?;
+            let slot_oid = builder.write().map_err(git_err("write session tree"))?;
+            let summary =
+                recompute_summary(Some(&prev), id, &sessions, prev.sessions.clone(), None);
+            let tree = write_root(repo, Some(tree), &summary, &[(dir, slot_oid)])?;
+            let sid = sessions[slot].session_id.clone();
+            let message = format!("Update summary for checkpoint {id} (session: {sid})\n");
+            Ok(Some((Change { tree, message }, sid)))
+        }
+        Backfill::Transcript {
+            transcript: data,
+            prompts,
+            ..
+        } => {
+            let slot = pick_slot(id, &sessions, target)?;
+            let dir = dirs[slot].as_str();
+            let slot_tree = session_tree(repo, tree, id, &dirs, slot)?;
+            let hash = transcript::content_hash(data);
+            let same_transcript =
+                blob_at(repo, &slot_tree, id, CONTENT_HASH)?.as_deref() == Some(hash.as_bytes());
+            let joined = prompts.join(PROMPT_SEPARATOR);
+            let prompts_change = !prompts.is_empty()
+                && blob_at(repo, &slot_tree, id, PROMPT)?.as_deref() != Some(joined.as_bytes());
+            let sid = sessions[slot].session_id.clone();
+            if same_transcript && !prompts_change {
+                return Ok(None);
+            }
+            let mut builder = repo
+                .treebuilder(Some(&slot_tree))
+                .map_err(git_err("start session tree"))?;
+            let stale: Vec<String> = slot_tree
+                .iter()
+                .filter_map(|e| e.name().ok().map(str::to_owned))
+                .filter(|n| transcript::chunk_index(n).is_some() || n == COMPACT_TRANSCRIPT)
+                .collect();
+            if !same_transcript {
+                for name in &stale {
+                    builder
+                        .remove(name)
+                        .map_err(git_err("remove old transcript"))?;
+                }
+                insert_transcript(repo, &mut builder, id, data)?;
+                // We do not derive compact transcripts; a replaced transcript must not keep a
+                // stale one (anchor-behaviour §1.2).
+                sessions[slot].compact_transcript_start = None;
+            }
+            if prompts_change {
+                insert_blob(repo, &mut builder, PROMPT, joined.as_bytes())?;
+            }
+            insert_blob(repo, &mut builder, METADATA, &sessions[slot].to_json())?;
+            let slot_oid = builder.write().map_err(git_err("write session tree"))?;
+            let mut entries = prev.sessions.clone();
+            if let Some(e) = entries.get_mut(slot) {
+                let p = |name: &str| format!("{prefix}/{dir}/{name}");
+                e.transcript = p(transcript::TRANSCRIPT_FILE);
+                e.content_hash = p(CONTENT_HASH);
+                if !same_transcript {
+                    e.compact_transcript.clear();
+                }
+                if prompts_change {
+                    e.prompt = p(PROMPT);
+                }
+            }
+            let summary = recompute_summary(Some(&prev), id, &sessions, entries, None);
+            let tree = write_root(repo, Some(tree), &summary, &[(dir, slot_oid)])?;
+            let message = format!("Finalize transcript for Checkpoint: {id}\n");
+            Ok(Some((Change { tree, message }, sid)))
+        }
+    }
+}
