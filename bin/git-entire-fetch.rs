@@ -19,7 +19,7 @@ use entire_checkpoints::git::url::{self as remote, Remote};
 use entire_checkpoints::model::trailers::{checkpoint_trailers, TrailerValue};
 use entire_checkpoints::remote::fetch::{FetchError, Fetched, Fetcher};
 use entire_checkpoints::remote::partial::{FetchFilter, PartialCache};
-use entire_checkpoints::store::branch::{GitBranchStore, RemoteCopy};
+use entire_checkpoints::store::branch::GitBranchStore;
 use entire_checkpoints::store::refs::GitRefsStore;
 use entire_checkpoints::store::{CheckpointReader, StoreError};
 
@@ -171,7 +171,7 @@ fn run() -> Result<()> {
         None => None,
     };
     let mut branch = GitBranchStore::mirror(&repo);
-    branch.set_remote(RemoteCopy::new(
+    branch.set_remote(entire_checkpoints::remote::on_demand::remote_copy(
         &repo,
         fetcher.remote(),
         Some(fetcher.sibling()),

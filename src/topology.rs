@@ -12,7 +12,7 @@ use crate::config::settings::{self, ConfigSource, SettingsError};
 use crate::git::repo::{Identity, Repo};
 use crate::git::url::Remote;
 use crate::model::redact::Redactor;
-use crate::store::branch::{GitBranchStore, RemoteCopy};
+use crate::store::branch::GitBranchStore;
 use crate::store::refs::GitRefsStore;
 use crate::store::registry::{Backend, Registry};
 use crate::store::{
@@ -311,14 +311,16 @@ impl<'r> Topology<'r> {
         // Offline, reads still see the default remote's copy of the branch (a fresh clone has
         // it as a remote-tracking branch); fetching it needs `enable_fetch_with`.
         if let Some(remote) = crate::remote::push::default_remote(repo) {
-            branch.set_remote(RemoteCopy::new(repo, &remote, None));
+            branch.set_remote(crate::remote::on_demand::remote_copy(repo, &remote, None));
         }
+        let mut refs = GitRefsStore::new(repo);
+        refs.set_on_demand(Box::new(crate::remote::on_demand::Network::offline(repo)));
         Topology {
             primary,
             source,
             redactor: Redactor::builtin(),
             refused: None,
-            refs: GitRefsStore::new(repo),
+            refs,
             branch,
             mirrors,
         }
@@ -333,14 +335,18 @@ impl<'r> Topology<'r> {
     /// the partial cache, transcripts on read) when `strategy_options.filtered_fetches` is set.
     pub fn enable_fetch_with(&mut self, fetcher: crate::remote::fetch::Fetcher<'r>) {
         let repo = fetcher.repo();
-        self.branch.set_remote(RemoteCopy::new(
-            repo,
-            fetcher.remote(),
-            Some(fetcher.sibling()),
-        ));
+        self.branch
+            .set_remote(crate::remote::on_demand::remote_copy(
+                repo,
+                fetcher.remote(),
+                Some(fetcher.sibling()),
+            ));
         let filter = crate::config::settings::filtered_fetches_enabled(repo.workdir())
             .then_some(crate::remote::partial::FetchFilter::BlobNone);
-        self.refs.set_fetcher(fetcher.with_filter(filter));
+        self.refs
+            .set_on_demand(Box::new(crate::remote::on_demand::Network::fetching(
+                fetcher.with_filter(filter),
+            )));
     }
 
     /// The git-refs store (used by migration, push and fetch whatever the primary is).
@@ -571,7 +577,11 @@ impl<'r> Topology<'r> {
         let mut local = self.list()?;
         let fetcher = crate::remote::fetch::Fetcher::new(repo, remote.clone());
         let mut branch = GitBranchStore::mirror(repo);
-        branch.set_remote(RemoteCopy::new(repo, remote, Some(fetcher.sibling())));
+        branch.set_remote(crate::remote::on_demand::remote_copy(
+            repo,
+            remote,
+            Some(fetcher.sibling()),
+        ));
         match branch.refresh_remote() {
             Ok(_) => {
                 let known: std::collections::HashSet<CheckpointId> =

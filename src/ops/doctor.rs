@@ -39,7 +39,7 @@ use crate::model::trailers::{checkpoint_trailers, TrailerValue};
 use crate::ops::hooks::{self, HookState};
 use crate::ops::rewrites::RewriteMap;
 use crate::remote::fetch::Fetcher;
-use crate::store::branch::{GitBranchStore, RemoteCopy, V1_BRANCH_REF};
+use crate::store::branch::{GitBranchStore, V1_BRANCH_REF};
 use crate::store::queue::{PushQueue, QueueError};
 use crate::store::{StoreError, StoreKind};
 use crate::topology::Topology;
@@ -1190,7 +1190,7 @@ fn ask_remote<'r>(
     }
     if needs(StoreKind::GitBranch) && out.failure.is_none() {
         let mut branch = GitBranchStore::mirror(repo);
-        branch.set_remote(RemoteCopy::new(
+        branch.set_remote(crate::remote::on_demand::remote_copy(
             repo,
             &target.target,
             Some(fetcher.sibling()),

@@ -28,52 +28,10 @@ use crate::git::side::SideRepo;
 use crate::git::subprocess::{self as git, GitError};
 use crate::git::url::Remote;
 use crate::remote::partial::FetchFilter;
+pub use crate::store::on_demand::FetchError;
 
 /// How long one on-demand fetch may take.
 pub const READ_FETCH_BUDGET: Duration = Duration::from_secs(120);
-
-/// Errors of a fetch.
-#[derive(Debug, Clone, thiserror::Error)]
-pub enum FetchError {
-    /// The remote could not be reached or refused us; nothing is known about the ref.
-    #[error("fetch checkpoint ref {reference} from {remote}: {message}")]
-    Transport {
-        /// The ref asked for.
-        reference: String,
-        /// The remote, credentials redacted.
-        remote: String,
-        /// git's first error line, redacted.
-        message: String,
-    },
-    /// An earlier fetch of this command already failed; not retried.
-    #[error("fetch checkpoint ref {reference}: skipped, an earlier checkpoint-ref fetch already failed in this operation: {first}")]
-    Skipped {
-        /// The ref asked for.
-        reference: String,
-        /// The first failure.
-        first: String,
-    },
-    /// Local bookkeeping failed.
-    #[error("fetch checkpoint ref {reference}: {message}")]
-    Local {
-        /// The ref asked for.
-        reference: String,
-        /// What failed.
-        message: String,
-    },
-}
-
-impl FetchError {
-    /// What went wrong, without the ref it happened to (git's line for a transport failure).
-    pub fn reason(&self) -> String {
-        match self {
-            FetchError::Transport { message, .. } | FetchError::Local { message, .. } => {
-                message.clone()
-            }
-            FetchError::Skipped { first, .. } => first.clone(),
-        }
-    }
-}
 
 /// What a fetch of one ref found.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 
 pub mod checkpoint_remote;
 pub mod fetch;
+pub mod on_demand;
 pub mod partial;
 pub mod push;
 pub mod scale;

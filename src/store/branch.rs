@@ -10,7 +10,7 @@ use git2::{build::TreeUpdateBuilder, FileMode, ObjectType, Oid};
 
 use crate::base::id::{CheckpointId, IdKind};
 use crate::git::repo::{Identity, Repo};
-use crate::remote::fetch::Fetcher;
+use crate::store::on_demand::BranchFetch;
 use crate::store::publish::{self, Located};
 use crate::store::refs::{checkpoint_tree, commit_info, info_of, tree_of_commit};
 use crate::store::tree::{self, Change};
@@ -38,17 +38,17 @@ pub struct GitBranchStore<'r> {
 /// Writes never look here: they extend the local branch, and a push merges it with the remote's.
 pub struct RemoteCopy<'r> {
     tracking: String,
-    fetcher: Option<Fetcher<'r>>,
+    fetcher: Option<Box<dyn BranchFetch + 'r>>,
     fetched: Cell<bool>,
     ignored: std::cell::RefCell<Option<String>>,
 }
 
 impl<'r> RemoteCopy<'r> {
-    /// The copy of `remote` (a configured remote's name or a URL), read from its tracking ref
-    /// ([`tracking_ref`]) and, with a `fetcher` for that remote, fetched on a miss.
-    pub fn new(repo: &Repo, remote: &str, fetcher: Option<Fetcher<'r>>) -> Self {
+    /// The copy read from the tracking ref `tracking` and, with a `fetcher` for its remote,
+    /// fetched on a miss (the remote layer names the tracking ref).
+    pub fn new(tracking: String, fetcher: Option<Box<dyn BranchFetch + 'r>>) -> Self {
         RemoteCopy {
-            tracking: tracking_ref(repo, remote),
+            tracking,
             fetcher,
             fetched: Cell::new(false),
             ignored: std::cell::RefCell::new(None),
@@ -68,20 +68,6 @@ impl<'r> RemoteCopy<'r> {
     /// Whether a miss fetches the remote's branch (once per command).
     pub fn fetches(&self) -> bool {
         self.fetcher.is_some()
-    }
-}
-
-/// The ref that holds `remote`'s copy of the v1 branch: for a configured remote its
-/// remote-tracking ref, named as `git fetch` names it (anchor-behaviour §3.2); for a URL a
-/// private ref keyed by the URL's fingerprint, outside every namespace that is pushed.
-pub fn tracking_ref(repo: &Repo, remote: &str) -> String {
-    if repo.remote_names().iter().any(|n| n == remote) {
-        format!("refs/remotes/{remote}/{V1_BRANCH}")
-    } else {
-        format!(
-            "refs/entire-remote/{}/{V1_BRANCH}",
-            crate::remote::push::fingerprint_of(repo, remote)
-        )
     }
 }
 

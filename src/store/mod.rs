@@ -8,6 +8,7 @@
 pub mod branch;
 pub mod fs;
 pub(crate) mod merge;
+pub mod on_demand;
 pub(crate) mod publish;
 pub mod queue;
 pub mod refs;
@@ -185,7 +186,7 @@ pub enum StoreError {
     },
     /// Fetching the checkpoint from the remote failed (never reported as absence).
     #[error(transparent)]
-    Fetch(#[from] crate::remote::fetch::FetchError),
+    Fetch(#[from] on_demand::FetchError),
     /// The repository failed underneath.
     #[error(transparent)]
     Repo(#[from] RepoError),

@@ -10,8 +10,7 @@ use git2::Oid;
 use crate::base::id::CheckpointId;
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::repo::{Identity, Repo};
-use crate::remote::fetch::Fetcher;
-use crate::remote::partial::PartialCache;
+use crate::store::on_demand::{OnDemand, PartialObjects};
 use crate::store::publish::{self, Located};
 use crate::store::queue::PushQueue;
 use crate::store::tree;
@@ -24,9 +23,10 @@ use crate::store::{
 pub struct GitRefsStore<'r> {
     repo: &'r Repo,
     queue: PushQueue,
-    fetcher: Option<Fetcher<'r>>,
+    /// The network, when the topology handed it in: fetches on a miss, and the partial cache.
+    on_demand: Option<Box<dyn OnDemand<'r> + 'r>>,
     /// The partial cache, opened on the first local miss that finds one.
-    partial: OnceCell<PartialCache<'r>>,
+    partial: OnceCell<Box<dyn PartialObjects + 'r>>,
 }
 
 impl<'r> GitRefsStore<'r> {
@@ -35,20 +35,20 @@ impl<'r> GitRefsStore<'r> {
         GitRefsStore {
             repo,
             queue: PushQueue::in_common_dir(repo.common_dir()),
-            fetcher: None,
+            on_demand: None,
             partial: OnceCell::new(),
         }
     }
 
-    /// Makes reads and backfills of a checkpoint missing locally fetch it through `fetcher`
-    /// (creates never fetch).
-    pub fn set_fetcher(&mut self, fetcher: Fetcher<'r>) {
-        self.fetcher = Some(fetcher);
+    /// Makes reads and backfills of a checkpoint missing locally go through `on_demand`: the
+    /// partial cache, and fetches when it has a remote (creates never fetch).
+    pub fn set_on_demand(&mut self, on_demand: Box<dyn OnDemand<'r> + 'r>) {
+        self.on_demand = Some(on_demand);
     }
 
     /// The remote a miss is fetched from (credentials redacted), if reads fetch.
     pub fn fetch_remote(&self) -> Option<String> {
-        self.fetcher.as_ref().map(Fetcher::remote_display)
+        self.on_demand.as_ref().and_then(|o| o.remote_display())
     }
 
     /// The name of `id`'s local ref in the spelling that exists, if it exists.
@@ -59,12 +59,12 @@ impl<'r> GitRefsStore<'r> {
 
     /// The partial cache, if one exists (looked for again until it does). A cache that cannot
     /// be opened is left out: reads of the repository itself must not depend on it.
-    fn cache(&self) -> Option<&PartialCache<'r>> {
+    fn cache(&self) -> Option<&dyn PartialObjects> {
         if let Some(cache) = self.partial.get() {
-            return Some(cache);
+            return Some(cache.as_ref());
         }
-        match PartialCache::open(self.repo) {
-            Ok(found) => found.map(|c| self.partial.get_or_init(|| c)),
+        match self.on_demand.as_ref()?.open_partial() {
+            Ok(found) => found.map(|c| self.partial.get_or_init(|| c).as_ref()),
             Err(e) => {
                 log::warn!("{e}");
                 None
@@ -75,7 +75,7 @@ impl<'r> GitRefsStore<'r> {
     /// Where `id` can be read without the network: the repository's ref, else the partial
     /// cache's (then the cache is returned too). Returns the object database to read it from,
     /// the ref name and the tip.
-    fn find_local(&self, id: &CheckpointId) -> Result<Option<Found<'_, 'r>>, StoreError> {
+    fn find_local(&self, id: &CheckpointId) -> Result<Option<Found<'_>>, StoreError> {
         let loc = self.locate(id)?;
         if let Some(tip) = loc.tip {
             return Ok(Some((&self.repo.git, None, loc.name, tip)));
@@ -99,7 +99,7 @@ impl<'r> GitRefsStore<'r> {
     fn read_found(
         &self,
         git: &git2::Repository,
-        cache: Option<&PartialCache<'r>>,
+        cache: Option<&dyn PartialObjects>,
         id: &CheckpointId,
         name: String,
         tip: Oid,
@@ -113,13 +113,20 @@ impl<'r> GitRefsStore<'r> {
     /// On a local miss, fetches the checkpoint if a fetcher is set; returns the new location.
     fn locate_or_fetch(&self, id: &CheckpointId) -> Result<Located, StoreError> {
         let loc = self.locate(id)?;
-        match (&loc.tip, &self.fetcher) {
+        match (&loc.tip, self.fetching()) {
             (None, Some(f)) => {
                 f.fetch_checkpoint(id)?;
                 self.locate(id)
             }
             _ => Ok(loc),
         }
+    }
+
+    /// The network, when reads fetch.
+    fn fetching(&self) -> Option<&dyn OnDemand<'r>> {
+        self.on_demand
+            .as_deref()
+            .filter(|o| o.remote_display().is_some())
     }
 
     /// The push queue this store enqueues into.
@@ -270,9 +277,9 @@ fn checkpoint_at(
 
 /// A checkpoint found without the network: the object database holding it, the partial cache
 /// when that is where it is, its ref name and tip.
-type Found<'a, 'r> = (
+type Found<'a> = (
     &'a git2::Repository,
-    Option<&'a PartialCache<'r>>,
+    Option<&'a dyn PartialObjects>,
     String,
     Oid,
 );
@@ -325,24 +332,10 @@ impl CheckpointReader for GitRefsStore<'_> {
         if let Some(cp) = self.read_local(id)? {
             return Ok(Some(cp));
         }
-        let Some(fetcher) = &self.fetcher else {
+        let Some(on_demand) = self.fetching() else {
             return Ok(None);
         };
-        match fetcher.filter() {
-            None => {
-                fetcher.fetch_checkpoint(id)?;
-            }
-            Some(filter) => {
-                let cache = match self.cache() {
-                    Some(c) => c,
-                    None => {
-                        let created = PartialCache::create(self.repo)?;
-                        self.partial.get_or_init(|| created)
-                    }
-                };
-                cache.fetch_checkpoint(fetcher, id, filter)?;
-            }
-        }
+        on_demand.fetch_checkpoint(id)?;
         self.read_local(id)
     }
 

@@ -1,0 +1,105 @@
+//! What the stores need of the network, as traits the stores define and the remote layer
+//! implements (its `on_demand` module). The stores never fetch on their own: the topology
+//! hands them a capability, and without one a read sees only what is held locally.
+//!
+//! - [`OnDemand`]: fetch one missing checkpoint (whole into the repository, or partially into
+//!   the partial cache), and open that cache.
+//! - [`PartialObjects`]: read a checkpoint from the partial cache, completing the objects a read
+//!   needs (documents, a transcript's chunks) from the promisor remote.
+//! - [`BranchFetch`]: fetch a remote's copy of the v1 branch into its tracking ref.
+//!
+//! Their one failure type, [`FetchError`], never means absence: a remote that lacks the
+//! checkpoint is success with nothing found.
+
+use git2::{Oid, Repository};
+
+use crate::base::id::CheckpointId;
+use crate::git::refname::CheckpointRef;
+
+/// Errors of a fetch.
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum FetchError {
+    /// The remote could not be reached or refused us; nothing is known about the ref.
+    #[error("fetch checkpoint ref {reference} from {remote}: {message}")]
+    Transport {
+        /// The ref asked for.
+        reference: String,
+        /// The remote, credentials redacted.
+        remote: String,
+        /// git's first error line, redacted.
+        message: String,
+    },
+    /// An earlier fetch of this command already failed; not retried.
+    #[error("fetch checkpoint ref {reference}: skipped, an earlier checkpoint-ref fetch already failed in this operation: {first}")]
+    Skipped {
+        /// The ref asked for.
+        reference: String,
+        /// The first failure.
+        first: String,
+    },
+    /// Local bookkeeping failed.
+    #[error("fetch checkpoint ref {reference}: {message}")]
+    Local {
+        /// The ref asked for.
+        reference: String,
+        /// What failed.
+        message: String,
+    },
+}
+
+impl FetchError {
+    /// What went wrong, without the ref it happened to (git's line for a transport failure).
+    pub fn reason(&self) -> String {
+        match self {
+            FetchError::Transport { message, .. } | FetchError::Local { message, .. } => {
+                message.clone()
+            }
+            FetchError::Skipped { first, .. } => first.clone(),
+        }
+    }
+}
+
+/// Fetching checkpoints missing locally, for the git-refs store.
+pub trait OnDemand<'r> {
+    /// The remote a miss is fetched from (credentials redacted); `None` when reads do not fetch.
+    fn remote_display(&self) -> Option<String>;
+
+    /// Fetches `id` so that a local read finds it, in the repository or in the partial cache.
+    /// Only asked when [`OnDemand::remote_display`] names a remote. A remote that lacks it is
+    /// `Ok`.
+    fn fetch_checkpoint(&self, id: &CheckpointId) -> Result<(), FetchError>;
+
+    /// The partial cache, if one exists (created by a filtered fetch).
+    fn open_partial(&self) -> Result<Option<Box<dyn PartialObjects + 'r>>, FetchError>;
+}
+
+/// A repository of checkpoints fetched without their transcripts (the partial cache).
+pub trait PartialObjects {
+    /// Its object database, for commits, trees and documents already present.
+    fn repository(&self) -> &Repository;
+
+    /// The commit `name` points at in it.
+    fn tip(&self, name: &str) -> Option<Oid>;
+
+    /// The cached spelling of `id`'s ref and its tip.
+    fn locate(&self, id: &CheckpointId) -> Option<(String, Oid)>;
+
+    /// Every checkpoint ref it holds, with its tip.
+    fn refs(&self) -> Vec<(CheckpointRef, Oid)>;
+
+    /// Makes sure every object a read of `path` (or of the documents, when `None`) of the
+    /// checkpoint at `tip` needs is present, fetching what is missing.
+    fn ensure_for_path(
+        &self,
+        reference: &str,
+        tip: Oid,
+        path: Option<&str>,
+    ) -> Result<(), FetchError>;
+}
+
+/// Fetching a remote's copy of the v1 branch, for the git-branch store.
+pub trait BranchFetch {
+    /// Fetches the remote's `remote_ref` into `local_ref` (its tracking ref); the new tip, or
+    /// `None` when the remote has no such branch.
+    fn fetch_branch(&self, remote_ref: &str, local_ref: &str) -> Result<Option<Oid>, FetchError>;
+}
