@@ -200,7 +200,7 @@ pub(crate) fn packed_has_prefix(common_dir: &Path, prefix: &str) -> Option<bool>
     }
 }
 
-/// Object ids for the tests of this module and of [`crate::git::ref_update`].
+/// Object ids for the tests of this module and of the `ref_update` module.
 #[cfg(test)]
 pub(crate) mod test_ids {
     use git2::Oid;

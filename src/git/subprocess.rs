@@ -21,7 +21,6 @@
 //! [`redact`] hides the password or token of every URL (and of every scheme-less
 //! `user:password@host`) in a text; git's standard error is redacted before anyone sees it.
 
-use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::Read;
 use std::ops::RangeInclusive;
@@ -33,6 +32,8 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::git::url::Remote;
+/// Redaction is the URL module's; every caller of git finds it here too.
+pub use crate::git::url::{redact, redact_url};
 
 /// The oldest git whose output we parse (`git fetch --porcelain` appeared in 2.41).
 pub const MIN_GIT_VERSION: (u32, u32) = (2, 41);
@@ -523,103 +524,6 @@ fn parse_version(s: &str) -> Option<(u32, u32)> {
     Some((major, minor))
 }
 
-/// Prefixes of forge tokens, which some URLs carry as the user name
-/// (`https://<token>:x-oauth-basic@github.com/...`).
-const TOKEN_PREFIXES: [&str; 7] = [
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "glpat-",
-];
-
-/// Replaces every credential in `text` with `***`, whatever the characters of the secret
-/// (quotes, `:`, `@`, percent-encoding), so none reaches a terminal or a log:
-///
-/// - `scheme://user:secret@host` keeps the user name: `scheme://user:***@host`. The userinfo is
-///   everything before the last `@` of the authority (which ends at the first `/`, `?` or `#`),
-///   so IPv6 hosts (`[::1]`) and an `@` inside the password are handled.
-/// - `http(s)://token@host` (a lone user part over HTTP is usually a token), and a user name
-///   that is a known forge token, become `***@host`; `ssh://git@host` is a login and stays.
-/// - A scheme-less `user:secret@host` (scp-like `user:secret@host:path`, or a host as git
-///   prints it: `unable to look up user:secret@127.0.0.1`) becomes `user:***@host`. A local
-///   path (a `/` before the first `:`) is left alone.
-///
-/// Words are separated by whitespace; a secret containing whitespace is only hidden by
-/// [`redact_url`], which takes its whole input as one URL.
-pub fn redact(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for piece in text.split_inclusive(char::is_whitespace) {
-        let word = piece.trim_end_matches(char::is_whitespace);
-        out.push_str(&redact_url(word));
-        out.push_str(&piece[word.len()..]);
-    }
-    out
-}
-
-/// [`redact`] for one URL, path or word, taken whole (whitespace included).
-pub fn redact_url(word: &str) -> Cow<'_, str> {
-    if let Some(pos) = word.find("://") {
-        let head = &word[..pos];
-        let scheme = head
-            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
-        let tail = &word[pos + 3..];
-        let end = tail.find(['/', '?', '#']).unwrap_or(tail.len());
-        let (authority, rest) = tail.split_at(end);
-        let authority = redact_authority(authority, scheme.starts_with("http"));
-        let rest = redact_url(rest);
-        if matches!((&authority, &rest), (Cow::Borrowed(_), Cow::Borrowed(_))) {
-            return Cow::Borrowed(word);
-        }
-        return Cow::Owned(format!("{}{authority}{rest}", &word[..pos + 3]));
-    }
-    match word.rfind('@') {
-        Some(at) => {
-            let userinfo = &word[..at];
-            match password_start(userinfo).map(|end| &userinfo[..end]) {
-                // A `/` before the password's separator makes it a local path.
-                Some(name) if !name.contains('/') => {
-                    Cow::Owned(format!("{name}:***{}", &word[at..]))
-                }
-                _ => Cow::Borrowed(word),
-            }
-        }
-        None => Cow::Borrowed(word),
-    }
-}
-
-/// Where the password of `userinfo` starts: the end of the user name, at the first `:`
-/// (literal or percent-encoded).
-fn password_start(userinfo: &str) -> Option<usize> {
-    let colon = userinfo.find(':');
-    let encoded = userinfo.to_ascii_lowercase().find("%3a");
-    match (colon, encoded) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}
-
-/// The authority of a URL with its credentials redacted (see [`redact`]).
-fn redact_authority(authority: &str, http: bool) -> Cow<'_, str> {
-    let Some(at) = authority.rfind('@') else {
-        return Cow::Borrowed(authority);
-    };
-    let (userinfo, host) = authority.split_at(at);
-    let name = password_start(userinfo).map(|end| &userinfo[..end]);
-    let token_name = |n: &str| TOKEN_PREFIXES.iter().any(|p| n.starts_with(p));
-    match name {
-        Some(n) if !token_name(n) => Cow::Owned(format!("{n}:***{host}")),
-        Some(_) => Cow::Owned(format!("***{host}")),
-        None if http || token_name(userinfo) => Cow::Owned(format!("***{host}")),
-        None => Cow::Borrowed(authority),
-    }
-}
-
 /// One line of `git push --porcelain` output.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PushedRef {
@@ -730,6 +634,7 @@ impl Drop for TempDir {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::borrow::Cow;
 
     // Captured from git 2.47 pushing to a local bare remote with one new ref, one fast-forward,
     // one up-to-date, one non-fast-forward and one refused by a pre-receive hook.

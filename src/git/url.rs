@@ -6,8 +6,9 @@
 //! runs `<cmd>`), a `<transport>::<address>` URL as a remote helper (`ext::sh -c ...` runs a
 //! shell), and an ssh host that starts with `-` as an ssh option (`-oProxyCommand=...`). A
 //! [`Remote`] can only be made by [`Remote::parse`], which refuses all of these, and the one git
-//! wrapper puts it after `--` ([`crate::git::subprocess::Git::remote`]), so no other spelling reaches git.
+//! wrapper puts it after `--` (`Git::remote` of the subprocess module), so no other spelling reaches git.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 
@@ -82,14 +83,14 @@ impl std::ops::Deref for Remote {
 
 impl fmt::Debug for Remote {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Remote({:?})", crate::git::subprocess::redact(&self.0))
+        write!(f, "Remote({:?})", redact(&self.0))
     }
 }
 
 impl fmt::Display for Remote {
     /// The value with credentials redacted.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&crate::git::subprocess::redact(&self.0))
+        f.write_str(&redact(&self.0))
     }
 }
 
@@ -105,7 +106,7 @@ impl std::str::FromStr for Remote {
 /// credentials redacted, and cut after 80 characters.
 pub fn shown(value: &str) -> String {
     const SHOWN: usize = 80;
-    let redacted = crate::git::subprocess::redact(value);
+    let redacted = redact(value);
     let mut cut: String = redacted.chars().take(SHOWN).collect();
     if cut.len() < redacted.len() {
         cut.push_str("...");
@@ -182,6 +183,103 @@ fn check_authority(authority: &str) -> Result<(), RemoteError> {
         return Err(RemoteError::ControlCharacter);
     }
     Ok(())
+}
+
+/// Prefixes of forge tokens, which some URLs carry as the user name
+/// (`https://<token>:x-oauth-basic@github.com/...`).
+const TOKEN_PREFIXES: [&str; 7] = [
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+];
+
+/// Replaces every credential in `text` with `***`, whatever the characters of the secret
+/// (quotes, `:`, `@`, percent-encoding), so none reaches a terminal or a log:
+///
+/// - `scheme://user:secret@host` keeps the user name: `scheme://user:***@host`. The userinfo is
+///   everything before the last `@` of the authority (which ends at the first `/`, `?` or `#`),
+///   so IPv6 hosts (`[::1]`) and an `@` inside the password are handled.
+/// - `http(s)://token@host` (a lone user part over HTTP is usually a token), and a user name
+///   that is a known forge token, become `***@host`; `ssh://git@host` is a login and stays.
+/// - A scheme-less `user:secret@host` (scp-like `user:secret@host:path`, or a host as git
+///   prints it: `unable to look up user:secret@127.0.0.1`) becomes `user:***@host`. A local
+///   path (a `/` before the first `:`) is left alone.
+///
+/// Words are separated by whitespace; a secret containing whitespace is only hidden by
+/// [`redact_url`], which takes its whole input as one URL.
+pub fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for piece in text.split_inclusive(char::is_whitespace) {
+        let word = piece.trim_end_matches(char::is_whitespace);
+        out.push_str(&redact_url(word));
+        out.push_str(&piece[word.len()..]);
+    }
+    out
+}
+
+/// [`redact`] for one URL, path or word, taken whole (whitespace included).
+pub fn redact_url(word: &str) -> Cow<'_, str> {
+    if let Some(pos) = word.find("://") {
+        let head = &word[..pos];
+        let scheme = head
+            .rsplit(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.')))
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let tail = &word[pos + 3..];
+        let end = tail.find(['/', '?', '#']).unwrap_or(tail.len());
+        let (authority, rest) = tail.split_at(end);
+        let authority = redact_authority(authority, scheme.starts_with("http"));
+        let rest = redact_url(rest);
+        if matches!((&authority, &rest), (Cow::Borrowed(_), Cow::Borrowed(_))) {
+            return Cow::Borrowed(word);
+        }
+        return Cow::Owned(format!("{}{authority}{rest}", &word[..pos + 3]));
+    }
+    match word.rfind('@') {
+        Some(at) => {
+            let userinfo = &word[..at];
+            match password_start(userinfo).map(|end| &userinfo[..end]) {
+                // A `/` before the password's separator makes it a local path.
+                Some(name) if !name.contains('/') => {
+                    Cow::Owned(format!("{name}:***{}", &word[at..]))
+                }
+                _ => Cow::Borrowed(word),
+            }
+        }
+        None => Cow::Borrowed(word),
+    }
+}
+
+/// Where the password of `userinfo` starts: the end of the user name, at the first `:`
+/// (literal or percent-encoded).
+fn password_start(userinfo: &str) -> Option<usize> {
+    let colon = userinfo.find(':');
+    let encoded = userinfo.to_ascii_lowercase().find("%3a");
+    match (colon, encoded) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// The authority of a URL with its credentials redacted (see [`redact`]).
+fn redact_authority(authority: &str, http: bool) -> Cow<'_, str> {
+    let Some(at) = authority.rfind('@') else {
+        return Cow::Borrowed(authority);
+    };
+    let (userinfo, host) = authority.split_at(at);
+    let name = password_start(userinfo).map(|end| &userinfo[..end]);
+    let token_name = |n: &str| TOKEN_PREFIXES.iter().any(|p| n.starts_with(p));
+    match name {
+        Some(n) if !token_name(n) => Cow::Owned(format!("{n}:***{host}")),
+        Some(_) => Cow::Owned(format!("***{host}")),
+        None if http || token_name(userinfo) => Cow::Owned(format!("***{host}")),
+        None => Cow::Borrowed(authority),
+    }
 }
 
 #[cfg(test)]
