@@ -1,5 +1,5 @@
 //! Writers and pushers killed part-way (issue 7): at the library's crash points
-//! (`ENTIRE_TEST_CRASHPOINT`, see `src/crashpoint.rs`: the process aborts there without any
+//! (`ENTIRE_TEST_CRASHPOINT`, see `src/base/crashpoint.rs`: the process aborts there without any
 //! cleanup) and with SIGKILL while `git push` runs. Afterwards `git fsck` is clean, the
 //! checkpoint being written is either fully there or absent, later writes work, and pushing
 //! (`push`, and `push --all` where the crash lost the queue record) delivers every local
