@@ -53,23 +53,16 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8], mode: u32) -> std::io::Resu
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.tmp-{:016x}", rand::random::<u64>()));
-    let result = (|| {
-        let mut f = OpenOptions::new()
-            .create_new(true)
-            .write(true)
-            .mode(mode)
-            .open(&tmp)?;
-        // Exactly `mode`, whatever the umask (hooks must stay executable).
-        f.set_permissions(std::fs::Permissions::from_mode(mode))?;
-        f.write_all(data)?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result
+    // Named so that directory readers skip it ([`is_temp_name`]); removed if dropped unpersisted.
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}.tmp-"))
+        .tempfile_in(dir)?;
+    // Exactly `mode`, whatever the umask (hooks must stay executable).
+    tmp.as_file()
+        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+    tmp.write_all(data)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 
 /// Whether a directory entry is a temp file of [`write_atomic`] (or of the older `.tmp-*`

@@ -14,24 +14,11 @@ pub struct InvalidTimeError {
 /// Formats like Go's `time.RFC3339Nano` in UTC: fractional seconds with trailing zeros trimmed
 /// (none when whole), `Z` for the zone. Example: `2026-10-01T19:12:01.19884Z`.
 pub fn rfc3339_nano_utc(t: OffsetDateTime) -> String {
-    let t = t.to_offset(UtcOffset::UTC);
-    let mut s = format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}",
-        t.year(),
-        u8::from(t.month()),
-        t.day(),
-        t.hour(),
-        t.minute(),
-        t.second()
-    );
-    let nanos = t.nanosecond();
-    if nanos != 0 {
-        let frac = format!("{nanos:09}");
-        s.push('.');
-        s.push_str(frac.trim_end_matches('0'));
-    }
-    s.push('Z');
-    s
+    // `Rfc3339` trims the fraction and writes `Z` for UTC; it refuses only years outside
+    // 0..=9999, which no clock or parsed document here produces.
+    t.to_offset(UtcOffset::UTC)
+        .format(&Rfc3339)
+        .unwrap_or_else(|_| t.unix_timestamp().to_string())
 }
 
 /// Parses an RFC 3339 time stamp (any offset).
@@ -99,6 +86,8 @@ mod tests {
         let whole = parse_rfc3339("2026-10-01T21:12:01+02:00").unwrap();
         assert_eq!(rfc3339_nano_utc(whole), "2026-10-01T19:12:01Z");
         assert!(parse_rfc3339("yesterday").is_err());
+        let micros = parse_rfc3339("2026-10-01T19:12:01.000001Z").unwrap();
+        assert_eq!(rfc3339_nano_utc(micros), "2026-10-01T19:12:01.000001Z");
     }
 
     #[test]

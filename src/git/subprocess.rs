@@ -25,7 +25,7 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::ops::RangeInclusive;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::Receiver;
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -602,32 +602,21 @@ pub fn is_unreachable(stderr: &str) -> bool {
 }
 
 /// A directory under `parent` removed when dropped.
-pub struct TempDir(PathBuf);
+pub struct TempDir(tempfile::TempDir);
 
 impl TempDir {
-    /// Creates `parent/<prefix><random>`.
+    /// Creates `parent/<prefix><random>` (and `parent` when missing).
     pub fn new(parent: &Path, prefix: &str) -> std::io::Result<Self> {
         std::fs::create_dir_all(parent)?;
-        for _ in 0..16 {
-            let p = parent.join(format!("{prefix}{:016x}", rand::random::<u64>()));
-            match std::fs::create_dir(&p) {
-                Ok(()) => return Ok(TempDir(p)),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(e) => return Err(e),
-            }
-        }
-        Err(std::io::Error::other("could not create a unique temp dir"))
+        tempfile::Builder::new()
+            .prefix(prefix)
+            .tempdir_in(parent)
+            .map(TempDir)
     }
 
     /// Its path.
     pub fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
+        self.0.path()
     }
 }
 
