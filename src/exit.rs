@@ -1,4 +1,4 @@
-//! Exit codes of the command-line contract (cli.md), decided in one place from an error chain.
+//! Exit codes of the command-line contract (docs/cli.md), decided in one place from an error chain.
 
 use std::error::Error;
 

@@ -1,6 +1,6 @@
 //! The checkpoint topology: one git-backed primary that takes every write, best-effort mirrors,
-//! and kind-based read routing across both git stores (ref-checkpoint-backend.md, "Read routing
-//! and coexistence").
+//! and kind-based read routing across both git stores (docs/how-it-works.md, "Where reads
+//! look").
 //!
 //! | ID kind | git-branch primary | git-refs primary |
 //! |---|---|---|
@@ -97,7 +97,7 @@ pub struct WriteReport {
     pub mirror_failures: Vec<(String, StoreError)>,
 }
 
-/// The named rollout states (ref-checkpoint-backend.md, "Rollout states").
+/// The named rollout states (docs/configuration.md, "The topology").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rollout {
     /// git-branch alone: the legacy behaviour.
@@ -155,7 +155,8 @@ impl WriteReport {
 }
 
 /// Mints the ID of a new checkpoint in the configured primary's format; hex when the
-/// configuration cannot be read (fail-soft, as hooks must never fail: anchor-behaviour §2).
+/// configuration cannot be read (fail-soft, as hooks must never fail: docs/format.md,
+/// "Checkpoint IDs").
 pub fn mint_checkpoint_id(repo: &Repo) -> CheckpointId {
     match Topology::open(repo) {
         Ok(t) => t.mint_id(),

@@ -147,7 +147,7 @@ pub fn status_human(v: &Value) -> String {
     out
 }
 
-/// `list --json`: the stable shape of cli.md.
+/// `list --json`: the stable shape of docs/cli.md.
 pub fn list_json(all: &[CheckpointInfo]) -> Value {
     Value::Array(
         all.iter()

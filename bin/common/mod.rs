@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 /// Runs `run`, prints any error as `error: ...` on stderr, and exits with the code the error
-/// chain decides (cli.md: 1 failure, 2 usage, 3 not found, 128 not a repository).
+/// chain decides (docs/cli.md: 1 failure, 2 usage, 3 not found, 128 not a repository).
 pub fn main_with(run: impl FnOnce() -> Result<()>) -> ExitCode {
     stop_git_on_termination();
     match run() {

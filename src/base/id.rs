@@ -3,7 +3,7 @@
 //! A [`CheckpointId`] can only be built by parsing or minting, so holding one proves the string is
 //! valid. Parsing is strict: ULIDs must be canonical (uppercase Crockford base32, no alias
 //! letters, first character `0`–`7`), because the `ulid` crate alone accepts lowercase input and
-//! wraps an overflowing first character (anchor-behaviour §2).
+//! wraps an overflowing first character (docs/format.md, "Checkpoint IDs").
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,5 +1,6 @@
 //! The `checkpoints` and `redaction` blocks of `.entire/settings.json` and
-//! `.entire/settings.local.json`, the environment override (anchor-behaviour §10), and the
+//! `.entire/settings.local.json`, the environment override (docs/configuration.md, "The
+//! topology"), and the
 //! `strategy_options` keys.
 //!
 //! A missing, unreadable or empty file, a symlink that escapes `.entire/`, or a file without the

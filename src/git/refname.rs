@@ -1,5 +1,5 @@
 //! Names of checkpoint refs: `refs/entire/checkpoints/<shard>/<id>`, with `<shard>` the last two
-//! characters of the ID (anchor-behaviour §3.1).
+//! characters of the ID (docs/format.md, "Ref names" and "Case folding").
 //!
 //! On case-insensitive filesystems a ULID shard such as `6B` can land in an existing hex shard
 //! directory `6b`, and after `git pack-refs` the packed name carries the folded spelling. Every

@@ -1,12 +1,12 @@
 //! The checkpoint documents: the root `metadata.json` summary and each session's
-//! `<slot>/metadata.json` (anchor-behaviour §1.3–§1.5).
+//! `<slot>/metadata.json` (docs/format.md, "Metadata fields" and "JSON").
 //!
 //! Fields are declared in the reference's key order, which is the order they are written in.
 //! Keys this version does not model (legacy `checkpoint_version`, `context`, `transcript_path`,
 //! or anything a newer writer adds) are kept in `extra` and written back after the known keys,
 //! so rewriting a document never drops data. Every array accepts `null`.
 
-// The fields are the documents' JSON keys, specified key by key in anchor-behaviour §1.3–§1.4.
+// The fields are the documents' JSON keys, listed key by key in docs/format.md, "Metadata fields".
 #![allow(missing_docs)]
 
 use serde::de::DeserializeOwned;
@@ -53,8 +53,8 @@ fn is_false(b: &bool) -> bool {
     !*b
 }
 
-/// Token counters (anchor-behaviour §1.4, TokenUsage). Variant fields such as `cost_usd` are kept
-/// in `extra`.
+/// Token counters (docs/format.md, "Metadata fields", `token_usage`). Variant fields such as
+/// `cost_usd` are kept in `extra`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TokenUsage {
     #[serde(default)]

@@ -1,5 +1,6 @@
 //! Secret redaction, applied to everything a checkpoint stores (transcripts, prompts, summaries,
-//! attribution, session metadata) before any blob is written (design.md "Where we go beyond" 5).
+//! attribution, session metadata) before any blob is written (docs/decisions.md, "Secrets are
+//! redacted before anything is stored").
 //!
 //! Transcripts are agent JSONL, so a secret usually sits inside a JSON string where quotes are
 //! escaped (`\"`) and newlines are the two characters `\n`; the built-in rules allow for both,

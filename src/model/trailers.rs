@@ -1,4 +1,4 @@
-//! `Entire-Checkpoint:` trailers on user commits (anchor-behaviour §3.3): a commit may carry
+//! `Entire-Checkpoint:` trailers on user commits (docs/format.md, "Trailers"): a commit may carry
 //! several (a squash); all are read, de-duplicated in order, and each token is validated.
 
 use crate::base::id::CheckpointId;

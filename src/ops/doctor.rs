@@ -596,7 +596,8 @@ fn collapse(
 /// `foreign-ref` and `malformed-ref`: refs under the namespace that are not checkpoint refs.
 /// A ref whose last component is a checkpoint ID but whose path is not `<shard>/<id>` is
 /// malformed (a mistake); anything else is another design's layout or an ID format this version
-/// does not know. Reported only; never touched (design.md).
+/// does not know. Reported only; never touched (docs/decisions.md, "Foreign refs are never
+/// touched").
 fn namespace(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     Ok(scan(cx.repo)?
         .foreign

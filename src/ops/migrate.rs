@@ -1,4 +1,5 @@
-//! Migration of the git-branch store into git-refs (anchor-behaviour §12.1).
+//! Migration of the git-branch store into git-refs (docs/format.md, "Migration from the v1
+//! branch").
 //!
 //! Every `<xx>/<rest>` checkpoint of the v1 branch (the local branch, else
 //! `origin`'s remote-tracking branch) becomes the ref `RefName(<id>)` with the same subtree, except

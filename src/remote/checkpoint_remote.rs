@@ -7,7 +7,7 @@
 //! never carries them (privacy: a public repository would publish its session transcripts; cost:
 //! every `git push` downloads one advertisement line per ref the remote holds).
 //!
-//! Two forms are accepted (cli.md):
+//! Two forms are accepted (docs/cli.md):
 //! - `{"provider": "github"|"gitlab", "repo": "owner/name"}`: the URL is derived from the code
 //!   push remote's scheme and host (scp-like ssh `git@host:owner/name.git`, `ssh://git@host[:port]/owner/name.git`,
 //!   `https://host[:port]/owner/name.git`), or the provider's public host when the code remote

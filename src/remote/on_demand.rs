@@ -96,7 +96,7 @@ impl BranchFetch for Fetcher<'_> {
 }
 
 /// The ref that holds `remote`'s copy of the v1 branch: for a configured remote its
-/// remote-tracking ref, named as `git fetch` names it (anchor-behaviour §3.2); for a URL a
+/// remote-tracking ref, named as `git fetch` names it (docs/format.md, "The v1 branch"); for a URL a
 /// private ref keyed by the URL's fingerprint, outside every namespace that is pushed.
 pub fn tracking_ref(repo: &Repo, remote: &str) -> String {
     if repo.remote_names().iter().any(|n| n == remote) {

@@ -22,7 +22,8 @@
 //! Pushes run from a *side repository*: an empty bare repository in a temp dir under the common
 //! dir whose object store is the real one and whose config includes the real config, holding
 //! only the refs being pushed. git matches explicit refspecs against every local ref, so pushing
-//! from the real repository would scale with the number of checkpoint refs (design.md).
+//! from the real repository would scale with the number of checkpoint refs (docs/decisions.md,
+//! "Network operations run from a side repository").
 //!
 //! ## Divergence
 //! A ref the remote refuses as non-fast-forward is fetched into the side repository, the local

@@ -1,4 +1,5 @@
-//! Semantic merge of two versions of one checkpoint (design.md "Where we go beyond" 1).
+//! Semantic merge of two versions of one checkpoint (docs/decisions.md, "Divergence is merged by
+//! session").
 //!
 //! When a push is refused because the remote's ref moved on (the same checkpoint was written on
 //! two machines), the local commits are replayed on top of the remote tip. Each replayed tree is

@@ -246,7 +246,7 @@ pub(crate) fn write_via<'r>(
 
 /// A backfill through `layout`, by compare-and-swap. The session slot is pinned to the session
 /// ID resolved on the first attempt, so a concurrent append of another session cannot move the
-/// update onto the wrong slot (anchor-behaviour §14 scenario 27).
+/// update onto the wrong slot (docs/format.md, "Backfills").
 pub(crate) fn backfill_via<'r>(
     layout: &dyn Layout<'r>,
     b: &Backfill,
@@ -360,8 +360,8 @@ impl Backfill {
     }
 
     /// How this backfill picks its slot, given the session it is pinned to (if any): a
-    /// transcript for an unknown session falls back to the latest slot (anchor-behaviour §1.7);
-    /// a summary for an unknown session is an error.
+    /// transcript for an unknown session falls back to the latest slot; a summary for an unknown
+    /// session is an error (docs/format.md, "Backfills").
     pub(crate) fn slot_target<'a>(&self, pinned: Option<&'a str>) -> SlotTarget<'a> {
         match pinned {
             Some(id) => SlotTarget::Session {
@@ -536,7 +536,7 @@ pub trait CheckpointReader {
     fn ids(&self) -> Result<Vec<CheckpointId>, StoreError>;
     /// The commits that changed this checkpoint, newest first; `None` when absent.
     fn history(&self, id: &CheckpointId) -> Result<Option<Vec<CommitInfo>>, StoreError>;
-    /// Who wrote the checkpoint (see anchor-behaviour §3.4); `None` when absent.
+    /// Who wrote the checkpoint (docs/format.md, "Authorship"); `None` when absent.
     fn author(&self, id: &CheckpointId) -> Result<Option<Identity>, StoreError>;
 }
 

@@ -2,9 +2,9 @@
 //!
 //! Every write reads the ref's tip, builds the new tree from it, commits with the tip as the
 //! only parent (no parent for a new ref) and moves the ref only if it still points at that tip.
-//! A lost race rebuilds from the fresh tip and tries again, up to [`MAX_ATTEMPTS`] times
-//! (anchor-behaviour §4.2: 16 attempts, jittered backoff; ours grows exponentially). Nothing is ever force-updated over a
-//! tip we did not build on.
+//! A lost race rebuilds from the fresh tip and tries again, up to [`MAX_ATTEMPTS`] times, with a
+//! jittered backoff that grows exponentially (docs/decisions.md, "Compare-and-swap with bounded
+//! retries"). Nothing is ever force-updated over a tip we did not build on.
 
 use std::time::Duration;
 

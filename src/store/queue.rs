@@ -1,5 +1,5 @@
-//! The push-discovery queue (anchor-behaviour §5): which checkpoint refs changed since they were
-//! last pushed. It lives in the git common dir, so every worktree shares one queue.
+//! The push-discovery queue (docs/format.md, "The push queue"): which checkpoint refs changed
+//! since they were last pushed. It lives in the git common dir, so every worktree shares one queue.
 //!
 //! - `entire-checkpoint-push-queue.jsonl`: one `{"ref":"refs/entire/checkpoints/<shard>/<id>"}`
 //!   per line, mode 0600. Duplicates are allowed on disk.

@@ -1,6 +1,6 @@
-//! The backend registry (anchor-behaviour §9): the two built-in git-backed stores, plus
-//! mirror-only backends registered by name. Only a git-backed backend can be the primary, because
-//! push, fetch and every lifecycle path drive a ref in this repository.
+//! The backend registry (docs/configuration.md, "The topology"): the two built-in git-backed
+//! stores, plus mirror-only backends registered by name. Only a git-backed backend can be the
+//! primary, because push, fetch and every lifecycle path drive a ref in this repository.
 
 use std::collections::BTreeMap;
 

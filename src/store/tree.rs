@@ -4,7 +4,7 @@
 //! slot (`0/`, `1/`, ...). The git-refs store commits it as the whole tree of a ref; the
 //! git-branch store splices it into the v1 branch at `id[:2]/id[2:]`. The only difference
 //! visible inside is the prefix of the paths in the summary's `sessions[]` entries, which is
-//! `""` for git-refs and `/<id[:2]>/<id[2:]>` on the branch (anchor-behaviour §1.3).
+//! `""` for git-refs and `/<id[:2]>/<id[2:]>` on the branch (docs/format.md, "One checkpoint").
 
 use crate::base::id::{CheckpointId, IdKind};
 use crate::model::documents::{CheckpointSummary, SessionFilePaths, SessionMetadata, TokenUsage};
@@ -275,8 +275,8 @@ pub(crate) struct Writer<'a> {
     commit_sha: &'a str,
 }
 
-/// Recomputes the root summary from all sessions (anchor-behaviour §1.6.6). Unknown keys and the
-/// sticky fields of the previous summary are kept.
+/// Recomputes the root summary from all sessions (docs/format.md, "Session slots and the root
+/// summary"). Unknown keys and the sticky fields of the previous summary are kept.
 pub(crate) fn recompute_summary(
     prev: Option<&CheckpointSummary>,
     id: &CheckpointId,
@@ -408,7 +408,7 @@ fn write_root(
     root.write().map_err(git_err("write checkpoint tree"))
 }
 
-/// The commit message of a session write (anchor-behaviour §3.3).
+/// The commit message of a session write (docs/format.md, "Commit messages").
 fn session_message(w: &SessionWrite) -> String {
     let mut m = format!("Checkpoint: {}\n\n", w.checkpoint_id);
     if let Some(subject) = w
@@ -703,7 +703,7 @@ pub(crate) fn build_backfill(
                 }
                 insert_transcript(repo, &mut builder, id, data)?;
                 // We do not derive compact transcripts; a replaced transcript must not keep a
-                // stale one (anchor-behaviour §1.2).
+                // stale one (docs/format.md, "One checkpoint").
                 sessions[slot].compact_transcript_start = None;
             }
             if prompts_change {

@@ -1,4 +1,4 @@
-//! `backfill transcript|summary|attribution` (anchor-behaviour §1.7, §3.3).
+//! `backfill transcript|summary|attribution` (docs/format.md, "Backfills" and "Commit messages").
 
 use serde_json::json;
 

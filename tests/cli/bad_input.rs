@@ -1,4 +1,5 @@
-//! Bad input gets a clear error and changes nothing (design.md, "Reliability requirements").
+//! Bad input gets a clear error and changes nothing (docs/decisions.md, "Bad input changes
+//! nothing"; docs/reliability.md, "Bad input").
 
 use crate::env::{assert_code, assert_failed, Store, TestEnv};
 use crate::fixtures::{hand_made, write_std, HEX_ID, TRANSCRIPT, ULID_ID};

@@ -1,5 +1,5 @@
 //! The three binaries exist, git runs them as subcommands, and they find the repository the way
-//! git does (cli.md).
+//! git does (docs/cli.md).
 
 use serde_json::json;
 

@@ -1,4 +1,4 @@
-//! Case-folded shard spellings (anchor-behaviour §3.1 "Case folding", §14 scenarios 5 and 31):
+//! Case-folded shard spellings (docs/format.md, "Case folding"):
 //! a checkpoint ref that exists only under the other-case shard is read, and writes advance that
 //! same ref instead of creating a second one.
 

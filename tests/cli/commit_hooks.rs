@@ -1,8 +1,8 @@
 //! The commit integration, driven through real `git` and the installed hooks: `session
 //! record/list/discard`, `prepare-commit-msg` (the `Entire-Checkpoint:` trailer), `post-commit`
 //! (condensation of the staged sessions into the checkpoint), amend, rebase, cherry-pick,
-//! linked worktrees, `show <commit>` and the `demo` command (cli.md; anchor-behaviour.md §1,
-//! §3.3 and §6.1).
+//! linked worktrees, `show <commit>` and the `demo` command (docs/cli.md; docs/how-it-works.md,
+//! "Commits"; docs/format.md, "Trailers"; docs/hooks.md).
 
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};

@@ -1,5 +1,6 @@
-//! Reading what other generations wrote, and rewriting it without losing data (design.md,
-//! "Compatibility rules"; anchor-behaviour §1.3–§1.5).
+//! Reading what other generations wrote, and rewriting it without losing data (docs/decisions.md,
+//! "Write the reference's format, read every generation's"; docs/format.md, "Metadata fields" and
+//! "JSON").
 
 use serde_json::{json, Value};
 
@@ -217,7 +218,8 @@ both_stores! {
     chunked_transcript_is_reassembled => chunked_transcript_is_reassembled;
 }
 
-/// A transcript stored in chunks (`full.jsonl`, `full.jsonl.001`, …; anchor-behaviour §1.2):
+/// A transcript stored in chunks (`full.jsonl`, `full.jsonl.001`, …; docs/format.md, "One
+/// checkpoint"):
 /// each chunk lost its trailing newline and the reader joins them with one `\n`.
 fn chunked_transcript_is_reassembled(store: Store) {
     let env = TestEnv::new();

@@ -1,9 +1,9 @@
-//! Many real processes writing at once (issue 7, design.md "No lost checkpoint"): writers of
-//! new checkpoints, writers of other sessions into one shared checkpoint and backfills of that
+//! Many real processes writing at once (issue 7; docs/decisions.md, "No lost checkpoint"): writers
+//! of new checkpoints, writers of other sessions into one shared checkpoint and backfills of that
 //! checkpoint all race, on each store. Afterwards every write that reported success is in git
-//! (checked with `git cat-file` / `git for-each-ref`), every session has exactly one slot, no
-//! JSONL line is corrupt, the push queue names every written ref and one push delivers exactly
-//! the local refs to a bare remote. Only the final state is asserted, never timing.
+//! (checked with `git cat-file` / `git for-each-ref`), every session has exactly one slot, no JSONL
+//! line is corrupt, the push queue names every written ref and one push delivers exactly the local
+//! refs to a bare remote. Only the final state is asserted, never timing.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Output;
@@ -197,7 +197,8 @@ fn writers_and_backfills_race(store: Store) {
     });
 
     // A process either succeeds or, having lost the compare-and-swap race 16 times, gives up
-    // with exit 1 and says so (anchor §4.2), leaving nothing behind; any other outcome is a bug.
+    // with exit 1 and says so (docs/decisions.md, "Compare-and-swap with bounded retries"),
+    // leaving nothing behind; any other outcome is a bug.
     // Only what succeeded is expected below, and every success must be there.
     let mut new_ids: BTreeMap<String, Vec<u8>> = BTreeMap::new();
     // The shared checkpoint's sessions with the transcript of their last successful write.
@@ -313,7 +314,7 @@ fn assert_delivered(env: &TestEnv, store: Store, ids: &BTreeSet<String>) {
             assert_eq!(all_queued_refs(env), Vec::<String>::new(), "queues drained");
         }
         Store::Branch => {
-            // The v1 branch is pushed once the remote is tracked (anchor §6.2).
+            // The v1 branch is pushed once the remote is tracked (docs/how-it-works.md, "Pushes").
             env.git(&["push", "-q", "origin", "main"]);
             env.git(&["fetch", "-q", "origin"]);
             let out = env.run(store, &["push", "origin"]);

@@ -47,7 +47,7 @@ fn run_until_crash(env: &TestEnv, store: Store, args: &[&str], point: &str) {
 
 /// A repository with remote `origin` that already received one checkpoint (so the destination
 /// is known and later pushes do not reconcile on their own). For git-branch the remote is
-/// tracked, so the v1 branch is pushed (anchor §6.2).
+/// tracked, so the v1 branch is pushed (docs/how-it-works.md, "Pushes").
 fn pushed_once(env: &TestEnv, store: Store) -> PathBuf {
     let origin = add_remote(env, "origin");
     env.git(&["push", "-q", "origin", "main"]);

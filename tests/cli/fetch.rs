@@ -1,5 +1,5 @@
 //! Fetching checkpoints from a (local, bare) remote: on-demand in `show`, and `git-entire-fetch`
-//! with named IDs, `--all` and `--for <range>` (cli.md).
+//! with named IDs, `--all` and `--for <range>` (docs/cli.md).
 
 use serde_json::json;
 

@@ -1,4 +1,4 @@
-//! Shared test data: the standard write of anchor-behaviour §14, the reference key orders, the
+//! Shared test data: the standard session write, the reference key orders, the
 //! byte-level JSON format check, and checkpoints laid out by hand with git plumbing.
 
 use std::path::Path;
@@ -18,7 +18,7 @@ pub const TRANSCRIPT: &[u8] =
 pub const TRANSCRIPT_2: &[u8] =
     b"{\"type\":\"user\",\"message\":\"and another thing\"}\n{\"type\":\"assistant\",\"message\":\"ok\"}\n";
 
-/// Root `metadata.json` keys in the reference's order (anchor-behaviour §1.3).
+/// Root `metadata.json` keys in the reference's order (docs/format.md, "Metadata fields").
 pub const ROOT_KEY_ORDER: &[&str] = &[
     "cli_version",
     "checkpoint_id",
@@ -45,7 +45,7 @@ pub const ROOT_REQUIRED: &[&str] = &[
     "sessions",
 ];
 
-/// Session `N/metadata.json` keys in the reference's order (anchor-behaviour §1.4).
+/// Session `N/metadata.json` keys in the reference's order (docs/format.md, "Metadata fields").
 pub const SESSION_KEY_ORDER: &[&str] = &[
     "cli_version",
     "checkpoint_id",
@@ -165,7 +165,7 @@ pub fn write_args<'a>(id: &'a str, session: &'a str, transcript: &'a Path) -> Ve
     ]
 }
 
-/// The standard session write of anchor-behaviour §14: prompt "do the thing", files [a.go],
+/// The standard session write of these tests: prompt "do the thing", files [a.go],
 /// fixed `created_at`. Returns stdout (the ID line).
 pub fn write_std(
     env: &TestEnv,

@@ -1,6 +1,6 @@
 //! `migrate [--dry-run]`: every checkpoint of the v1 branch copied into a hex-named git-refs ref
-//! (anchor-behaviour §12.1, scenarios 62–63; ref-checkpoint-backend.md "Migration and
-//! coexistence"). Verified with real `git` plumbing.
+//! (docs/format.md, "Migration from the v1 branch"; docs/how-it-works.md, "Where reads look").
+//! Verified with real `git` plumbing.
 
 use std::collections::BTreeMap;
 use std::process::Output;
@@ -643,7 +643,8 @@ fn a_ulid_left_only_on_the_v1_mirror_is_restored_into_refs() {
 #[test]
 fn normalisation_leaves_null_arrays_alone() {
     // Older writers encode empty slices as `null`. Migration only rebases the session paths and
-    // drops `checkpoint_version` (anchor-behaviour §12.1); any other value stays as stored.
+    // drops `checkpoint_version` (docs/format.md, "Migration from the v1 branch"); any other
+    // value stays as stored.
     let env = TestEnv::new();
     let p = format!("/{}", branch_dir(HEX_ID));
     let root = format!(
@@ -674,7 +675,7 @@ fn normalisation_leaves_null_arrays_alone() {
 #[test]
 fn a_queue_failure_fails_the_migration() {
     // Unlike a session write, nothing else would announce the migrated refs, so an enqueue
-    // failure is a hard error (anchor-behaviour §12.1).
+    // failure is a hard error (docs/format.md, "Migration from the v1 branch").
     let env = TestEnv::new();
     two_on_v1(&env);
     std::fs::create_dir_all(

@@ -1,7 +1,8 @@
 //! Pushing checkpoints to real bare remotes: `git entire-checkpoint push [<REMOTE>] [--all]`,
 //! `git entire-prepush <remote> [<url>]` and the installed pre-push hook
-//! (ref-checkpoint-backend.md "Push and fetch"; anchor-behaviour.md §5, §6 and §14 scenarios
-//! 32–38 and 51–61; cli.md; design.md "Where we go beyond the reference" 1 and 2).
+//! (docs/how-it-works.md, "The push queue and delivery" and "Pushes"; docs/format.md, "The push
+//! queue" and "Wire behaviour"; docs/cli.md; docs/decisions.md, "Divergence is merged by
+//! session" and "Delivery is tracked per remote").
 //!
 //! Every bare remote made here carries a server-side `update` hook that refuses a
 //! non-fast-forward update (or a deletion) of anything under `refs/entire/` or
@@ -402,7 +403,7 @@ fn warning_lines(stderr: &str) -> Vec<&str> {
 // ---------------------------------------------------------------------------------------------
 
 /// A git-refs write announces its ref in the shared queue of the common dir: one
-/// `{"ref":"<name>"}` line, mode 0600, lock sidecar beside it (anchor §5).
+/// `{"ref":"<name>"}` line, mode 0600, lock sidecar beside it (docs/format.md, "The push queue").
 #[test]
 fn write_appends_the_ref_to_the_shared_queue() {
     use std::os::unix::fs::PermissionsExt;
@@ -536,7 +537,7 @@ fn nothing_to_push_is_silent() {
     assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
 }
 
-/// A checkpoint that grew (another session) is pushed again as a fast-forward (scenario 53).
+/// A checkpoint that grew (another session) is pushed again as a fast-forward.
 #[test]
 fn an_advanced_checkpoint_is_pushed_as_a_fast_forward() {
     let env = TestEnv::new();
@@ -599,10 +600,10 @@ fn pushes_are_chunked_at_200_refs() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Stale, garbage and foreign queue entries (scenarios 32–38, 51)
+// Stale, garbage and foreign queue entries (docs/format.md, "The push queue")
 // ---------------------------------------------------------------------------------------------
 
-/// A queued ref that was deleted locally is dropped, not pushed (scenario 51).
+/// A queued ref that was deleted locally is dropped, not pushed.
 #[test]
 fn stale_queue_entries_are_dropped() {
     let env = TestEnv::new();
@@ -624,7 +625,7 @@ fn stale_queue_entries_are_dropped() {
 }
 
 /// Malformed, blank and duplicate lines in the shared queue are skipped: counted once or not at
-/// all, the valid refs still delivered (scenarios 33, 34, 36).
+/// all, the valid refs still delivered.
 #[test]
 fn garbage_and_duplicate_queue_lines_are_skipped() {
     use std::io::Write;
@@ -664,7 +665,7 @@ fn garbage_and_duplicate_queue_lines_are_skipped() {
 }
 
 /// Queue lines naming refs outside the checkpoint namespace, or foreign refs inside it, are
-/// never pushed (design.md: foreign refs are never listed, pushed or deleted).
+/// never pushed (docs/decisions.md, "Foreign refs are never touched").
 #[test]
 fn foreign_refs_named_in_the_queue_are_never_pushed() {
     use std::io::Write;
@@ -699,7 +700,7 @@ fn foreign_refs_named_in_the_queue_are_never_pushed() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Delivery per remote (design.md beyond 2, scenario 61)
+// Delivery per remote (docs/decisions.md, "Delivery is tracked per remote")
 // ---------------------------------------------------------------------------------------------
 
 /// Pushing to remote A does not make remote B miss checkpoints: B's first push sends everything,
@@ -796,7 +797,7 @@ fn push_all_delivers_checkpoints_whose_queue_line_was_lost() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Divergence recovery (design.md beyond 1, scenario 55)
+// Divergence recovery (docs/decisions.md, "Divergence is merged by session")
 // ---------------------------------------------------------------------------------------------
 
 /// The remote's copy moved on (another machine added a session): the push fetches it, merges by
@@ -1008,7 +1009,8 @@ fn same_session_conflict_without_an_extension_keeps_the_local_transcript() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Server rejection, unreachable remotes, credentials, settings (scenarios 56, 57, 60)
+// Server rejection, unreachable remotes, credentials, settings (docs/how-it-works.md, "Pushes";
+// docs/configuration.md, "Pushing")
 // ---------------------------------------------------------------------------------------------
 
 /// The server refuses one ref: the others land, the refused one stays queued with one warning
@@ -1209,7 +1211,7 @@ fn a_password_in_a_remote_url_is_never_printed() {
 }
 
 /// `push_sessions: false` turns pushing off: nothing is pushed and the queue is untouched
-/// (scenario 60); turning it back on delivers what waited.
+/// (docs/configuration.md, "Pushing"); turning it back on delivers what waited.
 #[test]
 fn push_sessions_false_pushes_nothing_and_keeps_the_queue() {
     let env = TestEnv::new();
@@ -1534,7 +1536,7 @@ fn two_concurrent_pushes_deliver_everything_once() {
 
 /// The git-branch primary pushes the v1 branch, deferred while the remote has no
 /// remote-tracking refs (so it never becomes an empty forge's default branch), and pushed once
-/// the user has fetched (anchor §6.2).
+/// the user has fetched (docs/how-it-works.md, "Pushes").
 #[test]
 fn git_branch_primary_pushes_v1_only_after_the_remote_is_tracked() {
     let env = TestEnv::new();
@@ -1595,7 +1597,7 @@ fn git_branch_primary_pushes_v1_only_after_the_remote_is_tracked() {
 }
 
 /// A v1 branch that moved on the remote is synced without force: both machines' checkpoints end
-/// up in the pushed tree and the remote's tip stays an ancestor (anchor §6.5 v1 push).
+/// up in the pushed tree and the remote's tip stays an ancestor (docs/how-it-works.md, "Pushes").
 #[test]
 fn git_branch_primary_syncs_a_diverged_v1_branch_without_force() {
     let env = TestEnv::new();

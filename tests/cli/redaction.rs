@@ -1,14 +1,14 @@
-//! Secret redaction on every write path (anchor-behaviour.md §1.2 "Redaction happens before any
-//! blob is written"; design.md "Where we go beyond" 5): `write --transcript/--prompt`,
-//! `session record` (the staged files), post-commit condensation, `backfill transcript` and
-//! `backfill summary`; the `redaction` settings block (off switch, user rules, invalid rules);
-//! the misses a review found (tokens after an escaped newline, credential members of JSON
-//! objects, private keys without an END line); and the negative cases (clean data stored byte
-//! for byte: SHAs, UUIDs, a base64 image, `password_hash` code untouched). Then issue 13:
-//! `backfill attribution`, files touched and names are redacted; JSON escapes (`\u0041KIA`,
-//! `ghp\u005f`, a key spelled wholly in escapes, `\u002d` PEM markers, `\/`) hide no secret;
-//! user rules match decoded JSON strings and never break a transcript line; a rule that can
-//! match the empty string is refused.
+//! Secret redaction on every write path, before any blob is written (docs/decisions.md, "Secrets
+//! are redacted before anything is stored"; docs/configuration.md, "Redaction"):
+//! `write --transcript/--prompt`, `session record` (the staged files), post-commit condensation,
+//! `backfill transcript` and `backfill summary`; the `redaction` settings block (off switch, user
+//! rules, invalid rules); the misses a review found (tokens after an escaped newline, credential
+//! members of JSON objects, private keys without an END line); and the negative cases (clean data
+//! stored byte for byte: SHAs, UUIDs, a base64 image, `password_hash` code untouched). Then issue
+//! 13: `backfill attribution`, files touched and names are redacted; JSON escapes (`\u0041KIA`,
+//! `ghp\u005f`, a key spelled wholly in escapes, `\u002d` PEM markers, `\/`) hide no secret; user
+//! rules match decoded JSON strings and never break a transcript line; a rule that can match the
+//! empty string is refused.
 
 use std::path::PathBuf;
 use std::process::{Output, Stdio};

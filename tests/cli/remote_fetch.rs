@@ -2,7 +2,7 @@
 //! second clone: on-demand fetch in `show`/`cat`/`log`/`backfill`, absence versus transport
 //! failure, ref negotiation limited to the requested ref, `git entire-fetch` statuses, foreign
 //! refs, `--for` ranges, `list --remote`, and read routing when the refs fetch fails
-//! (anchor-behaviour.md §7, §8, §14 scenarios 16–24 and 29; cli.md).
+//! (docs/how-it-works.md, "Fetches" and "Where reads look"; docs/cli.md).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

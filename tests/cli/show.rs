@@ -1,4 +1,4 @@
-//! `show`: the JSON contract of cli.md, prefixes, trailers, missing checkpoints.
+//! `show`: the JSON contract of docs/cli.md, prefixes, trailers, missing checkpoints.
 
 use serde_json::{json, Value};
 

@@ -1,8 +1,7 @@
 //! The checkpoint topology: the `checkpoints` settings block and its environment override, the
 //! registry's errors, every rollout state end to end (writes to the primary and each mirror,
 //! verified on disk), the `fs` mirror, and kind-based read routing
-//! (ref-checkpoint-backend.md "Backend taxonomy", "Read routing", "Configuration and rollout";
-//! anchor-behaviour §8–§10, scenarios 39–50).
+//! (docs/configuration.md, "The topology"; docs/how-it-works.md, "Where reads look").
 //!
 //! Unlike most modules, these tests usually leave `ENTIRE_CHECKPOINTS_PRIMARY` unset so that the
 //! settings files decide.
@@ -307,7 +306,7 @@ fn assert_nothing_written(env: &TestEnv, what: &str) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Settings resolution and `config --json` (scenarios 45, 47–50)
+// Settings resolution and `config --json` (docs/configuration.md, "The topology")
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -694,7 +693,7 @@ fn missing_mirror_type_is_an_error() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Registry errors (scenario 45)
+// Registry errors (docs/reliability.md, "Settings and environment")
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -802,7 +801,7 @@ fn registry_errors_from_the_environment() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Environment override (scenario 48)
+// Environment override (docs/configuration.md, "The topology")
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -977,7 +976,7 @@ fn rollout_default_refuses_a_ulid_and_writes_nothing() {
 
 #[test]
 fn branch_primary_with_fs_mirror_refuses_a_ulid_everywhere() {
-    // A failed primary write skips the mirrors (scenario 46).
+    // A failed primary write skips the mirrors (docs/configuration.md, "The topology").
     let env = TestEnv::new();
     settings(
         &env,
@@ -1383,7 +1382,7 @@ fn backfill_of_a_hex_served_by_the_branch_skips_the_mirrors() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Read routing (scenarios 39–43)
+// Read routing (docs/how-it-works.md, "Where reads look")
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -1498,7 +1497,7 @@ fn status_reports_queue_and_hooks() {
     assert_eq!(v["primary"], json!("git-branch"));
     assert_eq!(v["mirrors"], json!([]));
     assert_eq!(v["queued"], json!(0));
-    // cli.md: at least these three keys (post-rewrite is reported too).
+    // docs/cli.md: at least these three keys (post-rewrite is reported too).
     for (hook, want) in [
         ("pre-push", false),
         ("post-commit", false),
@@ -1522,7 +1521,7 @@ fn status_reports_queue_and_hooks() {
     let v = ok_json(&env, &["status", "--json"]);
     assert_eq!(v["primary"], json!("git-refs"));
     assert_eq!(v["queued"], json!(2), "two distinct refs queued: {v}");
-    // cli.md: at least these three keys (post-rewrite is reported too).
+    // docs/cli.md: at least these three keys (post-rewrite is reported too).
     for (hook, want) in [
         ("pre-push", true),
         ("post-commit", false),

@@ -1,4 +1,4 @@
-//! `write`: the on-disk result checked with real git plumbing (anchor-behaviour §1–§4).
+//! `write`: the on-disk result checked with real git plumbing (docs/format.md).
 
 use serde_json::{json, Value};
 
@@ -685,8 +685,8 @@ fn two_ids_get_two_refs_in_their_shards() {
 }
 
 /// Several processes write different sessions into one checkpoint and into other checkpoints at
-/// the same time; every write that reported success is in the result (design.md, "No lost
-/// checkpoint"). No timing is asserted, only the final state.
+/// the same time; every write that reported success is in the result (docs/decisions.md, "No
+/// lost checkpoint"). No timing is asserted, only the final state.
 fn concurrent_writers_lose_nothing(store: Store) {
     let env = TestEnv::new();
     let sessions: Vec<String> = (0..6).map(|i| format!("sess-{i}")).collect();
