@@ -13,6 +13,8 @@ pub(crate) mod publish;
 pub mod queue;
 pub mod refs;
 pub mod registry;
+#[cfg(test)]
+mod tests;
 pub(crate) mod tree;
 
 use std::fmt;

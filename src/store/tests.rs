@@ -1,0 +1,247 @@
+//! In-process tests of tree building, publishing, slot handling and merging, through the
+//! git-refs and git-branch stores on a fresh repository (no subprocess, no network). Results
+//! are checked through libgit2 directly, not only through the stores' own readers.
+
+use git2::{Oid, Repository};
+
+use crate::base::id::CheckpointId;
+use crate::base::session_id::SessionId;
+use crate::git::repo::{Identity, Repo};
+use crate::store::branch::GitBranchStore;
+use crate::store::merge::merge_trees;
+use crate::store::refs::GitRefsStore;
+use crate::store::{Backfill, CheckpointReader, CheckpointWriter, SessionWrite};
+
+const ULID: &str = "01JQ7Z8X9Y2K3M4N5P6Q7R8S9T";
+const HEX: &str = "a1b2c3d4e5f6";
+
+/// A fresh repository (kept alive by the returned directory).
+fn repo() -> (tempfile::TempDir, Repo) {
+    let dir = tempfile::tempdir().unwrap();
+    Repository::init(dir.path()).unwrap();
+    let repo = Repo::open(dir.path()).unwrap();
+    (dir, repo)
+}
+
+fn write(id: &str, session: &str, transcript: &[u8]) -> SessionWrite {
+    SessionWrite {
+        checkpoint_id: CheckpointId::parse(id).unwrap(),
+        session_id: SessionId::parse(session).unwrap(),
+        strategy: "manual-commit".into(),
+        branch: "main".into(),
+        commit_sha: String::new(),
+        created_at: "2026-01-01T00:00:00Z".into(),
+        transcript: Some(transcript.to_vec()),
+        prompts: vec![format!("prompt of {session}")],
+        files_touched: vec!["b.rs".into(), "a.rs".into(), "a.rs".into()],
+        agent: "Claude Code".into(),
+        model: "m".into(),
+        token_usage: None,
+        checkpoints_count: 1,
+        checkpoint_transcript_start: 0,
+        commit_subject: None,
+        author: Some(Identity {
+            name: "Tester".into(),
+            email: "t@example.com".into(),
+        }),
+        redactions: 0,
+    }
+}
+
+/// The text of `path` in the tree of commit `tip`, read with libgit2.
+fn blob(repo: &Repo, tip: &str, path: &str) -> String {
+    let commit = repo.git.find_commit(Oid::from_str(tip).unwrap()).unwrap();
+    let entry = commit.tree().unwrap().get_path(path.as_ref()).unwrap();
+    let blob = repo.git.find_blob(entry.id()).unwrap();
+    String::from_utf8(blob.content().to_vec()).unwrap()
+}
+
+#[test]
+fn a_session_builds_the_documented_tree_and_publishes_its_ref() {
+    let (_dir, repo) = repo();
+    let store = GitRefsStore::new(&repo);
+    let out = store
+        .write_session(&write(ULID, "s-1", b"{\"a\":1}\n"))
+        .unwrap();
+    assert!(out.changed);
+    assert_eq!(out.ref_name, format!("refs/entire/checkpoints/9T/{ULID}"));
+    let tip = repo.git.refname_to_id(&out.ref_name).unwrap();
+    assert_eq!(tip.to_string(), out.commit);
+    let root: serde_json::Value =
+        serde_json::from_str(&blob(&repo, &out.commit, "metadata.json")).unwrap();
+    assert_eq!(root["checkpoint_id"], ULID);
+    assert_eq!(root["sessions"].as_array().unwrap().len(), 1);
+    let session: serde_json::Value =
+        serde_json::from_str(&blob(&repo, &out.commit, "0/metadata.json")).unwrap();
+    assert_eq!(session["session_id"], "s-1");
+    assert_eq!(
+        session["files_touched"],
+        serde_json::json!(["b.rs", "a.rs"]),
+        "de-duplicated, first occurrence kept"
+    );
+    assert_eq!(blob(&repo, &out.commit, "0/full.jsonl"), "{\"a\":1}\n");
+    assert_eq!(blob(&repo, &out.commit, "0/prompt.txt"), "prompt of s-1");
+    let commit = repo.git.find_commit(tip).unwrap();
+    assert_eq!(commit.author().name().unwrap(), "Tester");
+    assert_eq!(commit.parent_count(), 0);
+}
+
+#[test]
+fn the_same_write_again_builds_the_same_tree_and_a_new_session_takes_the_next_slot() {
+    let (_dir, repo) = repo();
+    let store = GitRefsStore::new(&repo);
+    let first = store.write_session(&write(ULID, "s-1", b"one\n")).unwrap();
+    let again = store.write_session(&write(ULID, "s-1", b"one\n")).unwrap();
+    let tree_of = |c: &str| {
+        repo.git
+            .find_commit(Oid::from_str(c).unwrap())
+            .unwrap()
+            .tree_id()
+    };
+    assert_eq!(
+        tree_of(&again.commit),
+        tree_of(&first.commit),
+        "tree building is deterministic"
+    );
+
+    let second = store.write_session(&write(ULID, "s-2", b"two\n")).unwrap();
+    assert!(second.changed);
+    assert_eq!(blob(&repo, &second.commit, "1/full.jsonl"), "two\n");
+    // Rewriting the first session reuses its slot.
+    let replaced = store
+        .write_session(&write(ULID, "s-1", b"one, longer\n"))
+        .unwrap();
+    assert_eq!(
+        blob(&repo, &replaced.commit, "0/full.jsonl"),
+        "one, longer\n"
+    );
+    assert_eq!(blob(&repo, &replaced.commit, "1/full.jsonl"), "two\n");
+    let parent = repo
+        .git
+        .find_commit(Oid::from_str(&replaced.commit).unwrap())
+        .unwrap()
+        .parent_id(0)
+        .unwrap();
+    assert_eq!(
+        parent.to_string(),
+        second.commit,
+        "each write is one commit on the last"
+    );
+
+    let cp = store
+        .read(&CheckpointId::parse(ULID).unwrap())
+        .unwrap()
+        .unwrap();
+    assert_eq!(cp.slot_of("s-2").unwrap(), 1);
+    assert_eq!(cp.slot_of("0").unwrap(), 0);
+    assert!(cp.slot_of("s-3").is_err());
+}
+
+#[test]
+fn a_transcript_backfill_for_an_unknown_session_goes_to_the_latest_slot() {
+    let (_dir, repo) = repo();
+    let store = GitRefsStore::new(&repo);
+    store.write_session(&write(ULID, "s-1", b"one\n")).unwrap();
+    store.write_session(&write(ULID, "s-2", b"two\n")).unwrap();
+    let out = store
+        .backfill(&Backfill::Transcript {
+            id: CheckpointId::parse(ULID).unwrap(),
+            session_id: Some(SessionId::parse("nobody").unwrap()),
+            transcript: b"final\n".to_vec(),
+            prompts: Vec::new(),
+        })
+        .unwrap();
+    assert_eq!(blob(&repo, &out.commit, "1/full.jsonl"), "final\n");
+    assert_eq!(blob(&repo, &out.commit, "0/full.jsonl"), "one\n");
+    let summary = store.backfill(&Backfill::Summary {
+        id: CheckpointId::parse(ULID).unwrap(),
+        session_id: Some(SessionId::parse("nobody").unwrap()),
+        summary: serde_json::json!({"intent": "x"}),
+    });
+    assert!(summary.is_err(), "a summary names its session exactly");
+    let missing = store.backfill(&Backfill::Attribution {
+        id: CheckpointId::parse(HEX).unwrap(),
+        attribution: serde_json::json!({}),
+    });
+    assert!(missing.is_err(), "a backfill never creates");
+}
+
+#[test]
+fn the_branch_store_keeps_every_checkpoint_under_its_shard_on_one_branch() {
+    let (_dir, repo) = repo();
+    let store = GitBranchStore::primary(&repo);
+    let a = store.write_session(&write(HEX, "s-1", b"one\n")).unwrap();
+    let b = store
+        .write_session(&write("0123456789ab", "s-1", b"two\n"))
+        .unwrap();
+    assert_eq!(a.ref_name, "refs/heads/entire/checkpoints/v1");
+    assert_eq!(
+        blob(&repo, &b.commit, "a1/b2c3d4e5f6/0/full.jsonl"),
+        "one\n"
+    );
+    assert_eq!(
+        blob(&repo, &b.commit, "01/23456789ab/0/full.jsonl"),
+        "two\n"
+    );
+    let ids = store.ids().unwrap();
+    assert_eq!(ids.len(), 2);
+    assert!(
+        store.write_session(&write(ULID, "s-1", b"x\n")).is_err(),
+        "a ULID never goes to a git-branch primary"
+    );
+}
+
+#[test]
+fn merging_two_versions_keeps_every_session_of_both() {
+    let (_dir, repo) = repo();
+    let id = CheckpointId::parse(ULID).unwrap();
+    let store = GitRefsStore::new(&repo);
+    let base = store.write_session(&write(ULID, "s-1", b"one\n")).unwrap();
+    let local = store
+        .write_session(&write(ULID, "s-2", b"local\n"))
+        .unwrap();
+    // The other side: the same base plus a different session, published elsewhere.
+    repo.git
+        .reference(
+            &base.ref_name,
+            Oid::from_str(&base.commit).unwrap(),
+            true,
+            "test",
+        )
+        .unwrap();
+    let remote = store
+        .write_session(&write(ULID, "s-3", b"remote\n"))
+        .unwrap();
+    let tree_of = |c: &str| {
+        repo.git
+            .find_commit(Oid::from_str(c).unwrap())
+            .unwrap()
+            .tree()
+            .unwrap()
+    };
+    let merged = merge_trees(
+        &repo.git,
+        &id,
+        &tree_of(&local.commit),
+        &tree_of(&remote.commit),
+        "",
+    )
+    .unwrap();
+    let tree = repo.git.find_tree(merged.tree).unwrap();
+    let mut transcripts = Vec::new();
+    for slot in ["0", "1", "2"] {
+        let entry = tree
+            .get_path(format!("{slot}/full.jsonl").as_ref())
+            .unwrap();
+        let blob = repo.git.find_blob(entry.id()).unwrap();
+        transcripts.push(String::from_utf8(blob.content().to_vec()).unwrap());
+    }
+    transcripts.sort();
+    assert_eq!(transcripts, ["local\n", "one\n", "remote\n"]);
+    let root = repo
+        .git
+        .find_blob(tree.get_path("metadata.json".as_ref()).unwrap().id())
+        .unwrap();
+    let root: serde_json::Value = serde_json::from_slice(root.content()).unwrap();
+    assert_eq!(root["sessions"].as_array().unwrap().len(), 3);
+}
