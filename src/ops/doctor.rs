@@ -560,11 +560,10 @@ fn collapse(
         .map_err(git_err("write merge commit"))?
     };
     if target != c
-        && git
-            .reference_matching(
+        && repo
+            .set_ref_matching(
                 canon.0.name(),
                 target,
-                true,
                 c,
                 "entire: doctor --fix: collapse case spellings",
             )
