@@ -549,9 +549,7 @@ fn run() -> Result<()> {
                 match push {
                     Some(_) if dry_run => Ok(()),
                     Some(remote) => {
-                        if !entire_checkpoints::config::settings::push_sessions_enabled(
-                            repo.workdir(),
-                        ) {
+                        if !repo.settings().push_sessions_enabled() {
                             common::warn(quiet, "checkpoint pushing is disabled in settings; refs stay queued for the next push");
                             return Ok(());
                         }

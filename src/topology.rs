@@ -8,7 +8,7 @@
 //! | hex | branch only | refs, then branch |
 
 use crate::base::id::{self, CheckpointId, IdKind};
-use crate::config::settings::{self, ConfigSource, SettingsError};
+use crate::config::settings::{ConfigSource, SettingsError};
 use crate::git::repo::{Identity, Repo};
 use crate::git::url::Remote;
 use crate::model::redact::Redactor;
@@ -187,7 +187,7 @@ impl<'r> Topology<'r> {
 
     /// Like [`Topology::open`] with a given registry.
     pub fn open_with(repo: &'r Repo, registry: &Registry) -> Result<Self, TopologyError> {
-        let files = settings::SettingsFiles::read(repo.workdir());
+        let files = repo.settings();
         let resolved = files.checkpoints_config()?;
         let redactor = files.redactor().map_err(TopologyError::Redaction)?;
         let refused = files.refuse_writes().err();
@@ -342,7 +342,9 @@ impl<'r> Topology<'r> {
                 fetcher.remote(),
                 Some(fetcher.sibling()),
             ));
-        let filter = crate::config::settings::filtered_fetches_enabled(repo.workdir())
+        let filter = repo
+            .settings()
+            .filtered_fetches_enabled()
             .then_some(crate::remote::partial::FetchFilter::BlobNone);
         self.refs
             .set_on_demand(Box::new(crate::remote::on_demand::Network::fetching(

@@ -81,8 +81,7 @@ pub fn warn(quiet: bool, msg: impl std::fmt::Display) {
 
 /// Warns about each settings file of `repo` that does not parse; every command calls this once.
 pub fn warn_unparseable_settings(repo: &entire_checkpoints::git::repo::Repo, quiet: bool) {
-    let files = entire_checkpoints::config::settings::SettingsFiles::read(repo.workdir());
-    for e in files.unparseable() {
+    for e in repo.settings().unparseable() {
         warn(
             quiet,
             format!("{e}; it is ignored, and nothing is written or pushed until it is fixed"),
@@ -161,7 +160,7 @@ pub fn push_and_report(
 
     // The settings choose whether and where checkpoints go: unknown settings push nothing.
     topo.check_writable()?;
-    if !entire_checkpoints::config::settings::push_sessions_enabled(repo.workdir()) {
+    if !repo.settings().push_sessions_enabled() {
         return Ok(());
     }
     let target = checkpoint_target(repo, via)?;

@@ -371,59 +371,47 @@ fn from_env() -> Option<CheckpointsConfig> {
     })
 }
 
-/// A boolean key of `strategy_options`, resolved like every key by [`strategy_option`] (the
-/// local file's value wins over the committed one); a non-boolean value counts as unset.
-fn bool_option(worktree: Option<&Path>, key: &str) -> Option<bool> {
-    strategy_option(worktree, key).and_then(|(v, _, _)| v.as_bool())
-}
-
-/// Whether checkpoint pushing is enabled: `strategy_options.push_sessions`; default true.
-pub fn push_sessions_enabled(worktree: Option<&Path>) -> bool {
-    bool_option(worktree, "push_sessions").unwrap_or(true)
-}
-
-/// Whether reads fetch missing checkpoints partially (`--filter=blob:none`, transcripts on
-/// read): `strategy_options.filtered_fetches`; default false.
-pub fn filtered_fetches_enabled(worktree: Option<&Path>) -> bool {
-    bool_option(worktree, "filtered_fetches").unwrap_or(false)
-}
-
 /// The `strategy_options` key of the hook budget in seconds.
 pub const HOOK_BUDGET_SETTING: &str = "hook_budget_seconds";
 
-/// `strategy_options.hook_budget_seconds` when it is a whole number of seconds (callers clamp
-/// it: the committed file is untrusted).
-pub fn hook_budget_seconds(worktree: Option<&Path>) -> Option<u64> {
-    strategy_option(worktree, HOOK_BUDGET_SETTING).and_then(|(v, _, _)| v.as_u64())
-}
-
-/// One key of `strategy_options`: the local file's if that file sets the key (to anything but
-/// `null`), else the committed file's. Returns the value, where it came from and the file's
-/// path as shown in messages. Unreadable files count as absent (fail-soft), and so do files
-/// that do not parse: commands report those, and writes and pushes refuse while they remain.
-pub fn strategy_option(
-    worktree: Option<&Path>,
-    key: &str,
-) -> Option<(Value, ConfigSource, String)> {
-    let root = worktree?;
-    for (name, source) in [
-        (LOCAL_SETTINGS_FILE, ConfigSource::SettingsLocal),
-        (SETTINGS_FILE, ConfigSource::Settings),
-    ] {
-        let value = read_settings_file(root, name)
-            .and_then(|v| v.get("strategy_options")?.get(key).cloned())
-            .filter(|v| !v.is_null());
-        if let Some(v) = value {
-            return Some((v, source, shown(name)));
-        }
+impl SettingsFiles {
+    /// One key of `strategy_options`: the local file's if that file sets the key (to anything
+    /// but `null`), else the committed file's. Returns the value, where it came from and the
+    /// file's path as shown in messages. Unreadable files count as absent (fail-soft), and so
+    /// do files that do not parse: commands report those, and writes and pushes refuse while
+    /// they remain.
+    pub fn strategy_option(&self, key: &str) -> Option<(Value, ConfigSource, String)> {
+        self.parsed.iter().find_map(|(name, source, v)| {
+            v.get("strategy_options")?
+                .get(key)
+                .filter(|v| !v.is_null())
+                .map(|v| (v.clone(), *source, shown(name)))
+        })
     }
-    None
-}
 
-/// Resolves the checkpoints config of `worktree` (`None` in a bare repository); see
-/// [`SettingsFiles::checkpoints_config`].
-pub fn load_checkpoints_config(worktree: Option<&Path>) -> Result<ResolvedConfig, SettingsError> {
-    SettingsFiles::read(worktree).checkpoints_config()
+    /// A boolean key of `strategy_options`, resolved like every key by
+    /// [`SettingsFiles::strategy_option`]; a non-boolean value counts as unset.
+    fn bool_option(&self, key: &str) -> Option<bool> {
+        self.strategy_option(key).and_then(|(v, _, _)| v.as_bool())
+    }
+
+    /// Whether checkpoint pushing is enabled: `strategy_options.push_sessions`; default true.
+    pub fn push_sessions_enabled(&self) -> bool {
+        self.bool_option("push_sessions").unwrap_or(true)
+    }
+
+    /// Whether reads fetch missing checkpoints partially (`--filter=blob:none`, transcripts on
+    /// read): `strategy_options.filtered_fetches`; default false.
+    pub fn filtered_fetches_enabled(&self) -> bool {
+        self.bool_option("filtered_fetches").unwrap_or(false)
+    }
+
+    /// `strategy_options.hook_budget_seconds` when it is a whole number of seconds (callers
+    /// clamp it: the committed file is untrusted).
+    pub fn hook_budget_seconds(&self) -> Option<u64> {
+        self.strategy_option(HOOK_BUDGET_SETTING)
+            .and_then(|(v, _, _)| v.as_u64())
+    }
 }
 
 #[cfg(test)]
@@ -471,25 +459,42 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
         assert_eq!(
-            load_checkpoints_config(Some(root)).unwrap().source,
+            SettingsFiles::read(Some(root))
+                .checkpoints_config()
+                .unwrap()
+                .source,
             ConfigSource::Default
         );
         std::fs::create_dir(root.join(".entire")).unwrap();
         std::fs::write(root.join(".entire/settings.json"), "{not json").unwrap();
-        assert_eq!(load_checkpoints_config(Some(root)).unwrap().config, None);
+        assert_eq!(
+            SettingsFiles::read(Some(root))
+                .checkpoints_config()
+                .unwrap()
+                .config,
+            None
+        );
         std::fs::write(
             root.join(".entire/settings.json"),
             r#"{"enabled": "yes", "checkpoints": null}"#,
         )
         .unwrap();
-        assert_eq!(load_checkpoints_config(Some(root)).unwrap().config, None);
+        assert_eq!(
+            SettingsFiles::read(Some(root))
+                .checkpoints_config()
+                .unwrap()
+                .config,
+            None
+        );
         std::fs::write(
             root.join(".entire/settings.json"),
             r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}], "bogus": 1}}"#,
         )
         .unwrap();
         assert!(
-            load_checkpoints_config(Some(root)).is_err(),
+            SettingsFiles::read(Some(root))
+                .checkpoints_config()
+                .is_err(),
             "invalid base block is an error"
         );
         std::fs::write(
@@ -497,7 +502,9 @@ mod tests {
             r#"{"checkpoints": {"primary": {"type": "git-branch"}}}"#,
         )
         .unwrap();
-        let r = load_checkpoints_config(Some(root)).unwrap();
+        let r = SettingsFiles::read(Some(root))
+            .checkpoints_config()
+            .unwrap();
         assert_eq!(r.source, ConfigSource::SettingsLocal);
         let c = r.config.unwrap();
         assert_eq!(c.primary.kind, "git-branch");

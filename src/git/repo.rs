@@ -1,6 +1,7 @@
 //! Opening the repository the way git finds it, refusing formats we cannot handle, and the
 //! identity checkpoint commits are made with.
 
+use crate::config::settings::SettingsFiles;
 use std::path::{Path, PathBuf};
 
 use crate::base::time as timefmt;
@@ -44,6 +45,8 @@ pub const FALLBACK_EMAIL: &str = "unknown@local";
 pub struct Repo {
     pub(crate) git: git2::Repository,
     common_dir: PathBuf,
+    /// The settings files, read on first use and then kept for the whole command.
+    settings: std::cell::OnceCell<SettingsFiles>,
 }
 
 /// Maps a git2 error into [`RepoError::Git`] with context.
@@ -156,7 +159,18 @@ impl Repo {
         static READ_WITHOUT_REHASH: std::sync::Once = std::sync::Once::new();
         READ_WITHOUT_REHASH.call_once(|| git2::opts::strict_hash_verification(false));
         let common_dir = git.commondir().to_path_buf();
-        Ok(Repo { git, common_dir })
+        Ok(Repo {
+            git,
+            common_dir,
+            settings: std::cell::OnceCell::new(),
+        })
+    }
+
+    /// The settings files of the work tree (none in a bare repository), read once per command:
+    /// every setting a command uses comes from this one reading.
+    pub fn settings(&self) -> &SettingsFiles {
+        self.settings
+            .get_or_init(|| SettingsFiles::read(self.workdir()))
     }
 
     /// The git common dir (shared by all worktrees): where the queue and staged sessions live.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::base::id::CheckpointId;
 use crate::base::session_id::SessionId;
-use crate::config::settings::{SettingsError, SettingsFiles};
+use crate::config::settings::SettingsError;
 use crate::git::repo::Repo;
 use crate::git::subprocess::Git;
 use crate::model::documents::DEFAULT_STRATEGY;
@@ -100,7 +100,7 @@ pub fn prepare_commit_msg(
         return Ok(Prepared::Nothing);
     }
     // A trailer now would link a checkpoint that post-commit then refuses to write.
-    SettingsFiles::read(repo.workdir())
+    repo.settings()
         .refuse_writes()
         .map_err(CommitHookError::NotLinked)?;
     let id = crate::topology::mint_checkpoint_id(repo);

@@ -1011,7 +1011,8 @@ pub const MAX_TRAILER_DEPTH: usize = 100_000;
 /// `strategy_options.doctor_trailer_depth` clamped to [`MAX_TRAILER_DEPTH`] when it is a whole
 /// number (0 reads no commit), else [`DEFAULT_TRAILER_DEPTH`].
 fn trailer_depth(repo: &Repo) -> usize {
-    crate::config::settings::strategy_option(repo.workdir(), TRAILER_DEPTH_SETTING)
+    repo.settings()
+        .strategy_option(TRAILER_DEPTH_SETTING)
         .and_then(|(v, _, _)| v.as_u64())
         .map_or(DEFAULT_TRAILER_DEPTH, |n| {
             usize::try_from(n).map_or(MAX_TRAILER_DEPTH, |n| n.min(MAX_TRAILER_DEPTH))

@@ -129,8 +129,7 @@ pub struct GcReport {
 
 /// The retention in days from settings (`None`: gc is off by default).
 pub fn days_from_settings(repo: &Repo) -> Result<Option<u32>, GcError> {
-    let Some((value, _, file)) = crate::config::settings::strategy_option(repo.workdir(), SETTING)
-    else {
+    let Some((value, _, file)) = repo.settings().strategy_option(SETTING) else {
         return Ok(None);
     };
     value

@@ -22,7 +22,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::config::settings::{self, ConfigSource};
+use crate::config::settings::ConfigSource;
 use crate::git::repo::Repo;
 use crate::git::subprocess as git;
 use crate::git::url::{self as remote, Remote, RemoteError};
@@ -350,7 +350,7 @@ pub fn public_forge(url: &str) -> Option<&'static str> {
 pub fn configured(
     repo: &Repo,
 ) -> Result<Option<(CheckpointRemote, ConfigSource)>, CheckpointRemoteError> {
-    let Some((value, source, file)) = settings::strategy_option(repo.workdir(), SETTING) else {
+    let Some((value, source, file)) = repo.settings().strategy_option(SETTING) else {
         return Ok(None);
     };
     Ok(Some((CheckpointRemote::parse(&value, &file)?, source)))

@@ -179,7 +179,8 @@ pub fn hook_budget(repo: &Repo) -> Duration {
     if let Some(budget) = git::env_seconds(HOOK_BUDGET_ENV, HOOK_BUDGET_RANGE) {
         return budget;
     }
-    crate::config::settings::hook_budget_seconds(repo.workdir())
+    repo.settings()
+        .hook_budget_seconds()
         .map(|s| git::clamped_seconds(s, HOOK_BUDGET_RANGE))
         .unwrap_or(DEFAULT_HOOK_BUDGET)
 }

@@ -117,7 +117,8 @@ pub fn last_remote_count(repo: &Repo, target: &str) -> Option<RemoteCount> {
 /// The warning threshold: `strategy_options.checkpoint_ref_warn_threshold` when it is a
 /// non-negative integer, else [`DEFAULT_THRESHOLD`].
 pub fn threshold(repo: &Repo) -> u64 {
-    crate::config::settings::strategy_option(repo.workdir(), THRESHOLD_SETTING)
+    repo.settings()
+        .strategy_option(THRESHOLD_SETTING)
         .and_then(|(v, _, _)| v.as_u64())
         .unwrap_or(DEFAULT_THRESHOLD)
 }
@@ -177,6 +178,8 @@ mod tests {
             r#"{"strategy_options": {"checkpoint_ref_warn_threshold": 10000}}"#,
         )
         .unwrap();
+        // Settings are read once per command: a new command (a new handle) sees the file.
+        let repo = Repo::open(dir.path()).unwrap();
         assert_eq!(threshold(&repo), 10_000);
         assert_eq!(warning(&repo, &target(None)), None);
         record_created(&repo, "elsewhere", 3);
