@@ -311,7 +311,7 @@ impl<'r> Topology<'r> {
         };
         // Offline, reads still see the default remote's copy of the branch (a fresh clone has
         // it as a remote-tracking branch); fetching it needs `enable_fetch_with`.
-        if let Some(remote) = crate::remote::push::default_remote(repo) {
+        if let Some(remote) = crate::remote::destination::default_remote(repo) {
             branch.set_remote(crate::remote::on_demand::remote_copy(repo, &remote, None));
         }
         let mut refs = GitRefsStore::new(repo);
@@ -345,7 +345,7 @@ impl<'r> Topology<'r> {
         let filter = repo
             .settings()
             .filtered_fetches_enabled()
-            .then_some(crate::remote::partial::FetchFilter::BlobNone);
+            .then_some(crate::remote::fetch::FetchFilter::BlobNone);
         self.refs
             .set_on_demand(Box::new(crate::remote::on_demand::Network::fetching(
                 fetcher.with_filter(filter),

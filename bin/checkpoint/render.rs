@@ -94,7 +94,7 @@ pub fn config_human(v: &Value) -> String {
 /// `status --json`.
 pub fn status_json(repo: &Repo, topo: &Topology<'_>) -> Value {
     let mut v = config_json(topo);
-    v["queued"] = json!(entire_checkpoints::remote::push::pending_count(
+    v["queued"] = json!(entire_checkpoints::remote::destination::pending_count(
         repo,
         topo.refs_store()
     ));

@@ -190,7 +190,7 @@ pub fn flush_and_report(
     quiet: bool,
 ) -> Result<()> {
     use entire_checkpoints::remote::push;
-    let dest = push::destination(repo, &target.target);
+    let dest = entire_checkpoints::remote::destination::destination(repo, &target.target);
     let opts = push::FlushOptions {
         reconcile,
         ..Default::default()

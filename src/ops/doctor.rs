@@ -677,7 +677,7 @@ fn queues(repo: &Repo) -> Vec<(String, PushQueue)> {
         PushQueue::in_common_dir(repo.common_dir()),
     )];
     out.extend(
-        crate::remote::push::destination_books(repo)
+        crate::remote::destination::destination_books(repo)
             .into_iter()
             .map(|b| (format!("the queue of {}", b.display), b.queue)),
     );
@@ -714,7 +714,7 @@ fn queue_orphans(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
 /// offline). The fix enqueues the refs in the shared queue, which the next push fans out to every
 /// destination.
 fn unqueued_unpushed(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
-    let books = crate::remote::push::destination_books(cx.repo);
+    let books = crate::remote::destination::destination_books(cx.repo);
     let mut out = Vec::new();
     // The shared queue is fanned out to every destination; a destination's own queue and
     // record cover that destination only.
@@ -803,7 +803,7 @@ fn v1_branch(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
             }
         }
     }
-    let push_remote = crate::remote::push::default_remote(repo);
+    let push_remote = crate::remote::destination::default_remote(repo);
     for remote in repo.remote_names() {
         let tracking = format!("refs/remotes/{remote}/entire/checkpoints/v1");
         let Some(theirs) = crate::store::publish::tip_of(repo, &tracking)? else {

@@ -164,7 +164,7 @@ pub fn run(
     dry_run: bool,
 ) -> Result<GcReport, GcError> {
     let target = target.ok_or(GcError::NoRemote)?;
-    let queued = crate::remote::push::pending_refs(repo, refs_store)?;
+    let queued = crate::remote::destination::pending_refs(repo, refs_store)?;
     let local = refs_store.refs()?;
     let listed = Fetcher::new(repo, target.target.clone())
         .list_remote_tips()

@@ -394,7 +394,7 @@ pub fn resolve(
 ) -> Result<Option<CheckpointTarget>, CheckpointRemoteError> {
     let code = via
         .map(str::to_owned)
-        .or_else(|| crate::remote::push::default_remote(repo));
+        .or_else(|| crate::remote::destination::default_remote(repo));
     if let Some((remote, source)) = configured(repo)? {
         let code_url = code
             .as_deref()

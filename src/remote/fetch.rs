@@ -18,6 +18,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use git2::Oid;
@@ -27,11 +28,40 @@ use crate::git::repo::Repo;
 use crate::git::side::SideRepo;
 use crate::git::subprocess::{self as git, GitError};
 use crate::git::url::Remote;
-use crate::remote::partial::FetchFilter;
 pub use crate::store::on_demand::FetchError;
 
 /// How long one on-demand fetch may take.
 pub const READ_FETCH_BUDGET: Duration = Duration::from_secs(120);
+
+/// The object filter of a partial fetch. Only `blob:none`: trees must arrive, since a checkpoint's
+/// documents are found through them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FetchFilter {
+    /// No blobs with the trees (documents follow separately, transcripts on read).
+    BlobNone,
+}
+
+impl FetchFilter {
+    /// The `--filter` spec git takes.
+    pub fn spec(self) -> &'static str {
+        match self {
+            FetchFilter::BlobNone => "blob:none",
+        }
+    }
+}
+
+impl FromStr for FetchFilter {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "blob:none" => Ok(FetchFilter::BlobNone),
+            other => Err(format!(
+                "unsupported filter {other:?}: only blob:none is supported"
+            )),
+        }
+    }
+}
 
 /// What a fetch of one ref found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -275,7 +305,7 @@ impl<'r> Fetcher<'r> {
                 out.push((name, state));
             }
         }
-        crate::remote::push::record_delivered(self.repo, &self.remote, &published);
+        crate::remote::destination::record_delivered(self.repo, &self.remote, &published);
         Ok(out)
     }
 

@@ -3,6 +3,7 @@
 //! awareness of large remotes. Above the stores, which it fills and drains.
 
 pub mod checkpoint_remote;
+pub mod destination;
 pub mod fetch;
 pub mod on_demand;
 pub mod partial;

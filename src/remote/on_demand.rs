@@ -104,7 +104,7 @@ pub fn tracking_ref(repo: &Repo, remote: &str) -> String {
     } else {
         format!(
             "refs/entire-remote/{}/{V1_BRANCH}",
-            crate::remote::push::fingerprint_of(repo, remote)
+            crate::remote::destination::fingerprint_of(repo, remote)
         )
     }
 }

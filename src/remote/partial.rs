@@ -19,7 +19,6 @@
 //!   fetch or a write of a cached checkpoint goes to it as usual.
 
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
 use std::time::Instant;
 
 use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
@@ -30,43 +29,15 @@ use crate::git::repo::Repo;
 use crate::git::subprocess::{self as git, Git, GitError, TempDir};
 use crate::git::url::Remote;
 use crate::model::transcript;
-use crate::remote::fetch::{FetchError, Fetched, Fetcher, FETCH_ARGS, READ_FETCH_BUDGET};
+use crate::remote::fetch::{
+    FetchError, FetchFilter, Fetched, Fetcher, FETCH_ARGS, READ_FETCH_BUDGET,
+};
 
 /// What git prints when the server ignored `--filter` and sent everything.
 const FILTER_IGNORED: &str = "filtering not recognized by server";
 
 /// Object hashes per `git fetch` of documents.
 const OIDS_PER_FETCH: usize = 1000;
-
-/// The object filter of a partial fetch. Only `blob:none`: trees must arrive, since a checkpoint's
-/// documents are found through them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FetchFilter {
-    /// No blobs with the trees (documents follow separately, transcripts on read).
-    BlobNone,
-}
-
-impl FetchFilter {
-    /// The `--filter` spec git takes.
-    pub fn spec(self) -> &'static str {
-        match self {
-            FetchFilter::BlobNone => "blob:none",
-        }
-    }
-}
-
-impl FromStr for FetchFilter {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "blob:none" => Ok(FetchFilter::BlobNone),
-            other => Err(format!(
-                "unsupported filter {other:?}: only blob:none is supported"
-            )),
-        }
-    }
-}
 
 /// What a filtered fetch did.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -31,22 +31,21 @@
 //! ref moves there by compare-and-swap, and the push is retried: still a fast-forward. A ref the
 //! server itself refuses (`[remote rejected]`, a hook, a protected ref) stays queued.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use git2::Oid;
-use sha2::{Digest, Sha256};
 
 use crate::base::crashpoint::crashpoint;
-use crate::base::fs::{write_atomic, FileLock};
 use crate::base::id::CheckpointId;
 use crate::git::refname::CheckpointRef;
 use crate::git::repo::Repo;
 use crate::git::side::SideRepo;
 use crate::git::subprocess::{self as git, GitError, PushedRef};
 use crate::git::url::Remote;
+use crate::remote::destination::{fingerprint_of, Delivery, Destination};
 use crate::store::merge;
 use crate::store::queue::{PushQueue, QueueError};
 use crate::store::refs::GitRefsStore;
@@ -127,51 +126,6 @@ fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> PushErro
     move |source| PushError::Io { context, source }
 }
 
-/// Where a push goes.
-#[derive(Debug, Clone)]
-pub struct Destination {
-    /// What git is given: a remote name or a URL.
-    pub target: Remote,
-    /// How it is shown: the remote name, or the URL with credentials redacted.
-    pub display: String,
-    /// A stable key of the push URL.
-    pub fingerprint: String,
-}
-
-fn fingerprint(url: &str) -> String {
-    let d = Sha256::digest(url.as_bytes());
-    d.iter().take(10).map(|b| format!("{b:02x}")).collect()
-}
-
-/// Resolves a remote name (its push URL) or a raw URL.
-pub fn destination(repo: &Repo, target: &Remote) -> Destination {
-    let (display, url) = match configured_url(repo, target) {
-        Some(url) => (target.as_str().to_owned(), url),
-        None => (git::redact(target), target.as_str().to_owned()),
-    };
-    Destination {
-        target: target.clone(),
-        display,
-        fingerprint: fingerprint(&url),
-    }
-}
-
-/// The push URL of a configured remote named `target`, if it is one.
-fn configured_url(repo: &Repo, target: &str) -> Option<String> {
-    repo.git.find_remote(target).ok().and_then(|r| {
-        r.pushurl()
-            .ok()
-            .flatten()
-            .or_else(|| r.url().ok())
-            .map(str::to_owned)
-    })
-}
-
-/// The stable bookkeeping key of a remote name (its push URL) or a raw URL.
-pub fn fingerprint_of(repo: &Repo, target: &str) -> String {
-    fingerprint(&configured_url(repo, target).unwrap_or_else(|| target.to_owned()))
-}
-
 /// How long a hook (pre-push, pre-auto-gc) may spend on the network in total:
 /// [`HOOK_BUDGET_ENV`], else `strategy_options.hook_budget_seconds`, else
 /// [`DEFAULT_HOOK_BUDGET`]; clamped into [`HOOK_BUDGET_RANGE`].
@@ -250,139 +204,6 @@ impl FlushReport {
         self.due
             .saturating_sub(self.pushed.len() + self.stale.len())
     }
-}
-
-/// The per-destination bookkeeping under `<common>/entire/`.
-struct Delivery {
-    dir: PathBuf,
-}
-
-#[derive(serde::Serialize, serde::Deserialize, Default)]
-struct Registry {
-    destinations: BTreeMap<String, String>,
-}
-
-impl Delivery {
-    fn new(common: &Path) -> Self {
-        Delivery {
-            dir: common.join("entire"),
-        }
-    }
-
-    fn queue(&self, fp: &str) -> PushQueue {
-        PushQueue::at(self.dir.join("push-queues").join(format!("{fp}.jsonl")))
-    }
-
-    fn ledger(&self, fp: &str) -> PathBuf {
-        self.dir.join("push-delivered").join(format!("{fp}.jsonl"))
-    }
-
-    /// Runs `f` on the record of `fp` under its lock. Best effort (see the module docs).
-    fn with_record(&self, fp: &str, f: impl FnOnce(&Path) -> std::io::Result<()>) {
-        let path = self.ledger(fp);
-        let mut lock = path.clone().into_os_string();
-        lock.push(".lock");
-        if let Err(e) = FileLock::exclusive(Path::new(&lock)).and_then(|_guard| f(&path)) {
-            log::warn!("delivery record {}: {e}", path.display());
-        }
-    }
-
-    /// Appends `refs` to the delivery record of `fp`.
-    fn record(&self, fp: &str, refs: &[(String, Oid)]) {
-        if refs.is_empty() {
-            return;
-        }
-        // The leading newline ends a line torn by a crash; blank lines are skipped.
-        let text = format!("\n{}", record_lines(refs));
-        self.with_record(fp, |path| {
-            use std::io::Write;
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)?
-                .write_all(text.as_bytes())
-        });
-    }
-
-    /// Rewrites the record of `fp` to one line per ref once it holds far more lines than refs
-    /// (it grows by one line per delivered update).
-    fn compact(&self, fp: &str) {
-        self.with_record(fp, |path| {
-            let text = match std::fs::read_to_string(path) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-                other => other?,
-            };
-            let entries = parse_record(&text);
-            let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
-            if lines <= 2 * entries.len() + 64 {
-                return Ok(());
-            }
-            let mut sorted: Vec<(String, Oid)> = entries.into_iter().collect();
-            sorted.sort();
-            let text = record_lines(&sorted);
-            write_atomic(path, text.as_bytes(), 0o644)
-        });
-    }
-
-    /// The delivery record of `fp` (ref -> last delivered commit); `None` when there is none.
-    fn delivered(&self, fp: &str) -> Option<HashMap<String, Oid>> {
-        std::fs::read_to_string(self.ledger(fp))
-            .ok()
-            .map(|t| parse_record(&t))
-    }
-
-    fn registry_path(&self) -> PathBuf {
-        self.dir.join("push-destinations.json")
-    }
-
-    fn load(&self) -> Registry {
-        std::fs::read(self.registry_path())
-            .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .unwrap_or_default()
-    }
-
-    fn save(&self, reg: &Registry) -> Result<(), PushError> {
-        let path = self.registry_path();
-        write_atomic(&path, &crate::model::documents::to_json_bytes(reg), 0o644)
-            .map_err(io_err(format!("write {}", path.display())))
-    }
-
-    /// Holds the registry lock while `f` runs.
-    fn locked<T>(&self, f: impl FnOnce() -> Result<T, PushError>) -> Result<T, PushError> {
-        let _lock = FileLock::exclusive(&self.dir.join("push-destinations.lock"))
-            .map_err(io_err("lock destinations"))?;
-        f()
-    }
-}
-
-/// Delivery-record lines, `{"ref","oid"}` each.
-fn record_lines(refs: &[(String, Oid)]) -> String {
-    refs.iter()
-        .map(|(name, oid)| {
-            let mut l = serde_json::json!({"ref": name, "oid": oid.to_string()}).to_string();
-            l.push('\n');
-            l
-        })
-        .collect()
-}
-
-/// A delivery record's text as ref -> commit, the last line of a ref winning; lines that do not
-/// parse are skipped.
-fn parse_record(text: &str) -> HashMap<String, Oid> {
-    let mut out = HashMap::new();
-    for line in text.lines() {
-        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        if let (Some(name), Some(oid)) = (
-            v["ref"].as_str(),
-            v["oid"].as_str().and_then(|o| Oid::from_str(o).ok()),
-        ) {
-            out.insert(name.to_owned(), oid);
-        }
-    }
-    out
 }
 
 /// Runs the git-refs flush to `dest`.
@@ -606,7 +427,8 @@ fn fan_out(
     shared: &PushQueue,
     dest: &Destination,
 ) -> Result<(), PushError> {
-    delivery.locked(|| {
+    let _lock = delivery.lock().map_err(io_err("lock destinations"))?;
+    {
         let mut reg = delivery.load();
         let live: Vec<String> = crate::remote::checkpoint_remote::delivery_targets(repo)
             .iter()
@@ -630,11 +452,14 @@ fn fan_out(
         for fp in reg.destinations.keys() {
             delivery.queue(fp).enqueue_all(&announced)?;
         }
-        delivery.save(&reg)?;
+        delivery.save(&reg).map_err(io_err(format!(
+            "write {}",
+            delivery.registry_path().display()
+        )))?;
         crashpoint("push.after-fan-out");
         shared.remove(&announced)?;
         Ok(())
-    })
+    }
 }
 
 /// Local checkpoint refs the destination lacks or has at another commit, from one `ls-remote`.
@@ -944,58 +769,6 @@ fn v1_step(
     }
 }
 
-/// Records that the destination `target` (a remote name or URL) has `refs` at these commits
-/// (a fetch that published the remote's tips). Best effort.
-pub(crate) fn record_delivered(repo: &Repo, target: &str, refs: &[(String, Oid)]) {
-    Delivery::new(repo.common_dir()).record(&fingerprint_of(repo, target), refs);
-}
-
-/// One known destination's bookkeeping, for `doctor`.
-pub(crate) struct DestinationBook {
-    /// The destination as shown.
-    pub display: String,
-    /// Its queue of refs not yet confirmed.
-    pub queue: PushQueue,
-    /// What it confirmed (ref -> commit); `None` when it has no delivery record (pushed only
-    /// by a version that kept none).
-    pub delivered: Option<HashMap<String, Oid>>,
-}
-
-/// Every destination a push has registered, with its queue and delivery record.
-pub(crate) fn destination_books(repo: &Repo) -> Vec<DestinationBook> {
-    let delivery = Delivery::new(repo.common_dir());
-    delivery
-        .load()
-        .destinations
-        .into_iter()
-        .map(|(fp, display)| DestinationBook {
-            display,
-            queue: delivery.queue(&fp),
-            delivered: delivery.delivered(&fp),
-        })
-        .collect()
-}
-
-/// Every queued or pending ref for any destination, for `status`.
-pub fn pending_count(repo: &Repo, refs_store: &GitRefsStore<'_>) -> usize {
-    pending_refs(repo, refs_store).map_or(0, |all| all.len())
-}
-
-/// Every ref waiting in the shared queue or in any destination's queue. A queue that cannot be
-/// read is an error (`gc` must not treat it as empty).
-pub fn pending_refs(
-    repo: &Repo,
-    refs_store: &GitRefsStore<'_>,
-) -> Result<std::collections::HashSet<String>, QueueError> {
-    let delivery = Delivery::new(repo.common_dir());
-    let mut all: std::collections::HashSet<String> =
-        refs_store.queue().peek()?.into_iter().collect();
-    for fp in delivery.load().destinations.keys() {
-        all.extend(delivery.queue(fp).peek()?);
-    }
-    Ok(all)
-}
-
 /// What a push of the v1 branch did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum V1Push {
@@ -1120,15 +893,6 @@ pub(crate) fn replay_v1_onto(
     }
 }
 
-/// The remote checkpoints sync with by default: `origin`, else the only remote.
-pub fn default_remote(repo: &Repo) -> Option<String> {
-    let names = repo.remote_names();
-    if names.iter().any(|n| n == "origin") {
-        return Some("origin".into());
-    }
-    (names.len() == 1).then(|| names[0].clone())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1141,40 +905,5 @@ mod tests {
             "refs/entire/checkpoints/*:refs/entire/checkpoints/*"
         );
         assert!(!spec.as_str().starts_with('+'));
-    }
-
-    #[test]
-    fn delivery_record_last_wins_survives_a_torn_line_and_compacts() {
-        let dir = tempfile::tempdir().unwrap();
-        let d = Delivery::new(dir.path());
-        assert!(d.delivered("fp").is_none(), "no record yet");
-        let (a, b) = ("refs/entire/checkpoints/f6/a1b2c3d4e5f6", "x");
-        let o1 = Oid::from_str("1111111111111111111111111111111111111111").unwrap();
-        let o2 = Oid::from_str("2222222222222222222222222222222222222222").unwrap();
-        d.record("fp", &[(a.into(), o1)]);
-        // A crash mid-append leaves a torn line; the next record still parses.
-        let path = d.ledger("fp");
-        let mut text = std::fs::read_to_string(&path).unwrap();
-        text.push_str("{\"ref\":\"refs/ent");
-        std::fs::write(&path, text).unwrap();
-        d.record("fp", &[(a.into(), o2), (b.into(), o1)]);
-        let got = d.delivered("fp").unwrap();
-        assert_eq!(got.get(a), Some(&o2), "the last line wins");
-        assert_eq!(got.get(b), Some(&o1));
-        assert_eq!(got.len(), 2);
-        // Many updates of one ref: compaction keeps one line per ref and the same answer.
-        for _ in 0..100 {
-            d.record("fp", &[(a.into(), o1), (a.into(), o2)]);
-        }
-        d.compact("fp");
-        let lines = std::fs::read_to_string(&path).unwrap().lines().count();
-        assert_eq!(lines, 2);
-        assert_eq!(d.delivered("fp").unwrap(), got);
-    }
-
-    #[test]
-    fn fingerprints_differ_by_url() {
-        assert_ne!(fingerprint("/a.git"), fingerprint("/b.git"));
-        assert_eq!(fingerprint("/a.git").len(), 20);
     }
 }

@@ -49,7 +49,7 @@ fn load(repo: &Repo) -> Counts {
 /// Applies `f` to the record of `target` under the file's lock. Best effort: the counts are
 /// advisory, so a failure is logged and otherwise ignored.
 fn update(repo: &Repo, target: &str, f: impl FnOnce(Option<u64>) -> Option<u64>) {
-    let fingerprint = crate::remote::push::fingerprint_of(repo, target);
+    let fingerprint = crate::remote::destination::fingerprint_of(repo, target);
     let display = crate::git::subprocess::redact(target);
     let result = (|| -> std::io::Result<()> {
         let dir = repo.common_dir().join("entire");
@@ -111,7 +111,7 @@ pub fn local_count(repo: &Repo) -> usize {
 
 /// The last known count of `target`, if any.
 pub fn last_remote_count(repo: &Repo, target: &str) -> Option<RemoteCount> {
-    load(repo).remove(&crate::remote::push::fingerprint_of(repo, target))
+    load(repo).remove(&crate::remote::destination::fingerprint_of(repo, target))
 }
 
 /// The warning threshold: `strategy_options.checkpoint_ref_warn_threshold` when it is a
