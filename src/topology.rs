@@ -684,6 +684,25 @@ fn dedup_newest_first(mut all: Vec<CheckpointInfo>) -> Vec<CheckpointInfo> {
     all
 }
 
+impl crate::base::error::ExitStatus for TopologyError {
+    fn exit_code(&self) -> i32 {
+        use crate::base::error::{FAILURE, NOT_FOUND};
+        match self {
+            TopologyError::Redaction(e)
+            | TopologyError::Config(e)
+            | TopologyError::WritesRefused(e) => e.exit_code(),
+            TopologyError::UnknownBackend { .. }
+            | TopologyError::NotGitBacked { .. }
+            | TopologyError::DuplicateType { .. }
+            | TopologyError::Construct { .. }
+            | TopologyError::Ambiguous { .. } => FAILURE,
+            TopologyError::NoMatch(_) => NOT_FOUND,
+            TopologyError::InvalidId(e) => e.exit_code(),
+            TopologyError::Store(e) => e.exit_code(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
