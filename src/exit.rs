@@ -2,19 +2,13 @@
 //! in [`crate::base::error`]; each error type implements it next to its definition, except the
 //! ones of `store` and `remote`, whose implementations are here until those layers take them.
 
-use std::error::Error;
-
 use crate::base::error::ExitStatus;
-use crate::base::id::InvalidIdError;
-use crate::git::repo::RepoError;
-use crate::git::url::RemoteError;
 use crate::remote::checkpoint_remote::CheckpointRemoteError;
 use crate::remote::fetch::FetchError;
 use crate::remote::push::PushError;
 use crate::store::queue::QueueError;
 use crate::store::registry::RegistryError;
 use crate::store::StoreError;
-use crate::topology::TopologyError;
 
 pub use crate::base::error::{error_chain, FAILURE, NOT_A_REPOSITORY, NOT_FOUND, SUCCESS, USAGE};
 
@@ -91,56 +85,12 @@ impl ExitStatus for PushError {
     }
 }
 
-/// Kept until the binaries map their own error type (superseded by [`ExitStatus`]).
-/// The exit code for an error: the first error in the chain that decides one wins.
-pub fn code_for(err: &(dyn Error + 'static)) -> i32 {
-    let mut cur: Option<&(dyn Error + 'static)> = Some(err);
-    while let Some(e) = cur {
-        if let Some(code) = decided(e) {
-            return code;
-        }
-        cur = e.source();
-    }
-    FAILURE
-}
-
-/// The code one error decides, looking through `#[error(transparent)]` wrappers (whose
-/// `source()` skips the wrapped error itself).
-fn decided(e: &(dyn Error + 'static)) -> Option<i32> {
-    if let Some(r) = e.downcast_ref::<RepoError>() {
-        return matches!(r, RepoError::NotARepository(_) | RepoError::Unsupported(_))
-            .then_some(NOT_A_REPOSITORY);
-    }
-    if let Some(s) = e.downcast_ref::<StoreError>() {
-        return match s {
-            StoreError::NotFound { .. } | StoreError::NotFoundAnywhere { .. } => Some(NOT_FOUND),
-            StoreError::Repo(r) => decided(r),
-            _ => None,
-        };
-    }
-    if let Some(t) = e.downcast_ref::<TopologyError>() {
-        return match t {
-            TopologyError::NoMatch(_) => Some(NOT_FOUND),
-            TopologyError::Store(s) => decided(s),
-            TopologyError::InvalidId(_) => Some(USAGE),
-            _ => None,
-        };
-    }
-    // A refused remote from a settings file is a failure of the command; the same refusal of a
-    // command-line value (a bare `RemoteError`) is a usage error.
-    if e.downcast_ref::<CheckpointRemoteError>().is_some() {
-        return Some(FAILURE);
-    }
-    if e.downcast_ref::<RemoteError>().is_some() {
-        return Some(USAGE);
-    }
-    e.downcast_ref::<InvalidIdError>().map(|_| USAGE)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::base::id::CheckpointId;
+    use crate::git::repo::RepoError;
+    use crate::topology::TopologyError;
 
     #[test]
     fn maps_through_wrappers() {
