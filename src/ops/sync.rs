@@ -121,10 +121,9 @@ pub fn push(
 ) -> Result<Synced, SyncError> {
     // The settings choose whether and where checkpoints go: unknown settings push nothing.
     topo.check_writable()?;
-    if !crate::config::settings::push_sessions_enabled(repo.workdir()) {
+    let Some(target) = enabled_target(repo, via)? else {
         return Ok(Synced::Disabled);
-    }
-    let target = target(repo, via)?;
+    };
     if topo.primary() == StoreKind::GitBranch {
         return push_branch(repo, target.target);
     }
@@ -139,11 +138,18 @@ pub fn flush(
     via: Option<&str>,
     reconcile: bool,
 ) -> Result<Synced, SyncError> {
-    if !crate::config::settings::push_sessions_enabled(repo.workdir()) {
-        return Ok(Synced::Disabled);
+    match enabled_target(repo, via)? {
+        Some(target) => flush_to(repo, refs_store, &target, reconcile),
+        None => Ok(Synced::Disabled),
     }
-    let target = target(repo, via)?;
-    flush_to(repo, refs_store, &target, reconcile)
+}
+
+/// The checkpoint remote for `via`; `None` when the settings turn pushing off.
+fn enabled_target(repo: &Repo, via: Option<&str>) -> Result<Option<CheckpointTarget>, SyncError> {
+    match crate::config::settings::push_sessions_enabled(repo.workdir()) {
+        true => target(repo, via).map(Some),
+        false => Ok(None),
+    }
 }
 
 fn flush_to(
@@ -158,21 +164,14 @@ fn flush_to(
         ..Default::default()
     };
     let report = push::flush(repo, refs_store, &dest, &opts)?;
+    let d = &report.destination;
     if let Some(why) = &report.timed_out {
-        return Err(NotPushed {
-            reason: format!("{why} (pushing to {})", report.destination),
-            queued: Some(report.remaining()),
-            timed_out: true,
-        }
-        .into());
+        let reason = format!("{why} (pushing to {d})");
+        return Err(not_pushed(reason, Some(report.remaining()), true));
     }
     if let Some(line) = &report.unreachable {
-        return Err(NotPushed {
-            reason: format!("couldn't reach {}: {line}", report.destination),
-            queued: Some(report.due),
-            timed_out: false,
-        }
-        .into());
+        let reason = format!("couldn't reach {d}: {line}");
+        return Err(not_pushed(reason, Some(report.due), false));
     }
     let public_remote_warning = match report.due {
         0 => None,
@@ -192,21 +191,21 @@ fn push_branch(repo: &Repo, remote: Remote) -> Result<Synced, SyncError> {
         V1Push::Deferred => BranchPush::Deferred,
         V1Push::Pushed { notes } => BranchPush::Pushed { notes },
         V1Push::TimedOut(why) => {
-            return Err(NotPushed {
-                reason: format!("{why} (pushing entire/checkpoints/v1 to {remote})"),
-                queued: None,
-                timed_out: true,
-            }
-            .into())
+            let reason = format!("{why} (pushing entire/checkpoints/v1 to {remote})");
+            return Err(not_pushed(reason, None, true));
         }
         V1Push::Refused(why) => {
-            return Err(NotPushed {
-                reason: format!("couldn't push entire/checkpoints/v1 to {remote}: {why}"),
-                queued: None,
-                timed_out: false,
-            }
-            .into())
+            let reason = format!("couldn't push entire/checkpoints/v1 to {remote}: {why}");
+            return Err(not_pushed(reason, None, false));
         }
     };
     Ok(Synced::Branch { remote, outcome })
+}
+
+fn not_pushed(reason: String, queued: Option<usize>, timed_out: bool) -> SyncError {
+    SyncError::NotPushed(NotPushed {
+        reason,
+        queued,
+        timed_out,
+    })
 }
