@@ -3,14 +3,20 @@
 //! Pushes the checkpoint refs queued for that remote before git sends the user's refs. It never
 //! fails the user's push: checkpoint trouble is a warning and the refs stay queued.
 
-#[path = "common/mod.rs"]
-mod common;
+mod common {
+    pub mod cli;
+    pub mod error;
+    pub mod push;
+}
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{CommandFactory, Parser};
+
+use common::cli::{warn, GlobalArgs};
+use common::error::{CliError, Result};
+use entire_checkpoints::ops::sync::{self, SyncError};
 
 /// Push queued checkpoint refs to the remote git is pushing to (called by the pre-push hook).
 #[derive(Parser)]
@@ -20,15 +26,25 @@ struct Cli {
     remote: Option<String>,
     /// The remote's URL.
     url: Option<String>,
-    /// Silence warnings and progress.
-    #[arg(short, long)]
-    quiet: bool,
-    /// More diagnostics on stderr (repeatable).
-    #[arg(short, long, action = clap::ArgAction::Count)]
-    verbose: u8,
-    /// Write man pages into DIR and exit (used by install.sh).
-    #[arg(long, value_name = "DIR", hide = true)]
-    generate_man: Option<PathBuf>,
+    #[command(flatten)]
+    global: GlobalArgs,
+}
+
+fn main() -> ExitCode {
+    // The hook budget counts from here: it bounds all the time this hook adds to `git push`.
+    let started = Instant::now();
+    common::cli::main_with(|| {
+        let cli = Cli::parse();
+        if !cli.global.start(Cli::command)? {
+            return Ok(());
+        }
+        // git writes the refs it is pushing on stdin (`<local ref> <sha> <remote ref> <sha>`);
+        // read it all, so git never sees a broken pipe.
+        let mut input = String::new();
+        let _ = std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut input);
+        prepush(cli.remote.or(cli.url), &input, started, cli.global.quiet);
+        Ok(())
+    })
 }
 
 /// Whether git's pre-push input names a remote ref of ours (the v1 branch or a checkpoint ref).
@@ -41,79 +57,63 @@ fn pushes_checkpoint_refs(input: &str) -> bool {
     })
 }
 
-fn main() -> ExitCode {
-    // The hook budget counts from here: it bounds all the time this hook adds to `git push`.
-    let started = Instant::now();
-    common::main_with(|| {
-        let cli = Cli::parse();
-        common::init_logging(cli.verbose);
-        if let Some(dir) = &cli.generate_man {
-            return common::generate_man(Cli::command(), dir);
-        }
-        // git writes the refs it is pushing on stdin (`<local ref> <sha> <remote ref> <sha>`);
-        // read it all, so git never sees a broken pipe.
-        let mut input = String::new();
-        let _ = std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut input);
-        let quiet = cli.quiet;
-        // A push that names checkpoint refs itself (`git push origin entire/checkpoints/v1`):
-        // pushing them too would race git for the same remote refs and fail its push.
-        if pushes_checkpoint_refs(&input) {
-            common::warn(
-                quiet,
-                "this push sends checkpoint refs itself; the queued ones go with the next push",
-            );
-            return Ok(());
-        }
-        let Some(remote) = cli.remote.or(cli.url) else {
-            // git always names the remote; a hook manager's configuration may not pass it on
-            // (pre-commit hands a hook neither git's arguments nor its input).
-            common::warn(
-                quiet,
-                "no remote given, so no checkpoint was pushed: call git entire-prepush with the remote git is pushing to (docs/hooks.md)",
-            );
-            return Ok(());
-        };
-        // git does not tell a pre-push hook about `--dry-run`; its own arguments do, where the
-        // platform shows them (docs/how-it-works.md: elsewhere a dry run pushes them).
-        if entire_checkpoints::base::invoker::invoking_git()
-            .is_some_and(|args| entire_checkpoints::base::invoker::is_dry_run_push(&args))
-        {
-            common::warn(
-                quiet,
-                "dry run: checkpoint refs were not pushed (they stay queued)",
-            );
-            return Ok(());
-        }
-        let mut budget = None;
-        let result = entire_checkpoints::git::repo::Repo::discover()
-            .map_err(anyhow::Error::from)
-            .and_then(|repo| {
-                budget = Some(common::bound_hook(&repo, started));
-                common::warn_unparseable_settings(&repo, quiet);
-                let topo = entire_checkpoints::topology::Topology::open(&repo)?;
-                common::push_and_report(&repo, &topo, Some(&remote), false, quiet)
-            });
-        match result {
-            Ok(()) => {}
-            Err(e) => match e.downcast_ref::<common::NotPushed>() {
-                Some(n) if n.timed_out => common::warn(
-                    quiet,
-                    format!(
-                        "{e:#} (hook budget {}s: set {} or strategy_options.{} to change it)",
-                        budget.unwrap_or_default().as_secs(),
-                        entire_checkpoints::remote::push::HOOK_BUDGET_ENV,
-                        entire_checkpoints::config::settings::HOOK_BUDGET_SETTING
-                    ),
-                ),
-                Some(_) => common::warn(quiet, format!("{e:#}")),
-                None => common::warn(
-                    quiet,
-                    format!(
-                        "checkpoints were not pushed: {e:#}; they stay queued for the next push"
-                    ),
-                ),
-            },
-        }
+/// Pushes to `remote` and warns about whatever went wrong.
+fn prepush(remote: Option<String>, input: &str, started: Instant, quiet: bool) {
+    // A push that names checkpoint refs itself (`git push origin entire/checkpoints/v1`):
+    // pushing them too would race git for the same remote refs and fail its push.
+    if pushes_checkpoint_refs(input) {
+        warn(
+            quiet,
+            "this push sends checkpoint refs itself; the queued ones go with the next push",
+        );
+        return;
+    }
+    let Some(remote) = remote else {
+        // git always names the remote; a hook manager's configuration may not pass it on
+        // (pre-commit hands a hook neither git's arguments nor its input).
+        warn(
+            quiet,
+            "no remote given, so no checkpoint was pushed: call git entire-prepush with the remote git is pushing to (docs/hooks.md)",
+        );
+        return;
+    };
+    // git does not tell a pre-push hook about `--dry-run`; its own arguments do, where the
+    // platform shows them (docs/how-it-works.md: elsewhere a dry run pushes them).
+    if entire_checkpoints::base::invoker::invoking_git()
+        .is_some_and(|args| entire_checkpoints::base::invoker::is_dry_run_push(&args))
+    {
+        warn(
+            quiet,
+            "dry run: checkpoint refs were not pushed (they stay queued)",
+        );
+        return;
+    }
+    let mut budget = None;
+    let result = (|| -> Result<()> {
+        let repo = entire_checkpoints::git::repo::Repo::discover()?;
+        budget = Some(common::push::bound_hook(&repo, started));
+        common::cli::warn_unparseable_settings(&repo, quiet);
+        let topo = entire_checkpoints::topology::Topology::open(&repo)?;
+        let synced = sync::push(&repo, &topo, Some(&remote), false)?;
+        common::push::report(&synced, None, quiet);
         Ok(())
-    })
+    })();
+    let Err(e) = result else { return };
+    let chain = entire_checkpoints::base::error::error_chain(&e);
+    match e {
+        CliError::Sync(SyncError::NotPushed(n)) if n.timed_out => warn(
+            quiet,
+            format!(
+                "{chain} (hook budget {}s: set {} or strategy_options.{} to change it)",
+                budget.unwrap_or_default().as_secs(),
+                entire_checkpoints::remote::push::HOOK_BUDGET_ENV,
+                entire_checkpoints::config::settings::HOOK_BUDGET_SETTING
+            ),
+        ),
+        CliError::Sync(SyncError::NotPushed(_)) => warn(quiet, chain),
+        _ => warn(
+            quiet,
+            format!("checkpoints were not pushed: {chain}; they stay queued for the next push"),
+        ),
+    }
 }

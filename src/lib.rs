@@ -3,7 +3,7 @@
 //! The library holds everything but argument parsing and printing. Its layers, each importing
 //! only the ones before it (docs/architecture.md draws them; `.ci/layers` checks it):
 //! [`base`] → [`model`] → [`config`] → [`git`] → [`store`] → [`remote`] → [`topology`] → [`ops`].
-//! Binaries map its typed errors to exit codes with [`exit::code_for`].
+//! Every error type decides its exit code through [`base::error::ExitStatus`].
 
 #![warn(missing_docs)]
 

@@ -140,7 +140,7 @@ impl WriteReport {
             .map(|(name, e)| {
                 format!(
                     "mirror {name} write failed; primary write succeeded: {}",
-                    crate::exit::error_chain(e)
+                    crate::base::error::error_chain(e)
                 )
             })
             .collect();
@@ -695,6 +695,25 @@ fn dedup_newest_first(mut all: Vec<CheckpointInfo>) -> Vec<CheckpointInfo> {
     let mut seen = std::collections::HashSet::new();
     all.retain(|i| seen.insert(i.id.clone()));
     all
+}
+
+impl crate::base::error::ExitStatus for TopologyError {
+    fn exit_code(&self) -> i32 {
+        use crate::base::error::{FAILURE, NOT_FOUND};
+        match self {
+            TopologyError::Redaction(e)
+            | TopologyError::Config(e)
+            | TopologyError::WritesRefused(e) => e.exit_code(),
+            TopologyError::UnknownBackend { .. }
+            | TopologyError::NotGitBacked { .. }
+            | TopologyError::DuplicateType { .. }
+            | TopologyError::Construct { .. }
+            | TopologyError::Ambiguous { .. } => FAILURE,
+            TopologyError::NoMatch(_) => NOT_FOUND,
+            TopologyError::InvalidId(e) => e.exit_code(),
+            TopologyError::Store(e) => e.exit_code(),
+        }
+    }
 }
 
 #[cfg(test)]

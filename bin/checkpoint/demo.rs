@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use anyhow::{bail, Context, Result};
+use crate::common::error::{Context, Result};
 
 struct Demo {
     root: PathBuf,
@@ -49,7 +49,7 @@ impl Demo {
             println!("    {line}");
         }
         if !out.status.success() {
-            bail!("demo step `git {}` failed", args.join(" "));
+            return Err(format!("demo step `git {}` failed", args.join(" ")).into());
         }
         Ok(stdout)
     }
@@ -70,7 +70,7 @@ pub fn run(keep: bool) -> Result<()> {
     std::fs::create_dir_all(&root).with_context(|| format!("create {}", root.display()))?;
     let demo = Demo {
         root: root.clone(),
-        path: std::env::join_paths(paths)?,
+        path: std::env::join_paths(paths).map_err(|e| e.to_string())?,
     };
     let result = story(&demo);
     if keep {
@@ -141,7 +141,7 @@ fn story(d: &Demo) -> Result<()> {
     d.step(root, &["clone", "-q", "remote.git", "clone"])?;
     let shown = d.step(&clone, &["entire-checkpoint", "show", "HEAD"])?;
     if !shown.contains("demo-session") {
-        bail!("the clone did not show the demo session");
+        return Err("the clone did not show the demo session".to_owned().into());
     }
     println!("# Done: the checkpoint was recorded, pushed and read back.");
     Ok(())

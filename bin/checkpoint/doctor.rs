@@ -2,23 +2,21 @@
 //! JSON document). Exit 0 when no problem remains, 1 when one does, 128 when the repository
 //! cannot be opened (an unsupported format is still reported as a finding first).
 
-use anyhow::{bail, Result};
-
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::ops::doctor::{self, Report};
 
-use crate::common;
+use crate::common::cli::warn_unparseable_settings;
+use crate::common::error::Result;
+use crate::common::output::write_stdout;
 
 fn print(report: &Report, json: bool) -> Result<()> {
     if json {
-        let mut text = serde_json::to_string_pretty(&report.to_json())?;
-        text.push('\n');
-        return common::write_stdout(text.as_bytes());
+        return crate::common::output::print_json(&report.to_json());
     }
     if report.findings.is_empty() {
-        return common::write_stdout(b"no problems found\n");
+        return write_stdout(b"no problems found\n");
     }
-    common::write_stdout(report.to_human().as_bytes())
+    write_stdout(report.to_human().as_bytes())
 }
 
 /// Runs the command.
@@ -32,12 +30,12 @@ pub fn run(fix: bool, json: bool, quiet: bool) -> Result<()> {
             return Err(e.into());
         }
     };
-    common::warn_unparseable_settings(&repo, quiet);
+    warn_unparseable_settings(&repo, quiet);
     let report = doctor::run(&repo, &doctor::default_checks(), fix);
     print(&report, json)?;
     match report.open_problems() {
         0 => Ok(()),
-        n if fix => bail!("{n} problem(s) remain that doctor --fix cannot repair"),
-        n => bail!("{n} problem(s) found; doctor --fix repairs what it safely can"),
+        n if fix => Err(format!("{n} problem(s) remain that doctor --fix cannot repair").into()),
+        n => Err(format!("{n} problem(s) found; doctor --fix repairs what it safely can").into()),
     }
 }

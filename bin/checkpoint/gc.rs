@@ -2,8 +2,7 @@
 
 use std::time::SystemTime;
 
-use anyhow::Result;
-use serde_json::{json, Value};
+use serde::Serialize;
 
 use entire_checkpoints::git::refname::CheckpointRef;
 use entire_checkpoints::git::repo::Repo;
@@ -11,7 +10,9 @@ use entire_checkpoints::ops::gc::{self, GcReport};
 use entire_checkpoints::remote::checkpoint_remote;
 use entire_checkpoints::topology::Topology;
 
-use crate::common;
+use crate::common::cli::warn;
+use crate::common::error::Result;
+use crate::common::output::{print_json, write_stdout};
 
 /// What the command was asked.
 pub struct GcArgs {
@@ -31,21 +32,48 @@ fn id_of(name: &str) -> String {
         .unwrap_or_else(|_| name.to_owned())
 }
 
-fn report_json(days: u32, dry_run: bool, r: &GcReport) -> Value {
-    let kept: serde_json::Map<String, Value> = r
-        .kept
-        .iter()
-        .map(|(reason, refs)| (reason.name().to_owned(), json!(refs.len())))
-        .collect();
-    json!({
-        "enabled": true,
-        "dry_run": dry_run,
-        "keep_days": days,
-        "remote": r.remote,
-        "remote_count": r.remote_count,
-        "deleted": r.deleted.iter().map(|n| id_of(n)).collect::<Vec<_>>(),
-        "kept": kept,
-    })
+/// `gc --json`.
+#[derive(Serialize)]
+struct GcDoc {
+    enabled: bool,
+    dry_run: bool,
+    keep_days: u32,
+    remote: String,
+    remote_count: usize,
+    /// The checkpoint IDs of the refs deleted.
+    deleted: Vec<String>,
+    /// Per reason (in the report's order), how many refs were kept.
+    #[serde(serialize_with = "as_map")]
+    kept: Vec<(&'static str, usize)>,
+}
+
+/// `gc --json` when gc is off.
+#[derive(Serialize)]
+struct GcOff {
+    enabled: bool,
+    deleted: [String; 0],
+}
+
+fn as_map<S: serde::Serializer>(pairs: &[(&str, usize)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
+}
+
+impl GcDoc {
+    fn of(days: u32, dry_run: bool, r: &GcReport) -> GcDoc {
+        GcDoc {
+            enabled: true,
+            dry_run,
+            keep_days: days,
+            remote: r.remote.clone(),
+            remote_count: r.remote_count,
+            deleted: r.deleted.iter().map(|n| id_of(n)).collect(),
+            kept: r
+                .kept
+                .iter()
+                .map(|(reason, refs)| (reason.name(), refs.len()))
+                .collect(),
+        }
+    }
 }
 
 fn report_human(days: u32, dry_run: bool, r: &GcReport) -> String {
@@ -79,9 +107,12 @@ pub fn run(repo: &Repo, topo: &Topology<'_>, args: GcArgs) -> Result<()> {
     };
     let Some(days) = days else {
         if args.json {
-            return crate::print_json(&json!({"enabled": false, "deleted": []}));
+            return print_json(&GcOff {
+                enabled: false,
+                deleted: [],
+            });
         }
-        common::warn(
+        warn(
             args.quiet,
             format!("gc is off: pass --keep-days N or set strategy_options.{} in .entire/settings.json; nothing deleted", gc::SETTING),
         );
@@ -97,14 +128,14 @@ pub fn run(repo: &Repo, topo: &Topology<'_>, args: GcArgs) -> Result<()> {
         args.dry_run,
     )?;
     for (name, why) in &report.misshapen {
-        common::warn(
+        warn(
             args.quiet,
             format!("{name} is not a checkpoint ({why}); kept, and never pushed: fix or delete it (git update-ref -d {name})"),
         );
     }
     if args.json {
-        crate::print_json(&report_json(days, args.dry_run, &report))
+        print_json(&GcDoc::of(days, args.dry_run, &report))
     } else {
-        common::write_stdout(report_human(days, args.dry_run, &report).as_bytes())
+        write_stdout(report_human(days, args.dry_run, &report).as_bytes())
     }
 }

@@ -2,6 +2,7 @@
 //! primitives, the crash-test hook, the invoking `git` process. They import nothing of the crate.
 
 pub(crate) mod crashpoint;
+pub mod error;
 pub(crate) mod fs;
 pub mod id;
 pub mod invoker;

@@ -414,6 +414,20 @@ impl SettingsFiles {
     }
 }
 
+impl crate::base::error::ExitStatus for SettingsError {
+    /// A settings file that is wrong fails the command; it is not a usage error.
+    fn exit_code(&self) -> i32 {
+        match self {
+            SettingsError::Syntax { .. }
+            | SettingsError::Unparseable { .. }
+            | SettingsError::Rule { .. }
+            | SettingsError::Decode { .. }
+            | SettingsError::Block { .. }
+            | SettingsError::Required(_) => crate::base::error::FAILURE,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -139,6 +139,22 @@ impl fmt::Display for CheckpointRef {
     }
 }
 
+impl crate::base::error::ExitStatus for RefNameError {
+    fn exit_code(&self) -> i32 {
+        crate::base::error::FAILURE
+    }
+}
+
+impl crate::base::error::ExitStatus for ForeignRef {
+    fn exit_code(&self) -> i32 {
+        match self {
+            ForeignRef::OutsidePrefix(_)
+            | ForeignRef::BadShape(_)
+            | ForeignRef::UnknownIdFormat(_) => crate::base::error::FAILURE,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

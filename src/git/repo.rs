@@ -330,6 +330,17 @@ impl Repo {
     }
 }
 
+impl crate::base::error::ExitStatus for RepoError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            RepoError::NotARepository(_) | RepoError::Unsupported(_) => {
+                crate::base::error::NOT_A_REPOSITORY
+            }
+            RepoError::Git { .. } => crate::base::error::FAILURE,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -620,6 +620,16 @@ impl TempDir {
     }
 }
 
+impl crate::base::error::ExitStatus for GitError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            GitError::Spawn(_) | GitError::TooOld { .. } | GitError::Timeout { .. } => {
+                crate::base::error::FAILURE
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

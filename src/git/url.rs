@@ -282,6 +282,23 @@ fn redact_authority(authority: &str, http: bool) -> Cow<'_, str> {
     }
 }
 
+impl crate::base::error::ExitStatus for RemoteError {
+    /// A refused remote named on the command line is a usage error (one from a settings file
+    /// reaches the binaries wrapped in `CheckpointRemoteError`, a failure).
+    fn exit_code(&self) -> i32 {
+        match self {
+            RemoteError::Empty
+            | RemoteError::TooLong(_)
+            | RemoteError::ControlCharacter
+            | RemoteError::Whitespace
+            | RemoteError::OptionLike
+            | RemoteError::Helper(_)
+            | RemoteError::Scheme(_)
+            | RemoteError::HostOptionLike => crate::base::error::USAGE,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

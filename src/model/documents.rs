@@ -355,6 +355,14 @@ pub fn to_json_bytes<T: Serialize + ?Sized>(value: &T) -> Vec<u8> {
     out
 }
 
+impl crate::base::error::ExitStatus for ModelError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            ModelError::Json { .. } | ModelError::TooDeep => crate::base::error::FAILURE,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -435,7 +443,7 @@ mod tests {
     #[test]
     fn invalid_checkpoint_id_field_rejected() {
         let err = CheckpointSummary::from_json(br#"{"checkpoint_id":"../x"}"#).unwrap_err();
-        assert!(crate::exit::error_chain(&err).contains("invalid checkpoint ID"));
+        assert!(crate::base::error::error_chain(&err).contains("invalid checkpoint ID"));
         assert!(CheckpointSummary::from_json(b"{not json").is_err());
     }
 

@@ -947,6 +947,16 @@ impl Redactor {
     }
 }
 
+impl crate::base::error::ExitStatus for RedactError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            RedactError::InvalidRule { .. } | RedactError::MatchesEmpty { .. } => {
+                crate::base::error::FAILURE
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

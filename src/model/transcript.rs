@@ -94,6 +94,14 @@ pub fn content_hash(data: &[u8]) -> String {
     s
 }
 
+impl crate::base::error::ExitStatus for TranscriptError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            TranscriptError::LineTooLong { .. } => crate::base::error::FAILURE,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -328,7 +328,7 @@ pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, Commit
             Ok(()) => report.sessions.push(sid.to_string()),
             Err(e) => report
                 .failed
-                .push((sid.to_string(), crate::exit::error_chain(&e))),
+                .push((sid.to_string(), crate::base::error::error_chain(&e))),
         }
     }
     Ok(report)
@@ -359,6 +359,20 @@ pub fn post_rewrite(
         })
         .collect();
     Ok(crate::ops::rewrites::record(repo, &rewrites)?)
+}
+
+impl crate::base::error::ExitStatus for CommitHookError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            CommitHookError::Message { .. }
+            | CommitHookError::Trailer(_)
+            | CommitHookError::Commit(_) => crate::base::error::FAILURE,
+            CommitHookError::Session(e) => e.exit_code(),
+            CommitHookError::RewriteMap(e) => e.exit_code(),
+            CommitHookError::NotLinked(e) => e.exit_code(),
+            CommitHookError::NotCondensed(e) => e.exit_code(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -418,7 +418,7 @@ pub fn run(repo: &Repo, checks: &[Check], fix: bool) -> Report {
                 Finding::new(
                     Code::TopologyInvalid,
                     ".entire/settings.json",
-                    crate::exit::error_chain(&e),
+                    crate::base::error::error_chain(&e),
                 )
                 .repair("fix the checkpoints block of .entire/settings.json"),
             );
@@ -436,7 +436,7 @@ pub fn run(repo: &Repo, checks: &[Check], fix: bool) -> Report {
             Err(e) => report.findings.push(Finding::new(
                 Code::CheckFailed,
                 check.name,
-                crate::exit::error_chain(&e),
+                crate::base::error::error_chain(&e),
             )),
         }
     }
@@ -1041,7 +1041,7 @@ fn history_links(repo: &Repo, depth: usize) -> Result<(Vec<Link>, Vec<Finding>),
             findings.push(Finding::new(
                 Code::CheckFailed,
                 "trailers",
-                crate::exit::error_chain(&e),
+                crate::base::error::error_chain(&e),
             ))
         })
         .ok();
@@ -1297,6 +1297,19 @@ fn trailers(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
         }
     }
     Ok(out)
+}
+
+impl crate::base::error::ExitStatus for DoctorError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            DoctorError::Store(e) => e.exit_code(),
+            DoctorError::Queue(e) => e.exit_code(),
+            DoctorError::Repo(e) => e.exit_code(),
+            DoctorError::Git(e) => e.exit_code(),
+            DoctorError::Hooks(e) => e.exit_code(),
+            DoctorError::Io { .. } => crate::base::error::FAILURE,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -298,6 +298,20 @@ pub fn pack_checkpoint_refs(repo: &Repo) -> Result<(), GcError> {
     }
 }
 
+impl crate::base::error::ExitStatus for GcError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            GcError::NoRemote
+            | GcError::Listing { .. }
+            | GcError::BadSetting { .. }
+            | GcError::GitFailed { .. } => crate::base::error::FAILURE,
+            GcError::Queue(e) => e.exit_code(),
+            GcError::Store(e) => e.exit_code(),
+            GcError::Git(e) => e.exit_code(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -54,7 +54,8 @@ impl MigrateReport {
 /// loses the `/<id[:2]>/<id[2:]>` prefix. Key order, `null`s and unknown keys stay as stored.
 fn normalised_summary(bytes: &[u8], id: &CheckpointId) -> Result<Option<Vec<u8>>, String> {
     // Validate as the model reads it (corrupt data is skipped, not migrated).
-    let typed = CheckpointSummary::from_json(bytes).map_err(|e| crate::exit::error_chain(&e))?;
+    let typed =
+        CheckpointSummary::from_json(bytes).map_err(|e| crate::base::error::error_chain(&e))?;
     if !typed.checkpoint_id.is_empty() && typed.checkpoint_id != id.as_str() {
         return Err(format!(
             "metadata.json names checkpoint {:?}, not {id}",
@@ -174,7 +175,7 @@ pub fn migrate_branch_to_refs(
         refs.queue().enqueue_all(&report.refs).map_err(|e| {
             StoreError::Repo(crate::git::repo::RepoError::Git {
                 context: "queue migrated refs".into(),
-                message: crate::exit::error_chain(&e),
+                message: crate::base::error::error_chain(&e),
             })
         })?;
     }
@@ -185,7 +186,7 @@ struct MigrateSkip(String);
 
 impl From<StoreError> for MigrateSkip {
     fn from(e: StoreError) -> Self {
-        MigrateSkip(crate::exit::error_chain(&e))
+        MigrateSkip(crate::base::error::error_chain(&e))
     }
 }
 

@@ -1,10 +1,14 @@
 //! The operations commands run: staged sessions, the commit hooks and their installation, the
-//! rewrite map, gc, migration and doctor. Each is one entry point over the layers below.
+//! rewrite map, gc, migration, doctor, fetching many checkpoints, resolving what `show` names
+//! and the push policy. Each is one entry point over the layers below.
 
 pub mod commit_hooks;
 pub mod doctor;
+pub mod fetch_many;
 pub mod gc;
 pub mod hooks;
 pub mod migrate;
+pub mod resolve;
 pub mod rewrites;
 pub mod session;
+pub mod sync;

@@ -216,3 +216,13 @@ pub fn commit_links(repo: &Repo, map: Option<&RewriteMap>, rev: &str) -> Option<
         malformed,
     })
 }
+
+impl crate::base::error::ExitStatus for RewriteMapError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            RewriteMapError::Io { .. } | RewriteMapError::Corrupt { .. } => {
+                crate::base::error::FAILURE
+            }
+        }
+    }
+}

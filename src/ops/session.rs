@@ -332,3 +332,13 @@ impl SessionState {
         }
     }
 }
+
+impl crate::base::error::ExitStatus for SessionError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            SessionError::NotFound(_) | SessionError::Corrupt { .. } | SessionError::Io { .. } => {
+                crate::base::error::FAILURE
+            }
+        }
+    }
+}

@@ -272,7 +272,9 @@ pub fn flush(
             },
             Ok(None) => report.stale.push(name),
             // A lookup that fails for another reason keeps the ref queued.
-            Err(e) => report.failed.push((name, crate::exit::error_chain(&e))),
+            Err(e) => report
+                .failed
+                .push((name, crate::base::error::error_chain(&e))),
         }
     }
     dest_queue.remove(&report.stale)?;
@@ -617,7 +619,7 @@ fn recover_and_push(
         .map_err(|line| format!("fetch for recovery failed: {line}"))?;
     let step = checkpoint_step(repo, cref.id());
     let (tip, notes) =
-        replay(repo, local, remote, &step).map_err(|e| crate::exit::error_chain(&e))?;
+        replay(repo, local, remote, &step).map_err(|e| crate::base::error::error_chain(&e))?;
     repo.git
         .reference_matching(
             name,

@@ -392,7 +392,7 @@ impl CheckpointReader for GitBranchStore<'_> {
                         "{} on {name} is not a checkpoint (no tree with a metadata.json)",
                         id.v1_path()
                     )),
-                    Err(e) => unreadable(crate::exit::error_chain(&e)),
+                    Err(e) => unreadable(crate::base::error::error_chain(&e)),
                 });
             }
         }

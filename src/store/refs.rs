@@ -164,7 +164,7 @@ impl<'r> GitRefsStore<'r> {
     fn published(&self, mut outcome: WriteOutcome) -> WriteOutcome {
         if outcome.changed {
             if let Err(e) = self.queue.enqueue(&outcome.ref_name) {
-                outcome.enqueue_error = Some(crate::exit::error_chain(&e));
+                outcome.enqueue_error = Some(crate::base::error::error_chain(&e));
             }
         }
         outcome
@@ -224,7 +224,7 @@ pub(crate) fn shape_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Option<
     match tree::read_documents(git, &tree, id) {
         Ok(Some(_)) => None,
         Ok(None) => Some("its tree has no root metadata.json".into()),
-        Err(e) => Some(crate::exit::error_chain(&e)),
+        Err(e) => Some(crate::base::error::error_chain(&e)),
     }
 }
 
@@ -371,7 +371,7 @@ impl CheckpointReader for GitRefsStore<'_> {
                     Err(e) => Some(CheckpointInfo::unreadable(
                         id.clone(),
                         StoreKind::GitRefs,
-                        crate::exit::error_chain(&e),
+                        crate::base::error::error_chain(&e),
                     )),
                 }
             })

@@ -470,3 +470,14 @@ pub fn hooks_dir(repo: &Repo) -> PathBuf {
 pub fn is_ours(path: &Path) -> bool {
     std::fs::read_to_string(path).is_ok_and(|t| t.contains(HOOK_MARKER))
 }
+
+impl crate::base::error::ExitStatus for HookError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            HookError::Managed { .. }
+            | HookError::HuskyForced { .. }
+            | HookError::Shared { .. }
+            | HookError::Io { .. } => crate::base::error::FAILURE,
+        }
+    }
+}

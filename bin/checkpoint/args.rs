@@ -1,0 +1,323 @@
+//! The command line of `git entire-checkpoint`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+use entire_checkpoints::git::url::Remote;
+use entire_checkpoints::model::documents::DEFAULT_STRATEGY;
+
+use crate::common::cli::GlobalArgs;
+
+/// Store AI coding-session checkpoints inside this git repository.
+#[derive(Parser)]
+#[command(name = "git-entire-checkpoint", version, about, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Create a checkpoint, or add or replace one session in it; prints the checkpoint ID.
+    Write(Box<WriteArgs>),
+    /// Update an existing checkpoint.
+    Backfill(BackfillArgs),
+    /// Show one checkpoint (by ID, unique ID prefix, or a commit with Entire-Checkpoint trailers).
+    Show(ShowArgs),
+    /// Write one file of a checkpoint's tree to stdout as raw bytes.
+    Cat {
+        /// Checkpoint ID or unique prefix.
+        id: String,
+        /// Path inside the checkpoint, e.g. `metadata.json` or `0/full.jsonl`.
+        path: String,
+        #[command(flatten)]
+        fetch: FetchArgs,
+    },
+    /// List all checkpoints, newest first.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// Show at most N checkpoints.
+        #[arg(long, value_name = "N")]
+        limit: Option<usize>,
+        /// Also list checkpoints that exist only on the remote R (default: the checkpoint remote,
+        /// else origin, else the only remote), marked as such.
+        #[arg(long, value_name = "R", num_args = 0..=1)]
+        remote: Option<Option<Remote>>,
+        /// With --remote: fetch the remote-only checkpoints to fill in their details (bounded
+        /// to 30 seconds; the rest stay bare remote-only entries).
+        #[arg(long, requires = "remote")]
+        hydrate: bool,
+    },
+    /// The resolved checkpoint topology and where it came from.
+    Config {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Topology, checkpoints waiting to be pushed, and hooks.
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Push checkpoint refs now (what the pre-push hook does).
+    Push {
+        /// The code remote (default: origin, else the only remote). With a checkpoint remote
+        /// configured, checkpoints go there instead.
+        remote: Option<Remote>,
+        /// Compare every local checkpoint ref with the remote and push whatever it lacks or has
+        /// behind, queued or not.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Stage a live session's data for the next commit, or inspect and drop staged sessions.
+    #[command(subcommand)]
+    Session(SessionCommand),
+    /// Entry points the installed hook scripts call. Not for people.
+    #[command(subcommand, hide = true)]
+    Hook(HookCommand),
+    /// Run the whole story in a scratch directory: hooks, a staged session, a commit, a push, a
+    /// fresh clone reading the checkpoint on demand. Cleans up afterwards.
+    Demo {
+        /// Keep the scratch directory and print its path.
+        #[arg(long)]
+        keep: bool,
+    },
+    /// Install, remove or inspect the git hooks.
+    #[command(subcommand)]
+    Hooks(HooksCommand),
+    /// Copy every checkpoint of the git-branch store into git-refs (idempotent).
+    Migrate {
+        /// Report what would be migrated; write nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Push the migrated refs now, to REMOTE (default: the checkpoint remote, else origin,
+        /// else the only remote).
+        #[arg(long, value_name = "REMOTE", num_args = 0..=1)]
+        push: Option<Option<Remote>>,
+    },
+    /// Check the checkpoint namespace, push queues, v1 branch, lock files and hooks; exit 1
+    /// while a problem remains.
+    Doctor {
+        /// Repair what can be repaired safely (never deletes checkpoint data, never pushes).
+        #[arg(long)]
+        fix: bool,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Delete local checkpoint refs confirmed on their delivery remote at the same commit and
+    /// older than N days (never queued, unpushed, ahead or diverged ones), then pack refs.
+    /// Reads fetch them back on demand.
+    Gc {
+        /// Keep checkpoints whose tip is newer than N days (default:
+        /// strategy_options.checkpoint_gc_days; without either, gc is off).
+        #[arg(long, value_name = "N")]
+        keep_days: Option<u32>,
+        /// Report what would be deleted; delete nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The history of one checkpoint: its commits, newest first.
+    Log {
+        /// Checkpoint ID or unique prefix.
+        id: String,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        fetch: FetchArgs,
+    },
+}
+
+/// How reads get a checkpoint that is missing locally.
+#[derive(Args)]
+pub struct FetchArgs {
+    /// Never fetch a checkpoint missing locally.
+    #[arg(long, global = true)]
+    pub no_fetch: bool,
+    /// The remote to fetch a missing checkpoint from (default: the checkpoint remote, else
+    /// origin, else the only remote).
+    #[arg(long, value_name = "R", global = true)]
+    pub remote: Option<Remote>,
+}
+
+#[derive(Args)]
+pub struct BackfillArgs {
+    #[command(subcommand)]
+    pub what: BackfillCommand,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+}
+
+#[derive(Args)]
+pub struct WriteArgs {
+    /// The agent session being recorded.
+    #[arg(long, value_name = "SID")]
+    pub session: String,
+    /// The checkpoint ID; minted in the primary store's format when omitted.
+    #[arg(long)]
+    pub id: Option<String>,
+    #[command(flatten)]
+    pub data: SessionData,
+    /// Strategy name.
+    #[arg(long, default_value = DEFAULT_STRATEGY)]
+    pub strategy: String,
+    /// Branch to record (default: the current branch).
+    #[arg(long)]
+    pub branch: Option<String>,
+    /// A subject line for the checkpoint commit.
+    #[arg(long)]
+    pub commit_subject: Option<String>,
+    /// Creation time (RFC 3339); default now.
+    #[arg(long, value_name = "RFC3339")]
+    pub created_at: Option<String>,
+}
+
+/// What `write` and `session record` take about a session.
+#[derive(Args)]
+pub struct SessionData {
+    /// The session transcript so far (a file, or - for stdin), stored byte for byte (after
+    /// secret redaction).
+    #[arg(long, value_name = "FILE|-")]
+    pub transcript: Option<String>,
+    /// A user prompt (repeatable).
+    #[arg(long = "prompt", value_name = "TEXT")]
+    pub prompts: Vec<String>,
+    /// A file the session touched (repeatable).
+    #[arg(long = "files-touched", value_name = "PATH")]
+    pub files_touched: Vec<String>,
+    /// Agent display name, e.g. "Claude Code".
+    #[arg(long)]
+    pub agent: Option<String>,
+    /// Model name.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Token usage as a JSON object.
+    #[arg(long, value_name = "JSON")]
+    pub token_usage: Option<String>,
+}
+
+#[derive(Subcommand)]
+pub enum SessionCommand {
+    /// Record a session's progress: the transcript so far, new prompts, files touched.
+    Record {
+        /// The session.
+        #[arg(long, value_name = "SID")]
+        session: String,
+        #[command(flatten)]
+        data: SessionData,
+    },
+    /// List staged sessions.
+    List {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Drop a staged session.
+    Discard {
+        /// The session.
+        session: String,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum HookCommand {
+    /// git's prepare-commit-msg hook.
+    PrepareCommitMsg {
+        /// The commit message file.
+        file: PathBuf,
+        /// Where the message came from (message, template, merge, squash, commit).
+        source: Option<String>,
+        /// The commit, for `commit`.
+        sha: Option<String>,
+    },
+    /// git's post-commit hook.
+    PostCommit,
+    /// git's post-rewrite hook (amend, rebase): records the rewrite so links to checkpoints survive.
+    PostRewrite {
+        /// `amend` or `rebase`.
+        kind: Option<String>,
+    },
+    /// git's pre-auto-gc hook: checkpoint gc with the retention of the settings.
+    PreAutoGc,
+}
+
+#[derive(Subcommand)]
+pub enum HooksCommand {
+    /// Install the hook scripts (respecting core.hooksPath), chaining any hook already there.
+    Install {
+        /// Install into the hooks directory even where lefthook owns it (rather than into its
+        /// configuration).
+        #[arg(long)]
+        force: bool,
+        /// Install even where the hooks directory is shared with other repositories
+        /// (core.hooksPath outside the git dir) or tracked.
+        #[arg(long)]
+        shared: bool,
+    },
+    /// Remove our hooks and restore the ones they chained.
+    Uninstall,
+    /// Show which hooks are installed, the directory git runs them from and whether it is
+    /// shared.
+    Status,
+}
+
+#[derive(Subcommand)]
+pub enum BackfillCommand {
+    /// Replace a session's transcript (no-op when content_hash.txt already matches).
+    Transcript {
+        /// Checkpoint ID or unique prefix.
+        id: String,
+        /// The session whose transcript this is.
+        #[arg(long, value_name = "SID")]
+        session: String,
+        /// The transcript (a file, or - for stdin).
+        #[arg(long, value_name = "FILE|-")]
+        transcript: String,
+    },
+    /// Set a session's `summary` object (JSON input). Default session: the latest.
+    Summary {
+        /// Checkpoint ID or unique prefix.
+        id: String,
+        /// The session to update.
+        #[arg(long, value_name = "SID")]
+        session: Option<String>,
+        /// The summary JSON object (a file, or - for stdin).
+        #[arg(long, value_name = "FILE|-")]
+        summary: String,
+    },
+    /// Set the root `combined_attribution` object (JSON input).
+    Attribution {
+        /// Checkpoint ID or unique prefix.
+        id: String,
+        /// The attribution JSON object (a file, or - for stdin).
+        #[arg(long, value_name = "FILE|-")]
+        attribution: String,
+    },
+}
+
+#[derive(Args)]
+pub struct ShowArgs {
+    /// Checkpoint ID, unique prefix, or commit-ish.
+    pub target: String,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    /// Only this session (slot number or session ID).
+    #[arg(long, value_name = "N|SID")]
+    pub session: Option<String>,
+    /// Print the transcript of the session (default: the latest) instead.
+    #[arg(long)]
+    pub transcript: bool,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+}

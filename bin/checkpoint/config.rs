@@ -1,0 +1,210 @@
+//! `config` and `status`: the resolved topology, where checkpoints travel, and (for `status`)
+//! the push queue, the hooks and the cost figures.
+
+use serde::Serialize;
+
+use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::ops::hooks;
+use entire_checkpoints::remote::checkpoint_remote::{self, CheckpointRemote};
+use entire_checkpoints::remote::scale;
+use entire_checkpoints::topology::Topology;
+
+use crate::common::error::Result;
+use crate::common::output::{print_json, write_stdout};
+
+/// The topology (`config --json` starts with it).
+#[derive(Serialize)]
+struct TopologyDoc {
+    primary: &'static str,
+    mirrors: Vec<String>,
+    source: &'static str,
+    rollout: &'static str,
+}
+
+/// The dedicated checkpoint remote, URL with credentials redacted.
+#[derive(Serialize)]
+struct DedicatedRemote {
+    url: String,
+    source: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    provider: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repo: Option<String>,
+}
+
+/// Where checkpoints travel: `checkpoint_remote` (the dedicated checkpoint remote, or `null`)
+/// and `checkpoint_delivery` (the remote checkpoint refs are pushed to and fetched from by
+/// default, or `null` without any remote).
+#[derive(Serialize)]
+struct Delivery {
+    checkpoint_remote: Option<DedicatedRemote>,
+    checkpoint_delivery: Option<String>,
+}
+
+/// `config --json`.
+#[derive(Serialize)]
+struct ConfigDoc {
+    #[serde(flatten)]
+    topology: TopologyDoc,
+    #[serde(flatten)]
+    delivery: Delivery,
+}
+
+/// How many checkpoint refs there are: here, and on the delivery remote as last recorded.
+#[derive(Serialize)]
+struct RefCounts {
+    local: usize,
+    remote: Option<u64>,
+    remote_counted_at: Option<String>,
+}
+
+/// `status --json`.
+#[derive(Serialize)]
+struct StatusDoc {
+    #[serde(flatten)]
+    topology: TopologyDoc,
+    queued: usize,
+    /// Per hook, whether ours is installed.
+    #[serde(serialize_with = "as_map")]
+    hooks: Vec<(String, bool)>,
+    #[serde(flatten)]
+    delivery: Delivery,
+    checkpoint_refs: RefCounts,
+    scale_warning: Option<String>,
+}
+
+fn as_map<S: serde::Serializer>(pairs: &[(String, bool)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
+}
+
+impl TopologyDoc {
+    fn of(topo: &Topology<'_>) -> TopologyDoc {
+        TopologyDoc {
+            primary: topo.primary().name(),
+            mirrors: topo.mirror_names(),
+            source: topo.source().name(),
+            rollout: topo.rollout().name(),
+        }
+    }
+
+    fn human(&self, delivery: &Delivery) -> String {
+        let mirrors = match self.mirrors.is_empty() {
+            true => "(none)".to_owned(),
+            false => self.mirrors.join(", "),
+        };
+        let remote = match (&delivery.checkpoint_remote, &delivery.checkpoint_delivery) {
+            (Some(d), _) => format!("{} (dedicated checkpoint remote, from {})", d.url, d.source),
+            (None, Some(code)) => format!("{code} (the code remote; no checkpoint_remote set)"),
+            (None, None) => "(none)".to_owned(),
+        };
+        format!(
+            "primary  {}\nmirrors  {mirrors}\nsource   {}\nrollout  {}\nremote   {remote}\n",
+            self.primary, self.source, self.rollout
+        )
+    }
+}
+
+impl Delivery {
+    /// An invalid `checkpoint_remote` setting is an error.
+    fn of(repo: &Repo) -> Result<Delivery> {
+        let configured = checkpoint_remote::configured(repo)?;
+        let target = checkpoint_remote::resolve(repo, None)?;
+        let checkpoint_remote = match (&configured, &target) {
+            (Some((remote, source)), Some(t)) => {
+                let (provider, repo) = match remote {
+                    CheckpointRemote::Forge { provider, repo } => {
+                        (Some(provider.name()), Some(repo.as_str().to_owned()))
+                    }
+                    _ => (None, None),
+                };
+                Some(DedicatedRemote {
+                    url: t.display.clone(),
+                    source: source.name(),
+                    provider,
+                    repo,
+                })
+            }
+            _ => None,
+        };
+        Ok(Delivery {
+            checkpoint_remote,
+            checkpoint_delivery: target.map(|t| t.display),
+        })
+    }
+}
+
+/// `config`.
+pub fn config(repo: &Repo, topo: &Topology<'_>, json: bool) -> Result<()> {
+    let doc = ConfigDoc {
+        topology: TopologyDoc::of(topo),
+        delivery: Delivery::of(repo)?,
+    };
+    if json {
+        print_json(&doc)
+    } else {
+        write_stdout(doc.topology.human(&doc.delivery).as_bytes())
+    }
+}
+
+/// `status`. No network.
+pub fn status(repo: &Repo, topo: &Topology<'_>, json: bool) -> Result<()> {
+    let hooks = hooks::status(repo)
+        .into_iter()
+        .map(|(h, state)| {
+            let ours = matches!(
+                state,
+                hooks::HookState::Installed
+                    | hooks::HookState::Chained(_)
+                    | hooks::HookState::Managed(_)
+            );
+            (h, ours)
+        })
+        .collect();
+    let topology = TopologyDoc::of(topo);
+    let queued = entire_checkpoints::remote::destination::pending_count(repo, topo.refs_store());
+    let delivery = Delivery::of(repo)?;
+    let target = checkpoint_remote::resolve(repo, None)?;
+    let known = target
+        .as_ref()
+        .and_then(|t| scale::last_remote_count(repo, &t.target));
+    let doc = StatusDoc {
+        topology,
+        queued,
+        hooks,
+        delivery,
+        checkpoint_refs: RefCounts {
+            local: scale::local_count(repo),
+            remote: known.as_ref().map(|k| k.count),
+            remote_counted_at: known.map(|k| k.at),
+        },
+        scale_warning: target.as_ref().and_then(|t| scale::warning(repo, t)),
+    };
+    if json {
+        print_json(&doc)
+    } else {
+        write_stdout(doc.human().as_bytes())
+    }
+}
+
+impl StatusDoc {
+    fn human(&self) -> String {
+        let mut out = self.topology.human(&self.delivery);
+        out.push_str(&format!("queued   {}\n", self.queued));
+        let line: Vec<String> = self
+            .hooks
+            .iter()
+            .map(|(k, on)| format!("{k} {}", if *on { "installed" } else { "missing" }))
+            .collect();
+        out.push_str(&format!("hooks    {}\n", line.join(", ")));
+        let refs = &self.checkpoint_refs;
+        let remote = match (refs.remote, &refs.remote_counted_at) {
+            (Some(n), Some(at)) => format!("{n} on the remote as of {at}"),
+            _ => "remote count not known yet (recorded by push, list --remote, entire-fetch --all and gc)".to_owned(),
+        };
+        out.push_str(&format!("refs     {} local, {remote}\n", refs.local));
+        if let Some(w) = &self.scale_warning {
+            out.push_str(&format!("warning  {w}\n"));
+        }
+        out
+    }
+}

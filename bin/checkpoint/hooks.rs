@@ -1,0 +1,131 @@
+//! `hook ...` (the entry points the installed hook scripts call) and `hooks ...` (install,
+//! uninstall, status).
+
+use std::io::Read;
+
+use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::ops::{commit_hooks, hooks};
+use entire_checkpoints::topology::Topology;
+
+use super::args::{HookCommand, HooksCommand};
+use super::gc;
+use crate::common::cli::warn;
+use crate::common::error::Result;
+use crate::common::output::write_stdout;
+
+/// `hook ...`: never fails the user's git command; every problem is a warning.
+pub fn hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) {
+    crate::common::push::bound_hook(repo, std::time::Instant::now());
+    if let Err(e) = run_hook(repo, topo, h, quiet) {
+        warn(
+            quiet,
+            format!(
+                "checkpoint hook: {}",
+                entire_checkpoints::base::error::error_chain(&e)
+            ),
+        );
+    }
+}
+
+fn run_hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) -> Result<()> {
+    match h {
+        HookCommand::PrepareCommitMsg { file, source, .. } => {
+            commit_hooks::prepare_commit_msg(repo, &file, source.as_deref())?;
+        }
+        HookCommand::PostCommit => {
+            let report = commit_hooks::post_commit(repo, topo)?;
+            for tok in &report.malformed {
+                warn(
+                    quiet,
+                    format!("ignoring malformed Entire-Checkpoint trailer {tok:?}"),
+                );
+            }
+            for w in &report.warnings {
+                warn(quiet, w);
+            }
+            for (sid, e) in &report.failed {
+                warn(
+                    quiet,
+                    format!("session {sid} was not condensed (it stays staged): {e}"),
+                );
+            }
+            if let (Some(id), false) = (&report.checkpoint, report.sessions.is_empty()) {
+                if !quiet {
+                    eprintln!(
+                        "entire: checkpoint {id}: {} session(s) condensed",
+                        report.sessions.len()
+                    );
+                }
+            }
+        }
+        HookCommand::PreAutoGc => {
+            if entire_checkpoints::ops::gc::enabled_in_settings(repo) {
+                gc::run(
+                    repo,
+                    topo,
+                    gc::GcArgs {
+                        keep_days: None,
+                        dry_run: false,
+                        json: false,
+                        quiet: true,
+                    },
+                )?;
+            }
+        }
+        HookCommand::PostRewrite { .. } => {
+            let mut input = String::new();
+            std::io::stdin().lock().read_to_string(&mut input)?;
+            for (commit, id) in commit_hooks::post_rewrite(repo, &input)? {
+                if !quiet {
+                    eprintln!(
+                        "entire: {commit} keeps its link to checkpoint {id} in the rewrite map"
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `hooks ...`: does what is asked, then shows every hook's state.
+pub fn hooks(repo: &Repo, h: HooksCommand, quiet: bool) -> Result<()> {
+    let done = match h {
+        HooksCommand::Install { force, shared } => {
+            hooks::install(repo, hooks::InstallOptions { force, shared })?
+        }
+        HooksCommand::Uninstall => hooks::uninstall(repo)?,
+        HooksCommand::Status => hooks::Installed {
+            states: hooks::status(repo),
+            warnings: Vec::new(),
+        },
+    };
+    for w in &done.warnings {
+        warn(quiet, w);
+    }
+    let dir = hooks::hooks_dir(repo);
+    let mut text = format!(
+        "{:<20}{} ({})\n",
+        "directory",
+        dir.display(),
+        match hooks::sharing(repo, &dir) {
+            Some(why) => format!("shared: {why}"),
+            None => "this repository only".to_owned(),
+        }
+    );
+    for (name, state) in done.states {
+        let what = match state {
+            hooks::HookState::Installed => "installed".to_owned(),
+            hooks::HookState::Chained(chained) => {
+                format!("installed (chains {})", chained.join(", "))
+            }
+            hooks::HookState::Managed(manager) => format!("installed (run by {manager})"),
+            hooks::HookState::Foreign => "foreign hook (not ours)".to_owned(),
+            hooks::HookState::Missing => "missing".to_owned(),
+        };
+        text.push_str(&format!(
+            "{name:<20}{what}  ({})\n",
+            dir.join(&name).display()
+        ));
+    }
+    write_stdout(text.as_bytes())
+}

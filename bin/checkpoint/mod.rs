@@ -1,0 +1,139 @@
+//! `git entire-checkpoint`'s commands: one module per group, each rendering what the library
+//! returns.
+
+pub mod args;
+mod config;
+mod demo;
+mod doctor;
+mod gc;
+mod hooks;
+mod push;
+mod read;
+mod write;
+
+use clap::CommandFactory;
+
+use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::remote::checkpoint_remote;
+use entire_checkpoints::remote::fetch::Fetcher;
+use entire_checkpoints::topology::Topology;
+
+use crate::common::cli::{warn, warn_unparseable_settings};
+use crate::common::error::Result;
+use args::{Cli, Command, FetchArgs};
+
+/// Runs the command of `cli`.
+pub fn run(cli: Cli) -> Result<()> {
+    let quiet = cli.global.quiet;
+    let Some(command) = cli.command else {
+        Cli::command().print_help()?;
+        return Ok(());
+    };
+    if let Command::Demo { keep } = command {
+        return demo::run(keep);
+    }
+    // doctor opens the repository and the topology itself: it reports what fails there.
+    if let Command::Doctor { fix, json } = command {
+        return doctor::run(fix, json, quiet);
+    }
+    let repo = Repo::discover()?;
+    warn_unparseable_settings(&repo, quiet);
+    let mut topo = Topology::open(&repo)?;
+    let result = dispatch(&repo, &mut topo, command, quiet);
+    // Every command may fail early: the notices of the reads are printed whatever happened.
+    for notice in topo.notices() {
+        warn(quiet, notice);
+    }
+    result
+}
+
+fn dispatch<'r>(
+    repo: &'r Repo,
+    topo: &mut Topology<'r>,
+    command: Command,
+    quiet: bool,
+) -> Result<()> {
+    match command {
+        Command::Write(args) => write::write(repo, topo, *args, quiet),
+        Command::Backfill(b) => {
+            enable_fetch(repo, topo, &b.fetch, quiet)?;
+            write::backfill(topo, b.what, quiet)
+        }
+        Command::Show(args) => {
+            enable_fetch(repo, topo, &args.fetch, quiet)?;
+            read::show(repo, topo, args)
+        }
+        Command::Cat { id, path, fetch } => {
+            enable_fetch(repo, topo, &fetch, quiet)?;
+            read::cat(topo, &id, &path)
+        }
+        Command::Log { id, json, fetch } => {
+            enable_fetch(repo, topo, &fetch, quiet)?;
+            read::log(topo, &id, json)
+        }
+        Command::List {
+            json,
+            limit,
+            remote,
+            hydrate,
+        } => read::list(
+            repo,
+            topo,
+            read::ListArgs {
+                json,
+                limit,
+                remote,
+                hydrate,
+            },
+        ),
+        Command::Config { json } => config::config(repo, topo, json),
+        Command::Status { json } => config::status(repo, topo, json),
+        Command::Push { remote, all } => push::push(repo, topo, remote, all, quiet),
+        Command::Migrate { dry_run, push } => push::migrate(repo, topo, dry_run, push, quiet),
+        Command::Session(c) => write::session(repo, topo, c),
+        Command::Hook(h) => {
+            hooks::hook(repo, topo, h, quiet);
+            Ok(())
+        }
+        Command::Hooks(h) => hooks::hooks(repo, h, quiet),
+        Command::Gc {
+            keep_days,
+            dry_run,
+            json,
+        } => gc::run(
+            repo,
+            topo,
+            gc::GcArgs {
+                keep_days,
+                dry_run,
+                json,
+                quiet,
+            },
+        ),
+        Command::Demo { .. } | Command::Doctor { .. } => {
+            unreachable!("handled before opening a repository")
+        }
+    }
+}
+
+/// Turns on the on-demand fetch of checkpoints missing locally, unless `--no-fetch` or there is
+/// no remote (then a miss is simply "not found").
+fn enable_fetch<'r>(
+    repo: &'r Repo,
+    topo: &mut Topology<'r>,
+    args: &FetchArgs,
+    quiet: bool,
+) -> Result<()> {
+    if args.no_fetch {
+        return Ok(());
+    }
+    let remote = match &args.remote {
+        Some(r) => Some(r.clone()),
+        None => checkpoint_remote::resolve(repo, None)?.map(|t| t.target),
+    };
+    if let Some(remote) = remote {
+        let fetcher = Fetcher::new(repo, remote).on_notice(move |m| warn(quiet, m));
+        topo.enable_fetch_with(fetcher);
+    }
+    Ok(())
+}

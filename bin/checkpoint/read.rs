@@ -1,0 +1,366 @@
+//! The read commands: `show`, `cat`, `log`, `list`.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::git::url::Remote;
+use entire_checkpoints::ops::{resolve, sync};
+use entire_checkpoints::store::{Checkpoint, CheckpointInfo, CommitInfo, StoreError};
+use entire_checkpoints::topology::Topology;
+
+use super::args::ShowArgs;
+use crate::common::cli::warn;
+use crate::common::error::{CliError, Context, Result};
+use crate::common::output::{print_json, write_stdout};
+
+/// `show`: the checkpoints its target names, as documents, or the transcript of a session.
+pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
+    let checkpoints = resolve::checkpoints(repo, topo, &a.target, |m| warn(false, m))?;
+    let mut docs = Vec::new();
+    for cp in &checkpoints {
+        let slot = a.session.as_deref().map(|s| cp.slot_of(s)).transpose()?;
+        if a.transcript {
+            write_stdout(&transcript(topo, cp, slot)?)?;
+            continue;
+        }
+        docs.push((cp, ShowDoc::read(topo, cp, slot)?));
+    }
+    if a.transcript {
+        return Ok(());
+    }
+    if a.json {
+        match docs.as_slice() {
+            [(_, one)] => print_json(one),
+            _ => print_json(&docs.iter().map(|(_, d)| d).collect::<Vec<_>>()),
+        }
+    } else {
+        let text: Vec<String> = docs.iter().map(|(cp, d)| d.human(cp)).collect();
+        write_stdout(text.join("\n").as_bytes())
+    }
+}
+
+/// The transcript of session `slot` (default: the latest).
+fn transcript(topo: &Topology<'_>, cp: &Checkpoint, slot: Option<usize>) -> Result<Vec<u8>> {
+    let slot = match slot {
+        Some(s) => s,
+        None => cp
+            .sessions
+            .len()
+            .checked_sub(1)
+            .context("checkpoint has no sessions")?,
+    };
+    let dir = &cp.session_dirs[slot];
+    topo.read_file(cp, &format!("{dir}/full.jsonl"))
+        .map_err(|e| match e {
+            StoreError::FileNotFound { id, .. } => {
+                CliError::Failed(format!("checkpoint {id}: session {slot} has no transcript"))
+            }
+            other => other.into(),
+        })
+}
+
+/// The author of a checkpoint's commit.
+#[derive(Serialize)]
+struct Author {
+    name: String,
+    email: String,
+}
+
+/// `show --json`: one checkpoint with its stored documents as they are.
+#[derive(Serialize)]
+struct ShowDoc {
+    checkpoint_id: String,
+    store: &'static str,
+    #[serde(rename = "ref")]
+    ref_name: String,
+    commit: String,
+    author: Author,
+    /// `metadata.json`.
+    summary: Value,
+    /// Each shown session's `<slot>/metadata.json`.
+    sessions: Vec<Value>,
+}
+
+impl ShowDoc {
+    /// Reads the documents of `cp`, of all sessions or only the one in slot `only`.
+    fn read(topo: &Topology<'_>, cp: &Checkpoint, only: Option<usize>) -> Result<ShowDoc> {
+        let raw = |path: &str| -> Result<Value> {
+            let bytes = topo.read_file(cp, path)?;
+            serde_json::from_slice(&bytes)
+                .with_context(|| format!("checkpoint {}: {path} is corrupt", cp.id))
+        };
+        let summary = raw("metadata.json")?;
+        let mut sessions = Vec::new();
+        for (slot, dir) in cp.session_dirs.iter().enumerate() {
+            if only.is_none_or(|o| o == slot) {
+                sessions.push(raw(&format!("{dir}/metadata.json"))?);
+            }
+        }
+        let author = topo.author(cp)?.unwrap_or_default();
+        Ok(ShowDoc {
+            checkpoint_id: cp.id.as_str().to_owned(),
+            store: cp.store.name(),
+            ref_name: cp.ref_name.clone(),
+            commit: cp.commit.clone(),
+            author: Author {
+                name: author.name,
+                email: author.email,
+            },
+            summary,
+            sessions,
+        })
+    }
+
+    /// `show`: a header for the checkpoint and a block per session.
+    fn human(&self, cp: &Checkpoint) -> String {
+        let mut out = format!("Checkpoint {}\n", cp.id);
+        let field = |out: &mut String, k: &str, v: &str| out.push_str(&format!("  {k:<9}{v}\n"));
+        field(
+            &mut out,
+            "store",
+            &format!("{} ({})", cp.store.name(), cp.ref_name),
+        );
+        field(&mut out, "commit", &cp.commit);
+        let Author { name, email } = &self.author;
+        if !name.is_empty() || !email.is_empty() {
+            field(&mut out, "author", &format!("{name} <{email}>"));
+        }
+        let created = cp.created_at();
+        if !created.is_empty() {
+            field(&mut out, "created", &short_time(&created));
+        }
+        let summary = &self.summary;
+        if !cp.summary.branch.is_empty() {
+            field(&mut out, "branch", &cp.summary.branch);
+        }
+        if let Some(t) = tokens(summary.get("token_usage")) {
+            field(&mut out, "tokens", &t.to_string());
+        }
+        field(
+            &mut out,
+            "files",
+            &list_or_none(summary.get("files_touched")),
+        );
+        field(&mut out, "sessions", &cp.sessions.len().to_string());
+        for s in &self.sessions {
+            let sid = s.get("session_id").and_then(Value::as_str).unwrap_or("");
+            let slot = cp
+                .sessions
+                .iter()
+                .position(|m| m.session_id == sid)
+                .unwrap_or(0);
+            out.push_str(&format!("\nSession {slot}  {sid}\n"));
+            for key in ["agent", "model", "created_at"] {
+                if let Some(v) = s.get(key).and_then(Value::as_str).filter(|v| !v.is_empty()) {
+                    let label = if key == "created_at" { "created" } else { key };
+                    let v = if key == "created_at" {
+                        short_time(v)
+                    } else {
+                        v.to_owned()
+                    };
+                    field(&mut out, label, &v);
+                }
+            }
+            field(&mut out, "files", &list_or_none(s.get("files_touched")));
+            if let Some(t) = tokens(s.get("token_usage")) {
+                field(&mut out, "tokens", &t.to_string());
+            }
+            if let Some(intent) = s
+                .get("summary")
+                .and_then(|x| x.get("intent"))
+                .and_then(Value::as_str)
+            {
+                field(&mut out, "intent", intent);
+            }
+        }
+        out
+    }
+}
+
+fn list_or_none(v: Option<&Value>) -> String {
+    let items: Vec<String> = v
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| x.as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    if items.is_empty() {
+        "(none)".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
+fn tokens(v: Option<&Value>) -> Option<i64> {
+    let u = v?;
+    let get = |k: &str| u.get(k).and_then(Value::as_i64).unwrap_or(0);
+    Some(
+        get("input_tokens")
+            + get("cache_creation_tokens")
+            + get("cache_read_tokens")
+            + get("output_tokens"),
+    )
+}
+
+fn short_time(rfc3339: &str) -> String {
+    // 2026-10-01T19:12:01.19884Z -> 2026-10-01 19:12:01
+    let s = rfc3339.replacen('T', " ", 1);
+    s.split(['.', 'Z', '+']).next().unwrap_or("").to_owned()
+}
+
+/// `cat`: one file of a checkpoint, raw.
+pub fn cat(topo: &Topology<'_>, id: &str, path: &str) -> Result<()> {
+    let cp = topo.get(&topo.resolve(id)?)?;
+    write_stdout(&topo.read_file(&cp, path)?)
+}
+
+/// `log`: the history of a checkpoint.
+pub fn log(topo: &Topology<'_>, id: &str, json: bool) -> Result<()> {
+    let history = topo.history(&topo.resolve(id)?)?;
+    if json {
+        print_json(&history)
+    } else {
+        write_stdout(log_human(&history).as_bytes())
+    }
+}
+
+/// `log`: one line per commit.
+fn log_human(history: &[CommitInfo]) -> String {
+    history
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} {} <{}> {}\n",
+                &c.commit[..c.commit.len().min(12)],
+                c.time,
+                c.author.name,
+                c.author.email,
+                c.subject
+            )
+        })
+        .collect()
+}
+
+/// What `list` was asked.
+pub struct ListArgs {
+    /// `--json`.
+    pub json: bool,
+    /// `--limit`.
+    pub limit: Option<usize>,
+    /// `--remote [<R>]`.
+    pub remote: Option<Option<Remote>>,
+    /// `--hydrate`.
+    pub hydrate: bool,
+}
+
+/// `list`: every checkpoint, newest first; with `--remote` the remote's too. Fails after the
+/// list when the remote cannot be listed or a checkpoint cannot be read.
+pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs) -> Result<()> {
+    let mut failed = None;
+    let mut all = match a.remote {
+        None => topo.list()?,
+        Some(r) => {
+            let r = match r {
+                Some(r) => r,
+                None => sync::target(repo, None)?.target,
+            };
+            let listing = topo.list_with_remote(repo, &r)?;
+            let mut entries = listing.entries;
+            match listing.enumeration_error {
+                // The local checkpoints are still listed; the command fails after.
+                Some(e) => {
+                    failed = Some(CliError::Failed(format!(
+                        "could not list the checkpoints of {r} (local checkpoints listed only): {}",
+                        e.reason()
+                    )))
+                }
+                None if a.hydrate => {
+                    topo.hydrate(repo, &r, &mut entries, std::time::Duration::from_secs(30));
+                }
+                None => {}
+            }
+            entries
+        }
+    };
+    if let Some(n) = a.limit {
+        all.truncate(n);
+    }
+    if a.json {
+        print_json(&all.iter().map(ListEntry::from).collect::<Vec<_>>())?;
+    } else {
+        write_stdout(list_human(&all).as_bytes())?;
+    }
+    let unreadable: Vec<&String> = all.iter().filter_map(|i| i.unreadable.as_ref()).collect();
+    for reason in &unreadable {
+        eprintln!("entire: unreadable checkpoint: {reason}");
+    }
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    if !unreadable.is_empty() {
+        return Err(format!("{} checkpoint(s) could not be read", unreadable.len()).into());
+    }
+    Ok(())
+}
+
+/// `list --json`: the stable shape of cli.md.
+#[derive(Serialize)]
+struct ListEntry<'a> {
+    checkpoint_id: &'a str,
+    store: &'static str,
+    created_at: &'a str,
+    session_count: usize,
+    session_ids: &'a [String],
+    agent: &'a str,
+    remote_only: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+}
+
+impl<'a> From<&'a CheckpointInfo> for ListEntry<'a> {
+    fn from(i: &'a CheckpointInfo) -> Self {
+        ListEntry {
+            checkpoint_id: i.id.as_str(),
+            store: i.store.name(),
+            created_at: &i.created_at,
+            session_count: i.session_count,
+            session_ids: &i.session_ids,
+            agent: &i.agent,
+            remote_only: i.remote_only,
+            error: i.unreadable.as_deref(),
+        }
+    }
+}
+
+/// `list`: one line per checkpoint.
+fn list_human(all: &[CheckpointInfo]) -> String {
+    let mut out = String::new();
+    for i in all {
+        let sessions = match (i.session_count, &i.unreadable) {
+            (_, Some(_)) => "unreadable".to_owned(),
+            (1, None) => "1 session".to_owned(),
+            (n, None) => format!("{n} sessions"),
+        };
+        let agent = if i.unreadable.is_some() {
+            "(see stderr)"
+        } else if i.remote_only {
+            "(remote only)"
+        } else if i.agent.is_empty() {
+            "-"
+        } else {
+            &i.agent
+        };
+        out.push_str(&format!(
+            "{:<26}  {:<24}  {:<10}  {:<11}  {}\n",
+            i.id.display_short(),
+            short_time(&i.created_at),
+            i.store.name(),
+            sessions,
+            agent
+        ));
+    }
+    out
+}

@@ -1,0 +1,160 @@
+//! What every binary does around its command: the flags they all take, logging, man pages,
+//! warnings, and running the command to an exit code.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use entire_checkpoints::base::error::{error_chain, ExitStatus};
+
+use super::error::{Context, Result};
+
+/// The flags of every binary.
+#[derive(clap::Args)]
+pub struct GlobalArgs {
+    /// Silence warnings and progress.
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// More diagnostics on stderr (repeatable).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// Write man pages into DIR and exit (used by install.sh).
+    #[arg(long, value_name = "DIR", hide = true)]
+    generate_man: Option<PathBuf>,
+}
+
+impl GlobalArgs {
+    /// Turns on logging; with `--generate-man`, writes the man pages of `cmd` and returns
+    /// `false`: the binary is done.
+    pub fn start(&self, cmd: impl FnOnce() -> clap::Command) -> Result<bool> {
+        init_logging(self.verbose);
+        match &self.generate_man {
+            Some(dir) => generate_man(cmd(), dir).map(|()| false),
+            None => Ok(true),
+        }
+    }
+}
+
+/// Runs `run`, prints any error as `error: ...` on stderr, and exits with the code the error
+/// decides (cli.md: 1 failure, 2 usage, 3 not found, 128 not a repository).
+pub fn main_with(run: impl FnOnce() -> Result<()>) -> ExitCode {
+    stop_git_on_termination();
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        // A closed stdout (`| head`) is not an error worth a message.
+        Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("error: {}", error_chain(&err));
+            ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(1))
+        }
+    }
+}
+
+/// Makes Ctrl-C (SIGINT), SIGTERM and a closed terminal (SIGHUP) stop the git processes this
+/// process started, then exit 128 + the signal (130, 143, 129). git runs in process groups of
+/// its own (so its deadline can kill everything it started), which the terminal's signals no
+/// longer reach.
+///
+/// The signals are blocked in every thread (threads inherit the mask; std resets it in the
+/// children it spawns) and taken by one thread with `sigwait`, which may take locks, unlike a
+/// signal handler. Call it before any other thread exists.
+fn stop_git_on_termination() {
+    // SAFETY: a zeroed sigset_t is a valid argument to sigemptyset, which initialises it; the
+    // mask calls get valid pointers.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGHUP);
+        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            return;
+        }
+        set
+    };
+    std::thread::spawn(move || loop {
+        let mut sig = 0;
+        // SAFETY: `set` is an initialised signal set and `sig` a valid out-pointer.
+        if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
+            entire_checkpoints::git::subprocess::kill_live_groups();
+            std::process::exit(128 + sig);
+        }
+    });
+}
+
+/// Prints a warning on stderr unless quiet.
+pub fn warn(quiet: bool, msg: impl std::fmt::Display) {
+    if !quiet {
+        eprintln!("entire: warning: {msg}");
+    }
+}
+
+/// Warns about each settings file of `repo` that does not parse; every command calls this once.
+pub fn warn_unparseable_settings(repo: &entire_checkpoints::git::repo::Repo, quiet: bool) {
+    for e in repo.settings().unparseable() {
+        warn(
+            quiet,
+            format!("{e}; it is ignored, and nothing is written or pushed until it is fixed"),
+        );
+    }
+}
+
+/// Writes a man page for `cmd` (and one per subcommand, `git-entire-checkpoint-write.1`, ...)
+/// into `dir`. Used by install.sh.
+fn generate_man(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
+    std::fs::create_dir_all(dir).context(format!("create {}", dir.display()))?;
+    let name = cmd.get_name().to_owned();
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd.clone()).render(&mut buf)?;
+    std::fs::write(dir.join(format!("{name}.1")), buf)?;
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let sub_name = format!("{name}-{}", sub.get_name());
+        let mut buf = Vec::new();
+        clap_mangen::Man::new(sub.clone().name(sub_name.clone())).render(&mut buf)?;
+        std::fs::write(dir.join(format!("{sub_name}.1")), buf)?;
+    }
+    Ok(())
+}
+
+/// The stderr logger behind `-v`/`--verbose` and `ENTIRE_LOG`.
+struct StderrLogger;
+
+impl log::Log for StderrLogger {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        metadata.level() <= log::max_level()
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata()) {
+            let level = record.level().to_string().to_ascii_lowercase();
+            eprintln!("entire: {level}: {}", record.args());
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+static LOGGER: StderrLogger = StderrLogger;
+
+/// Turns on logging to stderr: `ENTIRE_LOG=<level>` (`error`, `warn`, `info`, `debug`,
+/// `trace`; a `target=level` form uses its level) wins, else each `-v` raises the level from
+/// warnings (`-v` info, `-vv` debug, `-vvv` trace). Without either, nothing is logged.
+fn init_logging(verbose: u8) {
+    let from_env = std::env::var("ENTIRE_LOG").ok().and_then(|f| {
+        let level = f
+            .rsplit('=')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase();
+        level.parse::<log::LevelFilter>().ok()
+    });
+    let level = from_env.unwrap_or(match verbose {
+        0 => log::LevelFilter::Off,
+        1 => log::LevelFilter::Info,
+        2 => log::LevelFilter::Debug,
+        _ => log::LevelFilter::Trace,
+    });
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(level);
+    }
+}

@@ -1,0 +1,152 @@
+//! The binaries' error type, and the one place that maps it to an exit code: every variant is
+//! a library error (whose `ExitStatus` decides), an I/O or JSON failure, or a failure of the
+//! command itself, with context added on the way up.
+
+use entire_checkpoints::base::error::{ExitStatus, FAILURE};
+
+/// Any error a command ends with.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// The repository cannot be opened.
+    #[error(transparent)]
+    Repo(#[from] entire_checkpoints::git::repo::RepoError),
+    /// The topology, or a checkpoint named on the command line.
+    #[error(transparent)]
+    Topology(#[from] entire_checkpoints::topology::TopologyError),
+    /// Reading or writing a checkpoint.
+    #[error(transparent)]
+    Store(#[from] entire_checkpoints::store::StoreError),
+    /// A settings file.
+    #[error(transparent)]
+    Settings(#[from] entire_checkpoints::config::settings::SettingsError),
+    /// The checkpoint remote.
+    #[error(transparent)]
+    CheckpointRemote(#[from] entire_checkpoints::remote::checkpoint_remote::CheckpointRemoteError),
+    /// A checkpoint ID argument.
+    #[error(transparent)]
+    InvalidId(#[from] entire_checkpoints::base::id::InvalidIdError),
+    /// A session ID argument.
+    #[error(transparent)]
+    InvalidSessionId(#[from] entire_checkpoints::base::session_id::InvalidSessionIdError),
+    /// A time argument.
+    #[error(transparent)]
+    InvalidTime(#[from] entire_checkpoints::base::time::InvalidTimeError),
+    /// A document argument (token usage).
+    #[error(transparent)]
+    Model(#[from] entire_checkpoints::model::documents::ModelError),
+    /// Staged sessions.
+    #[error(transparent)]
+    Session(#[from] entire_checkpoints::ops::session::SessionError),
+    /// A commit hook.
+    #[error(transparent)]
+    CommitHook(#[from] entire_checkpoints::ops::commit_hooks::CommitHookError),
+    /// Installing or removing the hooks.
+    #[error(transparent)]
+    Hooks(#[from] entire_checkpoints::ops::hooks::HookError),
+    /// The rewrite map.
+    #[error(transparent)]
+    RewriteMap(#[from] entire_checkpoints::ops::rewrites::RewriteMapError),
+    /// gc.
+    #[error(transparent)]
+    Gc(#[from] entire_checkpoints::ops::gc::GcError),
+    /// Pushing checkpoints.
+    #[error(transparent)]
+    Sync(#[from] entire_checkpoints::ops::sync::SyncError),
+    /// `entire-fetch`.
+    #[error(transparent)]
+    FetchMany(#[from] entire_checkpoints::ops::fetch_many::FetchManyError),
+    /// Reading input or writing output.
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// Rendering JSON.
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    /// The command failed for a reason of its own (exit 1).
+    #[error("{0}")]
+    Failed(String),
+    /// An error with what was being done when it happened.
+    #[error("{context}")]
+    Context {
+        /// What was being done.
+        context: String,
+        /// The error.
+        #[source]
+        source: Box<CliError>,
+    },
+}
+
+impl From<String> for CliError {
+    fn from(message: String) -> CliError {
+        CliError::Failed(message)
+    }
+}
+
+impl ExitStatus for CliError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            CliError::Repo(e) => e.exit_code(),
+            CliError::Topology(e) => e.exit_code(),
+            CliError::Store(e) => e.exit_code(),
+            CliError::Settings(e) => e.exit_code(),
+            CliError::CheckpointRemote(e) => e.exit_code(),
+            CliError::InvalidId(e) => e.exit_code(),
+            CliError::InvalidSessionId(e) => e.exit_code(),
+            CliError::InvalidTime(e) => e.exit_code(),
+            CliError::Model(e) => e.exit_code(),
+            CliError::Session(e) => e.exit_code(),
+            CliError::CommitHook(e) => e.exit_code(),
+            CliError::Hooks(e) => e.exit_code(),
+            CliError::RewriteMap(e) => e.exit_code(),
+            CliError::Gc(e) => e.exit_code(),
+            CliError::Sync(e) => e.exit_code(),
+            CliError::FetchMany(e) => e.exit_code(),
+            CliError::Io(_) | CliError::Json(_) | CliError::Failed(_) => FAILURE,
+            CliError::Context { source, .. } => source.exit_code(),
+        }
+    }
+}
+
+impl CliError {
+    /// Whether this is a closed stdout (`| head`), which is not an error worth a message.
+    pub fn is_broken_pipe(&self) -> bool {
+        match self {
+            CliError::Io(e) => e.kind() == std::io::ErrorKind::BrokenPipe,
+            CliError::Context { source, .. } => source.is_broken_pipe(),
+            _ => false,
+        }
+    }
+}
+
+/// A command's result.
+pub type Result<T, E = CliError> = std::result::Result<T, E>;
+
+/// Adds what was being done to an error, or turns a missing value into a failure.
+pub trait Context<T> {
+    /// With `context` as what was being done.
+    fn context(self, context: impl Into<String>) -> Result<T>;
+    /// With the context `f` makes, only on error.
+    fn with_context<S: Into<String>>(self, f: impl FnOnce() -> S) -> Result<T>;
+}
+
+impl<T, E: Into<CliError>> Context<T> for std::result::Result<T, E> {
+    fn context(self, context: impl Into<String>) -> Result<T> {
+        self.with_context(|| context)
+    }
+
+    fn with_context<S: Into<String>>(self, f: impl FnOnce() -> S) -> Result<T> {
+        self.map_err(|e| CliError::Context {
+            context: f().into(),
+            source: Box::new(e.into()),
+        })
+    }
+}
+
+impl<T> Context<T> for Option<T> {
+    fn context(self, context: impl Into<String>) -> Result<T> {
+        self.ok_or_else(|| CliError::Failed(context.into()))
+    }
+
+    fn with_context<S: Into<String>>(self, f: impl FnOnce() -> S) -> Result<T> {
+        self.ok_or_else(|| CliError::Failed(f().into()))
+    }
+}

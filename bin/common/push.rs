@@ -1,0 +1,99 @@
+//! What `push`, `migrate --push` and the pre-push hook say about a push (the policy is
+//! `ops::sync`), and the hook budget.
+
+use entire_checkpoints::ops::sync::{BranchPush, Flushed, Synced};
+
+use super::cli::warn;
+
+/// Bounds a hook's network work: no network git call of this process runs past the hook budget
+/// (`push::hook_budget`) counted from `started`, so a stalled remote cannot hold the user's
+/// git command. Returns the budget.
+pub fn bound_hook(
+    repo: &entire_checkpoints::git::repo::Repo,
+    started: std::time::Instant,
+) -> std::time::Duration {
+    let budget = entire_checkpoints::remote::push::hook_budget(repo);
+    log::debug!("hook budget: {}s", budget.as_secs());
+    entire_checkpoints::git::subprocess::set_network_deadline(started + budget);
+    budget
+}
+
+/// Reports a push on stderr: one progress line, then at most one example per kind of trouble.
+/// `disabled` is said when the settings turned pushing off (`None`: nothing is said).
+pub fn report(synced: &Synced, disabled: Option<&str>, quiet: bool) {
+    match synced {
+        Synced::Disabled => {
+            if let Some(why) = disabled {
+                warn(quiet, why);
+            }
+        }
+        Synced::Refs(flushed) => report_flush(flushed, quiet),
+        Synced::Branch { remote, outcome } => match outcome {
+            BranchPush::NothingToPush | BranchPush::UpToDate => {}
+            // A first branch pushed to an empty repository can become the forge's default
+            // branch: the v1 branch waits until the code is there, and the user is told so.
+            BranchPush::Deferred => warn(
+                quiet,
+                format!(
+                    "entire/checkpoints/v1 was not pushed: {remote} has no branches yet (it could become the default branch); \
+it is pushed by your next `git push` there, or now by `git entire-checkpoint push {remote}` once your branch is there"
+                ),
+            ),
+            BranchPush::Pushed { notes } => {
+                if !quiet {
+                    for note in notes {
+                        eprintln!("entire: {note}");
+                    }
+                    eprintln!("entire: pushing entire/checkpoints/v1 to {remote}... done");
+                }
+            }
+        },
+    }
+}
+
+fn report_flush(flushed: &Flushed, quiet: bool) {
+    if let Some(w) = &flushed.public_remote_warning {
+        warn(quiet, w);
+    }
+    if quiet {
+        return;
+    }
+    let report = &flushed.report;
+    let d = &report.destination;
+    let attempted = report.due - report.stale.len();
+    if attempted == 0 {
+        return;
+    }
+    let n = report.pushed.len();
+    if n == attempted {
+        eprintln!("entire: pushing {attempted} checkpoint ref(s) to {d}... done");
+    } else {
+        eprintln!(
+            "entire: pushing {attempted} checkpoint ref(s) to {d}... pushed {n} of {attempted}"
+        );
+    }
+    for note in &report.merge_notes {
+        eprintln!("entire: {note}");
+    }
+    if let Some((r, why)) = report.rejected.first() {
+        warn(
+            false,
+            format!("{d} refused {r} {why} (showing one rejection); it stays queued"),
+        );
+    }
+    if let Some((r, why)) = report.failed.first() {
+        warn(
+            false,
+            format!("could not push {r}: {why} (showing one failure); it stays queued"),
+        );
+    }
+    if let Some(why) = &report.stopped {
+        warn(
+            false,
+            format!(
+                "stopped pushing: {why}; {} checkpoint ref(s) stay queued for the next push",
+                report.remaining()
+            ),
+        );
+    }
+}

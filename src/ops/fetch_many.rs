@@ -1,0 +1,576 @@
+//! `git entire-fetch`'s operation: fetch many checkpoints from a remote, named by ID, all of
+//! its checkpoint refs, or those the `Entire-Checkpoint:` trailers of a range of commits name;
+//! whole into the repository, or with a filter into the partial cache. Refs are fetched in
+//! chunks; an ID the remote lacks in its canonical spelling is asked for in its case-folded one;
+//! hex IDs the remote has no ref for are looked for on its v1 branch; a bulk fetch packs the
+//! refs it created. The result is one [`Outcome`] per checkpoint.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use crate::base::error::{ExitStatus, FAILURE};
+use crate::base::id::{CheckpointId, IdKind, InvalidIdError};
+use crate::git::refname::CheckpointRef;
+use crate::git::repo::{Repo, RepoError};
+use crate::git::url::{self, Remote, RemoteError};
+use crate::model::trailers::{checkpoint_trailers, TrailerValue};
+use crate::remote::checkpoint_remote::{self, CheckpointRemoteError};
+use crate::remote::fetch::FetchFilter;
+use crate::remote::fetch::{FetchError, Fetched, Fetcher};
+use crate::remote::partial::PartialCache;
+use crate::store::branch::GitBranchStore;
+use crate::store::refs::GitRefsStore;
+use crate::store::{CheckpointReader, StoreError};
+
+/// Refs per `git fetch` when fetching many.
+const FETCH_CHUNK: usize = 500;
+
+/// Why the fetch could not be done, or (after its outcomes: [`Report::failure`]) did not get
+/// everything.
+#[derive(Debug, thiserror::Error)]
+pub enum FetchManyError {
+    /// The first word looked like a remote and is refused.
+    #[error("remote {shown} is refused")]
+    RefusedRemote {
+        /// The word, credentials redacted.
+        shown: String,
+        /// Why.
+        #[source]
+        source: RemoteError,
+    },
+    /// No remote was named and none is configured.
+    #[error("no remote to fetch from: name one (git entire-fetch <remote> ...)")]
+    NoRemote,
+    /// The checkpoint remote setting is invalid.
+    #[error(transparent)]
+    CheckpointRemote(#[from] CheckpointRemoteError),
+    /// A word is not a checkpoint ID.
+    #[error(transparent)]
+    InvalidId(#[from] InvalidIdError),
+    /// Neither IDs, `--all` nor `--for`.
+    #[error("nothing to fetch: name checkpoint IDs, or use --all or --for <REV-RANGE>")]
+    NothingToFetch,
+    /// `--for` is not a revision range.
+    #[error("--for {range}: not a revision range of this repository")]
+    Range {
+        /// The range given.
+        range: String,
+        /// Why.
+        #[source]
+        source: RepoError,
+    },
+    /// Reading or writing the repository failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The remote could not be reached (or a fetch failed): the outcomes say what was fetched.
+    #[error(transparent)]
+    Fetch(#[from] FetchError),
+    /// Checkpoints named on the command line exist neither locally nor on the remote.
+    #[error("not found locally or on the remote: {}", .missing.join(", "))]
+    NotFound {
+        /// Every checkpoint not found.
+        missing: Vec<String>,
+        /// Not found, for the first one.
+        #[source]
+        source: StoreError,
+    },
+}
+
+impl ExitStatus for FetchManyError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            FetchManyError::RefusedRemote { source, .. } => source.exit_code(),
+            FetchManyError::NoRemote | FetchManyError::NothingToFetch => FAILURE,
+            FetchManyError::CheckpointRemote(e) => e.exit_code(),
+            FetchManyError::InvalidId(e) => e.exit_code(),
+            FetchManyError::Range { source, .. } => source.exit_code(),
+            FetchManyError::Store(e) => e.exit_code(),
+            FetchManyError::Fetch(e) => e.exit_code(),
+            FetchManyError::NotFound { source, .. } => source.exit_code(),
+        }
+    }
+}
+
+/// What to fetch, and from where.
+#[derive(Debug, Clone)]
+pub struct Request {
+    /// The remote.
+    pub remote: Remote,
+    /// Checkpoints named on the command line.
+    pub ids: Vec<CheckpointId>,
+    /// Every checkpoint ref of the remote.
+    pub all: bool,
+    /// The checkpoints the trailers of the commits in this range name.
+    pub range: Option<String>,
+    /// Fetch checkpoints missing here with this filter, into the partial cache.
+    pub filter: Option<FetchFilter>,
+}
+
+impl Request {
+    /// The request of `[<remote>] [<ID>...]`: a first word that is not a checkpoint ID and is a
+    /// configured remote, a URL or a path is the remote (default: the checkpoint remote, else
+    /// origin, else the only remote); the rest are checkpoint IDs.
+    pub fn from_words(
+        repo: &Repo,
+        words: &[String],
+        all: bool,
+        range: Option<String>,
+        filter: Option<FetchFilter>,
+    ) -> Result<Request, FetchManyError> {
+        let mut words = words;
+        let remote = match words.split_first() {
+            Some((w, rest)) if CheckpointId::parse(w).is_err() && looks_like_remote(repo, w) => {
+                let remote = Remote::parse(w).map_err(|source| FetchManyError::RefusedRemote {
+                    shown: url::shown(w),
+                    source,
+                })?;
+                words = rest;
+                remote
+            }
+            _ => checkpoint_remote::resolve(repo, None)?
+                .map(|t| t.target)
+                .ok_or(FetchManyError::NoRemote)?,
+        };
+        let ids = words
+            .iter()
+            .map(|w| CheckpointId::parse(w))
+            .collect::<Result<Vec<_>, _>>()?;
+        if ids.is_empty() && !all && range.is_none() {
+            return Err(FetchManyError::NothingToFetch);
+        }
+        Ok(Request {
+            remote,
+            ids,
+            all,
+            range,
+            filter,
+        })
+    }
+}
+
+fn looks_like_remote(repo: &Repo, word: &str) -> bool {
+    repo.config_string(&format!("remote.{word}.url")).is_some()
+        || word.contains('/')
+        || word.contains(':')
+}
+
+/// Where one checkpoint stands after the fetch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// Already here.
+    Present,
+    /// Fetched (or already equal to the remote's).
+    Fetched,
+    /// Neither here nor on the remote.
+    NotFound,
+    /// Diverged from the remote's; left as it is (the next push merges them).
+    Diverged,
+    /// The fetch failed (see the outcome's error).
+    Failed,
+}
+
+impl Status {
+    /// The status as the contract spells it (`not_found`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Present => "present",
+            Status::Fetched => "fetched",
+            Status::NotFound => "not_found",
+            Status::Diverged => "diverged",
+            Status::Failed => "failed",
+        }
+    }
+}
+
+impl From<&Fetched> for Status {
+    fn from(f: &Fetched) -> Status {
+        match f {
+            Fetched::Updated => Status::Fetched,
+            Fetched::Absent => Status::NotFound,
+            Fetched::Diverged => Status::Diverged,
+        }
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !b
+}
+
+/// One checkpoint's outcome (the `--json` entry of cli.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct Outcome {
+    /// The checkpoint ID (a ref name the remote holds that names no checkpoint ID stays as is).
+    pub checkpoint_id: String,
+    /// Where it stands.
+    pub status: Status,
+    /// Why it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Held in the partial cache, without its transcripts.
+    #[serde(skip_serializing_if = "is_false")]
+    pub partial: bool,
+}
+
+impl Outcome {
+    fn new(id: String, status: Status) -> Outcome {
+        Outcome {
+            checkpoint_id: id,
+            status,
+            error: None,
+            partial: false,
+        }
+    }
+}
+
+/// What the fetch did: one outcome per checkpoint, and whether it got everything.
+#[derive(Debug)]
+pub struct Report {
+    /// Per checkpoint, in the order asked for (then the remote's, then its v1 branch's).
+    pub outcomes: Vec<Outcome>,
+    transport_error: Option<FetchError>,
+    named: Vec<CheckpointId>,
+}
+
+impl Report {
+    /// How many checkpoints diverged from the remote's.
+    pub fn diverged(&self) -> usize {
+        self.outcomes
+            .iter()
+            .filter(|o| o.status == Status::Diverged)
+            .count()
+    }
+
+    /// Why the command fails after its outcomes: the first transport failure, else the
+    /// checkpoints named on the command line (and every other one) not found.
+    pub fn failure(&self) -> Option<FetchManyError> {
+        if let Some(e) = &self.transport_error {
+            return Some(FetchManyError::Store(StoreError::Fetch(e.clone())));
+        }
+        let not_found = |o: &&Outcome| o.status == Status::NotFound;
+        let named_missing = self
+            .outcomes
+            .iter()
+            .filter(not_found)
+            .any(|o| self.named.iter().any(|id| id.as_str() == o.checkpoint_id));
+        if !named_missing {
+            return None;
+        }
+        let missing: Vec<String> = self
+            .outcomes
+            .iter()
+            .filter(not_found)
+            .map(|o| o.checkpoint_id.clone())
+            .collect();
+        let id = match CheckpointId::parse(&missing[0]) {
+            Ok(id) => id,
+            Err(e) => return Some(e.into()),
+        };
+        Some(FetchManyError::NotFound {
+            missing,
+            source: StoreError::NotFound { id },
+        })
+    }
+}
+
+/// How this run fetches refs missing from the repository: whole into it, or with a filter into
+/// the partial cache.
+struct Mode<'r> {
+    fetcher: Fetcher<'r>,
+    partial: Option<(PartialCache<'r>, FetchFilter)>,
+    /// The v1 branch, locally and as the remote's copy (fetched whole, once, when needed).
+    branch: GitBranchStore<'r>,
+}
+
+impl Mode<'_> {
+    /// Fetches `names`; the flag says whether they ended up in the partial cache.
+    fn fetch_refs(&self, names: &[String]) -> Result<(Vec<(String, Fetched)>, bool), FetchError> {
+        match &self.partial {
+            None => Ok((self.fetcher.fetch_refs(names)?, false)),
+            Some((cache, filter)) => {
+                let f = cache.fetch_refs(&self.fetcher, names, *filter)?;
+                Ok((f.results, !f.whole))
+            }
+        }
+    }
+
+    /// Fetches one checkpoint in both spellings; the flag as for [`Mode::fetch_refs`].
+    fn fetch_checkpoint(&self, id: &CheckpointId) -> Result<(Fetched, bool), FetchError> {
+        match &self.partial {
+            None => Ok((self.fetcher.fetch_checkpoint(id)?, false)),
+            Some((cache, filter)) => {
+                let f = cache.fetch_checkpoint(&self.fetcher, id, *filter)?;
+                let state = f
+                    .results
+                    .iter()
+                    .map(|(_, s)| s.clone())
+                    .find(|s| *s != Fetched::Absent)
+                    .unwrap_or(Fetched::Absent);
+                Ok((state, !f.whole))
+            }
+        }
+    }
+
+    /// Whether `id` is already here: in the repository, or (for a filtered fetch) in the cache.
+    fn present(&self, store: &GitRefsStore<'_>, id: &CheckpointId) -> Result<bool, StoreError> {
+        if store.locate_ref(id)?.is_some() {
+            return Ok(true);
+        }
+        if id.kind() == IdKind::Hex && self.branch.holds(id)? {
+            return Ok(true);
+        }
+        Ok(matches!(&self.partial, Some((cache, _)) if cache.has(id)))
+    }
+}
+
+/// Fetches what `req` asks for. `notice` gets the warnings on the way (malformed trailers, the
+/// fetcher's notices, a failed pack). Transport failures and named checkpoints not found do
+/// not stop it: see [`Report::failure`].
+pub fn run(
+    repo: &Repo,
+    req: &Request,
+    notice: impl Fn(&str) + Clone + 'static,
+) -> Result<Report, FetchManyError> {
+    let on_notice = notice.clone();
+    let fetcher = Fetcher::new(repo, req.remote.clone()).on_notice(move |m| on_notice(m));
+    let partial = match req.filter {
+        Some(filter) => Some((PartialCache::create(repo)?, filter)),
+        None => None,
+    };
+    let mut branch = GitBranchStore::mirror(repo);
+    branch.set_remote(crate::remote::on_demand::remote_copy(
+        repo,
+        fetcher.remote(),
+        Some(fetcher.sibling()),
+    ));
+    let mode = Mode {
+        fetcher,
+        partial,
+        branch,
+    };
+    let store = GitRefsStore::new(repo);
+    let mut outcomes: Vec<Outcome> = Vec::new();
+
+    let mut wanted: Vec<CheckpointId> = req.ids.clone();
+    if let Some(range) = &req.range {
+        for t in trailers_in(repo, range)? {
+            match t {
+                TrailerValue::Valid(id) => {
+                    if !wanted.contains(&id) {
+                        wanted.push(id)
+                    }
+                }
+                TrailerValue::Malformed(tok) => notice(&format!(
+                    "ignoring malformed Entire-Checkpoint trailer {tok:?}"
+                )),
+            }
+        }
+    }
+    let mut to_fetch = Vec::new();
+    for id in wanted {
+        if mode.present(&store, &id)? {
+            outcomes.push(Outcome::new(id.to_string(), Status::Present));
+        } else {
+            to_fetch.push(id);
+        }
+    }
+    let mut transport_error = None;
+    fetch_named(&mode, &to_fetch, &mut outcomes, &mut transport_error);
+    if req.all {
+        fetch_all(&mode, &store, &mut outcomes, &mut transport_error);
+    }
+    search_branch(&mode, req.all, &mut outcomes, &mut transport_error)?;
+
+    if req.all && outcomes.iter().any(|o| o.status == Status::Fetched) {
+        // A bulk fetch can create thousands of loose refs: pack them.
+        if let Err(e) = crate::ops::gc::pack_checkpoint_refs(repo) {
+            notice(&format!("could not pack the checkpoint refs: {e}"));
+        }
+    }
+    Ok(Report {
+        outcomes,
+        transport_error,
+        named: req.ids.clone(),
+    })
+}
+
+/// Fetches the canonical refs of `ids` in chunks, then the case-folded spelling of each the
+/// remote lacks (a ref packed on a case-insensitive filesystem).
+fn fetch_named(
+    mode: &Mode<'_>,
+    ids: &[CheckpointId],
+    outcomes: &mut Vec<Outcome>,
+    transport_error: &mut Option<FetchError>,
+) {
+    for chunk in ids.chunks(FETCH_CHUNK) {
+        let names: Vec<String> = chunk
+            .iter()
+            .map(|id| CheckpointRef::canonical(id).name().to_owned())
+            .collect();
+        let (results, partial) = match mode.fetch_refs(&names) {
+            Ok(r) => r,
+            Err(e) => {
+                let msg = e.to_string();
+                outcomes.extend(chunk.iter().map(|id| Outcome {
+                    error: Some(msg.clone()),
+                    ..Outcome::new(id.to_string(), Status::Failed)
+                }));
+                transport_error.get_or_insert(e);
+                continue;
+            }
+        };
+        for (id, (_, state)) in chunk.iter().zip(results_in_order(&names, results)) {
+            // Ask for the case-folded spelling only when the canonical one is absent.
+            let (state, partial) = match state {
+                Fetched::Absent if CheckpointRef::folded(id).is_some() => {
+                    match mode.fetch_checkpoint(id) {
+                        Ok(s) => s,
+                        Err(e) => {
+                            transport_error.get_or_insert(e);
+                            (Fetched::Absent, false)
+                        }
+                    }
+                }
+                s => (s, partial),
+            };
+            outcomes.push(Outcome {
+                partial: partial && state == Fetched::Updated,
+                ..Outcome::new(id.to_string(), Status::from(&state))
+            });
+        }
+    }
+}
+
+/// Fetches every checkpoint ref of the remote: the ones the repository holds whole (they are
+/// only ever updated whole), the others as the mode says.
+fn fetch_all(
+    mode: &Mode<'_>,
+    store: &GitRefsStore<'_>,
+    outcomes: &mut Vec<Outcome>,
+    transport_error: &mut Option<FetchError>,
+) {
+    let fetcher = &mode.fetcher;
+    let remote_refs = match fetcher.list_remote() {
+        Ok(r) => r,
+        Err(e) => {
+            transport_error.get_or_insert(e);
+            return;
+        }
+    };
+    let (here, missing): (Vec<String>, Vec<String>) = remote_refs
+        .iter()
+        .map(|r| r.name().to_owned())
+        .partition(|n| {
+            mode.partial.is_none()
+                || CheckpointRef::parse(n)
+                    .ok()
+                    .and_then(|r| store.locate_ref(r.id()).ok().flatten())
+                    .is_some()
+        });
+    let whole = here.chunks(FETCH_CHUNK).map(|c| (c, false));
+    let filtered = missing.chunks(FETCH_CHUNK).map(|c| (c, true));
+    for (chunk, filtered) in whole.chain(filtered) {
+        let result = match filtered {
+            true => mode.fetch_refs(chunk),
+            false => fetcher.fetch_refs(chunk).map(|r| (r, false)),
+        };
+        match result {
+            Ok((results, partial)) => outcomes.extend(results.into_iter().map(|(name, s)| {
+                let id = CheckpointRef::parse(&name)
+                    .map(|r| r.id().to_string())
+                    .unwrap_or(name);
+                Outcome {
+                    partial: partial && s == Fetched::Updated,
+                    ..Outcome::new(id, Status::from(&s))
+                }
+            })),
+            Err(e) => {
+                transport_error.get_or_insert(e);
+                break;
+            }
+        }
+    }
+}
+
+/// Hex IDs the remote has no ref for may be on its v1 branch: one fetch of the branch (always
+/// for `--all`, which then lists the branch's checkpoints not listed yet).
+fn search_branch(
+    mode: &Mode<'_>,
+    all: bool,
+    outcomes: &mut Vec<Outcome>,
+    transport_error: &mut Option<FetchError>,
+) -> Result<(), StoreError> {
+    let on_branch = |o: &Outcome| {
+        o.status == Status::NotFound
+            && CheckpointId::parse(&o.checkpoint_id).is_ok_and(|id| id.kind() == IdKind::Hex)
+    };
+    if !outcomes.iter().any(on_branch) && !all {
+        return Ok(());
+    }
+    let before: HashSet<CheckpointId> = mode.branch.ids()?.into_iter().collect();
+    match mode.branch.refresh_remote() {
+        Ok(_) => {}
+        Err(StoreError::Fetch(e)) => {
+            transport_error.get_or_insert(e);
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    }
+    for o in outcomes.iter_mut().filter(|o| on_branch(o)) {
+        if let Ok(id) = CheckpointId::parse(&o.checkpoint_id) {
+            if mode.branch.holds(&id)? {
+                o.status = Status::Fetched;
+            }
+        }
+    }
+    if all {
+        let listed: HashSet<String> = outcomes.iter().map(|o| o.checkpoint_id.clone()).collect();
+        for id in mode.branch.ids()? {
+            if listed.contains(id.as_str()) {
+                continue;
+            }
+            let status = match before.contains(&id) {
+                true => Status::Present,
+                false => Status::Fetched,
+            };
+            outcomes.push(Outcome::new(id.to_string(), status));
+        }
+    }
+    Ok(())
+}
+
+/// Orders `results` like `names` (fetch reports absent refs first).
+fn results_in_order(names: &[String], results: Vec<(String, Fetched)>) -> Vec<(String, Fetched)> {
+    names
+        .iter()
+        .map(|n| {
+            let state = results
+                .iter()
+                .find(|(r, _)| r == n)
+                .map(|(_, s)| s.clone())
+                .unwrap_or(Fetched::Absent);
+            (n.clone(), state)
+        })
+        .collect()
+}
+
+/// Every `Entire-Checkpoint:` trailer of the commits in `range` (`A..B`, or one revision and
+/// everything it reaches), in walk order, duplicates dropped.
+fn trailers_in(repo: &Repo, range: &str) -> Result<Vec<TrailerValue>, FetchManyError> {
+    let messages = repo
+        .commit_messages_in(range)
+        .map_err(|source| FetchManyError::Range {
+            range: range.to_owned(),
+            source,
+        })?;
+    let mut out: Vec<TrailerValue> = Vec::new();
+    for m in messages {
+        for t in checkpoint_trailers(&m) {
+            if !out.contains(&t) {
+                out.push(t);
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,73 @@
+//! What `show` names: a checkpoint ID or unique prefix, else a commit-ish whose
+//! `Entire-Checkpoint:` trailers (and the rewrite map) link it to checkpoints. (`cat` and `log`
+//! take an ID or prefix only: [`Topology::resolve`].)
+
+use crate::base::id::CheckpointId;
+use crate::git::repo::Repo;
+use crate::ops::rewrites::{self, RewriteMap};
+use crate::store::{Checkpoint, StoreError};
+use crate::topology::{Topology, TopologyError};
+
+/// The checkpoints `target` names: the checkpoint of an ID or unique prefix, else those the
+/// commit `target` links. `notice` gets the warnings (a rewrite map that cannot be read,
+/// malformed trailers). Not found (exit 3): an ID no store holds and no commit names, a name
+/// that is neither, a commit without trailers.
+pub fn checkpoints(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    target: &str,
+    notice: impl Fn(&str),
+) -> Result<Vec<Checkpoint>, TopologyError> {
+    let by_trailers = |ids: Vec<CheckpointId>| -> Result<Vec<Checkpoint>, TopologyError> {
+        ids.iter().map(|id| Ok(topo.get(id)?)).collect()
+    };
+    match topo.resolve(target) {
+        Ok(id) => {
+            if let Some(cp) = topo.read(&id)? {
+                return Ok(vec![cp]);
+            }
+            if let Some(ids) = commit_trailer_ids(repo, target, &notice)? {
+                return by_trailers(ids);
+            }
+            Err(StoreError::NotFoundAnywhere {
+                places: topo.places(&id).join(", "),
+                id,
+            }
+            .into())
+        }
+        Err(TopologyError::NoMatch(_) | TopologyError::InvalidId(_)) => {
+            match commit_trailer_ids(repo, target, &notice)? {
+                Some(ids) => by_trailers(ids),
+                None => Err(TopologyError::NoMatch(format!(
+                    "{target} (neither a checkpoint ID nor a commit)"
+                ))),
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// The checkpoints the commit `rev` links; `None` when `rev` names no commit.
+fn commit_trailer_ids(
+    repo: &Repo,
+    rev: &str,
+    notice: &impl Fn(&str),
+) -> Result<Option<Vec<CheckpointId>>, TopologyError> {
+    let map = RewriteMap::load(repo)
+        .map_err(|e| notice(&e.to_string()))
+        .ok();
+    let Some(links) = rewrites::commit_links(repo, map.as_ref(), rev) else {
+        return Ok(None);
+    };
+    for tok in &links.malformed {
+        notice(&format!(
+            "{rev}: ignoring malformed Entire-Checkpoint trailer {tok:?}"
+        ));
+    }
+    if links.ids.is_empty() {
+        return Err(TopologyError::NoMatch(format!(
+            "{rev} (commit has no Entire-Checkpoint trailer)"
+        )));
+    }
+    Ok(Some(links.ids))
+}

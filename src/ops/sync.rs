@@ -1,0 +1,211 @@
+//! The push policy the pre-push hook, `push` and `migrate --push` share: whether checkpoints go
+//! out at all (settings), where to (the checkpoint remote resolved for a code remote), what
+//! (the git-refs refs due, or the v1 branch when git-branch is the primary), and when a push
+//! that did not happen is an error ([`NotPushed`]). Reporting is the caller's.
+
+use crate::base::error::{ExitStatus, FAILURE};
+use crate::git::repo::Repo;
+use crate::git::url::Remote;
+use crate::remote::checkpoint_remote::{self, CheckpointRemoteError, CheckpointTarget};
+use crate::remote::push::{self, FlushReport, PushError, V1Push};
+use crate::store::refs::GitRefsStore;
+use crate::store::StoreKind;
+use crate::topology::{Topology, TopologyError};
+
+/// A checkpoint push that did not happen: cut off by its deadline, or the remote could not be
+/// reached or refused the v1 branch. Nothing is lost: what did not land stays queued. `push`
+/// fails with it (exit 1); the pre-push hook warns and lets the user's push proceed.
+#[derive(Debug, thiserror::Error)]
+#[error("{reason}; {} stay queued for the next push", match .queued {
+    Some(n) => format!("{n} checkpoint ref(s)"),
+    None => "the checkpoints".to_owned(),
+})]
+pub struct NotPushed {
+    /// What went wrong.
+    pub reason: String,
+    /// How many refs stay queued, when known.
+    pub queued: Option<usize>,
+    /// Whether the deadline (the hook budget, in a hook) ran out.
+    pub timed_out: bool,
+}
+
+/// Why checkpoints could not be pushed.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    /// Writes are refused (a settings file does not parse).
+    #[error(transparent)]
+    Topology(#[from] TopologyError),
+    /// There is no remote at all.
+    #[error("no remote for checkpoints: add one (git remote add origin <URL>) or set strategy_options.checkpoint_remote in .entire/settings.json")]
+    NoRemote,
+    /// The checkpoint remote setting is invalid, or the remote is refused.
+    #[error(transparent)]
+    Remote(#[from] CheckpointRemoteError),
+    /// The push failed locally.
+    #[error(transparent)]
+    Push(#[from] PushError),
+    /// Nothing could be pushed.
+    #[error(transparent)]
+    NotPushed(#[from] NotPushed),
+}
+
+impl ExitStatus for SyncError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            SyncError::Topology(e) => e.exit_code(),
+            SyncError::NoRemote | SyncError::NotPushed(_) => FAILURE,
+            SyncError::Remote(e) => e.exit_code(),
+            SyncError::Push(e) => e.exit_code(),
+        }
+    }
+}
+
+/// What a push did.
+#[derive(Debug)]
+pub enum Synced {
+    /// The settings turn pushing off: nothing was pushed, everything stays queued.
+    Disabled,
+    /// The git-refs checkpoint refs due were pushed, all or some.
+    Refs(Box<Flushed>),
+    /// The git-branch primary's v1 branch.
+    Branch {
+        /// Where to.
+        remote: Remote,
+        /// What happened.
+        outcome: BranchPush,
+    },
+}
+
+/// A flush of the git-refs refs that reached its remote.
+#[derive(Debug)]
+pub struct Flushed {
+    /// What was pushed, refused, merged.
+    pub report: FlushReport,
+    /// A warning when checkpoints went to a public forge with the code (only when refs were
+    /// due).
+    pub public_remote_warning: Option<String>,
+}
+
+/// A push of the v1 branch that did not fail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BranchPush {
+    /// There is no local v1 branch.
+    NothingToPush,
+    /// The remote already has it.
+    UpToDate,
+    /// The remote has no branches yet: the v1 branch waits (it could become the default
+    /// branch).
+    Deferred,
+    /// The branch landed, with the notes of the merges made while syncing.
+    Pushed {
+        /// Merge decisions.
+        notes: Vec<String>,
+    },
+}
+
+/// The checkpoint remote for the code remote `via` (see [`checkpoint_remote::resolve`]); an
+/// error when there is no remote at all.
+pub fn target(repo: &Repo, via: Option<&str>) -> Result<CheckpointTarget, SyncError> {
+    checkpoint_remote::resolve(repo, via)?.ok_or(SyncError::NoRemote)
+}
+
+/// Pushes checkpoints the way the pre-push hook and `push` both do, to the checkpoint remote
+/// resolved for the code remote `via`. Refused while writes are; nothing when the settings turn
+/// pushing off. Checkpoint trouble is an error only when nothing could be pushed
+/// ([`NotPushed`]); refusals of single refs are in the report and stay queued.
+pub fn push(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    via: Option<&str>,
+    reconcile: bool,
+) -> Result<Synced, SyncError> {
+    // The settings choose whether and where checkpoints go: unknown settings push nothing.
+    topo.check_writable()?;
+    let Some(target) = enabled_target(repo, via)? else {
+        return Ok(Synced::Disabled);
+    };
+    if topo.primary() == StoreKind::GitBranch {
+        return push_branch(repo, target.target);
+    }
+    flush_to(repo, topo.refs_store(), &target, reconcile)
+}
+
+/// Pushes the git-refs checkpoint refs due for the checkpoint remote of `via`, whatever the
+/// primary (`migrate --push`); nothing when the settings turn pushing off.
+pub fn flush(
+    repo: &Repo,
+    refs_store: &GitRefsStore<'_>,
+    via: Option<&str>,
+    reconcile: bool,
+) -> Result<Synced, SyncError> {
+    match enabled_target(repo, via)? {
+        Some(target) => flush_to(repo, refs_store, &target, reconcile),
+        None => Ok(Synced::Disabled),
+    }
+}
+
+/// The checkpoint remote for `via`; `None` when the settings turn pushing off.
+fn enabled_target(repo: &Repo, via: Option<&str>) -> Result<Option<CheckpointTarget>, SyncError> {
+    match repo.settings().push_sessions_enabled() {
+        true => target(repo, via).map(Some),
+        false => Ok(None),
+    }
+}
+
+fn flush_to(
+    repo: &Repo,
+    refs_store: &GitRefsStore<'_>,
+    target: &CheckpointTarget,
+    reconcile: bool,
+) -> Result<Synced, SyncError> {
+    let dest = crate::remote::destination::destination(repo, &target.target);
+    let opts = push::FlushOptions {
+        reconcile,
+        ..Default::default()
+    };
+    let report = push::flush(repo, refs_store, &dest, &opts)?;
+    let d = &report.destination;
+    if let Some(why) = &report.timed_out {
+        let reason = format!("{why} (pushing to {d})");
+        return Err(not_pushed(reason, Some(report.remaining()), true));
+    }
+    if let Some(line) = &report.unreachable {
+        let reason = format!("couldn't reach {d}: {line}");
+        return Err(not_pushed(reason, Some(report.due), false));
+    }
+    let public_remote_warning = match report.due {
+        0 => None,
+        _ => checkpoint_remote::public_remote_warning(repo, target),
+    };
+    Ok(Synced::Refs(Box::new(Flushed {
+        report,
+        public_remote_warning,
+    })))
+}
+
+/// The git-branch primary's push: the v1 branch itself.
+fn push_branch(repo: &Repo, remote: Remote) -> Result<Synced, SyncError> {
+    let outcome = match push::push_v1(repo, &remote)? {
+        V1Push::NothingToPush => BranchPush::NothingToPush,
+        V1Push::UpToDate => BranchPush::UpToDate,
+        V1Push::Deferred => BranchPush::Deferred,
+        V1Push::Pushed { notes } => BranchPush::Pushed { notes },
+        V1Push::TimedOut(why) => {
+            let reason = format!("{why} (pushing entire/checkpoints/v1 to {remote})");
+            return Err(not_pushed(reason, None, true));
+        }
+        V1Push::Refused(why) => {
+            let reason = format!("couldn't push entire/checkpoints/v1 to {remote}: {why}");
+            return Err(not_pushed(reason, None, false));
+        }
+    };
+    Ok(Synced::Branch { remote, outcome })
+}
+
+fn not_pushed(reason: String, queued: Option<usize>, timed_out: bool) -> SyncError {
+    SyncError::NotPushed(NotPushed {
+        reason,
+        queued,
+        timed_out,
+    })
+}
