@@ -80,7 +80,7 @@ impl ExitStatus for PushError {
             PushError::Queue(e) => e.exit_code(),
             PushError::Git(e) => e.exit_code(),
             PushError::Store(e) => e.exit_code(),
-            PushError::Io { .. } => FAILURE,
+            PushError::Io(_) => FAILURE,
         }
     }
 }

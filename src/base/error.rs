@@ -57,3 +57,21 @@ impl ExitStatus for crate::base::time::InvalidTimeError {
         FAILURE
     }
 }
+
+/// A file operation that failed, and what was being done: the one IO error of the library,
+/// which each operation's error enum wraps (`Io(#[from] IoError)`).
+#[derive(Debug, thiserror::Error)]
+#[error("{context}")]
+pub struct IoError {
+    /// What was being done.
+    pub context: String,
+    /// The error.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Maps an IO error to an [`IoError`] saying what was being done (`?` then converts it).
+pub fn io_context(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> IoError {
+    let context = context.into();
+    move |source| IoError { context, source }
+}

@@ -32,6 +32,7 @@ use std::time::{Duration, SystemTime};
 use git2::Oid;
 use serde_json::{json, Value};
 
+use crate::base::error::io_context as io_err;
 use crate::base::id::{CheckpointId, IdKind};
 use crate::git::refname::{CheckpointRef, ForeignRef, CHECKPOINT_REF_PREFIX};
 use crate::git::repo::{Repo, RepoError};
@@ -324,14 +325,8 @@ pub enum DoctorError {
     #[error(transparent)]
     Hooks(#[from] hooks::HookError),
     /// A file operation failed.
-    #[error("{context}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// The error.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] crate::base::error::IoError),
 }
 
 /// What every check sees.
@@ -446,11 +441,6 @@ pub fn run(repo: &Repo, checks: &[Check], fix: bool) -> Report {
 fn git_err(context: impl Into<String>) -> impl FnOnce(git2::Error) -> DoctorError {
     let f = crate::store::git_err(context);
     move |e| DoctorError::Store(f(e))
-}
-
-fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> DoctorError {
-    let context = context.into();
-    move |source| DoctorError::Io { context, source }
 }
 
 /// Every ref under the checkpoint namespace: the parsed ones with their tips, and the others
@@ -907,7 +897,7 @@ fn collect_locks(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), DoctorError> 
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io_err(format!("read {}", dir.display()))(e)),
+        Err(e) => return Err(io_err(format!("read {}", dir.display()))(e).into()),
     };
     for entry in entries {
         let entry = entry.map_err(io_err(format!("read {}", dir.display())))?;
@@ -1307,7 +1297,7 @@ impl crate::base::error::ExitStatus for DoctorError {
             DoctorError::Repo(e) => e.exit_code(),
             DoctorError::Git(e) => e.exit_code(),
             DoctorError::Hooks(e) => e.exit_code(),
-            DoctorError::Io { .. } => crate::base::error::FAILURE,
+            DoctorError::Io(_) => crate::base::error::FAILURE,
         }
     }
 }

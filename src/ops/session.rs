@@ -13,6 +13,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::error::io_context as io;
 use crate::base::fs::{write_atomic, FileLock};
 use crate::base::session_id::SessionId;
 use crate::git::repo::Repo;
@@ -35,18 +36,8 @@ pub enum SessionError {
         source: serde_json::Error,
     },
     /// A file operation failed.
-    #[error("{context}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// The error.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-fn io(context: String) -> impl FnOnce(std::io::Error) -> SessionError {
-    move |source| SessionError::Io { context, source }
+    #[error(transparent)]
+    Io(#[from] crate::base::error::IoError),
 }
 
 /// The persisted state of one staged session.
@@ -153,7 +144,7 @@ impl SessionStore {
 
     fn lock(&self, sid: &SessionId) -> Result<FileLock, SessionError> {
         let path = self.dir.join(format!(".{sid}.lock"));
-        FileLock::exclusive(&path).map_err(io(format!("lock {}", path.display())))
+        FileLock::exclusive(&path).map_err(|e| io(format!("lock {}", path.display()))(e).into())
     }
 
     fn load(&self, sid: &SessionId) -> Result<Option<SessionState>, SessionError> {
@@ -168,7 +159,7 @@ impl SessionStore {
                     })
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io(format!("read {}", path.display()))(e)),
+            Err(e) => Err(io(format!("read {}", path.display()))(e).into()),
         }
     }
 
@@ -177,7 +168,7 @@ impl SessionStore {
         fs::create_dir_all(&dir).map_err(io(format!("create {}", dir.display())))?;
         let path = dir.join("state.json");
         write_atomic(&path, &crate::model::documents::to_json_bytes(state), 0o644)
-            .map_err(io(format!("write {}", path.display())))
+            .map_err(|e| io(format!("write {}", path.display()))(e).into())
     }
 
     /// Adds a record to session `sid` (creating it in this worktree), its transcript, prompts,
@@ -240,7 +231,7 @@ impl SessionStore {
         let entries = match fs::read_dir(&self.dir) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(io(format!("read {}", self.dir.display()))(e)),
+            Err(e) => return Err(io(format!("read {}", self.dir.display()))(e).into()),
         };
         let mut out = Vec::new();
         for e in entries.flatten() {
@@ -274,7 +265,7 @@ impl SessionStore {
         match fs::read(&path) {
             Ok(b) => Ok(Some(b)),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io(format!("read {}", path.display()))(e)),
+            Err(e) => Err(io(format!("read {}", path.display()))(e).into()),
         }
     }
 
@@ -316,7 +307,7 @@ impl SessionStore {
         if !dir.exists() {
             return Err(SessionError::NotFound(sid.to_string()));
         }
-        fs::remove_dir_all(&dir).map_err(io(format!("remove {}", dir.display())))
+        fs::remove_dir_all(&dir).map_err(|e| io(format!("remove {}", dir.display()))(e).into())
     }
 }
 
@@ -336,7 +327,7 @@ impl SessionState {
 impl crate::base::error::ExitStatus for SessionError {
     fn exit_code(&self) -> i32 {
         match self {
-            SessionError::NotFound(_) | SessionError::Corrupt { .. } | SessionError::Io { .. } => {
+            SessionError::NotFound(_) | SessionError::Corrupt { .. } | SessionError::Io(_) => {
                 crate::base::error::FAILURE
             }
         }

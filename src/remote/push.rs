@@ -39,6 +39,7 @@ use std::time::{Duration, Instant};
 use git2::Oid;
 
 use crate::base::crashpoint::crashpoint;
+use crate::base::error::io_context as io_err;
 use crate::base::id::CheckpointId;
 use crate::git::refname::CheckpointRef;
 use crate::git::repo::Repo;
@@ -110,20 +111,9 @@ pub enum PushError {
     /// The repository failed underneath.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// Local bookkeeping files failed.
-    #[error("{context}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// The error.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> PushError {
-    let context = context.into();
-    move |source| PushError::Io { context, source }
+    /// A file operation failed.
+    #[error(transparent)]
+    Io(#[from] crate::base::error::IoError),
 }
 
 /// How long a hook (pre-push, pre-auto-gc) may spend on the network in total:
@@ -620,14 +610,7 @@ fn recover_and_push(
     let step = checkpoint_step(repo, cref.id());
     let (tip, notes) =
         replay(repo, local, remote, &step).map_err(|e| crate::base::error::error_chain(&e))?;
-    repo.git
-        .reference_matching(
-            name,
-            tip,
-            true,
-            local,
-            "entire: merge remote checkpoint history",
-        )
+    repo.set_ref_matching(name, tip, local, "entire: merge remote checkpoint history")
         .map_err(|e| {
             format!(
                 "the local ref moved during recovery ({}); it stays queued",
@@ -883,13 +866,7 @@ pub(crate) fn replay_v1_onto(
     use crate::store::branch::V1_BRANCH_REF;
     let step = v1_step(repo);
     let (merged, notes) = replay(repo, local, theirs, &step)?;
-    match repo.git.reference_matching(
-        V1_BRANCH_REF,
-        merged,
-        true,
-        local,
-        "entire: sync v1 with remote",
-    ) {
+    match repo.set_ref_matching(V1_BRANCH_REF, merged, local, "entire: sync v1 with remote") {
         Ok(_) => Ok(Ok((merged, notes))),
         Err(e) => Ok(Err(e.message().to_owned())),
     }

@@ -281,5 +281,5 @@ fn write_keeping_mode(path: &Path, text: &str) -> Result<(), HookError> {
     use std::os::unix::fs::PermissionsExt;
     let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o7777);
     crate::base::fs::write_atomic(path, text.as_bytes(), mode)
-        .map_err(io(format!("write {}", path.display())))
+        .map_err(|e| io(format!("write {}", path.display()))(e).into())
 }

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 pub use managers::Manager;
 
+use crate::base::error::io_context as io;
 use crate::git::repo::Repo;
 
 /// The line that marks a hook script as ours (so it can be replaced, never a foreign one).
@@ -100,18 +101,8 @@ pub enum HookError {
         why: String,
     },
     /// A file operation failed.
-    #[error("{context}")]
-    Io {
-        /// What was being done.
-        context: String,
-        /// The error.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-fn io(context: String) -> impl FnOnce(std::io::Error) -> HookError {
-    move |source| HookError::Io { context, source }
+    #[error(transparent)]
+    Io(#[from] crate::base::error::IoError),
 }
 
 /// What happened to one hook.
@@ -150,7 +141,7 @@ fn our_path(dir: &Path, name: &str) -> PathBuf {
 
 fn write_script(path: &Path, text: &str) -> Result<(), HookError> {
     crate::base::fs::write_atomic(path, text.as_bytes(), 0o755)
-        .map_err(io(format!("write {}", path.display())))
+        .map_err(|e| io(format!("write {}", path.display()))(e).into())
 }
 
 /// How `hooks install` may proceed.
@@ -477,7 +468,7 @@ impl crate::base::error::ExitStatus for HookError {
             HookError::Managed { .. }
             | HookError::HuskyForced { .. }
             | HookError::Shared { .. }
-            | HookError::Io { .. } => crate::base::error::FAILURE,
+            | HookError::Io(_) => crate::base::error::FAILURE,
         }
     }
 }
