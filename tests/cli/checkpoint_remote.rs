@@ -9,8 +9,8 @@ use std::process::{Output, Stdio};
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_success, checkpoint_ref, fetch_bin, parse_json, path_str, path_with_bins, prepush_bin,
-    refs_in, Store, TestEnv, REFS_PREFIX,
+    assert_success, checkpoint_ref, fetch_bin, output_text, parse_json, path_str, path_with_bins,
+    prepush_bin, refs_in, stderr, Store, TestEnv, REFS_PREFIX,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2};
 
@@ -70,14 +70,6 @@ fn ok_in(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
     let out = run_in(env, dir, args);
     assert_success(&out, args);
     String::from_utf8(out.stdout).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn all_output(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(out))
 }
 
 /// A real `git <args>` in `dir` with our binaries on PATH (installed hooks run) and the
@@ -265,7 +257,7 @@ fn the_forge_form_follows_the_code_remotes_scheme_and_host() {
         parse_json(&out.stdout)["checkpoint_remote"]["url"],
         json!("https://git.example.com:8443/acme/checkpoints.git")
     );
-    assert!(!all_output(&out).contains(SECRET));
+    assert!(!output_text(&out).contains(SECRET));
 }
 
 /// Every invalid value: `config`, `status` and `push` fail naming the problem and change
@@ -316,13 +308,13 @@ fn bad_checkpoint_remote_values_are_refused_and_nothing_moves() {
                 out.status.code(),
                 Some(1),
                 "{value} {args:?}: {}",
-                all_output(&out)
+                output_text(&out)
             );
             let err = stderr(&out);
             assert!(err.contains(want), "{value} {args:?}: {err}");
             assert!(err.contains(".entire/settings.json"), "{err}");
             assert!(
-                !all_output(&out).contains(SECRET),
+                !output_text(&out).contains(SECRET),
                 "{args:?} printed the secret"
             );
         }
@@ -337,7 +329,7 @@ fn bad_checkpoint_remote_values_are_refused_and_nothing_moves() {
         let err = stderr(&out);
         assert_eq!(err.matches("entire: warning:").count(), 1, "{err}");
         assert!(err.contains(want) && err.contains("stay queued"), "{err}");
-        assert!(!all_output(&out).contains(SECRET));
+        assert!(!output_text(&out).contains(SECRET));
         assert_eq!(
             env.refs_snapshot(),
             before,

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{json, Value};
 
 use crate::env::{
-    hooks_dir, is_hex12, is_ulid, parse_json, path_str, path_with_bins, Store, TestEnv,
+    hooks_dir, is_hex12, is_ulid, parse_json, path_str, path_with_bins, text, Store, TestEnv,
     REFS_PREFIX, V1_BRANCH,
 };
 
@@ -22,10 +22,6 @@ const LINE_3: &str = "{\"type\":\"user\",\"message\":\"now a farewell\"}";
 const LINE_4: &str = "{\"type\":\"assistant\",\"message\":\"added bye.txt\"}";
 
 static INPUTS: AtomicUsize = AtomicUsize::new(0);
-
-pub(crate) fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).to_string()
-}
 
 /// Asserts a process exited 0, showing its stdout and stderr otherwise.
 pub(crate) fn assert_exit_0(out: &Output, what: &str) {

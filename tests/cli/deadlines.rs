@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::env::{
-    assert_code, assert_success, fetch_bin, path_with_bins, write_settings, StalledServer, Store,
-    TestEnv,
+    assert_code, assert_success, fetch_bin, path_with_bins, stderr, write_settings, StalledServer,
+    Store, TestEnv,
 };
 use crate::fixtures::{write_std, HEX_ID, TRANSCRIPT, ULID_ID};
 
@@ -31,10 +31,6 @@ fn timed(cmd: &mut assert_cmd::Command) -> (Output, Duration) {
     let start = Instant::now();
     let out = cmd.output().expect("run the command");
     (out, start.elapsed())
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 /// How many checkpoint refs `status` counts as waiting to be pushed.

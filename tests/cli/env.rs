@@ -495,6 +495,26 @@ impl TestEnv {
     }
 }
 
+/// Bytes as text, invalid UTF-8 replaced (for messages and `contains` checks).
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A process's stderr as text ([`text`]).
+pub fn stderr(out: &Output) -> String {
+    text(&out.stderr)
+}
+
+/// A process's stdout, which must be UTF-8.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+/// A process's stdout followed by its stderr, as text ([`text`]).
+pub fn output_text(out: &Output) -> String {
+    format!("{}{}", text(&out.stdout), text(&out.stderr))
+}
+
 /// Panics with the command's stderr unless it succeeded.
 pub fn assert_success(out: &Output, args: &[&str]) {
     assert!(

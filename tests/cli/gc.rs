@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::env::{
     assert_success, checkpoint_ref, fetch_bin, hooks_dir, parse_json, path_str, path_with_bins,
-    refs_in, Store, TestEnv, REFS_PREFIX,
+    refs_in, stderr, Store, TestEnv, REFS_PREFIX,
 };
 use crate::fixtures::{commit_tree, write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2};
 
@@ -25,10 +25,6 @@ const TOO_NEW: &str = "aaaaaaaaaa06";
 
 fn run(env: &TestEnv, args: &[&str]) -> Output {
     env.run(Store::Refs, args)
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
 fn local_refs(env: &TestEnv) -> BTreeMap<String, String> {

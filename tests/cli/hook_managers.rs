@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
-use crate::commit_hooks::{assert_exit_0, lines, record, text, the_trailer, LINE_1, SESSION};
+use crate::commit_hooks::{assert_exit_0, lines, record, the_trailer, LINE_1, SESSION};
 use crate::env::{
-    checkpoint_bin, checkpoint_ref, hooks_dir, path_str, rev_in, sha256_hex, write_executable,
-    Store, TestEnv,
+    checkpoint_bin, checkpoint_ref, hooks_dir, path_str, rev_in, sha256_hex, text,
+    write_executable, Store, TestEnv,
 };
 
 /// The directory `.ci/hook-tools` installs the hook managers into.

@@ -8,8 +8,8 @@ use std::process::Output;
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, assert_success, branch_dir, checkpoint_ref, parse_json, sha256_hex, Store,
-    TestEnv, EMPTY_TREE, REFS_PREFIX, V1_BRANCH,
+    assert_code, assert_success, branch_dir, checkpoint_ref, parse_json, sha256_hex, stderr,
+    stdout, Store, TestEnv, EMPTY_TREE, REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::{
     blob, checkpoint_node, commit_tree, root_metadata_json, session_message, tree, write_node,
@@ -34,14 +34,6 @@ fn run(env: &TestEnv, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run git-entire-checkpoint")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).to_string()
 }
 
 /// Runs `migrate <extra>`, asserting success; returns stdout.

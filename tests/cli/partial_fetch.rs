@@ -7,13 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::env::{
-    assert_code, assert_success, checkpoint_ref, parse_json, path_str, refs_in, rev_in, TestEnv,
-    REFS_PREFIX,
+    assert_code, assert_success, checkpoint_ref, parse_json, path_str, refs_in, rev_in, stderr,
+    text, TestEnv, REFS_PREFIX,
 };
 use crate::fixtures::ULID_ID as ID;
 use crate::remote_fetch::{
-    fetch_in, publish, run_in, statuses, stderr_of, stdout_of, world, World, ABSENT_ID, PASSWORD,
-    SECRET_URL,
+    fetch_in, publish, run_in, statuses, world, World, ABSENT_ID, PASSWORD, SECRET_URL,
 };
 
 /// A transcript big enough to matter, with bytes that must survive exactly.
@@ -93,7 +92,7 @@ fn filtered_fetch_reads_metadata_offline_and_fetches_the_transcript_on_read() {
         parse_json(&out.stdout)[0]["partial"],
         true,
         "{}",
-        stdout_of(&out)
+        text(&out.stdout)
     );
 
     // The ref is in the cache, not in the repository; the transcript is nowhere yet.
@@ -223,7 +222,7 @@ fn filtered_fetches_setting_makes_reads_fetch_partially() {
 fn a_server_without_filter_support_gets_a_message_and_whole_checkpoints() {
     let (w, tip, blob) = filtered_world(false);
     let out = fetch_filtered(&w);
-    let err = stderr_of(&out);
+    let err = stderr(&out);
     assert!(
         err.contains("origin does not support filtered fetches"),
         "{err}"
@@ -244,7 +243,7 @@ fn a_read_with_filtered_fetches_from_a_server_without_filters_warns_and_fetches_
     let (w, tip, blob) = filtered_world(false);
     let out = show_with_filtered_reads(&w);
     assert_eq!(parse_json(&out.stdout)["commit"], tip.as_str());
-    let err = stderr_of(&out);
+    let err = stderr(&out);
     assert!(
         err.contains("origin does not support filtered fetches"),
         "{err}"
@@ -271,7 +270,7 @@ fn an_unreachable_remote_at_transcript_read_is_a_fetch_failure() {
     let out = run_in(&w.env, &w.clone, &["show", ID, "--transcript"]);
     let err = assert_code(&out, 1, "transcript read from an unreachable URL");
     assert!(
-        !err.contains(PASSWORD) && !stdout_of(&out).contains(PASSWORD),
+        !err.contains(PASSWORD) && !text(&out.stdout).contains(PASSWORD),
         "{err}"
     );
     assert!(!err.contains("not found"), "{err}");
@@ -283,7 +282,7 @@ fn a_filtered_fetch_from_an_unreachable_url_never_prints_the_password() {
     let out = fetch_in(&w.env, &w.clone, &["--filter=blob:none", SECRET_URL, ID]);
     let err = assert_code(&out, 1, "filtered fetch from an unreachable URL");
     assert!(
-        !err.contains(PASSWORD) && !stdout_of(&out).contains(PASSWORD),
+        !err.contains(PASSWORD) && !text(&out.stdout).contains(PASSWORD),
         "{err}"
     );
     assert!(

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
-use crate::env::{parse_json, path_str, path_with_bins, Store, TestEnv};
+use crate::env::{parse_json, path_str, path_with_bins, text, Store, TestEnv};
 
 const AWS_KEY_ID: &str = "AKIAIOSFODNN7EXAMPLE";
 const AWS_SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
@@ -86,10 +86,6 @@ fn clean_transcript() -> Vec<u8> {
         out.push(b'\n');
     }
     out
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).to_string()
 }
 
 fn input(env: &TestEnv, bytes: &[u8]) -> PathBuf {

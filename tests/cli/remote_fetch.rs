@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, assert_success, checkpoint_ref, fetch_bin, json_in, parse_json, path_str, refs_in,
-    rev_in, Store, TestEnv, EMPTY_TREE, REFS_PREFIX,
+    assert_code, assert_success, checkpoint_ref, fetch_bin, json_in, output_text, parse_json,
+    path_str, refs_in, rev_in, stderr, text, Store, TestEnv, EMPTY_TREE, REFS_PREFIX,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -158,14 +158,6 @@ fn add_foreign_refs(w: &World) -> String {
     commit
 }
 
-pub(crate) fn stdout_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).to_string()
-}
-
-pub(crate) fn stderr_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).to_string()
-}
-
 /// The `{"checkpoint_id": status}` map of a `git entire-fetch --json` document.
 pub(crate) fn statuses(out: &Output) -> BTreeMap<String, String> {
     let v = parse_json(&out.stdout);
@@ -202,7 +194,7 @@ fn list_json_in(env: &TestEnv, dir: &Path, args: &[&str]) -> (Vec<Value>, String
         .as_array()
         .unwrap_or_else(|| panic!("list --json is an array: {v}"))
         .clone();
-    (arr, stderr_of(&out))
+    (arr, stderr(&out))
 }
 
 fn entry<'a>(entries: &'a [Value], id: &str) -> &'a Value {
@@ -576,7 +568,7 @@ fn a_password_in_the_remote_url_is_never_printed() {
         runs.push((format!("{args:?}"), run_in(&env, env.repo(), &args)));
     }
     for (what, out) in runs {
-        let all = format!("{}{}", stdout_of(&out), stderr_of(&out));
+        let all = format!("{}{}", text(&out.stdout), stderr(&out));
         assert!(
             !all.contains(PASSWORD),
             "{what} printed the password:\n{all}"
@@ -773,7 +765,7 @@ fn fetch_all_reports_a_diverged_checkpoint_and_keeps_the_local_hash() {
         st.get(HEX_ID).map(String::as_str),
         Some("diverged"),
         "stderr:\n{}",
-        stderr_of(&out)
+        stderr(&out)
     );
     assert_eq!(
         rev_in(&w.env, &w.clone, &checkpoint_ref(HEX_ID)),
@@ -1136,7 +1128,7 @@ fn a_password_in_a_url_given_on_the_command_line_is_never_printed() {
         ));
     }
     for (what, out) in &runs {
-        let all = format!("{}{}", stdout_of(out), stderr_of(out));
+        let all = output_text(out);
         assert!(
             !all.contains(PASSWORD),
             "{what} printed the password:\n{all}"

@@ -13,16 +13,12 @@ use serde_json::json;
 use crate::commit_hooks::{
     checkpoint_state, commit, entire, install_hooks, session_entry, trailer_ids,
 };
-use crate::env::{path_str, prepush_bin, Store, TestEnv, V1_BRANCH};
+use crate::env::{path_str, prepush_bin, text, Store, TestEnv, V1_BRANCH};
 
 /// Settings with a user rule and the git-refs primary.
 const SETTINGS: &str = r#"{"redaction": {"rules": [{"name": "corp", "pattern": "CORPSECRET-[0-9]+"}]}, "checkpoints": {"primary": {"type": "git-refs"}}}"#;
 const SECRET: &str = "CORPSECRET-12345";
 const SESSION: &str = "sess-bad-settings";
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).to_string()
-}
 
 /// [`SETTINGS`] with a trailing comma: a syntax error at its end.
 fn broken() -> String {

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::env::{
     assert_code, assert_success, branch_dir, checkpoint_ref, is_hex12, is_ulid, parse_json,
-    sha256_hex, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
+    sha256_hex, stderr, stdout, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -47,14 +47,6 @@ fn run_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Output {
         cmd.env(k, v);
     }
     cmd.args(args).output().expect("run git-entire-checkpoint")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).to_string()
 }
 
 fn ok(env: &TestEnv, args: &[&str]) -> String {
