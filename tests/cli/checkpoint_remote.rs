@@ -9,8 +9,8 @@ use std::process::{Output, Stdio};
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_success, checkpoint_ref, fetch_bin, output_text, parse_json, path_str, path_with_bins,
-    prepush_bin, refs_in, stderr, Store, TestEnv, REFS_PREFIX,
+    assert_success, checkpoint_ref, output_text, parse_json, path_str, path_with_bins, prepush_bin,
+    refs_in, stderr, Store, TestEnv, REFS_PREFIX,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2};
 
@@ -56,20 +56,10 @@ fn url_form(path: &Path) -> Value {
     json!({ "url": path_str(path) })
 }
 
-fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    env.run_in(Store::Refs, dir, args)
-}
-
 /// Makes git send `url` to the local bare repository `to` (`url.<to>.insteadOf`), so a forge URL
 /// can be tested offline.
 fn route(env: &TestEnv, url: &str, to: &Path) {
     env.git(&["config", &format!("url.{}.insteadOf", path_str(to)), url]);
-}
-
-fn ok_in(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
-    let out = run_in(env, dir, args);
-    assert_success(&out, args);
-    String::from_utf8(out.stdout).unwrap()
 }
 
 /// A real `git <args>` in `dir` with our binaries on PATH (installed hooks run) and the
@@ -89,7 +79,7 @@ fn checkpoint_refs(env: &TestEnv, dir: &Path) -> Vec<String> {
 }
 
 fn queued(env: &TestEnv, dir: &Path) -> u64 {
-    parse_json(&run_in(env, dir, &["status", "--json"]).stdout)["queued"]
+    parse_json(&env.run_in(Store::Refs, dir, &["status", "--json"]).stdout)["queued"]
         .as_u64()
         .expect("queued count")
 }
@@ -128,20 +118,23 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
     );
 
     // Explicitly naming the code remote still delivers to the checkpoint remote.
-    let out = run_in(env, env.repo(), &["push", "origin", "--all"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["push", "origin", "--all"]);
     assert_success(&out, &["push", "origin", "--all"]);
     assert_eq!(checkpoint_refs(env, &w.origin), Vec::<String>::new());
     assert_eq!(queued(env, env.repo()), 0, "the code remote keeps no queue");
 
     // config and status name it.
-    let v = parse_json(&run_in(env, env.repo(), &["config", "--json"]).stdout);
+    let v = parse_json(
+        &env.run_in(Store::Refs, env.repo(), &["config", "--json"])
+            .stdout,
+    );
     assert_eq!(
         v["checkpoint_remote"],
         json!({"url": path_str(&w.checkpoints), "source": "settings"})
     );
     assert_eq!(v["checkpoint_delivery"], json!(path_str(&w.checkpoints)));
     assert!(v["primary"].is_string(), "older fields stay: {v}");
-    let human = ok_in(env, env.repo(), &["status"]);
+    let human = env.ok_in(Store::Refs, env.repo(), &["status"]);
     assert!(
         human.contains(&format!(
             "remote   {} (dedicated checkpoint remote, from settings)",
@@ -159,7 +152,10 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
     set_checkpoint_remote(&clone, "settings.local.json", url_form(&w.checkpoints));
     assert!(checkpoint_refs(env, &clone).is_empty());
 
-    let shown = parse_json(&run_in(env, &clone, &["show", HEX_ID, "--json"]).stdout);
+    let shown = parse_json(
+        &env.run_in(Store::Refs, &clone, &["show", HEX_ID, "--json"])
+            .stdout,
+    );
     assert_eq!(shown["checkpoint_id"], json!(HEX_ID));
     assert_eq!(
         checkpoint_refs(env, &clone),
@@ -167,7 +163,10 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
         "show fetched exactly its checkpoint"
     );
 
-    let listed = parse_json(&run_in(env, &clone, &["list", "--remote", "--json"]).stdout);
+    let listed = parse_json(
+        &env.run_in(Store::Refs, &clone, &["list", "--remote", "--json"])
+            .stdout,
+    );
     let remote_only: Vec<&str> = listed
         .as_array()
         .unwrap()
@@ -177,23 +176,20 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
         .collect();
     assert_eq!(remote_only, vec![HEX_ID_2]);
 
-    let out = env
-        .bin_cmd(&fetch_bin())
-        .current_dir(&clone)
-        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
-        .args(["--all", "--json"])
-        .output()
-        .unwrap();
+    let out = env.fetch_in(&clone, &["--all", "--json"]);
     assert_success(&out, &["entire-fetch", "--all"]);
     assert_eq!(refs_in(env, &clone, REFS_PREFIX), local);
     assert_eq!(checkpoint_refs(env, &w.origin), Vec::<String>::new());
 
     // gc confirms against the checkpoint remote, and reads bring pruned checkpoints back from it.
-    let gc = parse_json(&run_in(env, &clone, &["gc", "--keep-days", "0", "--json"]).stdout);
+    let gc = parse_json(
+        &env.run_in(Store::Refs, &clone, &["gc", "--keep-days", "0", "--json"])
+            .stdout,
+    );
     assert_eq!(gc["remote"], json!(path_str(&w.checkpoints)));
     assert_eq!(gc["deleted"].as_array().map(Vec::len), Some(2), "{gc}");
     assert!(checkpoint_refs(env, &clone).is_empty());
-    let out = run_in(env, &clone, &["show", HEX_ID_2, "--json"]);
+    let out = env.run_in(Store::Refs, &clone, &["show", HEX_ID_2, "--json"]);
     assert_success(&out, &["show", HEX_ID_2]);
     assert_eq!(checkpoint_refs(env, &clone), vec![checkpoint_ref(HEX_ID_2)]);
 }
@@ -201,7 +197,7 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
 /// Writes checkpoint `HEX_ID`, runs `push`, and checks it landed on `dest` (and only it).
 fn write_and_push_to(env: &TestEnv, dest: &Path) {
     write_std(env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
-    let out = run_in(env, env.repo(), &["push"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
     assert_success(&out, &["push"]);
     assert_eq!(checkpoint_refs(env, dest), vec![checkpoint_ref(HEX_ID)]);
 }
@@ -216,7 +212,10 @@ fn the_per_clone_file_overrides_the_committed_one() {
     write_and_push_to(env, &w.checkpoints);
     assert!(checkpoint_refs(env, &other).is_empty());
     assert!(checkpoint_refs(env, &w.origin).is_empty());
-    let v = parse_json(&run_in(env, env.repo(), &["config", "--json"]).stdout);
+    let v = parse_json(
+        &env.run_in(Store::Refs, env.repo(), &["config", "--json"])
+            .stdout,
+    );
     assert_eq!(v["checkpoint_remote"]["source"], json!("settings.local"));
 }
 
@@ -236,7 +235,10 @@ fn the_forge_form_follows_the_code_remotes_scheme_and_host() {
         json!({"provider": "github", "repo": "acme/checkpoints"}),
     );
     let derived = "git@github.com:acme/checkpoints.git";
-    let v = parse_json(&run_in(env, env.repo(), &["config", "--json"]).stdout);
+    let v = parse_json(
+        &env.run_in(Store::Refs, env.repo(), &["config", "--json"])
+            .stdout,
+    );
     assert_eq!(
         v["checkpoint_remote"],
         json!({"url": derived, "source": "settings", "provider": "github", "repo": "acme/checkpoints"})
@@ -252,7 +254,7 @@ fn the_forge_form_follows_the_code_remotes_scheme_and_host() {
         "origin",
         &format!("https://user:{SECRET}@git.example.com:8443/acme/code"),
     ]);
-    let out = run_in(env, env.repo(), &["config", "--json"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["config", "--json"]);
     assert_eq!(
         parse_json(&out.stdout)["checkpoint_remote"]["url"],
         json!("https://git.example.com:8443/acme/checkpoints.git")
@@ -303,7 +305,7 @@ fn bad_checkpoint_remote_values_are_refused_and_nothing_moves() {
             &["push"],
             &["show", HEX_ID_2],
         ] {
-            let out = run_in(env, env.repo(), args);
+            let out = env.run_in(Store::Refs, env.repo(), args);
             assert_eq!(
                 out.status.code(),
                 Some(1),
@@ -398,7 +400,7 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
 
     // Once it is fixed, the next push delivers.
     set_checkpoint_remote(env.repo(), "settings.json", url_form(&w.checkpoints));
-    let out = run_in(env, env.repo(), &["push"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
     assert_success(&out, &["push"]);
     assert_eq!(
         checkpoint_refs(env, &w.checkpoints),
@@ -415,7 +417,7 @@ fn a_public_forge_code_remote_gets_one_warning_per_clone() {
     env.git(&["remote", "set-url", "origin", public]);
     route(env, public, &w.origin);
     write_std(env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
-    let out = run_in(env, env.repo(), &["push"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
     assert_success(&out, &["push"]);
     let err = stderr(&out);
     assert_eq!(err.matches("hosted on github.com").count(), 1, "{err}");
@@ -433,7 +435,7 @@ fn a_public_forge_code_remote_gets_one_warning_per_clone() {
         .exists());
 
     write_std(env, Store::Refs, HEX_ID_2, "s2", TRANSCRIPT_2);
-    let out = run_in(env, env.repo(), &["push"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
     assert_success(&out, &["push"]);
     assert!(!stderr(&out).contains("hosted on"), "{}", stderr(&out));
     assert_eq!(checkpoint_refs(env, &w.origin).len(), 2);
@@ -444,14 +446,17 @@ fn a_self_hosted_code_remote_gets_no_public_warning() {
     let w = world();
     let env = &w.env;
     write_std(env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
-    let out = run_in(env, env.repo(), &["push"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
     assert_success(&out, &["push"]);
     assert!(!stderr(&out).contains("hosted on"), "{}", stderr(&out));
     assert!(!env
         .common_dir()
         .join("entire/public-remote-warned")
         .exists());
-    let v = parse_json(&run_in(env, env.repo(), &["status", "--json"]).stdout);
+    let v = parse_json(
+        &env.run_in(Store::Refs, env.repo(), &["status", "--json"])
+            .stdout,
+    );
     assert_eq!(v["checkpoint_remote"], Value::Null);
     assert_eq!(v["checkpoint_delivery"], json!("origin"));
 }

@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{json, Value};
 
 use crate::env::{
-    hooks_dir, is_hex12, is_ulid, parse_json, path_str, path_with_bins, text, Store, TestEnv,
-    REFS_PREFIX, V1_BRANCH,
+    assert_code, hooks_dir, is_hex12, is_ulid, parse_json, path_str, path_with_bins, text, Store,
+    TestEnv, REFS_PREFIX, V1_BRANCH,
 };
 
 pub(crate) const SESSION: &str = "sess-commit-1";
@@ -22,17 +22,6 @@ const LINE_3: &str = "{\"type\":\"user\",\"message\":\"now a farewell\"}";
 const LINE_4: &str = "{\"type\":\"assistant\",\"message\":\"added bye.txt\"}";
 
 static INPUTS: AtomicUsize = AtomicUsize::new(0);
-
-/// Asserts a process exited 0, showing its stdout and stderr otherwise.
-pub(crate) fn assert_exit_0(out: &Output, what: &str) {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{what} failed:\nstdout:\n{}\nstderr:\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-}
 
 /// A real `git <args>` in `dir` with our binaries on `PATH` and, when given, the primary
 /// selected through `ENTIRE_CHECKPOINTS_PRIMARY` (None = the repository's own settings).
@@ -64,33 +53,12 @@ pub(crate) fn git_hooked(
 /// Like [`git_hooked`], asserting exit 0; returns stderr.
 pub(crate) fn git_ok(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> String {
     let out = git_hooked(env, dir, primary, args);
-    assert_exit_0(&out, &format!("git {args:?}"));
+    assert_code(&out, 0, &format!("git {args:?}"));
     text(&out.stderr)
 }
 
-/// `git-entire-checkpoint <args>` in `dir` (primary as for [`git_cmd`]).
-pub(crate) fn entire(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> Output {
-    let mut cmd = env.cmd();
-    cmd.current_dir(dir).args(args);
-    if let Some(s) = primary {
-        cmd.env("ENTIRE_CHECKPOINTS_PRIMARY", s.name());
-    }
-    cmd.output().expect("run git-entire-checkpoint")
-}
-
-pub(crate) fn entire_ok(
-    env: &TestEnv,
-    dir: &Path,
-    primary: Option<Store>,
-    args: &[&str],
-) -> String {
-    let out = entire(env, dir, primary, args);
-    assert_exit_0(&out, &format!("git-entire-checkpoint {args:?}"));
-    text(&out.stdout)
-}
-
 pub(crate) fn install_hooks(env: &TestEnv) {
-    entire_ok(env, env.repo(), None, &["hooks", "install"]);
+    env.ok_default(&["hooks", "install"]);
 }
 
 /// `session record --session <sid> [--transcript <file>] <extra...>` in `dir`.
@@ -111,7 +79,7 @@ pub(crate) fn record(
     }
     args.extend(extra.iter().map(|s| s.to_string()));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    entire_ok(env, dir, None, &refs);
+    env.ok_primary_in(None, dir, &refs);
 }
 
 pub(crate) fn lines(ls: &[&str]) -> Vec<u8> {
@@ -185,7 +153,7 @@ pub(crate) fn checkpoint_state(env: &TestEnv) -> String {
 }
 
 fn sessions_json(env: &TestEnv, dir: &Path) -> Vec<Value> {
-    let out = entire(env, dir, None, &["session", "list", "--json"]);
+    let out = env.run_primary_in(None, dir, &["session", "list", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     match parse_json(&out.stdout) {
         Value::Array(a) => a,
@@ -209,7 +177,7 @@ fn history_len(env: &TestEnv, store: Store, id: &str) -> usize {
 }
 
 pub(crate) fn show_json(env: &TestEnv, target: &str) -> Value {
-    parse_json(entire_ok(env, env.repo(), None, &["show", target, "--json"]).as_bytes())
+    parse_json(env.ok_default(&["show", target, "--json"]).as_bytes())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -257,7 +225,7 @@ fn hooks_install_writes_the_four_hooks_and_chains_a_foreign_one() {
         foreign,
         "the foreign hook is kept as .pre-entire"
     );
-    let status = parse_json(entire_ok(&env, env.repo(), None, &["status", "--json"]).as_bytes());
+    let status = parse_json(env.ok_default(&["status", "--json"]).as_bytes());
     for name in ["pre-push", "post-commit", "prepare-commit-msg"] {
         assert_eq!(status["hooks"][name], json!(true), "status: {status}");
     }
@@ -376,12 +344,12 @@ fn session_record_stages_replaces_the_transcript_appends_prompts_and_merges_file
     assert_eq!(entry["pending"], json!(true), "{entry}");
     assert_eq!(entry["last_checkpoint"], json!(""), "{entry}");
     assert!(entry["worktree"].as_str().is_some_and(|w| !w.is_empty()));
-    let plain = entire_ok(&env, env.repo(), None, &["session", "list"]);
+    let plain = env.ok_default(&["session", "list"]);
     assert!(plain.contains(SESSION), "{plain}");
 
-    entire_ok(&env, env.repo(), None, &["session", "discard", SESSION]);
+    env.ok_default(&["session", "discard", SESSION]);
     assert!(sessions_json(&env, env.repo()).is_empty());
-    let out = entire(&env, env.repo(), None, &["session", "discard", SESSION]);
+    let out = env.run_default(&["session", "discard", SESSION]);
     assert_ne!(out.status.code(), Some(0), "discarding an unknown session");
     assert!(!text(&out.stderr).trim().is_empty());
 
@@ -396,12 +364,7 @@ fn invalid_session_ids_are_refused_and_nothing_is_staged() {
     let env = TestEnv::new();
     let long = "a".repeat(300);
     for sid in ["../x", "a/b", "", long.as_str()] {
-        let out = entire(
-            &env,
-            env.repo(),
-            None,
-            &["session", "record", "--session", sid, "--prompt", "p"],
-        );
+        let out = env.run_default(&["session", "record", "--session", sid, "--prompt", "p"]);
         assert_ne!(out.status.code(), Some(0), "session ID {sid:?} is refused");
         assert!(
             !text(&out.stderr).trim().is_empty(),
@@ -1090,7 +1053,7 @@ fn show_resolves_commits_and_a_squash_shows_both_checkpoints() {
     let id2 = the_trailer(&env, &c2);
     assert_eq!(show_json(&env, "HEAD")["checkpoint_id"], json!(id2));
     assert_eq!(show_json(&env, "main~1")["checkpoint_id"], json!(id1));
-    let plain = entire_ok(&env, env.repo(), None, &["show", "main~1"]);
+    let plain = env.ok_default(&["show", "main~1"]);
     assert!(plain.contains(&id1), "{plain}");
 
     // Squash both into one commit carrying both trailers.
@@ -1112,7 +1075,7 @@ fn show_resolves_commits_and_a_squash_shows_both_checkpoints() {
         .unwrap_or_else(|| panic!("an array: {docs}"));
     let ids: Vec<&Value> = arr.iter().map(|d| &d["checkpoint_id"]).collect();
     assert_eq!(ids, [&json!(id1), &json!(id2)]);
-    let plain = entire_ok(&env, env.repo(), None, &["show", "HEAD"]);
+    let plain = env.ok_default(&["show", "HEAD"]);
     assert!(plain.contains(&id1) && plain.contains(&id2), "{plain}");
 }
 

@@ -17,7 +17,7 @@ use crate::env::{
 };
 use crate::fixtures::HEX_ID;
 use crate::push::{
-    add_remote, all_queued_refs, assert_exit0, assert_never_forced, local_checkpoints, queue_path,
+    add_remote, all_queued_refs, assert_never_forced, local_checkpoints, queue_path,
     refs_of_queue_file, remote_checkpoints,
 };
 
@@ -147,7 +147,7 @@ fn writers_and_backfills_race(store: Store) {
             session: s.clone(),
             transcript: transcript_for(&format!("{s}-initial")),
         };
-        assert_exit0(&run_job(&env, store, &job, s), "seed write");
+        assert_code(&run_job(&env, store, &job, s), 0, "seed write");
     }
 
     // One plan per thread: ROUNDS jobs run one after another.
@@ -307,7 +307,7 @@ fn assert_delivered(env: &TestEnv, store: Store, ids: &BTreeSet<String>) {
             let want: BTreeSet<String> = ids.iter().map(|id| checkpoint_ref(id)).collect();
             assert_eq!(queued, want, "the queue names every written ref");
             let out = env.run(store, &["push", "origin"]);
-            assert_exit0(&out, "push after the race");
+            assert_code(&out, 0, "push after the race");
             let local = local_checkpoints(env);
             assert_eq!(local.len(), ids.len());
             assert_eq!(remote_checkpoints(env, &origin), local);
@@ -318,7 +318,7 @@ fn assert_delivered(env: &TestEnv, store: Store, ids: &BTreeSet<String>) {
             env.git(&["push", "-q", "origin", "main"]);
             env.git(&["fetch", "-q", "origin"]);
             let out = env.run(store, &["push", "origin"]);
-            assert_exit0(&out, "push after the race");
+            assert_code(&out, 0, "push after the race");
             let remote = refs_in(env, &origin, V1_BRANCH);
             assert_eq!(remote.get(V1_BRANCH), env.rev(V1_BRANCH).as_ref());
             for id in ids {

@@ -7,7 +7,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::commit_hooks::{checkpoint_state, entire, entire_ok, git_ok, install_hooks};
+use crate::commit_hooks::{checkpoint_state, git_ok, install_hooks};
 use crate::env::{
     assert_code, checkpoint_ref, hooks_dir, path_str, sha256_hex, write_settings, Store, TestEnv,
     REFS_PREFIX, V1_BRANCH,
@@ -72,7 +72,7 @@ fn human_names(
     finding: &str,
     subject: &str,
 ) {
-    let out = entire(env, env.repo(), store.into(), &["doctor"]);
+    let out = env.run_primary_in(store.into(), env.repo(), &["doctor"]);
     assert_code(&out, code, "doctor");
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -885,7 +885,7 @@ const NOWHERE_ULID: &str = "01KVBJCWYA4YW6J5M9GP655HZM";
 /// `doctor --json` under `primary` (`None`: the repository's own settings): asserts the exit
 /// code and returns the document.
 fn doctor_json(env: &TestEnv, primary: Option<Store>, code: i32) -> Value {
-    let out = entire(env, env.repo(), primary, &["doctor", "--json"]);
+    let out = env.run_primary_in(primary, env.repo(), &["doctor", "--json"]);
     assert_code(&out, code, "doctor --json");
     crate::env::parse_json(&out.stdout)
 }
@@ -956,7 +956,7 @@ fn trailers_dangling_unpushed_and_rewritten(primary: Option<Store>) {
     let (pushed, pushed_id) = linked_commit(&env, primary, "a.txt", "pushed work");
     git_ok(&env, env.repo(), primary, &["push", "-q", "origin", "main"]);
     // The hook defers the first v1 push to a remote that had no branch yet: push it now.
-    entire_ok(&env, env.repo(), primary, &["push"]);
+    env.ok_primary_in(primary, env.repo(), &["push"]);
     let (never, never_id) = linked_commit(&env, primary, "b.txt", "never pushed");
     let hex = commit_with_trailer(&env, primary, "names a hex nowhere", NOWHERE_HEX);
     let ulid = commit_with_trailer(&env, primary, "names a ULID nowhere", NOWHERE_ULID);
@@ -1002,10 +1002,10 @@ fn trailers_dangling_unpushed_and_rewritten(primary: Option<Store>) {
     human_names(&env, primary, 1, "trailer-dangling", &short(&env, &hex));
 
     // --fix changes nothing about them; the named repair delivers the unpushed ones.
-    let fixed = entire(&env, env.repo(), primary, &["doctor", "--json", "--fix"]);
+    let fixed = env.run_primary_in(primary, env.repo(), &["doctor", "--json", "--fix"]);
     assert_code(&fixed, 1, "doctor --fix");
     assert_eq!(checkpoint_state(&env), before);
-    entire_ok(&env, env.repo(), primary, &["push"]);
+    env.ok_primary_in(primary, env.repo(), &["push"]);
     let doc = doctor_json(&env, primary, 1);
     assert!(findings_of(&doc, "checkpoint-unpushed").is_empty(), "{doc}");
     assert_eq!(findings_of(&doc, "trailer-dangling").len(), 2, "{doc}");

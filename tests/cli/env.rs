@@ -302,8 +302,16 @@ impl TestEnv {
 
     /// `git-entire-checkpoint` with `ENTIRE_CHECKPOINTS_PRIMARY` set to `store`.
     pub fn cmd_as(&self, store: Store) -> assert_cmd::Command {
+        self.cmd_primary(Some(store))
+    }
+
+    /// `git-entire-checkpoint` with `ENTIRE_CHECKPOINTS_PRIMARY` set to `primary`, or with none
+    /// (`None`: the settings files decide).
+    pub fn cmd_primary(&self, primary: Option<Store>) -> assert_cmd::Command {
         let mut cmd = self.cmd();
-        cmd.env("ENTIRE_CHECKPOINTS_PRIMARY", store.name());
+        if let Some(store) = primary {
+            cmd.env("ENTIRE_CHECKPOINTS_PRIMARY", store.name());
+        }
         cmd
     }
 
@@ -334,29 +342,53 @@ impl TestEnv {
         cmd
     }
 
-    /// Runs `git-entire-checkpoint <args>` under `store`; returns the raw output.
-    pub fn run(&self, store: Store, args: &[&str]) -> Output {
-        self.cmd_as(store)
-            .args(args)
-            .output()
-            .expect("run git-entire-checkpoint")
-    }
-
-    /// Runs `git-entire-checkpoint <args>` under `store` in `dir` (another clone); returns the
-    /// raw output.
-    pub fn run_in(&self, store: Store, dir: &Path, args: &[&str]) -> Output {
-        self.cmd_as(store)
+    /// Runs `git-entire-checkpoint <args>` in `dir` under `primary` (as for
+    /// [`cmd_primary`](Self::cmd_primary)); returns the raw output.
+    pub fn run_primary_in(&self, primary: Option<Store>, dir: &Path, args: &[&str]) -> Output {
+        self.cmd_primary(primary)
             .current_dir(dir)
             .args(args)
             .output()
             .expect("run git-entire-checkpoint")
     }
 
+    /// Runs `git-entire-checkpoint <args>` under `store`; returns the raw output.
+    pub fn run(&self, store: Store, args: &[&str]) -> Output {
+        self.run_in(store, &self.repo, args)
+    }
+
+    /// Runs `git-entire-checkpoint <args>` under `store` in `dir` (another clone); returns the
+    /// raw output.
+    pub fn run_in(&self, store: Store, dir: &Path, args: &[&str]) -> Output {
+        self.run_primary_in(Some(store), dir, args)
+    }
+
+    /// Runs `git-entire-checkpoint <args>` with no `ENTIRE_CHECKPOINTS_PRIMARY` (the settings
+    /// files decide); returns the raw output.
+    pub fn run_default(&self, args: &[&str]) -> Output {
+        self.run_primary_in(None, &self.repo, args)
+    }
+
+    /// Like [`run_primary_in`](Self::run_primary_in), asserting success; returns stdout.
+    pub fn ok_primary_in(&self, primary: Option<Store>, dir: &Path, args: &[&str]) -> String {
+        let out = self.run_primary_in(primary, dir, args);
+        assert_success(&out, args);
+        stdout(&out)
+    }
+
     /// Runs `git-entire-checkpoint <args>` under `store`, asserting success; returns stdout.
     pub fn ok(&self, store: Store, args: &[&str]) -> String {
-        let out = self.run(store, args);
-        assert_success(&out, args);
-        String::from_utf8(out.stdout).expect("stdout is UTF-8")
+        self.ok_in(store, &self.repo, args)
+    }
+
+    /// [`ok`](Self::ok) in `dir`.
+    pub fn ok_in(&self, store: Store, dir: &Path, args: &[&str]) -> String {
+        self.ok_primary_in(Some(store), dir, args)
+    }
+
+    /// [`ok`](Self::ok) with no `ENTIRE_CHECKPOINTS_PRIMARY` (the settings files decide).
+    pub fn ok_default(&self, args: &[&str]) -> String {
+        self.ok_primary_in(None, &self.repo, args)
     }
 
     /// Like [`ok`](Self::ok) for a `--json` command: parses stdout as exactly one JSON document.
@@ -364,6 +396,25 @@ impl TestEnv {
         let out = self.run(store, args);
         assert_success(&out, args);
         parse_json(&out.stdout)
+    }
+
+    /// [`ok_json`](Self::ok_json) with no `ENTIRE_CHECKPOINTS_PRIMARY` (the settings files
+    /// decide).
+    pub fn ok_json_default(&self, args: &[&str]) -> Value {
+        let out = self.run_default(args);
+        assert_success(&out, args);
+        parse_json(&out.stdout)
+    }
+
+    /// Runs `git-entire-fetch <args>` in `dir` under the git-refs primary; returns the raw
+    /// output.
+    pub fn fetch_in(&self, dir: &Path, args: &[&str]) -> Output {
+        self.bin_cmd(&fetch_bin())
+            .current_dir(dir)
+            .env("ENTIRE_CHECKPOINTS_PRIMARY", Store::Refs.name())
+            .args(args)
+            .output()
+            .expect("run git-entire-fetch")
     }
 
     /// Writes `bytes` to `<tmp>/inputs/<name>` (outside the work tree); returns the path.

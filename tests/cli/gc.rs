@@ -6,13 +6,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_success, checkpoint_ref, fetch_bin, hooks_dir, parse_json, path_str, path_with_bins,
-    refs_in, stderr, Store, TestEnv, REFS_PREFIX,
+    assert_success, checkpoint_ref, hooks_dir, parse_json, path_str, path_with_bins, refs_in,
+    stderr, Store, TestEnv, REFS_PREFIX,
 };
 use crate::fixtures::{commit_tree, write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2};
 
@@ -22,10 +21,6 @@ const AHEAD: &str = "aaaaaaaaaa03";
 const DIVERGED: &str = "aaaaaaaaaa04";
 const BEHIND: &str = "aaaaaaaaaa05";
 const TOO_NEW: &str = "aaaaaaaaaa06";
-
-fn run(env: &TestEnv, args: &[&str]) -> Output {
-    env.run(Store::Refs, args)
-}
 
 fn local_refs(env: &TestEnv) -> BTreeMap<String, String> {
     refs_in(env, env.repo(), REFS_PREFIX)
@@ -88,7 +83,7 @@ fn cases() -> Cases {
     let origin = env.bare_remote("origin");
     env.git(&["push", "-q", "origin", "main"]);
     write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
-    assert_success(&run(&env, &["push"]), &["push"]);
+    assert_success(&env.run(Store::Refs, &["push"]), &["push"]);
     let tree = env.git(&["rev-parse", &format!("{}^{{tree}}", checkpoint_ref(HEX_ID))]);
     let tree = tree.trim();
     let base = |msg: &str| commit_tree(&env, tree, None, msg);
@@ -141,7 +136,7 @@ fn cases() -> Cases {
 fn gc_json(env: &TestEnv, args: &[&str]) -> Value {
     let mut full = vec!["gc", "--json"];
     full.extend_from_slice(args);
-    let out = run(env, &full);
+    let out = env.run(Store::Refs, &full);
     assert_success(&out, &full);
     parse_json(&out.stdout)
 }
@@ -224,7 +219,7 @@ fn a_pruned_checkpoint_comes_back_on_demand_and_offline_is_a_fetch_failure() {
     gc_json(env, &["--keep-days", "30"]);
     assert!(!local_refs(env).contains_key(&checkpoint_ref(HEX_ID)));
 
-    let out = run(env, &["show", HEX_ID, "--json"]);
+    let out = env.run(Store::Refs, &["show", HEX_ID, "--json"]);
     assert_success(&out, &["show", HEX_ID]);
     assert_eq!(parse_json(&out.stdout)["checkpoint_id"], json!(HEX_ID));
     assert_eq!(
@@ -236,7 +231,7 @@ fn a_pruned_checkpoint_comes_back_on_demand_and_offline_is_a_fetch_failure() {
     gc_json(env, &["--keep-days", "30"]);
     let moved = env.root().join("origin-away.git");
     std::fs::rename(&w.origin, &moved).unwrap();
-    let out = run(env, &["show", HEX_ID]);
+    let out = env.run(Store::Refs, &["show", HEX_ID]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("fetch checkpoint ref"), "{err}");
@@ -244,7 +239,7 @@ fn a_pruned_checkpoint_comes_back_on_demand_and_offline_is_a_fetch_failure() {
 
     // gc itself with the remote unreachable deletes nothing.
     let before = local_refs(env);
-    let out = run(env, &["gc", "--keep-days", "0"]);
+    let out = env.run(Store::Refs, &["gc", "--keep-days", "0"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("could not list the checkpoints of origin, so none was deleted"));
     assert_eq!(local_refs(env), before);
@@ -256,7 +251,7 @@ fn without_a_remote_or_a_retention_gc_deletes_nothing_and_says_why() {
     write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
     let before = local_refs(&env);
 
-    let out = run(&env, &["gc", "--keep-days", "0"]);
+    let out = env.run(Store::Refs, &["gc", "--keep-days", "0"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("no remote to confirm checkpoints against, so none was deleted"),
@@ -266,7 +261,7 @@ fn without_a_remote_or_a_retention_gc_deletes_nothing_and_says_why() {
     assert_eq!(local_refs(&env), before);
 
     env.bare_remote("origin");
-    let out = run(&env, &["gc"]);
+    let out = env.run(Store::Refs, &["gc"]);
     assert_success(&out, &["gc"]);
     assert!(stderr(&out).contains("gc is off"), "{}", stderr(&out));
     assert_eq!(gc_json(&env, &[]), json!({"enabled": false, "deleted": []}));
@@ -275,7 +270,7 @@ fn without_a_remote_or_a_retention_gc_deletes_nothing_and_says_why() {
         ".entire/settings.json",
         br#"{"strategy_options": {"checkpoint_gc_days": "soon"}}"#,
     );
-    let out = run(&env, &["gc"]);
+    let out = env.run(Store::Refs, &["gc"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("checkpoint_gc_days"),
@@ -290,11 +285,14 @@ fn the_retention_setting_enables_gc_and_the_pre_auto_gc_hook() {
     let w = cases();
     let env = &w.env;
     let before = local_refs(env);
-    assert_success(&run(env, &["hooks", "install"]), &["hooks", "install"]);
+    assert_success(
+        &env.run(Store::Refs, &["hooks", "install"]),
+        &["hooks", "install"],
+    );
     let hook = hooks_dir(env).join("pre-auto-gc");
     assert!(!hook.exists(), "no pre-auto-gc hook while gc is off");
     let hooks_status = |env: &TestEnv| {
-        parse_json(&run(env, &["status", "--json"]).stdout)["hooks"]
+        parse_json(&env.run(Store::Refs, &["status", "--json"]).stdout)["hooks"]
             .as_object()
             .unwrap()
             .clone()
@@ -305,13 +303,14 @@ fn the_retention_setting_enables_gc_and_the_pre_auto_gc_hook() {
         ".entire/settings.json",
         br#"{"strategy_options": {"checkpoint_gc_days": 30}}"#,
     );
-    let out = run(env, &["hooks", "install"]);
+    let out = env.run(Store::Refs, &["hooks", "install"]);
     assert_success(&out, &["hooks", "install"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("pre-auto-gc"));
     assert!(hook.exists());
     assert_eq!(hooks_status(env)["pre-auto-gc"], json!(true));
     assert!(
-        String::from_utf8_lossy(&run(env, &["hooks", "status"]).stdout).contains("pre-auto-gc")
+        String::from_utf8_lossy(&env.run(Store::Refs, &["hooks", "status"]).stdout)
+            .contains("pre-auto-gc")
     );
 
     // git runs the hook before its automatic gc; run it the way git does.
@@ -332,7 +331,7 @@ fn the_retention_setting_enables_gc_and_the_pre_auto_gc_hook() {
         "the hook collected exactly the confirmed refs"
     );
 
-    let out = run(env, &["hooks", "uninstall"]);
+    let out = env.run(Store::Refs, &["hooks", "uninstall"]);
     assert_success(&out, &["hooks", "uninstall"]);
     assert!(!hook.exists());
 }
@@ -346,13 +345,7 @@ fn fetch_all_packs_the_refs_it_brings() {
         env.root(),
         &["clone", "-q", path_str(&w.origin), path_str(&clone)],
     );
-    let out = env
-        .bin_cmd(&fetch_bin())
-        .current_dir(&clone)
-        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
-        .arg("--all")
-        .output()
-        .unwrap();
+    let out = env.fetch_in(&clone, &["--all"]);
     assert_success(&out, &["entire-fetch", "--all"]);
     assert_eq!(
         refs_in(env, &clone, REFS_PREFIX),
@@ -369,7 +362,7 @@ fn migrate_packs_the_refs_it_writes() {
     let env = TestEnv::new();
     write_std(&env, Store::Branch, HEX_ID, "s1", TRANSCRIPT);
     write_std(&env, Store::Branch, HEX_ID_2, "s2", TRANSCRIPT_2);
-    assert_success(&run(&env, &["migrate"]), &["migrate"]);
+    assert_success(&env.run(Store::Refs, &["migrate"]), &["migrate"]);
     assert_eq!(local_refs(&env).len(), 2);
     assert_eq!(
         loose_checkpoint_refs(&env.common_dir()),

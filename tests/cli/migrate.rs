@@ -3,7 +3,6 @@
 //! Verified with real `git` plumbing.
 
 use std::collections::BTreeMap;
-use std::process::Output;
 
 use serde_json::{json, Value};
 
@@ -27,20 +26,11 @@ const HEX_ID_3: &str = "c0ffee123456";
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/// `git-entire-checkpoint <args>` with no `ENTIRE_*` variable (the default topology unless a
-/// settings file says otherwise).
-fn run(env: &TestEnv, args: &[&str]) -> Output {
-    env.cmd()
-        .args(args)
-        .output()
-        .expect("run git-entire-checkpoint")
-}
-
 /// Runs `migrate <extra>`, asserting success; returns stdout.
 fn migrate(env: &TestEnv, extra: &[&str]) -> String {
     let mut args = vec!["migrate"];
     args.extend_from_slice(extra);
-    let out = run(env, &args);
+    let out = env.run_default(&args);
     assert_success(&out, &args);
     stdout(&out)
 }
@@ -68,7 +58,7 @@ fn checkpoint_refs(env: &TestEnv) -> Vec<String> {
 }
 
 fn queued(env: &TestEnv) -> Value {
-    let out = run(env, &["status", "--json"]);
+    let out = env.run_default(&["status", "--json"]);
     assert_success(&out, &["status", "--json"]);
     parse_json(&out.stdout)["queued"].clone()
 }
@@ -198,7 +188,7 @@ fn migrates_every_v1_checkpoint_into_hex_named_refs() {
     let env = TestEnv::new();
     two_on_v1(&env);
     let v1_tip = env.rev(V1_BRANCH).unwrap();
-    let out = run(&env, &["migrate"]);
+    let out = env.run_default(&["migrate"]);
     assert_success(&out, &["migrate"]);
     assert_eq!(stdout(&out), migrated_line(2, 0, 2));
     assert_eq!(stderr(&out), "", "no warnings for a clean migration");
@@ -480,7 +470,7 @@ fn corrupt_v1_entry_is_skipped_and_the_rest_migrate() {
         &env,
         vec![(HEX_ID, good), (HEX_ID_3, bad), (HEX_ID_2, good_2)],
     );
-    let out = run(&env, &["migrate"]);
+    let out = env.run_default(&["migrate"]);
     let err = assert_code(&out, 1, "migrate with a corrupt v1 entry");
     assert!(
         err.contains(&branch_dir(HEX_ID_3)) || err.contains(HEX_ID_3),
@@ -508,7 +498,7 @@ fn corrupt_v1_entry_is_skipped_and_the_rest_migrate() {
     assert_migrated_from(&env, HEX_ID_2, &v1_spec(HEX_ID_2));
     // A re-run reports the same entry again and leaves the good refs alone.
     let refs = env.refs_snapshot();
-    let out = run(&env, &["migrate"]);
+    let out = env.run_default(&["migrate"]);
     let err = assert_code(&out, 1, "re-run with a corrupt v1 entry");
     assert!(
         err.contains(&branch_dir(HEX_ID_3)) || err.contains(HEX_ID_3),
@@ -572,7 +562,7 @@ fn after_migration_a_refs_primary_reads_hex_from_refs() {
     migrate(&env, &[]);
     env.write_file(".entire/settings.json", REFS_ONLY.as_bytes());
     for id in [HEX_ID, HEX_ID_2] {
-        let out = run(&env, &["show", id, "--json", "--no-fetch"]);
+        let out = env.run_default(&["show", id, "--json", "--no-fetch"]);
         assert_success(&out, &["show", id]);
         let v = parse_json(&out.stdout);
         assert_eq!(v["store"], json!("git-refs"), "{id}");
@@ -580,11 +570,11 @@ fn after_migration_a_refs_primary_reads_hex_from_refs() {
         assert_eq!(v["commit"], json!(env.tip(Store::Refs, id)), "{id}");
         let v1_session = env.json(Store::Branch, id, "0/metadata.json");
         assert_eq!(v["sessions"][0], v1_session, "{id}: session 0 as on v1");
-        let out = run(&env, &["cat", id, "0/full.jsonl"]);
+        let out = env.run_default(&["cat", id, "0/full.jsonl"]);
         assert_success(&out, &["cat", id]);
         assert_eq!(out.stdout, env.blob(Store::Branch, id, "0/full.jsonl"));
     }
-    let out = run(&env, &["list", "--json"]);
+    let out = env.run_default(&["list", "--json"]);
     assert_success(&out, &["list", "--json"]);
     let entries = parse_json(&out.stdout);
     let entries = entries.as_array().expect("array");
@@ -594,7 +584,7 @@ fn after_migration_a_refs_primary_reads_hex_from_refs() {
     }
     // The default topology still reads the branch copy.
     std::fs::remove_file(env.repo().join(".entire/settings.json")).unwrap();
-    let out = run(&env, &["show", HEX_ID, "--json", "--no-fetch"]);
+    let out = env.run_default(&["show", HEX_ID, "--json", "--no-fetch"]);
     assert_success(&out, &["show", HEX_ID]);
     assert_eq!(parse_json(&out.stdout)["store"], json!("git-branch"));
 }
@@ -606,18 +596,15 @@ fn a_ulid_left_only_on_the_v1_mirror_is_restored_into_refs() {
     let env = TestEnv::new();
     env.write_file(".entire/settings.json", PARALLEL.as_bytes());
     let f = env.input_file("t.jsonl", TRANSCRIPT);
-    let out = run(
-        &env,
-        &[
-            "write",
-            "--session",
-            "sess-1",
-            "--id",
-            ULID_ID,
-            "--transcript",
-            f.to_str().unwrap(),
-        ],
-    );
+    let out = env.run_default(&[
+        "write",
+        "--session",
+        "sess-1",
+        "--id",
+        ULID_ID,
+        "--transcript",
+        f.to_str().unwrap(),
+    ]);
     assert_success(&out, &["write"]);
     let original_root = env.json(Store::Refs, ULID_ID, "metadata.json");
     env.git(&["update-ref", "-d", &checkpoint_ref(ULID_ID)]);
@@ -627,7 +614,7 @@ fn a_ulid_left_only_on_the_v1_mirror_is_restored_into_refs() {
         env.json(Store::Refs, ULID_ID, "metadata.json"),
         original_root
     );
-    let out = run(&env, &["show", ULID_ID, "--json", "--no-fetch"]);
+    let out = env.run_default(&["show", ULID_ID, "--json", "--no-fetch"]);
     assert_success(&out, &["show", ULID_ID]);
     assert_eq!(parse_json(&out.stdout)["store"], json!("git-refs"));
 }
@@ -676,7 +663,7 @@ fn a_queue_failure_fails_the_migration() {
             .join("entire-checkpoint-push-queue.jsonl"),
     )
     .unwrap();
-    let out = run(&env, &["migrate"]);
+    let out = env.run_default(&["migrate"]);
     let err = assert_code(&out, 1, "migrate with an unwritable queue");
     assert!(err.contains("queue"), "the error names the queue: {err}");
     assert!(

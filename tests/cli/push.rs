@@ -215,33 +215,12 @@ fn queued(env: &TestEnv) -> u64 {
 }
 
 fn queued_in(env: &TestEnv, dir: &Path) -> u64 {
-    let out = run_in(env, Store::Refs, dir, &["status", "--json"]);
-    assert_exit0(&out, "status --json");
+    let out = env.run_in(Store::Refs, dir, &["status", "--json"]);
+    assert_code(&out, 0, "status --json");
     let v = parse_json(&out.stdout);
     v["queued"]
         .as_u64()
         .unwrap_or_else(|| panic!("status --json has no numeric `queued`: {v}"))
-}
-
-fn run_in(env: &TestEnv, store: Store, dir: &Path, args: &[&str]) -> Output {
-    env.cmd_as(store)
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run git-entire-checkpoint")
-}
-
-/// Asserts exit 0; returns stderr.
-pub(crate) fn assert_exit0(out: &Output, what: &str) -> String {
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{what}: expected exit 0, got {}\nstdout:\n{}\nstderr:\n{stderr}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout)
-    );
-    stderr
 }
 
 static INPUTS: AtomicUsize = AtomicUsize::new(0);
@@ -274,8 +253,8 @@ fn write_full(
     for f in files {
         args.extend_from_slice(&["--files-touched", f]);
     }
-    let out = run_in(env, store, dir, &args);
-    assert_exit0(&out, &format!("write {args:?}"));
+    let out = env.run_in(store, dir, &args);
+    assert_code(&out, 0, &format!("write {args:?}"));
     let id = String::from_utf8(out.stdout).expect("utf-8 ID");
     let id = id.trim().to_string();
     assert!(!id.is_empty(), "write printed no ID");
@@ -303,7 +282,7 @@ fn push(env: &TestEnv, args: &[&str]) -> Output {
 fn push_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
     let mut full = vec!["push"];
     full.extend_from_slice(args);
-    run_in(env, Store::Refs, dir, &full)
+    env.run_in(Store::Refs, dir, &full)
 }
 
 /// `git entire-prepush <args>` under `store` with `stdin`.
@@ -351,8 +330,8 @@ fn git_with_hooks_env(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Ou
 }
 
 fn hooks_json(env: &TestEnv) -> Value {
-    let out = run_in(env, Store::Refs, env.repo(), &["status", "--json"]);
-    assert_exit0(&out, "status --json");
+    let out = env.run_in(Store::Refs, env.repo(), &["status", "--json"]);
+    assert_code(&out, 0, "status --json");
     parse_json(&out.stdout)["hooks"].clone()
 }
 
@@ -444,7 +423,7 @@ fn push_delivers_queued_refs_and_empties_the_queues() {
     assert_eq!(queued(&env), 3, "three distinct refs are waiting");
 
     let before = env.refs_snapshot();
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push origin");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push origin");
     assert!(
         stderr.contains("entire: pushing 3 checkpoint ref(s) to origin... done"),
         "progress line missing:\n{stderr}"
@@ -478,14 +457,14 @@ fn push_without_a_remote_uses_origin_else_the_only_remote() {
     let env = TestEnv::new();
     let only = add_remote(&env, "upstream");
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(&push(&env, &[]), "push with one remote");
+    assert_code(&push(&env, &[]), 0, "push with one remote");
     assert_eq!(remote_checkpoints(&env, &only), local_checkpoints(&env));
 
     let env = TestEnv::new();
     let other = add_remote(&env, "other");
     let origin = add_remote(&env, "origin");
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(&push(&env, &[]), "push with origin and another remote");
+    assert_code(&push(&env, &[]), 0, "push with origin and another remote");
     assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
     assert!(
         remote_checkpoints(&env, &other).is_empty(),
@@ -503,7 +482,7 @@ fn prepush_pushes_the_queue_with_gits_arguments_and_stdin() {
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     let stdin = main_push_line(&env);
     let out = prepush(&env, &["origin", path_str(&origin)], &stdin);
-    let stderr = assert_exit0(&out, "git-entire-prepush origin <url>");
+    let stderr = assert_code(&out, 0, "git-entire-prepush origin <url>");
     assert!(
         stderr.contains("entire: pushing 2 checkpoint ref(s) to origin... done"),
         "progress line missing:\n{stderr}"
@@ -522,17 +501,17 @@ fn prepush_pushes_the_queue_with_gits_arguments_and_stdin() {
 fn nothing_to_push_is_silent() {
     let env = TestEnv::new();
     env.git(&["remote", "add", "origin", "/nonexistent/path.git"]);
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push with no checkpoints");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push with no checkpoints");
     assert_eq!(stderr.trim(), "", "no checkpoints: no output, no network");
     let out = prepush(&env, &["origin", "/nonexistent/path.git"], "");
-    let stderr = assert_exit0(&out, "prepush with no checkpoints");
+    let stderr = assert_code(&out, 0, "prepush with no checkpoints");
     assert_eq!(stderr.trim(), "", "no checkpoints: no output, no network");
 
     let env = TestEnv::new();
     let origin = add_remote(&env, "origin");
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(&push(&env, &["origin"]), "first push");
-    let stderr = assert_exit0(&push(&env, &["origin"]), "second push");
+    assert_code(&push(&env, &["origin"]), 0, "first push");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "second push");
     assert_eq!(stderr.trim(), "", "everything delivered: nothing to say");
     assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
 }
@@ -543,12 +522,12 @@ fn an_advanced_checkpoint_is_pushed_as_a_fast_forward() {
     let env = TestEnv::new();
     let origin = add_remote(&env, "origin");
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(&push(&env, &["origin"]), "first push");
+    assert_code(&push(&env, &["origin"]), 0, "first push");
     let name = checkpoint_ref(HEX_ID);
     let first = rev_in(&env, &origin, &name).expect("pushed");
     write(&env, Some(HEX_ID), "sess-2", TRANSCRIPT_2);
     assert_eq!(queued(&env), 1);
-    assert_exit0(&push(&env, &["origin"]), "second push");
+    assert_code(&push(&env, &["origin"]), 0, "second push");
     let second = rev_in(&env, &origin, &name).expect("still there");
     assert_eq!(Some(second.clone()), env.rev(&name));
     assert_ne!(first, second);
@@ -570,7 +549,7 @@ fn pushes_are_chunked_at_200_refs() {
         write(&env, None, &format!("sess-{i}"), TRANSCRIPT);
     }
     assert_eq!(queued(&env), 205);
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push of 205 refs");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push of 205 refs");
     assert!(
         stderr.contains("entire: pushing 205 checkpoint ref(s) to origin... done"),
         "{stderr}"
@@ -612,7 +591,7 @@ fn stale_queue_entries_are_dropped() {
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
     let stale = checkpoint_ref(HEX_ID_2);
     env.git(&["update-ref", "-d", &stale]);
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push with a stale entry");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push with a stale entry");
     assert!(
         stderr.contains("entire: pushing 1 checkpoint ref(s) to origin... done"),
         "{stderr}"
@@ -654,7 +633,7 @@ fn garbage_and_duplicate_queue_lines_are_skipped() {
     }
     drop(f);
     assert_eq!(queued(&env), 2, "two distinct valid refs");
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push with a dirty queue");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push with a dirty queue");
     assert!(
         stderr.contains("entire: pushing 2 checkpoint ref(s) to origin... done"),
         "{stderr}"
@@ -683,14 +662,14 @@ fn foreign_refs_named_in_the_queue_are_never_pushed() {
         writeln!(f, "{{\"ref\":\"{r}\"}}").unwrap();
     }
     drop(f);
-    assert_exit0(&push(&env, &["origin"]), "push");
+    assert_code(&push(&env, &["origin"]), 0, "push");
     let remote = refs_in(&env, &origin, "refs/");
     assert_eq!(
         remote.keys().collect::<Vec<_>>(),
         vec![&checkpoint_ref(HEX_ID)],
         "only the checkpoint ref reaches the remote"
     );
-    assert_exit0(&push(&env, &["origin", "--all"]), "push --all");
+    assert_code(&push(&env, &["origin", "--all"]), 0, "push --all");
     let remote = refs_in(&env, &origin, "refs/");
     assert_eq!(
         remote.keys().collect::<Vec<_>>(),
@@ -712,12 +691,12 @@ fn a_second_remote_receives_every_checkpoint() {
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(&push(&env, &["origin"]), "push to A");
+    assert_code(&push(&env, &["origin"]), 0, "push to A");
     assert_eq!(remote_checkpoints(&env, &a).len(), 3);
     assert_eq!(queued(&env), 0);
 
     let b = add_remote(&env, "backup");
-    let stderr = assert_exit0(&push(&env, &["backup"]), "first push to B");
+    let stderr = assert_code(&push(&env, &["backup"]), 0, "first push to B");
     assert_eq!(
         remote_checkpoints(&env, &b),
         local_checkpoints(&env),
@@ -725,7 +704,7 @@ fn a_second_remote_receives_every_checkpoint() {
     );
 
     let fourth = write(&env, None, "sess-4", TRANSCRIPT_2);
-    assert_exit0(&push(&env, &["origin"]), "push the fourth to A");
+    assert_code(&push(&env, &["origin"]), 0, "push the fourth to A");
     assert!(remote_checkpoints(&env, &a).contains_key(&checkpoint_ref(&fourth)));
     assert!(!remote_checkpoints(&env, &b).contains_key(&checkpoint_ref(&fourth)));
     assert!(
@@ -734,7 +713,7 @@ fn a_second_remote_receives_every_checkpoint() {
     );
     // `status --json` is checked at the end, so a miscount does not hide the delivery to B.
     let waiting_for_b = queued(&env);
-    assert_exit0(&push(&env, &["backup"]), "push the fourth to B");
+    assert_code(&push(&env, &["backup"]), 0, "push the fourth to B");
     assert_eq!(remote_checkpoints(&env, &b), local_checkpoints(&env));
     assert_eq!(remote_checkpoints(&env, &a), local_checkpoints(&env));
     assert_eq!(queued(&env), 0);
@@ -754,11 +733,11 @@ fn a_remote_with_a_new_url_receives_every_checkpoint() {
     let old = add_remote(&env, "origin");
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(&push(&env, &["origin"]), "push to the old URL");
+    assert_code(&push(&env, &["origin"]), 0, "push to the old URL");
     assert_eq!(remote_checkpoints(&env, &old).len(), 2);
     let new = new_bare(&env, "moved");
     env.git(&["remote", "set-url", "origin", path_str(&new)]);
-    assert_exit0(&push(&env, &["origin"]), "push to the new URL");
+    assert_code(&push(&env, &["origin"]), 0, "push to the new URL");
     assert_eq!(remote_checkpoints(&env, &new), local_checkpoints(&env));
     assert_never_forced(&new);
 }
@@ -770,13 +749,13 @@ fn push_all_delivers_checkpoints_whose_queue_line_was_lost() {
     let env = TestEnv::new();
     let origin = add_remote(&env, "origin");
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(&push(&env, &["origin"]), "first push");
+    assert_code(&push(&env, &["origin"]), 0, "first push");
     let old_tip = rev_in(&env, &origin, &checkpoint_ref(HEX_ID)).unwrap();
 
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
     write(&env, Some(HEX_ID), "sess-2", TRANSCRIPT_2);
     std::fs::write(queue_path(&env), b"").expect("truncate the queue");
-    let stderr = assert_exit0(&push(&env, &["origin", "--all"]), "push --all");
+    let stderr = assert_code(&push(&env, &["origin", "--all"]), 0, "push --all");
     assert_eq!(
         remote_checkpoints(&env, &origin),
         local_checkpoints(&env),
@@ -790,7 +769,7 @@ fn push_all_delivers_checkpoints_whose_queue_line_was_lost() {
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     std::fs::write(queue_path(&env), b"").expect("truncate the queue");
     let second = add_remote(&env, "second");
-    assert_exit0(&push(&env, &["second"]), "first push to a new remote");
+    assert_code(&push(&env, &["second"]), 0, "first push to a new remote");
     assert_eq!(remote_checkpoints(&env, &second), local_checkpoints(&env));
     assert_eq!(local_checkpoints(&env).len(), 3);
     assert_never_forced(&second);
@@ -821,7 +800,7 @@ fn a_diverged_checkpoint_is_merged_by_session_and_pushed_as_a_fast_forward() {
         t1,
         &["a.go"],
     );
-    assert_exit0(&push(&env, &["origin"]), "first push");
+    assert_code(&push(&env, &["origin"]), 0, "first push");
 
     let laptop = second_clone(&env, &origin, "laptop");
     write_full(
@@ -833,8 +812,9 @@ fn a_diverged_checkpoint_is_merged_by_session_and_pushed_as_a_fast_forward() {
         t2,
         &["b.go"],
     );
-    assert_exit0(
+    assert_code(
         &push_in(&env, &laptop, &["origin"]),
+        0,
         "push from the other clone",
     );
     let remote_before = rev_in(&env, &origin, &name).unwrap();
@@ -852,7 +832,11 @@ fn a_diverged_checkpoint_is_merged_by_session_and_pushed_as_a_fast_forward() {
         t3,
         &["c.go"],
     );
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push of the diverged checkpoint");
+    let stderr = assert_code(
+        &push(&env, &["origin"]),
+        0,
+        "push of the diverged checkpoint",
+    );
     let remote_after = rev_in(&env, &origin, &name).unwrap();
     assert_ne!(
         remote_after, remote_before,
@@ -919,7 +903,7 @@ fn same_session_rewritten_on_both_sides(local: &[u8], remote: &[u8]) -> (Vec<u8>
     let name = checkpoint_ref(ULID_ID);
     let base = b"{\"type\":\"user\",\"message\":\"start\"}\n".as_slice();
     write(&env, Some(ULID_ID), "sess-1", base);
-    assert_exit0(&push(&env, &["origin"]), "first push");
+    assert_code(&push(&env, &["origin"]), 0, "first push");
 
     let laptop = second_clone(&env, &origin, "laptop");
     write_full(
@@ -931,14 +915,15 @@ fn same_session_rewritten_on_both_sides(local: &[u8], remote: &[u8]) -> (Vec<u8>
         remote,
         &["a.go"],
     );
-    assert_exit0(
+    assert_code(
         &push_in(&env, &laptop, &["origin"]),
+        0,
         "push from the other clone",
     );
     let remote_before = rev_in(&env, &origin, &name).unwrap();
 
     write(&env, Some(ULID_ID), "sess-1", local);
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push of the diverged session");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push of the diverged session");
     let remote_after = rev_in(&env, &origin, &name).unwrap();
     assert!(
         is_ancestor(&env, &origin, &remote_before, &remote_after),
@@ -1025,7 +1010,7 @@ fn one_ref_refused_by_the_server(reject_file: &str) {
     let refused_tip = env.rev(&refused).unwrap();
     std::fs::write(origin.join(reject_file), format!("{refused}\n")).unwrap();
 
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push with one refused ref");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push with one refused ref");
     let remote = remote_checkpoints(&env, &origin);
     for id in [HEX_ID, ULID_ID] {
         assert_eq!(
@@ -1057,7 +1042,7 @@ fn one_ref_refused_by_the_server(reject_file: &str) {
     );
 
     // Still refused: tried again, still queued, still one warning.
-    let stderr = assert_exit0(&push(&env, &["origin"]), "second push, still refused");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "second push, still refused");
     let warnings = warning_lines(&stderr);
     assert_eq!(warnings.len(), 1, "{stderr}");
     assert!(warnings[0].contains(&refused), "{stderr}");
@@ -1066,7 +1051,11 @@ fn one_ref_refused_by_the_server(reject_file: &str) {
 
     // Policy lifted: the next push delivers it.
     std::fs::remove_file(origin.join(reject_file)).unwrap();
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push after the policy was lifted");
+    let stderr = assert_code(
+        &push(&env, &["origin"]),
+        0,
+        "push after the policy was lifted",
+    );
     assert_eq!(
         remote_checkpoints(&env, &origin),
         local_checkpoints(&env),
@@ -1174,7 +1163,7 @@ fn a_password_in_a_remote_url_is_never_printed() {
         ),
         (
             "-vv push origin".into(),
-            run_in(&env, Store::Refs, env.repo(), &["-vv", "push", "origin"]),
+            env.run_in(Store::Refs, env.repo(), &["-vv", "push", "origin"]),
         ),
         (
             "prepush origin <url>".into(),
@@ -1196,7 +1185,7 @@ fn a_password_in_a_remote_url_is_never_printed() {
         );
     }
     for args in [vec!["status"], vec!["status", "--json"]] {
-        let out = run_in(&env, Store::Refs, env.repo(), &args);
+        let out = env.run_in(Store::Refs, env.repo(), &args);
         let text = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
@@ -1223,13 +1212,15 @@ fn push_sessions_false_pushes_nothing_and_keeps_the_queue() {
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
     let before = queue_bytes(&env).expect("queue file");
-    assert_exit0(&push(&env, &["origin"]), "push with push_sessions false");
-    assert_exit0(
+    assert_code(&push(&env, &["origin"]), 0, "push with push_sessions false");
+    assert_code(
         &prepush(&env, &["origin", path_str(&origin)], &main_push_line(&env)),
+        0,
         "prepush with push_sessions false",
     );
-    assert_exit0(
+    assert_code(
         &push(&env, &["origin", "--all"]),
+        0,
         "push --all with push_sessions false",
     );
     assert!(
@@ -1244,7 +1235,11 @@ fn push_sessions_false_pushes_nothing_and_keeps_the_queue() {
         ".entire/settings.local.json",
         br#"{"strategy_options": {"filtered_fetches": false}}"#,
     );
-    assert_exit0(&push(&env, &["origin"]), "push with a local options block");
+    assert_code(
+        &push(&env, &["origin"]),
+        0,
+        "push with a local options block",
+    );
     assert!(
         refs_in(&env, &origin, "refs/").is_empty(),
         "the committed push_sessions: false still applies"
@@ -1252,7 +1247,11 @@ fn push_sessions_false_pushes_nothing_and_keeps_the_queue() {
     std::fs::remove_file(env.repo().join(".entire/settings.local.json")).unwrap();
 
     std::fs::remove_file(env.repo().join(".entire/settings.json")).unwrap();
-    assert_exit0(&push(&env, &["origin"]), "push with pushing enabled again");
+    assert_code(
+        &push(&env, &["origin"]),
+        0,
+        "push with pushing enabled again",
+    );
     assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
     assert_eq!(remote_checkpoints(&env, &origin).len(), 2);
 }
@@ -1266,8 +1265,8 @@ fn hooks_install_writes_an_executable_pre_push_and_status_reports_it() {
     use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
     assert_eq!(hooks_json(&env)["pre-push"], json!(false));
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "install"]);
-    assert_exit0(&out, "hooks install");
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "install"]);
+    assert_code(&out, 0, "hooks install");
     let hook = hooks_dir(&env).join("pre-push");
     let text = std::fs::read_to_string(&hook).expect("pre-push written");
     assert!(
@@ -1278,12 +1277,12 @@ fn hooks_install_writes_an_executable_pre_push_and_status_reports_it() {
     let mode = std::fs::metadata(&hook).unwrap().permissions().mode();
     assert!(mode & 0o111 != 0, "pre-push is executable ({mode:o})");
     // Installing again replaces ours; it never chains our own hook.
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "install"]);
-    assert_exit0(&out, "hooks install again");
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "install"]);
+    assert_code(&out, 0, "hooks install again");
     assert!(!hooks_dir(&env).join("pre-push.pre-entire").exists());
 
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "status"]);
-    assert_exit0(&out, "hooks status");
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "status"]);
+    assert_code(&out, 0, "hooks status");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout
         .lines()
@@ -1308,8 +1307,8 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     let dir = hooks_dir(&env);
     write_executable(&dir.join("pre-push"), &foreign);
 
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "install"]);
-    assert_exit0(&out, "hooks install over a foreign hook");
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "install"]);
+    assert_code(&out, 0, "hooks install over a foreign hook");
     assert_eq!(
         std::fs::read_to_string(dir.join("pre-push.pre-entire")).expect("foreign hook kept"),
         foreign
@@ -1317,7 +1316,7 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     assert!(std::fs::read_to_string(dir.join("pre-push"))
         .unwrap()
         .contains("Entire checkpoints hook"));
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "status"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "status"]);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
         stdout
@@ -1384,8 +1383,8 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     );
     assert_eq!(rev_in(&env, &origin, "refs/heads/main"), remote_main);
 
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "uninstall"]);
-    assert_exit0(&out, "hooks uninstall");
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "uninstall"]);
+    assert_code(&out, 0, "hooks uninstall");
     assert_eq!(
         std::fs::read_to_string(dir.join("pre-push")).unwrap(),
         foreign,
@@ -1403,13 +1402,8 @@ fn hooks_install_honours_core_hooks_path_and_git_push_delivers() {
     let env = TestEnv::new();
     let origin = add_remote(&env, "origin");
     env.git(&["config", "core.hooksPath", "custom-hooks"]);
-    let out = run_in(
-        &env,
-        Store::Refs,
-        env.repo(),
-        &["hooks", "install", "--shared"],
-    );
-    assert_exit0(&out, "hooks install with core.hooksPath");
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "install", "--shared"]);
+    assert_code(&out, 0, "hooks install with core.hooksPath");
     let dir = hooks_dir(&env);
     assert_eq!(dir, env.repo().join("custom-hooks"));
     assert!(std::fs::read_to_string(dir.join("pre-push"))
@@ -1445,8 +1439,8 @@ fn hooks_install_adds_ours_to_the_scripts_of_a_husky_hooks_dir() {
     let origin = add_remote(&env, "origin");
     write_executable(&env.repo().join(".husky/pre-commit"), "#!/bin/sh\nexit 0\n");
     env.git(&["config", "core.hooksPath", ".husky"]);
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "install"]);
-    assert_exit0(&out, "hooks install under husky");
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "install"]);
+    assert_code(&out, 0, "hooks install under husky");
     let script = std::fs::read_to_string(env.repo().join(".husky/pre-push")).unwrap();
     assert!(script.contains("git entire-prepush \"$@\""), "{script}");
     assert_eq!(hooks_json(&env)["pre-push"], json!(true));
@@ -1489,7 +1483,7 @@ fn worktrees_share_one_queue() {
         "the worktree's write is in the common dir's queue"
     );
     assert_eq!(queued(&env), 1, "the main worktree sees it waiting");
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push from the main worktree");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push from the main worktree");
     assert_eq!(
         rev_in(&env, &origin, &name),
         env.rev(&name),
@@ -1517,7 +1511,7 @@ fn two_concurrent_pushes_deliver_everything_once() {
         .collect();
     for child in children {
         let out = child.wait_with_output().expect("wait for push");
-        assert_exit0(&out, "concurrent push");
+        assert_code(&out, 0, "concurrent push");
     }
     assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
     assert_eq!(local_checkpoints(&env).len(), 30);
@@ -1558,7 +1552,7 @@ fn git_branch_primary_pushes_v1_only_after_the_remote_is_tracked() {
         &["origin", &url],
         &main_push_line(&env),
     );
-    assert_exit0(&out, "prepush before any fetch");
+    assert_code(&out, 0, "prepush before any fetch");
     assert!(
         refs_in(&env, &origin, "refs/").is_empty(),
         "deferred: the remote gets nothing while refs/remotes/origin/ is empty"
@@ -1567,7 +1561,7 @@ fn git_branch_primary_pushes_v1_only_after_the_remote_is_tracked() {
     env.git(&["push", "-q", "origin", "main"]);
     env.git(&["fetch", "-q", "origin"]);
     let out = prepush_as(&env, Store::Branch, &["origin", &url], "");
-    let stderr = assert_exit0(&out, "prepush after a fetch");
+    let stderr = assert_code(&out, 0, "prepush after a fetch");
     assert_eq!(
         rev_in(&env, &origin, V1_BRANCH),
         env.rev(V1_BRANCH),
@@ -1588,8 +1582,8 @@ fn git_branch_primary_pushes_v1_only_after_the_remote_is_tracked() {
         TRANSCRIPT,
         &["a.go"],
     );
-    let out = run_in(&env, Store::Branch, env.repo(), &["push", "origin"]);
-    assert_exit0(&out, "push of the advanced v1 branch");
+    let out = env.run_in(Store::Branch, env.repo(), &["push", "origin"]);
+    assert_code(&out, 0, "push of the advanced v1 branch");
     let second = rev_in(&env, &origin, V1_BRANCH).unwrap();
     assert_eq!(Some(second.clone()), env.rev(V1_BRANCH));
     assert!(is_ancestor(&env, &origin, &first, &second));
@@ -1613,8 +1607,9 @@ fn git_branch_primary_syncs_a_diverged_v1_branch_without_force() {
         TRANSCRIPT,
         &["a.go"],
     );
-    assert_exit0(
-        &run_in(&env, Store::Branch, env.repo(), &["push", "origin"]),
+    assert_code(
+        &env.run_in(Store::Branch, env.repo(), &["push", "origin"]),
+        0,
         "first push",
     );
     assert_eq!(rev_in(&env, &origin, V1_BRANCH), env.rev(V1_BRANCH));
@@ -1642,8 +1637,9 @@ fn git_branch_primary_syncs_a_diverged_v1_branch_without_force() {
         TRANSCRIPT_2,
         &["b.go"],
     );
-    assert_exit0(
-        &run_in(&env, Store::Branch, &laptop, &["push", "origin"]),
+    assert_code(
+        &env.run_in(Store::Branch, &laptop, &["push", "origin"]),
+        0,
         "push from the other clone",
     );
     let remote_before = rev_in(&env, &origin, V1_BRANCH).unwrap();
@@ -1663,7 +1659,7 @@ fn git_branch_primary_syncs_a_diverged_v1_branch_without_force() {
         &["origin", path_str(&origin)],
         &main_push_line(&env),
     );
-    let stderr = assert_exit0(&out, "prepush of the diverged v1 branch");
+    let stderr = assert_code(&out, 0, "prepush of the diverged v1 branch");
     let remote_after = rev_in(&env, &origin, V1_BRANCH).unwrap();
     assert!(
         is_ancestor(&env, &origin, &remote_before, &remote_after),
@@ -1699,7 +1695,7 @@ fn a_disconnected_history_is_merged_not_reset() {
         &["clone", "-q", path_str(&origin), path_str(&laptop)],
     );
     write(&env, Some(HEX_ID), "desk-session", TRANSCRIPT);
-    assert_exit0(&push(&env, &["origin"]), "push from the desk");
+    assert_code(&push(&env, &["origin"]), 0, "push from the desk");
     let remote_before = rev_in(&env, &origin, &name).unwrap();
     write_full(
         &env,
@@ -1717,7 +1713,11 @@ fn a_disconnected_history_is_merged_not_reset() {
         let count = env.git_in(dir, &["rev-list", "--count", tip.as_str()]);
         assert_eq!(count.trim(), "1", "the two histories are disconnected");
     }
-    let stderr = assert_exit0(&push_in(&env, &laptop, &["origin"]), "push from the laptop");
+    let stderr = assert_code(
+        &push_in(&env, &laptop, &["origin"]),
+        0,
+        "push from the laptop",
+    );
     let mut sessions = session_ids_in(&env, &origin, HEX_ID);
     sessions.sort();
     assert_eq!(sessions, vec!["desk-session", "laptop-session"], "{stderr}");
@@ -1734,8 +1734,9 @@ fn a_dry_run_push_publishes_no_checkpoint() {
     let env = TestEnv::new();
     let origin = add_remote(&env, "origin");
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(
-        &run_in(&env, Store::Refs, env.repo(), &["hooks", "install"]),
+    assert_code(
+        &env.run_in(Store::Refs, env.repo(), &["hooks", "install"]),
+        0,
         "hooks install",
     );
     for flag in ["--dry-run", "-n"] {

@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, assert_success, checkpoint_ref, fetch_bin, json_in, output_text, parse_json,
-    path_str, refs_in, rev_in, stderr, text, Store, TestEnv, EMPTY_TREE, REFS_PREFIX,
+    assert_code, assert_success, checkpoint_ref, json_in, output_text, parse_json, path_str,
+    refs_in, rev_in, stderr, text, Store, TestEnv, EMPTY_TREE, REFS_PREFIX,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -63,7 +63,7 @@ fn plain_clone(env: &TestEnv, remote: &Path, name: &str, extra: &[&str]) -> Path
 /// remote's tip of its ref.
 pub(crate) fn publish(w: &World, id: &str, session: &str, transcript: &[u8]) -> String {
     write_std(&w.env, Store::Refs, id, session, transcript);
-    let out = run_in(&w.env, w.env.repo(), &["push", "origin"]);
+    let out = w.env.run_in(Store::Refs, w.env.repo(), &["push", "origin"]);
     assert_success(&out, &["push", "origin"]);
     let tip = rev_in(&w.env, &w.remote, &checkpoint_ref(id))
         .unwrap_or_else(|| panic!("push origin did not deliver {id}"));
@@ -85,8 +85,8 @@ fn input(env: &TestEnv, bytes: &[u8]) -> PathBuf {
 /// `write --session <s> --id <id> --transcript <t>` in `dir` under git-refs.
 fn write_in(env: &TestEnv, dir: &Path, id: &str, session: &str, transcript: &[u8]) -> Output {
     let file = input(env, transcript);
-    run_in(
-        env,
+    env.run_in(
+        Store::Refs,
         dir,
         &[
             "write",
@@ -104,27 +104,12 @@ fn write_in(env: &TestEnv, dir: &Path, id: &str, session: &str, transcript: &[u8
     )
 }
 
-/// `git-entire-checkpoint <args>` in `dir`, primary git-refs.
-pub(crate) fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    env.run_in(Store::Refs, dir, args)
-}
-
-/// `git-entire-fetch <args>` in `dir`, primary git-refs.
-pub(crate) fn fetch_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    env.bin_cmd(&fetch_bin())
-        .current_dir(dir)
-        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
-        .args(args)
-        .output()
-        .expect("run git-entire-fetch")
-}
-
 /// `backfill summary <id> --summary <file>` in `dir`.
 fn backfill_summary_in(env: &TestEnv, dir: &Path, id: &str, intent: &str) -> Output {
     let doc = json!({"intent": intent, "outcome": "done"});
     let file = input(env, doc.to_string().as_bytes());
-    run_in(
-        env,
+    env.run_in(
+        Store::Refs,
         dir,
         &["backfill", "summary", id, "--summary", path_str(&file)],
     )
@@ -187,7 +172,7 @@ fn list_json_in(env: &TestEnv, dir: &Path, args: &[&str]) -> (Vec<Value>, String
     let mut full = vec!["list"];
     full.extend_from_slice(args);
     full.push("--json");
-    let out = run_in(env, dir, &full);
+    let out = env.run_in(Store::Refs, dir, &full);
     assert_code(&out, 0, &format!("{full:?}"));
     let v = parse_json(&out.stdout);
     let arr = v
@@ -256,7 +241,9 @@ fn show_in_a_fresh_clone_fetches_exactly_the_requested_ref() {
     let tip = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     publish(&w, HEX_ID_2, "sess-1", TRANSCRIPT);
     publish(&w, ULID_ID, "sess-1", TRANSCRIPT);
-    let out = run_in(&w.env, &w.clone, &["show", HEX_ID, "--json"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["show", HEX_ID, "--json"]);
     assert_code(&out, 0, "show of a checkpoint only the remote has");
     let v = parse_json(&out.stdout);
     assert_eq!(v["checkpoint_id"], json!(HEX_ID));
@@ -274,7 +261,9 @@ fn cat_in_a_fresh_clone_fetches_exactly_the_requested_ref() {
     let w = world();
     publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     let tip = publish(&w, ULID_ID, "sess-1", TRANSCRIPT_2);
-    let out = run_in(&w.env, &w.clone, &["cat", ULID_ID, "0/full.jsonl"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["cat", ULID_ID, "0/full.jsonl"]);
     assert_code(&out, 0, "cat of a checkpoint only the remote has");
     assert_eq!(out.stdout, TRANSCRIPT_2, "cat prints the remote transcript");
     assert_eq!(
@@ -288,7 +277,9 @@ fn log_in_a_fresh_clone_fetches_exactly_the_requested_ref() {
     let w = world();
     let tip = publish(&w, HEX_ID_2, "sess-1", TRANSCRIPT);
     publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
-    let out = run_in(&w.env, &w.clone, &["log", HEX_ID_2, "--json"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["log", HEX_ID_2, "--json"]);
     assert_code(&out, 0, "log of a checkpoint only the remote has");
     let v = parse_json(&out.stdout);
     let arr = v.as_array().unwrap_or_else(|| panic!("log --json: {v}"));
@@ -333,7 +324,9 @@ fn the_only_remote_is_used_when_there_is_no_origin() {
     let w = world();
     let tip = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     let upstream = plain_clone(&w.env, &w.remote, "upstream-clone", &["-o", "upstream"]);
-    let out = run_in(&w.env, &upstream, &["show", HEX_ID, "--json"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &upstream, &["show", HEX_ID, "--json"]);
     assert_code(&out, 0, "show with a single remote named upstream");
     assert_eq!(parse_json(&out.stdout)["commit"], json!(tip));
     assert_eq!(
@@ -358,10 +351,12 @@ fn remote_flag_overrides_origin_and_no_fetch_disables_it() {
     w.env
         .git_in(&w.clone, &["remote", "add", "other", path_str(&w.remote)]);
 
-    let out = run_in(&w.env, &w.clone, &["show", HEX_ID, "--json"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["show", HEX_ID, "--json"]);
     assert_code(&out, 3, "origin (the default) lacks the checkpoint");
-    let out = run_in(
-        &w.env,
+    let out = w.env.run_in(
+        Store::Refs,
         &w.clone,
         &[
             "show",
@@ -375,8 +370,8 @@ fn remote_flag_overrides_origin_and_no_fetch_disables_it() {
     assert_code(&out, 3, "--no-fetch wins over --remote");
     assert!(ref_names_in(&w.env, &w.clone).is_empty(), "nothing fetched");
 
-    let out = run_in(
-        &w.env,
+    let out = w.env.run_in(
+        Store::Refs,
         &w.clone,
         &["show", HEX_ID, "--json", "--remote", "other"],
     );
@@ -395,17 +390,19 @@ fn a_checkpoint_present_locally_never_fetches() {
     let tip = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     break_origin(&w.env, w.env.repo());
     let repo = w.env.repo();
-    let out = run_in(&w.env, repo, &["show", HEX_ID, "--json"]);
+    let out = w.env.run_in(Store::Refs, repo, &["show", HEX_ID, "--json"]);
     assert_code(
         &out,
         0,
         "show of a local checkpoint with origin unreachable",
     );
     assert_eq!(parse_json(&out.stdout)["commit"], json!(tip));
-    let out = run_in(&w.env, repo, &["cat", HEX_ID, "0/full.jsonl"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, repo, &["cat", HEX_ID, "0/full.jsonl"]);
     assert_code(&out, 0, "cat of a local checkpoint with origin unreachable");
     assert_eq!(out.stdout, TRANSCRIPT);
-    let out = run_in(&w.env, repo, &["log", HEX_ID, "--json"]);
+    let out = w.env.run_in(Store::Refs, repo, &["log", HEX_ID, "--json"]);
     assert_code(&out, 0, "log of a local checkpoint with origin unreachable");
     let out = backfill_summary_in(&w.env, repo, HEX_ID, "Local intent");
     assert_code(
@@ -471,7 +468,7 @@ fn on_demand_commands(env: &TestEnv, id: &str) -> Vec<Vec<String>> {
 
 fn run_owned(env: &TestEnv, dir: &Path, args: &[String]) -> Output {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    run_in(env, dir, &args)
+    env.run_in(Store::Refs, dir, &args)
 }
 
 #[test]
@@ -482,7 +479,7 @@ fn an_id_the_remote_lacks_exits_3_in_every_fetching_command() {
         let out = run_owned(&w.env, &w.clone, &args);
         assert_code(&out, 3, &format!("{args:?} of an ID the remote lacks"));
     }
-    let out = fetch_in(&w.env, &w.clone, &["origin", ABSENT_ID, "--json"]);
+    let out = w.env.fetch_in(&w.clone, &["origin", ABSENT_ID, "--json"]);
     assert_code(&out, 3, "git entire-fetch of an ID the remote lacks");
     assert_eq!(
         statuses(&out),
@@ -513,7 +510,7 @@ fn an_unreachable_remote_is_exit_1_naming_it_never_not_found() {
         .collect();
     runs.push((
         "git entire-fetch origin <id>".into(),
-        fetch_in(&w.env, &w.clone, &["origin", HEX_ID]),
+        w.env.fetch_in(&w.clone, &["origin", HEX_ID]),
     ));
     for (what, out) in runs {
         let stderr = assert_code(&out, 1, &format!("{what} with origin unreachable"));
@@ -533,7 +530,7 @@ fn an_unreachable_remote_is_exit_1_naming_it_never_not_found() {
 fn entire_fetch_json_reports_failed_for_an_unreachable_remote() {
     let w = world();
     break_origin(&w.env, &w.clone);
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID, "--json"]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID, "--json"]);
     assert_code(&out, 1, "git entire-fetch --json with origin unreachable");
     assert_eq!(
         statuses(&out),
@@ -557,7 +554,7 @@ fn a_password_in_the_remote_url_is_never_printed() {
     ] {
         runs.push((
             format!("git entire-fetch {args:?}"),
-            fetch_in(&env, env.repo(), &args),
+            env.fetch_in(env.repo(), &args),
         ));
     }
     for args in [
@@ -565,7 +562,10 @@ fn a_password_in_the_remote_url_is_never_printed() {
         vec!["list", "--remote", "--json"],
         vec!["show", HEX_ID, "--remote", SECRET_URL],
     ] {
-        runs.push((format!("{args:?}"), run_in(&env, env.repo(), &args)));
+        runs.push((
+            format!("{args:?}"),
+            env.run_in(Store::Refs, env.repo(), &args),
+        ));
     }
     for (what, out) in runs {
         let all = format!("{}{}", text(&out.stdout), stderr(&out));
@@ -656,13 +656,15 @@ fn entire_fetch_json_reports_fetched_present_and_not_found() {
     let w = world();
     let a = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     let b = publish(&w, HEX_ID_2, "sess-1", TRANSCRIPT);
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID, "--json"]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID, "--json"]);
     assert_code(&out, 0, "fetch one");
     assert_eq!(
         statuses(&out),
         BTreeMap::from([(HEX_ID.to_string(), "fetched".to_string())])
     );
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID, HEX_ID_2, "--json"]);
+    let out = w
+        .env
+        .fetch_in(&w.clone, &["origin", HEX_ID, HEX_ID_2, "--json"]);
     assert_code(&out, 0, "fetch a present and a missing one");
     assert_eq!(
         statuses(&out),
@@ -671,7 +673,7 @@ fn entire_fetch_json_reports_fetched_present_and_not_found() {
             (HEX_ID_2.to_string(), "fetched".to_string()),
         ])
     );
-    let out = fetch_in(&w.env, &w.clone, &[HEX_ID, ABSENT_ID, "--json"]);
+    let out = w.env.fetch_in(&w.clone, &[HEX_ID, ABSENT_ID, "--json"]);
     assert_code(&out, 3, "a named ID exists nowhere");
     assert_eq!(
         statuses(&out),
@@ -692,7 +694,7 @@ fn fetch_all_leaves_foreign_refs_on_the_remote() {
     let a = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     let b = publish(&w, ULID_ID, "sess-1", TRANSCRIPT);
     add_foreign_refs(&w);
-    let out = fetch_in(&w.env, &w.clone, &["origin", "--all", "--json"]);
+    let out = w.env.fetch_in(&w.clone, &["origin", "--all", "--json"]);
     assert_code(&out, 0, "fetch --all");
     let st = statuses(&out);
     assert_eq!(
@@ -718,7 +720,7 @@ fn fetch_all_never_rewinds_a_local_checkpoint_that_is_ahead() {
     let w = world();
     let remote_tip = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     let other = publish(&w, HEX_ID_2, "sess-1", TRANSCRIPT);
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID]);
     assert_code(&out, 0, "fetch one");
     let out = write_in(&w.env, &w.clone, HEX_ID, "sess-2", TRANSCRIPT_2);
     assert_code(&out, 0, "advance the local checkpoint");
@@ -728,7 +730,7 @@ fn fetch_all_never_rewinds_a_local_checkpoint_that_is_ahead() {
         vec![remote_tip],
         "the local checkpoint is strictly ahead of the remote's tip"
     );
-    let out = fetch_in(&w.env, &w.clone, &["origin", "--all", "--json"]);
+    let out = w.env.fetch_in(&w.clone, &["origin", "--all", "--json"]);
     assert_code(&out, 0, "fetch --all with a local checkpoint ahead");
     let st = statuses(&out);
     assert!(
@@ -752,14 +754,14 @@ fn fetch_all_never_rewinds_a_local_checkpoint_that_is_ahead() {
 fn fetch_all_reports_a_diverged_checkpoint_and_keeps_the_local_hash() {
     let w = world();
     publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID]);
     assert_code(&out, 0, "fetch one");
     let remote_tip = publish(&w, HEX_ID, "sess-2", TRANSCRIPT_2);
     let out = write_in(&w.env, &w.clone, HEX_ID, "sess-3", TRANSCRIPT_2);
     assert_code(&out, 0, "advance the clone's copy differently");
     let local = rev_in(&w.env, &w.clone, &checkpoint_ref(HEX_ID)).unwrap();
     assert_ne!(local, remote_tip);
-    let out = fetch_in(&w.env, &w.clone, &["origin", "--all", "--json"]);
+    let out = w.env.fetch_in(&w.clone, &["origin", "--all", "--json"]);
     let st = statuses(&out);
     assert_eq!(
         st.get(HEX_ID).map(String::as_str),
@@ -787,7 +789,7 @@ fn fetch_for_counts_every_trailer_skips_present_ones_and_warns_on_malformed() {
     let c = publish(&w, ULID_ID, "sess-1", TRANSCRIPT);
     publish(&w, THIRD_HEX_ID, "sess-1", TRANSCRIPT);
     // The clone already has HEX_ID_2.
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID_2]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID_2]);
     assert_code(&out, 0, "fetch one");
     commit_in(
         &w.env,
@@ -802,8 +804,7 @@ fn fetch_for_counts_every_trailer_skips_present_ones_and_warns_on_malformed() {
         "broken\n\nEntire-Checkpoint: not-a-checkpoint\n",
     );
     commit_in(&w.env, &w.clone, "plain commit\n");
-    let out = fetch_in(
-        &w.env,
+    let out = w.env.fetch_in(
         &w.clone,
         &["origin", "--for", "origin/main..HEAD", "--json"],
     );
@@ -836,14 +837,13 @@ fn fetch_for_a_range_without_trailers_fetches_nothing() {
     let w = world();
     publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     commit_in(&w.env, &w.clone, "no trailers here\n");
-    let out = fetch_in(
-        &w.env,
+    let out = w.env.fetch_in(
         &w.clone,
         &["origin", "--for", "origin/main..HEAD", "--json"],
     );
     assert_code(&out, 0, "fetch --for a range without trailers");
     assert!(statuses(&out).is_empty());
-    let out = fetch_in(&w.env, &w.clone, &["--for", "origin/main..HEAD"]);
+    let out = w.env.fetch_in(&w.clone, &["--for", "origin/main..HEAD"]);
     assert_code(&out, 0, "fetch --for (default remote) without trailers");
     assert!(ref_names_in(&w.env, &w.clone).is_empty());
 }
@@ -859,7 +859,7 @@ fn list_remote_adds_remote_only_checkpoints() {
     publish(&w, HEX_ID_2, "sess-1", TRANSCRIPT);
     publish(&w, ULID_ID, "sess-1", TRANSCRIPT);
     add_foreign_refs(&w);
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID]);
     assert_code(&out, 0, "fetch one");
 
     let (local, _) = list_json_in(&w.env, &w.clone, &[]);
@@ -904,11 +904,13 @@ fn list_remote_adds_remote_only_checkpoints() {
 fn list_remote_with_an_unreachable_remote_lists_local_and_fails_once() {
     let w = world();
     publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID]);
     assert_code(&out, 0, "fetch one");
     break_origin(&w.env, &w.clone);
     let (local, _) = list_json_in(&w.env, &w.clone, &[]);
-    let out = run_in(&w.env, &w.clone, &["list", "--remote", "--json"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["list", "--remote", "--json"]);
     let stderr = assert_code(&out, 1, "list --remote of an unreachable remote");
     let entries = parse_json(&out.stdout);
     assert_eq!(entries.as_array(), Some(&local), "the local list");
@@ -928,7 +930,7 @@ fn a_v1_hex_checkpoint_is_shown_when_the_refs_fetch_fails() {
     assert!(env.refs_under(REFS_PREFIX).is_empty());
     let missing = env.root().join("no-such-remote.git");
     env.git(&["remote", "add", "origin", path_str(&missing)]);
-    let out = run_in(&env, env.repo(), &["show", HEX_ID, "--json"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["show", HEX_ID, "--json"]);
     assert_code(
         &out,
         0,
@@ -1003,7 +1005,9 @@ fn an_on_demand_fetch_changes_nothing_but_the_one_ref() {
     let fetch_head = w.env.common_dir_in(&w.clone).join("FETCH_HEAD");
     let fetch_head_before = std::fs::read(&fetch_head).ok();
     let before = refs_in(&w.env, &w.clone, "refs/");
-    let out = run_in(&w.env, &w.clone, &["show", ULID_ID, "--json"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["show", ULID_ID, "--json"]);
     assert_code(&out, 0, "show of a checkpoint only the remote has");
     let mut expected = before.clone();
     expected.insert(checkpoint_ref(ULID_ID), tip.clone());
@@ -1030,7 +1034,9 @@ fn an_on_demand_fetch_changes_nothing_but_the_one_ref() {
     );
     // Now local: it reads with the remote gone.
     break_origin(&w.env, &w.clone);
-    let out = run_in(&w.env, &w.clone, &["show", ULID_ID, "--json"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["show", ULID_ID, "--json"]);
     assert_code(&out, 0, "show of a fetched checkpoint without the remote");
     assert_eq!(parse_json(&out.stdout)["commit"], json!(tip));
 }
@@ -1056,7 +1062,9 @@ fn no_fetch_disables_the_on_demand_fetch_of_every_command() {
             "{args:?} fetched nothing"
         );
     }
-    let out = run_in(&w.env, &w.clone, &["cat", ULID_ID, "0/full.jsonl"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["cat", ULID_ID, "0/full.jsonl"]);
     assert_code(&out, 0, "cat without --no-fetch");
     assert_eq!(out.stdout, TRANSCRIPT);
     assert_eq!(
@@ -1081,12 +1089,14 @@ fn a_refusing_remote_is_exit_1_naming_it_for_every_command() {
             assert_remote_failure(&out, "refusing", &format!("{args:?}"));
         }
     }
-    let out = fetch_in(&w.env, &w.clone, &["refusing", HEX_ID, ULID_ID_2, "--json"]);
+    let out = w
+        .env
+        .fetch_in(&w.clone, &["refusing", HEX_ID, ULID_ID_2, "--json"]);
     assert_remote_failure(&out, "refusing", "git entire-fetch refusing <ids> --json");
     for (id, status) in statuses(&out) {
         assert_eq!(status, "failed", "{id} through a refusing remote");
     }
-    let out = fetch_in(&w.env, &w.clone, &["refusing", "--all"]);
+    let out = w.env.fetch_in(&w.clone, &["refusing", "--all"]);
     assert_remote_failure(&out, "refusing", "git entire-fetch refusing --all");
     assert!(ref_names_in(&w.env, &w.clone).is_empty(), "nothing fetched");
 }
@@ -1111,8 +1121,8 @@ fn a_password_in_a_url_given_on_the_command_line_is_never_printed() {
     }
     runs.push((
         "list --remote <url> --json".into(),
-        run_in(
-            &env,
+        env.run_in(
+            Store::Refs,
             env.repo(),
             &["list", "--remote", SECRET_URL, "--json"],
         ),
@@ -1124,7 +1134,7 @@ fn a_password_in_a_url_given_on_the_command_line_is_never_printed() {
     ] {
         runs.push((
             format!("git entire-fetch {args:?}"),
-            fetch_in(&env, env.repo(), &args),
+            env.fetch_in(env.repo(), &args),
         ));
     }
     for (what, out) in &runs {
@@ -1134,7 +1144,7 @@ fn a_password_in_a_url_given_on_the_command_line_is_never_printed() {
             "{what} printed the password:\n{all}"
         );
     }
-    let out = fetch_in(&env, env.repo(), &[SECRET_URL, ULID_ID]);
+    let out = env.fetch_in(env.repo(), &[SECRET_URL, ULID_ID]);
     assert_code(&out, 1, "git entire-fetch <unreachable url> <id>");
 }
 
@@ -1145,7 +1155,7 @@ fn a_missing_named_id_does_not_stop_the_others() {
     let w = world();
     let a = publish(&w, ULID_ID, "sess-1", TRANSCRIPT);
     publish(&w, ULID_ID_2, "sess-1", TRANSCRIPT);
-    let out = fetch_in(&w.env, &w.clone, &[ABSENT_ID, ULID_ID, "--json"]);
+    let out = w.env.fetch_in(&w.clone, &[ABSENT_ID, ULID_ID, "--json"]);
     let stderr = assert_code(&out, 3, "one named ID exists nowhere");
     assert!(
         stderr.contains(ABSENT_ID),
@@ -1170,11 +1180,11 @@ fn a_missing_named_id_does_not_stop_the_others() {
 fn fetch_all_fast_forwards_a_checkpoint_behind_the_remote() {
     let w = world();
     let first = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID]);
     assert_code(&out, 0, "fetch one");
     let second = publish(&w, HEX_ID, "sess-2", TRANSCRIPT_2);
     assert_eq!(parents_in(&w.env, &w.remote, &second), vec![first]);
-    let out = fetch_in(&w.env, &w.clone, &["--all", "--json"]);
+    let out = w.env.fetch_in(&w.clone, &["--all", "--json"]);
     assert_code(&out, 0, "fetch --all with a checkpoint behind");
     assert_eq!(
         statuses(&out).get(HEX_ID).map(String::as_str),
@@ -1256,15 +1266,15 @@ fn routing_serves_hex_from_the_branch_but_never_a_ulid_when_the_fetch_fails() {
     assert!(env.refs_under(REFS_PREFIX).is_empty());
     let missing = env.root().join("no-such-remote.git");
     env.git(&["remote", "add", "origin", path_str(&missing)]);
-    let out = run_in(&env, env.repo(), &["cat", HEX_ID, "0/full.jsonl"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["cat", HEX_ID, "0/full.jsonl"]);
     assert_code(
         &out,
         0,
         "cat of a v1-only hex checkpoint, refs fetch failing",
     );
     assert_eq!(out.stdout, TRANSCRIPT);
-    let out = run_in(
-        &env,
+    let out = env.run_in(
+        Store::Refs,
         env.repo(),
         &["show", HEX_ID, "--json", "--remote", REFUSING_URL],
     );
@@ -1276,6 +1286,6 @@ fn routing_serves_hex_from_the_branch_but_never_a_ulid_when_the_fetch_fails() {
     let v = parse_json(&out.stdout);
     assert_eq!(v["store"], json!("git-branch"), "{v}");
     assert_eq!(v["sessions"][0]["session_id"], json!("branch-sess"));
-    let out = run_in(&env, env.repo(), &["show", ULID_ID, "--json"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["show", ULID_ID, "--json"]);
     assert_remote_failure(&out, "origin", "show of a ULID with origin unreachable");
 }

@@ -8,8 +8,8 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::commit_hooks::{
-    amend_after_new_activity, checkpoint_state, commit, entire_ok, git_cmd, git_ok, install_hooks,
-    lines, record, show_json, the_trailer, trailer_ids, LINE_1, SESSION,
+    amend_after_new_activity, checkpoint_state, commit, git_cmd, git_ok, install_hooks, lines,
+    record, show_json, the_trailer, trailer_ids, LINE_1, SESSION,
 };
 use crate::env::{parse_json, path_str, Store, TestEnv};
 
@@ -219,7 +219,7 @@ fn a_trailer_the_editor_drops_stays_linked_through_the_rewrite_map(primary: Opti
     );
     assert_eq!(map["commits"][&newer]["checkpoints"], json!([id]), "{map}");
     assert_eq!(show_json(&env, "HEAD")["checkpoint_id"], json!(id));
-    let plain = entire_ok(&env, env.repo(), None, &["show", &newer]);
+    let plain = env.ok_default(&["show", &newer]);
     assert!(plain.contains(&id), "{plain}");
     assert_eq!(
         checkpoint_state(&env),
@@ -257,6 +257,6 @@ every_primary! {
 #[test]
 fn post_rewrite_without_hooks_input_records_nothing() {
     let env = TestEnv::new();
-    entire_ok(&env, env.repo(), None, &["hook", "post-rewrite", "amend"]);
+    env.ok_default(&["hook", "post-rewrite", "amend"]);
     assert!(!Path::new(&env.common_dir().join("entire").join("rewrites.json")).exists());
 }

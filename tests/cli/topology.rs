@@ -32,14 +32,6 @@ const CONFIG_ERROR_PREFIX: &str =
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/// `git-entire-checkpoint <args>` with no `ENTIRE_*` variable: the settings files decide.
-fn run(env: &TestEnv, args: &[&str]) -> Output {
-    env.cmd()
-        .args(args)
-        .output()
-        .expect("run git-entire-checkpoint")
-}
-
 /// `git-entire-checkpoint <args>` with extra environment variables.
 fn run_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Output {
     let mut cmd = env.cmd();
@@ -47,18 +39,6 @@ fn run_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Output {
         cmd.env(k, v);
     }
     cmd.args(args).output().expect("run git-entire-checkpoint")
-}
-
-fn ok(env: &TestEnv, args: &[&str]) -> String {
-    let out = run(env, args);
-    assert_success(&out, args);
-    stdout(&out)
-}
-
-fn ok_json(env: &TestEnv, args: &[&str]) -> Value {
-    let out = run(env, args);
-    assert_success(&out, args);
-    parse_json(&out.stdout)
 }
 
 fn ok_json_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Value {
@@ -76,7 +56,7 @@ fn local_settings(env: &TestEnv, text: &str) {
 }
 
 fn config(env: &TestEnv) -> Value {
-    ok_json(env, &["config", "--json"])
+    env.ok_json_default(&["config", "--json"])
 }
 
 fn expected_config(primary: &str, mirrors: &[&str], source: &str, rollout: &str) -> Value {
@@ -116,7 +96,7 @@ fn write_args(env: &TestEnv, id: Option<&str>, session: &str, transcript: &[u8])
 fn write(env: &TestEnv, id: Option<&str>, session: &str, transcript: &[u8]) -> String {
     let args = write_args(env, id, session, transcript);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(env, &refs);
+    let out = env.run_default(&refs);
     assert_success(&out, &refs);
     let printed = stdout(&out);
     let id_line = printed.trim_end_matches('\n');
@@ -261,11 +241,11 @@ fn checkpoint_refs(env: &TestEnv) -> Vec<String> {
 }
 
 fn show(env: &TestEnv, id: &str) -> Value {
-    ok_json(env, &["show", id, "--json", "--no-fetch"])
+    env.ok_json_default(&["show", id, "--json", "--no-fetch"])
 }
 
 fn list_entries(env: &TestEnv) -> Vec<Value> {
-    ok_json(env, &["list", "--json"])
+    env.ok_json_default(&["list", "--json"])
         .as_array()
         .expect("list --json is an array")
         .clone()
@@ -309,7 +289,7 @@ fn config_without_settings_is_the_default() {
         &expected_config("git-branch", &[], "default", "default"),
         "no settings",
     );
-    let human = ok(&env, &["config"]);
+    let human = env.ok_default(&["config"]);
     assert!(
         human.contains("git-branch") && human.contains("default"),
         "human config output names the primary and the rollout:\n{human}"
@@ -368,7 +348,7 @@ fn config_reports_every_rollout_state_from_settings() {
         let env = TestEnv::new();
         settings(&env, text);
         assert_config(&config(&env), expected, text);
-        let status = ok_json(&env, &["status", "--json"]);
+        let status = env.ok_json_default(&["status", "--json"]);
         assert_eq!(status["primary"], expected["primary"], "status of {text}");
         assert_eq!(status["mirrors"], expected["mirrors"], "status of {text}");
     }
@@ -575,11 +555,11 @@ fn assert_settings_rejected(text: &str, local: bool) -> String {
     }
     let args = write_args(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(&env, &refs);
+    let out = env.run_default(&refs);
     let err = assert_code(&out, 1, &format!("write with settings {text}"));
     assert!(stdout(&out).is_empty(), "no ID printed: {}", stdout(&out));
     assert_nothing_written(&env, text);
-    let cfg = run(&env, &["config", "--json"]);
+    let cfg = env.run_default(&["config", "--json"]);
     let cfg_err = assert_code(&cfg, 1, &format!("config with settings {text}"));
     assert_eq!(
         cfg_err.lines().find(|l| l.starts_with("error: ")),
@@ -647,7 +627,7 @@ fn invalid_local_block_is_not_rescued_by_a_valid_base() {
         &env,
         r#"{"checkpoints": {"primary": {"type": "git-refs"}, "x": 1}}"#,
     );
-    let out = run(&env, &["config", "--json"]);
+    let out = env.run_default(&["config", "--json"]);
     let err = assert_code(&out, 1, "invalid local block over a valid base");
     assert!(err.contains(".entire/settings.local.json"), "{err}");
 }
@@ -947,7 +927,7 @@ fn rollout_default_writes_hex_to_the_branch_only() {
     let v = show(&env, &id);
     assert_eq!(v["store"], json!("git-branch"));
     assert_eq!(v["ref"], json!(V1_BRANCH));
-    let status = ok_json(&env, &["status", "--json"]);
+    let status = env.ok_json_default(&["status", "--json"]);
     assert_eq!(status["primary"], json!("git-branch"));
     assert_eq!(status["mirrors"], json!([]));
     assert_eq!(status["queued"], json!(0), "a branch write queues no ref");
@@ -959,7 +939,7 @@ fn rollout_default_refuses_a_ulid_and_writes_nothing() {
     settings(&env, DEFAULT_BLOCK);
     let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(&env, &refs);
+    let out = env.run_default(&refs);
     let err = assert_code(&out, 1, "ULID under a git-branch primary");
     assert!(err.contains("refusing to write ULID checkpoint"), "{err}");
     assert!(stdout(&out).is_empty());
@@ -976,7 +956,7 @@ fn branch_primary_with_fs_mirror_refuses_a_ulid_everywhere() {
     );
     let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(&env, &refs);
+    let out = env.run_default(&refs);
     let err = assert_code(&out, 1, "ULID under git-branch + fs");
     assert!(err.contains("refusing to write ULID checkpoint"), "{err}");
     assert_nothing_written(&env, "ULID refused with an fs mirror");
@@ -1017,7 +997,7 @@ fn rollout_parallel_writes_refs_and_the_branch() {
         vec![(id.clone(), "git-refs".to_string())],
         "one entry, de-duplicated"
     );
-    let status = ok_json(&env, &["status", "--json"]);
+    let status = env.ok_json_default(&["status", "--json"]);
     assert_eq!(status["primary"], json!("git-refs"));
     assert_eq!(status["mirrors"], json!(["git-branch"]));
     assert_eq!(status["queued"], json!(1));
@@ -1068,7 +1048,7 @@ fn rollout_refs_only_writes_refs_only() {
     assert_eq!(env.blob(Store::Refs, HEX_ID, "0/full.jsonl"), TRANSCRIPT_2);
     assert_eq!(env.rev(V1_BRANCH), None, "still no v1 branch");
     assert_eq!(show(&env, HEX_ID)["store"], json!("git-refs"));
-    let status = ok_json(&env, &["status", "--json"]);
+    let status = env.ok_json_default(&["status", "--json"]);
     assert_eq!(status["queued"], json!(2));
 }
 
@@ -1093,7 +1073,7 @@ fn rollout_custom_refs_with_fs_mirror() {
     // Reads never come from the mirror: removing the ref makes the checkpoint absent.
     assert_eq!(show(&env, &id)["store"], json!("git-refs"));
     env.git(&["update-ref", "-d", &checkpoint_ref(&id)]);
-    let out = run(&env, &["show", &id, "--json", "--no-fetch"]);
+    let out = env.run_default(&["show", &id, "--json", "--no-fetch"]);
     assert_code(&out, 3, "ULID only in the fs mirror");
 }
 
@@ -1197,7 +1177,7 @@ fn fs_mirror_failure_warns_and_the_primary_write_succeeds() {
     );
     let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(&env, &refs);
+    let out = env.run_default(&refs);
     assert_success(&out, &refs);
     assert_eq!(stdout(&out), format!("{ULID_ID}\n"));
     let err = stderr(&out);
@@ -1216,7 +1196,7 @@ fn fs_mirror_failure_warns_and_the_primary_write_succeeds() {
         "summary.json",
         &json!({"intent": "x", "outcome": "y"}),
     );
-    let out = run(&env, &["backfill", "summary", ULID_ID, "--summary", &f]);
+    let out = env.run_default(&["backfill", "summary", ULID_ID, "--summary", &f]);
     assert_success(&out, &["backfill summary"]);
     assert!(
         stderr(&out).contains("mirror fs write failed; primary write succeeded"),
@@ -1231,7 +1211,7 @@ fn fs_mirror_failure_warns_and_the_primary_write_succeeds() {
     let args = write_args(&env, Some(ULID_ID), "sess-2", TRANSCRIPT_2);
     let mut refs: Vec<&str> = vec!["-q"];
     refs.extend(args.iter().map(String::as_str));
-    let out = run(&env, &refs);
+    let out = env.run_default(&refs);
     assert_success(&out, &refs);
     assert_eq!(stderr(&out), "", "-q silences the mirror warning");
     assert!(env.exists(Store::Refs, ULID_ID, "1/full.jsonl"));
@@ -1246,7 +1226,7 @@ fn branch_mirror_failure_warns_and_the_primary_write_succeeds() {
     settings(&env, PARALLEL);
     let args = write_args(&env, None, "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(&env, &refs);
+    let out = env.run_default(&refs);
     assert_success(&out, &refs);
     let id = stdout(&out).trim().to_string();
     assert!(is_ulid(&id), "{id}");
@@ -1265,7 +1245,7 @@ fn branch_mirror_failure_warns_and_the_primary_write_succeeds() {
     );
     let args = write_args(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(&env, &refs);
+    let out = env.run_default(&refs);
     assert_code(&out, 1, "git-branch primary cannot write");
     assert!(
         !fs_default_dir(&env).join(HEX_ID).exists(),
@@ -1290,18 +1270,15 @@ fn backfills_fan_out_to_branch_and_fs_mirrors() {
 
     let summary = json!({"intent": "Mirror me", "outcome": "mirrored", "friction": []});
     let f = input(&env, "summary.json", &summary);
-    ok(
-        &env,
-        &[
-            "backfill",
-            "summary",
-            &id,
-            "--session",
-            "sess-1",
-            "--summary",
-            &f,
-        ],
-    );
+    env.ok_default(&[
+        "backfill",
+        "summary",
+        &id,
+        "--session",
+        "sess-1",
+        "--summary",
+        &f,
+    ]);
     assert_eq!(
         env.json(Store::Refs, &id, "0/metadata.json")["summary"],
         summary
@@ -1311,18 +1288,15 @@ fn backfills_fan_out_to_branch_and_fs_mirrors() {
 
     let new_transcript = b"{\"type\":\"user\",\"message\":\"replaced\"}\n";
     let t = env.input_file("replaced.jsonl", new_transcript);
-    ok(
-        &env,
-        &[
-            "backfill",
-            "transcript",
-            &id,
-            "--session",
-            "sess-1",
-            "--transcript",
-            t.to_str().unwrap(),
-        ],
-    );
+    env.ok_default(&[
+        "backfill",
+        "transcript",
+        &id,
+        "--session",
+        "sess-1",
+        "--transcript",
+        t.to_str().unwrap(),
+    ]);
     assert_eq!(env.blob(Store::Refs, &id, "0/full.jsonl"), new_transcript);
     assert_eq!(env.blob(Store::Branch, &id, "0/full.jsonl"), new_transcript);
     assert_eq!(
@@ -1334,7 +1308,7 @@ fn backfills_fan_out_to_branch_and_fs_mirrors() {
 
     let attribution = json!({"agent_lines": 7, "human_added": 3, "total_committed": 10});
     let a = input(&env, "attr.json", &attribution);
-    ok(&env, &["backfill", "attribution", &id, "--attribution", &a]);
+    env.ok_default(&["backfill", "attribution", &id, "--attribution", &a]);
     let root = env.json(Store::Refs, &id, "metadata.json");
     assert_eq!(root["combined_attribution"]["agent_lines"], json!(7));
     assert_eq!(
@@ -1354,7 +1328,7 @@ fn backfill_of_a_hex_served_by_the_branch_skips_the_mirrors() {
     settings(&env, REFS_FS);
     let before = env.tip(Store::Branch, HEX_ID);
     let f = input(&env, "summary.json", &json!({"intent": "on v1"}));
-    ok(&env, &["backfill", "summary", HEX_ID, "--summary", &f]);
+    env.ok_default(&["backfill", "summary", HEX_ID, "--summary", &f]);
     let after = env.tip(Store::Branch, HEX_ID);
     assert_ne!(before, after, "the v1 branch advanced");
     assert_eq!(env.parents(&after), vec![before]);
@@ -1390,9 +1364,9 @@ fn branch_primary_routing() {
     assert_eq!(v["store"], json!("git-refs"));
     assert_eq!(v["ref"], json!(checkpoint_ref(ULID_ID)));
     // A hex checkpoint that exists only in refs is not read under a git-branch primary.
-    let out = run(&env, &["show", HEX_ID_2, "--json", "--no-fetch"]);
+    let out = env.run_default(&["show", HEX_ID_2, "--json", "--no-fetch"]);
     assert_code(&out, 3, "hex only in refs under a git-branch primary");
-    let out = run(&env, &["cat", HEX_ID_2, "0/full.jsonl"]);
+    let out = env.run_default(&["cat", HEX_ID_2, "0/full.jsonl"]);
     assert_code(
         &out,
         3,
@@ -1421,7 +1395,8 @@ fn refs_primary_routing_prefers_refs_then_falls_back_to_the_branch() {
         assert_eq!(v["store"], json!("git-refs"), "{block}");
         assert_eq!(v["sessions"][0]["session_id"], json!("sess-new"), "{block}");
         assert_eq!(
-            ok(&env, &["cat", HEX_ID_2, "0/full.jsonl"]).as_bytes(),
+            env.ok_default(&["cat", HEX_ID_2, "0/full.jsonl"])
+                .as_bytes(),
             TRANSCRIPT_2,
             "{block}: cat reads the refs copy"
         );
@@ -1447,9 +1422,9 @@ fn ulid_left_only_on_the_branch_mirror_is_not_found() {
     );
     for block in [PARALLEL, REFS_ONLY, DEFAULT_BLOCK] {
         settings(&env, block);
-        let out = run(&env, &["show", &id, "--json", "--no-fetch"]);
+        let out = env.run_default(&["show", &id, "--json", "--no-fetch"]);
         assert_code(&out, 3, &format!("ULID only on v1 under {block}"));
-        let out = run(&env, &["cat", &id, "metadata.json"]);
+        let out = env.run_default(&["cat", &id, "metadata.json"]);
         assert_code(&out, 3, &format!("cat of a ULID only on v1 under {block}"));
     }
 }
@@ -1485,7 +1460,7 @@ fn list_unions_both_stores_and_dedups_under_parallel() {
 #[test]
 fn status_reports_queue_and_hooks() {
     let env = TestEnv::new();
-    let v = ok_json(&env, &["status", "--json"]);
+    let v = env.ok_json_default(&["status", "--json"]);
     assert_eq!(v["primary"], json!("git-branch"));
     assert_eq!(v["mirrors"], json!([]));
     assert_eq!(v["queued"], json!(0));
@@ -1510,7 +1485,7 @@ fn status_reports_queue_and_hooks() {
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(HEX_ID), "sess-2", TRANSCRIPT_2);
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
-    let v = ok_json(&env, &["status", "--json"]);
+    let v = env.ok_json_default(&["status", "--json"]);
     assert_eq!(v["primary"], json!("git-refs"));
     assert_eq!(v["queued"], json!(2), "two distinct refs queued: {v}");
     // docs/cli.md: at least these three keys (post-rewrite is reported too).

@@ -368,13 +368,7 @@ fn side_repositories_work_from_any_path() {
         env.root(),
         &["clone", "-q", path_str(&origin), path_str(&partial)],
     );
-    let fetch = env
-        .bin_cmd(&fetch_bin())
-        .current_dir(&partial)
-        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
-        .args(["--filter=blob:none", "origin", &id])
-        .output()
-        .unwrap();
+    let fetch = env.fetch_in(&partial, &["--filter=blob:none", "origin", &id]);
     assert!(fetch.status.success(), "partial fetch: {fetch:?}");
     let transcript = env.run_in(Store::Refs, &partial, &["show", &id, "--transcript"]);
     assert!(
