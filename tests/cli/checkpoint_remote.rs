@@ -4,13 +4,12 @@
 //! one gets one warning per clone.
 
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
 
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_success, checkpoint_ref, output_text, parse_json, path_str, path_with_bins, prepush_bin,
-    refs_in, stderr, Store, TestEnv, REFS_PREFIX,
+    assert_success, checkpoint_ref, output_text, parse_json, path_str, prepush_bin, refs_in,
+    stderr, Store, TestEnv, REFS_PREFIX,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2};
 
@@ -62,18 +61,6 @@ fn route(env: &TestEnv, url: &str, to: &Path) {
     env.git(&["config", &format!("url.{}.insteadOf", path_str(to)), url]);
 }
 
-/// A real `git <args>` in `dir` with our binaries on PATH (installed hooks run) and the
-/// git-refs primary.
-fn git_with_hooks(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    env.git_command_in(dir, args)
-        .env("PATH", path_with_bins())
-        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .expect("run git")
-}
-
 fn checkpoint_refs(env: &TestEnv, dir: &Path) -> Vec<String> {
     refs_in(env, dir, REFS_PREFIX).into_keys().collect()
 }
@@ -100,7 +87,11 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
 
     // The user's push: the hook delivers checkpoints to the checkpoint remote only.
     new_commit(env, "work");
-    let out = git_with_hooks(env, env.repo(), &["push", "-q", "origin", "main"]);
+    let out = env.git_hooked(
+        Some(Store::Refs),
+        env.repo(),
+        &["push", "-q", "origin", "main"],
+    );
     assert_success(&out, &["push", "origin", "main"]);
     assert!(
         !stderr(&out).contains("public"),
@@ -353,7 +344,11 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
     let missing = env.root().join("no-such-repo.git");
     set_checkpoint_remote(env.repo(), "settings.json", url_form(&missing));
     new_commit(env, "one");
-    let out = git_with_hooks(env, env.repo(), &["push", "-q", "origin", "main"]);
+    let out = env.git_hooked(
+        Some(Store::Refs),
+        env.repo(),
+        &["push", "-q", "origin", "main"],
+    );
     assert_success(&out, &["push", "origin", "main"]);
     let err = stderr(&out);
     assert!(
@@ -381,7 +376,11 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
     );
     set_checkpoint_remote(env.repo(), "settings.json", url_form(&refusing));
     new_commit(env, "two");
-    let out = git_with_hooks(env, env.repo(), &["push", "-q", "origin", "main"]);
+    let out = env.git_hooked(
+        Some(Store::Refs),
+        env.repo(),
+        &["push", "-q", "origin", "main"],
+    );
     assert_success(&out, &["push", "origin", "main"]);
     let err = stderr(&out);
     assert!(err.contains("it stays queued"), "{err}");

@@ -5,14 +5,13 @@
 //! "Commits"; docs/format.md, "Trailers"; docs/hooks.md).
 
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, hooks_dir, is_hex12, is_ulid, parse_json, path_str, path_with_bins, text, Store,
-    TestEnv, REFS_PREFIX, V1_BRANCH,
+    hooks_dir, is_hex12, is_ulid, parse_json, path_str, path_with_bins, text, Store, TestEnv,
+    REFS_PREFIX, V1_BRANCH,
 };
 
 pub(crate) const SESSION: &str = "sess-commit-1";
@@ -22,40 +21,6 @@ const LINE_3: &str = "{\"type\":\"user\",\"message\":\"now a farewell\"}";
 const LINE_4: &str = "{\"type\":\"assistant\",\"message\":\"added bye.txt\"}";
 
 static INPUTS: AtomicUsize = AtomicUsize::new(0);
-
-/// A real `git <args>` in `dir` with our binaries on `PATH` and, when given, the primary
-/// selected through `ENTIRE_CHECKPOINTS_PRIMARY` (None = the repository's own settings).
-pub(crate) fn git_cmd(
-    env: &TestEnv,
-    dir: &Path,
-    primary: Option<Store>,
-    args: &[&str],
-) -> std::process::Command {
-    let mut cmd = env.git_command_in(dir, args);
-    cmd.env("PATH", path_with_bins())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(s) = primary {
-        cmd.env("ENTIRE_CHECKPOINTS_PRIMARY", s.name());
-    }
-    cmd
-}
-
-pub(crate) fn git_hooked(
-    env: &TestEnv,
-    dir: &Path,
-    primary: Option<Store>,
-    args: &[&str],
-) -> Output {
-    git_cmd(env, dir, primary, args).output().expect("run git")
-}
-
-/// Like [`git_hooked`], asserting exit 0; returns stderr.
-pub(crate) fn git_ok(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> String {
-    let out = git_hooked(env, dir, primary, args);
-    assert_code(&out, 0, &format!("git {args:?}"));
-    text(&out.stderr)
-}
 
 pub(crate) fn install_hooks(env: &TestEnv) {
     env.ok_default(&["hooks", "install"]);
@@ -106,7 +71,7 @@ pub(crate) fn commit_in(
     }
     std::fs::write(&path, format!("{file} {msg}\n")).expect("write work tree file");
     env.git_in(dir, &["add", "--", file]);
-    let stderr = git_ok(env, dir, primary, &["commit", "-q", "-m", msg]);
+    let stderr = env.git_hooked_ok(primary, dir, &["commit", "-q", "-m", msg]);
     let head = env.git_in(dir, &["rev-parse", "HEAD"]).trim().to_string();
     (head, stderr)
 }
@@ -420,10 +385,9 @@ fn a_commit_with_a_staged_session_is_linked_and_condensed() {
     env.write_file("hello.txt", b"HELLO\n");
     env.write_file("other.txt", b"other\n");
     env.git(&["add", "hello.txt", "other.txt"]);
-    let stderr = git_ok(
-        &env,
-        env.repo(),
+    let stderr = env.git_hooked_ok(
         Some(Store::Refs),
+        env.repo(),
         &["commit", "-q", "-m", "Add greeting", "-m", "Body text."],
     );
     let head = env.rev("HEAD").unwrap();
@@ -638,10 +602,9 @@ fn an_existing_valid_trailer_is_kept() {
     let given = "01KVBJCWYA4YW6J5M9GP655HZN";
     env.write_file("a.txt", b"a\n");
     env.git(&["add", "a.txt"]);
-    git_ok(
-        &env,
-        env.repo(),
+    env.git_hooked_ok(
         Some(Store::Refs),
+        env.repo(),
         &[
             "commit",
             "-q",
@@ -666,10 +629,9 @@ fn a_merge_commit_gets_no_trailer() {
     env.git(&["checkout", "-q", "main"]);
     commit(&env, Some(Store::Refs), "m.txt", "main work");
     record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
-    git_ok(
-        &env,
-        env.repo(),
+    env.git_hooked_ok(
         Some(Store::Refs),
+        env.repo(),
         &["merge", "-q", "--no-ff", "-m", "Merge feature", "feature"],
     );
     let head = env.rev("HEAD").unwrap();
@@ -693,10 +655,9 @@ fn a_malformed_trailer_is_ignored_with_a_warning_and_nothing_is_condensed() {
     );
     env.write_file("a.txt", b"a\n");
     env.git(&["add", "a.txt"]);
-    let out = git_hooked(
-        &env,
-        env.repo(),
+    let out = env.git_hooked(
         Some(Store::Refs),
+        env.repo(),
         &["commit", "-q", "--no-verify", "-F", path_str(&msg)],
     );
     let stderr = text(&out.stderr);
@@ -732,10 +693,9 @@ fn post_commit_trouble_is_a_warning_and_the_commit_succeeds() {
     std::fs::write(&state, b"{ this is not json").unwrap();
     env.write_file("a.txt", b"a\n");
     env.git(&["add", "a.txt"]);
-    let out = git_hooked(
-        &env,
-        env.repo(),
+    let out = env.git_hooked(
         Some(Store::Refs),
+        env.repo(),
         &["commit", "-q", "-m", "corrupt session"],
     );
     let stderr = text(&out.stderr);
@@ -757,10 +717,9 @@ fn no_verify_still_makes_the_checkpoint() {
     );
     env.write_file("a.txt", b"a\n");
     env.git(&["add", "a.txt"]);
-    git_ok(
-        &env,
-        env.repo(),
+    env.git_hooked_ok(
         Some(Store::Refs),
+        env.repo(),
         &["commit", "-q", "--no-verify", "-m", "skip verify"],
     );
     let head = env.rev("HEAD").unwrap();
@@ -778,15 +737,15 @@ fn an_editor_commit_gets_the_trailer_after_cleanup() {
     record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
     env.write_file("a.txt", b"a\n");
     env.git(&["add", "a.txt"]);
-    let out = git_cmd(
-        &env,
-        env.repo(),
-        Some(Store::Refs),
-        &["commit", "-q", "-e", "-m", "Edited subject"],
-    )
-    .env("GIT_EDITOR", "true")
-    .output()
-    .unwrap();
+    let out = env
+        .git_hooked_command(
+            Some(Store::Refs),
+            env.repo(),
+            &["commit", "-q", "-e", "-m", "Edited subject"],
+        )
+        .env("GIT_EDITOR", "true")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let head = env.rev("HEAD").unwrap();
     let id = the_trailer(&env, &head);
@@ -858,10 +817,9 @@ fn amend_without_new_activity_keeps_the_trailer_and_writes_nothing() {
     let before = checkpoint_state(&env);
     env.write_file("a.txt", b"amended content\n");
     env.git(&["add", "a.txt"]);
-    git_ok(
-        &env,
-        env.repo(),
+    env.git_hooked_ok(
         Some(Store::Refs),
+        env.repo(),
         &["commit", "-q", "--amend", "--no-edit"],
     );
     let c2 = env.rev("HEAD").unwrap();
@@ -875,10 +833,9 @@ fn amend_without_new_activity_keeps_the_trailer_and_writes_nothing() {
     assert_eq!(env.refs_under(REFS_PREFIX).len(), 1);
 
     // Amending with a new message keeps the trailer too.
-    git_ok(
-        &env,
-        env.repo(),
+    env.git_hooked_ok(
         Some(Store::Refs),
+        env.repo(),
         &[
             "commit",
             "-q",
@@ -912,7 +869,7 @@ pub(crate) fn amend_after_new_activity(
     env.git(&["add", "a.txt"]);
     let mut full = vec!["commit", "-q", "--amend"];
     full.extend_from_slice(args);
-    git_ok(env, env.repo(), primary, &full);
+    env.git_hooked_ok(primary, env.repo(), &full);
     longer
 }
 
@@ -998,12 +955,7 @@ fn rebase_and_cherry_pick_keep_trailers_and_show_resolves_them() {
     commit(&env, Some(Store::Refs), "m.txt", "main moves on");
 
     // cherry-pick onto main
-    git_ok(
-        &env,
-        env.repo(),
-        Some(Store::Refs),
-        &["cherry-pick", "feature"],
-    );
+    env.git_hooked_ok(Some(Store::Refs), env.repo(), &["cherry-pick", "feature"]);
     let picked = env.rev("HEAD").unwrap();
     assert_ne!(picked, f1);
     assert_eq!(trailer_ids(&env, &picked), std::slice::from_ref(&id));
@@ -1011,12 +963,7 @@ fn rebase_and_cherry_pick_keep_trailers_and_show_resolves_them() {
 
     // rebase feature onto main~1.. i.e. onto "main moves on"
     env.git(&["checkout", "-q", "feature"]);
-    git_ok(
-        &env,
-        env.repo(),
-        Some(Store::Refs),
-        &["rebase", "-q", "main~1"],
-    );
+    env.git_hooked_ok(Some(Store::Refs), env.repo(), &["rebase", "-q", "main~1"]);
     let rebased = env.rev("HEAD").unwrap();
     assert_ne!(rebased, f1);
     assert_eq!(env.subject(&rebased), "feature commit");
@@ -1062,10 +1009,9 @@ fn show_resolves_commits_and_a_squash_shows_both_checkpoints() {
         "squash-msg",
         format!("squashed\n\nEntire-Checkpoint: {id1}\nEntire-Checkpoint: {id2}\n").as_bytes(),
     );
-    git_ok(
-        &env,
-        env.repo(),
+    env.git_hooked_ok(
         Some(Store::Refs),
+        env.repo(),
         &["commit", "-q", "-F", path_str(&msg)],
     );
     assert_eq!(trailer_ids(&env, "HEAD"), [id1.clone(), id2.clone()]);
@@ -1141,7 +1087,7 @@ fn concurrent_worktree_commits(store: Store) {
     let children: Vec<_> = wts
         .iter()
         .map(|wt| {
-            git_cmd(&env, wt, Some(store), &["commit", "-q", "-m", "concurrent"])
+            env.git_hooked_command(Some(store), wt, &["commit", "-q", "-m", "concurrent"])
                 .spawn()
                 .expect("spawn git commit")
         })

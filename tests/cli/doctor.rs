@@ -7,7 +7,7 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::commit_hooks::{checkpoint_state, git_ok, install_hooks};
+use crate::commit_hooks::{checkpoint_state, install_hooks};
 use crate::env::{
     assert_code, checkpoint_ref, hooks_dir, path_str, sha256_hex, write_settings, Store, TestEnv,
     REFS_PREFIX, V1_BRANCH,
@@ -913,10 +913,9 @@ fn commit_with_trailer(
     value: &str,
 ) -> String {
     let trailer = format!("Entire-Checkpoint: {value}");
-    git_ok(
-        env,
-        env.repo(),
+    env.git_hooked_ok(
         primary,
+        env.repo(),
         &[
             "commit",
             "-q",
@@ -954,7 +953,7 @@ fn trailers_dangling_unpushed_and_rewritten(primary: Option<Store>) {
     install_hooks(&env);
     env.bare_remote("origin");
     let (pushed, pushed_id) = linked_commit(&env, primary, "a.txt", "pushed work");
-    git_ok(&env, env.repo(), primary, &["push", "-q", "origin", "main"]);
+    env.git_hooked_ok(primary, env.repo(), &["push", "-q", "origin", "main"]);
     // The hook defers the first v1 push to a remote that had no branch yet: push it now.
     env.ok_primary_in(primary, env.repo(), &["push"]);
     let (never, never_id) = linked_commit(&env, primary, "b.txt", "never pushed");

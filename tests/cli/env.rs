@@ -446,6 +446,38 @@ impl TestEnv {
         path
     }
 
+    /// A real `git <args>` in `dir` with our binaries on `PATH` (so installed hooks find `git
+    /// entire-*`) and, when given, the primary selected through `ENTIRE_CHECKPOINTS_PRIMARY`
+    /// (`None`: the repository's own settings); piped output.
+    pub fn git_hooked_command(
+        &self,
+        primary: Option<Store>,
+        dir: &Path,
+        args: &[&str],
+    ) -> StdCommand {
+        let mut cmd = self.git_command_in(dir, args);
+        cmd.env("PATH", path_with_bins())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(store) = primary {
+            cmd.env("ENTIRE_CHECKPOINTS_PRIMARY", store.name());
+        }
+        cmd
+    }
+
+    /// Runs [`git_hooked_command`](Self::git_hooked_command); returns the raw output.
+    pub fn git_hooked(&self, primary: Option<Store>, dir: &Path, args: &[&str]) -> Output {
+        self.git_hooked_command(primary, dir, args)
+            .output()
+            .expect("run git")
+    }
+
+    /// Like [`git_hooked`](Self::git_hooked), asserting exit 0; returns stderr.
+    pub fn git_hooked_ok(&self, primary: Option<Store>, dir: &Path, args: &[&str]) -> String {
+        let out = self.git_hooked(primary, dir, args);
+        assert_code(&out, 0, &format!("git {args:?}"))
+    }
+
     /// The object a ref or rev points to, or `None` when it does not resolve.
     pub fn rev(&self, rev: &str) -> Option<String> {
         let out = self.git_output(&["rev-parse", "--verify", "--quiet", rev]);

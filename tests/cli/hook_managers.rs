@@ -8,8 +8,8 @@ use std::process::{Output, Stdio};
 
 use crate::commit_hooks::{lines, record, the_trailer, LINE_1, SESSION};
 use crate::env::{
-    assert_code, checkpoint_bin, checkpoint_ref, hooks_dir, path_str, rev_in, sha256_hex, text,
-    write_executable, Store, TestEnv,
+    assert_code, checkpoint_bin, checkpoint_ref, hooks_dir, path_str, path_with_bins, rev_in,
+    sha256_hex, text, write_executable, Store, TestEnv,
 };
 
 /// The directory `.ci/hook-tools` installs the hook managers into.
@@ -24,14 +24,8 @@ fn tools_dir() -> PathBuf {
 /// The directories of the installed tools, then our binaries, then the test's own `PATH`.
 fn tool_path() -> std::ffi::OsString {
     let tools = tools_dir();
-    let mut paths = vec![
-        tools.join("venv/bin"),
-        tools.join("npm/node_modules/.bin"),
-        checkpoint_bin().parent().expect("binary dir").to_path_buf(),
-    ];
-    if let Some(p) = std::env::var_os("PATH") {
-        paths.extend(std::env::split_paths(&p));
-    }
+    let mut paths = vec![tools.join("venv/bin"), tools.join("npm/node_modules/.bin")];
+    paths.extend(std::env::split_paths(&path_with_bins()));
     std::env::join_paths(paths).expect("join PATH")
 }
 

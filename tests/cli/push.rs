@@ -13,15 +13,14 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
+use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, checkpoint_bin, checkpoint_ref, hooks_dir, json_in, parse_json, path_str,
-    prepush_bin, refs_in, rev_in, sha256_hex, write_executable, Store, TestEnv, REFS_PREFIX,
-    V1_BRANCH,
+    assert_code, checkpoint_ref, hooks_dir, json_in, parse_json, path_str, prepush_bin, refs_in,
+    rev_in, sha256_hex, write_executable, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::{HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -303,30 +302,6 @@ fn prepush(env: &TestEnv, args: &[&str], stdin: &str) -> Output {
 fn main_push_line(env: &TestEnv) -> String {
     let head = env.rev("HEAD").expect("HEAD");
     format!("refs/heads/main {head} refs/heads/main {ZERO_OID}\n")
-}
-
-/// A real `git <args>` in the repository with our binaries on `PATH` (so an installed hook finds
-/// `git entire-prepush`) and the git-refs primary.
-fn git_with_hooks(env: &TestEnv, args: &[&str]) -> Output {
-    git_with_hooks_env(env, args, &[])
-}
-
-/// [`git_with_hooks`] with extra environment variables.
-fn git_with_hooks_env(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    let bin_dir = checkpoint_bin().parent().expect("binary dir").to_path_buf();
-    let mut paths = vec![bin_dir];
-    if let Some(p) = std::env::var_os("PATH") {
-        paths.extend(std::env::split_paths(&p));
-    }
-    let path = std::env::join_paths(paths).expect("join PATH");
-    env.git_command_in(env.repo(), args)
-        .env("PATH", path)
-        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
-        .envs(vars.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .expect("run git")
 }
 
 fn hooks_json(env: &TestEnv) -> Value {
@@ -1329,7 +1304,11 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     let expected_stdin = main_push_line(&env);
-    let out = git_with_hooks(&env, &["push", "-q", "origin", "main"]);
+    let out = env.git_hooked(
+        Some(Store::Refs),
+        env.repo(),
+        &["push", "-q", "origin", "main"],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "git push with the hook:\n{stderr}");
     assert_eq!(
@@ -1356,7 +1335,11 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     env.git(&["add", "two.txt"]);
     env.git(&["commit", "-q", "-m", "two"]);
     let remote_main = rev_in(&env, &origin, "refs/heads/main");
-    let out = git_with_hooks(&env, &["push", "-q", "origin", "main"]);
+    let out = env.git_hooked(
+        Some(Store::Refs),
+        env.repo(),
+        &["push", "-q", "origin", "main"],
+    );
     assert!(
         !out.status.success(),
         "a failing chained hook fails git push:\n{}",
@@ -1365,11 +1348,15 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     assert_eq!(rev_in(&env, &origin, "refs/heads/main"), remote_main);
     // Also where no temporary file can be made: the chained hook still runs, with git's input.
     std::fs::remove_file(log.join("hook-stdin")).unwrap();
-    let out = git_with_hooks_env(
-        &env,
-        &["push", "-q", "origin", "main"],
-        &[("TMPDIR", "/nonexistent/entire-tmp")],
-    );
+    let out = env
+        .git_hooked_command(
+            Some(Store::Refs),
+            env.repo(),
+            &["push", "-q", "origin", "main"],
+        )
+        .env("TMPDIR", "/nonexistent/entire-tmp")
+        .output()
+        .expect("run git");
     assert!(
         !out.status.success(),
         "without a usable TMPDIR the chained hook still refuses:\n{}",
@@ -1417,7 +1404,7 @@ fn hooks_install_honours_core_hooks_path_and_git_push_delivers() {
 
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
-    let out = git_with_hooks(&env, &["push", "origin", "main"]);
+    let out = env.git_hooked(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "git push:\n{stderr}");
     assert!(
@@ -1446,7 +1433,7 @@ fn hooks_install_adds_ours_to_the_scripts_of_a_husky_hooks_dir() {
     assert_eq!(hooks_json(&env)["pre-push"], json!(true));
 
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-    let out = git_with_hooks(&env, &["push", "origin", "main"]);
+    let out = env.git_hooked(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
     assert!(
         out.status.success(),
         "{}",
@@ -1740,7 +1727,11 @@ fn a_dry_run_push_publishes_no_checkpoint() {
         "hooks install",
     );
     for flag in ["--dry-run", "-n"] {
-        let out = git_with_hooks(&env, &["push", flag, "origin", "main"]);
+        let out = env.git_hooked(
+            Some(Store::Refs),
+            env.repo(),
+            &["push", flag, "origin", "main"],
+        );
         assert!(out.status.success(), "git push {flag}: {out:?}");
         assert!(
             refs_in(&env, &origin, REFS_PREFIX).is_empty(),
@@ -1748,7 +1739,11 @@ fn a_dry_run_push_publishes_no_checkpoint() {
         );
         assert_eq!(queued(&env), 1, "still queued after {flag}");
     }
-    let out = git_with_hooks(&env, &["push", "-q", "origin", "main"]);
+    let out = env.git_hooked(
+        Some(Store::Refs),
+        env.repo(),
+        &["push", "-q", "origin", "main"],
+    );
     assert!(out.status.success(), "{out:?}");
     assert_eq!(refs_in(&env, &origin, REFS_PREFIX).len(), 1);
 }
