@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_success, checkpoint_ref, output_text, parse_json, path_str, prepush_bin, refs_in,
-    stderr, Store, TestEnv, REFS_PREFIX,
+    assert_success, checkpoint_ref, output_text, parse_json, path_str, prepush_bin, stderr, Store,
+    TestEnv,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2};
 
@@ -23,20 +23,11 @@ struct World {
     checkpoints: PathBuf,
 }
 
-fn new_bare(env: &TestEnv, name: &str) -> PathBuf {
-    let path = env.root().join(format!("{name}.git"));
-    env.git_in(
-        env.root(),
-        &["init", "-q", "--bare", "-b", "main", path_str(&path)],
-    );
-    path
-}
-
 fn world() -> World {
     let env = TestEnv::new();
     let origin = env.bare_remote("origin");
     env.git(&["push", "-q", "origin", "main"]);
-    let checkpoints = new_bare(&env, "checkpoints");
+    let checkpoints = env.new_bare("checkpoints");
     World {
         env,
         origin,
@@ -59,16 +50,6 @@ fn url_form(path: &Path) -> Value {
 /// can be tested offline.
 fn route(env: &TestEnv, url: &str, to: &Path) {
     env.git(&["config", &format!("url.{}.insteadOf", path_str(to)), url]);
-}
-
-fn checkpoint_refs(env: &TestEnv, dir: &Path) -> Vec<String> {
-    refs_in(env, dir, REFS_PREFIX).into_keys().collect()
-}
-
-fn queued(env: &TestEnv, dir: &Path) -> u64 {
-    parse_json(&env.run_in(Store::Refs, dir, &["status", "--json"]).stdout)["queued"]
-        .as_u64()
-        .expect("queued count")
 }
 
 /// Commits something new on `main` so a `git push` has work (and runs the pre-push hook).
@@ -98,10 +79,10 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
         "no public-remote warning with a checkpoint remote: {}",
         stderr(&out)
     );
-    let local = refs_in(env, env.repo(), REFS_PREFIX);
-    assert_eq!(refs_in(env, &w.checkpoints, REFS_PREFIX), local);
+    let local = env.checkpoint_tips_in(env.repo());
+    assert_eq!(env.checkpoint_tips_in(&w.checkpoints), local);
     assert_eq!(local.len(), 2);
-    assert_eq!(checkpoint_refs(env, &w.origin), Vec::<String>::new());
+    assert_eq!(env.checkpoint_refs_in(&w.origin), Vec::<String>::new());
     assert_eq!(
         env.git_in(&w.origin, &["rev-parse", "main"]),
         env.git(&["rev-parse", "main"]),
@@ -111,8 +92,12 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
     // Explicitly naming the code remote still delivers to the checkpoint remote.
     let out = env.run_in(Store::Refs, env.repo(), &["push", "origin", "--all"]);
     assert_success(&out, &["push", "origin", "--all"]);
-    assert_eq!(checkpoint_refs(env, &w.origin), Vec::<String>::new());
-    assert_eq!(queued(env, env.repo()), 0, "the code remote keeps no queue");
+    assert_eq!(env.checkpoint_refs_in(&w.origin), Vec::<String>::new());
+    assert_eq!(
+        env.queued_in(Some(Store::Refs), env.repo()),
+        0,
+        "the code remote keeps no queue"
+    );
 
     // config and status name it.
     let v = parse_json(
@@ -135,13 +120,9 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
     );
 
     // A second clone of the code remote reads everything from the checkpoint remote.
-    let clone = env.root().join("clone");
-    env.git_in(
-        env.root(),
-        &["clone", "-q", path_str(&w.origin), path_str(&clone)],
-    );
+    let clone = env.clone_of(&w.origin, "clone", &[]);
     set_checkpoint_remote(&clone, "settings.local.json", url_form(&w.checkpoints));
-    assert!(checkpoint_refs(env, &clone).is_empty());
+    assert!(env.checkpoint_refs_in(&clone).is_empty());
 
     let shown = parse_json(
         &env.run_in(Store::Refs, &clone, &["show", HEX_ID, "--json"])
@@ -149,7 +130,7 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
     );
     assert_eq!(shown["checkpoint_id"], json!(HEX_ID));
     assert_eq!(
-        checkpoint_refs(env, &clone),
+        env.checkpoint_refs_in(&clone),
         vec![checkpoint_ref(HEX_ID)],
         "show fetched exactly its checkpoint"
     );
@@ -169,8 +150,8 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
 
     let out = env.fetch_in(&clone, &["--all", "--json"]);
     assert_success(&out, &["entire-fetch", "--all"]);
-    assert_eq!(refs_in(env, &clone, REFS_PREFIX), local);
-    assert_eq!(checkpoint_refs(env, &w.origin), Vec::<String>::new());
+    assert_eq!(env.checkpoint_tips_in(&clone), local);
+    assert_eq!(env.checkpoint_refs_in(&w.origin), Vec::<String>::new());
 
     // gc confirms against the checkpoint remote, and reads bring pruned checkpoints back from it.
     let gc = parse_json(
@@ -179,10 +160,13 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
     );
     assert_eq!(gc["remote"], json!(path_str(&w.checkpoints)));
     assert_eq!(gc["deleted"].as_array().map(Vec::len), Some(2), "{gc}");
-    assert!(checkpoint_refs(env, &clone).is_empty());
+    assert!(env.checkpoint_refs_in(&clone).is_empty());
     let out = env.run_in(Store::Refs, &clone, &["show", HEX_ID_2, "--json"]);
     assert_success(&out, &["show", HEX_ID_2]);
-    assert_eq!(checkpoint_refs(env, &clone), vec![checkpoint_ref(HEX_ID_2)]);
+    assert_eq!(
+        env.checkpoint_refs_in(&clone),
+        vec![checkpoint_ref(HEX_ID_2)]
+    );
 }
 
 /// Writes checkpoint `HEX_ID`, runs `push`, and checks it landed on `dest` (and only it).
@@ -190,19 +174,19 @@ fn write_and_push_to(env: &TestEnv, dest: &Path) {
     write_std(env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
     let out = env.run_in(Store::Refs, env.repo(), &["push"]);
     assert_success(&out, &["push"]);
-    assert_eq!(checkpoint_refs(env, dest), vec![checkpoint_ref(HEX_ID)]);
+    assert_eq!(env.checkpoint_refs_in(dest), vec![checkpoint_ref(HEX_ID)]);
 }
 
 #[test]
 fn the_per_clone_file_overrides_the_committed_one() {
     let w = world();
     let env = &w.env;
-    let other = new_bare(env, "other");
+    let other = env.new_bare("other");
     set_checkpoint_remote(env.repo(), "settings.json", url_form(&other));
     set_checkpoint_remote(env.repo(), "settings.local.json", url_form(&w.checkpoints));
     write_and_push_to(env, &w.checkpoints);
-    assert!(checkpoint_refs(env, &other).is_empty());
-    assert!(checkpoint_refs(env, &w.origin).is_empty());
+    assert!(env.checkpoint_refs_in(&other).is_empty());
+    assert!(env.checkpoint_refs_in(&w.origin).is_empty());
     let v = parse_json(
         &env.run_in(Store::Refs, env.repo(), &["config", "--json"])
             .stdout,
@@ -328,10 +312,14 @@ fn bad_checkpoint_remote_values_are_refused_and_nothing_moves() {
             before,
             "{value}: nothing changed locally"
         );
-        assert!(checkpoint_refs(env, &w.origin).is_empty(), "{value}");
+        assert!(env.checkpoint_refs_in(&w.origin).is_empty(), "{value}");
     }
     std::fs::remove_file(env.repo().join(".entire/settings.json")).unwrap();
-    assert_eq!(queued(env, env.repo()), 1, "the checkpoint stayed queued");
+    assert_eq!(
+        env.queued_in(Some(Store::Refs), env.repo()),
+        1,
+        "the checkpoint stayed queued"
+    );
 }
 
 #[test]
@@ -365,11 +353,11 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
         env.git_in(&w.origin, &["rev-parse", "main"]),
         env.git(&["rev-parse", "main"])
     );
-    assert!(checkpoint_refs(env, &w.origin).is_empty());
-    assert_eq!(queued(env, env.repo()), 1);
+    assert!(env.checkpoint_refs_in(&w.origin).is_empty());
+    assert_eq!(env.queued_in(Some(Store::Refs), env.repo()), 1);
 
     // A server that refuses every ref.
-    let refusing = new_bare(env, "refusing");
+    let refusing = env.new_bare("refusing");
     crate::env::write_executable(
         &refusing.join("hooks/pre-receive"),
         "#!/bin/sh\necho 'checkpoints not welcome' >&2\nexit 1\n",
@@ -389,9 +377,9 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
         1,
         "one warning: {err}"
     );
-    assert!(checkpoint_refs(env, &refusing).is_empty());
-    assert!(checkpoint_refs(env, &w.origin).is_empty());
-    assert_eq!(queued(env, env.repo()), 1);
+    assert!(env.checkpoint_refs_in(&refusing).is_empty());
+    assert!(env.checkpoint_refs_in(&w.origin).is_empty());
+    assert_eq!(env.queued_in(Some(Store::Refs), env.repo()), 1);
     assert_eq!(
         env.git_in(&w.origin, &["rev-parse", "main"]),
         env.git(&["rev-parse", "main"])
@@ -402,10 +390,10 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
     let out = env.run_in(Store::Refs, env.repo(), &["push"]);
     assert_success(&out, &["push"]);
     assert_eq!(
-        checkpoint_refs(env, &w.checkpoints),
+        env.checkpoint_refs_in(&w.checkpoints),
         vec![checkpoint_ref(HEX_ID)]
     );
-    assert_eq!(queued(env, env.repo()), 0);
+    assert_eq!(env.queued_in(Some(Store::Refs), env.repo()), 0);
 }
 
 #[test]
@@ -425,7 +413,7 @@ fn a_public_forge_code_remote_gets_one_warning_per_clone() {
         "{err}"
     );
     assert_eq!(
-        checkpoint_refs(env, &w.origin),
+        env.checkpoint_refs_in(&w.origin),
         vec![checkpoint_ref(HEX_ID)]
     );
     assert!(env
@@ -437,7 +425,7 @@ fn a_public_forge_code_remote_gets_one_warning_per_clone() {
     let out = env.run_in(Store::Refs, env.repo(), &["push"]);
     assert_success(&out, &["push"]);
     assert!(!stderr(&out).contains("hosted on"), "{}", stderr(&out));
-    assert_eq!(checkpoint_refs(env, &w.origin).len(), 2);
+    assert_eq!(env.checkpoint_refs_in(&w.origin).len(), 2);
 }
 
 #[test]

@@ -17,8 +17,7 @@ use crate::env::{
 };
 use crate::fixtures::HEX_ID;
 use crate::push::{
-    add_remote, all_queued_refs, assert_never_forced, local_checkpoints, queue_path,
-    refs_of_queue_file, remote_checkpoints,
+    add_remote, all_queued_refs, assert_never_forced, queue_path, refs_of_queue_file,
 };
 
 /// Threads that each run [`ROUNDS`] processes one after another: at most this many of our
@@ -308,9 +307,9 @@ fn assert_delivered(env: &TestEnv, store: Store, ids: &BTreeSet<String>) {
             assert_eq!(queued, want, "the queue names every written ref");
             let out = env.run(store, &["push", "origin"]);
             assert_code(&out, 0, "push after the race");
-            let local = local_checkpoints(env);
+            let local = env.checkpoint_tips();
             assert_eq!(local.len(), ids.len());
-            assert_eq!(remote_checkpoints(env, &origin), local);
+            assert_eq!(env.checkpoint_tips_in(&origin), local);
             assert_eq!(all_queued_refs(env), Vec::<String>::new(), "queues drained");
         }
         Store::Branch => {

@@ -12,13 +12,11 @@ use std::process::Output;
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, assert_fsck_clean, checkpoint_ref, path_str, refs_in, rev_in, write_executable,
-    Store, TestEnv, REFS_PREFIX, V1_BRANCH,
+    assert_code, assert_fsck_clean, checkpoint_ref, path_str, rev_in, write_executable, Store,
+    TestEnv, REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::{write_args, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
-use crate::push::{
-    add_remote, all_queued_refs, assert_never_forced, local_checkpoints, remote_checkpoints,
-};
+use crate::push::{add_remote, all_queued_refs, assert_never_forced};
 
 /// The variable that arms a crash point in our binaries.
 const CRASHPOINT: &str = "ENTIRE_TEST_CRASHPOINT";
@@ -60,7 +58,7 @@ fn pushed_once(env: &TestEnv, store: Store) -> PathBuf {
 /// The local and remote checkpoint data agree: the git-refs refs, or the v1 branch.
 fn delivered(env: &TestEnv, store: Store, origin: &Path) -> bool {
     match store {
-        Store::Refs => remote_checkpoints(env, origin) == local_checkpoints(env),
+        Store::Refs => env.checkpoint_tips_in(origin) == env.checkpoint_tips(),
         Store::Branch => rev_in(env, origin, V1_BRANCH) == env.rev(V1_BRANCH),
     }
 }
@@ -337,7 +335,7 @@ fn pusher_hung_up_during_git_push(store: Store) {
     assert_fsck_clean(&env, &origin);
     if store == Store::Refs {
         assert_eq!(
-            refs_in(&env, &origin, REFS_PREFIX).len(),
+            env.checkpoint_tips_in(&origin).len(),
             2,
             "both checkpoints on the remote"
         );

@@ -33,13 +33,6 @@ fn timed(cmd: &mut assert_cmd::Command) -> (Output, Duration) {
     (out, start.elapsed())
 }
 
-/// How many checkpoint refs `status` counts as waiting to be pushed.
-fn queued(env: &TestEnv) -> u64 {
-    env.ok_json(Store::Refs, &["status", "--json"])["queued"]
-        .as_u64()
-        .expect("queued count")
-}
-
 /// A repository whose code remote `origin` is a real bare repository, whose checkpoint remote
 /// is the stalled server, with our hooks installed and one checkpoint queued.
 fn stalled_checkpoint_remote(server: &StalledServer) -> TestEnv {
@@ -52,7 +45,7 @@ fn stalled_checkpoint_remote(server: &StalledServer) -> TestEnv {
     );
     env.ok(Store::Refs, &["hooks", "install"]);
     write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
-    assert_eq!(queued(&env), 1);
+    assert_eq!(env.queued(), 1);
     env
 }
 
@@ -94,7 +87,7 @@ fn assert_push_proceeded(env: &TestEnv, out: &Output, took: Duration, budget: u6
         remote_main.starts_with(&head),
         "the code landed: {remote_main}"
     );
-    assert_eq!(queued(env), 1, "the checkpoint stays queued");
+    assert_eq!(env.queued(), 1, "the checkpoint stays queued");
 }
 
 #[test]
@@ -204,7 +197,7 @@ fn interactive_network_commands_end_at_the_network_timeout() {
             "{what} names the timeout: {err}"
         );
     }
-    assert_eq!(queued(&env), 1, "the checkpoint stays queued");
+    assert_eq!(env.queued(), 1, "the checkpoint stays queued");
 }
 
 /// One process of the system, from `/proc/<pid>/stat`.

@@ -111,12 +111,6 @@ fn destination_queue(env: &TestEnv, url: &Path) -> std::path::PathBuf {
         .join(format!("{fp}.jsonl"))
 }
 
-fn is_ancestor(env: &TestEnv, a: &str, b: &str) -> bool {
-    env.git_output(&["merge-base", "--is-ancestor", a, b])
-        .status
-        .success()
-}
-
 #[test]
 fn healthy_repository_exits_zero_in_both_outputs() {
     let (env, remote) = pushed_env();
@@ -173,7 +167,7 @@ fn unqueued_unpushed_refs_are_enqueued_and_then_pushed() {
     // Queued now: no longer a finding, and the next push delivers both.
     assert!(found(&json(&env, Store::Refs, false, 0), "unqueued-unpushed").is_empty());
     env.ok(Store::Refs, &["push"]);
-    let on_remote = crate::env::refs_in(&env, &remote, REFS_PREFIX);
+    let on_remote = env.checkpoint_tips_in(&remote);
     assert_eq!(on_remote[&checkpoint_ref(HEX_ID)], advanced);
     assert_eq!(
         on_remote[&checkpoint_ref(HEX_ID_2)],
@@ -241,11 +235,7 @@ fn never_pushed_refs_are_not_findings_and_lost_records_are_informational() {
 fn fetched_checkpoints_count_as_delivered() {
     let (env, remote) = pushed_env();
     // Another clone writes a checkpoint to the remote; this one fetches it.
-    let other = env.root().join("other");
-    env.git_in(
-        env.root(),
-        &["clone", "-q", path_str(&remote), path_str(&other)],
-    );
+    env.clone_of(&remote, "other", &[]);
     let tree = write_node(
         &env,
         &checkpoint_node(
@@ -385,7 +375,7 @@ fn case_duplicates_collapse_keeping_every_commit() {
     );
     let tip = env.rev(&canonical).unwrap();
     for c in &commits {
-        assert!(is_ancestor(&env, c, &tip), "{c} still reachable");
+        assert!(env.is_ancestor(c, &tip), "{c} still reachable");
     }
     assert_eq!(env.parents(&tip), [canon_tip, folded_tip]);
     // The merged tree holds both sessions; the ref is queued for push.
@@ -529,7 +519,7 @@ fn disconnected_v1() -> (TestEnv, std::path::PathBuf, String, String) {
 /// Both checkpoints are in the local v1 tip, which descends from the remote's tip.
 fn assert_v1_joined(env: &TestEnv, theirs: &str) -> String {
     let tip = env.rev(V1_BRANCH).unwrap();
-    assert!(is_ancestor(env, theirs, &tip));
+    assert!(env.is_ancestor(theirs, &tip));
     for id in [HEX_ID, HEX_ID_2] {
         env.git(&[
             "cat-file",
@@ -848,8 +838,7 @@ fn many_checkpoint_refs_on_the_code_remote_are_a_warning_until_a_checkpoint_remo
     human_names(&env, Store::Refs, 1, "remote-ref-count", "origin");
 
     // A dedicated checkpoint remote carries no code: nothing to warn about.
-    let cp = env.root().join("cp.git");
-    env.git_in(env.root(), &["init", "-q", "--bare", path_str(&cp)]);
+    let cp = env.new_bare("cp");
     settings(serde_json::json!({
         "checkpoint_ref_warn_threshold": 1,
         "checkpoint_remote": {"url": path_str(&cp)}

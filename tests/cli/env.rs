@@ -434,16 +434,31 @@ impl TestEnv {
         path
     }
 
-    /// Creates a bare repository `<tmp>/<name>.git` and adds it as remote `name`.
-    pub fn bare_remote(&self, name: &str) -> PathBuf {
+    /// Creates a bare repository `<tmp>/<name>.git` (branch `main`), not added as a remote.
+    pub fn new_bare(&self, name: &str) -> PathBuf {
         let path = self.root.path().join(format!("{name}.git"));
-        let path_str = path.to_str().expect("utf-8 temp path");
         self.git_in(
             self.root.path(),
-            &["init", "-q", "--bare", "-b", "main", path_str],
+            &["init", "-q", "--bare", "-b", "main", path_str(&path)],
         );
-        self.git(&["remote", "add", name, path_str]);
         path
+    }
+
+    /// Creates a bare repository `<tmp>/<name>.git` and adds it as remote `name`.
+    pub fn bare_remote(&self, name: &str) -> PathBuf {
+        let path = self.new_bare(name);
+        self.git(&["remote", "add", name, path_str(&path)]);
+        path
+    }
+
+    /// `git clone -q <extra> <remote> <tmp>/<name>`; returns the clone's path.
+    pub fn clone_of(&self, remote: &Path, name: &str, extra: &[&str]) -> PathBuf {
+        let dir = self.root.path().join(name);
+        let mut args = vec!["clone", "-q"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[path_str(remote), path_str(&dir)]);
+        self.git_in(self.root.path(), &args);
+        dir
     }
 
     /// A real `git <args>` in `dir` with our binaries on `PATH` (so installed hooks find `git
@@ -476,6 +491,56 @@ impl TestEnv {
     pub fn git_hooked_ok(&self, primary: Option<Store>, dir: &Path, args: &[&str]) -> String {
         let out = self.git_hooked(primary, dir, args);
         assert_code(&out, 0, &format!("git {args:?}"))
+    }
+
+    /// Whether `older` is an ancestor of (or the same commit as) `newer` in the repository at
+    /// `dir`.
+    pub fn is_ancestor_in(&self, dir: &Path, older: &str, newer: &str) -> bool {
+        self.git_command_in(dir, &["merge-base", "--is-ancestor", older, newer])
+            .status()
+            .expect("run git merge-base")
+            .success()
+    }
+
+    /// [`is_ancestor_in`](Self::is_ancestor_in) the test repository.
+    pub fn is_ancestor(&self, older: &str, newer: &str) -> bool {
+        self.is_ancestor_in(&self.repo, older, newer)
+    }
+
+    /// The checkpoint refs (git-refs namespace) of the repository at `dir`, with their commits.
+    pub fn checkpoint_tips_in(&self, dir: &Path) -> BTreeMap<String, String> {
+        refs_in(self, dir, REFS_PREFIX)
+    }
+
+    /// The test repository's checkpoint refs (git-refs namespace), with their commits.
+    pub fn checkpoint_tips(&self) -> BTreeMap<String, String> {
+        self.checkpoint_tips_in(&self.repo)
+    }
+
+    /// The names of the checkpoint refs (git-refs namespace) of the repository at `dir`, sorted.
+    pub fn checkpoint_refs_in(&self, dir: &Path) -> Vec<String> {
+        self.checkpoint_tips_in(dir).into_keys().collect()
+    }
+
+    /// The names of the test repository's checkpoint refs (git-refs namespace), sorted.
+    pub fn checkpoint_refs(&self) -> Vec<String> {
+        self.checkpoint_refs_in(&self.repo)
+    }
+
+    /// The field `queued` of `status --json` in `dir` under `primary` (as for
+    /// [`cmd_primary`](Self::cmd_primary)): how many checkpoint refs wait to be pushed.
+    pub fn queued_in(&self, primary: Option<Store>, dir: &Path) -> u64 {
+        let out = self.run_primary_in(primary, dir, &["status", "--json"]);
+        assert_code(&out, 0, "status --json");
+        let v = parse_json(&out.stdout);
+        v["queued"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("status --json has no numeric `queued`: {v}"))
+    }
+
+    /// [`queued_in`](Self::queued_in) the test repository, under the git-refs primary.
+    pub fn queued(&self) -> u64 {
+        self.queued_in(Some(Store::Refs), &self.repo)
     }
 
     /// The object a ref or rev points to, or `None` when it does not resolve.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::env::{assert_code, fetch_bin, parse_json, path_str, TestEnv, V1_BRANCH};
+use crate::env::{assert_code, fetch_bin, parse_json, TestEnv, V1_BRANCH};
 use crate::fixtures::{write_args, HEX_ID, HEX_ID_2, ULID_ID};
 
 /// A writer repository with a bare `origin` holding `main`.
@@ -34,15 +34,6 @@ fn write_linked(env: &TestEnv, dir: &Path, id: &str, session: &str) {
     );
     env.git_in(dir, &["push", "-q", "origin", "main"]);
     env.ok_primary_in(None, dir, &["push", "origin"]);
-}
-
-fn clone(env: &TestEnv, origin: &Path, name: &str, extra: &[&str]) -> PathBuf {
-    let dir = env.root().join(name);
-    let mut args = vec!["clone", "-q"];
-    args.extend_from_slice(extra);
-    args.extend_from_slice(&[path_str(origin), path_str(&dir)]);
-    env.git_in(env.root(), &args);
-    dir
 }
 
 fn show_id(env: &TestEnv, dir: &Path, what: &str) -> String {
@@ -100,7 +91,7 @@ fn default_store_is_read_from_the_remote_tracking_branch_of_a_fresh_clone() {
         "the v1 branch reached the remote"
     );
 
-    let dir = clone(&env, &origin, "teammate", &[]);
+    let dir = env.clone_of(&origin, "teammate", &[]);
     assert!(
         env.git_in(&dir, &["for-each-ref", &branch]).is_empty(),
         "a clone has no local v1 branch"
@@ -120,7 +111,7 @@ fn a_single_branch_clone_fetches_the_branch_on_demand_once() {
     write_linked(&env, env.repo(), HEX_ID, "s1");
     let tracking = "refs/remotes/origin/entire/checkpoints/v1";
 
-    let dir = clone(&env, &origin, "single", &["--single-branch"]);
+    let dir = env.clone_of(&origin, "single", &["--single-branch"]);
     assert!(env.git_in(&dir, &["for-each-ref", tracking]).is_empty());
     assert_eq!(show_id(&env, &dir, "HEAD"), HEX_ID);
     let fetched = env.git_in(&dir, &["rev-parse", tracking]);
@@ -131,12 +122,12 @@ fn a_single_branch_clone_fetches_the_branch_on_demand_once() {
         "no local branch of the user's was created"
     );
 
-    let other = clone(&env, &origin, "single-2", &["--single-branch"]);
+    let other = env.clone_of(&origin, "single-2", &["--single-branch"]);
     assert_eq!(
         statuses(&entire_fetch(&env, &other, &["origin", HEX_ID])),
         vec![(HEX_ID.to_owned(), "fetched".to_owned())]
     );
-    let third = clone(&env, &origin, "single-3", &["--single-branch"]);
+    let third = env.clone_of(&origin, "single-3", &["--single-branch"]);
     assert_eq!(listed(&env, &third, &[]), Vec::<String>::new());
     assert_eq!(listed(&env, &third, &["--remote"]), vec![HEX_ID.to_owned()]);
 }
@@ -145,7 +136,7 @@ fn a_single_branch_clone_fetches_the_branch_on_demand_once() {
 fn a_stale_tracking_branch_is_fetched_again_before_not_found() {
     let (env, origin) = writer();
     write_linked(&env, env.repo(), HEX_ID, "s1");
-    let dir = clone(&env, &origin, "teammate", &[]);
+    let dir = env.clone_of(&origin, "teammate", &[]);
     write_linked(&env, env.repo(), HEX_ID_2, "s2");
     assert_eq!(show_id(&env, &dir, HEX_ID_2), HEX_ID_2);
 
@@ -169,7 +160,7 @@ fn mixed_history_resolves_hex_ids_on_the_branch_and_ulids_as_refs() {
     assert!(env.rev(V1_BRANCH).is_some());
 
     for extra in [&[][..], &["--single-branch"][..]] {
-        let dir = clone(&env, &origin, &format!("mixed{}", extra.len()), extra);
+        let dir = env.clone_of(&origin, &format!("mixed{}", extra.len()), extra);
         assert_eq!(show_id(&env, &dir, "HEAD"), ULID_ID);
         assert_eq!(show_id(&env, &dir, "HEAD~2"), HEX_ID);
     }
@@ -214,7 +205,7 @@ fn list_remote_of_an_unreachable_remote_fails_naming_it() {
 fn a_remote_tracking_branch_that_is_not_a_commit_is_set_aside_with_a_warning() {
     let (env, origin) = writer();
     write_linked(&env, env.repo(), HEX_ID, "s1");
-    let dir = clone(&env, &origin, "teammate", &[]);
+    let dir = env.clone_of(&origin, "teammate", &[]);
     // A local checkpoint of the teammate's own, then a broken remote-tracking ref.
     let t = env.input_file("local.jsonl", b"{}\n");
     env.ok_primary_in(None, &dir, &write_args(HEX_ID_2, "s2", &t));
@@ -239,7 +230,7 @@ fn entire_fetch_for_and_all_bring_v1_checkpoints() {
     write_linked(&env, env.repo(), HEX_ID, "s1");
     write_linked(&env, env.repo(), HEX_ID_2, "s2");
 
-    let dir = clone(&env, &origin, "for", &["--single-branch"]);
+    let dir = env.clone_of(&origin, "for", &["--single-branch"]);
     let mut got = statuses(&entire_fetch(&env, &dir, &["--for", "HEAD~2..HEAD"]));
     got.sort();
     let mut want = vec![
@@ -252,7 +243,7 @@ fn entire_fetch_for_and_all_bring_v1_checkpoints() {
     again.sort();
     assert!(again.iter().all(|(_, s)| s == "present"), "{again:?}");
 
-    let dir = clone(&env, &origin, "all", &["--single-branch"]);
+    let dir = env.clone_of(&origin, "all", &["--single-branch"]);
     let mut got = statuses(&entire_fetch(&env, &dir, &["--all"]));
     got.sort();
     assert_eq!(got, want, "--all fetched the branch's checkpoints");
@@ -274,7 +265,7 @@ fn one_command_fetches_the_branch_once_whatever_it_reads() {
         &format!("both\n\nEntire-Checkpoint: {HEX_ID}\nEntire-Checkpoint: {HEX_ID_2}\nEntire-Checkpoint: 0123456789ab"),
     ]);
     env.git(&["push", "-q", "origin", "main"]);
-    let dir = clone(&env, &origin, "single", &["--single-branch"]);
+    let dir = env.clone_of(&origin, "single", &["--single-branch"]);
     let out = env
         .cmd()
         .current_dir(&dir)

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::env::{
     assert_code, assert_success, branch_dir, checkpoint_ref, parse_json, sha256_hex, stderr,
-    stdout, Store, TestEnv, EMPTY_TREE, REFS_PREFIX, V1_BRANCH,
+    stdout, Store, TestEnv, EMPTY_TREE, V1_BRANCH,
 };
 use crate::fixtures::{
     blob, checkpoint_node, commit_tree, root_metadata_json, session_message, tree, write_node,
@@ -49,18 +49,6 @@ fn import_subject(id: &str) -> String {
 
 fn count_objects(env: &TestEnv) -> String {
     env.git(&["count-objects", "-v"])
-}
-
-fn checkpoint_refs(env: &TestEnv) -> Vec<String> {
-    let mut v = env.refs_under(REFS_PREFIX);
-    v.sort();
-    v
-}
-
-fn queued(env: &TestEnv) -> Value {
-    let out = env.run_default(&["status", "--json"]);
-    assert_success(&out, &["status", "--json"]);
-    parse_json(&out.stdout)["queued"].clone()
 }
 
 /// `git ls-tree -r <spec>` lines (mode, type, oid, path), sorted.
@@ -193,7 +181,7 @@ fn migrates_every_v1_checkpoint_into_hex_named_refs() {
     assert_eq!(stdout(&out), migrated_line(2, 0, 2));
     assert_eq!(stderr(&out), "", "no warnings for a clean migration");
     assert_eq!(
-        checkpoint_refs(&env),
+        env.checkpoint_refs(),
         vec![
             "refs/entire/checkpoints/a1/f6e5d4c3b2a1".to_string(),
             "refs/entire/checkpoints/f6/a1b2c3d4e5f6".to_string(),
@@ -243,7 +231,11 @@ fn migrates_every_v1_checkpoint_into_hex_named_refs() {
         v1_tip,
         "the v1 branch is untouched"
     );
-    assert_eq!(queued(&env), json!(2), "migrated refs are queued for push");
+    assert_eq!(
+        env.queued_in(None, env.repo()),
+        2,
+        "migrated refs are queued for push"
+    );
 }
 
 #[test]
@@ -317,7 +309,11 @@ fn rerun_writes_nothing_and_keeps_refs_queued() {
     assert_eq!(migrate(&env, &[]), migrated_line(0, 2, 2));
     assert_eq!(env.refs_snapshot(), refs, "no ref moved");
     assert_eq!(count_objects(&env), objects, "no new objects");
-    assert_eq!(queued(&env), json!(2), "still queued, not duplicated");
+    assert_eq!(
+        env.queued_in(None, env.repo()),
+        2,
+        "still queued, not duplicated"
+    );
     for id in [HEX_ID, HEX_ID_2] {
         assert_eq!(env.parents(&env.tip(Store::Refs, id)), Vec::<String>::new());
     }
@@ -356,7 +352,7 @@ fn new_and_updated_v1_checkpoints_migrate_on_a_later_run() {
     );
     assert_eq!(env.tip(Store::Refs, HEX_ID_2), untouched_tip);
     assert_migrated_from(&env, HEX_ID_3, &v1_spec(HEX_ID_3));
-    assert_eq!(queued(&env), json!(3));
+    assert_eq!(env.queued_in(None, env.repo()), 3);
 }
 
 #[test]
@@ -418,10 +414,10 @@ fn dry_run_writes_nothing() {
         .join("entire-checkpoint-push-queue.jsonl");
     assert_eq!(migrate(&env, &["--dry-run"]), would_line(2, 0, 2));
     assert_eq!(env.refs_snapshot(), refs, "no refs written");
-    assert_eq!(checkpoint_refs(&env), Vec::<String>::new());
+    assert_eq!(env.checkpoint_refs(), Vec::<String>::new());
     assert_eq!(count_objects(&env), objects, "no objects written");
     assert!(!queue_file.exists(), "nothing queued");
-    assert_eq!(queued(&env), json!(0));
+    assert_eq!(env.queued_in(None, env.repo()), 0);
     // The real run still has everything to do; a dry run afterwards has nothing.
     assert_eq!(migrate(&env, &[]), migrated_line(2, 0, 2));
     let refs = env.refs_snapshot();
@@ -488,7 +484,7 @@ fn corrupt_v1_entry_is_skipped_and_the_rest_migrate() {
     );
     let mut expected = vec![checkpoint_ref(HEX_ID_2), checkpoint_ref(HEX_ID)];
     expected.sort();
-    assert_eq!(checkpoint_refs(&env), expected);
+    assert_eq!(env.checkpoint_refs(), expected);
     assert_eq!(
         env.rev(&checkpoint_ref(HEX_ID_3)),
         None,
@@ -550,7 +546,7 @@ fn the_local_v1_branch_wins_over_the_tracking_branch() {
     env.git(&["update-ref", "-d", V1_BRANCH]);
     write_std(&env, Store::Branch, HEX_ID, "sess-local", TRANSCRIPT);
     assert_eq!(migrate(&env, &[]), migrated_line(1, 0, 1));
-    assert_eq!(checkpoint_refs(&env), vec![checkpoint_ref(HEX_ID)]);
+    assert_eq!(env.checkpoint_refs(), vec![checkpoint_ref(HEX_ID)]);
     assert_migrated_from(&env, HEX_ID, &v1_spec(HEX_ID));
 }
 

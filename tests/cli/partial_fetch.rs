@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::env::{
-    assert_code, assert_success, checkpoint_ref, parse_json, path_str, refs_in, rev_in, stderr,
-    text, Store, TestEnv, REFS_PREFIX,
+    assert_code, assert_success, checkpoint_ref, parse_json, path_str, rev_in, stderr, text, Store,
+    TestEnv,
 };
 use crate::fixtures::ULID_ID as ID;
 use crate::remote_fetch::{publish, statuses, world, World, ABSENT_ID, PASSWORD, SECRET_URL};
@@ -96,10 +96,10 @@ fn filtered_fetch_reads_metadata_offline_and_fetches_the_transcript_on_read() {
     // The ref is in the cache, not in the repository; the transcript is nowhere yet.
     let cache = cache_dir(&w);
     assert_eq!(
-        refs_in(&w.env, &cache, REFS_PREFIX).get(&checkpoint_ref(ID)),
+        w.env.checkpoint_tips_in(&cache).get(&checkpoint_ref(ID)),
         Some(&tip)
     );
-    assert!(refs_in(&w.env, &w.clone, REFS_PREFIX).is_empty());
+    assert!(w.env.checkpoint_tips_in(&w.clone).is_empty());
     assert!(
         !has_object(&w.env, &cache, &blob),
         "transcript fetched eagerly"
@@ -202,8 +202,11 @@ fn filtered_fetches_setting_makes_reads_fetch_partially() {
     let out = show_with_filtered_reads(&w);
     assert_eq!(parse_json(&out.stdout)["checkpoint_id"], ID);
     let cache = cache_dir(&w);
-    assert!(refs_in(&w.env, &cache, REFS_PREFIX).contains_key(&checkpoint_ref(ID)));
-    assert!(refs_in(&w.env, &w.clone, REFS_PREFIX).is_empty());
+    assert!(w
+        .env
+        .checkpoint_tips_in(&cache)
+        .contains_key(&checkpoint_ref(ID)));
+    assert!(w.env.checkpoint_tips_in(&w.clone).is_empty());
     assert!(!has_object(&w.env, &cache, &blob));
 
     let cat = w
@@ -213,7 +216,7 @@ fn filtered_fetches_setting_makes_reads_fetch_partially() {
     assert!(cat.stdout == transcript(), "transcript bytes differ");
 
     // A checkpoint the remote does not have is still "not found", and nothing is cached for it.
-    let before = refs_in(&w.env, &cache, REFS_PREFIX);
+    let before = w.env.checkpoint_tips_in(&cache);
     assert_code(
         &w.env.run_in(Store::Refs, &w.clone, &["show", ABSENT_ID]),
         3,
@@ -223,8 +226,8 @@ fn filtered_fetches_setting_makes_reads_fetch_partially() {
         .env
         .fetch_in(&w.clone, &["--filter=blob:none", "origin", ABSENT_ID]);
     assert_code(&out, 3, "filtered fetch of an absent checkpoint");
-    assert_eq!(refs_in(&w.env, &cache, REFS_PREFIX), before);
-    assert!(refs_in(&w.env, &w.clone, REFS_PREFIX).is_empty());
+    assert_eq!(w.env.checkpoint_tips_in(&cache), before);
+    assert!(w.env.checkpoint_tips_in(&w.clone).is_empty());
     assert_fsck_clean(&w, "after on-demand partial reads");
 }
 
@@ -242,7 +245,7 @@ fn a_server_without_filter_support_gets_a_message_and_whole_checkpoints() {
     // Whole, in the repository itself; nothing left in the cache.
     assert_eq!(rev_in(&w.env, &w.clone, &checkpoint_ref(ID)), Some(tip));
     assert!(has_object(&w.env, &w.clone, &blob));
-    assert!(refs_in(&w.env, &cache_dir(&w), REFS_PREFIX).is_empty());
+    assert!(w.env.checkpoint_tips_in(&cache_dir(&w)).is_empty());
     assert_fsck_clean(&w, "after the fallback");
     let cat = w.env.run_in(
         Store::Refs,
@@ -309,7 +312,7 @@ fn a_filtered_fetch_from_an_unreachable_url_never_prints_the_password() {
         err.contains("127.0.0.1"),
         "the error names the remote: {err}"
     );
-    assert!(refs_in(&w.env, &w.clone, REFS_PREFIX).is_empty());
+    assert!(w.env.checkpoint_tips_in(&w.clone).is_empty());
 }
 
 #[test]
@@ -319,7 +322,7 @@ fn an_unsupported_filter_is_a_usage_error_that_changes_nothing() {
     let err = assert_code(&out, 2, "--filter=tree:0");
     assert!(err.contains("blob:none"), "{err}");
     assert!(!cache_dir(&w).exists());
-    assert!(refs_in(&w.env, &w.clone, REFS_PREFIX).is_empty());
+    assert!(w.env.checkpoint_tips_in(&w.clone).is_empty());
 }
 
 #[test]
@@ -372,7 +375,13 @@ fn fetch_all_with_a_filter_updates_local_checkpoints_whole_and_caches_the_rest()
     };
     assert!(entry(ID).get("partial").is_none(), "{doc}");
     assert_eq!(entry(other)["partial"], true, "{doc}");
-    assert!(refs_in(&w.env, &cache_dir(&w), REFS_PREFIX).contains_key(&checkpoint_ref(other)));
-    assert!(!refs_in(&w.env, &w.clone, REFS_PREFIX).contains_key(&checkpoint_ref(other)));
+    assert!(w
+        .env
+        .checkpoint_tips_in(&cache_dir(&w))
+        .contains_key(&checkpoint_ref(other)));
+    assert!(!w
+        .env
+        .checkpoint_tips_in(&w.clone)
+        .contains_key(&checkpoint_ref(other)));
     assert_fsck_clean(&w, "after fetch --all --filter");
 }

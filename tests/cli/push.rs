@@ -11,7 +11,6 @@
 //! remote's `reject-refs` file, and a `pre-receive` hook refuses a whole push that contains a ref
 //! listed in `pre-receive-reject` and logs the number of ref updates of every push it receives.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -20,7 +19,7 @@ use serde_json::{json, Value};
 
 use crate::env::{
     assert_code, checkpoint_ref, hooks_dir, json_in, parse_json, path_str, prepush_bin, refs_in,
-    rev_in, sha256_hex, write_executable, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
+    rev_in, sha256_hex, write_executable, Store, TestEnv, V1_BRANCH,
 };
 use crate::fixtures::{HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -87,12 +86,8 @@ exit 0
 }
 
 /// A bare repository `<tmp>/<name>.git` with the server hooks, not added as a remote.
-fn new_bare(env: &TestEnv, name: &str) -> PathBuf {
-    let path = env.root().join(format!("{name}.git"));
-    env.git_in(
-        env.root(),
-        &["init", "-q", "--bare", "-b", "main", path_str(&path)],
-    );
+fn bare_with_server_hooks(env: &TestEnv, name: &str) -> PathBuf {
+    let path = env.new_bare(name);
     install_server_hooks(&path);
     path
 }
@@ -102,23 +97,6 @@ pub(crate) fn add_remote(env: &TestEnv, name: &str) -> PathBuf {
     let path = env.bare_remote(name);
     install_server_hooks(&path);
     path
-}
-
-/// The local checkpoint refs (git-refs namespace).
-pub(crate) fn local_checkpoints(env: &TestEnv) -> BTreeMap<String, String> {
-    refs_in(env, env.repo(), REFS_PREFIX)
-}
-
-/// The checkpoint refs of a remote (git-refs namespace).
-pub(crate) fn remote_checkpoints(env: &TestEnv, remote: &Path) -> BTreeMap<String, String> {
-    refs_in(env, remote, REFS_PREFIX)
-}
-
-fn is_ancestor(env: &TestEnv, dir: &Path, older: &str, newer: &str) -> bool {
-    env.git_command_in(dir, &["merge-base", "--is-ancestor", older, newer])
-        .status()
-        .expect("run git merge-base")
-        .success()
 }
 
 pub(crate) fn assert_never_forced(remote: &Path) {
@@ -152,11 +130,7 @@ pub(crate) fn session_ids_in(env: &TestEnv, dir: &Path, id: &str) -> Vec<String>
 
 /// A clone of `remote` at `<tmp>/<name>` that also holds every checkpoint ref of the remote.
 fn second_clone(env: &TestEnv, remote: &Path, name: &str) -> PathBuf {
-    let dir = env.root().join(name);
-    env.git_in(
-        env.root(),
-        &["clone", "-q", path_str(remote), path_str(&dir)],
-    );
+    let dir = env.clone_of(remote, name, &[]);
     env.git_in(
         &dir,
         &[
@@ -206,20 +180,6 @@ pub(crate) fn all_queued_refs(env: &TestEnv) -> Vec<String> {
         }
     }
     refs
-}
-
-/// `status --json` field `queued`.
-fn queued(env: &TestEnv) -> u64 {
-    queued_in(env, env.repo())
-}
-
-fn queued_in(env: &TestEnv, dir: &Path) -> u64 {
-    let out = env.run_in(Store::Refs, dir, &["status", "--json"]);
-    assert_code(&out, 0, "status --json");
-    let v = parse_json(&out.stdout);
-    v["queued"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("status --json has no numeric `queued`: {v}"))
 }
 
 static INPUTS: AtomicUsize = AtomicUsize::new(0);
@@ -376,7 +336,7 @@ fn write_appends_the_ref_to_the_shared_queue() {
         env.common_dir().join(QUEUE_LOCK).exists(),
         "lock sidecar {QUEUE_LOCK} beside the queue"
     );
-    assert_eq!(queued(&env), 1);
+    assert_eq!(env.queued(), 1);
 }
 
 /// `push origin` delivers every queued ref (a ref written twice counts once), prints the one
@@ -395,7 +355,7 @@ fn push_delivers_queued_refs_and_empties_the_queues() {
         26,
         "a git-refs primary mints a ULID: {minted}"
     );
-    assert_eq!(queued(&env), 3, "three distinct refs are waiting");
+    assert_eq!(env.queued(), 3, "three distinct refs are waiting");
 
     let before = env.refs_snapshot();
     let stderr = assert_code(&push(&env, &["origin"]), 0, "push origin");
@@ -404,7 +364,7 @@ fn push_delivers_queued_refs_and_empties_the_queues() {
         "progress line missing:\n{stderr}"
     );
     assert!(warning_lines(&stderr).is_empty(), "no warnings:\n{stderr}");
-    let local = local_checkpoints(&env);
+    let local = env.checkpoint_tips();
     assert_eq!(local.len(), 3);
     assert_eq!(
         refs_in(&env, &origin, "refs/"),
@@ -416,7 +376,7 @@ fn push_delivers_queued_refs_and_empties_the_queues() {
         before,
         "pushing adds, moves or removes no ref of the repository"
     );
-    assert_eq!(queued(&env), 0, "nothing waits after a confirmed push");
+    assert_eq!(env.queued(), 0, "nothing waits after a confirmed push");
     assert_eq!(all_queued_refs(&env), Vec::<String>::new());
     assert_eq!(
         leftover_side_repos(&env),
@@ -433,16 +393,16 @@ fn push_without_a_remote_uses_origin_else_the_only_remote() {
     let only = add_remote(&env, "upstream");
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     assert_code(&push(&env, &[]), 0, "push with one remote");
-    assert_eq!(remote_checkpoints(&env, &only), local_checkpoints(&env));
+    assert_eq!(env.checkpoint_tips_in(&only), env.checkpoint_tips());
 
     let env = TestEnv::new();
     let other = add_remote(&env, "other");
     let origin = add_remote(&env, "origin");
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     assert_code(&push(&env, &[]), 0, "push with origin and another remote");
-    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
+    assert_eq!(env.checkpoint_tips_in(&origin), env.checkpoint_tips());
     assert!(
-        remote_checkpoints(&env, &other).is_empty(),
+        env.checkpoint_tips_in(&other).is_empty(),
         "only origin is pushed to"
     );
 }
@@ -464,10 +424,10 @@ fn prepush_pushes_the_queue_with_gits_arguments_and_stdin() {
     );
     assert_eq!(
         refs_in(&env, &origin, "refs/"),
-        local_checkpoints(&env),
+        env.checkpoint_tips(),
         "exactly the checkpoint refs, not the user's branch"
     );
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
 }
 
@@ -488,7 +448,7 @@ fn nothing_to_push_is_silent() {
     assert_code(&push(&env, &["origin"]), 0, "first push");
     let stderr = assert_code(&push(&env, &["origin"]), 0, "second push");
     assert_eq!(stderr.trim(), "", "everything delivered: nothing to say");
-    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
+    assert_eq!(env.checkpoint_tips_in(&origin), env.checkpoint_tips());
 }
 
 /// A checkpoint that grew (another session) is pushed again as a fast-forward.
@@ -501,17 +461,17 @@ fn an_advanced_checkpoint_is_pushed_as_a_fast_forward() {
     let name = checkpoint_ref(HEX_ID);
     let first = rev_in(&env, &origin, &name).expect("pushed");
     write(&env, Some(HEX_ID), "sess-2", TRANSCRIPT_2);
-    assert_eq!(queued(&env), 1);
+    assert_eq!(env.queued(), 1);
     assert_code(&push(&env, &["origin"]), 0, "second push");
     let second = rev_in(&env, &origin, &name).expect("still there");
     assert_eq!(Some(second.clone()), env.rev(&name));
     assert_ne!(first, second);
-    assert!(is_ancestor(&env, &origin, &first, &second));
+    assert!(env.is_ancestor_in(&origin, &first, &second));
     assert_eq!(
         session_ids_in(&env, &origin, HEX_ID),
         vec!["sess-1", "sess-2"]
     );
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
 }
 
@@ -523,14 +483,14 @@ fn pushes_are_chunked_at_200_refs() {
     for i in 0..205 {
         write(&env, None, &format!("sess-{i}"), TRANSCRIPT);
     }
-    assert_eq!(queued(&env), 205);
+    assert_eq!(env.queued(), 205);
     let stderr = assert_code(&push(&env, &["origin"]), 0, "push of 205 refs");
     assert!(
         stderr.contains("entire: pushing 205 checkpoint ref(s) to origin... done"),
         "{stderr}"
     );
-    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
-    assert_eq!(local_checkpoints(&env).len(), 205);
+    assert_eq!(env.checkpoint_tips_in(&origin), env.checkpoint_tips());
+    assert_eq!(env.checkpoint_tips().len(), 205);
     let sizes: Vec<usize> = std::fs::read_to_string(origin.join(PUSH_SIZES))
         .expect("the remote received pushes")
         .lines()
@@ -549,7 +509,7 @@ fn pushes_are_chunked_at_200_refs() {
         205,
         "each ref sent once: {sizes:?}"
     );
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
 }
 
@@ -571,10 +531,10 @@ fn stale_queue_entries_are_dropped() {
         stderr.contains("entire: pushing 1 checkpoint ref(s) to origin... done"),
         "{stderr}"
     );
-    let remote = remote_checkpoints(&env, &origin);
-    assert_eq!(remote, local_checkpoints(&env));
+    let remote = env.checkpoint_tips_in(&origin);
+    assert_eq!(remote, env.checkpoint_tips());
     assert!(!remote.contains_key(&stale), "the stale ref is not pushed");
-    assert_eq!(queued(&env), 0, "the stale entry is gone from every queue");
+    assert_eq!(env.queued(), 0, "the stale entry is gone from every queue");
     assert!(!all_queued_refs(&env).contains(&stale));
 }
 
@@ -607,14 +567,14 @@ fn garbage_and_duplicate_queue_lines_are_skipped() {
         f.write_all(line.as_bytes()).unwrap();
     }
     drop(f);
-    assert_eq!(queued(&env), 2, "two distinct valid refs");
+    assert_eq!(env.queued(), 2, "two distinct valid refs");
     let stderr = assert_code(&push(&env, &["origin"]), 0, "push with a dirty queue");
     assert!(
         stderr.contains("entire: pushing 2 checkpoint ref(s) to origin... done"),
         "{stderr}"
     );
-    assert_eq!(refs_in(&env, &origin, "refs/"), local_checkpoints(&env));
-    assert_eq!(queued(&env), 0);
+    assert_eq!(refs_in(&env, &origin, "refs/"), env.checkpoint_tips());
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
 }
 
@@ -667,31 +627,35 @@ fn a_second_remote_receives_every_checkpoint() {
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     assert_code(&push(&env, &["origin"]), 0, "push to A");
-    assert_eq!(remote_checkpoints(&env, &a).len(), 3);
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.checkpoint_tips_in(&a).len(), 3);
+    assert_eq!(env.queued(), 0);
 
     let b = add_remote(&env, "backup");
     let stderr = assert_code(&push(&env, &["backup"]), 0, "first push to B");
     assert_eq!(
-        remote_checkpoints(&env, &b),
-        local_checkpoints(&env),
+        env.checkpoint_tips_in(&b),
+        env.checkpoint_tips(),
         "B gets all three although the queue was drained by A:\n{stderr}"
     );
 
     let fourth = write(&env, None, "sess-4", TRANSCRIPT_2);
     assert_code(&push(&env, &["origin"]), 0, "push the fourth to A");
-    assert!(remote_checkpoints(&env, &a).contains_key(&checkpoint_ref(&fourth)));
-    assert!(!remote_checkpoints(&env, &b).contains_key(&checkpoint_ref(&fourth)));
+    assert!(env
+        .checkpoint_tips_in(&a)
+        .contains_key(&checkpoint_ref(&fourth)));
+    assert!(!env
+        .checkpoint_tips_in(&b)
+        .contains_key(&checkpoint_ref(&fourth)));
     assert!(
         all_queued_refs(&env).contains(&checkpoint_ref(&fourth)),
         "the fourth is still in a queue file for B"
     );
     // `status --json` is checked at the end, so a miscount does not hide the delivery to B.
-    let waiting_for_b = queued(&env);
+    let waiting_for_b = env.queued();
     assert_code(&push(&env, &["backup"]), 0, "push the fourth to B");
-    assert_eq!(remote_checkpoints(&env, &b), local_checkpoints(&env));
-    assert_eq!(remote_checkpoints(&env, &a), local_checkpoints(&env));
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.checkpoint_tips_in(&b), env.checkpoint_tips());
+    assert_eq!(env.checkpoint_tips_in(&a), env.checkpoint_tips());
+    assert_eq!(env.queued(), 0);
     assert_eq!(all_queued_refs(&env), Vec::<String>::new());
     assert_never_forced(&a);
     assert_never_forced(&b);
@@ -709,11 +673,11 @@ fn a_remote_with_a_new_url_receives_every_checkpoint() {
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     assert_code(&push(&env, &["origin"]), 0, "push to the old URL");
-    assert_eq!(remote_checkpoints(&env, &old).len(), 2);
-    let new = new_bare(&env, "moved");
+    assert_eq!(env.checkpoint_tips_in(&old).len(), 2);
+    let new = bare_with_server_hooks(&env, "moved");
     env.git(&["remote", "set-url", "origin", path_str(&new)]);
     assert_code(&push(&env, &["origin"]), 0, "push to the new URL");
-    assert_eq!(remote_checkpoints(&env, &new), local_checkpoints(&env));
+    assert_eq!(env.checkpoint_tips_in(&new), env.checkpoint_tips());
     assert_never_forced(&new);
 }
 
@@ -732,12 +696,12 @@ fn push_all_delivers_checkpoints_whose_queue_line_was_lost() {
     std::fs::write(queue_path(&env), b"").expect("truncate the queue");
     let stderr = assert_code(&push(&env, &["origin", "--all"]), 0, "push --all");
     assert_eq!(
-        remote_checkpoints(&env, &origin),
-        local_checkpoints(&env),
+        env.checkpoint_tips_in(&origin),
+        env.checkpoint_tips(),
         "--all sends the unqueued checkpoint and the advanced one:\n{stderr}"
     );
     let new_tip = rev_in(&env, &origin, &checkpoint_ref(HEX_ID)).unwrap();
-    assert!(is_ancestor(&env, &origin, &old_tip, &new_tip));
+    assert!(env.is_ancestor_in(&origin, &old_tip, &new_tip));
     assert_never_forced(&origin);
 
     // A checkpoint never queued at all reaches a remote added later.
@@ -745,8 +709,8 @@ fn push_all_delivers_checkpoints_whose_queue_line_was_lost() {
     std::fs::write(queue_path(&env), b"").expect("truncate the queue");
     let second = add_remote(&env, "second");
     assert_code(&push(&env, &["second"]), 0, "first push to a new remote");
-    assert_eq!(remote_checkpoints(&env, &second), local_checkpoints(&env));
-    assert_eq!(local_checkpoints(&env).len(), 3);
+    assert_eq!(env.checkpoint_tips_in(&second), env.checkpoint_tips());
+    assert_eq!(env.checkpoint_tips().len(), 3);
     assert_never_forced(&second);
 }
 
@@ -818,7 +782,7 @@ fn a_diverged_checkpoint_is_merged_by_session_and_pushed_as_a_fast_forward() {
         "the merged checkpoint landed:\n{stderr}"
     );
     assert!(
-        is_ancestor(&env, &origin, &remote_before, &remote_after),
+        env.is_ancestor_in(&origin, &remote_before, &remote_after),
         "the remote's commit is preserved as an ancestor"
     );
     assert_eq!(
@@ -865,7 +829,7 @@ fn a_diverged_checkpoint_is_merged_by_session_and_pushed_as_a_fast_forward() {
             "slot {slot} transcript"
         );
     }
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
 }
 
@@ -901,7 +865,7 @@ fn same_session_rewritten_on_both_sides(local: &[u8], remote: &[u8]) -> (Vec<u8>
     let stderr = assert_code(&push(&env, &["origin"]), 0, "push of the diverged session");
     let remote_after = rev_in(&env, &origin, &name).unwrap();
     assert!(
-        is_ancestor(&env, &origin, &remote_before, &remote_after),
+        env.is_ancestor_in(&origin, &remote_before, &remote_after),
         "the remote's commit is an ancestor of the pushed one:\n{stderr}"
     );
     assert_eq!(
@@ -931,7 +895,7 @@ fn same_session_rewritten_on_both_sides(local: &[u8], remote: &[u8]) -> (Vec<u8>
         stderr.lines().any(|l| l.contains("sess-1")),
         "a line on stderr names the session:\n{stderr}"
     );
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
     (transcript, stderr)
 }
@@ -986,7 +950,7 @@ fn one_ref_refused_by_the_server(reject_file: &str) {
     std::fs::write(origin.join(reject_file), format!("{refused}\n")).unwrap();
 
     let stderr = assert_code(&push(&env, &["origin"]), 0, "push with one refused ref");
-    let remote = remote_checkpoints(&env, &origin);
+    let remote = env.checkpoint_tips_in(&origin);
     for id in [HEX_ID, ULID_ID] {
         assert_eq!(
             remote.get(&checkpoint_ref(id)),
@@ -1003,7 +967,7 @@ fn one_ref_refused_by_the_server(reject_file: &str) {
         "the refused ref stays in a queue file:\n{stderr}"
     );
     // `status --json` is checked at the end, so a miscount does not hide the retry behaviour.
-    let queued_after_refusal = queued(&env);
+    let queued_after_refusal = env.queued();
     let warnings = warning_lines(&stderr);
     assert_eq!(warnings.len(), 1, "exactly one warning:\n{stderr}");
     assert!(
@@ -1022,7 +986,7 @@ fn one_ref_refused_by_the_server(reject_file: &str) {
     assert_eq!(warnings.len(), 1, "{stderr}");
     assert!(warnings[0].contains(&refused), "{stderr}");
     assert!(all_queued_refs(&env).contains(&refused));
-    let queued_after_second_refusal = queued(&env);
+    let queued_after_second_refusal = env.queued();
 
     // Policy lifted: the next push delivers it.
     std::fs::remove_file(origin.join(reject_file)).unwrap();
@@ -1032,11 +996,11 @@ fn one_ref_refused_by_the_server(reject_file: &str) {
         "push after the policy was lifted",
     );
     assert_eq!(
-        remote_checkpoints(&env, &origin),
-        local_checkpoints(&env),
+        env.checkpoint_tips_in(&origin),
+        env.checkpoint_tips(),
         "the previously refused ref is retried and lands:\n{stderr}"
     );
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
     assert_eq!(
         (queued_after_refusal, queued_after_second_refusal),
@@ -1084,7 +1048,7 @@ fn unreachable_remote(url: &str) {
             Some(before.as_slice()),
             "{what}: the queue file is unchanged (content and order)"
         );
-        assert_eq!(queued(&env), 3, "{what}");
+        assert_eq!(env.queued(), 3, "{what}");
     };
     check(&push(&env, &[remote]), 1, "push to an unreachable remote");
     check(&push(&env, &[]), 1, "push to the only (unreachable) remote");
@@ -1106,7 +1070,7 @@ fn push_to_a_remote_that_does_not_exist_fails() {
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     let err = assert_code(&push(&env, &["nosuch"]), 1, "push nosuch");
     assert!(err.contains("nosuch"), "{err}");
-    assert_eq!(queued(&env), 1, "the ref stays queued");
+    assert_eq!(env.queued(), 1, "the ref stays queued");
 }
 
 #[test]
@@ -1171,7 +1135,7 @@ fn a_password_in_a_remote_url_is_never_printed() {
             "{args:?} printed the password:\n{text}"
         );
     }
-    assert_eq!(queued(&env), 2, "nothing was delivered anywhere");
+    assert_eq!(env.queued(), 2, "nothing was delivered anywhere");
 }
 
 /// `push_sessions: false` turns pushing off: nothing is pushed and the queue is untouched
@@ -1203,7 +1167,7 @@ fn push_sessions_false_pushes_nothing_and_keeps_the_queue() {
         "nothing reaches the remote"
     );
     assert_eq!(queue_bytes(&env), Some(before), "the queue is untouched");
-    assert_eq!(queued(&env), 2);
+    assert_eq!(env.queued(), 2);
     // A per-clone file that sets another strategy option leaves the committed
     // `push_sessions: false` in force: options override key by key, not block by block.
     env.write_file(
@@ -1227,8 +1191,8 @@ fn push_sessions_false_pushes_nothing_and_keeps_the_queue() {
         0,
         "push with pushing enabled again",
     );
-    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
-    assert_eq!(remote_checkpoints(&env, &origin).len(), 2);
+    assert_eq!(env.checkpoint_tips_in(&origin), env.checkpoint_tips());
+    assert_eq!(env.checkpoint_tips_in(&origin).len(), 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1323,11 +1287,11 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     );
     assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
     assert_eq!(
-        remote_checkpoints(&env, &origin),
-        local_checkpoints(&env),
+        env.checkpoint_tips_in(&origin),
+        env.checkpoint_tips(),
         "the hook delivered the checkpoints:\n{stderr}"
     );
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
 
     // The chained hook's failure fails the user's push.
     std::fs::write(log.join("hook-fail"), b"").unwrap();
@@ -1411,9 +1375,9 @@ fn hooks_install_honours_core_hooks_path_and_git_push_delivers() {
         stderr.contains("entire: pushing 2 checkpoint ref(s) to origin... done"),
         "the hook reported its push:\n{stderr}"
     );
-    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
+    assert_eq!(env.checkpoint_tips_in(&origin), env.checkpoint_tips());
     assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
 }
 
@@ -1439,7 +1403,7 @@ fn hooks_install_adds_ours_to_the_scripts_of_a_husky_hooks_dir() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
+    assert_eq!(env.checkpoint_tips_in(&origin), env.checkpoint_tips());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1469,14 +1433,18 @@ fn worktrees_share_one_queue() {
         refs_of_queue_file(&queue_path(&env)).contains(&name),
         "the worktree's write is in the common dir's queue"
     );
-    assert_eq!(queued(&env), 1, "the main worktree sees it waiting");
+    assert_eq!(env.queued(), 1, "the main worktree sees it waiting");
     let stderr = assert_code(&push(&env, &["origin"]), 0, "push from the main worktree");
     assert_eq!(
         rev_in(&env, &origin, &name),
         env.rev(&name),
         "the worktree's checkpoint is delivered:\n{stderr}"
     );
-    assert_eq!(queued_in(&env, &wt), 0, "the worktree sees nothing waiting");
+    assert_eq!(
+        env.queued_in(Some(Store::Refs), &wt),
+        0,
+        "the worktree sees nothing waiting"
+    );
     assert_never_forced(&origin);
 }
 
@@ -1500,9 +1468,9 @@ fn two_concurrent_pushes_deliver_everything_once() {
         let out = child.wait_with_output().expect("wait for push");
         assert_code(&out, 0, "concurrent push");
     }
-    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
-    assert_eq!(local_checkpoints(&env).len(), 30);
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.checkpoint_tips_in(&origin), env.checkpoint_tips());
+    assert_eq!(env.checkpoint_tips().len(), 30);
+    assert_eq!(env.queued(), 0);
     assert_eq!(
         all_queued_refs(&env),
         Vec::<String>::new(),
@@ -1555,7 +1523,7 @@ fn git_branch_primary_pushes_v1_only_after_the_remote_is_tracked() {
         "v1 pushed once the remote is tracked:\n{stderr}"
     );
     assert!(
-        remote_checkpoints(&env, &origin).is_empty(),
+        env.checkpoint_tips_in(&origin).is_empty(),
         "no git-refs refs for a git-branch primary"
     );
 
@@ -1573,7 +1541,7 @@ fn git_branch_primary_pushes_v1_only_after_the_remote_is_tracked() {
     assert_code(&out, 0, "push of the advanced v1 branch");
     let second = rev_in(&env, &origin, V1_BRANCH).unwrap();
     assert_eq!(Some(second.clone()), env.rev(V1_BRANCH));
-    assert!(is_ancestor(&env, &origin, &first, &second));
+    assert!(env.is_ancestor_in(&origin, &first, &second));
     assert_never_forced(&origin);
 }
 
@@ -1601,11 +1569,7 @@ fn git_branch_primary_syncs_a_diverged_v1_branch_without_force() {
     );
     assert_eq!(rev_in(&env, &origin, V1_BRANCH), env.rev(V1_BRANCH));
 
-    let laptop = env.root().join("laptop");
-    env.git_in(
-        env.root(),
-        &["clone", "-q", path_str(&origin), path_str(&laptop)],
-    );
+    let laptop = env.clone_of(&origin, "laptop", &[]);
     env.git_in(
         &laptop,
         &[
@@ -1649,7 +1613,7 @@ fn git_branch_primary_syncs_a_diverged_v1_branch_without_force() {
     let stderr = assert_code(&out, 0, "prepush of the diverged v1 branch");
     let remote_after = rev_in(&env, &origin, V1_BRANCH).unwrap();
     assert!(
-        is_ancestor(&env, &origin, &remote_before, &remote_after),
+        env.is_ancestor_in(&origin, &remote_before, &remote_after),
         "the remote's v1 tip is an ancestor of the pushed one:\n{stderr}"
     );
     assert_eq!(env.rev(V1_BRANCH), Some(remote_after.clone()));
@@ -1676,11 +1640,7 @@ fn a_disconnected_history_is_merged_not_reset() {
     env.git(&["push", "-q", "origin", "main"]);
     let name = checkpoint_ref(HEX_ID);
     // The laptop clones before the checkpoint exists anywhere.
-    let laptop = env.root().join("laptop");
-    env.git_in(
-        env.root(),
-        &["clone", "-q", path_str(&origin), path_str(&laptop)],
-    );
+    let laptop = env.clone_of(&origin, "laptop", &[]);
     write(&env, Some(HEX_ID), "desk-session", TRANSCRIPT);
     assert_code(&push(&env, &["origin"]), 0, "push from the desk");
     let remote_before = rev_in(&env, &origin, &name).unwrap();
@@ -1709,7 +1669,7 @@ fn a_disconnected_history_is_merged_not_reset() {
     sessions.sort();
     assert_eq!(sessions, vec!["desk-session", "laptop-session"], "{stderr}");
     let remote_after = rev_in(&env, &origin, &name).unwrap();
-    assert!(is_ancestor(&env, &origin, &remote_before, &remote_after));
+    assert!(env.is_ancestor_in(&origin, &remote_before, &remote_after));
     assert_eq!(rev_in(&env, &laptop, &name), Some(remote_after));
     assert_never_forced(&origin);
 }
@@ -1734,10 +1694,10 @@ fn a_dry_run_push_publishes_no_checkpoint() {
         );
         assert!(out.status.success(), "git push {flag}: {out:?}");
         assert!(
-            refs_in(&env, &origin, REFS_PREFIX).is_empty(),
+            env.checkpoint_tips_in(&origin).is_empty(),
             "git push {flag} pushed checkpoint refs"
         );
-        assert_eq!(queued(&env), 1, "still queued after {flag}");
+        assert_eq!(env.queued(), 1, "still queued after {flag}");
     }
     let out = env.git_hooked(
         Some(Store::Refs),
@@ -1745,5 +1705,5 @@ fn a_dry_run_push_publishes_no_checkpoint() {
         &["push", "-q", "origin", "main"],
     );
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(refs_in(&env, &origin, REFS_PREFIX).len(), 1);
+    assert_eq!(env.checkpoint_tips_in(&origin).len(), 1);
 }

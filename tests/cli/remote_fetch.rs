@@ -47,13 +47,9 @@ pub(crate) fn world() -> World {
 }
 
 fn plain_clone(env: &TestEnv, remote: &Path, name: &str, extra: &[&str]) -> PathBuf {
-    let dir = env.root().join(name);
-    let mut args = vec!["clone", "-q"];
-    args.extend_from_slice(extra);
-    args.extend_from_slice(&[path_str(remote), path_str(&dir)]);
-    env.git_in(env.root(), &args);
+    let dir = env.clone_of(remote, name, extra);
     assert!(
-        refs_in(env, &dir, REFS_PREFIX).is_empty(),
+        env.checkpoint_tips_in(&dir).is_empty(),
         "a plain clone has no checkpoint refs"
     );
     dir
@@ -113,10 +109,6 @@ fn backfill_summary_in(env: &TestEnv, dir: &Path, id: &str, intent: &str) -> Out
         dir,
         &["backfill", "summary", id, "--summary", path_str(&file)],
     )
-}
-
-fn ref_names_in(env: &TestEnv, dir: &Path) -> Vec<String> {
-    refs_in(env, dir, REFS_PREFIX).into_keys().collect()
 }
 
 fn parents_in(env: &TestEnv, dir: &Path, commit: &str) -> Vec<String> {
@@ -250,7 +242,7 @@ fn show_in_a_fresh_clone_fetches_exactly_the_requested_ref() {
     assert_eq!(v["store"], json!("git-refs"));
     assert_eq!(v["commit"], json!(tip));
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([(checkpoint_ref(HEX_ID), tip)]),
         "the local ref equals the remote's and no other checkpoint ref appeared"
     );
@@ -267,7 +259,7 @@ fn cat_in_a_fresh_clone_fetches_exactly_the_requested_ref() {
     assert_code(&out, 0, "cat of a checkpoint only the remote has");
     assert_eq!(out.stdout, TRANSCRIPT_2, "cat prints the remote transcript");
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([(checkpoint_ref(ULID_ID), tip)]),
     );
 }
@@ -289,7 +281,7 @@ fn log_in_a_fresh_clone_fetches_exactly_the_requested_ref() {
         "the log shows the remote tip {tip}: {v}"
     );
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([(checkpoint_ref(HEX_ID_2), tip)]),
     );
 }
@@ -316,7 +308,7 @@ fn backfill_of_a_checkpoint_missing_locally_fetches_and_builds_on_the_remote_tip
     let m0 = json_in(&w.env, &w.clone, &format!("{r}:0/metadata.json"));
     assert_eq!(m0["summary"]["intent"], json!("Remote intent"));
     assert_eq!(m0["session_id"], json!("sess-1"));
-    assert_eq!(ref_names_in(&w.env, &w.clone), vec![r]);
+    assert_eq!(w.env.checkpoint_refs_in(&w.clone), vec![r]);
 }
 
 #[test]
@@ -330,7 +322,7 @@ fn the_only_remote_is_used_when_there_is_no_origin() {
     assert_code(&out, 0, "show with a single remote named upstream");
     assert_eq!(parse_json(&out.stdout)["commit"], json!(tip));
     assert_eq!(
-        refs_in(&w.env, &upstream, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&upstream),
         BTreeMap::from([(checkpoint_ref(HEX_ID), tip)])
     );
 }
@@ -341,11 +333,7 @@ fn remote_flag_overrides_origin_and_no_fetch_disables_it() {
     let tip = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     publish(&w, HEX_ID_2, "sess-1", TRANSCRIPT);
     // The clone's origin is an empty (reachable) repository; the checkpoints live on `other`.
-    let empty = w.env.root().join("empty.git");
-    w.env.git_in(
-        w.env.root(),
-        &["init", "-q", "--bare", "-b", "main", path_str(&empty)],
-    );
+    let empty = w.env.new_bare("empty");
     w.env
         .git_in(&w.clone, &["remote", "set-url", "origin", path_str(&empty)]);
     w.env
@@ -368,7 +356,10 @@ fn remote_flag_overrides_origin_and_no_fetch_disables_it() {
         ],
     );
     assert_code(&out, 3, "--no-fetch wins over --remote");
-    assert!(ref_names_in(&w.env, &w.clone).is_empty(), "nothing fetched");
+    assert!(
+        w.env.checkpoint_refs_in(&w.clone).is_empty(),
+        "nothing fetched"
+    );
 
     let out = w.env.run_in(
         Store::Refs,
@@ -378,7 +369,7 @@ fn remote_flag_overrides_origin_and_no_fetch_disables_it() {
     assert_code(&out, 0, "show --remote other");
     assert_eq!(parse_json(&out.stdout)["commit"], json!(tip));
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([(checkpoint_ref(HEX_ID), tip)]),
         "only the requested ref came from `other`"
     );
@@ -442,7 +433,7 @@ fn write_never_fetches() {
         Some(1),
         "only the locally written session: {root}"
     );
-    assert_eq!(ref_names_in(&w.env, &w.clone), vec![r]);
+    assert_eq!(w.env.checkpoint_refs_in(&w.clone), vec![r]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -485,7 +476,7 @@ fn an_id_the_remote_lacks_exits_3_in_every_fetching_command() {
         statuses(&out),
         BTreeMap::from([(ABSENT_ID.to_string(), "not_found".to_string())])
     );
-    assert!(ref_names_in(&w.env, &w.clone).is_empty());
+    assert!(w.env.checkpoint_refs_in(&w.clone).is_empty());
 }
 
 #[test]
@@ -523,7 +514,7 @@ fn an_unreachable_remote_is_exit_1_naming_it_never_not_found() {
             "{what}: a transport failure is never reported as not found:\n{stderr}"
         );
     }
-    assert!(ref_names_in(&w.env, &w.clone).is_empty());
+    assert!(w.env.checkpoint_refs_in(&w.clone).is_empty());
 }
 
 #[test]
@@ -609,7 +600,7 @@ fn only_the_requested_ref_is_negotiated_among_2000() {
     }
     w.env
         .git_stdin_in(&w.remote, &["update-ref", "--stdin"], lines.as_bytes());
-    assert_eq!(refs_in(&w.env, &w.remote, REFS_PREFIX).len(), 2001);
+    assert_eq!(w.env.checkpoint_tips_in(&w.remote).len(), 2001);
 
     let trace = w.env.root().join("packet-trace.txt");
     let out = w
@@ -641,7 +632,7 @@ fn only_the_requested_ref_is_negotiated_among_2000() {
         "the requested ref was negotiated: {names:?}"
     );
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([(checkpoint_ref(HEX_ID), tip)]),
         "exactly one checkpoint ref exists locally"
     );
@@ -683,7 +674,7 @@ fn entire_fetch_json_reports_fetched_present_and_not_found() {
         ])
     );
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([(checkpoint_ref(HEX_ID), a), (checkpoint_ref(HEX_ID_2), b)])
     );
 }
@@ -741,7 +732,7 @@ fn fetch_all_never_rewinds_a_local_checkpoint_that_is_ahead() {
         "a checkpoint ahead of the remote is neither diverged nor failed: {st:?}"
     );
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([
             (checkpoint_ref(HEX_ID), ahead),
             (checkpoint_ref(HEX_ID_2), other),
@@ -822,7 +813,7 @@ fn fetch_for_counts_every_trailer_skips_present_ones_and_warns_on_malformed() {
         "a malformed trailer ID gives a warning naming it:\n{stderr}"
     );
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([
             (checkpoint_ref(HEX_ID), a),
             (checkpoint_ref(HEX_ID_2), b),
@@ -845,7 +836,7 @@ fn fetch_for_a_range_without_trailers_fetches_nothing() {
     assert!(statuses(&out).is_empty());
     let out = w.env.fetch_in(&w.clone, &["--for", "origin/main..HEAD"]);
     assert_code(&out, 0, "fetch --for (default remote) without trailers");
-    assert!(ref_names_in(&w.env, &w.clone).is_empty());
+    assert!(w.env.checkpoint_refs_in(&w.clone).is_empty());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1098,7 +1089,10 @@ fn a_refusing_remote_is_exit_1_naming_it_for_every_command() {
     }
     let out = w.env.fetch_in(&w.clone, &["refusing", "--all"]);
     assert_remote_failure(&out, "refusing", "git entire-fetch refusing --all");
-    assert!(ref_names_in(&w.env, &w.clone).is_empty(), "nothing fetched");
+    assert!(
+        w.env.checkpoint_refs_in(&w.clone).is_empty(),
+        "nothing fetched"
+    );
 }
 
 /// A password in a URL given on the command line (`--remote <url>`, or the remote argument of
@@ -1169,7 +1163,7 @@ fn a_missing_named_id_does_not_stop_the_others() {
         ])
     );
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([(checkpoint_ref(ULID_ID), a)]),
         "the existing one was fetched, the unnamed one was not"
     );

@@ -63,8 +63,7 @@ fn status_counts_local_and_remote_refs_and_warns_above_the_threshold() {
         .contains("warning  origin holds 2"));
 
     // A dedicated checkpoint remote carries no code: no warning about it.
-    let cp = env.root().join("cp.git");
-    env.git_in(env.root(), &["init", "-q", "--bare", path_str(&cp)]);
+    let cp = env.new_bare("cp");
     settings(
         &env,
         json!({"checkpoint_ref_warn_threshold": 1, "checkpoint_remote": {"url": path_str(&cp)}}),

@@ -236,10 +236,6 @@ fn assert_branch_mirrors_ref(env: &TestEnv, id: &str) {
     );
 }
 
-fn checkpoint_refs(env: &TestEnv) -> Vec<String> {
-    env.refs_under(REFS_PREFIX)
-}
-
 fn show(env: &TestEnv, id: &str) -> Value {
     env.ok_json_default(&["show", id, "--json", "--no-fetch"])
 }
@@ -272,7 +268,7 @@ fn input(env: &TestEnv, name: &str, v: &Value) -> String {
 
 /// Asserts that nothing was written: no checkpoint refs, no v1 branch, no fs mirror directory.
 fn assert_nothing_written(env: &TestEnv, what: &str) {
-    assert_eq!(checkpoint_refs(env), Vec::<String>::new(), "{what}: refs");
+    assert_eq!(env.checkpoint_refs(), Vec::<String>::new(), "{what}: refs");
     assert_eq!(env.rev(V1_BRANCH), None, "{what}: v1 branch");
     assert!(!fs_default_dir(env).exists(), "{what}: fs mirror dir");
 }
@@ -388,7 +384,7 @@ fn local_block_can_select_the_branch_over_a_refs_base() {
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     assert!(is_hex12(&id), "git-branch primary mints hex: {id}");
     assert!(env.exists(Store::Branch, &id, "metadata.json"));
-    assert_eq!(checkpoint_refs(&env), Vec::<String>::new());
+    assert_eq!(env.checkpoint_refs(), Vec::<String>::new());
 }
 
 #[test]
@@ -438,7 +434,7 @@ fn assert_fail_soft(env: &TestEnv, what: &str) {
         "{what}: written to the v1 branch"
     );
     assert_eq!(
-        checkpoint_refs(env),
+        env.checkpoint_refs(),
         Vec::<String>::new(),
         "{what}: no refs"
     );
@@ -922,7 +918,7 @@ fn rollout_default_writes_hex_to_the_branch_only() {
         env.blob_text(Store::Branch, &id, "0/content_hash.txt"),
         format!("sha256:{}", sha256_hex(TRANSCRIPT))
     );
-    assert_eq!(checkpoint_refs(&env), Vec::<String>::new(), "no refs");
+    assert_eq!(env.checkpoint_refs(), Vec::<String>::new(), "no refs");
     assert!(!fs_default_dir(&env).exists());
     let v = show(&env, &id);
     assert_eq!(v["store"], json!("git-branch"));
@@ -970,7 +966,7 @@ fn rollout_parallel_writes_refs_and_the_branch() {
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     assert!(is_ulid(&id), "parallel mints a ULID: {id}");
     let r = checkpoint_ref(&id);
-    assert_eq!(checkpoint_refs(&env), vec![r.clone()]);
+    assert_eq!(env.checkpoint_refs(), vec![r.clone()]);
     assert_eq!(r, format!("{REFS_PREFIX}{}/{id}", &id[24..]));
     assert_eq!(
         env.parents(&env.tip(Store::Refs, &id)),
@@ -1039,7 +1035,7 @@ fn rollout_refs_only_writes_refs_only() {
     settings(&env, REFS_ONLY);
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     assert!(is_ulid(&id), "refs-only mints a ULID: {id}");
-    assert_eq!(checkpoint_refs(&env), vec![checkpoint_ref(&id)]);
+    assert_eq!(env.checkpoint_refs(), vec![checkpoint_ref(&id)]);
     assert_eq!(env.rev(V1_BRANCH), None, "no v1 branch");
     assert!(!fs_default_dir(&env).exists());
     assert_eq!(show(&env, &id)["store"], json!("git-refs"));
@@ -1125,7 +1121,7 @@ fn rollout_custom_branch_primary_with_fs_mirror() {
     );
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     assert!(is_hex12(&id), "git-branch primary mints hex: {id}");
-    assert_eq!(checkpoint_refs(&env), Vec::<String>::new());
+    assert_eq!(env.checkpoint_refs(), Vec::<String>::new());
     let cp = out_dir.join(&id);
     assert_eq!(std::fs::read(cp.join("0/full.jsonl")).unwrap(), TRANSCRIPT);
     assert_eq!(
@@ -1337,7 +1333,7 @@ fn backfill_of_a_hex_served_by_the_branch_skips_the_mirrors() {
         json!("on v1")
     );
     assert_eq!(
-        checkpoint_refs(&env),
+        env.checkpoint_refs(),
         Vec::<String>::new(),
         "no ref created"
     );

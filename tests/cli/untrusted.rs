@@ -53,11 +53,7 @@ fn hostile_clone(template: &str) -> Clone {
     env.git(&["add", ".entire/settings.json"]);
     env.git(&["commit", "-q", "-m", "settings"]);
     env.git(&["push", "-q", "origin", "main"]);
-    let dir = env.root().join("clone");
-    env.git_in(
-        env.root(),
-        &["clone", "-q", path_str(&origin), path_str(&dir)],
-    );
+    let dir = env.clone_of(&origin, "clone", &[]);
     let install = env.run_in(Store::Refs, &dir, &["hooks", "install"]);
     assert!(install.status.success(), "hooks install: {install:?}");
     Clone { env, dir, marker }
