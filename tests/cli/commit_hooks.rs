@@ -5,7 +5,6 @@
 //! "Commits"; docs/format.md, "Trailers"; docs/hooks.md).
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
@@ -19,8 +18,6 @@ pub(crate) const LINE_1: &str = "{\"type\":\"user\",\"message\":\"add a greeting
 const LINE_2: &str = "{\"type\":\"assistant\",\"message\":\"added hello.txt\"}";
 const LINE_3: &str = "{\"type\":\"user\",\"message\":\"now a farewell\"}";
 const LINE_4: &str = "{\"type\":\"assistant\",\"message\":\"added bye.txt\"}";
-
-static INPUTS: AtomicUsize = AtomicUsize::new(0);
 
 pub(crate) fn install_hooks(env: &TestEnv) {
     env.ok_default(&["hooks", "install"]);
@@ -37,8 +34,7 @@ pub(crate) fn record(
     let mut args: Vec<String> = vec!["session".into(), "record".into(), "--session".into()];
     args.push(sid.into());
     if let Some(t) = transcript {
-        let n = INPUTS.fetch_add(1, Ordering::Relaxed);
-        let file = env.input_file(&format!("commit-hooks-transcript-{n}.jsonl"), t);
+        let file = env.input(t);
         args.push("--transcript".into());
         args.push(path_str(&file).into());
     }

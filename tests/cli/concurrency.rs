@@ -8,12 +8,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Output;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::crash::assert_queues_well_formed;
 use crate::env::{
-    assert_code, assert_fsck_clean, branch_dir, checkpoint_ref, path_str, refs_in, Store, TestEnv,
-    REFS_PREFIX, V1_BRANCH,
+    assert_code, assert_fsck_clean, assert_jsonl, branch_dir, checkpoint_ref, path_str, refs_in,
+    Store, TestEnv, REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::HEX_ID;
 use crate::push::{
@@ -107,15 +107,6 @@ fn transcript_of(env: &TestEnv, store: Store, id: &str, session: &str) -> Vec<u8
         .position(|s| s == session)
         .unwrap_or_else(|| panic!("session {session} has no slot in {id}"));
     env.blob(store, id, &format!("{slot}/full.jsonl"))
-}
-
-/// Every line of a JSONL blob parses as one JSON value.
-fn assert_jsonl(bytes: &[u8], what: &str) {
-    let text = std::str::from_utf8(bytes).unwrap_or_else(|e| panic!("{what}: not UTF-8: {e}"));
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        serde_json::from_str::<Value>(line)
-            .unwrap_or_else(|e| panic!("{what}: corrupt JSONL line {line:?}: {e}"));
-    }
 }
 
 /// The IDs of the checkpoints a store holds, read with plain git.

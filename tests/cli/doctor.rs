@@ -9,8 +9,8 @@ use serde_json::Value;
 
 use crate::commit_hooks::{checkpoint_state, install_hooks};
 use crate::env::{
-    assert_code, checkpoint_ref, hooks_dir, path_str, sha256_hex, write_settings, Store, TestEnv,
-    REFS_PREFIX, V1_BRANCH,
+    assert_code, checkpoint_ref, hooks_dir, path_str, sha256_hex, write_settings,
+    write_strategy_options, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::{
     blob, checkpoint_node, commit_tree, hand_made, hand_made_ref, root_metadata_json,
@@ -815,11 +815,10 @@ fn many_checkpoint_refs_on_the_code_remote_are_a_warning_until_a_checkpoint_remo
     assert!(found(&doc, "remote-ref-count").is_empty(), "{doc}");
 
     // The count recorded by the pushes (2) is above a threshold of 1: a warning, offline.
-    let settings = |v: serde_json::Value| {
-        let doc = serde_json::json!({ "strategy_options": v });
-        env.write_file(".entire/settings.json", doc.to_string().as_bytes());
-    };
-    settings(serde_json::json!({"checkpoint_ref_warn_threshold": 1}));
+    write_strategy_options(
+        &env,
+        serde_json::json!({"checkpoint_ref_warn_threshold": 1}),
+    );
     let doc = json(&env, Store::Refs, true, 1);
     assert_eq!(
         found(&doc, "remote-ref-count"),
@@ -839,17 +838,23 @@ fn many_checkpoint_refs_on_the_code_remote_are_a_warning_until_a_checkpoint_remo
 
     // A dedicated checkpoint remote carries no code: nothing to warn about.
     let cp = env.new_bare("cp");
-    settings(serde_json::json!({
-        "checkpoint_ref_warn_threshold": 1,
-        "checkpoint_remote": {"url": path_str(&cp)}
-    }));
+    write_strategy_options(
+        &env,
+        serde_json::json!({
+            "checkpoint_ref_warn_threshold": 1,
+            "checkpoint_remote": {"url": path_str(&cp)}
+        }),
+    );
     let doc = json(&env, Store::Refs, false, 0);
     assert!(found(&doc, "remote-ref-count").is_empty(), "{doc}");
 
     // An invalid checkpoint remote is an error finding, and the secret is never shown.
-    settings(serde_json::json!({
-        "checkpoint_remote": {"url": "https://user:hunter2@example.invalid/cp.git"}
-    }));
+    write_strategy_options(
+        &env,
+        serde_json::json!({
+            "checkpoint_remote": {"url": "https://user:hunter2@example.invalid/cp.git"}
+        }),
+    );
     let out = run(&env, Store::Refs, &["--json"]);
     assert_code(&out, 1, "doctor --json");
     let doc = crate::env::parse_json(&out.stdout);

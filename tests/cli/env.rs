@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 use tempfile::TempDir;
@@ -97,6 +98,18 @@ pub fn checkpoint_ref(id: &str) -> String {
 pub fn branch_dir(id: &str) -> String {
     format!("{}/{}", &id[..2], &id[2..])
 }
+
+/// The path prefix of checkpoint `id` inside its store's commit tree, as the root summary's
+/// `sessions[]` paths start: `""` for git-refs, `/<id[..2]>/<id[2..]>` for the branch.
+pub fn tree_prefix(store: Store, id: &str) -> String {
+    match store {
+        Store::Refs => String::new(),
+        Store::Branch => format!("/{}", branch_dir(id)),
+    }
+}
+
+/// Numbers the files [`TestEnv::input`] writes.
+static INPUTS: AtomicUsize = AtomicUsize::new(0);
 
 pub struct TestEnv {
     root: TempDir,
@@ -424,6 +437,12 @@ impl TestEnv {
         path
     }
 
+    /// Writes `bytes` to a new file of `<tmp>/inputs/` (outside the work tree); returns the path.
+    pub fn input(&self, bytes: &[u8]) -> PathBuf {
+        let n = INPUTS.fetch_add(1, Ordering::Relaxed);
+        self.input_file(&format!("input-{n}"), bytes)
+    }
+
     /// Writes a file in the work tree.
     pub fn write_file(&self, rel: &str, bytes: &[u8]) -> PathBuf {
         let path = self.repo.join(rel);
@@ -713,6 +732,28 @@ pub fn parse_json(bytes: &[u8]) -> Value {
     })
 }
 
+/// The `checkpoint_id`s of `list --json` entries, in order.
+pub fn checkpoint_ids(entries: &[Value]) -> Vec<String> {
+    entries
+        .iter()
+        .map(|e| {
+            e["checkpoint_id"]
+                .as_str()
+                .expect("checkpoint_id")
+                .to_string()
+        })
+        .collect()
+}
+
+/// Asserts `bytes` are UTF-8 and every non-empty line of them is one JSON document.
+pub fn assert_jsonl(bytes: &[u8], what: &str) {
+    let text = std::str::from_utf8(bytes).unwrap_or_else(|e| panic!("{what}: not UTF-8: {e}"));
+    for line in text.split('\n').filter(|l| !l.is_empty()) {
+        serde_json::from_str::<Value>(line)
+            .unwrap_or_else(|e| panic!("{what}: corrupt JSONL line {line:?}: {e}"));
+    }
+}
+
 /// The keys of a JSON object, in document order.
 pub fn keys(v: &Value) -> Vec<String> {
     v.as_object()
@@ -893,12 +934,22 @@ impl Drop for StalledServer {
     }
 }
 
+/// Writes `text` as `.entire/<file>` of the test repository.
+pub fn write_settings_text(env: &TestEnv, file: &str, text: &str) {
+    env.write_file(&format!(".entire/{file}"), text.as_bytes());
+}
+
+/// Writes `{"strategy_options": options}` (compact JSON) as `.entire/settings.json`.
+pub fn write_strategy_options(env: &TestEnv, options: Value) {
+    let doc = serde_json::json!({ "strategy_options": options });
+    write_settings_text(env, "settings.json", &doc.to_string());
+}
+
 /// Writes `value` (pretty JSON) as `.entire/<file>` of the test repository.
 pub fn write_settings(env: &TestEnv, file: &str, value: &Value) {
-    env.write_file(
-        &format!(".entire/{file}"),
-        serde_json::to_string_pretty(value)
-            .expect("settings JSON")
-            .as_bytes(),
+    write_settings_text(
+        env,
+        file,
+        &serde_json::to_string_pretty(value).expect("settings JSON"),
     );
 }

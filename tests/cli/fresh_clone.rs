@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::env::{assert_code, fetch_bin, parse_json, TestEnv, V1_BRANCH};
+use crate::env::{assert_code, checkpoint_ids, fetch_bin, parse_json, TestEnv, V1_BRANCH};
 use crate::fixtures::{write_args, HEX_ID, HEX_ID_2, ULID_ID};
 
 /// A writer repository with a bare `origin` holding `main`.
@@ -49,11 +49,7 @@ fn listed(env: &TestEnv, dir: &Path, args: &[&str]) -> Vec<String> {
     let mut all = vec!["list", "--json"];
     all.extend_from_slice(args);
     let v = parse_json(env.ok_primary_in(None, dir, &all).as_bytes());
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["checkpoint_id"].as_str().unwrap().to_owned())
-        .collect()
+    checkpoint_ids(v.as_array().unwrap())
 }
 
 fn entire_fetch(env: &TestEnv, dir: &Path, args: &[&str]) -> Value {

@@ -11,8 +11,8 @@ use crate::env::{
     stdout, Store, TestEnv, EMPTY_TREE, V1_BRANCH,
 };
 use crate::fixtures::{
-    blob, checkpoint_node, commit_tree, root_metadata_json, session_message, tree, write_node,
-    write_std, Node, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID,
+    blob, checkpoint_node, commit_tree, root_metadata_json, session_message, strip_v1_prefix, tree,
+    write_node, write_std, Node, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID,
 };
 
 const V1_TRACKING: &str = "refs/remotes/origin/entire/checkpoints/v1";
@@ -73,19 +73,10 @@ fn without_root_metadata(lines: Vec<String>) -> Vec<String> {
 /// The v1 root summary of `id` normalised the way migration must: `checkpoint_version` removed,
 /// `/<id[:2]>/<id[2:]>` stripped from every string of every `sessions[]` entry.
 fn normalised(mut root: Value, id: &str) -> Value {
-    let prefix = format!("/{}/", branch_dir(id));
-    let obj = root.as_object_mut().expect("root summary is an object");
-    obj.remove("checkpoint_version");
-    if let Some(sessions) = obj.get_mut("sessions").and_then(Value::as_array_mut) {
-        for entry in sessions {
-            for (_, v) in entry.as_object_mut().expect("session entry").iter_mut() {
-                if let Some(rest) = v.as_str().and_then(|s| s.strip_prefix(&prefix)) {
-                    *v = Value::String(format!("/{rest}"));
-                }
-            }
-        }
-    }
-    root
+    root.as_object_mut()
+        .expect("root summary is an object")
+        .remove("checkpoint_version");
+    strip_v1_prefix(root, id)
 }
 
 /// Asserts that the ref of `id` is the migration of the v1 subtree `v1_spec` (a rev spec of the

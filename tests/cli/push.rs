@@ -13,7 +13,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
@@ -182,8 +181,6 @@ pub(crate) fn all_queued_refs(env: &TestEnv) -> Vec<String> {
     refs
 }
 
-static INPUTS: AtomicUsize = AtomicUsize::new(0);
-
 /// `write --session <session> [--id <id>] --transcript <file> --files-touched <files>...` in
 /// `dir` under `store`; returns the checkpoint ID it printed.
 fn write_full(
@@ -195,8 +192,7 @@ fn write_full(
     transcript: &[u8],
     files: &[&str],
 ) -> String {
-    let n = INPUTS.fetch_add(1, Ordering::Relaxed);
-    let file = env.input_file(&format!("push-transcript-{n}.jsonl"), transcript);
+    let file = env.input(transcript);
     let mut args = vec![
         "write",
         "--session",

@@ -7,13 +7,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, assert_success, checkpoint_ref, json_in, output_text, parse_json, path_str,
-    refs_in, rev_in, stderr, text, Store, TestEnv, EMPTY_TREE, REFS_PREFIX,
+    assert_code, assert_success, checkpoint_ids, checkpoint_ref, json_in, output_text, parse_json,
+    path_str, refs_in, rev_in, stderr, text, Store, TestEnv, EMPTY_TREE, REFS_PREFIX,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -71,16 +70,9 @@ pub(crate) fn publish(w: &World, id: &str, session: &str, transcript: &[u8]) -> 
     tip
 }
 
-static INPUTS: AtomicUsize = AtomicUsize::new(0);
-
-fn input(env: &TestEnv, bytes: &[u8]) -> PathBuf {
-    let n = INPUTS.fetch_add(1, Ordering::Relaxed);
-    env.input_file(&format!("remote-fetch-input-{n}"), bytes)
-}
-
 /// `write --session <s> --id <id> --transcript <t>` in `dir` under git-refs.
 fn write_in(env: &TestEnv, dir: &Path, id: &str, session: &str, transcript: &[u8]) -> Output {
-    let file = input(env, transcript);
+    let file = env.input(transcript);
     env.run_in(
         Store::Refs,
         dir,
@@ -103,7 +95,7 @@ fn write_in(env: &TestEnv, dir: &Path, id: &str, session: &str, transcript: &[u8
 /// `backfill summary <id> --summary <file>` in `dir`.
 fn backfill_summary_in(env: &TestEnv, dir: &Path, id: &str, intent: &str) -> Output {
     let doc = json!({"intent": intent, "outcome": "done"});
-    let file = input(env, doc.to_string().as_bytes());
+    let file = env.input(doc.to_string().as_bytes());
     env.run_in(
         Store::Refs,
         dir,
@@ -182,7 +174,7 @@ fn entry<'a>(entries: &'a [Value], id: &str) -> &'a Value {
 }
 
 fn listed_ids(entries: &[Value]) -> BTreeSet<String> {
-    crate::list::ids(entries).into_iter().collect()
+    checkpoint_ids(entries).into_iter().collect()
 }
 
 /// Points `origin` of `dir` at a path that does not exist.
@@ -442,7 +434,7 @@ fn write_never_fetches() {
 
 /// The four commands that fetch on demand, for a checkpoint `id`.
 fn on_demand_commands(env: &TestEnv, id: &str) -> Vec<Vec<String>> {
-    let summary = input(env, br#"{"intent":"x","outcome":"y"}"#);
+    let summary = env.input(br#"{"intent":"x","outcome":"y"}"#);
     vec![
         vec!["show".into(), id.into(), "--json".into()],
         vec!["cat".into(), id.into(), "metadata.json".into()],
