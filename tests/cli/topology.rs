@@ -436,19 +436,40 @@ fn unusable_settings_files_fall_back_to_the_default() {
     }
 }
 
+/// A settings file of mode 000: unreadable, so the default, for a user; root reads through
+/// permissions (as CI runs), and for root the file is read like any other.
 #[test]
-fn unreadable_settings_file_falls_back_to_the_default() {
+fn settings_file_of_mode_000_falls_back_to_the_default_unless_it_can_be_read() {
     use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
     let path = env.write_file(".entire/settings.json", REFS_ONLY.as_bytes());
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
-    if std::fs::read(&path).is_ok() {
-        // Running as root: permissions do not stop reads, so there is nothing to test.
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        return;
+    if std::fs::read(&path).is_err() {
+        assert_fail_soft(&env, "settings file of mode 000");
+    } else {
+        assert_config(
+            &config(&env),
+            &expected_config("git-refs", &[], "settings", "refs-only"),
+            "settings file of mode 000, read by root",
+        );
     }
-    assert_fail_soft(&env, "unreadable settings file");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+}
+
+/// A settings path that exists but that no one, root included, can open for reading: a Unix
+/// socket (`open` fails with `ENXIO`).
+#[test]
+fn unreadable_settings_file_falls_back_to_the_default() {
+    let env = TestEnv::new();
+    let path = env.repo().join(".entire/settings.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let _socket = std::os::unix::net::UnixListener::bind(&path)
+        .unwrap_or_else(|e| panic!("bind a socket at {}: {e}", path.display()));
+    assert!(
+        std::fs::read(&path).is_err(),
+        "a socket cannot be read as a file"
+    );
+    assert_fail_soft(&env, "unreadable settings file (a socket)");
 }
 
 #[test]
