@@ -56,7 +56,7 @@ fn has_object(env: &TestEnv, dir: &Path, oid: &str) -> bool {
 }
 
 /// `git fsck` of the clone (the user's repository) is clean.
-fn assert_fsck_clean(w: &World, when: &str) {
+fn assert_clone_connectivity(w: &World, when: &str) {
     let out = w
         .env
         .git_command_in(&w.clone, &["fsck", "--no-progress", "--connectivity-only"])
@@ -115,7 +115,7 @@ fn filtered_fetch_reads_metadata_offline_and_fetches_the_transcript_on_read() {
         has_object(&w.env, &cache, &meta),
         "documents come with the fetch"
     );
-    assert_fsck_clean(&w, "after the filtered fetch");
+    assert_clone_connectivity(&w, "after the filtered fetch");
     let cache_fsck = w
         .env
         .git_command_in(&cache, &["fsck", "--no-progress"])
@@ -171,7 +171,7 @@ fn filtered_fetch_reads_metadata_offline_and_fetches_the_transcript_on_read() {
         .run_in(Store::Refs, &w.clone, &["show", ID, "--transcript"]);
     assert_success(&shown, &["show", "--transcript"]);
     assert!(shown.stdout == transcript());
-    assert_fsck_clean(&w, "after the lazy transcript fetch");
+    assert_clone_connectivity(&w, "after the lazy transcript fetch");
 
     // A later full fetch brings the whole checkpoint into the repository.
     let full = w.env.fetch_in(&w.clone, &["origin", ID, "--json"]);
@@ -179,7 +179,7 @@ fn filtered_fetch_reads_metadata_offline_and_fetches_the_transcript_on_read() {
     assert_eq!(statuses(&full).get(ID).map(String::as_str), Some("fetched"));
     assert_eq!(rev_in(&w.env, &w.clone, &checkpoint_ref(ID)), Some(tip));
     assert!(has_object(&w.env, &w.clone, &blob));
-    assert_fsck_clean(&w, "after the full fetch");
+    assert_clone_connectivity(&w, "after the full fetch");
 }
 
 /// Turns on `strategy_options.filtered_fetches` in the clone and runs `show <ID> --json` there
@@ -228,7 +228,7 @@ fn filtered_fetches_setting_makes_reads_fetch_partially() {
     assert_code(&out, 3, "filtered fetch of an absent checkpoint");
     assert_eq!(w.env.checkpoint_tips_in(&cache), before);
     assert!(w.env.checkpoint_tips_in(&w.clone).is_empty());
-    assert_fsck_clean(&w, "after on-demand partial reads");
+    assert_clone_connectivity(&w, "after on-demand partial reads");
 }
 
 #[test]
@@ -246,7 +246,7 @@ fn a_server_without_filter_support_gets_a_message_and_whole_checkpoints() {
     assert_eq!(rev_in(&w.env, &w.clone, &checkpoint_ref(ID)), Some(tip));
     assert!(has_object(&w.env, &w.clone, &blob));
     assert!(w.env.checkpoint_tips_in(&cache_dir(&w)).is_empty());
-    assert_fsck_clean(&w, "after the fallback");
+    assert_clone_connectivity(&w, "after the fallback");
     let cat = w.env.run_in(
         Store::Refs,
         &w.clone,
@@ -267,7 +267,7 @@ fn a_read_with_filtered_fetches_from_a_server_without_filters_warns_and_fetches_
     );
     assert_eq!(rev_in(&w.env, &w.clone, &checkpoint_ref(ID)), Some(tip));
     assert!(has_object(&w.env, &w.clone, &blob));
-    assert_fsck_clean(&w, "after the fallback of a read");
+    assert_clone_connectivity(&w, "after the fallback of a read");
 }
 
 #[test]
@@ -352,7 +352,7 @@ fn a_backfill_of_a_cached_checkpoint_brings_it_whole_into_the_repository() {
         has_object(&w.env, &w.clone, &blob),
         "the transcript came whole"
     );
-    assert_fsck_clean(&w, "after a backfill of a cached checkpoint");
+    assert_clone_connectivity(&w, "after a backfill of a cached checkpoint");
 }
 
 #[test]
@@ -383,5 +383,5 @@ fn fetch_all_with_a_filter_updates_local_checkpoints_whole_and_caches_the_rest()
         .env
         .checkpoint_tips_in(&w.clone)
         .contains_key(&checkpoint_ref(other)));
-    assert_fsck_clean(&w, "after fetch --all --filter");
+    assert_clone_connectivity(&w, "after fetch --all --filter");
 }

@@ -936,7 +936,7 @@ const ULID_ID_2: &str = "01KVBJCWYB7Q2M3N4P5R6S8T9V";
 const REFUSING_URL: &str = "https://127.0.0.1:1/x.git";
 
 /// Directories left under the common dir's `entire/tmp` (where side repositories live).
-fn leftover_side_repos(env: &TestEnv, dir: &Path) -> Vec<PathBuf> {
+fn leftover_tmp_dirs(env: &TestEnv, dir: &Path) -> Vec<PathBuf> {
     let tmp = env.common_dir_in(dir).join("entire").join("tmp");
     std::fs::read_dir(tmp)
         .map(|entries| {
@@ -1011,7 +1011,7 @@ fn an_on_demand_fetch_changes_nothing_but_the_one_ref() {
         "the clone's FETCH_HEAD is not written"
     );
     assert_eq!(
-        leftover_side_repos(&w.env, &w.clone),
+        leftover_tmp_dirs(&w.env, &w.clone),
         Vec::<PathBuf>::new(),
         "the temporary side repository is removed"
     );
