@@ -4,13 +4,12 @@
 //! one gets one warning per clone.
 
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
 
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_success, checkpoint_ref, fetch_bin, parse_json, path_str, path_with_bins, prepush_bin,
-    refs_in, Store, TestEnv, REFS_PREFIX,
+    assert_success, checkpoint_ref, output_text, parse_json, path_str, prepush_bin, stderr, Store,
+    TestEnv,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2};
 
@@ -24,20 +23,11 @@ struct World {
     checkpoints: PathBuf,
 }
 
-fn new_bare(env: &TestEnv, name: &str) -> PathBuf {
-    let path = env.root().join(format!("{name}.git"));
-    env.git_in(
-        env.root(),
-        &["init", "-q", "--bare", "-b", "main", path_str(&path)],
-    );
-    path
-}
-
 fn world() -> World {
     let env = TestEnv::new();
     let origin = env.bare_remote("origin");
     env.git(&["push", "-q", "origin", "main"]);
-    let checkpoints = new_bare(&env, "checkpoints");
+    let checkpoints = env.new_bare("checkpoints");
     World {
         env,
         origin,
@@ -56,50 +46,10 @@ fn url_form(path: &Path) -> Value {
     json!({ "url": path_str(path) })
 }
 
-fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    env.run_in(Store::Refs, dir, args)
-}
-
 /// Makes git send `url` to the local bare repository `to` (`url.<to>.insteadOf`), so a forge URL
 /// can be tested offline.
 fn route(env: &TestEnv, url: &str, to: &Path) {
     env.git(&["config", &format!("url.{}.insteadOf", path_str(to)), url]);
-}
-
-fn ok_in(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
-    let out = run_in(env, dir, args);
-    assert_success(&out, args);
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn all_output(out: &Output) -> String {
-    format!("{}{}", String::from_utf8_lossy(&out.stdout), stderr(out))
-}
-
-/// A real `git <args>` in `dir` with our binaries on PATH (installed hooks run) and the
-/// git-refs primary.
-fn git_with_hooks(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    env.git_command_in(dir, args)
-        .env("PATH", path_with_bins())
-        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .expect("run git")
-}
-
-fn checkpoint_refs(env: &TestEnv, dir: &Path) -> Vec<String> {
-    refs_in(env, dir, REFS_PREFIX).into_keys().collect()
-}
-
-fn queued(env: &TestEnv, dir: &Path) -> u64 {
-    parse_json(&run_in(env, dir, &["status", "--json"]).stdout)["queued"]
-        .as_u64()
-        .expect("queued count")
 }
 
 /// Commits something new on `main` so a `git push` has work (and runs the pre-push hook).
@@ -118,17 +68,21 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
 
     // The user's push: the hook delivers checkpoints to the checkpoint remote only.
     new_commit(env, "work");
-    let out = git_with_hooks(env, env.repo(), &["push", "-q", "origin", "main"]);
+    let out = env.git_hooked(
+        Some(Store::Refs),
+        env.repo(),
+        &["push", "-q", "origin", "main"],
+    );
     assert_success(&out, &["push", "origin", "main"]);
     assert!(
         !stderr(&out).contains("public"),
         "no public-remote warning with a checkpoint remote: {}",
         stderr(&out)
     );
-    let local = refs_in(env, env.repo(), REFS_PREFIX);
-    assert_eq!(refs_in(env, &w.checkpoints, REFS_PREFIX), local);
+    let local = env.checkpoint_tips_in(env.repo());
+    assert_eq!(env.checkpoint_tips_in(&w.checkpoints), local);
     assert_eq!(local.len(), 2);
-    assert_eq!(checkpoint_refs(env, &w.origin), Vec::<String>::new());
+    assert_eq!(env.checkpoint_refs_in(&w.origin), Vec::<String>::new());
     assert_eq!(
         env.git_in(&w.origin, &["rev-parse", "main"]),
         env.git(&["rev-parse", "main"]),
@@ -136,20 +90,27 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
     );
 
     // Explicitly naming the code remote still delivers to the checkpoint remote.
-    let out = run_in(env, env.repo(), &["push", "origin", "--all"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["push", "origin", "--all"]);
     assert_success(&out, &["push", "origin", "--all"]);
-    assert_eq!(checkpoint_refs(env, &w.origin), Vec::<String>::new());
-    assert_eq!(queued(env, env.repo()), 0, "the code remote keeps no queue");
+    assert_eq!(env.checkpoint_refs_in(&w.origin), Vec::<String>::new());
+    assert_eq!(
+        env.queued_in(Some(Store::Refs), env.repo()),
+        0,
+        "the code remote keeps no queue"
+    );
 
     // config and status name it.
-    let v = parse_json(&run_in(env, env.repo(), &["config", "--json"]).stdout);
+    let v = parse_json(
+        &env.run_in(Store::Refs, env.repo(), &["config", "--json"])
+            .stdout,
+    );
     assert_eq!(
         v["checkpoint_remote"],
         json!({"url": path_str(&w.checkpoints), "source": "settings"})
     );
     assert_eq!(v["checkpoint_delivery"], json!(path_str(&w.checkpoints)));
     assert!(v["primary"].is_string(), "older fields stay: {v}");
-    let human = ok_in(env, env.repo(), &["status"]);
+    let human = env.ok_in(Store::Refs, env.repo(), &["status"]);
     assert!(
         human.contains(&format!(
             "remote   {} (dedicated checkpoint remote, from settings)",
@@ -159,23 +120,25 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
     );
 
     // A second clone of the code remote reads everything from the checkpoint remote.
-    let clone = env.root().join("clone");
-    env.git_in(
-        env.root(),
-        &["clone", "-q", path_str(&w.origin), path_str(&clone)],
-    );
+    let clone = env.clone_of(&w.origin, "clone", &[]);
     set_checkpoint_remote(&clone, "settings.local.json", url_form(&w.checkpoints));
-    assert!(checkpoint_refs(env, &clone).is_empty());
+    assert!(env.checkpoint_refs_in(&clone).is_empty());
 
-    let shown = parse_json(&run_in(env, &clone, &["show", HEX_ID, "--json"]).stdout);
+    let shown = parse_json(
+        &env.run_in(Store::Refs, &clone, &["show", HEX_ID, "--json"])
+            .stdout,
+    );
     assert_eq!(shown["checkpoint_id"], json!(HEX_ID));
     assert_eq!(
-        checkpoint_refs(env, &clone),
+        env.checkpoint_refs_in(&clone),
         vec![checkpoint_ref(HEX_ID)],
         "show fetched exactly its checkpoint"
     );
 
-    let listed = parse_json(&run_in(env, &clone, &["list", "--remote", "--json"]).stdout);
+    let listed = parse_json(
+        &env.run_in(Store::Refs, &clone, &["list", "--remote", "--json"])
+            .stdout,
+    );
     let remote_only: Vec<&str> = listed
         .as_array()
         .unwrap()
@@ -185,46 +148,49 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
         .collect();
     assert_eq!(remote_only, vec![HEX_ID_2]);
 
-    let out = env
-        .bin_cmd(&fetch_bin())
-        .current_dir(&clone)
-        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
-        .args(["--all", "--json"])
-        .output()
-        .unwrap();
+    let out = env.fetch_in(&clone, &["--all", "--json"]);
     assert_success(&out, &["entire-fetch", "--all"]);
-    assert_eq!(refs_in(env, &clone, REFS_PREFIX), local);
-    assert_eq!(checkpoint_refs(env, &w.origin), Vec::<String>::new());
+    assert_eq!(env.checkpoint_tips_in(&clone), local);
+    assert_eq!(env.checkpoint_refs_in(&w.origin), Vec::<String>::new());
 
     // gc confirms against the checkpoint remote, and reads bring pruned checkpoints back from it.
-    let gc = parse_json(&run_in(env, &clone, &["gc", "--keep-days", "0", "--json"]).stdout);
+    let gc = parse_json(
+        &env.run_in(Store::Refs, &clone, &["gc", "--keep-days", "0", "--json"])
+            .stdout,
+    );
     assert_eq!(gc["remote"], json!(path_str(&w.checkpoints)));
     assert_eq!(gc["deleted"].as_array().map(Vec::len), Some(2), "{gc}");
-    assert!(checkpoint_refs(env, &clone).is_empty());
-    let out = run_in(env, &clone, &["show", HEX_ID_2, "--json"]);
+    assert!(env.checkpoint_refs_in(&clone).is_empty());
+    let out = env.run_in(Store::Refs, &clone, &["show", HEX_ID_2, "--json"]);
     assert_success(&out, &["show", HEX_ID_2]);
-    assert_eq!(checkpoint_refs(env, &clone), vec![checkpoint_ref(HEX_ID_2)]);
+    assert_eq!(
+        env.checkpoint_refs_in(&clone),
+        vec![checkpoint_ref(HEX_ID_2)]
+    );
 }
 
 /// Writes checkpoint `HEX_ID`, runs `push`, and checks it landed on `dest` (and only it).
 fn write_and_push_to(env: &TestEnv, dest: &Path) {
     write_std(env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
-    let out = run_in(env, env.repo(), &["push"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
     assert_success(&out, &["push"]);
-    assert_eq!(checkpoint_refs(env, dest), vec![checkpoint_ref(HEX_ID)]);
+    assert_eq!(env.checkpoint_refs_in(dest), vec![checkpoint_ref(HEX_ID)]);
 }
 
 #[test]
 fn the_per_clone_file_overrides_the_committed_one() {
     let w = world();
     let env = &w.env;
-    let other = new_bare(env, "other");
+    let other = env.new_bare("other");
     set_checkpoint_remote(env.repo(), "settings.json", url_form(&other));
     set_checkpoint_remote(env.repo(), "settings.local.json", url_form(&w.checkpoints));
     write_and_push_to(env, &w.checkpoints);
-    assert!(checkpoint_refs(env, &other).is_empty());
-    assert!(checkpoint_refs(env, &w.origin).is_empty());
-    let v = parse_json(&run_in(env, env.repo(), &["config", "--json"]).stdout);
+    assert!(env.checkpoint_refs_in(&other).is_empty());
+    assert!(env.checkpoint_refs_in(&w.origin).is_empty());
+    let v = parse_json(
+        &env.run_in(Store::Refs, env.repo(), &["config", "--json"])
+            .stdout,
+    );
     assert_eq!(v["checkpoint_remote"]["source"], json!("settings.local"));
 }
 
@@ -244,7 +210,10 @@ fn the_forge_form_follows_the_code_remotes_scheme_and_host() {
         json!({"provider": "github", "repo": "acme/checkpoints"}),
     );
     let derived = "git@github.com:acme/checkpoints.git";
-    let v = parse_json(&run_in(env, env.repo(), &["config", "--json"]).stdout);
+    let v = parse_json(
+        &env.run_in(Store::Refs, env.repo(), &["config", "--json"])
+            .stdout,
+    );
     assert_eq!(
         v["checkpoint_remote"],
         json!({"url": derived, "source": "settings", "provider": "github", "repo": "acme/checkpoints"})
@@ -260,12 +229,12 @@ fn the_forge_form_follows_the_code_remotes_scheme_and_host() {
         "origin",
         &format!("https://user:{SECRET}@git.example.com:8443/acme/code"),
     ]);
-    let out = run_in(env, env.repo(), &["config", "--json"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["config", "--json"]);
     assert_eq!(
         parse_json(&out.stdout)["checkpoint_remote"]["url"],
         json!("https://git.example.com:8443/acme/checkpoints.git")
     );
-    assert!(!all_output(&out).contains(SECRET));
+    assert!(!output_text(&out).contains(SECRET));
 }
 
 /// Every invalid value: `config`, `status` and `push` fail naming the problem and change
@@ -311,18 +280,18 @@ fn bad_checkpoint_remote_values_are_refused_and_nothing_moves() {
             &["push"],
             &["show", HEX_ID_2],
         ] {
-            let out = run_in(env, env.repo(), args);
+            let out = env.run_in(Store::Refs, env.repo(), args);
             assert_eq!(
                 out.status.code(),
                 Some(1),
                 "{value} {args:?}: {}",
-                all_output(&out)
+                output_text(&out)
             );
             let err = stderr(&out);
             assert!(err.contains(want), "{value} {args:?}: {err}");
             assert!(err.contains(".entire/settings.json"), "{err}");
             assert!(
-                !all_output(&out).contains(SECRET),
+                !output_text(&out).contains(SECRET),
                 "{args:?} printed the secret"
             );
         }
@@ -337,16 +306,20 @@ fn bad_checkpoint_remote_values_are_refused_and_nothing_moves() {
         let err = stderr(&out);
         assert_eq!(err.matches("entire: warning:").count(), 1, "{err}");
         assert!(err.contains(want) && err.contains("stay queued"), "{err}");
-        assert!(!all_output(&out).contains(SECRET));
+        assert!(!output_text(&out).contains(SECRET));
         assert_eq!(
             env.refs_snapshot(),
             before,
             "{value}: nothing changed locally"
         );
-        assert!(checkpoint_refs(env, &w.origin).is_empty(), "{value}");
+        assert!(env.checkpoint_refs_in(&w.origin).is_empty(), "{value}");
     }
     std::fs::remove_file(env.repo().join(".entire/settings.json")).unwrap();
-    assert_eq!(queued(env, env.repo()), 1, "the checkpoint stayed queued");
+    assert_eq!(
+        env.queued_in(Some(Store::Refs), env.repo()),
+        1,
+        "the checkpoint stayed queued"
+    );
 }
 
 #[test]
@@ -359,7 +332,11 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
     let missing = env.root().join("no-such-repo.git");
     set_checkpoint_remote(env.repo(), "settings.json", url_form(&missing));
     new_commit(env, "one");
-    let out = git_with_hooks(env, env.repo(), &["push", "-q", "origin", "main"]);
+    let out = env.git_hooked(
+        Some(Store::Refs),
+        env.repo(),
+        &["push", "-q", "origin", "main"],
+    );
     assert_success(&out, &["push", "origin", "main"]);
     let err = stderr(&out);
     assert!(
@@ -376,18 +353,22 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
         env.git_in(&w.origin, &["rev-parse", "main"]),
         env.git(&["rev-parse", "main"])
     );
-    assert!(checkpoint_refs(env, &w.origin).is_empty());
-    assert_eq!(queued(env, env.repo()), 1);
+    assert!(env.checkpoint_refs_in(&w.origin).is_empty());
+    assert_eq!(env.queued_in(Some(Store::Refs), env.repo()), 1);
 
     // A server that refuses every ref.
-    let refusing = new_bare(env, "refusing");
+    let refusing = env.new_bare("refusing");
     crate::env::write_executable(
         &refusing.join("hooks/pre-receive"),
         "#!/bin/sh\necho 'checkpoints not welcome' >&2\nexit 1\n",
     );
     set_checkpoint_remote(env.repo(), "settings.json", url_form(&refusing));
     new_commit(env, "two");
-    let out = git_with_hooks(env, env.repo(), &["push", "-q", "origin", "main"]);
+    let out = env.git_hooked(
+        Some(Store::Refs),
+        env.repo(),
+        &["push", "-q", "origin", "main"],
+    );
     assert_success(&out, &["push", "origin", "main"]);
     let err = stderr(&out);
     assert!(err.contains("it stays queued"), "{err}");
@@ -396,9 +377,9 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
         1,
         "one warning: {err}"
     );
-    assert!(checkpoint_refs(env, &refusing).is_empty());
-    assert!(checkpoint_refs(env, &w.origin).is_empty());
-    assert_eq!(queued(env, env.repo()), 1);
+    assert!(env.checkpoint_refs_in(&refusing).is_empty());
+    assert!(env.checkpoint_refs_in(&w.origin).is_empty());
+    assert_eq!(env.queued_in(Some(Store::Refs), env.repo()), 1);
     assert_eq!(
         env.git_in(&w.origin, &["rev-parse", "main"]),
         env.git(&["rev-parse", "main"])
@@ -406,13 +387,13 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
 
     // Once it is fixed, the next push delivers.
     set_checkpoint_remote(env.repo(), "settings.json", url_form(&w.checkpoints));
-    let out = run_in(env, env.repo(), &["push"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
     assert_success(&out, &["push"]);
     assert_eq!(
-        checkpoint_refs(env, &w.checkpoints),
+        env.checkpoint_refs_in(&w.checkpoints),
         vec![checkpoint_ref(HEX_ID)]
     );
-    assert_eq!(queued(env, env.repo()), 0);
+    assert_eq!(env.queued_in(Some(Store::Refs), env.repo()), 0);
 }
 
 #[test]
@@ -423,7 +404,7 @@ fn a_public_forge_code_remote_gets_one_warning_per_clone() {
     env.git(&["remote", "set-url", "origin", public]);
     route(env, public, &w.origin);
     write_std(env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
-    let out = run_in(env, env.repo(), &["push"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
     assert_success(&out, &["push"]);
     let err = stderr(&out);
     assert_eq!(err.matches("hosted on github.com").count(), 1, "{err}");
@@ -432,7 +413,7 @@ fn a_public_forge_code_remote_gets_one_warning_per_clone() {
         "{err}"
     );
     assert_eq!(
-        checkpoint_refs(env, &w.origin),
+        env.checkpoint_refs_in(&w.origin),
         vec![checkpoint_ref(HEX_ID)]
     );
     assert!(env
@@ -441,10 +422,10 @@ fn a_public_forge_code_remote_gets_one_warning_per_clone() {
         .exists());
 
     write_std(env, Store::Refs, HEX_ID_2, "s2", TRANSCRIPT_2);
-    let out = run_in(env, env.repo(), &["push"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
     assert_success(&out, &["push"]);
     assert!(!stderr(&out).contains("hosted on"), "{}", stderr(&out));
-    assert_eq!(checkpoint_refs(env, &w.origin).len(), 2);
+    assert_eq!(env.checkpoint_refs_in(&w.origin).len(), 2);
 }
 
 #[test]
@@ -452,14 +433,17 @@ fn a_self_hosted_code_remote_gets_no_public_warning() {
     let w = world();
     let env = &w.env;
     write_std(env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
-    let out = run_in(env, env.repo(), &["push"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
     assert_success(&out, &["push"]);
     assert!(!stderr(&out).contains("hosted on"), "{}", stderr(&out));
     assert!(!env
         .common_dir()
         .join("entire/public-remote-warned")
         .exists());
-    let v = parse_json(&run_in(env, env.repo(), &["status", "--json"]).stdout);
+    let v = parse_json(
+        &env.run_in(Store::Refs, env.repo(), &["status", "--json"])
+            .stdout,
+    );
     assert_eq!(v["checkpoint_remote"], Value::Null);
     assert_eq!(v["checkpoint_delivery"], json!("origin"));
 }

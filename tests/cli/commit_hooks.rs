@@ -5,13 +5,11 @@
 //! "Commits"; docs/format.md, "Trailers"; docs/hooks.md).
 
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
 use crate::env::{
-    hooks_dir, is_hex12, is_ulid, parse_json, path_str, path_with_bins, Store, TestEnv,
+    hooks_dir, is_hex12, is_ulid, parse_json, path_str, path_with_bins, text, Store, TestEnv,
     REFS_PREFIX, V1_BRANCH,
 };
 
@@ -21,80 +19,8 @@ const LINE_2: &str = "{\"type\":\"assistant\",\"message\":\"added hello.txt\"}";
 const LINE_3: &str = "{\"type\":\"user\",\"message\":\"now a farewell\"}";
 const LINE_4: &str = "{\"type\":\"assistant\",\"message\":\"added bye.txt\"}";
 
-static INPUTS: AtomicUsize = AtomicUsize::new(0);
-
-pub(crate) fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).to_string()
-}
-
-/// Asserts a process exited 0, showing its stdout and stderr otherwise.
-pub(crate) fn assert_exit_0(out: &Output, what: &str) {
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{what} failed:\nstdout:\n{}\nstderr:\n{}",
-        text(&out.stdout),
-        text(&out.stderr)
-    );
-}
-
-/// A real `git <args>` in `dir` with our binaries on `PATH` and, when given, the primary
-/// selected through `ENTIRE_CHECKPOINTS_PRIMARY` (None = the repository's own settings).
-pub(crate) fn git_cmd(
-    env: &TestEnv,
-    dir: &Path,
-    primary: Option<Store>,
-    args: &[&str],
-) -> std::process::Command {
-    let mut cmd = env.git_command_in(dir, args);
-    cmd.env("PATH", path_with_bins())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if let Some(s) = primary {
-        cmd.env("ENTIRE_CHECKPOINTS_PRIMARY", s.name());
-    }
-    cmd
-}
-
-pub(crate) fn git_hooked(
-    env: &TestEnv,
-    dir: &Path,
-    primary: Option<Store>,
-    args: &[&str],
-) -> Output {
-    git_cmd(env, dir, primary, args).output().expect("run git")
-}
-
-/// Like [`git_hooked`], asserting exit 0; returns stderr.
-pub(crate) fn git_ok(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> String {
-    let out = git_hooked(env, dir, primary, args);
-    assert_exit_0(&out, &format!("git {args:?}"));
-    text(&out.stderr)
-}
-
-/// `git-entire-checkpoint <args>` in `dir` (primary as for [`git_cmd`]).
-pub(crate) fn entire(env: &TestEnv, dir: &Path, primary: Option<Store>, args: &[&str]) -> Output {
-    let mut cmd = env.cmd();
-    cmd.current_dir(dir).args(args);
-    if let Some(s) = primary {
-        cmd.env("ENTIRE_CHECKPOINTS_PRIMARY", s.name());
-    }
-    cmd.output().expect("run git-entire-checkpoint")
-}
-
-pub(crate) fn entire_ok(
-    env: &TestEnv,
-    dir: &Path,
-    primary: Option<Store>,
-    args: &[&str],
-) -> String {
-    let out = entire(env, dir, primary, args);
-    assert_exit_0(&out, &format!("git-entire-checkpoint {args:?}"));
-    text(&out.stdout)
-}
-
 pub(crate) fn install_hooks(env: &TestEnv) {
-    entire_ok(env, env.repo(), None, &["hooks", "install"]);
+    env.ok_default(&["hooks", "install"]);
 }
 
 /// `session record --session <sid> [--transcript <file>] <extra...>` in `dir`.
@@ -108,14 +34,13 @@ pub(crate) fn record(
     let mut args: Vec<String> = vec!["session".into(), "record".into(), "--session".into()];
     args.push(sid.into());
     if let Some(t) = transcript {
-        let n = INPUTS.fetch_add(1, Ordering::Relaxed);
-        let file = env.input_file(&format!("commit-hooks-transcript-{n}.jsonl"), t);
+        let file = env.input(t);
         args.push("--transcript".into());
         args.push(path_str(&file).into());
     }
     args.extend(extra.iter().map(|s| s.to_string()));
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    entire_ok(env, dir, None, &refs);
+    env.ok_primary_in(None, dir, &refs);
 }
 
 pub(crate) fn lines(ls: &[&str]) -> Vec<u8> {
@@ -142,7 +67,7 @@ pub(crate) fn commit_in(
     }
     std::fs::write(&path, format!("{file} {msg}\n")).expect("write work tree file");
     env.git_in(dir, &["add", "--", file]);
-    let stderr = git_ok(env, dir, primary, &["commit", "-q", "-m", msg]);
+    let stderr = env.git_hooked_ok(primary, dir, &["commit", "-q", "-m", msg]);
     let head = env.git_in(dir, &["rev-parse", "HEAD"]).trim().to_string();
     (head, stderr)
 }
@@ -189,7 +114,7 @@ pub(crate) fn checkpoint_state(env: &TestEnv) -> String {
 }
 
 fn sessions_json(env: &TestEnv, dir: &Path) -> Vec<Value> {
-    let out = entire(env, dir, None, &["session", "list", "--json"]);
+    let out = env.run_primary_in(None, dir, &["session", "list", "--json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     match parse_json(&out.stdout) {
         Value::Array(a) => a,
@@ -213,7 +138,7 @@ fn history_len(env: &TestEnv, store: Store, id: &str) -> usize {
 }
 
 pub(crate) fn show_json(env: &TestEnv, target: &str) -> Value {
-    parse_json(entire_ok(env, env.repo(), None, &["show", target, "--json"]).as_bytes())
+    parse_json(env.ok_default(&["show", target, "--json"]).as_bytes())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,7 +186,7 @@ fn hooks_install_writes_the_four_hooks_and_chains_a_foreign_one() {
         foreign,
         "the foreign hook is kept as .pre-entire"
     );
-    let status = parse_json(entire_ok(&env, env.repo(), None, &["status", "--json"]).as_bytes());
+    let status = parse_json(env.ok_default(&["status", "--json"]).as_bytes());
     for name in ["pre-push", "post-commit", "prepare-commit-msg"] {
         assert_eq!(status["hooks"][name], json!(true), "status: {status}");
     }
@@ -380,12 +305,12 @@ fn session_record_stages_replaces_the_transcript_appends_prompts_and_merges_file
     assert_eq!(entry["pending"], json!(true), "{entry}");
     assert_eq!(entry["last_checkpoint"], json!(""), "{entry}");
     assert!(entry["worktree"].as_str().is_some_and(|w| !w.is_empty()));
-    let plain = entire_ok(&env, env.repo(), None, &["session", "list"]);
+    let plain = env.ok_default(&["session", "list"]);
     assert!(plain.contains(SESSION), "{plain}");
 
-    entire_ok(&env, env.repo(), None, &["session", "discard", SESSION]);
+    env.ok_default(&["session", "discard", SESSION]);
     assert!(sessions_json(&env, env.repo()).is_empty());
-    let out = entire(&env, env.repo(), None, &["session", "discard", SESSION]);
+    let out = env.run_default(&["session", "discard", SESSION]);
     assert_ne!(out.status.code(), Some(0), "discarding an unknown session");
     assert!(!text(&out.stderr).trim().is_empty());
 
@@ -400,12 +325,7 @@ fn invalid_session_ids_are_refused_and_nothing_is_staged() {
     let env = TestEnv::new();
     let long = "a".repeat(300);
     for sid in ["../x", "a/b", "", long.as_str()] {
-        let out = entire(
-            &env,
-            env.repo(),
-            None,
-            &["session", "record", "--session", sid, "--prompt", "p"],
-        );
+        let out = env.run_default(&["session", "record", "--session", sid, "--prompt", "p"]);
         assert_ne!(out.status.code(), Some(0), "session ID {sid:?} is refused");
         assert!(
             !text(&out.stderr).trim().is_empty(),
@@ -461,10 +381,9 @@ fn a_commit_with_a_staged_session_is_linked_and_condensed() {
     env.write_file("hello.txt", b"HELLO\n");
     env.write_file("other.txt", b"other\n");
     env.git(&["add", "hello.txt", "other.txt"]);
-    let stderr = git_ok(
-        &env,
-        env.repo(),
+    let stderr = env.git_hooked_ok(
         Some(Store::Refs),
+        env.repo(),
         &["commit", "-q", "-m", "Add greeting", "-m", "Body text."],
     );
     let head = env.rev("HEAD").unwrap();
@@ -679,10 +598,9 @@ fn an_existing_valid_trailer_is_kept() {
     let given = "01KVBJCWYA4YW6J5M9GP655HZN";
     env.write_file("a.txt", b"a\n");
     env.git(&["add", "a.txt"]);
-    git_ok(
-        &env,
-        env.repo(),
+    env.git_hooked_ok(
         Some(Store::Refs),
+        env.repo(),
         &[
             "commit",
             "-q",
@@ -707,10 +625,9 @@ fn a_merge_commit_gets_no_trailer() {
     env.git(&["checkout", "-q", "main"]);
     commit(&env, Some(Store::Refs), "m.txt", "main work");
     record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
-    git_ok(
-        &env,
-        env.repo(),
+    env.git_hooked_ok(
         Some(Store::Refs),
+        env.repo(),
         &["merge", "-q", "--no-ff", "-m", "Merge feature", "feature"],
     );
     let head = env.rev("HEAD").unwrap();
@@ -734,10 +651,9 @@ fn a_malformed_trailer_is_ignored_with_a_warning_and_nothing_is_condensed() {
     );
     env.write_file("a.txt", b"a\n");
     env.git(&["add", "a.txt"]);
-    let out = git_hooked(
-        &env,
-        env.repo(),
+    let out = env.git_hooked(
         Some(Store::Refs),
+        env.repo(),
         &["commit", "-q", "--no-verify", "-F", path_str(&msg)],
     );
     let stderr = text(&out.stderr);
@@ -773,10 +689,9 @@ fn post_commit_trouble_is_a_warning_and_the_commit_succeeds() {
     std::fs::write(&state, b"{ this is not json").unwrap();
     env.write_file("a.txt", b"a\n");
     env.git(&["add", "a.txt"]);
-    let out = git_hooked(
-        &env,
-        env.repo(),
+    let out = env.git_hooked(
         Some(Store::Refs),
+        env.repo(),
         &["commit", "-q", "-m", "corrupt session"],
     );
     let stderr = text(&out.stderr);
@@ -798,10 +713,9 @@ fn no_verify_still_makes_the_checkpoint() {
     );
     env.write_file("a.txt", b"a\n");
     env.git(&["add", "a.txt"]);
-    git_ok(
-        &env,
-        env.repo(),
+    env.git_hooked_ok(
         Some(Store::Refs),
+        env.repo(),
         &["commit", "-q", "--no-verify", "-m", "skip verify"],
     );
     let head = env.rev("HEAD").unwrap();
@@ -819,15 +733,15 @@ fn an_editor_commit_gets_the_trailer_after_cleanup() {
     record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
     env.write_file("a.txt", b"a\n");
     env.git(&["add", "a.txt"]);
-    let out = git_cmd(
-        &env,
-        env.repo(),
-        Some(Store::Refs),
-        &["commit", "-q", "-e", "-m", "Edited subject"],
-    )
-    .env("GIT_EDITOR", "true")
-    .output()
-    .unwrap();
+    let out = env
+        .git_hooked_command(
+            Some(Store::Refs),
+            env.repo(),
+            &["commit", "-q", "-e", "-m", "Edited subject"],
+        )
+        .env("GIT_EDITOR", "true")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let head = env.rev("HEAD").unwrap();
     let id = the_trailer(&env, &head);
@@ -899,10 +813,9 @@ fn amend_without_new_activity_keeps_the_trailer_and_writes_nothing() {
     let before = checkpoint_state(&env);
     env.write_file("a.txt", b"amended content\n");
     env.git(&["add", "a.txt"]);
-    git_ok(
-        &env,
-        env.repo(),
+    env.git_hooked_ok(
         Some(Store::Refs),
+        env.repo(),
         &["commit", "-q", "--amend", "--no-edit"],
     );
     let c2 = env.rev("HEAD").unwrap();
@@ -916,10 +829,9 @@ fn amend_without_new_activity_keeps_the_trailer_and_writes_nothing() {
     assert_eq!(env.refs_under(REFS_PREFIX).len(), 1);
 
     // Amending with a new message keeps the trailer too.
-    git_ok(
-        &env,
-        env.repo(),
+    env.git_hooked_ok(
         Some(Store::Refs),
+        env.repo(),
         &[
             "commit",
             "-q",
@@ -953,7 +865,7 @@ pub(crate) fn amend_after_new_activity(
     env.git(&["add", "a.txt"]);
     let mut full = vec!["commit", "-q", "--amend"];
     full.extend_from_slice(args);
-    git_ok(env, env.repo(), primary, &full);
+    env.git_hooked_ok(primary, env.repo(), &full);
     longer
 }
 
@@ -1039,12 +951,7 @@ fn rebase_and_cherry_pick_keep_trailers_and_show_resolves_them() {
     commit(&env, Some(Store::Refs), "m.txt", "main moves on");
 
     // cherry-pick onto main
-    git_ok(
-        &env,
-        env.repo(),
-        Some(Store::Refs),
-        &["cherry-pick", "feature"],
-    );
+    env.git_hooked_ok(Some(Store::Refs), env.repo(), &["cherry-pick", "feature"]);
     let picked = env.rev("HEAD").unwrap();
     assert_ne!(picked, f1);
     assert_eq!(trailer_ids(&env, &picked), std::slice::from_ref(&id));
@@ -1052,12 +959,7 @@ fn rebase_and_cherry_pick_keep_trailers_and_show_resolves_them() {
 
     // rebase feature onto main~1.. i.e. onto "main moves on"
     env.git(&["checkout", "-q", "feature"]);
-    git_ok(
-        &env,
-        env.repo(),
-        Some(Store::Refs),
-        &["rebase", "-q", "main~1"],
-    );
+    env.git_hooked_ok(Some(Store::Refs), env.repo(), &["rebase", "-q", "main~1"]);
     let rebased = env.rev("HEAD").unwrap();
     assert_ne!(rebased, f1);
     assert_eq!(env.subject(&rebased), "feature commit");
@@ -1094,7 +996,7 @@ fn show_resolves_commits_and_a_squash_shows_both_checkpoints() {
     let id2 = the_trailer(&env, &c2);
     assert_eq!(show_json(&env, "HEAD")["checkpoint_id"], json!(id2));
     assert_eq!(show_json(&env, "main~1")["checkpoint_id"], json!(id1));
-    let plain = entire_ok(&env, env.repo(), None, &["show", "main~1"]);
+    let plain = env.ok_default(&["show", "main~1"]);
     assert!(plain.contains(&id1), "{plain}");
 
     // Squash both into one commit carrying both trailers.
@@ -1103,10 +1005,9 @@ fn show_resolves_commits_and_a_squash_shows_both_checkpoints() {
         "squash-msg",
         format!("squashed\n\nEntire-Checkpoint: {id1}\nEntire-Checkpoint: {id2}\n").as_bytes(),
     );
-    git_ok(
-        &env,
-        env.repo(),
+    env.git_hooked_ok(
         Some(Store::Refs),
+        env.repo(),
         &["commit", "-q", "-F", path_str(&msg)],
     );
     assert_eq!(trailer_ids(&env, "HEAD"), [id1.clone(), id2.clone()]);
@@ -1116,7 +1017,7 @@ fn show_resolves_commits_and_a_squash_shows_both_checkpoints() {
         .unwrap_or_else(|| panic!("an array: {docs}"));
     let ids: Vec<&Value> = arr.iter().map(|d| &d["checkpoint_id"]).collect();
     assert_eq!(ids, [&json!(id1), &json!(id2)]);
-    let plain = entire_ok(&env, env.repo(), None, &["show", "HEAD"]);
+    let plain = env.ok_default(&["show", "HEAD"]);
     assert!(plain.contains(&id1) && plain.contains(&id2), "{plain}");
 }
 
@@ -1182,7 +1083,7 @@ fn concurrent_worktree_commits(store: Store) {
     let children: Vec<_> = wts
         .iter()
         .map(|wt| {
-            git_cmd(&env, wt, Some(store), &["commit", "-q", "-m", "concurrent"])
+            env.git_hooked_command(Some(store), wt, &["commit", "-q", "-m", "concurrent"])
                 .spawn()
                 .expect("spawn git commit")
         })

@@ -225,10 +225,7 @@ fn chunked_transcript_is_reassembled(store: Store) {
     let env = TestEnv::new();
     let id = "c4c4c4c4c4c4";
     let whole = b"{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n{\"n\":4}\n";
-    let p = match store {
-        Store::Refs => String::new(),
-        Store::Branch => format!("/{}", crate::env::branch_dir(id)),
-    };
+    let p = crate::env::tree_prefix(store, id);
     let node = tree(vec![
         (
             "metadata.json",

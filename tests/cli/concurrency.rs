@@ -8,17 +8,16 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Output;
 
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::crash::assert_queues_well_formed;
 use crate::env::{
-    assert_code, assert_fsck_clean, branch_dir, checkpoint_ref, path_str, refs_in, Store, TestEnv,
-    REFS_PREFIX, V1_BRANCH,
+    assert_code, assert_fsck_clean, assert_jsonl, branch_dir, checkpoint_ref, path_str, refs_in,
+    Store, TestEnv, REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::HEX_ID;
 use crate::push::{
-    add_remote, all_queued_refs, assert_exit0, assert_never_forced, local_checkpoints, queue_path,
-    refs_of_queue_file, remote_checkpoints,
+    add_remote, all_queued_refs, assert_never_forced, queue_path, refs_of_queue_file,
 };
 
 /// Threads that each run [`ROUNDS`] processes one after another: at most this many of our
@@ -110,15 +109,6 @@ fn transcript_of(env: &TestEnv, store: Store, id: &str, session: &str) -> Vec<u8
     env.blob(store, id, &format!("{slot}/full.jsonl"))
 }
 
-/// Every line of a JSONL blob parses as one JSON value.
-fn assert_jsonl(bytes: &[u8], what: &str) {
-    let text = std::str::from_utf8(bytes).unwrap_or_else(|e| panic!("{what}: not UTF-8: {e}"));
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        serde_json::from_str::<Value>(line)
-            .unwrap_or_else(|e| panic!("{what}: corrupt JSONL line {line:?}: {e}"));
-    }
-}
-
 /// The IDs of the checkpoints a store holds, read with plain git.
 fn stored_ids(env: &TestEnv, store: Store) -> BTreeSet<String> {
     match store {
@@ -147,7 +137,7 @@ fn writers_and_backfills_race(store: Store) {
             session: s.clone(),
             transcript: transcript_for(&format!("{s}-initial")),
         };
-        assert_exit0(&run_job(&env, store, &job, s), "seed write");
+        assert_code(&run_job(&env, store, &job, s), 0, "seed write");
     }
 
     // One plan per thread: ROUNDS jobs run one after another.
@@ -307,10 +297,10 @@ fn assert_delivered(env: &TestEnv, store: Store, ids: &BTreeSet<String>) {
             let want: BTreeSet<String> = ids.iter().map(|id| checkpoint_ref(id)).collect();
             assert_eq!(queued, want, "the queue names every written ref");
             let out = env.run(store, &["push", "origin"]);
-            assert_exit0(&out, "push after the race");
-            let local = local_checkpoints(env);
+            assert_code(&out, 0, "push after the race");
+            let local = env.checkpoint_tips();
             assert_eq!(local.len(), ids.len());
-            assert_eq!(remote_checkpoints(env, &origin), local);
+            assert_eq!(env.checkpoint_tips_in(&origin), local);
             assert_eq!(all_queued_refs(env), Vec::<String>::new(), "queues drained");
         }
         Store::Branch => {
@@ -318,7 +308,7 @@ fn assert_delivered(env: &TestEnv, store: Store, ids: &BTreeSet<String>) {
             env.git(&["push", "-q", "origin", "main"]);
             env.git(&["fetch", "-q", "origin"]);
             let out = env.run(store, &["push", "origin"]);
-            assert_exit0(&out, "push after the race");
+            assert_code(&out, 0, "push after the race");
             let remote = refs_in(env, &origin, V1_BRANCH);
             assert_eq!(remote.get(V1_BRANCH), env.rev(V1_BRANCH).as_ref());
             for id in ids {

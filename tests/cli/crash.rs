@@ -12,14 +12,11 @@ use std::process::Output;
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_fsck_clean, checkpoint_ref, path_str, refs_in, rev_in, write_executable, Store, TestEnv,
-    REFS_PREFIX, V1_BRANCH,
+    assert_code, assert_fsck_clean, checkpoint_ref, path_str, rev_in, write_executable, Store,
+    TestEnv, REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::{write_args, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
-use crate::push::{
-    add_remote, all_queued_refs, assert_exit0, assert_never_forced, local_checkpoints,
-    remote_checkpoints,
-};
+use crate::push::{add_remote, all_queued_refs, assert_never_forced};
 
 /// The variable that arms a crash point in our binaries.
 const CRASHPOINT: &str = "ENTIRE_TEST_CRASHPOINT";
@@ -54,14 +51,14 @@ fn pushed_once(env: &TestEnv, store: Store) -> PathBuf {
     env.git(&["fetch", "-q", "origin"]);
     let first = env.input_file("first.jsonl", TRANSCRIPT_2);
     env.ok(store, &write_args(HEX_ID_2, "first", &first));
-    assert_exit0(&env.run(store, &["push", "origin"]), "first push");
+    assert_code(&env.run(store, &["push", "origin"]), 0, "first push");
     origin
 }
 
 /// The local and remote checkpoint data agree: the git-refs refs, or the v1 branch.
 fn delivered(env: &TestEnv, store: Store, origin: &Path) -> bool {
     match store {
-        Store::Refs => remote_checkpoints(env, origin) == local_checkpoints(env),
+        Store::Refs => env.checkpoint_tips_in(origin) == env.checkpoint_tips(),
         Store::Branch => rev_in(env, origin, V1_BRANCH) == env.rev(V1_BRANCH),
     }
 }
@@ -133,7 +130,11 @@ fn writer_killed(store: Store, crash: WriterCrash) {
     // The next write works (no stale lock, no torn queue line swallowing its record).
     let later = env.input_file("later.jsonl", TRANSCRIPT_2);
     env.ok(store, &write_args(LATER_ID, "later", &later));
-    assert_exit0(&env.run(store, &["push", "origin"]), "push after the crash");
+    assert_code(
+        &env.run(store, &["push", "origin"]),
+        0,
+        "push after the crash",
+    );
     assert!(
         store == Store::Branch || rev_in(&env, &origin, &checkpoint_ref(LATER_ID)).is_some(),
         "the later checkpoint is delivered by a plain push"
@@ -145,7 +146,11 @@ fn writer_killed(store: Store, crash: WriterCrash) {
         crash.point
     );
     if !crash.plain_push_delivers {
-        assert_exit0(&env.run(store, &["push", "origin", "--all"]), "push --all");
+        assert_code(
+            &env.run(store, &["push", "origin", "--all"]),
+            0,
+            "push --all",
+        );
         assert!(delivered(&env, store, &origin), "push --all repairs");
     }
     assert_queues_well_formed(&env);
@@ -229,7 +234,11 @@ fn pusher_killed(store: Store, point: &str) {
             "killed at {point}: has the remote got everything yet?"
         );
     }
-    assert_exit0(&env.run(store, &["push", "origin"]), "push after the crash");
+    assert_code(
+        &env.run(store, &["push", "origin"]),
+        0,
+        "push after the crash",
+    );
     assert!(
         delivered(&env, store, &origin),
         "the next push delivers everything after a kill at {point}"
@@ -321,12 +330,12 @@ fn pusher_hung_up_during_git_push(store: Store) {
     assert_queues_well_formed(&env);
     std::fs::write(&gate, "").expect("open the gate");
     let out: Output = env.run(store, &["push", "origin"]);
-    assert_exit0(&out, "push after SIGHUP");
+    assert_code(&out, 0, "push after SIGHUP");
     assert!(delivered(&env, store, &origin), "everything delivered");
     assert_fsck_clean(&env, &origin);
     if store == Store::Refs {
         assert_eq!(
-            refs_in(&env, &origin, REFS_PREFIX).len(),
+            env.checkpoint_tips_in(&origin).len(),
             2,
             "both checkpoints on the remote"
         );

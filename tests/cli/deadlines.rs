@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::env::{
-    assert_code, assert_success, fetch_bin, path_with_bins, write_settings, StalledServer, Store,
-    TestEnv,
+    assert_code, assert_success, fetch_bin, path_with_bins, stderr, write_settings, StalledServer,
+    Store, TestEnv,
 };
 use crate::fixtures::{write_std, HEX_ID, TRANSCRIPT, ULID_ID};
 
@@ -33,17 +33,6 @@ fn timed(cmd: &mut assert_cmd::Command) -> (Output, Duration) {
     (out, start.elapsed())
 }
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-/// How many checkpoint refs `status` counts as waiting to be pushed.
-fn queued(env: &TestEnv) -> u64 {
-    env.ok_json(Store::Refs, &["status", "--json"])["queued"]
-        .as_u64()
-        .expect("queued count")
-}
-
 /// A repository whose code remote `origin` is a real bare repository, whose checkpoint remote
 /// is the stalled server, with our hooks installed and one checkpoint queued.
 fn stalled_checkpoint_remote(server: &StalledServer) -> TestEnv {
@@ -56,7 +45,7 @@ fn stalled_checkpoint_remote(server: &StalledServer) -> TestEnv {
     );
     env.ok(Store::Refs, &["hooks", "install"]);
     write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
-    assert_eq!(queued(&env), 1);
+    assert_eq!(env.queued(), 1);
     env
 }
 
@@ -98,7 +87,7 @@ fn assert_push_proceeded(env: &TestEnv, out: &Output, took: Duration, budget: u6
         remote_main.starts_with(&head),
         "the code landed: {remote_main}"
     );
-    assert_eq!(queued(env), 1, "the checkpoint stays queued");
+    assert_eq!(env.queued(), 1, "the checkpoint stays queued");
 }
 
 #[test]
@@ -208,7 +197,7 @@ fn interactive_network_commands_end_at_the_network_timeout() {
             "{what} names the timeout: {err}"
         );
     }
-    assert_eq!(queued(&env), 1, "the checkpoint stays queued");
+    assert_eq!(env.queued(), 1, "the checkpoint stays queued");
 }
 
 /// One process of the system, from `/proc/<pid>/stat`.
@@ -221,10 +210,9 @@ struct Proc {
 }
 
 fn processes() -> Vec<Proc> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.flatten()
+    std::fs::read_dir("/proc")
+        .expect("read /proc (the process list)")
+        .flatten()
         .filter_map(|e| {
             let pid: i32 = e.file_name().to_str()?.parse().ok()?;
             let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;

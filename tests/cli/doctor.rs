@@ -7,10 +7,10 @@ use std::process::Output;
 
 use serde_json::Value;
 
-use crate::commit_hooks::{checkpoint_state, entire, entire_ok, git_ok, install_hooks};
+use crate::commit_hooks::{checkpoint_state, install_hooks};
 use crate::env::{
-    assert_code, checkpoint_ref, hooks_dir, path_str, sha256_hex, write_settings, Store, TestEnv,
-    REFS_PREFIX, V1_BRANCH,
+    assert_code, checkpoint_ref, hooks_dir, path_str, sha256_hex, write_settings,
+    write_strategy_options, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::{
     blob, checkpoint_node, commit_tree, hand_made, hand_made_ref, root_metadata_json,
@@ -72,7 +72,7 @@ fn human_names(
     finding: &str,
     subject: &str,
 ) {
-    let out = entire(env, env.repo(), store.into(), &["doctor"]);
+    let out = env.run_primary_in(store.into(), env.repo(), &["doctor"]);
     assert_code(&out, code, "doctor");
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(
@@ -109,12 +109,6 @@ fn destination_queue(env: &TestEnv, url: &Path) -> std::path::PathBuf {
     env.common_dir()
         .join("entire/push-queues")
         .join(format!("{fp}.jsonl"))
-}
-
-fn is_ancestor(env: &TestEnv, a: &str, b: &str) -> bool {
-    env.git_output(&["merge-base", "--is-ancestor", a, b])
-        .status
-        .success()
 }
 
 #[test]
@@ -173,7 +167,7 @@ fn unqueued_unpushed_refs_are_enqueued_and_then_pushed() {
     // Queued now: no longer a finding, and the next push delivers both.
     assert!(found(&json(&env, Store::Refs, false, 0), "unqueued-unpushed").is_empty());
     env.ok(Store::Refs, &["push"]);
-    let on_remote = crate::env::refs_in(&env, &remote, REFS_PREFIX);
+    let on_remote = env.checkpoint_tips_in(&remote);
     assert_eq!(on_remote[&checkpoint_ref(HEX_ID)], advanced);
     assert_eq!(
         on_remote[&checkpoint_ref(HEX_ID_2)],
@@ -241,11 +235,7 @@ fn never_pushed_refs_are_not_findings_and_lost_records_are_informational() {
 fn fetched_checkpoints_count_as_delivered() {
     let (env, remote) = pushed_env();
     // Another clone writes a checkpoint to the remote; this one fetches it.
-    let other = env.root().join("other");
-    env.git_in(
-        env.root(),
-        &["clone", "-q", path_str(&remote), path_str(&other)],
-    );
+    env.clone_of(&remote, "other", &[]);
     let tree = write_node(
         &env,
         &checkpoint_node(
@@ -385,7 +375,7 @@ fn case_duplicates_collapse_keeping_every_commit() {
     );
     let tip = env.rev(&canonical).unwrap();
     for c in &commits {
-        assert!(is_ancestor(&env, c, &tip), "{c} still reachable");
+        assert!(env.is_ancestor(c, &tip), "{c} still reachable");
     }
     assert_eq!(env.parents(&tip), [canon_tip, folded_tip]);
     // The merged tree holds both sessions; the ref is queued for push.
@@ -529,7 +519,7 @@ fn disconnected_v1() -> (TestEnv, std::path::PathBuf, String, String) {
 /// Both checkpoints are in the local v1 tip, which descends from the remote's tip.
 fn assert_v1_joined(env: &TestEnv, theirs: &str) -> String {
     let tip = env.rev(V1_BRANCH).unwrap();
-    assert!(is_ancestor(env, theirs, &tip));
+    assert!(env.is_ancestor(theirs, &tip));
     for id in [HEX_ID, HEX_ID_2] {
         env.git(&[
             "cat-file",
@@ -825,11 +815,10 @@ fn many_checkpoint_refs_on_the_code_remote_are_a_warning_until_a_checkpoint_remo
     assert!(found(&doc, "remote-ref-count").is_empty(), "{doc}");
 
     // The count recorded by the pushes (2) is above a threshold of 1: a warning, offline.
-    let settings = |v: serde_json::Value| {
-        let doc = serde_json::json!({ "strategy_options": v });
-        env.write_file(".entire/settings.json", doc.to_string().as_bytes());
-    };
-    settings(serde_json::json!({"checkpoint_ref_warn_threshold": 1}));
+    write_strategy_options(
+        &env,
+        serde_json::json!({"checkpoint_ref_warn_threshold": 1}),
+    );
     let doc = json(&env, Store::Refs, true, 1);
     assert_eq!(
         found(&doc, "remote-ref-count"),
@@ -848,19 +837,24 @@ fn many_checkpoint_refs_on_the_code_remote_are_a_warning_until_a_checkpoint_remo
     human_names(&env, Store::Refs, 1, "remote-ref-count", "origin");
 
     // A dedicated checkpoint remote carries no code: nothing to warn about.
-    let cp = env.root().join("cp.git");
-    env.git_in(env.root(), &["init", "-q", "--bare", path_str(&cp)]);
-    settings(serde_json::json!({
-        "checkpoint_ref_warn_threshold": 1,
-        "checkpoint_remote": {"url": path_str(&cp)}
-    }));
+    let cp = env.new_bare("cp");
+    write_strategy_options(
+        &env,
+        serde_json::json!({
+            "checkpoint_ref_warn_threshold": 1,
+            "checkpoint_remote": {"url": path_str(&cp)}
+        }),
+    );
     let doc = json(&env, Store::Refs, false, 0);
     assert!(found(&doc, "remote-ref-count").is_empty(), "{doc}");
 
     // An invalid checkpoint remote is an error finding, and the secret is never shown.
-    settings(serde_json::json!({
-        "checkpoint_remote": {"url": "https://user:hunter2@example.invalid/cp.git"}
-    }));
+    write_strategy_options(
+        &env,
+        serde_json::json!({
+            "checkpoint_remote": {"url": "https://user:hunter2@example.invalid/cp.git"}
+        }),
+    );
     let out = run(&env, Store::Refs, &["--json"]);
     assert_code(&out, 1, "doctor --json");
     let doc = crate::env::parse_json(&out.stdout);
@@ -885,7 +879,7 @@ const NOWHERE_ULID: &str = "01KVBJCWYA4YW6J5M9GP655HZM";
 /// `doctor --json` under `primary` (`None`: the repository's own settings): asserts the exit
 /// code and returns the document.
 fn doctor_json(env: &TestEnv, primary: Option<Store>, code: i32) -> Value {
-    let out = entire(env, env.repo(), primary, &["doctor", "--json"]);
+    let out = env.run_primary_in(primary, env.repo(), &["doctor", "--json"]);
     assert_code(&out, code, "doctor --json");
     crate::env::parse_json(&out.stdout)
 }
@@ -913,10 +907,9 @@ fn commit_with_trailer(
     value: &str,
 ) -> String {
     let trailer = format!("Entire-Checkpoint: {value}");
-    git_ok(
-        env,
-        env.repo(),
+    env.git_hooked_ok(
         primary,
+        env.repo(),
         &[
             "commit",
             "-q",
@@ -954,9 +947,9 @@ fn trailers_dangling_unpushed_and_rewritten(primary: Option<Store>) {
     install_hooks(&env);
     env.bare_remote("origin");
     let (pushed, pushed_id) = linked_commit(&env, primary, "a.txt", "pushed work");
-    git_ok(&env, env.repo(), primary, &["push", "-q", "origin", "main"]);
+    env.git_hooked_ok(primary, env.repo(), &["push", "-q", "origin", "main"]);
     // The hook defers the first v1 push to a remote that had no branch yet: push it now.
-    entire_ok(&env, env.repo(), primary, &["push"]);
+    env.ok_primary_in(primary, env.repo(), &["push"]);
     let (never, never_id) = linked_commit(&env, primary, "b.txt", "never pushed");
     let hex = commit_with_trailer(&env, primary, "names a hex nowhere", NOWHERE_HEX);
     let ulid = commit_with_trailer(&env, primary, "names a ULID nowhere", NOWHERE_ULID);
@@ -1002,10 +995,10 @@ fn trailers_dangling_unpushed_and_rewritten(primary: Option<Store>) {
     human_names(&env, primary, 1, "trailer-dangling", &short(&env, &hex));
 
     // --fix changes nothing about them; the named repair delivers the unpushed ones.
-    let fixed = entire(&env, env.repo(), primary, &["doctor", "--json", "--fix"]);
+    let fixed = env.run_primary_in(primary, env.repo(), &["doctor", "--json", "--fix"]);
     assert_code(&fixed, 1, "doctor --fix");
     assert_eq!(checkpoint_state(&env), before);
-    entire_ok(&env, env.repo(), primary, &["push"]);
+    env.ok_primary_in(primary, env.repo(), &["push"]);
     let doc = doctor_json(&env, primary, 1);
     assert!(findings_of(&doc, "checkpoint-unpushed").is_empty(), "{doc}");
     assert_eq!(findings_of(&doc, "trailer-dangling").len(), 2, "{doc}");

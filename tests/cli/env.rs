@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Output, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 use tempfile::TempDir;
@@ -97,6 +98,18 @@ pub fn checkpoint_ref(id: &str) -> String {
 pub fn branch_dir(id: &str) -> String {
     format!("{}/{}", &id[..2], &id[2..])
 }
+
+/// The path prefix of checkpoint `id` inside its store's commit tree, as the root summary's
+/// `sessions[]` paths start: `""` for git-refs, `/<id[..2]>/<id[2..]>` for the branch.
+pub fn tree_prefix(store: Store, id: &str) -> String {
+    match store {
+        Store::Refs => String::new(),
+        Store::Branch => format!("/{}", branch_dir(id)),
+    }
+}
+
+/// Numbers the files [`TestEnv::input`] writes.
+static INPUTS: AtomicUsize = AtomicUsize::new(0);
 
 pub struct TestEnv {
     root: TempDir,
@@ -302,8 +315,16 @@ impl TestEnv {
 
     /// `git-entire-checkpoint` with `ENTIRE_CHECKPOINTS_PRIMARY` set to `store`.
     pub fn cmd_as(&self, store: Store) -> assert_cmd::Command {
+        self.cmd_primary(Some(store))
+    }
+
+    /// `git-entire-checkpoint` with `ENTIRE_CHECKPOINTS_PRIMARY` set to `primary`, or with none
+    /// (`None`: the settings files decide).
+    pub fn cmd_primary(&self, primary: Option<Store>) -> assert_cmd::Command {
         let mut cmd = self.cmd();
-        cmd.env("ENTIRE_CHECKPOINTS_PRIMARY", store.name());
+        if let Some(store) = primary {
+            cmd.env("ENTIRE_CHECKPOINTS_PRIMARY", store.name());
+        }
         cmd
     }
 
@@ -334,29 +355,53 @@ impl TestEnv {
         cmd
     }
 
-    /// Runs `git-entire-checkpoint <args>` under `store`; returns the raw output.
-    pub fn run(&self, store: Store, args: &[&str]) -> Output {
-        self.cmd_as(store)
-            .args(args)
-            .output()
-            .expect("run git-entire-checkpoint")
-    }
-
-    /// Runs `git-entire-checkpoint <args>` under `store` in `dir` (another clone); returns the
-    /// raw output.
-    pub fn run_in(&self, store: Store, dir: &Path, args: &[&str]) -> Output {
-        self.cmd_as(store)
+    /// Runs `git-entire-checkpoint <args>` in `dir` under `primary` (as for
+    /// [`cmd_primary`](Self::cmd_primary)); returns the raw output.
+    pub fn run_primary_in(&self, primary: Option<Store>, dir: &Path, args: &[&str]) -> Output {
+        self.cmd_primary(primary)
             .current_dir(dir)
             .args(args)
             .output()
             .expect("run git-entire-checkpoint")
     }
 
+    /// Runs `git-entire-checkpoint <args>` under `store`; returns the raw output.
+    pub fn run(&self, store: Store, args: &[&str]) -> Output {
+        self.run_in(store, &self.repo, args)
+    }
+
+    /// Runs `git-entire-checkpoint <args>` under `store` in `dir` (another clone); returns the
+    /// raw output.
+    pub fn run_in(&self, store: Store, dir: &Path, args: &[&str]) -> Output {
+        self.run_primary_in(Some(store), dir, args)
+    }
+
+    /// Runs `git-entire-checkpoint <args>` with no `ENTIRE_CHECKPOINTS_PRIMARY` (the settings
+    /// files decide); returns the raw output.
+    pub fn run_default(&self, args: &[&str]) -> Output {
+        self.run_primary_in(None, &self.repo, args)
+    }
+
+    /// Like [`run_primary_in`](Self::run_primary_in), asserting success; returns stdout.
+    pub fn ok_primary_in(&self, primary: Option<Store>, dir: &Path, args: &[&str]) -> String {
+        let out = self.run_primary_in(primary, dir, args);
+        assert_success(&out, args);
+        stdout(&out)
+    }
+
     /// Runs `git-entire-checkpoint <args>` under `store`, asserting success; returns stdout.
     pub fn ok(&self, store: Store, args: &[&str]) -> String {
-        let out = self.run(store, args);
-        assert_success(&out, args);
-        String::from_utf8(out.stdout).expect("stdout is UTF-8")
+        self.ok_in(store, &self.repo, args)
+    }
+
+    /// [`ok`](Self::ok) in `dir`.
+    pub fn ok_in(&self, store: Store, dir: &Path, args: &[&str]) -> String {
+        self.ok_primary_in(Some(store), dir, args)
+    }
+
+    /// [`ok`](Self::ok) with no `ENTIRE_CHECKPOINTS_PRIMARY` (the settings files decide).
+    pub fn ok_default(&self, args: &[&str]) -> String {
+        self.ok_primary_in(None, &self.repo, args)
     }
 
     /// Like [`ok`](Self::ok) for a `--json` command: parses stdout as exactly one JSON document.
@@ -366,11 +411,36 @@ impl TestEnv {
         parse_json(&out.stdout)
     }
 
+    /// [`ok_json`](Self::ok_json) with no `ENTIRE_CHECKPOINTS_PRIMARY` (the settings files
+    /// decide).
+    pub fn ok_json_default(&self, args: &[&str]) -> Value {
+        let out = self.run_default(args);
+        assert_success(&out, args);
+        parse_json(&out.stdout)
+    }
+
+    /// Runs `git-entire-fetch <args>` in `dir` under the git-refs primary; returns the raw
+    /// output.
+    pub fn fetch_in(&self, dir: &Path, args: &[&str]) -> Output {
+        self.bin_cmd(&fetch_bin())
+            .current_dir(dir)
+            .env("ENTIRE_CHECKPOINTS_PRIMARY", Store::Refs.name())
+            .args(args)
+            .output()
+            .expect("run git-entire-fetch")
+    }
+
     /// Writes `bytes` to `<tmp>/inputs/<name>` (outside the work tree); returns the path.
     pub fn input_file(&self, name: &str, bytes: &[u8]) -> PathBuf {
         let path = self.root.path().join("inputs").join(name);
         std::fs::write(&path, bytes).expect("write input file");
         path
+    }
+
+    /// Writes `bytes` to a new file of `<tmp>/inputs/` (outside the work tree); returns the path.
+    pub fn input(&self, bytes: &[u8]) -> PathBuf {
+        let n = INPUTS.fetch_add(1, Ordering::Relaxed);
+        self.input_file(&format!("input-{n}"), bytes)
     }
 
     /// Writes a file in the work tree.
@@ -383,16 +453,113 @@ impl TestEnv {
         path
     }
 
-    /// Creates a bare repository `<tmp>/<name>.git` and adds it as remote `name`.
-    pub fn bare_remote(&self, name: &str) -> PathBuf {
+    /// Creates a bare repository `<tmp>/<name>.git` (branch `main`), not added as a remote.
+    pub fn new_bare(&self, name: &str) -> PathBuf {
         let path = self.root.path().join(format!("{name}.git"));
-        let path_str = path.to_str().expect("utf-8 temp path");
         self.git_in(
             self.root.path(),
-            &["init", "-q", "--bare", "-b", "main", path_str],
+            &["init", "-q", "--bare", "-b", "main", path_str(&path)],
         );
-        self.git(&["remote", "add", name, path_str]);
         path
+    }
+
+    /// Creates a bare repository `<tmp>/<name>.git` and adds it as remote `name`.
+    pub fn bare_remote(&self, name: &str) -> PathBuf {
+        let path = self.new_bare(name);
+        self.git(&["remote", "add", name, path_str(&path)]);
+        path
+    }
+
+    /// `git clone -q <extra> <remote> <tmp>/<name>`; returns the clone's path.
+    pub fn clone_of(&self, remote: &Path, name: &str, extra: &[&str]) -> PathBuf {
+        let dir = self.root.path().join(name);
+        let mut args = vec!["clone", "-q"];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[path_str(remote), path_str(&dir)]);
+        self.git_in(self.root.path(), &args);
+        dir
+    }
+
+    /// A real `git <args>` in `dir` with our binaries on `PATH` (so installed hooks find `git
+    /// entire-*`) and, when given, the primary selected through `ENTIRE_CHECKPOINTS_PRIMARY`
+    /// (`None`: the repository's own settings); piped output.
+    pub fn git_hooked_command(
+        &self,
+        primary: Option<Store>,
+        dir: &Path,
+        args: &[&str],
+    ) -> StdCommand {
+        let mut cmd = self.git_command_in(dir, args);
+        cmd.env("PATH", path_with_bins())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if let Some(store) = primary {
+            cmd.env("ENTIRE_CHECKPOINTS_PRIMARY", store.name());
+        }
+        cmd
+    }
+
+    /// Runs [`git_hooked_command`](Self::git_hooked_command); returns the raw output.
+    pub fn git_hooked(&self, primary: Option<Store>, dir: &Path, args: &[&str]) -> Output {
+        self.git_hooked_command(primary, dir, args)
+            .output()
+            .expect("run git")
+    }
+
+    /// Like [`git_hooked`](Self::git_hooked), asserting exit 0; returns stderr.
+    pub fn git_hooked_ok(&self, primary: Option<Store>, dir: &Path, args: &[&str]) -> String {
+        let out = self.git_hooked(primary, dir, args);
+        assert_code(&out, 0, &format!("git {args:?}"))
+    }
+
+    /// Whether `older` is an ancestor of (or the same commit as) `newer` in the repository at
+    /// `dir`.
+    pub fn is_ancestor_in(&self, dir: &Path, older: &str, newer: &str) -> bool {
+        self.git_command_in(dir, &["merge-base", "--is-ancestor", older, newer])
+            .status()
+            .expect("run git merge-base")
+            .success()
+    }
+
+    /// [`is_ancestor_in`](Self::is_ancestor_in) the test repository.
+    pub fn is_ancestor(&self, older: &str, newer: &str) -> bool {
+        self.is_ancestor_in(&self.repo, older, newer)
+    }
+
+    /// The checkpoint refs (git-refs namespace) of the repository at `dir`, with their commits.
+    pub fn checkpoint_tips_in(&self, dir: &Path) -> BTreeMap<String, String> {
+        refs_in(self, dir, REFS_PREFIX)
+    }
+
+    /// The test repository's checkpoint refs (git-refs namespace), with their commits.
+    pub fn checkpoint_tips(&self) -> BTreeMap<String, String> {
+        self.checkpoint_tips_in(&self.repo)
+    }
+
+    /// The names of the checkpoint refs (git-refs namespace) of the repository at `dir`, sorted.
+    pub fn checkpoint_refs_in(&self, dir: &Path) -> Vec<String> {
+        self.checkpoint_tips_in(dir).into_keys().collect()
+    }
+
+    /// The names of the test repository's checkpoint refs (git-refs namespace), sorted.
+    pub fn checkpoint_refs(&self) -> Vec<String> {
+        self.checkpoint_refs_in(&self.repo)
+    }
+
+    /// The field `queued` of `status --json` in `dir` under `primary` (as for
+    /// [`cmd_primary`](Self::cmd_primary)): how many checkpoint refs wait to be pushed.
+    pub fn queued_in(&self, primary: Option<Store>, dir: &Path) -> u64 {
+        let out = self.run_primary_in(primary, dir, &["status", "--json"]);
+        assert_code(&out, 0, "status --json");
+        let v = parse_json(&out.stdout);
+        v["queued"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("status --json has no numeric `queued`: {v}"))
+    }
+
+    /// [`queued_in`](Self::queued_in) the test repository, under the git-refs primary.
+    pub fn queued(&self) -> u64 {
+        self.queued_in(Some(Store::Refs), &self.repo)
     }
 
     /// The object a ref or rev points to, or `None` when it does not resolve.
@@ -495,6 +662,26 @@ impl TestEnv {
     }
 }
 
+/// Bytes as text, invalid UTF-8 replaced (for messages and `contains` checks).
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A process's stderr as text ([`text`]).
+pub fn stderr(out: &Output) -> String {
+    text(&out.stderr)
+}
+
+/// A process's stdout, which must be UTF-8.
+pub fn stdout(out: &Output) -> String {
+    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
+}
+
+/// A process's stdout followed by its stderr, as text ([`text`]).
+pub fn output_text(out: &Output) -> String {
+    format!("{}{}", text(&out.stdout), text(&out.stderr))
+}
+
 /// Panics with the command's stderr unless it succeeded.
 pub fn assert_success(out: &Output, args: &[&str]) {
     assert!(
@@ -543,6 +730,28 @@ pub fn parse_json(bytes: &[u8]) -> Value {
             String::from_utf8_lossy(bytes)
         )
     })
+}
+
+/// The `checkpoint_id`s of `list --json` entries, in order.
+pub fn checkpoint_ids(entries: &[Value]) -> Vec<String> {
+    entries
+        .iter()
+        .map(|e| {
+            e["checkpoint_id"]
+                .as_str()
+                .expect("checkpoint_id")
+                .to_string()
+        })
+        .collect()
+}
+
+/// Asserts `bytes` are UTF-8 and every non-empty line of them is one JSON document.
+pub fn assert_jsonl(bytes: &[u8], what: &str) {
+    let text = std::str::from_utf8(bytes).unwrap_or_else(|e| panic!("{what}: not UTF-8: {e}"));
+    for line in text.split('\n').filter(|l| !l.is_empty()) {
+        serde_json::from_str::<Value>(line)
+            .unwrap_or_else(|e| panic!("{what}: corrupt JSONL line {line:?}: {e}"));
+    }
 }
 
 /// The keys of a JSON object, in document order.
@@ -725,12 +934,22 @@ impl Drop for StalledServer {
     }
 }
 
+/// Writes `text` as `.entire/<file>` of the test repository.
+pub fn write_settings_text(env: &TestEnv, file: &str, text: &str) {
+    env.write_file(&format!(".entire/{file}"), text.as_bytes());
+}
+
+/// Writes `{"strategy_options": options}` (compact JSON) as `.entire/settings.json`.
+pub fn write_strategy_options(env: &TestEnv, options: Value) {
+    let doc = serde_json::json!({ "strategy_options": options });
+    write_settings_text(env, "settings.json", &doc.to_string());
+}
+
 /// Writes `value` (pretty JSON) as `.entire/<file>` of the test repository.
 pub fn write_settings(env: &TestEnv, file: &str, value: &Value) {
-    env.write_file(
-        &format!(".entire/{file}"),
-        serde_json::to_string_pretty(value)
-            .expect("settings JSON")
-            .as_bytes(),
+    write_settings_text(
+        env,
+        file,
+        &serde_json::to_string_pretty(value).expect("settings JSON"),
     );
 }

@@ -3,9 +3,7 @@
 
 use serde_json::json;
 
-use crate::env::{
-    assert_code, assert_success, checkpoint_ref, fetch_bin, Store, TestEnv, REFS_PREFIX,
-};
+use crate::env::{assert_code, assert_success, checkpoint_ref, Store, TestEnv, REFS_PREFIX};
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, ULID_ID};
 
 /// Writes a checkpoint, pushes its ref to `origin` with plain git, deletes the local ref.
@@ -18,14 +16,6 @@ fn remote_only(env: &TestEnv, id: &str) -> String {
     env.git(&["update-ref", "-d", &name]);
     assert!(env.rev(&name).is_none());
     commit
-}
-
-fn fetch(env: &TestEnv, args: &[&str]) -> std::process::Output {
-    env.bin_cmd(&fetch_bin())
-        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
-        .args(args)
-        .output()
-        .unwrap()
 }
 
 #[test]
@@ -63,7 +53,7 @@ fn fetch_named_ids() {
     env.bare_remote("origin");
     let a = remote_only(&env, HEX_ID);
     let b = remote_only(&env, HEX_ID_2);
-    let out = fetch(&env, &["origin", HEX_ID]);
+    let out = env.fetch_in(env.repo(), &["origin", HEX_ID]);
     assert_success(&out, &["git-entire-fetch origin <id>"]);
     assert_eq!(env.rev(&checkpoint_ref(HEX_ID)), Some(a));
     assert!(
@@ -71,7 +61,7 @@ fn fetch_named_ids() {
         "only the named ID is fetched"
     );
     // Default remote: origin.
-    let out = fetch(&env, &[HEX_ID_2]);
+    let out = env.fetch_in(env.repo(), &[HEX_ID_2]);
     assert_success(&out, &["git-entire-fetch <id>"]);
     assert_eq!(env.rev(&checkpoint_ref(HEX_ID_2)), Some(b));
 }
@@ -81,7 +71,7 @@ fn fetch_missing_id_exits_3() {
     let env = TestEnv::new();
     env.bare_remote("origin");
     remote_only(&env, HEX_ID);
-    let out = fetch(&env, &["origin", "0badc0ffee00"]);
+    let out = env.fetch_in(env.repo(), &["origin", "0badc0ffee00"]);
     assert_code(&out, 3, "fetch of an ID that exists nowhere");
 }
 
@@ -90,7 +80,7 @@ fn fetch_unreachable_remote_exits_1() {
     let env = TestEnv::new();
     let missing = env.root().join("no-such-remote.git");
     env.git(&["remote", "add", "origin", missing.to_str().unwrap()]);
-    let out = fetch(&env, &["origin", HEX_ID]);
+    let out = env.fetch_in(env.repo(), &["origin", HEX_ID]);
     assert_code(
         &out,
         1,
@@ -104,7 +94,7 @@ fn fetch_all() {
     env.bare_remote("origin");
     let a = remote_only(&env, HEX_ID);
     let b = remote_only(&env, ULID_ID);
-    let out = fetch(&env, &["origin", "--all"]);
+    let out = env.fetch_in(env.repo(), &["origin", "--all"]);
     assert_success(&out, &["git-entire-fetch --all"]);
     assert_eq!(env.rev(&checkpoint_ref(HEX_ID)), Some(a));
     assert_eq!(env.rev(&checkpoint_ref(ULID_ID)), Some(b));
@@ -134,7 +124,7 @@ fn fetch_for_a_revision_range_fetches_exactly_the_trailers() {
         "-m",
         &format!("two\n\nEntire-Checkpoint: {ULID_ID}\n"),
     ]);
-    let out = fetch(&env, &["origin", "--for", "origin/main..HEAD"]);
+    let out = env.fetch_in(env.repo(), &["origin", "--for", "origin/main..HEAD"]);
     assert_success(&out, &["git-entire-fetch --for origin/main..HEAD"]);
     assert_eq!(env.rev(&checkpoint_ref(HEX_ID)), Some(a));
     assert_eq!(env.rev(&checkpoint_ref(ULID_ID)), Some(b));

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::env::{
-    branch_dir, checkpoint_ref, keys, path_str, Store, TestEnv, EMPTY_TREE, V1_BRANCH,
+    checkpoint_ref, keys, path_str, tree_prefix, Store, TestEnv, EMPTY_TREE, V1_BRANCH,
 };
 
 pub const HEX_ID: &str = "a1b2c3d4e5f6";
@@ -318,15 +318,28 @@ fn clone_node(node: &Node) -> Node {
 
 /// A one-session checkpoint made by hand in `store` with a valid layout; returns the tip.
 pub fn hand_made(env: &TestEnv, store: Store, id: &str, root_metadata: Option<&[u8]>) -> String {
-    let prefix = match store {
-        Store::Refs => String::new(),
-        Store::Branch => format!("/{}", branch_dir(id)),
-    };
-    let default_root = root_metadata_json(id, &prefix);
+    let default_root = root_metadata_json(id, &tree_prefix(store, id));
     let root = root_metadata.unwrap_or(default_root.as_bytes());
     let node = checkpoint_node(id, "hand-sess", root, TRANSCRIPT);
     match store {
         Store::Refs => hand_made_ref(env, &checkpoint_ref(id), id, &node),
         Store::Branch => hand_made_branch(env, id, &node),
     }
+}
+
+/// A v1 root summary of `id` with the v1 prefix `/<id[:2]>/<id[2:]>` removed from every string
+/// of every `sessions[]` entry: the summary a git-refs copy of the checkpoint has.
+pub fn strip_v1_prefix(mut root: Value, id: &str) -> Value {
+    let prefix = format!("{}/", tree_prefix(Store::Branch, id));
+    let obj = root.as_object_mut().expect("root summary is an object");
+    if let Some(sessions) = obj.get_mut("sessions").and_then(Value::as_array_mut) {
+        for entry in sessions {
+            for (_, v) in entry.as_object_mut().expect("session entry").iter_mut() {
+                if let Some(rest) = v.as_str().and_then(|s| s.strip_prefix(&prefix)) {
+                    *v = Value::String(format!("/{rest}"));
+                }
+            }
+        }
+    }
+    root
 }

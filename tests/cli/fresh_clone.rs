@@ -3,11 +3,10 @@
 //! clone) and checkpoint refs, with default settings and under a git-refs primary.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use serde_json::Value;
 
-use crate::env::{assert_code, fetch_bin, parse_json, path_str, TestEnv, V1_BRANCH};
+use crate::env::{assert_code, checkpoint_ids, fetch_bin, parse_json, TestEnv, V1_BRANCH};
 use crate::fixtures::{write_args, HEX_ID, HEX_ID_2, ULID_ID};
 
 /// A writer repository with a bare `origin` holding `main`.
@@ -18,22 +17,11 @@ fn writer() -> (TestEnv, PathBuf) {
     (env, origin)
 }
 
-/// Runs `git-entire-checkpoint` in `dir` with the settings the repository has (no override).
-fn run(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    env.cmd().current_dir(dir).args(args).output().unwrap()
-}
-
-fn ok(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
-    let out = run(env, dir, args);
-    assert_code(&out, 0, &args.join(" "));
-    String::from_utf8(out.stdout).unwrap()
-}
-
 /// Writes checkpoint `id` (one session) in `dir` with the repository's settings, links it from
 /// a new commit on main and pushes both.
 fn write_linked(env: &TestEnv, dir: &Path, id: &str, session: &str) {
     let t = env.input_file(&format!("{id}.jsonl"), b"{\"type\":\"user\",\"n\":1}\n");
-    ok(env, dir, &write_args(id, session, &t));
+    env.ok_primary_in(None, dir, &write_args(id, session, &t));
     env.git_in(
         dir,
         &[
@@ -45,20 +33,14 @@ fn write_linked(env: &TestEnv, dir: &Path, id: &str, session: &str) {
         ],
     );
     env.git_in(dir, &["push", "-q", "origin", "main"]);
-    ok(env, dir, &["push", "origin"]);
-}
-
-fn clone(env: &TestEnv, origin: &Path, name: &str, extra: &[&str]) -> PathBuf {
-    let dir = env.root().join(name);
-    let mut args = vec!["clone", "-q"];
-    args.extend_from_slice(extra);
-    args.extend_from_slice(&[path_str(origin), path_str(&dir)]);
-    env.git_in(env.root(), &args);
-    dir
+    env.ok_primary_in(None, dir, &["push", "origin"]);
 }
 
 fn show_id(env: &TestEnv, dir: &Path, what: &str) -> String {
-    let v: Value = parse_json(ok(env, dir, &["show", what, "--json"]).as_bytes());
+    let v: Value = parse_json(
+        env.ok_primary_in(None, dir, &["show", what, "--json"])
+            .as_bytes(),
+    );
     let v = if v.is_array() { v[0].clone() } else { v };
     v["checkpoint_id"].as_str().unwrap_or_default().to_owned()
 }
@@ -66,12 +48,8 @@ fn show_id(env: &TestEnv, dir: &Path, what: &str) -> String {
 fn listed(env: &TestEnv, dir: &Path, args: &[&str]) -> Vec<String> {
     let mut all = vec!["list", "--json"];
     all.extend_from_slice(args);
-    let v = parse_json(ok(env, dir, &all).as_bytes());
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["checkpoint_id"].as_str().unwrap().to_owned())
-        .collect()
+    let v = parse_json(env.ok_primary_in(None, dir, &all).as_bytes());
+    checkpoint_ids(v.as_array().unwrap())
 }
 
 fn entire_fetch(env: &TestEnv, dir: &Path, args: &[&str]) -> Value {
@@ -109,7 +87,7 @@ fn default_store_is_read_from_the_remote_tracking_branch_of_a_fresh_clone() {
         "the v1 branch reached the remote"
     );
 
-    let dir = clone(&env, &origin, "teammate", &[]);
+    let dir = env.clone_of(&origin, "teammate", &[]);
     assert!(
         env.git_in(&dir, &["for-each-ref", &branch]).is_empty(),
         "a clone has no local v1 branch"
@@ -129,7 +107,7 @@ fn a_single_branch_clone_fetches_the_branch_on_demand_once() {
     write_linked(&env, env.repo(), HEX_ID, "s1");
     let tracking = "refs/remotes/origin/entire/checkpoints/v1";
 
-    let dir = clone(&env, &origin, "single", &["--single-branch"]);
+    let dir = env.clone_of(&origin, "single", &["--single-branch"]);
     assert!(env.git_in(&dir, &["for-each-ref", tracking]).is_empty());
     assert_eq!(show_id(&env, &dir, "HEAD"), HEX_ID);
     let fetched = env.git_in(&dir, &["rev-parse", tracking]);
@@ -140,12 +118,12 @@ fn a_single_branch_clone_fetches_the_branch_on_demand_once() {
         "no local branch of the user's was created"
     );
 
-    let other = clone(&env, &origin, "single-2", &["--single-branch"]);
+    let other = env.clone_of(&origin, "single-2", &["--single-branch"]);
     assert_eq!(
         statuses(&entire_fetch(&env, &other, &["origin", HEX_ID])),
         vec![(HEX_ID.to_owned(), "fetched".to_owned())]
     );
-    let third = clone(&env, &origin, "single-3", &["--single-branch"]);
+    let third = env.clone_of(&origin, "single-3", &["--single-branch"]);
     assert_eq!(listed(&env, &third, &[]), Vec::<String>::new());
     assert_eq!(listed(&env, &third, &["--remote"]), vec![HEX_ID.to_owned()]);
 }
@@ -154,11 +132,11 @@ fn a_single_branch_clone_fetches_the_branch_on_demand_once() {
 fn a_stale_tracking_branch_is_fetched_again_before_not_found() {
     let (env, origin) = writer();
     write_linked(&env, env.repo(), HEX_ID, "s1");
-    let dir = clone(&env, &origin, "teammate", &[]);
+    let dir = env.clone_of(&origin, "teammate", &[]);
     write_linked(&env, env.repo(), HEX_ID_2, "s2");
     assert_eq!(show_id(&env, &dir, HEX_ID_2), HEX_ID_2);
 
-    let out = run(&env, &dir, &["show", "0123456789ab"]);
+    let out = env.run_primary_in(None, &dir, &["show", "0123456789ab"]);
     let err = assert_code(&out, 3, "show of a checkpoint that exists nowhere");
     assert!(err.contains("0123456789ab"), "{err}");
 }
@@ -178,7 +156,7 @@ fn mixed_history_resolves_hex_ids_on_the_branch_and_ulids_as_refs() {
     assert!(env.rev(V1_BRANCH).is_some());
 
     for extra in [&[][..], &["--single-branch"][..]] {
-        let dir = clone(&env, &origin, &format!("mixed{}", extra.len()), extra);
+        let dir = env.clone_of(&origin, &format!("mixed{}", extra.len()), extra);
         assert_eq!(show_id(&env, &dir, "HEAD"), ULID_ID);
         assert_eq!(show_id(&env, &dir, "HEAD~2"), HEX_ID);
     }
@@ -189,8 +167,8 @@ fn the_first_push_to_an_empty_remote_says_the_branch_waits() {
     let env = TestEnv::new();
     let origin = env.bare_remote("origin");
     let t = env.input_file("t.jsonl", b"{}\n");
-    ok(&env, env.repo(), &write_args(HEX_ID, "s1", &t));
-    let out = run(&env, env.repo(), &["push", "origin"]);
+    env.ok_primary_in(None, env.repo(), &write_args(HEX_ID, "s1", &t));
+    let out = env.run_primary_in(None, env.repo(), &["push", "origin"]);
     let err = assert_code(&out, 0, "push to an empty remote");
     assert!(
         err.contains("was not pushed") && err.contains("git entire-checkpoint push origin"),
@@ -198,7 +176,11 @@ fn the_first_push_to_an_empty_remote_says_the_branch_waits() {
     );
     assert!(env.git_in(&origin, &["for-each-ref", V1_BRANCH]).is_empty());
     env.git(&["push", "-q", "origin", "main"]);
-    let err = assert_code(&run(&env, env.repo(), &["push", "origin"]), 0, "push");
+    let err = assert_code(
+        &env.run_primary_in(None, env.repo(), &["push", "origin"]),
+        0,
+        "push",
+    );
     assert!(!err.contains("was not pushed"), "{err}");
     assert!(!env.git_in(&origin, &["for-each-ref", V1_BRANCH]).is_empty());
 }
@@ -207,7 +189,7 @@ fn the_first_push_to_an_empty_remote_says_the_branch_waits() {
 fn list_remote_of_an_unreachable_remote_fails_naming_it() {
     let env = TestEnv::new();
     env.git(&["remote", "add", "gone", "/nonexistent/gone.git"]);
-    let out = run(&env, env.repo(), &["list", "--remote", "gone"]);
+    let out = env.run_primary_in(None, env.repo(), &["list", "--remote", "gone"]);
     let err = assert_code(&out, 1, "list --remote gone");
     assert!(
         err.contains("could not list the checkpoints of gone") && !err.contains("refs/entire"),
@@ -219,21 +201,21 @@ fn list_remote_of_an_unreachable_remote_fails_naming_it() {
 fn a_remote_tracking_branch_that_is_not_a_commit_is_set_aside_with_a_warning() {
     let (env, origin) = writer();
     write_linked(&env, env.repo(), HEX_ID, "s1");
-    let dir = clone(&env, &origin, "teammate", &[]);
+    let dir = env.clone_of(&origin, "teammate", &[]);
     // A local checkpoint of the teammate's own, then a broken remote-tracking ref.
     let t = env.input_file("local.jsonl", b"{}\n");
-    ok(&env, &dir, &write_args(HEX_ID_2, "s2", &t));
+    env.ok_primary_in(None, &dir, &write_args(HEX_ID_2, "s2", &t));
     let tree = env.git_in(&dir, &["rev-parse", "HEAD^{tree}"]);
     let tracking = "refs/remotes/origin/entire/checkpoints/v1";
     env.git_in(&dir, &["update-ref", tracking, tree.trim()]);
-    let out = run(&env, &dir, &["show", HEX_ID_2, "--json", "--no-fetch"]);
+    let out = env.run_primary_in(None, &dir, &["show", HEX_ID_2, "--json", "--no-fetch"]);
     let err = assert_code(&out, 0, "the local checkpoint is still readable");
     assert!(
         err.lines()
             .any(|l| l.contains(tracking) && l.contains("not a commit")),
         "one warning names the ref: {err}"
     );
-    let out = run(&env, &dir, &["list"]);
+    let out = env.run_primary_in(None, &dir, &["list"]);
     let err = assert_code(&out, 0, "list");
     assert!(err.contains(tracking), "{err}");
 }
@@ -244,7 +226,7 @@ fn entire_fetch_for_and_all_bring_v1_checkpoints() {
     write_linked(&env, env.repo(), HEX_ID, "s1");
     write_linked(&env, env.repo(), HEX_ID_2, "s2");
 
-    let dir = clone(&env, &origin, "for", &["--single-branch"]);
+    let dir = env.clone_of(&origin, "for", &["--single-branch"]);
     let mut got = statuses(&entire_fetch(&env, &dir, &["--for", "HEAD~2..HEAD"]));
     got.sort();
     let mut want = vec![
@@ -257,7 +239,7 @@ fn entire_fetch_for_and_all_bring_v1_checkpoints() {
     again.sort();
     assert!(again.iter().all(|(_, s)| s == "present"), "{again:?}");
 
-    let dir = clone(&env, &origin, "all", &["--single-branch"]);
+    let dir = env.clone_of(&origin, "all", &["--single-branch"]);
     let mut got = statuses(&entire_fetch(&env, &dir, &["--all"]));
     got.sort();
     assert_eq!(got, want, "--all fetched the branch's checkpoints");
@@ -279,7 +261,7 @@ fn one_command_fetches_the_branch_once_whatever_it_reads() {
         &format!("both\n\nEntire-Checkpoint: {HEX_ID}\nEntire-Checkpoint: {HEX_ID_2}\nEntire-Checkpoint: 0123456789ab"),
     ]);
     env.git(&["push", "-q", "origin", "main"]);
-    let dir = clone(&env, &origin, "single", &["--single-branch"]);
+    let dir = env.clone_of(&origin, "single", &["--single-branch"]);
     let out = env
         .cmd()
         .current_dir(&dir)
@@ -303,9 +285,9 @@ fn one_command_fetches_the_branch_once_whatever_it_reads() {
 #[test]
 fn pushing_the_checkpoint_branch_by_hand_with_the_hooks_installed_works() {
     let (env, origin) = writer();
-    ok(&env, env.repo(), &["hooks", "install"]);
+    env.ok_primary_in(None, env.repo(), &["hooks", "install"]);
     let t = env.input_file("t.jsonl", b"{}\n");
-    ok(&env, env.repo(), &write_args(HEX_ID, "s1", &t));
+    env.ok_primary_in(None, env.repo(), &write_args(HEX_ID, "s1", &t));
     let out = env
         .git_command_in(env.repo(), &["push", "origin", "entire/checkpoints/v1"])
         .env("PATH", crate::env::path_with_bins())

@@ -4,15 +4,12 @@
 //! demand, and an unreachable remote is a fetch failure, never "not found". Bulk writers pack
 //! refs; the `pre-auto-gc` hook is installed only when gc is enabled.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_success, checkpoint_ref, fetch_bin, hooks_dir, parse_json, path_str, path_with_bins,
-    refs_in, Store, TestEnv, REFS_PREFIX,
+    assert_success, checkpoint_ref, hooks_dir, parse_json, path_with_bins, stderr, Store, TestEnv,
 };
 use crate::fixtures::{commit_tree, write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2};
 
@@ -22,18 +19,6 @@ const AHEAD: &str = "aaaaaaaaaa03";
 const DIVERGED: &str = "aaaaaaaaaa04";
 const BEHIND: &str = "aaaaaaaaaa05";
 const TOO_NEW: &str = "aaaaaaaaaa06";
-
-fn run(env: &TestEnv, args: &[&str]) -> Output {
-    env.run(Store::Refs, args)
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
-
-fn local_refs(env: &TestEnv) -> BTreeMap<String, String> {
-    refs_in(env, env.repo(), REFS_PREFIX)
-}
 
 /// A commit of `tree` with `parent`, committed now (not at the fixed test date).
 fn commit_now(env: &TestEnv, tree: &str, parent: &str) -> String {
@@ -92,7 +77,7 @@ fn cases() -> Cases {
     let origin = env.bare_remote("origin");
     env.git(&["push", "-q", "origin", "main"]);
     write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
-    assert_success(&run(&env, &["push"]), &["push"]);
+    assert_success(&env.run(Store::Refs, &["push"]), &["push"]);
     let tree = env.git(&["rev-parse", &format!("{}^{{tree}}", checkpoint_ref(HEX_ID))]);
     let tree = tree.trim();
     let base = |msg: &str| commit_tree(&env, tree, None, msg);
@@ -145,7 +130,7 @@ fn cases() -> Cases {
 fn gc_json(env: &TestEnv, args: &[&str]) -> Value {
     let mut full = vec!["gc", "--json"];
     full.extend_from_slice(args);
-    let out = run(env, &full);
+    let out = env.run(Store::Refs, &full);
     assert_success(&out, &full);
     parse_json(&out.stdout)
 }
@@ -169,11 +154,11 @@ fn loose_checkpoint_refs(dir: &Path) -> Vec<PathBuf> {
 fn gc_deletes_only_confirmed_old_refs_and_packs_the_rest() {
     let w = cases();
     let env = &w.env;
-    let before = local_refs(env);
-    let remote_before = refs_in(env, &w.origin, REFS_PREFIX);
+    let before = env.checkpoint_tips();
+    let remote_before = env.checkpoint_tips_in(&w.origin);
 
     let dry = gc_json(env, &["--keep-days", "30", "--dry-run"]);
-    assert_eq!(local_refs(env), before, "a dry run deletes nothing");
+    assert_eq!(env.checkpoint_tips(), before, "a dry run deletes nothing");
     let mut deleted: Vec<String> = dry["deleted"]
         .as_array()
         .unwrap()
@@ -196,11 +181,11 @@ fn gc_deletes_only_confirmed_old_refs_and_packs_the_rest() {
         survivors.remove(d);
     }
     assert_eq!(
-        local_refs(env),
+        env.checkpoint_tips(),
         survivors,
         "every other ref survives unchanged"
     );
-    assert_eq!(refs_in(env, &w.origin, REFS_PREFIX), remote_before);
+    assert_eq!(env.checkpoint_tips_in(&w.origin), remote_before);
     assert_eq!(
         loose_checkpoint_refs(&env.common_dir()),
         Vec::<PathBuf>::new(),
@@ -224,15 +209,15 @@ fn gc_deletes_only_confirmed_old_refs_and_packs_the_rest() {
 fn a_pruned_checkpoint_comes_back_on_demand_and_offline_is_a_fetch_failure() {
     let w = cases();
     let env = &w.env;
-    let tip = local_refs(env)[&checkpoint_ref(HEX_ID)].clone();
+    let tip = env.checkpoint_tips()[&checkpoint_ref(HEX_ID)].clone();
     gc_json(env, &["--keep-days", "30"]);
-    assert!(!local_refs(env).contains_key(&checkpoint_ref(HEX_ID)));
+    assert!(!env.checkpoint_tips().contains_key(&checkpoint_ref(HEX_ID)));
 
-    let out = run(env, &["show", HEX_ID, "--json"]);
+    let out = env.run(Store::Refs, &["show", HEX_ID, "--json"]);
     assert_success(&out, &["show", HEX_ID]);
     assert_eq!(parse_json(&out.stdout)["checkpoint_id"], json!(HEX_ID));
     assert_eq!(
-        local_refs(env)[&checkpoint_ref(HEX_ID)],
+        env.checkpoint_tips()[&checkpoint_ref(HEX_ID)],
         tip,
         "back at the same commit"
     );
@@ -240,37 +225,37 @@ fn a_pruned_checkpoint_comes_back_on_demand_and_offline_is_a_fetch_failure() {
     gc_json(env, &["--keep-days", "30"]);
     let moved = env.root().join("origin-away.git");
     std::fs::rename(&w.origin, &moved).unwrap();
-    let out = run(env, &["show", HEX_ID]);
+    let out = env.run(Store::Refs, &["show", HEX_ID]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(err.contains("fetch checkpoint ref"), "{err}");
     assert!(!err.contains("not found"), "{err}");
 
     // gc itself with the remote unreachable deletes nothing.
-    let before = local_refs(env);
-    let out = run(env, &["gc", "--keep-days", "0"]);
+    let before = env.checkpoint_tips();
+    let out = env.run(Store::Refs, &["gc", "--keep-days", "0"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("could not list the checkpoints of origin, so none was deleted"));
-    assert_eq!(local_refs(env), before);
+    assert_eq!(env.checkpoint_tips(), before);
 }
 
 #[test]
 fn without_a_remote_or_a_retention_gc_deletes_nothing_and_says_why() {
     let env = TestEnv::new();
     write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
-    let before = local_refs(&env);
+    let before = env.checkpoint_tips();
 
-    let out = run(&env, &["gc", "--keep-days", "0"]);
+    let out = env.run(Store::Refs, &["gc", "--keep-days", "0"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("no remote to confirm checkpoints against, so none was deleted"),
         "{}",
         stderr(&out)
     );
-    assert_eq!(local_refs(&env), before);
+    assert_eq!(env.checkpoint_tips(), before);
 
     env.bare_remote("origin");
-    let out = run(&env, &["gc"]);
+    let out = env.run(Store::Refs, &["gc"]);
     assert_success(&out, &["gc"]);
     assert!(stderr(&out).contains("gc is off"), "{}", stderr(&out));
     assert_eq!(gc_json(&env, &[]), json!({"enabled": false, "deleted": []}));
@@ -279,26 +264,29 @@ fn without_a_remote_or_a_retention_gc_deletes_nothing_and_says_why() {
         ".entire/settings.json",
         br#"{"strategy_options": {"checkpoint_gc_days": "soon"}}"#,
     );
-    let out = run(&env, &["gc"]);
+    let out = env.run(Store::Refs, &["gc"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stderr(&out).contains("checkpoint_gc_days"),
         "{}",
         stderr(&out)
     );
-    assert_eq!(local_refs(&env), before);
+    assert_eq!(env.checkpoint_tips(), before);
 }
 
 #[test]
 fn the_retention_setting_enables_gc_and_the_pre_auto_gc_hook() {
     let w = cases();
     let env = &w.env;
-    let before = local_refs(env);
-    assert_success(&run(env, &["hooks", "install"]), &["hooks", "install"]);
+    let before = env.checkpoint_tips();
+    assert_success(
+        &env.run(Store::Refs, &["hooks", "install"]),
+        &["hooks", "install"],
+    );
     let hook = hooks_dir(env).join("pre-auto-gc");
     assert!(!hook.exists(), "no pre-auto-gc hook while gc is off");
     let hooks_status = |env: &TestEnv| {
-        parse_json(&run(env, &["status", "--json"]).stdout)["hooks"]
+        parse_json(&env.run(Store::Refs, &["status", "--json"]).stdout)["hooks"]
             .as_object()
             .unwrap()
             .clone()
@@ -309,13 +297,14 @@ fn the_retention_setting_enables_gc_and_the_pre_auto_gc_hook() {
         ".entire/settings.json",
         br#"{"strategy_options": {"checkpoint_gc_days": 30}}"#,
     );
-    let out = run(env, &["hooks", "install"]);
+    let out = env.run(Store::Refs, &["hooks", "install"]);
     assert_success(&out, &["hooks", "install"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("pre-auto-gc"));
     assert!(hook.exists());
     assert_eq!(hooks_status(env)["pre-auto-gc"], json!(true));
     assert!(
-        String::from_utf8_lossy(&run(env, &["hooks", "status"]).stdout).contains("pre-auto-gc")
+        String::from_utf8_lossy(&env.run(Store::Refs, &["hooks", "status"]).stdout)
+            .contains("pre-auto-gc")
     );
 
     // git runs the hook before its automatic gc; run it the way git does.
@@ -331,12 +320,12 @@ fn the_retention_setting_enables_gc_and_the_pre_auto_gc_hook() {
         survivors.remove(d);
     }
     assert_eq!(
-        local_refs(env),
+        env.checkpoint_tips(),
         survivors,
         "the hook collected exactly the confirmed refs"
     );
 
-    let out = run(env, &["hooks", "uninstall"]);
+    let out = env.run(Store::Refs, &["hooks", "uninstall"]);
     assert_success(&out, &["hooks", "uninstall"]);
     assert!(!hook.exists());
 }
@@ -345,22 +334,12 @@ fn the_retention_setting_enables_gc_and_the_pre_auto_gc_hook() {
 fn fetch_all_packs_the_refs_it_brings() {
     let w = cases();
     let env = &w.env;
-    let clone = env.root().join("clone");
-    env.git_in(
-        env.root(),
-        &["clone", "-q", path_str(&w.origin), path_str(&clone)],
-    );
-    let out = env
-        .bin_cmd(&fetch_bin())
-        .current_dir(&clone)
-        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
-        .arg("--all")
-        .output()
-        .unwrap();
+    let clone = env.clone_of(&w.origin, "clone", &[]);
+    let out = env.fetch_in(&clone, &["--all"]);
     assert_success(&out, &["entire-fetch", "--all"]);
     assert_eq!(
-        refs_in(env, &clone, REFS_PREFIX),
-        refs_in(env, &w.origin, REFS_PREFIX)
+        env.checkpoint_tips_in(&clone),
+        env.checkpoint_tips_in(&w.origin)
     );
     assert_eq!(
         loose_checkpoint_refs(&clone.join(".git")),
@@ -373,8 +352,8 @@ fn migrate_packs_the_refs_it_writes() {
     let env = TestEnv::new();
     write_std(&env, Store::Branch, HEX_ID, "s1", TRANSCRIPT);
     write_std(&env, Store::Branch, HEX_ID_2, "s2", TRANSCRIPT_2);
-    assert_success(&run(&env, &["migrate"]), &["migrate"]);
-    assert_eq!(local_refs(&env).len(), 2);
+    assert_success(&env.run(Store::Refs, &["migrate"]), &["migrate"]);
+    assert_eq!(env.checkpoint_tips().len(), 2);
     assert_eq!(
         loose_checkpoint_refs(&env.common_dir()),
         Vec::<PathBuf>::new()

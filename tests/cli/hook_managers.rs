@@ -6,10 +6,10 @@
 use std::path::{Path, PathBuf};
 use std::process::{Output, Stdio};
 
-use crate::commit_hooks::{assert_exit_0, lines, record, text, the_trailer, LINE_1, SESSION};
+use crate::commit_hooks::{lines, record, the_trailer, LINE_1, SESSION};
 use crate::env::{
-    checkpoint_bin, checkpoint_ref, hooks_dir, path_str, rev_in, sha256_hex, write_executable,
-    Store, TestEnv,
+    assert_code, checkpoint_bin, checkpoint_ref, hooks_dir, path_str, path_with_bins, rev_in,
+    sha256_hex, text, write_executable, Store, TestEnv,
 };
 
 /// The directory `.ci/hook-tools` installs the hook managers into.
@@ -24,14 +24,8 @@ fn tools_dir() -> PathBuf {
 /// The directories of the installed tools, then our binaries, then the test's own `PATH`.
 fn tool_path() -> std::ffi::OsString {
     let tools = tools_dir();
-    let mut paths = vec![
-        tools.join("venv/bin"),
-        tools.join("npm/node_modules/.bin"),
-        checkpoint_bin().parent().expect("binary dir").to_path_buf(),
-    ];
-    if let Some(p) = std::env::var_os("PATH") {
-        paths.extend(std::env::split_paths(&p));
-    }
+    let mut paths = vec![tools.join("venv/bin"), tools.join("npm/node_modules/.bin")];
+    paths.extend(std::env::split_paths(&path_with_bins()));
     std::env::join_paths(paths).expect("join PATH")
 }
 
@@ -146,12 +140,6 @@ impl Scenario {
         self.program(path_str(&checkpoint_bin()), args)
     }
 
-    /// Asserts `out` exited 0; returns its stderr.
-    fn ok(out: Output, what: &str) -> String {
-        assert_exit_0(&out, what);
-        text(&out.stderr)
-    }
-
     /// A session with activity, then a commit of `file` through the hooks: asserts the trailer
     /// was added and its checkpoint exists; returns the checkpoint ID.
     fn commit(&self, file: &str) -> String {
@@ -163,8 +151,8 @@ impl Scenario {
             &[],
         );
         self.env.write_file(file, format!("{file}\n").as_bytes());
-        Self::ok(self.git(&["add", "--", file]), "git add");
-        Self::ok(self.git(&["commit", "-q", "-m", file]), "git commit");
+        assert_code(&self.git(&["add", "--", file]), 0, "git add");
+        assert_code(&self.git(&["commit", "-q", "-m", file]), 0, "git commit");
         let id = the_trailer(&self.env, "HEAD");
         let out = self.git(&[
             "cat-file",
@@ -181,7 +169,7 @@ impl Scenario {
     /// `git push origin main` through the hooks: asserts it succeeded and checkpoint `id` and
     /// `main` reached the remote.
     fn push(&self, id: &str) -> String {
-        let stderr = Self::ok(self.git(&["push", "-q", "origin", "main"]), "git push");
+        let stderr = assert_code(&self.git(&["push", "-q", "origin", "main"]), 0, "git push");
         assert_eq!(
             rev_in(&self.env, &self.origin, &checkpoint_ref(id)),
             self.env.rev(&checkpoint_ref(id)),
@@ -197,12 +185,12 @@ impl Scenario {
     /// Like [`Scenario::commit`], with an LFS-tracked file `<name>.bin` beside: returns the
     /// checkpoint ID and the LFS object's ID.
     fn commit_lfs(&self, name: &str) -> (String, String) {
-        Self::ok(self.git(&["lfs", "track", "*.bin"]), "git lfs track");
-        Self::ok(self.git(&["add", ".gitattributes"]), "git add");
+        assert_code(&self.git(&["lfs", "track", "*.bin"]), 0, "git lfs track");
+        assert_code(&self.git(&["add", ".gitattributes"]), 0, "git add");
         let content = format!("large {name}\n").repeat(100);
         let file = format!("{name}.bin");
         self.env.write_file(&file, content.as_bytes());
-        Self::ok(self.git(&["add", &file]), "git add");
+        assert_code(&self.git(&["add", &file]), 0, "git add");
         let stored = self.git(&["cat-file", "-p", &format!(":{file}")]);
         assert!(
             text(&stored.stdout).starts_with("version https://git-lfs"),
@@ -228,8 +216,12 @@ impl Scenario {
     /// A new commit, then with the `refuse` marker, its push fails and publishes nothing.
     fn assert_push_refused(&self) {
         self.env.write_file("refused.txt", b"refused\n");
-        Self::ok(self.git(&["add", "refused.txt"]), "git add");
-        Self::ok(self.git(&["commit", "-q", "-m", "refused"]), "git commit");
+        assert_code(&self.git(&["add", "refused.txt"]), 0, "git add");
+        assert_code(
+            &self.git(&["commit", "-q", "-m", "refused"]),
+            0,
+            "git commit",
+        );
         std::fs::write(self.marker("refuse"), b"").unwrap();
         let before = rev_in(&self.env, &self.origin, "refs/heads/main");
         let out = self.git(&["push", "-q", "origin", "main"]);
@@ -257,10 +249,10 @@ fn a_hook_that_replaced_ours_is_chained_by_the_next_install_and_restored_by_unin
     let a = s.user_hook("A");
     let b = s.user_hook("B");
     write_executable(&dir.join("pre-push"), &a);
-    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     write_executable(&dir.join("pre-push"), &b);
 
-    let stderr = Scenario::ok(s.entire(&["hooks", "install"]), "hooks install again");
+    let stderr = assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install again");
     assert!(
         stderr.contains(path_str(&dir.join("pre-push")))
             && stderr.contains("pre-push.pre-entire.002"),
@@ -281,7 +273,7 @@ fn a_hook_that_replaced_ours_is_chained_by_the_next_install_and_restored_by_unin
     assert_eq!(s.take_ran(), ["A", "B"], "both chained hooks ran, in order");
     s.assert_push_refused();
 
-    let stderr = Scenario::ok(s.entire(&["hooks", "uninstall"]), "hooks uninstall");
+    let stderr = assert_code(&s.entire(&["hooks", "uninstall"]), 0, "hooks uninstall");
     assert_eq!(std::fs::read_to_string(dir.join("pre-push")).unwrap(), b);
     assert_eq!(
         std::fs::read_to_string(dir.join("pre-push.pre-entire")).unwrap(),
@@ -305,8 +297,9 @@ fn a_hook_that_replaced_ours_is_chained_by_the_next_install_and_restored_by_unin
 fn a_global_hooks_path_is_refused_unless_shared() {
     let s = Scenario::new();
     let shared = s.env.root().join("global-hooks");
-    Scenario::ok(
-        s.git(&["config", "--global", "core.hooksPath", path_str(&shared)]),
+    assert_code(
+        &s.git(&["config", "--global", "core.hooksPath", path_str(&shared)]),
+        0,
         "git config --global",
     );
     let out = s.entire(&["hooks", "install"]);
@@ -331,7 +324,7 @@ fn a_global_hooks_path_is_refused_unless_shared() {
         "{status}"
     );
 
-    let stderr = Scenario::ok(s.entire(&["hooks", "install", "--shared"]), "--shared");
+    let stderr = assert_code(&s.entire(&["hooks", "install", "--shared"]), 0, "--shared");
     assert!(
         stderr.contains("every repository without a core.hooksPath of its own"),
         "says which repositories are affected:\n{stderr}"
@@ -406,7 +399,7 @@ fn a_foreign_lefthook_local_file_is_refused_with_all_four_hooks_and_a_runnable_c
         .find(|l| l.starts_with("git entire-checkpoint hooks install"))
         .unwrap_or_else(|| panic!("a command to run:\n{stderr}"));
     let args: Vec<&str> = command.split_whitespace().skip(2).collect();
-    Scenario::ok(s.entire(&args), command);
+    assert_code(&s.entire(&args), 0, command);
     let id = s.commit("a.txt");
     s.push(&id);
 }
@@ -423,8 +416,8 @@ fn a_foreign_lefthook_local_file_is_refused_with_all_four_hooks_and_a_runnable_c
 fn git_lfs_first_then_ours_and_lfs_reinstalling_itself() {
     require("git-lfs");
     let s = Scenario::new();
-    Scenario::ok(s.git(&["lfs", "install"]), "git lfs install");
-    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    assert_code(&s.git(&["lfs", "install"]), 0, "git lfs install");
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     let dir = hooks_dir(&s.env);
     for hook in ["pre-push", "post-commit"] {
         let kept = std::fs::read_to_string(dir.join(format!("{hook}.pre-entire"))).unwrap();
@@ -445,8 +438,9 @@ fn git_lfs_first_then_ours_and_lfs_reinstalling_itself() {
         before
     );
 
-    Scenario::ok(
-        s.git(&["lfs", "update", "--force"]),
+    assert_code(
+        &s.git(&["lfs", "update", "--force"]),
+        0,
         "git lfs update --force",
     );
     let stderr = repair_with_doctor(&s, "hook-foreign");
@@ -472,15 +466,16 @@ fn ours_first_then_git_lfs() {
     let s = Scenario::new();
     let dir = hooks_dir(&s.env);
     write_executable(&dir.join("pre-push"), &s.user_hook("user"));
-    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     let out = s.git(&["lfs", "install"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(is_ours(&dir.join("pre-push")), "ours is left alone");
-    Scenario::ok(
-        s.git(&["lfs", "install", "--force"]),
+    assert_code(
+        &s.git(&["lfs", "install", "--force"]),
+        0,
         "git lfs install --force",
     );
-    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install again");
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install again");
     let (id, oid) = s.commit_lfs("first");
     s.push(&id);
     s.assert_lfs_pushed(&oid);
@@ -516,7 +511,11 @@ fn pre_commit_installed() -> Scenario {
     require("pre-commit");
     let s = Scenario::new();
     pre_commit_config(&s);
-    Scenario::ok(s.program("pre-commit", &["install"]), "pre-commit install");
+    assert_code(
+        &s.program("pre-commit", &["install"]),
+        0,
+        "pre-commit install",
+    );
     s
 }
 
@@ -528,18 +527,19 @@ fn pre_commit_first_then_ours_then_pre_commit_again() {
     let s = pre_commit_installed();
     let dir = hooks_dir(&s.env);
     let pre_commits_hook = std::fs::read_to_string(dir.join("pre-push")).unwrap();
-    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     commit_and_push_with(&s, "a.txt", "pre-commit");
 
-    Scenario::ok(
-        s.program("pre-commit", &["install"]),
+    assert_code(
+        &s.program("pre-commit", &["install"]),
+        0,
         "pre-commit install again",
     );
     commit_and_push_with(&s, "b.txt", "pre-commit");
     s.assert_push_refused();
     assert_doctor_hooks_healthy(&s);
 
-    Scenario::ok(s.entire(&["hooks", "uninstall"]), "hooks uninstall");
+    assert_code(&s.entire(&["hooks", "uninstall"]), 0, "hooks uninstall");
     assert_eq!(
         std::fs::read_to_string(dir.join("pre-push")).unwrap(),
         pre_commits_hook
@@ -555,12 +555,17 @@ fn ours_first_then_pre_commit_and_its_forced_reinstall() {
     require("pre-commit");
     let s = Scenario::new();
     pre_commit_config(&s);
-    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
-    Scenario::ok(s.program("pre-commit", &["install"]), "pre-commit install");
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
+    assert_code(
+        &s.program("pre-commit", &["install"]),
+        0,
+        "pre-commit install",
+    );
     commit_and_push_with(&s, "a.txt", "pre-commit");
 
-    Scenario::ok(
-        s.program("pre-commit", &["install", "-f"]),
+    assert_code(
+        &s.program("pre-commit", &["install", "-f"]),
+        0,
         "pre-commit install -f",
     );
     repair_with_doctor(&s, "hook-missing");
@@ -575,9 +580,10 @@ fn hooks_install_repairs_pre_commit_running_itself_through_ours() {
     let s = pre_commit_installed();
     let dir = hooks_dir(&s.env);
     std::fs::rename(dir.join("pre-push"), dir.join("pre-push.pre-entire")).unwrap();
-    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
-    Scenario::ok(
-        s.program("pre-commit", &["install"]),
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
+    assert_code(
+        &s.program("pre-commit", &["install"]),
+        0,
         "pre-commit install again",
     );
     let id = s.commit("a.txt");
@@ -589,7 +595,7 @@ fn hooks_install_repairs_pre_commit_running_itself_through_ours() {
     );
     s.take_ran();
 
-    let stderr = Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    let stderr = assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     assert!(
         stderr.contains("a copy of pre-commit's pre-push hook"),
         "{stderr}"
@@ -615,13 +621,13 @@ fn repair_with_doctor(s: &Scenario, code: &str) -> String {
                 .all(|r| *r == "git entire-checkpoint hooks install"),
         "doctor reports {code} with a repair that works as given:\n{doctor}"
     );
-    Scenario::ok(s.entire(&["hooks", "install"]), "doctor's repair")
+    assert_code(&s.entire(&["hooks", "install"]), 0, "doctor's repair")
 }
 
 /// `hooks install` where `manager` owns the hooks: it says it changed `changed`; then a commit
 /// and a push through both, and doctor finds the hooks healthy.
 fn install_into_the_manager(s: &Scenario, manager: &str, changed: &str) {
-    let stderr = Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    let stderr = assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     assert!(stderr.contains(changed), "says what it changed:\n{stderr}");
     commit_and_push_with(s, "a.txt", manager);
     assert_doctor_hooks_healthy(s);
@@ -676,11 +682,12 @@ fn lefthook_first_then_ours_then_lefthook_again() {
     require("lefthook");
     let s = Scenario::new();
     lefthook_config(&s, "");
-    Scenario::ok(s.program("lefthook", &["install"]), "lefthook install");
+    assert_code(&s.program("lefthook", &["install"]), 0, "lefthook install");
     install_into_the_manager(&s, "lefthook", "lefthook-local.yml");
 
-    Scenario::ok(
-        s.program("lefthook", &["install"]),
+    assert_code(
+        &s.program("lefthook", &["install"]),
+        0,
         "lefthook install again",
     );
     commit_and_push_with(&s, "b.txt", "lefthook");
@@ -691,7 +698,7 @@ fn lefthook_first_then_ours_then_lefthook_again() {
     commit_and_push_with(&s, "c.txt", "lefthook");
     s.assert_push_refused();
 
-    let stderr = Scenario::ok(s.entire(&["hooks", "uninstall"]), "hooks uninstall");
+    let stderr = assert_code(&s.entire(&["hooks", "uninstall"]), 0, "hooks uninstall");
     assert!(!s.repo().join("lefthook-local.yml").exists(), "{stderr}");
 }
 
@@ -701,9 +708,9 @@ fn lefthook_first_then_ours_then_lefthook_again() {
 fn ours_first_then_lefthook() {
     require("lefthook");
     let s = Scenario::new();
-    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     lefthook_config(&s, "");
-    Scenario::ok(s.program("lefthook", &["install"]), "lefthook install");
+    assert_code(&s.program("lefthook", &["install"]), 0, "lefthook install");
     repair_with_doctor(&s, "hook-foreign");
     commit_and_push_with(&s, "a.txt", "lefthook");
     s.assert_push_refused();
@@ -738,14 +745,14 @@ fn husky_first_then_ours_then_husky_again() {
     require("husky");
     let s = Scenario::new();
     let scripts = husky_scripts(&s);
-    Scenario::ok(s.program("husky", &[]), "husky");
+    assert_code(&s.program("husky", &[]), 0, "husky");
     install_into_the_manager(&s, "husky", ".husky/pre-push");
 
-    Scenario::ok(s.program("husky", &[]), "husky again");
+    assert_code(&s.program("husky", &[]), 0, "husky again");
     commit_and_push_with(&s, "b.txt", "husky");
     s.assert_push_refused();
 
-    Scenario::ok(s.entire(&["hooks", "uninstall"]), "hooks uninstall");
+    assert_code(&s.entire(&["hooks", "uninstall"]), 0, "hooks uninstall");
     for (path, body) in scripts {
         assert_eq!(std::fs::read_to_string(&path).unwrap(), body);
     }
@@ -758,9 +765,9 @@ fn husky_first_then_ours_then_husky_again() {
 fn ours_first_then_husky() {
     require("husky");
     let s = Scenario::new();
-    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     husky_scripts(&s);
-    Scenario::ok(s.program("husky", &[]), "husky");
+    assert_code(&s.program("husky", &[]), 0, "husky");
     repair_with_doctor(&s, "hook-foreign");
     commit_and_push_with(&s, "a.txt", "husky");
     s.assert_push_refused();
@@ -776,15 +783,16 @@ fn a_displaced_post_commit_leaves_a_dangling_trailer_that_doctor_reports() {
     require("lefthook");
     let s = Scenario::new();
     lefthook_config(&s, "post-commit:\n  jobs:\n    - run: 'true'\n");
-    Scenario::ok(
-        s.entire(&["hooks", "install", "--force"]),
+    assert_code(
+        &s.entire(&["hooks", "install", "--force"]),
+        0,
         "hooks install --force",
     );
-    Scenario::ok(s.program("lefthook", &["install"]), "lefthook install");
+    assert_code(&s.program("lefthook", &["install"]), 0, "lefthook install");
     record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
     s.env.write_file("a.txt", b"a\n");
-    Scenario::ok(s.git(&["add", "a.txt"]), "git add");
-    Scenario::ok(s.git(&["commit", "-q", "-m", "a"]), "git commit");
+    assert_code(&s.git(&["add", "a.txt"]), 0, "git add");
+    assert_code(&s.git(&["commit", "-q", "-m", "a"]), 0, "git commit");
     let id = the_trailer(&s.env, "HEAD");
     assert!(s.env.rev(&checkpoint_ref(&id)).is_none(), "never written");
     let head = s.env.rev("HEAD").unwrap();
@@ -802,7 +810,7 @@ fn a_displaced_post_commit_leaves_a_dangling_trailer_that_doctor_reports() {
         .unwrap_or_else(|| panic!("{finding}"));
     assert_eq!(repair, "git entire-checkpoint hook post-commit");
     let argv: Vec<&str> = repair.split(' ').skip(1).collect();
-    Scenario::ok(s.git(&argv), repair);
+    assert_code(&s.git(&argv), 0, repair);
     let written = s.git(&[
         "cat-file",
         "-p",
@@ -817,7 +825,7 @@ fn a_displaced_post_commit_leaves_a_dangling_trailer_that_doctor_reports() {
     assert!(!doctor.contains("trailer-dangling"), "{doctor}");
 
     s.take_ran();
-    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     commit_and_push_with(&s, "b.txt", "lefthook");
 }
 
@@ -826,17 +834,18 @@ fn a_displaced_post_commit_leaves_a_dangling_trailer_that_doctor_reports() {
 #[test]
 fn a_dangling_trailer_behind_a_foreign_post_commit_names_hooks_install() {
     let s = Scenario::new();
-    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     let hook = crate::env::hooks_dir(&s.env).join("post-commit");
     std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
     record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
     s.env.write_file("a.txt", b"a\n");
-    Scenario::ok(s.git(&["add", "a.txt"]), "git add");
-    Scenario::ok(s.git(&["commit", "-q", "-m", "a"]), "git commit");
+    assert_code(&s.git(&["add", "a.txt"]), 0, "git add");
+    assert_code(&s.git(&["commit", "-q", "-m", "a"]), 0, "git commit");
     let id = the_trailer(&s.env, "HEAD");
     // Its session folded elsewhere: nothing is staged any more.
-    Scenario::ok(
-        s.entire(&["session", "discard", SESSION]),
+    assert_code(
+        &s.entire(&["session", "discard", SESSION]),
+        0,
         "session discard",
     );
     let finding = the_dangling_finding(&s);
@@ -864,7 +873,7 @@ fn the_dangling_finding(s: &Scenario) -> serde_json::Value {
 fn prepush_without_a_remote_warns_that_nothing_was_pushed() {
     let s = Scenario::new();
     let out = s.program(path_str(&crate::env::prepush_bin()), &[]);
-    let stderr = Scenario::ok(out, "git entire-prepush");
+    let stderr = assert_code(&out, 0, "git entire-prepush");
     assert!(
         stderr.contains("no remote given, so no checkpoint was pushed"),
         "{stderr}"
@@ -881,7 +890,7 @@ fn prepush_without_a_remote_warns_that_nothing_was_pushed() {
 #[test]
 fn every_hook_runs_with_a_minimal_path() {
     let s = Scenario::new();
-    Scenario::ok(s.entire(&["hooks", "install"]), "hooks install");
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     let minimal = std::ffi::OsStr::new("/usr/bin:/bin");
     let git_path = std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
         .map(|d| d.join("git"))
@@ -889,7 +898,7 @@ fn every_hook_runs_with_a_minimal_path() {
         .expect("git on the test's PATH");
     let git = |args: &[&str]| {
         let out = s.program_with_path(path_str(&git_path), args, minimal);
-        Scenario::ok(out, &format!("git {args:?} with PATH=/usr/bin:/bin"))
+        assert_code(&out, 0, &format!("git {args:?} with PATH=/usr/bin:/bin"))
     };
     record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
     s.env.write_file("a.txt", b"a\n");
@@ -921,7 +930,7 @@ fn husky_forced_is_refused_and_hand_wired_scripts_are_healthy() {
     require("husky");
     let s = Scenario::new();
     husky_scripts(&s);
-    Scenario::ok(s.program("husky", &[]), "husky");
+    assert_code(&s.program("husky", &[]), 0, "husky");
     let dir = hooks_dir(&s.env);
     let stub = std::fs::read_to_string(dir.join("pre-push")).unwrap();
     let out = s.entire(&["hooks", "install", "--force"]);

@@ -2,7 +2,9 @@
 
 use serde_json::{json, Value};
 
-use crate::env::{assert_code, checkpoint_ref, parse_json, Store, TestEnv, REFS_PREFIX};
+use crate::env::{
+    assert_code, checkpoint_ids, checkpoint_ref, parse_json, Store, TestEnv, REFS_PREFIX,
+};
 use crate::fixtures::{
     checkpoint_node, hand_made_ref, root_metadata_json, HEX_ID, HEX_ID_2, TRANSCRIPT, ULID_ID,
 };
@@ -51,19 +53,6 @@ fn list(env: &TestEnv, store: Store, extra: &[&str]) -> Vec<Value> {
         .clone()
 }
 
-/// The `checkpoint_id`s of `list --json` entries, in order.
-pub(crate) fn ids(entries: &[Value]) -> Vec<String> {
-    entries
-        .iter()
-        .map(|e| {
-            e["checkpoint_id"]
-                .as_str()
-                .expect("checkpoint_id")
-                .to_string()
-        })
-        .collect()
-}
-
 fn newest_first_with_fields(store: Store) {
     let env = TestEnv::new();
     // Written newest-first in time order reversed, so write order alone cannot give the answer.
@@ -78,7 +67,7 @@ fn newest_first_with_fields(store: Store) {
         "2026-06-01T10:00:00Z",
     );
     let entries = list(&env, store, &[]);
-    assert_eq!(ids(&entries), ["c0c0c0c0c0c0", HEX_ID, HEX_ID_2]);
+    assert_eq!(checkpoint_ids(&entries), ["c0c0c0c0c0c0", HEX_ID, HEX_ID_2]);
     let e = &entries[1];
     for key in [
         "checkpoint_id",
@@ -122,9 +111,12 @@ fn limit_keeps_the_newest(store: Store) {
         "sess-1",
         "2026-06-01T10:00:00Z",
     );
-    assert_eq!(ids(&list(&env, store, &["--limit", "1"])), [HEX_ID_2]);
     assert_eq!(
-        ids(&list(&env, store, &["--limit", "2"])),
+        checkpoint_ids(&list(&env, store, &["--limit", "1"])),
+        [HEX_ID_2]
+    );
+    assert_eq!(
+        checkpoint_ids(&list(&env, store, &["--limit", "2"])),
         [HEX_ID_2, "c0c0c0c0c0c0"]
     );
 }
@@ -171,7 +163,7 @@ fn unions_both_stores_and_dedups() {
     for primary in Store::ALL {
         let entries = list(&env, primary, &[]);
         assert_eq!(
-            ids(&entries),
+            checkpoint_ids(&entries),
             [ULID_ID, HEX_ID, HEX_ID_2],
             "under primary {}",
             primary.name()
@@ -223,7 +215,7 @@ fn foreign_refs_are_ignored_and_never_touched() {
         "orphan: not parented on a foreign ref"
     );
     let entries = list(&env, Store::Refs, &[]);
-    assert_eq!(ids(&entries), [HEX_ID]);
+    assert_eq!(checkpoint_ids(&entries), [HEX_ID]);
     assert_eq!(entries[0]["session_ids"], json!(["sess-1"]));
 
     for (name, target) in &foreign {

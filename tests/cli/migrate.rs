@@ -3,17 +3,16 @@
 //! Verified with real `git` plumbing.
 
 use std::collections::BTreeMap;
-use std::process::Output;
 
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, assert_success, branch_dir, checkpoint_ref, parse_json, sha256_hex, Store,
-    TestEnv, EMPTY_TREE, REFS_PREFIX, V1_BRANCH,
+    assert_code, assert_success, branch_dir, checkpoint_ref, parse_json, sha256_hex, stderr,
+    stdout, Store, TestEnv, EMPTY_TREE, V1_BRANCH,
 };
 use crate::fixtures::{
-    blob, checkpoint_node, commit_tree, root_metadata_json, session_message, tree, write_node,
-    write_std, Node, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID,
+    blob, checkpoint_node, commit_tree, root_metadata_json, session_message, strip_v1_prefix, tree,
+    write_node, write_std, Node, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID,
 };
 
 const V1_TRACKING: &str = "refs/remotes/origin/entire/checkpoints/v1";
@@ -27,28 +26,11 @@ const HEX_ID_3: &str = "c0ffee123456";
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/// `git-entire-checkpoint <args>` with no `ENTIRE_*` variable (the default topology unless a
-/// settings file says otherwise).
-fn run(env: &TestEnv, args: &[&str]) -> Output {
-    env.cmd()
-        .args(args)
-        .output()
-        .expect("run git-entire-checkpoint")
-}
-
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).to_string()
-}
-
 /// Runs `migrate <extra>`, asserting success; returns stdout.
 fn migrate(env: &TestEnv, extra: &[&str]) -> String {
     let mut args = vec!["migrate"];
     args.extend_from_slice(extra);
-    let out = run(env, &args);
+    let out = env.run_default(&args);
     assert_success(&out, &args);
     stdout(&out)
 }
@@ -67,18 +49,6 @@ fn import_subject(id: &str) -> String {
 
 fn count_objects(env: &TestEnv) -> String {
     env.git(&["count-objects", "-v"])
-}
-
-fn checkpoint_refs(env: &TestEnv) -> Vec<String> {
-    let mut v = env.refs_under(REFS_PREFIX);
-    v.sort();
-    v
-}
-
-fn queued(env: &TestEnv) -> Value {
-    let out = run(env, &["status", "--json"]);
-    assert_success(&out, &["status", "--json"]);
-    parse_json(&out.stdout)["queued"].clone()
 }
 
 /// `git ls-tree -r <spec>` lines (mode, type, oid, path), sorted.
@@ -103,19 +73,10 @@ fn without_root_metadata(lines: Vec<String>) -> Vec<String> {
 /// The v1 root summary of `id` normalised the way migration must: `checkpoint_version` removed,
 /// `/<id[:2]>/<id[2:]>` stripped from every string of every `sessions[]` entry.
 fn normalised(mut root: Value, id: &str) -> Value {
-    let prefix = format!("/{}/", branch_dir(id));
-    let obj = root.as_object_mut().expect("root summary is an object");
-    obj.remove("checkpoint_version");
-    if let Some(sessions) = obj.get_mut("sessions").and_then(Value::as_array_mut) {
-        for entry in sessions {
-            for (_, v) in entry.as_object_mut().expect("session entry").iter_mut() {
-                if let Some(rest) = v.as_str().and_then(|s| s.strip_prefix(&prefix)) {
-                    *v = Value::String(format!("/{rest}"));
-                }
-            }
-        }
-    }
-    root
+    root.as_object_mut()
+        .expect("root summary is an object")
+        .remove("checkpoint_version");
+    strip_v1_prefix(root, id)
 }
 
 /// Asserts that the ref of `id` is the migration of the v1 subtree `v1_spec` (a rev spec of the
@@ -206,12 +167,12 @@ fn migrates_every_v1_checkpoint_into_hex_named_refs() {
     let env = TestEnv::new();
     two_on_v1(&env);
     let v1_tip = env.rev(V1_BRANCH).unwrap();
-    let out = run(&env, &["migrate"]);
+    let out = env.run_default(&["migrate"]);
     assert_success(&out, &["migrate"]);
     assert_eq!(stdout(&out), migrated_line(2, 0, 2));
     assert_eq!(stderr(&out), "", "no warnings for a clean migration");
     assert_eq!(
-        checkpoint_refs(&env),
+        env.checkpoint_refs(),
         vec![
             "refs/entire/checkpoints/a1/f6e5d4c3b2a1".to_string(),
             "refs/entire/checkpoints/f6/a1b2c3d4e5f6".to_string(),
@@ -261,7 +222,11 @@ fn migrates_every_v1_checkpoint_into_hex_named_refs() {
         v1_tip,
         "the v1 branch is untouched"
     );
-    assert_eq!(queued(&env), json!(2), "migrated refs are queued for push");
+    assert_eq!(
+        env.queued_in(None, env.repo()),
+        2,
+        "migrated refs are queued for push"
+    );
 }
 
 #[test]
@@ -335,7 +300,11 @@ fn rerun_writes_nothing_and_keeps_refs_queued() {
     assert_eq!(migrate(&env, &[]), migrated_line(0, 2, 2));
     assert_eq!(env.refs_snapshot(), refs, "no ref moved");
     assert_eq!(count_objects(&env), objects, "no new objects");
-    assert_eq!(queued(&env), json!(2), "still queued, not duplicated");
+    assert_eq!(
+        env.queued_in(None, env.repo()),
+        2,
+        "still queued, not duplicated"
+    );
     for id in [HEX_ID, HEX_ID_2] {
         assert_eq!(env.parents(&env.tip(Store::Refs, id)), Vec::<String>::new());
     }
@@ -374,7 +343,7 @@ fn new_and_updated_v1_checkpoints_migrate_on_a_later_run() {
     );
     assert_eq!(env.tip(Store::Refs, HEX_ID_2), untouched_tip);
     assert_migrated_from(&env, HEX_ID_3, &v1_spec(HEX_ID_3));
-    assert_eq!(queued(&env), json!(3));
+    assert_eq!(env.queued_in(None, env.repo()), 3);
 }
 
 #[test]
@@ -436,10 +405,10 @@ fn dry_run_writes_nothing() {
         .join("entire-checkpoint-push-queue.jsonl");
     assert_eq!(migrate(&env, &["--dry-run"]), would_line(2, 0, 2));
     assert_eq!(env.refs_snapshot(), refs, "no refs written");
-    assert_eq!(checkpoint_refs(&env), Vec::<String>::new());
+    assert_eq!(env.checkpoint_refs(), Vec::<String>::new());
     assert_eq!(count_objects(&env), objects, "no objects written");
     assert!(!queue_file.exists(), "nothing queued");
-    assert_eq!(queued(&env), json!(0));
+    assert_eq!(env.queued_in(None, env.repo()), 0);
     // The real run still has everything to do; a dry run afterwards has nothing.
     assert_eq!(migrate(&env, &[]), migrated_line(2, 0, 2));
     let refs = env.refs_snapshot();
@@ -488,7 +457,7 @@ fn corrupt_v1_entry_is_skipped_and_the_rest_migrate() {
         &env,
         vec![(HEX_ID, good), (HEX_ID_3, bad), (HEX_ID_2, good_2)],
     );
-    let out = run(&env, &["migrate"]);
+    let out = env.run_default(&["migrate"]);
     let err = assert_code(&out, 1, "migrate with a corrupt v1 entry");
     assert!(
         err.contains(&branch_dir(HEX_ID_3)) || err.contains(HEX_ID_3),
@@ -506,7 +475,7 @@ fn corrupt_v1_entry_is_skipped_and_the_rest_migrate() {
     );
     let mut expected = vec![checkpoint_ref(HEX_ID_2), checkpoint_ref(HEX_ID)];
     expected.sort();
-    assert_eq!(checkpoint_refs(&env), expected);
+    assert_eq!(env.checkpoint_refs(), expected);
     assert_eq!(
         env.rev(&checkpoint_ref(HEX_ID_3)),
         None,
@@ -516,7 +485,7 @@ fn corrupt_v1_entry_is_skipped_and_the_rest_migrate() {
     assert_migrated_from(&env, HEX_ID_2, &v1_spec(HEX_ID_2));
     // A re-run reports the same entry again and leaves the good refs alone.
     let refs = env.refs_snapshot();
-    let out = run(&env, &["migrate"]);
+    let out = env.run_default(&["migrate"]);
     let err = assert_code(&out, 1, "re-run with a corrupt v1 entry");
     assert!(
         err.contains(&branch_dir(HEX_ID_3)) || err.contains(HEX_ID_3),
@@ -568,7 +537,7 @@ fn the_local_v1_branch_wins_over_the_tracking_branch() {
     env.git(&["update-ref", "-d", V1_BRANCH]);
     write_std(&env, Store::Branch, HEX_ID, "sess-local", TRANSCRIPT);
     assert_eq!(migrate(&env, &[]), migrated_line(1, 0, 1));
-    assert_eq!(checkpoint_refs(&env), vec![checkpoint_ref(HEX_ID)]);
+    assert_eq!(env.checkpoint_refs(), vec![checkpoint_ref(HEX_ID)]);
     assert_migrated_from(&env, HEX_ID, &v1_spec(HEX_ID));
 }
 
@@ -580,7 +549,7 @@ fn after_migration_a_refs_primary_reads_hex_from_refs() {
     migrate(&env, &[]);
     env.write_file(".entire/settings.json", REFS_ONLY.as_bytes());
     for id in [HEX_ID, HEX_ID_2] {
-        let out = run(&env, &["show", id, "--json", "--no-fetch"]);
+        let out = env.run_default(&["show", id, "--json", "--no-fetch"]);
         assert_success(&out, &["show", id]);
         let v = parse_json(&out.stdout);
         assert_eq!(v["store"], json!("git-refs"), "{id}");
@@ -588,11 +557,11 @@ fn after_migration_a_refs_primary_reads_hex_from_refs() {
         assert_eq!(v["commit"], json!(env.tip(Store::Refs, id)), "{id}");
         let v1_session = env.json(Store::Branch, id, "0/metadata.json");
         assert_eq!(v["sessions"][0], v1_session, "{id}: session 0 as on v1");
-        let out = run(&env, &["cat", id, "0/full.jsonl"]);
+        let out = env.run_default(&["cat", id, "0/full.jsonl"]);
         assert_success(&out, &["cat", id]);
         assert_eq!(out.stdout, env.blob(Store::Branch, id, "0/full.jsonl"));
     }
-    let out = run(&env, &["list", "--json"]);
+    let out = env.run_default(&["list", "--json"]);
     assert_success(&out, &["list", "--json"]);
     let entries = parse_json(&out.stdout);
     let entries = entries.as_array().expect("array");
@@ -602,7 +571,7 @@ fn after_migration_a_refs_primary_reads_hex_from_refs() {
     }
     // The default topology still reads the branch copy.
     std::fs::remove_file(env.repo().join(".entire/settings.json")).unwrap();
-    let out = run(&env, &["show", HEX_ID, "--json", "--no-fetch"]);
+    let out = env.run_default(&["show", HEX_ID, "--json", "--no-fetch"]);
     assert_success(&out, &["show", HEX_ID]);
     assert_eq!(parse_json(&out.stdout)["store"], json!("git-branch"));
 }
@@ -614,18 +583,15 @@ fn a_ulid_left_only_on_the_v1_mirror_is_restored_into_refs() {
     let env = TestEnv::new();
     env.write_file(".entire/settings.json", PARALLEL.as_bytes());
     let f = env.input_file("t.jsonl", TRANSCRIPT);
-    let out = run(
-        &env,
-        &[
-            "write",
-            "--session",
-            "sess-1",
-            "--id",
-            ULID_ID,
-            "--transcript",
-            f.to_str().unwrap(),
-        ],
-    );
+    let out = env.run_default(&[
+        "write",
+        "--session",
+        "sess-1",
+        "--id",
+        ULID_ID,
+        "--transcript",
+        f.to_str().unwrap(),
+    ]);
     assert_success(&out, &["write"]);
     let original_root = env.json(Store::Refs, ULID_ID, "metadata.json");
     env.git(&["update-ref", "-d", &checkpoint_ref(ULID_ID)]);
@@ -635,7 +601,7 @@ fn a_ulid_left_only_on_the_v1_mirror_is_restored_into_refs() {
         env.json(Store::Refs, ULID_ID, "metadata.json"),
         original_root
     );
-    let out = run(&env, &["show", ULID_ID, "--json", "--no-fetch"]);
+    let out = env.run_default(&["show", ULID_ID, "--json", "--no-fetch"]);
     assert_success(&out, &["show", ULID_ID]);
     assert_eq!(parse_json(&out.stdout)["store"], json!("git-refs"));
 }
@@ -684,7 +650,7 @@ fn a_queue_failure_fails_the_migration() {
             .join("entire-checkpoint-push-queue.jsonl"),
     )
     .unwrap();
-    let out = run(&env, &["migrate"]);
+    let out = env.run_default(&["migrate"]);
     let err = assert_code(&out, 1, "migrate with an unwritable queue");
     assert!(err.contains("queue"), "the error names the queue: {err}");
     assert!(

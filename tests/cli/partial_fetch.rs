@@ -7,14 +7,11 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use crate::env::{
-    assert_code, assert_success, checkpoint_ref, parse_json, path_str, refs_in, rev_in, TestEnv,
-    REFS_PREFIX,
+    assert_code, assert_success, checkpoint_ref, parse_json, path_str, rev_in, stderr, text, Store,
+    TestEnv,
 };
 use crate::fixtures::ULID_ID as ID;
-use crate::remote_fetch::{
-    fetch_in, publish, run_in, statuses, stderr_of, stdout_of, world, World, ABSENT_ID, PASSWORD,
-    SECRET_URL,
-};
+use crate::remote_fetch::{publish, statuses, world, World, ABSENT_ID, PASSWORD, SECRET_URL};
 
 /// A transcript big enough to matter, with bytes that must survive exactly.
 fn transcript() -> Vec<u8> {
@@ -59,7 +56,7 @@ fn has_object(env: &TestEnv, dir: &Path, oid: &str) -> bool {
 }
 
 /// `git fsck` of the clone (the user's repository) is clean.
-fn assert_fsck_clean(w: &World, when: &str) {
+fn assert_clone_connectivity(w: &World, when: &str) {
     let out = w
         .env
         .git_command_in(&w.clone, &["fsck", "--no-progress", "--connectivity-only"])
@@ -79,7 +76,7 @@ fn assert_fsck_clean(w: &World, when: &str) {
 /// `git entire-fetch --filter=blob:none origin <ID> --json` in the clone, which must succeed.
 fn fetch_filtered(w: &World) -> Output {
     let args = ["--filter=blob:none", "origin", ID, "--json"];
-    let out = fetch_in(&w.env, &w.clone, &args);
+    let out = w.env.fetch_in(&w.clone, &args);
     assert_success(&out, &args);
     out
 }
@@ -93,16 +90,16 @@ fn filtered_fetch_reads_metadata_offline_and_fetches_the_transcript_on_read() {
         parse_json(&out.stdout)[0]["partial"],
         true,
         "{}",
-        stdout_of(&out)
+        text(&out.stdout)
     );
 
     // The ref is in the cache, not in the repository; the transcript is nowhere yet.
     let cache = cache_dir(&w);
     assert_eq!(
-        refs_in(&w.env, &cache, REFS_PREFIX).get(&checkpoint_ref(ID)),
+        w.env.checkpoint_tips_in(&cache).get(&checkpoint_ref(ID)),
         Some(&tip)
     );
-    assert!(refs_in(&w.env, &w.clone, REFS_PREFIX).is_empty());
+    assert!(w.env.checkpoint_tips_in(&w.clone).is_empty());
     assert!(
         !has_object(&w.env, &cache, &blob),
         "transcript fetched eagerly"
@@ -118,7 +115,7 @@ fn filtered_fetch_reads_metadata_offline_and_fetches_the_transcript_on_read() {
         has_object(&w.env, &cache, &meta),
         "documents come with the fetch"
     );
-    assert_fsck_clean(&w, "after the filtered fetch");
+    assert_clone_connectivity(&w, "after the filtered fetch");
     let cache_fsck = w
         .env
         .git_command_in(&cache, &["fsck", "--no-progress"])
@@ -133,9 +130,17 @@ fn filtered_fetch_reads_metadata_offline_and_fetches_the_transcript_on_read() {
     // Metadata reads need neither the transcript nor the remote.
     let away = w.env.root().join("origin-away.git");
     std::fs::rename(&w.remote, &away).unwrap();
-    let shown = parse_json(&run_in(&w.env, &w.clone, &["show", ID, "--json"]).stdout);
+    let shown = parse_json(
+        &w.env
+            .run_in(Store::Refs, &w.clone, &["show", ID, "--json"])
+            .stdout,
+    );
     assert_eq!(shown["checkpoint_id"], ID, "{shown}");
-    let listed = parse_json(&run_in(&w.env, &w.clone, &["list", "--json"]).stdout);
+    let listed = parse_json(
+        &w.env
+            .run_in(Store::Refs, &w.clone, &["list", "--json"])
+            .stdout,
+    );
     assert!(
         listed
             .as_array()
@@ -144,7 +149,7 @@ fn filtered_fetch_reads_metadata_offline_and_fetches_the_transcript_on_read() {
             .any(|e| e["checkpoint_id"] == ID),
         "{listed}"
     );
-    let log = run_in(&w.env, &w.clone, &["log", ID, "--json"]);
+    let log = w.env.run_in(Store::Refs, &w.clone, &["log", ID, "--json"]);
     assert_success(&log, &["log"]);
     assert_eq!(parse_json(&log.stdout)[0]["commit"], tip.as_str());
     assert!(
@@ -154,23 +159,27 @@ fn filtered_fetch_reads_metadata_offline_and_fetches_the_transcript_on_read() {
     std::fs::rename(&away, &w.remote).unwrap();
 
     // Reading the transcript fetches it, byte for byte, into the cache only.
-    let cat = run_in(&w.env, &w.clone, &["cat", ID, "0/full.jsonl"]);
+    let cat = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["cat", ID, "0/full.jsonl"]);
     assert_success(&cat, &["cat"]);
     assert!(cat.stdout == transcript(), "transcript bytes differ");
     assert!(has_object(&w.env, &cache, &blob));
     assert!(!has_object(&w.env, &w.clone, &blob));
-    let shown = run_in(&w.env, &w.clone, &["show", ID, "--transcript"]);
+    let shown = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["show", ID, "--transcript"]);
     assert_success(&shown, &["show", "--transcript"]);
     assert!(shown.stdout == transcript());
-    assert_fsck_clean(&w, "after the lazy transcript fetch");
+    assert_clone_connectivity(&w, "after the lazy transcript fetch");
 
     // A later full fetch brings the whole checkpoint into the repository.
-    let full = fetch_in(&w.env, &w.clone, &["origin", ID, "--json"]);
+    let full = w.env.fetch_in(&w.clone, &["origin", ID, "--json"]);
     assert_success(&full, &["origin", ID]);
     assert_eq!(statuses(&full).get(ID).map(String::as_str), Some("fetched"));
     assert_eq!(rev_in(&w.env, &w.clone, &checkpoint_ref(ID)), Some(tip));
     assert!(has_object(&w.env, &w.clone, &blob));
-    assert_fsck_clean(&w, "after the full fetch");
+    assert_clone_connectivity(&w, "after the full fetch");
 }
 
 /// Turns on `strategy_options.filtered_fetches` in the clone and runs `show <ID> --json` there
@@ -182,7 +191,7 @@ fn show_with_filtered_reads(w: &World) -> Output {
         r#"{"strategy_options": {"filtered_fetches": true}}"#,
     )
     .unwrap();
-    let out = run_in(&w.env, &w.clone, &["show", ID, "--json"]);
+    let out = w.env.run_in(Store::Refs, &w.clone, &["show", ID, "--json"]);
     assert_success(&out, &["show"]);
     out
 }
@@ -193,37 +202,40 @@ fn filtered_fetches_setting_makes_reads_fetch_partially() {
     let out = show_with_filtered_reads(&w);
     assert_eq!(parse_json(&out.stdout)["checkpoint_id"], ID);
     let cache = cache_dir(&w);
-    assert!(refs_in(&w.env, &cache, REFS_PREFIX).contains_key(&checkpoint_ref(ID)));
-    assert!(refs_in(&w.env, &w.clone, REFS_PREFIX).is_empty());
+    assert!(w
+        .env
+        .checkpoint_tips_in(&cache)
+        .contains_key(&checkpoint_ref(ID)));
+    assert!(w.env.checkpoint_tips_in(&w.clone).is_empty());
     assert!(!has_object(&w.env, &cache, &blob));
 
-    let cat = run_in(&w.env, &w.clone, &["cat", ID, "0/full.jsonl"]);
+    let cat = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["cat", ID, "0/full.jsonl"]);
     assert_success(&cat, &["cat"]);
     assert!(cat.stdout == transcript(), "transcript bytes differ");
 
     // A checkpoint the remote does not have is still "not found", and nothing is cached for it.
-    let before = refs_in(&w.env, &cache, REFS_PREFIX);
+    let before = w.env.checkpoint_tips_in(&cache);
     assert_code(
-        &run_in(&w.env, &w.clone, &["show", ABSENT_ID]),
+        &w.env.run_in(Store::Refs, &w.clone, &["show", ABSENT_ID]),
         3,
         "absent checkpoint",
     );
-    let out = fetch_in(
-        &w.env,
-        &w.clone,
-        &["--filter=blob:none", "origin", ABSENT_ID],
-    );
+    let out = w
+        .env
+        .fetch_in(&w.clone, &["--filter=blob:none", "origin", ABSENT_ID]);
     assert_code(&out, 3, "filtered fetch of an absent checkpoint");
-    assert_eq!(refs_in(&w.env, &cache, REFS_PREFIX), before);
-    assert!(refs_in(&w.env, &w.clone, REFS_PREFIX).is_empty());
-    assert_fsck_clean(&w, "after on-demand partial reads");
+    assert_eq!(w.env.checkpoint_tips_in(&cache), before);
+    assert!(w.env.checkpoint_tips_in(&w.clone).is_empty());
+    assert_clone_connectivity(&w, "after on-demand partial reads");
 }
 
 #[test]
 fn a_server_without_filter_support_gets_a_message_and_whole_checkpoints() {
     let (w, tip, blob) = filtered_world(false);
     let out = fetch_filtered(&w);
-    let err = stderr_of(&out);
+    let err = stderr(&out);
     assert!(
         err.contains("origin does not support filtered fetches"),
         "{err}"
@@ -233,9 +245,13 @@ fn a_server_without_filter_support_gets_a_message_and_whole_checkpoints() {
     // Whole, in the repository itself; nothing left in the cache.
     assert_eq!(rev_in(&w.env, &w.clone, &checkpoint_ref(ID)), Some(tip));
     assert!(has_object(&w.env, &w.clone, &blob));
-    assert!(refs_in(&w.env, &cache_dir(&w), REFS_PREFIX).is_empty());
-    assert_fsck_clean(&w, "after the fallback");
-    let cat = run_in(&w.env, &w.clone, &["cat", ID, "0/full.jsonl", "--no-fetch"]);
+    assert!(w.env.checkpoint_tips_in(&cache_dir(&w)).is_empty());
+    assert_clone_connectivity(&w, "after the fallback");
+    let cat = w.env.run_in(
+        Store::Refs,
+        &w.clone,
+        &["cat", ID, "0/full.jsonl", "--no-fetch"],
+    );
     assert!(cat.stdout == transcript());
 }
 
@@ -244,14 +260,14 @@ fn a_read_with_filtered_fetches_from_a_server_without_filters_warns_and_fetches_
     let (w, tip, blob) = filtered_world(false);
     let out = show_with_filtered_reads(&w);
     assert_eq!(parse_json(&out.stdout)["commit"], tip.as_str());
-    let err = stderr_of(&out);
+    let err = stderr(&out);
     assert!(
         err.contains("origin does not support filtered fetches"),
         "{err}"
     );
     assert_eq!(rev_in(&w.env, &w.clone, &checkpoint_ref(ID)), Some(tip));
     assert!(has_object(&w.env, &w.clone, &blob));
-    assert_fsck_clean(&w, "after the fallback of a read");
+    assert_clone_connectivity(&w, "after the fallback of a read");
 }
 
 #[test]
@@ -259,7 +275,9 @@ fn an_unreachable_remote_at_transcript_read_is_a_fetch_failure() {
     let (w, _, _) = filtered_world(true);
     fetch_filtered(&w);
     std::fs::rename(&w.remote, w.env.root().join("origin-gone.git")).unwrap();
-    let out = run_in(&w.env, &w.clone, &["cat", ID, "0/full.jsonl"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["cat", ID, "0/full.jsonl"]);
     let err = assert_code(&out, 1, "transcript read with the remote gone");
     assert!(err.contains("origin"), "the error names the remote: {err}");
     assert!(!err.contains("not found"), "{err}");
@@ -268,10 +286,12 @@ fn an_unreachable_remote_at_transcript_read_is_a_fetch_failure() {
     // Same with a remote URL carrying a password: exit 1, the password never shown.
     w.env
         .git_in(&w.clone, &["remote", "set-url", "origin", SECRET_URL]);
-    let out = run_in(&w.env, &w.clone, &["show", ID, "--transcript"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["show", ID, "--transcript"]);
     let err = assert_code(&out, 1, "transcript read from an unreachable URL");
     assert!(
-        !err.contains(PASSWORD) && !stdout_of(&out).contains(PASSWORD),
+        !err.contains(PASSWORD) && !text(&out.stdout).contains(PASSWORD),
         "{err}"
     );
     assert!(!err.contains("not found"), "{err}");
@@ -280,27 +300,29 @@ fn an_unreachable_remote_at_transcript_read_is_a_fetch_failure() {
 #[test]
 fn a_filtered_fetch_from_an_unreachable_url_never_prints_the_password() {
     let (w, _, _) = filtered_world(true);
-    let out = fetch_in(&w.env, &w.clone, &["--filter=blob:none", SECRET_URL, ID]);
+    let out = w
+        .env
+        .fetch_in(&w.clone, &["--filter=blob:none", SECRET_URL, ID]);
     let err = assert_code(&out, 1, "filtered fetch from an unreachable URL");
     assert!(
-        !err.contains(PASSWORD) && !stdout_of(&out).contains(PASSWORD),
+        !err.contains(PASSWORD) && !text(&out.stdout).contains(PASSWORD),
         "{err}"
     );
     assert!(
         err.contains("127.0.0.1"),
         "the error names the remote: {err}"
     );
-    assert!(refs_in(&w.env, &w.clone, REFS_PREFIX).is_empty());
+    assert!(w.env.checkpoint_tips_in(&w.clone).is_empty());
 }
 
 #[test]
 fn an_unsupported_filter_is_a_usage_error_that_changes_nothing() {
     let (w, _, _) = filtered_world(true);
-    let out = fetch_in(&w.env, &w.clone, &["--filter=tree:0", "origin", ID]);
+    let out = w.env.fetch_in(&w.clone, &["--filter=tree:0", "origin", ID]);
     let err = assert_code(&out, 2, "--filter=tree:0");
     assert!(err.contains("blob:none"), "{err}");
     assert!(!cache_dir(&w).exists());
-    assert!(refs_in(&w.env, &w.clone, REFS_PREFIX).is_empty());
+    assert!(w.env.checkpoint_tips_in(&w.clone).is_empty());
 }
 
 #[test]
@@ -311,8 +333,8 @@ fn a_backfill_of_a_cached_checkpoint_brings_it_whole_into_the_repository() {
         "partial-summary.json",
         br#"{"intent": "finish", "outcome": "done"}"#,
     );
-    let out = run_in(
-        &w.env,
+    let out = w.env.run_in(
+        Store::Refs,
         &w.clone,
         &["backfill", "summary", ID, "--summary", path_str(&summary)],
     );
@@ -330,7 +352,7 @@ fn a_backfill_of_a_cached_checkpoint_brings_it_whole_into_the_repository() {
         has_object(&w.env, &w.clone, &blob),
         "the transcript came whole"
     );
-    assert_fsck_clean(&w, "after a backfill of a cached checkpoint");
+    assert_clone_connectivity(&w, "after a backfill of a cached checkpoint");
 }
 
 #[test]
@@ -338,12 +360,9 @@ fn fetch_all_with_a_filter_updates_local_checkpoints_whole_and_caches_the_rest()
     let (w, _, _) = filtered_world(true);
     let other = "01KVBJCWYA4YW6J5M9GP655HZQ";
     publish(&w, other, "session-2", b"{\"other\":true}\n");
-    assert_success(
-        &fetch_in(&w.env, &w.clone, &["origin", ID]),
-        &["origin", ID],
-    );
+    assert_success(&w.env.fetch_in(&w.clone, &["origin", ID]), &["origin", ID]);
     let args = ["--filter=blob:none", "--all", "--json"];
-    let out = fetch_in(&w.env, &w.clone, &args);
+    let out = w.env.fetch_in(&w.clone, &args);
     assert_success(&out, &args);
     let doc = parse_json(&out.stdout);
     let entry = |id: &str| {
@@ -356,7 +375,13 @@ fn fetch_all_with_a_filter_updates_local_checkpoints_whole_and_caches_the_rest()
     };
     assert!(entry(ID).get("partial").is_none(), "{doc}");
     assert_eq!(entry(other)["partial"], true, "{doc}");
-    assert!(refs_in(&w.env, &cache_dir(&w), REFS_PREFIX).contains_key(&checkpoint_ref(other)));
-    assert!(!refs_in(&w.env, &w.clone, REFS_PREFIX).contains_key(&checkpoint_ref(other)));
-    assert_fsck_clean(&w, "after fetch --all --filter");
+    assert!(w
+        .env
+        .checkpoint_tips_in(&cache_dir(&w))
+        .contains_key(&checkpoint_ref(other)));
+    assert!(!w
+        .env
+        .checkpoint_tips_in(&w.clone)
+        .contains_key(&checkpoint_ref(other)));
+    assert_clone_connectivity(&w, "after fetch --all --filter");
 }

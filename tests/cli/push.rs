@@ -11,17 +11,14 @@
 //! remote's `reject-refs` file, and a `pre-receive` hook refuses a whole push that contains a ref
 //! listed in `pre-receive-reject` and logs the number of ref updates of every push it receives.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::process::Output;
 
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, checkpoint_bin, checkpoint_ref, hooks_dir, json_in, parse_json, path_str,
-    prepush_bin, refs_in, rev_in, sha256_hex, write_executable, Store, TestEnv, REFS_PREFIX,
-    V1_BRANCH,
+    assert_code, checkpoint_ref, hooks_dir, json_in, parse_json, path_str, prepush_bin, refs_in,
+    rev_in, sha256_hex, write_executable, Store, TestEnv, V1_BRANCH,
 };
 use crate::fixtures::{HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -88,12 +85,8 @@ exit 0
 }
 
 /// A bare repository `<tmp>/<name>.git` with the server hooks, not added as a remote.
-fn new_bare(env: &TestEnv, name: &str) -> PathBuf {
-    let path = env.root().join(format!("{name}.git"));
-    env.git_in(
-        env.root(),
-        &["init", "-q", "--bare", "-b", "main", path_str(&path)],
-    );
+fn bare_with_server_hooks(env: &TestEnv, name: &str) -> PathBuf {
+    let path = env.new_bare(name);
     install_server_hooks(&path);
     path
 }
@@ -103,23 +96,6 @@ pub(crate) fn add_remote(env: &TestEnv, name: &str) -> PathBuf {
     let path = env.bare_remote(name);
     install_server_hooks(&path);
     path
-}
-
-/// The local checkpoint refs (git-refs namespace).
-pub(crate) fn local_checkpoints(env: &TestEnv) -> BTreeMap<String, String> {
-    refs_in(env, env.repo(), REFS_PREFIX)
-}
-
-/// The checkpoint refs of a remote (git-refs namespace).
-pub(crate) fn remote_checkpoints(env: &TestEnv, remote: &Path) -> BTreeMap<String, String> {
-    refs_in(env, remote, REFS_PREFIX)
-}
-
-fn is_ancestor(env: &TestEnv, dir: &Path, older: &str, newer: &str) -> bool {
-    env.git_command_in(dir, &["merge-base", "--is-ancestor", older, newer])
-        .status()
-        .expect("run git merge-base")
-        .success()
 }
 
 pub(crate) fn assert_never_forced(remote: &Path) {
@@ -153,11 +129,7 @@ pub(crate) fn session_ids_in(env: &TestEnv, dir: &Path, id: &str) -> Vec<String>
 
 /// A clone of `remote` at `<tmp>/<name>` that also holds every checkpoint ref of the remote.
 fn second_clone(env: &TestEnv, remote: &Path, name: &str) -> PathBuf {
-    let dir = env.root().join(name);
-    env.git_in(
-        env.root(),
-        &["clone", "-q", path_str(remote), path_str(&dir)],
-    );
+    let dir = env.clone_of(remote, name, &[]);
     env.git_in(
         &dir,
         &[
@@ -209,43 +181,6 @@ pub(crate) fn all_queued_refs(env: &TestEnv) -> Vec<String> {
     refs
 }
 
-/// `status --json` field `queued`.
-fn queued(env: &TestEnv) -> u64 {
-    queued_in(env, env.repo())
-}
-
-fn queued_in(env: &TestEnv, dir: &Path) -> u64 {
-    let out = run_in(env, Store::Refs, dir, &["status", "--json"]);
-    assert_exit0(&out, "status --json");
-    let v = parse_json(&out.stdout);
-    v["queued"]
-        .as_u64()
-        .unwrap_or_else(|| panic!("status --json has no numeric `queued`: {v}"))
-}
-
-fn run_in(env: &TestEnv, store: Store, dir: &Path, args: &[&str]) -> Output {
-    env.cmd_as(store)
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("run git-entire-checkpoint")
-}
-
-/// Asserts exit 0; returns stderr.
-pub(crate) fn assert_exit0(out: &Output, what: &str) -> String {
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{what}: expected exit 0, got {}\nstdout:\n{}\nstderr:\n{stderr}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout)
-    );
-    stderr
-}
-
-static INPUTS: AtomicUsize = AtomicUsize::new(0);
-
 /// `write --session <session> [--id <id>] --transcript <file> --files-touched <files>...` in
 /// `dir` under `store`; returns the checkpoint ID it printed.
 fn write_full(
@@ -257,8 +192,7 @@ fn write_full(
     transcript: &[u8],
     files: &[&str],
 ) -> String {
-    let n = INPUTS.fetch_add(1, Ordering::Relaxed);
-    let file = env.input_file(&format!("push-transcript-{n}.jsonl"), transcript);
+    let file = env.input(transcript);
     let mut args = vec![
         "write",
         "--session",
@@ -274,8 +208,8 @@ fn write_full(
     for f in files {
         args.extend_from_slice(&["--files-touched", f]);
     }
-    let out = run_in(env, store, dir, &args);
-    assert_exit0(&out, &format!("write {args:?}"));
+    let out = env.run_in(store, dir, &args);
+    assert_code(&out, 0, &format!("write {args:?}"));
     let id = String::from_utf8(out.stdout).expect("utf-8 ID");
     let id = id.trim().to_string();
     assert!(!id.is_empty(), "write printed no ID");
@@ -303,7 +237,7 @@ fn push(env: &TestEnv, args: &[&str]) -> Output {
 fn push_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
     let mut full = vec!["push"];
     full.extend_from_slice(args);
-    run_in(env, Store::Refs, dir, &full)
+    env.run_in(Store::Refs, dir, &full)
 }
 
 /// `git entire-prepush <args>` under `store` with `stdin`.
@@ -326,33 +260,9 @@ fn main_push_line(env: &TestEnv) -> String {
     format!("refs/heads/main {head} refs/heads/main {ZERO_OID}\n")
 }
 
-/// A real `git <args>` in the repository with our binaries on `PATH` (so an installed hook finds
-/// `git entire-prepush`) and the git-refs primary.
-fn git_with_hooks(env: &TestEnv, args: &[&str]) -> Output {
-    git_with_hooks_env(env, args, &[])
-}
-
-/// [`git_with_hooks`] with extra environment variables.
-fn git_with_hooks_env(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) -> Output {
-    let bin_dir = checkpoint_bin().parent().expect("binary dir").to_path_buf();
-    let mut paths = vec![bin_dir];
-    if let Some(p) = std::env::var_os("PATH") {
-        paths.extend(std::env::split_paths(&p));
-    }
-    let path = std::env::join_paths(paths).expect("join PATH");
-    env.git_command_in(env.repo(), args)
-        .env("PATH", path)
-        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
-        .envs(vars.iter().copied())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .expect("run git")
-}
-
 fn hooks_json(env: &TestEnv) -> Value {
-    let out = run_in(env, Store::Refs, env.repo(), &["status", "--json"]);
-    assert_exit0(&out, "status --json");
+    let out = env.run_in(Store::Refs, env.repo(), &["status", "--json"]);
+    assert_code(&out, 0, "status --json");
     parse_json(&out.stdout)["hooks"].clone()
 }
 
@@ -422,7 +332,7 @@ fn write_appends_the_ref_to_the_shared_queue() {
         env.common_dir().join(QUEUE_LOCK).exists(),
         "lock sidecar {QUEUE_LOCK} beside the queue"
     );
-    assert_eq!(queued(&env), 1);
+    assert_eq!(env.queued(), 1);
 }
 
 /// `push origin` delivers every queued ref (a ref written twice counts once), prints the one
@@ -441,16 +351,16 @@ fn push_delivers_queued_refs_and_empties_the_queues() {
         26,
         "a git-refs primary mints a ULID: {minted}"
     );
-    assert_eq!(queued(&env), 3, "three distinct refs are waiting");
+    assert_eq!(env.queued(), 3, "three distinct refs are waiting");
 
     let before = env.refs_snapshot();
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push origin");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push origin");
     assert!(
         stderr.contains("entire: pushing 3 checkpoint ref(s) to origin... done"),
         "progress line missing:\n{stderr}"
     );
     assert!(warning_lines(&stderr).is_empty(), "no warnings:\n{stderr}");
-    let local = local_checkpoints(&env);
+    let local = env.checkpoint_tips();
     assert_eq!(local.len(), 3);
     assert_eq!(
         refs_in(&env, &origin, "refs/"),
@@ -462,7 +372,7 @@ fn push_delivers_queued_refs_and_empties_the_queues() {
         before,
         "pushing adds, moves or removes no ref of the repository"
     );
-    assert_eq!(queued(&env), 0, "nothing waits after a confirmed push");
+    assert_eq!(env.queued(), 0, "nothing waits after a confirmed push");
     assert_eq!(all_queued_refs(&env), Vec::<String>::new());
     assert_eq!(
         leftover_side_repos(&env),
@@ -478,17 +388,17 @@ fn push_without_a_remote_uses_origin_else_the_only_remote() {
     let env = TestEnv::new();
     let only = add_remote(&env, "upstream");
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(&push(&env, &[]), "push with one remote");
-    assert_eq!(remote_checkpoints(&env, &only), local_checkpoints(&env));
+    assert_code(&push(&env, &[]), 0, "push with one remote");
+    assert_eq!(env.checkpoint_tips_in(&only), env.checkpoint_tips());
 
     let env = TestEnv::new();
     let other = add_remote(&env, "other");
     let origin = add_remote(&env, "origin");
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(&push(&env, &[]), "push with origin and another remote");
-    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
+    assert_code(&push(&env, &[]), 0, "push with origin and another remote");
+    assert_eq!(env.checkpoint_tips_in(&origin), env.checkpoint_tips());
     assert!(
-        remote_checkpoints(&env, &other).is_empty(),
+        env.checkpoint_tips_in(&other).is_empty(),
         "only origin is pushed to"
     );
 }
@@ -503,17 +413,17 @@ fn prepush_pushes_the_queue_with_gits_arguments_and_stdin() {
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     let stdin = main_push_line(&env);
     let out = prepush(&env, &["origin", path_str(&origin)], &stdin);
-    let stderr = assert_exit0(&out, "git-entire-prepush origin <url>");
+    let stderr = assert_code(&out, 0, "git-entire-prepush origin <url>");
     assert!(
         stderr.contains("entire: pushing 2 checkpoint ref(s) to origin... done"),
         "progress line missing:\n{stderr}"
     );
     assert_eq!(
         refs_in(&env, &origin, "refs/"),
-        local_checkpoints(&env),
+        env.checkpoint_tips(),
         "exactly the checkpoint refs, not the user's branch"
     );
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
 }
 
@@ -522,19 +432,19 @@ fn prepush_pushes_the_queue_with_gits_arguments_and_stdin() {
 fn nothing_to_push_is_silent() {
     let env = TestEnv::new();
     env.git(&["remote", "add", "origin", "/nonexistent/path.git"]);
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push with no checkpoints");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push with no checkpoints");
     assert_eq!(stderr.trim(), "", "no checkpoints: no output, no network");
     let out = prepush(&env, &["origin", "/nonexistent/path.git"], "");
-    let stderr = assert_exit0(&out, "prepush with no checkpoints");
+    let stderr = assert_code(&out, 0, "prepush with no checkpoints");
     assert_eq!(stderr.trim(), "", "no checkpoints: no output, no network");
 
     let env = TestEnv::new();
     let origin = add_remote(&env, "origin");
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(&push(&env, &["origin"]), "first push");
-    let stderr = assert_exit0(&push(&env, &["origin"]), "second push");
+    assert_code(&push(&env, &["origin"]), 0, "first push");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "second push");
     assert_eq!(stderr.trim(), "", "everything delivered: nothing to say");
-    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
+    assert_eq!(env.checkpoint_tips_in(&origin), env.checkpoint_tips());
 }
 
 /// A checkpoint that grew (another session) is pushed again as a fast-forward.
@@ -543,21 +453,21 @@ fn an_advanced_checkpoint_is_pushed_as_a_fast_forward() {
     let env = TestEnv::new();
     let origin = add_remote(&env, "origin");
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(&push(&env, &["origin"]), "first push");
+    assert_code(&push(&env, &["origin"]), 0, "first push");
     let name = checkpoint_ref(HEX_ID);
     let first = rev_in(&env, &origin, &name).expect("pushed");
     write(&env, Some(HEX_ID), "sess-2", TRANSCRIPT_2);
-    assert_eq!(queued(&env), 1);
-    assert_exit0(&push(&env, &["origin"]), "second push");
+    assert_eq!(env.queued(), 1);
+    assert_code(&push(&env, &["origin"]), 0, "second push");
     let second = rev_in(&env, &origin, &name).expect("still there");
     assert_eq!(Some(second.clone()), env.rev(&name));
     assert_ne!(first, second);
-    assert!(is_ancestor(&env, &origin, &first, &second));
+    assert!(env.is_ancestor_in(&origin, &first, &second));
     assert_eq!(
         session_ids_in(&env, &origin, HEX_ID),
         vec!["sess-1", "sess-2"]
     );
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
 }
 
@@ -569,14 +479,14 @@ fn pushes_are_chunked_at_200_refs() {
     for i in 0..205 {
         write(&env, None, &format!("sess-{i}"), TRANSCRIPT);
     }
-    assert_eq!(queued(&env), 205);
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push of 205 refs");
+    assert_eq!(env.queued(), 205);
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push of 205 refs");
     assert!(
         stderr.contains("entire: pushing 205 checkpoint ref(s) to origin... done"),
         "{stderr}"
     );
-    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
-    assert_eq!(local_checkpoints(&env).len(), 205);
+    assert_eq!(env.checkpoint_tips_in(&origin), env.checkpoint_tips());
+    assert_eq!(env.checkpoint_tips().len(), 205);
     let sizes: Vec<usize> = std::fs::read_to_string(origin.join(PUSH_SIZES))
         .expect("the remote received pushes")
         .lines()
@@ -595,7 +505,7 @@ fn pushes_are_chunked_at_200_refs() {
         205,
         "each ref sent once: {sizes:?}"
     );
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
 }
 
@@ -612,15 +522,15 @@ fn stale_queue_entries_are_dropped() {
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
     let stale = checkpoint_ref(HEX_ID_2);
     env.git(&["update-ref", "-d", &stale]);
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push with a stale entry");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push with a stale entry");
     assert!(
         stderr.contains("entire: pushing 1 checkpoint ref(s) to origin... done"),
         "{stderr}"
     );
-    let remote = remote_checkpoints(&env, &origin);
-    assert_eq!(remote, local_checkpoints(&env));
+    let remote = env.checkpoint_tips_in(&origin);
+    assert_eq!(remote, env.checkpoint_tips());
     assert!(!remote.contains_key(&stale), "the stale ref is not pushed");
-    assert_eq!(queued(&env), 0, "the stale entry is gone from every queue");
+    assert_eq!(env.queued(), 0, "the stale entry is gone from every queue");
     assert!(!all_queued_refs(&env).contains(&stale));
 }
 
@@ -653,14 +563,14 @@ fn garbage_and_duplicate_queue_lines_are_skipped() {
         f.write_all(line.as_bytes()).unwrap();
     }
     drop(f);
-    assert_eq!(queued(&env), 2, "two distinct valid refs");
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push with a dirty queue");
+    assert_eq!(env.queued(), 2, "two distinct valid refs");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push with a dirty queue");
     assert!(
         stderr.contains("entire: pushing 2 checkpoint ref(s) to origin... done"),
         "{stderr}"
     );
-    assert_eq!(refs_in(&env, &origin, "refs/"), local_checkpoints(&env));
-    assert_eq!(queued(&env), 0);
+    assert_eq!(refs_in(&env, &origin, "refs/"), env.checkpoint_tips());
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
 }
 
@@ -683,14 +593,14 @@ fn foreign_refs_named_in_the_queue_are_never_pushed() {
         writeln!(f, "{{\"ref\":\"{r}\"}}").unwrap();
     }
     drop(f);
-    assert_exit0(&push(&env, &["origin"]), "push");
+    assert_code(&push(&env, &["origin"]), 0, "push");
     let remote = refs_in(&env, &origin, "refs/");
     assert_eq!(
         remote.keys().collect::<Vec<_>>(),
         vec![&checkpoint_ref(HEX_ID)],
         "only the checkpoint ref reaches the remote"
     );
-    assert_exit0(&push(&env, &["origin", "--all"]), "push --all");
+    assert_code(&push(&env, &["origin", "--all"]), 0, "push --all");
     let remote = refs_in(&env, &origin, "refs/");
     assert_eq!(
         remote.keys().collect::<Vec<_>>(),
@@ -712,32 +622,36 @@ fn a_second_remote_receives_every_checkpoint() {
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(&push(&env, &["origin"]), "push to A");
-    assert_eq!(remote_checkpoints(&env, &a).len(), 3);
-    assert_eq!(queued(&env), 0);
+    assert_code(&push(&env, &["origin"]), 0, "push to A");
+    assert_eq!(env.checkpoint_tips_in(&a).len(), 3);
+    assert_eq!(env.queued(), 0);
 
     let b = add_remote(&env, "backup");
-    let stderr = assert_exit0(&push(&env, &["backup"]), "first push to B");
+    let stderr = assert_code(&push(&env, &["backup"]), 0, "first push to B");
     assert_eq!(
-        remote_checkpoints(&env, &b),
-        local_checkpoints(&env),
+        env.checkpoint_tips_in(&b),
+        env.checkpoint_tips(),
         "B gets all three although the queue was drained by A:\n{stderr}"
     );
 
     let fourth = write(&env, None, "sess-4", TRANSCRIPT_2);
-    assert_exit0(&push(&env, &["origin"]), "push the fourth to A");
-    assert!(remote_checkpoints(&env, &a).contains_key(&checkpoint_ref(&fourth)));
-    assert!(!remote_checkpoints(&env, &b).contains_key(&checkpoint_ref(&fourth)));
+    assert_code(&push(&env, &["origin"]), 0, "push the fourth to A");
+    assert!(env
+        .checkpoint_tips_in(&a)
+        .contains_key(&checkpoint_ref(&fourth)));
+    assert!(!env
+        .checkpoint_tips_in(&b)
+        .contains_key(&checkpoint_ref(&fourth)));
     assert!(
         all_queued_refs(&env).contains(&checkpoint_ref(&fourth)),
         "the fourth is still in a queue file for B"
     );
     // `status --json` is checked at the end, so a miscount does not hide the delivery to B.
-    let waiting_for_b = queued(&env);
-    assert_exit0(&push(&env, &["backup"]), "push the fourth to B");
-    assert_eq!(remote_checkpoints(&env, &b), local_checkpoints(&env));
-    assert_eq!(remote_checkpoints(&env, &a), local_checkpoints(&env));
-    assert_eq!(queued(&env), 0);
+    let waiting_for_b = env.queued();
+    assert_code(&push(&env, &["backup"]), 0, "push the fourth to B");
+    assert_eq!(env.checkpoint_tips_in(&b), env.checkpoint_tips());
+    assert_eq!(env.checkpoint_tips_in(&a), env.checkpoint_tips());
+    assert_eq!(env.queued(), 0);
     assert_eq!(all_queued_refs(&env), Vec::<String>::new());
     assert_never_forced(&a);
     assert_never_forced(&b);
@@ -754,12 +668,12 @@ fn a_remote_with_a_new_url_receives_every_checkpoint() {
     let old = add_remote(&env, "origin");
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(&push(&env, &["origin"]), "push to the old URL");
-    assert_eq!(remote_checkpoints(&env, &old).len(), 2);
-    let new = new_bare(&env, "moved");
+    assert_code(&push(&env, &["origin"]), 0, "push to the old URL");
+    assert_eq!(env.checkpoint_tips_in(&old).len(), 2);
+    let new = bare_with_server_hooks(&env, "moved");
     env.git(&["remote", "set-url", "origin", path_str(&new)]);
-    assert_exit0(&push(&env, &["origin"]), "push to the new URL");
-    assert_eq!(remote_checkpoints(&env, &new), local_checkpoints(&env));
+    assert_code(&push(&env, &["origin"]), 0, "push to the new URL");
+    assert_eq!(env.checkpoint_tips_in(&new), env.checkpoint_tips());
     assert_never_forced(&new);
 }
 
@@ -770,29 +684,29 @@ fn push_all_delivers_checkpoints_whose_queue_line_was_lost() {
     let env = TestEnv::new();
     let origin = add_remote(&env, "origin");
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(&push(&env, &["origin"]), "first push");
+    assert_code(&push(&env, &["origin"]), 0, "first push");
     let old_tip = rev_in(&env, &origin, &checkpoint_ref(HEX_ID)).unwrap();
 
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
     write(&env, Some(HEX_ID), "sess-2", TRANSCRIPT_2);
     std::fs::write(queue_path(&env), b"").expect("truncate the queue");
-    let stderr = assert_exit0(&push(&env, &["origin", "--all"]), "push --all");
+    let stderr = assert_code(&push(&env, &["origin", "--all"]), 0, "push --all");
     assert_eq!(
-        remote_checkpoints(&env, &origin),
-        local_checkpoints(&env),
+        env.checkpoint_tips_in(&origin),
+        env.checkpoint_tips(),
         "--all sends the unqueued checkpoint and the advanced one:\n{stderr}"
     );
     let new_tip = rev_in(&env, &origin, &checkpoint_ref(HEX_ID)).unwrap();
-    assert!(is_ancestor(&env, &origin, &old_tip, &new_tip));
+    assert!(env.is_ancestor_in(&origin, &old_tip, &new_tip));
     assert_never_forced(&origin);
 
     // A checkpoint never queued at all reaches a remote added later.
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     std::fs::write(queue_path(&env), b"").expect("truncate the queue");
     let second = add_remote(&env, "second");
-    assert_exit0(&push(&env, &["second"]), "first push to a new remote");
-    assert_eq!(remote_checkpoints(&env, &second), local_checkpoints(&env));
-    assert_eq!(local_checkpoints(&env).len(), 3);
+    assert_code(&push(&env, &["second"]), 0, "first push to a new remote");
+    assert_eq!(env.checkpoint_tips_in(&second), env.checkpoint_tips());
+    assert_eq!(env.checkpoint_tips().len(), 3);
     assert_never_forced(&second);
 }
 
@@ -821,7 +735,7 @@ fn a_diverged_checkpoint_is_merged_by_session_and_pushed_as_a_fast_forward() {
         t1,
         &["a.go"],
     );
-    assert_exit0(&push(&env, &["origin"]), "first push");
+    assert_code(&push(&env, &["origin"]), 0, "first push");
 
     let laptop = second_clone(&env, &origin, "laptop");
     write_full(
@@ -833,8 +747,9 @@ fn a_diverged_checkpoint_is_merged_by_session_and_pushed_as_a_fast_forward() {
         t2,
         &["b.go"],
     );
-    assert_exit0(
+    assert_code(
         &push_in(&env, &laptop, &["origin"]),
+        0,
         "push from the other clone",
     );
     let remote_before = rev_in(&env, &origin, &name).unwrap();
@@ -852,14 +767,18 @@ fn a_diverged_checkpoint_is_merged_by_session_and_pushed_as_a_fast_forward() {
         t3,
         &["c.go"],
     );
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push of the diverged checkpoint");
+    let stderr = assert_code(
+        &push(&env, &["origin"]),
+        0,
+        "push of the diverged checkpoint",
+    );
     let remote_after = rev_in(&env, &origin, &name).unwrap();
     assert_ne!(
         remote_after, remote_before,
         "the merged checkpoint landed:\n{stderr}"
     );
     assert!(
-        is_ancestor(&env, &origin, &remote_before, &remote_after),
+        env.is_ancestor_in(&origin, &remote_before, &remote_after),
         "the remote's commit is preserved as an ancestor"
     );
     assert_eq!(
@@ -906,7 +825,7 @@ fn a_diverged_checkpoint_is_merged_by_session_and_pushed_as_a_fast_forward() {
             "slot {slot} transcript"
         );
     }
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
 }
 
@@ -919,7 +838,7 @@ fn same_session_rewritten_on_both_sides(local: &[u8], remote: &[u8]) -> (Vec<u8>
     let name = checkpoint_ref(ULID_ID);
     let base = b"{\"type\":\"user\",\"message\":\"start\"}\n".as_slice();
     write(&env, Some(ULID_ID), "sess-1", base);
-    assert_exit0(&push(&env, &["origin"]), "first push");
+    assert_code(&push(&env, &["origin"]), 0, "first push");
 
     let laptop = second_clone(&env, &origin, "laptop");
     write_full(
@@ -931,17 +850,18 @@ fn same_session_rewritten_on_both_sides(local: &[u8], remote: &[u8]) -> (Vec<u8>
         remote,
         &["a.go"],
     );
-    assert_exit0(
+    assert_code(
         &push_in(&env, &laptop, &["origin"]),
+        0,
         "push from the other clone",
     );
     let remote_before = rev_in(&env, &origin, &name).unwrap();
 
     write(&env, Some(ULID_ID), "sess-1", local);
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push of the diverged session");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push of the diverged session");
     let remote_after = rev_in(&env, &origin, &name).unwrap();
     assert!(
-        is_ancestor(&env, &origin, &remote_before, &remote_after),
+        env.is_ancestor_in(&origin, &remote_before, &remote_after),
         "the remote's commit is an ancestor of the pushed one:\n{stderr}"
     );
     assert_eq!(
@@ -971,7 +891,7 @@ fn same_session_rewritten_on_both_sides(local: &[u8], remote: &[u8]) -> (Vec<u8>
         stderr.lines().any(|l| l.contains("sess-1")),
         "a line on stderr names the session:\n{stderr}"
     );
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
     (transcript, stderr)
 }
@@ -1025,8 +945,8 @@ fn one_ref_refused_by_the_server(reject_file: &str) {
     let refused_tip = env.rev(&refused).unwrap();
     std::fs::write(origin.join(reject_file), format!("{refused}\n")).unwrap();
 
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push with one refused ref");
-    let remote = remote_checkpoints(&env, &origin);
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push with one refused ref");
+    let remote = env.checkpoint_tips_in(&origin);
     for id in [HEX_ID, ULID_ID] {
         assert_eq!(
             remote.get(&checkpoint_ref(id)),
@@ -1043,7 +963,7 @@ fn one_ref_refused_by_the_server(reject_file: &str) {
         "the refused ref stays in a queue file:\n{stderr}"
     );
     // `status --json` is checked at the end, so a miscount does not hide the retry behaviour.
-    let queued_after_refusal = queued(&env);
+    let queued_after_refusal = env.queued();
     let warnings = warning_lines(&stderr);
     assert_eq!(warnings.len(), 1, "exactly one warning:\n{stderr}");
     assert!(
@@ -1057,22 +977,26 @@ fn one_ref_refused_by_the_server(reject_file: &str) {
     );
 
     // Still refused: tried again, still queued, still one warning.
-    let stderr = assert_exit0(&push(&env, &["origin"]), "second push, still refused");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "second push, still refused");
     let warnings = warning_lines(&stderr);
     assert_eq!(warnings.len(), 1, "{stderr}");
     assert!(warnings[0].contains(&refused), "{stderr}");
     assert!(all_queued_refs(&env).contains(&refused));
-    let queued_after_second_refusal = queued(&env);
+    let queued_after_second_refusal = env.queued();
 
     // Policy lifted: the next push delivers it.
     std::fs::remove_file(origin.join(reject_file)).unwrap();
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push after the policy was lifted");
+    let stderr = assert_code(
+        &push(&env, &["origin"]),
+        0,
+        "push after the policy was lifted",
+    );
     assert_eq!(
-        remote_checkpoints(&env, &origin),
-        local_checkpoints(&env),
+        env.checkpoint_tips_in(&origin),
+        env.checkpoint_tips(),
         "the previously refused ref is retried and lands:\n{stderr}"
     );
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
     assert_eq!(
         (queued_after_refusal, queued_after_second_refusal),
@@ -1120,7 +1044,7 @@ fn unreachable_remote(url: &str) {
             Some(before.as_slice()),
             "{what}: the queue file is unchanged (content and order)"
         );
-        assert_eq!(queued(&env), 3, "{what}");
+        assert_eq!(env.queued(), 3, "{what}");
     };
     check(&push(&env, &[remote]), 1, "push to an unreachable remote");
     check(&push(&env, &[]), 1, "push to the only (unreachable) remote");
@@ -1142,7 +1066,7 @@ fn push_to_a_remote_that_does_not_exist_fails() {
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     let err = assert_code(&push(&env, &["nosuch"]), 1, "push nosuch");
     assert!(err.contains("nosuch"), "{err}");
-    assert_eq!(queued(&env), 1, "the ref stays queued");
+    assert_eq!(env.queued(), 1, "the ref stays queued");
 }
 
 #[test]
@@ -1174,7 +1098,7 @@ fn a_password_in_a_remote_url_is_never_printed() {
         ),
         (
             "-vv push origin".into(),
-            run_in(&env, Store::Refs, env.repo(), &["-vv", "push", "origin"]),
+            env.run_in(Store::Refs, env.repo(), &["-vv", "push", "origin"]),
         ),
         (
             "prepush origin <url>".into(),
@@ -1196,7 +1120,7 @@ fn a_password_in_a_remote_url_is_never_printed() {
         );
     }
     for args in [vec!["status"], vec!["status", "--json"]] {
-        let out = run_in(&env, Store::Refs, env.repo(), &args);
+        let out = env.run_in(Store::Refs, env.repo(), &args);
         let text = format!(
             "{}{}",
             String::from_utf8_lossy(&out.stdout),
@@ -1207,7 +1131,7 @@ fn a_password_in_a_remote_url_is_never_printed() {
             "{args:?} printed the password:\n{text}"
         );
     }
-    assert_eq!(queued(&env), 2, "nothing was delivered anywhere");
+    assert_eq!(env.queued(), 2, "nothing was delivered anywhere");
 }
 
 /// `push_sessions: false` turns pushing off: nothing is pushed and the queue is untouched
@@ -1223,13 +1147,15 @@ fn push_sessions_false_pushes_nothing_and_keeps_the_queue() {
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
     let before = queue_bytes(&env).expect("queue file");
-    assert_exit0(&push(&env, &["origin"]), "push with push_sessions false");
-    assert_exit0(
+    assert_code(&push(&env, &["origin"]), 0, "push with push_sessions false");
+    assert_code(
         &prepush(&env, &["origin", path_str(&origin)], &main_push_line(&env)),
+        0,
         "prepush with push_sessions false",
     );
-    assert_exit0(
+    assert_code(
         &push(&env, &["origin", "--all"]),
+        0,
         "push --all with push_sessions false",
     );
     assert!(
@@ -1237,14 +1163,18 @@ fn push_sessions_false_pushes_nothing_and_keeps_the_queue() {
         "nothing reaches the remote"
     );
     assert_eq!(queue_bytes(&env), Some(before), "the queue is untouched");
-    assert_eq!(queued(&env), 2);
+    assert_eq!(env.queued(), 2);
     // A per-clone file that sets another strategy option leaves the committed
     // `push_sessions: false` in force: options override key by key, not block by block.
     env.write_file(
         ".entire/settings.local.json",
         br#"{"strategy_options": {"filtered_fetches": false}}"#,
     );
-    assert_exit0(&push(&env, &["origin"]), "push with a local options block");
+    assert_code(
+        &push(&env, &["origin"]),
+        0,
+        "push with a local options block",
+    );
     assert!(
         refs_in(&env, &origin, "refs/").is_empty(),
         "the committed push_sessions: false still applies"
@@ -1252,9 +1182,13 @@ fn push_sessions_false_pushes_nothing_and_keeps_the_queue() {
     std::fs::remove_file(env.repo().join(".entire/settings.local.json")).unwrap();
 
     std::fs::remove_file(env.repo().join(".entire/settings.json")).unwrap();
-    assert_exit0(&push(&env, &["origin"]), "push with pushing enabled again");
-    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
-    assert_eq!(remote_checkpoints(&env, &origin).len(), 2);
+    assert_code(
+        &push(&env, &["origin"]),
+        0,
+        "push with pushing enabled again",
+    );
+    assert_eq!(env.checkpoint_tips_in(&origin), env.checkpoint_tips());
+    assert_eq!(env.checkpoint_tips_in(&origin).len(), 2);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1266,8 +1200,8 @@ fn hooks_install_writes_an_executable_pre_push_and_status_reports_it() {
     use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
     assert_eq!(hooks_json(&env)["pre-push"], json!(false));
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "install"]);
-    assert_exit0(&out, "hooks install");
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "install"]);
+    assert_code(&out, 0, "hooks install");
     let hook = hooks_dir(&env).join("pre-push");
     let text = std::fs::read_to_string(&hook).expect("pre-push written");
     assert!(
@@ -1278,12 +1212,12 @@ fn hooks_install_writes_an_executable_pre_push_and_status_reports_it() {
     let mode = std::fs::metadata(&hook).unwrap().permissions().mode();
     assert!(mode & 0o111 != 0, "pre-push is executable ({mode:o})");
     // Installing again replaces ours; it never chains our own hook.
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "install"]);
-    assert_exit0(&out, "hooks install again");
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "install"]);
+    assert_code(&out, 0, "hooks install again");
     assert!(!hooks_dir(&env).join("pre-push.pre-entire").exists());
 
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "status"]);
-    assert_exit0(&out, "hooks status");
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "status"]);
+    assert_code(&out, 0, "hooks status");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let line = stdout
         .lines()
@@ -1308,8 +1242,8 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     let dir = hooks_dir(&env);
     write_executable(&dir.join("pre-push"), &foreign);
 
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "install"]);
-    assert_exit0(&out, "hooks install over a foreign hook");
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "install"]);
+    assert_code(&out, 0, "hooks install over a foreign hook");
     assert_eq!(
         std::fs::read_to_string(dir.join("pre-push.pre-entire")).expect("foreign hook kept"),
         foreign
@@ -1317,7 +1251,7 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     assert!(std::fs::read_to_string(dir.join("pre-push"))
         .unwrap()
         .contains("Entire checkpoints hook"));
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "status"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "status"]);
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     assert!(
         stdout
@@ -1330,7 +1264,11 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     let expected_stdin = main_push_line(&env);
-    let out = git_with_hooks(&env, &["push", "-q", "origin", "main"]);
+    let out = env.git_hooked(
+        Some(Store::Refs),
+        env.repo(),
+        &["push", "-q", "origin", "main"],
+    );
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "git push with the hook:\n{stderr}");
     assert_eq!(
@@ -1345,11 +1283,11 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     );
     assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
     assert_eq!(
-        remote_checkpoints(&env, &origin),
-        local_checkpoints(&env),
+        env.checkpoint_tips_in(&origin),
+        env.checkpoint_tips(),
         "the hook delivered the checkpoints:\n{stderr}"
     );
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
 
     // The chained hook's failure fails the user's push.
     std::fs::write(log.join("hook-fail"), b"").unwrap();
@@ -1357,7 +1295,11 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     env.git(&["add", "two.txt"]);
     env.git(&["commit", "-q", "-m", "two"]);
     let remote_main = rev_in(&env, &origin, "refs/heads/main");
-    let out = git_with_hooks(&env, &["push", "-q", "origin", "main"]);
+    let out = env.git_hooked(
+        Some(Store::Refs),
+        env.repo(),
+        &["push", "-q", "origin", "main"],
+    );
     assert!(
         !out.status.success(),
         "a failing chained hook fails git push:\n{}",
@@ -1366,11 +1308,15 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     assert_eq!(rev_in(&env, &origin, "refs/heads/main"), remote_main);
     // Also where no temporary file can be made: the chained hook still runs, with git's input.
     std::fs::remove_file(log.join("hook-stdin")).unwrap();
-    let out = git_with_hooks_env(
-        &env,
-        &["push", "-q", "origin", "main"],
-        &[("TMPDIR", "/nonexistent/entire-tmp")],
-    );
+    let out = env
+        .git_hooked_command(
+            Some(Store::Refs),
+            env.repo(),
+            &["push", "-q", "origin", "main"],
+        )
+        .env("TMPDIR", "/nonexistent/entire-tmp")
+        .output()
+        .expect("run git");
     assert!(
         !out.status.success(),
         "without a usable TMPDIR the chained hook still refuses:\n{}",
@@ -1384,8 +1330,8 @@ fn a_foreign_pre_push_hook_is_chained_and_restored() {
     );
     assert_eq!(rev_in(&env, &origin, "refs/heads/main"), remote_main);
 
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "uninstall"]);
-    assert_exit0(&out, "hooks uninstall");
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "uninstall"]);
+    assert_code(&out, 0, "hooks uninstall");
     assert_eq!(
         std::fs::read_to_string(dir.join("pre-push")).unwrap(),
         foreign,
@@ -1403,13 +1349,8 @@ fn hooks_install_honours_core_hooks_path_and_git_push_delivers() {
     let env = TestEnv::new();
     let origin = add_remote(&env, "origin");
     env.git(&["config", "core.hooksPath", "custom-hooks"]);
-    let out = run_in(
-        &env,
-        Store::Refs,
-        env.repo(),
-        &["hooks", "install", "--shared"],
-    );
-    assert_exit0(&out, "hooks install with core.hooksPath");
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "install", "--shared"]);
+    assert_code(&out, 0, "hooks install with core.hooksPath");
     let dir = hooks_dir(&env);
     assert_eq!(dir, env.repo().join("custom-hooks"));
     assert!(std::fs::read_to_string(dir.join("pre-push"))
@@ -1423,16 +1364,16 @@ fn hooks_install_honours_core_hooks_path_and_git_push_delivers() {
 
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
-    let out = git_with_hooks(&env, &["push", "origin", "main"]);
+    let out = env.git_hooked(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     assert!(out.status.success(), "git push:\n{stderr}");
     assert!(
         stderr.contains("entire: pushing 2 checkpoint ref(s) to origin... done"),
         "the hook reported its push:\n{stderr}"
     );
-    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
+    assert_eq!(env.checkpoint_tips_in(&origin), env.checkpoint_tips());
     assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.queued(), 0);
     assert_never_forced(&origin);
 }
 
@@ -1445,20 +1386,20 @@ fn hooks_install_adds_ours_to_the_scripts_of_a_husky_hooks_dir() {
     let origin = add_remote(&env, "origin");
     write_executable(&env.repo().join(".husky/pre-commit"), "#!/bin/sh\nexit 0\n");
     env.git(&["config", "core.hooksPath", ".husky"]);
-    let out = run_in(&env, Store::Refs, env.repo(), &["hooks", "install"]);
-    assert_exit0(&out, "hooks install under husky");
+    let out = env.run_in(Store::Refs, env.repo(), &["hooks", "install"]);
+    assert_code(&out, 0, "hooks install under husky");
     let script = std::fs::read_to_string(env.repo().join(".husky/pre-push")).unwrap();
     assert!(script.contains("git entire-prepush \"$@\""), "{script}");
     assert_eq!(hooks_json(&env)["pre-push"], json!(true));
 
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-    let out = git_with_hooks(&env, &["push", "origin", "main"]);
+    let out = env.git_hooked(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
+    assert_eq!(env.checkpoint_tips_in(&origin), env.checkpoint_tips());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1488,14 +1429,18 @@ fn worktrees_share_one_queue() {
         refs_of_queue_file(&queue_path(&env)).contains(&name),
         "the worktree's write is in the common dir's queue"
     );
-    assert_eq!(queued(&env), 1, "the main worktree sees it waiting");
-    let stderr = assert_exit0(&push(&env, &["origin"]), "push from the main worktree");
+    assert_eq!(env.queued(), 1, "the main worktree sees it waiting");
+    let stderr = assert_code(&push(&env, &["origin"]), 0, "push from the main worktree");
     assert_eq!(
         rev_in(&env, &origin, &name),
         env.rev(&name),
         "the worktree's checkpoint is delivered:\n{stderr}"
     );
-    assert_eq!(queued_in(&env, &wt), 0, "the worktree sees nothing waiting");
+    assert_eq!(
+        env.queued_in(Some(Store::Refs), &wt),
+        0,
+        "the worktree sees nothing waiting"
+    );
     assert_never_forced(&origin);
 }
 
@@ -1517,11 +1462,11 @@ fn two_concurrent_pushes_deliver_everything_once() {
         .collect();
     for child in children {
         let out = child.wait_with_output().expect("wait for push");
-        assert_exit0(&out, "concurrent push");
+        assert_code(&out, 0, "concurrent push");
     }
-    assert_eq!(remote_checkpoints(&env, &origin), local_checkpoints(&env));
-    assert_eq!(local_checkpoints(&env).len(), 30);
-    assert_eq!(queued(&env), 0);
+    assert_eq!(env.checkpoint_tips_in(&origin), env.checkpoint_tips());
+    assert_eq!(env.checkpoint_tips().len(), 30);
+    assert_eq!(env.queued(), 0);
     assert_eq!(
         all_queued_refs(&env),
         Vec::<String>::new(),
@@ -1558,7 +1503,7 @@ fn git_branch_primary_pushes_v1_only_after_the_remote_is_tracked() {
         &["origin", &url],
         &main_push_line(&env),
     );
-    assert_exit0(&out, "prepush before any fetch");
+    assert_code(&out, 0, "prepush before any fetch");
     assert!(
         refs_in(&env, &origin, "refs/").is_empty(),
         "deferred: the remote gets nothing while refs/remotes/origin/ is empty"
@@ -1567,14 +1512,14 @@ fn git_branch_primary_pushes_v1_only_after_the_remote_is_tracked() {
     env.git(&["push", "-q", "origin", "main"]);
     env.git(&["fetch", "-q", "origin"]);
     let out = prepush_as(&env, Store::Branch, &["origin", &url], "");
-    let stderr = assert_exit0(&out, "prepush after a fetch");
+    let stderr = assert_code(&out, 0, "prepush after a fetch");
     assert_eq!(
         rev_in(&env, &origin, V1_BRANCH),
         env.rev(V1_BRANCH),
         "v1 pushed once the remote is tracked:\n{stderr}"
     );
     assert!(
-        remote_checkpoints(&env, &origin).is_empty(),
+        env.checkpoint_tips_in(&origin).is_empty(),
         "no git-refs refs for a git-branch primary"
     );
 
@@ -1588,11 +1533,11 @@ fn git_branch_primary_pushes_v1_only_after_the_remote_is_tracked() {
         TRANSCRIPT,
         &["a.go"],
     );
-    let out = run_in(&env, Store::Branch, env.repo(), &["push", "origin"]);
-    assert_exit0(&out, "push of the advanced v1 branch");
+    let out = env.run_in(Store::Branch, env.repo(), &["push", "origin"]);
+    assert_code(&out, 0, "push of the advanced v1 branch");
     let second = rev_in(&env, &origin, V1_BRANCH).unwrap();
     assert_eq!(Some(second.clone()), env.rev(V1_BRANCH));
-    assert!(is_ancestor(&env, &origin, &first, &second));
+    assert!(env.is_ancestor_in(&origin, &first, &second));
     assert_never_forced(&origin);
 }
 
@@ -1613,17 +1558,14 @@ fn git_branch_primary_syncs_a_diverged_v1_branch_without_force() {
         TRANSCRIPT,
         &["a.go"],
     );
-    assert_exit0(
-        &run_in(&env, Store::Branch, env.repo(), &["push", "origin"]),
+    assert_code(
+        &env.run_in(Store::Branch, env.repo(), &["push", "origin"]),
+        0,
         "first push",
     );
     assert_eq!(rev_in(&env, &origin, V1_BRANCH), env.rev(V1_BRANCH));
 
-    let laptop = env.root().join("laptop");
-    env.git_in(
-        env.root(),
-        &["clone", "-q", path_str(&origin), path_str(&laptop)],
-    );
+    let laptop = env.clone_of(&origin, "laptop", &[]);
     env.git_in(
         &laptop,
         &[
@@ -1642,8 +1584,9 @@ fn git_branch_primary_syncs_a_diverged_v1_branch_without_force() {
         TRANSCRIPT_2,
         &["b.go"],
     );
-    assert_exit0(
-        &run_in(&env, Store::Branch, &laptop, &["push", "origin"]),
+    assert_code(
+        &env.run_in(Store::Branch, &laptop, &["push", "origin"]),
+        0,
         "push from the other clone",
     );
     let remote_before = rev_in(&env, &origin, V1_BRANCH).unwrap();
@@ -1663,10 +1606,10 @@ fn git_branch_primary_syncs_a_diverged_v1_branch_without_force() {
         &["origin", path_str(&origin)],
         &main_push_line(&env),
     );
-    let stderr = assert_exit0(&out, "prepush of the diverged v1 branch");
+    let stderr = assert_code(&out, 0, "prepush of the diverged v1 branch");
     let remote_after = rev_in(&env, &origin, V1_BRANCH).unwrap();
     assert!(
-        is_ancestor(&env, &origin, &remote_before, &remote_after),
+        env.is_ancestor_in(&origin, &remote_before, &remote_after),
         "the remote's v1 tip is an ancestor of the pushed one:\n{stderr}"
     );
     assert_eq!(env.rev(V1_BRANCH), Some(remote_after.clone()));
@@ -1693,13 +1636,9 @@ fn a_disconnected_history_is_merged_not_reset() {
     env.git(&["push", "-q", "origin", "main"]);
     let name = checkpoint_ref(HEX_ID);
     // The laptop clones before the checkpoint exists anywhere.
-    let laptop = env.root().join("laptop");
-    env.git_in(
-        env.root(),
-        &["clone", "-q", path_str(&origin), path_str(&laptop)],
-    );
+    let laptop = env.clone_of(&origin, "laptop", &[]);
     write(&env, Some(HEX_ID), "desk-session", TRANSCRIPT);
-    assert_exit0(&push(&env, &["origin"]), "push from the desk");
+    assert_code(&push(&env, &["origin"]), 0, "push from the desk");
     let remote_before = rev_in(&env, &origin, &name).unwrap();
     write_full(
         &env,
@@ -1717,12 +1656,16 @@ fn a_disconnected_history_is_merged_not_reset() {
         let count = env.git_in(dir, &["rev-list", "--count", tip.as_str()]);
         assert_eq!(count.trim(), "1", "the two histories are disconnected");
     }
-    let stderr = assert_exit0(&push_in(&env, &laptop, &["origin"]), "push from the laptop");
+    let stderr = assert_code(
+        &push_in(&env, &laptop, &["origin"]),
+        0,
+        "push from the laptop",
+    );
     let mut sessions = session_ids_in(&env, &origin, HEX_ID);
     sessions.sort();
     assert_eq!(sessions, vec!["desk-session", "laptop-session"], "{stderr}");
     let remote_after = rev_in(&env, &origin, &name).unwrap();
-    assert!(is_ancestor(&env, &origin, &remote_before, &remote_after));
+    assert!(env.is_ancestor_in(&origin, &remote_before, &remote_after));
     assert_eq!(rev_in(&env, &laptop, &name), Some(remote_after));
     assert_never_forced(&origin);
 }
@@ -1734,20 +1677,29 @@ fn a_dry_run_push_publishes_no_checkpoint() {
     let env = TestEnv::new();
     let origin = add_remote(&env, "origin");
     write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
-    assert_exit0(
-        &run_in(&env, Store::Refs, env.repo(), &["hooks", "install"]),
+    assert_code(
+        &env.run_in(Store::Refs, env.repo(), &["hooks", "install"]),
+        0,
         "hooks install",
     );
     for flag in ["--dry-run", "-n"] {
-        let out = git_with_hooks(&env, &["push", flag, "origin", "main"]);
+        let out = env.git_hooked(
+            Some(Store::Refs),
+            env.repo(),
+            &["push", flag, "origin", "main"],
+        );
         assert!(out.status.success(), "git push {flag}: {out:?}");
         assert!(
-            refs_in(&env, &origin, REFS_PREFIX).is_empty(),
+            env.checkpoint_tips_in(&origin).is_empty(),
             "git push {flag} pushed checkpoint refs"
         );
-        assert_eq!(queued(&env), 1, "still queued after {flag}");
+        assert_eq!(env.queued(), 1, "still queued after {flag}");
     }
-    let out = git_with_hooks(&env, &["push", "-q", "origin", "main"]);
+    let out = env.git_hooked(
+        Some(Store::Refs),
+        env.repo(),
+        &["push", "-q", "origin", "main"],
+    );
     assert!(out.status.success(), "{out:?}");
-    assert_eq!(refs_in(&env, &origin, REFS_PREFIX).len(), 1);
+    assert_eq!(env.checkpoint_tips_in(&origin).len(), 1);
 }

@@ -10,13 +10,13 @@
 //! rules match decoded JSON strings and never break a transcript line; a rule that can match the
 //! empty string is refused.
 
-use std::path::PathBuf;
 use std::process::{Output, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
-use crate::env::{parse_json, path_str, path_with_bins, Store, TestEnv};
+use crate::env::{
+    assert_jsonl, parse_json, path_str, path_with_bins, text, write_settings_text, Store, TestEnv,
+};
 
 const AWS_KEY_ID: &str = "AKIAIOSFODNN7EXAMPLE";
 const AWS_SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
@@ -24,8 +24,6 @@ const PASSWORD: &str = "hunter22";
 const GH_TOKEN_BODY: &str = "aB3dE5fG7hJ9kL1mN2pQ4rS6tU8vW0xY2zA4";
 const GIT_SHA: &str = "9fceb02d0ae598e95dc970b74767f19372d61af8";
 const UUID: &str = "123e4567-e89b-12d3-a456-426614174000";
-
-static INPUTS: AtomicUsize = AtomicUsize::new(0);
 
 fn gh_token() -> String {
     assert_eq!(GH_TOKEN_BODY.len(), 36);
@@ -88,15 +86,6 @@ fn clean_transcript() -> Vec<u8> {
     out
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).to_string()
-}
-
-fn input(env: &TestEnv, bytes: &[u8]) -> PathBuf {
-    let n = INPUTS.fetch_add(1, Ordering::Relaxed);
-    env.input_file(&format!("redaction-input-{n}"), bytes)
-}
-
 fn contains(hay: &[u8], needle: &str) -> bool {
     hay.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
@@ -110,18 +99,6 @@ fn assert_redacted(bytes: &[u8], what: &str) {
     }
 }
 
-/// Asserts every non-empty line of `bytes` is one JSON document.
-fn assert_jsonl(bytes: &[u8], what: &str) {
-    for line in bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        serde_json::from_slice::<Value>(line).unwrap_or_else(|e| {
-            panic!(
-                "{what}: a line is no longer JSON ({e}):\n{}",
-                String::from_utf8_lossy(line)
-            )
-        });
-    }
-}
-
 fn redactions(meta: &Value) -> u64 {
     meta.get("redactions")
         .and_then(Value::as_u64)
@@ -130,7 +107,7 @@ fn redactions(meta: &Value) -> u64 {
 
 /// `write --session sess-r --transcript <bytes> <extra...>` under `store`; returns the output.
 fn write_out(env: &TestEnv, store: Store, transcript: &[u8], extra: &[&str]) -> Output {
-    let file = input(env, transcript);
+    let file = env.input(transcript);
     let mut args = vec![
         "write",
         "--session",
@@ -155,14 +132,10 @@ fn write(env: &TestEnv, store: Store, transcript: &[u8], extra: &[&str]) -> Stri
     id
 }
 
-fn settings(env: &TestEnv, body: &str) {
-    env.write_file(".entire/settings.json", body.as_bytes());
-}
-
 /// `.entire/settings.json` with one user rule.
 fn user_rule(env: &TestEnv, name: &str, pattern: &str) {
     let body = json!({"redaction": {"rules": [{"name": name, "pattern": pattern}]}});
-    settings(env, &body.to_string());
+    write_settings_text(env, "settings.json", &body.to_string());
 }
 
 /// The non-empty lines of a stored transcript, each parsed (panics on a line that is not JSON).
@@ -334,7 +307,11 @@ both_stores! {
 #[test]
 fn disabled_redaction_stores_secrets_verbatim() {
     let env = TestEnv::new();
-    settings(&env, r#"{"redaction": {"enabled": false}}"#);
+    write_settings_text(
+        &env,
+        "settings.json",
+        r#"{"redaction": {"enabled": false}}"#,
+    );
     let t = secret_transcript();
     let id = write(&env, Store::Refs, &t, &["--prompt", &gh_token()]);
     assert_eq!(env.blob(Store::Refs, &id, "0/full.jsonl"), t);
@@ -348,8 +325,9 @@ fn disabled_redaction_stores_secrets_verbatim() {
 #[test]
 fn a_user_rule_redacts_its_matches_as_well_as_the_builtins() {
     let env = TestEnv::new();
-    settings(
+    write_settings_text(
         &env,
+        "settings.json",
         r#"{"redaction": {"rules": [{"name": "ticket", "pattern": "ACME-[0-9]{6}"}]}}"#,
     );
     let mut t = secret_transcript();
@@ -370,8 +348,9 @@ fn a_user_rule_redacts_its_matches_as_well_as_the_builtins() {
 #[test]
 fn an_invalid_user_rule_fails_the_write_and_writes_nothing() {
     let env = TestEnv::new();
-    settings(
+    write_settings_text(
         &env,
+        "settings.json",
         r#"{"redaction": {"rules": [{"name": "broken-ticket", "pattern": "ACME-[0-9"}]}}"#,
     );
     let before = env.refs_snapshot();
@@ -455,7 +434,7 @@ fn private_keys_are_redacted_without_merging_transcript_lines() {
 #[test]
 fn session_record_stages_redacted_data_and_the_commit_stores_it_redacted() {
     let env = TestEnv::new();
-    let file = input(&env, &secret_transcript());
+    let file = env.input(&secret_transcript());
     let prompt = format!("my password={PASSWORD} and {}", gh_token());
     let args = [
         "session",
@@ -535,7 +514,7 @@ fn session_record_stages_redacted_data_and_the_commit_stores_it_redacted() {
 fn backfill_transcript_redacts(store: Store) {
     let env = TestEnv::new();
     let id = write(&env, store, &clean_transcript(), &["--prompt", "p"]);
-    let file = input(&env, &secret_transcript());
+    let file = env.input(&secret_transcript());
     let out = env.run(
         store,
         &[
@@ -570,7 +549,7 @@ fn backfill_summary_redacts(store: Store) {
         "config": {"api_key": SPACED_PASSWORD, "Authorization": format!("Bearer {BEARER}"), "region": "eu"},
         "notes": [format!(r#"sent {{"access_token": "{CLIENT_SECRET}"}} to the API"#)]
     });
-    let file = input(&env, summary.to_string().as_bytes());
+    let file = env.input(summary.to_string().as_bytes());
     let out = env.run(
         store,
         &["backfill", "summary", &id, "--summary", path_str(&file)],
@@ -619,7 +598,7 @@ fn backfill_attribution_redacts(store: Store) {
     let attribution = format!(
         r#"{{"password":"{PASSWORD}","outcome":"api_key=abcd1234efgh","learnings":{{"repo":["{AWS_KEY_ID}"]}},"escaped":"\u0041\u004b\u0049\u0041QWERTYUIOPASDFGH","agent_lines":7}}"#
     );
-    let file = input(&env, attribution.as_bytes());
+    let file = env.input(attribution.as_bytes());
     let out = env.run(
         store,
         &[

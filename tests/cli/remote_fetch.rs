@@ -7,13 +7,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, assert_success, checkpoint_ref, fetch_bin, json_in, parse_json, path_str, refs_in,
-    rev_in, Store, TestEnv, EMPTY_TREE, REFS_PREFIX,
+    assert_code, assert_success, checkpoint_ids, checkpoint_ref, json_in, output_text, parse_json,
+    path_str, refs_in, rev_in, stderr, text, Store, TestEnv, EMPTY_TREE, REFS_PREFIX,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -47,13 +46,9 @@ pub(crate) fn world() -> World {
 }
 
 fn plain_clone(env: &TestEnv, remote: &Path, name: &str, extra: &[&str]) -> PathBuf {
-    let dir = env.root().join(name);
-    let mut args = vec!["clone", "-q"];
-    args.extend_from_slice(extra);
-    args.extend_from_slice(&[path_str(remote), path_str(&dir)]);
-    env.git_in(env.root(), &args);
+    let dir = env.clone_of(remote, name, extra);
     assert!(
-        refs_in(env, &dir, REFS_PREFIX).is_empty(),
+        env.checkpoint_tips_in(&dir).is_empty(),
         "a plain clone has no checkpoint refs"
     );
     dir
@@ -63,7 +58,7 @@ fn plain_clone(env: &TestEnv, remote: &Path, name: &str, extra: &[&str]) -> Path
 /// remote's tip of its ref.
 pub(crate) fn publish(w: &World, id: &str, session: &str, transcript: &[u8]) -> String {
     write_std(&w.env, Store::Refs, id, session, transcript);
-    let out = run_in(&w.env, w.env.repo(), &["push", "origin"]);
+    let out = w.env.run_in(Store::Refs, w.env.repo(), &["push", "origin"]);
     assert_success(&out, &["push", "origin"]);
     let tip = rev_in(&w.env, &w.remote, &checkpoint_ref(id))
         .unwrap_or_else(|| panic!("push origin did not deliver {id}"));
@@ -75,18 +70,11 @@ pub(crate) fn publish(w: &World, id: &str, session: &str, transcript: &[u8]) -> 
     tip
 }
 
-static INPUTS: AtomicUsize = AtomicUsize::new(0);
-
-fn input(env: &TestEnv, bytes: &[u8]) -> PathBuf {
-    let n = INPUTS.fetch_add(1, Ordering::Relaxed);
-    env.input_file(&format!("remote-fetch-input-{n}"), bytes)
-}
-
 /// `write --session <s> --id <id> --transcript <t>` in `dir` under git-refs.
 fn write_in(env: &TestEnv, dir: &Path, id: &str, session: &str, transcript: &[u8]) -> Output {
-    let file = input(env, transcript);
-    run_in(
-        env,
+    let file = env.input(transcript);
+    env.run_in(
+        Store::Refs,
         dir,
         &[
             "write",
@@ -104,34 +92,15 @@ fn write_in(env: &TestEnv, dir: &Path, id: &str, session: &str, transcript: &[u8
     )
 }
 
-/// `git-entire-checkpoint <args>` in `dir`, primary git-refs.
-pub(crate) fn run_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    env.run_in(Store::Refs, dir, args)
-}
-
-/// `git-entire-fetch <args>` in `dir`, primary git-refs.
-pub(crate) fn fetch_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
-    env.bin_cmd(&fetch_bin())
-        .current_dir(dir)
-        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
-        .args(args)
-        .output()
-        .expect("run git-entire-fetch")
-}
-
 /// `backfill summary <id> --summary <file>` in `dir`.
 fn backfill_summary_in(env: &TestEnv, dir: &Path, id: &str, intent: &str) -> Output {
     let doc = json!({"intent": intent, "outcome": "done"});
-    let file = input(env, doc.to_string().as_bytes());
-    run_in(
-        env,
+    let file = env.input(doc.to_string().as_bytes());
+    env.run_in(
+        Store::Refs,
         dir,
         &["backfill", "summary", id, "--summary", path_str(&file)],
     )
-}
-
-fn ref_names_in(env: &TestEnv, dir: &Path) -> Vec<String> {
-    refs_in(env, dir, REFS_PREFIX).into_keys().collect()
 }
 
 fn parents_in(env: &TestEnv, dir: &Path, commit: &str) -> Vec<String> {
@@ -156,14 +125,6 @@ fn add_foreign_refs(w: &World) -> String {
         w.env.git_in(&w.remote, &["update-ref", r, &commit]);
     }
     commit
-}
-
-pub(crate) fn stdout_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).to_string()
-}
-
-pub(crate) fn stderr_of(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).to_string()
 }
 
 /// The `{"checkpoint_id": status}` map of a `git entire-fetch --json` document.
@@ -195,14 +156,14 @@ fn list_json_in(env: &TestEnv, dir: &Path, args: &[&str]) -> (Vec<Value>, String
     let mut full = vec!["list"];
     full.extend_from_slice(args);
     full.push("--json");
-    let out = run_in(env, dir, &full);
+    let out = env.run_in(Store::Refs, dir, &full);
     assert_code(&out, 0, &format!("{full:?}"));
     let v = parse_json(&out.stdout);
     let arr = v
         .as_array()
         .unwrap_or_else(|| panic!("list --json is an array: {v}"))
         .clone();
-    (arr, stderr_of(&out))
+    (arr, stderr(&out))
 }
 
 fn entry<'a>(entries: &'a [Value], id: &str) -> &'a Value {
@@ -213,7 +174,7 @@ fn entry<'a>(entries: &'a [Value], id: &str) -> &'a Value {
 }
 
 fn listed_ids(entries: &[Value]) -> BTreeSet<String> {
-    crate::list::ids(entries).into_iter().collect()
+    checkpoint_ids(entries).into_iter().collect()
 }
 
 /// Points `origin` of `dir` at a path that does not exist.
@@ -264,14 +225,16 @@ fn show_in_a_fresh_clone_fetches_exactly_the_requested_ref() {
     let tip = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     publish(&w, HEX_ID_2, "sess-1", TRANSCRIPT);
     publish(&w, ULID_ID, "sess-1", TRANSCRIPT);
-    let out = run_in(&w.env, &w.clone, &["show", HEX_ID, "--json"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["show", HEX_ID, "--json"]);
     assert_code(&out, 0, "show of a checkpoint only the remote has");
     let v = parse_json(&out.stdout);
     assert_eq!(v["checkpoint_id"], json!(HEX_ID));
     assert_eq!(v["store"], json!("git-refs"));
     assert_eq!(v["commit"], json!(tip));
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([(checkpoint_ref(HEX_ID), tip)]),
         "the local ref equals the remote's and no other checkpoint ref appeared"
     );
@@ -282,11 +245,13 @@ fn cat_in_a_fresh_clone_fetches_exactly_the_requested_ref() {
     let w = world();
     publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     let tip = publish(&w, ULID_ID, "sess-1", TRANSCRIPT_2);
-    let out = run_in(&w.env, &w.clone, &["cat", ULID_ID, "0/full.jsonl"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["cat", ULID_ID, "0/full.jsonl"]);
     assert_code(&out, 0, "cat of a checkpoint only the remote has");
     assert_eq!(out.stdout, TRANSCRIPT_2, "cat prints the remote transcript");
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([(checkpoint_ref(ULID_ID), tip)]),
     );
 }
@@ -296,7 +261,9 @@ fn log_in_a_fresh_clone_fetches_exactly_the_requested_ref() {
     let w = world();
     let tip = publish(&w, HEX_ID_2, "sess-1", TRANSCRIPT);
     publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
-    let out = run_in(&w.env, &w.clone, &["log", HEX_ID_2, "--json"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["log", HEX_ID_2, "--json"]);
     assert_code(&out, 0, "log of a checkpoint only the remote has");
     let v = parse_json(&out.stdout);
     let arr = v.as_array().unwrap_or_else(|| panic!("log --json: {v}"));
@@ -306,7 +273,7 @@ fn log_in_a_fresh_clone_fetches_exactly_the_requested_ref() {
         "the log shows the remote tip {tip}: {v}"
     );
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([(checkpoint_ref(HEX_ID_2), tip)]),
     );
 }
@@ -333,7 +300,7 @@ fn backfill_of_a_checkpoint_missing_locally_fetches_and_builds_on_the_remote_tip
     let m0 = json_in(&w.env, &w.clone, &format!("{r}:0/metadata.json"));
     assert_eq!(m0["summary"]["intent"], json!("Remote intent"));
     assert_eq!(m0["session_id"], json!("sess-1"));
-    assert_eq!(ref_names_in(&w.env, &w.clone), vec![r]);
+    assert_eq!(w.env.checkpoint_refs_in(&w.clone), vec![r]);
 }
 
 #[test]
@@ -341,11 +308,13 @@ fn the_only_remote_is_used_when_there_is_no_origin() {
     let w = world();
     let tip = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     let upstream = plain_clone(&w.env, &w.remote, "upstream-clone", &["-o", "upstream"]);
-    let out = run_in(&w.env, &upstream, &["show", HEX_ID, "--json"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &upstream, &["show", HEX_ID, "--json"]);
     assert_code(&out, 0, "show with a single remote named upstream");
     assert_eq!(parse_json(&out.stdout)["commit"], json!(tip));
     assert_eq!(
-        refs_in(&w.env, &upstream, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&upstream),
         BTreeMap::from([(checkpoint_ref(HEX_ID), tip)])
     );
 }
@@ -356,20 +325,18 @@ fn remote_flag_overrides_origin_and_no_fetch_disables_it() {
     let tip = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     publish(&w, HEX_ID_2, "sess-1", TRANSCRIPT);
     // The clone's origin is an empty (reachable) repository; the checkpoints live on `other`.
-    let empty = w.env.root().join("empty.git");
-    w.env.git_in(
-        w.env.root(),
-        &["init", "-q", "--bare", "-b", "main", path_str(&empty)],
-    );
+    let empty = w.env.new_bare("empty");
     w.env
         .git_in(&w.clone, &["remote", "set-url", "origin", path_str(&empty)]);
     w.env
         .git_in(&w.clone, &["remote", "add", "other", path_str(&w.remote)]);
 
-    let out = run_in(&w.env, &w.clone, &["show", HEX_ID, "--json"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["show", HEX_ID, "--json"]);
     assert_code(&out, 3, "origin (the default) lacks the checkpoint");
-    let out = run_in(
-        &w.env,
+    let out = w.env.run_in(
+        Store::Refs,
         &w.clone,
         &[
             "show",
@@ -381,17 +348,20 @@ fn remote_flag_overrides_origin_and_no_fetch_disables_it() {
         ],
     );
     assert_code(&out, 3, "--no-fetch wins over --remote");
-    assert!(ref_names_in(&w.env, &w.clone).is_empty(), "nothing fetched");
+    assert!(
+        w.env.checkpoint_refs_in(&w.clone).is_empty(),
+        "nothing fetched"
+    );
 
-    let out = run_in(
-        &w.env,
+    let out = w.env.run_in(
+        Store::Refs,
         &w.clone,
         &["show", HEX_ID, "--json", "--remote", "other"],
     );
     assert_code(&out, 0, "show --remote other");
     assert_eq!(parse_json(&out.stdout)["commit"], json!(tip));
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([(checkpoint_ref(HEX_ID), tip)]),
         "only the requested ref came from `other`"
     );
@@ -403,17 +373,19 @@ fn a_checkpoint_present_locally_never_fetches() {
     let tip = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     break_origin(&w.env, w.env.repo());
     let repo = w.env.repo();
-    let out = run_in(&w.env, repo, &["show", HEX_ID, "--json"]);
+    let out = w.env.run_in(Store::Refs, repo, &["show", HEX_ID, "--json"]);
     assert_code(
         &out,
         0,
         "show of a local checkpoint with origin unreachable",
     );
     assert_eq!(parse_json(&out.stdout)["commit"], json!(tip));
-    let out = run_in(&w.env, repo, &["cat", HEX_ID, "0/full.jsonl"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, repo, &["cat", HEX_ID, "0/full.jsonl"]);
     assert_code(&out, 0, "cat of a local checkpoint with origin unreachable");
     assert_eq!(out.stdout, TRANSCRIPT);
-    let out = run_in(&w.env, repo, &["log", HEX_ID, "--json"]);
+    let out = w.env.run_in(Store::Refs, repo, &["log", HEX_ID, "--json"]);
     assert_code(&out, 0, "log of a local checkpoint with origin unreachable");
     let out = backfill_summary_in(&w.env, repo, HEX_ID, "Local intent");
     assert_code(
@@ -453,7 +425,7 @@ fn write_never_fetches() {
         Some(1),
         "only the locally written session: {root}"
     );
-    assert_eq!(ref_names_in(&w.env, &w.clone), vec![r]);
+    assert_eq!(w.env.checkpoint_refs_in(&w.clone), vec![r]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -462,7 +434,7 @@ fn write_never_fetches() {
 
 /// The four commands that fetch on demand, for a checkpoint `id`.
 fn on_demand_commands(env: &TestEnv, id: &str) -> Vec<Vec<String>> {
-    let summary = input(env, br#"{"intent":"x","outcome":"y"}"#);
+    let summary = env.input(br#"{"intent":"x","outcome":"y"}"#);
     vec![
         vec!["show".into(), id.into(), "--json".into()],
         vec!["cat".into(), id.into(), "metadata.json".into()],
@@ -479,7 +451,7 @@ fn on_demand_commands(env: &TestEnv, id: &str) -> Vec<Vec<String>> {
 
 fn run_owned(env: &TestEnv, dir: &Path, args: &[String]) -> Output {
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    run_in(env, dir, &args)
+    env.run_in(Store::Refs, dir, &args)
 }
 
 #[test]
@@ -490,13 +462,13 @@ fn an_id_the_remote_lacks_exits_3_in_every_fetching_command() {
         let out = run_owned(&w.env, &w.clone, &args);
         assert_code(&out, 3, &format!("{args:?} of an ID the remote lacks"));
     }
-    let out = fetch_in(&w.env, &w.clone, &["origin", ABSENT_ID, "--json"]);
+    let out = w.env.fetch_in(&w.clone, &["origin", ABSENT_ID, "--json"]);
     assert_code(&out, 3, "git entire-fetch of an ID the remote lacks");
     assert_eq!(
         statuses(&out),
         BTreeMap::from([(ABSENT_ID.to_string(), "not_found".to_string())])
     );
-    assert!(ref_names_in(&w.env, &w.clone).is_empty());
+    assert!(w.env.checkpoint_refs_in(&w.clone).is_empty());
 }
 
 #[test]
@@ -521,7 +493,7 @@ fn an_unreachable_remote_is_exit_1_naming_it_never_not_found() {
         .collect();
     runs.push((
         "git entire-fetch origin <id>".into(),
-        fetch_in(&w.env, &w.clone, &["origin", HEX_ID]),
+        w.env.fetch_in(&w.clone, &["origin", HEX_ID]),
     ));
     for (what, out) in runs {
         let stderr = assert_code(&out, 1, &format!("{what} with origin unreachable"));
@@ -534,14 +506,14 @@ fn an_unreachable_remote_is_exit_1_naming_it_never_not_found() {
             "{what}: a transport failure is never reported as not found:\n{stderr}"
         );
     }
-    assert!(ref_names_in(&w.env, &w.clone).is_empty());
+    assert!(w.env.checkpoint_refs_in(&w.clone).is_empty());
 }
 
 #[test]
 fn entire_fetch_json_reports_failed_for_an_unreachable_remote() {
     let w = world();
     break_origin(&w.env, &w.clone);
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID, "--json"]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID, "--json"]);
     assert_code(&out, 1, "git entire-fetch --json with origin unreachable");
     assert_eq!(
         statuses(&out),
@@ -565,7 +537,7 @@ fn a_password_in_the_remote_url_is_never_printed() {
     ] {
         runs.push((
             format!("git entire-fetch {args:?}"),
-            fetch_in(&env, env.repo(), &args),
+            env.fetch_in(env.repo(), &args),
         ));
     }
     for args in [
@@ -573,10 +545,13 @@ fn a_password_in_the_remote_url_is_never_printed() {
         vec!["list", "--remote", "--json"],
         vec!["show", HEX_ID, "--remote", SECRET_URL],
     ] {
-        runs.push((format!("{args:?}"), run_in(&env, env.repo(), &args)));
+        runs.push((
+            format!("{args:?}"),
+            env.run_in(Store::Refs, env.repo(), &args),
+        ));
     }
     for (what, out) in runs {
-        let all = format!("{}{}", stdout_of(&out), stderr_of(&out));
+        let all = format!("{}{}", text(&out.stdout), stderr(&out));
         assert!(
             !all.contains(PASSWORD),
             "{what} printed the password:\n{all}"
@@ -617,7 +592,7 @@ fn only_the_requested_ref_is_negotiated_among_2000() {
     }
     w.env
         .git_stdin_in(&w.remote, &["update-ref", "--stdin"], lines.as_bytes());
-    assert_eq!(refs_in(&w.env, &w.remote, REFS_PREFIX).len(), 2001);
+    assert_eq!(w.env.checkpoint_tips_in(&w.remote).len(), 2001);
 
     let trace = w.env.root().join("packet-trace.txt");
     let out = w
@@ -649,7 +624,7 @@ fn only_the_requested_ref_is_negotiated_among_2000() {
         "the requested ref was negotiated: {names:?}"
     );
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([(checkpoint_ref(HEX_ID), tip)]),
         "exactly one checkpoint ref exists locally"
     );
@@ -664,13 +639,15 @@ fn entire_fetch_json_reports_fetched_present_and_not_found() {
     let w = world();
     let a = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     let b = publish(&w, HEX_ID_2, "sess-1", TRANSCRIPT);
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID, "--json"]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID, "--json"]);
     assert_code(&out, 0, "fetch one");
     assert_eq!(
         statuses(&out),
         BTreeMap::from([(HEX_ID.to_string(), "fetched".to_string())])
     );
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID, HEX_ID_2, "--json"]);
+    let out = w
+        .env
+        .fetch_in(&w.clone, &["origin", HEX_ID, HEX_ID_2, "--json"]);
     assert_code(&out, 0, "fetch a present and a missing one");
     assert_eq!(
         statuses(&out),
@@ -679,7 +656,7 @@ fn entire_fetch_json_reports_fetched_present_and_not_found() {
             (HEX_ID_2.to_string(), "fetched".to_string()),
         ])
     );
-    let out = fetch_in(&w.env, &w.clone, &[HEX_ID, ABSENT_ID, "--json"]);
+    let out = w.env.fetch_in(&w.clone, &[HEX_ID, ABSENT_ID, "--json"]);
     assert_code(&out, 3, "a named ID exists nowhere");
     assert_eq!(
         statuses(&out),
@@ -689,7 +666,7 @@ fn entire_fetch_json_reports_fetched_present_and_not_found() {
         ])
     );
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([(checkpoint_ref(HEX_ID), a), (checkpoint_ref(HEX_ID_2), b)])
     );
 }
@@ -700,7 +677,7 @@ fn fetch_all_leaves_foreign_refs_on_the_remote() {
     let a = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     let b = publish(&w, ULID_ID, "sess-1", TRANSCRIPT);
     add_foreign_refs(&w);
-    let out = fetch_in(&w.env, &w.clone, &["origin", "--all", "--json"]);
+    let out = w.env.fetch_in(&w.clone, &["origin", "--all", "--json"]);
     assert_code(&out, 0, "fetch --all");
     let st = statuses(&out);
     assert_eq!(
@@ -726,7 +703,7 @@ fn fetch_all_never_rewinds_a_local_checkpoint_that_is_ahead() {
     let w = world();
     let remote_tip = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     let other = publish(&w, HEX_ID_2, "sess-1", TRANSCRIPT);
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID]);
     assert_code(&out, 0, "fetch one");
     let out = write_in(&w.env, &w.clone, HEX_ID, "sess-2", TRANSCRIPT_2);
     assert_code(&out, 0, "advance the local checkpoint");
@@ -736,7 +713,7 @@ fn fetch_all_never_rewinds_a_local_checkpoint_that_is_ahead() {
         vec![remote_tip],
         "the local checkpoint is strictly ahead of the remote's tip"
     );
-    let out = fetch_in(&w.env, &w.clone, &["origin", "--all", "--json"]);
+    let out = w.env.fetch_in(&w.clone, &["origin", "--all", "--json"]);
     assert_code(&out, 0, "fetch --all with a local checkpoint ahead");
     let st = statuses(&out);
     assert!(
@@ -747,7 +724,7 @@ fn fetch_all_never_rewinds_a_local_checkpoint_that_is_ahead() {
         "a checkpoint ahead of the remote is neither diverged nor failed: {st:?}"
     );
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([
             (checkpoint_ref(HEX_ID), ahead),
             (checkpoint_ref(HEX_ID_2), other),
@@ -760,20 +737,20 @@ fn fetch_all_never_rewinds_a_local_checkpoint_that_is_ahead() {
 fn fetch_all_reports_a_diverged_checkpoint_and_keeps_the_local_hash() {
     let w = world();
     publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID]);
     assert_code(&out, 0, "fetch one");
     let remote_tip = publish(&w, HEX_ID, "sess-2", TRANSCRIPT_2);
     let out = write_in(&w.env, &w.clone, HEX_ID, "sess-3", TRANSCRIPT_2);
     assert_code(&out, 0, "advance the clone's copy differently");
     let local = rev_in(&w.env, &w.clone, &checkpoint_ref(HEX_ID)).unwrap();
     assert_ne!(local, remote_tip);
-    let out = fetch_in(&w.env, &w.clone, &["origin", "--all", "--json"]);
+    let out = w.env.fetch_in(&w.clone, &["origin", "--all", "--json"]);
     let st = statuses(&out);
     assert_eq!(
         st.get(HEX_ID).map(String::as_str),
         Some("diverged"),
         "stderr:\n{}",
-        stderr_of(&out)
+        stderr(&out)
     );
     assert_eq!(
         rev_in(&w.env, &w.clone, &checkpoint_ref(HEX_ID)),
@@ -795,7 +772,7 @@ fn fetch_for_counts_every_trailer_skips_present_ones_and_warns_on_malformed() {
     let c = publish(&w, ULID_ID, "sess-1", TRANSCRIPT);
     publish(&w, THIRD_HEX_ID, "sess-1", TRANSCRIPT);
     // The clone already has HEX_ID_2.
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID_2]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID_2]);
     assert_code(&out, 0, "fetch one");
     commit_in(
         &w.env,
@@ -810,8 +787,7 @@ fn fetch_for_counts_every_trailer_skips_present_ones_and_warns_on_malformed() {
         "broken\n\nEntire-Checkpoint: not-a-checkpoint\n",
     );
     commit_in(&w.env, &w.clone, "plain commit\n");
-    let out = fetch_in(
-        &w.env,
+    let out = w.env.fetch_in(
         &w.clone,
         &["origin", "--for", "origin/main..HEAD", "--json"],
     );
@@ -829,7 +805,7 @@ fn fetch_for_counts_every_trailer_skips_present_ones_and_warns_on_malformed() {
         "a malformed trailer ID gives a warning naming it:\n{stderr}"
     );
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([
             (checkpoint_ref(HEX_ID), a),
             (checkpoint_ref(HEX_ID_2), b),
@@ -844,16 +820,15 @@ fn fetch_for_a_range_without_trailers_fetches_nothing() {
     let w = world();
     publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
     commit_in(&w.env, &w.clone, "no trailers here\n");
-    let out = fetch_in(
-        &w.env,
+    let out = w.env.fetch_in(
         &w.clone,
         &["origin", "--for", "origin/main..HEAD", "--json"],
     );
     assert_code(&out, 0, "fetch --for a range without trailers");
     assert!(statuses(&out).is_empty());
-    let out = fetch_in(&w.env, &w.clone, &["--for", "origin/main..HEAD"]);
+    let out = w.env.fetch_in(&w.clone, &["--for", "origin/main..HEAD"]);
     assert_code(&out, 0, "fetch --for (default remote) without trailers");
-    assert!(ref_names_in(&w.env, &w.clone).is_empty());
+    assert!(w.env.checkpoint_refs_in(&w.clone).is_empty());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -867,7 +842,7 @@ fn list_remote_adds_remote_only_checkpoints() {
     publish(&w, HEX_ID_2, "sess-1", TRANSCRIPT);
     publish(&w, ULID_ID, "sess-1", TRANSCRIPT);
     add_foreign_refs(&w);
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID]);
     assert_code(&out, 0, "fetch one");
 
     let (local, _) = list_json_in(&w.env, &w.clone, &[]);
@@ -912,11 +887,13 @@ fn list_remote_adds_remote_only_checkpoints() {
 fn list_remote_with_an_unreachable_remote_lists_local_and_fails_once() {
     let w = world();
     publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID]);
     assert_code(&out, 0, "fetch one");
     break_origin(&w.env, &w.clone);
     let (local, _) = list_json_in(&w.env, &w.clone, &[]);
-    let out = run_in(&w.env, &w.clone, &["list", "--remote", "--json"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["list", "--remote", "--json"]);
     let stderr = assert_code(&out, 1, "list --remote of an unreachable remote");
     let entries = parse_json(&out.stdout);
     assert_eq!(entries.as_array(), Some(&local), "the local list");
@@ -936,7 +913,7 @@ fn a_v1_hex_checkpoint_is_shown_when_the_refs_fetch_fails() {
     assert!(env.refs_under(REFS_PREFIX).is_empty());
     let missing = env.root().join("no-such-remote.git");
     env.git(&["remote", "add", "origin", path_str(&missing)]);
-    let out = run_in(&env, env.repo(), &["show", HEX_ID, "--json"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["show", HEX_ID, "--json"]);
     assert_code(
         &out,
         0,
@@ -959,7 +936,7 @@ const ULID_ID_2: &str = "01KVBJCWYB7Q2M3N4P5R6S8T9V";
 const REFUSING_URL: &str = "https://127.0.0.1:1/x.git";
 
 /// Directories left under the common dir's `entire/tmp` (where side repositories live).
-fn leftover_side_repos(env: &TestEnv, dir: &Path) -> Vec<PathBuf> {
+fn leftover_tmp_dirs(env: &TestEnv, dir: &Path) -> Vec<PathBuf> {
     let tmp = env.common_dir_in(dir).join("entire").join("tmp");
     std::fs::read_dir(tmp)
         .map(|entries| {
@@ -1011,7 +988,9 @@ fn an_on_demand_fetch_changes_nothing_but_the_one_ref() {
     let fetch_head = w.env.common_dir_in(&w.clone).join("FETCH_HEAD");
     let fetch_head_before = std::fs::read(&fetch_head).ok();
     let before = refs_in(&w.env, &w.clone, "refs/");
-    let out = run_in(&w.env, &w.clone, &["show", ULID_ID, "--json"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["show", ULID_ID, "--json"]);
     assert_code(&out, 0, "show of a checkpoint only the remote has");
     let mut expected = before.clone();
     expected.insert(checkpoint_ref(ULID_ID), tip.clone());
@@ -1032,13 +1011,15 @@ fn an_on_demand_fetch_changes_nothing_but_the_one_ref() {
         "the clone's FETCH_HEAD is not written"
     );
     assert_eq!(
-        leftover_side_repos(&w.env, &w.clone),
+        leftover_tmp_dirs(&w.env, &w.clone),
         Vec::<PathBuf>::new(),
         "the temporary side repository is removed"
     );
     // Now local: it reads with the remote gone.
     break_origin(&w.env, &w.clone);
-    let out = run_in(&w.env, &w.clone, &["show", ULID_ID, "--json"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["show", ULID_ID, "--json"]);
     assert_code(&out, 0, "show of a fetched checkpoint without the remote");
     assert_eq!(parse_json(&out.stdout)["commit"], json!(tip));
 }
@@ -1064,7 +1045,9 @@ fn no_fetch_disables_the_on_demand_fetch_of_every_command() {
             "{args:?} fetched nothing"
         );
     }
-    let out = run_in(&w.env, &w.clone, &["cat", ULID_ID, "0/full.jsonl"]);
+    let out = w
+        .env
+        .run_in(Store::Refs, &w.clone, &["cat", ULID_ID, "0/full.jsonl"]);
     assert_code(&out, 0, "cat without --no-fetch");
     assert_eq!(out.stdout, TRANSCRIPT);
     assert_eq!(
@@ -1089,14 +1072,19 @@ fn a_refusing_remote_is_exit_1_naming_it_for_every_command() {
             assert_remote_failure(&out, "refusing", &format!("{args:?}"));
         }
     }
-    let out = fetch_in(&w.env, &w.clone, &["refusing", HEX_ID, ULID_ID_2, "--json"]);
+    let out = w
+        .env
+        .fetch_in(&w.clone, &["refusing", HEX_ID, ULID_ID_2, "--json"]);
     assert_remote_failure(&out, "refusing", "git entire-fetch refusing <ids> --json");
     for (id, status) in statuses(&out) {
         assert_eq!(status, "failed", "{id} through a refusing remote");
     }
-    let out = fetch_in(&w.env, &w.clone, &["refusing", "--all"]);
+    let out = w.env.fetch_in(&w.clone, &["refusing", "--all"]);
     assert_remote_failure(&out, "refusing", "git entire-fetch refusing --all");
-    assert!(ref_names_in(&w.env, &w.clone).is_empty(), "nothing fetched");
+    assert!(
+        w.env.checkpoint_refs_in(&w.clone).is_empty(),
+        "nothing fetched"
+    );
 }
 
 /// A password in a URL given on the command line (`--remote <url>`, or the remote argument of
@@ -1119,8 +1107,8 @@ fn a_password_in_a_url_given_on_the_command_line_is_never_printed() {
     }
     runs.push((
         "list --remote <url> --json".into(),
-        run_in(
-            &env,
+        env.run_in(
+            Store::Refs,
             env.repo(),
             &["list", "--remote", SECRET_URL, "--json"],
         ),
@@ -1132,17 +1120,17 @@ fn a_password_in_a_url_given_on_the_command_line_is_never_printed() {
     ] {
         runs.push((
             format!("git entire-fetch {args:?}"),
-            fetch_in(&env, env.repo(), &args),
+            env.fetch_in(env.repo(), &args),
         ));
     }
     for (what, out) in &runs {
-        let all = format!("{}{}", stdout_of(out), stderr_of(out));
+        let all = output_text(out);
         assert!(
             !all.contains(PASSWORD),
             "{what} printed the password:\n{all}"
         );
     }
-    let out = fetch_in(&env, env.repo(), &[SECRET_URL, ULID_ID]);
+    let out = env.fetch_in(env.repo(), &[SECRET_URL, ULID_ID]);
     assert_code(&out, 1, "git entire-fetch <unreachable url> <id>");
 }
 
@@ -1153,7 +1141,7 @@ fn a_missing_named_id_does_not_stop_the_others() {
     let w = world();
     let a = publish(&w, ULID_ID, "sess-1", TRANSCRIPT);
     publish(&w, ULID_ID_2, "sess-1", TRANSCRIPT);
-    let out = fetch_in(&w.env, &w.clone, &[ABSENT_ID, ULID_ID, "--json"]);
+    let out = w.env.fetch_in(&w.clone, &[ABSENT_ID, ULID_ID, "--json"]);
     let stderr = assert_code(&out, 3, "one named ID exists nowhere");
     assert!(
         stderr.contains(ABSENT_ID),
@@ -1167,7 +1155,7 @@ fn a_missing_named_id_does_not_stop_the_others() {
         ])
     );
     assert_eq!(
-        refs_in(&w.env, &w.clone, REFS_PREFIX),
+        w.env.checkpoint_tips_in(&w.clone),
         BTreeMap::from([(checkpoint_ref(ULID_ID), a)]),
         "the existing one was fetched, the unnamed one was not"
     );
@@ -1178,11 +1166,11 @@ fn a_missing_named_id_does_not_stop_the_others() {
 fn fetch_all_fast_forwards_a_checkpoint_behind_the_remote() {
     let w = world();
     let first = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
-    let out = fetch_in(&w.env, &w.clone, &["origin", HEX_ID]);
+    let out = w.env.fetch_in(&w.clone, &["origin", HEX_ID]);
     assert_code(&out, 0, "fetch one");
     let second = publish(&w, HEX_ID, "sess-2", TRANSCRIPT_2);
     assert_eq!(parents_in(&w.env, &w.remote, &second), vec![first]);
-    let out = fetch_in(&w.env, &w.clone, &["--all", "--json"]);
+    let out = w.env.fetch_in(&w.clone, &["--all", "--json"]);
     assert_code(&out, 0, "fetch --all with a checkpoint behind");
     assert_eq!(
         statuses(&out).get(HEX_ID).map(String::as_str),
@@ -1264,15 +1252,15 @@ fn routing_serves_hex_from_the_branch_but_never_a_ulid_when_the_fetch_fails() {
     assert!(env.refs_under(REFS_PREFIX).is_empty());
     let missing = env.root().join("no-such-remote.git");
     env.git(&["remote", "add", "origin", path_str(&missing)]);
-    let out = run_in(&env, env.repo(), &["cat", HEX_ID, "0/full.jsonl"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["cat", HEX_ID, "0/full.jsonl"]);
     assert_code(
         &out,
         0,
         "cat of a v1-only hex checkpoint, refs fetch failing",
     );
     assert_eq!(out.stdout, TRANSCRIPT);
-    let out = run_in(
-        &env,
+    let out = env.run_in(
+        Store::Refs,
         env.repo(),
         &["show", HEX_ID, "--json", "--remote", REFUSING_URL],
     );
@@ -1284,6 +1272,6 @@ fn routing_serves_hex_from_the_branch_but_never_a_ulid_when_the_fetch_fails() {
     let v = parse_json(&out.stdout);
     assert_eq!(v["store"], json!("git-branch"), "{v}");
     assert_eq!(v["sessions"][0]["session_id"], json!("branch-sess"));
-    let out = run_in(&env, env.repo(), &["show", ULID_ID, "--json"]);
+    let out = env.run_in(Store::Refs, env.repo(), &["show", ULID_ID, "--json"]);
     assert_remote_failure(&out, "origin", "show of a ULID with origin unreachable");
 }

@@ -8,8 +8,8 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::commit_hooks::{
-    amend_after_new_activity, checkpoint_state, commit, entire_ok, git_cmd, git_ok, install_hooks,
-    lines, record, show_json, the_trailer, trailer_ids, LINE_1, SESSION,
+    amend_after_new_activity, checkpoint_state, commit, install_hooks, lines, record, show_json,
+    the_trailer, trailer_ids, LINE_1, SESSION,
 };
 use crate::env::{parse_json, path_str, Store, TestEnv};
 
@@ -58,7 +58,7 @@ fn amend_keeps_the_trailer_whatever_the_message_option(primary: Option<Store>) {
         env.git(&["add", "a.txt"]);
         let mut full = vec!["commit", "-q"];
         full.extend_from_slice(args);
-        git_ok(&env, env.repo(), primary, &full);
+        env.git_hooked_ok(primary, env.repo(), &full);
         let new = env.rev("HEAD").unwrap();
         assert_ne!(old, new, "{args:?} rewrote HEAD");
         assert_eq!(
@@ -105,16 +105,16 @@ fn amend_with_a_new_message_condenses_new_activity_into_the_same_checkpoint(
 
 /// `git rebase -i --autosquash` with no editor stops (the squash's message is taken as it is).
 fn autosquash(env: &TestEnv, primary: Option<Store>, onto: &str) {
-    let out = git_cmd(
-        env,
-        env.repo(),
-        primary,
-        &["rebase", "-q", "-i", "--autosquash", onto],
-    )
-    .env("GIT_SEQUENCE_EDITOR", "true")
-    .env("GIT_EDITOR", "true")
-    .output()
-    .expect("run git rebase");
+    let out = env
+        .git_hooked_command(
+            primary,
+            env.repo(),
+            &["rebase", "-q", "-i", "--autosquash", onto],
+        )
+        .env("GIT_SEQUENCE_EDITOR", "true")
+        .env("GIT_EDITOR", "true")
+        .output()
+        .expect("run git rebase");
     assert!(
         out.status.success(),
         "rebase failed:\n{}",
@@ -162,7 +162,8 @@ fn dropping_editor(env: &TestEnv) -> String {
 /// `git commit --amend` through the hooks with an editor that drops the trailer; returns the new
 /// HEAD, which carries no `Entire-Checkpoint` line.
 pub(crate) fn amend_dropping_the_trailer(env: &TestEnv, primary: Option<Store>) -> String {
-    let out = git_cmd(env, env.repo(), primary, &["commit", "-q", "--amend"])
+    let out = env
+        .git_hooked_command(primary, env.repo(), &["commit", "-q", "--amend"])
         .env("GIT_EDITOR", dropping_editor(env))
         .output()
         .expect("run git commit");
@@ -184,7 +185,7 @@ fn rebase_onto_a_new_base(env: &TestEnv, primary: Option<Store>) {
     env.git(&["add", "base.txt"]);
     env.git(&["commit", "-q", "-m", "new base"]);
     env.git(&["checkout", "-q", "main"]);
-    git_ok(env, env.repo(), primary, &["rebase", "-q", "base"]);
+    env.git_hooked_ok(primary, env.repo(), &["rebase", "-q", "base"]);
 }
 
 fn rewrite_map_json(env: &TestEnv) -> Value {
@@ -219,7 +220,7 @@ fn a_trailer_the_editor_drops_stays_linked_through_the_rewrite_map(primary: Opti
     );
     assert_eq!(map["commits"][&newer]["checkpoints"], json!([id]), "{map}");
     assert_eq!(show_json(&env, "HEAD")["checkpoint_id"], json!(id));
-    let plain = entire_ok(&env, env.repo(), None, &["show", &newer]);
+    let plain = env.ok_default(&["show", &newer]);
     assert!(plain.contains(&id), "{plain}");
     assert_eq!(
         checkpoint_state(&env),
@@ -257,6 +258,6 @@ every_primary! {
 #[test]
 fn post_rewrite_without_hooks_input_records_nothing() {
     let env = TestEnv::new();
-    entire_ok(&env, env.repo(), None, &["hook", "post-rewrite", "amend"]);
+    env.ok_default(&["hook", "post-rewrite", "amend"]);
     assert!(!Path::new(&env.common_dir().join("entire").join("rewrites.json")).exists());
 }

@@ -4,16 +4,11 @@
 
 use serde_json::{json, Value};
 
-use crate::env::{assert_success, path_str, Store, TestEnv};
+use crate::env::{assert_success, path_str, write_strategy_options, Store, TestEnv};
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2};
 
 fn status(env: &TestEnv) -> Value {
     env.ok_json(Store::Refs, &["status", "--json"])
-}
-
-fn settings(env: &TestEnv, options: Value) {
-    let doc = json!({ "strategy_options": options });
-    env.write_file(".entire/settings.json", doc.to_string().as_bytes());
 }
 
 #[test]
@@ -45,7 +40,7 @@ fn status_counts_local_and_remote_refs_and_warns_above_the_threshold() {
     assert!(v["checkpoint_refs"]["remote_counted_at"].is_string());
     assert_eq!(v["scale_warning"], Value::Null, "below the default 5000");
 
-    settings(&env, json!({"checkpoint_ref_warn_threshold": 1}));
+    write_strategy_options(&env, json!({"checkpoint_ref_warn_threshold": 1}));
     let v = status(&env);
     let w = v["scale_warning"]
         .as_str()
@@ -63,9 +58,8 @@ fn status_counts_local_and_remote_refs_and_warns_above_the_threshold() {
         .contains("warning  origin holds 2"));
 
     // A dedicated checkpoint remote carries no code: no warning about it.
-    let cp = env.root().join("cp.git");
-    env.git_in(env.root(), &["init", "-q", "--bare", path_str(&cp)]);
-    settings(
+    let cp = env.new_bare("cp");
+    write_strategy_options(
         &env,
         json!({"checkpoint_ref_warn_threshold": 1, "checkpoint_remote": {"url": path_str(&cp)}}),
     );

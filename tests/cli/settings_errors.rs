@@ -10,19 +10,13 @@ use std::process::Output;
 
 use serde_json::json;
 
-use crate::commit_hooks::{
-    checkpoint_state, commit, entire, install_hooks, session_entry, trailer_ids,
-};
-use crate::env::{path_str, prepush_bin, Store, TestEnv, V1_BRANCH};
+use crate::commit_hooks::{checkpoint_state, commit, install_hooks, session_entry, trailer_ids};
+use crate::env::{path_str, prepush_bin, text, Store, TestEnv, V1_BRANCH};
 
 /// Settings with a user rule and the git-refs primary.
 const SETTINGS: &str = r#"{"redaction": {"rules": [{"name": "corp", "pattern": "CORPSECRET-[0-9]+"}]}, "checkpoints": {"primary": {"type": "git-refs"}}}"#;
 const SECRET: &str = "CORPSECRET-12345";
 const SESSION: &str = "sess-bad-settings";
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).to_string()
-}
 
 /// [`SETTINGS`] with a trailing comma: a syntax error at its end.
 fn broken() -> String {
@@ -33,24 +27,16 @@ fn transcript() -> Vec<u8> {
     format!("{{\"type\":\"tool_result\",\"content\":\"the key is {SECRET}\"}}\n").into_bytes()
 }
 
-/// `git-entire-checkpoint <args>` with the primary left to the settings.
-fn run(env: &TestEnv, args: &[&str]) -> Output {
-    entire(env, env.repo(), None, args)
-}
-
 /// `write` of [`transcript`] for session [`SESSION`].
 fn write(env: &TestEnv) -> Output {
     let file = env.input_file("bad-settings-transcript.jsonl", &transcript());
-    run(
-        env,
-        &[
-            "write",
-            "--session",
-            SESSION,
-            "--transcript",
-            path_str(&file),
-        ],
-    )
+    env.run_default(&[
+        "write",
+        "--session",
+        SESSION,
+        "--transcript",
+        path_str(&file),
+    ])
 }
 
 /// A checkpoint written with [`SETTINGS`], which then get the syntax error; returns its ID.
@@ -129,7 +115,7 @@ fn backfills_refuse_and_change_nothing() {
             path_str(&doc),
         ],
     ] {
-        assert_refused(&run(&env, &args), ".entire/settings.json", args[1]);
+        assert_refused(&env.run_default(&args), ".entire/settings.json", args[1]);
         assert_eq!(env.refs_snapshot(), before, "{}: nothing written", args[1]);
     }
 }
@@ -148,7 +134,7 @@ fn reads_warn_and_succeed() {
         vec!["status"],
         vec!["config", "--json"],
     ] {
-        let out = run(&env, &args);
+        let out = env.run_default(&args);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{args:?} succeeds:\n{stderr}");
         assert_reported_once(&stderr, ".entire/settings.json");
@@ -168,7 +154,7 @@ fn push_gc_and_migrate_refuse() {
         vec!["gc", "--keep-days", "0"],
         vec!["migrate"],
     ] {
-        assert_refused(&run(&env, &args), ".entire/settings.json", args[0]);
+        assert_refused(&env.run_default(&args), ".entire/settings.json", args[0]);
     }
     // The pre-push hook never fails the user's push: it warns and keeps the refs queued.
     let out = env
@@ -194,17 +180,14 @@ fn a_commit_succeeds_with_a_warning_and_the_session_stays_staged() {
     env.write_file(".entire/settings.json", broken().as_bytes());
     install_hooks(&env);
     let file = env.input_file("bad-settings-record.jsonl", &transcript());
-    let out = run(
-        &env,
-        &[
-            "session",
-            "record",
-            "--session",
-            SESSION,
-            "--transcript",
-            path_str(&file),
-        ],
-    );
+    let out = env.run_default(&[
+        "session",
+        "record",
+        "--session",
+        SESSION,
+        "--transcript",
+        path_str(&file),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_reported_once(&text(&out.stderr), ".entire/settings.json");
     let before = checkpoint_state(&env);

@@ -7,7 +7,7 @@
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, assert_failed, branch_dir, checkpoint_ref, parse_json, Store, TestEnv, V1_BRANCH,
+    assert_code, assert_failed, checkpoint_ref, parse_json, tree_prefix, Store, TestEnv, V1_BRANCH,
 };
 use crate::fixtures::{
     blob, checkpoint_node, commit_tree, hand_made_ref, root_metadata_json, tree, write_node,
@@ -17,18 +17,11 @@ use crate::fixtures::{
 const ID: &str = "a1b2c3d4e5f6";
 const OTHER: &str = "0123456789ab";
 
-fn prefix(store: Store, id: &str) -> String {
-    match store {
-        Store::Refs => String::new(),
-        Store::Branch => format!("/{}", branch_dir(id)),
-    }
-}
-
 /// The root summary of a checkpoint whose sessions live in `dirs`, with keys we do not model
 /// (as the reference's newer versions write them) at the root and in each entry. `paths`
 /// overrides the `metadata` path of an entry.
 fn root_json(store: Store, id: &str, dirs: &[&str], paths: &[(usize, &str)]) -> String {
-    let p = prefix(store, id);
+    let p = tree_prefix(store, id);
     let sessions: Vec<Value> = dirs
         .iter()
         .enumerate()
@@ -125,7 +118,7 @@ fn checkpoint(env: &TestEnv, store: Store, id: &str, root: &str, present: &[&str
 
 /// A valid one-session checkpoint `OTHER`.
 fn good(store: Store) -> (&'static str, Node) {
-    let root = root_metadata_json(OTHER, &prefix(store, OTHER));
+    let root = root_metadata_json(OTHER, &tree_prefix(store, OTHER));
     (OTHER, checkpoint_node(OTHER, "s", root.as_bytes(), b"{}\n"))
 }
 
@@ -202,7 +195,7 @@ fn a_write_to_a_gapped_checkpoint_uses_a_free_directory(store: Store) {
     let entries = new_root["sessions"].as_array().unwrap();
     assert_eq!(entries.len(), 4);
     assert_eq!(entries[..3], old_root["sessions"].as_array().unwrap()[..]);
-    let p = prefix(store, ID);
+    let p = tree_prefix(store, ID);
     assert_eq!(
         entries[3]["metadata"],
         json!(format!("{p}/4/metadata.json"))

@@ -13,9 +13,11 @@ use serde_json::{json, Value};
 
 use crate::env::{
     assert_code, assert_success, branch_dir, checkpoint_ref, is_hex12, is_ulid, parse_json,
-    sha256_hex, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
+    sha256_hex, stderr, stdout, write_settings_text, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
 };
-use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
+use crate::fixtures::{
+    strip_v1_prefix, write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID,
+};
 
 const DEFAULT_BLOCK: &str = r#"{"checkpoints": {"primary": {"type": "git-branch"}}}"#;
 const PARALLEL: &str =
@@ -32,14 +34,6 @@ const CONFIG_ERROR_PREFIX: &str =
 // Helpers
 // ---------------------------------------------------------------------------------------------
 
-/// `git-entire-checkpoint <args>` with no `ENTIRE_*` variable: the settings files decide.
-fn run(env: &TestEnv, args: &[&str]) -> Output {
-    env.cmd()
-        .args(args)
-        .output()
-        .expect("run git-entire-checkpoint")
-}
-
 /// `git-entire-checkpoint <args>` with extra environment variables.
 fn run_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Output {
     let mut cmd = env.cmd();
@@ -49,42 +43,14 @@ fn run_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Output {
     cmd.args(args).output().expect("run git-entire-checkpoint")
 }
 
-fn stdout(out: &Output) -> String {
-    String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8")
-}
-
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).to_string()
-}
-
-fn ok(env: &TestEnv, args: &[&str]) -> String {
-    let out = run(env, args);
-    assert_success(&out, args);
-    stdout(&out)
-}
-
-fn ok_json(env: &TestEnv, args: &[&str]) -> Value {
-    let out = run(env, args);
-    assert_success(&out, args);
-    parse_json(&out.stdout)
-}
-
 fn ok_json_with(env: &TestEnv, vars: &[(&str, &str)], args: &[&str]) -> Value {
     let out = run_with(env, vars, args);
     assert_success(&out, args);
     parse_json(&out.stdout)
 }
 
-fn settings(env: &TestEnv, text: &str) {
-    env.write_file(".entire/settings.json", text.as_bytes());
-}
-
-fn local_settings(env: &TestEnv, text: &str) {
-    env.write_file(".entire/settings.local.json", text.as_bytes());
-}
-
 fn config(env: &TestEnv) -> Value {
-    ok_json(env, &["config", "--json"])
+    env.ok_json_default(&["config", "--json"])
 }
 
 fn expected_config(primary: &str, mirrors: &[&str], source: &str, rollout: &str) -> Value {
@@ -124,7 +90,7 @@ fn write_args(env: &TestEnv, id: Option<&str>, session: &str, transcript: &[u8])
 fn write(env: &TestEnv, id: Option<&str>, session: &str, transcript: &[u8]) -> String {
     let args = write_args(env, id, session, transcript);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(env, &refs);
+    let out = env.run_default(&refs);
     assert_success(&out, &refs);
     let printed = stdout(&out);
     let id_line = printed.trim_end_matches('\n');
@@ -213,27 +179,6 @@ fn assert_fs_matches_ref(env: &TestEnv, dir: &Path, id: &str) {
     }
 }
 
-/// Removes the v1 prefix `/<id[:2]>/<id[2:]>` from every string of every `sessions[]` entry.
-fn strip_v1_prefix(mut root: Value, id: &str) -> Value {
-    let prefix = format!("/{}/", branch_dir(id));
-    if let Some(sessions) = root["sessions"].as_array_mut() {
-        for entry in sessions {
-            for (_, v) in entry
-                .as_object_mut()
-                .expect("session entry object")
-                .iter_mut()
-            {
-                if let Some(s) = v.as_str() {
-                    if let Some(rest) = s.strip_prefix(&prefix) {
-                        *v = Value::String(format!("/{rest}"));
-                    }
-                }
-            }
-        }
-    }
-    root
-}
-
 /// Asserts that the v1 copy of `id` is the git-refs copy spliced under `<id[:2]>/<id[2:]>/`:
 /// identical session subtree, root summary equal except for the path prefixes.
 fn assert_branch_mirrors_ref(env: &TestEnv, id: &str) {
@@ -264,16 +209,12 @@ fn assert_branch_mirrors_ref(env: &TestEnv, id: &str) {
     );
 }
 
-fn checkpoint_refs(env: &TestEnv) -> Vec<String> {
-    env.refs_under(REFS_PREFIX)
-}
-
 fn show(env: &TestEnv, id: &str) -> Value {
-    ok_json(env, &["show", id, "--json", "--no-fetch"])
+    env.ok_json_default(&["show", id, "--json", "--no-fetch"])
 }
 
 fn list_entries(env: &TestEnv) -> Vec<Value> {
-    ok_json(env, &["list", "--json"])
+    env.ok_json_default(&["list", "--json"])
         .as_array()
         .expect("list --json is an array")
         .clone()
@@ -300,7 +241,7 @@ fn input(env: &TestEnv, name: &str, v: &Value) -> String {
 
 /// Asserts that nothing was written: no checkpoint refs, no v1 branch, no fs mirror directory.
 fn assert_nothing_written(env: &TestEnv, what: &str) {
-    assert_eq!(checkpoint_refs(env), Vec::<String>::new(), "{what}: refs");
+    assert_eq!(env.checkpoint_refs(), Vec::<String>::new(), "{what}: refs");
     assert_eq!(env.rev(V1_BRANCH), None, "{what}: v1 branch");
     assert!(!fs_default_dir(env).exists(), "{what}: fs mirror dir");
 }
@@ -317,7 +258,7 @@ fn config_without_settings_is_the_default() {
         &expected_config("git-branch", &[], "default", "default"),
         "no settings",
     );
-    let human = ok(&env, &["config"]);
+    let human = env.ok_default(&["config"]);
     assert!(
         human.contains("git-branch") && human.contains("default"),
         "human config output names the primary and the rollout:\n{human}"
@@ -374,9 +315,9 @@ fn config_reports_every_rollout_state_from_settings() {
     ];
     for (text, expected) in cases {
         let env = TestEnv::new();
-        settings(&env, text);
+        write_settings_text(&env, "settings.json", text);
         assert_config(&config(&env), expected, text);
-        let status = ok_json(&env, &["status", "--json"]);
+        let status = env.ok_json_default(&["status", "--json"]);
         assert_eq!(status["primary"], expected["primary"], "status of {text}");
         assert_eq!(status["mirrors"], expected["mirrors"], "status of {text}");
     }
@@ -385,11 +326,12 @@ fn config_reports_every_rollout_state_from_settings() {
 #[test]
 fn local_block_replaces_the_base_block_wholesale() {
     let env = TestEnv::new();
-    settings(
+    write_settings_text(
         &env,
+        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}, {"type": "fs"}]}}"#,
     );
-    local_settings(&env, REFS_ONLY);
+    write_settings_text(&env, "settings.local.json", REFS_ONLY);
     assert_config(
         &config(&env),
         &expected_config("git-refs", &[], "settings.local", "refs-only"),
@@ -406,8 +348,8 @@ fn local_block_replaces_the_base_block_wholesale() {
 #[test]
 fn local_block_can_select_the_branch_over_a_refs_base() {
     let env = TestEnv::new();
-    settings(&env, PARALLEL);
-    local_settings(&env, DEFAULT_BLOCK);
+    write_settings_text(&env, "settings.json", PARALLEL);
+    write_settings_text(&env, "settings.local.json", DEFAULT_BLOCK);
     assert_config(
         &config(&env),
         &expected_config("git-branch", &[], "settings.local", "default"),
@@ -416,17 +358,18 @@ fn local_block_can_select_the_branch_over_a_refs_base() {
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     assert!(is_hex12(&id), "git-branch primary mints hex: {id}");
     assert!(env.exists(Store::Branch, &id, "metadata.json"));
-    assert_eq!(checkpoint_refs(&env), Vec::<String>::new());
+    assert_eq!(env.checkpoint_refs(), Vec::<String>::new());
 }
 
 #[test]
 fn invalid_base_block_is_ignored_when_the_local_block_is_valid() {
     let env = TestEnv::new();
-    settings(
+    write_settings_text(
         &env,
+        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirorrs": [{"type": "git-branch"}]}}"#,
     );
-    local_settings(&env, PARALLEL);
+    write_settings_text(&env, "settings.local.json", PARALLEL);
     assert_config(
         &config(&env),
         &expected_config("git-refs", &["git-branch"], "settings.local", "parallel"),
@@ -442,8 +385,8 @@ fn local_file_without_a_block_falls_back_to_the_base_file() {
         r#"{"checkpoints": null}"#,
     ] {
         let env = TestEnv::new();
-        settings(&env, PARALLEL);
-        local_settings(&env, local);
+        write_settings_text(&env, "settings.json", PARALLEL);
+        write_settings_text(&env, "settings.local.json", local);
         assert_config(
             &config(&env),
             &expected_config("git-refs", &["git-branch"], "settings", "parallel"),
@@ -466,7 +409,7 @@ fn assert_fail_soft(env: &TestEnv, what: &str) {
         "{what}: written to the v1 branch"
     );
     assert_eq!(
-        checkpoint_refs(env),
+        env.checkpoint_refs(),
         Vec::<String>::new(),
         "{what}: no refs"
     );
@@ -488,24 +431,45 @@ fn unusable_settings_files_fall_back_to_the_default() {
     ];
     for (what, text) in cases {
         let env = TestEnv::new();
-        settings(&env, text);
+        write_settings_text(&env, "settings.json", text);
         assert_fail_soft(&env, what);
     }
 }
 
+/// A settings file of mode 000: unreadable, so the default, for a user; root reads through
+/// permissions (as CI runs), and for root the file is read like any other.
 #[test]
-fn unreadable_settings_file_falls_back_to_the_default() {
+fn settings_file_of_mode_000_falls_back_to_the_default_unless_it_can_be_read() {
     use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
     let path = env.write_file(".entire/settings.json", REFS_ONLY.as_bytes());
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
-    if std::fs::read(&path).is_ok() {
-        // Running as root: permissions do not stop reads, so there is nothing to test.
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
-        return;
+    if std::fs::read(&path).is_err() {
+        assert_fail_soft(&env, "settings file of mode 000");
+    } else {
+        assert_config(
+            &config(&env),
+            &expected_config("git-refs", &[], "settings", "refs-only"),
+            "settings file of mode 000, read by root",
+        );
     }
-    assert_fail_soft(&env, "unreadable settings file");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+}
+
+/// A settings path that exists but that no one, root included, can open for reading: a Unix
+/// socket (`open` fails with `ENXIO`).
+#[test]
+fn unreadable_settings_file_falls_back_to_the_default() {
+    let env = TestEnv::new();
+    let path = env.repo().join(".entire/settings.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let _socket = std::os::unix::net::UnixListener::bind(&path)
+        .unwrap_or_else(|e| panic!("bind a socket at {}: {e}", path.display()));
+    assert!(
+        std::fs::read(&path).is_err(),
+        "a socket cannot be read as a file"
+    );
+    assert_fail_soft(&env, "unreadable settings file (a socket)");
 }
 
 #[test]
@@ -552,7 +516,7 @@ fn settings_symlink_inside_dot_entire_is_followed() {
 #[test]
 fn settings_are_read_from_the_work_tree_root_when_run_in_a_subdirectory() {
     let env = TestEnv::new();
-    settings(&env, PARALLEL);
+    write_settings_text(&env, "settings.json", PARALLEL);
     std::fs::create_dir_all(env.repo().join("sub/dir")).unwrap();
     let out = env
         .cmd()
@@ -577,17 +541,17 @@ fn settings_are_read_from_the_work_tree_root_when_run_in_a_subdirectory() {
 fn assert_settings_rejected(text: &str, local: bool) -> String {
     let env = TestEnv::new();
     if local {
-        local_settings(&env, text);
+        write_settings_text(&env, "settings.local.json", text);
     } else {
-        settings(&env, text);
+        write_settings_text(&env, "settings.json", text);
     }
     let args = write_args(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(&env, &refs);
+    let out = env.run_default(&refs);
     let err = assert_code(&out, 1, &format!("write with settings {text}"));
     assert!(stdout(&out).is_empty(), "no ID printed: {}", stdout(&out));
     assert_nothing_written(&env, text);
-    let cfg = run(&env, &["config", "--json"]);
+    let cfg = env.run_default(&["config", "--json"]);
     let cfg_err = assert_code(&cfg, 1, &format!("config with settings {text}"));
     assert_eq!(
         cfg_err.lines().find(|l| l.starts_with("error: ")),
@@ -650,12 +614,13 @@ fn invalid_local_block_names_the_local_file() {
 #[test]
 fn invalid_local_block_is_not_rescued_by_a_valid_base() {
     let env = TestEnv::new();
-    settings(&env, REFS_ONLY);
-    local_settings(
+    write_settings_text(&env, "settings.json", REFS_ONLY);
+    write_settings_text(
         &env,
+        "settings.local.json",
         r#"{"checkpoints": {"primary": {"type": "git-refs"}, "x": 1}}"#,
     );
-    let out = run(&env, &["config", "--json"]);
+    let out = env.run_default(&["config", "--json"]);
     let err = assert_code(&out, 1, "invalid local block over a valid base");
     assert!(err.contains(".entire/settings.local.json"), "{err}");
 }
@@ -807,8 +772,8 @@ fn registry_errors_from_the_environment() {
 #[test]
 fn env_primary_replaces_the_settings_block() {
     let env = TestEnv::new();
-    settings(&env, PARALLEL);
-    local_settings(&env, REFS_FS);
+    write_settings_text(&env, "settings.json", PARALLEL);
+    write_settings_text(&env, "settings.local.json", REFS_FS);
     let v = ok_json_with(
         &env,
         &[("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")],
@@ -862,8 +827,9 @@ fn env_mirrors_are_split_trimmed_and_empties_dropped() {
 #[test]
 fn env_override_skips_an_invalid_settings_file() {
     let env = TestEnv::new();
-    settings(
+    write_settings_text(
         &env,
+        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "nope"}, "mirorrs": 1}}"#,
     );
     let v = ok_json_with(
@@ -891,7 +857,7 @@ fn blank_env_primary_is_ignored_even_with_mirrors() {
         &expected_config("git-branch", &[], "default", "default"),
         "blank env, no settings",
     );
-    settings(&env, REFS_ONLY);
+    write_settings_text(&env, "settings.json", REFS_ONLY);
     let v = ok_json_with(&env, &blank, &["config", "--json"]);
     assert_config(
         &v,
@@ -919,7 +885,7 @@ fn blank_env_primary_is_ignored_even_with_mirrors() {
 #[test]
 fn env_topology_drives_writes_to_every_backend() {
     let env = TestEnv::new();
-    settings(&env, DEFAULT_BLOCK);
+    write_settings_text(&env, "settings.json", DEFAULT_BLOCK);
     let vars = [
         ("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs"),
         ("ENTIRE_CHECKPOINTS_MIRRORS", "git-branch, fs"),
@@ -950,12 +916,12 @@ fn rollout_default_writes_hex_to_the_branch_only() {
         env.blob_text(Store::Branch, &id, "0/content_hash.txt"),
         format!("sha256:{}", sha256_hex(TRANSCRIPT))
     );
-    assert_eq!(checkpoint_refs(&env), Vec::<String>::new(), "no refs");
+    assert_eq!(env.checkpoint_refs(), Vec::<String>::new(), "no refs");
     assert!(!fs_default_dir(&env).exists());
     let v = show(&env, &id);
     assert_eq!(v["store"], json!("git-branch"));
     assert_eq!(v["ref"], json!(V1_BRANCH));
-    let status = ok_json(&env, &["status", "--json"]);
+    let status = env.ok_json_default(&["status", "--json"]);
     assert_eq!(status["primary"], json!("git-branch"));
     assert_eq!(status["mirrors"], json!([]));
     assert_eq!(status["queued"], json!(0), "a branch write queues no ref");
@@ -964,10 +930,10 @@ fn rollout_default_writes_hex_to_the_branch_only() {
 #[test]
 fn rollout_default_refuses_a_ulid_and_writes_nothing() {
     let env = TestEnv::new();
-    settings(&env, DEFAULT_BLOCK);
+    write_settings_text(&env, "settings.json", DEFAULT_BLOCK);
     let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(&env, &refs);
+    let out = env.run_default(&refs);
     let err = assert_code(&out, 1, "ULID under a git-branch primary");
     assert!(err.contains("refusing to write ULID checkpoint"), "{err}");
     assert!(stdout(&out).is_empty());
@@ -978,13 +944,14 @@ fn rollout_default_refuses_a_ulid_and_writes_nothing() {
 fn branch_primary_with_fs_mirror_refuses_a_ulid_everywhere() {
     // A failed primary write skips the mirrors (docs/configuration.md, "The topology").
     let env = TestEnv::new();
-    settings(
+    write_settings_text(
         &env,
+        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "fs"}]}}"#,
     );
     let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(&env, &refs);
+    let out = env.run_default(&refs);
     let err = assert_code(&out, 1, "ULID under git-branch + fs");
     assert!(err.contains("refusing to write ULID checkpoint"), "{err}");
     assert_nothing_written(&env, "ULID refused with an fs mirror");
@@ -994,11 +961,11 @@ fn branch_primary_with_fs_mirror_refuses_a_ulid_everywhere() {
 #[test]
 fn rollout_parallel_writes_refs_and_the_branch() {
     let env = TestEnv::new();
-    settings(&env, PARALLEL);
+    write_settings_text(&env, "settings.json", PARALLEL);
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     assert!(is_ulid(&id), "parallel mints a ULID: {id}");
     let r = checkpoint_ref(&id);
-    assert_eq!(checkpoint_refs(&env), vec![r.clone()]);
+    assert_eq!(env.checkpoint_refs(), vec![r.clone()]);
     assert_eq!(r, format!("{REFS_PREFIX}{}/{id}", &id[24..]));
     assert_eq!(
         env.parents(&env.tip(Store::Refs, &id)),
@@ -1025,7 +992,7 @@ fn rollout_parallel_writes_refs_and_the_branch() {
         vec![(id.clone(), "git-refs".to_string())],
         "one entry, de-duplicated"
     );
-    let status = ok_json(&env, &["status", "--json"]);
+    let status = env.ok_json_default(&["status", "--json"]);
     assert_eq!(status["primary"], json!("git-refs"));
     assert_eq!(status["mirrors"], json!(["git-branch"]));
     assert_eq!(status["queued"], json!(1));
@@ -1034,7 +1001,7 @@ fn rollout_parallel_writes_refs_and_the_branch() {
 #[test]
 fn rollout_parallel_second_session_and_hex_id_reach_both_stores() {
     let env = TestEnv::new();
-    settings(&env, PARALLEL);
+    write_settings_text(&env, "settings.json", PARALLEL);
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     write(&env, Some(&id), "sess-2", TRANSCRIPT_2);
     assert_eq!(
@@ -1064,10 +1031,10 @@ fn rollout_parallel_second_session_and_hex_id_reach_both_stores() {
 #[test]
 fn rollout_refs_only_writes_refs_only() {
     let env = TestEnv::new();
-    settings(&env, REFS_ONLY);
+    write_settings_text(&env, "settings.json", REFS_ONLY);
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     assert!(is_ulid(&id), "refs-only mints a ULID: {id}");
-    assert_eq!(checkpoint_refs(&env), vec![checkpoint_ref(&id)]);
+    assert_eq!(env.checkpoint_refs(), vec![checkpoint_ref(&id)]);
     assert_eq!(env.rev(V1_BRANCH), None, "no v1 branch");
     assert!(!fs_default_dir(&env).exists());
     assert_eq!(show(&env, &id)["store"], json!("git-refs"));
@@ -1076,14 +1043,14 @@ fn rollout_refs_only_writes_refs_only() {
     assert_eq!(env.blob(Store::Refs, HEX_ID, "0/full.jsonl"), TRANSCRIPT_2);
     assert_eq!(env.rev(V1_BRANCH), None, "still no v1 branch");
     assert_eq!(show(&env, HEX_ID)["store"], json!("git-refs"));
-    let status = ok_json(&env, &["status", "--json"]);
+    let status = env.ok_json_default(&["status", "--json"]);
     assert_eq!(status["queued"], json!(2));
 }
 
 #[test]
 fn rollout_custom_refs_with_fs_mirror() {
     let env = TestEnv::new();
-    settings(&env, REFS_FS);
+    write_settings_text(&env, "settings.json", REFS_FS);
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     assert!(is_ulid(&id), "{id}");
     assert_eq!(env.rev(V1_BRANCH), None, "no v1 branch");
@@ -1101,15 +1068,16 @@ fn rollout_custom_refs_with_fs_mirror() {
     // Reads never come from the mirror: removing the ref makes the checkpoint absent.
     assert_eq!(show(&env, &id)["store"], json!("git-refs"));
     env.git(&["update-ref", "-d", &checkpoint_ref(&id)]);
-    let out = run(&env, &["show", &id, "--json", "--no-fetch"]);
+    let out = env.run_default(&["show", &id, "--json", "--no-fetch"]);
     assert_code(&out, 3, "ULID only in the fs mirror");
 }
 
 #[test]
 fn rollout_custom_refs_branch_and_fs_with_relative_dir() {
     let env = TestEnv::new();
-    settings(
+    write_settings_text(
         &env,
+        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}, {"type": "fs", "config": {"dir": "mirror-out/cps"}}]}}"#,
     );
     assert_config(
@@ -1146,14 +1114,11 @@ fn rollout_custom_branch_primary_with_fs_mirror() {
     let out_dir = env.root().join("abs-fs-mirror");
     // A directory outside the repository only from the per-clone file (the committed one is
     // confined: tests/cli/untrusted.rs).
-    local_settings(
-        &env,
-        &json!({"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "fs", "config": {"dir": out_dir.to_str().unwrap()}}]}})
-            .to_string(),
-    );
+    write_settings_text(&env, "settings.local.json", &json!({"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "fs", "config": {"dir": out_dir.to_str().unwrap()}}]}})
+            .to_string());
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     assert!(is_hex12(&id), "git-branch primary mints hex: {id}");
-    assert_eq!(checkpoint_refs(&env), Vec::<String>::new());
+    assert_eq!(env.checkpoint_refs(), Vec::<String>::new());
     let cp = out_dir.join(&id);
     assert_eq!(std::fs::read(cp.join("0/full.jsonl")).unwrap(), TRANSCRIPT);
     assert_eq!(
@@ -1199,13 +1164,14 @@ fn fs_mirror_defaults_to_the_common_dir_from_a_linked_worktree() {
 fn fs_mirror_failure_warns_and_the_primary_write_succeeds() {
     let env = TestEnv::new();
     env.write_file("blocker", b"a regular file\n");
-    settings(
+    write_settings_text(
         &env,
+        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs", "config": {"dir": "blocker/mirror"}}]}}"#,
     );
     let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(&env, &refs);
+    let out = env.run_default(&refs);
     assert_success(&out, &refs);
     assert_eq!(stdout(&out), format!("{ULID_ID}\n"));
     let err = stderr(&out);
@@ -1224,7 +1190,7 @@ fn fs_mirror_failure_warns_and_the_primary_write_succeeds() {
         "summary.json",
         &json!({"intent": "x", "outcome": "y"}),
     );
-    let out = run(&env, &["backfill", "summary", ULID_ID, "--summary", &f]);
+    let out = env.run_default(&["backfill", "summary", ULID_ID, "--summary", &f]);
     assert_success(&out, &["backfill summary"]);
     assert!(
         stderr(&out).contains("mirror fs write failed; primary write succeeded"),
@@ -1239,7 +1205,7 @@ fn fs_mirror_failure_warns_and_the_primary_write_succeeds() {
     let args = write_args(&env, Some(ULID_ID), "sess-2", TRANSCRIPT_2);
     let mut refs: Vec<&str> = vec!["-q"];
     refs.extend(args.iter().map(String::as_str));
-    let out = run(&env, &refs);
+    let out = env.run_default(&refs);
     assert_success(&out, &refs);
     assert_eq!(stderr(&out), "", "-q silences the mirror warning");
     assert!(env.exists(Store::Refs, ULID_ID, "1/full.jsonl"));
@@ -1251,10 +1217,10 @@ fn branch_mirror_failure_warns_and_the_primary_write_succeeds() {
     // create, so the git-branch mirror fails while git-refs succeeds.
     let env = TestEnv::new();
     env.git(&["update-ref", "refs/heads/entire/checkpoints", "HEAD"]);
-    settings(&env, PARALLEL);
+    write_settings_text(&env, "settings.json", PARALLEL);
     let args = write_args(&env, None, "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(&env, &refs);
+    let out = env.run_default(&refs);
     assert_success(&out, &refs);
     let id = stdout(&out).trim().to_string();
     assert!(is_ulid(&id), "{id}");
@@ -1267,13 +1233,14 @@ fn branch_mirror_failure_warns_and_the_primary_write_succeeds() {
     assert_eq!(env.rev(V1_BRANCH), None);
     assert_eq!(show(&env, &id)["store"], json!("git-refs"));
     // With git-branch as the primary the same failure fails the write, and skips the mirrors.
-    settings(
+    write_settings_text(
         &env,
+        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "fs"}]}}"#,
     );
     let args = write_args(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let out = run(&env, &refs);
+    let out = env.run_default(&refs);
     assert_code(&out, 1, "git-branch primary cannot write");
     assert!(
         !fs_default_dir(&env).join(HEX_ID).exists(),
@@ -1288,8 +1255,9 @@ fn branch_mirror_failure_warns_and_the_primary_write_succeeds() {
 #[test]
 fn backfills_fan_out_to_branch_and_fs_mirrors() {
     let env = TestEnv::new();
-    settings(
+    write_settings_text(
         &env,
+        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}, {"type": "fs"}]}}"#,
     );
     let dir = fs_default_dir(&env);
@@ -1298,18 +1266,15 @@ fn backfills_fan_out_to_branch_and_fs_mirrors() {
 
     let summary = json!({"intent": "Mirror me", "outcome": "mirrored", "friction": []});
     let f = input(&env, "summary.json", &summary);
-    ok(
-        &env,
-        &[
-            "backfill",
-            "summary",
-            &id,
-            "--session",
-            "sess-1",
-            "--summary",
-            &f,
-        ],
-    );
+    env.ok_default(&[
+        "backfill",
+        "summary",
+        &id,
+        "--session",
+        "sess-1",
+        "--summary",
+        &f,
+    ]);
     assert_eq!(
         env.json(Store::Refs, &id, "0/metadata.json")["summary"],
         summary
@@ -1319,18 +1284,15 @@ fn backfills_fan_out_to_branch_and_fs_mirrors() {
 
     let new_transcript = b"{\"type\":\"user\",\"message\":\"replaced\"}\n";
     let t = env.input_file("replaced.jsonl", new_transcript);
-    ok(
-        &env,
-        &[
-            "backfill",
-            "transcript",
-            &id,
-            "--session",
-            "sess-1",
-            "--transcript",
-            t.to_str().unwrap(),
-        ],
-    );
+    env.ok_default(&[
+        "backfill",
+        "transcript",
+        &id,
+        "--session",
+        "sess-1",
+        "--transcript",
+        t.to_str().unwrap(),
+    ]);
     assert_eq!(env.blob(Store::Refs, &id, "0/full.jsonl"), new_transcript);
     assert_eq!(env.blob(Store::Branch, &id, "0/full.jsonl"), new_transcript);
     assert_eq!(
@@ -1342,7 +1304,7 @@ fn backfills_fan_out_to_branch_and_fs_mirrors() {
 
     let attribution = json!({"agent_lines": 7, "human_added": 3, "total_committed": 10});
     let a = input(&env, "attr.json", &attribution);
-    ok(&env, &["backfill", "attribution", &id, "--attribution", &a]);
+    env.ok_default(&["backfill", "attribution", &id, "--attribution", &a]);
     let root = env.json(Store::Refs, &id, "metadata.json");
     assert_eq!(root["combined_attribution"]["agent_lines"], json!(7));
     assert_eq!(
@@ -1359,10 +1321,10 @@ fn backfill_of_a_hex_served_by_the_branch_skips_the_mirrors() {
     // backfilled on v1; the mirrors (here fs) are skipped and no ref is created.
     let env = TestEnv::new();
     write_std(&env, Store::Branch, HEX_ID, "sess-1", TRANSCRIPT);
-    settings(&env, REFS_FS);
+    write_settings_text(&env, "settings.json", REFS_FS);
     let before = env.tip(Store::Branch, HEX_ID);
     let f = input(&env, "summary.json", &json!({"intent": "on v1"}));
-    ok(&env, &["backfill", "summary", HEX_ID, "--summary", &f]);
+    env.ok_default(&["backfill", "summary", HEX_ID, "--summary", &f]);
     let after = env.tip(Store::Branch, HEX_ID);
     assert_ne!(before, after, "the v1 branch advanced");
     assert_eq!(env.parents(&after), vec![before]);
@@ -1371,7 +1333,7 @@ fn backfill_of_a_hex_served_by_the_branch_skips_the_mirrors() {
         json!("on v1")
     );
     assert_eq!(
-        checkpoint_refs(&env),
+        env.checkpoint_refs(),
         Vec::<String>::new(),
         "no ref created"
     );
@@ -1392,22 +1354,22 @@ fn branch_primary_routing() {
     write_std(&env, Store::Branch, HEX_ID, "sess-b", TRANSCRIPT);
     write_std(&env, Store::Refs, ULID_ID, "sess-u", TRANSCRIPT);
     write_std(&env, Store::Refs, HEX_ID_2, "sess-r", TRANSCRIPT);
-    settings(&env, DEFAULT_BLOCK);
+    write_settings_text(&env, "settings.json", DEFAULT_BLOCK);
     assert_eq!(show(&env, HEX_ID)["store"], json!("git-branch"));
     let v = show(&env, ULID_ID);
     assert_eq!(v["store"], json!("git-refs"));
     assert_eq!(v["ref"], json!(checkpoint_ref(ULID_ID)));
     // A hex checkpoint that exists only in refs is not read under a git-branch primary.
-    let out = run(&env, &["show", HEX_ID_2, "--json", "--no-fetch"]);
+    let out = env.run_default(&["show", HEX_ID_2, "--json", "--no-fetch"]);
     assert_code(&out, 3, "hex only in refs under a git-branch primary");
-    let out = run(&env, &["cat", HEX_ID_2, "0/full.jsonl"]);
+    let out = env.run_default(&["cat", HEX_ID_2, "0/full.jsonl"]);
     assert_code(
         &out,
         3,
         "cat of a hex only in refs under a git-branch primary",
     );
     // The same repository under a git-refs primary finds it.
-    settings(&env, REFS_ONLY);
+    write_settings_text(&env, "settings.json", REFS_ONLY);
     assert_eq!(show(&env, HEX_ID_2)["store"], json!("git-refs"));
 }
 
@@ -1420,7 +1382,7 @@ fn refs_primary_routing_prefers_refs_then_falls_back_to_the_branch() {
     write_std(&env, Store::Refs, HEX_ID_2, "sess-new", TRANSCRIPT_2);
     write_std(&env, Store::Refs, ULID_ID, "sess-u", TRANSCRIPT);
     for block in [PARALLEL, REFS_ONLY, REFS_FS] {
-        settings(&env, block);
+        write_settings_text(&env, "settings.json", block);
         assert_eq!(show(&env, ULID_ID)["store"], json!("git-refs"), "{block}");
         let v = show(&env, HEX_ID);
         assert_eq!(v["store"], json!("git-branch"), "{block}");
@@ -1429,13 +1391,14 @@ fn refs_primary_routing_prefers_refs_then_falls_back_to_the_branch() {
         assert_eq!(v["store"], json!("git-refs"), "{block}");
         assert_eq!(v["sessions"][0]["session_id"], json!("sess-new"), "{block}");
         assert_eq!(
-            ok(&env, &["cat", HEX_ID_2, "0/full.jsonl"]).as_bytes(),
+            env.ok_default(&["cat", HEX_ID_2, "0/full.jsonl"])
+                .as_bytes(),
             TRANSCRIPT_2,
             "{block}: cat reads the refs copy"
         );
     }
     // Under the default the branch copy of HEX_ID_2 is the one read.
-    settings(&env, DEFAULT_BLOCK);
+    write_settings_text(&env, "settings.json", DEFAULT_BLOCK);
     let v = show(&env, HEX_ID_2);
     assert_eq!(v["store"], json!("git-branch"));
     assert_eq!(v["sessions"][0]["session_id"], json!("sess-old"));
@@ -1445,7 +1408,7 @@ fn refs_primary_routing_prefers_refs_then_falls_back_to_the_branch() {
 fn ulid_left_only_on_the_branch_mirror_is_not_found() {
     // Scenario 41: written in parallel, then the ref is deleted; the v1 copy is never read.
     let env = TestEnv::new();
-    settings(&env, PARALLEL);
+    write_settings_text(&env, "settings.json", PARALLEL);
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     assert!(env.exists(Store::Branch, &id, "0/full.jsonl"));
     env.git(&["update-ref", "-d", &checkpoint_ref(&id)]);
@@ -1454,10 +1417,10 @@ fn ulid_left_only_on_the_branch_mirror_is_not_found() {
         "v1 copy kept"
     );
     for block in [PARALLEL, REFS_ONLY, DEFAULT_BLOCK] {
-        settings(&env, block);
-        let out = run(&env, &["show", &id, "--json", "--no-fetch"]);
+        write_settings_text(&env, "settings.json", block);
+        let out = env.run_default(&["show", &id, "--json", "--no-fetch"]);
         assert_code(&out, 3, &format!("ULID only on v1 under {block}"));
-        let out = run(&env, &["cat", &id, "metadata.json"]);
+        let out = env.run_default(&["cat", &id, "metadata.json"]);
         assert_code(&out, 3, &format!("cat of a ULID only on v1 under {block}"));
     }
 }
@@ -1468,7 +1431,7 @@ fn list_unions_both_stores_and_dedups_under_parallel() {
     let env = TestEnv::new();
     let legacy = write(&env, None, "sess-legacy", TRANSCRIPT);
     assert!(is_hex12(&legacy));
-    settings(&env, PARALLEL);
+    write_settings_text(&env, "settings.json", PARALLEL);
     let a = write(&env, None, "sess-a", TRANSCRIPT);
     let b = write(&env, None, "sess-b", TRANSCRIPT_2);
     let entries = list_entries(&env);
@@ -1493,7 +1456,7 @@ fn list_unions_both_stores_and_dedups_under_parallel() {
 #[test]
 fn status_reports_queue_and_hooks() {
     let env = TestEnv::new();
-    let v = ok_json(&env, &["status", "--json"]);
+    let v = env.ok_json_default(&["status", "--json"]);
     assert_eq!(v["primary"], json!("git-branch"));
     assert_eq!(v["mirrors"], json!([]));
     assert_eq!(v["queued"], json!(0));
@@ -1514,11 +1477,11 @@ fn status_reports_queue_and_hooks() {
     )
     .unwrap();
     std::fs::write(hooks.join("post-commit"), "#!/bin/sh\necho foreign\n").unwrap();
-    settings(&env, REFS_ONLY);
+    write_settings_text(&env, "settings.json", REFS_ONLY);
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(HEX_ID), "sess-2", TRANSCRIPT_2);
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);
-    let v = ok_json(&env, &["status", "--json"]);
+    let v = env.ok_json_default(&["status", "--json"]);
     assert_eq!(v["primary"], json!("git-refs"));
     assert_eq!(v["queued"], json!(2), "two distinct refs queued: {v}");
     // docs/cli.md: at least these three keys (post-rewrite is reported too).

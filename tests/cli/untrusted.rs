@@ -9,7 +9,7 @@ use std::process::Output;
 
 use serde_json::json;
 
-use crate::env::{fetch_bin, path_str, path_with_bins, Store, TestEnv};
+use crate::env::{fetch_bin, output_text, path_str, path_with_bins, Store, TestEnv};
 use crate::fixtures::{write_args, HEX_ID};
 
 /// The hostile `checkpoint_remote.url` values; `MARKER` is replaced by the path of a file that
@@ -53,22 +53,10 @@ fn hostile_clone(template: &str) -> Clone {
     env.git(&["add", ".entire/settings.json"]);
     env.git(&["commit", "-q", "-m", "settings"]);
     env.git(&["push", "-q", "origin", "main"]);
-    let dir = env.root().join("clone");
-    env.git_in(
-        env.root(),
-        &["clone", "-q", path_str(&origin), path_str(&dir)],
-    );
+    let dir = env.clone_of(&origin, "clone", &[]);
     let install = env.run_in(Store::Refs, &dir, &["hooks", "install"]);
     assert!(install.status.success(), "hooks install: {install:?}");
     Clone { env, dir, marker }
-}
-
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
 }
 
 /// Asserts no command ran and one line of the output names the refused setting and its file.
@@ -77,7 +65,7 @@ fn assert_refused(c: &Clone, what: &str, value: &str, out: &Output) {
         !c.marker.exists(),
         "{what} with {value:?} ran the attacker's command"
     );
-    let all = text(out);
+    let all = output_text(out);
     assert!(
         all.lines()
             .any(|l| l.contains("strategy_options.checkpoint_remote")
@@ -110,7 +98,7 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
         assert!(
             write.status.success(),
             "write with {value:?}: {}",
-            text(&write)
+            output_text(&write)
         );
         let id = HEX_ID;
         let commit = c
@@ -154,7 +142,7 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
                 out.status.code(),
                 Some(1),
                 "{args:?} with {value:?}: {}",
-                text(&out)
+                output_text(&out)
             );
         }
         // Refused is not redirected: nothing went to the code remote, and the checkpoint is
@@ -191,7 +179,7 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
                 out.status.code(),
                 Some(1),
                 "entire-fetch {args:?}: {}",
-                text(&out)
+                output_text(&out)
             );
         }
     }
@@ -376,13 +364,7 @@ fn side_repositories_work_from_any_path() {
         env.root(),
         &["clone", "-q", path_str(&origin), path_str(&partial)],
     );
-    let fetch = env
-        .bin_cmd(&fetch_bin())
-        .current_dir(&partial)
-        .env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
-        .args(["--filter=blob:none", "origin", &id])
-        .output()
-        .unwrap();
+    let fetch = env.fetch_in(&partial, &["--filter=blob:none", "origin", &id]);
     assert!(fetch.status.success(), "partial fetch: {fetch:?}");
     let transcript = env.run_in(Store::Refs, &partial, &["show", &id, "--transcript"]);
     assert!(
@@ -406,7 +388,12 @@ fn a_hostile_remote_on_the_command_line_is_a_usage_error() {
             vec!["migrate", "--push", value],
         ] {
             let out = env.cmd().args(&args).output().unwrap();
-            assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+            assert_eq!(
+                out.status.code(),
+                Some(2),
+                "{args:?}: {}",
+                output_text(&out)
+            );
         }
         let out = env
             .bin_cmd(&fetch_bin())
@@ -417,9 +404,13 @@ fn a_hostile_remote_on_the_command_line_is_a_usage_error() {
             out.status.code(),
             Some(2),
             "entire-fetch {value:?}: {}",
-            text(&out)
+            output_text(&out)
         );
-        assert!(text(&out).contains("refused"), "{}", text(&out));
+        assert!(
+            output_text(&out).contains("refused"),
+            "{}",
+            output_text(&out)
+        );
         assert!(!marker.exists(), "{value:?} ran a command");
     }
 }

@@ -3,21 +3,13 @@
 use serde_json::{json, Value};
 
 use crate::env::{
-    branch_dir, checkpoint_ref, keys, sha256_hex, Store, TestEnv, EMPTY_TREE, REFS_PREFIX,
-    V1_BRANCH,
+    branch_dir, checkpoint_ref, keys, sha256_hex, tree_prefix, Store, TestEnv, EMPTY_TREE,
+    REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::{
     assert_json_format, assert_key_order, write_std, CREATED_AT, HEX_ID, HEX_ID_2, ROOT_KEY_ORDER,
     ROOT_REQUIRED, SESSION_KEY_ORDER, SESSION_REQUIRED, TOKEN_KEY_ORDER, TRANSCRIPT, TRANSCRIPT_2,
 };
-
-/// The path prefix of a checkpoint inside its commit tree, as used in root `sessions[]`.
-fn prefix(store: Store, id: &str) -> String {
-    match store {
-        Store::Refs => String::new(),
-        Store::Branch => format!("/{}", branch_dir(id)),
-    }
-}
 
 both_stores! {
     prints_exactly_the_id => prints_exactly_the_id;
@@ -82,7 +74,7 @@ fn root_metadata_format_and_key_order(store: Store) {
     assert_eq!(root["checkpoint_id"], json!(HEX_ID));
     assert_eq!(root["strategy"], json!("manual-commit"));
     assert_eq!(root["files_touched"], json!(["a.go"]));
-    let p = prefix(store, HEX_ID);
+    let p = tree_prefix(store, HEX_ID);
     let sessions = root["sessions"].as_array().expect("sessions array");
     assert_eq!(sessions.len(), 1);
     assert_eq!(
@@ -243,7 +235,7 @@ fn second_session_appends_slot_1(store: Store) {
     assert_eq!(meta1["session_id"], json!("sess-2"));
 
     let root = env.json(store, HEX_ID, "metadata.json");
-    let p = prefix(store, HEX_ID);
+    let p = tree_prefix(store, HEX_ID);
     let sessions = root["sessions"].as_array().unwrap();
     assert_eq!(sessions.len(), 2);
     assert_eq!(
@@ -452,7 +444,7 @@ fn write_without_transcript_or_prompt(store: Store) {
         ["metadata.json"]
     );
     let root = env.json(store, HEX_ID, "metadata.json");
-    let p = prefix(store, HEX_ID);
+    let p = tree_prefix(store, HEX_ID);
     assert_eq!(
         root["sessions"][0],
         json!({"metadata": format!("{p}/0/metadata.json"), "prompt": ""}),
