@@ -1239,12 +1239,14 @@ fn trailers(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
         status.insert(id, (local, on_remote));
     }
     let shown = remote.as_ref().map(|r| r.display.as_str());
-    let repair = DanglingRepair::new(cx.repo);
+    // Looked up only when a link dangles: it reads the hooks and the staged sessions.
+    let repair = std::cell::OnceCell::new();
+    let repair = || repair.get_or_init(|| DanglingRepair::new(cx.repo));
     let (mut unverified_here, mut unverified_nowhere) = (0, 0);
     for link in &links {
         let (id, what) = (&link.id, &link.subject);
         match (status[id], shown) {
-            ((false, Some(false)), Some(remote)) => out.push(repair.apply(
+            ((false, Some(false)), Some(remote)) => out.push(repair().apply(
                 Finding::new(
                     Code::TrailerDangling,
                     &link.commit,
@@ -1252,7 +1254,7 @@ fn trailers(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
                 ),
                 link,
             )),
-            ((false, Some(false)), None) => out.push(repair.apply(
+            ((false, Some(false)), None) => out.push(repair().apply(
                 Finding::new(
                     Code::TrailerDangling,
                     &link.commit,
