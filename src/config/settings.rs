@@ -472,53 +472,29 @@ mod tests {
     fn files_fail_soft_and_local_wins() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        assert_eq!(
-            SettingsFiles::read(Some(root))
-                .checkpoints_config()
-                .unwrap()
-                .source,
-            ConfigSource::Default
-        );
+        let resolved = || SettingsFiles::read(Some(root)).checkpoints_config();
+        assert_eq!(resolved().unwrap().source, ConfigSource::Default);
         std::fs::create_dir(root.join(".entire")).unwrap();
         std::fs::write(root.join(".entire/settings.json"), "{not json").unwrap();
-        assert_eq!(
-            SettingsFiles::read(Some(root))
-                .checkpoints_config()
-                .unwrap()
-                .config,
-            None
-        );
+        assert_eq!(resolved().unwrap().config, None);
         std::fs::write(
             root.join(".entire/settings.json"),
             r#"{"enabled": "yes", "checkpoints": null}"#,
         )
         .unwrap();
-        assert_eq!(
-            SettingsFiles::read(Some(root))
-                .checkpoints_config()
-                .unwrap()
-                .config,
-            None
-        );
+        assert_eq!(resolved().unwrap().config, None);
         std::fs::write(
             root.join(".entire/settings.json"),
             r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}], "bogus": 1}}"#,
         )
         .unwrap();
-        assert!(
-            SettingsFiles::read(Some(root))
-                .checkpoints_config()
-                .is_err(),
-            "invalid base block is an error"
-        );
+        assert!(resolved().is_err(), "invalid base block is an error");
         std::fs::write(
             root.join(".entire/settings.local.json"),
             r#"{"checkpoints": {"primary": {"type": "git-branch"}}}"#,
         )
         .unwrap();
-        let r = SettingsFiles::read(Some(root))
-            .checkpoints_config()
-            .unwrap();
+        let r = resolved().unwrap();
         assert_eq!(r.source, ConfigSource::SettingsLocal);
         let c = r.config.unwrap();
         assert_eq!(c.primary.kind, "git-branch");
