@@ -32,8 +32,7 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::git::url::Remote;
-/// Redaction is the URL module's; every caller of git finds it here too.
-pub use crate::git::url::{redact, redact_url};
+use crate::git::url::{redact, redact_url};
 
 /// The oldest git whose output we parse (`git fetch --porcelain` appeared in 2.41).
 pub const MIN_GIT_VERSION: (u32, u32) = (2, 41);

@@ -24,7 +24,6 @@ use serde_json::Value;
 
 use crate::config::settings::ConfigSource;
 use crate::git::repo::Repo;
-use crate::git::subprocess as git;
 use crate::git::url::{self as remote, Remote, RemoteError};
 
 /// The settings key under `strategy_options`.
@@ -191,7 +190,7 @@ struct Raw {
 /// scp-like `user:pass@host:path`), or a lone user part over http(s) (usually a token). The
 /// whole value is one URL here, so whitespace does not end it.
 fn has_credentials(url: &str) -> bool {
-    git::redact_url(url) != url
+    crate::git::url::redact_url(url) != url
 }
 
 impl CheckpointRemote {
@@ -405,7 +404,7 @@ pub fn resolve(
             reason,
         })?;
         return Ok(Some(CheckpointTarget {
-            display: git::redact(&url),
+            display: crate::git::url::redact(&url),
             target,
             dedicated: Some(source),
         }));
@@ -416,7 +415,7 @@ pub fn resolve(
             reason,
         })?;
         Ok(CheckpointTarget {
-            display: git::redact(&c),
+            display: crate::git::url::redact(&c),
             target,
             dedicated: None,
         })

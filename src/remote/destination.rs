@@ -12,7 +12,6 @@ use sha2::{Digest, Sha256};
 
 use crate::base::fs::{write_atomic, FileLock};
 use crate::git::repo::Repo;
-use crate::git::subprocess as git;
 use crate::git::url::Remote;
 use crate::store::queue::{PushQueue, QueueError};
 use crate::store::refs::GitRefsStore;
@@ -37,7 +36,7 @@ pub(crate) fn fingerprint(url: &str) -> String {
 pub fn destination(repo: &Repo, target: &Remote) -> Destination {
     let (display, url) = match configured_url(repo, target) {
         Some(url) => (target.as_str().to_owned(), url),
-        None => (git::redact(target), target.as_str().to_owned()),
+        None => (crate::git::url::redact(target), target.as_str().to_owned()),
     };
     Destination {
         target: target.clone(),

@@ -180,7 +180,7 @@ impl<'r> Fetcher<'r> {
 
     /// The remote, as shown (credentials redacted).
     pub fn remote_display(&self) -> String {
-        git::redact(&self.remote)
+        crate::git::url::redact(&self.remote)
     }
 
     pub(crate) fn transport(&self, reference: &str, message: String) -> FetchError {

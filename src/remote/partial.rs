@@ -160,10 +160,10 @@ impl<'r> PartialCache<'r> {
         } else {
             // The cache's config would hold the URL in clear (files under .git/entire never
             // hold a credential): a URL with one must be a configured remote to be used here.
-            if crate::git::subprocess::redact_url(remote) != remote {
+            if crate::git::url::redact_url(remote) != remote {
                 return Err(local_error(format!(
                     "{}: a URL carrying credentials cannot be used for a partial fetch: add it as a remote (git remote add) and name the remote",
-                    crate::git::subprocess::redact_url(remote)
+                    crate::git::url::redact_url(remote)
                 )));
             }
             let hash = Oid::hash_object(ObjectType::Blob, remote.as_bytes())
@@ -216,7 +216,7 @@ impl<'r> PartialCache<'r> {
                 let shown = match name.starts_with("entire-") {
                     true => cfg
                         .get_string(&format!("remote.{name}.url"))
-                        .map(|u| git::redact(&u))
+                        .map(|u| crate::git::url::redact(&u))
                         .unwrap_or_else(|_| name.to_owned()),
                     false => name.to_owned(),
                 };

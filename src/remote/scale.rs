@@ -50,7 +50,7 @@ fn load(repo: &Repo) -> Counts {
 /// advisory, so a failure is logged and otherwise ignored.
 fn update(repo: &Repo, target: &str, f: impl FnOnce(Option<u64>) -> Option<u64>) {
     let fingerprint = crate::remote::destination::fingerprint_of(repo, target);
-    let display = crate::git::subprocess::redact(target);
+    let display = crate::git::url::redact(target);
     let result = (|| -> std::io::Result<()> {
         let dir = repo.common_dir().join("entire");
         std::fs::create_dir_all(&dir)?;
