@@ -24,7 +24,8 @@ impl ExitStatus for StoreError {
             | StoreError::SlotConflict { .. }
             | StoreError::CasExhausted { .. }
             | StoreError::UlidOnBranch { .. }
-            | StoreError::Refused { .. } => FAILURE,
+            | StoreError::Refused(_)
+            | StoreError::Io(_) => FAILURE,
             StoreError::Corrupt { source, .. } => source.exit_code(),
             StoreError::Transcript { source, .. } => source.exit_code(),
             StoreError::Fetch(e) => e.exit_code(),
@@ -102,7 +103,7 @@ mod tests {
         assert_eq!(repo.exit_code(), NOT_A_REPOSITORY);
         let other = StoreError::Repo(RepoError::Git {
             context: "c".into(),
-            message: "m".into(),
+            source: git2::Error::from_str("m").into(),
         });
         assert_eq!(other.exit_code(), FAILURE);
         // Transparent wrappers follow the error they wrap.

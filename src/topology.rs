@@ -14,7 +14,7 @@ use crate::git::url::Remote;
 use crate::model::redact::Redactor;
 use crate::store::branch::GitBranchStore;
 use crate::store::refs::GitRefsStore;
-use crate::store::registry::{Backend, Registry};
+use crate::store::registry::{Backend, MirrorConfigError, Registry};
 use crate::store::{
     Backfill, Checkpoint, CheckpointInfo, CheckpointReader, CheckpointWriter, CommitInfo,
     SessionWrite, StoreError, StoreKind, WriteOutcome,
@@ -59,14 +59,15 @@ pub enum TopologyError {
         kind: String,
     },
     /// A mirror backend could not be built from its config.
-    #[error("checkpoints.mirrors[{index}]: construct {kind:?} checkpoint backend: {message}")]
+    #[error("checkpoints.mirrors[{index}]: construct {kind:?} checkpoint backend")]
     Construct {
         /// The mirror's index.
         index: usize,
         /// The type.
         kind: String,
         /// Why.
-        message: String,
+        #[source]
+        source: MirrorConfigError,
     },
     /// A prefix matched several checkpoints.
     #[error("checkpoint prefix {prefix:?} is ambiguous: it matches {}", .candidates.join(", "))]
@@ -225,11 +226,11 @@ impl<'r> Topology<'r> {
                 Some(Backend::Git(StoreKind::GitBranch)) => Box::new(GitBranchStore::mirror(repo)),
                 Some(Backend::Git(StoreKind::GitRefs)) => Box::new(GitRefsStore::new(repo)),
                 Some(Backend::MirrorOnly(factory)) => {
-                    factory(repo, spec.config.as_ref(), resolved.source).map_err(|message| {
+                    factory(repo, spec.config.as_ref(), resolved.source).map_err(|source| {
                         TopologyError::Construct {
                             index,
                             kind: spec.kind.clone(),
-                            message,
+                            source,
                         }
                     })?
                 }

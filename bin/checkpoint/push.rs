@@ -70,11 +70,8 @@ fn run_migrate(repo: &Repo, topo: &Topology<'_>, dry_run: bool, quiet: bool) -> 
         println!("No checkpoints found on the v1 branch \u{2014} nothing to migrate.");
         return Ok(());
     }
-    if !dry_run && !report.migrated.is_empty() {
-        // Thousands of new loose refs would slow every git command down: pack them.
-        if let Err(e) = entire_checkpoints::ops::gc::pack_checkpoint_refs(repo) {
-            warn(quiet, format!("could not pack the checkpoint refs: {e}"));
-        }
+    if let Some(why) = &report.pack_failed {
+        warn(quiet, format!("could not pack the checkpoint refs: {why}"));
     }
     for (path, reason) in &report.skipped {
         warn(quiet, format!("skipped v1 entry {path}: {reason}"));

@@ -46,6 +46,9 @@ pub enum CliError {
     /// The rewrite map.
     #[error(transparent)]
     RewriteMap(#[from] entire_checkpoints::ops::rewrites::RewriteMapError),
+    /// `migrate`.
+    #[error(transparent)]
+    Migrate(#[from] entire_checkpoints::ops::migrate::MigrateError),
     /// gc.
     #[error(transparent)]
     Gc(#[from] entire_checkpoints::ops::gc::GcError),
@@ -97,6 +100,7 @@ impl ExitStatus for CliError {
             CliError::CommitHook(e) => e.exit_code(),
             CliError::Hooks(e) => e.exit_code(),
             CliError::RewriteMap(e) => e.exit_code(),
+            CliError::Migrate(e) => e.exit_code(),
             CliError::Gc(e) => e.exit_code(),
             CliError::Sync(e) => e.exit_code(),
             CliError::FetchMany(e) => e.exit_code(),

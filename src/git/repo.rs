@@ -18,14 +18,21 @@ pub enum RepoError {
     #[error("unsupported repository: {0}")]
     Unsupported(String),
     /// Any other failure from the object or ref database.
-    #[error("{context}: {message}")]
+    #[error("{context}")]
     Git {
         /// What was being done.
         context: String,
-        /// The underlying message.
-        message: String,
+        /// What libgit2 said.
+        #[source]
+        source: LibGitError,
     },
 }
+
+/// An error of libgit2 (the object and ref database), shown by its message alone: its class and
+/// code are for the code that handles it, not for the user.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", .0.message())]
+pub struct LibGitError(#[from] git2::Error);
 
 /// A person: name and email.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
@@ -54,7 +61,7 @@ pub(crate) fn git_err(context: impl Into<String>) -> impl FnOnce(git2::Error) ->
     let context = context.into();
     move |e| RepoError::Git {
         context,
-        message: e.message().to_owned(),
+        source: e.into(),
     }
 }
 

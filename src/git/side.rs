@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::repo::Repo;
-use crate::git::subprocess::{Git, GitError, TempDir};
+use crate::git::subprocess::{first_error_line, Git, GitError, TempDir};
 use crate::git::url::Remote;
 
 /// `path` as a git-config value: double-quoted with `\\`, `"`, newline and tab escaped, so a
@@ -33,6 +33,21 @@ pub(crate) fn config_quoted(path: &std::path::Path) -> String {
     }
     out.push('"');
     out
+}
+
+/// Why a side repository learned nothing from the remote.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum SideError {
+    /// git could not run or ran out of time.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The remote answered with a failure (unreachable, refused): git's first error line,
+    /// credentials redacted.
+    #[error("{0}")]
+    Remote(String),
+    /// The fetch succeeded but wrote no ref (the remote lacks it).
+    #[error("the fetch wrote no ref")]
+    NoRef,
 }
 
 /// A side repository of `repo`.
@@ -91,50 +106,47 @@ impl<'a> SideRepo<'a> {
     }
 
     /// The checkpoint refs `remote` advertises with their commits, from one `ls-remote` of the
-    /// checkpoint prefix (refs under it that are not checkpoint refs are left out). The inner
-    /// `Err` is git's error line when the remote answered with a failure.
+    /// checkpoint prefix (refs under it that are not checkpoint refs are left out).
     pub(crate) fn ls_remote_checkpoints(
         &self,
         remote: &Remote,
         budget: Duration,
-    ) -> Result<Result<Vec<(CheckpointRef, String)>, String>, GitError> {
+    ) -> Result<Vec<(CheckpointRef, String)>, SideError> {
         let out = self
             .git()
             .args(["ls-remote", "--refs"])
             .remote(remote, [format!("{CHECKPOINT_REF_PREFIX}*")])
             .run(budget)?;
         if !out.success() {
-            return Ok(Err(crate::git::subprocess::first_error_line(&out.stderr)));
+            return Err(SideError::Remote(first_error_line(&out.stderr)));
         }
-        Ok(Ok(out
+        Ok(out
             .stdout
             .lines()
             .filter_map(|l| l.split_once('\t'))
             .filter_map(|(oid, name)| CheckpointRef::parse(name).ok().map(|r| (r, oid.to_owned())))
-            .collect()))
+            .collect())
     }
 
     /// Fetches `remote_ref` from `remote` into this side repository and returns its commit.
     /// Forcing into the side repository's private name is safe: the side repository is thrown
-    /// away and nothing is ever pushed from that name. `Err` is git's error line.
+    /// away and nothing is ever pushed from that name.
     pub(crate) fn fetch_one(
         &self,
         remote: &Remote,
         remote_ref: &str,
         budget: Duration,
-    ) -> Result<Oid, String> {
+    ) -> Result<Oid, SideError> {
         const FETCHED: &str = "refs/fetched/one";
         let out = self
             .git()
             .args(["fetch", "--no-tags", "--no-write-fetch-head"])
             .remote(remote, [format!("+{remote_ref}:{FETCHED}")])
-            .run(budget)
-            .map_err(|e| e.to_string())?;
+            .run(budget)?;
         if !out.success() {
-            return Err(crate::git::subprocess::first_error_line(&out.stderr));
+            return Err(SideError::Remote(first_error_line(&out.stderr)));
         }
-        self.read_ref(FETCHED)
-            .ok_or_else(|| "the fetch wrote no ref".to_owned())
+        self.read_ref(FETCHED).ok_or(SideError::NoRef)
     }
 }
 

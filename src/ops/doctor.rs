@@ -843,7 +843,7 @@ fn remote_ref_count(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
             return Ok(vec![Finding::new(
                 Code::CheckpointRemoteInvalid,
                 ".entire/settings.json",
-                e.to_string(),
+                crate::base::error::error_chain(&e),
             )])
         }
     };
@@ -1225,7 +1225,7 @@ fn trailers(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
             display: ".entire/settings.json".into(),
             refs: None,
             branch: None,
-            failure: Some(e.to_string()),
+            failure: Some(crate::base::error::error_chain(&e)),
         }),
     };
     let mut status: HashMap<&CheckpointId, (bool, Option<bool>)> = HashMap::new();

@@ -385,7 +385,10 @@ pub fn run(
     if req.all && outcomes.iter().any(|o| o.status == Status::Fetched) {
         // A bulk fetch can create thousands of loose refs: pack them.
         if let Err(e) = crate::ops::gc::pack_checkpoint_refs(repo) {
-            notice(&format!("could not pack the checkpoint refs: {e}"));
+            notice(&format!(
+                "could not pack the checkpoint refs: {}",
+                crate::base::error::error_chain(&e)
+            ));
         }
     }
     Ok(Report {
@@ -411,7 +414,7 @@ fn fetch_named(
         let (results, partial) = match mode.fetch_refs(&names) {
             Ok(r) => r,
             Err(e) => {
-                let msg = e.to_string();
+                let msg = crate::base::error::error_chain(&e);
                 outcomes.extend(chunk.iter().map(|id| Outcome {
                     error: Some(msg.clone()),
                     ..Outcome::new(id.to_string(), Status::Failed)

@@ -16,12 +16,55 @@ use crate::model::documents::CheckpointSummary;
 use crate::store::branch::{v1_subtrees, V1_BRANCH_REF};
 use crate::store::merge;
 use crate::store::publish::{self, Located};
+use crate::store::queue::QueueError;
 use crate::store::refs::GitRefsStore;
 use crate::store::tree::Change;
 use crate::store::{git_err, StoreError};
 
 /// The remote-tracking branch read when the local v1 branch is absent.
 pub const V1_TRACKING_REF: &str = "refs/remotes/origin/entire/checkpoints/v1";
+
+/// Why a migration stopped (a checkpoint that cannot be migrated is skipped and reported
+/// instead, see [`MigrateReport::skipped`]).
+#[derive(Debug, thiserror::Error)]
+pub enum MigrateError {
+    /// Reading the branch or writing a ref failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The migrated refs could not be queued for push; nothing else would announce them.
+    #[error("queue migrated refs")]
+    Queue(#[source] QueueError),
+}
+
+impl crate::base::error::ExitStatus for MigrateError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            MigrateError::Store(e) => e.exit_code(),
+            MigrateError::Queue(_) => crate::base::error::FAILURE,
+        }
+    }
+}
+
+/// Why one v1 entry is not migrated: it is reported and the rest go on.
+#[derive(Debug, thiserror::Error)]
+enum SkipReason {
+    #[error("no root metadata.json")]
+    NoMetadata,
+    #[error("metadata.json names checkpoint {0:?}, not {1}")]
+    OtherCheckpoint(String, CheckpointId),
+    #[error("metadata.json is not a JSON object")]
+    NotAnObject,
+    #[error(transparent)]
+    Model(#[from] crate::model::documents::ModelError),
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+    #[error(transparent)]
+    Id(#[from] crate::base::id::InvalidIdError),
+    #[error("{}", .0.message())]
+    Git(#[from] git2::Error),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
 
 /// What a migration did (or, for a dry run, would do).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -38,6 +81,8 @@ pub struct MigrateReport {
     pub refs: Vec<String>,
     /// Checkpoint refs that are not checkpoints, with why (never pushed; look at them).
     pub misshapen: Vec<(String, String)>,
+    /// Why the new refs could not be packed, when they could not (they still work, loose).
+    pub pack_failed: Option<String>,
 }
 
 impl MigrateReport {
@@ -52,19 +97,15 @@ impl MigrateReport {
 /// Works on the generic JSON value, not the typed model, so that nothing but the two allowed
 /// changes happens: `checkpoint_version` is removed and every string in a `sessions[]` entry
 /// loses the `/<id[:2]>/<id[2:]>` prefix. Key order, `null`s and unknown keys stay as stored.
-fn normalised_summary(bytes: &[u8], id: &CheckpointId) -> Result<Option<Vec<u8>>, String> {
+fn normalised_summary(bytes: &[u8], id: &CheckpointId) -> Result<Option<Vec<u8>>, SkipReason> {
     // Validate as the model reads it (corrupt data is skipped, not migrated).
-    let typed =
-        CheckpointSummary::from_json(bytes).map_err(|e| crate::base::error::error_chain(&e))?;
+    let typed = CheckpointSummary::from_json(bytes)?;
     if !typed.checkpoint_id.is_empty() && typed.checkpoint_id != id.as_str() {
-        return Err(format!(
-            "metadata.json names checkpoint {:?}, not {id}",
-            typed.checkpoint_id
-        ));
+        return Err(SkipReason::OtherCheckpoint(typed.checkpoint_id, id.clone()));
     }
-    let mut doc: serde_json::Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let mut doc: serde_json::Value = serde_json::from_slice(bytes)?;
     let Some(obj) = doc.as_object_mut() else {
-        return Err("metadata.json is not a JSON object".into());
+        return Err(SkipReason::NotAnObject);
     };
     let prefix = format!("/{}/", id.v1_path());
     let mut changed = obj.shift_remove("checkpoint_version").is_some();
@@ -129,14 +170,15 @@ fn already_migrated(
     Ok(false)
 }
 
-/// Migrates every checkpoint of the v1 branch into git-refs. `progress(done, total)` is called
-/// after each checkpoint. With `dry_run` nothing is written, not even objects.
+/// Migrates every checkpoint of the v1 branch into git-refs, queues the refs for push and packs
+/// them (thousands of new loose refs would slow every git command down). `progress(done,
+/// total)` is called after each checkpoint. With `dry_run` nothing is written, not even objects.
 pub fn migrate_branch_to_refs(
     repo: &Repo,
     refs: &GitRefsStore<'_>,
     dry_run: bool,
     progress: &mut dyn FnMut(usize, usize),
-) -> Result<MigrateReport, StoreError> {
+) -> Result<MigrateReport, MigrateError> {
     let mut report = MigrateReport {
         misshapen: crate::store::refs::misshapen_refs(repo)?,
         ..Default::default()
@@ -164,7 +206,9 @@ pub fn migrate_branch_to_refs(
                 report.up_to_date.push(id);
                 report.refs.push(name);
             }
-            Err(MigrateSkip(reason)) => report.skipped.push((entry.path, reason)),
+            Err(reason) => report
+                .skipped
+                .push((entry.path, crate::base::error::error_chain(&reason))),
         }
         progress(done + 1, total);
     }
@@ -172,22 +216,16 @@ pub fn migrate_branch_to_refs(
     // Unlike a session write, a failed enqueue fails the migration, since nothing else would
     // announce these refs.
     if !dry_run {
-        refs.queue().enqueue_all(&report.refs).map_err(|e| {
-            StoreError::Repo(crate::git::repo::RepoError::Git {
-                context: "queue migrated refs".into(),
-                message: crate::base::error::error_chain(&e),
-            })
-        })?;
+        refs.queue()
+            .enqueue_all(&report.refs)
+            .map_err(MigrateError::Queue)?;
+        if !report.migrated.is_empty() {
+            report.pack_failed = crate::ops::gc::pack_checkpoint_refs(repo)
+                .err()
+                .map(|e| crate::base::error::error_chain(&e));
+        }
     }
     Ok(report)
-}
-
-struct MigrateSkip(String);
-
-impl From<StoreError> for MigrateSkip {
-    fn from(e: StoreError) -> Self {
-        MigrateSkip(crate::base::error::error_chain(&e))
-    }
 }
 
 /// Migrates one checkpoint; `Ok((id, ref, wrote))`.
@@ -198,30 +236,18 @@ fn migrate_one(
     subtree_id: Oid,
     dry_run: bool,
     author: &crate::git::repo::Identity,
-) -> Result<(CheckpointId, String, bool), MigrateSkip> {
+) -> Result<(CheckpointId, String, bool), SkipReason> {
     let git = &repo.git;
-    let id = CheckpointId::parse(raw_id).map_err(|e| MigrateSkip(e.to_string()))?;
-    let subtree = git
-        .find_tree(subtree_id)
-        .map_err(|e| MigrateSkip(e.message().to_owned()))?;
+    let id = CheckpointId::parse(raw_id)?;
+    let subtree = git.find_tree(subtree_id)?;
     let meta = subtree
         .get_name("metadata.json")
-        .ok_or_else(|| MigrateSkip("no root metadata.json".into()))?;
-    let bytes = git
-        .find_blob(meta.id())
-        .map_err(|e| MigrateSkip(e.message().to_owned()))?
-        .content()
-        .to_vec();
-    let new_meta = normalised_summary(&bytes, &id).map_err(MigrateSkip)?;
+        .ok_or(SkipReason::NoMetadata)?;
+    let bytes = git.find_blob(meta.id())?.content().to_vec();
+    let new_meta = normalised_summary(&bytes, &id)?;
     let new_meta_oid = match &new_meta {
-        Some(b) if dry_run => Some(
-            Oid::hash_object(git2::ObjectType::Blob, b)
-                .map_err(|e| MigrateSkip(e.message().to_owned()))?,
-        ),
-        Some(b) => Some(
-            git.blob(b)
-                .map_err(|e| MigrateSkip(e.message().to_owned()))?,
-        ),
+        Some(b) if dry_run => Some(Oid::hash_object(git2::ObjectType::Blob, b)?),
+        Some(b) => Some(git.blob(b)?),
         None => None,
     };
     let loc = refs.locate(&id)?;
@@ -234,12 +260,9 @@ fn migrate_one(
     let tree = match new_meta_oid {
         None => subtree_id,
         Some(m) => {
-            let mut b = git
-                .treebuilder(Some(&subtree))
-                .map_err(|e| MigrateSkip(e.message().to_owned()))?;
-            b.insert("metadata.json", m, 0o100644)
-                .map_err(|e| MigrateSkip(e.message().to_owned()))?;
-            b.write().map_err(|e| MigrateSkip(e.message().to_owned()))?
+            let mut b = git.treebuilder(Some(&subtree))?;
+            b.insert("metadata.json", m, 0o100644)?;
+            b.write()?
         }
     };
     let message = format!("Import checkpoint {id} (migrated from git-branch)\n");

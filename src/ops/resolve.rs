@@ -54,7 +54,7 @@ fn commit_trailer_ids(
     notice: &impl Fn(&str),
 ) -> Result<Option<Vec<CheckpointId>>, TopologyError> {
     let map = RewriteMap::load(repo)
-        .map_err(|e| notice(&e.to_string()))
+        .map_err(|e| notice(&crate::base::error::error_chain(&e)))
         .ok();
     let Some(links) = rewrites::commit_links(repo, map.as_ref(), rev) else {
         return Ok(None);

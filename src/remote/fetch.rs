@@ -25,7 +25,7 @@ use git2::Oid;
 
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::repo::Repo;
-use crate::git::side::SideRepo;
+use crate::git::side::{SideError, SideRepo};
 use crate::git::subprocess::{self as git, GitError};
 use crate::git::url::Remote;
 pub use crate::store::on_demand::FetchError;
@@ -214,7 +214,7 @@ impl<'r> Fetcher<'r> {
         self.earlier_failure(remote_ref)?;
         // The copy we have is offered as a "have", so only what is new is sent.
         let have: Vec<(String, Oid)> = crate::store::publish::tip_of(self.repo, local_ref)
-            .map_err(|e| Self::local(remote_ref, e.to_string()))?
+            .map_err(|e| Self::local(remote_ref, crate::base::error::error_chain(&e)))?
             .map(|tip| (local_ref.to_owned(), tip))
             .into_iter()
             .collect();
@@ -222,8 +222,8 @@ impl<'r> Fetcher<'r> {
             .map_err(|e| Self::local(remote_ref, format!("create side repository: {e}")))?;
         let tip = match side.fetch_one(&self.remote, remote_ref, READ_FETCH_BUDGET) {
             Ok(tip) => tip,
-            Err(line) if is_absent(&line) => return Ok(None),
-            Err(line) => return Err(self.transport(remote_ref, line)),
+            Err(SideError::Remote(line)) if is_absent(&line) => return Ok(None),
+            Err(e) => return Err(self.transport(remote_ref, e.to_string())),
         };
         self.repo
             .git
@@ -296,9 +296,7 @@ impl<'r> Fetcher<'r> {
                     out.push((name, Fetched::Absent));
                     continue;
                 };
-                let state = self
-                    .publish(&name, theirs)
-                    .map_err(|m| Self::local(&name, m))?;
+                let state = self.publish(&name, theirs)?;
                 if state == Fetched::Updated {
                     published.push((name.clone(), theirs));
                 }
@@ -359,9 +357,10 @@ impl<'r> Fetcher<'r> {
     }
 
     /// Moves the local ref to `theirs` if that is a creation or a fast-forward.
-    fn publish(&self, name: &str, theirs: Oid) -> Result<Fetched, String> {
+    fn publish(&self, name: &str, theirs: Oid) -> Result<Fetched, FetchError> {
         let git = &self.repo.git;
-        let ours = crate::store::publish::tip_of(self.repo, name).map_err(|e| e.to_string())?;
+        let ours = crate::store::publish::tip_of(self.repo, name)
+            .map_err(|e| Self::local(name, crate::base::error::error_chain(&e)))?;
         match ours {
             Some(o) if o == theirs => Ok(Fetched::Updated),
             Some(o) if !git.graph_descendant_of(theirs, o).unwrap_or(false) => {
@@ -372,7 +371,7 @@ impl<'r> Fetcher<'r> {
                 (self.repo)
                     .set_ref_matching(name, theirs, old, "entire: fetch checkpoint")
                     .map(|_| Fetched::Updated)
-                    .map_err(|e| format!("update {name}: {}", e.message()))
+                    .map_err(|e| Self::local(name, format!("update {name}: {}", e.message())))
             }
         }
     }
@@ -409,11 +408,10 @@ impl<'r> Fetcher<'r> {
         let side = SideRepo::new(self.repo, &[])
             .map_err(|e| Self::local(CHECKPOINT_REF_PREFIX, e.to_string()))?;
         match side.ls_remote_checkpoints(&self.remote, READ_FETCH_BUDGET) {
-            Ok(Ok(refs)) => {
+            Ok(refs) => {
                 crate::remote::scale::record_remote_count(self.repo, &self.remote, refs.len());
                 Ok(refs)
             }
-            Ok(Err(line)) => Err(self.transport(CHECKPOINT_REF_PREFIX, line)),
             Err(e) => Err(self.transport(CHECKPOINT_REF_PREFIX, e.to_string())),
         }
     }

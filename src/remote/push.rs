@@ -41,9 +41,9 @@ use git2::Oid;
 use crate::base::crashpoint::crashpoint;
 use crate::base::error::io_context as io_err;
 use crate::base::id::CheckpointId;
-use crate::git::refname::CheckpointRef;
+use crate::git::refname::{CheckpointRef, ForeignRef};
 use crate::git::repo::Repo;
-use crate::git::side::SideRepo;
+use crate::git::side::{SideError, SideRepo};
 use crate::git::subprocess::{self as git, GitError, PushedRef};
 use crate::git::url::Remote;
 use crate::remote::destination::{fingerprint_of, Delivery, Destination};
@@ -227,18 +227,18 @@ pub fn flush(
             Ok(shared.peek()?.len().max(dest_queue.peek()?.len()))
         };
         match reconcile(repo, refs_store, dest, deadline) {
-            Ok(Ok(missing)) => dest_queue.enqueue_all(&missing)?,
-            Ok(Err(line)) => {
+            Ok(missing) => dest_queue.enqueue_all(&missing)?,
+            Err(ReconcileError::Unreachable(line)) => {
                 report.due = due()?;
                 report.unreachable = Some(line);
                 return Ok(report);
             }
-            Err(PushError::Git(e @ GitError::Timeout { .. })) => {
+            Err(ReconcileError::Push(PushError::Git(e @ GitError::Timeout { .. }))) => {
                 report.due = due()?;
                 report.timed_out = Some(e.to_string());
                 return Ok(report);
             }
-            Err(e) => return Err(e),
+            Err(ReconcileError::Push(e)) => return Err(e),
         }
     }
     fan_out(repo, &delivery, shared, dest)?;
@@ -402,7 +402,9 @@ pub fn flush(
                 report.recovered.push(name.clone());
                 report.pushed.push(name);
             }
-            Err(reason) => report.failed.push((name, reason)),
+            Err(e) => report
+                .failed
+                .push((name, crate::base::error::error_chain(&e))),
         }
     }
     crate::remote::scale::record_created(repo, &dest.target, report.created);
@@ -454,26 +456,40 @@ fn fan_out(
     }
 }
 
+/// Why a reconcile learned nothing about the destination.
+#[derive(Debug, thiserror::Error)]
+enum ReconcileError {
+    /// The destination could not be reached: git's error line.
+    #[error("{0}")]
+    Unreachable(String),
+    /// The push machinery failed (a git timeout among them).
+    #[error(transparent)]
+    Push(#[from] PushError),
+}
+
 /// Local checkpoint refs the destination lacks or has at another commit, from one `ls-remote`.
-/// `Ok(Err(line))` when the destination cannot be reached.
 fn reconcile(
     repo: &Repo,
     refs_store: &GitRefsStore<'_>,
     dest: &Destination,
     deadline: Instant,
-) -> Result<Result<Vec<String>, String>, PushError> {
-    let local = refs_store.refs()?;
+) -> Result<Vec<String>, ReconcileError> {
+    let local = refs_store.refs().map_err(PushError::from)?;
     if local.is_empty() {
-        return Ok(Ok(Vec::new()));
+        return Ok(Vec::new());
     }
-    let side = SideRepo::new(repo, &[]).map_err(io_err("create side repository"))?;
-    let listed = match side.ls_remote_checkpoints(
-        &dest.target,
-        deadline.saturating_duration_since(Instant::now()),
-    )? {
-        Ok(l) => l,
-        Err(line) => return Ok(Err(line)),
-    };
+    let side = SideRepo::new(repo, &[])
+        .map_err(io_err("create side repository"))
+        .map_err(PushError::from)?;
+    let listed = side
+        .ls_remote_checkpoints(
+            &dest.target,
+            deadline.saturating_duration_since(Instant::now()),
+        )
+        .map_err(|e| match e {
+            SideError::Git(e) => ReconcileError::Push(e.into()),
+            e => ReconcileError::Unreachable(e.to_string()),
+        })?;
     let remote: HashMap<&str, &str> = listed
         .iter()
         .map(|(r, oid)| (r.name(), oid.as_str()))
@@ -497,7 +513,7 @@ fn reconcile(
         .filter(|(name, oid)| known.get(name) != Some(oid))
         .collect();
     delivery.record(&dest.fingerprint, &news);
-    Ok(Ok(missing.into_iter().map(|(name, _)| name).collect()))
+    Ok(missing.into_iter().map(|(name, _)| name).collect())
 }
 
 /// What `git push --porcelain` said about one ref.
@@ -529,11 +545,48 @@ impl<'a> RefResult<'a> {
     }
 }
 
+/// Why a `git push` reported no ref at all; each holds the message for the report.
+#[derive(Debug, thiserror::Error)]
 enum BatchFailure {
+    /// The remote could not be reached: git's error line.
+    #[error("{0}")]
     Unreachable(String),
     /// git ran out of time and was killed.
+    #[error("{0}")]
     TimedOut(String),
+    /// git could not run, or failed otherwise: its error line.
+    #[error("{0}")]
     Failed(String),
+}
+
+/// Why a ref refused as non-fast-forward could not be recovered. It stays queued; the report
+/// shows the error with its sources.
+#[derive(Debug, thiserror::Error)]
+enum RecoveryError {
+    /// The queued name is not a checkpoint ref.
+    #[error(transparent)]
+    NotACheckpoint(#[from] ForeignRef),
+    /// The side repository could not be created.
+    #[error("create side repository: {0}")]
+    SideRepo(std::io::Error),
+    /// The remote's version could not be fetched.
+    #[error("fetch for recovery failed: {0}")]
+    Fetch(SideError),
+    /// The replay failed.
+    #[error(transparent)]
+    Replay(#[from] StoreError),
+    /// The local ref moved meanwhile, so the compare-and-swap left it alone.
+    #[error("the local ref moved during recovery ({}); it stays queued", .0.message())]
+    RefMoved(git2::Error),
+    /// The push of the replayed tip reported no ref at all.
+    #[error(transparent)]
+    Push(#[from] BatchFailure),
+    /// The push of the replayed tip was refused: git's summary.
+    #[error("push after merge refused: {0}")]
+    Refused(String),
+    /// git did not mention the ref.
+    #[error("push after merge: {UNREPORTED}")]
+    Unreported,
 }
 
 /// Pushes the checkpoint refs of `batch` (each to the same name) in one `git push`.
@@ -597,36 +650,27 @@ fn recover_and_push(
     name: &str,
     local: Oid,
     deadline: Instant,
-) -> Result<(Vec<String>, Oid), String> {
-    let cref = CheckpointRef::parse(name).map_err(|e| e.to_string())?;
-    let side = SideRepo::new(repo, &[]).map_err(|e| format!("create side repository: {e}"))?;
+) -> Result<(Vec<String>, Oid), RecoveryError> {
+    let cref = CheckpointRef::parse(name)?;
+    let side = SideRepo::new(repo, &[]).map_err(RecoveryError::SideRepo)?;
     let remote = side
         .fetch_one(
             &dest.target,
             name,
             deadline.saturating_duration_since(Instant::now()),
         )
-        .map_err(|line| format!("fetch for recovery failed: {line}"))?;
+        .map_err(RecoveryError::Fetch)?;
     let step = checkpoint_step(repo, cref.id());
-    let (tip, notes) =
-        replay(repo, local, remote, &step).map_err(|e| crate::base::error::error_chain(&e))?;
+    let (tip, notes) = replay(repo, local, remote, &step)?;
     repo.set_ref_matching(name, tip, local, "entire: merge remote checkpoint history")
-        .map_err(|e| {
-            format!(
-                "the local ref moved during recovery ({}); it stays queued",
-                e.message()
-            )
-        })?;
-    let results =
-        push_batch(repo, dest, &[(name.to_owned(), tip)], deadline).map_err(|f| match f {
-            BatchFailure::Unreachable(l) | BatchFailure::TimedOut(l) | BatchFailure::Failed(l) => l,
-        })?;
+        .map_err(RecoveryError::RefMoved)?;
+    let results = push_batch(repo, dest, &[(name.to_owned(), tip)], deadline)?;
     match RefResult::find(&results, name) {
         RefResult::Landed => Ok((notes, tip)),
         RefResult::NonFastForward(why) | RefResult::Refused(why) => {
-            Err(format!("push after merge refused: {why}"))
+            Err(RecoveryError::Refused(why.to_owned()))
         }
-        RefResult::Unreported => Err(format!("push after merge: {UNREPORTED}")),
+        RefResult::Unreported => Err(RecoveryError::Unreported),
     }
 }
 
@@ -835,9 +879,10 @@ pub fn push_v1(repo: &Repo, remote: &Remote) -> Result<V1Push, PushError> {
                         notes.extend(n);
                         tip = merged;
                     }
-                    Err(why) => {
+                    Err(moved) => {
                         return Ok(V1Push::Refused(format!(
-                            "the local branch moved during sync ({why})"
+                            "the local branch moved during sync ({})",
+                            moved.message()
                         )))
                     }
                 }
@@ -857,18 +902,19 @@ pub fn push_v1(repo: &Repo, remote: &Remote) -> Result<V1Push, PushError> {
 /// histories are disconnected) on top of `theirs`, checkpoint by checkpoint, and moves the local
 /// branch there by compare-and-swap from `local`. Local only: `theirs` must already be in the
 /// object store (a fetched or remote-tracking tip). The result is a descendant of `theirs`, so
-/// the next push is a fast-forward. `Ok(Err(reason))` when the branch moved meanwhile.
+/// the next push is a fast-forward. `Ok(Err(_))` when the branch moved meanwhile: git's error
+/// about the failed compare-and-swap.
 pub(crate) fn replay_v1_onto(
     repo: &Repo,
     local: Oid,
     theirs: Oid,
-) -> Result<Result<(Oid, Vec<String>), String>, StoreError> {
+) -> Result<Result<(Oid, Vec<String>), git2::Error>, StoreError> {
     use crate::store::branch::V1_BRANCH_REF;
     let step = v1_step(repo);
     let (merged, notes) = replay(repo, local, theirs, &step)?;
     match repo.set_ref_matching(V1_BRANCH_REF, merged, local, "entire: sync v1 with remote") {
         Ok(_) => Ok(Ok((merged, notes))),
-        Err(e) => Ok(Err(e.message().to_owned())),
+        Err(e) => Ok(Err(e)),
     }
 }
 

@@ -132,10 +132,7 @@ impl<'r> GitBranchStore<'r> {
                     continue;
                 }
                 Err(e) => {
-                    return Err(StoreError::Repo(crate::git::repo::RepoError::Git {
-                        context: format!("{name} is not a commit"),
-                        message: e.message().to_owned(),
-                    }))
+                    return Err(git_err(format!("{name} is not a commit"))(e));
                 }
             };
             out.push((name, commit));

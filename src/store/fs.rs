@@ -37,16 +37,36 @@ enum Target {
     Dir(PathBuf),
     /// An untrusted settings file named a directory outside the repository: every write fails
     /// with this reason, and the primary write goes on (mirrors are best effort).
-    Refused(String),
+    Refused(OutsideRepository),
+}
+
+/// Why an fs mirror's settings were refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FsConfigError {
+    /// A key other than `dir`.
+    #[error("unknown field {0:?} in fs mirror config (expected \"dir\")")]
+    UnknownField(String),
+    /// `dir` is empty or not a string.
+    #[error("fs mirror config \"dir\" must be a non-empty string")]
+    DirNotAString,
+    /// The config is not an object.
+    #[error("fs mirror config must be a JSON object")]
+    NotAnObject,
+}
+
+/// The directory an untrusted settings file gave the fs mirror resolves outside the repository
+/// (or into its git dir); the mirror refuses every write.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("fs mirror dir {dir:?} from {} resolves outside the repository (or into its git dir): refused; \
+a committed settings file may only name a directory inside the work tree or under .git/entire/ \
+(set it in .entire/settings.local.json to use another)", Path::new(SETTINGS_DIR).join(SETTINGS_FILE).display())]
+pub struct OutsideRepository {
+    /// The directory as the settings file gave it.
+    dir: String,
 }
 
 fn io_err(context: String) -> impl FnOnce(std::io::Error) -> StoreError {
-    move |e| {
-        StoreError::Repo(crate::git::repo::RepoError::Git {
-            context,
-            message: e.to_string(),
-        })
-    }
+    move |e| crate::base::error::io_context(context)(e).into()
 }
 
 impl FsMirror {
@@ -67,26 +87,22 @@ impl FsMirror {
         repo: &Repo,
         config: Option<&Value>,
         source: ConfigSource,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, FsConfigError> {
         let dir = match config {
             None | Some(Value::Null) => None,
             Some(Value::Object(m)) => {
                 for key in m.keys() {
                     if key != "dir" {
-                        return Err(format!(
-                            "unknown field {key:?} in fs mirror config (expected \"dir\")"
-                        ));
+                        return Err(FsConfigError::UnknownField(key.clone()));
                     }
                 }
                 match m.get("dir") {
                     None => None,
                     Some(Value::String(s)) if !s.is_empty() => Some(PathBuf::from(s)),
-                    Some(_) => {
-                        return Err("fs mirror config \"dir\" must be a non-empty string".into())
-                    }
+                    Some(_) => return Err(FsConfigError::DirNotAString),
                 }
             }
-            Some(_) => return Err("fs mirror config must be a JSON object".into()),
+            Some(_) => return Err(FsConfigError::NotAnObject),
         };
         let given = dir.clone();
         let dir = match dir {
@@ -97,22 +113,18 @@ impl FsMirror {
         if source.trusted() || given.is_none() {
             return Ok(FsMirror::new(dir));
         }
-        let shown = given.unwrap_or_default().display().to_string();
         match confined(repo, &dir) {
             Some(real) => Ok(FsMirror::new(real)),
             None => Ok(FsMirror {
-                dir: Target::Refused(format!(
-                    "fs mirror dir {shown:?} from {} resolves outside the repository (or into its git dir): refused; \
-a committed settings file may only name a directory inside the work tree or under .git/entire/ \
-(set it in .entire/settings.local.json to use another)",
-                    Path::new(SETTINGS_DIR).join(SETTINGS_FILE).display()
-                )),
+                dir: Target::Refused(OutsideRepository {
+                    dir: given.unwrap_or_default().display().to_string(),
+                }),
             }),
         }
     }
 
     /// The directory the mirror writes to, or why it refuses to write.
-    pub fn dir(&self) -> Result<&Path, &str> {
+    pub fn dir(&self) -> Result<&Path, &OutsideRepository> {
         match &self.dir {
             Target::Dir(d) => Ok(d),
             Target::Refused(why) => Err(why),
@@ -224,9 +236,9 @@ a committed settings file may only name a directory inside the work tree or unde
         id: &crate::base::id::CheckpointId,
         build: impl FnOnce(&Repository, Option<&Tree<'_>>) -> Result<Option<tree::Change>, StoreError>,
     ) -> Result<WriteOutcome, StoreError> {
-        let dir = self.dir().map_err(|reason| StoreError::Refused {
-            reason: reason.to_owned(),
-        })?;
+        let dir = self
+            .dir()
+            .map_err(|refused| StoreError::Refused(refused.clone()))?;
         fs::create_dir_all(dir).map_err(io_err(format!(
             "create fs mirror directory {}",
             dir.display()

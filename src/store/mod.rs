@@ -181,14 +181,14 @@ pub enum StoreError {
     },
     /// The backend refuses to write at all (e.g. an fs mirror whose directory from an untrusted
     /// settings file lies outside the repository).
-    #[error("{reason}")]
-    Refused {
-        /// Why, naming the setting and the file it came from.
-        reason: String,
-    },
+    #[error(transparent)]
+    Refused(#[from] fs::OutsideRepository),
     /// Fetching the checkpoint from the remote failed (never reported as absence).
     #[error(transparent)]
     Fetch(#[from] on_demand::FetchError),
+    /// A file outside the object database (the fs mirror's) could not be read or written.
+    #[error(transparent)]
+    Io(#[from] crate::base::error::IoError),
     /// The repository failed underneath.
     #[error(transparent)]
     Repo(#[from] RepoError),

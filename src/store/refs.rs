@@ -66,7 +66,7 @@ impl<'r> GitRefsStore<'r> {
         match self.on_demand.as_ref()?.open_partial() {
             Ok(found) => found.map(|c| self.partial.get_or_init(|| c).as_ref()),
             Err(e) => {
-                log::warn!("{e}");
+                log::warn!("{}", crate::base::error::error_chain(&e));
                 None
             }
         }

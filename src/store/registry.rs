@@ -17,7 +17,10 @@ pub type MirrorFactory = for<'r> fn(
     &'r Repo,
     Option<&Value>,
     ConfigSource,
-) -> Result<Box<dyn CheckpointWriter + 'r>, String>;
+) -> Result<Box<dyn CheckpointWriter + 'r>, MirrorConfigError>;
+
+/// Why a mirror-only backend refused its settings: the factory's own error.
+pub type MirrorConfigError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Errors registering a backend.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -44,7 +47,7 @@ fn fs_factory<'r>(
     repo: &'r Repo,
     config: Option<&Value>,
     source: ConfigSource,
-) -> Result<Box<dyn CheckpointWriter + 'r>, String> {
+) -> Result<Box<dyn CheckpointWriter + 'r>, MirrorConfigError> {
     Ok(Box::new(FsMirror::from_config(repo, config, source)?))
 }
 
