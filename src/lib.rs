@@ -9,7 +9,6 @@
 
 pub mod base;
 pub mod config;
-pub mod exit;
 pub mod git;
 pub mod model;
 pub mod ops;

@@ -1309,6 +1309,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn exit_codes_follow_the_wrapped_error() {
+        use crate::base::error::{ExitStatus, FAILURE, NOT_A_REPOSITORY, NOT_FOUND};
+        use crate::base::id::CheckpointId;
+        use crate::git::repo::RepoError;
+        use crate::remote::push::PushError;
+        use crate::store::StoreError;
+        use crate::topology::TopologyError;
+        let id = CheckpointId::parse("a1b2c3d4e5f6").unwrap();
+        let nf = TopologyError::Store(StoreError::NotFound { id: id.clone() });
+        assert_eq!(nf.exit_code(), NOT_FOUND);
+        let repo = StoreError::Repo(RepoError::NotARepository("x".into()));
+        assert_eq!(repo.exit_code(), NOT_A_REPOSITORY);
+        let other = StoreError::Repo(RepoError::Git {
+            context: "c".into(),
+            source: git2::Error::from_str("m").into(),
+        });
+        assert_eq!(other.exit_code(), FAILURE);
+        // Transparent wrappers follow the error they wrap.
+        let push = PushError::Store(StoreError::NotFound { id });
+        assert_eq!(push.exit_code(), NOT_FOUND);
+        let doctor = DoctorError::Repo(RepoError::Unsupported("x".into()));
+        assert_eq!(doctor.exit_code(), NOT_A_REPOSITORY);
+    }
+
+    #[test]
     fn codes_are_unique_and_kebab_case() {
         let all = [
             Code::UnsupportedRepo,

@@ -103,6 +103,23 @@ pub enum CheckpointRemoteError {
     },
 }
 
+impl crate::base::error::ExitStatus for CheckpointRemoteError {
+    /// A refused remote from a settings file is a failure of the command (the same refusal of a
+    /// command-line value, a bare `RemoteError`, is a usage error).
+    fn exit_code(&self) -> i32 {
+        match self {
+            CheckpointRemoteError::Malformed { .. }
+            | CheckpointRemoteError::UnknownProvider { .. }
+            | CheckpointRemoteError::BadRepo { .. }
+            | CheckpointRemoteError::EmptyUrl { .. }
+            | CheckpointRemoteError::Refused { .. }
+            | CheckpointRemoteError::Derived { .. }
+            | CheckpointRemoteError::Code { .. }
+            | CheckpointRemoteError::Credentials { .. } => crate::base::error::FAILURE,
+        }
+    }
+}
+
 /// A forge whose `owner/name` form we can turn into a URL.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Provider {

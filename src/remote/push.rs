@@ -40,6 +40,7 @@ use git2::Oid;
 
 use crate::base::crashpoint::crashpoint;
 use crate::base::error::io_context as io_err;
+use crate::base::error::ExitStatus;
 use crate::base::id::CheckpointId;
 use crate::git::refname::{CheckpointRef, ForeignRef};
 use crate::git::repo::Repo;
@@ -114,6 +115,17 @@ pub enum PushError {
     /// A file operation failed.
     #[error(transparent)]
     Io(#[from] crate::base::error::IoError),
+}
+
+impl ExitStatus for PushError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            PushError::Queue(e) => e.exit_code(),
+            PushError::Git(e) => e.exit_code(),
+            PushError::Store(e) => e.exit_code(),
+            PushError::Io(_) => crate::base::error::FAILURE,
+        }
+    }
 }
 
 /// How long a hook (pre-push, pre-auto-gc) may spend on the network in total:

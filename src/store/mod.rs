@@ -21,6 +21,7 @@ use std::fmt;
 
 use serde_json::Value;
 
+use crate::base::error::ExitStatus;
 use crate::base::id::CheckpointId;
 use crate::base::session_id::SessionId;
 use crate::git::repo::{Identity, Repo, RepoError};
@@ -192,6 +193,30 @@ pub enum StoreError {
     /// The repository failed underneath.
     #[error(transparent)]
     Repo(#[from] RepoError),
+}
+
+impl ExitStatus for StoreError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            StoreError::NotFound { .. } | StoreError::NotFoundAnywhere { .. } => {
+                crate::base::error::NOT_FOUND
+            }
+            StoreError::SessionNotFound { .. }
+            | StoreError::FileNotFound { .. }
+            | StoreError::MissingSession { .. }
+            | StoreError::AbsentBlob { .. }
+            | StoreError::BadSessionPath { .. }
+            | StoreError::SlotConflict { .. }
+            | StoreError::CasExhausted { .. }
+            | StoreError::UlidOnBranch { .. }
+            | StoreError::Refused(_)
+            | StoreError::Io(_) => crate::base::error::FAILURE,
+            StoreError::Corrupt { source, .. } => source.exit_code(),
+            StoreError::Transcript { source, .. } => source.exit_code(),
+            StoreError::Fetch(e) => e.exit_code(),
+            StoreError::Repo(e) => e.exit_code(),
+        }
+    }
 }
 
 impl StoreError {

@@ -47,6 +47,16 @@ pub enum FetchError {
     },
 }
 
+impl crate::base::error::ExitStatus for FetchError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            FetchError::Transport { .. }
+            | FetchError::Skipped { .. }
+            | FetchError::Local { .. } => crate::base::error::FAILURE,
+        }
+    }
+}
+
 impl FetchError {
     /// What went wrong, without the ref it happened to (git's line for a transport failure).
     pub fn reason(&self) -> String {
@@ -62,7 +72,7 @@ impl FetchError {
 /// Fetching checkpoints missing locally, for the git-refs store.
 pub trait OnDemand<'r> {
     /// The remote a miss is fetched from (credentials redacted); `None` when reads do not fetch.
-    fn remote_display(&self) -> Option<String>;
+    fn remote_display(&self) -> Option<&str>;
 
     /// Fetches `id` so that a local read finds it, in the repository or in the partial cache.
     /// Only asked when [`OnDemand::remote_display`] names a remote. A remote that lacks it is

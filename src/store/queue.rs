@@ -11,6 +11,7 @@
 //! garbage line is skipped (and dropped at the next compaction), never fatal. Lines whose ref is
 //! not a checkpoint ref are garbage too, so the queue can never make us push a foreign ref.
 
+use crate::base::error::{io_context, IoError};
 use std::fs::{self, OpenOptions};
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::OpenOptionsExt;
@@ -25,17 +26,15 @@ pub const QUEUE_FILE: &str = "entire-checkpoint-push-queue.jsonl";
 /// The lock file's name in the common dir.
 pub const QUEUE_LOCK_FILE: &str = "entire-checkpoint-push-queue.lock";
 
-/// A queue operation failed.
+/// A queue operation failed: the queue file and what was being done, with the I/O error.
 #[derive(Debug, thiserror::Error)]
-#[error("push queue {path}: {op}")]
-pub struct QueueError {
-    /// The file involved.
-    pub path: String,
-    /// What was being done.
-    pub op: &'static str,
-    /// The I/O error.
-    #[source]
-    pub source: std::io::Error,
+#[error(transparent)]
+pub struct QueueError(#[from] IoError);
+
+impl crate::base::error::ExitStatus for QueueError {
+    fn exit_code(&self) -> i32 {
+        crate::base::error::FAILURE
+    }
 }
 
 /// The push-discovery queue of one repository.
@@ -121,10 +120,11 @@ impl PushQueue {
     }
 
     fn err(&self, op: &'static str) -> impl FnOnce(std::io::Error) -> QueueError + '_ {
-        move |source| QueueError {
-            path: self.path.display().to_string(),
-            op,
-            source,
+        move |source| {
+            QueueError(io_context(format!(
+                "push queue {}: {op}",
+                self.path.display()
+            ))(source))
         }
     }
 

@@ -30,6 +30,14 @@ pub enum RegistryError {
     AlreadyRegistered(String),
 }
 
+impl crate::base::error::ExitStatus for RegistryError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            RegistryError::AlreadyRegistered(_) => crate::base::error::FAILURE,
+        }
+    }
+}
+
 /// What a type name resolves to.
 pub enum Backend {
     /// A built-in git-backed store.
