@@ -7,11 +7,12 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::base::error::{io_context, IoError};
 use crate::base::id::CheckpointId;
 use crate::base::session_id::SessionId;
 use crate::config::settings::SettingsError;
-use crate::git::repo::Repo;
-use crate::git::subprocess::Git;
+use crate::git::repo::{LibGitError, Repo};
+use crate::git::subprocess::{Git, GitError};
 use crate::model::documents::DEFAULT_STRATEGY;
 use crate::model::trailers::{checkpoint_trailers, TrailerValue, CHECKPOINT_TRAILER};
 use crate::ops::rewrites::{commit_links, links, Rewrite, RewriteMap, RewriteMapError};
@@ -23,23 +24,20 @@ use crate::topology::{Topology, TopologyError};
 #[derive(Debug, thiserror::Error)]
 pub enum CommitHookError {
     /// The commit message file could not be read or written.
-    #[error("commit message {path}")]
-    Message {
-        /// The file.
-        path: String,
-        /// The error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// `git interpret-trailers` failed.
+    #[error(transparent)]
+    Message(IoError),
+    /// `git interpret-trailers` could not run.
+    #[error("add the Entire-Checkpoint trailer")]
+    TrailerGit(#[source] GitError),
+    /// `git interpret-trailers` failed: its stderr.
     #[error("add the Entire-Checkpoint trailer: {0}")]
     Trailer(String),
     /// The staged sessions could not be read.
     #[error(transparent)]
     Session(#[from] SessionError),
     /// The new commit could not be read.
-    #[error("read the new commit: {0}")]
-    Commit(String),
+    #[error("read the new commit")]
+    Commit(#[source] LibGitError),
     /// The rewrite map could not be updated.
     #[error(transparent)]
     RewriteMap(#[from] RewriteMapError),
@@ -80,9 +78,10 @@ pub fn prepare_commit_msg(
     if source == Some("merge") {
         return Ok(Prepared::Nothing);
     }
-    let text = std::fs::read_to_string(msg_file).map_err(|source| CommitHookError::Message {
-        path: msg_file.display().to_string(),
-        source,
+    let text = std::fs::read_to_string(msg_file).map_err(|source| {
+        CommitHookError::Message(
+            io_context(format!("commit message {}", msg_file.display()))(source),
+        )
     })?;
     let present = links(&text, None);
     let missing: Vec<CheckpointId> = replaced_links(repo)
@@ -128,7 +127,7 @@ fn add_trailers(
     let out = git
         .args([msg_file.as_os_str()])
         .run(Duration::from_secs(30))
-        .map_err(|e| CommitHookError::Trailer(e.to_string()))?;
+        .map_err(CommitHookError::TrailerGit)?;
     if !out.success() {
         return Err(CommitHookError::Trailer(out.stderr.trim().to_owned()));
     }
@@ -226,17 +225,12 @@ pub struct Condensed {
     pub warnings: Vec<String>,
 }
 
-fn changed_files(repo: &Repo) -> Result<(String, String, Vec<String>), String> {
+fn changed_files(repo: &Repo) -> Result<(String, String, Vec<String>), git2::Error> {
     let git = &repo.git;
-    let head = git
-        .head()
-        .and_then(|h| h.peel_to_commit())
-        .map_err(|e| e.message().to_owned())?;
-    let tree = head.tree().map_err(|e| e.message().to_owned())?;
+    let head = git.head().and_then(|h| h.peel_to_commit())?;
+    let tree = head.tree()?;
     let parent_tree = head.parents().next().and_then(|p| p.tree().ok());
-    let diff = git
-        .diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), None)
-        .map_err(|e| e.message().to_owned())?;
+    let diff = git.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), None)?;
     let mut files = Vec::new();
     for d in diff.deltas() {
         for f in [d.new_file().path(), d.old_file().path()]
@@ -256,7 +250,8 @@ fn changed_files(repo: &Repo) -> Result<(String, String, Vec<String>), String> {
 /// `post-commit`: condenses every staged session of this worktree with new activity into the
 /// checkpoint the new commit's trailer names.
 pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookError> {
-    let (sha, message, commit_files) = changed_files(repo).map_err(CommitHookError::Commit)?;
+    let (sha, message, commit_files) =
+        changed_files(repo).map_err(|e| CommitHookError::Commit(e.into()))?;
     let mut report = Condensed::default();
     let mut ids = Vec::new();
     for t in checkpoint_trailers(&message) {
@@ -364,8 +359,9 @@ pub fn post_rewrite(
 impl crate::base::error::ExitStatus for CommitHookError {
     fn exit_code(&self) -> i32 {
         match self {
-            CommitHookError::Message { .. }
+            CommitHookError::Message(_)
             | CommitHookError::Trailer(_)
+            | CommitHookError::TrailerGit(_)
             | CommitHookError::Commit(_) => crate::base::error::FAILURE,
             CommitHookError::Session(e) => e.exit_code(),
             CommitHookError::RewriteMap(e) => e.exit_code(),

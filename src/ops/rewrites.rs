@@ -16,6 +16,7 @@
 //! linked commit it replaced, so a checkpoint's `commit_sha` can be followed to the commit that
 //! carries it today.
 
+use crate::base::error::{io_context, IoError};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -33,14 +34,8 @@ const VERSION: u32 = 1;
 #[derive(Debug, thiserror::Error)]
 pub enum RewriteMapError {
     /// The file could not be read, locked or written.
-    #[error("rewrite map {path}")]
-    Io {
-        /// The file.
-        path: String,
-        /// The error.
-        #[source]
-        source: std::io::Error,
-    },
+    #[error(transparent)]
+    Io(#[from] IoError),
     /// The file is not a rewrite map (left as it is; nothing recorded).
     #[error("rewrite map {path} is corrupt")]
     Corrupt {
@@ -93,12 +88,7 @@ impl RewriteMap {
                 version: VERSION,
                 commits: BTreeMap::new(),
             },
-            Err(source) => {
-                return Err(RewriteMapError::Io {
-                    path: shown,
-                    source,
-                })
-            }
+            Err(source) => return Err(io_context(format!("rewrite map {shown}"))(source).into()),
         };
         Ok(RewriteMap { file })
     }
@@ -150,9 +140,10 @@ pub fn record(
     rewrites: &[Rewrite],
 ) -> Result<Vec<(String, CheckpointId)>, RewriteMapError> {
     let path = RewriteMap::path(repo);
-    let io = |source| RewriteMapError::Io {
-        path: path.display().to_string(),
-        source,
+    let io = |source| {
+        RewriteMapError::from(io_context(format!("rewrite map {}", path.display()))(
+            source,
+        ))
     };
     let _lock = FileLock::exclusive(&path.with_extension("json.lock")).map_err(io)?;
     let mut map = RewriteMap::load(repo)?;
@@ -220,9 +211,7 @@ pub fn commit_links(repo: &Repo, map: Option<&RewriteMap>, rev: &str) -> Option<
 impl crate::base::error::ExitStatus for RewriteMapError {
     fn exit_code(&self) -> i32 {
         match self {
-            RewriteMapError::Io { .. } | RewriteMapError::Corrupt { .. } => {
-                crate::base::error::FAILURE
-            }
+            RewriteMapError::Io(_) | RewriteMapError::Corrupt { .. } => crate::base::error::FAILURE,
         }
     }
 }
