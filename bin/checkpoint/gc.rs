@@ -1,13 +1,10 @@
 //! `git entire-checkpoint gc`: drop local checkpoint refs their delivery remote already holds.
 
-use std::time::SystemTime;
-
 use serde::Serialize;
 
 use entire_checkpoints::git::refname::CheckpointRef;
 use entire_checkpoints::git::repo::Repo;
-use entire_checkpoints::ops::gc::{self, GcReport};
-use entire_checkpoints::remote::checkpoint_remote;
+use entire_checkpoints::ops::gc::{self, GcOutcome, GcReport};
 use entire_checkpoints::topology::Topology;
 
 use crate::common::cli::warn;
@@ -94,39 +91,25 @@ fn report_human(days: u32, dry_run: bool, r: &GcReport) -> String {
     text
 }
 
-/// Runs gc with the retention of `args` or the settings; off (a note, nothing deleted) when
-/// neither gives one. Refused (unless a dry run) while a settings file does not parse: which
-/// remote confirms a checkpoint is a setting.
+/// Runs gc ([`gc::collect`]) and renders what it did; off is a note.
 pub fn run(repo: &Repo, topo: &Topology<'_>, args: GcArgs) -> Result<()> {
-    if !args.dry_run {
-        topo.check_writable()?;
-    }
-    let days = match args.keep_days {
-        Some(d) => Some(d),
-        None => gc::days_from_settings(repo)?,
-    };
-    let Some(days) = days else {
-        if args.json {
-            return print_json(&GcOff {
-                enabled: false,
-                deleted: [],
-            });
+    let (days, report) = match gc::collect(repo, topo, args.keep_days, args.dry_run)? {
+        GcOutcome::Ran { keep_days, report } => (keep_days, report),
+        GcOutcome::Off => {
+            if args.json {
+                return print_json(&GcOff {
+                    enabled: false,
+                    deleted: [],
+                });
+            }
+            let note = format!(
+                "gc is off: pass --keep-days N or set strategy_options.{} in .entire/settings.json; nothing deleted",
+                gc::SETTING
+            );
+            warn(args.quiet, note);
+            return Ok(());
         }
-        warn(
-            args.quiet,
-            format!("gc is off: pass --keep-days N or set strategy_options.{} in .entire/settings.json; nothing deleted", gc::SETTING),
-        );
-        return Ok(());
     };
-    let target = checkpoint_remote::resolve(repo, None)?;
-    let report = gc::run(
-        repo,
-        topo.refs_store(),
-        target.as_ref(),
-        days,
-        SystemTime::now(),
-        args.dry_run,
-    )?;
     for (name, why) in &report.misshapen {
         warn(
             args.quiet,

@@ -22,11 +22,13 @@ use git2::Oid;
 use crate::git::refname::CHECKPOINT_REF_PREFIX;
 use crate::git::repo::Repo;
 use crate::git::subprocess::{self as git, GitError};
-use crate::remote::checkpoint_remote::CheckpointTarget;
-use crate::remote::fetch::{FetchError, Fetcher};
+use crate::remote::checkpoint_remote::{CheckpointRemoteError, CheckpointTarget};
+use crate::remote::fetch::Fetcher;
+use crate::store::on_demand::FetchError;
 use crate::store::queue::QueueError;
 use crate::store::refs::GitRefsStore;
 use crate::store::StoreError;
+use crate::topology::{Topology, TopologyError};
 
 /// The settings key (under `strategy_options`) of the default retention in days.
 pub const SETTING: &str = "checkpoint_gc_days";
@@ -67,6 +69,13 @@ pub enum GcError {
     /// git could not be run.
     #[error(transparent)]
     Git(#[from] GitError),
+    /// A settings file does not parse, so nothing is deleted: which remote confirms a
+    /// checkpoint is a setting.
+    #[error(transparent)]
+    Settings(#[from] TopologyError),
+    /// The checkpoint remote of the settings is invalid.
+    #[error(transparent)]
+    Remote(#[from] CheckpointRemoteError),
     /// git refused the deletion or the packing.
     #[error("git {what} failed: {message}")]
     GitFailed {
@@ -151,6 +160,48 @@ fn seconds_since_epoch(t: SystemTime) -> i64 {
     t.duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)
         .unwrap_or(0)
+}
+
+/// What `gc` did.
+#[derive(Debug)]
+pub enum GcOutcome {
+    /// No retention was given and none is set: gc is off, nothing was deleted.
+    Off,
+    /// gc ran with this retention.
+    Ran {
+        /// The retention in days.
+        keep_days: u32,
+        /// What it deleted and kept.
+        report: GcReport,
+    },
+}
+
+/// gc as a command asks it: with `keep_days`, else the retention of the settings (off when
+/// neither gives one), against the delivery remote of the settings, at the current time.
+/// Refused unless `dry_run` while a settings file does not parse.
+pub fn collect(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    keep_days: Option<u32>,
+    dry_run: bool,
+) -> Result<GcOutcome, GcError> {
+    if !dry_run {
+        topo.check_writable()?;
+    }
+    let Some(keep_days) = keep_days.map_or_else(|| days_from_settings(repo), |d| Ok(Some(d)))?
+    else {
+        return Ok(GcOutcome::Off);
+    };
+    let target = crate::remote::checkpoint_remote::resolve(repo, None)?;
+    let report = run(
+        repo,
+        topo.refs_store(),
+        target.as_ref(),
+        keep_days,
+        SystemTime::now(),
+        dry_run,
+    )?;
+    Ok(GcOutcome::Ran { keep_days, report })
 }
 
 /// Deletes (unless `dry_run`) the local checkpoint refs confirmed on `target` at the same commit,
@@ -308,6 +359,8 @@ impl crate::base::error::ExitStatus for GcError {
             GcError::Queue(e) => e.exit_code(),
             GcError::Store(e) => e.exit_code(),
             GcError::Git(e) => e.exit_code(),
+            GcError::Settings(e) => e.exit_code(),
+            GcError::Remote(e) => e.exit_code(),
         }
     }
 }
