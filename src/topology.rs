@@ -129,7 +129,7 @@ pub struct RemoteListing {
     /// Local checkpoints plus remote-only ones, newest first.
     pub entries: Vec<CheckpointInfo>,
     /// Set when the remote could not be enumerated (the entries are then local only).
-    pub enumeration_error: Option<crate::remote::fetch::FetchError>,
+    pub enumeration_error: Option<crate::store::on_demand::FetchError>,
 }
 
 impl WriteReport {

@@ -17,9 +17,10 @@ use crate::git::url::{self, Remote, RemoteError};
 use crate::model::trailers::{checkpoint_trailers, TrailerValue};
 use crate::remote::checkpoint_remote::{self, CheckpointRemoteError};
 use crate::remote::fetch::FetchFilter;
-use crate::remote::fetch::{FetchError, Fetched, Fetcher};
+use crate::remote::fetch::{Fetched, Fetcher};
 use crate::remote::partial::PartialCache;
 use crate::store::branch::GitBranchStore;
+use crate::store::on_demand::FetchError;
 use crate::store::refs::GitRefsStore;
 use crate::store::{CheckpointReader, StoreError};
 

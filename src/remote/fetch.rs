@@ -28,7 +28,7 @@ use crate::git::repo::Repo;
 use crate::git::side::{SideError, SideRepo};
 use crate::git::subprocess::{self as git, GitError};
 use crate::git::url::Remote;
-pub use crate::store::on_demand::FetchError;
+use crate::store::on_demand::FetchError;
 
 /// How long one on-demand fetch may take.
 pub const READ_FETCH_BUDGET: Duration = Duration::from_secs(120);

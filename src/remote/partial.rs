@@ -29,9 +29,8 @@ use crate::git::repo::Repo;
 use crate::git::subprocess::{self as git, Git, GitError, TempDir};
 use crate::git::url::Remote;
 use crate::model::transcript;
-use crate::remote::fetch::{
-    FetchError, FetchFilter, Fetched, Fetcher, FETCH_ARGS, READ_FETCH_BUDGET,
-};
+use crate::remote::fetch::{FetchFilter, Fetched, Fetcher, FETCH_ARGS, READ_FETCH_BUDGET};
+use crate::store::on_demand::FetchError;
 
 /// What git prints when the server ignored `--filter` and sent everything.
 const FILTER_IGNORED: &str = "filtering not recognized by server";
