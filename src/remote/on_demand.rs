@@ -19,7 +19,8 @@ use crate::store::on_demand::{BranchFetch, FetchError, OnDemand, PartialObjects}
 /// fetch.
 pub struct Network<'r> {
     repo: &'r Repo,
-    fetcher: Option<Fetcher<'r>>,
+    /// The fetcher and its remote as shown (credentials redacted once, not per miss).
+    fetcher: Option<(Fetcher<'r>, String)>,
 }
 
 impl<'r> Network<'r> {
@@ -35,18 +36,21 @@ impl<'r> Network<'r> {
     pub fn fetching(fetcher: Fetcher<'r>) -> Self {
         Network {
             repo: fetcher.repo(),
-            fetcher: Some(fetcher),
+            fetcher: Some({
+                let shown = fetcher.remote_display();
+                (fetcher, shown)
+            }),
         }
     }
 }
 
 impl<'r> OnDemand<'r> for Network<'r> {
-    fn remote_display(&self) -> Option<String> {
-        self.fetcher.as_ref().map(Fetcher::remote_display)
+    fn remote_display(&self) -> Option<&str> {
+        self.fetcher.as_ref().map(|(_, shown)| shown.as_str())
     }
 
     fn fetch_checkpoint(&self, id: &CheckpointId) -> Result<(), FetchError> {
-        let Some(fetcher) = &self.fetcher else {
+        let Some((fetcher, _)) = &self.fetcher else {
             return Ok(());
         };
         match fetcher.filter() {

@@ -48,7 +48,10 @@ impl<'r> GitRefsStore<'r> {
 
     /// The remote a miss is fetched from (credentials redacted), if reads fetch.
     pub fn fetch_remote(&self) -> Option<String> {
-        self.on_demand.as_ref().and_then(|o| o.remote_display())
+        self.on_demand
+            .as_ref()
+            .and_then(|o| o.remote_display())
+            .map(str::to_owned)
     }
 
     /// The name of `id`'s local ref in the spelling that exists, if it exists.
