@@ -11,7 +11,8 @@ use entire_checkpoints::topology::Topology;
 
 use super::args::ShowArgs;
 use crate::common::cli::warn;
-use crate::common::error::{CliError, Context, Result};
+use crate::common::context::Context;
+use crate::common::error::{CliError, Result};
 use crate::common::output::{print_json, write_stdout};
 
 /// `show`: the checkpoints its target names, as documents, or the transcript of a session.
@@ -80,6 +81,9 @@ struct ShowDoc {
     summary: Value,
     /// Each shown session's `<slot>/metadata.json`.
     sessions: Vec<Value>,
+    /// The slots of the shown sessions.
+    #[serde(skip)]
+    slots: Vec<usize>,
 }
 
 impl ShowDoc {
@@ -92,9 +96,11 @@ impl ShowDoc {
         };
         let summary = raw("metadata.json")?;
         let mut sessions = Vec::new();
+        let mut slots = Vec::new();
         for (slot, dir) in cp.session_dirs.iter().enumerate() {
             if only.is_none_or(|o| o == slot) {
                 sessions.push(raw(&format!("{dir}/metadata.json"))?);
+                slots.push(slot);
             }
         }
         let author = topo.author(cp)?.unwrap_or_default();
@@ -109,6 +115,7 @@ impl ShowDoc {
             },
             summary,
             sessions,
+            slots,
         })
     }
 
@@ -130,47 +137,32 @@ impl ShowDoc {
         if !created.is_empty() {
             field(&mut out, "created", &short_time(&created));
         }
-        let summary = &self.summary;
-        if !cp.summary.branch.is_empty() {
-            field(&mut out, "branch", &cp.summary.branch);
+        let summary = &cp.summary;
+        if !summary.branch.is_empty() {
+            field(&mut out, "branch", &summary.branch);
         }
-        if let Some(t) = tokens(summary.get("token_usage")) {
-            field(&mut out, "tokens", &t.to_string());
+        if let Some(t) = &summary.token_usage {
+            field(&mut out, "tokens", &t.total().to_string());
         }
-        field(
-            &mut out,
-            "files",
-            &list_or_none(summary.get("files_touched")),
-        );
+        field(&mut out, "files", &list_or_none(&summary.files_touched));
         field(&mut out, "sessions", &cp.sessions.len().to_string());
-        for s in &self.sessions {
-            let sid = s.get("session_id").and_then(Value::as_str).unwrap_or("");
-            let slot = cp
-                .sessions
-                .iter()
-                .position(|m| m.session_id == sid)
-                .unwrap_or(0);
-            out.push_str(&format!("\nSession {slot}  {sid}\n"));
-            for key in ["agent", "model", "created_at"] {
-                if let Some(v) = s.get(key).and_then(Value::as_str).filter(|v| !v.is_empty()) {
-                    let label = if key == "created_at" { "created" } else { key };
-                    let v = if key == "created_at" {
-                        short_time(v)
-                    } else {
-                        v.to_owned()
-                    };
-                    field(&mut out, label, &v);
-                }
+        for &slot in &self.slots {
+            let s = &cp.sessions[slot];
+            out.push_str(&format!("\nSession {slot}  {}\n", s.session_id));
+            if !s.agent.is_empty() {
+                field(&mut out, "agent", &s.agent);
             }
-            field(&mut out, "files", &list_or_none(s.get("files_touched")));
-            if let Some(t) = tokens(s.get("token_usage")) {
-                field(&mut out, "tokens", &t.to_string());
+            if !s.model.is_empty() {
+                field(&mut out, "model", &s.model);
             }
-            if let Some(intent) = s
-                .get("summary")
-                .and_then(|x| x.get("intent"))
-                .and_then(Value::as_str)
-            {
+            if !s.created_at.is_empty() {
+                field(&mut out, "created", &short_time(&s.created_at));
+            }
+            field(&mut out, "files", &list_or_none(&s.files_touched));
+            if let Some(t) = &s.token_usage {
+                field(&mut out, "tokens", &t.total().to_string());
+            }
+            if let Some(intent) = s.intent() {
                 field(&mut out, "intent", intent);
             }
         }
@@ -178,31 +170,12 @@ impl ShowDoc {
     }
 }
 
-fn list_or_none(v: Option<&Value>) -> String {
-    let items: Vec<String> = v
-        .and_then(Value::as_array)
-        .map(|a| {
-            a.iter()
-                .filter_map(|x| x.as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default();
+fn list_or_none(items: &[String]) -> String {
     if items.is_empty() {
         "(none)".to_owned()
     } else {
         items.join(", ")
     }
-}
-
-fn tokens(v: Option<&Value>) -> Option<i64> {
-    let u = v?;
-    let get = |k: &str| u.get(k).and_then(Value::as_i64).unwrap_or(0);
-    Some(
-        get("input_tokens")
-            + get("cache_creation_tokens")
-            + get("cache_read_tokens")
-            + get("output_tokens"),
-    )
 }
 
 fn short_time(rfc3339: &str) -> String {

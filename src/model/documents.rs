@@ -297,6 +297,11 @@ impl SessionMetadata {
     pub fn to_json(&self) -> Vec<u8> {
         to_json_bytes(self)
     }
+
+    /// The intent of the session's summary (`summary.intent`), when it has one.
+    pub fn intent(&self) -> Option<&str> {
+        self.summary.as_ref()?.get("intent")?.as_str()
+    }
 }
 
 /// A `serde_json` formatter that writes what Go's `json.Encoder` writes with `SetIndent("", "  ")`
