@@ -14,8 +14,8 @@ mkdir -p "$PREFIX/bin" "$PREFIX/share/man/man1" "$PREFIX/share/entire-checkpoint
 target_dir="${CARGO_TARGET_DIR:-$SRC/target}"
 for b in $BINS; do
     install -m 0755 "$target_dir/release/$b" "$PREFIX/bin/$b"
-    "$PREFIX/bin/$b" --generate-man "$PREFIX/share/man/man1"
 done
+"$target_dir/release/entire-checkpoints-man" "$PREFIX/share/man/man1"
 for h in "$SRC"/hooks/*; do
     install -m 0755 "$h" "$PREFIX/share/entire-checkpoints/hooks/"
 done

@@ -2,7 +2,9 @@
 
 mod checkpoint;
 mod common {
+    pub mod args;
     pub mod cli;
+    pub mod context;
     pub mod error;
     pub mod output;
     pub mod push;
@@ -10,16 +12,14 @@ mod common {
 
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 
 use checkpoint::args::Cli;
 
 fn main() -> ExitCode {
     common::cli::main_with(|| {
         let cli = Cli::parse();
-        if !cli.global.start(Cli::command)? {
-            return Ok(());
-        }
+        cli.global.start();
         checkpoint::run(cli)
     })
 }

@@ -3,7 +3,11 @@
 //! Pushes the checkpoint refs queued for that remote before git sends the user's refs. It never
 //! fails the user's push: checkpoint trouble is a warning and the refs stay queued.
 
+mod prepush {
+    pub mod args;
+}
 mod common {
+    pub mod args;
     pub mod cli;
     pub mod error;
     pub mod push;
@@ -12,32 +16,19 @@ mod common {
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::{CommandFactory, Parser};
+use clap::Parser;
 
-use common::cli::{warn, GlobalArgs};
+use common::cli::warn;
 use common::error::{CliError, Result};
 use entire_checkpoints::ops::sync::{self, SyncError};
-
-/// Push queued checkpoint refs to the remote git is pushing to (called by the pre-push hook).
-#[derive(Parser)]
-#[command(name = "git-entire-prepush", version, about)]
-struct Cli {
-    /// The remote name (or URL) git is pushing to.
-    remote: Option<String>,
-    /// The remote's URL.
-    url: Option<String>,
-    #[command(flatten)]
-    global: GlobalArgs,
-}
+use prepush::args::Cli;
 
 fn main() -> ExitCode {
     // The hook budget counts from here: it bounds all the time this hook adds to `git push`.
     let started = Instant::now();
     common::cli::main_with(|| {
         let cli = Cli::parse();
-        if !cli.global.start(Cli::command)? {
-            return Ok(());
-        }
+        cli.global.start();
         // git writes the refs it is pushing on stdin (`<local ref> <sha> <remote ref> <sha>`);
         // read it all, so git never sees a broken pipe.
         let mut input = String::new();

@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::model::documents::DEFAULT_STRATEGY;
 
-use crate::common::cli::GlobalArgs;
+use crate::common::args::GlobalArgs;
 
 /// Store AI coding-session checkpoints inside this git repository.
 #[derive(Parser)]

@@ -7,7 +7,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::error::{Context, Result};
+use crate::common::context::Context;
+use crate::common::error::Result;
 
 struct Demo {
     root: PathBuf,

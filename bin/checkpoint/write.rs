@@ -16,7 +16,8 @@ use entire_checkpoints::topology::{Topology, WriteReport};
 
 use super::args::{BackfillCommand, SessionCommand, SessionData, WriteArgs};
 use crate::common::cli::warn;
-use crate::common::error::{Context, Result};
+use crate::common::context::Context;
+use crate::common::error::Result;
 use crate::common::output::{print_json, write_stdout};
 
 /// Reads a file argument, or standard input for `-`.

@@ -1,36 +1,17 @@
-//! What every binary does around its command: the flags they all take, logging, man pages,
-//! warnings, and running the command to an exit code.
+//! What every binary does around its command: logging, warnings, and running the command to
+//! an exit code.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use entire_checkpoints::base::error::{error_chain, ExitStatus};
 
-use super::error::{Context, Result};
-
-/// The flags of every binary.
-#[derive(clap::Args)]
-pub struct GlobalArgs {
-    /// Silence warnings and progress.
-    #[arg(short, long, global = true)]
-    pub quiet: bool,
-    /// More diagnostics on stderr (repeatable).
-    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
-    pub verbose: u8,
-    /// Write man pages into DIR and exit (used by install.sh).
-    #[arg(long, value_name = "DIR", hide = true)]
-    generate_man: Option<PathBuf>,
-}
+use super::args::GlobalArgs;
+use super::error::Result;
 
 impl GlobalArgs {
-    /// Turns on logging; with `--generate-man`, writes the man pages of `cmd` and returns
-    /// `false`: the binary is done.
-    pub fn start(&self, cmd: impl FnOnce() -> clap::Command) -> Result<bool> {
+    /// Turns on logging as the flags ask.
+    pub fn start(&self) {
         init_logging(self.verbose);
-        match &self.generate_man {
-            Some(dir) => generate_man(cmd(), dir).map(|()| false),
-            None => Ok(true),
-        }
     }
 }
 
@@ -96,23 +77,6 @@ pub fn warn_unparseable_settings(repo: &entire_checkpoints::git::repo::Repo, qui
             format!("{e}; it is ignored, and nothing is written or pushed until it is fixed"),
         );
     }
-}
-
-/// Writes a man page for `cmd` (and one per subcommand, `git-entire-checkpoint-write.1`, ...)
-/// into `dir`. Used by install.sh.
-fn generate_man(cmd: clap::Command, dir: &std::path::Path) -> Result<()> {
-    std::fs::create_dir_all(dir).context(format!("create {}", dir.display()))?;
-    let name = cmd.get_name().to_owned();
-    let mut buf = Vec::new();
-    clap_mangen::Man::new(cmd.clone()).render(&mut buf)?;
-    std::fs::write(dir.join(format!("{name}.1")), buf)?;
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let sub_name = format!("{name}-{}", sub.get_name());
-        let mut buf = Vec::new();
-        clap_mangen::Man::new(sub.clone().name(sub_name.clone())).render(&mut buf)?;
-        std::fs::write(dir.join(format!("{sub_name}.1")), buf)?;
-    }
-    Ok(())
 }
 
 /// The stderr logger behind `-v`/`--verbose` and `ENTIRE_LOG`.

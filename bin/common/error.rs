@@ -84,6 +84,16 @@ impl From<String> for CliError {
     }
 }
 
+/// An error with what was being done when it happened (see `common::context`).
+impl<E: Into<CliError>> From<(String, E)> for CliError {
+    fn from((context, error): (String, E)) -> CliError {
+        CliError::Context {
+            context,
+            source: Box::new(error.into()),
+        }
+    }
+}
+
 impl ExitStatus for CliError {
     fn exit_code(&self) -> i32 {
         match self {
@@ -123,34 +133,3 @@ impl CliError {
 
 /// A command's result.
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
-
-/// Adds what was being done to an error, or turns a missing value into a failure.
-pub trait Context<T> {
-    /// With `context` as what was being done.
-    fn context(self, context: impl Into<String>) -> Result<T>;
-    /// With the context `f` makes, only on error.
-    fn with_context<S: Into<String>>(self, f: impl FnOnce() -> S) -> Result<T>;
-}
-
-impl<T, E: Into<CliError>> Context<T> for std::result::Result<T, E> {
-    fn context(self, context: impl Into<String>) -> Result<T> {
-        self.with_context(|| context)
-    }
-
-    fn with_context<S: Into<String>>(self, f: impl FnOnce() -> S) -> Result<T> {
-        self.map_err(|e| CliError::Context {
-            context: f().into(),
-            source: Box::new(e.into()),
-        })
-    }
-}
-
-impl<T> Context<T> for Option<T> {
-    fn context(self, context: impl Into<String>) -> Result<T> {
-        self.ok_or_else(|| CliError::Failed(context.into()))
-    }
-
-    fn with_context<S: Into<String>>(self, f: impl FnOnce() -> S) -> Result<T> {
-        self.ok_or_else(|| CliError::Failed(f().into()))
-    }
-}

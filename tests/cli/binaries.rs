@@ -42,6 +42,40 @@ fn every_binary_has_help() {
 }
 
 #[test]
+fn man_pages_are_generated_at_install_time_not_by_the_binaries() {
+    let env = TestEnv::new();
+    let dir = env.root().join("man1");
+    let out = env
+        .bin_cmd(std::path::Path::new(env!(
+            "CARGO_BIN_EXE_entire-checkpoints-man"
+        )))
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_success(&out, &["entire-checkpoints-man"]);
+    for page in [
+        "git-entire-checkpoint.1",
+        "git-entire-checkpoint-write.1",
+        "git-entire-checkpoint-show.1",
+        "git-entire-fetch.1",
+        "git-entire-prepush.1",
+    ] {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap_or_default();
+        assert!(text.contains(".TH"), "{page} is a man page:\n{text}");
+    }
+    // The installed binaries have no flag for it.
+    for bin in [checkpoint_bin(), prepush_bin(), fetch_bin()] {
+        let out = env
+            .bin_cmd(&bin)
+            .arg("--generate-man")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert_code(&out, 2, &format!("{} --generate-man", bin.display()));
+    }
+}
+
+#[test]
 fn other_binaries_reject_unknown_flags_with_exit_2() {
     let env = TestEnv::new();
     for bin in [prepush_bin(), fetch_bin()] {
