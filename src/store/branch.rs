@@ -438,17 +438,60 @@ impl CheckpointReader for GitBranchStore<'_> {
         Ok((!out.is_empty()).then_some(out))
     }
 
+    /// The author of the newest commit whose subject is exactly `Checkpoint: <id>`, else of the
+    /// oldest commit that changed the checkpoint since it last appeared on the branch.
+    ///
+    /// One first-parent walk from the tip that holds the checkpoint, which stops at the first
+    /// subject that matches (the reference writes one per checkpoint, so a recent checkpoint is
+    /// found in a few steps) or where the checkpoint is absent. Each step reads the commit and
+    /// the root tree; the shard tree only when its entry changed.
     fn author(&self, id: &CheckpointId) -> Result<Option<Identity>, StoreError> {
-        // The author of the newest commit whose subject is exactly `Checkpoint: <id>`.
-        let Some(history) = self.history(id)? else {
+        let mut tip = None;
+        for (_, commit) in self.sources()? {
+            if self.subtree_in(Some(&commit), id)?.is_some() {
+                tip = Some(commit);
+                break;
+            }
+        }
+        let Some(tip) = tip else {
             return Ok(None);
         };
         let subject = format!("Checkpoint: {id}");
-        Ok(history
-            .iter()
-            .find(|c| c.subject == subject)
-            .or(history.last())
-            .map(|c| c.author.clone()))
+        let git = &self.repo.git;
+        let (shard, rest) = id.as_str().split_at(2);
+        // The (shard tree, checkpoint subtree) ids at a commit; the subtree is looked up only
+        // when the shard tree differs from `known`'s.
+        let at = |c: &git2::Commit<'_>,
+                  known: Option<(Oid, Option<Oid>)>|
+         -> Option<(Oid, Option<Oid>)> {
+            let shard_id = c.tree().ok()?.get_name(shard)?.id();
+            if let Some((k, sub)) = known.filter(|(k, _)| *k == shard_id) {
+                return Some((k, sub));
+            }
+            let sub = git.find_tree(shard_id).ok()?.get_name(rest).map(|e| e.id());
+            Some((shard_id, sub))
+        };
+        let mut here = at(&tip, None);
+        let mut oldest = None;
+        let mut cur = Some(tip);
+        while let Some(c) = cur {
+            if c.summary_bytes() == Some(subject.as_bytes()) {
+                return Ok(Some(commit_info(&c).author));
+            }
+            let parent = c.parents().next();
+            let there = parent.as_ref().and_then(|p| at(p, here));
+            let sub_here = here.and_then(|(_, sub)| sub);
+            let sub_there = there.and_then(|(_, sub)| sub);
+            if sub_here.is_some() && sub_here != sub_there {
+                oldest = Some(commit_info(&c).author);
+            }
+            if sub_there.is_none() {
+                break;
+            }
+            here = there;
+            cur = parent;
+        }
+        Ok(oldest)
     }
 }
 

@@ -191,6 +191,95 @@ fn the_branch_store_keeps_every_checkpoint_under_its_shard_on_one_branch() {
     );
 }
 
+/// Commits on the v1 branch, as another tool might, the tree of its tip with checkpoint `id`'s
+/// subtree set to `subtree` (or removed), by `author`, with the message `subject`.
+fn commit_on_branch(repo: &Repo, id: &str, subtree: Option<Oid>, author: &str, subject: &str) {
+    let git = &repo.git;
+    let branch = "refs/heads/entire/checkpoints/v1";
+    let tip = git
+        .find_reference(branch)
+        .unwrap()
+        .peel_to_commit()
+        .unwrap();
+    let root = tip.tree().unwrap();
+    let (shard, rest) = id.split_at(2);
+    let shard_tree = root.get_name(shard).map(|e| git.find_tree(e.id()).unwrap());
+    let mut sb = git.treebuilder(shard_tree.as_ref()).unwrap();
+    match subtree {
+        Some(t) => sb.insert(rest, t, 0o040000).map(drop).unwrap(),
+        None => sb.remove(rest).unwrap(),
+    }
+    let mut rb = git.treebuilder(Some(&root)).unwrap();
+    rb.insert(shard, sb.write().unwrap(), 0o040000).unwrap();
+    let tree = git.find_tree(rb.write().unwrap()).unwrap();
+    let sig = git2::Signature::now(author, &format!("{author}@example.com")).unwrap();
+    git.commit(Some(branch), &sig, &sig, subject, &tree, &[&tip])
+        .unwrap();
+}
+
+#[test]
+fn the_branch_author_is_the_newest_checkpoint_commit_else_the_oldest_change() {
+    let (_dir, repo) = repo();
+    let store = GitBranchStore::primary(&repo);
+    let by = |w: SessionWrite, name: &str| SessionWrite {
+        author: Some(Identity {
+            name: name.into(),
+            email: format!("{name}@example.com"),
+        }),
+        ..w
+    };
+    let other = "0123456789ab";
+    let first = store
+        .write_session(&by(write(HEX, "s-1", b"one\n"), "first"))
+        .unwrap();
+    let two = store
+        .write_session(&by(write(other, "s-1", b"two\n"), "other"))
+        .unwrap();
+    store
+        .write_session(&by(write(HEX, "s-2", b"more\n"), "later"))
+        .unwrap();
+    let author = |id: &str| {
+        store
+            .author(&CheckpointId::parse(id).unwrap())
+            .unwrap()
+            .map(|i| i.name)
+    };
+    assert_eq!(
+        author(HEX).as_deref(),
+        Some("later"),
+        "the newest `Checkpoint: <id>` commit"
+    );
+    assert_eq!(author(other).as_deref(), Some("other"));
+    assert_eq!(author("abcdefabcdef"), None, "absent");
+
+    // A checkpoint no `Checkpoint: <id>` commit wrote: the commit that brought its current
+    // line of history, not one before it was removed.
+    let subtree_of = |commit: &str, id: &str| {
+        let c = repo
+            .git
+            .find_commit(Oid::from_str(commit).unwrap())
+            .unwrap();
+        let path = format!("{}/{}", &id[..2], &id[2..]);
+        c.tree().unwrap().get_path(path.as_ref()).unwrap().id()
+    };
+    let custom = "fedcba987654";
+    let (one, other_tree) = (
+        subtree_of(&first.commit, HEX),
+        subtree_of(&two.commit, other),
+    );
+    commit_on_branch(&repo, custom, Some(one), "gone", "import");
+    commit_on_branch(&repo, custom, None, "remover", "remove");
+    commit_on_branch(&repo, custom, Some(one), "starter", "import again");
+    commit_on_branch(&repo, custom, Some(other_tree), "follower", "edit");
+    commit_on_branch(&repo, other, Some(one), "bystander", "unrelated");
+    assert_eq!(author(custom).as_deref(), Some("starter"));
+    assert_eq!(
+        author(HEX).as_deref(),
+        Some("later"),
+        "found past unrelated commits"
+    );
+}
+
 #[test]
 fn merging_two_versions_keeps_every_session_of_both() {
     let (_dir, repo) = repo();
