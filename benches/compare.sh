@@ -102,7 +102,7 @@ cd "$NET"
 if want list; then
     hf --warmup 1 --runs "$HEAVY" -n list "git-entire-checkpoint list --json" \
         -n for-each-ref "git for-each-ref refs/entire/checkpoints/"
-    ratios "$BIG" "list|for-each-ref|<= 3 s"
+    ratios "$BIG" "list|for-each-ref|<= 2"
     [ "$(git-entire-checkpoint list --json | grep -c '"checkpoint_id"')" -ge "$BIG" ]
     hf --warmup 20 --runs 200 -n prepush-empty "git-entire-prepush origin $WORK/net-remote.git" -n noop true
     ratios "$BIG" "prepush-empty|noop|within 5 ms"

@@ -13,7 +13,7 @@ use crate::git::repo::{Identity, Repo};
 use crate::git::url::Remote;
 use crate::model::redact::Redactor;
 use crate::store::branch::GitBranchStore;
-use crate::store::refs::GitRefsStore;
+use crate::store::refs::{GitRefsStore, IndexDamage};
 use crate::store::registry::{Backend, MirrorConfigError, Registry};
 use crate::store::{
     Backfill, Checkpoint, CheckpointInfo, CheckpointReader, CheckpointWriter, CommitInfo,
@@ -123,6 +123,15 @@ impl Rollout {
     }
 }
 
+/// The result of `list`.
+#[derive(Debug)]
+pub struct Listing {
+    /// The local checkpoints, newest first.
+    pub entries: Vec<CheckpointInfo>,
+    /// Set when the summary index was damaged (ignored and rebuilt): for a warning.
+    pub index_damage: Option<IndexDamage>,
+}
+
 /// The result of `list --remote`.
 #[derive(Debug)]
 pub struct RemoteListing {
@@ -130,6 +139,8 @@ pub struct RemoteListing {
     pub entries: Vec<CheckpointInfo>,
     /// Set when the remote could not be enumerated (the entries are then local only).
     pub enumeration_error: Option<crate::store::on_demand::FetchError>,
+    /// As [`Listing::index_damage`].
+    pub index_damage: Option<IndexDamage>,
 }
 
 impl WriteReport {
@@ -556,17 +567,25 @@ impl<'r> Topology<'r> {
     }
 
     /// Every checkpoint of both stores, newest first, one entry per ID (the most recent wins).
-    pub fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError> {
-        let mut all = Vec::new();
-        for kind in [StoreKind::GitRefs, StoreKind::GitBranch] {
-            all.extend(
-                self.reader(kind)
-                    .list()?
-                    .into_iter()
-                    .filter(|i| self.visible(&i.id, kind)),
-            );
-        }
-        Ok(dedup_newest_first(all))
+    /// The git-refs store is read through its summary index; a damaged index is reported on the
+    /// listing (it was ignored and rebuilt), never an error.
+    pub fn list(&self) -> Result<Listing, StoreError> {
+        let refs = self.refs.list_indexed()?;
+        let mut all: Vec<CheckpointInfo> = refs
+            .entries
+            .into_iter()
+            .filter(|i| self.visible(&i.id, StoreKind::GitRefs))
+            .collect();
+        all.extend(
+            self.branch
+                .list()?
+                .into_iter()
+                .filter(|i| self.visible(&i.id, StoreKind::GitBranch)),
+        );
+        Ok(Listing {
+            entries: dedup_newest_first(all),
+            index_damage: refs.damage,
+        })
     }
 
     /// [`Topology::list`] plus the checkpoints only `remote` has: its checkpoint refs from one
@@ -578,7 +597,10 @@ impl<'r> Topology<'r> {
         repo: &'r Repo,
         remote: &Remote,
     ) -> Result<RemoteListing, StoreError> {
-        let mut local = self.list()?;
+        let Listing {
+            entries: mut local,
+            index_damage,
+        } = self.list()?;
         let fetcher = crate::remote::fetch::Fetcher::new(repo, remote.clone());
         let mut branch = GitBranchStore::mirror(repo);
         branch.set_remote(crate::remote::on_demand::remote_copy(
@@ -598,6 +620,7 @@ impl<'r> Topology<'r> {
                 return Ok(RemoteListing {
                     entries: local,
                     enumeration_error: Some(e),
+                    index_damage,
                 })
             }
             Err(e) => return Err(e),
@@ -608,6 +631,7 @@ impl<'r> Topology<'r> {
                 return Ok(RemoteListing {
                     entries: local,
                     enumeration_error: Some(e),
+                    index_damage,
                 })
             }
         };
@@ -622,6 +646,7 @@ impl<'r> Topology<'r> {
         Ok(RemoteListing {
             entries: dedup_newest_first(all),
             enumeration_error: None,
+            index_damage,
         })
     }
 
@@ -690,9 +715,14 @@ impl<'r> Topology<'r> {
 }
 
 /// Sorts by creation time, newest first, and keeps the first entry of each ID.
-fn dedup_newest_first(mut all: Vec<CheckpointInfo>) -> Vec<CheckpointInfo> {
-    let key = |i: &CheckpointInfo| crate::base::time::parse_rfc3339(&i.created_at).ok();
-    all.sort_by(|a, b| key(b).cmp(&key(a)).then_with(|| b.id.cmp(&a.id)));
+fn dedup_newest_first(all: Vec<CheckpointInfo>) -> Vec<CheckpointInfo> {
+    // Each time is parsed once, not once per comparison (100,000 entries: 3.4 M parses).
+    let mut keyed: Vec<_> = all
+        .into_iter()
+        .map(|i| (crate::base::time::parse_rfc3339(&i.created_at).ok(), i))
+        .collect();
+    keyed.sort_by(|(ta, a), (tb, b)| tb.cmp(ta).then_with(|| b.id.cmp(&a.id)));
+    let mut all: Vec<CheckpointInfo> = keyed.into_iter().map(|(_, i)| i).collect();
     let mut seen = std::collections::HashSet::new();
     all.retain(|i| seen.insert(i.id.clone()));
     all

@@ -69,6 +69,8 @@ mod settings_errors;
 mod shapes;
 #[path = "cli/show.rs"]
 mod show;
+#[path = "cli/summary_index.rs"]
+mod summary_index;
 #[path = "cli/topology.rs"]
 mod topology;
 #[path = "cli/untrusted.rs"]

@@ -1,8 +1,11 @@
 //! The read commands: `show`, `cat`, `log`, `list`.
 
+use std::io::Write;
+
 use serde::Serialize;
 use serde_json::Value;
 
+use entire_checkpoints::base::error::error_chain;
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::ops::{resolve, sync};
@@ -233,8 +236,11 @@ pub struct ListArgs {
 /// list when the remote cannot be listed or a checkpoint cannot be read.
 pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs) -> Result<()> {
     let mut failed = None;
-    let mut all = match a.remote {
-        None => topo.list()?,
+    let (mut all, index_damage) = match a.remote {
+        None => {
+            let listing = topo.list()?;
+            (listing.entries, listing.index_damage)
+        }
         Some(r) => {
             let r = match r {
                 Some(r) => r,
@@ -255,17 +261,25 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs) -> Result<()> 
                 }
                 None => {}
             }
-            entries
+            (entries, listing.index_damage)
         }
     };
+    if let Some(damage) = index_damage {
+        warn(false, error_chain(&damage));
+    }
     if let Some(n) = a.limit {
         all.truncate(n);
     }
+    // Written as it is rendered, through one buffer: no copy of the whole output in memory.
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if a.json {
-        print_json(&all.iter().map(ListEntry::from).collect::<Vec<_>>())?;
+        serde_json::to_writer_pretty(&mut out, &ListEntries(&all))?;
+        out.write_all(b"\n")?;
     } else {
-        write_stdout(list_human(&all).as_bytes())?;
+        list_human(&all, &mut out)?;
     }
+    out.flush()?;
+    drop(out);
     let unreadable: Vec<&String> = all.iter().filter_map(|i| i.unreadable.as_ref()).collect();
     for reason in &unreadable {
         eprintln!("entire: unreadable checkpoint: {reason}");
@@ -308,9 +322,17 @@ impl<'a> From<&'a CheckpointInfo> for ListEntry<'a> {
     }
 }
 
-/// `list`: one line per checkpoint.
-fn list_human(all: &[CheckpointInfo]) -> String {
-    let mut out = String::new();
+/// `list --json`: the array of [`ListEntry`], serialized one entry at a time.
+struct ListEntries<'a>(&'a [CheckpointInfo]);
+
+impl Serialize for ListEntries<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_seq(self.0.iter().map(ListEntry::from))
+    }
+}
+
+/// `list`: one line per checkpoint, written to `out`.
+fn list_human(all: &[CheckpointInfo], out: &mut impl Write) -> std::io::Result<()> {
     for i in all {
         let sessions = match (i.session_count, &i.unreadable) {
             (_, Some(_)) => "unreadable".to_owned(),
@@ -326,14 +348,15 @@ fn list_human(all: &[CheckpointInfo]) -> String {
         } else {
             &i.agent
         };
-        out.push_str(&format!(
-            "{:<26}  {:<24}  {:<10}  {:<11}  {}\n",
+        writeln!(
+            out,
+            "{:<26}  {:<24}  {:<10}  {:<11}  {}",
             i.id.display_short(),
             short_time(&i.created_at),
             i.store.name(),
             sessions,
             agent
-        ));
+        )?;
     }
-    out
+    Ok(())
 }

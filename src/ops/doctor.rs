@@ -42,6 +42,8 @@ use crate::ops::rewrites::RewriteMap;
 use crate::remote::fetch::Fetcher;
 use crate::store::branch::{GitBranchStore, V1_BRANCH_REF};
 use crate::store::queue::{PushQueue, QueueError};
+use crate::store::refs::GitRefsStore;
+use crate::store::summary;
 use crate::store::{StoreError, StoreKind};
 use crate::topology::Topology;
 
@@ -104,6 +106,9 @@ pub enum Code {
     CheckpointUnpushed,
     /// The remote could not be asked which linked checkpoints it holds.
     TrailersUnverified,
+    /// The summary index `list` reads is damaged, or holds a record that disagrees with its
+    /// checkpoint.
+    SummaryIndex,
 }
 
 impl Code {
@@ -133,6 +138,7 @@ impl Code {
             Code::TrailerMalformed => "trailer-malformed",
             Code::CheckpointUnpushed => "checkpoint-unpushed",
             Code::TrailersUnverified => "trailers-unverified",
+            Code::SummaryIndex => "summary-index",
         }
     }
 
@@ -158,7 +164,8 @@ impl Code {
             | Code::TrailerDangling
             | Code::TrailerMalformed
             | Code::CheckpointUnpushed
-            | Code::TrailersUnverified => Severity::Warning,
+            | Code::TrailersUnverified
+            | Code::SummaryIndex => Severity::Warning,
             Code::ForeignRef | Code::DeliveryUnrecorded | Code::PolicyRef => Severity::Info,
         }
     }
@@ -394,6 +401,10 @@ pub fn default_checks() -> Vec<Check> {
         Check {
             name: "checkpoint remote",
             run: remote_ref_count,
+        },
+        Check {
+            name: "summary index",
+            run: summary_index,
         },
         // Last: its fetch moves the remote-tracking v1 branch the v1 check compares with.
         Check {
@@ -851,6 +862,46 @@ fn remote_ref_count(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
         .map(|message| Finding::new(Code::RemoteRefCount, target.display.clone(), message))
         .into_iter()
         .collect())
+}
+
+/// `summary-index`: the summary index (`store::summary`) is damaged, which `list` notices,
+/// ignores and repairs by itself, or holds records for current tips that disagree with their
+/// checkpoints, which `list` would print. The fix deletes the file: it holds nothing that is
+/// not recomputed, and the next `list` writes it again.
+fn summary_index(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let path = summary::path(cx.repo.common_dir());
+    let message = match summary::Index::load(&path) {
+        Ok(None) => return Ok(Vec::new()),
+        Err(damage) => format!(
+            "damaged ({}); list ignores it and writes it again",
+            crate::base::error::error_chain(&damage)
+        ),
+        Ok(Some(index)) => {
+            let wrong = GitRefsStore::new(cx.repo).index_disagreements(&index)?;
+            let Some(first) = wrong.first() else {
+                return Ok(Vec::new());
+            };
+            format!(
+                "{} record(s) differ from their checkpoints (first: {first}); list shows them as recorded",
+                wrong.len()
+            )
+        }
+    };
+    let fixed = cx.fix && remove_index(&path);
+    let subject = path
+        .strip_prefix(cx.repo.common_dir())
+        .unwrap_or(&path)
+        .display()
+        .to_string();
+    Ok(vec![Finding::new(Code::SummaryIndex, subject, message)
+        .repair("git entire-checkpoint doctor --fix")
+        .fixed_if(fixed)])
+}
+
+/// Removes the summary index (a file, a link or a special file; a directory in its place is
+/// left to its owner).
+fn remove_index(path: &Path) -> bool {
+    std::fs::remove_file(path).is_ok()
 }
 
 /// `stale-lock`: git ref lock files (`<ref>.lock`) under the checkpoint namespace and of the v1

@@ -13,6 +13,7 @@ pub(crate) mod publish;
 pub mod queue;
 pub mod refs;
 pub mod registry;
+pub mod summary;
 #[cfg(test)]
 mod tests;
 pub(crate) mod tree;

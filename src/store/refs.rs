@@ -13,11 +13,11 @@ use crate::git::repo::{Identity, Repo};
 use crate::store::on_demand::{OnDemand, PartialObjects};
 use crate::store::publish::{self, Located};
 use crate::store::queue::PushQueue;
-use crate::store::tree;
 use crate::store::{
     backfill_via, git_err, write_via, Backfill, Checkpoint, CheckpointInfo, CheckpointReader,
     CheckpointWriter, CommitInfo, Layout, SessionWrite, StoreError, StoreKind, WriteOutcome,
 };
+use crate::store::{summary, tree};
 
 /// The git-refs store. Every write that moves a ref enqueues it for push.
 pub struct GitRefsStore<'r> {
@@ -110,7 +110,7 @@ impl<'r> GitRefsStore<'r> {
         if let Some(cache) = cache {
             cache.ensure_for_path(&name, tip, None)?;
         }
-        checkpoint_at(git, id, name, tip)
+        checkpoint_at(git, id, name, tip).map(Some)
     }
 
     /// On a local miss, fetches the checkpoint if a fetcher is set; returns the new location.
@@ -171,6 +171,87 @@ impl<'r> GitRefsStore<'r> {
             }
         }
         outcome
+    }
+
+    /// Every checkpoint of this store, in ID order, as [`CheckpointReader::list`] says, read
+    /// through the summary index (`store::summary`): a checkpoint whose ref is at the tip its
+    /// record was made from is not read at all. The index is rewritten when anything in it was
+    /// missing, stale or damaged; a failed rewrite only costs speed (logged).
+    pub fn list_indexed(&self) -> Result<Listing, StoreError> {
+        let refs = self.refs()?;
+        let path = summary::path(self.repo.common_dir());
+        let (index, damage) = match summary::Index::load(&path) {
+            Ok(index) => (index, None),
+            Err(damage) => (
+                None,
+                Some(IndexDamage {
+                    path: path.clone(),
+                    damage,
+                }),
+            ),
+        };
+        let mut hits = 0;
+        let mut out: Vec<CheckpointInfo> = Vec::with_capacity(refs.len());
+        let mut lines = index.as_ref().map(summary::Index::lines);
+        for (id, (name, tip)) in &refs {
+            match lines.as_mut().and_then(|l| l.get(name, *tip, id)) {
+                Some(info) => {
+                    hits += 1;
+                    out.push(info);
+                }
+                None => out.push(listed(&self.repo.git, id, name, *tip)),
+            }
+        }
+        let readable = out.iter().filter(|i| i.unreadable.is_none()).count();
+        let records = index.as_ref().map_or(0, summary::Index::record_count);
+        // Freed before the new index is encoded: the two are never in memory together.
+        drop(index);
+        // Rewritten when a readable line was computed, a record is stale or gone, or the file
+        // was damaged; an index that already says exactly this is left alone.
+        if damage.is_some() || hits != readable || records != hits {
+            let entries = refs
+                .values()
+                .zip(&out)
+                .map(|((name, tip), info)| (name.as_str(), *tip, info));
+            if let Err(e) = summary::store(&path, &summary::encode(entries)) {
+                log::warn!("could not write the summary index {}: {e}", path.display());
+            }
+        }
+        if let Some(cache) = self.cache() {
+            let mut seen = std::collections::BTreeSet::new();
+            for (r, tip) in cache.refs() {
+                let id = r.id();
+                if refs.contains_key(id) || !seen.insert(id.clone()) {
+                    continue;
+                }
+                let git = cache.repository();
+                let name = r.name().to_owned();
+                if let Ok(Some(cp)) = self.read_found(git, Some(cache), id, name, tip) {
+                    out.push(info_of(&cp));
+                }
+            }
+            out.sort_by(|a, b| a.id.cmp(&b.id));
+        }
+        Ok(Listing {
+            entries: out,
+            damage,
+        })
+    }
+
+    /// The refs whose summary-index record in `index` is for their current tip but says
+    /// something else than the checkpoint (which `list` would print as it is): every such
+    /// checkpoint is read.
+    pub fn index_disagreements(&self, index: &summary::Index) -> Result<Vec<String>, StoreError> {
+        let mut lines = index.lines();
+        let mut out = Vec::new();
+        for (id, (name, tip)) in self.refs()? {
+            if let Some(line) = lines.get(&name, tip, &id) {
+                if listed(&self.repo.git, &id, &name, tip) != line {
+                    out.push(name);
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// All parseable checkpoint refs with their tips, one per ID: when both spellings exist
@@ -248,7 +329,7 @@ fn checkpoint_at(
     id: &CheckpointId,
     name: String,
     tip: Oid,
-) -> Result<Option<Checkpoint>, StoreError> {
+) -> Result<Checkpoint, StoreError> {
     // The error context is formatted only on failure: `list` reads every checkpoint.
     let commit = git
         .find_commit(tip)
@@ -266,7 +347,7 @@ fn checkpoint_at(
             },
         });
     };
-    Ok(Some(Checkpoint {
+    Ok(Checkpoint {
         id: id.clone(),
         store: StoreKind::GitRefs,
         ref_name: name,
@@ -275,7 +356,7 @@ fn checkpoint_at(
         summary: docs.summary,
         sessions: docs.sessions,
         session_dirs: docs.dirs,
-    }))
+    })
 }
 
 /// A checkpoint found without the network: the object database holding it, the partial cache
@@ -362,39 +443,11 @@ impl CheckpointReader for GitRefsStore<'_> {
     }
 
     fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError> {
-        let refs = self.refs()?;
-        // One unreadable checkpoint must not hide the others. Reading on several threads (one
-        // repository each over the shared object database) was measured slower on a busy
-        // 2-core machine (docs/performance.md, note (d)), so this stays one pass on one thread.
-        let mut out: Vec<CheckpointInfo> = refs
-            .iter()
-            .filter_map(|(id, (name, tip))| {
-                match checkpoint_at(&self.repo.git, id, name.clone(), *tip) {
-                    Ok(cp) => cp.map(|cp| info_of(&cp)),
-                    Err(e) => Some(CheckpointInfo::unreadable(
-                        id.clone(),
-                        StoreKind::GitRefs,
-                        crate::base::error::error_chain(&e),
-                    )),
-                }
-            })
-            .collect();
-        if let Some(cache) = self.cache() {
-            let mut seen = std::collections::BTreeSet::new();
-            for (r, tip) in cache.refs() {
-                let id = r.id();
-                if refs.contains_key(id) || !seen.insert(id.clone()) {
-                    continue;
-                }
-                let git = cache.repository();
-                let name = r.name().to_owned();
-                if let Ok(Some(cp)) = self.read_found(git, Some(cache), id, name, tip) {
-                    out.push(info_of(&cp));
-                }
-            }
-            out.sort_by(|a, b| a.id.cmp(&b.id));
+        let listing = self.list_indexed()?;
+        if let Some(damage) = &listing.damage {
+            log::warn!("{}", damage);
         }
-        Ok(out)
+        Ok(listing.entries)
     }
 
     fn ids(&self) -> Result<Vec<CheckpointId>, StoreError> {
@@ -449,6 +502,47 @@ pub(crate) fn info_of(cp: &Checkpoint) -> CheckpointInfo {
         remote_only: false,
         unreadable: None,
     }
+}
+
+/// The list line of checkpoint `id` whose ref `name` points at `tip`, read from `git`: an
+/// unreadable checkpoint gets its line all the same, saying why.
+pub(crate) fn listed(
+    git: &git2::Repository,
+    id: &CheckpointId,
+    name: &str,
+    tip: Oid,
+) -> CheckpointInfo {
+    // One unreadable checkpoint must not hide the others. Reading on several threads (one
+    // repository each over the shared object database) was measured slower on a busy 2-core
+    // machine (docs/performance.md, note (d)), so a listing stays one pass on one thread.
+    match checkpoint_at(git, id, name.to_owned(), tip) {
+        Ok(cp) => info_of(&cp),
+        Err(e) => CheckpointInfo::unreadable(
+            id.clone(),
+            StoreKind::GitRefs,
+            crate::base::error::error_chain(&e),
+        ),
+    }
+}
+
+/// A listing of the git-refs store ([`GitRefsStore::list_indexed`]).
+#[derive(Debug)]
+pub struct Listing {
+    /// Every checkpoint, in ID order.
+    pub entries: Vec<CheckpointInfo>,
+    /// Set when the summary index was damaged (it was ignored and rewritten): for a warning.
+    pub damage: Option<IndexDamage>,
+}
+
+/// A summary index that was ignored because it cannot be trusted.
+#[derive(Debug, thiserror::Error)]
+#[error("summary index {} ignored and rebuilt", path.display())]
+pub struct IndexDamage {
+    /// The index file.
+    pub path: std::path::PathBuf,
+    /// What is wrong with it.
+    #[source]
+    pub damage: summary::Damage,
 }
 
 /// Where one checkpoint lives in the git-refs store: the whole tree of its own ref.

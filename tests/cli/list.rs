@@ -230,7 +230,7 @@ fn foreign_refs_are_ignored_and_never_touched() {
 /// Replicates checkpoint `template` as `copies` new git-refs checkpoints through one
 /// `git fast-import` stream (fast enough for hundreds): every file with the template's ID
 /// replaced by the copy's and the session time `marker` by `time(i)`, appended to `stream`.
-fn replicate(
+pub fn replicate(
     env: &TestEnv,
     template: &str,
     marker: &str,
@@ -281,12 +281,12 @@ fn replicate(
     }
 }
 
-/// A listing of hundreds of checkpoints says, entry by entry and in order, what `show --json`
-/// says of each: the newest session time, the session IDs in slot order, the last session's
-/// agent; an unreadable checkpoint is listed with its error (never left out) and `list` exits 1.
-#[test]
-fn many_checkpoints_match_show() {
-    let env = TestEnv::new();
+/// Checkpoints for listings of many: `one` (one session, Claude Code) and `two` (two sessions,
+/// Codex then Gemini CLI) written by `write`, `per_shape` copies of each made by [`replicate`]
+/// with session times that go back and forth across the ID order (two copies share each time, so
+/// the ID breaks ties), and one copy of `two` replaced by a commit whose root `metadata.json` is
+/// not JSON. Returns every readable ID (the two written first) and the unreadable one.
+pub fn many_checkpoints(env: &TestEnv, per_shape: usize) -> (Vec<String>, String) {
     let store = Store::Refs;
     let marker = "2026-05-01T10:00:00Z";
     let one = "01KVBJCWYA4YW6J5M9GP000001";
@@ -296,10 +296,8 @@ fn many_checkpoints_match_show() {
         (two, "sess-b", "Codex"),
         (two, "sess-c", "Gemini CLI"),
     ] {
-        write_with(&env, store, id, session, marker, &["--agent", agent]);
+        write_with(env, store, id, session, marker, &["--agent", agent]);
     }
-    // Two copies share each time, so the ID breaks ties; times go back and forth across
-    // the ID order so the order cannot come from the IDs alone.
     let time = |i: usize| {
         let t = (i / 2) * 7919 % 600;
         format!(
@@ -314,11 +312,10 @@ fn many_checkpoints_match_show() {
             .map(|i| format!("01KVBJCWYA4YW6J5M9GQ{i:06}"))
             .collect()
     };
-    let (ones, twos) = (make(300, 0), make(300, 300));
+    let (ones, twos) = (make(per_shape, 0), make(per_shape, per_shape));
     let mut stream = Vec::new();
-    replicate(&env, one, marker, &ones, time, &mut stream);
-    replicate(&env, two, marker, &twos, |i| time(i + 1), &mut stream);
-    // One copy with a root metadata.json that is not JSON.
+    replicate(env, one, marker, &ones, time, &mut stream);
+    replicate(env, two, marker, &twos, |i| time(i + 1), &mut stream);
     let broken = twos[7].clone();
     stream.extend_from_slice(
         format!(
@@ -328,8 +325,26 @@ fn many_checkpoints_match_show() {
         .as_bytes(),
     );
     env.git_stdin(&["fast-import", "--quiet"], &stream);
-    assert_eq!(env.refs_under(REFS_PREFIX).len(), 602);
+    assert_eq!(env.refs_under(REFS_PREFIX).len(), 2 + 2 * per_shape);
+    let readable = [one.to_string(), two.to_string()]
+        .into_iter()
+        .chain(ones)
+        .chain(twos)
+        .filter(|id| *id != broken)
+        .collect();
+    (readable, broken)
+}
 
+/// A listing of hundreds of checkpoints says, entry by entry and in order, what `show --json`
+/// says of each: the newest session time, the session IDs in slot order, the last session's
+/// agent; an unreadable checkpoint is listed with its error (never left out) and `list` exits 1.
+/// The listing read through the summary index the first listing wrote is the same, byte for
+/// byte, and so is the one after the index is deleted.
+#[test]
+fn many_checkpoints_match_show() {
+    let env = TestEnv::new();
+    let store = Store::Refs;
+    let (ids, broken) = many_checkpoints(&env, 300);
     let out = env.run(store, &["list", "--json"]);
     assert_eq!(
         out.status.code(),
@@ -350,17 +365,12 @@ fn many_checkpoints_match_show() {
         "{}",
         bad[0]
     );
+    assert!(!env
+        .run(store, &["show", &broken, "--json"])
+        .status
+        .success());
     let mut expected: Vec<Value> = Vec::new();
-    for id in [one, two]
-        .into_iter()
-        .map(str::to_string)
-        .chain(ones)
-        .chain(twos)
-    {
-        if id == broken {
-            assert!(!env.run(store, &["show", &id, "--json"]).status.success());
-            continue;
-        }
+    for id in ids {
         let shown = env.ok_json(store, &["show", &id, "--json"]);
         let sessions = shown["sessions"].as_array().expect("sessions").clone();
         let newest = sessions
@@ -391,5 +401,28 @@ fn many_checkpoints_match_show() {
     assert_eq!(entries.len(), expected.len());
     for (got, want) in entries.iter().zip(&expected) {
         assert_eq!(got, want);
+    }
+
+    let index = crate::summary_index::index_path(&env);
+    assert!(index.is_file(), "the first listing wrote the summary index");
+    for args in [&["list", "--json"][..], &["list"]] {
+        let indexed = env.run(store, args);
+        std::fs::remove_file(&index).expect("remove the index");
+        let uncached = env.run(store, args);
+        let rebuilt = env.run(store, args);
+        for other in [&uncached, &rebuilt] {
+            assert_eq!(
+                indexed.stdout, other.stdout,
+                "{args:?}: same output with and without the index"
+            );
+            assert_eq!(
+                indexed.stderr, other.stderr,
+                "{args:?}: the unreadable checkpoint is reported each time"
+            );
+            assert_eq!(other.status.code(), Some(1));
+        }
+        if args.len() == 2 {
+            assert_eq!(indexed.stdout, out.stdout);
+        }
     }
 }

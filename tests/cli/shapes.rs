@@ -342,6 +342,22 @@ fn absent_blobs_are_clear_errors_and_stop_nothing_else(store: Store) {
 
     let meta = env.git(&["rev-parse", &env.spec(store, ID, "2/metadata.json")]);
     drop_object(&env, meta.trim());
+    // The summary index the listing above wrote trusts the object store, as git's commit-graph
+    // does: a blob lost without its ref moving is found by `doctor`, which compares every record
+    // with its checkpoint, and `--fix` deletes the index (docs/decisions.md, "A summary index
+    // for list").
+    if store == Store::Refs {
+        let report = env.run(store, &["doctor", "--json", "--fix"]);
+        let report: Value = serde_json::from_slice(&report.stdout).unwrap();
+        let found = report["findings"].as_array().unwrap();
+        assert!(
+            found
+                .iter()
+                .any(|f| f["code"] == "summary-index" && f["fixed"] == true),
+            "{report}"
+        );
+        assert!(!crate::summary_index::index_path(&env).exists());
+    }
     assert_bad(&env, store, ID, "2/metadata.json");
 }
 

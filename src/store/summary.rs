@@ -1,0 +1,586 @@
+//! The summary index: a local cache of what `list` shows of each git-refs checkpoint, so that a
+//! listing reads one file instead of five objects per checkpoint (docs/format.md, "The summary
+//! index"; docs/decisions.md, "A summary index for list").
+//!
+//! It is never the source of truth. A record is used only for the ref it names and only while
+//! that ref still points at the commit the record was computed from; anything else is read from
+//! the checkpoint again. A file that is missing, truncated, corrupt, of another version, too
+//! large or not a regular file is ignored whole (with a [`Damage`] for the caller to warn about)
+//! and replaced. Unreadable checkpoints are never recorded, so a checkpoint that becomes readable
+//! (a blob fetched into a partial clone) is listed as it is. Writers replace the file atomically
+//! and take no lock: two racing writers each leave a complete index, and a record the loser
+//! wrote for a tip that has moved on only costs recomputation.
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use git2::Oid;
+use sha2::{Digest, Sha256};
+
+use crate::base::fs::write_atomic;
+use crate::base::id::CheckpointId;
+use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::store::{CheckpointInfo, StoreKind};
+
+/// The index's file name, in `<git common dir>/entire/`.
+pub const INDEX_FILE: &str = "summary-index";
+/// The first four bytes of every index.
+const MAGIC: &[u8; 4] = b"ECSI";
+/// The format version this code reads and writes.
+pub const VERSION: u8 = 1;
+/// Length of a binary SHA-1 object id.
+const OID_LEN: usize = 20;
+/// Magic, version, object id length, two reserved bytes, record count.
+const HEADER_LEN: usize = 12;
+/// The SHA-256 of everything before it.
+const TRAILER_LEN: usize = 32;
+/// The largest index read or written: about 250,000 checkpoints of one session each. A larger
+/// file is ignored as damaged; a writer stops adding records before reaching it (the rest are
+/// then read from their checkpoints on every listing).
+pub const MAX_BYTES: u64 = 32 << 20;
+
+/// Why an index file was ignored.
+#[derive(Debug, thiserror::Error)]
+pub enum Damage {
+    /// A symbolic link (or something else that is not a regular file) is where the index should
+    /// be; it is never followed.
+    #[error("not a regular file")]
+    NotAFile,
+    /// The file is larger than [`MAX_BYTES`].
+    #[error("too large: {size} bytes (at most {MAX_BYTES})")]
+    TooLarge {
+        /// Its size.
+        size: u64,
+    },
+    /// The file could not be read.
+    #[error("unreadable")]
+    Unreadable(#[source] std::io::Error),
+    /// The file does not start with the index magic.
+    #[error("not a summary index")]
+    NotAnIndex,
+    /// Written by another version of the format.
+    #[error("format version {found} (this version reads {VERSION})")]
+    Version {
+        /// The version in the file.
+        found: u8,
+    },
+    /// The checksum does not match: truncated or corrupt.
+    #[error("truncated or corrupt (checksum mismatch)")]
+    Checksum,
+    /// A record does not decode.
+    #[error("malformed: {0}")]
+    Malformed(&'static str),
+    /// Two records for one ref, or records out of order.
+    #[error("records out of order or repeated at {name}")]
+    Order {
+        /// The ref of the offending record.
+        name: String,
+    },
+}
+
+/// A loaded, fully validated index: its bytes and where each record starts.
+#[derive(Debug)]
+pub struct Index {
+    bytes: Vec<u8>,
+    records: Vec<u32>,
+}
+
+/// One record as stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Record<'a> {
+    /// The checkpoint ref's tip this record was computed from.
+    pub tip: Oid,
+    /// The ref name without [`CHECKPOINT_REF_PREFIX`] (`<shard>/<id>`).
+    pub leaf: &'a str,
+    /// The list line's `created_at`.
+    pub created_at: &'a str,
+    /// The list line's agent.
+    pub agent: &'a str,
+    /// The session IDs, in slot order.
+    pub session_ids: Vec<&'a str>,
+}
+
+/// The index of the repository whose git common dir is `common`.
+pub fn path(common: &Path) -> PathBuf {
+    common.join("entire").join(INDEX_FILE)
+}
+
+impl Index {
+    /// Loads the index at `path`: `Ok(None)` when there is none, `Err` when the file is there
+    /// but must not be trusted. Never follows a symbolic link and never blocks on a special file.
+    pub fn load(path: &Path) -> Result<Option<Index>, Damage> {
+        let file = match OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)
+        {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(Damage::NotAFile),
+            Err(e) => return Err(Damage::Unreadable(e)),
+        };
+        let bytes = read_bounded(file)?;
+        Index::parse(bytes).map(Some)
+    }
+
+    /// Validates `bytes` as an index: header, checksum, and every record decodable, its ref
+    /// name a checkpoint ref, in strictly ascending checkpoint ID order (so one ID has one record).
+    pub fn parse(bytes: Vec<u8>) -> Result<Index, Damage> {
+        if bytes.len() < 4 || &bytes[..4] != MAGIC {
+            return Err(Damage::NotAnIndex);
+        }
+        if bytes.len() < HEADER_LEN + TRAILER_LEN {
+            return Err(Damage::Checksum);
+        }
+        if bytes[4] != VERSION {
+            return Err(Damage::Version { found: bytes[4] });
+        }
+        let (body, sum) = bytes.split_at(bytes.len() - TRAILER_LEN);
+        if Sha256::digest(body).as_slice() != sum {
+            return Err(Damage::Checksum);
+        }
+        if usize::from(body[5]) != OID_LEN || body[6..8] != [0, 0] {
+            return Err(Damage::Malformed("unknown object id length or flags"));
+        }
+        let count = u32::from_le_bytes([body[8], body[9], body[10], body[11]]) as usize;
+        // A count larger than the file could hold is refused before allocating for it.
+        if count > body.len() / OID_LEN {
+            return Err(Damage::Malformed("record count larger than the file"));
+        }
+        let mut records = Vec::with_capacity(count);
+        let mut at = HEADER_LEN;
+        let mut previous: Option<&str> = None;
+        for _ in 0..count {
+            let (record, next) = decode(body, at)?;
+            let name = format!("{CHECKPOINT_REF_PREFIX}{}", record.leaf);
+            if CheckpointRef::parse(&name).is_err() {
+                return Err(Damage::Malformed("a record names no checkpoint ref"));
+            }
+            let id = id_of(record.leaf);
+            if previous.is_some_and(|p| p >= id) {
+                return Err(Damage::Order { name });
+            }
+            previous = Some(id);
+            records.push(at as u32);
+            at = next;
+        }
+        if at != body.len() {
+            return Err(Damage::Malformed("bytes after the last record"));
+        }
+        Ok(Index { bytes, records })
+    }
+
+    /// How many records the index holds.
+    pub fn record_count(&self) -> usize {
+        self.records.len()
+    }
+
+    /// Every record, in checkpoint ID order.
+    pub fn records(&self) -> impl Iterator<Item = Record<'_>> {
+        self.records.iter().map(|&at| self.record_at(at))
+    }
+
+    /// A reader of this index's lines for refs visited in ascending ID order.
+    pub fn lines(&self) -> Lines<'_> {
+        Lines {
+            index: self,
+            next: 0,
+        }
+    }
+
+    fn record_at(&self, at: u32) -> Record<'_> {
+        // Every offset was decoded once by `parse`.
+        decode(&self.bytes, at as usize)
+            .map(|(r, _)| r)
+            .unwrap_or_else(|_| unreachable!("validated by Index::parse"))
+    }
+}
+
+/// Looks lines up for refs visited in ascending ID order, in one pass over the index (a merge
+/// of two sorted sequences: no search, no random access).
+pub struct Lines<'a> {
+    index: &'a Index,
+    next: usize,
+}
+
+impl Lines<'_> {
+    /// The list line of checkpoint `id` whose ref `name` points at `tip`, if the index holds a
+    /// record for exactly that ref at exactly that tip. `id` must be greater than the IDs of
+    /// the previous calls.
+    pub fn get(&mut self, name: &str, tip: Oid, id: &CheckpointId) -> Option<CheckpointInfo> {
+        let records = &self.index.records;
+        while self.next < records.len()
+            && id_of(leaf_at(&self.index.bytes, records[self.next] as usize)) < id.as_str()
+        {
+            self.next += 1;
+        }
+        let at = *records.get(self.next)?;
+        let leaf = name.strip_prefix(CHECKPOINT_REF_PREFIX)?;
+        if leaf_at(&self.index.bytes, at as usize) != leaf {
+            return None;
+        }
+        let record = self.index.record_at(at);
+        (record.tip == tip).then(|| CheckpointInfo {
+            id: id.clone(),
+            store: StoreKind::GitRefs,
+            created_at: record.created_at.to_owned(),
+            session_count: record.session_ids.len(),
+            session_ids: record.session_ids.iter().map(|s| (*s).to_owned()).collect(),
+            agent: record.agent.to_owned(),
+            remote_only: false,
+            unreadable: None,
+        })
+    }
+}
+
+/// The checkpoint ID of a ref leaf `<shard>/<id>`.
+fn id_of(leaf: &str) -> &str {
+    leaf.split_once('/').map_or(leaf, |(_, id)| id)
+}
+
+/// Reads a regular file of at most [`MAX_BYTES`].
+fn read_bounded(mut file: File) -> Result<Vec<u8>, Damage> {
+    let meta = file.metadata().map_err(Damage::Unreadable)?;
+    if !meta.is_file() {
+        return Err(Damage::NotAFile);
+    }
+    if meta.len() > MAX_BYTES {
+        return Err(Damage::TooLarge { size: meta.len() });
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    // Bounded again in case the file grows while it is read.
+    (&mut file)
+        .take(MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(Damage::Unreadable)?;
+    if bytes.len() as u64 > MAX_BYTES {
+        return Err(Damage::TooLarge {
+            size: bytes.len() as u64,
+        });
+    }
+    Ok(bytes)
+}
+
+/// The ref leaf of the record at `at` (already validated).
+fn leaf_at(bytes: &[u8], at: usize) -> &str {
+    let start = at + OID_LEN;
+    let len = usize::from(u16::from_le_bytes([bytes[start], bytes[start + 1]]));
+    std::str::from_utf8(&bytes[start + 2..start + 2 + len]).unwrap_or("")
+}
+
+/// Decodes the record at `at` of `body`; returns it and where the next one starts.
+fn decode(body: &[u8], at: usize) -> Result<(Record<'_>, usize), Damage> {
+    let mut cur = Cursor { body, at };
+    let tip = Oid::from_bytes(cur.take(OID_LEN)?)
+        .map_err(|_| Damage::Malformed("object id of a record"))?;
+    let leaf = cur.string()?;
+    let created_at = cur.string()?;
+    let agent = cur.string()?;
+    let count = usize::from(cur.u16()?);
+    let mut session_ids = Vec::with_capacity(count.min(body.len()));
+    for _ in 0..count {
+        session_ids.push(cur.string()?);
+    }
+    Ok((
+        Record {
+            tip,
+            leaf,
+            created_at,
+            agent,
+            session_ids,
+        },
+        cur.at,
+    ))
+}
+
+struct Cursor<'a> {
+    body: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], Damage> {
+        let end = self
+            .at
+            .checked_add(n)
+            .filter(|&e| e <= self.body.len())
+            .ok_or(Damage::Malformed("a record runs past the end"))?;
+        let out = &self.body[self.at..end];
+        self.at = end;
+        Ok(out)
+    }
+
+    fn u16(&mut self) -> Result<u16, Damage> {
+        let b = self.take(2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+
+    fn string(&mut self) -> Result<&'a str, Damage> {
+        let len = usize::from(self.u16()?);
+        std::str::from_utf8(self.take(len)?).map_err(|_| Damage::Malformed("a string is not UTF-8"))
+    }
+}
+
+/// Encodes an index of `entries` (ref name, tip, list line): readable lines only, one per
+/// checkpoint ID, sorted by ID here. A line whose strings do not fit the format is left out, and so are all lines
+/// past [`MAX_BYTES`]: those are read from their checkpoints instead.
+pub fn encode<'a>(
+    entries: impl IntoIterator<Item = (&'a str, Oid, &'a CheckpointInfo)>,
+) -> Vec<u8> {
+    let mut sorted: Vec<(&str, Oid, &CheckpointInfo)> = entries
+        .into_iter()
+        .filter(|(_, _, info)| info.unreadable.is_none() && !info.remote_only)
+        .filter_map(|(name, tip, info)| {
+            name.strip_prefix(CHECKPOINT_REF_PREFIX)
+                .map(|leaf| (leaf, tip, info))
+        })
+        .collect();
+    sorted.sort_unstable_by(|a, b| id_of(a.0).cmp(id_of(b.0)));
+    sorted.dedup_by(|a, b| id_of(a.0) == id_of(b.0));
+    let mut out = Vec::with_capacity(HEADER_LEN + sorted.len() * 128 + TRAILER_LEN);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[VERSION, OID_LEN as u8, 0, 0, 0, 0, 0, 0]);
+    let mut count: u32 = 0;
+    let limit = (MAX_BYTES as usize) - TRAILER_LEN;
+    for (leaf, tip, info) in sorted {
+        let start = out.len();
+        if encode_record(&mut out, leaf, tip, info).is_none() || out.len() > limit {
+            out.truncate(start);
+            continue;
+        }
+        count += 1;
+    }
+    out[8..12].copy_from_slice(&count.to_le_bytes());
+    let sum = Sha256::digest(&out);
+    out.extend_from_slice(&sum);
+    out
+}
+
+/// Appends one record; `None` when a string or the session count does not fit in 16 bits.
+fn encode_record(out: &mut Vec<u8>, leaf: &str, tip: Oid, info: &CheckpointInfo) -> Option<()> {
+    let string = |out: &mut Vec<u8>, s: &str| -> Option<()> {
+        out.extend_from_slice(&u16::try_from(s.len()).ok()?.to_le_bytes());
+        out.extend_from_slice(s.as_bytes());
+        Some(())
+    };
+    out.extend_from_slice(tip.as_bytes());
+    string(out, leaf)?;
+    string(out, &info.created_at)?;
+    string(out, &info.agent)?;
+    out.extend_from_slice(&u16::try_from(info.session_ids.len()).ok()?.to_le_bytes());
+    for s in &info.session_ids {
+        string(out, s)?;
+    }
+    Some(())
+}
+
+/// Replaces the index at `path` with `bytes` (from [`encode`]), atomically; its directory is
+/// created when missing.
+pub fn store(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    write_atomic(path, bytes, 0o644)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(id: &str, agent: &str, sessions: &[&str]) -> CheckpointInfo {
+        CheckpointInfo {
+            id: CheckpointId::parse(id).unwrap(),
+            store: StoreKind::GitRefs,
+            created_at: "2026-05-01T10:00:00Z".into(),
+            session_count: sessions.len(),
+            session_ids: sessions.iter().map(|s| (*s).to_owned()).collect(),
+            agent: agent.into(),
+            remote_only: false,
+            unreadable: None,
+        }
+    }
+
+    fn name(id: &str) -> String {
+        CheckpointRef::canonical(&CheckpointId::parse(id).unwrap())
+            .name()
+            .to_owned()
+    }
+
+    const A: &str = "01KVBJCWYA4YW6J5M9GP000001";
+    const B: &str = "01KVBJCWYA4YW6J5M9GP000002";
+    const HEX: &str = "0123456789ab";
+    /// A ULID whose shard has letters, so its ref has a case-folded spelling.
+    const F: &str = "01KVBJCWYA4YW6J5M9GP0000AB";
+
+    fn tip(n: u8) -> Oid {
+        Oid::from_bytes(&[n; 20]).unwrap()
+    }
+
+    fn sample() -> (Vec<(String, Oid, CheckpointInfo)>, Vec<u8>) {
+        let entries = vec![
+            (name(B), tip(2), line(B, "Codex", &["s1", "s2"])),
+            (name(HEX), tip(3), line(HEX, "", &[])),
+            (name(A), tip(1), line(A, "Claude Code", &["s0"])),
+        ];
+        let bytes = encode(entries.iter().map(|(n, t, i)| (n.as_str(), *t, i)));
+        (entries, bytes)
+    }
+
+    /// Re-computes the checksum of hand-edited bytes, so that only the check under test fails.
+    fn reseal(mut body: Vec<u8>) -> Vec<u8> {
+        let sum = Sha256::digest(&body);
+        body.extend_from_slice(&sum);
+        body
+    }
+
+    fn body(bytes: &[u8]) -> Vec<u8> {
+        bytes[..bytes.len() - TRAILER_LEN].to_vec()
+    }
+
+    #[test]
+    fn round_trip_in_id_order_and_only_at_the_recorded_tip() {
+        let (mut entries, bytes) = sample();
+        let index = Index::parse(bytes).unwrap();
+        assert_eq!(index.record_count(), 3);
+        let ids: Vec<&str> = index.records().map(|r| id_of(r.leaf)).collect();
+        assert_eq!(ids, [HEX, A, B], "sorted by ID (digits before letters)");
+        entries.sort_by(|a, b| a.2.id.cmp(&b.2.id));
+        let mut lines = index.lines();
+        for (name, tip, info) in &entries {
+            assert_eq!(lines.get(name, *tip, &info.id).as_ref(), Some(info));
+        }
+        let mut lines = index.lines();
+        let a = CheckpointId::parse(A).unwrap();
+        assert_eq!(lines.get(&name(A), tip(9), &a), None, "another tip");
+        let f = CheckpointId::parse(F).unwrap();
+        let folded = CheckpointRef::folded(&f).unwrap();
+        let bytes = encode([(name(F).as_str(), tip(4), &line(F, "x", &["s"]))]);
+        let index = Index::parse(bytes).unwrap();
+        assert!(index.lines().get(&name(F), tip(4), &f).is_some());
+        assert_eq!(
+            index.lines().get(folded.name(), tip(4), &f),
+            None,
+            "a record is for one spelling of the ref"
+        );
+        let mut lines = index.lines();
+        let c = CheckpointId::parse("01KVBJCWYA4YW6J5M9GP000003").unwrap();
+        assert_eq!(lines.get(&name(c.as_str()), tip(1), &c), None, "no record");
+    }
+
+    #[test]
+    fn unreadable_and_remote_only_lines_are_never_recorded() {
+        let mut broken = line(A, "x", &["s"]);
+        broken.unreadable = Some("checkpoint A: metadata.json is corrupt".into());
+        let remote = CheckpointInfo::remote_only(CheckpointId::parse(B).unwrap());
+        let (na, nb) = (name(A), name(B));
+        let bytes = encode([
+            (na.as_str(), tip(1), &broken),
+            (nb.as_str(), tip(2), &remote),
+        ]);
+        assert_eq!(Index::parse(bytes).unwrap().record_count(), 0);
+    }
+
+    #[test]
+    fn lines_that_do_not_fit_are_left_out() {
+        let long = "x".repeat(usize::from(u16::MAX) + 1);
+        let big = line(A, &long, &["s"]);
+        let ok = line(B, "Codex", &["s"]);
+        let (na, nb) = (name(A), name(B));
+        let index = Index::parse(encode([
+            (na.as_str(), tip(1), &big),
+            (nb.as_str(), tip(2), &ok),
+        ]))
+        .unwrap();
+        assert_eq!(index.record_count(), 1);
+        assert_eq!(index.records().next().unwrap().agent, "Codex");
+    }
+
+    #[test]
+    fn damage_is_detected() {
+        let (_, bytes) = sample();
+        let damaged = |b: Vec<u8>| Index::parse(b).unwrap_err();
+        assert!(matches!(damaged(Vec::new()), Damage::NotAnIndex));
+        assert!(matches!(damaged(b"ECSI".to_vec()), Damage::Checksum));
+        assert!(matches!(
+            damaged(bytes[..bytes.len() - 1].to_vec()),
+            Damage::Checksum
+        ));
+        let mut flipped = bytes.clone();
+        flipped[HEADER_LEN + 3] ^= 1;
+        assert!(matches!(damaged(flipped), Damage::Checksum));
+        let mut version = bytes.clone();
+        version[4] = VERSION + 1;
+        assert!(matches!(damaged(version), Damage::Version { found } if found == VERSION + 1));
+
+        // Each of these passes the checksum: the records themselves are refused.
+        let mut count = body(&bytes);
+        count[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(damaged(reseal(count)), Damage::Malformed(_)));
+        let mut fewer = body(&bytes);
+        fewer[8..12].copy_from_slice(&2u32.to_le_bytes());
+        assert!(matches!(damaged(reseal(fewer)), Damage::Malformed(_)));
+        let mut oid_len = body(&bytes);
+        oid_len[5] = 32;
+        assert!(matches!(damaged(reseal(oid_len)), Damage::Malformed(_)));
+    }
+
+    #[test]
+    fn duplicate_unordered_and_foreign_records_are_refused() {
+        let one = line(A, "Codex", &["s"]);
+        let record = |leaf: &str| {
+            let mut out = Vec::new();
+            encode_record(&mut out, leaf, tip(1), &one).unwrap();
+            out
+        };
+        let index_of = |records: &[Vec<u8>]| {
+            let mut out = MAGIC.to_vec();
+            out.extend_from_slice(&[VERSION, OID_LEN as u8, 0, 0]);
+            out.extend_from_slice(&(records.len() as u32).to_le_bytes());
+            for r in records {
+                out.extend_from_slice(r);
+            }
+            reseal(out)
+        };
+        let a = &name(A)[CHECKPOINT_REF_PREFIX.len()..];
+        let b = &name(B)[CHECKPOINT_REF_PREFIX.len()..];
+        assert!(Index::parse(index_of(&[record(a), record(b)])).is_ok());
+        let twice = Index::parse(index_of(&[record(a), record(a)])).unwrap_err();
+        assert!(matches!(twice, Damage::Order { .. }), "{twice}");
+        // The same ID under both spellings of its shard is one key too.
+        let canonical = &name(F)[CHECKPOINT_REF_PREFIX.len()..];
+        let folded = format!("ab/{F}");
+        let both = Index::parse(index_of(&[record(canonical), record(&folded)])).unwrap_err();
+        assert!(matches!(both, Damage::Order { .. }));
+        let reversed = Index::parse(index_of(&[record(b), record(a)])).unwrap_err();
+        assert!(matches!(reversed, Damage::Order { .. }));
+        for foreign in ["v1/main", "zz/01KVBJCWYA4YW6J5M9GP000001", "../../HEAD", ""] {
+            let e = Index::parse(index_of(&[record(foreign)])).unwrap_err();
+            assert!(matches!(e, Damage::Malformed(_)), "{foreign:?}: {e}");
+        }
+        let mut not_utf8 = record(a);
+        let at = not_utf8.len() - 1;
+        not_utf8[at] = 0xff;
+        let e = Index::parse(index_of(&[not_utf8])).unwrap_err();
+        assert!(matches!(e, Damage::Malformed(_)), "{e}");
+    }
+
+    #[test]
+    fn load_refuses_links_and_special_files_and_reports_absence() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(INDEX_FILE);
+        assert!(matches!(Index::load(&path), Ok(None)));
+        let (_, bytes) = sample();
+        let target = dir.path().join("elsewhere");
+        std::fs::write(&target, &bytes).unwrap();
+        std::os::unix::fs::symlink(&target, &path).unwrap();
+        assert!(matches!(Index::load(&path), Err(Damage::NotAFile)));
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        assert!(matches!(Index::load(&path), Err(Damage::NotAFile)));
+        std::fs::remove_dir(&path).unwrap();
+        store(&path, &bytes).unwrap();
+        assert_eq!(Index::load(&path).unwrap().unwrap().record_count(), 3);
+    }
+}
