@@ -1,9 +1,10 @@
-//! The two file primitives every piece of local bookkeeping uses: an advisory lock on a sidecar
-//! file, and an atomic replace (temp file in the same directory, fsync, rename), so a reader
-//! never sees a half-written file and a crash leaves the old one or the new one.
+//! The file primitives every piece of local bookkeeping uses: an advisory lock on a sidecar
+//! file, an atomic replace (temp file in the same directory, fsync, rename), so a reader never
+//! sees a half-written file and a crash leaves the old one or the new one, and a bounded read of
+//! a cache file that never follows a link or blocks.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
@@ -65,6 +66,58 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8], mode: u32) -> std::io::Resu
     tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 
+/// Why a cache file was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheFileError {
+    /// A symbolic link, a directory, a FIFO or anything else that is not a regular file; a link
+    /// is never followed and a FIFO never waited on.
+    #[error("not a regular file")]
+    NotAFile,
+    /// Larger than the reader accepts.
+    #[error("too large: {size} bytes (at most {max})")]
+    TooLarge {
+        /// Its size.
+        size: u64,
+        /// The limit.
+        max: u64,
+    },
+    /// It could not be read.
+    #[error("unreadable")]
+    Unreadable(#[source] std::io::Error),
+}
+
+/// The bytes of the local cache file `path`, `None` when it does not exist. Refuses anything
+/// but a regular file of at most `max` bytes (also when it grows while being read).
+pub(crate) fn read_cache_file(path: &Path, max: u64) -> Result<Option<Vec<u8>>, CacheFileError> {
+    let mut file = match OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(CacheFileError::NotAFile),
+        Err(e) => return Err(CacheFileError::Unreadable(e)),
+    };
+    let meta = file.metadata().map_err(CacheFileError::Unreadable)?;
+    if !meta.is_file() {
+        return Err(CacheFileError::NotAFile);
+    }
+    let too_large = |size| CacheFileError::TooLarge { size, max };
+    if meta.len() > max {
+        return Err(too_large(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    (&mut file)
+        .take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(CacheFileError::Unreadable)?;
+    if bytes.len() as u64 > max {
+        return Err(too_large(bytes.len() as u64));
+    }
+    Ok(Some(bytes))
+}
+
 /// Whether a directory entry is a temp file of [`write_atomic`] (or of the older `.tmp-*`
 /// naming), which readers of a directory skip.
 pub(crate) fn is_temp_name(name: &str) -> bool {
@@ -74,6 +127,39 @@ pub(crate) fn is_temp_name(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cache_files_are_read_only_when_regular_and_small() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache");
+        assert!(matches!(read_cache_file(&path, 8), Ok(None)));
+        fs::write(&path, b"1234").unwrap();
+        assert_eq!(read_cache_file(&path, 8).unwrap().unwrap(), b"1234");
+        assert!(matches!(
+            read_cache_file(&path, 3),
+            Err(CacheFileError::TooLarge { size: 4, max: 3 })
+        ));
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert!(matches!(
+            read_cache_file(&link, 8),
+            Err(CacheFileError::NotAFile)
+        ));
+        let sub = dir.path().join("dir");
+        fs::create_dir(&sub).unwrap();
+        assert!(matches!(
+            read_cache_file(&sub, 8),
+            Err(CacheFileError::NotAFile)
+        ));
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(matches!(
+            read_cache_file(&fifo, 8),
+            Err(CacheFileError::NotAFile)
+        ));
+    }
 
     #[test]
     fn atomic_write_replaces_and_sets_mode() {

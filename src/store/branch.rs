@@ -10,6 +10,7 @@ use git2::{build::TreeUpdateBuilder, FileMode, ObjectType, Oid};
 
 use crate::base::id::{CheckpointId, IdKind};
 use crate::git::repo::{Identity, Repo};
+use crate::store::author_memo::AuthorMemo;
 use crate::store::on_demand::BranchFetch;
 use crate::store::publish::{self, Located};
 use crate::store::refs::{checkpoint_tree, commit_info, info_of, tree_of_commit};
@@ -444,7 +445,8 @@ impl CheckpointReader for GitBranchStore<'_> {
     /// One first-parent walk from the tip that holds the checkpoint, which stops at the first
     /// subject that matches (the reference writes one per checkpoint, so a recent checkpoint is
     /// found in a few steps) or where the checkpoint is absent. Each step reads the commit and
-    /// the root tree; the shard tree only when its entry changed.
+    /// the root tree; the shard tree only when its entry changed. The answer is remembered for
+    /// that tip ([`AuthorMemo`]), so the walk runs once per checkpoint until the branch moves.
     fn author(&self, id: &CheckpointId) -> Result<Option<Identity>, StoreError> {
         let mut tip = None;
         for (_, commit) in self.sources()? {
@@ -456,6 +458,22 @@ impl CheckpointReader for GitBranchStore<'_> {
         let Some(tip) = tip else {
             return Ok(None);
         };
+        let memo = AuthorMemo::in_common_dir(self.repo.common_dir());
+        if let Some(known) = memo.get(tip.id(), id) {
+            return Ok(Some(known));
+        }
+        let tip_id = tip.id();
+        let found = self.walk_for_author(tip, id);
+        if let Some(author) = &found {
+            memo.put(tip_id, id, author);
+        }
+        Ok(found)
+    }
+}
+
+impl<'r> GitBranchStore<'r> {
+    /// The walk behind [`GitBranchStore::author`], from `tip`, which holds the checkpoint.
+    fn walk_for_author(&self, tip: git2::Commit<'r>, id: &CheckpointId) -> Option<Identity> {
         let subject = format!("Checkpoint: {id}");
         let git = &self.repo.git;
         let (shard, rest) = id.as_str().split_at(2);
@@ -476,7 +494,7 @@ impl CheckpointReader for GitBranchStore<'_> {
         let mut cur = Some(tip);
         while let Some(c) = cur {
             if c.summary_bytes() == Some(subject.as_bytes()) {
-                return Ok(Some(commit_info(&c).author));
+                return Some(commit_info(&c).author);
             }
             let parent = c.parents().next();
             let there = parent.as_ref().and_then(|p| at(p, here));
@@ -491,7 +509,7 @@ impl CheckpointReader for GitBranchStore<'_> {
             here = there;
             cur = parent;
         }
-        Ok(oldest)
+        oldest
     }
 }
 

@@ -5,6 +5,7 @@
 //! `entire/checkpoints/v1` branch). Both build the checkpoint subtree with the same code
 //! (`crate::store::tree`) and differ only in where that subtree is committed.
 
+pub mod author_memo;
 pub mod branch;
 pub mod fs;
 pub(crate) mod merge;
