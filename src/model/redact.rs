@@ -251,8 +251,16 @@ fn replace_secrets(
 /// A DFA `build.rs` serialized, loaded in place.
 type Dfa = dense::DFA<&'static [u32]>;
 
+///
+/// Not validated on load: validating costs more than the rest of a small `write` (2 M
+/// instructions for the rules a transcript triggers). The test `every_compiled_dfa_is_valid`
+/// validates each one.
 fn load(aligned: &'static compiled::Aligned<[u8]>) -> Dfa {
-    Dfa::from_bytes(&aligned.bytes)
+    // SAFETY: the bytes are a DFA that `build.rs` serialized with `to_bytes_*_endian` for this
+    // target's endianness, with the same `regex-automata` (Cargo.toml pins one exact version
+    // for the build script and the library), which is what `from_bytes_unchecked` requires;
+    // `Aligned` gives them the 4-byte alignment it needs.
+    unsafe { Dfa::from_bytes_unchecked(&aligned.bytes) }
         .expect("build.rs serialized the DFA for this target")
         .0
 }
@@ -384,7 +392,7 @@ fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
     let mut count = 0;
     let mut triggers = Triggers::new(&text);
     for (i, rule) in BUILTIN.iter().enumerate() {
-        if !triggers.any(rule.triggers) {
+        if !triggers.any(rule.triggers) || rule.gate.is_some_and(|gate| !gate(&text)) {
             continue;
         }
         if let Some(replaced) = replace_builtin(i, &text, &mut count) {
@@ -941,6 +949,13 @@ mod tests {
             String::from_utf8_lossy(input)
         );
         for (i, rule) in BUILTIN.iter().enumerate() {
+            if let Some(gate) = rule.gate {
+                assert!(
+                    !rule.regex().is_match(input) || gate(input),
+                    "the gate of rule {i} fails {:?}",
+                    String::from_utf8_lossy(input)
+                );
+            }
             let (mut new, mut old) = (0, 0);
             let want = replace_secrets(rule.regex(), rule.replace, rule.token_start, input, &mut old)
                 .filter(|_| old > 0);
@@ -1004,6 +1019,14 @@ mod tests {
             assert!(count > 0 && redacted.contains(PLACEHOLDER), "rule {i}: {sample}");
             assert_same_as_reference(text);
         }
+    }
+
+    #[test]
+    fn every_compiled_dfa_is_valid() {
+        for dfa in compiled::FORWARD.iter().chain(&compiled::REVERSE).flatten() {
+            Dfa::from_bytes(&dfa.bytes).unwrap();
+        }
+        assert!(compiled::FORWARD.iter().filter(|d| d.is_some()).count() >= 19);
     }
 
     #[test]
@@ -1079,6 +1102,9 @@ mod tests {
             let text = std::fs::read(entry.unwrap().path()).unwrap();
             let ours = r.redact_bytes(&text);
             assert!(ours == reference(&r, &text), "file {files}");
+            for rule in BUILTIN.iter().filter(|r| r.gate.is_some()) {
+                assert!(!rule.regex().is_match(&text) || (rule.gate.unwrap())(&text));
+            }
             secrets += ours.1;
             files += 1;
         }

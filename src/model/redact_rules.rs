@@ -1,7 +1,7 @@
 //! The built-in redaction rules as data: their patterns, what of a match they replace, and the
 //! literals every match holds. Shared by the library (`src/model/redact.rs`) and `build.rs`,
 //! which compiles each pattern into the DFAs the library loads without compiling anything
-//! (docs/performance.md, note (a)); so this file uses nothing but `std`.
+//! (docs/performance.md, note (a)); so this file uses nothing but `std` and `memchr`.
 
 /// How a rule replaces its match.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -26,6 +26,9 @@ pub struct Builtin {
     /// Group `value` is the whole match (the pattern is `(?P<value>...)` followed by nothing but
     /// a zero-width `\b`), so no capture search is needed to find it.
     pub value_is_match: bool,
+    /// A cheaper test than the rule's regex that is true of every text the rule matches in
+    /// (and of some others); the rule runs only where it holds.
+    pub gate: Option<fn(&[u8]) -> bool>,
 }
 
 impl Builtin {
@@ -41,6 +44,7 @@ impl Builtin {
             replace,
             token_start,
             value_is_match: false,
+            gate: None,
         }
     }
 }
@@ -223,7 +227,8 @@ pub static BUILTIN: [Builtin; 23] = [
         Replace::Value,
     ),
     // High-entropy values assigned to key-like identifiers.
-    rule(
+    gated(
+        key_assignment_gate,
         &["key", "secret", "token"],
         || {
             format!(
@@ -233,3 +238,63 @@ pub static BUILTIN: [Builtin; 23] = [
         Replace::EntropyValue,
     ),
 ];
+
+/// A rule that runs only where `gate` holds.
+const fn gated(
+    gate: fn(&[u8]) -> bool,
+    triggers: &'static [&'static str],
+    pattern: fn() -> String,
+    replace: Replace,
+) -> Builtin {
+    let mut rule = rule(triggers, pattern, replace);
+    rule.gate = Some(gate);
+    rule
+}
+
+/// Whether `text` may hold a match of the last rule (a value of 20 or more characters assigned
+/// to a key-like identifier): whether some `:` or `=` has, after it, spaces, maybe a quote and
+/// 20 value characters, and before it spaces, maybe a quote and a run of identifier characters
+/// holding `key`, `secret` or `token`. Spaces are read as any ASCII space or any byte of a
+/// non-ASCII character (every Unicode space `\s` matches is one), so whatever the rule matches
+/// passes; almost all of a transcript's `"uuid": "..."` members fail, which spares compiling
+/// the rule (its DFAs are too large to build ahead).
+fn key_assignment_gate(text: &[u8]) -> bool {
+    let is_space = |b: u8| b.is_ascii_whitespace() || b == 0x0b || b >= 0x80;
+    let is_quote = |b: u8| b == b'"' || b == b'\'';
+    let is_value = |b: u8| b.is_ascii_alphanumeric() || b"+/=_-".contains(&b);
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+    memchr::memchr2_iter(b':', b'=', text).any(|at| {
+        // After: spaces, `\"`, `"` or nothing, 20 value characters.
+        let mut i = at + 1;
+        while text.get(i).is_some_and(|&c| is_space(c)) {
+            i += 1;
+        }
+        if text.get(i) == Some(&b'\\') && text.get(i + 1).is_some_and(|&c| is_quote(c)) {
+            i += 2;
+        } else if text.get(i).is_some_and(|&c| is_quote(c)) {
+            i += 1;
+        }
+        if text.len() < i + 20 || !text[i..i + 20].iter().all(|&c| is_value(c)) {
+            return false;
+        }
+        // Before: spaces, a quote maybe escaped, identifier characters holding a key word.
+        let mut j = at;
+        while j > 0 && is_space(text[j - 1]) {
+            j -= 1;
+        }
+        if j > 0 && is_quote(text[j - 1]) {
+            j -= 1;
+            if j > 0 && text[j - 1] == b'\\' {
+                j -= 1;
+            }
+        }
+        let end = j;
+        while j > 0 && is_ident(text[j - 1]) {
+            j -= 1;
+        }
+        let ident = text[j..end].to_ascii_lowercase();
+        [&b"key"[..], b"secret", b"token"]
+            .iter()
+            .any(|w| ident.windows(w.len()).any(|x| x == *w))
+    })
+}
