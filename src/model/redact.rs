@@ -377,6 +377,37 @@ fn replace_builtin(i: usize, text: &[u8], count: &mut usize) -> Option<Vec<u8>> 
     Some(out)
 }
 
+/// The built-in rules with each rule's `regex::bytes::Regex`, compiled at run time, over the
+/// text the rules before it left: the same output as [`redact_builtin`]'s DFAs (the tests
+/// compare them), and faster on large texts, where the regex crate's literal prefilters skip
+/// most bytes and the ~2 ms of compiling matter little.
+fn redact_builtin_at_run_time(input: &[u8]) -> (Vec<u8>, usize) {
+    let mut text = input.to_vec();
+    let mut count = 0;
+    let mut triggers = Triggers::new(&text);
+    for rule in &BUILTIN {
+        if !triggers.any(rule.triggers) {
+            continue;
+        }
+        if let Some(replaced) = replace_secrets(
+            rule.regex(),
+            rule.replace,
+            rule.token_start,
+            &text,
+            &mut count,
+        ) {
+            text = replaced;
+            triggers = Triggers::new(&text);
+        }
+    }
+    (text, count)
+}
+
+/// From this size on a text is redacted with [`redact_builtin_at_run_time`]: measured on real
+/// transcripts, the DFAs cost less up to about 1 MB and more from about 4 MB on
+/// (docs/performance.md, note (a)).
+const LARGE_TEXT: usize = 2 << 20;
+
 /// The built-in rules over `input` as bytes: the redacted text and the number of secrets.
 ///
 /// Rule by rule, in order, each over the text the rules before it left, as if each were
@@ -386,7 +417,10 @@ fn replace_builtin(i: usize, text: &[u8], count: &mut usize) -> Option<Vec<u8>> 
 fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
     #[cfg(test)]
     if tests::REFERENCE.get() {
-        return tests::redact_builtin_reference(input);
+        return redact_builtin_at_run_time(input);
+    }
+    if input.len() >= LARGE_TEXT {
+        return redact_builtin_at_run_time(input);
     }
     let mut text = Cow::Borrowed(input);
     let mut count = 0;
@@ -902,35 +936,11 @@ mod tests {
     }
 
     thread_local! {
-        /// Makes [`redact_builtin`] run [`redact_builtin_reference`] on this thread.
+        /// Makes [`redact_builtin`] run [`redact_builtin_at_run_time`] on this thread.
         pub(super) static REFERENCE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
     }
 
-    /// The built-in rules as they ran before `build.rs` compiled them: each rule's
-    /// `regex::bytes::Regex`, compiled at run time, over the text the rules before it left.
-    pub(super) fn redact_builtin_reference(input: &[u8]) -> (Vec<u8>, usize) {
-        let mut text = input.to_vec();
-        let mut count = 0;
-        let mut triggers = Triggers::new(&text);
-        for rule in &BUILTIN {
-            if !triggers.any(rule.triggers) {
-                continue;
-            }
-            if let Some(replaced) = replace_secrets(
-                rule.regex(),
-                rule.replace,
-                rule.token_start,
-                &text,
-                &mut count,
-            ) {
-                text = replaced;
-                triggers = Triggers::new(&text);
-            }
-        }
-        (text, count)
-    }
-
-    /// What the redactor makes of `input` with the reference rules.
+    /// What the redactor makes of `input` with the regex crate's rules.
     fn reference(r: &Redactor, input: &[u8]) -> (Vec<u8>, usize) {
         REFERENCE.set(true);
         let out = r.redact_bytes(input);
