@@ -15,8 +15,33 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use regex::bytes::{Captures, Regex};
+use regex_automata::dfa::{dense, regex::Regex as DfaRegex};
+use regex_automata::nfa::thompson::{self, pikevm::PikeVM};
+use regex_automata::util::syntax;
+use regex_automata::{Anchored, Input};
 use serde::Deserialize;
 use serde_json::Value;
+
+#[path = "redact_rules.rs"]
+mod rules;
+use rules::{Builtin, Replace, AUTH_SCHEME, BUILTIN, CREDENTIAL_NAME};
+
+/// The DFAs `build.rs` compiled from [`rules::BUILTIN`], embedded in the binary.
+mod compiled {
+    /// Bytes aligned as the DFAs' `u32` transition tables must be to load without a copy.
+    #[repr(C, align(4))]
+    pub struct Aligned<B: ?Sized> {
+        pub bytes: B,
+    }
+    macro_rules! aligned {
+        ($name:literal) => {
+            &Aligned {
+                bytes: *include_bytes!(concat!(env!("OUT_DIR"), "/", $name)),
+            }
+        };
+    }
+    include!(concat!(env!("OUT_DIR"), "/redact_dfas.rs"));
+}
 
 /// The text every secret is replaced by.
 pub const PLACEHOLDER: &str = "REDACTED";
@@ -67,60 +92,12 @@ pub struct RedactionSettings {
     pub rules: Vec<UserRule>,
 }
 
-/// How a rule replaces its match.
-#[derive(Clone, Copy)]
-enum Replace {
-    /// The whole match.
-    Whole,
-    /// Only capture group `value` (the key and separator are kept).
-    Value,
-    /// Only `value`, and only when it looks random (high entropy).
-    EntropyValue,
-}
-
 /// A user rule, compiled when the redactor is built.
 struct Rule {
     re: Regex,
     replace: Replace,
     /// Only a match at a token start counts (see [`at_token_start`]).
     token_start: bool,
-}
-
-/// A built-in rule, compiled the first time a text holds one of its triggers: compiling all of
-/// them costs more than the rest of a `write` (docs/performance.md, note (a)), and most texts
-/// trigger none.
-struct Builtin {
-    /// Lowercase literals, at least one of which every match contains (ASCII case-insensitively;
-    /// the rules' case-insensitive words are ASCII-only, `(?i-u)`, so Unicode case folding such
-    /// as the Kelvin sign for `k` cannot match without a trigger).
-    triggers: &'static [&'static str],
-    pattern: fn() -> String,
-    replace: Replace,
-    token_start: bool,
-    re: OnceLock<Regex>,
-}
-
-impl Builtin {
-    const fn new(
-        triggers: &'static [&'static str],
-        pattern: fn() -> String,
-        replace: Replace,
-        token_start: bool,
-    ) -> Builtin {
-        Builtin {
-            triggers,
-            pattern,
-            replace,
-            token_start,
-            re: OnceLock::new(),
-        }
-    }
-
-    fn regex(&self) -> &Regex {
-        self.re.get_or_init(|| {
-            Regex::new(&(self.pattern)()).expect("built-in redaction rules compile")
-        })
-    }
 }
 
 /// The triggers a text holds, each looked up once however many rules share it.
@@ -201,192 +178,6 @@ fn entropy(v: &[u8]) -> f64 {
         .sum()
 }
 
-/// A quote as it appears raw or inside a JSON string.
-const QUOTE: &str = r#"(?:\\?["'])?"#;
-
-/// Member names whose string value is a credential, matched against the whole name: names that
-/// end in a credential word (`api_key`, `clientSecret`, `GITHUB_TOKEN`, `aws_secret_access_key`,
-/// `Authorization`), or that are exactly a short one (`pwd`, `auth`). `password_hash`,
-/// `token_count` or `max_tokens` end in something else and are kept.
-const CREDENTIAL_NAME: &str = r"(?i-u:[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|authorization)|(?:[A-Za-z0-9_.\-]*[_.\-])?(?:pwd|auth))";
-
-/// An HTTP authorization scheme kept in front of a redacted credential (`Bearer REDACTED`).
-const AUTH_SCHEME: &str = r"(?i-u:bearer|basic|token|bot)[ \t]+";
-
-/// The bytes of one JSON string, escapes whole: never past its closing quote or a line end.
-const IN_STRING: &str = r#"(?:[^"\\\n]|\\.)"#;
-/// The bytes of a JSON string nested (escaped) inside another JSON string.
-const IN_ESCAPED_STRING: &str = r#"(?:[^"\\\n]|\\[^"\\\n]|\\\\(?:\\[^\n]|[^"\\\n]))"#;
-/// Real lines that belong to a PEM block: base64 and the RFC 1421 headers, maybe indented (a
-/// YAML `|` block), and the blank line after the headers of an encrypted key.
-const PEM_LINE: &str = r"(?:\r?\n[ \t]*\r?(?m:$))?\r?\n[ \t]*(?:[A-Za-z0-9+/=]{4,}|(?:Proc-Type|DEK-Info|Comment): [^\r\n]*)\r?(?m:$)";
-const PEM_BEGIN: &str = r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----";
-
-/// A built-in rule whose match may start anywhere.
-const fn rule(
-    triggers: &'static [&'static str],
-    pattern: fn() -> String,
-    replace: Replace,
-) -> Builtin {
-    Builtin::new(triggers, pattern, replace, false)
-}
-
-/// A built-in rule whose match must begin a token.
-const fn word(
-    triggers: &'static [&'static str],
-    pattern: fn() -> String,
-    replace: Replace,
-) -> Builtin {
-    Builtin::new(triggers, pattern, replace, true)
-}
-
-/// A provider token, whole, from a token start up to a word boundary.
-const fn token(triggers: &'static [&'static str], pattern: fn() -> String) -> Builtin {
-    word(triggers, pattern, Replace::Value)
-}
-
-/// The pattern of a [`token`] rule: `body` as group `value`, up to a word boundary.
-fn token_pattern(body: &str) -> String {
-    format!(r"(?P<value>{body})(?-u:\b)")
-}
-
-/// The words of the credential-assignment rules.
-const CREDENTIAL_WORDS: &[&str] = &["pass", "pwd", "secret", "token", "key", "auth"];
-
-/// The built-in rules, in the order they run.
-static BUILTIN: [Builtin; 23] = [
-    // PEM private key blocks: within one JSON string (escaped `\n`), or over real lines that
-    // hold only base64 and PEM headers. Never across other lines, which would swallow the
-    // transcript lines between two markers.
-    rule(
-        &["-----begin "],
-        || {
-            format!(
-                r"{PEM_BEGIN}(?:{IN_STRING}*?|(?:{PEM_LINE})*?\r?\n[ \t]*)-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
-            )
-        },
-        Replace::Whole,
-    ),
-    // A block cut off before its END line (a `head` of a key file, a truncated paste): up to
-    // the end of its JSON string, or over the PEM lines that follow.
-    rule(
-        &["-----begin "],
-        || format!(r"{PEM_BEGIN}(?:{IN_STRING}+(?:{PEM_LINE})*|(?:{PEM_LINE})+)"),
-        Replace::Whole,
-    ),
-    // Provider tokens with recognisable prefixes.
-    token(&["akia", "asia"], || {
-        token_pattern(r"(?:AKIA|ASIA)[0-9A-Z]{16}")
-    }),
-    token(&["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], || {
-        token_pattern(r"gh[pousr]_[A-Za-z0-9]{36,255}")
-    }),
-    token(&["github_pat_"], || {
-        token_pattern(r"github_pat_[A-Za-z0-9_]{22,255}")
-    }),
-    token(&["glpat-"], || token_pattern(r"glpat-[A-Za-z0-9_\-]{20,}")),
-    token(&["xox"], || {
-        token_pattern(r"xox[abposr]-[A-Za-z0-9\-]{10,}")
-    }),
-    token(&["xapp-"], || {
-        token_pattern(r"xapp-[0-9]-[A-Za-z0-9\-]{10,}")
-    }),
-    token(&["npm_"], || token_pattern(r"npm_[A-Za-z0-9]{36}")),
-    token(&["pypi-age"], || {
-        token_pattern(r"pypi-AgE[A-Za-z0-9_\-]{50,}")
-    }),
-    token(&["aiza"], || token_pattern(r"AIza[0-9A-Za-z_\-]{35}")),
-    token(&["k_live_", "k_test_"], || {
-        token_pattern(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}")
-    }),
-    // OpenAI and Anthropic keys: a random run of 20 or more; a hyphenated slug such as
-    // `sk-learn-...` has no such run.
-    word(
-        &["sk-"],
-        || r"(?P<value>sk-[A-Za-z0-9_\-]*?[A-Za-z0-9]{20}[A-Za-z0-9_\-]*)(?-u:\b)".to_owned(),
-        Replace::EntropyValue,
-    ),
-    // JWTs; the trigger is the `.eyJ` every one holds, whose `.` makes the search fast.
-    token(&[".eyj"], || {
-        token_pattern(r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}")
-    }),
-    // Slack incoming webhooks: the path is the credential.
-    rule(
-        &["hooks.slack.com/services/"],
-        || r"https://hooks\.slack\.com/services/(?P<value>[A-Za-z0-9/]{20,})".to_owned(),
-        Replace::Value,
-    ),
-    // Credentials in URLs: keep the user, drop the password (up to the last `@` of the
-    // authority, so a password with a raw `@` goes whole).
-    rule(
-        &["://"],
-        || r#"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\\"']*:(?P<value>[^\s/\\"'?#]+)@"#.to_owned(),
-        Replace::Value,
-    ),
-    // Credential members of JSON objects, raw and inside a JSON string: the whole string value
-    // (spaces included) goes, the name and an authorization scheme stay.
-    rule(
-        CREDENTIAL_WORDS,
-        || {
-            format!(
-                r#""{CREDENTIAL_NAME}"[ \t]*:[ \t]*"(?:{AUTH_SCHEME})?(?P<value>{IN_STRING}+)""#
-            )
-        },
-        Replace::Value,
-    ),
-    rule(
-        CREDENTIAL_WORDS,
-        || {
-            format!(
-                r#"\\"{CREDENTIAL_NAME}\\"[ \t]*:[ \t]*\\"(?:{AUTH_SCHEME})?(?P<value>{IN_ESCAPED_STRING}+)\\""#
-            )
-        },
-        Replace::Value,
-    ),
-    // Authorization headers (`curl -H 'Authorization: Bearer ...'`).
-    rule(
-        &["auth"],
-        || {
-            format!(
-                r"(?i-u)authorization{QUOTE}[ \t]*[:=][ \t]*{QUOTE}{AUTH_SCHEME}(?P<value>[A-Za-z0-9._~+/\-]+=*)"
-            )
-        },
-        Replace::Value,
-    ),
-    // A bearer token in prose; only a random-looking one (not "bearer authentication").
-    word(
-        &["bearer"],
-        || r"(?i-u)bearer[ \t]+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)".to_owned(),
-        Replace::EntropyValue,
-    ),
-    // ADO-style connection strings.
-    word(
-        &["pass", "pwd"],
-        || r"(?i-u:password|pwd)\s*=\s*(?P<value>[^;\s\\]{4,})\s*;".to_owned(),
-        Replace::Value,
-    ),
-    // Credential assignments: `password=...`, `'api_key': '...'`, `DB_PASSWORD=...`.
-    word(
-        CREDENTIAL_WORDS,
-        || {
-            format!(
-                r#"(?i-u:_?(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth[_\-]?token|aws_secret_access_key)){QUOTE}\s*[:=]\s*{QUOTE}(?P<value>[^\s"'\\,;]{{4,}})"#
-            )
-        },
-        Replace::Value,
-    ),
-    // High-entropy values assigned to key-like identifiers.
-    rule(
-        &["key", "secret", "token"],
-        || {
-            format!(
-                r"(?-u:\b)(?i-u:[A-Za-z0-9_\-]*(?:key|secret|token)[A-Za-z0-9_\-]*){QUOTE}\s*[:=]\s*{QUOTE}(?P<value>(?i-u:[A-Za-z0-9+/=_\-]{{20,}}))"
-            )
-        },
-        Replace::EntropyValue,
-    ),
-];
-
 /// Whether `name` is a JSON member name whose string value is a credential.
 fn is_credential_name(name: &str) -> bool {
     static RE: OnceLock<regex::Regex> = OnceLock::new();
@@ -404,8 +195,29 @@ fn credential_start(value: &str) -> usize {
         .map_or(0, |m| m.end())
 }
 
-/// `text` with the secrets among the matches of `re` replaced, counted in `count`; `None`
-/// when `re` does not match.
+/// What replaces one match whose whole is `whole` and whose group `value` is `value` (both
+/// ranges of the text `bytes` of the match start at `whole.start`): `None` to keep it.
+fn replacement(
+    replace: Replace,
+    text: &[u8],
+    whole: Range<usize>,
+    value: Option<Range<usize>>,
+) -> Option<Range<usize>> {
+    let secret = match (replace, value) {
+        (Replace::Whole, _) => Some(whole),
+        (Replace::Value, Some(v)) if !is_placeholder(&text[v.clone()]) => Some(v),
+        (Replace::EntropyValue, Some(v))
+            if !is_placeholder(&text[v.clone()]) && entropy(&text[v.clone()]) >= MIN_ENTROPY =>
+        {
+            Some(v)
+        }
+        _ => None,
+    };
+    secret.filter(|s| &text[s.clone()] != PLACEHOLDER.as_bytes())
+}
+
+/// `text` with the secrets among the matches of the user rule `re` replaced, counted in
+/// `count`; `None` when `re` does not match.
 fn replace_secrets(
     re: &Regex,
     replace: Replace,
@@ -421,37 +233,157 @@ fn replace_secrets(
         if token_start && !at_token_start(text, whole.start()) {
             return whole.as_bytes().to_vec();
         }
-        let value = c.name("value");
-        let secret = match (replace, value) {
-            (Replace::Whole, _) => Some(whole),
-            (Replace::Value, Some(v)) if !is_placeholder(v.as_bytes()) => Some(v),
-            (Replace::EntropyValue, Some(v))
-                if !is_placeholder(v.as_bytes()) && entropy(v.as_bytes()) >= MIN_ENTROPY =>
-            {
-                Some(v)
-            }
-            _ => None,
-        };
-        match secret {
-            Some(s) if s.as_bytes() != PLACEHOLDER.as_bytes() => {
+        let value = c.name("value").map(|v| v.range());
+        match replacement(replace, text, whole.range(), value) {
+            Some(s) => {
                 *count += 1;
-                let mut out = whole.as_bytes()[..s.start() - whole.start()].to_vec();
+                let mut out = text[whole.start()..s.start].to_vec();
                 out.extend_from_slice(PLACEHOLDER.as_bytes());
-                out.extend_from_slice(&whole.as_bytes()[s.end() - whole.start()..]);
+                out.extend_from_slice(&text[s.end..whole.end()]);
                 out
             }
-            _ => whole.as_bytes().to_vec(),
+            None => whole.as_bytes().to_vec(),
         }
     });
     Some(replaced.into_owned())
 }
 
-/// The built-in rules over `input` as bytes: the redacted text and the number of secrets.
-fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
+/// A DFA `build.rs` serialized, loaded in place.
+type Dfa = dense::DFA<&'static [u32]>;
+
+///
+/// Not validated on load: validating costs more than the rest of a small `write` (2 M
+/// instructions for the rules a transcript triggers). The test `every_compiled_dfa_is_valid`
+/// validates each one.
+fn load(aligned: &'static compiled::Aligned<[u8]>) -> Dfa {
+    // SAFETY: the bytes are a DFA that `build.rs` serialized with `to_bytes_*_endian` for this
+    // target's endianness, with the same `regex-automata` (Cargo.toml pins one exact version
+    // for the build script and the library), which is what `from_bytes_unchecked` requires;
+    // `Aligned` gives them the 4-byte alignment it needs.
+    unsafe { Dfa::from_bytes_unchecked(&aligned.bytes) }
+        .expect("build.rs serialized the DFA for this target")
+        .0
+}
+
+/// The syntax of `regex::bytes::Regex`, which the DFAs were built with too.
+fn builtin_syntax() -> syntax::Config {
+    syntax::Config::new().utf8(false)
+}
+
+/// The engines of one built-in rule, each made the first time it is needed.
+struct Engines {
+    /// Finds the rule's matches exactly as `regex::bytes::Regex` would (leftmost-first), from
+    /// the DFAs `build.rs` compiled; `None` for a rule it left to the regex crate.
+    find: OnceLock<Option<DfaRegex<Dfa>>>,
+    /// Reads group `value` of a match found: compiled only for a rule that has a match whose
+    /// value is not the whole match, and run on the span the DFAs found (as the regex crate
+    /// does).
+    captures: OnceLock<PikeVM>,
+    /// The rule as a `regex::bytes::Regex`: for a rule without DFAs, compiled the first time a
+    /// text holds one of its triggers.
+    regex: OnceLock<Regex>,
+}
+
+static ENGINES: [Engines; BUILTIN.len()] = [const {
+    Engines {
+        find: OnceLock::new(),
+        captures: OnceLock::new(),
+        regex: OnceLock::new(),
+    }
+}; BUILTIN.len()];
+
+impl Builtin {
+    fn index(&self) -> usize {
+        BUILTIN
+            .iter()
+            .position(|r| std::ptr::eq(r, self))
+            .expect("a built-in rule")
+    }
+
+    /// The rule's regex, compiled on first use.
+    fn regex(&self) -> &'static Regex {
+        ENGINES[self.index()].regex.get_or_init(|| {
+            Regex::new(&(self.pattern)()).expect("built-in redaction rules compile")
+        })
+    }
+}
+
+fn finder(i: usize) -> Option<&'static DfaRegex<Dfa>> {
+    ENGINES[i]
+        .find
+        .get_or_init(|| {
+            let forward = compiled::FORWARD[i]?;
+            let reverse = compiled::REVERSE[i]?;
+            Some(DfaRegex::builder().build_from_dfas(load(forward), load(reverse)))
+        })
+        .as_ref()
+}
+
+fn capturer(i: usize) -> &'static PikeVM {
+    ENGINES[i].captures.get_or_init(|| {
+        PikeVM::builder()
+            .syntax(builtin_syntax())
+            .thompson(thompson::Config::new().utf8(false))
+            .build(&(BUILTIN[i].pattern)())
+            .expect("built-in redaction rules compile")
+    })
+}
+
+/// `text` with the secrets among the matches of built-in rule `i` replaced, counted in
+/// `count`; `None` when nothing was replaced. The same as [`replace_secrets`] with the rule's
+/// regex.
+fn replace_builtin(i: usize, text: &[u8], count: &mut usize) -> Option<Vec<u8>> {
+    let rule = &BUILTIN[i];
+    let Some(finder) = finder(i) else {
+        let before = *count;
+        let replaced = replace_secrets(rule.regex(), rule.replace, rule.token_start, text, count);
+        return replaced.filter(|_| *count > before);
+    };
+    let mut out = Vec::new();
+    let mut copied = 0;
+    let mut changed = false;
+    let mut pike: Option<(&PikeVM, _, _)> = None;
+    for m in finder.find_iter(text) {
+        let whole = m.range();
+        if rule.token_start && !at_token_start(text, whole.start) {
+            continue;
+        }
+        let value = if rule.replace == Replace::Whole || rule.value_is_match {
+            Some(whole.clone())
+        } else {
+            let (vm, cache, caps) = pike.get_or_insert_with(|| {
+                let vm = capturer(i);
+                (vm, vm.create_cache(), vm.create_captures())
+            });
+            let input = Input::new(text)
+                .range(whole.clone())
+                .anchored(Anchored::Yes);
+            vm.search(cache, &input, caps);
+            debug_assert_eq!(caps.get_match().map(|m| m.range()), Some(whole.clone()));
+            caps.get_group_by_name("value").map(|v| v.range())
+        };
+        if let Some(s) = replacement(rule.replace, text, whole.clone(), value) {
+            *count += 1;
+            changed = true;
+            out.extend_from_slice(&text[copied..s.start]);
+            out.extend_from_slice(PLACEHOLDER.as_bytes());
+            copied = s.end;
+        }
+    }
+    if !changed {
+        return None;
+    }
+    out.extend_from_slice(&text[copied..]);
+    Some(out)
+}
+
+/// The built-in rules with each rule's `regex::bytes::Regex`, compiled at run time, over the
+/// text the rules before it left: the same output as [`redact_builtin`]'s DFAs (the tests
+/// compare them), and faster on large texts, where the regex crate's literal prefilters skip
+/// most bytes and the ~2 ms of compiling matter little.
+fn redact_builtin_at_run_time(input: &[u8]) -> (Vec<u8>, usize) {
     let mut text = input.to_vec();
     let mut count = 0;
-    // The triggers are looked up afresh whenever a rule changed the text (a replacement can
-    // join two pieces into a new trigger).
     let mut triggers = Triggers::new(&text);
     for rule in &BUILTIN {
         if !triggers.any(rule.triggers) {
@@ -469,6 +401,40 @@ fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
         }
     }
     (text, count)
+}
+
+/// From this size on a text is redacted with [`redact_builtin_at_run_time`]: measured on real
+/// transcripts, the DFAs cost less up to about 1 MB and more from about 4 MB on
+/// (docs/performance.md, note (a)).
+const LARGE_TEXT: usize = 2 << 20;
+
+/// The built-in rules over `input` as bytes: the redacted text and the number of secrets.
+///
+/// Rule by rule, in order, each over the text the rules before it left, as if each were
+/// `regex::bytes::Regex::replace_all`; a rule runs only when the text holds one of its
+/// triggers, looked up again whenever a rule changed the text (a replacement can join two
+/// pieces into a new trigger).
+fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
+    #[cfg(test)]
+    if tests::REFERENCE.get() {
+        return redact_builtin_at_run_time(input);
+    }
+    if input.len() >= LARGE_TEXT {
+        return redact_builtin_at_run_time(input);
+    }
+    let mut text = Cow::Borrowed(input);
+    let mut count = 0;
+    let mut triggers = Triggers::new(&text);
+    for (i, rule) in BUILTIN.iter().enumerate() {
+        if !triggers.any(rule.triggers) || rule.gate.is_some_and(|gate| !gate(&text)) {
+            continue;
+        }
+        if let Some(replaced) = replace_builtin(i, &text, &mut count) {
+            text = Cow::Owned(replaced);
+            triggers = Triggers::new(&text);
+        }
+    }
+    (text.into_owned(), count)
 }
 
 /// Whether `text` holds a JSON escape that spells a character the rules look for (`\u0041` for
@@ -967,6 +933,192 @@ mod tests {
 
     fn red(s: &str) -> (String, usize) {
         on().redact_str(s)
+    }
+
+    thread_local! {
+        /// Makes [`redact_builtin`] run [`redact_builtin_at_run_time`] on this thread.
+        pub(super) static REFERENCE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// What the redactor makes of `input` with the regex crate's rules.
+    fn reference(r: &Redactor, input: &[u8]) -> (Vec<u8>, usize) {
+        REFERENCE.set(true);
+        let out = r.redact_bytes(input);
+        REFERENCE.set(false);
+        out
+    }
+
+    /// Asserts the redactor's output on `input` is byte-identical to the reference's, and so is
+    /// every built-in rule's own pass (matches, `value` groups, replacements).
+    fn assert_same_as_reference(input: &[u8]) {
+        let r = Redactor::builtin();
+        assert_eq!(
+            r.redact_bytes(input),
+            reference(&r, input),
+            "{:?}",
+            String::from_utf8_lossy(input)
+        );
+        for (i, rule) in BUILTIN.iter().enumerate() {
+            if let Some(gate) = rule.gate {
+                assert!(
+                    !rule.regex().is_match(input) || gate(input),
+                    "the gate of rule {i} fails {:?}",
+                    String::from_utf8_lossy(input)
+                );
+            }
+            let (mut new, mut old) = (0, 0);
+            let want = replace_secrets(rule.regex(), rule.replace, rule.token_start, input, &mut old)
+                .filter(|_| old > 0);
+            assert_eq!(
+                replace_builtin(i, input, &mut new),
+                want,
+                "rule {i} on {:?}",
+                String::from_utf8_lossy(input)
+            );
+            assert_eq!(new, old, "rule {i}");
+            if let Some(f) = finder(i) {
+                let spans: Vec<_> = f.find_iter(input).map(|m| m.range()).collect();
+                let want: Vec<_> = rule.regex().find_iter(input).map(|m| m.range()).collect();
+                assert_eq!(spans, want, "rule {i}");
+            }
+        }
+    }
+
+    /// One sample per built-in rule, in rule order, that the rule itself redacts.
+    const SAMPLE_PER_RULE: [&str; 23] = [
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----",
+        "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk\n",
+        "use AKIAIOSFODNN7EXAMPLE here",
+        "token ghp_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2",
+        "github_pat_A1b_A1b_A1b_A1b_A1b_A1b_A1b_A1b_",
+        "glpat-abcdefghij0123456789XY",
+        "use xoxb-1234567890-abcdefghij now",
+        "xapp-1-A0123456789-1234567890123-abcdef0123456789",
+        "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        "pypi-AgEIcHlwaS5vcmcCJDEyMzQ1Njc4LTEyMzQtMTIzNC0xMjM0LTEyMzQ1Njc4OTAxMgACJXsicGVy",
+        "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+        "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+        "sk-proj-Q7vT2mX9pL4kR8sW1nB6cZ3hJ5dF0gY",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+        "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "git clone https://alice:s3cretpass@example.com/r.git",
+        r#"{"api_key": "abcd1234"}"#,
+        r#"{"m":"{\"password\": \"hunter22\"}"}"#,
+        "curl -H 'Authorization: token 0123abcdXYZ'",
+        "send Bearer Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1 along",
+        "Server=db;Password=S3cr3t!x;",
+        "DB_PASSWORD=hunter22",
+        "MY_SIGNING_KEY=Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1",
+    ];
+
+    #[test]
+    fn every_builtin_rule_fires_on_its_sample() {
+        for (i, sample) in SAMPLE_PER_RULE.iter().enumerate() {
+            let text = sample.as_bytes();
+            let mut triggers = Triggers::new(text);
+            assert!(triggers.any(BUILTIN[i].triggers), "rule {i}: {sample}");
+            let mut n = 0;
+            let out = replace_builtin(i, text, &mut n)
+                .unwrap_or_else(|| panic!("rule {i} does not fire on {sample}"));
+            assert!(n > 0, "rule {i}");
+            assert!(
+                memchr::memmem::find(&out, PLACEHOLDER.as_bytes()).is_some(),
+                "rule {i}"
+            );
+            let (redacted, count) = red(sample);
+            assert!(count > 0 && redacted.contains(PLACEHOLDER), "rule {i}: {sample}");
+            assert_same_as_reference(text);
+        }
+    }
+
+    #[test]
+    fn every_compiled_dfa_is_valid() {
+        for dfa in compiled::FORWARD.iter().chain(&compiled::REVERSE).flatten() {
+            Dfa::from_bytes(&dfa.bytes).unwrap();
+        }
+        assert!(compiled::FORWARD.iter().filter(|d| d.is_some()).count() >= 19);
+    }
+
+    #[test]
+    fn rules_whose_value_is_the_match_say_so() {
+        for (i, rule) in BUILTIN.iter().enumerate() {
+            if !rule.value_is_match {
+                continue;
+            }
+            let pattern = (rule.pattern)();
+            assert!(
+                pattern.starts_with("(?P<value>") && pattern.ends_with(r")(?-u:\b)"),
+                "rule {i}: {pattern}"
+            );
+            for text in trigger_corpus() {
+                for c in rule.regex().captures_iter(text.as_bytes()) {
+                    assert_eq!(c.get(0).unwrap().range(), c.name("value").unwrap().range());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_compiled_rules_redact_every_test_text_as_the_regex_crate_does() {
+        for text in trigger_corpus()
+            .iter()
+            .chain(SAMPLE_PER_RULE.iter().map(|s| s.to_string()).collect::<Vec<_>>().iter())
+        {
+            assert_same_as_reference(text.as_bytes());
+            let line = serde_json::json!({ "c": text }).to_string();
+            assert_same_as_reference(line.as_bytes());
+            assert_same_as_reference(line.replace('A', "\\u0041").as_bytes());
+        }
+    }
+
+    /// Pieces of text around which the rules' matches start, end and fail.
+    const FRAGMENTS: &[&str] = &[
+        " ", "\n", "\\n", "\\t", "\r\n", "\"", "\\\"", "'", "\\\\", ":", "=", ";", "@", "/", "://",
+        "_", "-", ".", ",", "key", "KEY", "token", "secret", "password", "pwd", "auth",
+        "Authorization", "bearer ", "Basic ", "api_key", "\"api_key\": \"", "\\\"password\\\":\\\"",
+        "x", "abcd", "Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1", "aaaaaaaaaaaaaaaaaaaaaaaa", "REDACTED", "${X}",
+        "https://u", "postgres://app:p", "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----", "MIIEpAIBAAKCAQEA", "Proc-Type: 4,ENCRYPTED", "ghp_", "AKIA",
+        "a1B2a1B2a1B2a1B2a1B2", "sk-", "eyJhbGciOiJIUzI1NiJ9", ".eyJ", "xoxb-", "glpat-", "npm_",
+        "\u{e9}", "\u{212A}", "\u{17F}", "\u{2003}", "\\u0041", "\\/", "{", "}", "[", "]",
+        "hooks.slack.com/services/", "sk_live_", "Pwd = ", "Server=db;",
+    ];
+
+    proptest::proptest! {
+        /// Texts made of the pieces the rules care about redact byte-identically to the regex
+        /// crate's rules, and so does each rule's own pass.
+        #[test]
+        fn compiled_rules_match_the_regex_crate(
+            pieces in proptest::collection::vec(proptest::sample::select(FRAGMENTS), 1..24),
+            raw in proptest::collection::vec(proptest::num::u8::ANY, 0..4),
+        ) {
+            let mut text = pieces.concat().into_bytes();
+            text.extend_from_slice(&raw);
+            assert_same_as_reference(&text);
+        }
+    }
+
+    /// The redacted bytes of every file of `$REDACT_CORPUS` (real transcripts) are the same as
+    /// the regex crate's rules make of them. `REDACT_CORPUS=DIR cargo test --release --lib
+    /// redact -- --ignored`.
+    #[test]
+    #[ignore = "needs REDACT_CORPUS, a folder of transcripts"]
+    fn corpus_is_redacted_as_by_the_regex_crate() {
+        let dir = std::env::var("REDACT_CORPUS").expect("REDACT_CORPUS names a folder");
+        let r = Redactor::builtin();
+        let mut files = 0;
+        let mut secrets = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let text = std::fs::read(entry.unwrap().path()).unwrap();
+            let ours = r.redact_bytes(&text);
+            assert!(ours == reference(&r, &text), "file {files}");
+            for rule in BUILTIN.iter().filter(|r| r.gate.is_some()) {
+                assert!(!rule.regex().is_match(&text) || (rule.gate.unwrap())(&text));
+            }
+            secrets += ours.1;
+            files += 1;
+        }
+        println!("{files} files, {secrets} secrets, all byte-identical");
     }
 
     fn assert_json_lines(s: &str) {

@@ -1,0 +1,300 @@
+//! The built-in redaction rules as data: their patterns, what of a match they replace, and the
+//! literals every match holds. Shared by the library (`src/model/redact.rs`) and `build.rs`,
+//! which compiles each pattern into the DFAs the library loads without compiling anything
+//! (docs/performance.md, note (a)); so this file uses nothing but `std` and `memchr`.
+
+/// How a rule replaces its match.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Replace {
+    /// The whole match.
+    Whole,
+    /// Only capture group `value` (the key and separator are kept).
+    Value,
+    /// Only `value`, and only when it looks random (high entropy).
+    EntropyValue,
+}
+
+/// A built-in rule.
+pub struct Builtin {
+    /// Lowercase literals, at least one of which every match contains (ASCII case-insensitively;
+    /// the rules' case-insensitive words are ASCII-only, `(?i-u)`, so Unicode case folding such
+    /// as the Kelvin sign for `k` cannot match without a trigger).
+    pub triggers: &'static [&'static str],
+    pub pattern: fn() -> String,
+    pub replace: Replace,
+    pub token_start: bool,
+    /// Group `value` is the whole match (the pattern is `(?P<value>...)` followed by nothing but
+    /// a zero-width `\b`), so no capture search is needed to find it.
+    pub value_is_match: bool,
+    /// A cheaper test than the rule's regex that is true of every text the rule matches in
+    /// (and of some others); the rule runs only where it holds.
+    pub gate: Option<fn(&[u8]) -> bool>,
+}
+
+impl Builtin {
+    const fn new(
+        triggers: &'static [&'static str],
+        pattern: fn() -> String,
+        replace: Replace,
+        token_start: bool,
+    ) -> Builtin {
+        Builtin {
+            triggers,
+            pattern,
+            replace,
+            token_start,
+            value_is_match: false,
+            gate: None,
+        }
+    }
+}
+
+/// A quote as it appears raw or inside a JSON string.
+const QUOTE: &str = r#"(?:\\?["'])?"#;
+
+/// Member names whose string value is a credential, matched against the whole name: names that
+/// end in a credential word (`api_key`, `clientSecret`, `GITHUB_TOKEN`, `aws_secret_access_key`,
+/// `Authorization`), or that are exactly a short one (`pwd`, `auth`). `password_hash`,
+/// `token_count` or `max_tokens` end in something else and are kept.
+pub const CREDENTIAL_NAME: &str = r"(?i-u:[A-Za-z0-9_.\-]*(?:password|passwd|passphrase|secret|token|api[_\-]?key|access[_\-]?key|private[_\-]?key|authorization)|(?:[A-Za-z0-9_.\-]*[_.\-])?(?:pwd|auth))";
+
+/// An HTTP authorization scheme kept in front of a redacted credential (`Bearer REDACTED`).
+pub const AUTH_SCHEME: &str = r"(?i-u:bearer|basic|token|bot)[ \t]+";
+
+/// The bytes of one JSON string, escapes whole: never past its closing quote or a line end.
+const IN_STRING: &str = r#"(?:[^"\\\n]|\\.)"#;
+/// The bytes of a JSON string nested (escaped) inside another JSON string.
+const IN_ESCAPED_STRING: &str = r#"(?:[^"\\\n]|\\[^"\\\n]|\\\\(?:\\[^\n]|[^"\\\n]))"#;
+/// Real lines that belong to a PEM block: base64 and the RFC 1421 headers, maybe indented (a
+/// YAML `|` block), and the blank line after the headers of an encrypted key.
+const PEM_LINE: &str = r"(?:\r?\n[ \t]*\r?(?m:$))?\r?\n[ \t]*(?:[A-Za-z0-9+/=]{4,}|(?:Proc-Type|DEK-Info|Comment): [^\r\n]*)\r?(?m:$)";
+const PEM_BEGIN: &str = r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----";
+
+/// A built-in rule whose match may start anywhere.
+const fn rule(
+    triggers: &'static [&'static str],
+    pattern: fn() -> String,
+    replace: Replace,
+) -> Builtin {
+    Builtin::new(triggers, pattern, replace, false)
+}
+
+/// A built-in rule whose match must begin a token.
+const fn word(
+    triggers: &'static [&'static str],
+    pattern: fn() -> String,
+    replace: Replace,
+) -> Builtin {
+    Builtin::new(triggers, pattern, replace, true)
+}
+
+/// A provider token, whole, from a token start up to a word boundary.
+const fn token(triggers: &'static [&'static str], pattern: fn() -> String) -> Builtin {
+    let mut rule = word(triggers, pattern, Replace::Value);
+    rule.value_is_match = true;
+    rule
+}
+
+/// The pattern of a [`token`] rule: `body` as group `value`, up to a word boundary (zero-width,
+/// so `value` is the whole match).
+fn token_pattern(body: &str) -> String {
+    format!(r"(?P<value>{body})(?-u:\b)")
+}
+
+/// The words of the credential-assignment rules.
+const CREDENTIAL_WORDS: &[&str] = &["pass", "pwd", "secret", "token", "key", "auth"];
+
+/// The built-in rules, in the order they run.
+pub static BUILTIN: [Builtin; 23] = [
+    // PEM private key blocks: within one JSON string (escaped `\n`), or over real lines that
+    // hold only base64 and PEM headers. Never across other lines, which would swallow the
+    // transcript lines between two markers.
+    rule(
+        &["-----begin "],
+        || {
+            format!(
+                r"{PEM_BEGIN}(?:{IN_STRING}*?|(?:{PEM_LINE})*?\r?\n[ \t]*)-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----"
+            )
+        },
+        Replace::Whole,
+    ),
+    // A block cut off before its END line (a `head` of a key file, a truncated paste): up to
+    // the end of its JSON string, or over the PEM lines that follow.
+    rule(
+        &["-----begin "],
+        || format!(r"{PEM_BEGIN}(?:{IN_STRING}+(?:{PEM_LINE})*|(?:{PEM_LINE})+)"),
+        Replace::Whole,
+    ),
+    // Provider tokens with recognisable prefixes.
+    token(&["akia", "asia"], || {
+        token_pattern(r"(?:AKIA|ASIA)[0-9A-Z]{16}")
+    }),
+    token(&["ghp_", "gho_", "ghu_", "ghs_", "ghr_"], || {
+        token_pattern(r"gh[pousr]_[A-Za-z0-9]{36,255}")
+    }),
+    token(&["github_pat_"], || {
+        token_pattern(r"github_pat_[A-Za-z0-9_]{22,255}")
+    }),
+    token(&["glpat-"], || token_pattern(r"glpat-[A-Za-z0-9_\-]{20,}")),
+    token(&["xox"], || {
+        token_pattern(r"xox[abposr]-[A-Za-z0-9\-]{10,}")
+    }),
+    token(&["xapp-"], || {
+        token_pattern(r"xapp-[0-9]-[A-Za-z0-9\-]{10,}")
+    }),
+    token(&["npm_"], || token_pattern(r"npm_[A-Za-z0-9]{36}")),
+    token(&["pypi-age"], || {
+        token_pattern(r"pypi-AgE[A-Za-z0-9_\-]{50,}")
+    }),
+    token(&["aiza"], || token_pattern(r"AIza[0-9A-Za-z_\-]{35}")),
+    token(&["k_live_", "k_test_"], || {
+        token_pattern(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}")
+    }),
+    // OpenAI and Anthropic keys: a random run of 20 or more; a hyphenated slug such as
+    // `sk-learn-...` has no such run.
+    word(
+        &["sk-"],
+        || r"(?P<value>sk-[A-Za-z0-9_\-]*?[A-Za-z0-9]{20}[A-Za-z0-9_\-]*)(?-u:\b)".to_owned(),
+        Replace::EntropyValue,
+    ),
+    // JWTs; the trigger is the `.eyJ` every one holds, whose `.` makes the search fast.
+    token(&[".eyj"], || {
+        token_pattern(r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}")
+    }),
+    // Slack incoming webhooks: the path is the credential.
+    rule(
+        &["hooks.slack.com/services/"],
+        || r"https://hooks\.slack\.com/services/(?P<value>[A-Za-z0-9/]{20,})".to_owned(),
+        Replace::Value,
+    ),
+    // Credentials in URLs: keep the user, drop the password (up to the last `@` of the
+    // authority, so a password with a raw `@` goes whole).
+    rule(
+        &["://"],
+        || r#"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\\"']*:(?P<value>[^\s/\\"'?#]+)@"#.to_owned(),
+        Replace::Value,
+    ),
+    // Credential members of JSON objects, raw and inside a JSON string: the whole string value
+    // (spaces included) goes, the name and an authorization scheme stay.
+    rule(
+        CREDENTIAL_WORDS,
+        || {
+            format!(
+                r#""{CREDENTIAL_NAME}"[ \t]*:[ \t]*"(?:{AUTH_SCHEME})?(?P<value>{IN_STRING}+)""#
+            )
+        },
+        Replace::Value,
+    ),
+    rule(
+        CREDENTIAL_WORDS,
+        || {
+            format!(
+                r#"\\"{CREDENTIAL_NAME}\\"[ \t]*:[ \t]*\\"(?:{AUTH_SCHEME})?(?P<value>{IN_ESCAPED_STRING}+)\\""#
+            )
+        },
+        Replace::Value,
+    ),
+    // Authorization headers (`curl -H 'Authorization: Bearer ...'`).
+    rule(
+        &["auth"],
+        || {
+            format!(
+                r"(?i-u)authorization{QUOTE}[ \t]*[:=][ \t]*{QUOTE}{AUTH_SCHEME}(?P<value>[A-Za-z0-9._~+/\-]+=*)"
+            )
+        },
+        Replace::Value,
+    ),
+    // A bearer token in prose; only a random-looking one (not "bearer authentication").
+    word(
+        &["bearer"],
+        || r"(?i-u)bearer[ \t]+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)".to_owned(),
+        Replace::EntropyValue,
+    ),
+    // ADO-style connection strings.
+    word(
+        &["pass", "pwd"],
+        || r"(?i-u:password|pwd)\s*=\s*(?P<value>[^;\s\\]{4,})\s*;".to_owned(),
+        Replace::Value,
+    ),
+    // Credential assignments: `password=...`, `'api_key': '...'`, `DB_PASSWORD=...`.
+    word(
+        CREDENTIAL_WORDS,
+        || {
+            format!(
+                r#"(?i-u:_?(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth[_\-]?token|aws_secret_access_key)){QUOTE}\s*[:=]\s*{QUOTE}(?P<value>[^\s"'\\,;]{{4,}})"#
+            )
+        },
+        Replace::Value,
+    ),
+    // High-entropy values assigned to key-like identifiers.
+    gated(
+        key_assignment_gate,
+        &["key", "secret", "token"],
+        || {
+            format!(
+                r"(?-u:\b)(?i-u:[A-Za-z0-9_\-]*(?:key|secret|token)[A-Za-z0-9_\-]*){QUOTE}\s*[:=]\s*{QUOTE}(?P<value>(?i-u:[A-Za-z0-9+/=_\-]{{20,}}))"
+            )
+        },
+        Replace::EntropyValue,
+    ),
+];
+
+/// A rule that runs only where `gate` holds.
+const fn gated(
+    gate: fn(&[u8]) -> bool,
+    triggers: &'static [&'static str],
+    pattern: fn() -> String,
+    replace: Replace,
+) -> Builtin {
+    let mut rule = rule(triggers, pattern, replace);
+    rule.gate = Some(gate);
+    rule
+}
+
+/// Whether `text` may hold a match of the last rule (a value of 20 or more characters assigned
+/// to a key-like identifier): whether some `:` or `=` has, after it, spaces, maybe a quote and
+/// 20 value characters, and before it spaces, maybe a quote and a run of identifier characters
+/// holding `key`, `secret` or `token`. Spaces are read as any ASCII space or any byte of a
+/// non-ASCII character (every Unicode space `\s` matches is one), so whatever the rule matches
+/// passes; almost all of a transcript's `"uuid": "..."` members fail, which spares compiling
+/// the rule (its DFAs are too large to build ahead).
+fn key_assignment_gate(text: &[u8]) -> bool {
+    let is_space = |b: u8| b.is_ascii_whitespace() || b == 0x0b || b >= 0x80;
+    let is_quote = |b: u8| b == b'"' || b == b'\'';
+    let is_value = |b: u8| b.is_ascii_alphanumeric() || b"+/=_-".contains(&b);
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+    memchr::memchr2_iter(b':', b'=', text).any(|at| {
+        // After: spaces, `\"`, `"` or nothing, 20 value characters.
+        let mut i = at + 1;
+        while text.get(i).is_some_and(|&c| is_space(c)) {
+            i += 1;
+        }
+        if text.get(i) == Some(&b'\\') && text.get(i + 1).is_some_and(|&c| is_quote(c)) {
+            i += 2;
+        } else if text.get(i).is_some_and(|&c| is_quote(c)) {
+            i += 1;
+        }
+        if text.len() < i + 20 || !text[i..i + 20].iter().all(|&c| is_value(c)) {
+            return false;
+        }
+        // Before: spaces, a quote maybe escaped, identifier characters holding a key word.
+        let mut j = at;
+        while j > 0 && is_space(text[j - 1]) {
+            j -= 1;
+        }
+        if j > 0 && is_quote(text[j - 1]) {
+            j -= 1;
+            if j > 0 && text[j - 1] == b'\\' {
+                j -= 1;
+            }
+        }
+        let end = j;
+        while j > 0 && is_ident(text[j - 1]) {
+            j -= 1;
+        }
+        let ident = text[j..end].to_ascii_lowercase();
+        [&b"key"[..], b"secret", b"token"]
+            .iter()
+            .any(|w| ident.windows(w.len()).any(|x| x == *w))
+    })
+}
