@@ -17,9 +17,12 @@ use clap::Parser;
 use checkpoint::args::Cli;
 
 fn main() -> ExitCode {
-    common::cli::main_with(|| {
-        let cli = Cli::parse();
-        cli.global.start();
-        checkpoint::run(cli)
-    })
+    common::cli::main_with(
+        || {
+            let cli = Cli::parse();
+            cli.global.start();
+            checkpoint::run(cli)
+        },
+        Some(checkpoint::pager::finish),
+    )
 }

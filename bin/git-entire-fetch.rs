@@ -22,20 +22,23 @@ use entire_checkpoints::ops::fetch_many::{self, Report, Request};
 use fetch::args::Cli;
 
 fn main() -> ExitCode {
-    common::cli::main_with(|| {
-        let cli = Cli::parse();
-        cli.global.start();
-        let quiet = cli.global.quiet;
-        let repo = Repo::discover()?;
-        common::cli::warn_unparseable_settings(&repo, quiet);
-        let req = Request::from_words(&repo, &cli.args, cli.all, cli.for_range, cli.filter)?;
-        let report = fetch_many::run(&repo, &req, move |m| warn(quiet, m))?;
-        render(&report, cli.json, quiet)?;
-        match report.failure() {
-            Some(e) => Err(e.into()),
-            None => Ok(()),
-        }
-    })
+    common::cli::main_with(
+        || {
+            let cli = Cli::parse();
+            cli.global.start();
+            let quiet = cli.global.quiet;
+            let repo = Repo::discover()?;
+            common::cli::warn_unparseable_settings(&repo, quiet);
+            let req = Request::from_words(&repo, &cli.args, cli.all, cli.for_range, cli.filter)?;
+            let report = fetch_many::run(&repo, &req, move |m| warn(quiet, m))?;
+            render(&report, cli.json, quiet)?;
+            match report.failure() {
+                Some(e) => Err(e.into()),
+                None => Ok(()),
+            }
+        },
+        None,
+    )
 }
 
 /// Prints the outcomes: JSON, or one line per checkpoint and a warning about diverged ones.

@@ -26,16 +26,19 @@ use prepush::args::Cli;
 fn main() -> ExitCode {
     // The hook budget counts from here: it bounds all the time this hook adds to `git push`.
     let started = Instant::now();
-    common::cli::main_with(|| {
-        let cli = Cli::parse();
-        cli.global.start();
-        // git writes the refs it is pushing on stdin (`<local ref> <sha> <remote ref> <sha>`);
-        // read it all, so git never sees a broken pipe.
-        let mut input = String::new();
-        let _ = std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut input);
-        prepush(cli.remote.or(cli.url), &input, started, cli.global.quiet);
-        Ok(())
-    })
+    common::cli::main_with(
+        || {
+            let cli = Cli::parse();
+            cli.global.start();
+            // git writes the refs it is pushing on stdin (`<local ref> <sha> <remote ref> <sha>`);
+            // read it all, so git never sees a broken pipe.
+            let mut input = String::new();
+            let _ = std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut input);
+            prepush(cli.remote.or(cli.url), &input, started, cli.global.quiet);
+            Ok(())
+        },
+        None,
+    )
 }
 
 /// Whether git's pre-push input names a remote ref of ours (the v1 branch or a checkpoint ref).

@@ -41,6 +41,8 @@ mod fresh_clone;
 mod gc;
 #[path = "cli/hook_managers.rs"]
 mod hook_managers;
+#[path = "cli/human_output.rs"]
+mod human_output;
 #[path = "cli/list.rs"]
 mod list;
 #[path = "cli/log.rs"]

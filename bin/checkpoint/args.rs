@@ -15,6 +15,10 @@ use crate::common::args::GlobalArgs;
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
+    /// Never pipe output into a pager (by default `show`, `cat`, `list` and `log` page on a
+    /// terminal, as git does).
+    #[arg(long, global = true)]
+    pub no_pager: bool,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -41,6 +45,8 @@ pub enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        #[command(flatten)]
+        date: DateArgs,
         /// Show at most N checkpoints.
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
@@ -134,8 +140,31 @@ pub enum Command {
         #[arg(long)]
         json: bool,
         #[command(flatten)]
+        date: DateArgs,
+        #[command(flatten)]
         fetch: FetchArgs,
     },
+}
+
+/// How human output shows times (JSON keeps the stored RFC 3339 values).
+#[derive(Args)]
+pub struct DateArgs {
+    /// Time format, in the local time zone (`TZ`).
+    #[arg(long, value_enum, value_name = "FORMAT", default_value = "iso")]
+    pub date: DateFormat,
+}
+
+/// How a time is shown (`--date`); rendered by `dates.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DateFormat {
+    /// `2026-12-02 04:15:48 +0100`, as `git log --date=iso-local`.
+    Iso,
+    /// `2026-12-02T04:15:48+01:00`, as `git log --date=iso-strict-local`.
+    IsoStrict,
+    /// `3 hours ago`, as `git log --date=relative`.
+    Relative,
+    /// Seconds since the epoch, as `git log --date=unix`.
+    Unix,
 }
 
 /// How reads get a checkpoint that is missing locally.
@@ -318,6 +347,8 @@ pub struct ShowArgs {
     /// Print the transcript of the session (default: the latest) instead.
     #[arg(long)]
     pub transcript: bool,
+    #[command(flatten)]
+    pub date: DateArgs,
     #[command(flatten)]
     pub fetch: FetchArgs,
 }

@@ -9,6 +9,7 @@ use entire_checkpoints::remote::checkpoint_remote::{self, CheckpointRemote};
 use entire_checkpoints::remote::scale;
 use entire_checkpoints::topology::Topology;
 
+use super::args::DateFormat;
 use crate::common::error::Result;
 use crate::common::output::{print_json, write_stdout};
 
@@ -198,7 +199,10 @@ impl StatusDoc {
         out.push_str(&format!("hooks    {}\n", line.join(", ")));
         let refs = &self.checkpoint_refs;
         let remote = match (refs.remote, &refs.remote_counted_at) {
-            (Some(n), Some(at)) => format!("{n} on the remote as of {at}"),
+            (Some(n), Some(at)) => format!(
+                "{n} on the remote as of {}",
+                DateFormat::Iso.show(at, 0)
+            ),
             _ => "remote count not known yet (recorded by push, list --remote, entire-fetch --all and gc)".to_owned(),
         };
         out.push_str(&format!("refs     {} local, {remote}\n", refs.local));

@@ -3,10 +3,12 @@
 
 pub mod args;
 mod config;
+mod dates;
 mod demo;
 mod doctor;
 mod gc;
 mod hooks;
+pub mod pager;
 mod push;
 mod read;
 mod write;
@@ -35,6 +37,12 @@ pub fn run(cli: Cli) -> Result<()> {
     // doctor opens the repository and the topology itself: it reports what fails there.
     if let Command::Doctor { fix, json } = command {
         return doctor::run(fix, json, quiet);
+    }
+    if matches!(
+        command,
+        Command::Show(_) | Command::Cat { .. } | Command::List { .. } | Command::Log { .. }
+    ) {
+        pager::start(cli.no_pager);
     }
     let repo = Repo::discover()?;
     warn_unparseable_settings(&repo, quiet);
@@ -67,12 +75,18 @@ fn dispatch<'r>(
             enable_fetch(repo, topo, &fetch, quiet)?;
             read::cat(topo, &id, &path)
         }
-        Command::Log { id, json, fetch } => {
+        Command::Log {
+            id,
+            json,
+            date,
+            fetch,
+        } => {
             enable_fetch(repo, topo, &fetch, quiet)?;
-            read::log(topo, &id, json)
+            read::log(topo, &id, json, date.date)
         }
         Command::List {
             json,
+            date,
             limit,
             remote,
             hydrate,
@@ -84,6 +98,7 @@ fn dispatch<'r>(
                 limit,
                 remote,
                 hydrate,
+                date: date.date,
             },
         ),
         Command::Config { json } => config::config(repo, topo, json),

@@ -12,7 +12,8 @@ use entire_checkpoints::ops::{resolve, sync};
 use entire_checkpoints::store::{Checkpoint, CheckpointInfo, CommitInfo, StoreError};
 use entire_checkpoints::topology::Topology;
 
-use super::args::ShowArgs;
+use super::args::{DateFormat, ShowArgs};
+use super::dates;
 use crate::common::cli::warn;
 use crate::common::context::Context;
 use crate::common::error::{CliError, Result};
@@ -39,7 +40,11 @@ pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
             _ => print_json(&docs.iter().map(|(_, d)| d).collect::<Vec<_>>()),
         }
     } else {
-        let text: Vec<String> = docs.iter().map(|(cp, d)| d.human(cp)).collect();
+        let now = dates::now();
+        let text: Vec<String> = docs
+            .iter()
+            .map(|(cp, d)| d.human(cp, a.date.date, now))
+            .collect();
         write_stdout(text.join("\n").as_bytes())
     }
 }
@@ -123,7 +128,7 @@ impl ShowDoc {
     }
 
     /// `show`: a header for the checkpoint and a block per session.
-    fn human(&self, cp: &Checkpoint) -> String {
+    fn human(&self, cp: &Checkpoint, date: DateFormat, now: i64) -> String {
         let mut out = format!("Checkpoint {}\n", cp.id);
         let field = |out: &mut String, k: &str, v: &str| out.push_str(&format!("  {k:<9}{v}\n"));
         field(
@@ -138,7 +143,7 @@ impl ShowDoc {
         }
         let created = cp.created_at();
         if !created.is_empty() {
-            field(&mut out, "created", &short_time(&created));
+            field(&mut out, "created", &date.show(&created, now));
         }
         let summary = &cp.summary;
         if !summary.branch.is_empty() {
@@ -159,7 +164,7 @@ impl ShowDoc {
                 field(&mut out, "model", &s.model);
             }
             if !s.created_at.is_empty() {
-                field(&mut out, "created", &short_time(&s.created_at));
+                field(&mut out, "created", &date.show(&s.created_at, now));
             }
             field(&mut out, "files", &list_or_none(&s.files_touched));
             if let Some(t) = &s.token_usage {
@@ -181,12 +186,6 @@ fn list_or_none(items: &[String]) -> String {
     }
 }
 
-fn short_time(rfc3339: &str) -> String {
-    // 2026-10-01T19:12:01.19884Z -> 2026-10-01 19:12:01
-    let s = rfc3339.replacen('T', " ", 1);
-    s.split(['.', 'Z', '+']).next().unwrap_or("").to_owned()
-}
-
 /// `cat`: one file of a checkpoint, raw.
 pub fn cat(topo: &Topology<'_>, id: &str, path: &str) -> Result<()> {
     let cp = topo.get(&topo.resolve(id)?)?;
@@ -194,24 +193,25 @@ pub fn cat(topo: &Topology<'_>, id: &str, path: &str) -> Result<()> {
 }
 
 /// `log`: the history of a checkpoint.
-pub fn log(topo: &Topology<'_>, id: &str, json: bool) -> Result<()> {
+pub fn log(topo: &Topology<'_>, id: &str, json: bool, date: DateFormat) -> Result<()> {
     let history = topo.history(&topo.resolve(id)?)?;
     if json {
         print_json(&history)
     } else {
-        write_stdout(log_human(&history).as_bytes())
+        write_stdout(log_human(&history, date).as_bytes())
     }
 }
 
 /// `log`: one line per commit.
-fn log_human(history: &[CommitInfo]) -> String {
+fn log_human(history: &[CommitInfo], date: DateFormat) -> String {
+    let now = dates::now();
     history
         .iter()
         .map(|c| {
             format!(
                 "{} {} {} <{}> {}\n",
                 &c.commit[..c.commit.len().min(12)],
-                c.time,
+                date.show(&c.time, now),
                 c.author.name,
                 c.author.email,
                 c.subject
@@ -230,6 +230,8 @@ pub struct ListArgs {
     pub remote: Option<Option<Remote>>,
     /// `--hydrate`.
     pub hydrate: bool,
+    /// `--date`.
+    pub date: DateFormat,
 }
 
 /// `list`: every checkpoint, newest first; with `--remote` the remote's too. Fails after the
@@ -276,7 +278,7 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs) -> Result<()> 
         serde_json::to_writer_pretty(&mut out, &ListEntries(&all))?;
         out.write_all(b"\n")?;
     } else {
-        list_human(&all, &mut out)?;
+        list_human(&all, a.date, &mut out)?;
     }
     out.flush()?;
     drop(out);
@@ -332,7 +334,12 @@ impl Serialize for ListEntries<'_> {
 }
 
 /// `list`: one line per checkpoint, written to `out`.
-fn list_human(all: &[CheckpointInfo], out: &mut impl Write) -> std::io::Result<()> {
+fn list_human(
+    all: &[CheckpointInfo],
+    date: DateFormat,
+    out: &mut impl Write,
+) -> std::io::Result<()> {
+    let now = dates::now();
     for i in all {
         let sessions = match (i.session_count, &i.unreadable) {
             (_, Some(_)) => "unreadable".to_owned(),
@@ -350,9 +357,9 @@ fn list_human(all: &[CheckpointInfo], out: &mut impl Write) -> std::io::Result<(
         };
         writeln!(
             out,
-            "{:<26}  {:<24}  {:<10}  {:<11}  {}",
+            "{:<26}  {:<25}  {:<10}  {:<11}  {}",
             i.id.display_short(),
-            short_time(&i.created_at),
+            date.show(&i.created_at, now),
             i.store.name(),
             sessions,
             agent

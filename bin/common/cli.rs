@@ -15,19 +15,23 @@ impl GlobalArgs {
     }
 }
 
-/// Runs `run`, prints any error as `error: ...` on stderr, and exits with the code the error
-/// decides (cli.md: 1 failure, 2 usage, 3 not found, 128 not a repository).
-pub fn main_with(run: impl FnOnce() -> Result<()>) -> ExitCode {
-    stop_git_on_termination();
-    match run() {
+/// Runs `run`, prints any error as `error: ...` on stderr, calls `finish` if given (the last
+/// thing the process does, also when a signal ends it: waiting for a pager) and exits with the
+/// code the error decides (cli.md: 1 failure, 2 usage, 3 not found, 128 not a repository).
+pub fn main_with(run: impl FnOnce() -> Result<()>, finish: Option<fn()>) -> ExitCode {
+    let finish = finish.unwrap_or(|| ());
+    stop_git_on_termination(finish);
+    let code = match run() {
         Ok(()) => ExitCode::SUCCESS,
-        // A closed stdout (`| head`) is not an error worth a message.
+        // A closed stdout (`| head`, a pager quit early) is not an error worth a message.
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {}", error_chain(&err));
             ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(1))
         }
-    }
+    };
+    finish();
+    code
 }
 
 /// Makes Ctrl-C (SIGINT), SIGTERM and a closed terminal (SIGHUP) stop the git processes this
@@ -38,7 +42,7 @@ pub fn main_with(run: impl FnOnce() -> Result<()>) -> ExitCode {
 /// The signals are blocked in every thread (threads inherit the mask; std resets it in the
 /// children it spawns) and taken by one thread with `sigwait`, which may take locks, unlike a
 /// signal handler. Call it before any other thread exists.
-fn stop_git_on_termination() {
+fn stop_git_on_termination(finish: fn()) {
     // SAFETY: a zeroed sigset_t is a valid argument to sigemptyset, which initialises it; the
     // mask calls get valid pointers.
     let set = unsafe {
@@ -57,6 +61,7 @@ fn stop_git_on_termination() {
         // SAFETY: `set` is an initialised signal set and `sig` a valid out-pointer.
         if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
             entire_checkpoints::git::subprocess::kill_live_groups();
+            finish();
             std::process::exit(128 + sig);
         }
     });

@@ -205,6 +205,8 @@ impl TestEnv {
             self.root.path().as_os_str().to_owned(),
         );
         set(&mut vars, "LC_ALL", "C".into());
+        // Human output shows local times: one zone for every test (a test may set another).
+        set(&mut vars, "TZ", "UTC0".into());
         set(&mut vars, "LANG", "C".into());
         set(&mut vars, "GIT_TERMINAL_PROMPT", "0".into());
         set(&mut vars, "GIT_AUTHOR_NAME", AUTHOR_NAME.into());
