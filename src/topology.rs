@@ -77,9 +77,22 @@ pub enum TopologyError {
         /// The matching IDs.
         candidates: Vec<String>,
     },
-    /// Nothing matched.
-    #[error("no checkpoint matches {0:?}")]
-    NoMatch(String),
+    /// Nothing matched `name`; `why` says what was tried, when more than a prefix was.
+    #[error("no checkpoint matches {name:?}{}", .why.map(|w| format!(": {w}")).unwrap_or_default())]
+    NoMatch {
+        /// What was named.
+        name: String,
+        /// Why nothing matched.
+        why: Option<&'static str>,
+    },
+    /// A commit named where one checkpoint is needed links several.
+    #[error("{rev} links {} checkpoints ({}): name one of them", .ids.len(), .ids.join(", "))]
+    SeveralLinked {
+        /// The commit as named.
+        rev: String,
+        /// The checkpoints it links.
+        ids: Vec<String>,
+    },
     /// The name is neither a checkpoint ID nor a prefix of one.
     #[error(transparent)]
     InvalidId(#[from] crate::base::id::InvalidIdError),
@@ -548,11 +561,10 @@ impl<'r> Topology<'r> {
     }
 
     /// The checkpoint's history, from the store that serves it.
-    pub fn history(&self, id: &CheckpointId) -> Result<Vec<CommitInfo>, StoreError> {
-        let cp = self.get(id)?;
+    pub fn history(&self, cp: &Checkpoint) -> Result<Vec<CommitInfo>, StoreError> {
         self.reader(cp.store)
-            .history(id)?
-            .ok_or_else(|| StoreError::NotFound { id: id.clone() })
+            .history(&cp.id)?
+            .ok_or_else(|| StoreError::NotFound { id: cp.id.clone() })
     }
 
     /// The checkpoint's author, from the store that serves it.
@@ -701,7 +713,10 @@ impl<'r> Topology<'r> {
             }
         }
         match candidates.len() {
-            0 => Err(TopologyError::NoMatch(name.to_owned())),
+            0 => Err(TopologyError::NoMatch {
+                name: name.to_owned(),
+                why: None,
+            }),
             1 => Ok(candidates.remove(0)),
             _ => {
                 candidates.sort();
@@ -730,7 +745,7 @@ fn dedup_newest_first(all: Vec<CheckpointInfo>) -> Vec<CheckpointInfo> {
 
 impl crate::base::error::ExitStatus for TopologyError {
     fn exit_code(&self) -> i32 {
-        use crate::base::error::{FAILURE, NOT_FOUND};
+        use crate::base::error::{FAILURE, NOT_FOUND, USAGE};
         match self {
             TopologyError::Redaction(e)
             | TopologyError::Config(e)
@@ -738,9 +753,9 @@ impl crate::base::error::ExitStatus for TopologyError {
             TopologyError::UnknownBackend { .. }
             | TopologyError::NotGitBacked { .. }
             | TopologyError::DuplicateType { .. }
-            | TopologyError::Construct { .. }
-            | TopologyError::Ambiguous { .. } => FAILURE,
-            TopologyError::NoMatch(_) => NOT_FOUND,
+            | TopologyError::Construct { .. } => FAILURE,
+            TopologyError::Ambiguous { .. } | TopologyError::SeveralLinked { .. } => USAGE,
+            TopologyError::NoMatch { .. } => NOT_FOUND,
             TopologyError::InvalidId(e) => e.exit_code(),
             TopologyError::Store(e) => e.exit_code(),
         }

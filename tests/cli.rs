@@ -33,6 +33,8 @@ mod credentials;
 mod deadlines;
 #[path = "cli/doctor.rs"]
 mod doctor;
+#[path = "cli/exit_codes.rs"]
+mod exit_codes;
 #[path = "cli/fetch.rs"]
 mod fetch;
 #[path = "cli/fresh_clone.rs"]

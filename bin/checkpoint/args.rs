@@ -11,7 +11,14 @@ use crate::common::args::GlobalArgs;
 
 /// Store AI coding-session checkpoints inside this git repository.
 #[derive(Parser)]
-#[command(name = "git-entire-checkpoint", version, about, max_term_width = 100)]
+#[command(
+    name = "git-entire-checkpoint",
+    version,
+    about,
+    max_term_width = 100,
+    subcommand_required = true,
+    arg_required_else_help = true
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -20,7 +27,7 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub no_pager: bool,
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub command: Command,
 }
 
 #[derive(Subcommand)]

@@ -13,8 +13,6 @@ mod push;
 mod read;
 mod write;
 
-use clap::CommandFactory;
-
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::remote::checkpoint_remote;
 use entire_checkpoints::remote::fetch::Fetcher;
@@ -27,10 +25,7 @@ use args::{Cli, Command, FetchArgs};
 /// Runs the command of `cli`.
 pub fn run(cli: Cli) -> Result<()> {
     let quiet = cli.global.quiet;
-    let Some(command) = cli.command else {
-        Cli::command().print_help()?;
-        return Ok(());
-    };
+    let command = cli.command;
     if let Command::Demo { keep } = command {
         return demo::run(keep);
     }
@@ -73,7 +68,7 @@ fn dispatch<'r>(
         }
         Command::Cat { id, path, fetch } => {
             enable_fetch(repo, topo, &fetch, quiet)?;
-            read::cat(topo, &id, &path)
+            read::cat(repo, topo, &id, &path)
         }
         Command::Log {
             id,
@@ -82,7 +77,7 @@ fn dispatch<'r>(
             fetch,
         } => {
             enable_fetch(repo, topo, &fetch, quiet)?;
-            read::log(topo, &id, json, date.date)
+            read::log(repo, topo, &id, json, date.date)
         }
         Command::List {
             json,

@@ -186,15 +186,22 @@ fn list_or_none(items: &[String]) -> String {
     }
 }
 
-/// `cat`: one file of a checkpoint, raw.
-pub fn cat(topo: &Topology<'_>, id: &str, path: &str) -> Result<()> {
-    let cp = topo.get(&topo.resolve(id)?)?;
+/// `cat`: one file of the checkpoint `target` names (as for `show`), raw.
+pub fn cat(repo: &Repo, topo: &Topology<'_>, target: &str, path: &str) -> Result<()> {
+    let cp = resolve::checkpoint(repo, topo, target, |m| warn(false, m))?;
     write_stdout(&topo.read_file(&cp, path)?)
 }
 
-/// `log`: the history of a checkpoint.
-pub fn log(topo: &Topology<'_>, id: &str, json: bool, date: DateFormat) -> Result<()> {
-    let history = topo.history(&topo.resolve(id)?)?;
+/// `log`: the history of the checkpoint `target` names (as for `show`).
+pub fn log(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    target: &str,
+    json: bool,
+    date: DateFormat,
+) -> Result<()> {
+    let cp = resolve::checkpoint(repo, topo, target, |m| warn(false, m))?;
+    let history = topo.history(&cp)?;
     if json {
         print_json(&history)
     } else {

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
-use crate::base::error::{ExitStatus, FAILURE};
+use crate::base::error::{ExitStatus, FAILURE, NOT_FOUND, USAGE};
 use crate::base::id::{CheckpointId, IdKind, InvalidIdError};
 use crate::git::refname::CheckpointRef;
 use crate::git::repo::{Repo, RepoError};
@@ -68,27 +68,28 @@ pub enum FetchManyError {
     #[error(transparent)]
     Fetch(#[from] FetchError),
     /// Checkpoints named on the command line exist neither locally nor on the remote.
-    #[error("not found locally or on the remote: {}", .missing.join(", "))]
+    #[error("checkpoint {} not found, locally or on the remote", .missing.join(", "))]
     NotFound {
         /// Every checkpoint not found.
         missing: Vec<String>,
-        /// Not found, for the first one.
-        #[source]
-        source: StoreError,
     },
+    /// The first word is neither a configured remote (nor a URL or path) nor a checkpoint ID.
+    #[error("{0:?} is neither a remote (a configured name, a URL or a path) nor a checkpoint ID")]
+    NotRemoteNorId(String),
 }
 
 impl ExitStatus for FetchManyError {
     fn exit_code(&self) -> i32 {
         match self {
             FetchManyError::RefusedRemote { source, .. } => source.exit_code(),
-            FetchManyError::NoRemote | FetchManyError::NothingToFetch => FAILURE,
+            FetchManyError::NoRemote => FAILURE,
+            FetchManyError::NothingToFetch | FetchManyError::NotRemoteNorId(_) => USAGE,
             FetchManyError::CheckpointRemote(e) => e.exit_code(),
             FetchManyError::InvalidId(e) => e.exit_code(),
             FetchManyError::Range { source, .. } => source.exit_code(),
             FetchManyError::Store(e) => e.exit_code(),
             FetchManyError::Fetch(e) => e.exit_code(),
-            FetchManyError::NotFound { source, .. } => source.exit_code(),
+            FetchManyError::NotFound { .. } => NOT_FOUND,
         }
     }
 }
@@ -128,6 +129,9 @@ impl Request {
                 })?;
                 words = rest;
                 remote
+            }
+            Some((w, _)) if CheckpointId::parse(w).is_err() => {
+                return Err(FetchManyError::NotRemoteNorId(w.clone()));
             }
             _ => checkpoint_remote::resolve(repo, None)?
                 .map(|t| t.target)
@@ -264,14 +268,7 @@ impl Report {
             .filter(not_found)
             .map(|o| o.checkpoint_id.clone())
             .collect();
-        let id = match CheckpointId::parse(&missing[0]) {
-            Ok(id) => id,
-            Err(e) => return Some(e.into()),
-        };
-        Some(FetchManyError::NotFound {
-            missing,
-            source: StoreError::NotFound { id },
-        })
+        Some(FetchManyError::NotFound { missing })
     }
 }
 

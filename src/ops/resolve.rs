@@ -1,6 +1,5 @@
-//! What `show` names: a checkpoint ID or unique prefix, else a commit-ish whose
-//! `Entire-Checkpoint:` trailers (and the rewrite map) link it to checkpoints. (`cat` and `log`
-//! take an ID or prefix only: [`Topology::resolve`].)
+//! What `show`, `cat` and `log` name: a checkpoint ID or unique prefix, else a commit-ish whose
+//! `Entire-Checkpoint:` trailers (and the rewrite map) link it to checkpoints.
 
 use crate::base::id::CheckpointId;
 use crate::git::repo::Repo;
@@ -35,16 +34,35 @@ pub fn checkpoints(
             }
             .into())
         }
-        Err(TopologyError::NoMatch(_) | TopologyError::InvalidId(_)) => {
+        Err(TopologyError::NoMatch { .. } | TopologyError::InvalidId(_)) => {
             match commit_trailer_ids(repo, target, &notice)? {
                 Some(ids) => by_trailers(ids),
-                None => Err(TopologyError::NoMatch(format!(
-                    "{target} (neither a checkpoint ID nor a commit)"
-                ))),
+                None => Err(TopologyError::NoMatch {
+                    name: target.to_owned(),
+                    why: Some("neither a checkpoint ID nor a commit"),
+                }),
             }
         }
         Err(e) => Err(e),
     }
+}
+
+/// The one checkpoint `target` names, as [`checkpoints`]; a commit that links several is a
+/// usage error naming them ([`TopologyError::SeveralLinked`]).
+pub fn checkpoint(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    target: &str,
+    notice: impl Fn(&str),
+) -> Result<Checkpoint, TopologyError> {
+    let mut found = checkpoints(repo, topo, target, notice)?;
+    if found.len() == 1 {
+        return Ok(found.remove(0));
+    }
+    Err(TopologyError::SeveralLinked {
+        rev: target.to_owned(),
+        ids: found.iter().map(|cp| cp.id.to_string()).collect(),
+    })
 }
 
 /// The checkpoints the commit `rev` links; `None` when `rev` names no commit.
@@ -65,9 +83,10 @@ fn commit_trailer_ids(
         ));
     }
     if links.ids.is_empty() {
-        return Err(TopologyError::NoMatch(format!(
-            "{rev} (commit has no Entire-Checkpoint trailer)"
-        )));
+        return Err(TopologyError::NoMatch {
+            name: rev.to_owned(),
+            why: Some("the commit has no Entire-Checkpoint trailer"),
+        });
     }
     Ok(Some(links.ids))
 }
