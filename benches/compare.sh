@@ -103,6 +103,9 @@ if want list; then
     hf --warmup 1 --runs "$HEAVY" -n list "git-entire-checkpoint list --json" \
         -n for-each-ref "git for-each-ref refs/entire/checkpoints/"
     ratios "$BIG" "list|for-each-ref|<= 2"
+    # Peak memory of one run of each side (the target is 64 MiB for the whole list process).
+    peak() { /usr/bin/time -v "$@" 2>&1 >/dev/null | awk -F': ' '/Maximum resident/ {printf "%.1f MiB", $2 / 1024}'; }
+    echo "list peak RSS: $(peak git-entire-checkpoint list --json) (<= 64 MiB); for-each-ref: $(peak git for-each-ref refs/entire/checkpoints/)"
     [ "$(git-entire-checkpoint list --json | grep -c '"checkpoint_id"')" -ge "$BIG" ]
     hf --warmup 20 --runs 200 -n prepush-empty "git-entire-prepush origin $WORK/net-remote.git" -n noop true
     ratios "$BIG" "prepush-empty|noop|within 5 ms"

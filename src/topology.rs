@@ -13,10 +13,10 @@ use crate::git::repo::{Identity, Repo};
 use crate::git::url::Remote;
 use crate::model::redact::Redactor;
 use crate::store::branch::GitBranchStore;
-use crate::store::refs::{GitRefsStore, IndexDamage};
+use crate::store::refs::{self, GitRefsStore, IndexDamage};
 use crate::store::registry::{Backend, MirrorConfigError, Registry};
 use crate::store::{
-    Backfill, Checkpoint, CheckpointInfo, CheckpointReader, CheckpointWriter, CommitInfo,
+    Backfill, Checkpoint, CheckpointInfo, CheckpointReader, CheckpointWriter, CommitInfo, ListLine,
     SessionWrite, StoreError, StoreKind, WriteOutcome,
 };
 
@@ -136,13 +136,56 @@ impl Rollout {
     }
 }
 
-/// The result of `list`.
+/// The result of `list`: the local checkpoints, newest first, each line borrowed from where the
+/// stores hold it ([`Listing::lines`]).
 #[derive(Debug)]
 pub struct Listing {
-    /// The local checkpoints, newest first.
-    pub entries: Vec<CheckpointInfo>,
+    refs: refs::Listing,
+    branch: Vec<CheckpointInfo>,
+    /// The lines shown, newest first.
+    order: Vec<Pick>,
     /// Set when the summary index was damaged (ignored and rebuilt): for a warning.
     pub index_damage: Option<IndexDamage>,
+}
+
+/// A line of a [`Listing`]: its number in the git-refs listing or among the branch's entries.
+#[derive(Debug, Clone, Copy)]
+enum Pick {
+    Refs(u32),
+    Branch(u32),
+}
+
+impl Listing {
+    /// The lines, newest first.
+    pub fn lines(&self) -> impl Iterator<Item = ListLine<'_>> + '_ {
+        self.order.iter().map(|p| match *p {
+            Pick::Refs(i) => self.refs.line(i as usize),
+            Pick::Branch(i) => self.branch[i as usize].line(),
+        })
+    }
+
+    /// The lines, newest first, owned.
+    pub fn into_entries(self) -> Vec<CheckpointInfo> {
+        let mut branch: Vec<Option<CheckpointInfo>> = self.branch.into_iter().map(Some).collect();
+        self.order
+            .iter()
+            .filter_map(|p| match *p {
+                Pick::Refs(i) => Some(self.refs.info(i as usize)),
+                Pick::Branch(i) => branch[i as usize].take(),
+            })
+            .collect()
+    }
+
+    /// The ID and `created_at` of a line.
+    fn id_and_time(&self, p: Pick) -> (&str, &str) {
+        match p {
+            Pick::Refs(i) => self.refs.id_and_time(i as usize),
+            Pick::Branch(i) => {
+                let info = &self.branch[i as usize];
+                (info.id.as_str(), &info.created_at)
+            }
+        }
+    }
 }
 
 /// The result of `list --remote`.
@@ -582,22 +625,40 @@ impl<'r> Topology<'r> {
     /// The git-refs store is read through its summary index; a damaged index is reported on the
     /// listing (it was ignored and rebuilt), never an error.
     pub fn list(&self) -> Result<Listing, StoreError> {
-        let refs = self.refs.list_indexed()?;
-        let mut all: Vec<CheckpointInfo> = refs
-            .entries
+        let mut refs = self.refs.list_indexed()?;
+        let index_damage = refs.damage.take();
+        let branch: Vec<CheckpointInfo> = self
+            .branch
+            .list()?
             .into_iter()
-            .filter(|i| self.visible(&i.id, StoreKind::GitRefs))
+            .filter(|i| self.visible(&i.id, StoreKind::GitBranch))
             .collect();
-        all.extend(
-            self.branch
-                .list()?
-                .into_iter()
-                .filter(|i| self.visible(&i.id, StoreKind::GitBranch)),
-        );
-        Ok(Listing {
-            entries: dedup_newest_first(all),
-            index_damage: refs.damage,
-        })
+        let mut listing = Listing {
+            order: Vec::with_capacity(refs.len() + branch.len()),
+            refs,
+            branch,
+            index_damage,
+        };
+        // Visibility depends on the ID's kind only: decided once per kind, not per line.
+        let shown_kind = |kind| self.read_order(kind).contains(&StoreKind::GitRefs);
+        let (ulid, hex) = (shown_kind(IdKind::Ulid), shown_kind(IdKind::Hex));
+        for i in 0..listing.refs.len() {
+            // Every listed ID is valid: its kind is its length (as `CheckpointId::kind`).
+            let shown = if listing.refs.id_and_time(i).0.len() == id::HEX_LEN {
+                hex
+            } else {
+                ulid
+            };
+            if shown {
+                listing.order.push(Pick::Refs(i as u32));
+            }
+        }
+        listing
+            .order
+            .extend((0..listing.branch.len()).map(|i| Pick::Branch(i as u32)));
+        let order = std::mem::take(&mut listing.order);
+        listing.order = newest_first(&listing, order);
+        Ok(listing)
     }
 
     /// [`Topology::list`] plus the checkpoints only `remote` has: its checkpoint refs from one
@@ -609,10 +670,9 @@ impl<'r> Topology<'r> {
         repo: &'r Repo,
         remote: &Remote,
     ) -> Result<RemoteListing, StoreError> {
-        let Listing {
-            entries: mut local,
-            index_damage,
-        } = self.list()?;
+        let mut listing = self.list()?;
+        let index_damage = listing.index_damage.take();
+        let mut local = listing.into_entries();
         let fetcher = crate::remote::fetch::Fetcher::new(repo, remote.clone());
         let mut branch = GitBranchStore::mirror(repo);
         branch.set_remote(crate::remote::on_demand::remote_copy(
@@ -730,6 +790,29 @@ impl<'r> Topology<'r> {
 }
 
 /// Sorts by creation time, newest first, and keeps the first entry of each ID.
+/// The lines `order` of `listing` sorted as [`dedup_newest_first`] sorts entries, one per ID
+/// (the first, that is the newest, wins), sorting compact (time, line) keys.
+fn newest_first(listing: &Listing, order: Vec<Pick>) -> Vec<Pick> {
+    let mut keyed: Vec<_> = order
+        .into_iter()
+        .map(|p| {
+            (
+                crate::base::time::parse_rfc3339(listing.id_and_time(p).1).ok(),
+                p,
+            )
+        })
+        .collect();
+    let id = |p: Pick| listing.id_and_time(p).0;
+    keyed.sort_by(|(ta, a), (tb, b)| tb.cmp(ta).then_with(|| id(*b).cmp(id(*a))));
+    let mut order: Vec<Pick> = keyed.into_iter().map(|(_, p)| p).collect();
+    // The git-refs lines are one per ID already: only the branch's can repeat one.
+    if !listing.branch.is_empty() {
+        let mut seen = std::collections::HashSet::new();
+        order.retain(|p| seen.insert(id(*p)));
+    }
+    order
+}
+
 fn dedup_newest_first(all: Vec<CheckpointInfo>) -> Vec<CheckpointInfo> {
     // Each time is parsed once, not once per comparison (100,000 entries: 3.4 M parses).
     let mut keyed: Vec<_> = all

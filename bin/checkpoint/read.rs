@@ -6,11 +6,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use entire_checkpoints::base::error::error_chain;
+use entire_checkpoints::base::id;
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::ops::{resolve, sync};
-use entire_checkpoints::store::{Checkpoint, CheckpointInfo, CommitInfo, StoreError};
-use entire_checkpoints::topology::Topology;
+use entire_checkpoints::store::{Checkpoint, CheckpointInfo, CommitInfo, ListLine, StoreError};
+use entire_checkpoints::topology::{Listing, Topology};
 
 use super::args::{DateFormat, ShowArgs};
 use super::dates;
@@ -245,10 +246,11 @@ pub struct ListArgs {
 /// list when the remote cannot be listed or a checkpoint cannot be read.
 pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs) -> Result<()> {
     let mut failed = None;
-    let (mut all, index_damage) = match a.remote {
+    let (shown, index_damage) = match a.remote {
         None => {
-            let listing = topo.list()?;
-            (listing.entries, listing.index_damage)
+            let mut listing = topo.list()?;
+            let damage = listing.index_damage.take();
+            (Shown::Local(listing), damage)
         }
         Some(r) => {
             let r = match r {
@@ -270,36 +272,51 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs) -> Result<()> 
                 }
                 None => {}
             }
-            (entries, listing.index_damage)
+            (Shown::Remote(entries), listing.index_damage)
         }
     };
     if let Some(damage) = index_damage {
         warn(false, error_chain(&damage));
     }
-    if let Some(n) = a.limit {
-        all.truncate(n);
-    }
+    let limit = a.limit.unwrap_or(usize::MAX);
     // Written as it is rendered, through one buffer: no copy of the whole output in memory.
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if a.json {
-        serde_json::to_writer_pretty(&mut out, &ListEntries(&all))?;
+        serde_json::to_writer_pretty(&mut out, &ListEntries(&shown, limit))?;
         out.write_all(b"\n")?;
     } else {
-        list_human(&all, a.date, &mut out)?;
+        list_human(shown.lines().take(limit), a.date, &mut out)?;
     }
     out.flush()?;
     drop(out);
-    let unreadable: Vec<&String> = all.iter().filter_map(|i| i.unreadable.as_ref()).collect();
-    for reason in &unreadable {
+    let unreadable = shown.lines().take(limit).filter_map(|l| l.unreadable);
+    let mut count = 0;
+    for reason in unreadable {
         eprintln!("entire: unreadable checkpoint: {reason}");
+        count += 1;
     }
     if let Some(e) = failed {
         return Err(e);
     }
-    if !unreadable.is_empty() {
-        return Err(format!("{} checkpoint(s) could not be read", unreadable.len()).into());
+    if count > 0 {
+        return Err(format!("{count} checkpoint(s) could not be read").into());
     }
     Ok(())
+}
+
+/// What `list` shows: the local listing as the stores hold it, or, with `--remote`, owned entries.
+enum Shown {
+    Local(Listing),
+    Remote(Vec<CheckpointInfo>),
+}
+
+impl Shown {
+    fn lines(&self) -> Box<dyn Iterator<Item = ListLine<'_>> + '_> {
+        match self {
+            Shown::Local(listing) => Box::new(listing.lines()),
+            Shown::Remote(entries) => Box::new(entries.iter().map(CheckpointInfo::line)),
+        }
+    }
 }
 
 /// `list --json`: the stable shape of cli.md.
@@ -309,46 +326,47 @@ struct ListEntry<'a> {
     store: &'static str,
     created_at: &'a str,
     session_count: usize,
-    session_ids: &'a [String],
+    session_ids: Vec<&'a str>,
     agent: &'a str,
     remote_only: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a str>,
 }
 
-impl<'a> From<&'a CheckpointInfo> for ListEntry<'a> {
-    fn from(i: &'a CheckpointInfo) -> Self {
+impl<'a> From<ListLine<'a>> for ListEntry<'a> {
+    fn from(i: ListLine<'a>) -> Self {
         ListEntry {
-            checkpoint_id: i.id.as_str(),
+            checkpoint_id: i.id,
             store: i.store.name(),
-            created_at: &i.created_at,
+            created_at: i.created_at,
             session_count: i.session_count,
-            session_ids: &i.session_ids,
-            agent: &i.agent,
+            session_ids: i.session_ids,
+            agent: i.agent,
             remote_only: i.remote_only,
-            error: i.unreadable.as_deref(),
+            error: i.unreadable,
         }
     }
 }
 
-/// `list --json`: the array of [`ListEntry`], serialized one entry at a time.
-struct ListEntries<'a>(&'a [CheckpointInfo]);
+/// `list --json`: the first `.1` lines as an array of [`ListEntry`], serialized one entry at a
+/// time.
+struct ListEntries<'a>(&'a Shown, usize);
 
 impl Serialize for ListEntries<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_seq(self.0.iter().map(ListEntry::from))
+        s.collect_seq(self.0.lines().take(self.1).map(ListEntry::from))
     }
 }
 
 /// `list`: one line per checkpoint, written to `out`.
-fn list_human(
-    all: &[CheckpointInfo],
+fn list_human<'a>(
+    all: impl Iterator<Item = ListLine<'a>>,
     date: DateFormat,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
     let now = dates::now();
     for i in all {
-        let sessions = match (i.session_count, &i.unreadable) {
+        let sessions = match (i.session_count, i.unreadable) {
             (_, Some(_)) => "unreadable".to_owned(),
             (1, None) => "1 session".to_owned(),
             (n, None) => format!("{n} sessions"),
@@ -360,13 +378,13 @@ fn list_human(
         } else if i.agent.is_empty() {
             "-"
         } else {
-            &i.agent
+            i.agent
         };
         writeln!(
             out,
             "{:<26}  {:<25}  {:<10}  {:<11}  {}",
-            i.id.display_short(),
-            date.show(&i.created_at, now),
+            id::display_short(i.id),
+            date.show(i.created_at, now),
             i.store.name(),
             sessions,
             agent

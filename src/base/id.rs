@@ -78,6 +78,15 @@ pub fn kind_of(s: &str) -> Option<IdKind> {
     }
 }
 
+/// [`CheckpointId::display_short`] of a valid ID's text `s` (its kind is its length).
+pub fn display_short(s: &str) -> &str {
+    if s.len() == ULID_LEN {
+        s
+    } else {
+        &s[..SHORT_ID_LEN.min(s.len())]
+    }
+}
+
 /// The refs-namespace shard of any string: its last two characters (the whole string when it is
 /// shorter). Works on unvalidated input so that ref-name parsing can check future ID formats.
 pub fn shard_for(s: &str) -> &str {
@@ -171,10 +180,7 @@ impl CheckpointId {
     /// The form shown to people: ULIDs in full (their prefixes are timestamps shared by nearby
     /// checkpoints), anything else truncated to 12 characters.
     pub fn display_short(&self) -> &str {
-        match self.kind() {
-            IdKind::Ulid => &self.0,
-            IdKind::Hex => &self.0[..SHORT_ID_LEN.min(self.0.len())],
-        }
+        display_short(&self.0)
     }
 
     /// For a ULID, the Unix time in milliseconds it was minted at; `None` for hex.

@@ -1,4 +1,5 @@
-//! Resolving one ref of the files backend without loading every ref.
+//! Resolving one ref of the files backend without loading every ref, and enumerating the refs
+//! under one prefix as a sorted stream ([`for_each_under`]).
 //!
 //! libgit2 parses the whole `packed-refs` file on the first lookup of any ref, which with
 //! 100,000 packed checkpoint refs costs more than the rest of a `show`. git itself reads the
@@ -9,7 +10,7 @@
 //! "missing" for a ref that exists.
 
 use std::fs::File;
-use std::io::ErrorKind;
+use std::io::{BufRead, BufReader, ErrorKind, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
@@ -154,6 +155,11 @@ type Record = (Vec<u8>, Oid);
 /// none), by binary search; `None` when the file is not in a form this search may trust (no
 /// `sorted` trait, a malformed record).
 fn lower_bound(file: &File, key: &[u8]) -> Option<Option<Record>> {
+    Some(lower_bound_at(file, key)?.map(|at| at.record))
+}
+
+/// As [`lower_bound`], with where the record's line starts.
+fn lower_bound_at(file: &File, key: &[u8]) -> Option<Option<RecordAt>> {
     let packed = Packed {
         file,
         len: file.metadata().ok()?.len(),
@@ -176,7 +182,7 @@ fn lower_bound(file: &File, key: &[u8]) -> Option<Option<Record>> {
             Some(at) => hi = at.start,
         }
     }
-    Some(packed.record_from(lo, packed.len)?.map(|at| at.record))
+    packed.record_from(lo, packed.len)
 }
 
 /// Looks `name` up in a sorted `packed-refs`.
@@ -198,6 +204,113 @@ pub(crate) fn packed_has_prefix(common_dir: &Path, prefix: &str) -> Option<bool>
         Err(e) if e.kind() == ErrorKind::NotFound => Some(false),
         Err(_) => None,
     }
+}
+
+/// Calls `each` with every ref of the files backend under `common_dir` whose name starts with
+/// `prefix` (which ends in `/`), in byte order of name, as git lists them: a loose file overrides
+/// the `packed-refs` line of the same name, and peeled (`^`) lines are skipped. Reads the loose
+/// refs under the prefix, then streams `packed-refs` from the first line at or after the prefix
+/// (found by binary search): memory grows with the number of loose refs, not packed ones.
+///
+/// Returns `None`, possibly after some calls (whose refs the caller must then discard and ask
+/// libgit2 instead), whenever something is in a form this reader does not fully understand:
+/// another ref backend (a `reftable` directory), a `packed-refs` without the `sorted` trait or
+/// with a malformed or out-of-order line, a loose ref that is symbolic, malformed, unreadable,
+/// not a valid ref name or not a regular file. It never leaves out a ref that exists.
+pub(crate) fn for_each_under(
+    common_dir: &Path,
+    prefix: &str,
+    mut each: impl FnMut(&str, Oid),
+) -> Option<()> {
+    if common_dir.join("reftable").exists() {
+        return None;
+    }
+    // Loose refs first: a concurrent `pack-refs` moves refs from loose files into `packed-refs`,
+    // so a ref read in neither place is impossible in this order.
+    let mut loose = Vec::new();
+    loose_under(&common_dir.join(prefix), prefix, &mut loose)?;
+    loose.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    let mut loose = loose.into_iter().peekable();
+    let file = match File::open(common_dir.join("packed-refs")) {
+        Ok(f) => Some(f),
+        Err(e) if e.kind() == ErrorKind::NotFound => None,
+        Err(_) => return None,
+    };
+    if let Some(first) = file.as_ref().map(|f| lower_bound_at(f, prefix.as_bytes())) {
+        if let (Some(file), Some(first)) = (file.as_ref(), first?) {
+            let mut reader = BufReader::with_capacity(64 << 10, file);
+            reader.seek(SeekFrom::Start(first.start)).ok()?;
+            let (mut line, mut previous) = (Vec::new(), Vec::new());
+            loop {
+                line.clear();
+                if reader.read_until(b'\n', &mut line).ok()? == 0 {
+                    break;
+                }
+                let text = line.strip_suffix(b"\n").unwrap_or(&line);
+                if text.first() == Some(&b'^') {
+                    continue;
+                }
+                let oid = parse_oid(text.get(..HEX_LEN)?)?;
+                let name = text.get(HEX_LEN..)?.strip_prefix(b" ")?;
+                if !name.starts_with(prefix.as_bytes()) {
+                    break;
+                }
+                // The binary search already trusted the order; a file that breaks it is not
+                // what git wrote.
+                if name <= previous.as_slice() {
+                    return None;
+                }
+                previous.clear();
+                previous.extend_from_slice(name);
+                let name = std::str::from_utf8(name).ok()?;
+                let mut overridden = false;
+                while let Some((l, oid)) = loose.next_if(|(l, _)| l.as_str() <= name) {
+                    overridden |= l == name;
+                    each(&l, oid);
+                }
+                if !overridden {
+                    each(name, oid);
+                }
+            }
+        }
+    }
+    for (l, oid) in loose {
+        each(&l, oid);
+    }
+    Some(())
+}
+
+/// Collects the loose refs in `dir`, whose ref name is `name` (ending in `/`), recursively.
+fn loose_under(dir: &Path, name: &str, out: &mut Vec<(String, Oid)>) -> Option<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if is_absent(&e) => return Some(()),
+        Err(_) => return None,
+    };
+    for entry in entries {
+        let entry = entry.ok()?;
+        let file_name = entry.file_name().into_string().ok()?;
+        let full = format!("{name}{file_name}");
+        let kind = entry.file_type().ok()?;
+        if kind.is_dir() {
+            loose_under(&entry.path(), &format!("{full}/"), out)?;
+        } else if kind.is_file() {
+            // A writer's lock file, never a ref (no ref name ends in `.lock`).
+            if file_name.ends_with(".lock") {
+                continue;
+            }
+            if !git2::Reference::is_valid_name(&full) {
+                return None;
+            }
+            match parse_loose(&std::fs::read(entry.path()).ok()?) {
+                Lookup::Found(oid) => out.push((full, oid)),
+                _ => return None,
+            }
+        } else {
+            return None;
+        }
+    }
+    Some(())
 }
 
 /// Object ids for the tests of this module and of the `ref_update` module.
@@ -339,5 +452,99 @@ mod tests {
         // The last line has no newline.
         assert_eq!(lookup(d.path(), "refs/z"), Lookup::Found(oid(A)));
         assert_eq!(lookup(d.path(), "refs/y"), Lookup::Missing);
+    }
+
+    const P: &str = "refs/entire/checkpoints/";
+
+    fn scan(d: &Path) -> Option<Vec<(String, Oid)>> {
+        let mut out = Vec::new();
+        for_each_under(d, P, |n, o| out.push((n.to_owned(), o)))?;
+        Some(out)
+    }
+
+    fn loose(d: &Path, name: &str, text: &str) {
+        std::fs::create_dir_all(d.join(name).parent().unwrap()).unwrap();
+        std::fs::write(d.join(name), text).unwrap();
+    }
+
+    #[test]
+    fn enumerates_packed_refs_under_the_prefix_only_skipping_peeled_lines() {
+        let mut text = String::from("# pack-refs with: peeled fully-peeled sorted \n");
+        text.push_str(&format!("{A} refs/entire/a\n^{PEELED}\n"));
+        text.push_str(&format!("{A} refs/entire/checkpoints/00/x\n^{PEELED}\n"));
+        text.push_str(&format!("{B} refs/entire/checkpoints/01/y\n"));
+        text.push_str(&format!(
+            "{A} refs/entire/checkpointsz\n{A} refs/tags/v1\n^{PEELED}\n"
+        ));
+        let d = dir_with_packed(&text);
+        let got = scan(d.path()).unwrap();
+        assert_eq!(
+            got,
+            [(format!("{P}00/x"), oid(A)), (format!("{P}01/y"), oid(B))]
+        );
+        // Large enough that the start is found by binary search, not at the first line.
+        let d = dir_with_packed(&sorted_packed(3000));
+        assert_eq!(scan(d.path()).unwrap().len(), 3000);
+    }
+
+    #[test]
+    fn loose_refs_override_packed_ones_and_interleave_in_order() {
+        let d = dir_with_packed(&sorted_packed(5));
+        loose(d.path(), &format!("{P}02/000002"), &format!("{B}\n"));
+        loose(d.path(), &format!("{P}01/000009"), &format!("{B}\n"));
+        loose(d.path(), &format!("{P}zz/last"), B);
+        loose(d.path(), &format!("{P}03/000003.lock"), "junk");
+        let got = scan(d.path()).unwrap();
+        let names: Vec<&str> = got.iter().map(|(n, _)| &n[P.len()..]).collect();
+        assert_eq!(
+            names,
+            [
+                "00/000000",
+                "01/000001",
+                "01/000009",
+                "02/000002",
+                "03/000003",
+                "04/000004",
+                "zz/last"
+            ]
+        );
+        let tip = |leaf: &str| got.iter().find(|(n, _)| n.ends_with(leaf)).unwrap().1;
+        assert_eq!(tip("02/000002"), oid(B), "the loose file wins");
+        assert_eq!(tip("03/000003"), oid(A), "a lock file is not a ref");
+    }
+
+    #[test]
+    fn loose_refs_only_or_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        assert_eq!(scan(d.path()).unwrap(), []);
+        loose(d.path(), &format!("{P}ab/x"), &format!("{A}\n"));
+        assert_eq!(scan(d.path()).unwrap(), [(format!("{P}ab/x"), oid(A))]);
+    }
+
+    #[test]
+    fn undecidable_enumerations_are_left_to_libgit2() {
+        let sorted = sorted_packed(3);
+        let unsorted = format!("# pack-refs with: sorted \n{A} {P}b\n{A} {P}a\n");
+        let bad = format!("# pack-refs with: sorted \n{A} {P}a\nnot a line\n");
+        let unknown_traits = format!("# pack-refs with: peeled \n{A} {P}a\n");
+        for text in [unsorted, bad, unknown_traits] {
+            assert_eq!(scan(dir_with_packed(&text).path()), None, "{text}");
+        }
+        for (name, text) in [
+            (format!("{P}ab/sym"), "ref: refs/heads/main\n".to_owned()),
+            (format!("{P}ab/bad"), "not an id\n".to_owned()),
+            (format!("{P}ab/bad..name"), format!("{A}\n")),
+        ] {
+            let d = dir_with_packed(&sorted);
+            loose(d.path(), &name, &text);
+            assert_eq!(scan(d.path()), None, "{name}");
+        }
+        let d = dir_with_packed(&sorted);
+        std::fs::create_dir(d.path().join("reftable")).unwrap();
+        assert_eq!(scan(d.path()), None, "another ref backend");
+        let d = dir_with_packed(&sorted);
+        std::fs::create_dir_all(d.path().join(P)).unwrap();
+        std::os::unix::fs::symlink("/nonexistent", d.path().join(format!("{P}ab"))).unwrap();
+        assert_eq!(scan(d.path()), None, "a symbolic link");
     }
 }

@@ -538,6 +538,45 @@ impl CheckpointInfo {
     }
 }
 
+impl CheckpointInfo {
+    /// This entry as a borrowed [`ListLine`].
+    pub fn line(&self) -> ListLine<'_> {
+        ListLine {
+            id: self.id.as_str(),
+            store: self.store,
+            created_at: &self.created_at,
+            session_count: self.session_count,
+            session_ids: self.session_ids.iter().map(String::as_str).collect(),
+            agent: &self.agent,
+            remote_only: self.remote_only,
+            unreadable: self.unreadable.as_deref(),
+        }
+    }
+}
+
+/// A `list` entry borrowed from where it is held (a [`CheckpointInfo`], or a summary-index
+/// record), so that a listing is rendered without a copy of every line: the fields of
+/// [`CheckpointInfo`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListLine<'a> {
+    /// As [`CheckpointInfo::id`].
+    pub id: &'a str,
+    /// As [`CheckpointInfo::store`].
+    pub store: StoreKind,
+    /// As [`CheckpointInfo::created_at`].
+    pub created_at: &'a str,
+    /// As [`CheckpointInfo::session_count`].
+    pub session_count: usize,
+    /// As [`CheckpointInfo::session_ids`].
+    pub session_ids: Vec<&'a str>,
+    /// As [`CheckpointInfo::agent`].
+    pub agent: &'a str,
+    /// As [`CheckpointInfo::remote_only`].
+    pub remote_only: bool,
+    /// As [`CheckpointInfo::unreadable`].
+    pub unreadable: Option<&'a str>,
+}
+
 /// One commit of a checkpoint's history.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CommitInfo {

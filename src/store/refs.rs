@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 use git2::Oid;
 
-use crate::base::id::CheckpointId;
+use crate::base::id::{CheckpointId, ULID_LEN};
+use crate::git::ref_lookup;
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::repo::{Identity, Repo};
 use crate::store::on_demand::{OnDemand, PartialObjects};
@@ -15,7 +16,8 @@ use crate::store::publish::{self, Located};
 use crate::store::queue::PushQueue;
 use crate::store::{
     backfill_via, git_err, write_via, Backfill, Checkpoint, CheckpointInfo, CheckpointReader,
-    CheckpointWriter, CommitInfo, Layout, SessionWrite, StoreError, StoreKind, WriteOutcome,
+    CheckpointWriter, CommitInfo, Layout, ListLine, SessionWrite, StoreError, StoreKind,
+    WriteOutcome,
 };
 use crate::store::{summary, tree};
 
@@ -175,12 +177,15 @@ impl<'r> GitRefsStore<'r> {
 
     /// Every checkpoint of this store, in ID order, as [`CheckpointReader::list`] says, read
     /// through the summary index (`store::summary`): a checkpoint whose ref is at the tip its
-    /// record was made from is not read at all. The index is rewritten when anything in it was
-    /// missing, stale or damaged; a failed rewrite only costs speed (logged).
+    /// record was made from is not read at all. The refs and the index are merged in one pass in
+    /// ID order, building the index anew as it goes (a record copied, or made from the
+    /// checkpoint read); the lines stay records of that new index, so no line is decoded before
+    /// it is rendered. The file is rewritten when anything in it was missing, stale or damaged;
+    /// a failed rewrite only costs speed (logged).
     pub fn list_indexed(&self) -> Result<Listing, StoreError> {
-        let refs = self.refs()?;
+        let refs = self.checkpoint_refs()?;
         let path = summary::path(self.repo.common_dir());
-        let (index, damage) = match summary::Index::load(&path) {
+        let (old, damage) = match summary::Index::load(&path) {
             Ok(index) => (index, None),
             Err(damage) => (
                 None,
@@ -190,52 +195,69 @@ impl<'r> GitRefsStore<'r> {
                 }),
             ),
         };
-        let mut hits = 0;
-        let mut out: Vec<CheckpointInfo> = Vec::with_capacity(refs.len());
-        let mut lines = index.as_ref().map(summary::Index::lines);
-        for (id, (name, tip)) in &refs {
-            match lines.as_mut().and_then(|l| l.get(name, *tip, id)) {
-                Some(info) => {
+        let mut built = summary::Builder::new(refs.len());
+        let mut lines = Vec::with_capacity(refs.len());
+        let (mut hits, mut recorded) = (0, 0);
+        let mut old_lines = old.as_ref().map(summary::Index::lines);
+        for r in &refs {
+            let found = old_lines
+                .as_mut()
+                .and_then(|l| l.find(r.shard(), r.id(), r.tip));
+            let line = match (old.as_ref(), found) {
+                (Some(old), Some(no)) => {
                     hits += 1;
-                    out.push(info);
+                    match built.copy(old, no) {
+                        Some(new) => Line::Indexed(new),
+                        None => Line::Read(Box::new(old.record(no).info(r.checkpoint_id()))),
+                    }
                 }
-                None => out.push(listed(&self.repo.git, id, name, *tip)),
-            }
+                _ => {
+                    let (id, name) = (r.checkpoint_id(), r.name());
+                    let info = listed(&self.repo.git, &id, &name, r.tip);
+                    match built.push(&name[CHECKPOINT_REF_PREFIX.len()..], r.tip, &info) {
+                        Some(new) => Line::Indexed(new),
+                        None => Line::Read(Box::new(info)),
+                    }
+                }
+            };
+            recorded += usize::from(matches!(line, Line::Indexed(_)));
+            lines.push(line);
         }
-        let readable = out.iter().filter(|i| i.unreadable.is_none()).count();
-        let records = index.as_ref().map_or(0, summary::Index::record_count);
-        // Freed before the new index is encoded: the two are never in memory together.
-        drop(index);
-        // Rewritten when a readable line was computed, a record is stale or gone, or the file
-        // was damaged; an index that already says exactly this is left alone.
-        if damage.is_some() || hits != readable || records != hits {
-            let entries = refs
-                .values()
-                .zip(&out)
-                .map(|((name, tip), info)| (name.as_str(), *tip, info));
-            if let Err(e) = summary::store(&path, &summary::encode(entries)) {
+        let records = old.as_ref().map_or(0, summary::Index::record_count);
+        // Freed before the file is written: the old and new index bytes are in memory together
+        // only during the pass.
+        drop(old);
+        drop(refs);
+        let mut index = built.finish();
+        // Rewritten when a line was recorded that was not there, a record is stale or gone, or
+        // the file was damaged; an index that already says exactly this is left alone.
+        if damage.is_some() || hits != recorded || records != hits {
+            if let Err(e) = index.store(&path) {
                 log::warn!("could not write the summary index {}: {e}", path.display());
             }
         }
+        let mut listing = Listing {
+            index,
+            lines,
+            damage,
+        };
         if let Some(cache) = self.cache() {
             let mut seen = std::collections::BTreeSet::new();
             for (r, tip) in cache.refs() {
                 let id = r.id();
-                if refs.contains_key(id) || !seen.insert(id.clone()) {
+                if listing.contains(id) || !seen.insert(id.clone()) {
                     continue;
                 }
                 let git = cache.repository();
                 let name = r.name().to_owned();
                 if let Ok(Some(cp)) = self.read_found(git, Some(cache), id, name, tip) {
-                    out.push(info_of(&cp));
+                    listing.lines.push(Line::Read(Box::new(info_of(&cp))));
                 }
             }
-            out.sort_by(|a, b| a.id.cmp(&b.id));
+            let Listing { index, lines, .. } = &mut listing;
+            lines.sort_by(|a, b| a.id(index).cmp(b.id(index)));
         }
-        Ok(Listing {
-            entries: out,
-            damage,
-        })
+        Ok(listing)
     }
 
     /// The refs whose summary-index record in `index` is for their current tip but says
@@ -257,29 +279,43 @@ impl<'r> GitRefsStore<'r> {
     /// All parseable checkpoint refs with their tips, one per ID: when both spellings exist
     /// (a fork made before case-fold handling), the canonical one wins so list and read agree.
     pub(crate) fn refs(&self) -> Result<BTreeMap<CheckpointId, (String, Oid)>, StoreError> {
-        let mut out: BTreeMap<CheckpointId, (String, Oid)> = BTreeMap::new();
-        let iter = self
-            .repo
-            .git
-            .references_glob(&format!("{CHECKPOINT_REF_PREFIX}*"))
-            .map_err(git_err("list checkpoint refs"))?;
-        for r in iter {
-            let r = r.map_err(git_err("list checkpoint refs"))?;
-            let (Some(name), Some(target)) = (r.name().ok(), r.target()) else {
-                continue;
-            };
-            let Ok(parsed) = CheckpointRef::parse(name) else {
-                continue;
-            };
-            let canonical = parsed.is_canonical();
-            let id = parsed.id().clone();
-            match out.get(&id) {
-                Some(_) if !canonical => {}
-                _ => {
-                    out.insert(id, (name.to_owned(), target));
+        Ok(self
+            .checkpoint_refs()?
+            .into_iter()
+            .map(|r| (r.checkpoint_id(), (r.name(), r.tip)))
+            .collect())
+    }
+
+    /// [`GitRefsStore::refs`] in ID order, compactly: the refs are read from the files backend
+    /// directly (one sorted stream of loose and packed refs), and through libgit2 only when
+    /// that cannot be done (`ref_lookup::for_each_under`).
+    fn checkpoint_refs(&self) -> Result<Vec<RefEntry>, StoreError> {
+        let mut out = Vec::new();
+        let mut add = |name: &str, tip: Oid| out.extend(RefEntry::parse(name, tip));
+        if ref_lookup::for_each_under(self.repo.common_dir(), CHECKPOINT_REF_PREFIX, &mut add)
+            .is_none()
+        {
+            out.clear();
+            let iter = self
+                .repo
+                .git
+                .references_glob(&format!("{CHECKPOINT_REF_PREFIX}*"))
+                .map_err(git_err("list checkpoint refs"))?;
+            for r in iter {
+                let r = r.map_err(git_err("list checkpoint refs"))?;
+                if let (Some(name), Some(tip)) = (r.name().ok(), r.target()) {
+                    out.extend(RefEntry::parse(name, tip));
                 }
             }
         }
+        // Ref order is shard order; lines and the index are in ID order. The canonical
+        // spelling sorts first within an ID, and `dedup_by` keeps the first.
+        out.sort_unstable_by(|a, b| {
+            a.id()
+                .cmp(b.id())
+                .then_with(|| b.canonical.cmp(&a.canonical))
+        });
+        out.dedup_by(|later, first| later.id() == first.id());
         Ok(out)
     }
 }
@@ -447,7 +483,7 @@ impl CheckpointReader for GitRefsStore<'_> {
         if let Some(damage) = &listing.damage {
             log::warn!("{}", damage);
         }
-        Ok(listing.entries)
+        Ok((0..listing.len()).map(|i| listing.info(i)).collect())
     }
 
     fn ids(&self) -> Result<Vec<CheckpointId>, StoreError> {
@@ -525,13 +561,128 @@ pub(crate) fn listed(
     }
 }
 
-/// A listing of the git-refs store ([`GitRefsStore::list_indexed`]).
+/// One checkpoint ref, compactly (no allocation): `list` holds one per checkpoint.
+struct RefEntry {
+    /// The checkpoint ID's bytes, `id_len` of them.
+    id: [u8; ULID_LEN],
+    id_len: u8,
+    /// The shard in the spelling the ref has.
+    shard: [u8; 2],
+    canonical: bool,
+    tip: Oid,
+}
+
+impl RefEntry {
+    /// The entry of the ref `name` at `tip`, if it is a checkpoint ref.
+    fn parse(name: &str, tip: Oid) -> Option<RefEntry> {
+        let parsed = CheckpointRef::parse(name).ok()?;
+        let id = parsed.id().as_str();
+        let shard = name[CHECKPOINT_REF_PREFIX.len()..].split_once('/')?.0;
+        let mut entry = RefEntry {
+            id: [0; ULID_LEN],
+            id_len: u8::try_from(id.len()).ok()?,
+            shard: shard.as_bytes().try_into().ok()?,
+            canonical: parsed.is_canonical(),
+            tip,
+        };
+        entry.id.get_mut(..id.len())?.copy_from_slice(id.as_bytes());
+        Some(entry)
+    }
+
+    fn id(&self) -> &str {
+        // Copied from a `&str` that was a valid checkpoint ID (ASCII).
+        std::str::from_utf8(&self.id[..usize::from(self.id_len)]).unwrap_or("")
+    }
+
+    fn shard(&self) -> &str {
+        std::str::from_utf8(&self.shard).unwrap_or("")
+    }
+
+    fn checkpoint_id(&self) -> CheckpointId {
+        CheckpointId::parse(self.id())
+            .unwrap_or_else(|_| unreachable!("parsed from a checkpoint ref"))
+    }
+
+    fn name(&self) -> String {
+        format!("{CHECKPOINT_REF_PREFIX}{}/{}", self.shard(), self.id())
+    }
+}
+
+/// Where a listed line is held.
+#[derive(Debug)]
+enum Line {
+    /// A record of the listing's index.
+    Indexed(summary::RecordNo),
+    /// Not recorded (unreadable, from the partial cache, or not fitting the index).
+    Read(Box<CheckpointInfo>),
+}
+
+impl Line {
+    fn id<'a>(&'a self, index: &'a summary::Index) -> &'a str {
+        match self {
+            Line::Indexed(no) => index.id_and_time(*no).0,
+            Line::Read(info) => info.id.as_str(),
+        }
+    }
+}
+
+/// A listing of the git-refs store ([`GitRefsStore::list_indexed`]): every checkpoint, in ID
+/// order, each line held as a record of the summary index where it can be.
 #[derive(Debug)]
 pub struct Listing {
-    /// Every checkpoint, in ID order.
-    pub entries: Vec<CheckpointInfo>,
+    /// The index as the listing left it: the records the lines name.
+    index: summary::Index,
+    lines: Vec<Line>,
     /// Set when the summary index was damaged (it was ignored and rewritten): for a warning.
     pub damage: Option<IndexDamage>,
+}
+
+impl Listing {
+    /// How many checkpoints were listed.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// Whether no checkpoint was listed.
+    pub fn is_empty(&self) -> bool {
+        self.lines.is_empty()
+    }
+
+    /// The ID and `created_at` of line `i` (below [`Listing::len`]), without decoding the rest.
+    pub fn id_and_time(&self, i: usize) -> (&str, &str) {
+        match &self.lines[i] {
+            Line::Indexed(no) => self.index.id_and_time(*no),
+            Line::Read(info) => (info.id.as_str(), &info.created_at),
+        }
+    }
+
+    /// Line `i` (below [`Listing::len`]).
+    pub fn line(&self, i: usize) -> ListLine<'_> {
+        match &self.lines[i] {
+            Line::Indexed(no) => self.index.record(*no).line(),
+            Line::Read(info) => info.line(),
+        }
+    }
+
+    /// Line `i` (below [`Listing::len`]), owned.
+    pub fn info(&self, i: usize) -> CheckpointInfo {
+        match &self.lines[i] {
+            Line::Indexed(no) => {
+                let record = self.index.record(*no);
+                let id = CheckpointId::parse(record.id())
+                    .unwrap_or_else(|_| unreachable!("validated by the index"));
+                record.info(id)
+            }
+            Line::Read(info) => (**info).clone(),
+        }
+    }
+
+    /// Whether checkpoint `id` is listed (a binary search: the lines are in ID order).
+    fn contains(&self, id: &CheckpointId) -> bool {
+        self.lines
+            .binary_search_by(|l| l.id(&self.index).cmp(id.as_str()))
+            .is_ok()
+    }
 }
 
 /// A summary index that was ignored because it cannot be trusted.

@@ -80,12 +80,18 @@ pub enum Damage {
     },
 }
 
-/// A loaded, fully validated index: its bytes and where each record starts.
+/// A validated index (loaded, or built by a [`Builder`]): its bytes and where each record starts.
 #[derive(Debug)]
 pub struct Index {
     bytes: Vec<u8>,
     records: Vec<u32>,
+    /// Whether `bytes` ends with its checksum (a built index gets it only when stored).
+    sealed: bool,
 }
+
+/// The number of a record in its [`Index`], as [`Lines::find`] returns it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordNo(u32);
 
 /// One record as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,7 +175,11 @@ impl Index {
         if at != body.len() {
             return Err(Damage::Malformed("bytes after the last record"));
         }
-        Ok(Index { bytes, records })
+        Ok(Index {
+            bytes,
+            records,
+            sealed: true,
+        })
     }
 
     /// How many records the index holds.
@@ -190,13 +200,155 @@ impl Index {
         }
     }
 
+    /// The record numbered `no` (from [`Lines::find`] on this index).
+    pub fn record(&self, no: RecordNo) -> Record<'_> {
+        self.record_at(self.records[no.0 as usize])
+    }
+
+    /// The checkpoint ID and `created_at` of record `no`, without decoding the rest.
+    pub fn id_and_time(&self, no: RecordNo) -> (&str, &str) {
+        let at = self.records[no.0 as usize] as usize;
+        let leaf = leaf_at(&self.bytes, at);
+        let mut cur = Cursor {
+            body: &self.bytes,
+            at: at + OID_LEN + 2 + leaf.len(),
+        };
+        (id_of(leaf), cur.string().unwrap_or(""))
+    }
+
+    /// The bytes of record `no`, as stored.
+    fn raw(&self, no: RecordNo) -> &[u8] {
+        let i = no.0 as usize;
+        let end = self
+            .records
+            .get(i + 1)
+            .map_or(self.body_len(), |&e| e as usize);
+        &self.bytes[self.records[i] as usize..end]
+    }
+
+    fn body_len(&self) -> usize {
+        self.bytes.len() - if self.sealed { TRAILER_LEN } else { 0 }
+    }
+
     fn record_at(&self, at: u32) -> Record<'_> {
-        // Every offset was decoded once by `parse`.
+        // Every offset was decoded once by `parse`, or encoded by a `Builder`.
         decode(&self.bytes, at as usize)
             .map(|(r, _)| r)
             .unwrap_or_else(|_| unreachable!("validated by Index::parse"))
     }
+
+    /// Replaces the index file at `path` with this index, atomically (its directory is created
+    /// when missing); a built index is sealed with its checksum first.
+    pub fn store(&mut self, path: &Path) -> std::io::Result<()> {
+        if !self.sealed {
+            let sum = Sha256::digest(&self.bytes);
+            self.bytes.extend_from_slice(&sum);
+            self.sealed = true;
+        }
+        store(path, &self.bytes)
+    }
 }
+
+impl<'a> Record<'a> {
+    /// This record as a list line.
+    pub fn line(self) -> crate::store::ListLine<'a> {
+        crate::store::ListLine {
+            id: id_of(self.leaf),
+            store: StoreKind::GitRefs,
+            created_at: self.created_at,
+            session_count: self.session_ids.len(),
+            session_ids: self.session_ids,
+            agent: self.agent,
+            remote_only: false,
+            unreadable: None,
+        }
+    }
+}
+
+impl Record<'_> {
+    /// The list line this record holds, for checkpoint `id` (the ID of its ref).
+    pub fn info(&self, id: CheckpointId) -> CheckpointInfo {
+        CheckpointInfo {
+            id,
+            store: StoreKind::GitRefs,
+            created_at: self.created_at.to_owned(),
+            session_count: self.session_ids.len(),
+            session_ids: self.session_ids.iter().map(|s| (*s).to_owned()).collect(),
+            agent: self.agent.to_owned(),
+            remote_only: false,
+            unreadable: None,
+        }
+    }
+
+    /// The checkpoint ID of the record's ref.
+    pub fn id(&self) -> &str {
+        id_of(self.leaf)
+    }
+}
+
+/// Builds an index record by record, in strictly ascending checkpoint ID order (the caller's
+/// order; [`Index::parse`] refuses anything else), without ever holding the lines themselves.
+pub struct Builder {
+    bytes: Vec<u8>,
+    records: Vec<u32>,
+}
+
+impl Builder {
+    /// An empty index with room for about `records` records.
+    pub fn new(records: usize) -> Self {
+        let mut bytes = Vec::with_capacity(HEADER_LEN + records * 104 + TRAILER_LEN);
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&[VERSION, OID_LEN as u8, 0, 0, 0, 0, 0, 0]);
+        Builder {
+            bytes,
+            records: Vec::with_capacity(records),
+        }
+    }
+
+    /// Appends a copy of record `no` of `from`; `None` (nothing appended) past [`MAX_BYTES`].
+    pub fn copy(&mut self, from: &Index, no: RecordNo) -> Option<RecordNo> {
+        let raw = from.raw(no);
+        (self.bytes.len() + raw.len() <= LIMIT).then(|| {
+            let start = self.bytes.len();
+            self.bytes.extend_from_slice(raw);
+            self.mark(start)
+        })
+    }
+
+    /// Appends the record of `info`, the line of the ref `<prefix><leaf>` at `tip`; `None`
+    /// (nothing appended) when the line is unreadable or remote-only, a string or the session
+    /// count does not fit the format, or the index would exceed [`MAX_BYTES`].
+    pub fn push(&mut self, leaf: &str, tip: Oid, info: &CheckpointInfo) -> Option<RecordNo> {
+        if info.unreadable.is_some() || info.remote_only {
+            return None;
+        }
+        let start = self.bytes.len();
+        if encode_record(&mut self.bytes, leaf, tip, info).is_none() || self.bytes.len() > LIMIT {
+            self.bytes.truncate(start);
+            return None;
+        }
+        Some(self.mark(start))
+    }
+
+    fn mark(&mut self, start: usize) -> RecordNo {
+        self.records.push(start as u32);
+        RecordNo(self.records.len() as u32 - 1)
+    }
+
+    /// The index built: its records are numbered as `copy` and `push` returned.
+    pub fn finish(mut self) -> Index {
+        let count = self.records.len() as u32;
+        self.bytes[8..12].copy_from_slice(&count.to_le_bytes());
+        Index {
+            bytes: self.bytes,
+            records: self.records,
+            sealed: false,
+        }
+    }
+}
+
+/// The largest body (everything before the checksum) of an index.
+const LIMIT: usize = MAX_BYTES as usize - TRAILER_LEN;
 
 /// Looks lines up for refs visited in ascending ID order, in one pass over the index (a merge
 /// of two sorted sequences: no search, no random access).
@@ -210,28 +362,30 @@ impl Lines<'_> {
     /// record for exactly that ref at exactly that tip. `id` must be greater than the IDs of
     /// the previous calls.
     pub fn get(&mut self, name: &str, tip: Oid, id: &CheckpointId) -> Option<CheckpointInfo> {
+        let (shard, _) = name.strip_prefix(CHECKPOINT_REF_PREFIX)?.split_once('/')?;
+        let no = self.find(shard, id.as_str(), tip)?;
+        Some(self.index.record(no).info(id.clone()))
+    }
+
+    /// The record of the ref `<prefix><shard>/<id>` at `tip`, if the index holds one for
+    /// exactly that ref at exactly that tip. `id` must be greater than the IDs of the previous
+    /// calls.
+    pub fn find(&mut self, shard: &str, id: &str, tip: Oid) -> Option<RecordNo> {
         let records = &self.index.records;
         while self.next < records.len()
-            && id_of(leaf_at(&self.index.bytes, records[self.next] as usize)) < id.as_str()
+            && id_of(leaf_at(&self.index.bytes, records[self.next] as usize)) < id
         {
             self.next += 1;
         }
-        let at = *records.get(self.next)?;
-        let leaf = name.strip_prefix(CHECKPOINT_REF_PREFIX)?;
-        if leaf_at(&self.index.bytes, at as usize) != leaf {
-            return None;
-        }
-        let record = self.index.record_at(at);
-        (record.tip == tip).then(|| CheckpointInfo {
-            id: id.clone(),
-            store: StoreKind::GitRefs,
-            created_at: record.created_at.to_owned(),
-            session_count: record.session_ids.len(),
-            session_ids: record.session_ids.iter().map(|s| (*s).to_owned()).collect(),
-            agent: record.agent.to_owned(),
-            remote_only: false,
-            unreadable: None,
-        })
+        let at = *records.get(self.next)? as usize;
+        // The leaf is `<shard>/<id>`, compared in place.
+        let leaf = leaf_at(&self.index.bytes, at).as_bytes();
+        let same = leaf.len() == shard.len() + 1 + id.len()
+            && leaf.starts_with(shard.as_bytes())
+            && leaf[shard.len()] == b'/'
+            && leaf.ends_with(id.as_bytes());
+        let no = RecordNo(self.next as u32);
+        (same && self.index.record(no).tip == tip).then_some(no)
     }
 }
 
@@ -323,41 +477,6 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Encodes an index of `entries` (ref name, tip, list line): readable lines only, one per
-/// checkpoint ID, sorted by ID here. A line whose strings do not fit the format is left out, and so are all lines
-/// past [`MAX_BYTES`]: those are read from their checkpoints instead.
-pub fn encode<'a>(
-    entries: impl IntoIterator<Item = (&'a str, Oid, &'a CheckpointInfo)>,
-) -> Vec<u8> {
-    let mut sorted: Vec<(&str, Oid, &CheckpointInfo)> = entries
-        .into_iter()
-        .filter(|(_, _, info)| info.unreadable.is_none() && !info.remote_only)
-        .filter_map(|(name, tip, info)| {
-            name.strip_prefix(CHECKPOINT_REF_PREFIX)
-                .map(|leaf| (leaf, tip, info))
-        })
-        .collect();
-    sorted.sort_unstable_by(|a, b| id_of(a.0).cmp(id_of(b.0)));
-    sorted.dedup_by(|a, b| id_of(a.0) == id_of(b.0));
-    let mut out = Vec::with_capacity(HEADER_LEN + sorted.len() * 128 + TRAILER_LEN);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&[VERSION, OID_LEN as u8, 0, 0, 0, 0, 0, 0]);
-    let mut count: u32 = 0;
-    let limit = (MAX_BYTES as usize) - TRAILER_LEN;
-    for (leaf, tip, info) in sorted {
-        let start = out.len();
-        if encode_record(&mut out, leaf, tip, info).is_none() || out.len() > limit {
-            out.truncate(start);
-            continue;
-        }
-        count += 1;
-    }
-    out[8..12].copy_from_slice(&count.to_le_bytes());
-    let sum = Sha256::digest(&out);
-    out.extend_from_slice(&sum);
-    out
-}
-
 /// Appends one record; `None` when a string or the session count does not fit in 16 bits.
 fn encode_record(out: &mut Vec<u8>, leaf: &str, tip: Oid, info: &CheckpointInfo) -> Option<()> {
     let string = |out: &mut Vec<u8>, s: &str| -> Option<()> {
@@ -376,9 +495,8 @@ fn encode_record(out: &mut Vec<u8>, leaf: &str, tip: Oid, info: &CheckpointInfo)
     Some(())
 }
 
-/// Replaces the index at `path` with `bytes` (from [`encode`]), atomically; its directory is
-/// created when missing.
-pub fn store(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Replaces the index at `path` with `bytes`, atomically; its directory is created when missing.
+fn store(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -388,6 +506,29 @@ pub fn store(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Encodes an index of `entries` (ref name, tip, list line), sorted by ID here, one per ID.
+    fn encode<'a>(
+        entries: impl IntoIterator<Item = (&'a str, Oid, &'a CheckpointInfo)>,
+    ) -> Vec<u8> {
+        let mut sorted: Vec<(&str, Oid, &CheckpointInfo)> = entries
+            .into_iter()
+            .filter_map(|(name, tip, info)| {
+                name.strip_prefix(CHECKPOINT_REF_PREFIX)
+                    .map(|leaf| (leaf, tip, info))
+            })
+            .collect();
+        sorted.sort_by(|a, b| id_of(a.0).cmp(id_of(b.0)));
+        sorted.dedup_by(|a, b| id_of(a.0) == id_of(b.0));
+        let mut builder = Builder::new(sorted.len());
+        for (leaf, tip, info) in sorted {
+            builder.push(leaf, tip, info);
+        }
+        let mut index = builder.finish();
+        let sum = Sha256::digest(&index.bytes);
+        index.bytes.extend_from_slice(&sum);
+        index.bytes
+    }
 
     fn line(id: &str, agent: &str, sessions: &[&str]) -> CheckpointInfo {
         CheckpointInfo {

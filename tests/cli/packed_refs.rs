@@ -111,9 +111,9 @@ fn sorted_packed_refs_are_searched_and_updated() {
     );
 }
 
-#[test]
-fn packed_refs_without_the_sorted_trait_still_work() {
-    let env = packed_repo();
+/// Rewrites `packed-refs` with its records in reverse order (each with its peeled line) under a
+/// header without `sorted`: only the full ref database can read it.
+fn unsort_packed_refs(env: &TestEnv) {
     let path = env.common_dir().join("packed-refs");
     let text = std::fs::read_to_string(&path).unwrap();
     // Records in reverse order (each with its peeled line) under a header without `sorted`.
@@ -130,8 +130,55 @@ fn packed_refs_without_the_sorted_trait_still_work() {
         format!("# pack-refs with: peeled \n{}\n", records.join("\n")),
     )
     .unwrap();
+}
+
+#[test]
+fn packed_refs_without_the_sorted_trait_still_work() {
+    let env = packed_repo();
+    unsort_packed_refs(&env);
     assert_eq!(env.git(&["for-each-ref", REFS_PREFIX]).lines().count(), 302);
     reads_and_writes(&env);
+}
+
+/// `list` enumerates the refs itself (loose files over sorted `packed-refs` lines) exactly as the
+/// full ref database does: a loose ref written over its packed line, a folded shard, peeled
+/// lines, and with `packed-refs` removed.
+#[test]
+fn list_enumerates_loose_and_packed_refs_as_git_does() {
+    let env = packed_repo();
+    // A second session makes the ref loose, over its stale packed line.
+    write_std(&env, Store::Refs, ULID_ID, "sess-2", TRANSCRIPT_2);
+    assert!(env.common_dir().join(checkpoint_ref(ULID_ID)).exists());
+    let list = || env.ok_json(Store::Refs, &["list", "--json"]);
+    let direct = list();
+    let entries = direct.as_array().unwrap();
+    assert_eq!(entries.len(), 302);
+    let entry = |id: &str| {
+        entries
+            .iter()
+            .find(|e| e["checkpoint_id"] == json!(id))
+            .cloned()
+    };
+    assert_eq!(
+        entry(ULID_ID).unwrap()["session_count"],
+        json!(2),
+        "the loose ref wins"
+    );
+    assert!(entry(FOLD_ULID).is_some());
+    unsort_packed_refs(&env);
+    assert_eq!(list(), direct, "through libgit2");
+    // Every ref loose, no packed-refs at all.
+    let refs = env.git(&["for-each-ref", "--format=%(objectname) %(refname)"]);
+    std::fs::remove_file(env.common_dir().join("packed-refs")).unwrap();
+    let stdin: String = refs
+        .lines()
+        .map(|l| {
+            let (oid, name) = l.split_once(' ').unwrap();
+            format!("update {name} {oid}\n")
+        })
+        .collect();
+    env.git_stdin(&["update-ref", "--stdin"], stdin.as_bytes());
+    assert_eq!(list(), direct, "loose only");
 }
 
 #[test]
