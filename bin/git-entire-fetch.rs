@@ -18,7 +18,7 @@ use clap::Parser;
 use common::cli::warn;
 use common::error::Result;
 use entire_checkpoints::git::repo::Repo;
-use entire_checkpoints::ops::fetch_many::{self, Report, Request};
+use entire_checkpoints::ops::fetch_many::{self, Report, Request, Status};
 use fetch::args::Cli;
 
 fn main() -> ExitCode {
@@ -31,7 +31,7 @@ fn main() -> ExitCode {
             common::cli::warn_unparseable_settings(&repo, quiet);
             let req = Request::from_words(&repo, &cli.args, cli.all, cli.for_range, cli.filter)?;
             let report = fetch_many::run(&repo, &req, move |m| warn(quiet, m))?;
-            render(&report, cli.json, quiet)?;
+            render(&report, cli.json, cli.all, quiet)?;
             match report.failure() {
                 Some(e) => Err(e.into()),
                 None => Ok(()),
@@ -41,13 +41,17 @@ fn main() -> ExitCode {
     )
 }
 
-/// Prints the outcomes: JSON, or one line per checkpoint and a warning about diverged ones.
-fn render(report: &Report, json: bool, quiet: bool) -> Result<()> {
+/// Prints the outcomes: JSON, or one line per checkpoint (with `--all`, only those that were
+/// not already present), a warning about diverged ones and a summary line.
+fn render(report: &Report, json: bool, all: bool, quiet: bool) -> Result<()> {
     if json {
         return common::output::print_json(&report.outcomes);
     }
     let mut text = String::new();
     for o in &report.outcomes {
+        if all && o.status == Status::Present {
+            continue;
+        }
         let note = if o.partial {
             " (without transcripts)"
         } else {
@@ -63,6 +67,9 @@ fn render(report: &Report, json: bool, quiet: bool) -> Result<()> {
             quiet,
             format!("{diverged} checkpoint(s) diverged from the remote and were left as they are; the next push merges them"),
         );
+    }
+    if !quiet {
+        eprintln!("entire: {}", report.summary());
     }
     Ok(())
 }

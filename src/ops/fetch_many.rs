@@ -5,7 +5,7 @@
 //! hex IDs the remote has no ref for are looked for on its v1 branch; a bulk fetch packs the
 //! refs it created. The result is one [`Outcome`] per checkpoint.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde::Serialize;
 
@@ -239,12 +239,30 @@ pub struct Report {
 }
 
 impl Report {
+    /// How many outcomes have `status`.
+    pub fn count(&self, status: Status) -> usize {
+        self.outcomes.iter().filter(|o| o.status == status).count()
+    }
+
     /// How many checkpoints diverged from the remote's.
     pub fn diverged(&self) -> usize {
-        self.outcomes
-            .iter()
-            .filter(|o| o.status == Status::Diverged)
-            .count()
+        self.count(Status::Diverged)
+    }
+
+    /// One line for people: `fetched N, already present M`, then the other statuses that
+    /// occurred (`not found K`, `diverged D`, `failed F`).
+    pub fn summary(&self) -> String {
+        let mut parts = vec![
+            format!("fetched {}", self.count(Status::Fetched)),
+            format!("already present {}", self.count(Status::Present)),
+        ];
+        for status in [Status::NotFound, Status::Diverged, Status::Failed] {
+            let n = self.count(status);
+            if n > 0 {
+                parts.push(format!("{} {n}", status.name().replace('_', " ")));
+            }
+        }
+        parts.join(", ")
     }
 
     /// Why the command fails after its outcomes: the first transport failure, else the
@@ -376,7 +394,7 @@ pub fn run(
     let mut transport_error = None;
     fetch_named(&mode, &to_fetch, &mut outcomes, &mut transport_error);
     if req.all {
-        fetch_all(&mode, &store, &mut outcomes, &mut transport_error);
+        fetch_all(&mode, &store, &mut outcomes, &mut transport_error)?;
     }
     search_branch(&mode, req.all, &mut outcomes, &mut transport_error)?;
 
@@ -443,25 +461,39 @@ fn fetch_named(
     }
 }
 
-/// Fetches every checkpoint ref of the remote: the ones the repository holds whole (they are
-/// only ever updated whole), the others as the mode says.
+/// Fetches every checkpoint ref of the remote that the repository does not already hold at the
+/// remote's commit (those are `present`, not fetched): the ones the repository holds whole
+/// (they are only ever updated whole), the others as the mode says.
 fn fetch_all(
     mode: &Mode<'_>,
     store: &GitRefsStore<'_>,
     outcomes: &mut Vec<Outcome>,
     transport_error: &mut Option<FetchError>,
-) {
+) -> Result<(), StoreError> {
     let fetcher = &mode.fetcher;
-    let remote_refs = match fetcher.list_remote() {
+    let remote_refs = match fetcher.list_remote_tips() {
         Ok(r) => r,
         Err(e) => {
             transport_error.get_or_insert(e);
-            return;
+            return Ok(());
         }
     };
-    let (here, missing): (Vec<String>, Vec<String>) = remote_refs
+    let local: HashMap<String, String> = store
+        .refs()?
+        .into_values()
+        .map(|(name, tip)| (name, tip.to_string()))
+        .collect();
+    let (up_to_date, to_fetch): (Vec<_>, Vec<_>) = remote_refs
+        .into_iter()
+        .partition(|(r, tip)| local.get(r.name()) == Some(tip));
+    outcomes.extend(
+        up_to_date
+            .iter()
+            .map(|(r, _)| Outcome::new(r.id().to_string(), Status::Present)),
+    );
+    let (here, missing): (Vec<String>, Vec<String>) = to_fetch
         .iter()
-        .map(|r| r.name().to_owned())
+        .map(|(r, _)| r.name().to_owned())
         .partition(|n| {
             mode.partial.is_none()
                 || CheckpointRef::parse(n)
@@ -492,6 +524,7 @@ fn fetch_all(
             }
         }
     }
+    Ok(())
 }
 
 /// Hex IDs the remote has no ref for may be on its v1 branch: one fetch of the branch (always

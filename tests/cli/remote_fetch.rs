@@ -672,6 +672,46 @@ fn entire_fetch_json_reports_fetched_present_and_not_found() {
 }
 
 #[test]
+fn fetch_all_again_reports_present_fetches_nothing_and_sums_up() {
+    let w = world();
+    publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
+    publish(&w, ULID_ID, "sess-1", TRANSCRIPT);
+    let first = w.env.fetch_in(&w.clone, &["origin", "--all"]);
+    let stderr = assert_code(&first, 0, "first fetch --all");
+    assert!(stderr.contains("entire: fetched 2, already present 0"), "{stderr}");
+    assert_eq!(String::from_utf8_lossy(&first.stdout).lines().count(), 2);
+    let before = w.env.checkpoint_tips_in(&w.clone);
+    let trace = w.env.root().join("again-trace.txt");
+    let again = w
+        .env
+        .bin_cmd(&crate::env::fetch_bin())
+        .current_dir(&w.clone)
+        .env("GIT_TRACE", &trace)
+        .args(["origin", "--all"])
+        .output()
+        .unwrap();
+    let stderr = assert_code(&again, 0, "second fetch --all");
+    assert!(stderr.contains("entire: fetched 0, already present 2"), "{stderr}");
+    assert!(again.stdout.is_empty(), "nothing new to report on stdout");
+    let traced = std::fs::read_to_string(&trace).unwrap_or_default();
+    assert!(
+        !traced
+            .lines()
+            .any(|l| l.contains("git fetch") && l.contains("refs/entire/checkpoints/")),
+        "no checkpoint ref was fetched again:\n{traced}"
+    );
+    assert_eq!(w.env.checkpoint_tips_in(&w.clone), before);
+    let json = w.env.fetch_in(&w.clone, &["origin", "--all", "--json"]);
+    assert_eq!(
+        statuses(&json),
+        BTreeMap::from([
+            (HEX_ID.to_string(), "present".to_string()),
+            (ULID_ID.to_string(), "present".to_string()),
+        ])
+    );
+}
+
+#[test]
 fn fetch_all_leaves_foreign_refs_on_the_remote() {
     let w = world();
     let a = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
