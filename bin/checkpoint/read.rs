@@ -368,6 +368,8 @@ fn list_human<'a>(
     for i in all {
         let sessions = match (i.session_count, i.unreadable) {
             (_, Some(_)) => "unreadable".to_owned(),
+            // Known only by its ref on the remote: how many sessions it has is not known.
+            _ if i.remote_only => "? sessions".to_owned(),
             (1, None) => "1 session".to_owned(),
             (n, None) => format!("{n} sessions"),
         };

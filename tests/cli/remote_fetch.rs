@@ -921,6 +921,13 @@ fn list_remote_adds_remote_only_checkpoints() {
             ulid_second(ULID_ID)
         );
     }
+    let human = w.env.run_in(Store::Refs, &w.clone, &["list", "--remote"]);
+    let text = String::from_utf8_lossy(&human.stdout);
+    let line = text.lines().find(|l| l.starts_with(HEX_ID_2)).unwrap_or_default();
+    assert!(
+        line.contains("? sessions") && line.contains("(remote only)"),
+        "a remote-only checkpoint's session count is unknown, not 0: {text}"
+    );
 }
 
 #[test]
