@@ -93,6 +93,9 @@ struct ShowDoc {
     /// The slots of the shown sessions.
     #[serde(skip)]
     slots: Vec<usize>,
+    /// The first line of each shown session's first prompt, where it has one.
+    #[serde(skip)]
+    prompts: Vec<Option<String>>,
 }
 
 impl ShowDoc {
@@ -106,10 +109,14 @@ impl ShowDoc {
         let summary = raw("metadata.json")?;
         let mut sessions = Vec::new();
         let mut slots = Vec::new();
+        let mut prompts = Vec::new();
         for (slot, dir) in cp.session_dirs.iter().enumerate() {
             if only.is_none_or(|o| o == slot) {
                 sessions.push(raw(&format!("{dir}/metadata.json"))?);
                 slots.push(slot);
+                // Only for people: a prompt that cannot be read is left out, never an error.
+                let prompt = topo.read_file(cp, &format!("{dir}/prompt.txt")).ok();
+                prompts.push(prompt.and_then(|p| first_line(&p)));
             }
         }
         let author = topo.author(cp)?.unwrap_or_default();
@@ -125,6 +132,7 @@ impl ShowDoc {
             summary,
             sessions,
             slots,
+            prompts,
         })
     }
 
@@ -137,7 +145,10 @@ impl ShowDoc {
             "store",
             &format!("{} ({})", cp.store.name(), cp.ref_name),
         );
-        field(&mut out, "commit", &cp.commit);
+        field(&mut out, "storage", &format!("{} (the checkpoint's own commit)", cp.commit));
+        if !cp.summary.commit_sha.is_empty() {
+            field(&mut out, "code", &cp.summary.commit_sha);
+        }
         let Author { name, email } = &self.author;
         if !name.is_empty() || !email.is_empty() {
             field(&mut out, "author", &format!("{name} <{email}>"));
@@ -155,9 +166,15 @@ impl ShowDoc {
         }
         field(&mut out, "files", &list_or_none(&summary.files_touched));
         field(&mut out, "sessions", &cp.sessions.len().to_string());
-        for &slot in &self.slots {
+        for (&slot, prompt) in self.slots.iter().zip(&self.prompts) {
             let s = &cp.sessions[slot];
             out.push_str(&format!("\nSession {slot}  {}\n", s.session_id));
+            if let Some(p) = prompt {
+                field(&mut out, "prompt", p);
+            }
+            if !s.commit_sha.is_empty() && s.commit_sha != cp.summary.commit_sha {
+                field(&mut out, "code", &s.commit_sha);
+            }
             if !s.agent.is_empty() {
                 field(&mut out, "agent", &s.agent);
             }
@@ -177,6 +194,16 @@ impl ShowDoc {
         }
         out
     }
+}
+
+/// The first non-empty line of a prompt file, at most 100 characters (more is cut with `…`).
+fn first_line(text: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(text);
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(match line.char_indices().nth(100) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
+    })
 }
 
 fn list_or_none(items: &[String]) -> String {

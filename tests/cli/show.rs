@@ -120,6 +120,15 @@ fn human_output_names_the_checkpoint(store: Store) {
         serde_json::from_str::<Value>(&out).is_err(),
         "human output is not the JSON document"
     );
+    let tip = env.tip(store, HEX_ID);
+    assert!(
+        out.contains(&format!("storage  {tip} (the checkpoint's own commit)")),
+        "the storage commit is labelled as such:\n{out}"
+    );
+    assert!(
+        out.contains("prompt   do the thing"),
+        "the session's prompt is shown:\n{out}"
+    );
 }
 
 fn transcript_of_selected_session(store: Store) {
