@@ -18,7 +18,7 @@ use clap::Parser;
 use common::cli::warn;
 use common::error::Result;
 use entire_checkpoints::git::repo::Repo;
-use entire_checkpoints::ops::fetch_many::{self, Report, Request, Status};
+use entire_checkpoints::ops::fetch_many::{self, Progress, Report, Request, Status};
 use fetch::args::Cli;
 
 fn main() -> ExitCode {
@@ -30,7 +30,7 @@ fn main() -> ExitCode {
             let repo = Repo::discover()?;
             common::cli::warn_unparseable_settings(&repo, quiet);
             let req = Request::from_words(&repo, &cli.args, cli.all, cli.for_range, cli.filter)?;
-            let report = fetch_many::run(&repo, &req, move |m| warn(quiet, m))?;
+            let report = fetch(&repo, &req, quiet)?;
             render(&report, cli.json, cli.all, quiet)?;
             match report.failure() {
                 Some(e) => Err(e.into()),
@@ -39,6 +39,37 @@ fn main() -> ExitCode {
         },
         None,
     )
+}
+
+/// Runs the fetch with a progress bar on stderr when it is a terminal and `-q` was not given
+/// (warnings are printed above the bar).
+fn fetch(repo: &Repo, req: &Request, quiet: bool) -> Result<Report> {
+    use std::io::IsTerminal;
+    let bar = (!quiet && std::io::stderr().is_terminal())
+        .then(|| {
+            indicatif::ProgressStyle::with_template(
+                "entire: fetching checkpoints {bar:30} {pos}/{len}",
+            )
+            .ok()
+        })
+        .flatten()
+        .map(|style| indicatif::ProgressBar::new(0).with_style(style));
+    let notices = bar.clone();
+    let notice = move |m: &str| match &notices {
+        Some(b) => b.suspend(|| warn(quiet, m)),
+        None => warn(quiet, m),
+    };
+    let progress = |p: Progress| {
+        if let Some(b) = &bar {
+            b.set_length(p.total as u64);
+            b.set_position(p.done as u64);
+        }
+    };
+    let report = fetch_many::run(repo, req, notice, &progress);
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    Ok(report?)
 }
 
 /// Prints the outcomes: JSON, or one line per checkpoint (with `--all`, only those that were

@@ -145,7 +145,11 @@ impl ShowDoc {
             "store",
             &format!("{} ({})", cp.store.name(), cp.ref_name),
         );
-        field(&mut out, "storage", &format!("{} (the checkpoint's own commit)", cp.commit));
+        field(
+            &mut out,
+            "storage",
+            &format!("{} (the checkpoint's own commit)", cp.commit),
+        );
         if !cp.summary.commit_sha.is_empty() {
             field(&mut out, "code", &cp.summary.commit_sha);
         }

@@ -94,6 +94,16 @@ impl ExitStatus for FetchManyError {
     }
 }
 
+/// How far a fetch of many refs is: `done` of `total` refs asked for so far (reported before
+/// each `git fetch` of a chunk).
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Refs fetched so far.
+    pub done: usize,
+    /// Refs to fetch in this phase.
+    pub total: usize,
+}
+
 /// What to fetch, and from where.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -347,6 +357,7 @@ pub fn run(
     repo: &Repo,
     req: &Request,
     notice: impl Fn(&str) + Clone + 'static,
+    progress: &dyn Fn(Progress),
 ) -> Result<Report, FetchManyError> {
     let on_notice = notice.clone();
     let fetcher = Fetcher::new(repo, req.remote.clone()).on_notice(move |m| on_notice(m));
@@ -392,9 +403,15 @@ pub fn run(
         }
     }
     let mut transport_error = None;
-    fetch_named(&mode, &to_fetch, &mut outcomes, &mut transport_error);
+    fetch_named(
+        &mode,
+        &to_fetch,
+        &mut outcomes,
+        &mut transport_error,
+        progress,
+    );
     if req.all {
-        fetch_all(&mode, &store, &mut outcomes, &mut transport_error)?;
+        fetch_all(&mode, &store, &mut outcomes, &mut transport_error, progress)?;
     }
     search_branch(&mode, req.all, &mut outcomes, &mut transport_error)?;
 
@@ -421,8 +438,13 @@ fn fetch_named(
     ids: &[CheckpointId],
     outcomes: &mut Vec<Outcome>,
     transport_error: &mut Option<FetchError>,
+    progress: &dyn Fn(Progress),
 ) {
-    for chunk in ids.chunks(FETCH_CHUNK) {
+    for (i, chunk) in ids.chunks(FETCH_CHUNK).enumerate() {
+        progress(Progress {
+            done: i * FETCH_CHUNK,
+            total: ids.len(),
+        });
         let names: Vec<String> = chunk
             .iter()
             .map(|id| CheckpointRef::canonical(id).name().to_owned())
@@ -469,6 +491,7 @@ fn fetch_all(
     store: &GitRefsStore<'_>,
     outcomes: &mut Vec<Outcome>,
     transport_error: &mut Option<FetchError>,
+    progress: &dyn Fn(Progress),
 ) -> Result<(), StoreError> {
     let fetcher = &mode.fetcher;
     let remote_refs = match fetcher.list_remote_tips() {
@@ -503,7 +526,12 @@ fn fetch_all(
         });
     let whole = here.chunks(FETCH_CHUNK).map(|c| (c, false));
     let filtered = missing.chunks(FETCH_CHUNK).map(|c| (c, true));
-    for (chunk, filtered) in whole.chain(filtered) {
+    let total = here.len() + missing.len();
+    for (i, (chunk, filtered)) in whole.chain(filtered).enumerate() {
+        progress(Progress {
+            done: (i * FETCH_CHUNK).min(total),
+            total,
+        });
         let result = match filtered {
             true => mode.fetch_refs(chunk),
             false => fetcher.fetch_refs(chunk).map(|r| (r, false)),

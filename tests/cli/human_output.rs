@@ -1,7 +1,7 @@
 //! How human output looks on a terminal: one date format in the local time zone (`--date`), and
 //! the pager (docs/cli.md, "Human output").
 
-use crate::env::{assert_success, Store, TestEnv};
+use crate::env::{assert_success, fetch_bin, path_str, Store, TestEnv};
 use crate::fixtures::{write_std, CREATED_AT, HEX_ID, TRANSCRIPT};
 
 /// stdout of `git-entire-checkpoint <args>` under `TZ=tz`.
@@ -57,12 +57,25 @@ fn times_are_shown_in_one_format_in_the_local_zone() {
     );
 }
 
-/// `git-entire-checkpoint <args>` run on a pseudo-terminal (util-linux `script`), with a pager
-/// that marks each line it receives, and `extra` environment; what the terminal showed.
+/// `git-entire-checkpoint <args>` run on a pseudo-terminal (util-linux `script`) in the
+/// repository, with a pager that marks each line it receives, and `extra` environment; what the
+/// terminal showed.
 fn on_terminal(env: &TestEnv, args: &str, extra: &[(&str, &str)]) -> String {
-    let command = format!("'{}' {args}", crate::env::checkpoint_bin().display());
+    on_terminal_in(env, env.repo(), &crate::env::checkpoint_bin(), args, extra)
+}
+
+/// [`on_terminal`] of the binary `program` in `dir`.
+fn on_terminal_in(
+    env: &TestEnv,
+    dir: &std::path::Path,
+    program: &std::path::Path,
+    args: &str,
+    extra: &[(&str, &str)],
+) -> String {
+    let command = format!("'{}' {args}", program.display());
     let mut cmd = env.bin_cmd(std::path::Path::new("script"));
-    cmd.args(["-q", "-e", "-c", &command, "/dev/null"])
+    cmd.current_dir(dir)
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
         .env("ENTIRE_CHECKPOINTS_PRIMARY", Store::Refs.name())
         .env("GIT_PAGER", "sed 's/^/PAGED: /'")
         .write_stdin("");
@@ -115,4 +128,37 @@ fn read_commands_page_on_a_terminal_as_git_does() {
         .unwrap();
     assert_success(&piped, &["list"]);
     assert!(!String::from_utf8_lossy(&piped.stdout).contains("PAGED: "));
+}
+
+#[test]
+fn fetching_many_shows_progress_on_a_terminal_only() {
+    let env = TestEnv::new();
+    write_std(&env, Store::Refs, HEX_ID, "sess-1", TRANSCRIPT);
+    let remote = env.bare_remote("origin");
+    env.ok(Store::Refs, &["push", "origin"]);
+    let clone = env.root().join("clone");
+    env.git(&["clone", "-q", path_str(&remote), path_str(&clone)]);
+    let fetch = fetch_bin();
+    let shown = on_terminal_in(&env, &clone, &fetch, "origin --all", &[]);
+    assert!(shown.contains("entire: fetching checkpoints"), "{shown}");
+    assert!(
+        shown.contains("entire: fetched 1, already present 0"),
+        "{shown}"
+    );
+    let quiet = on_terminal_in(&env, &clone, &fetch, "-q origin --all", &[]);
+    assert!(
+        !quiet.contains("fetching checkpoints"),
+        "-q: no progress: {quiet}"
+    );
+    let piped = env
+        .bin_cmd(&fetch)
+        .current_dir(&clone)
+        .args(["origin", "--all"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&piped.stderr);
+    assert!(
+        !stderr.contains("fetching checkpoints"),
+        "not a terminal: {stderr}"
+    );
 }

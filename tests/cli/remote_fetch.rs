@@ -678,7 +678,10 @@ fn fetch_all_again_reports_present_fetches_nothing_and_sums_up() {
     publish(&w, ULID_ID, "sess-1", TRANSCRIPT);
     let first = w.env.fetch_in(&w.clone, &["origin", "--all"]);
     let stderr = assert_code(&first, 0, "first fetch --all");
-    assert!(stderr.contains("entire: fetched 2, already present 0"), "{stderr}");
+    assert!(
+        stderr.contains("entire: fetched 2, already present 0"),
+        "{stderr}"
+    );
     assert_eq!(String::from_utf8_lossy(&first.stdout).lines().count(), 2);
     let before = w.env.checkpoint_tips_in(&w.clone);
     let trace = w.env.root().join("again-trace.txt");
@@ -691,7 +694,10 @@ fn fetch_all_again_reports_present_fetches_nothing_and_sums_up() {
         .output()
         .unwrap();
     let stderr = assert_code(&again, 0, "second fetch --all");
-    assert!(stderr.contains("entire: fetched 0, already present 2"), "{stderr}");
+    assert!(
+        stderr.contains("entire: fetched 0, already present 2"),
+        "{stderr}"
+    );
     assert!(again.stdout.is_empty(), "nothing new to report on stdout");
     let traced = std::fs::read_to_string(&trace).unwrap_or_default();
     assert!(
@@ -923,7 +929,10 @@ fn list_remote_adds_remote_only_checkpoints() {
     }
     let human = w.env.run_in(Store::Refs, &w.clone, &["list", "--remote"]);
     let text = String::from_utf8_lossy(&human.stdout);
-    let line = text.lines().find(|l| l.starts_with(HEX_ID_2)).unwrap_or_default();
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(HEX_ID_2))
+        .unwrap_or_default();
     assert!(
         line.contains("? sessions") && line.contains("(remote only)"),
         "a remote-only checkpoint's session count is unknown, not 0: {text}"
