@@ -8,7 +8,7 @@
 //! | hex | branch only | refs, then branch |
 
 use crate::base::id::{self, CheckpointId, IdKind};
-use crate::config::settings::{ConfigSource, SettingsError};
+use crate::config::settings::{ConfigSource, ResolvedConfig, SettingsError, SettingsFiles};
 use crate::git::repo::{Identity, Repo};
 use crate::git::url::Remote;
 use crate::model::redact::Redactor;
@@ -256,7 +256,23 @@ impl<'r> Topology<'r> {
     /// Like [`Topology::open`] with a given registry.
     pub fn open_with(repo: &'r Repo, registry: &Registry) -> Result<Self, TopologyError> {
         let files = repo.settings();
-        let resolved = files.checkpoints_config()?;
+        Self::build(repo, registry, files, files.checkpoints_config()?)
+    }
+
+    /// Checks that `files` (settings about to be written) open a topology with the built-in
+    /// registry, as every command would open it; the environment override is left out, since
+    /// the files outlive it.
+    pub fn validate_files(repo: &'r Repo, files: &SettingsFiles) -> Result<(), TopologyError> {
+        let resolved = files.files_checkpoints_config()?;
+        Self::build(repo, &Registry::builtin(), files, resolved).map(drop)
+    }
+
+    fn build(
+        repo: &'r Repo,
+        registry: &Registry,
+        files: &SettingsFiles,
+        resolved: ResolvedConfig,
+    ) -> Result<Self, TopologyError> {
         let redactor = files.redactor().map_err(TopologyError::Redaction)?;
         let refused = files.refuse_writes().err();
         let Some(config) = resolved.config else {

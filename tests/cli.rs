@@ -25,6 +25,8 @@ mod commit_hooks;
 mod compat;
 #[path = "cli/concurrency.rs"]
 mod concurrency;
+#[path = "cli/config_cmd.rs"]
+mod config_cmd;
 #[path = "cli/crash.rs"]
 mod crash;
 #[path = "cli/credentials.rs"]

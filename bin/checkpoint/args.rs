@@ -66,12 +66,9 @@ pub enum Command {
         #[arg(long, requires = "remote")]
         hydrate: bool,
     },
-    /// The resolved checkpoint topology and where it came from.
-    Config {
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-    },
+    /// The resolved checkpoint topology and every effective setting with where it came from;
+    /// `config set` / `config unset` change one.
+    Config(ConfigArgs),
     /// Topology, checkpoints waiting to be pushed, and hooks.
     Status {
         /// Print JSON.
@@ -172,6 +169,42 @@ pub enum DateFormat {
     Relative,
     /// Seconds since the epoch, as `git log --date=unix`.
     Unix,
+}
+
+/// `config [--json]`, `config set` and `config unset`.
+#[derive(Args)]
+pub struct ConfigArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+    #[command(subcommand)]
+    pub action: Option<ConfigAction>,
+}
+
+/// Changes to one settings file.
+#[derive(Subcommand)]
+pub enum ConfigAction {
+    /// Set KEY (a dotted path such as strategy_options.push_sessions) to VALUE (JSON when it
+    /// parses as JSON, else a string) in .entire/settings.json; refused when the result is
+    /// invalid.
+    Set {
+        /// Edit .entire/settings.local.json (this clone only) instead.
+        #[arg(long)]
+        local: bool,
+        /// The dotted key.
+        key: String,
+        /// The value.
+        #[arg(allow_hyphen_values = true)]
+        value: String,
+    },
+    /// Remove KEY from .entire/settings.json.
+    Unset {
+        /// Edit .entire/settings.local.json (this clone only) instead.
+        #[arg(long)]
+        local: bool,
+        /// The dotted key.
+        key: String,
+    },
 }
 
 /// How reads get a checkpoint that is missing locally.

@@ -1,15 +1,17 @@
-//! `config` and `status`: the resolved topology, where checkpoints travel, and (for `status`)
-//! the push queue, the hooks and the cost figures.
+//! `config` and `status`: the resolved topology, where checkpoints travel, every effective
+//! setting with its origin, and (for `status`) the push queue, the hooks and the cost figures;
+//! `config set` / `config unset`.
 
 use serde::Serialize;
 
+use entire_checkpoints::config::edit::parse_value;
 use entire_checkpoints::git::repo::Repo;
-use entire_checkpoints::ops::hooks;
+use entire_checkpoints::ops::{hooks, settings};
 use entire_checkpoints::remote::checkpoint_remote::{self, CheckpointRemote};
 use entire_checkpoints::remote::scale;
 use entire_checkpoints::topology::Topology;
 
-use super::args::DateFormat;
+use super::args::{ConfigAction, DateFormat};
 use crate::common::error::Result;
 use crate::common::output::{print_json, write_stdout};
 
@@ -42,6 +44,33 @@ struct Delivery {
     checkpoint_delivery: Option<String>,
 }
 
+/// One effective setting of `config --json`.
+#[derive(Serialize)]
+struct SettingDoc {
+    key: &'static str,
+    value: serde_json::Value,
+    origin: &'static str,
+}
+
+impl SettingDoc {
+    fn of(s: settings::Setting) -> SettingDoc {
+        SettingDoc {
+            key: s.key,
+            value: s.value,
+            origin: s.origin.name(),
+        }
+    }
+
+    /// `key = value  (origin)`: strings bare, other values as compact JSON.
+    fn human(&self) -> String {
+        let value = match &self.value {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        format!("{} = {value}  ({})\n", self.key, self.origin)
+    }
+}
+
 /// `config --json`.
 #[derive(Serialize)]
 struct ConfigDoc {
@@ -49,6 +78,7 @@ struct ConfigDoc {
     topology: TopologyDoc,
     #[serde(flatten)]
     delivery: Delivery,
+    settings: Vec<SettingDoc>,
 }
 
 /// How many checkpoint refs there are: here, and on the delivery remote as last recorded.
@@ -139,12 +169,33 @@ pub fn config(repo: &Repo, topo: &Topology<'_>, json: bool) -> Result<()> {
     let doc = ConfigDoc {
         topology: TopologyDoc::of(topo),
         delivery: Delivery::of(repo)?,
+        settings: settings::effective(repo)?
+            .into_iter()
+            .map(SettingDoc::of)
+            .collect(),
     };
     if json {
-        print_json(&doc)
-    } else {
-        write_stdout(doc.topology.human(&doc.delivery).as_bytes())
+        return print_json(&doc);
     }
+    let mut out = doc.topology.human(&doc.delivery);
+    out.push('\n');
+    for s in &doc.settings {
+        out.push_str(&s.human());
+    }
+    write_stdout(out.as_bytes())
+}
+
+/// `config set` / `config unset`: silent on success, like `git config`.
+pub fn edit(repo: &Repo, action: ConfigAction) -> Result<()> {
+    match action {
+        ConfigAction::Set { local, key, value } => {
+            settings::set(repo, local, &key, parse_value(&value))?;
+        }
+        ConfigAction::Unset { local, key } => {
+            settings::unset(repo, local, &key)?;
+        }
+    }
+    Ok(())
 }
 
 /// `status`. No network.

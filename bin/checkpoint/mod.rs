@@ -41,6 +41,14 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     let repo = Repo::discover()?;
     warn_unparseable_settings(&repo, quiet);
+    // An edit needs no topology: it may be what repairs settings the topology refuses.
+    if let Command::Config(args::ConfigArgs {
+        action: Some(action),
+        ..
+    }) = command
+    {
+        return config::edit(&repo, action);
+    }
     let mut topo = Topology::open(&repo)?;
     let result = dispatch(&repo, &mut topo, command, quiet);
     // Every command may fail early: the notices of the reads are printed whatever happened.
@@ -96,7 +104,7 @@ fn dispatch<'r>(
                 date: date.date,
             },
         ),
-        Command::Config { json } => config::config(repo, topo, json),
+        Command::Config(args) => config::config(repo, topo, args.json),
         Command::Status { json } => config::status(repo, topo, json),
         Command::Push { remote, all } => push::push(repo, topo, remote, all, quiet),
         Command::Migrate { dry_run, push } => push::migrate(repo, topo, dry_run, push, quiet),

@@ -17,7 +17,11 @@ pub fn push(
     quiet: bool,
 ) -> Result<()> {
     let synced = sync::push(repo, topo, remote.as_deref(), all)?;
-    crate::common::push::report(&synced, None, quiet);
+    crate::common::push::report(
+        &synced,
+        Some("nothing pushed, checkpoints stay queued"),
+        quiet,
+    );
     Ok(())
 }
 
@@ -37,11 +41,7 @@ pub fn migrate(
         Some(_) if dry_run => Ok(()),
         Some(remote) => {
             let synced = sync::flush(repo, topo.refs_store(), remote.as_deref(), false)?;
-            crate::common::push::report(
-                &synced,
-                Some("checkpoint pushing is disabled in settings; refs stay queued for the next push"),
-                quiet,
-            );
+            crate::common::push::report(&synced, Some("refs stay queued for the next push"), quiet);
             Ok(())
         }
         None => Ok(()),

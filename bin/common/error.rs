@@ -52,6 +52,9 @@ pub enum CliError {
     /// gc.
     #[error(transparent)]
     Gc(#[from] entire_checkpoints::ops::gc::GcError),
+    /// Listing or editing the settings (`config`).
+    #[error(transparent)]
+    SettingsOp(#[from] entire_checkpoints::ops::settings::SettingsOpError),
     /// Pushing checkpoints.
     #[error(transparent)]
     Sync(#[from] entire_checkpoints::ops::sync::SyncError),
@@ -112,6 +115,7 @@ impl ExitStatus for CliError {
             CliError::RewriteMap(e) => e.exit_code(),
             CliError::Migrate(e) => e.exit_code(),
             CliError::Gc(e) => e.exit_code(),
+            CliError::SettingsOp(e) => e.exit_code(),
             CliError::Sync(e) => e.exit_code(),
             CliError::FetchMany(e) => e.exit_code(),
             CliError::Io(_) | CliError::Json(_) | CliError::Failed(_) => FAILURE,

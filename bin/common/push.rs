@@ -19,12 +19,13 @@ pub fn bound_hook(
 }
 
 /// Reports a push on stderr: one progress line, then at most one example per kind of trouble.
-/// `disabled` is said when the settings turned pushing off (`None`: nothing is said).
+/// When the settings turned pushing off, `disabled` says what that means for this command after
+/// the setting is named (`None`: nothing is said, as in the pre-push hook).
 pub fn report(synced: &Synced, disabled: Option<&str>, quiet: bool) {
     match synced {
-        Synced::Disabled => {
-            if let Some(why) = disabled {
-                warn(quiet, why);
+        Synced::Disabled(off) => {
+            if let Some(then) = disabled {
+                warn(quiet, format!("{off}; {then}"));
             }
         }
         Synced::Refs(flushed) => report_flush(flushed, quiet),

@@ -197,7 +197,7 @@ pub fn read_settings_file(worktree: &Path, name: &str) -> Option<Value> {
 }
 
 /// The file's path as shown in messages (relative to the work tree).
-fn shown(name: &str) -> String {
+pub fn shown(name: &str) -> String {
     let path: PathBuf = [SETTINGS_DIR, name].iter().collect();
     path.to_string_lossy().into_owned()
 }
@@ -309,6 +309,12 @@ impl SettingsFiles {
                 source: ConfigSource::Env,
             });
         }
+        self.files_checkpoints_config()
+    }
+
+    /// The checkpoints config of the files alone, the environment override left out: what
+    /// `config set` validates, since the files outlive the variables of one shell.
+    pub fn files_checkpoints_config(&self) -> Result<ResolvedConfig, SettingsError> {
         match self.block("checkpoints") {
             Some((name, source, block)) => Ok(ResolvedConfig {
                 config: Some(decode_block(block.clone(), &shown(name))?),
@@ -327,8 +333,20 @@ impl SettingsFiles {
     /// meant to catch. While a file does not parse, redaction is never off (the block that
     /// turned it off, or back on, may be the one that cannot be read).
     pub fn redactor(&self) -> Result<Redactor, SettingsError> {
-        let Some((name, _, block)) = self.block("redaction") else {
+        let Some((settings, _, path)) = self.redaction()? else {
             return Ok(Redactor::builtin());
+        };
+        Redactor::new(&settings).map_err(|source| SettingsError::Rule { path, source })
+    }
+
+    /// The effective `redaction` block as [`SettingsFiles::redactor`] uses it (`enabled` cleared
+    /// while a file does not parse), where it came from and its file as shown; `None` without a
+    /// block (the built-in rules).
+    pub fn redaction(
+        &self,
+    ) -> Result<Option<(RedactionSettings, ConfigSource, String)>, SettingsError> {
+        let Some((name, source, block)) = self.block("redaction") else {
+            return Ok(None);
         };
         let mut settings: RedactionSettings =
             serde_json::from_value(block.clone()).map_err(|e| SettingsError::Block {
@@ -339,10 +357,37 @@ impl SettingsFiles {
         if !self.unparseable.is_empty() {
             settings.enabled = None;
         }
-        Redactor::new(&settings).map_err(|source| SettingsError::Rule {
-            path: shown(name),
-            source,
-        })
+        Ok(Some((settings, source, shown(name))))
+    }
+
+    /// These files with the one named `name` ([`SETTINGS_FILE`] or [`LOCAL_SETTINGS_FILE`])
+    /// replaced by `doc`: the settings an edit would leave, to validate before anything is
+    /// written.
+    pub fn with_document(&self, name: &'static str, doc: Value) -> SettingsFiles {
+        let source = match name {
+            LOCAL_SETTINGS_FILE => ConfigSource::SettingsLocal,
+            _ => ConfigSource::Settings,
+        };
+        let mut parsed: Vec<_> = self
+            .parsed
+            .iter()
+            .filter(|(n, _, _)| *n != name)
+            .cloned()
+            .collect();
+        parsed.push((name, source, doc));
+        // The local file comes first: it wins.
+        parsed.sort_by_key(|(n, _, _)| *n != LOCAL_SETTINGS_FILE);
+        let path = shown(name);
+        let unparseable = self
+            .unparseable
+            .iter()
+            .filter(|e| !matches!(e, SettingsError::Syntax { path: p, .. } if *p == path))
+            .cloned()
+            .collect();
+        SettingsFiles {
+            parsed,
+            unparseable,
+        }
     }
 }
 

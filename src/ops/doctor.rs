@@ -1051,7 +1051,7 @@ pub const MAX_TRAILER_DEPTH: usize = 100_000;
 
 /// `strategy_options.doctor_trailer_depth` clamped to [`MAX_TRAILER_DEPTH`] when it is a whole
 /// number (0 reads no commit), else [`DEFAULT_TRAILER_DEPTH`].
-fn trailer_depth(repo: &Repo) -> usize {
+pub fn trailer_depth(repo: &Repo) -> usize {
     repo.settings()
         .strategy_option(TRAILER_DEPTH_SETTING)
         .and_then(|(v, _, _)| v.as_u64())

@@ -19,6 +19,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use git2::Oid;
 
+use crate::config::settings::SettingsFiles;
 use crate::git::refname::CHECKPOINT_REF_PREFIX;
 use crate::git::repo::Repo;
 use crate::git::subprocess::{self as git, GitError};
@@ -138,7 +139,12 @@ pub struct GcReport {
 
 /// The retention in days from settings (`None`: gc is off by default).
 pub fn days_from_settings(repo: &Repo) -> Result<Option<u32>, GcError> {
-    let Some((value, _, file)) = repo.settings().strategy_option(SETTING) else {
+    days_in(repo.settings())
+}
+
+/// The retention in days that `files` set, parsed as [`days_from_settings`] parses it.
+pub fn days_in(files: &SettingsFiles) -> Result<Option<u32>, GcError> {
+    let Some((value, _, file)) = files.strategy_option(SETTING) else {
         return Ok(None);
     };
     value

@@ -11,4 +11,5 @@ pub mod migrate;
 pub mod resolve;
 pub mod rewrites;
 pub mod session;
+pub mod settings;
 pub mod sync;

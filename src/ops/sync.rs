@@ -64,7 +64,7 @@ impl ExitStatus for SyncError {
 #[derive(Debug)]
 pub enum Synced {
     /// The settings turn pushing off: nothing was pushed, everything stays queued.
-    Disabled,
+    Disabled(PushOff),
     /// The git-refs checkpoint refs due were pushed, all or some.
     Refs(Box<Flushed>),
     /// The git-branch primary's v1 branch.
@@ -121,8 +121,9 @@ pub fn push(
 ) -> Result<Synced, SyncError> {
     // The settings choose whether and where checkpoints go: unknown settings push nothing.
     topo.check_writable()?;
-    let Some(target) = enabled_target(repo, via)? else {
-        return Ok(Synced::Disabled);
+    let target = match enabled_target(repo, via)? {
+        Ok(target) => target,
+        Err(off) => return Ok(Synced::Disabled(off)),
     };
     if topo.primary() == StoreKind::GitBranch {
         return push_branch(repo, target.target);
@@ -139,17 +140,41 @@ pub fn flush(
     reconcile: bool,
 ) -> Result<Synced, SyncError> {
     match enabled_target(repo, via)? {
-        Some(target) => flush_to(repo, refs_store, &target, reconcile),
-        None => Ok(Synced::Disabled),
+        Ok(target) => flush_to(repo, refs_store, &target, reconcile),
+        Err(off) => Ok(Synced::Disabled(off)),
     }
 }
 
-/// The checkpoint remote for `via`; `None` when the settings turn pushing off.
-fn enabled_target(repo: &Repo, via: Option<&str>) -> Result<Option<CheckpointTarget>, SyncError> {
-    match repo.settings().push_sessions_enabled() {
-        true => target(repo, via).map(Some),
-        false => Ok(None),
+/// The setting that turned pushing off: `strategy_options.push_sessions` is `false` in `file`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushOff {
+    /// The settings file that says so, as shown.
+    pub file: String,
+}
+
+impl std::fmt::Display for PushOff {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "checkpoint pushing is off: strategy_options.push_sessions is false in {}",
+            self.file
+        )
     }
+}
+
+/// The checkpoint remote for `via`, or the setting that turns pushing off.
+fn enabled_target(
+    repo: &Repo,
+    via: Option<&str>,
+) -> Result<Result<CheckpointTarget, PushOff>, SyncError> {
+    let files = repo.settings();
+    if !files.push_sessions_enabled() {
+        // Pushing is off only by an explicit `false`, so the key is there to name.
+        if let Some((_, _, file)) = files.strategy_option("push_sessions") {
+            return Ok(Err(PushOff { file }));
+        }
+    }
+    target(repo, via).map(Ok)
 }
 
 fn flush_to(

@@ -182,8 +182,11 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
             dir: dir.display().to_string(),
         });
     }
+    // `.entire/.gitignore` is written only once the install goes ahead: a refused install
+    // changes nothing.
     if let Some(manager) = manager.filter(|_| !options.force) {
         let mut warnings = manager.wire()?;
+        warnings.extend(ignore_local_files(repo));
         for (name, _) in SCRIPTS {
             // lefthook keeps a hook it replaces as `<name>.old`, and never runs it.
             for path in [dir.join(name), dir.join(format!("{name}.old"))] {
@@ -211,6 +214,7 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
             dir.display()
         ));
     }
+    warnings.extend(ignore_local_files(repo));
     std::fs::create_dir_all(&dir).map_err(io(format!("create {}", dir.display())))?;
     let mut states = Vec::new();
     let gc = crate::ops::gc::enabled_in_settings(repo).then_some(GC_SCRIPT);
@@ -227,6 +231,20 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
         states.push((name.to_string(), state(&dir, name, None)));
     }
     Ok(Installed { states, warnings })
+}
+
+/// Writes `.entire/.gitignore` so that the per-clone settings file is never committed (as the
+/// reference does on enable). Returns a warning when it cannot: the hooks work without it.
+fn ignore_local_files(repo: &Repo) -> Option<String> {
+    let worktree = repo.workdir()?;
+    crate::config::edit::ignore_local_files(worktree)
+        .err()
+        .map(|e| {
+            format!(
+                "{}; .entire/settings.local.json is not ignored by git",
+                crate::base::error::error_chain(&e)
+            )
+        })
 }
 
 /// Where pre-commit's script runs ours, removes the copies of pre-commit's script that ours

@@ -1,0 +1,309 @@
+//! The settings as a user sees and sets them: every effective setting with its value and
+//! origin (`config`), and the edits of `config set` / `config unset`, validated by the parsers
+//! the commands use before anything is written.
+
+use serde_json::{json, Value};
+
+use crate::config::edit::{Document, EditError, KeyPath};
+use crate::config::settings::{
+    ConfigSource, SettingsError, SettingsFiles, HOOK_BUDGET_SETTING, LOCAL_SETTINGS_FILE,
+    SETTINGS_FILE,
+};
+use crate::git::repo::Repo;
+use crate::git::subprocess as git;
+use crate::remote::checkpoint_remote::{self, CheckpointRemote, CheckpointRemoteError};
+use crate::remote::{push, scale};
+use crate::topology::{Topology, TopologyError};
+
+/// One effective setting.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting {
+    /// Its dotted key in the settings document (`network_timeout_seconds` is environment-only).
+    pub key: &'static str,
+    /// The value the commands use (defaults filled in, clamped where the commands clamp).
+    pub value: Value,
+    /// Where it came from.
+    pub origin: ConfigSource,
+}
+
+/// Errors of listing or editing the settings.
+#[derive(Debug, thiserror::Error)]
+pub enum SettingsOpError {
+    /// The settings live in the work tree; a bare repository has none.
+    #[error("a bare repository has no settings files (.entire/ lives in the work tree)")]
+    Bare,
+    /// The edit itself failed (key, file).
+    #[error(transparent)]
+    Edit(#[from] EditError),
+    /// The edit would leave settings the commands refuse; nothing was written.
+    #[error("refusing to {action} {key}: {}; nothing changed", crate::base::error::error_chain(.reason.as_ref()))]
+    Invalid {
+        /// `set` or `unset`.
+        action: &'static str,
+        /// The key being set or unset.
+        key: String,
+        /// Why the result is invalid, with its sources (in the message, not a source: it is
+        /// the point of the message, before "nothing changed").
+        reason: Box<Invalid>,
+    },
+    /// The settings as they are cannot be listed.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The checkpoint remote as it is cannot be listed.
+    #[error(transparent)]
+    Remote(#[from] CheckpointRemoteError),
+    /// The gc retention as it is cannot be listed.
+    #[error(transparent)]
+    Gc(#[from] crate::ops::gc::GcError),
+}
+
+/// Why edited settings are invalid: the error the commands would fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Invalid {
+    /// The checkpoints or redaction blocks.
+    #[error(transparent)]
+    Topology(TopologyError),
+    /// `strategy_options.checkpoint_remote`.
+    #[error(transparent)]
+    Remote(CheckpointRemoteError),
+    /// `strategy_options.checkpoint_gc_days`.
+    #[error(transparent)]
+    Gc(crate::ops::gc::GcError),
+    /// A key of `strategy_options` the commands read fail-soft (ignoring a wrong type), which
+    /// `config set` refuses instead so the setting cannot be silently without effect.
+    #[error("strategy_options.{key} must be {expected}")]
+    Type {
+        /// The key under `strategy_options`.
+        key: &'static str,
+        /// What it must be.
+        expected: &'static str,
+    },
+}
+
+impl crate::base::error::ExitStatus for SettingsOpError {
+    /// An invalid value is a usage error (exit 2); the rest are the wrapped errors' codes.
+    fn exit_code(&self) -> i32 {
+        match self {
+            SettingsOpError::Bare => crate::base::error::FAILURE,
+            SettingsOpError::Edit(e) => e.exit_code(),
+            SettingsOpError::Invalid { .. } => crate::base::error::USAGE,
+            SettingsOpError::Settings(e) => e.exit_code(),
+            SettingsOpError::Remote(e) => e.exit_code(),
+            SettingsOpError::Gc(e) => e.exit_code(),
+        }
+    }
+}
+
+/// A key of `strategy_options`, the test of the JSON type it must have, and that type in words.
+type TypedOption = (&'static str, fn(&Value) -> bool, &'static str);
+
+/// The `strategy_options` keys the commands read fail-soft, with the JSON type each must have.
+const TYPED_OPTIONS: [TypedOption; 5] = [
+    ("push_sessions", Value::is_boolean, "true or false"),
+    ("filtered_fetches", Value::is_boolean, "true or false"),
+    (
+        HOOK_BUDGET_SETTING,
+        Value::is_u64,
+        "a whole number of seconds",
+    ),
+    (
+        crate::ops::doctor::TRAILER_DEPTH_SETTING,
+        Value::is_u64,
+        "a whole number of commits",
+    ),
+    (
+        scale::THRESHOLD_SETTING,
+        Value::is_u64,
+        "a whole number of refs",
+    ),
+];
+
+/// Where a `strategy_options` key comes from when it is of the type the commands use.
+fn option_origin(files: &SettingsFiles, key: &str, valid: fn(&Value) -> bool) -> ConfigSource {
+    match files.strategy_option(key) {
+        Some((v, source, _)) if valid(&v) => source,
+        _ => ConfigSource::Default,
+    }
+}
+
+/// Every effective setting, in a fixed order: the store, the strategy options, redaction, the
+/// network timeout. An invalid checkpoints, redaction, checkpoint remote or gc setting is an
+/// error, as in the commands that read it.
+pub fn effective(repo: &Repo) -> Result<Vec<Setting>, SettingsOpError> {
+    let files = repo.settings();
+    let resolved = files.checkpoints_config()?;
+    let (primary, mirrors) = match &resolved.config {
+        Some(c) => (
+            json!(c.primary.kind),
+            c.mirrors
+                .iter()
+                .map(|m| match &m.config {
+                    Some(config) => json!({"type": m.kind, "config": config}),
+                    None => json!({"type": m.kind}),
+                })
+                .collect(),
+        ),
+        None => (json!("git-branch"), Vec::new()),
+    };
+    let store = resolved.source;
+    let mut out = vec![
+        Setting {
+            key: "checkpoints.primary.type",
+            value: primary,
+            origin: store,
+        },
+        Setting {
+            key: "checkpoints.mirrors",
+            value: Value::Array(mirrors),
+            origin: store,
+        },
+    ];
+    // The booleans as the commands read them (`push_sessions_enabled`,
+    // `filtered_fetches_enabled`): a value of another type counts as unset.
+    let bool_option = |key: &'static str, short: &str, value: bool| Setting {
+        key,
+        value: json!(value),
+        origin: option_origin(files, short, Value::is_boolean),
+    };
+    out.push(bool_option(
+        "strategy_options.push_sessions",
+        "push_sessions",
+        files.push_sessions_enabled(),
+    ));
+    let remote = checkpoint_remote::configured(repo)?;
+    out.push(Setting {
+        key: "strategy_options.checkpoint_remote",
+        value: files
+            .strategy_option(checkpoint_remote::SETTING)
+            .map_or(Value::Null, |(v, _, _)| v),
+        origin: remote.map_or(ConfigSource::Default, |(_, source)| source),
+    });
+    let days = crate::ops::gc::days_from_settings(repo)?;
+    out.push(Setting {
+        key: "strategy_options.checkpoint_gc_days",
+        value: json!(days),
+        origin: option_origin(files, crate::ops::gc::SETTING, Value::is_u64),
+    });
+    out.push(bool_option(
+        "strategy_options.filtered_fetches",
+        "filtered_fetches",
+        files.filtered_fetches_enabled(),
+    ));
+    let budget_from_env = git::env_seconds(push::HOOK_BUDGET_ENV, push::HOOK_BUDGET_RANGE);
+    out.push(Setting {
+        key: "strategy_options.hook_budget_seconds",
+        value: json!(push::hook_budget(repo).as_secs()),
+        origin: match budget_from_env {
+            Some(_) => ConfigSource::Env,
+            None => option_origin(files, HOOK_BUDGET_SETTING, Value::is_u64),
+        },
+    });
+    out.push(Setting {
+        key: "strategy_options.checkpoint_ref_warn_threshold",
+        value: json!(scale::threshold(repo)),
+        origin: option_origin(files, scale::THRESHOLD_SETTING, Value::is_u64),
+    });
+    out.push(Setting {
+        key: "strategy_options.doctor_trailer_depth",
+        value: json!(crate::ops::doctor::trailer_depth(repo)),
+        origin: option_origin(
+            files,
+            crate::ops::doctor::TRAILER_DEPTH_SETTING,
+            Value::is_u64,
+        ),
+    });
+    let redaction = files.redaction()?;
+    let (enabled, rules, origin) = match &redaction {
+        Some((s, source, _)) => (s.enabled != Some(false), s.rules.len(), *source),
+        None => (true, 0, ConfigSource::Default),
+    };
+    out.push(Setting {
+        key: "redaction.enabled",
+        value: json!(enabled),
+        origin,
+    });
+    out.push(Setting {
+        key: "redaction.rules",
+        value: json!(rules),
+        origin,
+    });
+    out.push(Setting {
+        key: "network_timeout_seconds",
+        value: json!(git::network_timeout().as_secs()),
+        origin: match git::env_seconds(git::ENV_NETWORK_TIMEOUT, git::NETWORK_TIMEOUT_RANGE) {
+            Some(_) => ConfigSource::Env,
+            None => ConfigSource::Default,
+        },
+    });
+    Ok(out)
+}
+
+/// What an edit changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Edited {
+    /// The key.
+    pub key: String,
+    /// The file, as shown.
+    pub file: String,
+}
+
+/// `config set [--local] KEY VALUE`: sets `key` in `.entire/settings.json` (or
+/// `.entire/settings.local.json` with `local`), after checking that the settings it leaves are
+/// valid for every command; otherwise nothing is written ([`SettingsOpError::Invalid`]).
+pub fn set(repo: &Repo, local: bool, key: &str, value: Value) -> Result<Edited, SettingsOpError> {
+    edit(repo, local, ("set", key), |doc, path| doc.set(path, value))
+}
+
+/// `config unset [--local] KEY`: removes `key`, validated like [`set`];
+/// [`EditError::NotSet`] when the file does not set it.
+pub fn unset(repo: &Repo, local: bool, key: &str) -> Result<Edited, SettingsOpError> {
+    edit(repo, local, ("unset", key), |doc, path| doc.unset(path))
+}
+
+fn edit(
+    repo: &Repo,
+    local: bool,
+    (action, key): (&'static str, &str),
+    change: impl FnOnce(&mut Document, &KeyPath) -> Result<(), EditError>,
+) -> Result<Edited, SettingsOpError> {
+    let path = KeyPath::parse(key)?;
+    let worktree = repo.workdir().ok_or(SettingsOpError::Bare)?;
+    let name = if local {
+        LOCAL_SETTINGS_FILE
+    } else {
+        SETTINGS_FILE
+    };
+    let mut doc = Document::load(worktree, name)?;
+    change(&mut doc, &path)?;
+    let candidate = repo.settings().with_document(doc.name(), doc.value());
+    validate(repo, &candidate).map_err(|reason| SettingsOpError::Invalid {
+        action,
+        key: path.to_string(),
+        reason: Box::new(reason),
+    })?;
+    doc.save()?;
+    if local {
+        crate::config::edit::ignore_local_files(worktree)?;
+    }
+    Ok(Edited {
+        key: path.to_string(),
+        file: doc.shown(),
+    })
+}
+
+/// Fails with what a command would fail with under `files`.
+fn validate(repo: &Repo, files: &SettingsFiles) -> Result<(), Invalid> {
+    Topology::validate_files(repo, files).map_err(Invalid::Topology)?;
+    if let Some((value, _, file)) = files.strategy_option(checkpoint_remote::SETTING) {
+        CheckpointRemote::parse(&value, &file).map_err(Invalid::Remote)?;
+    }
+    crate::ops::gc::days_in(files).map_err(Invalid::Gc)?;
+    for (key, valid, expected) in TYPED_OPTIONS {
+        if let Some((value, _, _)) = files.strategy_option(key) {
+            if !valid(&value) {
+                return Err(Invalid::Type { key, expected });
+            }
+        }
+    }
+    Ok(())
+}
