@@ -42,7 +42,10 @@ fn main() {
     println!("cargo::rerun-if-changed=src/model/redact_rules.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let big_endian = std::env::var("CARGO_CFG_TARGET_ENDIAN").as_deref() == Ok("big");
-    let patterns: Vec<String> = redact_rules::BUILTIN.iter().map(|r| (r.pattern)()).collect();
+    let patterns: Vec<String> = redact_rules::BUILTIN
+        .iter()
+        .map(|r| (r.pattern)())
+        .collect();
 
     let mut rust = String::new();
     let mut forward = String::new();
@@ -63,8 +66,18 @@ fn main() {
             .build(pattern);
         match built {
             Ok(re) => {
-                write(&out, &format!("redact-fwd-{i}.dfa"), re.forward(), big_endian);
-                write(&out, &format!("redact-rev-{i}.dfa"), re.reverse(), big_endian);
+                write(
+                    &out,
+                    &format!("redact-fwd-{i}.dfa"),
+                    re.forward(),
+                    big_endian,
+                );
+                write(
+                    &out,
+                    &format!("redact-rev-{i}.dfa"),
+                    re.reverse(),
+                    big_endian,
+                );
                 writeln!(forward, "    Some(aligned!(\"redact-fwd-{i}.dfa\")),").unwrap();
                 writeln!(reverse, "    Some(aligned!(\"redact-rev-{i}.dfa\")),").unwrap();
             }
@@ -76,8 +89,20 @@ fn main() {
     }
     let n = patterns.len();
     writeln!(rust, "/// Forward DFAs of the rules' leftmost-first regexes; `None` for a rule left to the regex crate.").unwrap();
-    writeln!(rust, "pub static FORWARD: [Option<&Aligned<[u8]>>; {n}] = [\n{forward}];").unwrap();
-    writeln!(rust, "/// Reverse DFAs of the rules' leftmost-first regexes.").unwrap();
-    writeln!(rust, "pub static REVERSE: [Option<&Aligned<[u8]>>; {n}] = [\n{reverse}];").unwrap();
+    writeln!(
+        rust,
+        "pub static FORWARD: [Option<&Aligned<[u8]>>; {n}] = [\n{forward}];"
+    )
+    .unwrap();
+    writeln!(
+        rust,
+        "/// Reverse DFAs of the rules' leftmost-first regexes."
+    )
+    .unwrap();
+    writeln!(
+        rust,
+        "pub static REVERSE: [Option<&Aligned<[u8]>>; {n}] = [\n{reverse}];"
+    )
+    .unwrap();
     std::fs::write(out.join("redact_dfas.rs"), rust).expect("OUT_DIR is writable");
 }

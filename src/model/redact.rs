@@ -967,8 +967,14 @@ mod tests {
                 );
             }
             let (mut new, mut old) = (0, 0);
-            let want = replace_secrets(rule.regex(), rule.replace, rule.token_start, input, &mut old)
-                .filter(|_| old > 0);
+            let want = replace_secrets(
+                rule.regex(),
+                rule.replace,
+                rule.token_start,
+                input,
+                &mut old,
+            )
+            .filter(|_| old > 0);
             assert_eq!(
                 replace_builtin(i, input, &mut new),
                 want,
@@ -1026,7 +1032,10 @@ mod tests {
                 "rule {i}"
             );
             let (redacted, count) = red(sample);
-            assert!(count > 0 && redacted.contains(PLACEHOLDER), "rule {i}: {sample}");
+            assert!(
+                count > 0 && redacted.contains(PLACEHOLDER),
+                "rule {i}: {sample}"
+            );
             assert_same_as_reference(text);
         }
     }
@@ -1060,10 +1069,13 @@ mod tests {
 
     #[test]
     fn the_compiled_rules_redact_every_test_text_as_the_regex_crate_does() {
-        for text in trigger_corpus()
-            .iter()
-            .chain(SAMPLE_PER_RULE.iter().map(|s| s.to_string()).collect::<Vec<_>>().iter())
-        {
+        for text in trigger_corpus().iter().chain(
+            SAMPLE_PER_RULE
+                .iter()
+                .map(|s| s.to_string())
+                .collect::<Vec<_>>()
+                .iter(),
+        ) {
             assert_same_as_reference(text.as_bytes());
             let line = serde_json::json!({ "c": text }).to_string();
             assert_same_as_reference(line.as_bytes());
@@ -1073,15 +1085,73 @@ mod tests {
 
     /// Pieces of text around which the rules' matches start, end and fail.
     const FRAGMENTS: &[&str] = &[
-        " ", "\n", "\\n", "\\t", "\r\n", "\"", "\\\"", "'", "\\\\", ":", "=", ";", "@", "/", "://",
-        "_", "-", ".", ",", "key", "KEY", "token", "secret", "password", "pwd", "auth",
-        "Authorization", "bearer ", "Basic ", "api_key", "\"api_key\": \"", "\\\"password\\\":\\\"",
-        "x", "abcd", "Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1", "aaaaaaaaaaaaaaaaaaaaaaaa", "REDACTED", "${X}",
-        "https://u", "postgres://app:p", "-----BEGIN RSA PRIVATE KEY-----",
-        "-----END RSA PRIVATE KEY-----", "MIIEpAIBAAKCAQEA", "Proc-Type: 4,ENCRYPTED", "ghp_", "AKIA",
-        "a1B2a1B2a1B2a1B2a1B2", "sk-", "eyJhbGciOiJIUzI1NiJ9", ".eyJ", "xoxb-", "glpat-", "npm_",
-        "\u{e9}", "\u{212A}", "\u{17F}", "\u{2003}", "\\u0041", "\\/", "{", "}", "[", "]",
-        "hooks.slack.com/services/", "sk_live_", "Pwd = ", "Server=db;",
+        " ",
+        "\n",
+        "\\n",
+        "\\t",
+        "\r\n",
+        "\"",
+        "\\\"",
+        "'",
+        "\\\\",
+        ":",
+        "=",
+        ";",
+        "@",
+        "/",
+        "://",
+        "_",
+        "-",
+        ".",
+        ",",
+        "key",
+        "KEY",
+        "token",
+        "secret",
+        "password",
+        "pwd",
+        "auth",
+        "Authorization",
+        "bearer ",
+        "Basic ",
+        "api_key",
+        "\"api_key\": \"",
+        "\\\"password\\\":\\\"",
+        "x",
+        "abcd",
+        "Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1",
+        "aaaaaaaaaaaaaaaaaaaaaaaa",
+        "REDACTED",
+        "${X}",
+        "https://u",
+        "postgres://app:p",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "-----END RSA PRIVATE KEY-----",
+        "MIIEpAIBAAKCAQEA",
+        "Proc-Type: 4,ENCRYPTED",
+        "ghp_",
+        "AKIA",
+        "a1B2a1B2a1B2a1B2a1B2",
+        "sk-",
+        "eyJhbGciOiJIUzI1NiJ9",
+        ".eyJ",
+        "xoxb-",
+        "glpat-",
+        "npm_",
+        "\u{e9}",
+        "\u{212A}",
+        "\u{17F}",
+        "\u{2003}",
+        "\\u0041",
+        "\\/",
+        "{",
+        "}",
+        "[",
+        "]",
+        "hooks.slack.com/services/",
+        "sk_live_",
+        "Pwd = ",
+        "Server=db;",
     ];
 
     proptest::proptest! {
