@@ -4,6 +4,11 @@
 # a ~10 KB, a ~100 KB and a ~10 MB transcript (real lines concatenated), at N existing
 # checkpoints (benches/fixture.py).
 #
+# Then target 5 of issue 17: the peak memory and wall time (/usr/bin/time -v) of `write` of a
+# transcript of 100 MB or more (the ~10 MB one, or the generated one, repeated), in a fresh
+# repository with one commit, on both stores, against `git notes add -F` of the same file and the
+# budget (the transcript's size + 64 MiB).
+#
 # Usage: benches/write_corpus.sh [CORPUS.git] [N...]   (or BENCH_CORPUS=CORPUS.git)
 #   CORPUS.git: a bare repository whose entire/checkpoints/v1 branch holds full.jsonl
 #   transcripts (shared/corpus/git-sync.git); without one the generated 100 KB transcript of
@@ -62,3 +67,26 @@ PY
     cd "$ROOT"
     rm -rf "$R"
 done
+
+big="$WORK/t/100m.jsonl"
+src="$WORK/t/10m.jsonl"
+[ -s "$src" ] || src="$T"
+while [ "$(stat -c %s "$big" 2>/dev/null || echo 0)" -lt 100000000 ]; do cat "$src" >> "$big"; done
+R="$WORK/memory"
+git init -q "$R"
+git -C "$R" commit -q --allow-empty -m init
+cd "$R"
+measure() { # peak RSS in KiB and wall time of one run
+    /usr/bin/time -v "$@" 2>&1 >/dev/null |
+        awk '/Maximum resident/ { kb = $NF } /Elapsed/ { t = $NF } END { print kb, t }'
+}
+size=$(stat -c %s "$big")
+for store in git-refs git-branch; do
+    read -r kb t <<<"$(ENTIRE_CHECKPOINTS_PRIMARY=$store measure \
+        git-entire-checkpoint write -q --session s --transcript "$big")"
+    echo "memory $store write of $((size / 1000000)) MB: peak RSS $((kb / 1024)) MiB" \
+        "(budget $(((size / 1024 + 65536) / 1024)) MiB), $t"
+done
+read -r kb t <<<"$(measure git notes add -f -F "$big" HEAD)"
+echo "memory git notes add -F of $((size / 1000000)) MB: peak RSS $((kb / 1024)) MiB, $t"
+cd "$ROOT"

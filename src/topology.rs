@@ -341,10 +341,10 @@ impl<'r> Topology<'r> {
         &self.redactor
     }
 
-    /// `w` with secrets redacted from everything it stores as text (transcript, prompts, files
-    /// touched, names, the commit subject), and the count added.
-    fn redacted_write(&self, w: &SessionWrite) -> SessionWrite {
-        let mut w = w.clone();
+    /// Redacts secrets from everything `w` stores as text (transcript, prompts, files touched,
+    /// names, the commit subject) in place, and adds the count. In place, not on a copy: a
+    /// transcript may be hundreds of megabytes (docs/performance.md, target 5).
+    fn redact_write(&self, w: &mut SessionWrite) {
         let r = &self.redactor;
         let mut n = w.transcript.as_mut().map_or(0, |t| r.redact_vec(t));
         n += r.redact_strings(
@@ -355,7 +355,6 @@ impl<'r> Topology<'r> {
                 .chain(&mut w.commit_subject),
         );
         w.redactions += n;
-        w
     }
 
     /// `b` with secrets redacted from the transcript, prompts, summary or attribution it
@@ -492,9 +491,10 @@ impl<'r> Topology<'r> {
 
     /// Writes one session, redacted, to the primary, then to each mirror (best effort). Refused
     /// while a settings file does not parse.
-    pub fn write_session(&self, w: &SessionWrite) -> Result<WriteReport, TopologyError> {
+    pub fn write_session(&self, mut w: SessionWrite) -> Result<WriteReport, TopologyError> {
         self.check_writable()?;
-        let w = &self.redacted_write(w);
+        self.redact_write(&mut w);
+        let w = &w;
         let outcome = self.primary_writer().write_session(w)?;
         let mirror_failures = self
             .mirrors

@@ -88,7 +88,7 @@ pub fn write(repo: &Repo, topo: &Topology<'_>, a: WriteArgs, quiet: bool) -> Res
         author: None,
         redactions: 0,
     };
-    let report = topo.write_session(&w)?;
+    let report = topo.write_session(w)?;
     report_mirrors(&report, quiet);
     println!("{id}");
     Ok(())

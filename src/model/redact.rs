@@ -539,12 +539,23 @@ struct Piece {
     json: bool,
 }
 
+/// What the JSON-aware stages know of the shape of a text.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Shape {
+    /// Nothing: the text may be one JSON value (a document over several lines).
+    Unknown,
+    /// The text is lines of a longer text that is not one JSON value (a part of it
+    /// [`Redactor::redact_vec`] cut between lines), so it is redacted line by line as the longer
+    /// text would be, even where this part alone would parse as one value.
+    Lines,
+}
+
 /// `text` cut into pieces: the whole text when it is one JSON value (a document over several
-/// lines), else its lines, each line that is a JSON value (JSONL) a piece of its own and each
-/// run of other lines one piece, so rules for raw text still see across their line breaks.
-/// Only lines `maybe_json` accepts are parsed.
-fn pieces(text: &[u8], maybe_json: impl Fn(&[u8]) -> bool) -> Vec<Piece> {
-    if is_json(text) {
+/// lines) and its shape is [`Shape::Unknown`], else its lines, each line that is a JSON value
+/// (JSONL) a piece of its own and each run of other lines one piece, so rules for raw text
+/// still see across their line breaks. Only lines `maybe_json` accepts are parsed.
+fn pieces(text: &[u8], shape: Shape, maybe_json: impl Fn(&[u8]) -> bool) -> Vec<Piece> {
+    if shape == Shape::Unknown && is_json(text) {
         return vec![Piece {
             range: 0..text.len(),
             json: true,
@@ -686,8 +697,8 @@ fn redact_respelled(json: &[u8], r: &Respelled) -> Option<(Vec<u8>, usize)> {
 
 /// Stage 2 of [`Redactor`]: the built-in rules over the plain spelling of each JSON value of
 /// `text` whose strings spell characters with escapes. `None` when nothing new matched.
-fn redact_escaped(text: &[u8]) -> Option<(Vec<u8>, usize)> {
-    let pieces = pieces(text, has_spelling_escape);
+fn redact_escaped(text: &[u8], shape: Shape) -> Option<(Vec<u8>, usize)> {
+    let pieces = pieces(text, shape, has_spelling_escape);
     let respelled: Vec<(&Piece, Respelled)> = pieces
         .iter()
         .filter(|p| p.json)
@@ -722,6 +733,96 @@ fn redact_escaped(text: &[u8]) -> Option<(Vec<u8>, usize)> {
         })
         .collect();
     (!edits.is_empty()).then(|| (splice(text, edits), count))
+}
+
+/// Stages 1 and 2 of [`Redactor`] (the built-in rules) over `input`: the redacted text and the
+/// count.
+fn redact_builtin_stages(input: &[u8], shape: Shape) -> (Vec<u8>, usize) {
+    let (mut text, mut count) = redact_builtin(input);
+    if has_spelling_escape(&text) {
+        if let Some((t, n)) = redact_escaped(&text, shape) {
+            text = t;
+            count += n;
+        }
+    }
+    (text, count)
+}
+
+/// The size from which [`Redactor::redact_vec`] redacts a text in parts, and about the size of
+/// each part: large enough that the rules' set-up per part costs little, small enough that the
+/// few copies a part's redaction makes stay a small fraction of the 64 MiB a 100 MB transcript
+/// may cost beside itself (docs/performance.md, target 5).
+const PART_SIZE: usize = 4 << 20;
+
+/// Where the part of `text` for the built-in stages that ends at or after `from` ends: the
+/// first newline at or after `from` with `}` before it and `{` after it, else the text's end.
+fn builtin_cut(text: &[u8], from: usize) -> usize {
+    let from = from.max(1);
+    if from >= text.len() {
+        return text.len();
+    }
+    memchr::memmem::find(&text[from - 1..], b"}\n{").map_or(text.len(), |i| from + i)
+}
+
+/// Where the part of `text` for the user rules that ends at or after `from` ends: the first
+/// newline at or after `from` whose line before or after is a JSON value, else the text's end.
+fn user_cut(text: &[u8], from: usize) -> usize {
+    let line_start = |at: usize| memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
+    for nl in memchr::memchr_iter(b'\n', text.get(from..).unwrap_or_default()) {
+        let at = from + nl;
+        let after = &text[at + 1..];
+        let next = &after[..memchr::memchr(b'\n', after).unwrap_or(after.len())];
+        if is_json(&text[line_start(at)..at]) || is_json(next) {
+            return at;
+        }
+    }
+    text.len()
+}
+
+/// Rewrites `text` in place a part at a time, keeping the newline after each part:
+/// `cut(text, start)` is the end of the part that starts at `start` (a newline's index, or the
+/// text's end), `redact` a part's new bytes and count (`None` to keep it). Returns the sum of
+/// the counts. Beside `text`, only one part and its rewrite are held at a time.
+fn rewrite_in_parts(
+    text: &mut Vec<u8>,
+    cut: impl Fn(&[u8], usize) -> usize,
+    redact: impl Fn(&[u8]) -> Option<(Vec<u8>, usize)>,
+) -> usize {
+    let mut count = 0;
+    // `text[..done]` is rewritten, `text[next..]` still to read; `done <= next` throughout.
+    let (mut done, mut next) = (0, 0);
+    while next < text.len() {
+        let mut end = cut(text, next);
+        match redact(&text[next..end]) {
+            Some((bytes, n)) => {
+                count += n;
+                if done + bytes.len() > end {
+                    // The rewrites so far are longer than what they replace: make room in
+                    // front of the rest (rare: a secret shorter than the placeholder).
+                    let more = done + bytes.len() - end;
+                    text.reserve_exact(more);
+                    text.splice(end..end, std::iter::repeat_n(0, more));
+                    end += more;
+                }
+                text[done..done + bytes.len()].copy_from_slice(&bytes);
+                done += bytes.len();
+            }
+            None => {
+                if done < next {
+                    text.copy_within(next..end, done);
+                }
+                done += end - next;
+            }
+        }
+        next = end;
+        if next < text.len() {
+            text[done] = text[next];
+            done += 1;
+            next += 1;
+        }
+    }
+    text.truncate(done);
+    count
 }
 
 /// Whether a pattern can match the empty string (somewhere: `a*`, `\b`, `^` as well as ``).
@@ -804,27 +905,26 @@ impl Redactor {
         if !self.enabled {
             return (input.to_vec(), 0);
         }
-        let (mut text, mut count) = redact_builtin(input);
-        if has_spelling_escape(&text) {
-            if let Some((t, n)) = redact_escaped(&text) {
-                text = t;
-                count += n;
-            }
+        let (text, count) = redact_builtin_stages(input, Shape::Unknown);
+        match self.redact_user_stage(&text, Shape::Unknown) {
+            Some((t, n)) => (t, count + n),
+            None => (text, count),
         }
-        if !self.user.is_empty() {
-            let pieces = pieces(&text, |_| true);
-            if let Some((t, n)) = redact_pieces(&text, &pieces, |piece, json| {
-                if json {
-                    redact_decoded(piece, |t| self.redact_user(t))
-                } else {
-                    Some(self.redact_user(piece)).filter(|(_, n)| *n > 0)
-                }
-            }) {
-                text = t;
-                count += n;
-            }
+    }
+
+    /// Stage 3 (the user rules) over `text`; `None` when they change nothing.
+    fn redact_user_stage(&self, text: &[u8], shape: Shape) -> Option<(Vec<u8>, usize)> {
+        if self.user.is_empty() {
+            return None;
         }
-        (text, count)
+        let pieces = pieces(text, shape, |_| true);
+        redact_pieces(text, &pieces, |piece, json| {
+            if json {
+                redact_decoded(piece, |t| self.redact_user(t))
+            } else {
+                Some(self.redact_user(piece)).filter(|(_, n)| *n > 0)
+            }
+        })
     }
 
     /// The user rules over raw bytes.
@@ -852,13 +952,54 @@ impl Redactor {
         )
     }
 
-    /// Redacts `bytes` in place; returns the count.
+    /// Redacts `bytes` in place; returns the count. The result is byte for byte
+    /// [`Redactor::redact_bytes`]'s; a text with a line break `}\n{` (JSONL) past the first
+    /// [`PART_SIZE`] bytes is redacted a part at a time, in place, so a large transcript costs
+    /// a few parts of memory beside itself rather than several copies of it.
     pub fn redact_vec(&self, bytes: &mut Vec<u8>) -> usize {
-        let (redacted, n) = self.redact_bytes(bytes);
-        if n > 0 {
-            *bytes = redacted;
+        self.redact_vec_in_parts(bytes, PART_SIZE)
+    }
+
+    /// [`Redactor::redact_vec`] with parts of at least `part` bytes (a parameter for the tests).
+    ///
+    /// Parts are cut only where redacting them one by one gives what redacting the whole text
+    /// gives. The built-in stages are cut at a newline between `}` and `{`: no built-in match
+    /// holds such a newline (the rules that read across lines, through `\s` or a PEM block's
+    /// lines, need a `:`, `=` or space before it, or a base64 or PEM line, `-----END`, `;`,
+    /// `:` or `=` after it), so each rule finds the same matches either way; a replacement
+    /// never starts at that `{` and only ever leaves a `D` before the newline, so the cut stays
+    /// one through every rule; the text holds a newline between a value and `{`, so it is not
+    /// one JSON value and its pieces for stage 2 are its lines, where no match crosses from one
+    /// JSON line to the next either. The user rules, which read a run of lines that are not
+    /// JSON as one text, are cut afterwards, in a second pass, at a newline next to a line that
+    /// is a JSON value.
+    fn redact_vec_in_parts(&self, bytes: &mut Vec<u8>, part: usize) -> usize {
+        if !self.enabled {
+            return 0;
         }
-        n
+        if builtin_cut(bytes, part) == bytes.len() {
+            let (redacted, n) = self.redact_bytes(bytes);
+            if n > 0 {
+                *bytes = redacted;
+            }
+            return n;
+        }
+        let mut count = rewrite_in_parts(
+            bytes,
+            |text, start| builtin_cut(text, start + part),
+            |text| {
+                let (redacted, n) = redact_builtin_stages(text, Shape::Lines);
+                (n > 0).then_some((redacted, n))
+            },
+        );
+        if !self.user.is_empty() {
+            count += rewrite_in_parts(
+                bytes,
+                |text, start| user_cut(text, start + part),
+                |text| self.redact_user_stage(text, Shape::Lines),
+            );
+        }
+        count
     }
 
     /// Redacts each of `texts` in place; returns the count.
@@ -1909,6 +2050,110 @@ mod tests {
                     proptest::prop_assert_eq!(&out, &input);
                 }
             }
+        }
+    }
+
+    /// Lines that put secrets of every kind on and next to the cuts of
+    /// [`Redactor::redact_vec_in_parts`]: JSONL lines, lines a rule breaks (`{"token":1234567}`
+    /// loses its `}`), secrets spelled with escapes, PEM blocks over real lines, raw text, and
+    /// the spaces, `=` and `:` the rules read across line breaks.
+    fn lines_for_parts() -> Vec<String> {
+        let mut lines: Vec<String> = SAMPLE_PER_RULE
+            .iter()
+            .map(|s| serde_json::json!({ "type": "user", "content": s }).to_string())
+            .collect();
+        lines.extend(SAMPLE_PER_RULE.iter().map(|s| s.to_string()));
+        lines.extend(
+            [
+                r#"{"token":1234567}"#,
+                r#"{"password":"abc"}"#,
+                r#"{"c":"key \u0041KIAIOSFODNN7EXAMPLE here"}"#,
+                r#"{"c":"ghp\u005fa1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2"}"#,
+                r#"{"u":"https:\/\/alice:s3cretpass@example.com\/r"}"#,
+                r#"{"k":"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----"}"#,
+                "-----BEGIN RSA PRIVATE KEY-----",
+                "MIIEpAIBAAKCAQEA7",
+                "-----END RSA PRIVATE KEY-----",
+                "Proc-Type: 4,ENCRYPTED",
+                "",
+                "  ",
+                "password =",
+                "= hunter22;",
+                "pwd=abcd}",
+                ";",
+                "DB_PASSWORD:",
+                "MY_SIGNING_KEY=",
+                "Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1",
+                r#"{"a":"MYCORP-123"}"#,
+                "MYCORP-456 and",
+                "{not json}",
+                r#"{"x":1}"#,
+                "{",
+                "}",
+            ]
+            .map(str::to_owned),
+        );
+        lines
+    }
+
+    /// Asserts that redacting `text` a part at a time gives the whole-text redaction's bytes
+    /// and count, with parts of one byte (a cut wherever one may be) and a few larger sizes.
+    fn assert_parts_give_the_whole(r: &Redactor, text: &str) {
+        let whole = r.redact_bytes(text.as_bytes());
+        for part in [1, 2, 16, text.len() / 2, text.len()] {
+            let mut bytes = text.as_bytes().to_vec();
+            let n = r.redact_vec_in_parts(&mut bytes, part);
+            assert_eq!(
+                (String::from_utf8_lossy(&bytes), n),
+                (String::from_utf8_lossy(&whole.0), whole.1),
+                "part {part} of {text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn redacting_in_parts_gives_the_whole_texts_bytes() {
+        let lines = lines_for_parts();
+        let users = with_rules(&["MYCORP-[0-9]+", r"(?s)BEGIN.*?END", r"and\s+\S+"]);
+        // Every line before every other, between two JSON lines, so each pair meets across a
+        // cut.
+        for a in &lines {
+            for b in &lines {
+                let text = [r#"{"x":1}"#, a, b, r#"{"y":2}"#].join("\n");
+                for r in [&on(), &users] {
+                    assert_parts_give_the_whole(r, &text);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_part_rewritten_longer_than_it_was_moves_the_rest() {
+        // `abcd` becomes `REDACTED`: each part grows by four bytes.
+        let text = (0..50)
+            .map(|i| format!(r#"{{"n":{i},"c":"pwd=abcd; x"}}"#))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut bytes = text.clone().into_bytes();
+        assert_eq!(on().redact_vec_in_parts(&mut bytes, 1), 50);
+        assert_eq!(bytes, on().redact_bytes(text.as_bytes()).0);
+        assert!(bytes.len() > text.len());
+    }
+
+    proptest::proptest! {
+        /// Any sequence of the lines above, cut at any part size, redacts as the whole text.
+        #[test]
+        fn parts_redact_as_the_whole_text(
+            picks in proptest::collection::vec(proptest::prelude::any::<proptest::sample::Index>(), 1..12),
+            part in 1usize..400,
+            users in proptest::bool::ANY,
+        ) {
+            let lines = lines_for_parts();
+            let text = picks.iter().map(|i| i.get(&lines).as_str()).collect::<Vec<_>>().join("\n");
+            let r = if users { with_rules(&["MYCORP-[0-9]+", r"(?s)BEGIN.*?END"]) } else { on() };
+            let mut bytes = text.clone().into_bytes();
+            let n = r.redact_vec_in_parts(&mut bytes, part);
+            proptest::prop_assert_eq!((bytes, n), r.redact_bytes(text.as_bytes()));
         }
     }
 }

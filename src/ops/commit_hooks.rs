@@ -314,7 +314,7 @@ pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, Commit
                     author: None,
                     redactions: st.redactions,
                 };
-                let written = topo.write_session(&w)?;
+                let written = topo.write_session(w)?;
                 report.warnings.extend(written.warnings());
                 Ok(lines)
             },
