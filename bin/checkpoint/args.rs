@@ -41,6 +41,9 @@ pub enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Print only the checkpoint IDs, one per line (for scripts and shell completion).
+        #[arg(long, conflicts_with = "json")]
+        ids: bool,
         /// Show at most N checkpoints.
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
@@ -87,6 +90,14 @@ pub enum Command {
         /// Keep the scratch directory and print its path.
         #[arg(long)]
         keep: bool,
+    },
+    /// Print a completion script for SHELL, covering `git-entire-checkpoint`, `git-entire-fetch`
+    /// and, through git's own completion, `git entire-checkpoint` and `git entire-fetch`.
+    Completion {
+        /// The shell the script is for.
+        shell: CompletionShell,
+        /// Only the script of this binary (default: both), e.g. for one zsh function file each.
+        command: Option<CompletedCommand>,
     },
     /// Install, remove or inspect the git hooks.
     #[command(subcommand)]
@@ -136,6 +147,23 @@ pub enum Command {
         #[command(flatten)]
         fetch: FetchArgs,
     },
+}
+
+/// The shells `completion` writes scripts for.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// The binaries `completion` writes scripts for.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum CompletedCommand {
+    #[value(name = "git-entire-checkpoint")]
+    Checkpoint,
+    #[value(name = "git-entire-fetch")]
+    Fetch,
 }
 
 /// How reads get a checkpoint that is missing locally.

@@ -2,6 +2,7 @@
 //! returns.
 
 pub mod args;
+mod completion;
 mod config;
 mod demo;
 mod doctor;
@@ -29,6 +30,10 @@ pub fn run(cli: Cli) -> Result<()> {
         Cli::command().print_help()?;
         return Ok(());
     };
+    // Completion scripts are the same in and out of a repository.
+    if let Command::Completion { shell, command } = command {
+        return completion::run(shell, command);
+    }
     if let Command::Demo { keep } = command {
         return demo::run(keep);
     }
@@ -73,6 +78,7 @@ fn dispatch<'r>(
         }
         Command::List {
             json,
+            ids,
             limit,
             remote,
             hydrate,
@@ -81,6 +87,7 @@ fn dispatch<'r>(
             topo,
             read::ListArgs {
                 json,
+                ids,
                 limit,
                 remote,
                 hydrate,
@@ -110,7 +117,7 @@ fn dispatch<'r>(
                 quiet,
             },
         ),
-        Command::Demo { .. } | Command::Doctor { .. } => {
+        Command::Demo { .. } | Command::Doctor { .. } | Command::Completion { .. } => {
             unreachable!("handled before opening a repository")
         }
     }

@@ -224,6 +224,8 @@ fn log_human(history: &[CommitInfo]) -> String {
 pub struct ListArgs {
     /// `--json`.
     pub json: bool,
+    /// `--ids`.
+    pub ids: bool,
     /// `--limit`.
     pub limit: Option<usize>,
     /// `--remote [<R>]`.
@@ -275,6 +277,10 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs) -> Result<()> 
     if a.json {
         serde_json::to_writer_pretty(&mut out, &ListEntries(&all))?;
         out.write_all(b"\n")?;
+    } else if a.ids {
+        for i in &all {
+            writeln!(out, "{}", i.id.as_str())?;
+        }
     } else {
         list_human(&all, &mut out)?;
     }
