@@ -11,7 +11,7 @@ use crate::common::args::GlobalArgs;
 
 /// Store AI coding-session checkpoints inside this git repository.
 #[derive(Parser)]
-#[command(name = "git-entire-checkpoint", version, about, max_term_width = 100)]
+#[command(name = "git-entire-checkpoint", version, max_term_width = 100)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
