@@ -16,10 +16,23 @@ for b in $BINS; do
     install -m 0755 "$target_dir/release/$b" "$PREFIX/bin/$b"
 done
 "$target_dir/release/entire-checkpoints-man" "$PREFIX/share/man/man1"
+# Completion, where each shell looks: bash-completion loads completions/<command> on first use,
+# and git's bash completion asks it for git-<name> on `git <name> <TAB>`; zsh autoloads
+# _<command> from site-functions (zsh's git completion calls _git-<name>); fish reads
+# vendor_completions.d (its git completion delegates `git <name>` to git-<name>).
+bash_dir="$PREFIX/share/bash-completion/completions"
+zsh_dir="$PREFIX/share/zsh/site-functions"
+fish_dir="$PREFIX/share/fish/vendor_completions.d"
+mkdir -p "$bash_dir" "$zsh_dir" "$fish_dir"
+for c in git-entire-checkpoint git-entire-fetch; do
+    "$PREFIX/bin/git-entire-checkpoint" completion bash "$c" > "$bash_dir/$c"
+    "$PREFIX/bin/git-entire-checkpoint" completion zsh "$c" > "$zsh_dir/_$c"
+    "$PREFIX/bin/git-entire-checkpoint" completion fish "$c" > "$fish_dir/$c.fish"
+done
 for h in "$SRC"/hooks/*; do
     install -m 0755 "$h" "$PREFIX/share/entire-checkpoints/hooks/"
 done
-echo "entire: installed $BINS into $PREFIX/bin and man pages into $PREFIX/share/man/man1"
+echo "entire: installed $BINS into $PREFIX/bin, man pages into $PREFIX/share/man/man1 and completions under $PREFIX/share"
 
 case ":$PATH:" in
     *":$PREFIX/bin:"*) ;;

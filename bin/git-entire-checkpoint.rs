@@ -1,6 +1,10 @@
 //! `git entire-checkpoint`: write, read and manage checkpoints.
 
 mod checkpoint;
+// The completion scripts cover git-entire-fetch too, from its own definitions.
+mod fetch {
+    pub mod args;
+}
 mod common {
     pub mod args;
     pub mod cli;

@@ -23,6 +23,8 @@ mod checkpoint_remote;
 mod commit_hooks;
 #[path = "cli/compat.rs"]
 mod compat;
+#[path = "cli/completion.rs"]
+mod completion;
 #[path = "cli/concurrency.rs"]
 mod concurrency;
 #[path = "cli/config_cmd.rs"]

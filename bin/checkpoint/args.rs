@@ -14,7 +14,6 @@ use crate::common::args::GlobalArgs;
 #[command(
     name = "git-entire-checkpoint",
     version,
-    about,
     max_term_width = 100,
     subcommand_required = true,
     arg_required_else_help = true
@@ -54,6 +53,9 @@ pub enum Command {
         json: bool,
         #[command(flatten)]
         date: DateArgs,
+        /// Print only the checkpoint IDs, one per line (for scripts and shell completion).
+        #[arg(long, conflicts_with = "json")]
+        ids: bool,
         /// Show at most N checkpoints.
         #[arg(long, value_name = "N")]
         limit: Option<usize>,
@@ -97,6 +99,14 @@ pub enum Command {
         /// Keep the scratch directory and print its path.
         #[arg(long)]
         keep: bool,
+    },
+    /// Print a completion script for SHELL, covering `git-entire-checkpoint`, `git-entire-fetch`
+    /// and, through git's own completion, `git entire-checkpoint` and `git entire-fetch`.
+    Completion {
+        /// The shell the script is for.
+        shell: CompletionShell,
+        /// Only the script of this binary (default: both), e.g. for one zsh function file each.
+        command: Option<CompletedCommand>,
     },
     /// Install, remove or inspect the git hooks.
     #[command(subcommand)]
@@ -205,6 +215,23 @@ pub enum ConfigAction {
         /// The dotted key.
         key: String,
     },
+}
+
+/// The shells `completion` writes scripts for.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum CompletionShell {
+    Bash,
+    Zsh,
+    Fish,
+}
+
+/// The binaries `completion` writes scripts for.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum CompletedCommand {
+    #[value(name = "git-entire-checkpoint")]
+    Checkpoint,
+    #[value(name = "git-entire-fetch")]
+    Fetch,
 }
 
 /// How reads get a checkpoint that is missing locally.

@@ -2,6 +2,7 @@
 //! returns.
 
 pub mod args;
+mod completion;
 mod config;
 mod dates;
 mod demo;
@@ -26,6 +27,10 @@ use args::{Cli, Command, FetchArgs};
 pub fn run(cli: Cli) -> Result<()> {
     let quiet = cli.global.quiet;
     let command = cli.command;
+    // Completion scripts are the same in and out of a repository.
+    if let Command::Completion { shell, command } = command {
+        return completion::run(shell, command);
+    }
     if let Command::Demo { keep } = command {
         return demo::run(keep);
     }
@@ -90,6 +95,7 @@ fn dispatch<'r>(
         Command::List {
             json,
             date,
+            ids,
             limit,
             remote,
             hydrate,
@@ -98,6 +104,7 @@ fn dispatch<'r>(
             topo,
             read::ListArgs {
                 json,
+                ids,
                 limit,
                 remote,
                 hydrate,
@@ -128,7 +135,7 @@ fn dispatch<'r>(
                 quiet,
             },
         ),
-        Command::Demo { .. } | Command::Doctor { .. } => {
+        Command::Demo { .. } | Command::Doctor { .. } | Command::Completion { .. } => {
             unreachable!("handled before opening a repository")
         }
     }

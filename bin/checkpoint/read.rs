@@ -263,6 +263,8 @@ fn log_human(history: &[CommitInfo], date: DateFormat) -> String {
 pub struct ListArgs {
     /// `--json`.
     pub json: bool,
+    /// `--ids`.
+    pub ids: bool,
     /// `--limit`.
     pub limit: Option<usize>,
     /// `--remote [<R>]`.
@@ -315,6 +317,10 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs) -> Result<()> 
     if a.json {
         serde_json::to_writer_pretty(&mut out, &ListEntries(&shown, limit))?;
         out.write_all(b"\n")?;
+    } else if a.ids {
+        for line in shown.lines().take(limit) {
+            writeln!(out, "{}", line.id)?;
+        }
     } else {
         list_human(shown.lines().take(limit), a.date, &mut out)?;
     }

@@ -8,7 +8,7 @@ use crate::common::args::GlobalArgs;
 
 /// Fetch checkpoints from a remote: named IDs, all of them, or those a revision range links to.
 #[derive(Parser)]
-#[command(name = "git-entire-fetch", version, about, max_term_width = 100)]
+#[command(name = "git-entire-fetch", version, max_term_width = 100)]
 pub struct Cli {
     /// `[<remote>] [<ID>...]`: the remote (default: the checkpoint remote, else origin, else the
     /// only remote), then checkpoint IDs. A first word that is a configured remote, a URL or a

@@ -62,6 +62,57 @@ fn man_pages_are_generated_at_install_time_not_by_the_binaries() {
     ] {
         let text = std::fs::read_to_string(dir.join(page)).unwrap_or_default();
         assert!(text.contains(".TH"), "{page} is a man page:\n{text}");
+        for section in [".SH \"EXIT STATUS\"", ".SH ENVIRONMENT", ".SH FILES"] {
+            assert!(text.contains(section), "{page}: {section}");
+        }
+        assert!(text.contains("ENTIRE_CHECKPOINTS_PRIMARY"), "{page}");
+        assert!(text.contains("settings.local.json"), "{page}");
+    }
+    // Each page names its own command, not the suite.
+    for (page, name) in [
+        (
+            "git-entire-checkpoint.1",
+            "Store AI coding\\-session checkpoints",
+        ),
+        ("git-entire-checkpoint-show.1", "Show one checkpoint"),
+        ("git-entire-fetch.1", "Fetch checkpoints from a remote"),
+        ("git-entire-prepush.1", "Push queued checkpoint refs"),
+    ] {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap();
+        let after_name = text.split(".SH NAME").nth(1).unwrap_or_default();
+        assert!(
+            after_name.lines().nth(1).is_some_and(|l| l.contains(name)),
+            "{page}: NAME says {name:?}:\n{text}"
+        );
+        assert!(!text.contains("Git subcommands and hooks"), "{page}");
+    }
+    for page in ["git-entire-checkpoint.1", "git-entire-checkpoint-show.1"] {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap();
+        assert!(text.contains(".SH EXAMPLES"), "{page}: EXAMPLES");
+    }
+    // Installed, `git help` finds them: git maps `entire-fetch` to the page `git-entire-fetch`
+    // because the binary is on PATH.
+    if std::process::Command::new("man")
+        .arg("-w")
+        .arg("man")
+        .output()
+        .is_ok()
+    {
+        let out = env
+            .git_command_in(env.repo(), &["help", "-m", "entire-fetch"])
+            .env("PATH", path_with_bins())
+            .env("MANPATH", env.root())
+            .env("MANPAGER", "cat")
+            .output()
+            .unwrap();
+        assert_success(&out, &["git help -m entire-fetch"]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            text.contains("EXIT STATUS"),
+            "git help -m entire-fetch:\n{text}"
+        );
+    } else {
+        eprintln!("skipped: git help -m: man is not installed");
     }
     // The installed binaries have no flag for it.
     for bin in [checkpoint_bin(), prepush_bin(), fetch_bin()] {
