@@ -35,9 +35,20 @@ impl Demo {
         c
     }
 
-    /// Runs a step, printing it and its output; fails the demo on a non-zero exit.
+    /// Runs a step, printing it (quoted for a POSIX shell, so it can be pasted; with the
+    /// directory it runs in) and its output; fails the demo on a non-zero exit.
     fn step(&self, dir: &Path, args: &[&str]) -> Result<String> {
-        println!("$ git {}", args.join(" "));
+        let quoted = |s: &str| {
+            shlex::try_quote(s)
+                .map(|q| q.into_owned())
+                .unwrap_or_else(|_| s.to_owned())
+        };
+        let line: Vec<String> = args.iter().map(|a| quoted(a)).collect();
+        println!(
+            "$ (cd {} && git {})",
+            quoted(&dir.to_string_lossy()),
+            line.join(" ")
+        );
         let out = self
             .cmd("git", dir, args)
             .output()

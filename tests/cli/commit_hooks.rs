@@ -1131,4 +1131,26 @@ fn demo_runs_the_whole_story() {
         text(&out.stderr)
     );
     assert!(stdout.contains("Done"), "{stdout}");
+    // Each step is printed so that it can be pasted into a shell: through `sh`, the printed
+    // `session record` line gives git exactly the arguments the demo used.
+    let line = stdout
+        .lines()
+        .find(|l| l.contains("session record"))
+        .unwrap_or_else(|| panic!("no session record step: {stdout}"));
+    let command = line
+        .strip_prefix("$ (")
+        .and_then(|l| l.strip_suffix(')'))
+        .and_then(|l| l.split_once(" && git "))
+        .map(|(_, args)| args)
+        .unwrap_or_else(|| panic!("a step is `$ (cd DIR && git ARGS)`: {line}"));
+    let out = std::process::Command::new("sh")
+        .args(["-c", &format!("printf '%s\\n' {command}")])
+        .output()
+        .unwrap();
+    let argv: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
+    assert!(
+        argv.windows(2).any(|w| w[0] == "--agent" && w[1] == "Demo Agent")
+            && argv.windows(2).any(|w| w[0] == "--prompt" && w[1] == "add hello.txt"),
+        "the printed step splits back into the demo's arguments: {argv:?}"
+    );
 }
