@@ -1149,8 +1149,11 @@ fn demo_runs_the_whole_story() {
         .unwrap();
     let argv: Vec<String> = text(&out.stdout).lines().map(str::to_owned).collect();
     assert!(
-        argv.windows(2).any(|w| w[0] == "--agent" && w[1] == "Demo Agent")
-            && argv.windows(2).any(|w| w[0] == "--prompt" && w[1] == "add hello.txt"),
+        argv.windows(2)
+            .any(|w| w[0] == "--agent" && w[1] == "Demo Agent")
+            && argv
+                .windows(2)
+                .any(|w| w[0] == "--prompt" && w[1] == "add hello.txt"),
         "the printed step splits back into the demo's arguments: {argv:?}"
     );
 }

@@ -1331,3 +1331,41 @@ fn routing_serves_hex_from_the_branch_but_never_a_ulid_when_the_fetch_fails() {
     let out = env.run_in(Store::Refs, env.repo(), &["show", ULID_ID, "--json"]);
     assert_remote_failure(&out, "origin", "show of a ULID with origin unreachable");
 }
+
+/// The README's `pullc` alias, with the arguments git appends to it.
+const README_PULLC: &str = "!f() { git pull \"$@\" && git entire-fetch --for ORIG_HEAD..HEAD; }; f";
+
+#[test]
+fn the_readme_pullc_alias_pulls_and_fetches_the_new_commits_checkpoints() {
+    let readme = include_str!("../../README.md");
+    assert!(
+        readme.contains(&format!("git config alias.pullc '{README_PULLC}'")),
+        "the test runs the alias the README gives"
+    );
+    let w = world();
+    let tip = publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
+    w.env.write_file("work.txt", b"work\n");
+    w.env.git(&["add", "work.txt"]);
+    w.env.git(&[
+        "commit",
+        "-q",
+        "-m",
+        &format!("Work\n\nEntire-Checkpoint: {HEX_ID}\n"),
+    ]);
+    w.env.git(&["push", "-q", "origin", "main"]);
+    w.env
+        .git_in(&w.clone, &["config", "alias.pullc", README_PULLC]);
+    w.env.git_in(&w.clone, &["config", "pull.rebase", "false"]);
+    let out = w
+        .env
+        .git_command_in(&w.clone, &["pullc", "origin", "main"])
+        .env("PATH", crate::env::path_with_bins())
+        .output()
+        .unwrap();
+    assert_code(&out, 0, "git pullc origin main");
+    assert_eq!(
+        rev_in(&w.env, &w.clone, &checkpoint_ref(HEX_ID)).as_deref(),
+        Some(tip.as_str()),
+        "the pulled commit's checkpoint was fetched"
+    );
+}
