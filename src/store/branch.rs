@@ -408,14 +408,7 @@ impl CheckpointReader for GitBranchStore<'_> {
     }
 
     fn history(&self, id: &CheckpointId) -> Result<Option<Vec<CommitInfo>>, StoreError> {
-        let mut tip = None;
-        for (_, commit) in self.sources()? {
-            if self.subtree_in(Some(&commit), id)?.is_some() {
-                tip = Some(commit);
-                break;
-            }
-        }
-        let Some(tip) = tip else {
+        let Some(tip) = self.tip_holding(id)? else {
             return Ok(None);
         };
         let path = id.v1_path();
@@ -448,14 +441,7 @@ impl CheckpointReader for GitBranchStore<'_> {
     /// the root tree; the shard tree only when its entry changed. The answer is remembered for
     /// that tip ([`AuthorMemo`]), so the walk runs once per checkpoint until the branch moves.
     fn author(&self, id: &CheckpointId) -> Result<Option<Identity>, StoreError> {
-        let mut tip = None;
-        for (_, commit) in self.sources()? {
-            if self.subtree_in(Some(&commit), id)?.is_some() {
-                tip = Some(commit);
-                break;
-            }
-        }
-        let Some(tip) = tip else {
+        let Some(tip) = self.tip_holding(id)? else {
             return Ok(None);
         };
         let memo = AuthorMemo::in_common_dir(self.repo.common_dir());
@@ -472,6 +458,17 @@ impl CheckpointReader for GitBranchStore<'_> {
 }
 
 impl<'r> GitBranchStore<'r> {
+    /// The first tip of the branch's copies (the local branch, then the remote's) that holds
+    /// checkpoint `id`.
+    fn tip_holding(&self, id: &CheckpointId) -> Result<Option<git2::Commit<'r>>, StoreError> {
+        for (_, commit) in self.sources()? {
+            if self.subtree_in(Some(&commit), id)?.is_some() {
+                return Ok(Some(commit));
+            }
+        }
+        Ok(None)
+    }
+
     /// The walk behind [`GitBranchStore::author`], from `tip`, which holds the checkpoint.
     fn walk_for_author(&self, tip: git2::Commit<'r>, id: &CheckpointId) -> Option<Identity> {
         let subject = format!("Checkpoint: {id}");
