@@ -55,6 +55,12 @@ fn run_hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) -> Re
                         "entire: checkpoint {id}: {} session(s) condensed",
                         report.sessions.len()
                     );
+                    for (sid, files) in &report.left_out {
+                        eprintln!(
+                            "entire: session {sid}: left out of the checkpoint, not changed by this commit: {}",
+                            files.join(", ")
+                        );
+                    }
                 }
             }
         }

@@ -223,6 +223,9 @@ pub struct Condensed {
     pub malformed: Vec<String>,
     /// Mirror failures and queue warnings of the writes.
     pub warnings: Vec<String>,
+    /// Files a session recorded as touched that the commit did not change, left out of the
+    /// checkpoint: `(session, files)`.
+    pub left_out: Vec<(String, Vec<String>)>,
 }
 
 fn changed_files(repo: &Repo) -> Result<(String, String, Vec<String>), git2::Error> {
@@ -290,6 +293,16 @@ pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, Commit
                         .cloned()
                         .collect()
                 };
+                // Only what the commit changed is the checkpoint's; say what that leaves out.
+                let dropped: Vec<String> = st
+                    .files_touched
+                    .iter()
+                    .filter(|f| !commit_files.contains(f))
+                    .cloned()
+                    .collect();
+                if !dropped.is_empty() {
+                    report.left_out.push((sid.to_string(), dropped));
+                }
                 let prompts: Vec<String> =
                     st.prompts.get(prompt_start..).unwrap_or_default().to_vec();
                 let lines = transcript

@@ -412,6 +412,12 @@ fn a_commit_with_a_staged_session_is_linked_and_condensed() {
         "the commit's files that the session touched"
     );
     assert!(
+        stderr.contains(&format!(
+            "entire: session {SESSION}: left out of the checkpoint, not changed by this commit: not-committed.txt"
+        )),
+        "the commit says which of the session's files it left out: {stderr}"
+    );
+    assert!(
         meta.get("checkpoint_transcript_start").is_none(),
         "no start offset for the first window: {meta}"
     );
