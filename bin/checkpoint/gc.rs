@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use entire_checkpoints::git::refname::CheckpointRef;
 use entire_checkpoints::git::repo::Repo;
-use entire_checkpoints::ops::gc::{self, GcOutcome, GcReport};
+use entire_checkpoints::ops::gc::{self, GcOutcome, GcReport, KeepReason};
 use entire_checkpoints::topology::Topology;
 
 use crate::common::cli::warn;
@@ -29,26 +29,20 @@ fn id_of(name: &str) -> String {
         .unwrap_or_else(|_| name.to_owned())
 }
 
-/// `gc --json`.
+/// `gc --json`: one shape, whether gc ran or is off (then `keep_days`, `remote` and
+/// `remote_count` are null and nothing was deleted or kept).
 #[derive(Serialize)]
 struct GcDoc {
     enabled: bool,
     dry_run: bool,
-    keep_days: u32,
-    remote: String,
-    remote_count: usize,
+    keep_days: Option<u32>,
+    remote: Option<String>,
+    remote_count: Option<usize>,
     /// The checkpoint IDs of the refs deleted.
     deleted: Vec<String>,
-    /// Per reason (in the report's order), how many refs were kept.
+    /// For every reason, how many refs were kept (0 included).
     #[serde(serialize_with = "as_map")]
     kept: Vec<(&'static str, usize)>,
-}
-
-/// `gc --json` when gc is off.
-#[derive(Serialize)]
-struct GcOff {
-    enabled: bool,
-    deleted: [String; 0],
 }
 
 fn as_map<S: serde::Serializer>(pairs: &[(&str, usize)], s: S) -> Result<S::Ok, S::Error> {
@@ -60,15 +54,26 @@ impl GcDoc {
         GcDoc {
             enabled: true,
             dry_run,
-            keep_days: days,
-            remote: r.remote.clone(),
-            remote_count: r.remote_count,
+            keep_days: Some(days),
+            remote: Some(r.remote.clone()),
+            remote_count: Some(r.remote_count),
             deleted: r.deleted.iter().map(|n| id_of(n)).collect(),
-            kept: r
-                .kept
+            kept: KeepReason::ALL
                 .iter()
-                .map(|(reason, refs)| (reason.name(), refs.len()))
+                .map(|reason| (reason.name(), r.kept.get(reason).map_or(0, Vec::len)))
                 .collect(),
+        }
+    }
+
+    fn off(dry_run: bool) -> GcDoc {
+        GcDoc {
+            enabled: false,
+            dry_run,
+            keep_days: None,
+            remote: None,
+            remote_count: None,
+            deleted: Vec::new(),
+            kept: KeepReason::ALL.iter().map(|r| (r.name(), 0)).collect(),
         }
     }
 }
@@ -97,10 +102,7 @@ pub fn run(repo: &Repo, topo: &Topology<'_>, args: GcArgs) -> Result<()> {
         GcOutcome::Ran { keep_days, report } => (keep_days, report),
         GcOutcome::Off => {
             if args.json {
-                return print_json(&GcOff {
-                    enabled: false,
-                    deleted: [],
-                });
+                return print_json(&GcDoc::off(args.dry_run));
             }
             let note = format!(
                 "gc is off: pass --keep-days N or set strategy_options.{} in .entire/settings.json; nothing deleted",

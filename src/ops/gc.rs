@@ -108,6 +108,17 @@ pub enum KeepReason {
 }
 
 impl KeepReason {
+    /// Every reason, in the order reports list them.
+    pub const ALL: [KeepReason; 7] = [
+        KeepReason::Queued,
+        KeepReason::Unpushed,
+        KeepReason::Ahead,
+        KeepReason::Diverged,
+        KeepReason::TooNew,
+        KeepReason::Moved,
+        KeepReason::NotACheckpoint,
+    ];
+
     /// The name used in `--json`.
     pub fn name(self) -> &'static str {
         match self {

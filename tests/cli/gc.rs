@@ -174,7 +174,8 @@ fn gc_deletes_only_confirmed_old_refs_and_packs_the_rest() {
     assert_eq!(v["remote_count"], json!(remote_before.len()));
     assert_eq!(
         v["kept"],
-        json!({"queued": 1, "unpushed": 1, "ahead": 1, "diverged": 2, "too_new": 1})
+        json!({"queued": 1, "unpushed": 1, "ahead": 1, "diverged": 2, "too_new": 1, "moved": 0, "not_a_checkpoint": 0}),
+        "every reason, zeros included"
     );
     let mut survivors = before.clone();
     for d in &w.deletable {
@@ -258,7 +259,15 @@ fn without_a_remote_or_a_retention_gc_deletes_nothing_and_says_why() {
     let out = env.run(Store::Refs, &["gc"]);
     assert_success(&out, &["gc"]);
     assert!(stderr(&out).contains("gc is off"), "{}", stderr(&out));
-    assert_eq!(gc_json(&env, &[]), json!({"enabled": false, "deleted": []}));
+    assert_eq!(
+        gc_json(&env, &[]),
+        json!({
+            "enabled": false, "dry_run": false, "keep_days": null, "remote": null,
+            "remote_count": null, "deleted": [],
+            "kept": {"queued": 0, "unpushed": 0, "ahead": 0, "diverged": 0, "too_new": 0, "moved": 0, "not_a_checkpoint": 0}
+        }),
+        "gc off has the same shape as a run"
+    );
 
     env.write_file(
         ".entire/settings.json",
