@@ -250,7 +250,7 @@ fn log_human(history: &[CommitInfo], date: DateFormat) -> String {
             format!(
                 "{} {} {} <{}> {}\n",
                 &c.commit[..c.commit.len().min(12)],
-                date.show(&c.time, now),
+                date.show(&c.authored_at, now),
                 c.author.name,
                 c.author.email,
                 c.subject

@@ -577,17 +577,31 @@ pub struct ListLine<'a> {
     pub unreadable: Option<&'a str>,
 }
 
-/// One commit of a checkpoint's history.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+/// One commit of a checkpoint's history. In JSON the author time is `authored_at`, like every
+/// other time (`*_at`), and also `time`, its key in the first releases.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommitInfo {
     /// Commit hash.
     pub commit: String,
     /// Author time, RFC 3339 in the author's zone.
-    pub time: String,
+    pub authored_at: String,
     /// The author.
     pub author: Identity,
     /// The first line of the message.
     pub subject: String,
+}
+
+impl serde::Serialize for CommitInfo {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut s = serializer.serialize_struct("CommitInfo", 5)?;
+        s.serialize_field("commit", &self.commit)?;
+        s.serialize_field("authored_at", &self.authored_at)?;
+        s.serialize_field("time", &self.authored_at)?;
+        s.serialize_field("author", &self.author)?;
+        s.serialize_field("subject", &self.subject)?;
+        s.end()
+    }
 }
 
 /// Reads from a git-backed store.

@@ -423,7 +423,7 @@ pub(crate) fn commit_info(c: &git2::Commit<'_>) -> CommitInfo {
     let a = c.author();
     CommitInfo {
         commit: c.id().to_string(),
-        time: crate::base::time::rfc3339_at(a.when().seconds(), a.when().offset_minutes()),
+        authored_at: crate::base::time::rfc3339_at(a.when().seconds(), a.when().offset_minutes()),
         author: Identity {
             name: String::from_utf8_lossy(a.name_bytes()).into_owned(),
             email: String::from_utf8_lossy(a.email_bytes()).into_owned(),
