@@ -364,7 +364,11 @@ pub enum HooksCommand {
     Uninstall,
     /// Show which hooks are installed, the directory git runs them from and whether it is
     /// shared.
-    Status,
+    Status {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]

@@ -11,7 +11,7 @@ use super::args::{HookCommand, HooksCommand};
 use super::gc;
 use crate::common::cli::warn;
 use crate::common::error::Result;
-use crate::common::output::write_stdout;
+use crate::common::output::{print_json, write_stdout};
 
 /// `hook ...`: never fails the user's git command; every problem is a warning.
 pub fn hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) {
@@ -95,12 +95,13 @@ fn run_hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) -> Re
 
 /// `hooks ...`: does what is asked, then shows every hook's state.
 pub fn hooks(repo: &Repo, h: HooksCommand, quiet: bool) -> Result<()> {
+    let json = matches!(h, HooksCommand::Status { json: true });
     let done = match h {
         HooksCommand::Install { force, shared } => {
             hooks::install(repo, hooks::InstallOptions { force, shared })?
         }
         HooksCommand::Uninstall => hooks::uninstall(repo)?,
-        HooksCommand::Status => hooks::Installed {
+        HooksCommand::Status { .. } => hooks::Installed {
             states: hooks::status(repo),
             warnings: Vec::new(),
         },
@@ -109,11 +110,15 @@ pub fn hooks(repo: &Repo, h: HooksCommand, quiet: bool) -> Result<()> {
         warn(quiet, w);
     }
     let dir = hooks::hooks_dir(repo);
+    let shared = hooks::sharing(repo, &dir);
+    if json {
+        return print_json(&HooksDoc::of(&dir, shared, &done.states));
+    }
     let mut text = format!(
         "{:<20}{} ({})\n",
         "directory",
         dir.display(),
-        match hooks::sharing(repo, &dir) {
+        match shared {
             Some(why) => format!("shared: {why}"),
             None => "this repository only".to_owned(),
         }
@@ -134,4 +139,60 @@ pub fn hooks(repo: &Repo, h: HooksCommand, quiet: bool) -> Result<()> {
         ));
     }
     write_stdout(text.as_bytes())
+}
+
+/// `hooks status --json`.
+#[derive(serde::Serialize)]
+struct HooksDoc {
+    /// The directory git runs hooks from.
+    directory: String,
+    /// Why it is shared with other repositories, or null.
+    shared: Option<String>,
+    hooks: Vec<HookDoc>,
+}
+
+/// One hook of [`HooksDoc`].
+#[derive(serde::Serialize)]
+struct HookDoc {
+    name: String,
+    /// `installed`, `chained`, `managed`, `foreign` or `missing`.
+    state: &'static str,
+    /// The hooks ours runs first (for `chained`).
+    chains: Vec<String>,
+    /// The hook manager that runs ours (for `managed`).
+    manager: Option<String>,
+    path: String,
+}
+
+impl HooksDoc {
+    fn of(
+        dir: &std::path::Path,
+        shared: Option<String>,
+        states: &[(String, hooks::HookState)],
+    ) -> Self {
+        let hooks = states
+            .iter()
+            .map(|(name, state)| {
+                let (state, chains, manager) = match state {
+                    hooks::HookState::Installed => ("installed", Vec::new(), None),
+                    hooks::HookState::Chained(c) => ("chained", c.clone(), None),
+                    hooks::HookState::Managed(m) => ("managed", Vec::new(), Some((*m).to_owned())),
+                    hooks::HookState::Foreign => ("foreign", Vec::new(), None),
+                    hooks::HookState::Missing => ("missing", Vec::new(), None),
+                };
+                HookDoc {
+                    name: name.clone(),
+                    state,
+                    chains,
+                    manager,
+                    path: dir.join(name).display().to_string(),
+                }
+            })
+            .collect();
+        HooksDoc {
+            directory: dir.display().to_string(),
+            shared,
+            hooks,
+        }
+    }
 }

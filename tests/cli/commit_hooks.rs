@@ -190,6 +190,26 @@ fn hooks_install_writes_the_four_hooks_and_chains_a_foreign_one() {
     for name in ["pre-push", "post-commit", "prepare-commit-msg"] {
         assert_eq!(status["hooks"][name], json!(true), "status: {status}");
     }
+    let hooks = parse_json(env.ok_default(&["hooks", "status", "--json"]).as_bytes());
+    assert_eq!(hooks["directory"], json!(path_str(&dir)), "{hooks}");
+    assert_eq!(hooks["shared"], json!(null), "{hooks}");
+    let of = |name: &str| {
+        hooks["hooks"]
+            .as_array()
+            .and_then(|a| a.iter().find(|h| h["name"] == json!(name)))
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in hooks status --json: {hooks}"))
+    };
+    assert_eq!(of("post-commit")["state"], json!("installed"));
+    assert_eq!(of("prepare-commit-msg")["state"], json!("chained"));
+    assert_eq!(
+        of("prepare-commit-msg")["chains"],
+        json!(["prepare-commit-msg.pre-entire"])
+    );
+    assert_eq!(
+        of("pre-push")["path"],
+        json!(path_str(&dir.join("pre-push")))
+    );
 
     // The chained hook runs (first), and ours still adds the trailer.
     record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
