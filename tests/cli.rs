@@ -71,6 +71,8 @@ mod remote_fetch;
 mod rewrite;
 #[path = "cli/scale.rs"]
 mod scale;
+#[path = "cli/schemas.rs"]
+mod schemas;
 #[path = "cli/settings_errors.rs"]
 mod settings_errors;
 #[path = "cli/shapes.rs"]
