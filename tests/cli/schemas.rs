@@ -77,6 +77,29 @@ fn json_outputs_match_their_schemas() {
         assert_valid("gc.json", &args.join(" "), &parse_json(&out.stdout));
     }
 
+    for (schema_name, args) in [
+        ("config.json", &["config", "--json"][..]),
+        ("status.json", &["status", "--json"]),
+        ("session-list.json", &["session", "list", "--json"]),
+    ] {
+        let out = env.run(Store::Refs, args);
+        assert_success(&out, args);
+        assert_valid(schema_name, &args.join(" "), &parse_json(&out.stdout));
+    }
+    env.ok_default(&["session", "record", "--session", "staged", "--prompt", "p"]);
+    let staged = env.ok_json(Store::Refs, &["session", "list", "--json"]);
+    assert!(staged.as_array().is_some_and(|a| !a.is_empty()), "{staged}");
+    assert_valid("session-list.json", "session list --json", &staged);
+    // doctor exits 1 while a problem remains; its JSON is the same either way.
+    std::fs::remove_file(env.repo().join(".git/hooks/post-rewrite")).unwrap();
+    let doctor = env.run(Store::Refs, &["doctor", "--json"]);
+    let doctor = parse_json(&doctor.stdout);
+    assert!(
+        doctor["problems"].as_u64().is_some_and(|n| n > 0),
+        "{doctor}"
+    );
+    assert_valid("doctor.json", "doctor --json", &doctor);
+
     let clone = env.clone_of(&remote, "clone", &[]);
     let listed = env.run_in(Store::Refs, &clone, &["list", "--json", "--remote"]);
     assert_success(&listed, &["list", "--remote"]);
