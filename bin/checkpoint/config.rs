@@ -102,6 +102,9 @@ struct StatusDoc {
     delivery: Delivery,
     checkpoint_refs: RefCounts,
     scale_warning: Option<String>,
+    /// Every effective setting, as `config` lists them; null when a setting is invalid (`config`
+    /// says which).
+    settings: Option<Vec<SettingDoc>>,
 }
 
 fn as_map<S: serde::Serializer>(pairs: &[(String, bool)], s: S) -> Result<S::Ok, S::Error> {
@@ -230,6 +233,9 @@ pub fn status(repo: &Repo, topo: &Topology<'_>, json: bool) -> Result<()> {
             remote_counted_at: known.map(|k| k.at),
         },
         scale_warning: target.as_ref().and_then(|t| scale::warning(repo, t)),
+        settings: settings::effective(repo)
+            .ok()
+            .map(|all| all.into_iter().map(SettingDoc::of).collect()),
     };
     if json {
         print_json(&doc)
@@ -259,6 +265,19 @@ impl StatusDoc {
         out.push_str(&format!("refs     {} local, {remote}\n", refs.local));
         if let Some(w) = &self.scale_warning {
             out.push_str(&format!("warning  {w}\n"));
+        }
+        // The settings a user changed, one line each (`config` lists them all).
+        let changed: Vec<&SettingDoc> = self
+            .settings
+            .iter()
+            .flatten()
+            .filter(|s| s.origin != "default")
+            .collect();
+        if !changed.is_empty() {
+            out.push('\n');
+            for s in changed {
+                out.push_str(&s.human());
+            }
         }
         out
     }

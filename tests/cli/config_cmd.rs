@@ -179,6 +179,18 @@ fn set_and_unset_round_trip_and_keep_unknown_keys_and_order() {
         setting(&listed(&env, &[]), "strategy_options.push_sessions"),
         (json!(false), "settings".into())
     );
+    // status shows the settings that were changed, with where they come from.
+    let status = env.run_default(&["status"]);
+    assert_success(&status, &["status"]);
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    assert!(
+        status.contains("strategy_options.push_sessions = false  (settings)"),
+        "{status}"
+    );
+    assert!(
+        !status.contains("redaction.enabled"),
+        "defaults are left to config: {status}"
+    );
 
     // Unknown keys and key order survive; a value that is not JSON is a string.
     env.write_file(
