@@ -11,15 +11,12 @@
 //! and take no lock: two racing writers each leave a complete index, and a record the loser
 //! wrote for a tip that has moved on only costs recomputation.
 
-use std::fs::{File, OpenOptions};
-use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use git2::Oid;
 use sha2::{Digest, Sha256};
 
-use crate::base::fs::write_atomic;
+use crate::base::fs::{read_cache_file, write_atomic, CacheFileError};
 use crate::base::id::CheckpointId;
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::store::{CheckpointInfo, StoreKind};
@@ -117,17 +114,13 @@ impl Index {
     /// Loads the index at `path`: `Ok(None)` when there is none, `Err` when the file is there
     /// but must not be trusted. Never follows a symbolic link and never blocks on a special file.
     pub fn load(path: &Path) -> Result<Option<Index>, Damage> {
-        let file = match OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-            .open(path)
-        {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(Damage::NotAFile),
-            Err(e) => return Err(Damage::Unreadable(e)),
+        let bytes = match read_cache_file(path, MAX_BYTES) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => return Ok(None),
+            Err(CacheFileError::NotAFile) => return Err(Damage::NotAFile),
+            Err(CacheFileError::TooLarge { size, .. }) => return Err(Damage::TooLarge { size }),
+            Err(CacheFileError::Unreadable(e)) => return Err(Damage::Unreadable(e)),
         };
-        let bytes = read_bounded(file)?;
         Index::parse(bytes).map(Some)
     }
 
@@ -392,29 +385,6 @@ impl Lines<'_> {
 /// The checkpoint ID of a ref leaf `<shard>/<id>`.
 fn id_of(leaf: &str) -> &str {
     leaf.split_once('/').map_or(leaf, |(_, id)| id)
-}
-
-/// Reads a regular file of at most [`MAX_BYTES`].
-fn read_bounded(mut file: File) -> Result<Vec<u8>, Damage> {
-    let meta = file.metadata().map_err(Damage::Unreadable)?;
-    if !meta.is_file() {
-        return Err(Damage::NotAFile);
-    }
-    if meta.len() > MAX_BYTES {
-        return Err(Damage::TooLarge { size: meta.len() });
-    }
-    let mut bytes = Vec::with_capacity(meta.len() as usize);
-    // Bounded again in case the file grows while it is read.
-    (&mut file)
-        .take(MAX_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(Damage::Unreadable)?;
-    if bytes.len() as u64 > MAX_BYTES {
-        return Err(Damage::TooLarge {
-            size: bytes.len() as u64,
-        });
-    }
-    Ok(bytes)
 }
 
 /// The ref leaf of the record at `at` (already validated).
