@@ -110,35 +110,12 @@ pub fn hooks(repo: &Repo, h: HooksCommand, quiet: bool) -> Result<()> {
         warn(quiet, w);
     }
     let dir = hooks::hooks_dir(repo);
-    let shared = hooks::sharing(repo, &dir);
+    let doc = HooksDoc::of(&dir, hooks::sharing(repo, &dir), &done.states);
     if json {
-        return print_json(&HooksDoc::of(&dir, shared, &done.states));
+        print_json(&doc)
+    } else {
+        write_stdout(doc.human().as_bytes())
     }
-    let mut text = format!(
-        "{:<20}{} ({})\n",
-        "directory",
-        dir.display(),
-        match shared {
-            Some(why) => format!("shared: {why}"),
-            None => "this repository only".to_owned(),
-        }
-    );
-    for (name, state) in done.states {
-        let what = match state {
-            hooks::HookState::Installed => "installed".to_owned(),
-            hooks::HookState::Chained(chained) => {
-                format!("installed (chains {})", chained.join(", "))
-            }
-            hooks::HookState::Managed(manager) => format!("installed (run by {manager})"),
-            hooks::HookState::Foreign => "foreign hook (not ours)".to_owned(),
-            hooks::HookState::Missing => "missing".to_owned(),
-        };
-        text.push_str(&format!(
-            "{name:<20}{what}  ({})\n",
-            dir.join(&name).display()
-        ));
-    }
-    write_stdout(text.as_bytes())
 }
 
 /// `hooks status --json`.
@@ -151,12 +128,22 @@ struct HooksDoc {
     hooks: Vec<HookDoc>,
 }
 
+/// A hook's state as `hooks status --json` names it.
+#[derive(Clone, Copy, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+enum StateName {
+    Installed,
+    Chained,
+    Managed,
+    Foreign,
+    Missing,
+}
+
 /// One hook of [`HooksDoc`].
 #[derive(serde::Serialize)]
 struct HookDoc {
     name: String,
-    /// `installed`, `chained`, `managed`, `foreign` or `missing`.
-    state: &'static str,
+    state: StateName,
     /// The hooks ours runs first (for `chained`).
     chains: Vec<String>,
     /// The hook manager that runs ours (for `managed`).
@@ -174,11 +161,13 @@ impl HooksDoc {
             .iter()
             .map(|(name, state)| {
                 let (state, chains, manager) = match state {
-                    hooks::HookState::Installed => ("installed", Vec::new(), None),
-                    hooks::HookState::Chained(c) => ("chained", c.clone(), None),
-                    hooks::HookState::Managed(m) => ("managed", Vec::new(), Some((*m).to_owned())),
-                    hooks::HookState::Foreign => ("foreign", Vec::new(), None),
-                    hooks::HookState::Missing => ("missing", Vec::new(), None),
+                    hooks::HookState::Installed => (StateName::Installed, Vec::new(), None),
+                    hooks::HookState::Chained(c) => (StateName::Chained, c.clone(), None),
+                    hooks::HookState::Managed(m) => {
+                        (StateName::Managed, Vec::new(), Some((*m).to_owned()))
+                    }
+                    hooks::HookState::Foreign => (StateName::Foreign, Vec::new(), None),
+                    hooks::HookState::Missing => (StateName::Missing, Vec::new(), None),
                 };
                 HookDoc {
                     name: name.clone(),
@@ -194,5 +183,31 @@ impl HooksDoc {
             shared,
             hooks,
         }
+    }
+    /// The human form: the directory and whether it is shared, then one line per hook.
+    fn human(&self) -> String {
+        let mut text = format!(
+            "{:<20}{} ({})\n",
+            "directory",
+            self.directory,
+            match &self.shared {
+                Some(why) => format!("shared: {why}"),
+                None => "this repository only".to_owned(),
+            }
+        );
+        for h in &self.hooks {
+            let what = match h.state {
+                StateName::Installed => "installed".to_owned(),
+                StateName::Chained => format!("installed (chains {})", h.chains.join(", ")),
+                StateName::Managed => format!(
+                    "installed (run by {})",
+                    h.manager.as_deref().unwrap_or_default()
+                ),
+                StateName::Foreign => "foreign hook (not ours)".to_owned(),
+                StateName::Missing => "missing".to_owned(),
+            };
+            text.push_str(&format!("{:<20}{what}  ({})\n", h.name, h.path));
+        }
+        text
     }
 }
