@@ -7,6 +7,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use git2::Oid;
+
 use serde::Serialize;
 
 use crate::base::error::{ExitStatus, FAILURE, NOT_FOUND, USAGE};
@@ -501,14 +503,12 @@ fn fetch_all(
             return Ok(());
         }
     };
-    let local: HashMap<String, String> = store
-        .refs()?
-        .into_values()
-        .map(|(name, tip)| (name, tip.to_string()))
-        .collect();
-    let (up_to_date, to_fetch): (Vec<_>, Vec<_>) = remote_refs
-        .into_iter()
-        .partition(|(r, tip)| local.get(r.name()) == Some(tip));
+    let local: HashMap<String, Oid> = store.refs()?.into_values().collect();
+    let (up_to_date, to_fetch): (Vec<_>, Vec<_>) = remote_refs.into_iter().partition(|(r, tip)| {
+        local
+            .get(r.name())
+            .is_some_and(|ours| Oid::from_str(tip).ok() == Some(*ours))
+    });
     outcomes.extend(
         up_to_date
             .iter()
