@@ -11,6 +11,7 @@ mod common {
     pub mod context;
     pub mod error;
     pub mod output;
+    pub mod progress;
     pub mod push;
 }
 

@@ -9,6 +9,7 @@ mod common {
     pub mod cli;
     pub mod error;
     pub mod output;
+    pub mod progress;
 }
 
 use std::process::ExitCode;
@@ -44,31 +45,16 @@ fn main() -> ExitCode {
 /// Runs the fetch with a progress bar on stderr when it is a terminal and `-q` was not given
 /// (warnings are printed above the bar).
 fn fetch(repo: &Repo, req: &Request, quiet: bool) -> Result<Report> {
-    use std::io::IsTerminal;
-    let bar = (!quiet && std::io::stderr().is_terminal())
-        .then(|| {
-            indicatif::ProgressStyle::with_template(
-                "entire: fetching checkpoints {bar:30} {pos}/{len}",
-            )
-            .ok()
-        })
-        .flatten()
-        .map(|style| indicatif::ProgressBar::new(0).with_style(style));
+    let bar = common::progress::Bar::new("fetching checkpoints", quiet);
     let notices = bar.clone();
-    let notice = move |m: &str| match &notices {
+    // Warnings are printed above the bar.
+    let notice = move |m: &str| match &notices.0 {
         Some(b) => b.suspend(|| warn(quiet, m)),
         None => warn(quiet, m),
     };
-    let progress = |p: Progress| {
-        if let Some(b) = &bar {
-            b.set_length(p.total as u64);
-            b.set_position(p.done as u64);
-        }
-    };
+    let progress = |p: Progress| bar.set(p.done, p.total);
     let report = fetch_many::run(repo, req, notice, &progress);
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    bar.finish();
     Ok(report?)
 }
 

@@ -88,7 +88,7 @@ fn prepush(remote: Option<String>, input: &str, started: Instant, quiet: bool) {
         budget = Some(common::push::bound_hook(&repo, started));
         common::cli::warn_unparseable_settings(&repo, quiet);
         let topo = entire_checkpoints::topology::Topology::open(&repo)?;
-        let synced = sync::push(&repo, &topo, Some(&remote), false)?;
+        let synced = sync::push(&repo, &topo, Some(&remote), false, &|_, _| {})?;
         common::push::report(&synced, None, quiet);
         Ok(())
     })();

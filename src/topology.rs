@@ -740,18 +740,22 @@ impl<'r> Topology<'r> {
 
     /// Fills in remote-only entries by fetching each checkpoint (which makes it local) and reading
     /// it, until `budget` runs out; an entry that cannot be fetched stays a bare remote-only
-    /// entry. Returns how many were hydrated.
+    /// entry. Returns how many were hydrated. `progress` is told `(entries tried, remote-only
+    /// entries)` before each fetch.
     pub fn hydrate(
         &self,
         repo: &'r Repo,
         remote: &Remote,
         entries: &mut [CheckpointInfo],
         budget: std::time::Duration,
+        progress: &dyn Fn(usize, usize),
     ) -> usize {
         let deadline = std::time::Instant::now() + budget;
         let fetcher = crate::remote::fetch::Fetcher::new(repo, remote.clone());
+        let total = entries.iter().filter(|e| e.remote_only).count();
         let mut done = 0;
-        for e in entries.iter_mut().filter(|e| e.remote_only) {
+        for (n, e) in entries.iter_mut().filter(|e| e.remote_only).enumerate() {
+            progress(n, total);
             if std::time::Instant::now() >= deadline {
                 break;
             }

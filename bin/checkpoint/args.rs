@@ -86,6 +86,9 @@ pub enum Command {
         /// behind, queued or not.
         #[arg(long)]
         all: bool,
+        /// Print what was pushed as JSON (docs/schema/push.json).
+        #[arg(long)]
+        json: bool,
     },
     /// Stage a live session's data for the next commit, or inspect and drop staged sessions.
     #[command(subcommand)]
@@ -120,6 +123,9 @@ pub enum Command {
         /// else the only remote).
         #[arg(long, value_name = "REMOTE", num_args = 0..=1)]
         push: Option<Option<Remote>>,
+        /// Print what was migrated (and pushed) as JSON (docs/schema/migrate.json).
+        #[arg(long)]
+        json: bool,
     },
     /// Check the checkpoint namespace, push queues, v1 branch, lock files and hooks; exit 1
     /// while a problem remains.
@@ -311,6 +317,9 @@ pub enum SessionCommand {
         session: String,
         #[command(flatten)]
         data: SessionData,
+        /// Print the staged session as JSON (docs/schema/session-record.json).
+        #[arg(long)]
+        json: bool,
     },
     /// List staged sessions.
     List {

@@ -98,7 +98,12 @@ fn report_human(days: u32, dry_run: bool, r: &GcReport) -> String {
 
 /// Runs gc ([`gc::collect`]) and renders what it did; off is a note.
 pub fn run(repo: &Repo, topo: &Topology<'_>, args: GcArgs) -> Result<()> {
-    let (days, report) = match gc::collect(repo, topo, args.keep_days, args.dry_run)? {
+    let bar = crate::common::progress::Bar::new("examining checkpoint refs", args.quiet);
+    let collected = gc::collect(repo, topo, args.keep_days, args.dry_run, &|done, total| {
+        bar.set(done, total)
+    });
+    bar.finish();
+    let (days, report) = match collected? {
         GcOutcome::Ran { keep_days, report } => (keep_days, report),
         GcOutcome::Off => {
             if args.json {

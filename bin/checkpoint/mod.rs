@@ -109,12 +109,17 @@ fn dispatch<'r>(
                 remote,
                 hydrate,
                 date: date.date,
+                quiet,
             },
         ),
         Command::Config(args) => config::config(repo, topo, args.json),
         Command::Status { json } => config::status(repo, topo, json),
-        Command::Push { remote, all } => push::push(repo, topo, remote, all, quiet),
-        Command::Migrate { dry_run, push } => push::migrate(repo, topo, dry_run, push, quiet),
+        Command::Push { remote, all, json } => push::push(repo, topo, remote, all, json, quiet),
+        Command::Migrate {
+            dry_run,
+            push,
+            json,
+        } => push::migrate(repo, topo, dry_run, push, json, quiet),
         Command::Session(c) => write::session(repo, topo, c),
         Command::Hook(h) => {
             hooks::hook(repo, topo, h, quiet);

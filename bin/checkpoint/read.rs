@@ -9,7 +9,7 @@ use entire_checkpoints::base::error::error_chain;
 use entire_checkpoints::base::id;
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
-use entire_checkpoints::ops::{resolve, sync};
+use entire_checkpoints::ops::{resolve, rewrites, sync};
 use entire_checkpoints::store::{Checkpoint, CheckpointInfo, CommitInfo, ListLine, StoreError};
 use entire_checkpoints::topology::{Listing, Topology};
 
@@ -19,6 +19,11 @@ use crate::common::cli::warn;
 use crate::common::context::Context;
 use crate::common::error::{CliError, Result};
 use crate::common::output::{print_json, write_stdout};
+use crate::common::progress::Bar;
+
+/// How long `list --remote --hydrate` fetches remote-only checkpoints before it lists the rest
+/// bare.
+const HYDRATE_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// `show`: the checkpoints its target names, as documents, or the transcript of a session.
 pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
@@ -42,12 +47,23 @@ pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
         }
     } else {
         let now = dates::now();
+        let map = rewrites::RewriteMap::load(repo).ok();
         let text: Vec<String> = docs
             .iter()
-            .map(|(cp, d)| d.human(cp, a.date.date, now))
+            .map(|(cp, d)| d.human(cp, &code_commits(repo, map.as_ref(), cp), a.date.date, now))
             .collect();
         write_stdout(text.join("\n").as_bytes())
     }
+}
+
+/// The commits that link `cp`: the one its summary records, else those found by their trailers
+/// (a checkpoint written by the reference records none). A failed search shows none: the rest
+/// of `show` stands without it.
+fn code_commits(repo: &Repo, map: Option<&rewrites::RewriteMap>, cp: &Checkpoint) -> Vec<String> {
+    if !cp.summary.commit_sha.is_empty() {
+        return vec![cp.summary.commit_sha.clone()];
+    }
+    rewrites::linking_commits(repo, map, &cp.id).unwrap_or_default()
 }
 
 /// The transcript of session `slot` (default: the latest).
@@ -137,7 +153,14 @@ impl ShowDoc {
     }
 
     /// `show`: a header for the checkpoint and a block per session.
-    fn human(&self, cp: &Checkpoint, date: DateFormat, now: i64) -> String {
+    /// `code_commits` are the commits that link the checkpoint.
+    fn human(
+        &self,
+        cp: &Checkpoint,
+        code_commits: &[String],
+        date: DateFormat,
+        now: i64,
+    ) -> String {
         let mut out = format!("Checkpoint {}\n", cp.id);
         let field = |out: &mut String, k: &str, v: &str| out.push_str(&format!("  {k:<9}{v}\n"));
         field(
@@ -150,8 +173,8 @@ impl ShowDoc {
             "storage",
             &format!("{} (the checkpoint's own commit)", cp.commit),
         );
-        if !cp.summary.commit_sha.is_empty() {
-            field(&mut out, "code", &cp.summary.commit_sha);
+        for code in code_commits {
+            field(&mut out, "code", code);
         }
         let Author { name, email } = &self.author;
         if !name.is_empty() || !email.is_empty() {
@@ -273,6 +296,8 @@ pub struct ListArgs {
     pub hydrate: bool,
     /// `--date`.
     pub date: DateFormat,
+    /// `-q`: no progress.
+    pub quiet: bool,
 }
 
 /// `list`: every checkpoint, newest first; with `--remote` the remote's too. Fails after the
@@ -301,7 +326,10 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs) -> Result<()> 
                     )))
                 }
                 None if a.hydrate => {
-                    topo.hydrate(repo, &r, &mut entries, std::time::Duration::from_secs(30));
+                    let bar = Bar::new("reading remote checkpoints", a.quiet);
+                    let progress = |done, total| bar.set(done, total);
+                    topo.hydrate(repo, &r, &mut entries, HYDRATE_BUDGET, &progress);
+                    bar.finish();
                 }
                 None => {}
             }

@@ -188,12 +188,16 @@ impl StagedSession<'_> {
 pub fn session(repo: &Repo, topo: &Topology<'_>, c: SessionCommand) -> Result<()> {
     let store = SessionStore::new(repo);
     match c {
-        SessionCommand::Record { session, data } => {
+        SessionCommand::Record {
+            session,
+            data,
+            json,
+        } => {
             let sid = SessionId::parse(&session)?;
             let (transcript, token_usage) = data.load()?;
             // Staging is local and must not lose the agent's step: it goes on while a settings
             // file does not parse (with the built-in rules at least; the commit redacts again).
-            store.record(
+            let state = store.record(
                 &sid,
                 Record {
                     transcript,
@@ -205,6 +209,9 @@ pub fn session(repo: &Repo, topo: &Topology<'_>, c: SessionCommand) -> Result<()
                 },
                 topo.redactor(),
             )?;
+            if json {
+                print_json(&StagedSession::from(&state))?;
+            }
             Ok(())
         }
         SessionCommand::List { json } => {

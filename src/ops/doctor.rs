@@ -194,6 +194,42 @@ impl Severity {
     }
 }
 
+/// A command that runs as is: the program and its arguments, never a shell line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command(Vec<String>);
+
+impl Command {
+    /// `git entire-checkpoint` followed by `args`.
+    pub fn ours<S: Into<String>>(args: impl IntoIterator<Item = S>) -> Self {
+        let mut argv = vec!["git".to_owned(), "entire-checkpoint".to_owned()];
+        argv.extend(args.into_iter().map(Into::into));
+        Command(argv)
+    }
+
+    /// The program and its arguments.
+    pub fn argv(&self) -> &[String] {
+        &self.0
+    }
+
+    /// The command as a line a POSIX shell runs as is (each word quoted where it must be).
+    pub fn shell_line(&self) -> String {
+        self.0
+            .iter()
+            .map(|w| shlex::try_quote(w).map_or_else(|_| w.clone(), |q| q.into_owned()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// What repairs a finding that `--fix` leaves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Repair {
+    /// A command that repairs it, run as is.
+    Run(Command),
+    /// What a person has to decide or edit: no command repairs it safely.
+    Advice(String),
+}
+
 /// One thing a check found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
@@ -203,8 +239,8 @@ pub struct Finding {
     pub subject: String,
     /// One line for people.
     pub message: String,
-    /// The command that repairs it when `--fix` does not.
-    pub repair: Option<String>,
+    /// What repairs it when `--fix` does not.
+    pub repair: Option<Repair>,
     /// Whether `--fix` repaired it in this run.
     pub fixed: bool,
 }
@@ -222,8 +258,14 @@ impl Finding {
     }
 
     /// With the command that repairs it.
-    pub fn repair(mut self, command: impl Into<String>) -> Self {
-        self.repair = Some(command.into());
+    pub fn repair(mut self, command: Command) -> Self {
+        self.repair = Some(Repair::Run(command));
+        self
+    }
+
+    /// With what a person must decide or do to repair it: no command does it safely.
+    fn advise(mut self, advice: impl Into<String>) -> Self {
+        self.repair = Some(Repair::Advice(advice.into()));
         self
     }
 
@@ -232,7 +274,7 @@ impl Finding {
         if self.code != Code::MalformedRef {
             return self;
         }
-        self.repair(format!(
+        self.advise(format!(
             "inspect it (git log {name}); delete it with git update-ref -d {name} if it is not needed"
         ))
     }
@@ -274,7 +316,14 @@ impl Report {
                 "severity": f.code.severity().as_str(),
                 "subject": f.subject,
                 "message": f.message,
-                "repair": f.repair,
+                "repair": match &f.repair {
+                    Some(Repair::Run(c)) => json!(c.argv()),
+                    _ => Value::Null,
+                },
+                "advice": match &f.repair {
+                    Some(Repair::Advice(a)) => json!(a),
+                    _ => Value::Null,
+                },
                 "fixed": f.fixed,
             })).collect::<Vec<_>>(),
         })
@@ -294,8 +343,12 @@ impl Report {
             ));
             if f.fixed {
                 out.push_str(" (fixed)");
-            } else if let Some(r) = &f.repair {
-                out.push_str(&format!(" (repair: {r})"));
+            } else {
+                match &f.repair {
+                    Some(Repair::Run(c)) => out.push_str(&format!(" (repair: {})", c.shell_line())),
+                    Some(Repair::Advice(a)) => out.push_str(&format!(" (to repair: {a})")),
+                    None => {}
+                }
             }
             out.push('\n');
         }
@@ -426,7 +479,7 @@ pub fn run(repo: &Repo, checks: &[Check], fix: bool) -> Report {
                     ".entire/settings.json",
                     crate::base::error::error_chain(&e),
                 )
-                .repair("fix the checkpoints block of .entire/settings.json"),
+                .advise("fix the checkpoints block of .entire/settings.json"),
             );
             None
         }
@@ -509,7 +562,7 @@ fn case_duplicates(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
                 folded.0.name()
             ),
         )
-        .repair("git entire-checkpoint doctor --fix");
+        .repair(Command::ours(["doctor", "--fix"]));
         let fixed = cx.fix && collapse(cx.repo, &id, canon, folded)?;
         out.push(finding.fixed_if(fixed));
     }
@@ -704,7 +757,7 @@ fn queue_orphans(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
                 &name,
                 format!("queued in {what} but the ref no longer exists"),
             )
-            .repair("git entire-checkpoint doctor --fix")
+            .repair(Command::ours(["doctor", "--fix"]))
             .fixed_if(cx.fix)
         }));
     }
@@ -733,7 +786,7 @@ fn unqueued_unpushed(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
                     &b.display,
                     "pushed to before deliveries were recorded; doctor cannot tell what it lacks",
                 )
-                .repair(format!("git entire-checkpoint push {} --all", b.display)),
+                .repair(Command::ours(["push", b.display.as_str(), "--all"])),
             ),
         }
     }
@@ -764,7 +817,7 @@ fn unqueued_unpushed(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
                 lacking.join(", ")
             ),
         )
-        .repair("git entire-checkpoint doctor --fix && git entire-checkpoint push")
+        .repair(Command::ours(["push", "--all"]))
         .fixed_if(cx.fix)
     }));
     Ok(out)
@@ -822,7 +875,7 @@ fn v1_branch(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
                 V1_BRANCH_REF,
                 format!("shares no history with {tracking}; a plain push would be refused"),
             )
-            .repair(format!("git entire-checkpoint push {remote}"))
+            .repair(Command::ours(["push", remote.as_str()]))
             .fixed_if(fixed),
         );
     }
@@ -894,7 +947,7 @@ fn summary_index(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
         .display()
         .to_string();
     Ok(vec![Finding::new(Code::SummaryIndex, subject, message)
-        .repair("git entire-checkpoint doctor --fix")
+        .repair(Command::ours(["doctor", "--fix"]))
         .fixed_if(fixed)])
 }
 
@@ -937,7 +990,7 @@ fn stale_locks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
                     STALE_AFTER.as_secs() / 60
                 ),
             )
-            .repair("git entire-checkpoint doctor --fix")
+            .repair(Command::ours(["doctor", "--fix"]))
             .fixed_if(fixed),
         );
     }
@@ -989,7 +1042,7 @@ fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
         && any_missing
         && !any_foreign
         && hooks::install(repo, hooks::InstallOptions::default()).is_ok();
-    let repair = hooks::install_command(repo);
+    let repair = Command::ours(hooks::install_args(repo));
     let mut out = Vec::new();
     // Ours in the default directory while git runs hooks from elsewhere, where ours are not.
     let shadowed: Vec<&str> = hooks::HOOK_NAMES
@@ -1140,7 +1193,7 @@ struct DanglingRepair {
     /// Our post-commit hook is not the one git runs.
     hook_displaced: bool,
     /// The command that re-installs ours.
-    install: String,
+    install: Command,
 }
 
 impl DanglingRepair {
@@ -1155,18 +1208,18 @@ impl DanglingRepair {
         DanglingRepair {
             staged,
             hook_displaced,
-            install: crate::ops::hooks::install_command(repo),
+            install: Command::ours(crate::ops::hooks::install_args(repo)),
         }
     }
 
     fn apply(&self, mut finding: Finding, link: &Link) -> Finding {
         if link.head && self.staged {
             finding.message += "; its sessions are still staged, and the post-commit hook writes them under that ID";
-            return finding.repair("git entire-checkpoint hook post-commit");
+            return finding.repair(Command::ours(["hook", "post-commit"]));
         }
         if self.hook_displaced {
             finding.message += ": our post-commit hook is not the one git runs, so the commit's sessions went into a later checkpoint or were not recorded";
-            return finding.repair(&self.install);
+            return finding.repair(self.install.clone());
         }
         finding
     }
@@ -1319,7 +1372,7 @@ fn trailers(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
                     &link.commit,
                     format!("{what:?} links checkpoint {id}, which is held here but not on {remote}"),
                 )
-                .repair("git entire-checkpoint push"),
+                .repair(Command::ours(["push"])),
             ),
             ((true, None), _) => unverified_here += 1,
             ((false, None), _) => unverified_nowhere += 1,

@@ -201,6 +201,7 @@ pub fn collect(
     topo: &Topology<'_>,
     keep_days: Option<u32>,
     dry_run: bool,
+    progress: &dyn Fn(usize, usize),
 ) -> Result<GcOutcome, GcError> {
     if !dry_run {
         topo.check_writable()?;
@@ -217,12 +218,14 @@ pub fn collect(
         keep_days,
         SystemTime::now(),
         dry_run,
+        progress,
     )?;
     Ok(GcOutcome::Ran { keep_days, report })
 }
 
 /// Deletes (unless `dry_run`) the local checkpoint refs confirmed on `target` at the same commit,
-/// queued nowhere, and older than `keep_days` at `now`; then packs the namespace.
+/// queued nowhere, and older than `keep_days` at `now`; then packs the namespace. `progress` is
+/// told `(refs examined, local refs)` as the refs are examined.
 pub fn run(
     repo: &Repo,
     refs_store: &GitRefsStore<'_>,
@@ -230,6 +233,7 @@ pub fn run(
     keep_days: u32,
     now: SystemTime,
     dry_run: bool,
+    progress: &dyn Fn(usize, usize),
 ) -> Result<GcReport, GcError> {
     let target = target.ok_or(GcError::NoRemote)?;
     let queued = crate::remote::destination::pending_refs(repo, refs_store)?;
@@ -251,7 +255,9 @@ pub fn run(
         ..Default::default()
     };
     let mut doomed: Vec<(String, Oid)> = Vec::new();
-    for (id, (name, oid)) in local {
+    let total = local.len();
+    for (n, (id, (name, oid))) in local.into_iter().enumerate() {
+        progress(n, total);
         if let Some(why) = crate::store::refs::shape_problem(repo, &id, oid) {
             report.misshapen.push((name.clone(), why));
             report
@@ -289,6 +295,7 @@ pub fn run(
             None => doomed.push((name, oid)),
         }
     }
+    progress(total, total);
     if dry_run {
         report.deleted = doomed.into_iter().map(|(n, _)| n).collect();
         return Ok(report);

@@ -99,6 +99,52 @@ impl RewriteMap {
     }
 }
 
+/// How long the history search of [`linking_commits`] may take.
+const SEARCH_BUDGET: std::time::Duration = std::time::Duration::from_secs(120);
+
+/// The commits that link checkpoint `id`, newest first: those on branches, tags and
+/// remote-tracking branches (the v1 branches excluded) whose `Entire-Checkpoint` trailers name
+/// it, found by one `git log`, then those the rewrite map says inherited it.
+pub fn linking_commits(
+    repo: &Repo,
+    map: Option<&RewriteMap>,
+    id: &CheckpointId,
+) -> Result<Vec<String>, crate::git::subprocess::GitError> {
+    let dir = repo.workdir().unwrap_or(repo.common_dir());
+    // A parsed ID is letters and digits only: it cannot become an option or a pattern.
+    let out = crate::git::subprocess::Git::new(dir)
+        .args([
+            "log",
+            "--exclude=entire/checkpoints/*",
+            "--branches",
+            "--exclude=*/entire/checkpoints/*",
+            "--remotes",
+            "--tags",
+            "--fixed-strings",
+            "-i",
+            &format!("--grep={id}"),
+            "--format=%H%x00%B%x00",
+        ])
+        .run(SEARCH_BUDGET)?;
+    let mut found = Vec::new();
+    if out.success() {
+        let mut fields = out.stdout.split('\0');
+        while let (Some(sha), Some(message)) = (fields.next(), fields.next()) {
+            let sha = sha.trim();
+            if links(message, map.and_then(|m| m.get(sha))).contains(id) {
+                found.push(sha.to_owned());
+            }
+        }
+    }
+    for (sha, r) in map.into_iter().flat_map(|m| &m.file.commits) {
+        let inherits = r.checkpoints.iter().any(|c| c == id.as_str());
+        if inherits && !found.contains(sha) && repo.git.revparse_single(sha).is_ok() {
+            found.push(sha.clone());
+        }
+    }
+    Ok(found)
+}
+
 /// Every checkpoint a commit links: its valid `Entire-Checkpoint` trailers, then what the
 /// rewrite map says it inherited, de-duplicated in order.
 pub fn links(message: &str, inherited: Option<&Rewritten>) -> Vec<CheckpointId> {

@@ -113,11 +113,14 @@ pub fn target(repo: &Repo, via: Option<&str>) -> Result<CheckpointTarget, SyncEr
 /// resolved for the code remote `via`. Refused while writes are; nothing when the settings turn
 /// pushing off. Checkpoint trouble is an error only when nothing could be pushed
 /// ([`NotPushed`]); refusals of single refs are in the report and stay queued.
+///
+/// `progress` is told `(refs attempted, refs to push)` as the git-refs push goes.
 pub fn push(
     repo: &Repo,
     topo: &Topology<'_>,
     via: Option<&str>,
     reconcile: bool,
+    progress: &dyn Fn(usize, usize),
 ) -> Result<Synced, SyncError> {
     // The settings choose whether and where checkpoints go: unknown settings push nothing.
     topo.check_writable()?;
@@ -128,7 +131,7 @@ pub fn push(
     if topo.primary() == StoreKind::GitBranch {
         return push_branch(repo, target.target);
     }
-    flush_to(repo, topo.refs_store(), &target, reconcile)
+    flush_to(repo, topo.refs_store(), &target, reconcile, progress)
 }
 
 /// Pushes the git-refs checkpoint refs due for the checkpoint remote of `via`, whatever the
@@ -138,9 +141,10 @@ pub fn flush(
     refs_store: &GitRefsStore<'_>,
     via: Option<&str>,
     reconcile: bool,
+    progress: &dyn Fn(usize, usize),
 ) -> Result<Synced, SyncError> {
     match enabled_target(repo, via)? {
-        Ok(target) => flush_to(repo, refs_store, &target, reconcile),
+        Ok(target) => flush_to(repo, refs_store, &target, reconcile, progress),
         Err(off) => Ok(Synced::Disabled(off)),
     }
 }
@@ -182,10 +186,12 @@ fn flush_to(
     refs_store: &GitRefsStore<'_>,
     target: &CheckpointTarget,
     reconcile: bool,
+    progress: &dyn Fn(usize, usize),
 ) -> Result<Synced, SyncError> {
     let dest = crate::remote::destination::destination(repo, &target.target);
     let opts = push::FlushOptions {
         reconcile,
+        progress,
         ..Default::default()
     };
     let report = push::flush(repo, refs_store, &dest, &opts)?;

@@ -150,22 +150,26 @@ fn bounded(budget: Duration) -> Duration {
 }
 
 /// Options of a flush.
-#[derive(Debug, Clone)]
-pub struct FlushOptions {
+#[derive(Clone, Copy)]
+pub struct FlushOptions<'p> {
     /// The time budget of the whole flush.
     pub budget: Duration,
     /// Refs per `git push`, at most [`MAX_CHUNK`].
     pub chunk: usize,
     /// Reconcile against the remote's listing even if the destination is known (`push --all`).
     pub reconcile: bool,
+    /// Told `(refs attempted, refs to push)` before each `git push` of a chunk, and once at
+    /// the end.
+    pub progress: &'p dyn Fn(usize, usize),
 }
 
-impl Default for FlushOptions {
+impl Default for FlushOptions<'_> {
     fn default() -> Self {
         FlushOptions {
             budget: DEFAULT_BUDGET,
             chunk: MAX_CHUNK,
             reconcile: false,
+            progress: &|_, _| {},
         }
     }
 }
@@ -213,7 +217,7 @@ pub fn flush(
     repo: &Repo,
     refs_store: &GitRefsStore<'_>,
     dest: &Destination,
-    opts: &FlushOptions,
+    opts: &FlushOptions<'_>,
 ) -> Result<FlushReport, PushError> {
     let budget = bounded(opts.budget);
     let deadline = Instant::now() + budget;
@@ -286,6 +290,7 @@ pub fn flush(
     let mut individually: Vec<(String, Oid)> = Vec::new();
     let chunk = opts.chunk.clamp(1, MAX_CHUNK);
     for (i, batch) in existing.chunks(chunk).enumerate() {
+        (opts.progress)(i * chunk, existing.len());
         if i > 0 {
             if Instant::now() >= deadline {
                 report.stopped = Some(format!("budget ({}s) exhausted", budget.as_secs()));
@@ -359,6 +364,7 @@ pub fn flush(
         }
     }
 
+    (opts.progress)(existing.len(), existing.len());
     let mut consecutive = 0;
     for (name, oid) in individually {
         if Instant::now() >= deadline || consecutive >= MAX_CONSECUTIVE_REF_FAILURES {

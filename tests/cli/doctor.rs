@@ -158,6 +158,12 @@ fn unqueued_unpushed_refs_are_enqueued_and_then_pushed() {
     let mut got = found(&doc, "unqueued-unpushed");
     got.sort();
     assert_eq!(got, want);
+    for f in findings_of(&doc, "unqueued-unpushed") {
+        assert_eq!(
+            crate::env::repair_args(f).unwrap(),
+            ["entire-checkpoint", "push", "--all"]
+        );
+    }
 
     let fixed = json(&env, Store::Refs, true, 0);
     assert!(found(&fixed, "unqueued-unpushed").iter().all(|(_, f)| *f));
@@ -225,8 +231,12 @@ fn never_pushed_refs_are_not_findings_and_lost_records_are_informational() {
         [("origin".into(), false)]
     );
     assert!(found(&doc, "unqueued-unpushed").is_empty());
-    // The repair it names rebuilds the record, after which the check works again.
-    env.ok(Store::Refs, &["push", "origin", "--all"]);
+    // The repair it names, run as given, rebuilds the record; then the check works again.
+    let f = findings_of(&doc, "delivery-unrecorded")[0];
+    let argv = crate::env::repair_args(f).unwrap();
+    assert_eq!(argv, ["entire-checkpoint", "push", "origin", "--all"]);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    env.git_hooked_ok(Some(Store::Refs), env.repo(), &argv);
     let doc = json(&env, Store::Refs, false, 0);
     assert!(codes(&doc).is_empty(), "{doc}");
 }
@@ -540,11 +550,14 @@ fn a_disconnected_v1_branch_is_reported_with_the_push_that_repairs_it() {
         [(V1_BRANCH.to_owned(), false)]
     );
     let f = &doc["findings"].as_array().unwrap()[0];
-    assert_eq!(f["repair"], "git entire-checkpoint push origin");
+    let argv = crate::env::repair_args(f).unwrap();
+    assert_eq!(argv, ["entire-checkpoint", "push", "origin"]);
     assert_eq!(env.rev(V1_BRANCH), Some(ours), "reporting changes nothing");
 
-    // The named repair works: afterwards both histories are one and doctor is quiet.
-    env.ok(Store::Branch, &["push", "origin"]);
+    // The named repair, run as given, works: afterwards both histories are one and doctor is
+    // quiet.
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    env.git_hooked_ok(Some(Store::Branch), env.repo(), &argv);
     let tip = assert_v1_joined(&env, &theirs);
     assert_eq!(crate::env::rev_in(&env, &remote, V1_BRANCH), Some(tip));
     assert!(found(&json(&env, Store::Branch, false, 0), "v1-disconnected").is_empty());
@@ -687,24 +700,21 @@ fn hooks_shadowed_by_core_hooks_path_are_reported_and_installed_there() {
         [(subject.clone(), false)]
     );
     assert!(!shadow.join("pre-push").exists());
-    let repairs: Vec<&str> = fixed["findings"]
+    let repairs: Vec<Vec<String>> = fixed["findings"]
         .as_array()
         .unwrap()
         .iter()
-        .filter_map(|f| f["repair"].as_str())
+        .filter_map(crate::env::repair_args)
         .collect();
     assert!(
-        repairs
-            .iter()
-            .all(|r| *r == "git entire-checkpoint hooks install --shared"),
+        !repairs.is_empty()
+            && repairs
+                .iter()
+                .all(|r| *r == ["entire-checkpoint", "hooks", "install", "--shared"]),
         "{fixed}"
     );
-    let out = env
-        .cmd()
-        .args(["hooks", "install", "--shared"])
-        .output()
-        .unwrap();
-    assert_code(&out, 0, "the repair as given");
+    let argv: Vec<&str> = repairs[0].iter().map(String::as_str).collect();
+    env.git_hooked_ok(Some(Store::Refs), env.repo(), &argv);
     assert!(std::fs::read_to_string(shadow.join("pre-push"))
         .unwrap()
         .contains("Entire checkpoints hook"));
@@ -780,13 +790,16 @@ fn output_shapes_are_stable() {
     for f in findings {
         assert_eq!(
             crate::env::keys(f),
-            ["code", "severity", "subject", "message", "repair", "fixed"]
+            ["code", "severity", "subject", "message", "repair", "advice", "fixed"]
         );
     }
+    // A malformed ref is a human decision: advice, no command.
     assert_eq!(findings[0]["severity"], "warning");
-    assert!(findings[0]["repair"].is_string());
+    assert!(findings[0]["repair"].is_null(), "{doc}");
+    assert!(findings[0]["advice"].is_string(), "{doc}");
     assert_eq!(findings[1]["severity"], "info");
     assert!(findings[1]["repair"].is_null());
+    assert!(findings[1]["advice"].is_null());
 
     // Human: one line per finding, `<severity> <code> <subject>: <message>`, in the same order.
     let out = run(&env, Store::Refs, &[]);
@@ -983,13 +996,16 @@ fn trailers_dangling_unpushed_and_rewritten(primary: Option<Store>) {
     for f in findings_of(&doc, "trailer-dangling") {
         assert_eq!(f["severity"], "warning");
         assert!(
-            f["repair"].is_null(),
+            f["repair"].is_null() && f["advice"].is_null(),
             "nothing destructive is suggested: {f}"
         );
     }
     for f in findings_of(&doc, "checkpoint-unpushed") {
         assert_eq!(f["severity"], "warning");
-        assert_eq!(f["repair"], "git entire-checkpoint push");
+        assert_eq!(
+            crate::env::repair_args(f).unwrap(),
+            ["entire-checkpoint", "push"]
+        );
     }
     assert!(findings_of(&doc, "trailers-unverified").is_empty(), "{doc}");
     human_names(&env, primary, 1, "trailer-dangling", &short(&env, &hex));

@@ -765,6 +765,22 @@ pub fn keys(v: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The arguments after `git` of a doctor finding's `repair` argv (which must start with `git`),
+/// to run as given; `None` when the finding names no command.
+pub fn repair_args(finding: &Value) -> Option<Vec<String>> {
+    if finding["repair"].is_null() {
+        return None;
+    }
+    let argv: Vec<String> = finding["repair"]
+        .as_array()
+        .unwrap_or_else(|| panic!("repair is an argv: {finding}"))
+        .iter()
+        .map(|w| w.as_str().expect("argv words are strings").to_owned())
+        .collect();
+    assert_eq!(argv.first().map(String::as_str), Some("git"), "{finding}");
+    Some(argv[1..].to_vec())
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     use sha2::Digest;

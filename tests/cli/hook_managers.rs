@@ -805,12 +805,10 @@ fn a_displaced_post_commit_leaves_a_dangling_trailer_that_doctor_reports() {
     );
     // The session is still staged: the repair doctor names writes it under the trailer's ID.
     let finding = the_dangling_finding(&s);
-    let repair = finding["repair"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{finding}"));
-    assert_eq!(repair, "git entire-checkpoint hook post-commit");
-    let argv: Vec<&str> = repair.split(' ').skip(1).collect();
-    assert_code(&s.git(&argv), 0, repair);
+    let argv = crate::env::repair_args(&finding).unwrap_or_else(|| panic!("{finding}"));
+    assert_eq!(argv, ["entire-checkpoint", "hook", "post-commit"]);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    assert_code(&s.git(&argv), 0, "the repair as given");
     let written = s.git(&[
         "cat-file",
         "-p",
@@ -854,7 +852,8 @@ fn a_dangling_trailer_behind_a_foreign_post_commit_names_hooks_install() {
         "{finding}"
     );
     assert_eq!(
-        finding["repair"], "git entire-checkpoint hooks install",
+        crate::env::repair_args(&finding).unwrap(),
+        ["entire-checkpoint", "hooks", "install"],
         "{finding}"
     );
 }

@@ -2,7 +2,7 @@
 //! the pager (docs/cli.md, "Human output").
 
 use crate::env::{assert_success, fetch_bin, path_str, Store, TestEnv};
-use crate::fixtures::{write_std, CREATED_AT, HEX_ID, TRANSCRIPT};
+use crate::fixtures::{write_std, CREATED_AT, HEX_ID, HEX_ID_2, TRANSCRIPT};
 
 /// stdout of `git-entire-checkpoint <args>` under `TZ=tz`.
 fn in_zone(env: &TestEnv, tz: &str, args: &[&str]) -> String {
@@ -161,4 +161,54 @@ fn fetching_many_shows_progress_on_a_terminal_only() {
         !stderr.contains("fetching checkpoints"),
         "not a terminal: {stderr}"
     );
+}
+
+#[test]
+fn pushing_migrating_collecting_and_hydrating_show_progress_on_a_terminal_only() {
+    let env = TestEnv::new();
+    write_std(&env, Store::Refs, HEX_ID, "sess-1", TRANSCRIPT);
+    write_std(&env, Store::Branch, HEX_ID_2, "sess-1", TRANSCRIPT);
+    let remote = env.bare_remote("origin");
+    let migrated = on_terminal(&env, "migrate", &[]);
+    assert!(
+        migrated.contains("entire: migrating checkpoints"),
+        "{migrated}"
+    );
+    assert!(migrated.contains("Migrated 1 checkpoint(s)"), "{migrated}");
+    let pushed = on_terminal(&env, "push origin --all", &[]);
+    assert!(
+        pushed.contains("entire: pushing checkpoint refs"),
+        "{pushed}"
+    );
+    assert!(
+        pushed.contains("pushing 2 checkpoint ref(s) to origin... done"),
+        "one summary line: {pushed}"
+    );
+    let collected = on_terminal(&env, "gc --keep-days 0 --dry-run", &[]);
+    assert!(
+        collected.contains("entire: examining checkpoint refs"),
+        "{collected}"
+    );
+    let clone = env.root().join("clone");
+    env.git(&["clone", "-q", path_str(&remote), path_str(&clone)]);
+    let program = crate::env::checkpoint_bin();
+    let hydrated = on_terminal_in(
+        &env,
+        &clone,
+        &program,
+        "--no-pager list --remote --hydrate",
+        &[],
+    );
+    assert!(
+        hydrated.contains("entire: reading remote checkpoints"),
+        "{hydrated}"
+    );
+    for args in ["-q push origin --all", "-q gc --keep-days 0 --dry-run"] {
+        let quiet = on_terminal(&env, args, &[]);
+        assert!(!quiet.contains("entire: "), "{args}: no progress: {quiet}");
+    }
+    // Not a terminal: no bar.
+    let piped = env.run(Store::Refs, &["gc", "--keep-days", "0", "--dry-run"]);
+    assert_success(&piped, &["gc"]);
+    assert!(!crate::env::stderr(&piped).contains("examining"));
 }

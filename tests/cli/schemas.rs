@@ -16,11 +16,30 @@ fn schema(name: &str) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
+/// A validator of `docs/schema/<name>`, whose references to the other schemas there
+/// (`"$ref": "push.json#/$defs/refusal"`) resolve to those files, offline.
+fn validator(name: &str) -> jsonschema::Validator {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema");
+    let mut resources = Vec::new();
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let file = entry.unwrap().file_name().into_string().unwrap();
+        if let Some(stem) = file.strip_suffix(".json") {
+            resources.push((format!("json-schema:///{stem}.json"), schema(&file)));
+        }
+    }
+    let registry = jsonschema::Registry::new()
+        .extend(resources)
+        .and_then(|r| r.prepare())
+        .unwrap_or_else(|e| panic!("docs/schema: {e}"));
+    jsonschema::options()
+        .with_registry(&registry)
+        .build(&schema(name))
+        .unwrap_or_else(|e| panic!("docs/schema/{name} is not a schema: {e}"))
+}
+
 /// Asserts that `instance` (the output of `what`) is valid against `docs/schema/<name>`.
 fn assert_valid(name: &str, what: &str, instance: &Value) {
-    let schema = schema(name);
-    let validator = jsonschema::validator_for(&schema)
-        .unwrap_or_else(|e| panic!("docs/schema/{name} is not a schema: {e}"));
+    let validator = validator(name);
     let errors: Vec<String> = validator
         .iter_errors(instance)
         .map(|e| format!("{} at {}", e, e.instance_path()))
@@ -48,8 +67,11 @@ fn json_outputs_match_their_schemas() {
     let mut changed = list.clone();
     changed[0]["store"] = "git-notes".into();
     changed[0]["new_key"] = true.into();
-    let validator = jsonschema::validator_for(&schema("list.json")).unwrap();
-    assert_eq!(validator.iter_errors(&changed).count(), 2, "{changed}");
+    assert_eq!(
+        validator("list.json").iter_errors(&changed).count(),
+        2,
+        "{changed}"
+    );
     for id in [HEX_ID, ULID_ID, HEX_ID_2] {
         assert_valid(
             "show.json",
@@ -86,7 +108,17 @@ fn json_outputs_match_their_schemas() {
         assert_success(&out, args);
         assert_valid(schema_name, &args.join(" "), &parse_json(&out.stdout));
     }
-    env.ok_default(&["session", "record", "--session", "staged", "--prompt", "p"]);
+    let recorded = env.ok_json_default(&[
+        "session",
+        "record",
+        "--session",
+        "staged",
+        "--prompt",
+        "p",
+        "--json",
+    ]);
+    assert_eq!(recorded["session_id"], "staged", "{recorded}");
+    assert_valid("session-record.json", "session record --json", &recorded);
     let staged = env.ok_json(Store::Refs, &["session", "list", "--json"]);
     assert!(staged.as_array().is_some_and(|a| !a.is_empty()), "{staged}");
     assert_valid("session-list.json", "session list --json", &staged);
@@ -123,4 +155,55 @@ fn json_outputs_match_their_schemas() {
             &parse_json(&out.stdout),
         );
     }
+}
+
+#[test]
+fn push_and_migrate_json_match_their_schemas_in_every_shape() {
+    let env = TestEnv::new();
+    write_std(&env, Store::Refs, HEX_ID, "sess-1", TRANSCRIPT);
+    let remote = env.bare_remote("origin");
+    let pushed = env.ok_json(Store::Refs, &["push", "origin", "--json"]);
+    assert_valid("push.json", "push --json", &pushed);
+    let cp_ref = crate::env::checkpoint_ref(HEX_ID);
+    assert_eq!(pushed["pushed"], serde_json::json!([cp_ref]), "{pushed}");
+    assert_eq!(pushed["destination"], "origin");
+    assert!(env.checkpoint_tips_in(&remote).contains_key(&cp_ref));
+    // Nothing due: the same shape.
+    let again = env.ok_json(Store::Refs, &["push", "origin", "--json"]);
+    assert_valid("push.json", "push --json (nothing due)", &again);
+    assert_eq!(again["due"], 0, "{again}");
+
+    // The git-branch primary pushes the v1 branch, once the remote has a branch.
+    write_std(&env, Store::Branch, HEX_ID_2, "sess-1", TRANSCRIPT);
+    let deferred = env.ok_json(Store::Branch, &["push", "origin", "--json"]);
+    assert_valid("push.json", "push --json (git-branch, deferred)", &deferred);
+    assert_eq!(deferred["branch"], "deferred", "{deferred}");
+    env.git(&["push", "-q", "origin", "HEAD:refs/heads/main"]);
+    let branch = env.ok_json(Store::Branch, &["push", "origin", "--json"]);
+    assert_valid("push.json", "push --json (git-branch)", &branch);
+    assert_eq!(branch["store"], "git-branch");
+    assert_eq!(branch["branch"], "pushed", "{branch}");
+    assert!(crate::env::rev_in(&env, &remote, "refs/heads/entire/checkpoints/v1").is_some());
+
+    // migrate: a dry run, then the migration with its push.
+    let dry = env.ok_json(Store::Refs, &["migrate", "--dry-run", "--json"]);
+    assert_valid("migrate.json", "migrate --dry-run --json", &dry);
+    assert_eq!(dry["migrated"], serde_json::json!([HEX_ID_2]), "{dry}");
+    assert!(dry["push"].is_null());
+    let migrated = env.ok_json(Store::Refs, &["migrate", "--push", "--json"]);
+    assert_valid("migrate.json", "migrate --push --json", &migrated);
+    let ref_2 = crate::env::checkpoint_ref(HEX_ID_2);
+    assert_eq!(
+        migrated["push"]["pushed"],
+        serde_json::json!([ref_2]),
+        "{migrated}"
+    );
+    assert!(env.checkpoint_tips_in(&remote).contains_key(&ref_2));
+
+    // Pushing turned off: the same shape, naming the file.
+    env.ok_default(&["config", "set", "strategy_options.push_sessions", "false"]);
+    let off = env.ok_json(Store::Refs, &["push", "origin", "--json"]);
+    assert_valid("push.json", "push --json (push_sessions false)", &off);
+    assert_eq!(off["disabled_by"], ".entire/settings.json", "{off}");
+    assert!(off["destination"].is_null());
 }

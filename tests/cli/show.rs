@@ -170,6 +170,16 @@ fn head_resolves_through_trailer(store: Store) {
     ]);
     let v = env.ok_json(store, &["show", "HEAD", "--json"]);
     assert_eq!(v["checkpoint_id"], json!(HEX_ID));
+    // The checkpoint records no commit: the human form finds the one whose trailer names it,
+    // on another branch too, and not the checkpoint's own storage commit.
+    let head = env.rev("HEAD").unwrap();
+    env.git(&["checkout", "-q", "-b", "elsewhere", "HEAD~1"]);
+    let out = env.ok(store, &["show", HEX_ID]);
+    assert!(
+        out.contains(&format!("  code     {head}\n")),
+        "the code commit is found by its trailer:\n{out}"
+    );
+    assert_eq!(out.matches("  code ").count(), 1, "{out}");
 }
 
 #[test]

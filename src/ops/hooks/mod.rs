@@ -300,16 +300,16 @@ fn keep_foreign(dir: &Path, name: &str, path: &Path) -> Result<Option<String>, H
     )))
 }
 
-/// The `hooks install` command that installs ours in this repository as it is now: with
-/// `--shared` where the hooks directory is shared (and no hook manager, whose configuration
-/// ours would go into, owns it).
-pub fn install_command(repo: &Repo) -> String {
+/// The arguments of the `git entire-checkpoint hooks install` command that installs ours in
+/// this repository as it is now: with `--shared` where the hooks directory is shared (and no
+/// hook manager, whose configuration ours would go into, owns it).
+pub fn install_args(repo: &Repo) -> Vec<&'static str> {
     let dir = hooks_dir(repo);
-    let mut command = "git entire-checkpoint hooks install".to_owned();
+    let mut args = vec!["hooks", "install"];
     if Manager::detect(repo, &dir).is_none() && sharing(repo, &dir).is_some() {
-        command.push_str(" --shared");
+        args.push("--shared");
     }
-    command
+    args
 }
 
 /// The file names of the hooks ours chains for `name` in `dir`, in the order ours runs them:
