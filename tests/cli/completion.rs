@@ -191,3 +191,101 @@ fn zsh_and_fish_scripts_are_generated_for_the_binaries() {
     assert!(text.contains("list --ids"), "fish completes IDs: {text}");
     assert!(text.contains("complete -c git-entire-fetch"), "{text}");
 }
+
+/// Whether `shell` is installed (`.ci/run` installs zsh and fish); a note when it is not.
+fn have_shell(shell: &str) -> bool {
+    let found = std::process::Command::new(shell)
+        .args(["-c", "exit 0"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("skipped: {shell} is not installed");
+    }
+    found
+}
+
+#[test]
+fn fish_completes_subcommands_and_checkpoint_ids() {
+    if !have_shell("fish") {
+        return;
+    }
+    let env = TestEnv::new();
+    write_std(&env, Store::Refs, HEX_ID, "sess-1", TRANSCRIPT);
+    // fish's `complete -C` prints the candidates of a command line, as a <TAB> would offer them.
+    let driver = "git-entire-checkpoint completion fish | source; or exit 1
+for line in $argv
+    complete -C $line
+    echo ==
+end";
+    let out = env
+        .std_program(Path::new("fish"), Store::Refs)
+        .env("PATH", path_with_bins())
+        .env("XDG_CONFIG_HOME", env.root().join("fish-config"))
+        .args(["--no-config", "-c", driver])
+        .args([
+            "git-entire-checkpoint sh",
+            &format!("git-entire-checkpoint show {}", &HEX_ID[..4]),
+            "git-entire-fetch --a",
+        ])
+        .output()
+        .expect("run fish");
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let blocks: Vec<Vec<&str>> = text
+        .split("==\n")
+        .map(|b| b.lines().map(|l| l.split('\t').next().unwrap()).collect())
+        .collect();
+    assert!(blocks[0].contains(&"show"), "{text}");
+    assert_eq!(blocks[1], [HEX_ID], "{text}");
+    assert!(blocks[2].contains(&"--all"), "{text}");
+}
+
+#[test]
+fn zsh_loads_the_functions_its_git_completion_calls() {
+    if !have_shell("zsh") {
+        return;
+    }
+    let env = TestEnv::without_repo();
+    let dir = env.root().join("zsh-functions");
+    std::fs::create_dir_all(&dir).unwrap();
+    for command in ["git-entire-checkpoint", "git-entire-fetch"] {
+        let out = env
+            .bin_cmd(&checkpoint_bin())
+            .args(["completion", "zsh", command])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        std::fs::write(dir.join(format!("_{command}")), &out.stdout).unwrap();
+    }
+    // zsh's `_git` completes `git <name> ...` by calling `_git-<name>`: each file is found on
+    // fpath by compinit and defines that function.
+    let driver = r#"fpath=("$1" $fpath)
+autoload -Uz compinit && compinit -u -d "$2" || exit 1
+for f in _git-entire-checkpoint _git-entire-fetch; do
+    autoload +X $f 2>/dev/null || { echo "missing $f"; exit 1; }
+    whence -w $f
+done"#;
+    let out = env
+        .std_program(Path::new("zsh"), Store::Refs)
+        .args(["-f", "-c", driver, "zsh-test"])
+        .arg(&dir)
+        .arg(env.root().join("zcompdump"))
+        .output()
+        .expect("run zsh");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("_git-entire-checkpoint: function")
+            && stdout.contains("_git-entire-fetch: function"),
+        "{stdout}"
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
