@@ -74,14 +74,20 @@ fn blame_human(r: &BlameReport, date: DateFormat) -> String {
         .collect();
     let cp_width = columns.iter().map(String::len).max().unwrap_or(1);
     let line_width = r.lines.last().map_or(1, |l| l.line.to_string().len());
+    // Each commit's date once: a line looks its commit up.
+    let dates: std::collections::HashMap<&str, String> = r
+        .commits
+        .iter()
+        .map(|c| {
+            (
+                c.sha.as_str(),
+                date.show(&rfc3339_at(c.author_time, 0), now),
+            )
+        })
+        .collect();
     let mut out = String::new();
     for (l, cp) in r.lines.iter().zip(&columns) {
-        let when = r
-            .commits
-            .iter()
-            .find(|c| c.sha == l.commit)
-            .map(|c| date.show(&rfc3339_at(c.author_time, 0), now))
-            .unwrap_or_default();
+        let when = dates.get(l.commit.as_str()).map_or("", String::as_str);
         let _ = writeln!(
             out,
             "{} {:<13} {cp:<cp_width$} {when} {:>line_width$}) {}",

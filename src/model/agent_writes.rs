@@ -10,8 +10,9 @@
 //! renames). Prompts are the user turns a person typed: Claude's `user` entries with text
 //! content (not tool results, not `isMeta`), Codex's `user` messages and `user_message` events.
 //! Text the harness injects (it starts with `<`: `<environment_context>`,
-//! `<command-name>`, `<local-command-stdout>`, ...) and `[Request interrupted ...` markers are not
-//! prompts. Lines that are not JSON are skipped and counted; JSON of any other shape is skipped.
+//! `<local-command-stdout>`, ...) and `[Request interrupted ...` markers are not prompts; a slash
+//! command (`<command-name>/goal</command-name>...<command-args>x</command-args>`) is the prompt
+//! `/goal x`, unless it is one of the harness's own commands (`/model`, `/clear`, ...). Lines that are not JSON are skipped and counted; JSON of any other shape is skipped.
 //! Writes made by shell commands are not seen.
 
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
@@ -126,6 +127,16 @@ pub fn extract(transcript: &[u8]) -> AgentWrites {
         if raw.is_empty() {
             continue;
         }
+        // Once the format is known, only lines that can hold a prompt or a write are decoded;
+        // the others (tool results, most of a transcript's bytes) are only checked to look like
+        // a JSON object.
+        if known.is_some() && !may_matter(raw) {
+            match raw.first() == Some(&b'{') && raw.last() == Some(&b'}') {
+                true => out.json_lines += 1,
+                false => out.skipped_lines += 1,
+            }
+            continue;
+        }
         let entry: Entry = match serde_json::from_slice(raw) {
             Ok(e) => e,
             Err(_) => {
@@ -156,6 +167,18 @@ pub fn extract(transcript: &[u8]) -> AgentWrites {
     }
     out.format = known.unwrap_or(TranscriptFormat::Unknown);
     out
+}
+
+/// Whether a JSON line may be a prompt or a write: it has a `tool_use` item, an `apply_patch`
+/// call, a `user_message` event, or a user turn that is not only tool results. The keys and
+/// values are looked for with their quotes: inside a JSON string a quote is escaped, so text
+/// that mentions them does not match.
+fn may_matter(line: &[u8]) -> bool {
+    let has = |needle: &str| memchr::memmem::find(line, needle.as_bytes()).is_some();
+    has("\"tool_use\"")
+        || has("\"apply_patch\"")
+        || has("\"user_message\"")
+        || (has("\"role\":\"user\"") && (!has("\"tool_use_id\":") || has("\"type\":\"text\"")))
 }
 
 /// A transcript entry: the fields either format uses, the rest skipped unread.
@@ -219,11 +242,80 @@ struct ClaudeItem {
     #[serde(rename = "type", default)]
     kind: String,
     #[serde(default)]
-    text: Option<Value>,
+    text: Text,
     #[serde(default)]
     name: String,
     #[serde(default)]
-    input: Option<Value>,
+    input: Option<ToolInput>,
+}
+
+/// The inputs of the file-writing tools; other tools' inputs of other types are skipped.
+#[derive(Deserialize, Default)]
+struct ToolInput {
+    #[serde(default)]
+    file_path: Text,
+    #[serde(default)]
+    notebook_path: Text,
+    #[serde(default)]
+    new_string: Text,
+    #[serde(default)]
+    content: Text,
+    #[serde(default)]
+    new_source: Text,
+    #[serde(default)]
+    edits: Option<Value>,
+}
+
+/// A string, or nothing when the value is of another type (skipped unread).
+#[derive(Default)]
+struct Text(Option<String>);
+
+impl Text {
+    fn as_str(&self) -> &str {
+        self.0.as_deref().unwrap_or("")
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Text, E> {
+                Ok(Text(Some(s.to_owned())))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Text, E> {
+                Ok(Text(Some(s)))
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Text, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Text(None))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Text, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Text(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Deserialize)]
@@ -247,6 +339,7 @@ struct CodexPayload {
 /// Records `text` as a prompt unless the harness injected it, or it repeats the last prompt
 /// (Codex logs each prompt twice: as a message and as an event).
 fn push_prompt(out: &mut AgentWrites, text: String, timestamp: &str, entry: usize) {
+    let text = slash_command(&text).unwrap_or(text);
     let trimmed = text.trim();
     if trimmed.is_empty() || trimmed.starts_with('<') || trimmed.starts_with("[Request interrupted")
     {
@@ -260,6 +353,46 @@ fn push_prompt(out: &mut AgentWrites, text: String, timestamp: &str, entry: usiz
         timestamp: timestamp.to_owned(),
         entry,
     });
+}
+
+/// Claude Code's harness commands that never prompt the model (they change a setting, print,
+/// or end the session).
+const LOCAL_COMMANDS: &[&str] = &[
+    "/clear",
+    "/compact",
+    "/config",
+    "/copy",
+    "/cost",
+    "/exit",
+    "/help",
+    "/login",
+    "/logout",
+    "/model",
+    "/permissions",
+    "/resume",
+    "/status",
+    "/theme",
+    "/vim",
+];
+
+/// A slash command the user typed, which Claude Code records as
+/// `<command-name>/goal</command-name> ... <command-args>text</command-args>`: the prompt
+/// `/goal text`, or an empty prompt (dropped) for a command that does not prompt the model.
+fn slash_command(text: &str) -> Option<String> {
+    let between = |open: &str, close: &str| -> Option<&str> {
+        let start = text.find(open)? + open.len();
+        let len = text[start..].find(close)?;
+        Some(text[start..start + len].trim())
+    };
+    let name = between("<command-name>", "</command-name>")?;
+    if !text.trim_start().starts_with("<command-") {
+        return None;
+    }
+    if LOCAL_COMMANDS.contains(&name) {
+        return Some(String::new());
+    }
+    let args = between("<command-args>", "</command-args>").unwrap_or("");
+    Some(format!("{name} {args}").trim().to_owned())
 }
 
 fn push_write(out: &mut AgentWrites, tool: &str, file: &str, text: &str, ts: &str, entry: usize) {
@@ -288,7 +421,7 @@ fn claude_entry(entry: Entry, line: usize, out: &mut AgentWrites) {
             let texts: Vec<&str> = items
                 .iter()
                 .filter(|i| i.kind == "text")
-                .filter_map(|i| i.text.as_ref().and_then(Value::as_str))
+                .filter_map(|i| i.text.0.as_deref())
                 .collect();
             if !texts.is_empty() {
                 push_prompt(out, texts.join("\n"), ts, line);
@@ -297,18 +430,19 @@ fn claude_entry(entry: Entry, line: usize, out: &mut AgentWrites) {
         ("assistant", Content::Items(items)) => {
             for item in items.iter().filter(|i| i.kind == "tool_use") {
                 let Some(input) = &item.input else { continue };
-                let s = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or("");
-                let file = if s("file_path").is_empty() {
-                    s("notebook_path")
-                } else {
-                    s("file_path")
+                let file = match input.file_path.as_str() {
+                    "" => input.notebook_path.as_str(),
+                    f => f,
                 };
-                match item.name.as_str() {
-                    "Edit" => push_write(out, &item.name, file, s("new_string"), ts, line),
-                    "Write" => push_write(out, &item.name, file, s("content"), ts, line),
-                    "NotebookEdit" => push_write(out, &item.name, file, s("new_source"), ts, line),
+                let name = item.name.as_str();
+                match name {
+                    "Edit" => push_write(out, name, file, input.new_string.as_str(), ts, line),
+                    "Write" => push_write(out, name, file, input.content.as_str(), ts, line),
+                    "NotebookEdit" => {
+                        push_write(out, name, file, input.new_source.as_str(), ts, line)
+                    }
                     "MultiEdit" => {
-                        let edits = input.get("edits").and_then(Value::as_array);
+                        let edits = input.edits.as_ref().and_then(Value::as_array);
                         let text: Vec<&str> = edits
                             .into_iter()
                             .flatten()
@@ -401,9 +535,15 @@ mod tests {
         "\n",
         r#"{"type":"user","isMeta":true,"message":{"role":"user","content":"<local-command-caveat>x</local-command-caveat>"},"timestamp":"2026-01-01T10:00:07Z"}"#,
         "\n",
+        r#"{"type":"user","message":{"role":"user","content":"<command-name>/model</command-name>\n<command-args></command-args>"},"timestamp":"2026-01-01T10:00:08Z"}"#,
+        "\n",
+        r#"{"type":"user","message":{"role":"user","content":"<command-name>/goal</command-name>\n  <command-message>goal</command-message>\n  <command-args>tidy up</command-args>"},"timestamp":"2026-01-01T10:00:09Z"}"#,
+        "\n",
+        r#"{"type":"user","message":{"role":"user","content":"<local-command-stdout>Goal set</local-command-stdout>"},"timestamp":"2026-01-01T10:00:10Z"}"#,
+        "\n",
         r#"{"type":"user","message":{"role":"user","content":[{"type":"text","text":"now say bye too"}]},"timestamp":"2026-01-01T10:01:00Z"}"#,
         "\n",
-        r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t2","name":"Edit","input":{"file_path":"src/hello.go","old_string":"x","new_string":"func Bye() string { return \"bye\" }"}},{"type":"tool_use","id":"t3","name":"MultiEdit","input":{"file_path":"/home/u/proj/b.go","edits":[{"old_string":"a","new_string":"one"},{"old_string":"b","new_string":"two"}]}},{"type":"tool_use","id":"t4","name":"Bash","input":{"command":"echo x > c.go"}}]},"timestamp":"2026-01-01T10:01:05Z"}"#,
+        r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t2","name":"Edit","input":{"file_path":"src/hello.go","old_string":"x","new_string":"func Bye() string { return \"bye\" }"}},{"type":"tool_use","id":"t3","name":"MultiEdit","input":{"file_path":"/home/u/proj/b.go","edits":[{"old_string":"a","new_string":"one"},{"old_string":"b","new_string":"two"}]}},{"type":"tool_use","id":"t4","name":"Bash","input":{"command":"echo x > c.go"}},{"type":"tool_use","id":"t5","name":"mcp__x","input":{"content":[{"x":1}],"file_path":7,"new_string":null}}]},"timestamp":"2026-01-01T10:01:05Z"}"#,
         "\n",
         "this line is not json\n",
         r#"{"type":"summary","summary":"greetings"}"#,
@@ -435,7 +575,10 @@ mod tests {
         assert_eq!(w.format, TranscriptFormat::ClaudeCode);
         assert_eq!(w.skipped_lines, 1);
         let prompts: Vec<&str> = w.prompts.iter().map(|p| p.text.as_str()).collect();
-        assert_eq!(prompts, ["add a greeting", "now say bye too"]);
+        assert_eq!(
+            prompts,
+            ["add a greeting", "/goal tidy up", "now say bye too"]
+        );
         let writes: Vec<(&str, &str, Option<usize>)> = w
             .writes
             .iter()
@@ -445,15 +588,15 @@ mod tests {
             writes,
             [
                 ("Write", "/home/u/proj/src/hello.go", Some(0)),
-                ("Edit", "src/hello.go", Some(1)),
-                ("MultiEdit", "/home/u/proj/b.go", Some(1)),
+                ("Edit", "src/hello.go", Some(2)),
+                ("MultiEdit", "/home/u/proj/b.go", Some(2)),
             ]
         );
         assert_eq!(w.writes[0].lines[2], "func Hello() string {");
         assert_eq!(w.writes[0].timestamp, "2026-01-01T10:00:05Z");
         assert_eq!(w.writes[2].lines, ["one", "two"]);
-        assert_eq!(w.prompts[1].entry, 5);
-        assert_eq!(w.prompts[1].timestamp, "2026-01-01T10:01:00Z");
+        assert_eq!(w.prompts[2].entry, 8);
+        assert_eq!(w.prompts[2].timestamp, "2026-01-01T10:01:00Z");
     }
 
     #[test]

@@ -583,7 +583,11 @@ fn read_transcript(
             Err(e) => return Err(TranscriptMiss::Unreadable(error_chain(&e))),
         }
     }
-    Ok(transcript::join(&chunks))
+    // One chunk (nearly always): no copy.
+    match chunks.len() {
+        1 => Ok(chunks.remove(0)),
+        _ => Ok(transcript::join(&chunks)),
+    }
 }
 
 /// The lines `writes` wrote to `file`, each mapped to the last write that holds it.
