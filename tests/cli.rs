@@ -13,6 +13,8 @@ mod backfill;
 mod bad_input;
 #[path = "cli/binaries.rs"]
 mod binaries;
+#[path = "cli/blame.rs"]
+mod blame;
 #[path = "cli/case_fold.rs"]
 mod case_fold;
 #[path = "cli/cat.rs"]

@@ -152,6 +152,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// `git blame` of a file, each line labelled with the checkpoints of its commit and with
+    /// whether a transcript records the agent writing it (agent, commit-linked, human).
+    Blame(BlameArgs),
+    /// Why a line is there: its commit, checkpoint, session, agent, model and the prompt that
+    /// led the agent to write it (FILE:LINE, or FILE -L LINE).
+    Why(WhyArgs),
     /// The history of one checkpoint: its commits, newest first.
     Log {
         /// Checkpoint ID or unique prefix.
@@ -427,6 +433,42 @@ pub struct ShowArgs {
     /// Print the transcript of the session (default: the latest) instead.
     #[arg(long)]
     pub transcript: bool,
+    #[command(flatten)]
+    pub date: DateArgs,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+}
+
+#[derive(Args)]
+pub struct BlameArgs {
+    /// The file (relative to the current directory, as for git blame).
+    pub file: String,
+    /// Only lines START to END (`START,END`, `START,+COUNT`, or `START` to the end).
+    #[arg(short = 'L', value_name = "START,END", allow_hyphen_values = true)]
+    pub lines: Option<String>,
+    #[command(flatten)]
+    pub common: LineArgs,
+}
+
+#[derive(Args)]
+pub struct WhyArgs {
+    /// FILE:LINE, or FILE with -L LINE.
+    pub target: String,
+    /// The line (when TARGET is only the file).
+    #[arg(short = 'L', value_name = "LINE", allow_hyphen_values = true)]
+    pub line: Option<String>,
+    #[command(flatten)]
+    pub common: LineArgs,
+}
+
+/// What `blame` and `why` share.
+#[derive(Args)]
+pub struct LineArgs {
+    /// The revision to look at (default: the working tree).
+    pub rev: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub date: DateArgs,
     #[command(flatten)]

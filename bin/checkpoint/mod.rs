@@ -2,6 +2,7 @@
 //! returns.
 
 pub mod args;
+mod blame;
 mod completion;
 mod config;
 mod dates;
@@ -15,6 +16,7 @@ mod read;
 mod write;
 
 use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::remote::checkpoint_remote;
 use entire_checkpoints::remote::fetch::Fetcher;
 use entire_checkpoints::topology::Topology;
@@ -40,7 +42,12 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     if matches!(
         command,
-        Command::Show(_) | Command::Cat { .. } | Command::List { .. } | Command::Log { .. }
+        Command::Show(_)
+            | Command::Cat { .. }
+            | Command::List { .. }
+            | Command::Log { .. }
+            | Command::Blame(_)
+            | Command::Why(_)
     ) {
         pager::start(cli.no_pager);
     }
@@ -140,6 +147,14 @@ fn dispatch<'r>(
                 quiet,
             },
         ),
+        Command::Blame(args) => {
+            let remote = enable_fetch(repo, topo, &args.common.fetch, quiet)?;
+            blame::blame(repo, topo, args, remote, quiet)
+        }
+        Command::Why(args) => {
+            let remote = enable_fetch(repo, topo, &args.common.fetch, quiet)?;
+            blame::why(repo, topo, args, remote, quiet)
+        }
         Command::Demo { .. } | Command::Doctor { .. } | Command::Completion { .. } => {
             unreachable!("handled before opening a repository")
         }
@@ -147,23 +162,23 @@ fn dispatch<'r>(
 }
 
 /// Turns on the on-demand fetch of checkpoints missing locally, unless `--no-fetch` or there is
-/// no remote (then a miss is simply "not found").
+/// no remote (then a miss is simply "not found"); returns the remote fetched from.
 fn enable_fetch<'r>(
     repo: &'r Repo,
     topo: &mut Topology<'r>,
     args: &FetchArgs,
     quiet: bool,
-) -> Result<()> {
+) -> Result<Option<Remote>> {
     if args.no_fetch {
-        return Ok(());
+        return Ok(None);
     }
     let remote = match &args.remote {
         Some(r) => Some(r.clone()),
         None => checkpoint_remote::resolve(repo, None)?.map(|t| t.target),
     };
-    if let Some(remote) = remote {
-        let fetcher = Fetcher::new(repo, remote).on_notice(move |m| warn(quiet, m));
+    if let Some(remote) = &remote {
+        let fetcher = Fetcher::new(repo, remote.clone()).on_notice(move |m| warn(quiet, m));
         topo.enable_fetch_with(fetcher);
     }
-    Ok(())
+    Ok(remote)
 }

@@ -61,6 +61,12 @@ pub enum CliError {
     /// `entire-fetch`.
     #[error(transparent)]
     FetchMany(#[from] entire_checkpoints::ops::fetch_many::FetchManyError),
+    /// `blame`.
+    #[error(transparent)]
+    Blame(#[from] entire_checkpoints::git::blame::BlameError),
+    /// `why`.
+    #[error(transparent)]
+    Why(#[from] entire_checkpoints::ops::blame::WhyError),
     /// Reading input or writing output.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -118,6 +124,8 @@ impl ExitStatus for CliError {
             CliError::SettingsOp(e) => e.exit_code(),
             CliError::Sync(e) => e.exit_code(),
             CliError::FetchMany(e) => e.exit_code(),
+            CliError::Blame(e) => e.exit_code(),
+            CliError::Why(e) => e.exit_code(),
             CliError::Io(_) | CliError::Json(_) | CliError::Failed(_) => FAILURE,
             CliError::Context { source, .. } => source.exit_code(),
         }

@@ -119,6 +119,10 @@ pub struct Request {
     pub range: Option<String>,
     /// Fetch checkpoints missing here with this filter, into the partial cache.
     pub filter: Option<FetchFilter>,
+    /// List the remote's checkpoint refs first (one `ls-remote`) and fetch only those it has,
+    /// in the spelling it has: many named IDs cost two round trips, however many the remote
+    /// lacks (`git fetch` stops at the first ref it lacks, so each absent ref costs a fetch).
+    pub list_first: bool,
 }
 
 impl Request {
@@ -162,6 +166,7 @@ impl Request {
             all,
             range,
             filter,
+            list_first: false,
         })
     }
 }
@@ -405,13 +410,33 @@ pub fn run(
         }
     }
     let mut transport_error = None;
-    fetch_named(
-        &mode,
-        &to_fetch,
-        &mut outcomes,
-        &mut transport_error,
-        progress,
-    );
+    let listed = match req.list_first && !to_fetch.is_empty() {
+        true => match mode.fetcher.list_remote_tips() {
+            Ok(tips) => Some(tips.into_iter().map(|(r, _)| r.name().to_owned()).collect()),
+            Err(e) => {
+                notice(&crate::base::error::error_chain(&e));
+                None
+            }
+        },
+        false => None,
+    };
+    match listed {
+        Some(listed) => fetch_listed(
+            &mode,
+            &to_fetch,
+            &listed,
+            &mut outcomes,
+            &mut transport_error,
+            progress,
+        ),
+        None => fetch_named(
+            &mode,
+            &to_fetch,
+            &mut outcomes,
+            &mut transport_error,
+            progress,
+        ),
+    }
     if req.all {
         fetch_all(&mode, &store, &mut outcomes, &mut transport_error, progress)?;
     }
@@ -481,6 +506,54 @@ fn fetch_named(
                 partial: partial && state == Fetched::Updated,
                 ..Outcome::new(id.to_string(), Status::from(&state))
             });
+        }
+    }
+}
+
+/// Fetches `ids` in the spelling the remote's `listed` refs have them, in chunks; the IDs it
+/// has in neither are not found without asking again.
+fn fetch_listed(
+    mode: &Mode<'_>,
+    ids: &[CheckpointId],
+    listed: &HashSet<String>,
+    outcomes: &mut Vec<Outcome>,
+    transport_error: &mut Option<FetchError>,
+    progress: &dyn Fn(Progress),
+) {
+    let mut held: Vec<(&CheckpointId, String)> = Vec::new();
+    for id in ids {
+        let spelling = CheckpointRef::spellings(id)
+            .into_iter()
+            .map(|r| r.name().to_owned())
+            .find(|n| listed.contains(n));
+        match spelling {
+            Some(name) => held.push((id, name)),
+            None => outcomes.push(Outcome::new(id.to_string(), Status::NotFound)),
+        }
+    }
+    for (i, chunk) in held.chunks(FETCH_CHUNK).enumerate() {
+        progress(Progress {
+            done: i * FETCH_CHUNK,
+            total: held.len(),
+        });
+        let names: Vec<String> = chunk.iter().map(|(_, n)| n.clone()).collect();
+        match mode.fetch_refs(&names) {
+            Ok((results, partial)) => {
+                for ((id, _), (_, state)) in chunk.iter().zip(results_in_order(&names, results)) {
+                    outcomes.push(Outcome {
+                        partial: partial && state == Fetched::Updated,
+                        ..Outcome::new(id.to_string(), Status::from(&state))
+                    });
+                }
+            }
+            Err(e) => {
+                let msg = crate::base::error::error_chain(&e);
+                outcomes.extend(chunk.iter().map(|(id, _)| Outcome {
+                    error: Some(msg.clone()),
+                    ..Outcome::new(id.to_string(), Status::Failed)
+                }));
+                transport_error.get_or_insert(e);
+            }
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The operations commands run: staged sessions, the commit hooks and their installation, the
-//! rewrite map, gc, migration, doctor, fetching many checkpoints, resolving what `show` names
-//! and the push policy. Each is one entry point over the layers below.
+//! rewrite map, gc, migration, doctor, fetching many checkpoints, resolving what `show` names,
+//! the push policy, and `blame`/`why` (which checkpoint and prompt wrote a line). Each is one entry point over the layers below.
 
+pub mod blame;
 pub mod commit_hooks;
 pub mod doctor;
 pub mod fetch_many;

@@ -207,3 +207,27 @@ fn push_and_migrate_json_match_their_schemas_in_every_shape() {
     assert_eq!(off["disabled_by"], ".entire/settings.json", "{off}");
     assert!(off["destination"].is_null());
 }
+
+#[test]
+fn blame_and_why_outputs_match_their_schemas() {
+    let env = TestEnv::new();
+    let transcript = concat!(
+        r#"{"type":"user","message":{"role":"user","content":"write it"},"timestamp":"2026-01-01T09:00:00Z"}"#,
+        "\n",
+        r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Write","input":{"file_path":"/p/a.go","content":"package a\n"}}]},"timestamp":"2026-01-01T09:00:01Z"}"#,
+        "\n",
+    );
+    write_std(&env, Store::Refs, HEX_ID, "sess-1", transcript.as_bytes());
+    env.write_file("a.go", b"package a\n}\n");
+    env.git(&["add", "a.go"]);
+    let message = format!("a\n\nEntire-Checkpoint: {HEX_ID}\nEntire-Checkpoint: {HEX_ID_2}");
+    env.git(&["commit", "-q", "-m", &message]);
+    let blame = env.ok_json(Store::Refs, &["blame", "a.go", "--json"]);
+    assert_valid("blame.json", "blame --json", &blame);
+    let rev = env.ok_json(Store::Refs, &["blame", "README.md", "HEAD", "--json"]);
+    assert_valid("blame.json", "blame <rev> --json", &rev);
+    for target in ["a.go:1", "a.go:2", "README.md:1"] {
+        let why = env.ok_json(Store::Refs, &["why", target, "--json"]);
+        assert_valid("why.json", &format!("why {target} --json"), &why);
+    }
+}

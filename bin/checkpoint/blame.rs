@@ -1,0 +1,247 @@
+//! `blame` and `why`: render what `ops::blame` found, as text or JSON.
+
+use std::fmt::Write as _;
+
+use entire_checkpoints::base::id;
+use entire_checkpoints::base::time::rfc3339_at;
+use entire_checkpoints::git::blame::{BlameRev, LineRange};
+use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::git::url::Remote;
+use entire_checkpoints::ops::blame::{self, Attribution, BlameReport, BlameRequest, WhyReport};
+use entire_checkpoints::topology::Topology;
+
+use super::args::{BlameArgs, DateFormat, WhyArgs};
+use super::dates;
+use crate::common::cli::warn;
+use crate::common::error::{CliError, Result};
+use crate::common::output::{print_json, write_stdout};
+
+/// `blame`: every line of the file with its label; fails after the output when a checkpoint or
+/// transcript that exists could not be read.
+pub fn blame(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    a: BlameArgs,
+    remote: Option<Remote>,
+    quiet: bool,
+) -> Result<()> {
+    let cwd = std::env::current_dir()?;
+    let req = BlameRequest {
+        cwd: &cwd,
+        path: a.file,
+        range: a.lines.as_deref().map(LineRange::parse).transpose()?,
+        rev: a.common.rev.as_deref().map(BlameRev::parse).transpose()?,
+        remote,
+    };
+    let report = blame::blame(repo, topo, &req, move |m| warn(quiet, m))?;
+    if a.common.json {
+        print_json(&report)?;
+    } else {
+        write_stdout(blame_human(&report, a.common.date.date).as_bytes())?;
+    }
+    finish(&report.warnings, report.damaged, quiet)
+}
+
+/// The warnings on stderr, then the failure when something that exists could not be read.
+fn finish(warnings: &[String], damaged: bool, quiet: bool) -> Result<()> {
+    for w in warnings {
+        warn(quiet, w);
+    }
+    match damaged {
+        true => Err(CliError::Failed(
+            "some checkpoints or transcripts could not be read (see above); their lines are commit-linked".to_owned(),
+        )),
+        false => Ok(()),
+    }
+}
+
+/// The checkpoint column: the first linked checkpoint (short), `+N` for the others.
+fn checkpoint_column(ids: &[String]) -> String {
+    match ids {
+        [] => "-".to_owned(),
+        [one] => id::display_short(one).to_owned(),
+        [first, rest @ ..] => format!("{}+{}", id::display_short(first), rest.len()),
+    }
+}
+
+/// `blame`: `<commit> <label> <checkpoint> <date> <line>) <text>`, one line each.
+fn blame_human(r: &BlameReport, date: DateFormat) -> String {
+    let now = dates::now();
+    let columns: Vec<String> = r
+        .lines
+        .iter()
+        .map(|l| checkpoint_column(&l.checkpoints))
+        .collect();
+    let cp_width = columns.iter().map(String::len).max().unwrap_or(1);
+    let line_width = r.lines.last().map_or(1, |l| l.line.to_string().len());
+    // Each commit's date once: a line looks its commit up.
+    let dates: std::collections::HashMap<&str, String> = r
+        .commits
+        .iter()
+        .map(|c| {
+            (
+                c.sha.as_str(),
+                date.show(&rfc3339_at(c.author_time, 0), now),
+            )
+        })
+        .collect();
+    let mut out = String::new();
+    for (l, cp) in r.lines.iter().zip(&columns) {
+        let when = dates.get(l.commit.as_str()).map_or("", String::as_str);
+        let _ = writeln!(
+            out,
+            "{} {:<13} {cp:<cp_width$} {when} {:>line_width$}) {}",
+            &l.commit[..8.min(l.commit.len())],
+            l.attribution.name(),
+            l.line,
+            l.text
+        );
+    }
+    out
+}
+
+/// `why`: the line, its commit, checkpoint, session and the prompt behind it.
+pub fn why(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    a: WhyArgs,
+    remote: Option<Remote>,
+    quiet: bool,
+) -> Result<()> {
+    let (path, line) = blame::why_target(&a.target, a.line.as_deref())?;
+    let cwd = std::env::current_dir()?;
+    let req = BlameRequest {
+        cwd: &cwd,
+        path,
+        range: None,
+        rev: a.common.rev.as_deref().map(BlameRev::parse).transpose()?,
+        remote,
+    };
+    let report = blame::why(repo, topo, &req, line, move |m| warn(quiet, m))?;
+    if a.common.json {
+        print_json(&report)?;
+    } else {
+        write_stdout(why_human(&report, a.common.date.date).as_bytes())?;
+    }
+    finish(&report.warnings, report.damaged, quiet)
+}
+
+fn why_human(r: &WhyReport, date: DateFormat) -> String {
+    let now = dates::now();
+    let mut out = format!("{}:{}  {}\n", r.file, r.line.line, r.line.text);
+    let field = |out: &mut String, k: &str, v: &str| {
+        let _ = writeln!(out, "  {k:<11}{v}");
+    };
+    let c = &r.commit_info;
+    field(&mut out, "label", r.line.attribution.name());
+    if r.line.attribution == Attribution::Uncommitted {
+        field(&mut out, "commit", "(not committed yet)");
+        return out;
+    }
+    field(
+        &mut out,
+        "commit",
+        &format!(
+            "{} {} <{}> {}",
+            &c.sha[..12.min(c.sha.len())],
+            c.author,
+            c.author_email,
+            date.show(&rfc3339_at(c.author_time, 0), now)
+        ),
+    );
+    field(&mut out, "subject", &c.summary);
+    if c.checkpoints.is_empty() {
+        field(
+            &mut out,
+            "checkpoint",
+            "(none: the commit links no checkpoint)",
+        );
+        return out;
+    }
+    field(&mut out, "checkpoint", &c.checkpoints.join(", "));
+    match &r.agent_write {
+        Some(w) => {
+            let s = &w.write;
+            field(
+                &mut out,
+                "session",
+                &format!("{}  {}", s.session_index, s.session_id),
+            );
+            field(&mut out, "agent", &agent_model(&w.agent, &w.model));
+            field(
+                &mut out,
+                "write",
+                &format!(
+                    "{} at {} (transcript line {})",
+                    s.tool,
+                    shown_time(&s.timestamp, date, now),
+                    s.transcript_line
+                ),
+            );
+            match &w.prompt {
+                Some(p) => {
+                    field(
+                        &mut out,
+                        "prompt",
+                        &format!(
+                            "at {} (transcript line {})",
+                            shown_time(&p.timestamp, date, now),
+                            p.transcript_line
+                        ),
+                    );
+                    for l in p.text.lines() {
+                        let _ = writeln!(out, "    {l}");
+                    }
+                }
+                None => field(&mut out, "prompt", "(no user turn before the write)"),
+            }
+        }
+        None => {
+            field(
+                &mut out,
+                "write",
+                "(no transcript read shows the agent writing this line)",
+            );
+            for s in &r.sessions {
+                let _ = writeln!(
+                    out,
+                    "\n  Session {} of {}  {}",
+                    s.session_index, s.checkpoint_id, s.session_id
+                );
+                field(&mut out, "agent", &agent_model(&s.agent, &s.model));
+                if s.prompts.is_empty() {
+                    field(&mut out, "prompts", "(none read)");
+                }
+                for p in &s.prompts {
+                    let first = p.text.lines().map(str::trim).find(|l| !l.is_empty());
+                    field(
+                        &mut out,
+                        "prompt",
+                        &format!(
+                            "{}  {}",
+                            shown_time(&p.timestamp, date, now),
+                            first.unwrap_or("")
+                        ),
+                    );
+                }
+            }
+        }
+    }
+    out
+}
+
+fn agent_model(agent: &str, model: &str) -> String {
+    match (agent, model) {
+        ("", "") => "(unknown)".to_owned(),
+        (a, "") => a.to_owned(),
+        ("", m) => format!("(unknown), model {m}"),
+        (a, m) => format!("{a}, model {m}"),
+    }
+}
+
+fn shown_time(ts: &str, date: DateFormat, now: i64) -> String {
+    match ts {
+        "" => "(unknown time)".to_owned(),
+        t => date.show(t, now),
+    }
+}

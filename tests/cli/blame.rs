@@ -1,0 +1,388 @@
+//! `blame` and `why` on real repositories: commits carrying `Entire-Checkpoint` trailers whose
+//! checkpoints (written by the real binary, in both stores) hold Claude Code and Codex
+//! transcripts; a fresh clone that fetches the checkpoints in one batch; and bad input.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::env::{assert_code, parse_json, path_str, stderr, stdout, Store, TestEnv};
+use crate::fixtures::{hand_made, HEX_ID, HEX_ID_2};
+
+const FILE: &str = "src/hello.go";
+
+/// A Claude Code transcript: a first prompt that writes nothing, then the prompt that leads to
+/// the `Write` of the file (named by an absolute path in the agent's checkout).
+const CLAUDE: &str = concat!(
+    r#"{"type":"user","message":{"role":"user","content":"look around first"},"timestamp":"2026-01-01T09:00:00Z"}"#,
+    "\n",
+    r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t0","name":"Read","input":{"file_path":"/home/dev/proj/README.md"}}]},"timestamp":"2026-01-01T09:00:02Z"}"#,
+    "\n",
+    r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t0","content":"hello"}]},"timestamp":"2026-01-01T09:00:03Z"}"#,
+    "\n",
+    r#"{"type":"user","message":{"role":"user","content":"add a Go greeting package"},"timestamp":"2026-01-01T09:05:00Z"}"#,
+    "\n",
+    r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"/home/dev/proj/src/hello.go","content":"package hello\n\nfunc Hello() string {\n\treturn \"hi\"\n}\n"}}]},"timestamp":"2026-01-01T09:05:09Z"}"#,
+    "\n",
+);
+
+/// A Codex transcript whose `apply_patch` adds `Bye`.
+const CODEX: &str = concat!(
+    r#"{"timestamp":"2026-01-02T09:00:00Z","type":"session_meta","payload":{"id":"cx","cwd":"/w/proj"}}"#,
+    "\n",
+    r#"{"timestamp":"2026-01-02T09:00:01Z","type":"event_msg","payload":{"type":"user_message","message":"say goodbye as well"}}"#,
+    "\n",
+    r#"{"timestamp":"2026-01-02T09:00:09Z","type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","call_id":"c1","input":"*** Begin Patch\n*** Update File: src/hello.go\n@@\n+func Bye() string { return \"bye\" }\n*** End Patch\n"}}"#,
+    "\n",
+);
+
+/// The file after the agent's commit: what the Write wrote, plus a blank and a brace line (no
+/// evidence on their own) and one line edited by hand before committing.
+const AGENT_VERSION: &str =
+    "package hello\n\nfunc Hello() string {\n\treturn \"hi\"\n}\n// tweaked by hand\n";
+
+/// Writes a checkpoint with one session of `transcript` in `store`.
+fn checkpoint(env: &TestEnv, dir: &Path, store: Store, id: &str, transcript: &str, agent: &str) {
+    let file = env.input_file(&format!("t-{id}.jsonl"), transcript.as_bytes());
+    env.ok_in(
+        store,
+        dir,
+        &[
+            "write",
+            "--id",
+            id,
+            "--session",
+            &format!("sess-{id}"),
+            "--transcript",
+            path_str(&file),
+            "--agent",
+            agent,
+            "--model",
+            "test-model",
+            "--created-at",
+            "2026-01-01T10:00:00Z",
+        ],
+    );
+}
+
+/// Commits `text` as the file with `message`.
+fn commit(env: &TestEnv, text: &str, message: &str) {
+    env.write_file(FILE, text.as_bytes());
+    env.git(&["add", FILE]);
+    env.git(&["commit", "-q", "-m", message]);
+}
+
+/// Three commits on top of the README: the agent's (Claude, checkpoint HEX_ID), a human's
+/// (no trailer), and a Codex session's (checkpoint HEX_ID_2).
+fn history(env: &TestEnv, store: Store) {
+    checkpoint(env, env.repo(), store, HEX_ID, CLAUDE, "Claude Code");
+    commit(
+        env,
+        AGENT_VERSION,
+        &format!("add hello\n\nEntire-Checkpoint: {HEX_ID}"),
+    );
+    commit(env, &format!("{AGENT_VERSION}// human note\n"), "a note");
+    checkpoint(env, env.repo(), store, HEX_ID_2, CODEX, "Codex");
+    commit(
+        env,
+        &format!("{AGENT_VERSION}// human note\nfunc Bye() string {{ return \"bye\" }}\n"),
+        &format!("add bye\n\nEntire-Checkpoint: {HEX_ID_2}"),
+    );
+}
+
+fn labels(json: &Value) -> Vec<(u64, String)> {
+    json["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .map(|l| {
+            (
+                l["line"].as_u64().unwrap(),
+                l["attribution"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn owned(pairs: &[(u64, &str)]) -> Vec<(u64, String)> {
+    pairs.iter().map(|(n, s)| (*n, s.to_string())).collect()
+}
+
+const ALL_LABELS: &[(u64, &str)] = &[
+    (1, "agent"),
+    (2, "commit-linked"),
+    (3, "agent"),
+    (4, "agent"),
+    (5, "commit-linked"),
+    (6, "commit-linked"),
+    (7, "human"),
+    (8, "agent"),
+];
+
+#[test]
+fn blame_labels_agent_commit_linked_and_human_lines_in_both_stores() {
+    for store in Store::ALL {
+        let env = TestEnv::new();
+        history(&env, store);
+        // The checkpoints are where the store keeps them, as git sees it.
+        let held = match store {
+            Store::Refs => env.git(&["for-each-ref", "--format=%(refname)", "refs/entire/"]),
+            Store::Branch => env.git(&["ls-tree", "-r", "--name-only", crate::env::V1_BRANCH]),
+        };
+        assert!(held.contains(&HEX_ID[2..]), "{store:?}: {held}");
+        let json = env.ok_json(store, &["blame", FILE, "--json"]);
+        assert_eq!(labels(&json), owned(ALL_LABELS), "{store:?}: {json:#}");
+        let line1 = &json["lines"][0];
+        assert_eq!(line1["checkpoints"][0], HEX_ID);
+        assert_eq!(line1["write"]["tool"], "Write");
+        assert_eq!(line1["write"]["session_id"], format!("sess-{HEX_ID}"));
+        assert_eq!(json["lines"][7]["write"]["tool"], "apply_patch");
+        assert_eq!(json["lines"][6]["checkpoints"], serde_json::json!([]));
+        assert_eq!(json["counts"]["agent"], 4);
+        assert_eq!(json["counts"]["human"], 1);
+        assert_eq!(json["counts"]["commit_linked"], 3);
+        let formats: Vec<&str> = json["checkpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["sessions"][0]["format"].as_str().unwrap())
+            .collect();
+        assert_eq!(formats, ["claude-code", "codex"]);
+
+        let human = env.ok(store, &["blame", FILE]);
+        let rows: Vec<&str> = human.lines().collect();
+        assert_eq!(rows.len(), 8, "{human}");
+        assert!(rows[0].contains(" agent ") && rows[0].ends_with("1) package hello"));
+        assert!(rows[0].contains(HEX_ID), "{human}");
+        assert!(rows[6].contains(" human ") && rows[6].ends_with("// human note"));
+        assert!(rows[5].contains(" commit-linked "), "{human}");
+    }
+}
+
+#[test]
+fn blame_takes_a_line_range_and_a_revision() {
+    let env = TestEnv::new();
+    history(&env, Store::Refs);
+    let json = env.ok_json(Store::Refs, &["blame", FILE, "-L", "3,4", "--json"]);
+    assert_eq!(labels(&json), owned(&[(3, "agent"), (4, "agent")]));
+    let json = env.ok_json(Store::Refs, &["blame", FILE, "-L", "6,+2", "--json"]);
+    assert_eq!(labels(&json), owned(&[(6, "commit-linked"), (7, "human")]));
+    // Before the Codex commit the file has seven lines, and only one checkpoint is linked.
+    let json = env.ok_json(Store::Refs, &["blame", FILE, "HEAD~1", "--json"]);
+    assert_eq!(labels(&json), owned(&ALL_LABELS[..7]));
+    assert_eq!(json["rev"], "HEAD~1");
+    assert_eq!(json["checkpoints"].as_array().unwrap().len(), 1);
+    // Uncommitted changes of the working tree are labelled as such.
+    env.write_file(FILE, format!("{AGENT_VERSION}// wip\n").as_bytes());
+    let json = env.ok_json(Store::Refs, &["blame", FILE, "-L", "7", "--json"]);
+    assert_eq!(labels(&json), owned(&[(7, "uncommitted")]));
+    // From a subdirectory, the path is relative to it, as for git blame.
+    let out = env.run_in(
+        Store::Refs,
+        &env.repo().join("src"),
+        &["blame", "hello.go", "-L", "1,1"],
+    );
+    assert_code(&out, 0, "blame from a subdirectory");
+    assert!(stdout(&out).contains(" agent "), "{}", stdout(&out));
+}
+
+#[test]
+fn why_names_the_prompt_before_the_write_not_the_first_one() {
+    let env = TestEnv::new();
+    history(&env, Store::Refs);
+    let json = env.ok_json(Store::Refs, &["why", &format!("{FILE}:3"), "--json"]);
+    assert_eq!(json["attribution"], "agent");
+    let w = &json["agent_write"];
+    assert_eq!(w["checkpoint_id"], HEX_ID);
+    assert_eq!(w["agent"], "Claude Code");
+    assert_eq!(w["model"], "test-model");
+    assert_eq!(w["prompt"]["text"], "add a Go greeting package");
+    assert_eq!(w["prompt"]["timestamp"], "2026-01-01T09:05:00Z");
+    assert_eq!(w["prompt"]["transcript_line"], 4);
+    assert_eq!(json["commit_info"]["summary"], "add hello");
+
+    let text = env.ok(Store::Refs, &["why", FILE, "-L", "8"]);
+    assert!(text.contains("say goodbye as well"), "{text}");
+    assert!(text.contains("Codex, model test-model"), "{text}");
+    assert!(text.contains("apply_patch"), "{text}");
+
+    // A commit-linked line: the checkpoint and its session's prompts are shown.
+    let json = env.ok_json(Store::Refs, &["why", &format!("{FILE}:6"), "--json"]);
+    assert_eq!(json["attribution"], "commit-linked");
+    assert!(json["agent_write"].is_null());
+    let prompts: Vec<&str> = json["sessions"][0]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(prompts, ["look around first", "add a Go greeting package"]);
+    // A human line.
+    let text = env.ok(Store::Refs, &["why", &format!("{FILE}:7"), "HEAD"]);
+    assert!(text.contains("label      human"), "{text}");
+    assert!(text.contains("the commit links no checkpoint"), "{text}");
+}
+
+/// A remote with the history and its checkpoints, and a fresh `--single-branch` clone of it.
+fn remote_and_clone(env: &TestEnv, store: Store) -> std::path::PathBuf {
+    history(env, store);
+    let remote = env.bare_remote("origin");
+    match store {
+        Store::Refs => drop(env.ok(store, &["push", "origin", "--all"])),
+        Store::Branch => drop(env.git(&["push", "-q", "origin", "entire/checkpoints/v1"])),
+    }
+    env.git(&["push", "-q", "origin", "main"]);
+    env.clone_of(&remote, "clone", &["--single-branch"])
+}
+
+/// The network git runs (`fetch`, `ls-remote`) an `ENTIRE_LOG=debug` stderr shows.
+fn network_calls(err: &str) -> usize {
+    err.lines()
+        .filter(|l| l.contains("run git") && (l.contains(" fetch ") || l.contains(" ls-remote ")))
+        .count()
+}
+
+#[test]
+fn a_fresh_clone_fetches_the_checkpoints_in_one_batch() {
+    for store in Store::ALL {
+        let env = TestEnv::new();
+        let clone = remote_and_clone(&env, store);
+        assert!(env.checkpoint_refs_in(&clone).is_empty());
+        let out = env
+            .cmd_as(store)
+            .current_dir(&clone)
+            .env("ENTIRE_LOG", "debug")
+            .args(["blame", FILE, "--json"])
+            .output()
+            .unwrap();
+        let err = assert_code(&out, 0, "blame in a fresh clone");
+        assert_eq!(labels(&parse_json(&out.stdout)), owned(ALL_LABELS), "{err}");
+        // One listing of the remote's checkpoint refs, then one `git fetch` of those it has
+        // (git-refs) or of the v1 branch (git-branch: hex IDs the remote has no refs for).
+        assert_eq!(network_calls(&err), 2, "{store:?}:\n{err}");
+        // Read again: everything is local now, nothing is fetched.
+        let out = env
+            .cmd_as(store)
+            .current_dir(&clone)
+            .env("ENTIRE_LOG", "debug")
+            .args(["blame", FILE])
+            .output()
+            .unwrap();
+        let err = assert_code(&out, 0, "blame again");
+        assert_eq!(network_calls(&err), 0, "{store:?}:\n{err}");
+    }
+}
+
+#[test]
+fn without_fetching_a_missing_checkpoint_degrades_to_commit_linked() {
+    let env = TestEnv::new();
+    let clone = remote_and_clone(&env, Store::Refs);
+    let out = env.run_in(
+        Store::Refs,
+        &clone,
+        &["blame", FILE, "--json", "--no-fetch"],
+    );
+    let err = assert_code(&out, 0, "blame --no-fetch");
+    let json = parse_json(&out.stdout);
+    assert_eq!(json["counts"]["agent"], 0);
+    assert_eq!(json["counts"]["commit_linked"], 7);
+    assert_eq!(json["checkpoints"][0]["status"], "not_found");
+    assert!(
+        err.contains(&format!("checkpoint {HEX_ID}: not found locally")),
+        "{err}"
+    );
+    assert!(env.checkpoint_refs_in(&clone).is_empty(), "nothing fetched");
+}
+
+#[test]
+fn bad_input_is_a_clear_error() {
+    let env = TestEnv::new();
+    history(&env, Store::Refs);
+    let usage = |args: &[&str], needle: &str| {
+        let out = env.run(Store::Refs, args);
+        let err = assert_code(&out, 2, &args.join(" "));
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    };
+    usage(
+        &["blame", "nope.go"],
+        "nope.go: no such file in the working tree",
+    );
+    usage(&["blame", FILE, "HEAD~3"], "no such file in HEAD~3");
+    usage(&["blame", FILE, "-L", "50,60"], "has only 8 lines");
+    usage(&["blame", FILE, "-L", "x"], "expected <start>,<end>");
+    usage(&["blame", FILE, "-L", "-3"], "expected <start>,<end>");
+    usage(&["blame", FILE, "no-such-rev"], "git blame src/hello.go");
+    usage(&["blame", FILE, "--", "-x"], "");
+    usage(
+        &["why", &format!("{FILE}:99")],
+        "line 99 is out of range (the file has 8 lines)",
+    );
+    usage(&["why", FILE], "expected FILE:LINE");
+    usage(&["why", &format!("{FILE}:zero")], "is not a line number");
+    env.write_file("bin.dat", b"\x00\x01\x02\nmore\n");
+    env.git(&["add", "bin.dat"]);
+    env.git(&["commit", "-q", "-m", "binary"]);
+    usage(&["blame", "bin.dat"], "bin.dat: binary file");
+}
+
+#[test]
+fn a_transcript_that_is_not_jsonl_fails_after_the_output() {
+    let env = TestEnv::new();
+    checkpoint(
+        &env,
+        env.repo(),
+        Store::Refs,
+        HEX_ID,
+        "just some text\nnot json\n",
+        "Claude Code",
+    );
+    commit(
+        &env,
+        AGENT_VERSION,
+        &format!("add\n\nEntire-Checkpoint: {HEX_ID}"),
+    );
+    let out = env.run(Store::Refs, &["blame", FILE, "--json"]);
+    let err = assert_code(&out, 1, "blame with a text transcript");
+    assert!(
+        err.contains(&format!(
+            "checkpoint {HEX_ID} session 0: the transcript is not JSONL"
+        )),
+        "{err}"
+    );
+    let json = parse_json(&out.stdout);
+    assert_eq!(json["counts"]["commit_linked"], 6, "every line still shown");
+    assert_eq!(
+        json["checkpoints"][0]["sessions"][0]["transcript"],
+        "not_jsonl"
+    );
+}
+
+#[test]
+fn a_checkpoint_whose_session_directory_is_missing_fails_after_the_output() {
+    for store in Store::ALL {
+        let env = TestEnv::new();
+        let prefix = crate::env::tree_prefix(store, HEX_ID);
+        let root = format!(
+            "{{\"checkpoint_id\":\"{HEX_ID}\",\"strategy\":\"manual-commit\",\"checkpoints_count\":1,\"files_touched\":[],\"sessions\":[{{\"metadata\":\"{prefix}/7/metadata.json\",\"transcript\":\"{prefix}/7/full.jsonl\",\"content_hash\":\"{prefix}/7/content_hash.txt\",\"prompt\":\"{prefix}/7/prompt.txt\"}}]}}\n"
+        );
+        hand_made(&env, store, HEX_ID, Some(root.as_bytes()));
+        commit(
+            &env,
+            AGENT_VERSION,
+            &format!("add\n\nEntire-Checkpoint: {HEX_ID}"),
+        );
+        // A human line too, which is still labelled.
+        commit(&env, &format!("{AGENT_VERSION}// human note\n"), "note");
+        let out = env.run(store, &["blame", FILE]);
+        let err = assert_code(&out, 1, "blame with a broken checkpoint");
+        assert!(
+            err.contains("7/metadata.json is missing"),
+            "{store:?}: {err}"
+        );
+        let text = stdout(&out);
+        assert_eq!(text.lines().count(), 7, "{text}");
+        assert!(text.lines().last().unwrap().contains(" human "), "{text}");
+        assert!(stderr(&out).contains("its lines are commit-linked"));
+    }
+}
