@@ -37,6 +37,8 @@ mod credentials;
 mod deadlines;
 #[path = "cli/doctor.rs"]
 mod doctor;
+#[path = "cli/enable.rs"]
+mod enable;
 #[path = "cli/exit_codes.rs"]
 mod exit_codes;
 #[path = "cli/fetch.rs"]

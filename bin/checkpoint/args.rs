@@ -146,6 +146,15 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Turn checkpoints on in this repository: the settings (git-refs store by default), the
+    /// .entire/.gitignore of per-clone files, and the hooks. Idempotent.
+    Enable(EnableArgs),
+    /// Remove the hooks; every checkpoint and setting stays (enable turns them back on).
+    Disable {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The history of one checkpoint: its commits, newest first.
     Log {
         /// Checkpoint ID or unique prefix.
@@ -422,4 +431,30 @@ pub struct ShowArgs {
     pub date: DateArgs,
     #[command(flatten)]
     pub fetch: FetchArgs,
+}
+
+/// `enable [--local] [--store <STORE>] [--json]`.
+#[derive(Args)]
+pub struct EnableArgs {
+    /// Write .entire/settings.local.json (this clone only) instead of .entire/settings.json.
+    #[arg(long)]
+    pub local: bool,
+    /// The primary store (default: the one the settings name, else git-refs). Naming another
+    /// one than the settings do switches it; the checkpoints written so far stay where they are.
+    #[arg(long, value_enum, value_name = "STORE")]
+    pub store: Option<StoreChoice>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The stores `enable --store` can make the primary.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum StoreChoice {
+    /// One ref per checkpoint under refs/entire/checkpoints/.
+    #[value(name = "git-refs")]
+    GitRefs,
+    /// The legacy entire/checkpoints/v1 branch.
+    #[value(name = "git-branch")]
+    GitBranch,
 }

@@ -7,6 +7,7 @@ mod config;
 mod dates;
 mod demo;
 mod doctor;
+mod enable;
 mod gc;
 mod hooks;
 pub mod pager;
@@ -53,6 +54,12 @@ pub fn run(cli: Cli) -> Result<()> {
     }) = command
     {
         return config::edit(&repo, action);
+    }
+    // enable and disable need no topology: the settings they write may be what it lacks.
+    match command {
+        Command::Enable(args) => return enable::enable(&repo, args, quiet),
+        Command::Disable { json } => return enable::disable(&repo, json, quiet),
+        _ => {}
     }
     let mut topo = Topology::open(&repo)?;
     let result = dispatch(&repo, &mut topo, command, quiet);
@@ -137,6 +144,9 @@ fn dispatch<'r>(
         ),
         Command::Demo { .. } | Command::Doctor { .. } | Command::Completion { .. } => {
             unreachable!("handled before opening a repository")
+        }
+        Command::Enable(_) | Command::Disable { .. } => {
+            unreachable!("handled before opening the topology")
         }
     }
 }

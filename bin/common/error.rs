@@ -61,6 +61,9 @@ pub enum CliError {
     /// `entire-fetch`.
     #[error(transparent)]
     FetchMany(#[from] entire_checkpoints::ops::fetch_many::FetchManyError),
+    /// `enable` / `disable`.
+    #[error(transparent)]
+    Enable(#[from] entire_checkpoints::ops::enable::EnableError),
     /// Reading input or writing output.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -118,6 +121,7 @@ impl ExitStatus for CliError {
             CliError::SettingsOp(e) => e.exit_code(),
             CliError::Sync(e) => e.exit_code(),
             CliError::FetchMany(e) => e.exit_code(),
+            CliError::Enable(e) => e.exit_code(),
             CliError::Io(_) | CliError::Json(_) | CliError::Failed(_) => FAILURE,
             CliError::Context { source, .. } => source.exit_code(),
         }

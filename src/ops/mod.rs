@@ -4,6 +4,7 @@
 
 pub mod commit_hooks;
 pub mod doctor;
+pub mod enable;
 pub mod fetch_many;
 pub mod gc;
 pub mod hooks;
