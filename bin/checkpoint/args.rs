@@ -54,10 +54,10 @@ pub enum Command {
         #[command(flatten)]
         date: DateArgs,
         /// Print only the checkpoint IDs, one per line (for scripts and shell completion).
-        #[arg(long, conflicts_with = "json")]
+        #[arg(long, conflicts_with_all = ["json", "RangeArgs"])]
         ids: bool,
         /// Show at most N checkpoints.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", conflicts_with = "RangeArgs")]
         limit: Option<usize>,
         /// Also list checkpoints that exist only on the remote R (default: the checkpoint remote,
         /// else origin, else the only remote), marked as such.
@@ -65,8 +65,15 @@ pub enum Command {
         remote: Option<Option<Remote>>,
         /// With --remote: fetch the remote-only checkpoints to fill in their details (bounded
         /// to 30 seconds; the rest stay bare remote-only entries).
-        #[arg(long, requires = "remote")]
+        #[arg(long, requires = "remote", conflicts_with = "RangeArgs")]
         hydrate: bool,
+        #[command(flatten)]
+        range: RangeArgs,
+        /// With a revision range: never fetch a checkpoint missing locally (otherwise they are
+        /// fetched in one batch from --remote R, else the checkpoint remote, else origin, else
+        /// the only remote).
+        #[arg(long, requires = "RangeArgs")]
+        no_fetch: bool,
     },
     /// The resolved checkpoint topology and every effective setting with where it came from;
     /// `config set` / `config unset` change one.
@@ -457,4 +464,47 @@ pub enum StoreChoice {
     /// The legacy entire/checkpoints/v1 branch.
     #[value(name = "git-branch")]
     GitBranch,
+}
+
+/// `list <revision-range>`: revisions and ranges, and the `git log` options that select
+/// commits. Any of them turns `list` into the listing of the range's linked commits.
+#[derive(Args, Default)]
+#[command(next_help_heading = "Revision range (list the commits of a range that link checkpoints)")]
+pub struct RangeArgs {
+    /// Revisions and ranges, as git log takes them (`main..HEAD`, `HEAD~5..`, `^A B`).
+    #[arg(value_name = "REVISION-RANGE")]
+    pub revisions: Vec<String>,
+    /// At most N commits (git log -n).
+    #[arg(short = 'n', long, value_name = "N")]
+    pub max_count: Option<u64>,
+    /// Skip N commits first.
+    #[arg(long, value_name = "N")]
+    pub skip: Option<u64>,
+    /// Commits newer than DATE (git log --since; also --after).
+    #[arg(long, visible_alias = "after", value_name = "DATE")]
+    pub since: Option<String>,
+    /// Commits older than DATE (git log --until; also --before).
+    #[arg(long, visible_alias = "before", value_name = "DATE")]
+    pub until: Option<String>,
+    /// Commits whose author matches PATTERN.
+    #[arg(long, value_name = "PATTERN")]
+    pub author: Option<String>,
+    /// Commits whose committer matches PATTERN.
+    #[arg(long, value_name = "PATTERN")]
+    pub committer: Option<String>,
+    /// Commits whose message matches PATTERN.
+    #[arg(long, value_name = "PATTERN")]
+    pub grep: Option<String>,
+    /// Follow only the first parent of merges.
+    #[arg(long)]
+    pub first_parent: bool,
+    /// Leave out merge commits.
+    #[arg(long)]
+    pub no_merges: bool,
+    /// Only merge commits.
+    #[arg(long)]
+    pub merges: bool,
+    /// The commits of every ref (git log --all).
+    #[arg(long)]
+    pub all: bool,
 }

@@ -16,6 +16,7 @@ mod read;
 mod write;
 
 use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::remote::checkpoint_remote;
 use entire_checkpoints::remote::fetch::Fetcher;
 use entire_checkpoints::topology::Topology;
@@ -102,10 +103,34 @@ fn dispatch<'r>(
         Command::List {
             json,
             date,
+            remote,
+            range,
+            no_fetch,
+            ..
+        } if !read::range_words(&range).is_empty() => {
+            let fetch = FetchArgs {
+                no_fetch,
+                remote: remote.flatten(),
+            };
+            let from = fetch_remote(repo, &fetch)?;
+            read::list_range(
+                repo,
+                topo,
+                &read::range_words(&range),
+                from,
+                json,
+                date.date,
+                quiet,
+            )
+        }
+        Command::List {
+            json,
+            date,
             ids,
             limit,
             remote,
             hydrate,
+            ..
         } => read::list(
             repo,
             topo,
@@ -159,16 +184,21 @@ fn enable_fetch<'r>(
     args: &FetchArgs,
     quiet: bool,
 ) -> Result<()> {
-    if args.no_fetch {
-        return Ok(());
-    }
-    let remote = match &args.remote {
-        Some(r) => Some(r.clone()),
-        None => checkpoint_remote::resolve(repo, None)?.map(|t| t.target),
-    };
-    if let Some(remote) = remote {
+    if let Some(remote) = fetch_remote(repo, args)? {
         let fetcher = Fetcher::new(repo, remote).on_notice(move |m| warn(quiet, m));
         topo.enable_fetch_with(fetcher);
     }
     Ok(())
+}
+
+/// The remote reads fetch missing checkpoints from: none with `--no-fetch`, else `--remote`,
+/// else the checkpoint remote, else origin, else the only remote (none without remotes).
+fn fetch_remote(repo: &Repo, args: &FetchArgs) -> Result<Option<Remote>> {
+    if args.no_fetch {
+        return Ok(None);
+    }
+    Ok(match &args.remote {
+        Some(r) => Some(r.clone()),
+        None => checkpoint_remote::resolve(repo, None)?.map(|t| t.target),
+    })
 }

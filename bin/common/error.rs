@@ -64,6 +64,9 @@ pub enum CliError {
     /// `enable` / `disable`.
     #[error(transparent)]
     Enable(#[from] entire_checkpoints::ops::enable::EnableError),
+    /// `list <revision-range>`.
+    #[error(transparent)]
+    Range(#[from] entire_checkpoints::ops::range::RangeError),
     /// Reading input or writing output.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -122,6 +125,7 @@ impl ExitStatus for CliError {
             CliError::Sync(e) => e.exit_code(),
             CliError::FetchMany(e) => e.exit_code(),
             CliError::Enable(e) => e.exit_code(),
+            CliError::Range(e) => e.exit_code(),
             CliError::Io(_) | CliError::Json(_) | CliError::Failed(_) => FAILURE,
             CliError::Context { source, .. } => source.exit_code(),
         }

@@ -9,6 +9,7 @@ pub mod fetch_many;
 pub mod gc;
 pub mod hooks;
 pub mod migrate;
+pub mod range;
 pub mod resolve;
 pub mod rewrites;
 pub mod session;
