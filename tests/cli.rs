@@ -53,6 +53,8 @@ mod hook_managers;
 mod human_output;
 #[path = "cli/list.rs"]
 mod list;
+#[path = "cli/list_range.rs"]
+mod list_range;
 #[path = "cli/log.rs"]
 mod log;
 #[path = "cli/migrate.rs"]
