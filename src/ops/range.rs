@@ -21,6 +21,11 @@ use crate::remote::fetch::FetchFilter;
 use crate::store::{CheckpointInfo, StoreError};
 use crate::topology::Topology;
 
+/// From this many checkpoints on, a range reads them from the listing (its summary index: one
+/// file, whatever their number, but every checkpoint ref is enumerated) rather than one by one
+/// (a ref and a few objects each); measured in docs/performance.md.
+const INDEXED_FROM: usize = 64;
+
 /// How long the local `git log` of a range may take.
 const LOG_BUDGET: Duration = Duration::from_secs(600);
 
@@ -245,10 +250,27 @@ pub fn list(
         linked.push((commit, ids));
     }
 
-    // Each checkpoint is read once, however many commits name it.
+    // Each checkpoint is read once, however many commits name it; many of them, from the
+    // listing's summary index (one file) rather than one by one (several objects each).
     let mut found: HashMap<CheckpointId, Option<CheckpointInfo>> = HashMap::new();
-    let mut missing = Vec::new();
+    let mut wanted: Vec<&CheckpointId> = Vec::new();
     for id in linked.iter().flat_map(|(_, ids)| ids) {
+        if !wanted.contains(&id) {
+            wanted.push(id);
+        }
+    }
+    if wanted.len() >= INDEXED_FROM {
+        let names: HashMap<&str, &CheckpointId> = wanted.iter().map(|i| (i.as_str(), *i)).collect();
+        if let Ok(listing) = topo.list() {
+            for line in listing.lines().filter(|l| l.unreadable.is_none()) {
+                if let Some(id) = names.get(line.id) {
+                    found.insert((*id).clone(), Some(info_of_line(id, &line)));
+                }
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    for id in wanted {
         if found.contains_key(id) {
             continue;
         }
@@ -299,6 +321,20 @@ pub fn list(
         scanned,
         fetch_failure,
     })
+}
+
+/// The entry of checkpoint `id` from its listed `line`.
+fn info_of_line(id: &CheckpointId, line: &crate::store::ListLine<'_>) -> CheckpointInfo {
+    CheckpointInfo {
+        id: id.clone(),
+        store: line.store,
+        created_at: line.created_at.to_owned(),
+        session_count: line.session_count,
+        session_ids: line.session_ids.iter().map(|s| (*s).to_owned()).collect(),
+        agent: line.agent.to_owned(),
+        remote_only: line.remote_only,
+        unreadable: None,
+    }
 }
 
 /// The list line of `id` as held locally: `None` when no store has it; a checkpoint that

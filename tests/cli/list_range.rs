@@ -299,3 +299,28 @@ fn a_range_git_rejects_and_options_we_refuse_are_usage_errors() {
     }
     assert!(!marker.exists(), "no option reached git");
 }
+
+/// A range naming more checkpoints than `list` reads one by one takes them from the summary
+/// index: the same entries, the missing one still shown as not found.
+#[test]
+fn a_range_of_many_checkpoints_reads_them_through_the_summary_index() {
+    let env = TestEnv::new();
+    let repo = env.repo().to_path_buf();
+    env.git(&["branch", "base"]);
+    let mut ids = Vec::new();
+    for i in 0..65u64 {
+        let id = format!("{:012x}", 0xabc0_0000_0000u64 + i);
+        linked(&env, &repo, Store::Refs, &format!("change {i}"), &[&id]);
+        ids.push(id);
+    }
+    linked(&env, &repo, Store::Refs, "dangling", &[NOWHERE]);
+    let doc = env.ok_json(Store::Refs, &["list", "base..main", "--no-fetch", "--json"]);
+    let listed: Vec<(String, bool)> = shape(&doc).into_iter().flat_map(|(_, cps)| cps).collect();
+    let mut expected: Vec<(String, bool)> = vec![(NOWHERE.to_owned(), false)];
+    expected.extend(ids.iter().rev().map(|id| (id.clone(), true)));
+    assert_eq!(listed, expected);
+    let first = &doc["commits"][1]["checkpoints"][0];
+    assert_eq!(first["session_count"], 1, "{first}");
+    assert_eq!(first["session_ids"], json!(["sess-1"]), "{first}");
+    assert_eq!(first["store"], "git-refs");
+}
