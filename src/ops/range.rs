@@ -386,7 +386,7 @@ mod tests {
         );
         assert_eq!(a.revisions, ["main..HEAD"]);
         for bad in [
-            "--output=/tmp/x",
+            "--output=out.txt",
             "--format=%H",
             "-p",
             "--since",
