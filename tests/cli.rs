@@ -39,6 +39,8 @@ mod credentials;
 mod deadlines;
 #[path = "cli/doctor.rs"]
 mod doctor;
+#[path = "cli/enable.rs"]
+mod enable;
 #[path = "cli/exit_codes.rs"]
 mod exit_codes;
 #[path = "cli/fetch.rs"]
@@ -53,6 +55,8 @@ mod hook_managers;
 mod human_output;
 #[path = "cli/list.rs"]
 mod list;
+#[path = "cli/list_range.rs"]
+mod list_range;
 #[path = "cli/log.rs"]
 mod log;
 #[path = "cli/migrate.rs"]

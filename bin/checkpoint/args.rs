@@ -54,10 +54,10 @@ pub enum Command {
         #[command(flatten)]
         date: DateArgs,
         /// Print only the checkpoint IDs, one per line (for scripts and shell completion).
-        #[arg(long, conflicts_with = "json")]
+        #[arg(long, conflicts_with_all = ["json", "RangeArgs"])]
         ids: bool,
         /// Show at most N checkpoints.
-        #[arg(long, value_name = "N")]
+        #[arg(long, value_name = "N", conflicts_with = "RangeArgs")]
         limit: Option<usize>,
         /// Also list checkpoints that exist only on the remote R (default: the checkpoint remote,
         /// else origin, else the only remote), marked as such.
@@ -65,8 +65,15 @@ pub enum Command {
         remote: Option<Option<Remote>>,
         /// With --remote: fetch the remote-only checkpoints to fill in their details (bounded
         /// to 30 seconds; the rest stay bare remote-only entries).
-        #[arg(long, requires = "remote")]
+        #[arg(long, requires = "remote", conflicts_with = "RangeArgs")]
         hydrate: bool,
+        #[command(flatten)]
+        range: RangeArgs,
+        /// With a revision range: never fetch a checkpoint missing locally (otherwise they are
+        /// fetched in one batch from --remote R, else the checkpoint remote, else origin, else
+        /// the only remote).
+        #[arg(long, requires = "RangeArgs")]
+        no_fetch: bool,
     },
     /// The resolved checkpoint topology and every effective setting with where it came from;
     /// `config set` / `config unset` change one.
@@ -158,6 +165,15 @@ pub enum Command {
     /// Why a line is there: its commit, checkpoint, session, agent, model and the prompt that
     /// led the agent to write it (FILE:LINE, or FILE -L LINE).
     Why(WhyArgs),
+    /// Turn checkpoints on in this repository: the settings (git-refs store by default), the
+    /// .entire/.gitignore of per-clone files, and the hooks. Idempotent.
+    Enable(EnableArgs),
+    /// Remove the hooks; every checkpoint and setting stays (enable turns them back on).
+    Disable {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// The history of one checkpoint: its commits, newest first.
     Log {
         /// Checkpoint ID or unique prefix.
@@ -473,4 +489,73 @@ pub struct LineArgs {
     pub date: DateArgs,
     #[command(flatten)]
     pub fetch: FetchArgs,
+}
+
+/// `enable [--local] [--store <STORE>] [--json]`.
+#[derive(Args)]
+pub struct EnableArgs {
+    /// Write .entire/settings.local.json (this clone only) instead of .entire/settings.json.
+    #[arg(long)]
+    pub local: bool,
+    /// The primary store (default: the one the settings name, else git-refs). Naming another
+    /// one than the settings do switches it; the checkpoints written so far stay where they are.
+    #[arg(long, value_enum, value_name = "STORE")]
+    pub store: Option<StoreChoice>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The stores `enable --store` can make the primary.
+#[derive(Clone, Copy, clap::ValueEnum)]
+pub enum StoreChoice {
+    /// One ref per checkpoint under refs/entire/checkpoints/.
+    #[value(name = "git-refs")]
+    GitRefs,
+    /// The legacy entire/checkpoints/v1 branch.
+    #[value(name = "git-branch")]
+    GitBranch,
+}
+
+/// `list <revision-range>`: revisions and ranges, and the `git log` options that select
+/// commits. Any of them turns `list` into the listing of the range's linked commits.
+#[derive(Args, Default)]
+#[command(next_help_heading = "Revision range (list the commits of a range that link checkpoints)")]
+pub struct RangeArgs {
+    /// Revisions and ranges, as git log takes them (`main..HEAD`, `HEAD~5..`, `^A B`).
+    #[arg(value_name = "REVISION-RANGE")]
+    pub revisions: Vec<String>,
+    /// At most N commits (git log -n).
+    #[arg(short = 'n', long, value_name = "N")]
+    pub max_count: Option<u64>,
+    /// Skip N commits first.
+    #[arg(long, value_name = "N")]
+    pub skip: Option<u64>,
+    /// Commits newer than DATE (git log --since; also --after).
+    #[arg(long, visible_alias = "after", value_name = "DATE")]
+    pub since: Option<String>,
+    /// Commits older than DATE (git log --until; also --before).
+    #[arg(long, visible_alias = "before", value_name = "DATE")]
+    pub until: Option<String>,
+    /// Commits whose author matches PATTERN.
+    #[arg(long, value_name = "PATTERN")]
+    pub author: Option<String>,
+    /// Commits whose committer matches PATTERN.
+    #[arg(long, value_name = "PATTERN")]
+    pub committer: Option<String>,
+    /// Commits whose message matches PATTERN.
+    #[arg(long, value_name = "PATTERN")]
+    pub grep: Option<String>,
+    /// Follow only the first parent of merges.
+    #[arg(long)]
+    pub first_parent: bool,
+    /// Leave out merge commits.
+    #[arg(long)]
+    pub no_merges: bool,
+    /// Only merge commits.
+    #[arg(long)]
+    pub merges: bool,
+    /// The commits of every ref (git log --all).
+    #[arg(long)]
+    pub all: bool,
 }

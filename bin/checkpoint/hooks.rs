@@ -120,7 +120,7 @@ pub fn hooks(repo: &Repo, h: HooksCommand, quiet: bool) -> Result<()> {
 
 /// `hooks status --json`.
 #[derive(serde::Serialize)]
-struct HooksDoc {
+pub(super) struct HooksDoc {
     /// The directory git runs hooks from.
     directory: String,
     /// Why it is shared with other repositories, or null.
@@ -131,12 +131,36 @@ struct HooksDoc {
 /// A hook's state as `hooks status --json` names it.
 #[derive(Clone, Copy, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-enum StateName {
+pub(super) enum StateName {
     Installed,
     Chained,
     Managed,
     Foreign,
     Missing,
+}
+
+impl StateName {
+    /// The name of `state`, with the hooks it chains and the manager that runs ours.
+    pub(super) fn of(state: &hooks::HookState) -> (StateName, Vec<String>, Option<String>) {
+        match state {
+            hooks::HookState::Installed => (StateName::Installed, Vec::new(), None),
+            hooks::HookState::Chained(c) => (StateName::Chained, c.clone(), None),
+            hooks::HookState::Managed(m) => (StateName::Managed, Vec::new(), Some((*m).to_owned())),
+            hooks::HookState::Foreign => (StateName::Foreign, Vec::new(), None),
+            hooks::HookState::Missing => (StateName::Missing, Vec::new(), None),
+        }
+    }
+
+    /// The state in words, as `hooks status` shows it.
+    pub(super) fn words(self, chains: &[String], manager: Option<&str>) -> String {
+        match self {
+            StateName::Installed => "installed".to_owned(),
+            StateName::Chained => format!("installed (chains {})", chains.join(", ")),
+            StateName::Managed => format!("installed (run by {})", manager.unwrap_or_default()),
+            StateName::Foreign => "foreign hook (not ours)".to_owned(),
+            StateName::Missing => "missing".to_owned(),
+        }
+    }
 }
 
 /// One hook of [`HooksDoc`].
@@ -152,7 +176,8 @@ struct HookDoc {
 }
 
 impl HooksDoc {
-    fn of(
+    /// The document of the hooks directory `dir` (shared for `shared`) holding `states`.
+    pub(super) fn of(
         dir: &std::path::Path,
         shared: Option<String>,
         states: &[(String, hooks::HookState)],
@@ -160,15 +185,7 @@ impl HooksDoc {
         let hooks = states
             .iter()
             .map(|(name, state)| {
-                let (state, chains, manager) = match state {
-                    hooks::HookState::Installed => (StateName::Installed, Vec::new(), None),
-                    hooks::HookState::Chained(c) => (StateName::Chained, c.clone(), None),
-                    hooks::HookState::Managed(m) => {
-                        (StateName::Managed, Vec::new(), Some((*m).to_owned()))
-                    }
-                    hooks::HookState::Foreign => (StateName::Foreign, Vec::new(), None),
-                    hooks::HookState::Missing => (StateName::Missing, Vec::new(), None),
-                };
+                let (state, chains, manager) = StateName::of(state);
                 HookDoc {
                     name: name.clone(),
                     state,
@@ -185,7 +202,7 @@ impl HooksDoc {
         }
     }
     /// The human form: the directory and whether it is shared, then one line per hook.
-    fn human(&self) -> String {
+    pub(super) fn human(&self) -> String {
         let mut text = format!(
             "{:<20}{} ({})\n",
             "directory",
@@ -196,16 +213,7 @@ impl HooksDoc {
             }
         );
         for h in &self.hooks {
-            let what = match h.state {
-                StateName::Installed => "installed".to_owned(),
-                StateName::Chained => format!("installed (chains {})", h.chains.join(", ")),
-                StateName::Managed => format!(
-                    "installed (run by {})",
-                    h.manager.as_deref().unwrap_or_default()
-                ),
-                StateName::Foreign => "foreign hook (not ours)".to_owned(),
-                StateName::Missing => "missing".to_owned(),
-            };
+            let what = h.state.words(&h.chains, h.manager.as_deref());
             text.push_str(&format!("{:<20}{what}  ({})\n", h.name, h.path));
         }
         text

@@ -8,6 +8,7 @@ mod config;
 mod dates;
 mod demo;
 mod doctor;
+mod enable;
 mod gc;
 mod hooks;
 pub mod pager;
@@ -61,6 +62,12 @@ pub fn run(cli: Cli) -> Result<()> {
     {
         return config::edit(&repo, action);
     }
+    // enable and disable need no topology: the settings they write may be what it lacks.
+    match command {
+        Command::Enable(args) => return enable::enable(&repo, args, quiet),
+        Command::Disable { json } => return enable::disable(&repo, json, quiet),
+        _ => {}
+    }
     let mut topo = Topology::open(&repo)?;
     let result = dispatch(&repo, &mut topo, command, quiet);
     // Every command may fail early: the notices of the reads are printed whatever happened.
@@ -102,10 +109,34 @@ fn dispatch<'r>(
         Command::List {
             json,
             date,
+            remote,
+            range,
+            no_fetch,
+            ..
+        } if !read::range_words(&range).is_empty() => {
+            let fetch = FetchArgs {
+                no_fetch,
+                remote: remote.flatten(),
+            };
+            let from = fetch_remote(repo, &fetch)?;
+            read::list_range(
+                repo,
+                topo,
+                &read::range_words(&range),
+                from,
+                json,
+                date.date,
+                quiet,
+            )
+        }
+        Command::List {
+            json,
+            date,
             ids,
             limit,
             remote,
             hydrate,
+            ..
         } => read::list(
             repo,
             topo,
@@ -158,6 +189,9 @@ fn dispatch<'r>(
         Command::Demo { .. } | Command::Doctor { .. } | Command::Completion { .. } => {
             unreachable!("handled before opening a repository")
         }
+        Command::Enable(_) | Command::Disable { .. } => {
+            unreachable!("handled before opening the topology")
+        }
     }
 }
 
@@ -169,16 +203,22 @@ fn enable_fetch<'r>(
     args: &FetchArgs,
     quiet: bool,
 ) -> Result<Option<Remote>> {
-    if args.no_fetch {
-        return Ok(None);
-    }
-    let remote = match &args.remote {
-        Some(r) => Some(r.clone()),
-        None => checkpoint_remote::resolve(repo, None)?.map(|t| t.target),
-    };
+    let remote = fetch_remote(repo, args)?;
     if let Some(remote) = &remote {
         let fetcher = Fetcher::new(repo, remote.clone()).on_notice(move |m| warn(quiet, m));
         topo.enable_fetch_with(fetcher);
     }
     Ok(remote)
+}
+
+/// The remote reads fetch missing checkpoints from: none with `--no-fetch`, else `--remote`,
+/// else the checkpoint remote, else origin, else the only remote (none without remotes).
+fn fetch_remote(repo: &Repo, args: &FetchArgs) -> Result<Option<Remote>> {
+    if args.no_fetch {
+        return Ok(None);
+    }
+    Ok(match &args.remote {
+        Some(r) => Some(r.clone()),
+        None => checkpoint_remote::resolve(repo, None)?.map(|t| t.target),
+    })
 }

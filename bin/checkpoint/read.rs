@@ -9,11 +9,12 @@ use entire_checkpoints::base::error::error_chain;
 use entire_checkpoints::base::id;
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
+use entire_checkpoints::ops::range::{self, Linked};
 use entire_checkpoints::ops::{resolve, rewrites, sync};
 use entire_checkpoints::store::{Checkpoint, CheckpointInfo, CommitInfo, ListLine, StoreError};
 use entire_checkpoints::topology::{Listing, Topology};
 
-use super::args::{DateFormat, ShowArgs};
+use super::args::{DateFormat, RangeArgs, ShowArgs};
 use super::dates;
 use crate::common::cli::warn;
 use crate::common::context::Context;
@@ -431,31 +432,204 @@ fn list_human<'a>(
 ) -> std::io::Result<()> {
     let now = dates::now();
     for i in all {
-        let sessions = match (i.session_count, i.unreadable) {
-            (_, Some(_)) => "unreadable".to_owned(),
-            // Known only by its ref on the remote: how many sessions it has is not known.
-            _ if i.remote_only => "? sessions".to_owned(),
-            (1, None) => "1 session".to_owned(),
-            (n, None) => format!("{n} sessions"),
-        };
-        let agent = if i.unreadable.is_some() {
-            "(see stderr)"
-        } else if i.remote_only {
-            "(remote only)"
-        } else if i.agent.is_empty() {
-            "-"
-        } else {
-            i.agent
-        };
-        writeln!(
-            out,
-            "{:<26}  {:<25}  {:<10}  {:<11}  {}",
-            id::display_short(i.id),
-            date.show(i.created_at, now),
-            i.store.name(),
-            sessions,
-            agent
-        )?;
+        writeln!(out, "{}", list_line(i, date, now))?;
     }
     Ok(())
+}
+
+/// One checkpoint as `list` shows it: ID, time, store, sessions, agent.
+fn list_line(i: ListLine<'_>, date: DateFormat, now: i64) -> String {
+    let sessions = match (i.session_count, i.unreadable) {
+        (_, Some(_)) => "unreadable".to_owned(),
+        // Known only by its ref on the remote: how many sessions it has is not known.
+        _ if i.remote_only => "? sessions".to_owned(),
+        (1, None) => "1 session".to_owned(),
+        (n, None) => format!("{n} sessions"),
+    };
+    let agent = if i.unreadable.is_some() {
+        "(see stderr)"
+    } else if i.remote_only {
+        "(remote only)"
+    } else if i.agent.is_empty() {
+        "-"
+    } else {
+        i.agent
+    };
+    format!(
+        "{:<26}  {:<25}  {:<10}  {:<11}  {}",
+        id::display_short(i.id),
+        date.show(i.created_at, now),
+        i.store.name(),
+        sessions,
+        agent
+    )
+}
+
+/// The range of `list` as `git log` words: the options as `--name=value`, then the revisions;
+/// empty when none was given.
+pub fn range_words(r: &RangeArgs) -> Vec<String> {
+    let mut out = Vec::new();
+    let valued = [
+        ("--max-count", r.max_count.map(|n| n.to_string())),
+        ("--skip", r.skip.map(|n| n.to_string())),
+        ("--since", r.since.clone()),
+        ("--until", r.until.clone()),
+        ("--author", r.author.clone()),
+        ("--committer", r.committer.clone()),
+        ("--grep", r.grep.clone()),
+    ];
+    for (name, value) in valued {
+        if let Some(v) = value {
+            out.push(format!("{name}={v}"));
+        }
+    }
+    let flags = [
+        ("--first-parent", r.first_parent),
+        ("--no-merges", r.no_merges),
+        ("--merges", r.merges),
+        ("--all", r.all),
+    ];
+    out.extend(
+        flags
+            .iter()
+            .filter(|(_, on)| *on)
+            .map(|(f, _)| f.to_string()),
+    );
+    out.extend(r.revisions.iter().cloned());
+    out
+}
+
+/// `list <revision-range>`: each commit of the range that links checkpoints, with them; the
+/// number of commits scanned on stderr. Fails after the listing when the batch fetch failed or
+/// a checkpoint cannot be read.
+pub fn list_range(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    words: &[String],
+    fetch_from: Option<Remote>,
+    json: bool,
+    date: DateFormat,
+    quiet: bool,
+) -> Result<()> {
+    let args = range::RangeArgs::parse(words)?;
+    let listing = range::list(repo, topo, &args, fetch_from, move |m| warn(quiet, m))?;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    if json {
+        serde_json::to_writer_pretty(&mut out, &RangeDoc::of(&listing))?;
+        out.write_all(b"\n")?;
+    } else {
+        let now = dates::now();
+        for c in &listing.commits {
+            writeln!(
+                out,
+                "{} {} {}",
+                &c.sha[..c.sha.len().min(12)],
+                date.show(&c.authored_at, now),
+                c.subject
+            )?;
+            for cp in &c.checkpoints {
+                match cp {
+                    Linked::Listed(info) => {
+                        writeln!(out, "    {}", list_line(info.line(), date, now))?
+                    }
+                    Linked::NotFound(id) => {
+                        writeln!(out, "    {:<26}  not found", id::display_short(id.as_str()))?
+                    }
+                }
+            }
+        }
+    }
+    out.flush()?;
+    drop(out);
+    let linked = listing.commits.len();
+    if !quiet {
+        eprintln!(
+            "entire: {} commit(s) scanned, {linked} with checkpoints",
+            listing.scanned
+        );
+    }
+    let mut unreadable = 0;
+    for c in &listing.commits {
+        for cp in &c.checkpoints {
+            if let Linked::Listed(CheckpointInfo {
+                unreadable: Some(reason),
+                ..
+            }) = cp
+            {
+                eprintln!("entire: unreadable checkpoint: {reason}");
+                unreadable += 1;
+            }
+        }
+    }
+    if let Some(e) = listing.fetch_failure {
+        return Err(e.into());
+    }
+    if unreadable > 0 {
+        return Err(format!("{unreadable} checkpoint(s) could not be read").into());
+    }
+    Ok(())
+}
+
+/// `list <revision-range> --json` (docs/schema/list-range.json).
+#[derive(Serialize)]
+struct RangeDoc<'a> {
+    commits: Vec<RangeCommitDoc<'a>>,
+    /// How many commits the range has, linked or not.
+    scanned: usize,
+}
+
+/// One commit of [`RangeDoc`].
+#[derive(Serialize)]
+struct RangeCommitDoc<'a> {
+    commit: &'a str,
+    authored_at: &'a str,
+    subject: &'a str,
+    checkpoints: Vec<RangeCheckpoint<'a>>,
+}
+
+/// One checkpoint of a commit: its `list --json` entry, or only its ID when no store has it.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum RangeCheckpoint<'a> {
+    Found {
+        #[serde(flatten)]
+        entry: ListEntry<'a>,
+        found: bool,
+    },
+    NotFound {
+        checkpoint_id: &'a str,
+        found: bool,
+    },
+}
+
+impl<'a> RangeDoc<'a> {
+    fn of(listing: &'a range::RangeListing) -> Self {
+        let commits = listing
+            .commits
+            .iter()
+            .map(|c| RangeCommitDoc {
+                commit: &c.sha,
+                authored_at: &c.authored_at,
+                subject: &c.subject,
+                checkpoints: c
+                    .checkpoints
+                    .iter()
+                    .map(|cp| match cp {
+                        Linked::Listed(info) => RangeCheckpoint::Found {
+                            entry: ListEntry::from(info.line()),
+                            found: true,
+                        },
+                        Linked::NotFound(id) => RangeCheckpoint::NotFound {
+                            checkpoint_id: id.as_str(),
+                            found: false,
+                        },
+                    })
+                    .collect(),
+            })
+            .collect();
+        RangeDoc {
+            commits,
+            scanned: listing.scanned,
+        }
+    }
 }

@@ -67,6 +67,12 @@ pub enum CliError {
     /// `why`.
     #[error(transparent)]
     Why(#[from] entire_checkpoints::ops::blame::WhyError),
+    /// `enable` / `disable`.
+    #[error(transparent)]
+    Enable(#[from] entire_checkpoints::ops::enable::EnableError),
+    /// `list <revision-range>`.
+    #[error(transparent)]
+    Range(#[from] entire_checkpoints::ops::range::RangeError),
     /// Reading input or writing output.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -126,6 +132,8 @@ impl ExitStatus for CliError {
             CliError::FetchMany(e) => e.exit_code(),
             CliError::Blame(e) => e.exit_code(),
             CliError::Why(e) => e.exit_code(),
+            CliError::Enable(e) => e.exit_code(),
+            CliError::Range(e) => e.exit_code(),
             CliError::Io(_) | CliError::Json(_) | CliError::Failed(_) => FAILURE,
             CliError::Context { source, .. } => source.exit_code(),
         }

@@ -282,6 +282,21 @@ impl Document {
 /// and the local scratch directories are never committed.
 pub const IGNORED: [&str; 4] = ["tmp/", "settings.local.json", "metadata/", "logs/"];
 
+/// The lines of [`IGNORED`] that the `.gitignore` text `existing` lacks, in [`IGNORED`]'s order.
+fn lines_missing(existing: &str) -> Vec<&'static str> {
+    IGNORED
+        .into_iter()
+        .filter(|line| !existing.lines().any(|l| l.trim() == *line))
+        .collect()
+}
+
+/// The lines of [`IGNORED`] that `.entire/.gitignore` of `worktree` lacks (all of them when it
+/// is missing or cannot be read): what [`ignore_local_files`] would add.
+pub fn ignored_lines_missing(worktree: &Path) -> Vec<&'static str> {
+    let path = worktree.join(SETTINGS_DIR).join(".gitignore");
+    lines_missing(&std::fs::read_to_string(path).unwrap_or_default())
+}
+
 /// Makes git ignore the per-clone files of `.entire/`: writes `.entire/.gitignore` with
 /// [`IGNORED`], or adds to an existing one only the lines it lacks (a user's own lines and
 /// their order are kept). Idempotent; creates `.entire/` when missing.
@@ -307,10 +322,7 @@ pub fn ignore_local_files(worktree: &Path) -> Result<(), EditError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(e) => return Err(io("read")(e)),
     };
-    let missing: Vec<&str> = IGNORED
-        .into_iter()
-        .filter(|line| !existing.lines().any(|l| l.trim() == *line))
-        .collect();
+    let missing = lines_missing(&existing);
     if missing.is_empty() {
         return Ok(());
     }

@@ -328,23 +328,6 @@ impl Mode<'_> {
         }
     }
 
-    /// Fetches one checkpoint in both spellings; the flag as for [`Mode::fetch_refs`].
-    fn fetch_checkpoint(&self, id: &CheckpointId) -> Result<(Fetched, bool), FetchError> {
-        match &self.partial {
-            None => Ok((self.fetcher.fetch_checkpoint(id)?, false)),
-            Some((cache, filter)) => {
-                let f = cache.fetch_checkpoint(&self.fetcher, id, *filter)?;
-                let state = f
-                    .results
-                    .iter()
-                    .map(|(_, s)| s.clone())
-                    .find(|s| *s != Fetched::Absent)
-                    .unwrap_or(Fetched::Absent);
-                Ok((state, !f.whole))
-            }
-        }
-    }
-
     /// Whether `id` is already here: in the repository, or (for a filtered fetch) in the cache.
     fn present(&self, store: &GitRefsStore<'_>, id: &CheckpointId) -> Result<bool, StoreError> {
         if store.locate_ref(id)?.is_some() {
@@ -458,8 +441,9 @@ pub fn run(
     })
 }
 
-/// Fetches the canonical refs of `ids` in chunks, then the case-folded spelling of each the
-/// remote lacks (a ref packed on a case-insensitive filesystem).
+/// Fetches the canonical refs of `ids` in chunks, then, in one more fetch per chunk, the
+/// case-folded spelling of those the remote lacks (a ref packed on a case-insensitive
+/// filesystem).
 fn fetch_named(
     mode: &Mode<'_>,
     ids: &[CheckpointId],
@@ -488,20 +472,36 @@ fn fetch_named(
                 continue;
             }
         };
-        for (id, (_, state)) in chunk.iter().zip(results_in_order(&names, results)) {
-            // Ask for the case-folded spelling only when the canonical one is absent.
-            let (state, partial) = match state {
-                Fetched::Absent if CheckpointRef::folded(id).is_some() => {
-                    match mode.fetch_checkpoint(id) {
-                        Ok(s) => s,
-                        Err(e) => {
-                            transport_error.get_or_insert(e);
-                            (Fetched::Absent, false)
-                        }
+        let states: Vec<Fetched> = results_in_order(&names, results)
+            .into_iter()
+            .map(|(_, s)| s)
+            .collect();
+        // The case-folded spelling is asked for only where the canonical one is absent, for
+        // the whole chunk in one fetch.
+        let folded: Vec<(usize, String)> = chunk
+            .iter()
+            .zip(&states)
+            .enumerate()
+            .filter(|(_, (_, s))| **s == Fetched::Absent)
+            .filter_map(|(i, (id, _))| CheckpointRef::folded(id).map(|r| (i, r.name().to_owned())))
+            .collect();
+        let mut refolded: HashMap<usize, (Fetched, bool)> = HashMap::new();
+        if !folded.is_empty() {
+            let folded_names: Vec<String> = folded.iter().map(|(_, n)| n.clone()).collect();
+            match mode.fetch_refs(&folded_names) {
+                Ok((results, partial)) => {
+                    let found = results_in_order(&folded_names, results);
+                    for ((i, _), (_, state)) in folded.iter().zip(found) {
+                        refolded.insert(*i, (state, partial));
                     }
                 }
-                s => (s, partial),
-            };
+                Err(e) => {
+                    transport_error.get_or_insert(e);
+                }
+            }
+        }
+        for (i, (id, state)) in chunk.iter().zip(states).enumerate() {
+            let (state, partial) = refolded.remove(&i).unwrap_or((state, partial));
             outcomes.push(Outcome {
                 partial: partial && state == Fetched::Updated,
                 ..Outcome::new(id.to_string(), Status::from(&state))

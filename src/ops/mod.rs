@@ -5,10 +5,12 @@
 pub mod blame;
 pub mod commit_hooks;
 pub mod doctor;
+pub mod enable;
 pub mod fetch_many;
 pub mod gc;
 pub mod hooks;
 pub mod migrate;
+pub mod range;
 pub mod resolve;
 pub mod rewrites;
 pub mod session;

@@ -957,3 +957,24 @@ fn husky_forced_is_refused_and_hand_wired_scripts_are_healthy() {
     assert_doctor_hooks_healthy(&s);
     s.assert_push_refused();
 }
+
+/// `enable` where lefthook owns the hooks: ours go into its configuration, as `hooks install`
+/// puts them, and a commit and a push through lefthook run ours; `disable` takes them out.
+#[test]
+fn enable_with_lefthook_wires_ours_into_its_configuration() {
+    require("lefthook");
+    let s = Scenario::new();
+    lefthook_config(&s, "");
+    assert_code(&s.program("lefthook", &["install"]), 0, "lefthook install");
+    let out = s.entire(&["enable"]);
+    assert_code(&out, 0, "enable");
+    assert!(
+        text(&out.stdout).contains("hook pre-push: installed (run by lefthook)"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(s.repo().join("lefthook-local.yml").exists());
+    commit_and_push_with(&s, "a.txt", "lefthook");
+    assert_code(&s.entire(&["disable"]), 0, "disable");
+    assert!(!s.repo().join("lefthook-local.yml").exists());
+}

@@ -231,3 +231,34 @@ fn blame_and_why_outputs_match_their_schemas() {
         assert_valid("why.json", &format!("why {target} --json"), &why);
     }
 }
+
+/// `enable --json` (fresh, then again, with a primary switched), `disable --json`, and
+/// `list <revision-range> --json` with a found and a missing checkpoint.
+#[test]
+fn enable_disable_and_list_range_match_their_schemas() {
+    let env = TestEnv::new();
+    for args in [
+        &["enable", "--json"][..],
+        &["enable", "--json"],
+        &["enable", "--json", "--store", "git-branch"],
+        &["disable", "--json"],
+    ] {
+        let out = env.run_default(args);
+        assert_success(&out, args);
+        assert_valid("enable.json", &args.join(" "), &parse_json(&out.stdout));
+    }
+    write_std(&env, Store::Refs, HEX_ID, "sess-1", TRANSCRIPT);
+    env.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        &format!("linked\n\nEntire-Checkpoint: {HEX_ID}\nEntire-Checkpoint: {ULID_ID}"),
+    ]);
+    let range = env.ok_json(Store::Refs, &["list", "HEAD~1..HEAD", "--json"]);
+    assert_eq!(
+        range["commits"][0]["checkpoints"][1]["found"], false,
+        "{range}"
+    );
+    assert_valid("list-range.json", "list <range> --json", &range);
+}

@@ -1,0 +1,177 @@
+//! `enable` and `disable`: one line per change, or one JSON document.
+
+use serde::Serialize;
+
+use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::ops::enable::{self, Change, EnableOptions, Enabled};
+use entire_checkpoints::ops::hooks;
+use entire_checkpoints::store::StoreKind;
+
+use super::args::{EnableArgs, StoreChoice};
+use super::hooks::{HooksDoc, StateName};
+use crate::common::cli::warn;
+use crate::common::error::Result;
+use crate::common::output::{print_json, write_stdout};
+
+/// `enable`.
+pub fn enable(repo: &Repo, a: EnableArgs, quiet: bool) -> Result<()> {
+    let store = a.store.map(|s| match s {
+        StoreChoice::GitRefs => StoreKind::GitRefs,
+        StoreChoice::GitBranch => StoreKind::GitBranch,
+    });
+    let done = enable::enable(
+        repo,
+        EnableOptions {
+            local: a.local,
+            store,
+        },
+    )?;
+    render(repo, &done, a.json, quiet)
+}
+
+/// `disable`.
+pub fn disable(repo: &Repo, json: bool, quiet: bool) -> Result<()> {
+    let done = enable::disable(repo)?;
+    render(repo, &done, json, quiet)
+}
+
+fn render(repo: &Repo, done: &Enabled, json: bool, quiet: bool) -> Result<()> {
+    for w in &done.warnings {
+        warn(quiet, w);
+    }
+    let dir = hooks::hooks_dir(repo);
+    let doc = EnableDoc {
+        changes: done.changes.iter().map(ChangeDoc::of).collect(),
+        primary: done.primary.as_ref().map(|p| PrimaryDoc {
+            store: p.store.clone(),
+            file: p.file.clone(),
+            kept: p.kept,
+        }),
+        hooks: HooksDoc::of(&dir, hooks::sharing(repo, &dir), &done.hooks),
+    };
+    if json {
+        print_json(&doc)
+    } else {
+        write_stdout(doc.human().as_bytes())
+    }
+}
+
+/// `enable --json` / `disable --json` (docs/schema/enable.json).
+#[derive(Serialize)]
+struct EnableDoc {
+    /// What changed, in order; empty when nothing had to.
+    changes: Vec<ChangeDoc>,
+    /// The primary store afterwards (null for `disable`).
+    primary: Option<PrimaryDoc>,
+    /// The hooks afterwards, as `hooks status --json`.
+    hooks: HooksDoc,
+}
+
+/// The primary store of [`EnableDoc`].
+#[derive(Serialize)]
+struct PrimaryDoc {
+    store: String,
+    /// The settings file it is set in.
+    file: String,
+    /// The settings named it already and it was left as it was.
+    kept: bool,
+}
+
+/// One change of [`EnableDoc`], tagged by `change`.
+#[derive(Serialize)]
+#[serde(tag = "change", rename_all = "snake_case")]
+enum ChangeDoc {
+    Primary {
+        file: String,
+        from: Option<String>,
+        to: &'static str,
+    },
+    Enabled {
+        file: String,
+    },
+    Gitignore {
+        file: &'static str,
+        added: Vec<&'static str>,
+    },
+    Hook {
+        name: String,
+        state: StateName,
+        chains: Vec<String>,
+        manager: Option<String>,
+    },
+}
+
+impl ChangeDoc {
+    fn of(c: &Change) -> ChangeDoc {
+        match c {
+            Change::Primary { file, from, to } => ChangeDoc::Primary {
+                file: file.clone(),
+                from: from.clone(),
+                to: to.name(),
+            },
+            Change::Enabled { file } => ChangeDoc::Enabled { file: file.clone() },
+            Change::Ignored { added } => ChangeDoc::Gitignore {
+                file: ".entire/.gitignore",
+                added: added.clone(),
+            },
+            Change::Hook { name, state } => {
+                let (state, chains, manager) = StateName::of(state);
+                ChangeDoc::Hook {
+                    name: name.clone(),
+                    state,
+                    chains,
+                    manager,
+                }
+            }
+        }
+    }
+
+    /// The change as one line.
+    fn human(&self) -> String {
+        match self {
+            ChangeDoc::Primary {
+                file,
+                from: Some(from),
+                to,
+            } => format!("primary store: {from} -> {to} ({file})"),
+            ChangeDoc::Primary { file, to, .. } => format!("primary store: {to} ({file})"),
+            ChangeDoc::Enabled { file } => format!("enabled: true ({file})"),
+            ChangeDoc::Gitignore { file, added } => {
+                format!("{file}: ignores {}", added.join(", "))
+            }
+            ChangeDoc::Hook {
+                name,
+                state,
+                chains,
+                manager,
+            } => format!("hook {name}: {}", state.words(chains, manager.as_deref())),
+        }
+    }
+}
+
+impl EnableDoc {
+    /// One line per change, or that nothing changed; then, for `enable`, a primary other than
+    /// git-refs that the settings named and that was kept.
+    fn human(&self) -> String {
+        let mut text: String = self
+            .changes
+            .iter()
+            .map(|c| format!("{}\n", c.human()))
+            .collect();
+        if self.changes.is_empty() {
+            text.push_str("nothing changed\n");
+        }
+        // The default needs no word; another primary the settings name is kept, and said so.
+        if let Some(p) = self
+            .primary
+            .as_ref()
+            .filter(|p| p.kept && p.store != StoreKind::GitRefs.name())
+        {
+            text.push_str(&format!(
+                "primary store: {} (kept, from {}; --store switches it)\n",
+                p.store, p.file
+            ));
+        }
+        text
+    }
+}

@@ -1,0 +1,248 @@
+//! `enable` and `disable`: turning checkpoints on in a repository in one command (the settings,
+//! `.entire/.gitignore`, the hooks), and turning the hooks off again with everything else kept.
+
+use serde_json::Value;
+
+use crate::base::error::{ExitStatus, USAGE};
+use crate::config::edit::{ignored_lines_missing, Document, EditError};
+use crate::config::settings::{
+    shown, ConfigSource, SettingsError, SettingsFiles, LOCAL_SETTINGS_FILE, SETTINGS_DIR,
+    SETTINGS_FILE,
+};
+use crate::git::repo::Repo;
+use crate::ops::hooks::{self, HookError, HookState, InstallOptions};
+use crate::ops::settings::{self, SettingsOpError};
+use crate::store::StoreKind;
+
+/// The settings key of the primary store.
+const PRIMARY_KEY: &str = "checkpoints.primary.type";
+/// The top-level key the reference writes on enable (and sets to `false` on disable); kept in
+/// step so that the reference's commands see the repository as enabled too.
+const ENABLED_KEY: &str = "enabled";
+
+/// Errors of `enable` and `disable`.
+#[derive(Debug, thiserror::Error)]
+pub enum EnableError {
+    /// Checkpoints are recorded from a work tree's commits; a bare repository has none.
+    #[error("this is a bare repository: enable needs a work tree (the settings live in its .entire/ and the hooks run on its commits); nothing changed")]
+    Bare,
+    /// The settings as they are cannot be read.
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    /// The settings file cannot be loaded for editing.
+    #[error(transparent)]
+    Edit(#[from] EditError),
+    /// The settings edit was refused or failed.
+    #[error(transparent)]
+    Set(#[from] SettingsOpError),
+    /// The hooks could not be installed or removed.
+    #[error(transparent)]
+    Hooks(#[from] HookError),
+}
+
+impl ExitStatus for EnableError {
+    /// A bare repository is a usage error (the command cannot apply there); the rest are the
+    /// wrapped errors' codes.
+    fn exit_code(&self) -> i32 {
+        match self {
+            EnableError::Bare => USAGE,
+            EnableError::Settings(e) => e.exit_code(),
+            EnableError::Edit(e) => e.exit_code(),
+            EnableError::Set(e) => e.exit_code(),
+            EnableError::Hooks(e) => e.exit_code(),
+        }
+    }
+}
+
+/// What `enable` was asked.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EnableOptions {
+    /// Write `.entire/settings.local.json` (this clone only) instead of `.entire/settings.json`.
+    pub local: bool,
+    /// The primary store to set; `None` keeps the one the settings name (git-refs when none).
+    pub store: Option<StoreKind>,
+}
+
+/// One thing `enable` or `disable` changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// `checkpoints.primary.type` was set in `file`.
+    Primary {
+        /// The settings file, as shown.
+        file: String,
+        /// The effective primary before, when the settings named one.
+        from: Option<String>,
+        /// The primary set.
+        to: StoreKind,
+    },
+    /// `"enabled": true` was set in `file`.
+    Enabled {
+        /// The settings file, as shown.
+        file: String,
+    },
+    /// Lines were added to `.entire/.gitignore`.
+    Ignored {
+        /// The lines added.
+        added: Vec<&'static str>,
+    },
+    /// A hook's state changed.
+    Hook {
+        /// The hook.
+        name: String,
+        /// Its state now.
+        state: HookState,
+    },
+}
+
+/// The primary store after `enable`, and where it is set.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Primary {
+    /// The store type, as the settings name it.
+    pub store: String,
+    /// The settings file it is set in, as shown.
+    pub file: String,
+    /// The settings named it already and `enable` left it as it was (no `--store`).
+    pub kept: bool,
+}
+
+/// What `enable` or `disable` did.
+#[derive(Debug, Clone)]
+pub struct Enabled {
+    /// What changed, in the order it was done; empty when nothing had to.
+    pub changes: Vec<Change>,
+    /// The effective primary afterwards (`None` for `disable`, which does not look).
+    pub primary: Option<Primary>,
+    /// Every hook's state afterwards.
+    pub hooks: Vec<(String, HookState)>,
+    /// Warnings for the user, one sentence each.
+    pub warnings: Vec<String>,
+}
+
+/// The effective primary of `files` (the environment override left out: the files are what is
+/// written) with where it comes from; `None` when the settings name none.
+fn primary_of(files: &SettingsFiles) -> Result<Option<(String, ConfigSource)>, SettingsError> {
+    let resolved = files.files_checkpoints_config()?;
+    Ok(resolved.config.map(|c| (c.primary.kind, resolved.source)))
+}
+
+/// The hooks whose state differs between `before` and `after`, as changes.
+fn hook_changes(before: &[(String, HookState)], after: &[(String, HookState)]) -> Vec<Change> {
+    after
+        .iter()
+        .filter(|(name, state)| !before.iter().any(|(n, s)| n == name && s == state))
+        .map(|(name, state)| Change::Hook {
+            name: name.clone(),
+            state: state.clone(),
+        })
+        .collect()
+}
+
+/// `enable`: installs the hooks (hook managers included, as `hooks install` does), makes git
+/// ignore the per-clone files of `.entire/`, and writes the settings: `checkpoints.primary.type`
+/// (git-refs unless `options.store` says otherwise, only where the settings name no primary or
+/// `options.store` names another one) and `"enabled": true`, in `.entire/settings.json` or,
+/// with `options.local`, `.entire/settings.local.json`. Idempotent: a second run changes
+/// nothing. The hooks go first, so a refused install (a shared hooks directory, a hook
+/// manager's configuration that is not ours) changes nothing. Refused in a bare repository.
+pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableError> {
+    let worktree = repo.workdir().ok_or(EnableError::Bare)?;
+    let name = if options.local {
+        LOCAL_SETTINGS_FILE
+    } else {
+        SETTINGS_FILE
+    };
+    let file = shown(name);
+    let current = primary_of(repo.settings())?;
+    // Loaded up front so that a file that cannot be edited stops everything before the hooks.
+    let target = Document::load(worktree, name)?.value();
+    let ignored_before = ignored_lines_missing(worktree);
+    let hooks_before = hooks::status(repo);
+    let installed = hooks::install(repo, InstallOptions::default())?;
+    let mut changes = hook_changes(&hooks_before, &installed.states);
+    let mut warnings = installed.warnings;
+
+    let wanted = options.store.unwrap_or(StoreKind::GitRefs);
+    let in_target = target
+        .pointer("/checkpoints/primary/type")
+        .and_then(Value::as_str);
+    let write_primary = match (&current, options.store) {
+        // The settings name a primary and none was asked for: it stays.
+        (Some(_), None) => false,
+        (None, _) => true,
+        (Some(_), Some(asked)) => in_target != Some(asked.name()),
+    };
+    if write_primary {
+        settings::set(repo, options.local, PRIMARY_KEY, Value::from(wanted.name()))?;
+        let from = current.as_ref().map(|(kind, _)| kind.clone());
+        if let Some(f) = from.as_deref().filter(|f| *f != wanted.name()) {
+            let migrate = match wanted {
+                StoreKind::GitRefs => " (`git entire-checkpoint migrate` copies them over)",
+                StoreKind::GitBranch => "",
+            };
+            warnings.push(format!(
+                "the checkpoints written so far stay in {f}, where reads still find them; new ones go to {wanted}{migrate}"
+            ));
+        }
+        changes.push(Change::Primary {
+            file: file.clone(),
+            from,
+            to: wanted,
+        });
+    }
+    if target.get(ENABLED_KEY) != Some(&Value::Bool(true)) {
+        settings::set(repo, options.local, ENABLED_KEY, Value::Bool(true))?;
+        changes.push(Change::Enabled { file: file.clone() });
+    }
+    let missing_now = ignored_lines_missing(worktree);
+    let added: Vec<&'static str> = ignored_before
+        .into_iter()
+        .filter(|line| !missing_now.contains(line))
+        .collect();
+    if !added.is_empty() {
+        changes.push(Change::Ignored { added });
+    }
+    // The settings as written now (the repository's were read once, before the edits).
+    let after = primary_of(&SettingsFiles::read(Some(worktree)))?;
+    let primary = after.map(|(store, origin)| Primary {
+        kept: !write_primary,
+        store,
+        file: shown_origin(origin),
+    });
+    if let (Some(p), Some(asked)) = (&primary, options.store) {
+        if p.store != asked.name() {
+            warnings.push(format!(
+                "{} sets the primary store to {}, and its checkpoints block wins over {file}'s",
+                p.file, p.store
+            ));
+        }
+    }
+    Ok(Enabled {
+        changes,
+        primary,
+        hooks: installed.states,
+        warnings,
+    })
+}
+
+/// The settings file a config source names, as shown.
+fn shown_origin(origin: ConfigSource) -> String {
+    match origin {
+        ConfigSource::SettingsLocal => shown(LOCAL_SETTINGS_FILE),
+        ConfigSource::Settings => shown(SETTINGS_FILE),
+        ConfigSource::Default | ConfigSource::Env => SETTINGS_DIR.to_owned(),
+    }
+}
+
+/// `disable`: removes our hooks (and what `hooks install` put into a hook manager's
+/// configuration), putting back the hooks they chained. Every checkpoint, setting and
+/// `.entire/` file stays as it is, so `enable` turns everything back on.
+pub fn disable(repo: &Repo) -> Result<Enabled, EnableError> {
+    let before = hooks::status(repo);
+    let done = hooks::uninstall(repo)?;
+    Ok(Enabled {
+        changes: hook_changes(&before, &done.states),
+        primary: None,
+        hooks: done.states,
+        warnings: done.warnings,
+    })
+}

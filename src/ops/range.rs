@@ -1,0 +1,423 @@
+//! `list <revision-range>`: the commits of a range that carry `Entire-Checkpoint` trailers (or
+//! inherited links of the rewrite map), each with its checkpoints, in `git log`'s order.
+//!
+//! The range is read by one `git log` that prints each commit's hash, author date, subject and
+//! `Entire-Checkpoint` trailers, never a walk per commit. The checkpoints missing locally are
+//! fetched in one batch ([`fetch_many::run`]), then every checkpoint is read once, however many
+//! commits name it.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use crate::base::error::{error_chain, ExitStatus, FAILURE, USAGE};
+use crate::base::id::CheckpointId;
+use crate::git::repo::Repo;
+use crate::git::subprocess::{first_error_line, Git, GitError};
+use crate::git::url::Remote;
+use crate::model::trailers::{checkpoint_trailers, TrailerValue, CHECKPOINT_TRAILER};
+use crate::ops::fetch_many::{self, FetchManyError, Request};
+use crate::ops::rewrites::{self, RewriteMap};
+use crate::remote::fetch::FetchFilter;
+use crate::store::{CheckpointInfo, StoreError};
+use crate::topology::Topology;
+
+/// From this many checkpoints on, a range reads them from the listing (its summary index: one
+/// file, whatever their number, but every checkpoint ref is enumerated) rather than one by one
+/// (a ref and a few objects each); measured in docs/performance.md.
+const INDEXED_FROM: usize = 64;
+
+/// How long the local `git log` of a range may take.
+const LOG_BUDGET: Duration = Duration::from_secs(600);
+
+/// The `git log` options a range may use that take no value.
+const FLAGS: [&str; 8] = [
+    "--first-parent",
+    "--no-merges",
+    "--merges",
+    "--all",
+    "--branches",
+    "--tags",
+    "--remotes",
+    "--ancestry-path",
+];
+
+/// The `git log` options a range may use as `--name=value`; the first two take a count.
+const VALUED: [&str; 9] = [
+    "--max-count",
+    "--skip",
+    "--since",
+    "--after",
+    "--until",
+    "--before",
+    "--author",
+    "--committer",
+    "--grep",
+];
+
+/// Errors of listing a range.
+#[derive(Debug, thiserror::Error)]
+pub enum RangeError {
+    /// A word that starts with `-` is not one of the `git log` options a range may use.
+    #[error("{0:?} is not a revision-range option list accepts (see `git entire-checkpoint list --help`: -n <N>, -<N>, --max-count=<N>, --skip=<N>, --since=, --until=, --after=, --before=, --author=, --committer=, --grep=, --first-parent, --no-merges, --merges, --all, --branches, --tags, --remotes, --ancestry-path)")]
+    Disallowed(String),
+    /// A count option without a whole number.
+    #[error("{option} needs a whole number, got {value:?}")]
+    Count {
+        /// The option.
+        option: String,
+        /// What was given.
+        value: String,
+    },
+    /// git rejected the range.
+    #[error("not a revision range of this repository: {message}")]
+    Rejected {
+        /// git's error line.
+        message: String,
+    },
+    /// git could not be run.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// Reading a checkpoint failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The batch fetch could not start.
+    #[error(transparent)]
+    Fetch(#[from] FetchManyError),
+}
+
+impl ExitStatus for RangeError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            RangeError::Disallowed(_) | RangeError::Count { .. } | RangeError::Rejected { .. } => {
+                USAGE
+            }
+            RangeError::Git(_) => FAILURE,
+            RangeError::Store(e) => e.exit_code(),
+            RangeError::Fetch(e) => e.exit_code(),
+        }
+    }
+}
+
+/// A revision range from the command line, checked: the allowed `git log` options (in
+/// `--name=value` form), then the revisions, which git receives after `--end-of-options` so
+/// that none can be taken for an option.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RangeArgs {
+    options: Vec<String>,
+    revisions: Vec<String>,
+}
+
+fn count(option: &str, value: &str) -> Result<String, RangeError> {
+    match value.parse::<u64>() {
+        Ok(n) => Ok(format!("{option}={n}")),
+        Err(_) => Err(RangeError::Count {
+            option: option.to_owned(),
+            value: value.to_owned(),
+        }),
+    }
+}
+
+impl RangeArgs {
+    /// Checks `words`: revisions and ranges (`main..HEAD`, `HEAD~5..`, `A...B`, `^A`), and the
+    /// options `-n <N>`, `-n<N>`, `-<N>`, [`VALUED`] as `--name=value` and [`FLAGS`]. Any other
+    /// word starting with `-` is [`RangeError::Disallowed`]: the words are the user's, but
+    /// git options such as `--output=` must not reach git.
+    pub fn parse(words: &[String]) -> Result<RangeArgs, RangeError> {
+        let mut args = RangeArgs::default();
+        let mut words = words.iter();
+        while let Some(w) = words.next() {
+            if !w.starts_with('-') || w == "-" {
+                args.revisions.push(w.clone());
+                continue;
+            }
+            let option = if w == "-n" {
+                let value = words.next().map(String::as_str).unwrap_or("");
+                count("--max-count", value)?
+            } else if let Some(n) = w.strip_prefix("-n") {
+                count("--max-count", n)?
+            } else if w[1..].bytes().all(|b| b.is_ascii_digit()) {
+                count("--max-count", &w[1..])?
+            } else if FLAGS.contains(&w.as_str()) {
+                w.clone()
+            } else {
+                match w.split_once('=') {
+                    Some((name @ ("--max-count" | "--skip"), value)) => count(name, value)?,
+                    Some((name, _)) if VALUED.contains(&name) => w.clone(),
+                    _ => return Err(RangeError::Disallowed(w.clone())),
+                }
+            };
+            args.options.push(option);
+        }
+        Ok(args)
+    }
+}
+
+/// What `list <range>` shows of one checkpoint a commit names.
+#[derive(Debug, Clone)]
+pub enum Linked {
+    /// Found (locally, or fetched just now), or found but unreadable: its list line.
+    Listed(CheckpointInfo),
+    /// In no store, locally or on the remote.
+    NotFound(CheckpointId),
+}
+
+/// One commit of the range that links checkpoints.
+#[derive(Debug, Clone)]
+pub struct RangeCommit {
+    /// The full SHA.
+    pub sha: String,
+    /// Author time, RFC 3339 in the author's zone.
+    pub authored_at: String,
+    /// The subject line.
+    pub subject: String,
+    /// Its checkpoints, in trailer order, then the rewrite map's.
+    pub checkpoints: Vec<Linked>,
+}
+
+/// The commits of a range that link checkpoints, newest first as `git log` lists them.
+#[derive(Debug)]
+pub struct RangeListing {
+    /// The linking commits.
+    pub commits: Vec<RangeCommit>,
+    /// How many commits the range has (linked or not).
+    pub scanned: usize,
+    /// Why the batch fetch failed, when it did: the checkpoints it was for are shown as not
+    /// found, and the command fails after the listing.
+    pub fetch_failure: Option<FetchManyError>,
+}
+
+/// One commit as `git log` printed it: hash, author date, subject, trailer lines.
+fn parse_record(record: &str) -> Option<(&str, &str, &str, &str)> {
+    let (head, trailers) = record.split_once('\n').unwrap_or((record, ""));
+    let (sha, rest) = head.split_once(' ')?;
+    let (date, subject) = rest.split_once(' ').unwrap_or((rest, ""));
+    Some((sha, date, subject, trailers))
+}
+
+/// Lists the commits of `range` that link checkpoints ([`RangeListing`]). With `fetch_from`,
+/// the checkpoints missing locally are fetched from it in one batch (filtered into the partial
+/// cache when `strategy_options.filtered_fetches` says so) before they are read. `notice` gets
+/// the warnings (malformed trailers, a rewrite map that cannot be read, the fetch's notices).
+pub fn list(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    range: &RangeArgs,
+    fetch_from: Option<Remote>,
+    notice: impl Fn(&str) + Clone + 'static,
+) -> Result<RangeListing, RangeError> {
+    let format = format!("--format=%H %aI %s%n%(trailers:key={CHECKPOINT_TRAILER})");
+    let out = Git::new(repo.workdir().unwrap_or(repo.common_dir()))
+        .args(["log", "-z", &format])
+        .args(&range.options)
+        .args(["--end-of-options"])
+        .args(&range.revisions)
+        .args(["--"])
+        .run(LOG_BUDGET)?;
+    if !out.success() {
+        return Err(RangeError::Rejected {
+            message: first_error_line(&out.stderr),
+        });
+    }
+    let map = RewriteMap::load(repo)
+        .map_err(|e| notice(&error_chain(&e)))
+        .ok();
+    let mut scanned = 0;
+    let mut linked: Vec<(RangeCommit, Vec<CheckpointId>)> = Vec::new();
+    for record in out.stdout.split('\0').filter(|r| !r.trim().is_empty()) {
+        let Some((sha, date, subject, trailers)) = parse_record(record.trim_start_matches('\n'))
+        else {
+            continue;
+        };
+        scanned += 1;
+        for t in checkpoint_trailers(trailers) {
+            if let TrailerValue::Malformed(tok) = t {
+                notice(&format!(
+                    "{}: ignoring malformed Entire-Checkpoint trailer {tok:?}",
+                    &sha[..sha.len().min(12)]
+                ));
+            }
+        }
+        let ids = rewrites::links(trailers, map.as_ref().and_then(|m| m.get(sha)));
+        if ids.is_empty() {
+            continue;
+        }
+        let commit = RangeCommit {
+            sha: sha.to_owned(),
+            authored_at: date.to_owned(),
+            subject: subject.to_owned(),
+            checkpoints: Vec::new(),
+        };
+        linked.push((commit, ids));
+    }
+
+    // Each checkpoint is read once, however many commits name it; many of them, from the
+    // listing's summary index (one file) rather than one by one (several objects each).
+    let mut found: HashMap<CheckpointId, Option<CheckpointInfo>> = HashMap::new();
+    let mut wanted: Vec<&CheckpointId> = Vec::new();
+    for id in linked.iter().flat_map(|(_, ids)| ids) {
+        if !wanted.contains(&id) {
+            wanted.push(id);
+        }
+    }
+    if wanted.len() >= INDEXED_FROM {
+        let names: HashMap<&str, &CheckpointId> = wanted.iter().map(|i| (i.as_str(), *i)).collect();
+        if let Ok(listing) = topo.list() {
+            for line in listing.lines().filter(|l| l.unreadable.is_none()) {
+                if let Some(id) = names.get(line.id) {
+                    found.insert((*id).clone(), Some(info_of_line(id, &line)));
+                }
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    for id in wanted {
+        if found.contains_key(id) {
+            continue;
+        }
+        let info = read(topo, id);
+        if info.is_none() {
+            missing.push(id.clone());
+        }
+        found.insert(id.clone(), info);
+    }
+    let mut fetch_failure = None;
+    if let (Some(remote), false) = (fetch_from, missing.is_empty()) {
+        let filter = repo
+            .settings()
+            .filtered_fetches_enabled()
+            .then_some(FetchFilter::BlobNone);
+        let request = Request {
+            remote,
+            ids: missing.clone(),
+            all: false,
+            range: None,
+            filter,
+            // Two round trips however many of the range's checkpoints the remote lacks.
+            list_first: true,
+        };
+        let report = fetch_many::run(repo, &request, notice, &|_| {})?;
+        // Absent from the remote is not a failure here: such a checkpoint is shown as not found.
+        fetch_failure = report
+            .failure()
+            .filter(|e| !matches!(e, FetchManyError::NotFound { .. }));
+        for id in missing {
+            let info = read(topo, &id);
+            found.insert(id, info);
+        }
+    }
+    let commits = linked
+        .into_iter()
+        .map(|(mut commit, ids)| {
+            commit.checkpoints = ids
+                .into_iter()
+                .map(|id| match found.get(&id).cloned().flatten() {
+                    Some(info) => Linked::Listed(info),
+                    None => Linked::NotFound(id),
+                })
+                .collect();
+            commit
+        })
+        .collect();
+    Ok(RangeListing {
+        commits,
+        scanned,
+        fetch_failure,
+    })
+}
+
+/// The entry of checkpoint `id` from its listed `line`.
+fn info_of_line(id: &CheckpointId, line: &crate::store::ListLine<'_>) -> CheckpointInfo {
+    CheckpointInfo {
+        id: id.clone(),
+        store: line.store,
+        created_at: line.created_at.to_owned(),
+        session_count: line.session_count,
+        session_ids: line.session_ids.iter().map(|s| (*s).to_owned()).collect(),
+        agent: line.agent.to_owned(),
+        remote_only: line.remote_only,
+        unreadable: None,
+    }
+}
+
+/// The list line of `id` as held locally: `None` when no store has it; a checkpoint that
+/// cannot be read gets its line all the same, saying why.
+fn read(topo: &Topology<'_>, id: &CheckpointId) -> Option<CheckpointInfo> {
+    match topo.read(id) {
+        Ok(Some(cp)) => Some(crate::store::refs::info_of(&cp)),
+        Ok(None) => None,
+        Err(e) => {
+            let store = topo.read_order(id.kind())[0];
+            Some(CheckpointInfo::unreadable(
+                id.clone(),
+                store,
+                error_chain(&e),
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(words: &[&str]) -> Result<RangeArgs, RangeError> {
+        RangeArgs::parse(&words.iter().map(|w| w.to_string()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn options_are_allowed_by_name_and_revisions_pass_through() {
+        let a = parse(&[
+            "-n",
+            "20",
+            "-5",
+            "-n3",
+            "--since=2.weeks",
+            "--no-merges",
+            "main..HEAD",
+        ])
+        .unwrap();
+        assert_eq!(
+            a.options,
+            [
+                "--max-count=20",
+                "--max-count=5",
+                "--max-count=3",
+                "--since=2.weeks",
+                "--no-merges"
+            ]
+        );
+        assert_eq!(a.revisions, ["main..HEAD"]);
+        for bad in [
+            "--output=out.txt",
+            "--format=%H",
+            "-p",
+            "--since",
+            "--exec=x",
+            "--",
+        ] {
+            assert!(
+                matches!(parse(&[bad]), Err(RangeError::Disallowed(_))),
+                "{bad}"
+            );
+        }
+        assert!(matches!(parse(&["-n", "x"]), Err(RangeError::Count { .. })));
+        assert!(matches!(parse(&["-n"]), Err(RangeError::Count { .. })));
+    }
+
+    #[test]
+    fn records_split_into_their_fields() {
+        assert_eq!(
+            parse_record("abc 2026-01-01T00:00:00+00:00 fix: it\nEntire-Checkpoint: x\n"),
+            Some((
+                "abc",
+                "2026-01-01T00:00:00+00:00",
+                "fix: it",
+                "Entire-Checkpoint: x\n"
+            ))
+        );
+        assert_eq!(
+            parse_record("abc 2026-01-01T00:00:00+00:00 "),
+            Some(("abc", "2026-01-01T00:00:00+00:00", "", ""))
+        );
+    }
+}
