@@ -23,10 +23,11 @@
 
 use std::ffi::OsString;
 use std::io::Read;
+use std::marker::PhantomData;
 use std::ops::RangeInclusive;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::mpsc::Receiver;
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
@@ -208,14 +209,19 @@ fn die_with_parent(_cmd: &mut Command) {}
 
 /// A spawned git, its process group registered while it lives.
 struct Tracked {
-    child: Child,
     pgid: i32,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+    stderr: Option<ChildStderr>,
+    /// The leader's exit status, sent by the thread that reaps it.
+    exited: Receiver<std::io::Result<ExitStatus>>,
 }
 
 impl Tracked {
     /// Spawns `cmd` as the leader of a new process group and registers the group. Spawning and
     /// registering happen under the registry lock, so a signal handler's [`kill_live_groups`]
-    /// either sees the group or prevents the spawn.
+    /// either sees the group or prevents the spawn. A thread waits for the leader, so that the
+    /// caller hears of its exit at once (no polling) or not at all before its deadline.
     fn spawn(cmd: &mut Command) -> Result<Self, GitError> {
         let mut live = live();
         if live.terminating {
@@ -223,23 +229,52 @@ impl Tracked {
         }
         cmd.process_group(0);
         die_with_parent(cmd);
-        let child = cmd.spawn().map_err(|e| GitError::Spawn(e.to_string()))?;
+        let mut child = cmd.spawn().map_err(|e| GitError::Spawn(e.to_string()))?;
         let pgid = i32::try_from(child.id()).map_err(|e| GitError::Spawn(e.to_string()))?;
         live.groups.push(pgid);
-        Ok(Tracked { child, pgid })
+        Ok(Tracked {
+            pgid,
+            stdin: child.stdin.take(),
+            stdout: child.stdout.take(),
+            stderr: child.stderr.take(),
+            exited: reap_in_thread(child, pgid),
+        })
     }
 
-    /// Kills the group, then reaps the leader (in this order, so the group id cannot be reused
-    /// meanwhile).
-    fn kill(&mut self) {
+    /// Kills the group and waits until the leader is reaped.
+    fn kill(&self) {
         kill_group(self.pgid);
-        let _ = self.child.wait();
+        let _ = self.exited.recv();
     }
 }
 
-impl Drop for Tracked {
-    fn drop(&mut self) {
-        live().groups.retain(|&g| g != self.pgid);
+/// Waits for `child`, the leader of group `pgid`, in a thread: once it has exited (still
+/// unreaped, so that its process id, which is the group id, cannot be reused meanwhile), the
+/// group is unregistered, then the leader reaped and its status sent.
+fn reap_in_thread(mut child: Child, pgid: i32) -> Receiver<std::io::Result<ExitStatus>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        wait_unreaped(pgid);
+        live().groups.retain(|&g| g != pgid);
+        let _ = tx.send(child.wait());
+    });
+    rx
+}
+
+/// Blocks until process `pid` (a child of this process) has exited, without reaping it.
+fn wait_unreaped(pid: i32) {
+    let Ok(id) = libc::id_t::try_from(pid) else {
+        return;
+    };
+    loop {
+        // SAFETY: waitid(2) writes only into `info`, a zeroed siginfo_t we own.
+        let rc = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT)
+        };
+        if rc == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            return;
+        }
     }
 }
 
@@ -337,6 +372,9 @@ impl Git {
             .env("GCM_INTERACTIVE", "never")
             .env("LC_ALL", "C")
             .env("LANG", "C")
+            // Everything git prints is read to its end before it is used: no flush per record
+            // (which git does by default when its output is a pipe).
+            .env("GIT_FLUSH", "0")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
@@ -403,15 +441,21 @@ impl Git {
     /// timeout, or the process's network deadline), git and every process it started are killed
     /// and the result is [`GitError::Timeout`]; the call never outlives its deadline by more
     /// than a short grace for the killed processes' output to close.
-    pub fn run(mut self, deadline: Duration) -> Result<Output, GitError> {
+    pub fn run(self, deadline: Duration) -> Result<Output, GitError> {
+        self.start(deadline)?.wait()
+    }
+
+    /// Starts git and returns at once, so that the caller can work while git runs;
+    /// [`Running::wait`] then ends as [`Git::run`] does, by the same deadline (counted from
+    /// now).
+    pub fn start(mut self, deadline: Duration) -> Result<Running, GitError> {
         let name = subcommand(&self.args);
         let limit = limit_for(&name, deadline);
-        let timeout = |name: String| GitError::Timeout {
-            command: name,
-            after: limit,
-        };
         if limit.is_zero() {
-            return Err(timeout(name));
+            return Err(GitError::Timeout {
+                command: name,
+                after: limit,
+            });
         }
         self.cmd
             .args(&self.args)
@@ -423,34 +467,61 @@ impl Git {
             .collect();
         log::debug!("run git {}", shown.join(" "));
         let start = Instant::now();
-        let until = start + limit;
         let mut git = Tracked::spawn(&mut self.cmd)?;
-        if let (Some(bytes), Some(mut stdin)) = (self.input.take(), git.child.stdin.take()) {
+        if let (Some(bytes), Some(mut stdin)) = (self.input.take(), git.stdin.take()) {
             // A writer thread, so a git that answers while reading cannot deadlock with us. It
             // ends when git reads everything or its process group dies.
             std::thread::spawn(move || {
                 let _ = std::io::Write::write_all(&mut stdin, &bytes);
             });
         }
-        let out_rx = read_in_thread(git.child.stdout.take());
-        let err_rx = read_in_thread(git.child.stderr.take());
-        // Poll quickly at first (most git calls here take a few milliseconds), then back off.
-        let mut pause = Duration::from_micros(100);
-        let status = loop {
-            match git.child.try_wait() {
-                Ok(Some(status)) => break Some(status),
-                Ok(None) if Instant::now() >= until => {
-                    git.kill();
-                    break None;
-                }
-                Ok(None) => {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(5));
-                }
-                Err(e) => {
-                    git.kill();
-                    return Err(GitError::Spawn(e.to_string()));
-                }
+        let stdout = read_in_thread(git.stdout.take());
+        let stderr = read_in_thread(git.stderr.take());
+        Ok(Running {
+            name,
+            limit,
+            start,
+            git,
+            stdout,
+            stderr,
+            waited: false,
+            on_this_thread: PhantomData,
+        })
+    }
+}
+
+/// A git started by [`Git::start`]. Dropped without [`Running::wait`], its process group is
+/// killed. It stays on the thread that started it (it is not `Send`): the parent-death signal
+/// that kills git with this process follows that thread, which must outlive git.
+pub struct Running {
+    name: String,
+    limit: Duration,
+    start: Instant,
+    git: Tracked,
+    stdout: Receiver<Vec<u8>>,
+    stderr: Receiver<Vec<u8>>,
+    waited: bool,
+    on_this_thread: PhantomData<*const ()>,
+}
+
+impl Running {
+    /// Waits for git to finish (see [`Git::run`]).
+    pub fn wait(mut self) -> Result<Output, GitError> {
+        self.waited = true;
+        let until = self.start + self.limit;
+        let git = &self.git;
+        let status = match git
+            .exited
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+        {
+            Ok(Ok(status)) => Some(status),
+            Ok(Err(e)) => {
+                kill_group(git.pgid);
+                return Err(GitError::Spawn(e.to_string()));
+            }
+            Err(_) => {
+                git.kill();
+                None
             }
         };
         // The pipes close once every process holding them is gone: at once after the kill.
@@ -460,25 +531,36 @@ impl Git {
             Some(_) => until,
             None => Instant::now() + KILL_GRACE,
         };
-        let mut output = collect(&out_rx, &err_rx, drain_until);
+        let mut output = collect(&self.stdout, &self.stderr, drain_until);
         if output.is_none() && status.is_some() {
             kill_group(git.pgid);
-            output = collect(&out_rx, &err_rx, Instant::now() + KILL_GRACE);
+            output = collect(&self.stdout, &self.stderr, Instant::now() + KILL_GRACE);
         }
-        drop(git);
         log::debug!(
-            "git {name} finished in {:.1} ms with {:?}",
-            start.elapsed().as_secs_f64() * 1e3,
+            "git {} finished in {:.1} ms with {:?}",
+            self.name,
+            self.start.elapsed().as_secs_f64() * 1e3,
             status.and_then(|s| s.code())
         );
         let (Some(status), Some((stdout, stderr))) = (status, output) else {
-            return Err(timeout(name));
+            return Err(GitError::Timeout {
+                command: std::mem::take(&mut self.name),
+                after: self.limit,
+            });
         };
         Ok(Output {
             code: status.code(),
             stdout: String::from_utf8_lossy(&stdout).into_owned(),
             stderr: redact(&String::from_utf8_lossy(&stderr)),
         })
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.waited {
+            self.git.kill();
+        }
     }
 }
 

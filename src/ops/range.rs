@@ -6,7 +6,7 @@
 //! fetched in one batch ([`fetch_many::run`]), then every checkpoint is read once, however many
 //! commits name it.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
 use crate::base::error::{error_chain, ExitStatus, FAILURE, USAGE};
@@ -253,12 +253,12 @@ pub fn list(
     // Each checkpoint is read once, however many commits name it; many of them, from the
     // listing's summary index (one file) rather than one by one (several objects each).
     let mut found: HashMap<CheckpointId, Option<CheckpointInfo>> = HashMap::new();
-    let mut wanted: Vec<&CheckpointId> = Vec::new();
-    for id in linked.iter().flat_map(|(_, ids)| ids) {
-        if !wanted.contains(&id) {
-            wanted.push(id);
-        }
-    }
+    let mut seen = HashSet::new();
+    let wanted: Vec<&CheckpointId> = linked
+        .iter()
+        .flat_map(|(_, ids)| ids)
+        .filter(|id| seen.insert(*id))
+        .collect();
     if wanted.len() >= INDEXED_FROM {
         let names: HashMap<&str, &CheckpointId> = wanted.iter().map(|i| (i.as_str(), *i)).collect();
         if let Ok(listing) = topo.list() {
