@@ -49,6 +49,17 @@ impl Drop for FileLock {
 /// Replaces `path` with `data` atomically: a temp file beside it with permissions `mode`,
 /// written, fsynced, then renamed over `path`. The temp file is removed on failure.
 pub(crate) fn write_atomic(path: &Path, data: &[u8], mode: u32) -> std::io::Result<()> {
+    replace(path, data, mode, true)
+}
+
+/// [`write_atomic`] without the fsync, for a cache file whose readers check what they read
+/// (a file torn by a crash fails their checks and is recomputed): readers never see a partial
+/// file, and a cache of many entries costs no disk flush per entry.
+pub(crate) fn write_cache_file(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    replace(path, data, 0o644, false)
+}
+
+fn replace(path: &Path, data: &[u8], mode: u32, sync: bool) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path
         .file_name()
@@ -62,7 +73,9 @@ pub(crate) fn write_atomic(path: &Path, data: &[u8], mode: u32) -> std::io::Resu
     tmp.as_file()
         .set_permissions(std::fs::Permissions::from_mode(mode))?;
     tmp.write_all(data)?;
-    tmp.as_file().sync_all()?;
+    if sync {
+        tmp.as_file().sync_all()?;
+    }
     tmp.persist(path).map(drop).map_err(|e| e.error)
 }
 

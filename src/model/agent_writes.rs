@@ -16,11 +16,12 @@
 //! Writes made by shell commands are not seen.
 
 use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The transcript format recognised from its entries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum TranscriptFormat {
     /// Claude Code's session JSONL.
     ClaudeCode,
@@ -42,7 +43,7 @@ impl TranscriptFormat {
 }
 
 /// A user turn that prompted the agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Prompt {
     /// What the user typed.
     pub text: String,
@@ -53,7 +54,7 @@ pub struct Prompt {
 }
 
 /// One file-writing tool call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentWrite {
     /// The tool (`Edit`, `Write`, `apply_patch`, ...).
     pub tool: String,
@@ -69,8 +70,13 @@ pub struct AgentWrite {
     pub entry: usize,
 }
 
+/// The version of what [`extract`] returns for a given transcript. Bump it whenever a change
+/// of the code would make it return something else for some transcript: results cached by an
+/// older version (`ops::writes_cache`) are then ignored.
+pub const EXTRACT_VERSION: u32 = 1;
+
 /// Everything [`extract`] read from one transcript.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentWrites {
     /// The format recognised (the first entry of a known shape decides).
     pub format: TranscriptFormat,

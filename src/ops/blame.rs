@@ -25,6 +25,7 @@ use crate::model::agent_writes::{self, AgentWrites, TranscriptFormat};
 use crate::model::transcript;
 use crate::ops::fetch_many::{self, Status};
 use crate::ops::rewrites::{self, RewriteMap};
+use crate::ops::writes_cache::WritesCache;
 use crate::store::{Checkpoint, StoreError};
 use crate::topology::Topology;
 
@@ -325,8 +326,9 @@ fn attribute(
     let mut entries = Vec::new();
     let mut loaded = Vec::new();
     let mut damaged = false;
+    let cache = WritesCache::in_common_dir(repo.common_dir());
     for id in &ids {
-        let (entry, l, bad) = load(topo, id, missing.get(id).cloned(), &mut warnings);
+        let (entry, l, bad) = load(topo, &cache, id, missing.get(id).cloned(), &mut warnings);
         damaged |= bad;
         entries.push(entry);
         loaded.push(l);
@@ -446,10 +448,12 @@ fn fetch_batch(
     missing
 }
 
-/// Reads checkpoint `id` and each session's transcript once. The flag says whether something
+/// Reads checkpoint `id`, and each session's writes once: from the writes cache, else from its
+/// transcript (then cached). The flag says whether something
 /// that exists could not be read (the command then fails after its output).
 fn load(
     topo: &Topology<'_>,
+    cache: &WritesCache,
     id: &CheckpointId,
     missing: Option<String>,
     warnings: &mut Vec<String>,
@@ -507,14 +511,22 @@ fn load(
             s.transcript = status;
             s.reason = Some(why);
         };
-        match read_transcript(topo, &cp, dir) {
+        // The cache answers for exactly these transcript bytes: it is keyed by the tree.
+        let extracted = match cache.get(&cp.tree, dir) {
+            Some(writes) => Ok(writes),
+            None => read_transcript(topo, &cp, dir).map(|bytes| {
+                let writes = agent_writes::extract(&bytes);
+                cache.put(&cp.tree, dir, &writes);
+                writes
+            }),
+        };
+        match extracted {
             Err(TranscriptMiss::Absent(why)) => fail(&mut s, TranscriptStatus::Absent, why),
             Err(TranscriptMiss::Unreadable(why)) => {
                 damaged = true;
                 fail(&mut s, TranscriptStatus::Unreadable, why)
             }
-            Ok(bytes) => {
-                let writes = agent_writes::extract(&bytes);
+            Ok(writes) => {
                 s.skipped_lines = writes.skipped_lines;
                 if !writes.is_jsonl() {
                     damaged = true;
@@ -563,30 +575,19 @@ enum TranscriptMiss {
     Unreadable(String),
 }
 
-/// The whole transcript of the session in `dir`: `full.jsonl` and its chunks, joined.
+/// The whole transcript of the session in `dir` (the store joins its chunks).
 fn read_transcript(
     topo: &Topology<'_>,
     cp: &Checkpoint,
     dir: &str,
 ) -> Result<Vec<u8>, TranscriptMiss> {
-    let mut chunks = Vec::new();
-    for n in 0.. {
-        match topo.read_file(cp, &format!("{dir}/{}", transcript::chunk_name(n))) {
-            Ok(bytes) => chunks.push(bytes),
-            Err(StoreError::FileNotFound { .. }) if n > 0 => break,
-            Err(StoreError::FileNotFound { .. }) => {
-                return Err(TranscriptMiss::Absent("no transcript is stored".to_owned()))
-            }
-            Err(e @ StoreError::AbsentBlob { .. }) => {
-                return Err(TranscriptMiss::Absent(error_chain(&e)))
-            }
-            Err(e) => return Err(TranscriptMiss::Unreadable(error_chain(&e))),
+    match topo.read_file(cp, &format!("{dir}/{}", transcript::TRANSCRIPT_FILE)) {
+        Ok(bytes) => Ok(bytes),
+        Err(StoreError::FileNotFound { .. }) => {
+            Err(TranscriptMiss::Absent("no transcript is stored".to_owned()))
         }
-    }
-    // One chunk (nearly always): no copy.
-    match chunks.len() {
-        1 => Ok(chunks.remove(0)),
-        _ => Ok(transcript::join(&chunks)),
+        Err(e @ StoreError::AbsentBlob { .. }) => Err(TranscriptMiss::Absent(error_chain(&e))),
+        Err(e) => Err(TranscriptMiss::Unreadable(error_chain(&e))),
     }
 }
 

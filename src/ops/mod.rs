@@ -16,3 +16,4 @@ pub mod rewrites;
 pub mod session;
 pub mod settings;
 pub mod sync;
+pub mod writes_cache;

@@ -386,3 +386,65 @@ fn a_checkpoint_whose_session_directory_is_missing_fails_after_the_output() {
         assert!(stderr(&out).contains("its lines are commit-linked"));
     }
 }
+
+/// The entries of the writes cache, as files on disk.
+fn cache_entries(env: &TestEnv) -> Vec<std::path::PathBuf> {
+    let dir = env.repo().join(".git/entire/writes-cache");
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default();
+    entries.sort();
+    entries
+}
+
+#[test]
+fn a_second_blame_reads_the_writes_cache_and_a_damaged_entry_is_ignored() {
+    for store in Store::ALL {
+        let env = TestEnv::new();
+        history(&env, store);
+        assert!(cache_entries(&env).is_empty());
+        let first = env.ok_json(store, &["blame", FILE, "--json"]);
+        assert_eq!(labels(&first), owned(ALL_LABELS), "{store:?}: {first:#}");
+        // One entry per session transcript read: the Claude and the Codex session.
+        let entries = cache_entries(&env);
+        assert_eq!(entries.len(), 2, "{store:?}: {entries:?}");
+        let cached: Value = serde_json::from_slice(&std::fs::read(&entries[0]).unwrap()).unwrap();
+        assert!(cached["writes"].is_object(), "{cached:#}");
+
+        let second = env.ok_json(store, &["blame", FILE, "--json"]);
+        assert_eq!(second, first, "{store:?}");
+
+        // The second blame took its answer from the cache: entries whose recorded writes are
+        // emptied make every agent line commit-linked.
+        let originals: Vec<Vec<u8>> = entries.iter().map(|e| std::fs::read(e).unwrap()).collect();
+        for (entry, bytes) in entries.iter().zip(&originals) {
+            let mut doctored: Value = serde_json::from_slice(bytes).unwrap();
+            doctored["writes"]["writes"] = serde_json::json!([]);
+            std::fs::write(entry, serde_json::to_vec(&doctored).unwrap()).unwrap();
+        }
+        let from_cache = env.ok_json(store, &["blame", FILE, "--json"]);
+        assert_eq!(
+            from_cache["counts"]["agent"], 0,
+            "{store:?}: {from_cache:#}"
+        );
+        for (entry, bytes) in entries.iter().zip(&originals) {
+            std::fs::write(entry, bytes).unwrap();
+        }
+
+        // A torn entry, and one that is not JSON at all: both ignored, the answer the same,
+        // and the entries rewritten whole.
+        let whole = std::fs::read(&entries[0]).unwrap();
+        std::fs::write(&entries[0], &whole[..whole.len() / 2]).unwrap();
+        std::fs::write(&entries[1], b"\x00\xffnot json").unwrap();
+        let third = env.ok_json(store, &["blame", FILE, "--json"]);
+        assert_eq!(third, first, "{store:?}");
+        assert_eq!(std::fs::read(&entries[0]).unwrap(), whole, "{store:?}");
+        let rewritten: Value =
+            serde_json::from_slice(&std::fs::read(&entries[1]).unwrap()).unwrap();
+        assert!(rewritten["writes"].is_object(), "{rewritten:#}");
+
+        // Removing the cache changes nothing but the time taken.
+        std::fs::remove_dir_all(env.repo().join(".git/entire/writes-cache")).unwrap();
+        assert_eq!(env.ok_json(store, &["blame", FILE, "--json"]), first);
+    }
+}

@@ -1,0 +1,161 @@
+//! The writes cache: what [`agent_writes::extract`] found in each session transcript, kept
+//! locally so that a repeated `blame` or `why` reads one small file per session instead of
+//! inflating and scanning the transcript (docs/format.md, "The writes cache").
+//!
+//! A cache, never the source of truth. An entry is named by a hash of the checkpoint's tree id
+//! and the session's directory, so it is only ever found for exactly the transcript bytes it was
+//! computed from (a tree id names its whole content). An entry of another
+//! [`agent_writes::EXTRACT_VERSION`], for another tree or directory, that does not parse, is
+//! larger than [`MAX_BYTES`], or is a link or special file is ignored (and replaced). Entries
+//! are written atomically (renamed into place, not flushed to disk: a torn entry fails to parse),
+//! without a lock, and may be deleted at any time.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::base::fs::{read_cache_file, write_cache_file};
+use crate::model::agent_writes::{self, AgentWrites};
+
+/// The cache's directory, in `<git common dir>/entire/`.
+pub const CACHE_DIR: &str = "writes-cache";
+/// The largest entry read or written; the writes of a larger one are extracted every time.
+const MAX_BYTES: u64 = 16 << 20;
+
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    version: u32,
+    /// The checkpoint's tree (hex).
+    tree: String,
+    /// The session's directory in it.
+    dir: String,
+    writes: AgentWrites,
+}
+
+/// The writes cache of one repository.
+pub struct WritesCache {
+    dir: PathBuf,
+}
+
+impl WritesCache {
+    /// The cache under `common_dir`.
+    pub fn in_common_dir(common_dir: &Path) -> Self {
+        WritesCache {
+            dir: common_dir.join("entire").join(CACHE_DIR),
+        }
+    }
+
+    /// The entry's file: named by a hash, so that nothing read from a checkpoint (the
+    /// directory is) becomes part of a path.
+    fn path(&self, tree: &str, dir: &str) -> PathBuf {
+        let mut h = Sha256::new();
+        h.update(tree.as_bytes());
+        h.update([0]);
+        h.update(dir.as_bytes());
+        let name: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        self.dir.join(name)
+    }
+
+    /// The writes of the transcript of session directory `dir` of the checkpoint whose tree is
+    /// `tree`, when cached by this version of the extractor.
+    pub fn get(&self, tree: &str, dir: &str) -> Option<AgentWrites> {
+        let path = self.path(tree, dir);
+        let bytes = match read_cache_file(&path, MAX_BYTES) {
+            Ok(b) => b?,
+            Err(e) => {
+                log::info!("ignoring the writes cache entry {}: {e}", path.display());
+                return None;
+            }
+        };
+        let entry: Entry = serde_json::from_slice(&bytes).ok()?;
+        (entry.version == agent_writes::EXTRACT_VERSION && entry.tree == tree && entry.dir == dir)
+            .then_some(entry.writes)
+    }
+
+    /// Remembers `writes` for that transcript. Best effort: an entry that cannot be written only
+    /// makes the next read slower.
+    pub fn put(&self, tree: &str, dir: &str, writes: &AgentWrites) {
+        let entry = Entry {
+            version: agent_writes::EXTRACT_VERSION,
+            tree: tree.to_owned(),
+            dir: dir.to_owned(),
+            writes: writes.clone(),
+        };
+        let Ok(bytes) = serde_json::to_vec(&entry) else {
+            return;
+        };
+        if bytes.len() as u64 > MAX_BYTES {
+            return;
+        }
+        let path = self.path(tree, dir);
+        let written =
+            std::fs::create_dir_all(&self.dir).and_then(|()| write_cache_file(&path, &bytes));
+        if let Err(e) = written {
+            log::info!(
+                "could not write the writes cache entry {}: {e}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn writes() -> AgentWrites {
+        agent_writes::extract(
+            concat!(
+                r#"{"type":"user","message":{"role":"user","content":"add it"},"timestamp":"t1"}"#,
+                "\n",
+                r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"a","name":"Write","input":{"file_path":"/w/a.go","content":"package a\nfunc A() {}\n"}}]},"timestamp":"t2"}"#,
+                "\n"
+            )
+            .as_bytes(),
+        )
+    }
+
+    #[test]
+    fn an_entry_is_found_only_for_its_tree_and_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = WritesCache::in_common_dir(dir.path());
+        let w = writes();
+        assert_eq!(w.writes.len(), 1, "{w:?}");
+        assert_eq!(cache.get("t1", "0"), None);
+        cache.put("t1", "0", &w);
+        assert_eq!(cache.get("t1", "0"), Some(w.clone()));
+        assert_eq!(cache.get("t1", "1"), None);
+        assert_eq!(cache.get("t2", "0"), None);
+        // A directory read from a checkpoint never becomes a path.
+        cache.put("t1", "../../escape", &w);
+        assert!(!dir.path().join("escape").exists());
+        assert_eq!(cache.get("t1", "../../escape"), Some(w));
+    }
+
+    #[test]
+    fn entries_of_another_version_or_that_do_not_parse_are_ignored() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = WritesCache::in_common_dir(dir.path());
+        let w = writes();
+        cache.put("t", "0", &w);
+        let path = cache.path("t", "0");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let older = text.replacen(
+            &format!("\"version\":{}", agent_writes::EXTRACT_VERSION),
+            "\"version\":0",
+            1,
+        );
+        assert_ne!(older, text);
+        std::fs::write(&path, older).unwrap();
+        assert_eq!(cache.get("t", "0"), None);
+        std::fs::write(&path, &text[..text.len() / 2]).unwrap();
+        assert_eq!(cache.get("t", "0"), None);
+        // A link in an entry's place is not followed.
+        std::fs::remove_file(&path).unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::fs::write(&elsewhere, text).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
+        assert_eq!(cache.get("t", "0"), None);
+    }
+}
