@@ -18,13 +18,17 @@ use crate::model::trailers::{checkpoint_trailers, TrailerValue, CHECKPOINT_TRAIL
 use crate::ops::fetch_many::{self, FetchManyError, Request};
 use crate::ops::rewrites::{self, RewriteMap};
 use crate::remote::fetch::FetchFilter;
-use crate::store::{CheckpointInfo, StoreError};
+use crate::store::{summary, CheckpointInfo, StoreError};
 use crate::topology::Topology;
 
 /// From this many checkpoints on, a range reads them from the listing (its summary index: one
 /// file, whatever their number, but every checkpoint ref is enumerated) rather than one by one
 /// (a ref and a few objects each); measured in docs/performance.md.
 const INDEXED_FROM: usize = 64;
+
+/// The largest summary index (about 8,000 checkpoints) for which the listing is read while
+/// `git log` runs, before the range's checkpoints are known (measured in docs/performance.md).
+const EARLY_LISTING_MAX: u64 = 1 << 20;
 
 /// How long the local `git log` of a range may take.
 const LOG_BUDGET: Duration = Duration::from_secs(600);
@@ -206,13 +210,17 @@ pub fn list(
     notice: impl Fn(&str) + Clone + 'static,
 ) -> Result<RangeListing, RangeError> {
     let format = format!("--format=%H %aI %s%n%(trailers:key={CHECKPOINT_TRAILER})");
-    let out = Git::new(repo.workdir().unwrap_or(repo.common_dir()))
+    let log = Git::new(repo.workdir().unwrap_or(repo.common_dir()))
         .args(["log", "-z", &format])
         .args(&range.options)
         .args(["--end-of-options"])
         .args(&range.revisions)
         .args(["--"])
-        .run(LOG_BUDGET)?;
+        .start(LOG_BUDGET)?;
+    // While git walks the range, the listing a long range reads its checkpoints from, when it
+    // is cheap: a guess that costs no time when right, and little when wrong.
+    let early = cheap_listing(repo).then(|| topo.list().ok()).flatten();
+    let out = log.wait()?;
     if !out.success() {
         return Err(RangeError::Rejected {
             message: first_error_line(&out.stderr),
@@ -261,7 +269,7 @@ pub fn list(
         .collect();
     if wanted.len() >= INDEXED_FROM {
         let names: HashMap<&str, &CheckpointId> = wanted.iter().map(|i| (i.as_str(), *i)).collect();
-        if let Ok(listing) = topo.list() {
+        if let Some(listing) = early.or_else(|| topo.list().ok()) {
             for line in listing.lines().filter(|l| l.unreadable.is_none()) {
                 if let Some(id) = names.get(line.id) {
                     found.insert((*id).clone(), Some(info_of_line(id, &line)));
@@ -323,6 +331,13 @@ pub fn list(
         scanned,
         fetch_failure,
     })
+}
+
+/// Whether listing every checkpoint costs little enough to do it before knowing that the range
+/// needs it: the summary index exists and holds at most [`EARLY_LISTING_MAX`] bytes.
+fn cheap_listing(repo: &Repo) -> bool {
+    std::fs::symlink_metadata(summary::path(repo.common_dir()))
+        .is_ok_and(|m| m.is_file() && m.len() <= EARLY_LISTING_MAX)
 }
 
 /// The entry of checkpoint `id` from its listed `line`.
