@@ -128,12 +128,8 @@ impl CheckpointId {
     pub fn mint(kind: IdKind) -> Self {
         match kind {
             IdKind::Hex => {
-                let bytes: [u8; 6] = rand::random();
-                let mut s = String::with_capacity(HEX_LEN);
-                for b in bytes {
-                    s.push_str(&format!("{b:02x}"));
-                }
-                CheckpointId(s)
+                let bytes: [u8; HEX_LEN / 2] = rand::random();
+                CheckpointId(data_encoding::HEXLOWER.encode(&bytes))
             }
             IdKind::Ulid => {
                 let ms = std::time::SystemTime::now()

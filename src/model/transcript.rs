@@ -4,6 +4,7 @@
 //! the newline at each cut is dropped, so joining the chunks with a single `\n` gives back the
 //! exact input bytes (and reads chunks written by the reference, which joins the same way).
 
+use data_encoding::HEXLOWER;
 use sha2::{Digest, Sha256};
 
 /// Largest chunk written (`MaxChunkSize`, 50 MiB): safely below GitHub's 100 MB file limit.
@@ -85,13 +86,7 @@ pub fn join(chunks: &[Vec<u8>]) -> Vec<u8> {
 
 /// `sha256:<64 lowercase hex>` of the stored transcript bytes, the content of `content_hash.txt`.
 pub fn content_hash(data: &[u8]) -> String {
-    let digest = Sha256::digest(data);
-    let mut s = String::with_capacity(71);
-    s.push_str("sha256:");
-    for b in digest {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
+    format!("sha256:{}", HEXLOWER.encode(&Sha256::digest(data)))
 }
 
 impl crate::base::error::ExitStatus for TranscriptError {

@@ -23,14 +23,16 @@ pub const CACHE_DIR: &str = "writes-cache";
 /// The largest entry read or written; the writes of a larger one are extracted every time.
 const MAX_BYTES: u64 = 16 << 20;
 
+/// One entry: borrowed when written (`Entry<&str, &AgentWrites>`), owned when read, so that
+/// writing one copies nothing.
 #[derive(Serialize, Deserialize)]
-struct Entry {
+struct Entry<S, W> {
     version: u32,
     /// The checkpoint's tree (hex).
-    tree: String,
+    tree: S,
     /// The session's directory in it.
-    dir: String,
-    writes: AgentWrites,
+    dir: S,
+    writes: W,
 }
 
 /// The writes cache of one repository.
@@ -53,8 +55,7 @@ impl WritesCache {
         h.update(tree.as_bytes());
         h.update([0]);
         h.update(dir.as_bytes());
-        let name: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
-        self.dir.join(name)
+        self.dir.join(data_encoding::HEXLOWER.encode(&h.finalize()))
     }
 
     /// The writes of the transcript of session directory `dir` of the checkpoint whose tree is
@@ -68,7 +69,7 @@ impl WritesCache {
                 return None;
             }
         };
-        let entry: Entry = serde_json::from_slice(&bytes).ok()?;
+        let entry: Entry<String, AgentWrites> = serde_json::from_slice(&bytes).ok()?;
         (entry.version == agent_writes::EXTRACT_VERSION && entry.tree == tree && entry.dir == dir)
             .then_some(entry.writes)
     }
@@ -78,9 +79,9 @@ impl WritesCache {
     pub fn put(&self, tree: &str, dir: &str, writes: &AgentWrites) {
         let entry = Entry {
             version: agent_writes::EXTRACT_VERSION,
-            tree: tree.to_owned(),
-            dir: dir.to_owned(),
-            writes: writes.clone(),
+            tree,
+            dir,
+            writes,
         };
         let Ok(bytes) = serde_json::to_vec(&entry) else {
             return;

@@ -29,7 +29,7 @@ pub struct Destination {
 
 pub(crate) fn fingerprint(url: &str) -> String {
     let d = Sha256::digest(url.as_bytes());
-    d.iter().take(10).map(|b| format!("{b:02x}")).collect()
+    data_encoding::HEXLOWER.encode(&d[..10])
 }
 
 /// Resolves a remote name (its push URL) or a raw URL.
