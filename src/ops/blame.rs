@@ -327,8 +327,8 @@ fn attribute(
     let mut loaded = Vec::new();
     let mut damaged = false;
     let cache = WritesCache::in_common_dir(repo.common_dir());
-    for id in &ids {
-        let (entry, l, bad) = load(topo, &cache, id, missing.get(id).cloned(), &mut warnings);
+    for (id, read) in ids.iter().zip(read_all(topo, &cache, &ids, &missing)) {
+        let (entry, l, bad) = settle(id, read, &mut warnings);
         damaged |= bad;
         entries.push(entry);
         loaded.push(l);
@@ -448,14 +448,108 @@ fn fetch_batch(
     missing
 }
 
-/// Reads checkpoint `id`, and each session's writes once: from the writes cache, else from its
-/// transcript (then cached). The flag says whether something
-/// that exists could not be read (the command then fails after its output).
-fn load(
+/// A checkpoint as read, or why it could not be.
+type CheckpointRead = Result<(Checkpoint, Vec<Extracted>), (CheckpointStatus, String)>;
+
+/// One session's writes, or why its transcript gave none.
+type Extracted = Result<AgentWrites, TranscriptMiss>;
+
+/// Reads the checkpoints of `ids` (`missing`: those known to be absent, with the reason), and
+/// each session's writes once: from the writes cache, else from its transcript (then cached).
+/// The transcripts are extracted on a second thread while this one goes on reading the store,
+/// whose handle cannot be shared: on a cold cache the two halves of the work cost about the
+/// same.
+fn read_all(
     topo: &Topology<'_>,
     cache: &WritesCache,
+    ids: &[CheckpointId],
+    missing: &HashMap<CheckpointId, String>,
+) -> Vec<CheckpointRead> {
+    /// A session whose transcript is being extracted, by job number.
+    enum Pending {
+        Done(Extracted),
+        Job(usize),
+    }
+    std::thread::scope(|scope| {
+        let (jobs, queue) = std::sync::mpsc::channel::<(Vec<u8>, String, String)>();
+        let extractor = scope.spawn(move || {
+            queue
+                .into_iter()
+                .map(|(bytes, tree, dir)| {
+                    let writes = agent_writes::extract(&bytes);
+                    cache.put(&tree, &dir, &writes);
+                    writes
+                })
+                .collect::<Vec<_>>()
+        });
+        let mut checkpoints = Vec::with_capacity(ids.len());
+        let mut sent = 0;
+        for id in ids {
+            let found = match missing.get(id) {
+                Some(why) => Err((CheckpointStatus::NotFound, why.clone())),
+                None => match topo.read(id) {
+                    Ok(Some(cp)) => Ok(cp),
+                    Ok(None) => Err((CheckpointStatus::NotFound, "not found locally".to_owned())),
+                    Err(e) => Err((CheckpointStatus::Unreadable, error_chain(&e))),
+                },
+            };
+            let cp = match found {
+                Ok(cp) => cp,
+                Err(why) => {
+                    checkpoints.push(Err(why));
+                    continue;
+                }
+            };
+            let mut pending = Vec::with_capacity(cp.session_dirs.len());
+            for dir in &cp.session_dirs {
+                // The cache answers for exactly these transcript bytes: it is keyed by the tree.
+                pending.push(match cache.get(&cp.tree, dir) {
+                    Some(writes) => Pending::Done(Ok(writes)),
+                    None => match read_transcript(topo, &cp, dir) {
+                        Err(miss) => Pending::Done(Err(miss)),
+                        Ok(bytes) => {
+                            // Sending fails only when the extractor panicked; joining it
+                            // below carries the panic on.
+                            let _ = jobs.send((bytes, cp.tree.clone(), dir.clone()));
+                            sent += 1;
+                            Pending::Job(sent - 1)
+                        }
+                    },
+                });
+            }
+            checkpoints.push(Ok((cp, pending)));
+        }
+        drop(jobs);
+        let mut done: Vec<Option<AgentWrites>> = match extractor.join() {
+            Ok(done) => done.into_iter().map(Some).collect(),
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        checkpoints
+            .into_iter()
+            .map(|read| {
+                read.map(|(cp, pending)| {
+                    let extracted = pending
+                        .into_iter()
+                        .map(|p| match p {
+                            Pending::Done(e) => e,
+                            Pending::Job(job) => {
+                                Ok(done[job].take().expect("the extractor answers every job"))
+                            }
+                        })
+                        .collect();
+                    (cp, extracted)
+                })
+            })
+            .collect()
+    })
+}
+
+/// Settles what was read of checkpoint `id` into its entry: each session's status and
+/// warnings. The flag says whether something that exists could not be read (the command then
+/// fails after its output).
+fn settle(
     id: &CheckpointId,
-    missing: Option<String>,
+    read: CheckpointRead,
     warnings: &mut Vec<String>,
 ) -> (CheckpointEntry, Loaded, bool) {
     let entry = |status, error: Option<String>| CheckpointEntry {
@@ -468,16 +562,8 @@ fn load(
         cp: None,
         sessions: Vec::new(),
     };
-    let found = match missing {
-        Some(why) => Err((CheckpointStatus::NotFound, why)),
-        None => match topo.read(id) {
-            Ok(Some(cp)) => Ok(cp),
-            Ok(None) => Err((CheckpointStatus::NotFound, "not found locally".to_owned())),
-            Err(e) => Err((CheckpointStatus::Unreadable, error_chain(&e))),
-        },
-    };
-    let cp = match found {
-        Ok(cp) => cp,
+    let (cp, extracted) = match read {
+        Ok(read) => read,
         Err((status, why)) => {
             let unreadable = status == CheckpointStatus::Unreadable;
             // A store error names the checkpoint itself.
@@ -491,7 +577,7 @@ fn load(
     let mut e = entry(CheckpointStatus::Read, None);
     let mut damaged = false;
     let mut sessions = Vec::new();
-    for (slot, dir) in cp.session_dirs.iter().enumerate() {
+    for (slot, extracted) in extracted.into_iter().enumerate() {
         let meta = &cp.sessions[slot];
         let mut s = SessionEntry {
             index: slot,
@@ -510,15 +596,6 @@ fn load(
             ));
             s.transcript = status;
             s.reason = Some(why);
-        };
-        // The cache answers for exactly these transcript bytes: it is keyed by the tree.
-        let extracted = match cache.get(&cp.tree, dir) {
-            Some(writes) => Ok(writes),
-            None => read_transcript(topo, &cp, dir).map(|bytes| {
-                let writes = agent_writes::extract(&bytes);
-                cache.put(&cp.tree, dir, &writes);
-                writes
-            }),
         };
         match extracted {
             Err(TranscriptMiss::Absent(why)) => fail(&mut s, TranscriptStatus::Absent, why),
