@@ -237,7 +237,8 @@ pub fn list(
             continue;
         };
         scanned += 1;
-        for t in checkpoint_trailers(trailers) {
+        let trailers = checkpoint_trailers(trailers);
+        for t in &trailers {
             if let TrailerValue::Malformed(tok) = t {
                 notice(&format!(
                     "{}: ignoring malformed Entire-Checkpoint trailer {tok:?}",
@@ -245,7 +246,7 @@ pub fn list(
                 ));
             }
         }
-        let ids = rewrites::links(trailers, map.as_ref().and_then(|m| m.get(sha)));
+        let ids = rewrites::links_of(trailers, map.as_ref().and_then(|m| m.get(sha)));
         if ids.is_empty() {
             continue;
         }

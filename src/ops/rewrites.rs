@@ -148,7 +148,12 @@ pub fn linking_commits(
 /// Every checkpoint a commit links: its valid `Entire-Checkpoint` trailers, then what the
 /// rewrite map says it inherited, de-duplicated in order.
 pub fn links(message: &str, inherited: Option<&Rewritten>) -> Vec<CheckpointId> {
-    let mut out: Vec<CheckpointId> = checkpoint_trailers(message)
+    links_of(checkpoint_trailers(message), inherited)
+}
+
+/// [`links`] of a message whose trailers are already parsed.
+pub fn links_of(trailers: Vec<TrailerValue>, inherited: Option<&Rewritten>) -> Vec<CheckpointId> {
+    let mut out: Vec<CheckpointId> = trailers
         .into_iter()
         .filter_map(|t| match t {
             TrailerValue::Valid(id) => Some(id),
