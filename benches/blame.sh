@@ -50,6 +50,10 @@ EOF
 wc -l big.go
 git entire-checkpoint blame big.go --no-fetch --json | python3 -c "
 import json, sys; d = json.load(sys.stdin); print('labels:', d['counts'], 'checkpoints:', len(d['checkpoints']))"
+# warm: the writes cache filled by the warm-up runs (a repeated blame); cold: the cache removed
+# before every run (the first blame after the checkpoints arrive).
 hyperfine --warmup 2 --runs 20 -N \
+  --prepare true --prepare true --prepare "rm -rf .git/entire/writes-cache" \
   -n "git blame --line-porcelain" "git blame --line-porcelain big.go" \
-  -n "git entire-checkpoint blame" "git-entire-checkpoint blame --no-fetch big.go"
+  -n "git entire-checkpoint blame (warm)" "git-entire-checkpoint blame --no-fetch big.go" \
+  -n "git entire-checkpoint blame (cold)" "git-entire-checkpoint blame --no-fetch big.go"
