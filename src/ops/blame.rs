@@ -458,7 +458,7 @@ type Extracted = Result<AgentWrites, TranscriptMiss>;
 /// each session's writes once: from the writes cache, else from its transcript (then cached).
 /// The transcripts are extracted on a second thread while this one goes on reading the store,
 /// whose handle cannot be shared: on a cold cache the two halves of the work cost about the
-/// same.
+/// same. At most four transcripts are held at once (one read, two queued, one extracted).
 fn read_all(
     topo: &Topology<'_>,
     cache: &WritesCache,
@@ -471,7 +471,9 @@ fn read_all(
         Job(usize),
     }
     std::thread::scope(|scope| {
-        let (jobs, queue) = std::sync::mpsc::channel::<(Vec<u8>, String, String)>();
+        // Bounded, so that at most a few transcripts are in memory at once when the reading
+        // outpaces the extraction.
+        let (jobs, queue) = std::sync::mpsc::sync_channel::<(Vec<u8>, String, String)>(2);
         let extractor = scope.spawn(move || {
             queue
                 .into_iter()
