@@ -1158,7 +1158,8 @@ fn history_links(repo: &Repo, depth: usize) -> Result<(Vec<Link>, Vec<Finding>),
             |b| String::from_utf8_lossy(&b).into_owned(),
         );
         let subject = String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default());
-        for t in checkpoint_trailers(&message) {
+        let trailers = checkpoint_trailers(&message);
+        for t in &trailers {
             if let TrailerValue::Malformed(token) = t {
                 findings.push(Finding::new(
                     Code::TrailerMalformed,
@@ -1169,7 +1170,7 @@ fn history_links(repo: &Repo, depth: usize) -> Result<(Vec<Link>, Vec<Finding>),
         }
         let inherited = map.as_ref().and_then(|m| m.get(&oid.to_string()));
         links.extend(
-            crate::ops::rewrites::links(&message, inherited)
+            crate::ops::rewrites::links_of(trailers, inherited)
                 .into_iter()
                 .map(|id| Link {
                     commit: short.clone(),

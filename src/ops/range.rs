@@ -219,7 +219,8 @@ pub fn list(
         .start(LOG_BUDGET)?;
     // While git walks the range, the listing a long range reads its checkpoints from, when it
     // is cheap: a guess that costs no time when right, and little when wrong.
-    let early = cheap_listing(repo).then(|| topo.list().ok()).flatten();
+    // `Some(None)`: listed early, and the listing failed (not tried again below).
+    let early = cheap_listing(repo).then(|| topo.list().ok());
     let out = log.wait()?;
     if !out.success() {
         return Err(RangeError::Rejected {
@@ -270,7 +271,7 @@ pub fn list(
         .collect();
     if wanted.len() >= INDEXED_FROM {
         let names: HashMap<&str, &CheckpointId> = wanted.iter().map(|i| (i.as_str(), *i)).collect();
-        if let Some(listing) = early.or_else(|| topo.list().ok()) {
+        if let Some(listing) = early.unwrap_or_else(|| topo.list().ok()) {
             for line in listing.lines().filter(|l| l.unreadable.is_none()) {
                 if let Some(id) = names.get(line.id) {
                     found.insert((*id).clone(), Some(info_of_line(id, &line)));
