@@ -1,4 +1,4 @@
-//! `git blame --line-porcelain` of one file, run through the one `git` wrapper and parsed into
+//! `git blame --porcelain` of one file, run through the one `git` wrapper and parsed into
 //! typed records. No value of the caller becomes an option: the path follows `--`, and the line
 //! range and the revision are validated first ([`LineRange`], [`BlameRev`]).
 
@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::base::error::{ExitStatus, FAILURE, USAGE};
-use crate::git::subprocess::{first_error_line, Git, GitError};
+use crate::git::subprocess::{first_error_line, Git, GitError, Running};
 
 /// The most one `git blame` may take (a local command: generous, but never a hang).
 const BLAME_BUDGET: Duration = Duration::from_secs(600);
@@ -190,51 +190,73 @@ pub struct Blame {
     pub lines: Vec<BlameLine>,
 }
 
-/// Blames `path` (relative to `cwd`, as git takes it) at `rev` (default: the working tree),
-/// lines `range` (default: all).
-pub fn blame(
+/// A `git blame` started by [`start`], running while the caller works.
+pub struct PendingBlame {
+    git: Running,
+    path: String,
+    rev: Option<BlameRev>,
+}
+
+/// Starts blaming `path` (relative to `cwd`, as git takes it) at `rev` (default: the working
+/// tree), lines `range` (default: all); [`PendingBlame::finish`] reads the result.
+pub fn start(
     cwd: &Path,
     path: &str,
     range: Option<LineRange>,
     rev: Option<&BlameRev>,
-) -> Result<Blame, BlameError> {
-    let mut git = Git::new(cwd).args(["blame", "--line-porcelain"]);
+) -> Result<PendingBlame, BlameError> {
+    // `--porcelain`, not `--line-porcelain`: the same records, but each commit's details once
+    // rather than on every line, which git formats again for each (half its time on a 600-line
+    // file of 60 commits; docs/performance.md).
+    let mut git = Git::new(cwd).args(["blame", "--porcelain"]);
     if let Some(r) = range {
         git = git.args(["-L".to_owned(), r.arg()]);
     }
     if let Some(rev) = rev {
         git = git.args([rev.as_str()]);
     }
-    let out = git.args(["--", path]).run(BLAME_BUDGET)?;
-    if !out.success() {
-        let message = first_error_line(&out.stderr);
-        let message = message
-            .strip_prefix("fatal: ")
-            .unwrap_or(&message)
-            .to_owned();
-        if message.starts_with("no such path") || message.contains("no such file or directory") {
-            return Err(BlameError::NotInRevision {
-                path: path.to_owned(),
-                rev: rev.map_or("the working tree".to_owned(), |r| r.as_str().to_owned()),
-            });
-        }
-        return Err(BlameError::Rejected {
-            path: path.to_owned(),
-            message,
-        });
-    }
-    let blame = parse_line_porcelain(&out.stdout)?;
-    // git's own test: a NUL byte makes a file binary.
-    if blame.lines.iter().any(|l| l.text.contains('\0')) {
-        return Err(BlameError::Binary(path.to_owned()));
-    }
-    Ok(blame)
+    Ok(PendingBlame {
+        git: git.args(["--", path]).start(BLAME_BUDGET)?,
+        path: path.to_owned(),
+        rev: rev.cloned(),
+    })
 }
 
-/// Parses the output of `git blame --line-porcelain`: per line a header
+impl PendingBlame {
+    /// Waits for git and parses what it printed.
+    pub fn finish(self) -> Result<Blame, BlameError> {
+        let PendingBlame { git, path, rev } = self;
+        let out = git.wait()?;
+        if !out.success() {
+            let message = first_error_line(&out.stderr);
+            let message = message
+                .strip_prefix("fatal: ")
+                .unwrap_or(&message)
+                .to_owned();
+            if message.starts_with("no such path") || message.contains("no such file or directory")
+            {
+                return Err(BlameError::NotInRevision {
+                    path,
+                    rev: rev.map_or("the working tree".to_owned(), |r| r.0),
+                });
+            }
+            return Err(BlameError::Rejected { path, message });
+        }
+        let blame = parse_porcelain(&out.stdout)?;
+        // git's own test: a NUL byte makes a file binary.
+        if blame.lines.iter().any(|l| l.text.contains('\0')) {
+            return Err(BlameError::Binary(path));
+        }
+        Ok(blame)
+    }
+}
+
+/// Parses the output of `git blame --porcelain` (or `--line-porcelain`): per line a header
 /// `<sha> <orig line> <final line> [<group size>]`, `key value` lines, then the text after a tab.
-/// Keys it does not know are skipped (git adds them over time); any other shape is refused.
-pub fn parse_line_porcelain(text: &str) -> Result<Blame, BlameError> {
+/// A commit's details (`author`, `summary`, ...) are kept from its first header; later headers
+/// of the same commit carry fewer keys, or none. Keys it does not know are skipped (git adds
+/// them over time); any other shape is refused.
+pub fn parse_porcelain(text: &str) -> Result<Blame, BlameError> {
     let mut blame = Blame::default();
     let mut index: HashMap<String, usize> = HashMap::new();
     let mut lines = text.split_inclusive('\n');
@@ -324,7 +346,7 @@ mod tests {
             entry(A, 2, 3, "a.go", ""),
         ]
         .concat();
-        let blame = parse_line_porcelain(&out).unwrap();
+        let blame = parse_porcelain(&out).unwrap();
         assert_eq!(blame.commits.len(), 2);
         assert_eq!(blame.commits[0].author_mail, "ann@example.com");
         assert_eq!(blame.commits[1].filename, "b.go");
@@ -341,11 +363,48 @@ mod tests {
     }
 
     #[test]
+    fn parses_porcelain_whose_details_come_once_per_commit() {
+        // `--porcelain`: a group's first header carries the commit's details the first time the
+        // commit appears, `filename` on every group; the other lines, the header alone.
+        let first = entry(A, 1, 1, "a.go", "package a").replacen(" 1 1 1\n", " 1 1 2\n", 1);
+        let out = format!(
+            "{first}{A} 2 2\n\tfunc a() {{}}\n{B} 7 3 1\nauthor Bo\nauthor-mail <bo@example.com>\n\
+             author-time 1767225601\nsummary fix b\nfilename b.go\n\tb()\n\
+             {A} 9 4 1\nprevious 3333333333333333333333333333333333333333 a.go\nfilename a.go\n\t}}\n"
+        );
+        let blame = parse_porcelain(&out).unwrap();
+        assert_eq!(blame.commits.len(), 2);
+        assert_eq!(
+            (
+                blame.commits[0].author.as_str(),
+                blame.commits[0].summary.as_str()
+            ),
+            ("Ann", "add a.go"),
+            "a later header of the commit does not wipe its details"
+        );
+        assert_eq!(blame.commits[1].author_mail, "bo@example.com");
+        let lines: Vec<(usize, usize, usize, &str)> = blame
+            .lines
+            .iter()
+            .map(|l| (l.line, l.orig_line, l.commit, l.text.as_str()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (1, 1, 0, "package a"),
+                (2, 2, 0, "func a() {}"),
+                (3, 7, 1, "b()"),
+                (4, 9, 0, "}")
+            ]
+        );
+    }
+
+    #[test]
     fn refuses_what_is_not_porcelain() {
-        assert!(parse_line_porcelain("not a header\n").is_err());
-        assert!(parse_line_porcelain(&format!("{A} 1 1\nauthor Ann\n")).is_err());
-        assert!(parse_line_porcelain(&format!("{A} 1 1\nAuthor: Ann\n\tx\n")).is_err());
-        assert_eq!(parse_line_porcelain("").unwrap(), Blame::default());
+        assert!(parse_porcelain("not a header\n").is_err());
+        assert!(parse_porcelain(&format!("{A} 1 1\nauthor Ann\n")).is_err());
+        assert!(parse_porcelain(&format!("{A} 1 1\nAuthor: Ann\n\tx\n")).is_err());
+        assert_eq!(parse_porcelain("").unwrap(), Blame::default());
     }
 
     #[test]

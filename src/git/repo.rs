@@ -118,6 +118,29 @@ fn probe_git_dir() -> Option<PathBuf> {
     }
 }
 
+/// Where a [`Repo`] is, to open it again on another thread: a libgit2 handle cannot be shared
+/// between threads, so a thread that reads beside the first opens its own.
+#[derive(Debug, Clone)]
+pub struct RepoLocation {
+    git_dir: PathBuf,
+    workdir: Option<PathBuf>,
+}
+
+impl RepoLocation {
+    /// Opens the repository again: the same git dir and work tree.
+    pub fn open(&self) -> Result<Repo, RepoError> {
+        let git = git2::Repository::open(&self.git_dir).map_err(git_err(format!(
+            "open repository {}",
+            self.git_dir.display()
+        )))?;
+        if let Some(w) = &self.workdir {
+            git.set_workdir(w, false)
+                .map_err(git_err(format!("set work tree {}", w.display())))?;
+        }
+        Repo::from_git(git)
+    }
+}
+
 impl Repo {
     /// Opens the repository git would use from the current directory, honouring `GIT_DIR`,
     /// `GIT_WORK_TREE`, linked worktrees and subdirectories. Reftable and sha256 repositories
@@ -183,6 +206,14 @@ impl Repo {
     /// The git common dir (shared by all worktrees): where the queue and staged sessions live.
     pub fn common_dir(&self) -> &Path {
         &self.common_dir
+    }
+
+    /// Where this repository is, to open it again on another thread.
+    pub fn location(&self) -> RepoLocation {
+        RepoLocation {
+            git_dir: self.git_dir().to_path_buf(),
+            workdir: self.workdir().map(Path::to_path_buf),
+        }
     }
 
     /// This worktree's git dir.

@@ -13,19 +13,21 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::{Mutex, PoisonError};
 
 use serde::Serialize;
 
 use crate::base::error::{error_chain, ExitStatus};
 use crate::base::id::CheckpointId;
 use crate::git::blame::{self as git_blame, BlameCommit, BlameError, BlameRev, LineRange};
-use crate::git::repo::Repo;
+use crate::git::repo::{Repo, RepoLocation};
 use crate::git::url::Remote;
 use crate::model::agent_writes::{self, AgentWrites, TranscriptFormat};
 use crate::model::transcript;
 use crate::ops::fetch_many::{self, Status};
 use crate::ops::rewrites::{self, RewriteMap};
 use crate::ops::writes_cache::WritesCache;
+use crate::store::content::ContentReader;
 use crate::store::{Checkpoint, StoreError};
 use crate::topology::Topology;
 
@@ -292,7 +294,8 @@ fn attribute(
     req: &BlameRequest<'_>,
     notice: impl Fn(&str) + Clone + 'static,
 ) -> Result<Attributed, BlameError> {
-    let blamed = git_blame::blame(req.cwd, &req.path, req.range, req.rev.as_ref())?;
+    let pending = git_blame::start(req.cwd, &req.path, req.range, req.rev.as_ref())?;
+    // While git blame runs: what does not depend on its answer.
     let mut warnings = Vec::new();
     let map = match RewriteMap::load(repo) {
         Ok(m) => Some(m),
@@ -301,6 +304,7 @@ fn attribute(
             None
         }
     };
+    let blamed = pending.finish()?;
     // Commit → its checkpoints (indices into `ids`).
     let mut ids: Vec<CheckpointId> = Vec::new();
     let mut commit_cps: Vec<Vec<usize>> = Vec::new();
@@ -327,7 +331,8 @@ fn attribute(
     let mut loaded = Vec::new();
     let mut damaged = false;
     let cache = WritesCache::in_common_dir(repo.common_dir());
-    for (id, read) in ids.iter().zip(read_all(topo, &cache, &ids, &missing)) {
+    let read = read_all(topo, &repo.location(), &cache, &ids, &missing);
+    for (id, read) in ids.iter().zip(read) {
         let (entry, l, bad) = settle(id, read, &mut warnings);
         damaged |= bad;
         entries.push(entry);
@@ -448,44 +453,84 @@ fn fetch_batch(
     missing
 }
 
-/// A checkpoint as read, or why it could not be.
-type CheckpointRead = Result<(Checkpoint, Vec<Extracted>), (CheckpointStatus, String)>;
+/// A checkpoint as read (with what its sessions gave), or why it could not be.
+type CheckpointRead<S = Vec<Extracted>> = Result<(Checkpoint, S), (CheckpointStatus, String)>;
 
 /// One session's writes, or why its transcript gave none.
 type Extracted = Result<AgentWrites, TranscriptMiss>;
 
 /// Reads the checkpoints of `ids` (`missing`: those known to be absent, with the reason), and
 /// each session's writes once: from the writes cache, else from its transcript (then cached).
-/// The transcripts are extracted on a second thread while this one goes on reading the store,
-/// whose handle cannot be shared: on a cold cache the two halves of the work cost about the
-/// same. At most four transcripts are held at once (one read, two queued, one extracted).
+///
+/// This thread reads the checkpoints' documents and queues each transcript the cache lacks; a
+/// second thread reads and extracts them as they come, through a repository handle of its own
+/// (a store's cannot be shared) opened from `location`; once the documents are read, this thread
+/// takes transcripts from the same queue. The second thread reads only what its handle holds
+/// (the tree id names the bytes, so they are those the store would give); a transcript it
+/// cannot read is read here, through the store, which knows the partial cache and what a
+/// missing blob means. Each thread holds one transcript at a time.
 fn read_all(
     topo: &Topology<'_>,
+    location: &RepoLocation,
     cache: &WritesCache,
     ids: &[CheckpointId],
     missing: &HashMap<CheckpointId, String>,
 ) -> Vec<CheckpointRead> {
-    /// A session whose transcript is being extracted, by job number.
+    /// A session whose transcript is queued, by job number.
     enum Pending {
         Done(Extracted),
         Job(usize),
     }
+    /// A transcript to read and extract.
+    struct Job {
+        /// Its number, in queueing order.
+        n: usize,
+        /// The checkpoint, an index into `checkpoints`.
+        at: usize,
+        id: CheckpointId,
+        tree: String,
+        dir: String,
+    }
+    let (jobs, queue) = std::sync::mpsc::channel::<Job>();
+    let queue = Mutex::new(queue);
+    // Ends when the queue is empty and no job can come any more.
+    let next = || {
+        queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .recv()
+            .ok()
+    };
+    let extract = |bytes: &[u8], job: &Job| {
+        let writes = agent_writes::extract(bytes);
+        cache.put(&job.tree, &job.dir, &writes);
+        writes
+    };
     std::thread::scope(|scope| {
-        // Bounded, so that at most a few transcripts are in memory at once when the reading
-        // outpaces the extraction.
-        let (jobs, queue) = std::sync::mpsc::sync_channel::<(Vec<u8>, String, String)>(2);
-        let extractor = scope.spawn(move || {
-            queue
-                .into_iter()
-                .map(|(bytes, tree, dir)| {
-                    let writes = agent_writes::extract(&bytes);
-                    cache.put(&tree, &dir, &writes);
-                    writes
-                })
-                .collect::<Vec<_>>()
+        let helper = scope.spawn(|| {
+            // Opened with the first job: a warm cache queues none.
+            let mut reader = None;
+            let mut done = Vec::new();
+            while let Some(job) = next() {
+                let reader = reader.get_or_insert_with(|| {
+                    ContentReader::open(location)
+                        .map_err(|e| log::info!("reading transcripts on one thread only: {e}"))
+                        .ok()
+                });
+                let path = format!("{}/{}", job.dir, transcript::TRANSCRIPT_FILE);
+                match reader
+                    .as_ref()
+                    .map(|r| r.read_file(&job.id, &job.tree, &path))
+                {
+                    Some(Ok(bytes)) => done.push((job.n, Ok(extract(&bytes, &job)))),
+                    // Left to the first thread, which reads through the store.
+                    _ => done.push((job.n, Err(job))),
+                }
+            }
+            done
         });
         let mut checkpoints = Vec::with_capacity(ids.len());
-        let mut sent = 0;
+        let mut queued = 0;
         for id in ids {
             let found = match missing.get(id) {
                 Some(why) => Err((CheckpointStatus::NotFound, why.clone())),
@@ -507,25 +552,41 @@ fn read_all(
                 // The cache answers for exactly these transcript bytes: it is keyed by the tree.
                 pending.push(match cache.get(&cp.tree, dir) {
                     Some(writes) => Pending::Done(Ok(writes)),
-                    None => match read_transcript(topo, &cp, dir) {
-                        Err(miss) => Pending::Done(Err(miss)),
-                        Ok(bytes) => {
-                            // Sending fails only when the extractor panicked; joining it
-                            // below carries the panic on.
-                            let _ = jobs.send((bytes, cp.tree.clone(), dir.clone()));
-                            sent += 1;
-                            Pending::Job(sent - 1)
-                        }
-                    },
+                    None => {
+                        let job = Job {
+                            n: queued,
+                            at: checkpoints.len(),
+                            id: cp.id.clone(),
+                            tree: cp.tree.clone(),
+                            dir: dir.clone(),
+                        };
+                        // The receiver lives until the scope ends: sending cannot fail.
+                        let _ = jobs.send(job);
+                        queued += 1;
+                        Pending::Job(queued - 1)
+                    }
                 });
             }
             checkpoints.push(Ok((cp, pending)));
         }
         drop(jobs);
-        let mut done: Vec<Option<AgentWrites>> = match extractor.join() {
-            Ok(done) => done.into_iter().map(Some).collect(),
+        let here = |job: &Job, checkpoints: &[CheckpointRead<Vec<Pending>>]| {
+            let Ok((cp, _)) = &checkpoints[job.at] else {
+                unreachable!("only a checkpoint that was read queues its transcripts")
+            };
+            read_transcript(topo, cp, &job.dir).map(|bytes| extract(&bytes, job))
+        };
+        let mut done: Vec<Option<Extracted>> = (0..queued).map(|_| None).collect();
+        while let Some(job) = next() {
+            done[job.n] = Some(here(&job, &checkpoints));
+        }
+        let helped = match helper.join() {
+            Ok(helped) => helped,
             Err(panic) => std::panic::resume_unwind(panic),
         };
+        for (n, extracted) in helped {
+            done[n] = Some(extracted.or_else(|job| here(&job, &checkpoints)));
+        }
         checkpoints
             .into_iter()
             .map(|read| {
@@ -534,9 +595,7 @@ fn read_all(
                         .into_iter()
                         .map(|p| match p {
                             Pending::Done(e) => e,
-                            Pending::Job(job) => {
-                                Ok(done[job].take().expect("the extractor answers every job"))
-                            }
+                            Pending::Job(n) => done[n].take().expect("every queued job is done"),
                         })
                         .collect();
                     (cp, extracted)

@@ -7,6 +7,7 @@
 
 pub mod author_memo;
 pub mod branch;
+pub mod content;
 pub mod fs;
 pub(crate) mod merge;
 pub mod on_demand;

@@ -2,7 +2,7 @@
 //! checkpoints (written by the real binary, in both stores) hold Claude Code and Codex
 //! transcripts; a fresh clone that fetches the checkpoints in one batch; and bad input.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -223,8 +223,9 @@ fn why_names_the_prompt_before_the_write_not_the_first_one() {
     assert!(text.contains("the commit links no checkpoint"), "{text}");
 }
 
-/// A remote with the history and its checkpoints, and a fresh `--single-branch` clone of it.
-fn remote_and_clone(env: &TestEnv, store: Store) -> std::path::PathBuf {
+/// The history of [`history`] pushed to a bare `origin` (code and checkpoints), and a
+/// `--single-branch` clone of it; returns the remote and the clone.
+fn remote_and_clone(env: &TestEnv, store: Store) -> (PathBuf, PathBuf) {
     history(env, store);
     let remote = env.bare_remote("origin");
     match store {
@@ -232,7 +233,8 @@ fn remote_and_clone(env: &TestEnv, store: Store) -> std::path::PathBuf {
         Store::Branch => drop(env.git(&["push", "-q", "origin", "entire/checkpoints/v1"])),
     }
     env.git(&["push", "-q", "origin", "main"]);
-    env.clone_of(&remote, "clone", &["--single-branch"])
+    let clone = env.clone_of(&remote, "clone", &["--single-branch"]);
+    (remote, clone)
 }
 
 /// The network git runs (`fetch`, `ls-remote`) an `ENTIRE_LOG=debug` stderr shows.
@@ -246,7 +248,7 @@ fn network_calls(err: &str) -> usize {
 fn a_fresh_clone_fetches_the_checkpoints_in_one_batch() {
     for store in Store::ALL {
         let env = TestEnv::new();
-        let clone = remote_and_clone(&env, store);
+        let (_, clone) = remote_and_clone(&env, store);
         assert!(env.checkpoint_refs_in(&clone).is_empty());
         let out = env
             .cmd_as(store)
@@ -274,9 +276,86 @@ fn a_fresh_clone_fetches_the_checkpoints_in_one_batch() {
 }
 
 #[test]
+fn checkpoints_fetched_without_transcripts_are_fetched_whole_in_the_batch() {
+    // `entire-fetch --filter=blob:none` left the checkpoints in the partial cache without their
+    // transcripts. blame reads every transcript of them, so the one batch fetch brings them
+    // whole (one fetch, rather than one lazy fetch per transcript), and the labels are those of
+    // a whole fetch.
+    let env = TestEnv::new();
+    let (remote, clone) = remote_and_clone(&env, Store::Refs);
+    env.git_in(&remote, &["config", "uploadpack.allowFilter", "true"]);
+    let fetched = env.fetch_in(&clone, &["--filter=blob:none", "origin", HEX_ID, HEX_ID_2]);
+    assert_code(&fetched, 0, "filtered fetch");
+    let cache = env.common_dir_in(&clone).join("entire").join("partial.git");
+    assert_eq!(env.checkpoint_refs_in(&cache).len(), 2);
+    assert!(env.checkpoint_refs_in(&clone).is_empty());
+
+    let out = env
+        .cmd_as(Store::Refs)
+        .current_dir(&clone)
+        .env("ENTIRE_LOG", "debug")
+        .args(["blame", FILE, "--json"])
+        .output()
+        .unwrap();
+    let err = assert_code(&out, 0, "blame of checkpoints in the partial cache");
+    assert_eq!(labels(&parse_json(&out.stdout)), owned(ALL_LABELS), "{err}");
+    assert_eq!(network_calls(&err), 2, "one listing, one fetch:\n{err}");
+    for id in [HEX_ID, HEX_ID_2] {
+        let spec = format!("{}:0/full.jsonl", crate::env::checkpoint_ref(id));
+        assert_eq!(
+            env.git_in(&clone, &["rev-parse", &spec]),
+            env.git_in(&remote, &["rev-parse", &spec]),
+            "{id}'s transcript is in the repository"
+        );
+    }
+}
+
+#[test]
+fn a_transcript_absent_from_the_object_store_degrades_to_commit_linked() {
+    // As in a snapshot that left out large blobs (the corpus has such): the checkpoint reads,
+    // its transcript does not; its lines are commit-linked and the warning names the blob.
+    let env = TestEnv::new();
+    history(&env, Store::Refs);
+    let spec = format!("{}:0/full.jsonl", crate::env::checkpoint_ref(HEX_ID));
+    let blob = env.git(&["rev-parse", &spec]);
+    let blob = blob.trim();
+    let loose = env
+        .common_dir_in(env.repo())
+        .join("objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    std::fs::remove_file(&loose).expect("the transcript is a loose object");
+    let out = env.run(Store::Refs, &["blame", FILE, "--json", "--no-fetch"]);
+    let err = assert_code(&out, 0, "blame with an absent transcript");
+    let json = parse_json(&out.stdout);
+    let expected: Vec<(u64, &str)> = ALL_LABELS
+        .iter()
+        .map(|&(n, l)| {
+            (
+                n,
+                if n <= 6 && l == "agent" {
+                    "commit-linked"
+                } else {
+                    l
+                },
+            )
+        })
+        .collect();
+    assert_eq!(labels(&json), owned(&expected), "{err}");
+    assert_eq!(
+        json["checkpoints"][0]["sessions"][0]["transcript"],
+        "absent"
+    );
+    assert!(
+        err.contains(&format!("checkpoint {HEX_ID} session 0:")) && err.contains(blob),
+        "{err}"
+    );
+}
+
+#[test]
 fn without_fetching_a_missing_checkpoint_degrades_to_commit_linked() {
     let env = TestEnv::new();
-    let clone = remote_and_clone(&env, Store::Refs);
+    let (_, clone) = remote_and_clone(&env, Store::Refs);
     let out = env.run_in(
         Store::Refs,
         &clone,

@@ -1,0 +1,40 @@
+//! Reading a checkpoint's files by the id of its tree, through a repository handle of the
+//! reader's own: for work on a second thread, since a store's handle cannot be shared between
+//! threads.
+//!
+//! A tree id names its whole content, so whatever this reads is what the store that served the
+//! checkpoint would return for the same path. What it cannot read (objects only in the partial
+//! cache, a blob a filtered fetch left out) is an error here: the caller reads it through the
+//! store, which knows where else to look.
+
+use git2::Oid;
+
+use crate::base::id::CheckpointId;
+use crate::git::repo::{Repo, RepoError, RepoLocation};
+use crate::store::{git_err, tree, StoreError};
+
+/// Reads checkpoint files by tree id from a repository opened for it.
+pub struct ContentReader {
+    repo: Repo,
+}
+
+impl ContentReader {
+    /// Opens the repository at `at` for this reader.
+    pub fn open(at: &RepoLocation) -> Result<Self, RepoError> {
+        Ok(ContentReader { repo: at.open()? })
+    }
+
+    /// The file at `path` of checkpoint `id` whose tree is `tree_id` (hex); `N/full.jsonl` is
+    /// reassembled from its chunks, as the stores do.
+    pub fn read_file(
+        &self,
+        id: &CheckpointId,
+        tree_id: &str,
+        path: &str,
+    ) -> Result<Vec<u8>, StoreError> {
+        let tree = Oid::from_str(tree_id)
+            .and_then(|oid| self.repo.git.find_tree(oid))
+            .map_err(git_err("read checkpoint tree"))?;
+        tree::read_path(&self.repo.git, &tree, id, path)
+    }
+}
