@@ -7,6 +7,8 @@
 //! | ULID | refs only | refs only |
 //! | hex | branch only | refs, then branch |
 
+use std::collections::HashMap;
+
 use crate::base::id::{self, CheckpointId, IdKind};
 use crate::config::settings::{ConfigSource, ResolvedConfig, SettingsError, SettingsFiles};
 use crate::git::repo::{Identity, Repo};
@@ -158,10 +160,7 @@ enum Pick {
 impl Listing {
     /// The lines, newest first.
     pub fn lines(&self) -> impl Iterator<Item = ListLine<'_>> + '_ {
-        self.order.iter().map(|p| match *p {
-            Pick::Refs(i) => self.refs.line(i as usize),
-            Pick::Branch(i) => self.branch[i as usize].line(),
-        })
+        self.order.iter().map(|&p| self.line(p))
     }
 
     /// The lines, newest first, owned.
@@ -176,6 +175,25 @@ impl Listing {
             .collect()
     }
 
+    /// The lines keyed by their ID, for looking many up; a line is decoded only when asked for.
+    pub fn by_id(&self) -> ListingById<'_> {
+        ListingById {
+            picks: self
+                .order
+                .iter()
+                .map(|&p| (self.id_and_time(p).0, p))
+                .collect(),
+            listing: self,
+        }
+    }
+
+    fn line(&self, p: Pick) -> ListLine<'_> {
+        match p {
+            Pick::Refs(i) => self.refs.line(i as usize),
+            Pick::Branch(i) => self.branch[i as usize].line(),
+        }
+    }
+
     /// The ID and `created_at` of a line.
     fn id_and_time(&self, p: Pick) -> (&str, &str) {
         match p {
@@ -185,6 +203,19 @@ impl Listing {
                 (info.id.as_str(), &info.created_at)
             }
         }
+    }
+}
+
+/// The lines of a [`Listing`] by ID ([`Listing::by_id`]).
+pub struct ListingById<'l> {
+    listing: &'l Listing,
+    picks: HashMap<&'l str, Pick>,
+}
+
+impl<'l> ListingById<'l> {
+    /// The line of checkpoint `id`, when listed.
+    pub fn get(&self, id: &str) -> Option<ListLine<'l>> {
+        self.picks.get(id).map(|&p| self.listing.line(p))
     }
 }
 

@@ -455,14 +455,21 @@ fn list_line(i: ListLine<'_>, date: DateFormat, now: i64) -> String {
     } else {
         i.agent
     };
-    format!(
-        "{:<26}  {:<25}  {:<10}  {:<11}  {}",
-        id::display_short(i.id),
-        date.show(i.created_at, now),
-        i.store.name(),
-        sessions,
-        agent
-    )
+    // Columns padded by hand: `format!` with padded fields costs thousands of instructions a
+    // line, and `list` may print 100,000 of them.
+    let mut line = String::with_capacity(96);
+    for (text, width) in [
+        (id::display_short(i.id), 26),
+        (&date.show(i.created_at, now), 25),
+        (i.store.name(), 10),
+        (&sessions, 11),
+    ] {
+        line.push_str(text);
+        let pad = width - width.min(text.chars().count());
+        line.extend(std::iter::repeat_n(' ', pad + 2));
+    }
+    line.push_str(agent);
+    line
 }
 
 /// The range of `list` as `git log` words: the options as `--name=value`, then the revisions;
@@ -499,9 +506,9 @@ pub fn range_words(r: &RangeArgs) -> Vec<String> {
     out
 }
 
-/// `list <revision-range>`: each commit of the range that links checkpoints, with them; the
-/// number of commits scanned on stderr. Fails after the listing when the batch fetch failed or
-/// a checkpoint cannot be read.
+/// `list <revision-range>`: each commit of the range that links checkpoints, with them, written
+/// as the range is read (`--json`: one document at the end); the number of commits scanned on
+/// stderr. Fails after the listing when the batch fetch failed or a checkpoint cannot be read.
 pub fn list_range(
     repo: &Repo,
     topo: &Topology<'_>,
@@ -512,60 +519,79 @@ pub fn list_range(
     quiet: bool,
 ) -> Result<()> {
     let args = range::RangeArgs::parse(words)?;
-    let listing = range::list(repo, topo, &args, fetch_from, move |m| warn(quiet, m))?;
+    let now = dates::now();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    if json {
-        serde_json::to_writer_pretty(&mut out, &RangeDoc::of(&listing))?;
-        out.write_all(b"\n")?;
-    } else {
-        let now = dates::now();
-        for c in &listing.commits {
-            writeln!(
-                out,
-                "{} {} {}",
-                &c.sha[..c.sha.len().min(12)],
-                date.show(&c.authored_at, now),
-                c.subject
-            )?;
-            for cp in &c.checkpoints {
-                match cp {
-                    Linked::Listed(info) => {
-                        writeln!(out, "    {}", list_line(info.line(), date, now))?
-                    }
-                    Linked::NotFound(id) => {
-                        writeln!(out, "    {:<26}  not found", id::display_short(id.as_str()))?
-                    }
-                }
+    let mut commits = Vec::new();
+    let (mut linked, mut unreadable) = (0, Vec::new());
+    let mut written = Ok(());
+    let summary = range::list(
+        repo,
+        topo,
+        &args,
+        fetch_from,
+        move |m| warn(quiet, m),
+        |c| {
+            linked += 1;
+            unreadable.extend(c.checkpoints.iter().filter_map(|cp| match cp {
+                Linked::Listed(CheckpointInfo {
+                    unreadable: Some(reason),
+                    ..
+                }) => Some(reason.clone()),
+                _ => None,
+            }));
+            if json {
+                commits.push(c);
+            } else if written.is_ok() {
+                written = write_range_commit(&mut out, &c, date, now);
             }
-        }
+        },
+    )?;
+    written?;
+    if json {
+        serde_json::to_writer_pretty(&mut out, &RangeDoc::of(&commits, summary.scanned))?;
+        out.write_all(b"\n")?;
     }
     out.flush()?;
     drop(out);
-    let linked = listing.commits.len();
     if !quiet {
         eprintln!(
             "entire: {} commit(s) scanned, {linked} with checkpoints",
-            listing.scanned
+            summary.scanned
         );
     }
-    let mut unreadable = 0;
-    for c in &listing.commits {
-        for cp in &c.checkpoints {
-            if let Linked::Listed(CheckpointInfo {
-                unreadable: Some(reason),
-                ..
-            }) = cp
-            {
-                eprintln!("entire: unreadable checkpoint: {reason}");
-                unreadable += 1;
-            }
-        }
+    for reason in &unreadable {
+        eprintln!("entire: unreadable checkpoint: {reason}");
     }
-    if let Some(e) = listing.fetch_failure {
+    if let Some(e) = summary.fetch_failure {
         return Err(e.into());
     }
-    if unreadable > 0 {
-        return Err(format!("{unreadable} checkpoint(s) could not be read").into());
+    if !unreadable.is_empty() {
+        return Err(format!("{} checkpoint(s) could not be read", unreadable.len()).into());
+    }
+    Ok(())
+}
+
+/// One commit of `list <revision-range>`: its line, then one line per checkpoint.
+fn write_range_commit(
+    out: &mut impl Write,
+    c: &range::RangeCommit,
+    date: DateFormat,
+    now: i64,
+) -> std::io::Result<()> {
+    writeln!(
+        out,
+        "{} {} {}",
+        &c.sha[..c.sha.len().min(12)],
+        date.show(&c.authored_at, now),
+        c.subject
+    )?;
+    for cp in &c.checkpoints {
+        match cp {
+            Linked::Listed(info) => writeln!(out, "    {}", list_line(info.line(), date, now))?,
+            Linked::NotFound(id) => {
+                writeln!(out, "    {:<26}  not found", id::display_short(id.as_str()))?
+            }
+        }
     }
     Ok(())
 }
@@ -603,9 +629,8 @@ enum RangeCheckpoint<'a> {
 }
 
 impl<'a> RangeDoc<'a> {
-    fn of(listing: &'a range::RangeListing) -> Self {
-        let commits = listing
-            .commits
+    fn of(commits: &'a [range::RangeCommit], scanned: usize) -> Self {
+        let commits = commits
             .iter()
             .map(|c| RangeCommitDoc {
                 commit: &c.sha,
@@ -627,9 +652,6 @@ impl<'a> RangeDoc<'a> {
                     .collect(),
             })
             .collect();
-        RangeDoc {
-            commits,
-            scanned: listing.scanned,
-        }
+        RangeDoc { commits, scanned }
     }
 }

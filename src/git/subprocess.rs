@@ -28,7 +28,7 @@ use std::ops::RangeInclusive;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::mpsc::Receiver;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -278,17 +278,41 @@ fn wait_unreaped(pid: i32) {
     }
 }
 
-/// Reads `pipe` to its end in a thread; the receiver gets the bytes once every writer is gone.
+/// Reads `pipe` to its end in a thread, sending what each read returns; the channel closes
+/// once every writer is gone.
 fn read_in_thread(pipe: Option<impl Read + Send + 'static>) -> Receiver<Vec<u8>> {
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        if let Some(mut p) = pipe {
-            let _ = p.read_to_end(&mut bytes);
+        let Some(mut p) = pipe else { return };
+        // A pipe gives at most 64 KiB a read.
+        let mut buf = vec![0; 64 << 10];
+        loop {
+            match p.read(&mut buf) {
+                Ok(0) => return,
+                Ok(n) => {
+                    if tx.send(buf[..n].to_vec()).is_err() {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
         }
-        let _ = tx.send(bytes);
     });
     rx
+}
+
+/// The rest of what `pipe`'s reader sends, if it finishes by `until`.
+fn drain(pipe: &Receiver<Vec<u8>>, until: Instant) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    loop {
+        match pipe.recv_timeout(until.saturating_duration_since(Instant::now())) {
+            Ok(piece) if bytes.is_empty() => bytes = piece,
+            Ok(piece) => bytes.extend_from_slice(&piece),
+            Err(RecvTimeoutError::Disconnected) => return Some(bytes),
+            Err(RecvTimeoutError::Timeout) => return None,
+        }
+    }
 }
 
 /// Both outputs, if their readers finish by `until`.
@@ -297,10 +321,7 @@ fn collect(
     err: &Receiver<Vec<u8>>,
     until: Instant,
 ) -> Option<(Vec<u8>, Vec<u8>)> {
-    let left = || until.saturating_duration_since(Instant::now());
-    let stdout = out.recv_timeout(left()).ok()?;
-    let stderr = err.recv_timeout(left()).ok()?;
-    Some((stdout, stderr))
+    Some((drain(out, until)?, drain(err, until)?))
 }
 
 /// The user's `GIT_SSH_COMMAND`, read once.
@@ -505,6 +526,25 @@ pub struct Running {
 }
 
 impl Running {
+    /// The next piece of git's standard output as git writes it, `None` once it is closed:
+    /// to work on the output while git is still producing it. [`Running::wait`] then returns
+    /// what was not taken. When the deadline passes first, the result is
+    /// [`GitError::Timeout`] and git is killed when this is dropped.
+    pub fn next_output(&mut self) -> Result<Option<Vec<u8>>, GitError> {
+        let until = self.start + self.limit;
+        match self
+            .stdout
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+        {
+            Ok(piece) => Ok(Some(piece)),
+            Err(RecvTimeoutError::Disconnected) => Ok(None),
+            Err(RecvTimeoutError::Timeout) => Err(GitError::Timeout {
+                command: self.name.clone(),
+                after: self.limit,
+            }),
+        }
+    }
+
     /// Waits for git to finish (see [`Git::run`]).
     pub fn wait(mut self) -> Result<Output, GitError> {
         self.waited = true;
@@ -929,6 +969,44 @@ Done\n";
     fn deadline_kills() {
         let (result, _) = run_script("sleep 5", 200);
         assert!(matches!(result, Err(GitError::Timeout { .. })));
+    }
+
+    /// The output arrives as git writes it, the pieces make up the whole, and `wait` returns
+    /// the result with what was not taken; a git that stalls mid-output still ends by the
+    /// deadline.
+    #[test]
+    fn output_is_read_as_it_comes() {
+        let script = |s: &str| {
+            [
+                "-c".to_owned(),
+                format!("alias.script=!{s}"),
+                "script".into(),
+            ]
+        };
+        // git goes on only once the first piece was read (it waits for a file made then).
+        let dir = tempfile::tempdir().unwrap();
+        let mut git = Git::new(dir.path())
+            .args(script(
+                "printf one; until [ -e read ]; do sleep 0.01; done; printf two",
+            ))
+            .start(Duration::from_secs(60))
+            .unwrap();
+        assert_eq!(git.next_output().unwrap().as_deref(), Some(&b"one"[..]));
+        std::fs::write(dir.path().join("read"), "").unwrap();
+        assert_eq!(git.next_output().unwrap().as_deref(), Some(&b"two"[..]));
+        assert_eq!(git.next_output().unwrap(), None);
+        let out = git.wait().unwrap();
+        assert!(out.success() && out.stdout.is_empty(), "{out:?}");
+
+        let mut git = Git::new(Path::new("."))
+            .args(script("printf one; sleep 30"))
+            .start(Duration::from_millis(300))
+            .unwrap();
+        assert!(git.next_output().unwrap().is_some());
+        let start = Instant::now();
+        assert!(matches!(git.next_output(), Err(GitError::Timeout { .. })));
+        drop(git);
+        assert!(start.elapsed() < Duration::from_secs(10));
     }
 
     /// A grandchild that keeps the output pipes open (as `git-remote-http` does on a stalled

@@ -6,7 +6,8 @@
 //! fetched in one batch ([`fetch_many::run`]), then every checkpoint is read once, however many
 //! commits name it.
 
-use std::collections::{HashMap, HashSet};
+use std::cell::OnceCell;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::time::Duration;
 
 use crate::base::error::{error_chain, ExitStatus, FAILURE, USAGE};
@@ -19,7 +20,7 @@ use crate::ops::fetch_many::{self, FetchManyError, Request};
 use crate::ops::rewrites::{self, RewriteMap};
 use crate::remote::fetch::FetchFilter;
 use crate::store::{summary, CheckpointInfo, StoreError};
-use crate::topology::Topology;
+use crate::topology::{Listing, ListingById, Topology};
 
 /// From this many checkpoints on, a range reads them from the listing (its summary index: one
 /// file, whatever their number, but every checkpoint ref is enumerated) rather than one by one
@@ -178,11 +179,9 @@ pub struct RangeCommit {
     pub checkpoints: Vec<Linked>,
 }
 
-/// The commits of a range that link checkpoints, newest first as `git log` lists them.
+/// What [`list`] found besides the commits it handed on.
 #[derive(Debug)]
-pub struct RangeListing {
-    /// The linking commits.
-    pub commits: Vec<RangeCommit>,
+pub struct RangeSummary {
     /// How many commits the range has (linked or not).
     pub scanned: usize,
     /// Why the batch fetch failed, when it did: the checkpoints it was for are shown as not
@@ -198,97 +197,138 @@ fn parse_record(record: &str) -> Option<(&str, &str, &str, &str)> {
     Some((sha, date, subject, trailers))
 }
 
-/// Lists the commits of `range` that link checkpoints ([`RangeListing`]). With `fetch_from`,
-/// the checkpoints missing locally are fetched from it in one batch (filtered into the partial
-/// cache when `strategy_options.filtered_fetches` says so) before they are read. `notice` gets
-/// the warnings (malformed trailers, a rewrite map that cannot be read, the fetch's notices).
+/// Hands each commit of `range` that links checkpoints to `emit`, in `git log`'s order (newest
+/// first), as `git log` prints it: the first lines come while git is still writing the rest.
+/// With `fetch_from`, the checkpoints missing locally are fetched from it in one batch
+/// (filtered into the partial cache when `strategy_options.filtered_fetches` says so) once the
+/// range is read; the commits from the first that names one on wait for that batch. `notice`
+/// gets the warnings (malformed trailers, a rewrite map that cannot be read, the fetch's
+/// notices). Nothing is emitted when git rejects the range.
 pub fn list(
     repo: &Repo,
     topo: &Topology<'_>,
     range: &RangeArgs,
     fetch_from: Option<Remote>,
     notice: impl Fn(&str) + Clone + 'static,
-) -> Result<RangeListing, RangeError> {
+    mut emit: impl FnMut(RangeCommit),
+) -> Result<RangeSummary, RangeError> {
     let format = format!("--format=%H %aI %s%n%(trailers:key={CHECKPOINT_TRAILER})");
-    let log = Git::new(repo.workdir().unwrap_or(repo.common_dir()))
+    let mut log = Git::new(repo.workdir().unwrap_or(repo.common_dir()))
         .args(["log", "-z", &format])
         .args(&range.options)
         .args(["--end-of-options"])
         .args(&range.revisions)
         .args(["--"])
         .start(LOG_BUDGET)?;
-    // While git walks the range, the listing a long range reads its checkpoints from, when it
-    // is cheap: a guess that costs no time when right, and little when wrong.
-    // `Some(None)`: listed early, and the listing failed (not tried again below).
-    let early = cheap_listing(repo).then(|| topo.list().ok());
+    // While git walks the range (with a negative end it prints nothing before it has walked it
+    // all): what resolving its links needs. The listing a long range reads its checkpoints
+    // from, when it is cheap: a guess that costs no time when right, and little when wrong.
+    let map = RewriteMap::load(repo)
+        .map_err(|e| notice(&error_chain(&e)))
+        .ok();
+    // Set once listed (`Some(None)`: the listing failed and is not tried again).
+    let listing: OnceCell<Option<Listing>> = OnceCell::new();
+    if cheap_listing(repo) {
+        let _ = listing.set(topo.list().ok());
+    }
+    fn by_id(l: &Option<Listing>) -> Option<ListingById<'_>> {
+        l.as_ref().map(Listing::by_id)
+    }
+    let mut links = Links {
+        topo,
+        by_id: listing.get().and_then(by_id),
+        found: HashMap::new(),
+    };
+    let fetching = fetch_from.is_some();
+    let mut scanned = 0;
+    // The commits not emitted yet, in order: while the way to read checkpoints is not chosen,
+    // and from the first that names a checkpoint to fetch on.
+    let mut held: VecDeque<(RangeCommit, Vec<CheckpointId>)> = VecDeque::new();
+    let mut blocked = false;
+    let mut distinct = HashSet::new();
+    let mut pending: Vec<u8> = Vec::new();
+    loop {
+        let piece = log.next_output()?;
+        let end = piece.is_none();
+        pending.extend_from_slice(&piece.unwrap_or_default());
+        // `-z`: records are separated by NUL; the last one ends with the output.
+        let mut start = 0;
+        let mut records = Vec::new();
+        while let Some(at) = memchr::memchr(0, &pending[start..]) {
+            records.push(start..start + at);
+            start += at + 1;
+        }
+        if end {
+            records.push(start..pending.len());
+        }
+        for r in records {
+            let record = String::from_utf8_lossy(&pending[r]);
+            let record = record.trim_start_matches('\n');
+            if record.trim().is_empty() {
+                continue;
+            }
+            let Some((sha, date, subject, trailers)) = parse_record(record) else {
+                continue;
+            };
+            scanned += 1;
+            let trailers = checkpoint_trailers(trailers);
+            for t in &trailers {
+                if let TrailerValue::Malformed(tok) = t {
+                    notice(&format!(
+                        "{}: ignoring malformed Entire-Checkpoint trailer {tok:?}",
+                        &sha[..sha.len().min(12)]
+                    ));
+                }
+            }
+            let ids = rewrites::links_of(trailers, map.as_ref().and_then(|m| m.get(sha)));
+            if ids.is_empty() {
+                continue;
+            }
+            distinct.extend(ids.iter().cloned());
+            let commit = RangeCommit {
+                sha: sha.to_owned(),
+                authored_at: date.to_owned(),
+                subject: subject.to_owned(),
+                checkpoints: Vec::new(),
+            };
+            held.push_back((commit, ids));
+        }
+        if end {
+            break;
+        }
+        pending.drain(..start);
+        // Many checkpoints: read from the listing's summary index (one file) rather than one
+        // by one (several objects each).
+        if listing.get().is_none() && distinct.len() >= INDEXED_FROM {
+            links.by_id = by_id(listing.get_or_init(|| topo.list().ok()));
+        }
+        if listing.get().is_some() && !blocked {
+            while let Some((commit, ids)) = held.pop_front() {
+                let ready = ids
+                    .iter()
+                    .all(|id| links.resolve(id).is_some() || !fetching);
+                if !ready {
+                    blocked = true;
+                    held.push_front((commit, ids));
+                    break;
+                }
+                emit(links.commit(commit, ids));
+            }
+        }
+    }
     let out = log.wait()?;
     if !out.success() {
         return Err(RangeError::Rejected {
             message: first_error_line(&out.stderr),
         });
     }
-    let map = RewriteMap::load(repo)
-        .map_err(|e| notice(&error_chain(&e)))
-        .ok();
-    let mut scanned = 0;
-    let mut linked: Vec<(RangeCommit, Vec<CheckpointId>)> = Vec::new();
-    for record in out.stdout.split('\0').filter(|r| !r.trim().is_empty()) {
-        let Some((sha, date, subject, trailers)) = parse_record(record.trim_start_matches('\n'))
-        else {
-            continue;
-        };
-        scanned += 1;
-        let trailers = checkpoint_trailers(trailers);
-        for t in &trailers {
-            if let TrailerValue::Malformed(tok) = t {
-                notice(&format!(
-                    "{}: ignoring malformed Entire-Checkpoint trailer {tok:?}",
-                    &sha[..sha.len().min(12)]
-                ));
-            }
-        }
-        let ids = rewrites::links_of(trailers, map.as_ref().and_then(|m| m.get(sha)));
-        if ids.is_empty() {
-            continue;
-        }
-        let commit = RangeCommit {
-            sha: sha.to_owned(),
-            authored_at: date.to_owned(),
-            subject: subject.to_owned(),
-            checkpoints: Vec::new(),
-        };
-        linked.push((commit, ids));
-    }
-
-    // Each checkpoint is read once, however many commits name it; many of them, from the
-    // listing's summary index (one file) rather than one by one (several objects each).
-    let mut found: HashMap<CheckpointId, Option<CheckpointInfo>> = HashMap::new();
-    let mut seen = HashSet::new();
-    let wanted: Vec<&CheckpointId> = linked
-        .iter()
-        .flat_map(|(_, ids)| ids)
-        .filter(|id| seen.insert(*id))
-        .collect();
-    if wanted.len() >= INDEXED_FROM {
-        let names: HashMap<&str, &CheckpointId> = wanted.iter().map(|i| (i.as_str(), *i)).collect();
-        if let Some(listing) = early.unwrap_or_else(|| topo.list().ok()) {
-            for line in listing.lines().filter(|l| l.unreadable.is_none()) {
-                if let Some(id) = names.get(line.id) {
-                    found.insert((*id).clone(), Some(info_of_line(id, &line)));
-                }
-            }
-        }
-    }
     let mut missing = Vec::new();
-    for id in wanted {
-        if found.contains_key(id) {
-            continue;
+    for (_, ids) in &held {
+        for id in ids {
+            if links.resolve(id).is_none() && !missing.contains(id) {
+                missing.push(id.clone());
+            }
         }
-        let info = read(topo, id);
-        if info.is_none() {
-            missing.push(id.clone());
-        }
-        found.insert(id.clone(), info);
     }
     let mut fetch_failure = None;
     if let (Some(remote), false) = (fetch_from, missing.is_empty()) {
@@ -312,27 +352,52 @@ pub fn list(
             .filter(|e| !matches!(e, FetchManyError::NotFound { .. }));
         for id in missing {
             let info = read(topo, &id);
-            found.insert(id, info);
+            links.found.insert(id, info);
         }
     }
-    let commits = linked
-        .into_iter()
-        .map(|(mut commit, ids)| {
-            commit.checkpoints = ids
-                .into_iter()
-                .map(|id| match found.get(&id).cloned().flatten() {
-                    Some(info) => Linked::Listed(info),
-                    None => Linked::NotFound(id),
-                })
-                .collect();
-            commit
-        })
-        .collect();
-    Ok(RangeListing {
-        commits,
+    for (commit, ids) in held {
+        emit(links.commit(commit, ids));
+    }
+    Ok(RangeSummary {
         scanned,
         fetch_failure,
     })
+}
+
+/// How [`list`] reads the checkpoints the commits name: each once, however many commits name
+/// it; from the listing when there is one, else one by one.
+struct Links<'t, 'r, 'l> {
+    topo: &'t Topology<'r>,
+    /// The listing, when read.
+    by_id: Option<ListingById<'l>>,
+    found: HashMap<CheckpointId, Option<CheckpointInfo>>,
+}
+
+impl Links<'_, '_, '_> {
+    /// Checkpoint `id`'s list line, `None` when no store has it here.
+    fn resolve(&mut self, id: &CheckpointId) -> &Option<CheckpointInfo> {
+        let (topo, by_id) = (self.topo, &self.by_id);
+        self.found.entry(id.clone()).or_insert_with(|| {
+            // A line the listing could not read is read on its own, which says why.
+            let line = by_id.as_ref().and_then(|l| l.get(id.as_str()));
+            match line.filter(|l| l.unreadable.is_none()) {
+                Some(line) => Some(info_of_line(id, &line)),
+                None => read(topo, id),
+            }
+        })
+    }
+
+    /// `commit` with its checkpoints, each as resolved.
+    fn commit(&self, mut commit: RangeCommit, ids: Vec<CheckpointId>) -> RangeCommit {
+        commit.checkpoints = ids
+            .into_iter()
+            .map(|id| match self.found.get(&id).cloned().flatten() {
+                Some(info) => Linked::Listed(info),
+                None => Linked::NotFound(id),
+            })
+            .collect();
+        commit
+    }
 }
 
 /// Whether listing every checkpoint costs little enough to do it before knowing that the range

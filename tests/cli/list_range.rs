@@ -4,7 +4,7 @@
 //! links kept by the rewrite map after an amend and a rebase, a trailer whose checkpoint exists
 //! nowhere, and input git or we refuse.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
@@ -31,6 +31,20 @@ fn linked(env: &TestEnv, dir: &Path, store: Store, subject: &str, links: &[&str]
     };
     env.git_in(dir, &["commit", "-q", "--allow-empty", "-m", &message]);
     env.git_in(dir, &["rev-parse", "HEAD"]).trim().to_owned()
+}
+
+/// Commits `commits` (subject, links) with their git-refs checkpoints, pushes both to a bare
+/// `origin` and clones it: returns the remote and the fresh clone, which has no checkpoint.
+fn published(env: &TestEnv, commits: &[(&str, &[&str])]) -> (PathBuf, PathBuf) {
+    let origin = env.bare_remote("origin");
+    let repo = env.repo().to_path_buf();
+    for (subject, links) in commits {
+        linked(env, &repo, Store::Refs, subject, links);
+    }
+    env.git(&["push", "-q", "origin", "main"]);
+    env.ok(Store::Refs, &["push", "origin"]);
+    let clone = env.clone_of(&origin, "clone", &[]);
+    (origin, clone)
 }
 
 /// The commits and checkpoint IDs of a `list <range> --json` document.
@@ -136,13 +150,7 @@ fn the_linked_commits_of_a_range_are_listed_newest_first_with_their_checkpoints(
 #[test]
 fn a_fresh_clone_fetches_the_missing_checkpoints_in_one_batch() {
     let env = TestEnv::new();
-    let origin = env.bare_remote("origin");
-    let repo = env.repo().to_path_buf();
-    linked(&env, &repo, Store::Refs, "one", &[ULID_ID]);
-    linked(&env, &repo, Store::Refs, "two", &[HEX_ID, HEX_ID_2]);
-    env.git(&["push", "-q", "origin", "main"]);
-    env.ok(Store::Refs, &["push", "origin"]);
-    let clone = env.clone_of(&origin, "clone", &[]);
+    let (origin, clone) = published(&env, &[("one", &[ULID_ID]), ("two", &[HEX_ID, HEX_ID_2])]);
     assert!(env.checkpoint_tips_in(&clone).is_empty());
 
     let trace = env.root().join("trace.txt");
@@ -190,6 +198,57 @@ fn a_fresh_clone_fetches_the_missing_checkpoints_in_one_batch() {
     assert_eq!(upload_packs(&trace), 0);
     let doc = parse_json(&out.stdout);
     assert_eq!(doc["commits"][0]["checkpoints"][0]["found"], false);
+}
+
+#[test]
+fn commits_after_one_whose_checkpoint_is_fetched_keep_git_logs_order() {
+    // The newest and the oldest commit link checkpoints this clone has; the middle one links
+    // one only the remote has. The listing is written as git log prints the range, but the
+    // middle commit waits for the batch fetch, and the oldest waits behind it.
+    let env = TestEnv::new();
+    let (_, clone) = published(&env, &[("elsewhere", &[HEX_ID])]);
+    let oldest = linked(&env, &clone, Store::Refs, "oldest", &[HEX_ID_2]);
+    let message = format!("middle\n\nEntire-Checkpoint: {HEX_ID}");
+    env.git_in(&clone, &["commit", "-q", "--allow-empty", "-m", &message]);
+    let middle = env.git_in(&clone, &["rev-parse", "HEAD"]).trim().to_owned();
+    let newest = linked(&env, &clone, Store::Refs, "newest", &[ULID_ID]);
+    assert_eq!(
+        env.checkpoint_tips_in(&clone).len(),
+        2,
+        "HEX_ID is not here"
+    );
+    // A listing writes the summary index, which the range then reads while git log runs.
+    env.ok_in(Store::Refs, &clone, &["list"]);
+    assert!(env
+        .common_dir_in(&clone)
+        .join("entire/summary-index")
+        .is_file());
+
+    let trace = env.root().join("trace.txt");
+    let out = traced(
+        &env,
+        Store::Refs,
+        &clone,
+        &trace,
+        &["list", "origin/main..HEAD"],
+    );
+    let err = assert_code(&out, 0, "list with a fetch mid-range");
+    let text = stdout(&out);
+    let heads: Vec<&str> = text.lines().filter(|l| !l.starts_with(' ')).collect();
+    let order: Vec<String> = [&newest, &middle, &oldest]
+        .iter()
+        .map(|c| c[..12].to_owned())
+        .collect();
+    assert_eq!(
+        heads.iter().map(|l| l[..12].to_owned()).collect::<Vec<_>>(),
+        order,
+        "{text}"
+    );
+    assert!(!text.contains("not found"), "{text}\n{err}");
+    assert_eq!(upload_packs(&trace), 2, "one listing and one fetch");
+    assert!(env
+        .checkpoint_tips_in(&clone)
+        .contains_key(&checkpoint_ref(HEX_ID)));
 }
 
 #[test]
@@ -317,13 +376,26 @@ fn a_range_of_many_checkpoints_reads_them_through_the_summary_index() {
         ids.push(id);
     }
     linked(&env, &repo, Store::Refs, "dangling", &[NOWHERE]);
-    let doc = env.ok_json(Store::Refs, &["list", "base..main", "--no-fetch", "--json"]);
-    let listed: Vec<(String, bool)> = shape(&doc).into_iter().flat_map(|(_, cps)| cps).collect();
-    let mut expected: Vec<(String, bool)> = vec![(NOWHERE.to_owned(), false)];
-    expected.extend(ids.iter().rev().map(|id| (id.clone(), true)));
-    assert_eq!(listed, expected);
-    let first = &doc["commits"][1]["checkpoints"][0];
-    assert_eq!(first["session_count"], 1, "{first}");
-    assert_eq!(first["session_ids"], json!(["sess-1"]), "{first}");
-    assert_eq!(first["store"], "git-refs");
+    // With the index (read while git log runs), then without it: the listing is read once the
+    // range has named 64 checkpoints, and rebuilds the index.
+    let index = env
+        .common_dir_in(&repo)
+        .join("entire")
+        .join("summary-index");
+    for with_index in [true, false] {
+        if !with_index {
+            std::fs::remove_file(&index).expect("list wrote the summary index");
+        }
+        let doc = env.ok_json(Store::Refs, &["list", "base..main", "--no-fetch", "--json"]);
+        let listed: Vec<(String, bool)> =
+            shape(&doc).into_iter().flat_map(|(_, cps)| cps).collect();
+        let mut expected: Vec<(String, bool)> = vec![(NOWHERE.to_owned(), false)];
+        expected.extend(ids.iter().rev().map(|id| (id.clone(), true)));
+        assert_eq!(listed, expected, "with the index: {with_index}");
+        let first = &doc["commits"][1]["checkpoints"][0];
+        assert_eq!(first["session_count"], 1, "{first}");
+        assert_eq!(first["session_ids"], json!(["sess-1"]), "{first}");
+        assert_eq!(first["store"], "git-refs");
+    }
+    assert!(index.is_file(), "the listing rebuilt the index");
 }
