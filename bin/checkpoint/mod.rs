@@ -16,8 +16,11 @@ mod push;
 mod read;
 mod write;
 
+use std::path::Path;
+
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
+use entire_checkpoints::ops::range::{self, RangeArgs};
 use entire_checkpoints::remote::checkpoint_remote;
 use entire_checkpoints::remote::fetch::Fetcher;
 use entire_checkpoints::topology::Topology;
@@ -52,6 +55,15 @@ pub fn run(cli: Cli) -> Result<()> {
     ) {
         pager::start(cli.no_pager);
     }
+    // `list <range>`: its git log starts first, and walks the range while the repository and
+    // its stores are opened (git finds the repository from here, as discovery does).
+    let range_log = match &command {
+        Command::List { range, .. } => match read::range_words(range) {
+            words if words.is_empty() => None,
+            words => Some(range::start(Path::new("."), &RangeArgs::parse(&words)?)?),
+        },
+        _ => None,
+    };
     let repo = Repo::discover()?;
     warn_unparseable_settings(&repo, quiet);
     // An edit needs no topology: it may be what repairs settings the topology refuses.
@@ -69,7 +81,7 @@ pub fn run(cli: Cli) -> Result<()> {
         _ => {}
     }
     let mut topo = Topology::open(&repo)?;
-    let result = dispatch(&repo, &mut topo, command, quiet);
+    let result = dispatch(&repo, &mut topo, command, range_log, quiet);
     // Every command may fail early: the notices of the reads are printed whatever happened.
     for notice in topo.notices() {
         warn(quiet, notice);
@@ -81,6 +93,7 @@ fn dispatch<'r>(
     repo: &'r Repo,
     topo: &mut Topology<'r>,
     command: Command,
+    range_log: Option<range::RangeLog>,
     quiet: bool,
 ) -> Result<()> {
     match command {
@@ -110,24 +123,16 @@ fn dispatch<'r>(
             json,
             date,
             remote,
-            range,
             no_fetch,
             ..
-        } if !read::range_words(&range).is_empty() => {
+        } if range_log.is_some() => {
             let fetch = FetchArgs {
                 no_fetch,
                 remote: remote.flatten(),
             };
             let from = fetch_remote(repo, &fetch)?;
-            read::list_range(
-                repo,
-                topo,
-                &read::range_words(&range),
-                from,
-                json,
-                date.date,
-                quiet,
-            )
+            let log = range_log.expect("the guard saw it");
+            read::list_range(repo, topo, log, from, json, date.date, quiet)
         }
         Command::List {
             json,

@@ -512,22 +512,21 @@ pub fn range_words(r: &RangeArgs) -> Vec<String> {
 pub fn list_range(
     repo: &Repo,
     topo: &Topology<'_>,
-    words: &[String],
+    log: range::RangeLog,
     fetch_from: Option<Remote>,
     json: bool,
     date: DateFormat,
     quiet: bool,
 ) -> Result<()> {
-    let args = range::RangeArgs::parse(words)?;
     let now = dates::now();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut commits = Vec::new();
+    let mut doc = RangeJson::default();
     let (mut linked, mut unreadable) = (0, Vec::new());
     let mut written = Ok(());
     let summary = range::list(
         repo,
         topo,
-        &args,
+        log,
         fetch_from,
         move |m| warn(quiet, m),
         |c| {
@@ -540,7 +539,7 @@ pub fn list_range(
                 _ => None,
             }));
             if json {
-                commits.push(c);
+                doc.push(&c);
             } else if written.is_ok() {
                 written = write_range_commit(&mut out, &c, date, now);
             }
@@ -548,8 +547,7 @@ pub fn list_range(
     )?;
     written?;
     if json {
-        serde_json::to_writer_pretty(&mut out, &RangeDoc::of(&commits, summary.scanned))?;
-        out.write_all(b"\n")?;
+        out.write_all(&doc.finish(summary.scanned))?;
     }
     out.flush()?;
     drop(out);
@@ -596,15 +594,48 @@ fn write_range_commit(
     Ok(())
 }
 
-/// `list <revision-range> --json` (docs/schema/list-range.json).
-#[derive(Serialize)]
-struct RangeDoc<'a> {
-    commits: Vec<RangeCommitDoc<'a>>,
-    /// How many commits the range has, linked or not.
-    scanned: usize,
+/// `list <revision-range> --json` (docs/schema/list-range.json): `{"commits": [...],
+/// "scanned": N}`, pretty-printed as serde_json prints the whole document, but built commit by
+/// commit while the range is read.
+#[derive(Default)]
+struct RangeJson {
+    text: Vec<u8>,
+    commits: usize,
 }
 
-/// One commit of [`RangeDoc`].
+impl RangeJson {
+    /// Adds a commit to `commits`.
+    fn push(&mut self, c: &range::RangeCommit) {
+        let element = serde_json::to_vec_pretty(&RangeCommitDoc::of(c))
+            .expect("a document of strings, numbers and booleans serializes");
+        self.text.extend_from_slice(match self.commits {
+            0 => b"{\n  \"commits\": [\n    ",
+            _ => b",\n    ",
+        });
+        // A JSON string holds no raw newline: each newline of the element is between tokens,
+        // where the document's deeper indentation goes.
+        for (i, line) in element.split(|&b| b == b'\n').enumerate() {
+            if i > 0 {
+                self.text.extend_from_slice(b"\n    ");
+            }
+            self.text.extend_from_slice(line);
+        }
+        self.commits += 1;
+    }
+
+    /// The whole document, with `scanned`, and a final newline.
+    fn finish(mut self, scanned: usize) -> Vec<u8> {
+        match self.commits {
+            0 => self.text.extend_from_slice(b"{\n  \"commits\": []"),
+            _ => self.text.extend_from_slice(b"\n  ]"),
+        }
+        self.text
+            .extend_from_slice(format!(",\n  \"scanned\": {scanned}\n}}\n").as_bytes());
+        self.text
+    }
+}
+
+/// One commit of [`RangeJson`].
 #[derive(Serialize)]
 struct RangeCommitDoc<'a> {
     commit: &'a str,
@@ -628,30 +659,74 @@ enum RangeCheckpoint<'a> {
     },
 }
 
-impl<'a> RangeDoc<'a> {
-    fn of(commits: &'a [range::RangeCommit], scanned: usize) -> Self {
-        let commits = commits
-            .iter()
-            .map(|c| RangeCommitDoc {
-                commit: &c.sha,
-                authored_at: &c.authored_at,
-                subject: &c.subject,
-                checkpoints: c
-                    .checkpoints
-                    .iter()
-                    .map(|cp| match cp {
-                        Linked::Listed(info) => RangeCheckpoint::Found {
-                            entry: ListEntry::from(info.line()),
-                            found: true,
-                        },
-                        Linked::NotFound(id) => RangeCheckpoint::NotFound {
-                            checkpoint_id: id.as_str(),
-                            found: false,
-                        },
-                    })
-                    .collect(),
-            })
-            .collect();
-        RangeDoc { commits, scanned }
+impl<'a> RangeCommitDoc<'a> {
+    fn of(c: &'a range::RangeCommit) -> Self {
+        RangeCommitDoc {
+            commit: &c.sha,
+            authored_at: &c.authored_at,
+            subject: &c.subject,
+            checkpoints: c
+                .checkpoints
+                .iter()
+                .map(|cp| match cp {
+                    Linked::Listed(info) => RangeCheckpoint::Found {
+                        entry: ListEntry::from(info.line()),
+                        found: true,
+                    },
+                    Linked::NotFound(id) => RangeCheckpoint::NotFound {
+                        checkpoint_id: id.as_str(),
+                        found: false,
+                    },
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use entire_checkpoints::base::id::CheckpointId;
+    use entire_checkpoints::store::StoreKind;
+
+    #[test]
+    fn the_range_document_built_commit_by_commit_is_what_serde_json_prints() {
+        let info = CheckpointInfo {
+            id: CheckpointId::parse("a1b2c3d4e5f6").unwrap(),
+            store: StoreKind::GitRefs,
+            created_at: "2026-01-01T00:00:00Z".into(),
+            session_count: 2,
+            session_ids: vec!["s1".into(), "s \"2\"\n".into()],
+            agent: "Claude Code".into(),
+            remote_only: false,
+            unreadable: None,
+        };
+        let commit = |sha: &str, checkpoints| range::RangeCommit {
+            sha: sha.into(),
+            authored_at: "2026-01-02T03:04:05+01:00".into(),
+            subject: "a subject with \"quotes\", braces {} and a tab\t".into(),
+            checkpoints,
+        };
+        let missing = CheckpointId::parse("01KVBJCWYA4YW6J5M9GP655HZN").unwrap();
+        let commits = [
+            commit("1".repeat(40).as_str(), vec![Linked::Listed(info.clone())]),
+            commit(
+                "2".repeat(40).as_str(),
+                vec![Linked::NotFound(missing), Linked::Listed(info)],
+            ),
+        ];
+        for n in 0..=commits.len() {
+            let mut doc = RangeJson::default();
+            for c in &commits[..n] {
+                doc.push(c);
+            }
+            let elements: Vec<serde_json::Value> = commits[..n]
+                .iter()
+                .map(|c| serde_json::to_value(RangeCommitDoc::of(c)).unwrap())
+                .collect();
+            let whole = serde_json::json!({"commits": elements, "scanned": 7});
+            let want = serde_json::to_string_pretty(&whole).unwrap() + "\n";
+            assert_eq!(String::from_utf8(doc.finish(7)).unwrap(), want, "{n} commits");
+        }
     }
 }

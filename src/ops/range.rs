@@ -8,12 +8,13 @@
 
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::path::Path;
 use std::time::Duration;
 
 use crate::base::error::{error_chain, ExitStatus, FAILURE, USAGE};
 use crate::base::id::CheckpointId;
 use crate::git::repo::Repo;
-use crate::git::subprocess::{first_error_line, Git, GitError};
+use crate::git::subprocess::{first_error_line, Git, GitError, Running};
 use crate::git::url::Remote;
 use crate::model::trailers::{checkpoint_trailers, TrailerValue, CHECKPOINT_TRAILER};
 use crate::ops::fetch_many::{self, FetchManyError, Request};
@@ -197,29 +198,41 @@ fn parse_record(record: &str) -> Option<(&str, &str, &str, &str)> {
     Some((sha, date, subject, trailers))
 }
 
-/// Hands each commit of `range` that links checkpoints to `emit`, in `git log`'s order (newest
-/// first), as `git log` prints it: the first lines come while git is still writing the rest.
-/// With `fetch_from`, the checkpoints missing locally are fetched from it in one batch
-/// (filtered into the partial cache when `strategy_options.filtered_fetches` says so) once the
-/// range is read; the commits from the first that names one on wait for that batch. `notice`
-/// gets the warnings (malformed trailers, a rewrite map that cannot be read, the fetch's
-/// notices). Nothing is emitted when git rejects the range.
-pub fn list(
-    repo: &Repo,
-    topo: &Topology<'_>,
-    range: &RangeArgs,
-    fetch_from: Option<Remote>,
-    notice: impl Fn(&str) + Clone + 'static,
-    mut emit: impl FnMut(RangeCommit),
-) -> Result<RangeSummary, RangeError> {
+/// The `git log` of a range, started by [`start`] and read by [`list`].
+pub struct RangeLog {
+    git: Running,
+}
+
+/// Starts the `git log` of `range` in `cwd`, where git finds the repository as the command
+/// does: git walks the range while the command opens the repository and its stores.
+pub fn start(cwd: &Path, range: &RangeArgs) -> Result<RangeLog, RangeError> {
     let format = format!("--format=%H %aI %s%n%(trailers:key={CHECKPOINT_TRAILER})");
-    let mut log = Git::new(repo.workdir().unwrap_or(repo.common_dir()))
+    let git = Git::new(cwd)
         .args(["log", "-z", &format])
         .args(&range.options)
         .args(["--end-of-options"])
         .args(&range.revisions)
         .args(["--"])
         .start(LOG_BUDGET)?;
+    Ok(RangeLog { git })
+}
+
+/// Hands each commit of the range of `log` that links checkpoints to `emit`, in `git log`'s
+/// order (newest first), as `git log` prints it: the first lines come while git is still
+/// writing the rest. With `fetch_from`, the checkpoints missing locally are fetched from it in
+/// one batch (filtered into the partial cache when `strategy_options.filtered_fetches` says so)
+/// once the range is read; the commits from the first that names one on wait for that batch.
+/// `notice` gets the warnings (malformed trailers, a rewrite map that cannot be read, the
+/// fetch's notices). Nothing is emitted when git rejects the range.
+pub fn list(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    log: RangeLog,
+    fetch_from: Option<Remote>,
+    notice: impl Fn(&str) + Clone + 'static,
+    mut emit: impl FnMut(RangeCommit),
+) -> Result<RangeSummary, RangeError> {
+    let RangeLog { git: mut log } = log;
     // While git walks the range (with a negative end it prints nothing before it has walked it
     // all): what resolving its links needs. The listing a long range reads its checkpoints
     // from, when it is cheap: a guess that costs no time when right, and little when wrong.
