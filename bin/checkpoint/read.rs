@@ -726,7 +726,11 @@ mod tests {
                 .collect();
             let whole = serde_json::json!({"commits": elements, "scanned": 7});
             let want = serde_json::to_string_pretty(&whole).unwrap() + "\n";
-            assert_eq!(String::from_utf8(doc.finish(7)).unwrap(), want, "{n} commits");
+            assert_eq!(
+                String::from_utf8(doc.finish(7)).unwrap(),
+                want,
+                "{n} commits"
+            );
         }
     }
 }
