@@ -128,7 +128,7 @@ pub fn extract(transcript: &[u8]) -> AgentWrites {
         skipped_lines: 0,
     };
     let mut known = None;
-    for (i, raw) in transcript.split(|&b| b == b'\n').enumerate() {
+    for (i, raw) in lines(transcript).enumerate() {
         let raw = raw.trim_ascii();
         if raw.is_empty() {
             continue;
@@ -180,11 +180,45 @@ pub fn extract(transcript: &[u8]) -> AgentWrites {
 /// values are looked for with their quotes: inside a JSON string a quote is escaped, so text
 /// that mentions them does not match.
 fn may_matter(line: &[u8]) -> bool {
-    let has = |needle: &str| memchr::memmem::find(line, needle.as_bytes()).is_some();
-    has("\"tool_use\"")
-        || has("\"apply_patch\"")
-        || has("\"user_message\"")
-        || (has("\"role\":\"user\"") && (!has("\"tool_use_id\":") || has("\"type\":\"text\"")))
+    /// The needles, built once: building a searcher costs about as much as running it over a
+    /// short line.
+    static NEEDLES: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 6]> =
+        std::sync::LazyLock::new(|| {
+            [
+                "\"tool_use\"",
+                "\"apply_patch\"",
+                "\"user_message\"",
+                "\"role\":\"user\"",
+                "\"tool_use_id\":",
+                "\"type\":\"text\"",
+            ]
+            .map(memchr::memmem::Finder::new)
+        });
+    let [tool_use, apply_patch, user_message, user_role, tool_result, text] = &*NEEDLES;
+    let has = |f: &memchr::memmem::Finder<'_>| f.find(line).is_some();
+    has(tool_use)
+        || has(apply_patch)
+        || has(user_message)
+        || (has(user_role) && (!has(tool_result) || has(text)))
+}
+
+/// The lines of `text`, without their newlines (as `split` on `\n` gives them, the last one
+/// possibly empty), found with `memchr` rather than byte by byte.
+fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let r = rest?;
+        match memchr::memchr(b'\n', r) {
+            Some(at) => {
+                rest = Some(&r[at + 1..]);
+                Some(&r[..at])
+            }
+            None => {
+                rest = None;
+                Some(r)
+            }
+        }
+    })
 }
 
 /// A transcript entry: the fields either format uses, the rest skipped unread.
@@ -531,6 +565,14 @@ fn patch_files(patch: &str) -> Vec<(String, Vec<&str>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_what_a_split_on_newlines_gives() {
+        for text in ["", "\n", "a", "a\n", "a\nb", "a\n\nb\n", "\n\n", "{}\r\n{}"] {
+            let want: Vec<&[u8]> = text.as_bytes().split(|&b| b == b'\n').collect();
+            assert_eq!(lines(text.as_bytes()).collect::<Vec<_>>(), want, "{text:?}");
+        }
+    }
 
     const CLAUDE: &str = concat!(
         r#"{"type":"user","message":{"role":"user","content":"add a greeting"},"timestamp":"2026-01-01T10:00:00Z","cwd":"/home/u/proj"}"#,
