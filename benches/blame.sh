@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # blame benchmark: `git entire-checkpoint blame` of a 600-line Go file whose checkpoints are
-# local vs `git blame --line-porcelain` of the same file, paired runs in one hyperfine call.
-# The file grows over COMMITS commits of 600/COMMITS lines each; every other commit links a
-# checkpoint whose Claude Code transcript (about TRANSCRIPT_KB KB: prompts, reads with large tool
-# results, and the Edit that wrote the commit's lines) is what blame reads.
-# Usage: benches/blame.sh [COMMITS] [TRANSCRIPT_KB]   (default 60 commits, 200 KB). Builds release
-# binaries.
+# local vs `git blame --line-porcelain` of the same file (what the reference builds on), in
+# paired rounds (benches/paired.py: each round runs every command once, and the ratio quoted is
+# the median of the per-round ratios). The file grows over COMMITS commits of 600/COMMITS lines
+# each; every other commit links a checkpoint whose Claude Code transcript (about TRANSCRIPT_KB
+# KB: prompts, reads with large tool results, and the Edit that wrote the commit's lines) is
+# what blame reads.
+# Usage: benches/blame.sh [--smoke] [COMMITS] [TRANSCRIPT_KB] [RUNS]   (default 60 commits,
+# 200 KB, 40 rounds; --smoke: 6 commits, 20 KB, 3 rounds, debug binaries: checks that it runs,
+# its ratios mean nothing). Builds the binaries.
 set -euo pipefail
+if [ "${1:-}" = --smoke ]; then
+    set -- 6 20 3
+    export BENCH_PROFILE=debug
+fi
 COMMITS="${1:-60}"
 KB="${2:-200}"
+RUNS="${3:-40}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-. "$ROOT/benches/common.sh" hyperfine
+. "$ROOT/benches/common.sh" python3
 cd "$WORK"
 git init -q -b main repo
 cd repo
@@ -50,10 +58,12 @@ EOF
 wc -l big.go
 git entire-checkpoint blame big.go --no-fetch --json | python3 -c "
 import json, sys; d = json.load(sys.stdin); print('labels:', d['counts'], 'checkpoints:', len(d['checkpoints']))"
-# warm: the writes cache filled by the warm-up runs (a repeated blame); cold: the cache removed
-# before every run (the first blame after the checkpoints arrive).
-hyperfine --warmup 2 --runs 20 -N \
-  --prepare true --prepare true --prepare "rm -rf .git/entire/writes-cache" \
-  -n "git blame --line-porcelain" "git blame --line-porcelain big.go" \
-  -n "git entire-checkpoint blame (warm)" "git-entire-checkpoint blame --no-fetch big.go" \
-  -n "git entire-checkpoint blame (cold)" "git-entire-checkpoint blame --no-fetch big.go"
+# warm: the writes cache filled by the warm-up rounds (a repeated blame); cold: the cache removed
+# before every run (the first blame after the checkpoints arrive). `git blame --porcelain`
+# (what our blame runs) is shown for reference.
+python3 "$ROOT/benches/paired.py" --runs "$RUNS" --warmup 2 \
+    --prepare "cold=rm -rf .git/entire/writes-cache" \
+    "git-blame-line-porcelain=git blame --line-porcelain big.go" \
+    "git-blame-porcelain=git blame --porcelain big.go" \
+    "blame-warm=git-entire-checkpoint blame --no-fetch big.go" \
+    "cold=git-entire-checkpoint blame --no-fetch big.go"

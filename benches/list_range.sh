@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # `list <revision-range>` benchmark (issue 19): a range of N commits (default 500), each linking
 # one of N git-refs checkpoints through its Entire-Checkpoint trailer, all local, against
-# `git log --format=%(trailers)` of the same range, timed by the same hyperfine run (whole
-# processes, no shell). Target: ratio <= 2.
-# Usage: benches/list_range.sh [N] [RUNS]   (defaults 500, 20). Builds release binaries.
+# `git log --format=%(trailers)` of the same range, in paired rounds (benches/paired.py: the
+# ratio quoted is the median of the per-round ratios). Target: ratio <= 2.
+# Usage: benches/list_range.sh [--smoke] [N] [RUNS]   (defaults 500, 40; --smoke: 30 commits,
+# 3 rounds, debug binaries: checks that it runs, its ratios mean nothing). Builds the binaries.
 set -euo pipefail
+if [ "${1:-}" = --smoke ]; then
+    set -- 30 3
+    export BENCH_PROFILE=debug
+fi
 N="${1:-500}"
-RUNS="${2:-20}"
+RUNS="${2:-40}"
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-. "$ROOT/benches/common.sh" hyperfine
+. "$ROOT/benches/common.sh" python3
 R="$WORK/repo"
 python3 "$ROOT/benches/fixture.py" "$R" --count "$N" --store git-refs --packed
 cd "$R"
@@ -38,9 +43,7 @@ print(len(d["commits"]))')"
 [ "$linked" = "$N" ] || { echo "list base..main listed $linked commits, not $N" >&2; exit 1; }
 
 echo "== list <range> over $N linked commits, checkpoints local"
-hyperfine -N --style none --warmup 3 --runs "$RUNS" --export-json "$WORK/run.json" \
-    -n list-range "git-entire-checkpoint list --no-fetch base..main" \
-    -n list-range-json "git-entire-checkpoint list --no-fetch --json base..main" \
-    -n git-log-trailers "git log --format=%(trailers) base..main" >/dev/null
-python3 "$ROOT/benches/ratios.py" "$WORK/results.tsv" "$WORK/run.json" "$N" \
-    "list-range|git-log-trailers|<= 2" "list-range-json|git-log-trailers|<= 2"
+python3 "$ROOT/benches/paired.py" --runs "$RUNS" --warmup 3 --n "$N" \
+    "git-log-trailers=git log --format=%(trailers) base..main" \
+    "list-range=git-entire-checkpoint list --no-fetch base..main" \
+    "list-range-json=git-entire-checkpoint list --no-fetch --json base..main"
