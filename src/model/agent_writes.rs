@@ -73,7 +73,7 @@ pub struct AgentWrite {
 /// The version of what [`extract`] returns for a given transcript. Bump it whenever a change
 /// of the code would make it return something else for some transcript: results cached by an
 /// older version (`ops::writes_cache`) are then ignored.
-pub const EXTRACT_VERSION: u32 = 1;
+pub const EXTRACT_VERSION: u32 = 2;
 
 /// Everything [`extract`] read from one transcript.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -176,30 +176,39 @@ pub fn extract(transcript: &[u8]) -> AgentWrites {
 }
 
 /// Whether a JSON line may be a prompt or a write: it has a `tool_use` item, an `apply_patch`
-/// call, a `user_message` event, or a user turn that is not only tool results. The keys and
-/// values are looked for with their quotes: inside a JSON string a quote is escaped, so text
-/// that mentions them does not match.
+/// call, a `user_message` event, or a user turn that is not only tool results. Strings are
+/// looked for with their quotes: inside a JSON string a quote is escaped, so text that mentions
+/// them does not match; a member (`"role": "user"`) may have whitespace around its colon.
 fn may_matter(line: &[u8]) -> bool {
-    /// The needles, built once: building a searcher costs about as much as running it over a
-    /// short line.
+    /// The strings looked for, built once: building a searcher costs about as much as running
+    /// it over a short line.
     static NEEDLES: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 6]> =
         std::sync::LazyLock::new(|| {
             [
                 "\"tool_use\"",
                 "\"apply_patch\"",
                 "\"user_message\"",
-                "\"role\":\"user\"",
-                "\"tool_use_id\":",
-                "\"type\":\"text\"",
+                "\"role\"",
+                "\"tool_use_id\"",
+                "\"type\"",
             ]
             .map(memchr::memmem::Finder::new)
         });
-    let [tool_use, apply_patch, user_message, user_role, tool_result, text] = &*NEEDLES;
+    let [tool_use, apply_patch, user_message, role, tool_use_id, kind] = &*NEEDLES;
     let has = |f: &memchr::memmem::Finder<'_>| f.find(line).is_some();
+    // The occurrences of `"key"` that are a member's key, each with what follows its colon.
+    let members = |key: &'static memchr::memmem::Finder<'static>| {
+        key.find_iter(line).filter_map(|at| {
+            let rest = line[at + key.needle().len()..].trim_ascii_start();
+            Some(rest.strip_prefix(b":")?.trim_ascii_start())
+        })
+    };
+    let member = |key, value: &[u8]| members(key).any(|v| v.starts_with(value));
     has(tool_use)
         || has(apply_patch)
         || has(user_message)
-        || (has(user_role) && (!has(tool_result) || has(text)))
+        || (member(role, b"\"user\"")
+            && (members(tool_use_id).next().is_none() || member(kind, b"\"text\"")))
 }
 
 /// The lines of `text`, without their newlines (as `split` on `\n` gives them, the last one
@@ -572,6 +581,35 @@ mod tests {
             let want: Vec<&[u8]> = text.as_bytes().split(|&b| b == b'\n').collect();
             assert_eq!(lines(text.as_bytes()).collect::<Vec<_>>(), want, "{text:?}");
         }
+    }
+
+    #[test]
+    fn json_with_spaces_between_tokens_reads_as_compact_json_does() {
+        // As Python's json.dumps writes it: `", "` and `": "`. The second prompt must be seen
+        // although the format is known by then and most lines are only scanned.
+        let spaced = concat!(
+            r#"{"type": "user", "message": {"role": "user", "content": "first"}, "timestamp": "t1"}"#,
+            "\n",
+            r#"{"type": "user", "message": {"role" :"user", "content": [{"type": "tool_result", "tool_use_id" : "x", "content": "read"}]}, "timestamp": "t2"}"#,
+            "\n",
+            r#"{"type": "user", "message": {"role" : "user", "content": [{"type" : "text", "text": "second"}]}, "timestamp": "t3"}"#,
+            "\n",
+            r#"{"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "w", "name": "Write", "input": {"file_path": "/p/a.go", "content": "package a\n"}}]}, "timestamp": "t4"}"#,
+            "\n",
+        );
+        let compact: String = spaced
+            .replace(": ", ":")
+            .replace(" :", ":")
+            .replace(", ", ",");
+        let (a, b) = (extract(spaced.as_bytes()), extract(compact.as_bytes()));
+        assert_eq!(a, b);
+        let prompts: Vec<&str> = a.prompts.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(prompts, ["first", "second"]);
+        assert_eq!(
+            a.writes[0].prompt,
+            Some(1),
+            "the write follows the second prompt"
+        );
     }
 
     const CLAUDE: &str = concat!(

@@ -297,7 +297,9 @@ pub fn list(
             if ids.is_empty() {
                 continue;
             }
-            distinct.extend(ids.iter().cloned());
+            if listing.get().is_none() {
+                distinct.extend(ids.iter().cloned());
+            }
             let commit = RangeCommit {
                 sha: sha.to_owned(),
                 authored_at: date.to_owned(),
