@@ -12,8 +12,9 @@
 //! many lines point at it; checkpoints missing locally are fetched first, in one batch.
 
 use std::collections::HashMap;
+use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Condvar, Mutex, PoisonError};
 
 use serde::Serialize;
 
@@ -463,12 +464,14 @@ type Extracted = Result<AgentWrites, TranscriptMiss>;
 /// each session's writes once: from the writes cache, else from its transcript (then cached).
 ///
 /// This thread reads the checkpoints' documents and queues each transcript the cache lacks; a
-/// second thread reads and extracts them as they come, through a repository handle of its own
-/// (a store's cannot be shared) opened from `location`; once the documents are read, this thread
-/// takes transcripts from the same queue. The second thread reads only what its handle holds
-/// (the tree id names the bytes, so they are those the store would give); a transcript it
-/// cannot read is read here, through the store, which knows the partial cache and what a
-/// missing blob means. Each thread holds one transcript at a time.
+/// second thread reads and extracts them as they come, and this one joins in once the documents
+/// are read. Both read transcripts through repository handles of their own, opened from
+/// `location` (a store's handle cannot be shared between threads; and in a packed repository a
+/// fresh handle read the benchmark's transcripts about four times faster than the store's,
+/// which has read the documents before), by tree id, so the bytes are those the store would
+/// give. A transcript they cannot read is read
+/// at the end through the store, which knows the partial cache and what a missing blob means.
+/// Each thread holds one transcript at a time.
 fn read_all(
     topo: &Topology<'_>,
     location: &RepoLocation,
@@ -491,44 +494,38 @@ fn read_all(
         tree: String,
         dir: String,
     }
-    let (jobs, queue) = std::sync::mpsc::channel::<Job>();
-    let queue = Mutex::new(queue);
-    // Ends when the queue is empty and no job can come any more.
-    let next = || {
-        queue
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .recv()
-            .ok()
-    };
+    let queue: JobQueue<Job> = JobQueue::default();
     let extract = |bytes: &[u8], job: &Job| {
         let writes = agent_writes::extract(bytes);
         cache.put(&job.tree, &job.dir, &writes);
         writes
     };
-    std::thread::scope(|scope| {
-        let helper = scope.spawn(|| {
-            // Opened with the first job: a warm cache queues none.
-            let mut reader = None;
-            let mut done = Vec::new();
-            while let Some(job) = next() {
-                let reader = reader.get_or_insert_with(|| {
-                    ContentReader::open(location)
-                        .map_err(|e| log::info!("reading transcripts on one thread only: {e}"))
-                        .ok()
-                });
-                let path = format!("{}/{}", job.dir, transcript::TRANSCRIPT_FILE);
-                match reader
-                    .as_ref()
-                    .map(|r| r.read_file(&job.id, &job.tree, &path))
-                {
-                    Some(Ok(bytes)) => done.push((job.n, Ok(extract(&bytes, &job)))),
-                    // Left to the first thread, which reads through the store.
-                    _ => done.push((job.n, Err(job))),
-                }
+    // Takes jobs until `take` has none; a job whose transcript it cannot read is handed back.
+    let work = |take: &dyn Fn() -> Option<Job>| {
+        // Opened with the first job: a warm cache queues none.
+        let mut reader = None;
+        let mut done = Vec::new();
+        while let Some(job) = take() {
+            let reader = reader.get_or_insert_with(|| {
+                ContentReader::open(location)
+                    .map_err(|e| log::info!("reading transcripts through the store: {e}"))
+                    .ok()
+            });
+            let path = format!("{}/{}", job.dir, transcript::TRANSCRIPT_FILE);
+            match reader
+                .as_ref()
+                .map(|r| r.read_file(&job.id, &job.tree, &path))
+            {
+                Some(Ok(bytes)) => done.push((job.n, Ok(extract(&bytes, &job)))),
+                _ => done.push((job.n, Err(job))),
             }
-            done
-        });
+        }
+        done
+    };
+    std::thread::scope(|scope| {
+        let helper = scope.spawn(|| work(&|| queue.pop_front()));
+        // Closes the queue however this thread leaves (a panic included), which ends the helper.
+        let closing = queue.closing();
         let mut checkpoints = Vec::with_capacity(ids.len());
         let mut queued = 0;
         for id in ids {
@@ -553,15 +550,13 @@ fn read_all(
                 pending.push(match cache.get(&cp.tree, dir) {
                     Some(writes) => Pending::Done(Ok(writes)),
                     None => {
-                        let job = Job {
+                        queue.push(Job {
                             n: queued,
                             at: checkpoints.len(),
                             id: cp.id.clone(),
                             tree: cp.tree.clone(),
                             dir: dir.clone(),
-                        };
-                        // The receiver lives until the scope ends: sending cannot fail.
-                        let _ = jobs.send(job);
+                        });
                         queued += 1;
                         Pending::Job(queued - 1)
                     }
@@ -569,23 +564,20 @@ fn read_all(
             }
             checkpoints.push(Ok((cp, pending)));
         }
-        drop(jobs);
-        let here = |job: &Job, checkpoints: &[CheckpointRead<Vec<Pending>>]| {
-            let Ok((cp, _)) = &checkpoints[job.at] else {
-                unreachable!("only a checkpoint that was read queues its transcripts")
-            };
-            read_transcript(topo, cp, &job.dir).map(|bytes| extract(&bytes, job))
-        };
-        let mut done: Vec<Option<Extracted>> = (0..queued).map(|_| None).collect();
-        while let Some(job) = next() {
-            done[job.n] = Some(here(&job, &checkpoints));
-        }
+        drop(closing);
+        let mine = work(&|| queue.pop_back());
         let helped = match helper.join() {
             Ok(helped) => helped,
             Err(panic) => std::panic::resume_unwind(panic),
         };
-        for (n, extracted) in helped {
-            done[n] = Some(extracted.or_else(|job| here(&job, &checkpoints)));
+        let mut done: Vec<Option<Extracted>> = (0..queued).map(|_| None).collect();
+        for (n, extracted) in mine.into_iter().chain(helped) {
+            done[n] = Some(extracted.or_else(|job| {
+                let Ok((cp, _)) = &checkpoints[job.at] else {
+                    unreachable!("only a checkpoint that was read queues its transcripts")
+                };
+                read_transcript(topo, cp, &job.dir).map(|bytes| extract(&bytes, &job))
+            }));
         }
         checkpoints
             .into_iter()
@@ -603,6 +595,69 @@ fn read_all(
             })
             .collect()
     })
+}
+
+/// The transcripts [`read_all`] queues: one thread pushes, the second takes from the front as
+/// they come, and the first, once it has queued everything, from the back; so each reads a run
+/// of neighbouring transcripts (in a pack they are often deltas of one another, and a handle
+/// keeps the bases it has read).
+struct JobQueue<T> {
+    state: Mutex<(VecDeque<T>, bool)>,
+    changed: Condvar,
+}
+
+impl<T> Default for JobQueue<T> {
+    fn default() -> Self {
+        JobQueue {
+            state: Mutex::new((VecDeque::new(), false)),
+            changed: Condvar::new(),
+        }
+    }
+}
+
+impl<T> JobQueue<T> {
+    fn state(&self) -> std::sync::MutexGuard<'_, (VecDeque<T>, bool)> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn push(&self, job: T) {
+        self.state().0.push_back(job);
+        self.changed.notify_one();
+    }
+
+    /// The first job, waiting for one; `None` once the queue is empty and closed.
+    fn pop_front(&self) -> Option<T> {
+        let mut state = self.state();
+        loop {
+            if let Some(job) = state.0.pop_front() {
+                return Some(job);
+            }
+            if state.1 {
+                return None;
+            }
+            state = self
+                .changed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// The last job, without waiting (for the thread that pushes, once it has closed the queue).
+    fn pop_back(&self) -> Option<T> {
+        self.state().0.pop_back()
+    }
+
+    /// A guard that closes the queue when dropped: no job comes any more.
+    fn closing(&self) -> impl Drop + '_ {
+        struct Closing<'q, T>(&'q JobQueue<T>);
+        impl<T> Drop for Closing<'_, T> {
+            fn drop(&mut self) {
+                self.0.state().1 = true;
+                self.0.changed.notify_all();
+            }
+        }
+        Closing(self)
+    }
 }
 
 /// Settles what was read of checkpoint `id` into its entry: each session's status and
