@@ -7,7 +7,7 @@ use entire_checkpoints::base::time::rfc3339_at;
 use entire_checkpoints::git::blame::{BlameRev, LineRange};
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
-use entire_checkpoints::ops::blame::{self, Attribution, BlameReport, BlameRequest, WhyReport};
+use entire_checkpoints::ops::blame::{self, Attribution, BlameReport, BlameTarget, WhyReport};
 use entire_checkpoints::topology::Topology;
 
 use super::args::{BlameArgs, DateFormat, WhyArgs};
@@ -16,24 +16,29 @@ use crate::common::cli::warn;
 use crate::common::error::{CliError, Result};
 use crate::common::output::{print_json, write_stdout};
 
+/// Starts the `git blame` of `blame`'s arguments, in the current directory.
+pub fn start(a: &BlameArgs) -> Result<blame::StartedBlame> {
+    let cwd = std::env::current_dir()?;
+    let target = BlameTarget {
+        cwd: &cwd,
+        path: a.file.clone(),
+        range: a.lines.as_deref().map(LineRange::parse).transpose()?,
+        rev: a.common.rev.as_deref().map(BlameRev::parse).transpose()?,
+    };
+    Ok(blame::start(&target)?)
+}
+
 /// `blame`: every line of the file with its label; fails after the output when a checkpoint or
 /// transcript that exists could not be read.
 pub fn blame(
     repo: &Repo,
     topo: &Topology<'_>,
     a: BlameArgs,
+    started: blame::StartedBlame,
     remote: Option<Remote>,
     quiet: bool,
 ) -> Result<()> {
-    let cwd = std::env::current_dir()?;
-    let req = BlameRequest {
-        cwd: &cwd,
-        path: a.file,
-        range: a.lines.as_deref().map(LineRange::parse).transpose()?,
-        rev: a.common.rev.as_deref().map(BlameRev::parse).transpose()?,
-        remote,
-    };
-    let report = blame::blame(repo, topo, &req, move |m| warn(quiet, m))?;
+    let report = blame::blame(repo, topo, started, remote.as_ref(), move |m| warn(quiet, m))?;
     if a.common.json {
         print_json(&report)?;
     } else {
@@ -100,24 +105,29 @@ fn blame_human(r: &BlameReport, date: DateFormat) -> String {
     out
 }
 
+/// Starts the `git blame` of the line `why`'s arguments name, in the current directory.
+pub fn start_why(a: &WhyArgs) -> Result<blame::StartedWhy> {
+    let (path, line) = blame::why_target(&a.target, a.line.as_deref())?;
+    let cwd = std::env::current_dir()?;
+    let target = BlameTarget {
+        cwd: &cwd,
+        path,
+        range: None,
+        rev: a.common.rev.as_deref().map(BlameRev::parse).transpose()?,
+    };
+    Ok(blame::start_why(&target, line)?)
+}
+
 /// `why`: the line, its commit, checkpoint, session and the prompt behind it.
 pub fn why(
     repo: &Repo,
     topo: &Topology<'_>,
     a: WhyArgs,
+    started: blame::StartedWhy,
     remote: Option<Remote>,
     quiet: bool,
 ) -> Result<()> {
-    let (path, line) = blame::why_target(&a.target, a.line.as_deref())?;
-    let cwd = std::env::current_dir()?;
-    let req = BlameRequest {
-        cwd: &cwd,
-        path,
-        range: None,
-        rev: a.common.rev.as_deref().map(BlameRev::parse).transpose()?,
-        remote,
-    };
-    let report = blame::why(repo, topo, &req, line, move |m| warn(quiet, m))?;
+    let report = blame::why(repo, topo, started, remote.as_ref(), move |m| warn(quiet, m))?;
     if a.common.json {
         print_json(&report)?;
     } else {

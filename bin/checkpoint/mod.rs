@@ -20,6 +20,7 @@ use std::path::Path;
 
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
+use entire_checkpoints::ops::blame as ops_blame;
 use entire_checkpoints::ops::range::{self, RangeArgs};
 use entire_checkpoints::remote::checkpoint_remote;
 use entire_checkpoints::remote::fetch::Fetcher;
@@ -55,15 +56,7 @@ pub fn run(cli: Cli) -> Result<()> {
     ) {
         pager::start(cli.no_pager);
     }
-    // `list <range>`: its git log starts first, and walks the range while the repository and
-    // its stores are opened (git finds the repository from here, as discovery does).
-    let range_log = match &command {
-        Command::List { range, .. } => match read::range_words(range) {
-            words if words.is_empty() => None,
-            words => Some(range::start(Path::new("."), &RangeArgs::parse(&words)?)?),
-        },
-        _ => None,
-    };
+    let early = start_early(&command)?;
     let repo = Repo::discover()?;
     warn_unparseable_settings(&repo, quiet);
     // An edit needs no topology: it may be what repairs settings the topology refuses.
@@ -81,7 +74,7 @@ pub fn run(cli: Cli) -> Result<()> {
         _ => {}
     }
     let mut topo = Topology::open(&repo)?;
-    let result = dispatch(&repo, &mut topo, command, range_log, quiet);
+    let result = dispatch(&repo, &mut topo, command, early, quiet);
     // Every command may fail early: the notices of the reads are printed whatever happened.
     for notice in topo.notices() {
         warn(quiet, notice);
@@ -89,11 +82,39 @@ pub fn run(cli: Cli) -> Result<()> {
     result
 }
 
+/// The git a command runs first ([`start_early`]).
+enum Early {
+    /// `list <range>`'s git log.
+    Log(range::RangeLog),
+    /// `blame`'s git blame.
+    Blame(ops_blame::StartedBlame),
+    /// `why`'s git blame.
+    Why(ops_blame::StartedWhy),
+}
+
+/// Starts the git that `list <range>`, `blame` and `why` read (in the current directory, where
+/// git finds the repository as discovery does), so that it works while the repository and its
+/// stores are opened: its walk is most of these commands' time.
+fn start_early(command: &Command) -> Result<Option<Early>> {
+    Ok(match command {
+        Command::List { range, .. } => match read::range_words(range) {
+            words if words.is_empty() => None,
+            words => Some(Early::Log(range::start(
+                Path::new("."),
+                &RangeArgs::parse(&words)?,
+            )?)),
+        },
+        Command::Blame(a) => Some(Early::Blame(blame::start(a)?)),
+        Command::Why(a) => Some(Early::Why(blame::start_why(a)?)),
+        _ => None,
+    })
+}
+
 fn dispatch<'r>(
     repo: &'r Repo,
     topo: &mut Topology<'r>,
     command: Command,
-    range_log: Option<range::RangeLog>,
+    early: Option<Early>,
     quiet: bool,
 ) -> Result<()> {
     match command {
@@ -125,13 +146,15 @@ fn dispatch<'r>(
             remote,
             no_fetch,
             ..
-        } if range_log.is_some() => {
+        } if matches!(early, Some(Early::Log(_))) => {
             let fetch = FetchArgs {
                 no_fetch,
                 remote: remote.flatten(),
             };
             let from = fetch_remote(repo, &fetch)?;
-            let log = range_log.expect("the guard saw it");
+            let Some(Early::Log(log)) = early else {
+                unreachable!("the guard saw it")
+            };
             read::list_range(repo, topo, log, from, json, date.date, quiet)
         }
         Command::List {
@@ -184,12 +207,18 @@ fn dispatch<'r>(
             },
         ),
         Command::Blame(args) => {
+            let Some(Early::Blame(started)) = early else {
+                unreachable!("start_early starts blame's git blame")
+            };
             let remote = enable_fetch(repo, topo, &args.common.fetch, quiet)?;
-            blame::blame(repo, topo, args, remote, quiet)
+            blame::blame(repo, topo, args, started, remote, quiet)
         }
         Command::Why(args) => {
+            let Some(Early::Why(started)) = early else {
+                unreachable!("start_early starts why's git blame")
+            };
             let remote = enable_fetch(repo, topo, &args.common.fetch, quiet)?;
-            blame::why(repo, topo, args, remote, quiet)
+            blame::why(repo, topo, args, started, remote, quiet)
         }
         Command::Demo { .. } | Command::Doctor { .. } | Command::Completion { .. } => {
             unreachable!("handled before opening a repository")

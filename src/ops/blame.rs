@@ -34,8 +34,9 @@ use crate::topology::Topology;
 
 /// What to blame.
 #[derive(Debug, Clone)]
-pub struct BlameRequest<'a> {
-    /// The directory the path is relative to (the caller's working directory).
+pub struct BlameTarget<'a> {
+    /// The directory the path is relative to (the caller's working directory), where git
+    /// blame runs and finds the repository as the command does.
     pub cwd: &'a Path,
     /// The file, as the user named it.
     pub path: String,
@@ -43,8 +44,46 @@ pub struct BlameRequest<'a> {
     pub range: Option<LineRange>,
     /// The revision (default: the working tree).
     pub rev: Option<BlameRev>,
-    /// Where checkpoints missing locally are fetched from, in one batch (`None`: not fetched).
-    pub remote: Option<Remote>,
+}
+
+/// A `git blame` started by [`start`]: it runs while the caller opens the repository and its
+/// stores, then [`blame`] labels its lines.
+pub struct StartedBlame {
+    pending: git_blame::PendingBlame,
+    path: String,
+    rev: Option<BlameRev>,
+}
+
+/// A `git blame` of one line started by [`start_why`], for [`why`].
+pub struct StartedWhy {
+    blame: StartedBlame,
+    line: usize,
+}
+
+/// Starts blaming `target`.
+pub fn start(target: &BlameTarget<'_>) -> Result<StartedBlame, BlameError> {
+    Ok(StartedBlame {
+        pending: git_blame::start(
+            target.cwd,
+            &target.path,
+            target.range,
+            target.rev.as_ref(),
+        )?,
+        path: target.path.clone(),
+        rev: target.rev.clone(),
+    })
+}
+
+/// Starts blaming line `line` of `target` (whose range is ignored) for [`why`].
+pub fn start_why(target: &BlameTarget<'_>, line: usize) -> Result<StartedWhy, BlameError> {
+    let target = BlameTarget {
+        range: Some(LineRange::single(line)),
+        ..target.clone()
+    };
+    Ok(StartedWhy {
+        blame: start(&target)?,
+        line,
+    })
 }
 
 /// Why `why` cannot answer.
@@ -279,23 +318,26 @@ struct Attributed {
     loaded: Vec<Loaded>,
 }
 
-/// Blames the file of `req` and labels every line.
+/// Labels every line of the blame `started`; the checkpoints missing locally are fetched from
+/// `remote` first, in one batch (`None`: not fetched).
 pub fn blame(
     repo: &Repo,
     topo: &Topology<'_>,
-    req: &BlameRequest<'_>,
+    started: StartedBlame,
+    remote: Option<&Remote>,
     notice: impl Fn(&str) + Clone + 'static,
 ) -> Result<BlameReport, BlameError> {
-    Ok(attribute(repo, topo, req, notice)?.report)
+    Ok(attribute(repo, topo, started, remote, notice)?.report)
 }
 
 fn attribute(
     repo: &Repo,
     topo: &Topology<'_>,
-    req: &BlameRequest<'_>,
+    started: StartedBlame,
+    remote: Option<&Remote>,
     notice: impl Fn(&str) + Clone + 'static,
 ) -> Result<Attributed, BlameError> {
-    let pending = git_blame::start(req.cwd, &req.path, req.range, req.rev.as_ref())?;
+    let StartedBlame { pending, path, rev } = started;
     // While git blame runs: what does not depend on its answer.
     let mut warnings = Vec::new();
     let map = match RewriteMap::load(repo) {
@@ -327,7 +369,7 @@ fn attribute(
         }
         commit_cps.push(mine);
     }
-    let missing = fetch_batch(repo, req.remote.as_ref(), &ids, notice, &mut warnings);
+    let missing = fetch_batch(repo, remote, &ids, notice, &mut warnings);
     let mut entries = Vec::new();
     let mut loaded = Vec::new();
     let mut damaged = false;
@@ -390,8 +432,8 @@ fn attribute(
         .collect();
     Ok(Attributed {
         report: BlameReport {
-            file: req.path.clone(),
-            rev: req.rev.as_ref().map(|r| r.as_str().to_owned()),
+            file: path,
+            rev: rev.map(|r| r.as_str().to_owned()),
             lines,
             commits,
             checkpoints: entries,
@@ -918,25 +960,23 @@ pub fn why_target(target: &str, line: Option<&str>) -> Result<(String, usize), W
     Ok((path.to_owned(), n))
 }
 
-/// `why`: line `line` of the file of `req` (whose range is ignored), with the write and the
-/// prompt behind it.
+/// `why`: the line of the blame `started`, with the write and the prompt behind it; `remote`
+/// as for [`blame`].
 pub fn why(
     repo: &Repo,
     topo: &Topology<'_>,
-    req: &BlameRequest<'_>,
-    line: usize,
+    started: StartedWhy,
+    remote: Option<&Remote>,
     notice: impl Fn(&str) + Clone + 'static,
 ) -> Result<WhyReport, WhyError> {
-    let req = BlameRequest {
-        range: Some(LineRange::single(line)),
-        ..req.clone()
-    };
+    let StartedWhy { blame, line } = started;
+    let path = blame.path.clone();
     let out_of_range = |lines| WhyError::OutOfRange {
-        path: req.path.clone(),
+        path: path.clone(),
         line,
         lines,
     };
-    let a = match attribute(repo, topo, &req, notice) {
+    let a = match attribute(repo, topo, blame, remote, notice) {
         Ok(a) => a,
         Err(BlameError::Rejected { message, .. }) if message.contains("has only") => {
             // git: "file <path> has only <n> lines".
