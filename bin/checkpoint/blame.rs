@@ -38,7 +38,9 @@ pub fn blame(
     remote: Option<Remote>,
     quiet: bool,
 ) -> Result<()> {
-    let report = blame::blame(repo, topo, started, remote.as_ref(), move |m| warn(quiet, m))?;
+    let report = blame::blame(repo, topo, started, remote.as_ref(), move |m| {
+        warn(quiet, m)
+    })?;
     if a.common.json {
         print_json(&report)?;
     } else {
@@ -127,7 +129,9 @@ pub fn why(
     remote: Option<Remote>,
     quiet: bool,
 ) -> Result<()> {
-    let report = blame::why(repo, topo, started, remote.as_ref(), move |m| warn(quiet, m))?;
+    let report = blame::why(repo, topo, started, remote.as_ref(), move |m| {
+        warn(quiet, m)
+    })?;
     if a.common.json {
         print_json(&report)?;
     } else {

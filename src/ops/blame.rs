@@ -63,12 +63,7 @@ pub struct StartedWhy {
 /// Starts blaming `target`.
 pub fn start(target: &BlameTarget<'_>) -> Result<StartedBlame, BlameError> {
     Ok(StartedBlame {
-        pending: git_blame::start(
-            target.cwd,
-            &target.path,
-            target.range,
-            target.rev.as_ref(),
-        )?,
+        pending: git_blame::start(target.cwd, &target.path, target.range, target.rev.as_ref())?,
         path: target.path.clone(),
         rev: target.rev.clone(),
     })
