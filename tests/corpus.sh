@@ -10,7 +10,9 @@
 # - `doctor --json` lists exactly those dangling trailers (commit and ID) as `trailer-dangling`;
 # - every checkpoint of its v1 branch and refs is listed (`list --remote`) and shown, and its
 #   transcript read either works or is a clear error naming the checkpoint (blobs absent from
-#   the snapshot), never a crash.
+#   the snapshot), never a crash;
+# - `list main` lists every commit of main that carries a trailer, and exits 0;
+# - `blame` of every Go file of git-sync at main gives the attribution docs/blame.md reports.
 # Uses the debug binaries `cargo build` made (built here when missing). Exit 1 on any failure.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -129,8 +131,40 @@ for e in json.load(sys.stdin):
         fi
     done
     echo "corpus: $name: $(echo "$expected" | wc -w) checkpoints listed and shown; transcripts: $read_ok read, $read_absent absent from the snapshot (clear error)"
+
+    # `list main`: every commit with a trailer is listed, the dangling ones as not found, and
+    # nothing fails (absent transcript blobs do not matter to a list line).
+    with_trailers="$(git log -z "--format=%H%x01%(trailers:key=Entire-Checkpoint,valueonly)" main |
+        python3 -c 'import sys; print(sum(1 for r in sys.stdin.read().split("\0") if r.partition("\1")[2].strip()))')"
+    set +e
+    git entire-checkpoint list main --json >"$work/range.json" 2>"$work/err"
+    rc=$?
+    set -e
+    if [ "$rc" != 0 ]; then
+        fail "$name: list main exited $rc: $(tail -3 "$work/err")"
+    else
+        listed_commits="$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["commits"]))' "$work/range.json")"
+        [ "$listed_commits" = "$with_trailers" ] ||
+            fail "$name: list main lists $listed_commits commits, $with_trailers carry trailers"
+        echo "corpus: $name: list main lists the $listed_commits commits with trailers"
+    fi
     cd "$work"
 done
+
+# blame over git-sync's Go files: the attribution docs/blame.md reports, and no file failing.
+if [ -d "$dir/git-sync.git" ]; then
+    out="$(python3 "$root/benches/blame_corpus.py" "$dir" --bin "$bins/git-entire-checkpoint")"
+    echo "$out" | sed 's/^/corpus: blame: /'
+    if echo "$out" | grep -q "files that failed"; then
+        fail "blame: some files failed"
+    fi
+    for label in agent commit-linked human; do
+        documented="$(sed -n "s/^| $label | \([0-9,]*\) |.*/\1/p" "$root/docs/blame.md" | tr -d ,)"
+        measured="$(echo "$out" | awk -v k="${label/-/_}" '$1 == k {print $2}')"
+        [ -n "$documented" ] && [ "$documented" = "$measured" ] ||
+            fail "blame: $measured $label lines, docs/blame.md says ${documented:-nothing}"
+    done
+fi
 
 if [ "$failures" -gt 0 ]; then
     echo "corpus: $failures failure(s)" >&2
