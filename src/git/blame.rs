@@ -223,6 +223,16 @@ pub fn start(
 }
 
 impl PendingBlame {
+    /// The file being blamed, as the caller named it.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The revision being blamed (`None`: the working tree).
+    pub fn rev(&self) -> Option<&BlameRev> {
+        self.rev.as_ref()
+    }
+
     /// Waits for git and parses what it printed.
     pub fn finish(self) -> Result<Blame, BlameError> {
         let PendingBlame { git, path, rev } = self;

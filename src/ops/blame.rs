@@ -48,11 +48,7 @@ pub struct BlameTarget<'a> {
 
 /// A `git blame` started by [`start`]: it runs while the caller opens the repository and its
 /// stores, then [`blame`] labels its lines.
-pub struct StartedBlame {
-    pending: git_blame::PendingBlame,
-    path: String,
-    rev: Option<BlameRev>,
-}
+pub struct StartedBlame(git_blame::PendingBlame);
 
 /// A `git blame` of one line started by [`start_why`], for [`why`].
 pub struct StartedWhy {
@@ -62,11 +58,12 @@ pub struct StartedWhy {
 
 /// Starts blaming `target`.
 pub fn start(target: &BlameTarget<'_>) -> Result<StartedBlame, BlameError> {
-    Ok(StartedBlame {
-        pending: git_blame::start(target.cwd, &target.path, target.range, target.rev.as_ref())?,
-        path: target.path.clone(),
-        rev: target.rev.clone(),
-    })
+    Ok(StartedBlame(git_blame::start(
+        target.cwd,
+        &target.path,
+        target.range,
+        target.rev.as_ref(),
+    )?))
 }
 
 /// Starts blaming line `line` of `target` (whose range is ignored) for [`why`].
@@ -332,7 +329,8 @@ fn attribute(
     remote: Option<&Remote>,
     notice: impl Fn(&str) + Clone + 'static,
 ) -> Result<Attributed, BlameError> {
-    let StartedBlame { pending, path, rev } = started;
+    let StartedBlame(pending) = started;
+    let (path, rev) = (pending.path().to_owned(), pending.rev().cloned());
     // While git blame runs: what does not depend on its answer.
     let mut warnings = Vec::new();
     let map = match RewriteMap::load(repo) {
@@ -506,9 +504,8 @@ type Extracted = Result<AgentWrites, TranscriptMiss>;
 /// `location` (a store's handle cannot be shared between threads; and in a packed repository a
 /// fresh handle read the benchmark's transcripts about four times faster than the store's,
 /// which has read the documents before), by tree id, so the bytes are those the store would
-/// give. A transcript they cannot read is read
-/// at the end through the store, which knows the partial cache and what a missing blob means.
-/// Each thread holds one transcript at a time.
+/// give. A transcript they cannot read is read at the end through the store, which knows the
+/// partial cache and what a missing blob means. Each thread holds one transcript at a time.
 fn read_all(
     topo: &Topology<'_>,
     location: &RepoLocation,
@@ -548,10 +545,9 @@ fn read_all(
                     .map_err(|e| log::info!("reading transcripts through the store: {e}"))
                     .ok()
             });
-            let path = format!("{}/{}", job.dir, transcript::TRANSCRIPT_FILE);
             match reader
                 .as_ref()
-                .map(|r| r.read_file(&job.id, &job.tree, &path))
+                .map(|r| r.read_file(&job.id, &job.tree, &transcript_path(&job.dir)))
             {
                 Some(Ok(bytes)) => done.push((job.n, Ok(extract(&bytes, &job)))),
                 _ => done.push((job.n, Err(job))),
@@ -805,13 +801,18 @@ enum TranscriptMiss {
     Unreadable(String),
 }
 
+/// The path of the transcript of the session in `dir`, inside its checkpoint.
+fn transcript_path(dir: &str) -> String {
+    format!("{dir}/{}", transcript::TRANSCRIPT_FILE)
+}
+
 /// The whole transcript of the session in `dir` (the store joins its chunks).
 fn read_transcript(
     topo: &Topology<'_>,
     cp: &Checkpoint,
     dir: &str,
 ) -> Result<Vec<u8>, TranscriptMiss> {
-    match topo.read_file(cp, &format!("{dir}/{}", transcript::TRANSCRIPT_FILE)) {
+    match topo.read_file(cp, &transcript_path(dir)) {
         Ok(bytes) => Ok(bytes),
         Err(StoreError::FileNotFound { .. }) => {
             Err(TranscriptMiss::Absent("no transcript is stored".to_owned()))
@@ -965,7 +966,7 @@ pub fn why(
     notice: impl Fn(&str) + Clone + 'static,
 ) -> Result<WhyReport, WhyError> {
     let StartedWhy { blame, line } = started;
-    let path = blame.path.clone();
+    let path = blame.0.path().to_owned();
     let out_of_range = |lines| WhyError::OutOfRange {
         path: path.clone(),
         line,

@@ -2,9 +2,9 @@
 //! inherited links of the rewrite map), each with its checkpoints, in `git log`'s order.
 //!
 //! The range is read by one `git log` that prints each commit's hash, author date, subject and
-//! `Entire-Checkpoint` trailers, never a walk per commit. The checkpoints missing locally are
-//! fetched in one batch ([`fetch_many::run`]), then every checkpoint is read once, however many
-//! commits name it.
+//! `Entire-Checkpoint` trailers, never a walk per commit, and each commit is handed on as git
+//! prints it. Every checkpoint is read once, however many commits name it; those missing
+//! locally are fetched in one batch ([`fetch_many::run`]) once the range is read.
 
 use std::cell::OnceCell;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -337,12 +337,12 @@ pub fn list(
             message: first_error_line(&out.stderr),
         });
     }
+    // In order of first mention, each once.
+    let mut seen = HashSet::new();
     let mut missing = Vec::new();
-    for (_, ids) in &held {
-        for id in ids {
-            if links.resolve(id).is_none() && !missing.contains(id) {
-                missing.push(id.clone());
-            }
+    for id in held.iter().flat_map(|(_, ids)| ids) {
+        if seen.insert(id) && links.resolve(id).is_none() {
+            missing.push(id.clone());
         }
     }
     let mut fetch_failure = None;
