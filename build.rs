@@ -1,4 +1,4 @@
-//! Compiles the built-in redaction rules (`src/model/redact_rules.rs`) into DFAs, serialized
+//! Compiles the built-in redaction rules (`src/model/redact/rules.rs`) into DFAs, serialized
 //! into `OUT_DIR` and embedded in the binary, so a process loads them instead of compiling ~20
 //! regexes on every `write` (docs/performance.md, note (a)). The library deserializes them
 //! with `regex_automata::dfa::dense::DFA::from_bytes`, which copies nothing.
@@ -8,7 +8,7 @@
 //! `regex::bytes::Regex` does; a rule whose DFAs would exceed 1 MiB is left to the regex
 //! crate, compiled at run time when the text holds one of its triggers.
 
-#[path = "src/model/redact_rules.rs"]
+#[path = "src/model/redact/rules.rs"]
 #[allow(dead_code)]
 mod redact_rules;
 
@@ -39,7 +39,7 @@ fn write(out: &Path, name: &str, dfa: &dense::DFA<Vec<u32>>, big_endian: bool) {
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
-    println!("cargo::rerun-if-changed=src/model/redact_rules.rs");
+    println!("cargo::rerun-if-changed=src/model/redact/rules.rs");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let big_endian = std::env::var("CARGO_CFG_TARGET_ENDIAN").as_deref() == Ok("big");
     let patterns: Vec<String> = redact_rules::BUILTIN

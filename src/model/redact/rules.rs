@@ -1,5 +1,5 @@
 //! The built-in redaction rules as data: their patterns, what of a match they replace, and the
-//! literals every match holds. Shared by the library (`src/model/redact.rs`) and `build.rs`,
+//! literals every match holds. Shared by the library (`src/model/redact/`) and `build.rs`,
 //! which compiles each pattern into the DFAs the library loads without compiling anything
 //! (docs/performance.md, note (a)); so this file uses nothing but `std` and `memchr`.
 

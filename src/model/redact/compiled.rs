@@ -1,0 +1,112 @@
+//! The engines of the built-in rules: the DFAs `build.rs` compiled from [`BUILTIN`], embedded
+//! in the binary and loaded in place, and, made the first time a rule needs them, the
+//! capture engine that reads a match's `value` group and the regex crate's `Regex` for a rule
+//! `build.rs` left without DFAs.
+
+use std::sync::OnceLock;
+
+use regex::bytes::Regex;
+use regex_automata::dfa::{dense, regex::Regex as DfaRegex};
+use regex_automata::nfa::thompson::{self, pikevm::PikeVM};
+use regex_automata::util::syntax;
+
+use super::rules::{Builtin, BUILTIN};
+
+/// The DFAs `build.rs` compiled from [`BUILTIN`], embedded in the binary.
+pub(super) mod embedded {
+    /// Bytes aligned as the DFAs' `u32` transition tables must be to load without a copy.
+    #[repr(C, align(4))]
+    pub struct Aligned<B: ?Sized> {
+        pub bytes: B,
+    }
+    macro_rules! aligned {
+        ($name:literal) => {
+            &Aligned {
+                bytes: *include_bytes!(concat!(env!("OUT_DIR"), "/", $name)),
+            }
+        };
+    }
+    include!(concat!(env!("OUT_DIR"), "/redact_dfas.rs"));
+}
+
+/// A DFA `build.rs` serialized, loaded in place.
+pub(super) type Dfa = dense::DFA<&'static [u32]>;
+
+/// The DFA `build.rs` serialized into `aligned`.
+///
+/// Not validated on load: validating costs more than the rest of a small `write` (2 M
+/// instructions for the rules a transcript triggers). The test `every_compiled_dfa_is_valid`
+/// validates each one.
+fn load(aligned: &'static embedded::Aligned<[u8]>) -> Dfa {
+    // SAFETY: the bytes are a DFA that `build.rs` serialized with `to_bytes_*_endian` for this
+    // target's endianness, with the same `regex-automata` (Cargo.toml pins one exact version
+    // for the build script and the library), which is what `from_bytes_unchecked` requires;
+    // `Aligned` gives them the 4-byte alignment it needs.
+    unsafe { Dfa::from_bytes_unchecked(&aligned.bytes) }
+        .expect("build.rs serialized the DFA for this target")
+        .0
+}
+
+/// The syntax of `regex::bytes::Regex`, which the DFAs were built with too.
+fn builtin_syntax() -> syntax::Config {
+    syntax::Config::new().utf8(false)
+}
+
+/// The engines of one built-in rule, each made the first time it is needed.
+struct Engines {
+    /// Finds the rule's matches exactly as `regex::bytes::Regex` would (leftmost-first), from
+    /// the DFAs `build.rs` compiled; `None` for a rule it left to the regex crate.
+    find: OnceLock<Option<DfaRegex<Dfa>>>,
+    /// Reads group `value` of a match found: compiled only for a rule that has a match whose
+    /// value is not the whole match, and run on the span the DFAs found (as the regex crate
+    /// does).
+    captures: OnceLock<PikeVM>,
+    /// The rule as a `regex::bytes::Regex`: for a rule without DFAs, compiled the first time a
+    /// text holds one of its triggers.
+    regex: OnceLock<Regex>,
+}
+
+static ENGINES: [Engines; BUILTIN.len()] = [const {
+    Engines {
+        find: OnceLock::new(),
+        captures: OnceLock::new(),
+        regex: OnceLock::new(),
+    }
+}; BUILTIN.len()];
+
+impl Builtin {
+    fn index(&self) -> usize {
+        BUILTIN
+            .iter()
+            .position(|r| std::ptr::eq(r, self))
+            .expect("a built-in rule")
+    }
+
+    /// The rule's regex, compiled on first use.
+    pub(super) fn regex(&self) -> &'static Regex {
+        ENGINES[self.index()].regex.get_or_init(|| {
+            Regex::new(&(self.pattern)()).expect("built-in redaction rules compile")
+        })
+    }
+}
+
+pub(super) fn finder(i: usize) -> Option<&'static DfaRegex<Dfa>> {
+    ENGINES[i]
+        .find
+        .get_or_init(|| {
+            let forward = embedded::FORWARD[i]?;
+            let reverse = embedded::REVERSE[i]?;
+            Some(DfaRegex::builder().build_from_dfas(load(forward), load(reverse)))
+        })
+        .as_ref()
+}
+
+pub(super) fn capturer(i: usize) -> &'static PikeVM {
+    ENGINES[i].captures.get_or_init(|| {
+        PikeVM::builder()
+            .syntax(builtin_syntax())
+            .thompson(thompson::Config::new().utf8(false))
+            .build(&(BUILTIN[i].pattern)())
+            .expect("built-in redaction rules compile")
+    })
+}

@@ -1,0 +1,190 @@
+//! Running the built-in rules over a text: each rule only when the text holds one of its
+//! triggers (or passes its gate), through the DFAs `build.rs` compiled, or the regex crate's
+//! `Regex` for large texts; and one user rule's matches replaced.
+
+use std::borrow::Cow;
+
+use regex::bytes::{Captures, Regex};
+use regex_automata::nfa::thompson::pikevm::PikeVM;
+use regex_automata::{Anchored, Input};
+
+use super::compiled::{capturer, finder};
+use super::rules::{Replace, BUILTIN};
+use super::secret::{at_token_start, replacement};
+use super::PLACEHOLDER;
+
+/// The triggers a text holds, each looked up once however many rules share it.
+pub(super) struct Triggers {
+    /// The text, ASCII-lowercased.
+    lower: Vec<u8>,
+    looked_up: Vec<(&'static str, bool)>,
+}
+
+impl Triggers {
+    pub(super) fn new(text: &[u8]) -> Triggers {
+        Triggers {
+            lower: text.to_ascii_lowercase(),
+            looked_up: Vec::new(),
+        }
+    }
+
+    /// Whether the text holds one of `triggers`.
+    pub(super) fn any(&mut self, triggers: &[&'static str]) -> bool {
+        triggers.iter().any(|t| self.holds(t))
+    }
+
+    fn holds(&mut self, trigger: &'static str) -> bool {
+        if let Some(&(_, held)) = self.looked_up.iter().find(|(t, _)| *t == trigger) {
+            return held;
+        }
+        let held = memchr::memmem::find(&self.lower, trigger.as_bytes()).is_some();
+        self.looked_up.push((trigger, held));
+        held
+    }
+}
+
+/// `text` with the secrets among the matches of the user rule `re` replaced, counted in
+/// `count`; `None` when `re` does not match.
+pub(super) fn replace_secrets(
+    re: &Regex,
+    replace: Replace,
+    token_start: bool,
+    text: &[u8],
+    count: &mut usize,
+) -> Option<Vec<u8>> {
+    if !re.is_match(text) {
+        return None;
+    }
+    let replaced = re.replace_all(text, |c: &Captures<'_>| {
+        let whole = c.get(0).expect("group 0 always matches");
+        if token_start && !at_token_start(text, whole.start()) {
+            return whole.as_bytes().to_vec();
+        }
+        let value = c.name("value").map(|v| v.range());
+        match replacement(replace, text, whole.range(), value) {
+            Some(s) => {
+                *count += 1;
+                let mut out = text[whole.start()..s.start].to_vec();
+                out.extend_from_slice(PLACEHOLDER.as_bytes());
+                out.extend_from_slice(&text[s.end..whole.end()]);
+                out
+            }
+            None => whole.as_bytes().to_vec(),
+        }
+    });
+    Some(replaced.into_owned())
+}
+
+/// `text` with the secrets among the matches of built-in rule `i` replaced, counted in
+/// `count`; `None` when nothing was replaced. The same as [`replace_secrets`] with the rule's
+/// regex.
+pub(super) fn replace_builtin(i: usize, text: &[u8], count: &mut usize) -> Option<Vec<u8>> {
+    let rule = &BUILTIN[i];
+    let Some(finder) = finder(i) else {
+        let before = *count;
+        let replaced = replace_secrets(rule.regex(), rule.replace, rule.token_start, text, count);
+        return replaced.filter(|_| *count > before);
+    };
+    let mut out = Vec::new();
+    let mut copied = 0;
+    let mut changed = false;
+    let mut pike: Option<(&PikeVM, _, _)> = None;
+    for m in finder.find_iter(text) {
+        let whole = m.range();
+        if rule.token_start && !at_token_start(text, whole.start) {
+            continue;
+        }
+        let value = if rule.replace == Replace::Whole || rule.value_is_match {
+            Some(whole.clone())
+        } else {
+            let (vm, cache, caps) = pike.get_or_insert_with(|| {
+                let vm = capturer(i);
+                (vm, vm.create_cache(), vm.create_captures())
+            });
+            let input = Input::new(text)
+                .range(whole.clone())
+                .anchored(Anchored::Yes);
+            vm.search(cache, &input, caps);
+            debug_assert_eq!(caps.get_match().map(|m| m.range()), Some(whole.clone()));
+            caps.get_group_by_name("value").map(|v| v.range())
+        };
+        if let Some(s) = replacement(rule.replace, text, whole.clone(), value) {
+            *count += 1;
+            changed = true;
+            out.extend_from_slice(&text[copied..s.start]);
+            out.extend_from_slice(PLACEHOLDER.as_bytes());
+            copied = s.end;
+        }
+    }
+    if !changed {
+        return None;
+    }
+    out.extend_from_slice(&text[copied..]);
+    Some(out)
+}
+
+/// The built-in rules with each rule's `regex::bytes::Regex`, compiled at run time, over the
+/// text the rules before it left: the same output as [`redact_builtin`]'s DFAs (the tests
+/// compare them), and faster on large texts, where the regex crate's literal prefilters skip
+/// most bytes and the ~2 ms of compiling matter little.
+pub(super) fn redact_builtin_at_run_time(input: &[u8]) -> (Vec<u8>, usize) {
+    let mut text = input.to_vec();
+    let mut count = 0;
+    let mut triggers = Triggers::new(&text);
+    for rule in &BUILTIN {
+        if !triggers.any(rule.triggers) {
+            continue;
+        }
+        if let Some(replaced) = replace_secrets(
+            rule.regex(),
+            rule.replace,
+            rule.token_start,
+            &text,
+            &mut count,
+        ) {
+            text = replaced;
+            triggers = Triggers::new(&text);
+        }
+    }
+    (text, count)
+}
+
+/// From this size on a text is redacted with [`redact_builtin_at_run_time`]: measured on real
+/// transcripts, the DFAs cost less up to about 1 MB and more from about 4 MB on
+/// (docs/performance.md, note (a)).
+const LARGE_TEXT: usize = 2 << 20;
+
+/// The built-in rules over `input` as bytes: the redacted text and the number of secrets.
+///
+/// Rule by rule, in order, each over the text the rules before it left, as if each were
+/// `regex::bytes::Regex::replace_all`; a rule runs only when the text holds one of its
+/// triggers, looked up again whenever a rule changed the text (a replacement can join two
+/// pieces into a new trigger).
+pub(super) fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
+    #[cfg(test)]
+    if REFERENCE.get() {
+        return redact_builtin_at_run_time(input);
+    }
+    if input.len() >= LARGE_TEXT {
+        return redact_builtin_at_run_time(input);
+    }
+    let mut text = Cow::Borrowed(input);
+    let mut count = 0;
+    let mut triggers = Triggers::new(&text);
+    for (i, rule) in BUILTIN.iter().enumerate() {
+        if !triggers.any(rule.triggers) || rule.gate.is_some_and(|gate| !gate(&text)) {
+            continue;
+        }
+        if let Some(replaced) = replace_builtin(i, &text, &mut count) {
+            text = Cow::Owned(replaced);
+            triggers = Triggers::new(&text);
+        }
+    }
+    (text.into_owned(), count)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Makes [`redact_builtin`] run [`redact_builtin_at_run_time`] on this thread.
+    pub(super) static REFERENCE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}

@@ -1,0 +1,344 @@
+//! Secret redaction, applied to everything a checkpoint stores (transcripts, prompts, summaries,
+//! attribution, session metadata) before any blob is written (docs/decisions.md, "Secrets are
+//! redacted before anything is stored").
+//!
+//! Transcripts are agent JSONL, so a secret usually sits inside a JSON string where quotes are
+//! escaped (`\"`) and newlines are the two characters `\n`; the built-in rules allow for both,
+//! and a second pass reads the strings that spell characters as `\uXXXX` or `\/` escapes
+//! plainly, so no escape hides a secret. User rules match the decoded text of JSON strings and
+//! their replacement is encoded again, so no rule can break a JSON line. Rules work on bytes (a
+//! transcript need not be UTF-8) and replace only what they match, so output is byte-identical
+//! to input when nothing matches (see [`Redactor`]).
+//!
+//! The folder's modules, each one concern: [`rules`] is the table of built-in rules (shared
+//! with `build.rs`, which compiles them into DFAs), [`compiled`] loads their engines,
+//! [`secret`] decides what of a match is a secret, [`matching`] runs the rules over a text,
+//! [`json`] holds the JSON-aware stages (decoding strings for the rules, encoding the
+//! replacements), and [`parts`] rewrites a large text in place a part at a time.
+
+use std::borrow::Cow;
+
+use regex::bytes::Regex;
+use serde::Deserialize;
+use serde_json::Value;
+
+mod compiled;
+mod json;
+mod matching;
+mod parts;
+mod rules;
+mod secret;
+#[cfg(test)]
+mod tests;
+
+use json::{has_spelling_escape, pieces, redact_decoded, redact_escaped, redact_pieces, Shape};
+use matching::{redact_builtin, replace_secrets};
+use parts::{builtin_cut, rewrite_in_parts, user_cut, PART_SIZE};
+use rules::Replace;
+use secret::{credential_start, is_credential_name, is_placeholder};
+
+/// The text every secret is replaced by.
+pub const PLACEHOLDER: &str = "REDACTED";
+
+/// Errors building a redactor.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RedactError {
+    /// A user rule's pattern does not compile.
+    #[error("redaction rule {name:?}: invalid pattern: {message}")]
+    InvalidRule {
+        /// The rule's name.
+        name: String,
+        /// The regex error.
+        message: String,
+    },
+    /// A user rule's pattern can match the empty string (an empty pattern, `.*`, `\b`...):
+    /// it would put the placeholder between characters and destroy the text.
+    #[error("redaction rule {name:?}: the pattern can match the empty string; make it match at least one character")]
+    MatchesEmpty {
+        /// The rule's name.
+        name: String,
+    },
+}
+
+/// A user rule: the whole match of `pattern` is replaced.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserRule {
+    /// A name for messages.
+    pub name: String,
+    /// A regular expression (Rust `regex` syntax).
+    pub pattern: String,
+}
+
+/// The `redaction` block of the settings. Missing block or missing `enabled` = on with the
+/// built-in rules; only an explicit `"enabled": false` turns redaction off.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedactionSettings {
+    /// `false` turns redaction off.
+    #[serde(default)]
+    pub enabled: Option<bool>,
+    /// Extra rules, run after the built-ins.
+    #[serde(default)]
+    pub rules: Vec<UserRule>,
+}
+
+/// A user rule, compiled when the redactor is built.
+struct Rule {
+    re: Regex,
+    replace: Replace,
+    /// Only a match at a token start counts (see [`secret::at_token_start`]).
+    token_start: bool,
+}
+
+/// Stages 1 and 2 of [`Redactor`] (the built-in rules) over `input`: the redacted text and the
+/// count.
+fn redact_builtin_stages(input: &[u8], shape: Shape) -> (Vec<u8>, usize) {
+    let (mut text, mut count) = redact_builtin(input);
+    if has_spelling_escape(&text) {
+        if let Some((t, n)) = redact_escaped(&text, shape) {
+            text = t;
+            count += n;
+        }
+    }
+    (text, count)
+}
+
+/// Whether a pattern can match the empty string (somewhere: `a*`, `\b`, `^` as well as ``).
+fn matches_empty(pattern: &str) -> bool {
+    regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .is_ok_and(|hir| hir.properties().minimum_len() == Some(0))
+}
+
+/// Redacts secrets. Cheap to build: a built-in rule is compiled once per process, the first
+/// time a text holds one of its triggers.
+///
+/// Text is redacted in up to three stages, each a no-op on text it finds nothing in, so clean
+/// text comes out byte-identical:
+/// 1. the built-in rules over the raw bytes (they understand JSON string escapes such as `\n`
+///    and `\"`, and never break a JSON line);
+/// 2. when the text holds a `\uXXXX` or `\/` escape: the built-in rules again over each JSON
+///    value (the whole text, or each JSONL line) with its strings spelled plainly;
+/// 3. the user rules: on JSON values, over the decoded text of each string (and each number),
+///    the changed strings written back as JSON strings, so a user rule cannot break a line;
+///    on text that is not JSON, over the raw bytes.
+pub struct Redactor {
+    enabled: bool,
+    user: Vec<Rule>,
+}
+
+impl Redactor {
+    /// A redactor with the built-in rules plus the settings' user rules. A rule whose pattern
+    /// does not compile, or can match the empty string (it would put the placeholder between
+    /// every two characters), is an error.
+    pub fn new(settings: &RedactionSettings) -> Result<Redactor, RedactError> {
+        let mut user = Vec::new();
+        for r in &settings.rules {
+            let re = Regex::new(&r.pattern).map_err(|e| RedactError::InvalidRule {
+                name: r.name.clone(),
+                message: e.to_string(),
+            })?;
+            if matches_empty(&r.pattern) {
+                return Err(RedactError::MatchesEmpty {
+                    name: r.name.clone(),
+                });
+            }
+            user.push(Rule {
+                re,
+                replace: Replace::Whole,
+                token_start: false,
+            });
+        }
+        Ok(Redactor {
+            enabled: settings.enabled != Some(false),
+            user,
+        })
+    }
+
+    /// A redactor with the built-in rules only.
+    pub fn builtin() -> Redactor {
+        Redactor {
+            enabled: true,
+            user: Vec::new(),
+        }
+    }
+
+    /// A redactor that changes nothing.
+    pub fn disabled() -> Redactor {
+        Redactor {
+            enabled: false,
+            user: Vec::new(),
+        }
+    }
+
+    /// Whether redaction is on.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The redacted bytes and the number of secrets replaced.
+    pub fn redact_bytes(&self, input: &[u8]) -> (Vec<u8>, usize) {
+        if !self.enabled {
+            return (input.to_vec(), 0);
+        }
+        let (text, count) = redact_builtin_stages(input, Shape::Unknown);
+        match self.redact_user_stage(&text, Shape::Unknown) {
+            Some((t, n)) => (t, count + n),
+            None => (text, count),
+        }
+    }
+
+    /// Stage 3 (the user rules) over `text`; `None` when they change nothing.
+    fn redact_user_stage(&self, text: &[u8], shape: Shape) -> Option<(Vec<u8>, usize)> {
+        if self.user.is_empty() {
+            return None;
+        }
+        let pieces = pieces(text, shape, |_| true);
+        redact_pieces(text, &pieces, |piece, json| {
+            if json {
+                redact_decoded(piece, |t| self.redact_user(t))
+            } else {
+                Some(self.redact_user(piece)).filter(|(_, n)| *n > 0)
+            }
+        })
+    }
+
+    /// The user rules over raw bytes.
+    fn redact_user(&self, input: &[u8]) -> (Vec<u8>, usize) {
+        let mut text = Cow::Borrowed(input);
+        let mut count = 0;
+        for rule in &self.user {
+            if let Some(replaced) =
+                replace_secrets(&rule.re, rule.replace, rule.token_start, &text, &mut count)
+            {
+                text = Cow::Owned(replaced);
+            }
+        }
+        (text.into_owned(), count)
+    }
+
+    /// [`Redactor::redact_bytes`] for text.
+    pub fn redact_str(&self, input: &str) -> (String, usize) {
+        let (bytes, n) = self.redact_bytes(input.as_bytes());
+        // Only ASCII is ever inserted and matches end on character boundaries of valid input.
+        (
+            String::from_utf8(bytes)
+                .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()),
+            n,
+        )
+    }
+
+    /// Redacts `bytes` in place; returns the count. The result is byte for byte
+    /// [`Redactor::redact_bytes`]'s; a text with a line break `}\n{` (JSONL) past the first
+    /// [`PART_SIZE`] bytes is redacted a part at a time, in place, so a large transcript costs
+    /// a few parts of memory beside itself rather than several copies of it.
+    pub fn redact_vec(&self, bytes: &mut Vec<u8>) -> usize {
+        self.redact_vec_in_parts(bytes, PART_SIZE)
+    }
+
+    /// [`Redactor::redact_vec`] with parts of at least `part` bytes (a parameter for the tests).
+    ///
+    /// Parts are cut only where redacting them one by one gives what redacting the whole text
+    /// gives. The built-in stages are cut at a newline between `}` and `{`: no built-in match
+    /// holds such a newline (the rules that read across lines, through `\s` or a PEM block's
+    /// lines, need a `:`, `=` or space before it, or a base64 or PEM line, `-----END`, `;`,
+    /// `:` or `=` after it), so each rule finds the same matches either way; a replacement
+    /// never starts at that `{` and only ever leaves a `D` before the newline, so the cut stays
+    /// one through every rule; the text holds a newline between a value and `{`, so it is not
+    /// one JSON value and its pieces for stage 2 are its lines, where no match crosses from one
+    /// JSON line to the next either. The user rules, which read a run of lines that are not
+    /// JSON as one text, are cut afterwards, in a second pass, at a newline next to a line that
+    /// is a JSON value.
+    pub(super) fn redact_vec_in_parts(&self, bytes: &mut Vec<u8>, part: usize) -> usize {
+        if !self.enabled {
+            return 0;
+        }
+        if builtin_cut(bytes, part) == bytes.len() {
+            let (redacted, n) = self.redact_bytes(bytes);
+            if n > 0 {
+                *bytes = redacted;
+            }
+            return n;
+        }
+        let mut count = rewrite_in_parts(
+            bytes,
+            |text, start| builtin_cut(text, start + part),
+            |text| {
+                let (redacted, n) = redact_builtin_stages(text, Shape::Lines);
+                (n > 0).then_some((redacted, n))
+            },
+        );
+        if !self.user.is_empty() {
+            count += rewrite_in_parts(
+                bytes,
+                |text, start| user_cut(text, start + part),
+                |text| self.redact_user_stage(text, Shape::Lines),
+            );
+        }
+        count
+    }
+
+    /// Redacts each of `texts` in place; returns the count.
+    pub fn redact_strings<'a>(&self, texts: impl IntoIterator<Item = &'a mut String>) -> usize {
+        texts
+            .into_iter()
+            .map(|s| {
+                let (redacted, n) = self.redact_str(s);
+                if n > 0 {
+                    *s = redacted;
+                }
+                n
+            })
+            .sum()
+    }
+
+    /// Redacts every string inside a JSON value, member names included; returns the count.
+    pub fn redact_json(&self, value: &mut Value) -> usize {
+        match value {
+            Value::String(s) => self.redact_strings([s]),
+            Value::Array(a) => a.iter_mut().map(|v| self.redact_json(v)).sum(),
+            Value::Object(m) => {
+                let mut count = 0;
+                for (name, v) in m.iter_mut() {
+                    count += match v {
+                        Value::String(s) if is_credential_name(name) => {
+                            let start = credential_start(s);
+                            if start == s.len() || is_placeholder(&s.as_bytes()[start..]) {
+                                0
+                            } else {
+                                s.replace_range(start.., PLACEHOLDER);
+                                1
+                            }
+                        }
+                        _ => self.redact_json(v),
+                    };
+                }
+                let names: Vec<(String, usize)> =
+                    m.keys().map(|name| self.redact_str(name)).collect();
+                if names.iter().any(|(_, n)| *n > 0) {
+                    // Rebuilt in order: a map cannot rename a key in place.
+                    let old = std::mem::take(m);
+                    for ((name, n), (_, v)) in names.into_iter().zip(old) {
+                        count += n;
+                        m.insert(name, v);
+                    }
+                }
+                count
+            }
+            _ => 0,
+        }
+    }
+}
+
+impl crate::base::error::ExitStatus for RedactError {
+    fn exit_code(&self) -> i32 {
+        match self {
+            RedactError::InvalidRule { .. } | RedactError::MatchesEmpty { .. } => {
+                crate::base::error::FAILURE
+            }
+        }
+    }
+}

@@ -1,0 +1,1090 @@
+//! The redactor's behaviour, and the compiled rules against the regex crate's.
+
+use serde_json::Value;
+
+use super::compiled::{embedded, finder, Dfa};
+use super::matching::{replace_builtin, replace_secrets, Triggers, REFERENCE};
+use super::rules::BUILTIN;
+use super::*;
+
+fn on() -> Redactor {
+    Redactor::new(&RedactionSettings::default()).unwrap()
+}
+
+fn red(s: &str) -> (String, usize) {
+    on().redact_str(s)
+}
+
+/// What the redactor makes of `input` with the regex crate's rules.
+fn reference(r: &Redactor, input: &[u8]) -> (Vec<u8>, usize) {
+    REFERENCE.set(true);
+    let out = r.redact_bytes(input);
+    REFERENCE.set(false);
+    out
+}
+
+/// Asserts the redactor's output on `input` is byte-identical to the reference's, and so is
+/// every built-in rule's own pass (matches, `value` groups, replacements).
+fn assert_same_as_reference(input: &[u8]) {
+    let r = Redactor::builtin();
+    assert_eq!(
+        r.redact_bytes(input),
+        reference(&r, input),
+        "{:?}",
+        String::from_utf8_lossy(input)
+    );
+    for (i, rule) in BUILTIN.iter().enumerate() {
+        if let Some(gate) = rule.gate {
+            assert!(
+                !rule.regex().is_match(input) || gate(input),
+                "the gate of rule {i} fails {:?}",
+                String::from_utf8_lossy(input)
+            );
+        }
+        let (mut new, mut old) = (0, 0);
+        let want = replace_secrets(
+            rule.regex(),
+            rule.replace,
+            rule.token_start,
+            input,
+            &mut old,
+        )
+        .filter(|_| old > 0);
+        assert_eq!(
+            replace_builtin(i, input, &mut new),
+            want,
+            "rule {i} on {:?}",
+            String::from_utf8_lossy(input)
+        );
+        assert_eq!(new, old, "rule {i}");
+        if let Some(f) = finder(i) {
+            let spans: Vec<_> = f.find_iter(input).map(|m| m.range()).collect();
+            let want: Vec<_> = rule.regex().find_iter(input).map(|m| m.range()).collect();
+            assert_eq!(spans, want, "rule {i}");
+        }
+    }
+}
+
+/// One sample per built-in rule, in rule order, that the rule itself redacts.
+const SAMPLE_PER_RULE: [&str; 23] = [
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----",
+    "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk\n",
+    "use AKIAIOSFODNN7EXAMPLE here",
+    "token ghp_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2",
+    "github_pat_A1b_A1b_A1b_A1b_A1b_A1b_A1b_A1b_",
+    "glpat-abcdefghij0123456789XY",
+    "use xoxb-1234567890-abcdefghij now",
+    "xapp-1-A0123456789-1234567890123-abcdef0123456789",
+    "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "pypi-AgEIcHlwaS5vcmcCJDEyMzQ1Njc4LTEyMzQtMTIzNC0xMjM0LTEyMzQ1Njc4OTAxMgACJXsicGVy",
+    "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+    "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "sk-proj-Q7vT2mX9pL4kR8sW1nB6cZ3hJ5dF0gY",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "git clone https://alice:s3cretpass@example.com/r.git",
+    r#"{"api_key": "abcd1234"}"#,
+    r#"{"m":"{\"password\": \"hunter22\"}"}"#,
+    "curl -H 'Authorization: token 0123abcdXYZ'",
+    "send Bearer Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1 along",
+    "Server=db;Password=S3cr3t!x;",
+    "DB_PASSWORD=hunter22",
+    "MY_SIGNING_KEY=Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1",
+];
+
+#[test]
+fn every_builtin_rule_fires_on_its_sample() {
+    for (i, sample) in SAMPLE_PER_RULE.iter().enumerate() {
+        let text = sample.as_bytes();
+        let mut triggers = Triggers::new(text);
+        assert!(triggers.any(BUILTIN[i].triggers), "rule {i}: {sample}");
+        let mut n = 0;
+        let out = replace_builtin(i, text, &mut n)
+            .unwrap_or_else(|| panic!("rule {i} does not fire on {sample}"));
+        assert!(n > 0, "rule {i}");
+        assert!(
+            memchr::memmem::find(&out, PLACEHOLDER.as_bytes()).is_some(),
+            "rule {i}"
+        );
+        let (redacted, count) = red(sample);
+        assert!(
+            count > 0 && redacted.contains(PLACEHOLDER),
+            "rule {i}: {sample}"
+        );
+        assert_same_as_reference(text);
+    }
+}
+
+#[test]
+fn every_compiled_dfa_is_valid() {
+    for dfa in embedded::FORWARD.iter().chain(&embedded::REVERSE).flatten() {
+        Dfa::from_bytes(&dfa.bytes).unwrap();
+    }
+    assert!(embedded::FORWARD.iter().filter(|d| d.is_some()).count() >= 19);
+}
+
+#[test]
+fn rules_whose_value_is_the_match_say_so() {
+    for (i, rule) in BUILTIN.iter().enumerate() {
+        if !rule.value_is_match {
+            continue;
+        }
+        let pattern = (rule.pattern)();
+        assert!(
+            pattern.starts_with("(?P<value>") && pattern.ends_with(r")(?-u:\b)"),
+            "rule {i}: {pattern}"
+        );
+        for text in trigger_corpus() {
+            for c in rule.regex().captures_iter(text.as_bytes()) {
+                assert_eq!(c.get(0).unwrap().range(), c.name("value").unwrap().range());
+            }
+        }
+    }
+}
+
+#[test]
+fn the_compiled_rules_redact_every_test_text_as_the_regex_crate_does() {
+    for text in trigger_corpus().iter().chain(
+        SAMPLE_PER_RULE
+            .iter()
+            .map(|s| s.to_string())
+            .collect::<Vec<_>>()
+            .iter(),
+    ) {
+        assert_same_as_reference(text.as_bytes());
+        let line = serde_json::json!({ "c": text }).to_string();
+        assert_same_as_reference(line.as_bytes());
+        assert_same_as_reference(line.replace('A', "\\u0041").as_bytes());
+    }
+}
+
+/// Pieces of text around which the rules' matches start, end and fail.
+const FRAGMENTS: &[&str] = &[
+    " ",
+    "\n",
+    "\\n",
+    "\\t",
+    "\r\n",
+    "\"",
+    "\\\"",
+    "'",
+    "\\\\",
+    ":",
+    "=",
+    ";",
+    "@",
+    "/",
+    "://",
+    "_",
+    "-",
+    ".",
+    ",",
+    "key",
+    "KEY",
+    "token",
+    "secret",
+    "password",
+    "pwd",
+    "auth",
+    "Authorization",
+    "bearer ",
+    "Basic ",
+    "api_key",
+    "\"api_key\": \"",
+    "\\\"password\\\":\\\"",
+    "x",
+    "abcd",
+    "Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1",
+    "aaaaaaaaaaaaaaaaaaaaaaaa",
+    "REDACTED",
+    "${X}",
+    "https://u",
+    "postgres://app:p",
+    "-----BEGIN RSA PRIVATE KEY-----",
+    "-----END RSA PRIVATE KEY-----",
+    "MIIEpAIBAAKCAQEA",
+    "Proc-Type: 4,ENCRYPTED",
+    "ghp_",
+    "AKIA",
+    "a1B2a1B2a1B2a1B2a1B2",
+    "sk-",
+    "eyJhbGciOiJIUzI1NiJ9",
+    ".eyJ",
+    "xoxb-",
+    "glpat-",
+    "npm_",
+    "\u{e9}",
+    "\u{212A}",
+    "\u{17F}",
+    "\u{2003}",
+    "\\u0041",
+    "\\/",
+    "{",
+    "}",
+    "[",
+    "]",
+    "hooks.slack.com/services/",
+    "sk_live_",
+    "Pwd = ",
+    "Server=db;",
+];
+
+proptest::proptest! {
+    /// Texts made of the pieces the rules care about redact byte-identically to the regex
+    /// crate's rules, and so does each rule's own pass.
+    #[test]
+    fn compiled_rules_match_the_regex_crate(
+        pieces in proptest::collection::vec(proptest::sample::select(FRAGMENTS), 1..24),
+        raw in proptest::collection::vec(proptest::num::u8::ANY, 0..4),
+    ) {
+        let mut text = pieces.concat().into_bytes();
+        text.extend_from_slice(&raw);
+        assert_same_as_reference(&text);
+    }
+}
+
+/// The redacted bytes of every file of `$REDACT_CORPUS` (real transcripts) are the same as
+/// the regex crate's rules make of them. `REDACT_CORPUS=DIR cargo test --release --lib
+/// redact -- --ignored`.
+#[test]
+#[ignore = "needs REDACT_CORPUS, a folder of transcripts"]
+fn corpus_is_redacted_as_by_the_regex_crate() {
+    let dir = std::env::var("REDACT_CORPUS").expect("REDACT_CORPUS names a folder");
+    let r = Redactor::builtin();
+    let mut files = 0;
+    let mut secrets = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let text = std::fs::read(entry.unwrap().path()).unwrap();
+        let ours = r.redact_bytes(&text);
+        assert!(ours == reference(&r, &text), "file {files}");
+        for rule in BUILTIN.iter().filter(|r| r.gate.is_some()) {
+            assert!(!rule.regex().is_match(&text) || (rule.gate.unwrap())(&text));
+        }
+        secrets += ours.1;
+        files += 1;
+    }
+    println!("{files} files, {secrets} secrets, all byte-identical");
+}
+
+fn assert_json_lines(s: &str) {
+    for line in s.lines() {
+        serde_json::from_str::<Value>(line)
+            .unwrap_or_else(|e| panic!("not JSON after redaction: {line}: {e}"));
+    }
+}
+
+/// Asserts `input` redacts to `want` with `n` replacements and every line stays JSON.
+fn assert_jsonl_redacts(input: &str, want: &str, n: usize) {
+    let (out, count) = red(input);
+    assert_eq!(out, want, "{input}");
+    assert_eq!(count, n, "{input}");
+    assert_json_lines(&out);
+}
+
+#[test]
+fn aws_keys_in_a_jsonl_tool_result() {
+    let line = r#"{"type":"tool_result","content":"export AWS_ACCESS_KEY_ID=AKIAIOSFODNN7EXAMPLE\nexport AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"}"#;
+    assert_jsonl_redacts(
+        line,
+        r#"{"type":"tool_result","content":"export AWS_ACCESS_KEY_ID=REDACTED\nexport AWS_SECRET_ACCESS_KEY=REDACTED"}"#,
+        2,
+    );
+}
+
+#[test]
+fn password_inside_an_escaped_json_string() {
+    let line = r#"{"message":"{\"password\": \"hunter22\", \"user\": \"bob\"}"}"#;
+    assert_jsonl_redacts(
+        line,
+        r#"{"message":"{\"password\": \"REDACTED\", \"user\": \"bob\"}"}"#,
+        1,
+    );
+}
+
+#[test]
+fn pem_block_with_escaped_newlines() {
+    let line = r#"{"content":"key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\nabc==\n-----END RSA PRIVATE KEY-----\nend"}"#;
+    assert_jsonl_redacts(line, r#"{"content":"key:\nREDACTED\nend"}"#, 1);
+    let real = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA\n-----END OPENSSH PRIVATE KEY-----\n";
+    assert_eq!(red(real), ("REDACTED\n".to_owned(), 1));
+    let split = "{\"a\":\"-----BEGIN RSA PRIVATE KEY-----\"}\n{\"b\":\"keep me\"}\n{\"c\":\"-----END RSA PRIVATE KEY-----\"}\n";
+    assert_eq!(
+        red(split),
+        (split.to_owned(), 0),
+        "never merges transcript lines"
+    );
+}
+
+#[test]
+fn provider_tokens() {
+    let gh = format!("token ghp_{}", "a1B2".repeat(9));
+    assert_eq!(red(&gh), ("token REDACTED".to_owned(), 1));
+    let pat = format!("github_pat_{}", "A1b_".repeat(8));
+    assert_eq!(red(&pat).0, "REDACTED");
+    assert_eq!(red("glpat-abcdefghij0123456789XY").0, "REDACTED");
+    assert_eq!(
+        red("use xoxb-1234567890-abcdefghij now").0,
+        "use REDACTED now"
+    );
+    let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+    assert_eq!(red(&format!("Bearer {jwt}")).0, "Bearer REDACTED");
+}
+
+#[test]
+fn assignments_keep_key_and_separator() {
+    assert_eq!(red("DB_PASSWORD=hunter22").0, "DB_PASSWORD=REDACTED");
+    assert_eq!(red("api_key: 'abcd1234efgh'").0, "api_key: 'REDACTED'");
+    assert_eq!(
+        red("Server=db;User Id=sa;Password=S3cr3t!x;").0,
+        "Server=db;User Id=sa;Password=REDACTED;"
+    );
+    assert_eq!(
+        red("git clone https://alice:s3cretpass@example.com/r.git").0,
+        "git clone https://alice:REDACTED@example.com/r.git"
+    );
+}
+
+#[test]
+fn high_entropy_key_values() {
+    assert_eq!(
+        red("MY_SIGNING_KEY=Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1").0,
+        "MY_SIGNING_KEY=REDACTED"
+    );
+    let low = "MONKEY_KEY=aaaaaaaaaaaaaaaaaaaaaaaa";
+    assert_eq!(red(low), (low.to_owned(), 0));
+}
+
+#[test]
+fn placeholders_and_prose_are_left_alone() {
+    for s in [
+        "password=REDACTED",
+        "password=${DB_PASSWORD}",
+        "password: <your password>",
+        "token=***",
+        "password=changeme",
+        "let token_count = 5;",
+        "the password_hint field",
+        "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+        "id 123e4567-e89b-12d3-a456-426614174000",
+        "see src/auth/token_store.rs",
+        "Plain prose about keys and secrets.",
+    ] {
+        assert_eq!(red(s), (s.to_owned(), 0), "{s}");
+    }
+}
+
+#[test]
+fn binary_bytes_unchanged_and_idempotent() {
+    let bin: Vec<u8> = (0u8..=255).chain([0xff, 0xfe, 0x00]).collect();
+    assert_eq!(on().redact_bytes(&bin), (bin.clone(), 0));
+    let (once, n) = red("DB_PASSWORD=hunter22 AKIAIOSFODNN7EXAMPLE");
+    assert_eq!(n, 2);
+    assert_eq!(red(&once), (once.clone(), 0));
+}
+
+#[test]
+fn disabled_and_user_rules() {
+    let off = Redactor::new(&RedactionSettings {
+        enabled: Some(false),
+        rules: vec![],
+    })
+    .unwrap();
+    assert!(!off.is_enabled());
+    assert_eq!(off.redact_str("DB_PASSWORD=hunter22").1, 0);
+    let custom = Redactor::new(&RedactionSettings {
+        enabled: None,
+        rules: vec![UserRule {
+            name: "ticket".into(),
+            pattern: r"ACME-\d{6}".into(),
+        }],
+    })
+    .unwrap();
+    assert_eq!(custom.redact_str("see ACME-123456").0, "see REDACTED");
+    let bad = Redactor::new(&RedactionSettings {
+        enabled: None,
+        rules: vec![UserRule {
+            name: "broken".into(),
+            pattern: "(".into(),
+        }],
+    });
+    assert!(matches!(bad, Err(RedactError::InvalidRule { name, .. }) if name == "broken"));
+}
+
+#[test]
+fn tokens_right_after_an_escaped_newline() {
+    let gh = format!("ghp_{}", "a1B2".repeat(9));
+    let sk = "sk-proj-Q7vT2mX9pL4kR8sW1nB6cZ3hJ5dF0gY";
+    let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+    for secret in [
+        gh.as_str(),
+        sk,
+        jwt,
+        "AKIAIOSFODNN7EXAMPLE",
+        "xoxb-1234567890-abcdefghij",
+    ] {
+        for escape in [r"\n", r"\t", r"\r\n"] {
+            let line = format!(r#"{{"content":"token:{escape}{secret}{escape}done"}}"#);
+            assert_jsonl_redacts(
+                &line,
+                &format!(r#"{{"content":"token:{escape}REDACTED{escape}done"}}"#),
+                1,
+            );
+        }
+    }
+    let line = r#"{"content":"cat .env\npassword=hunter22\nDB=x"}"#;
+    assert_eq!(
+        red(line),
+        (
+            r#"{"content":"cat .env\npassword=REDACTED\nDB=x"}"#.to_owned(),
+            1
+        )
+    );
+}
+
+#[test]
+fn credential_members_of_json_objects() {
+    for (key, value) in [
+        ("api_key", "abcd1234efgh5678"),
+        ("password", "correct horse battery staple"),
+        ("client_secret", "s3cr3t-v@lue"),
+        ("access_token", "ya29.a0AfH6SMBx"),
+        (
+            "aws_secret_access_key",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        ),
+        ("apiKey", "k-1"),
+        ("GITHUB_TOKEN", "has \\\"quotes\\\" and \\\\ inside"),
+    ] {
+        let raw = format!(r#"{{"type":"tool_use","input":{{"{key}": "{value}", "user": "bob"}}}}"#);
+        assert_jsonl_redacts(
+            &raw,
+            &format!(r#"{{"type":"tool_use","input":{{"{key}": "REDACTED", "user": "bob"}}}}"#),
+            1,
+        );
+    }
+    let bearer = r#"{"headers":{"Authorization": "Bearer abc.DEF-123_xyz"}}"#;
+    assert_eq!(
+        red(bearer),
+        (
+            r#"{"headers":{"Authorization": "Bearer REDACTED"}}"#.to_owned(),
+            1
+        )
+    );
+    // The same members inside a transcript string: quotes are escaped.
+    let escaped = r#"{"message":"{\"api_key\": \"abc def\", \"password\":\"p\\\"w\\\\d\", \"Authorization\": \"Basic dXNlcjpwYXNz\", \"n\": 1}"}"#;
+    assert_jsonl_redacts(
+        escaped,
+        r#"{"message":"{\"api_key\": \"REDACTED\", \"password\":\"REDACTED\", \"Authorization\": \"Basic REDACTED\", \"n\": 1}"}"#,
+        3,
+    );
+    let out = red(escaped).0;
+    let inner: Value = serde_json::from_str(
+        serde_json::from_str::<Value>(&out).unwrap()["message"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(inner["password"], "REDACTED");
+}
+
+#[test]
+fn credential_members_of_json_values() {
+    let mut v = serde_json::json!({
+        "outcome": "configured",
+        "config": {"api_key": "abcd1234", "password": "two words", "Authorization": "Bearer tok3n.value", "region": "eu"},
+        "list": [{"client_secret": "x1"}, {"token": "REDACTED"}, {"access_token": 5}]
+    });
+    assert_eq!(on().redact_json(&mut v), 4);
+    assert_eq!(v["config"]["api_key"], "REDACTED");
+    assert_eq!(v["config"]["password"], "REDACTED");
+    assert_eq!(v["config"]["Authorization"], "Bearer REDACTED");
+    assert_eq!(v["config"]["region"], "eu");
+    assert_eq!(v["list"][0]["client_secret"], "REDACTED");
+    assert_eq!(v["list"][2]["access_token"], 5);
+}
+
+#[test]
+fn unterminated_private_keys() {
+    let line = r#"{"content":"head id_rsa:\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA\nAAAABG5vbmU=\n"}"#;
+    assert_jsonl_redacts(line, r#"{"content":"head id_rsa:\nREDACTED"}"#, 1);
+    // Escaped quotes inside the string are consumed whole, the JSON stays valid.
+    let nested = r#"{"m":"{\"k\": \"-----BEGIN RSA PRIVATE KEY-----\\nMIIEpAIB\"}"}
+{"next":"line"}"#;
+    assert_jsonl_redacts(
+        nested,
+        "{\"m\":\"{\\\"k\\\": \\\"REDACTED\"}\n{\"next\":\"line\"}",
+        1,
+    );
+    // Real lines: the base64 lines go, the prose after them stays.
+    let text = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk\nAwEHoUQDQgAE\nthat was the key\n";
+    assert_eq!(red(text), ("REDACTED\nthat was the key\n".to_owned(), 1));
+    // The transcript lines after an unterminated key are never merged into it.
+    let lines =
+        "{\"a\":\"-----BEGIN RSA PRIVATE KEY-----\\nMIIEpAIBAAKCAQEA\"}\n{\"b\":\"keep me\"}\n";
+    assert_jsonl_redacts(lines, "{\"a\":\"REDACTED\"}\n{\"b\":\"keep me\"}\n", 1);
+    let yaml = "tls:\n  key: |\n    -----BEGIN RSA PRIVATE KEY-----\n    MIIEpAIBAAKCAQEA\n    -----END RSA PRIVATE KEY-----\n  port: 443\n";
+    assert_eq!(
+        red(yaml),
+        ("tls:\n  key: |\n    REDACTED\n  port: 443\n".to_owned(), 1)
+    );
+    let encrypted = "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,0A1B\n\nMIIEpAIBAAKCAQEA\nabcd==\n\nthe rest\n";
+    assert_eq!(red(encrypted), ("REDACTED\n\nthe rest\n".to_owned(), 1));
+    let pgp = "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF0\n-----END PGP PRIVATE KEY BLOCK-----";
+    assert_eq!(red(pgp), ("REDACTED".to_owned(), 1));
+}
+
+#[test]
+fn more_provider_tokens() {
+    for token in [
+        "xoxp-1234567890-0987654321-abcdefABCDEF",
+        "xapp-1-A0123456789-1234567890123-abcdef0123456789",
+        "glpat-xY9_zK3-wQ7vN1mB5cL8",
+        "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        "sk-ant-api03-Xy7Qw9Er3Tz5Ui1Op8As2Df6Gh4Jk0LzXcVbNm",
+        "sk-proj-Q7vT2mX9pL4kR8sW1nB6cZ3hJ5dF0gY",
+        "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+        "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
+        "ASIAY34FZKBOKMUTVV7A",
+        "pypi-AgEIcHlwaS5vcmcCJDEyMzQ1Njc4LTEyMzQtMTIzNC0xMjM0LTEyMzQ1Njc4OTAxMgACJXsicGVybWlzc2lvbnMiOiAidXNlciJ9",
+    ] {
+        let s = format!("use {token} here");
+        assert_eq!(red(&s), ("use REDACTED here".to_owned(), 1), "{token}");
+    }
+    assert_eq!(
+        red("curl -H 'Authorization: token 0123abcdXYZ' https://x").0,
+        "curl -H 'Authorization: token REDACTED' https://x"
+    );
+    assert_eq!(
+        red("send Bearer Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1 along").0,
+        "send Bearer REDACTED along"
+    );
+    assert_eq!(
+        red("https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX").0,
+        "https://hooks.slack.com/services/REDACTED"
+    );
+    for (url, want) in [
+        (
+            "postgres://app:p%40ss%3Aw0rd@db.internal:5432/app",
+            "postgres://app:REDACTED@db.internal:5432/app",
+        ),
+        (
+            "https://alice%40corp.com:s3cret@git.corp.com/r.git",
+            "https://alice%40corp.com:REDACTED@git.corp.com/r.git",
+        ),
+        (
+            "redis://:hunter22@cache:6379",
+            "redis://:REDACTED@cache:6379",
+        ),
+    ] {
+        assert_eq!(red(url), (want.to_owned(), 1), "{url}");
+    }
+}
+
+#[test]
+fn ordinary_code_is_not_a_secret() {
+    for s in [
+        "commit 3f786850e387550fdab836ed7e6dc881de23001b",
+        r#"{"content":"HEAD is now at 3f786850e387550fdab836ed7e6dc881de23001b\n9fceb02d0ae598e95dc970b74767f19372d61af8"}"#,
+        r#"{"request_id":"123e4567-e89b-12d3-a456-426614174000","session":"sess-1"}"#,
+        "the logo is data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg== in prose",
+        "fn verify(password_hash: &str) -> bool",
+        r#"{"password_hash": "$argon2id$v=19$m=65536", "token_count": 12, "max_tokens": 1024}"#,
+        r#"{"usage":{"input_tokens":100,"output_tokens":20},"token_type":"bearer"}"#,
+        r#"{"password": "", "api_key": null, "secret": "${SECRET}", "token": "<token>"}"#,
+        "Bearer tokens go in the Authorization header; use bearer authentication.",
+        "-----BEGIN RSA PRIVATE KEY-----",
+        "see the task-runner-configuration-loader module and skip-the-long-identifier-here",
+        "pip install sk-learn-pipeline-configuration-loader",
+        "https://example.com:8443/path and user@example.com",
+        "glued to a word: xAKIAIOSFODNN7EXAMPLE, my_ghp_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2",
+        r#"{"content":"line one\nnext line\tindented"}"#,
+    ] {
+        assert_eq!(red(s), (s.to_owned(), 0), "{s}");
+    }
+}
+
+#[test]
+fn a_secret_several_rules_match_counts_once() {
+    let gh = format!("ghp_{}", "a1B2".repeat(9));
+    for (input, want) in [
+        (
+            format!(r#"{{"password": "{gh}"}}"#),
+            r#"{"password": "REDACTED"}"#.to_owned(),
+        ),
+        (
+            "curl -H 'Authorization: Bearer Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1'".to_owned(),
+            "curl -H 'Authorization: Bearer REDACTED'".to_owned(),
+        ),
+        (
+            r#"{"m":"{\"api_key\": \"sk-proj-Q7vT2mX9pL4kR8sW1nB6cZ3hJ5dF0gY\"}"}"#.to_owned(),
+            r#"{"m":"{\"api_key\": \"REDACTED\"}"}"#.to_owned(),
+        ),
+        (
+            "-----BEGIN RSA PRIVATE KEY-----\r\nMIIEpAIBAAKCAQEA\r\n-----END RSA PRIVATE KEY-----\r\n"
+                .to_owned(),
+            "REDACTED\r\n".to_owned(),
+        ),
+        (
+            r#"{"c":"x\u003dAKIAIOSFODNN7EXAMPLE"}"#.to_owned(),
+            r#"{"c":"x\u003dREDACTED"}"#.to_owned(),
+        ),
+    ] {
+        assert_eq!(red(&input), (want, 1), "{input}");
+    }
+}
+
+/// Texts each built-in rule matches, several per rule, with every alternative of a rule's
+/// words (`pwd`, `auth`, `passwd`, `access-key`...).
+const POSITIVES: &[&str] = &[
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\nabc==\n-----END RSA PRIVATE KEY-----",
+    r#"{"c":"-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQOYBF0\n-----END PGP PRIVATE KEY BLOCK-----"}"#,
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA\n",
+    r#"{"c":"-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk"}"#,
+    "AKIAIOSFODNN7EXAMPLE ASIAY34FZKBOKMUTVV7A",
+    "ghp_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2 gho_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2",
+    "ghu_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2 ghs_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2",
+    "ghr_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2 github_pat_A1b_A1b_A1b_A1b_A1b_A1b_A1b_A1b_",
+    "glpat-abcdefghij0123456789XY xoxb-1234567890-abcdefghij xoxp-1234567890-0987654321-abc",
+    "xapp-1-A0123456789-1234567890123-abcdef0123456789 npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+    "pypi-AgEIcHlwaS5vcmcCJDEyMzQ1Njc4LTEyMzQtMTIzNC0xMjM0LTEyMzQ1Njc4OTAxMgACJXsicGVy",
+    "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY sk_live_4eC39HqLyjWDarjtT1zdp7dc rk_test_4eC39HqLyjWDarjtT1",
+    "sk-proj-Q7vT2mX9pL4kR8sW1nB6cZ3hJ5dF0gY sk-ant-api03-Xy7Qw9Er3Tz5Ui1Op8As2Df6Gh4Jk0LzXcVbNm",
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "postgres://app:p%40ss@db:5432/app redis://:hunter22@cache:6379 HTTPS://u:pw@host",
+    r#"{"api_key": "abcd1234", "password": "two words", "Authorization": "Bearer tok3n.value"}"#,
+    r#"{"auth": "x1y2", "db.pwd": "x1y2", "clientSecret": "s", "private-key": "k", "passphrase": "p"}"#,
+    r#"{"GITHUB_TOKEN": "t", "accessKey": "a", "apiKey": "k-1", "passwd": "p", "Api-Key": "v"}"#,
+    r#"{"m":"{\"api_key\": \"abc def\", \"password\":\"p\\\"w\\\\d\", \"Authorization\": \"Basic dXNlcjpwYXNz\"}"}"#,
+    r#"{"m":"{\"x_auth\": \"v\", \"my.pwd\": \"v\", \"secret\": \"v\", \"access_token\": \"v\"}"}"#,
+    "curl -H 'Authorization: token 0123abcdXYZ' AUTHORIZATION=\"Bearer abc.def\"",
+    "send Bearer Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1 along, bearer\tAb3dEf6hIj9lMn2pQr5t",
+    "Server=db;Password=S3cr3t!x; Pwd = abcd; PWD=efgh;",
+    "DB_PASSWORD=hunter22 api_key: 'abcd1234efgh' passwd=abcd pwd: wxyz secret=abcd TOKEN=abcd",
+    "access-key=abcd accesskey=abcd client_secret=abcd clientSecret=abcd auth_token=abcd",
+    "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY APIKEY=abcd",
+    "MY_SIGNING_KEY=Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1 secret_value: \"abcdefghij0123456789XY\"",
+    "refresh_token = 'Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1' KEYRING='Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1'",
+];
+
+/// The corpus of [`POSITIVES`] with case variants and the non-ASCII letters Unicode case
+/// folding equates with ASCII ones (the Kelvin sign for `k`, the long s for `s`).
+fn trigger_corpus() -> Vec<String> {
+    let mut corpus = Vec::new();
+    for p in POSITIVES {
+        corpus.push(p.to_string());
+        corpus.push(p.to_ascii_uppercase());
+        corpus.push(p.to_ascii_lowercase());
+        corpus.push(
+            p.replace(['k', 'K'], "\u{212A}")
+                .replace(['s', 'S'], "\u{17F}"),
+        );
+    }
+    corpus
+}
+
+#[test]
+fn every_match_of_a_builtin_rule_holds_one_of_its_triggers() {
+    let corpus = trigger_corpus();
+    for (i, rule) in BUILTIN.iter().enumerate() {
+        let mut matches = 0;
+        for text in &corpus {
+            for m in rule.regex().find_iter(text.as_bytes()) {
+                matches += 1;
+                assert!(
+                    Triggers::new(m.as_bytes()).any(rule.triggers),
+                    "built-in rule {i} matches {:?}, which holds none of {:?}",
+                    String::from_utf8_lossy(m.as_bytes()),
+                    rule.triggers
+                );
+            }
+        }
+        assert!(matches > 0, "built-in rule {i}: no example in the corpus");
+    }
+}
+
+#[test]
+fn every_sample_is_redacted_plain_and_spelled_with_escapes() {
+    for p in POSITIVES {
+        let (plain, n) = red(p);
+        assert!(n > 0 && plain != *p, "{p}");
+        // The sample inside a JSON string with every letter written as a `\u` escape.
+        let escaped: String = p
+            .chars()
+            .map(|c| match c {
+                'A'..='Z' | 'a'..='z' => format!("\\u{:04x}", c as u32),
+                c => {
+                    let s = serde_json::to_string(&c).unwrap();
+                    s[1..s.len() - 1].to_owned()
+                }
+            })
+            .collect();
+        let line = format!(r#"{{"c":"{escaped}"}}"#);
+        let (out, n) = red(&line);
+        assert_json_lines(&out);
+        // The same as the sample in a JSON string written plainly.
+        let plain_line = serde_json::json!({ "c": p }).to_string();
+        let (plain_out, plain_n) = red(&plain_line);
+        assert_eq!(n, plain_n, "{line} -> {out}");
+        assert_eq!(
+            serde_json::from_str::<Value>(&out).unwrap(),
+            serde_json::from_str::<Value>(&plain_out).unwrap(),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn triggers_are_lowercase_and_plain_prose_triggers_no_rule() {
+    for rule in &BUILTIN {
+        for t in rule.triggers {
+            assert_eq!(*t, t.to_ascii_lowercase());
+        }
+    }
+    let text = "plain prose about a transcript, nothing to hide\n".repeat(100);
+    let mut triggers = Triggers::new(text.as_bytes());
+    assert!(BUILTIN.iter().all(|r| !triggers.any(r.triggers)));
+    assert_eq!(red(&text), (text.clone(), 0));
+}
+
+#[test]
+fn json_values() {
+    let mut v = serde_json::json!({"intent": "rotate AKIAIOSFODNN7EXAMPLE", "n": 3, "l": ["DB_PASSWORD=hunter22"]});
+    assert_eq!(on().redact_json(&mut v), 2);
+    assert_eq!(v["intent"], "rotate REDACTED");
+    assert_eq!(v["l"][0], "DB_PASSWORD=REDACTED");
+}
+
+fn with_rules(patterns: &[&str]) -> Redactor {
+    Redactor::new(&RedactionSettings {
+        enabled: None,
+        rules: patterns
+            .iter()
+            .enumerate()
+            .map(|(i, p)| UserRule {
+                name: format!("rule-{i}"),
+                pattern: (*p).to_owned(),
+            })
+            .collect(),
+    })
+    .unwrap()
+}
+
+#[test]
+fn escapes_do_not_hide_secrets() {
+    let gh_body = "a1B2".repeat(9);
+    for (line, secret) in [
+        (
+            r#"{"c":"key \u0041\u004b\u0049\u0041QWERTYUIOPASDFGH here"}"#.to_owned(),
+            "QWERTYUIOPASDFGH",
+        ),
+        (
+            format!(r#"{{"c":"token ghp\u005f{gh_body}"}}"#),
+            gh_body.as_str(),
+        ),
+        (
+            // sk_live_4eC39HqLyjWDarjtT1zdp7dc, every character escaped.
+            format!(
+                r#"{{"c":"{}"}}"#,
+                "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+                    .chars()
+                    .map(|c| format!("\\u{:04x}", c as u32))
+                    .collect::<String>()
+            ),
+            "\\u0034\\u0065\\u0043",
+        ),
+        (
+            r#"{"c":"\u002d\u002d\u002d\u002d\u002dBEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEA\nAAAABG5vbmU=\n"}"#.to_owned(),
+            "b3BlbnNzaC1rZXktdjEA",
+        ),
+        (
+            r#"{"c":"git clone https:\/\/alice:s3cretpass@example.com\/r.git"}"#.to_owned(),
+            "s3cretpass",
+        ),
+        (
+            r#"{"input":{"api\u005fkey": "abcd1234efgh"}}"#.to_owned(),
+            "abcd1234efgh",
+        ),
+    ] {
+        let (out, n) = red(&line);
+        assert!(!out.contains(secret), "{secret} survives in {out}");
+        assert!(out.contains(PLACEHOLDER), "{out}");
+        assert_eq!(n, 1, "{line} -> {out}");
+        assert_json_lines(&out);
+    }
+}
+
+#[test]
+fn only_the_strings_that_changed_are_spelled_again() {
+    let line = r#"{"a":"caf\u00e9 \/ x","b":"\u0041KIAIOSFODNN7EXAMPLE","n":1.5e3}"#;
+    assert_jsonl_redacts(
+        line,
+        r#"{"a":"caf\u00e9 \/ x","b":"REDACTED","n":1.5e3}"#,
+        1,
+    );
+    // Escapes and nothing to find: byte-identical, alone and among other lines.
+    let clean =
+        "{\"a\":\"caf\\u00e9 \\u001b[0m \\/ \\\\u0041\"}\nnot json \\u0041\n[1,\"\\u00e9\"]\n";
+    assert_eq!(red(clean), (clean.to_owned(), 0));
+    // A document over several lines is read as one value.
+    let doc = "{\n  \"secret\": \"hunter22\",\n  \"c\": \"\\u0041KIAIOSFODNN7EXAMPLE\"\n}\n";
+    assert_eq!(
+        red(doc),
+        (
+            "{\n  \"secret\": \"REDACTED\",\n  \"c\": \"REDACTED\"\n}\n".to_owned(),
+            2
+        )
+    );
+}
+
+#[test]
+fn escaped_lines_are_redacted_in_one_pass_and_the_others_keep_their_bytes() {
+    let gh = format!("ghp\\u005f{}", "a1B2".repeat(9));
+    let lines = [
+        r#"{"a":"caf\u00e9"}"#.to_owned(),
+        r#"{"b":"\u0041KIAIOSFODNN7EXAMPLE","c":"\u00e9"}"#.to_owned(),
+        r#"{"d":"plain AKIAIOSFODNN7EXAMPLE"}"#.to_owned(),
+        format!(r#"{{"e":"x {gh}"}}"#),
+        r#"{"f":"\u001b[0m"}"#.to_owned(),
+    ];
+    let (out, n) = red(&(lines.join("\n") + "\n"));
+    let out: Vec<&str> = out.lines().collect();
+    assert_eq!(n, 3);
+    assert_eq!(out[0], lines[0]);
+    assert_eq!(out[1], r#"{"b":"REDACTED","c":"\u00e9"}"#);
+    assert_eq!(out[2], r#"{"d":"plain REDACTED"}"#);
+    assert_eq!(out[3], r#"{"e":"x REDACTED"}"#);
+    assert_eq!(out[4], lines[4]);
+}
+
+#[test]
+fn user_rules_match_decoded_strings_and_keep_json_valid() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            r"MYCORP_KEY=\S+",
+            r#"{"content":"export MYCORP_KEY=abc123def"}"#,
+            r#"{"content":"export REDACTED"}"#,
+        ),
+        (
+            r"MYCORP_KEY=\S+",
+            r#"{"content":"export MYCORP\u005fKEY=abc123def\nnext"}"#,
+            r#"{"content":"export REDACTED\nnext"}"#,
+        ),
+        (
+            r".+",
+            r#"{"a":"x","b":[1,"y"]}"#,
+            r#"{"REDACTED":"REDACTED","REDACTED":["REDACTED","REDACTED"]}"#,
+        ),
+        (
+            r#"\""#,
+            r#"{"m":"say \"hi\"","n":"plain"}"#,
+            r#"{"m":"say REDACTEDhiREDACTED","n":"plain"}"#,
+        ),
+        (
+            ":",
+            r#"{"a": "b:c", "d": 1}"#,
+            r#"{"a": "bREDACTEDc", "d": 1}"#,
+        ),
+        (
+            r"4111[0-9]{12}",
+            r#"{"card": 4111111111111111}"#,
+            r#"{"card": "REDACTED"}"#,
+        ),
+        (
+            r"CORPSECRET-[0-9]+",
+            "{\n  \"m\": \"CORPSECRET-42 is it\"\n}",
+            "{\n  \"m\": \"REDACTED is it\"\n}",
+        ),
+    ];
+    for (pattern, input, want) in cases {
+        let r = with_rules(&[pattern]);
+        let (out, n) = r.redact_str(input);
+        assert_eq!(&out, want, "{pattern} on {input}");
+        assert!(n > 0);
+        if !input.contains('\n') || !input.starts_with('{') {
+            assert_json_lines(&out);
+        } else {
+            serde_json::from_str::<Value>(&out).unwrap();
+        }
+    }
+    // Text that is not JSON is matched as it is.
+    let r = with_rules(&[r"MYCORP_KEY=\S+"]);
+    assert_eq!(
+        r.redact_str("export MYCORP_KEY=abc123def and more\nMYCORP_KEY=x"),
+        ("export REDACTED and more\nREDACTED".to_owned(), 2)
+    );
+    // Lines the rule does not match keep their bytes, escapes included.
+    let t = "{\"a\":\"caf\\u00e9\"}\n{\"b\":\"MYCORP_KEY=1\"}\n";
+    assert_eq!(
+        r.redact_str(t),
+        (
+            "{\"a\":\"caf\\u00e9\"}\n{\"b\":\"REDACTED\"}\n".to_owned(),
+            1
+        )
+    );
+}
+
+#[test]
+fn a_string_that_does_not_decode_is_matched_as_written() {
+    let r = with_rules(&[r"MYCORP_KEY=\S+"]);
+    let (out, n) = r.redact_str(r#"{"a":"\ud800 MYCORP_KEY=abc"}"#);
+    assert_eq!(n, 1);
+    assert!(!out.contains("abc"), "{out}");
+    assert_json_lines(&out);
+}
+
+#[test]
+fn user_rules_that_can_match_nothing_are_refused() {
+    for pattern in ["", ".*", "a*", r"\b", "^", "(?m)$", "x?", "(?:abc)?|d"] {
+        let err = Redactor::new(&RedactionSettings {
+            enabled: None,
+            rules: vec![UserRule {
+                name: "greedy".into(),
+                pattern: pattern.into(),
+            }],
+        })
+        .err();
+        assert_eq!(
+            err,
+            Some(RedactError::MatchesEmpty {
+                name: "greedy".into()
+            }),
+            "{pattern:?}"
+        );
+    }
+    with_rules(&["a+", "CORP-[0-9]+", r"\bx\b", ".+"]);
+}
+
+#[test]
+fn member_names_of_json_values_are_redacted() {
+    let mut v = serde_json::json!({"AKIAIOSFODNN7EXAMPLE": 1, "keep": "x", "z": "ok"});
+    assert_eq!(on().redact_json(&mut v), 1);
+    assert_eq!(
+        serde_json::to_string(&v).unwrap(),
+        r#"{"REDACTED":1,"keep":"x","z":"ok"}"#
+    );
+}
+
+proptest::proptest! {
+    /// Whatever the strings hold and whatever the user rule, every redacted JSONL line is
+    /// still JSON, and a line nothing matched in is unchanged.
+    #[test]
+    fn user_rules_never_break_json_lines(
+        values in proptest::collection::vec("[ -~\u{e9}\n\t\"\\\\]{0,24}", 1..4),
+        rule in proptest::sample::select(vec![":", r#"\""#, r"\\", ".+", r"[{}\[\],]", r"MYCORP_KEY=\S+", r"\s+"]),
+    ) {
+        let line = serde_json::to_string(&serde_json::json!({ "v": values, "k": values[0] })).unwrap();
+        let escaped = line.replace('A', "\\u0041");
+        for input in [line, escaped] {
+            let (out, n) = with_rules(&[rule]).redact_str(&input);
+            proptest::prop_assert!(serde_json::from_str::<Value>(&out).is_ok(), "{} -> {}", input, out);
+            if n == 0 {
+                proptest::prop_assert_eq!(&out, &input);
+            }
+        }
+    }
+}
+
+/// Lines that put secrets of every kind on and next to the cuts of
+/// [`Redactor::redact_vec_in_parts`]: JSONL lines, lines a rule breaks (`{"token":1234567}`
+/// loses its `}`), secrets spelled with escapes, PEM blocks over real lines, raw text, and
+/// the spaces, `=` and `:` the rules read across line breaks.
+fn lines_for_parts() -> Vec<String> {
+    let mut lines: Vec<String> = SAMPLE_PER_RULE
+        .iter()
+        .map(|s| serde_json::json!({ "type": "user", "content": s }).to_string())
+        .collect();
+    lines.extend(SAMPLE_PER_RULE.iter().map(|s| s.to_string()));
+    lines.extend(
+        [
+            r#"{"token":1234567}"#,
+            r#"{"password":"abc"}"#,
+            r#"{"c":"key \u0041KIAIOSFODNN7EXAMPLE here"}"#,
+            r#"{"c":"ghp\u005fa1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2"}"#,
+            r#"{"u":"https:\/\/alice:s3cretpass@example.com\/r"}"#,
+            r#"{"k":"-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----"}"#,
+            "-----BEGIN RSA PRIVATE KEY-----",
+            "MIIEpAIBAAKCAQEA7",
+            "-----END RSA PRIVATE KEY-----",
+            "Proc-Type: 4,ENCRYPTED",
+            "",
+            "  ",
+            "password =",
+            "= hunter22;",
+            "pwd=abcd}",
+            ";",
+            "DB_PASSWORD:",
+            "MY_SIGNING_KEY=",
+            "Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1",
+            r#"{"a":"MYCORP-123"}"#,
+            "MYCORP-456 and",
+            "{not json}",
+            r#"{"x":1}"#,
+            "{",
+            "}",
+        ]
+        .map(str::to_owned),
+    );
+    lines
+}
+
+/// Asserts that redacting `text` a part at a time gives the whole-text redaction's bytes
+/// and count, with parts of one byte (a cut wherever one may be) and a few larger sizes.
+fn assert_parts_give_the_whole(r: &Redactor, text: &str) {
+    let whole = r.redact_bytes(text.as_bytes());
+    for part in [1, 2, 16, text.len() / 2, text.len()] {
+        let mut bytes = text.as_bytes().to_vec();
+        let n = r.redact_vec_in_parts(&mut bytes, part);
+        assert_eq!(
+            (String::from_utf8_lossy(&bytes), n),
+            (String::from_utf8_lossy(&whole.0), whole.1),
+            "part {part} of {text:?}"
+        );
+    }
+}
+
+#[test]
+fn redacting_in_parts_gives_the_whole_texts_bytes() {
+    let lines = lines_for_parts();
+    let users = with_rules(&["MYCORP-[0-9]+", r"(?s)BEGIN.*?END", r"and\s+\S+"]);
+    // Every line before every other, between two JSON lines, so each pair meets across a
+    // cut.
+    for a in &lines {
+        for b in &lines {
+            let text = [r#"{"x":1}"#, a, b, r#"{"y":2}"#].join("\n");
+            for r in [&on(), &users] {
+                assert_parts_give_the_whole(r, &text);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_part_rewritten_longer_than_it_was_moves_the_rest() {
+    // `abcd` becomes `REDACTED`: each part grows by four bytes.
+    let text = (0..50)
+        .map(|i| format!(r#"{{"n":{i},"c":"pwd=abcd; x"}}"#))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut bytes = text.clone().into_bytes();
+    assert_eq!(on().redact_vec_in_parts(&mut bytes, 1), 50);
+    assert_eq!(bytes, on().redact_bytes(text.as_bytes()).0);
+    assert!(bytes.len() > text.len());
+}
+
+proptest::proptest! {
+    /// Any sequence of the lines above, cut at any part size, redacts as the whole text.
+    #[test]
+    fn parts_redact_as_the_whole_text(
+        picks in proptest::collection::vec(proptest::prelude::any::<proptest::sample::Index>(), 1..12),
+        part in 1usize..400,
+        users in proptest::bool::ANY,
+    ) {
+        let lines = lines_for_parts();
+        let text = picks.iter().map(|i| i.get(&lines).as_str()).collect::<Vec<_>>().join("\n");
+        let r = if users { with_rules(&["MYCORP-[0-9]+", r"(?s)BEGIN.*?END"]) } else { on() };
+        let mut bytes = text.clone().into_bytes();
+        let n = r.redact_vec_in_parts(&mut bytes, part);
+        proptest::prop_assert_eq!((bytes, n), r.redact_bytes(text.as_bytes()));
+    }
+}
