@@ -11,7 +11,8 @@
 # - every checkpoint of its v1 branch and refs is listed (`list --remote`) and shown, and its
 #   transcript read either works or is a clear error naming the checkpoint (blobs absent from
 #   the snapshot), never a crash;
-# - `list main` lists every commit of main that carries a trailer, and exits 0;
+# - `list main` lists exactly the commits of main that link checkpoints by the reference's trailer
+#   rule, with the same IDs in the same order, and exits 0;
 # - `blame` of every Go file of git-sync at main gives the attribution docs/blame.md reports.
 # Uses the debug binaries `cargo build` made (built here when missing). Exit 1 on any failure.
 set -euo pipefail
@@ -55,11 +56,19 @@ for src in "$dir"/*.git; do
             [ -n "$(git -C "$origin" for-each-ref "refs/entire/checkpoints/${id: -2}/$id")" ]
     }
 
+    # Each commit of main with the IDs it links by the reference's rule (docs/format.md,
+    # "Trailers"): anywhere in the message, not only in git's trailer paragraph.
+    git log -z --format=%H%x01%B main | python3 -c '
+import re, sys
+rule = re.compile(r"Entire-Checkpoint:[\t\n\x0c\r ]*([0-9a-f]{12}|[0-7][0-9ABCDEFGHJKMNPQRSTVWXYZ]{25})(?:[\t\n\x0c\r ]|$)")
+for record in sys.stdin.read().split("\0"):
+    sha, _, message = record.strip("\n").partition("\1")
+    ids = list(dict.fromkeys(rule.findall(message)))
+    if ids:
+        print(sha, *ids)' >"$work/$name-links"
+
     linked=0 shown=0 dangling=0 not_found=0
-    while read -r commit; do
-        ids="$(git log -1 --format=%B "$commit" | git interpret-trailers --parse |
-            sed -n 's/^Entire-Checkpoint: *//p')"
-        [ -n "$ids" ] || continue
+    while read -r commit ids; do
         all_held=1
         for id in $ids; do
             held "$id" && continue
@@ -81,7 +90,7 @@ for src in "$dir"/*.git; do
                 fail "$name: dangling trailer of $commit: exit $rc: $err"
             fi
         fi
-    done < <(git rev-list main)
+    done <"$work/$name-links"
     echo "corpus: $name: $shown of $linked linked commits shown; $not_found of $dangling dangling trailers reported not found"
 
     # doctor lists exactly the dangling trailers (commit and ID), with the remote reachable.
@@ -134,8 +143,7 @@ for e in json.load(sys.stdin):
 
     # `list main`: every commit with a trailer is listed, the dangling ones as not found, and
     # nothing fails (absent transcript blobs do not matter to a list line).
-    with_trailers="$(git log -z "--format=%H%x01%(trailers:key=Entire-Checkpoint,valueonly)" main |
-        python3 -c 'import sys; print(sum(1 for r in sys.stdin.read().split("\0") if r.partition("\1")[2].strip()))')"
+    with_trailers="$(wc -l <"$work/$name-links")"
     set +e
     git entire-checkpoint list main --json >"$work/range.json" 2>"$work/err"
     rc=$?
@@ -143,10 +151,15 @@ for e in json.load(sys.stdin):
     if [ "$rc" != 0 ]; then
         fail "$name: list main exited $rc: $(tail -3 "$work/err")"
     else
-        listed_commits="$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["commits"]))' "$work/range.json")"
-        [ "$listed_commits" = "$with_trailers" ] ||
-            fail "$name: list main lists $listed_commits commits, $with_trailers carry trailers"
-        echo "corpus: $name: list main lists the $listed_commits commits with trailers"
+        # The same commits, in the same order, with the same IDs in the same order.
+        python3 -c '
+import json, sys
+for c in json.load(open(sys.argv[1]))["commits"]:
+    print(c["commit"], *[cp["checkpoint_id"] for cp in c["checkpoints"]])' "$work/range.json" >"$work/listed"
+        listed_commits="$(wc -l <"$work/listed")"
+        cmp -s "$work/listed" "$work/$name-links" ||
+            fail "$name: list main lists $listed_commits commits, $with_trailers carry trailers: $(diff "$work/$name-links" "$work/listed" | head -5 | tr '\n' ' ')"
+        echo "corpus: $name: list main lists the $listed_commits commits with trailers, with their IDs in order"
     fi
     cd "$work"
 done

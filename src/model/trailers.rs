@@ -1,41 +1,71 @@
-//! `Entire-Checkpoint:` trailers on user commits (docs/format.md, "Trailers"): a commit may carry
-//! several (a squash); all are read, de-duplicated in order, and each token is validated.
+//! `Entire-Checkpoint:` trailers on user commits (docs/format.md, "Trailers").
+//!
+//! One rule for every command, the reference's: a link is `Entire-Checkpoint:`, optional
+//! whitespace (line breaks included), then a token in the shape of an ID (12 lowercase hex
+//! characters or a 26-character ULID) followed by whitespace or the end of the message,
+//! anywhere in the message. Not git's trailer rule (the last paragraph only), which misses the
+//! link when a forge's squash merge appends a `Co-authored-by:` paragraph after it, or when no
+//! blank line precedes it. The key is case-sensitive; IDs are validated, kept in order and
+//! de-duplicated. A line that starts with the key but whose value is no ID is reported as
+//! malformed, so a user learns why it links nothing.
+
+use std::sync::OnceLock;
 
 use crate::base::id::CheckpointId;
 
 /// The trailer key that links a user commit to its checkpoint.
 pub const CHECKPOINT_TRAILER: &str = "Entire-Checkpoint";
 
-/// What one trailer line held.
+/// What one trailer held.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TrailerValue {
     /// A valid checkpoint ID.
     Valid(CheckpointId),
-    /// A token that is not a valid ID (reported as a warning by callers).
+    /// A line keyed `Entire-Checkpoint:` whose value is not an ID (reported as a warning by
+    /// callers, never looked up).
     Malformed(String),
 }
 
-/// Every `Entire-Checkpoint:` value of a commit message, in order, duplicates dropped.
+/// The reference's pattern: `\s` is ASCII whitespace as in Go, `$` the end of the message.
+fn pattern() -> &'static regex::Regex {
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        regex::Regex::new(
+            r"Entire-Checkpoint:[\t\n\x0C\r ]*([0-9a-f]{12}|[0-9ABCDEFGHJKMNPQRSTVWXYZ]{26})(?:[\t\n\x0C\r ]|$)",
+        )
+        .expect("the trailer pattern compiles")
+    })
+}
+
+/// Every checkpoint link of a commit message by the rule above, in order, duplicates dropped;
+/// the malformed lines after the valid IDs.
 pub fn checkpoint_trailers(message: &str) -> Vec<TrailerValue> {
     let mut out: Vec<TrailerValue> = Vec::new();
-    for line in message.lines() {
-        let Some((key, value)) = line.split_once(':') else {
+    let mut matched_at = Vec::new();
+    for c in pattern().captures_iter(message) {
+        let whole = c.get(0).expect("group 0 always matches");
+        matched_at.push(whole.start());
+        if let Ok(id) = CheckpointId::parse(&c[1]) {
+            let v = TrailerValue::Valid(id);
+            if !out.contains(&v) {
+                out.push(v);
+            }
+        }
+    }
+    let key = format!("{CHECKPOINT_TRAILER}:");
+    let mut at = 0;
+    for line in message.split_inclusive('\n') {
+        let start = at;
+        at += line.len();
+        let Some(value) = line.strip_prefix(&key) else {
             continue;
         };
-        if !key.trim_end().eq_ignore_ascii_case(CHECKPOINT_TRAILER)
-            || key.starts_with(char::is_whitespace)
-        {
+        if matched_at.contains(&start) {
             continue;
         }
         let token = value.split_whitespace().next().unwrap_or("");
-        if token.is_empty() {
-            continue;
-        }
-        let v = match CheckpointId::parse(token) {
-            Ok(id) => TrailerValue::Valid(id),
-            Err(_) => TrailerValue::Malformed(token.to_owned()),
-        };
-        if !out.contains(&v) {
+        let v = TrailerValue::Malformed(token.to_owned());
+        if !token.is_empty() && !out.contains(&v) {
             out.push(v);
         }
     }
@@ -45,6 +75,16 @@ pub fn checkpoint_trailers(message: &str) -> Vec<TrailerValue> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn valid(msg: &str) -> Vec<String> {
+        checkpoint_trailers(msg)
+            .into_iter()
+            .filter_map(|t| match t {
+                TrailerValue::Valid(id) => Some(id.to_string()),
+                TrailerValue::Malformed(_) => None,
+            })
+            .collect()
+    }
 
     #[test]
     fn reads_all_trailers_in_order() {
@@ -57,5 +97,39 @@ mod tests {
         );
         assert_eq!(t[2], TrailerValue::Malformed("nope".into()));
         assert!(checkpoint_trailers("no trailers here").is_empty());
+    }
+
+    #[test]
+    fn the_reference_rule_not_gits() {
+        // A squash merge's Co-authored-by paragraph after the link; no blank line before it.
+        assert_eq!(
+            valid("Fix\n\nEntire-Checkpoint: c265b7484ddf\n\nCo-authored-by: A <a@b>\n"),
+            ["c265b7484ddf"]
+        );
+        assert_eq!(
+            valid("chore: version packages\nEntire-Checkpoint: ec8c7839d60e"),
+            ["ec8c7839d60e"]
+        );
+        // Anywhere, even mid-line; whitespace between key and value may span lines.
+        assert_eq!(
+            valid("see Entire-Checkpoint:\n  a1b2c3d4e5f6 for it"),
+            ["a1b2c3d4e5f6"]
+        );
+        // The key is case-sensitive, and the token must end at whitespace or the end.
+        assert!(valid("entire-checkpoint: a1b2c3d4e5f6\n").is_empty());
+        assert!(valid("Entire-Checkpoint: a1b2c3d4e5f6.\n").is_empty());
+        assert!(valid("Entire-Checkpoint: a1b2c3d4e5f6a\n").is_empty());
+        // The shape matches but the ULID overflows: not an ID.
+        assert!(valid("Entire-Checkpoint: 8123456789ABCDEFGHJKMNPQRS\n").is_empty());
+        // A placeholder line is reported, the real link beside it read.
+        assert_eq!(
+            checkpoint_trailers(
+                "x\n\nEntire-Checkpoint: [commit hash]\nEntire-Checkpoint: 253376691760\n"
+            ),
+            [
+                TrailerValue::Valid(CheckpointId::parse("253376691760").unwrap()),
+                TrailerValue::Malformed("[commit".into())
+            ]
+        );
     }
 }

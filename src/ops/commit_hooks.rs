@@ -83,7 +83,7 @@ pub fn prepare_commit_msg(
             io_context(format!("commit message {}", msg_file.display()))(source),
         )
     })?;
-    let present = links(&text, None);
+    let present = links(&without_comments(repo, &text), None);
     let missing: Vec<CheckpointId> = replaced_links(repo)
         .into_iter()
         .filter(|id| !present.contains(id))
@@ -105,6 +105,25 @@ pub fn prepare_commit_msg(
     let id = crate::topology::mint_checkpoint_id(repo);
     add_trailers(repo, msg_file, std::slice::from_ref(&id), "doNothing")?;
     Ok(Prepared::Added(id))
+}
+
+/// The message as git will record it, as far as links go: without its comment lines (git's
+/// `core.commentChar`, `#` unless set; with `auto`, any line starting with one of the characters
+/// git may pick), which a squash fills with the folded commits' messages. The trailer rule finds
+/// links anywhere, so a link only shown in a comment would count as kept, then vanish.
+fn without_comments(repo: &Repo, text: &str) -> String {
+    // `core.commentString` (git 2.45) and `core.commentChar` are the same setting.
+    let configured = repo
+        .config_string("core.commentString")
+        .or_else(|| repo.config_string("core.commentChar"));
+    let prefixes: Vec<String> = match configured.as_deref() {
+        None | Some("") => vec!["#".to_owned()],
+        Some("auto") => "#;@!$%^&|:".chars().map(String::from).collect(),
+        Some(c) => vec![c.to_owned()],
+    };
+    text.split_inclusive('\n')
+        .filter(|l| !prefixes.iter().any(|p| l.starts_with(p.as_str())))
+        .collect()
 }
 
 /// Adds `Entire-Checkpoint: <id>` for each of `ids` to the message file (`if_exists` as

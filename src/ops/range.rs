@@ -2,7 +2,8 @@
 //! inherited links of the rewrite map), each with its checkpoints, in `git log`'s order.
 //!
 //! The range is read by one `git log` that prints each commit's hash, author date, subject and
-//! `Entire-Checkpoint` trailers, never a walk per commit, and each commit is handed on as git
+//! message (whose links are found by the one trailer rule, `model::trailers`), never a walk per
+//! commit, and each commit is handed on as git
 //! prints it. Every checkpoint is read once, however many commits name it; those missing
 //! locally are fetched in one batch ([`fetch_many::run`]) once the range is read.
 
@@ -16,7 +17,7 @@ use crate::base::id::CheckpointId;
 use crate::git::repo::Repo;
 use crate::git::subprocess::{first_error_line, Git, GitError, Running};
 use crate::git::url::Remote;
-use crate::model::trailers::{checkpoint_trailers, TrailerValue, CHECKPOINT_TRAILER};
+use crate::model::trailers::{checkpoint_trailers, TrailerValue};
 use crate::ops::fetch_many::{self, FetchManyError, Request};
 use crate::ops::rewrites::{self, RewriteMap};
 use crate::remote::fetch::FetchFilter;
@@ -190,12 +191,12 @@ pub struct RangeSummary {
     pub fetch_failure: Option<FetchManyError>,
 }
 
-/// One commit as `git log` printed it: hash, author date, subject, trailer lines.
+/// One commit as `git log` printed it: hash, author date, subject, whole message.
 fn parse_record(record: &str) -> Option<(&str, &str, &str, &str)> {
-    let (head, trailers) = record.split_once('\n').unwrap_or((record, ""));
+    let (head, message) = record.split_once('\n').unwrap_or((record, ""));
     let (sha, rest) = head.split_once(' ')?;
     let (date, subject) = rest.split_once(' ').unwrap_or((rest, ""));
-    Some((sha, date, subject, trailers))
+    Some((sha, date, subject, message))
 }
 
 /// The `git log` of a range, started by [`start`] and read by [`list`].
@@ -206,9 +207,11 @@ pub struct RangeLog {
 /// Starts the `git log` of `range` in `cwd`, where git finds the repository as the command
 /// does: git walks the range while the command opens the repository and its stores.
 pub fn start(cwd: &Path, range: &RangeArgs) -> Result<RangeLog, RangeError> {
-    let format = format!("--format=%H %aI %s%n%(trailers:key={CHECKPOINT_TRAILER})");
+    // The whole message: links are found by the reference's rule, anywhere in it
+    // (docs/format.md, "Trailers"), not by git's trailer parsing.
+    let format = "--format=%H %aI %s%n%B";
     let git = Git::new(cwd)
-        .args(["log", "-z", &format])
+        .args(["log", "-z", format])
         .args(&range.options)
         .args(["--end-of-options"])
         .args(&range.revisions)
@@ -280,11 +283,11 @@ pub fn list(
             if record.trim().is_empty() {
                 continue;
             }
-            let Some((sha, date, subject, trailers)) = parse_record(record) else {
+            let Some((sha, date, subject, message)) = parse_record(record) else {
                 continue;
             };
             scanned += 1;
-            let trailers = checkpoint_trailers(trailers);
+            let trailers = checkpoint_trailers(message);
             for t in &trailers {
                 if let TrailerValue::Malformed(tok) = t {
                     notice(&format!(

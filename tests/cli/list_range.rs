@@ -399,3 +399,62 @@ fn a_range_of_many_checkpoints_reads_them_through_the_summary_index() {
     }
     assert!(index.is_file(), "the listing rebuilt the index");
 }
+
+#[test]
+fn every_command_finds_links_by_the_references_rule_not_gits_trailer_paragraph() {
+    let env = TestEnv::new();
+    let repo = env.repo().to_path_buf();
+    for id in [HEX_ID, HEX_ID_2] {
+        let t = env.input(TRANSCRIPT);
+        env.ok_in(Store::Branch, &repo, &write_args(id, "sess-1", &t));
+    }
+    let commit = |file: &str, message: &str| {
+        env.write_file(file, b"line\n");
+        env.git(&["add", file]);
+        env.git(&["commit", "-q", "-m", message]);
+        env.rev("HEAD").unwrap()
+    };
+    // A GitHub squash merge: a Co-authored-by paragraph after the link (git sees no trailer).
+    let squash = commit(
+        "a.txt",
+        &format!("Squash (#1)\n\nbody\n\nEntire-Checkpoint: {HEX_ID}\n\nCo-authored-by: A <a@example.com>\n"),
+    );
+    // No blank line before the link.
+    let glued = commit(
+        "b.txt",
+        &format!("chore: version packages\nEntire-Checkpoint: {HEX_ID_2}"),
+    );
+    // A placeholder and a lowercase key: no link (the first said malformed).
+    let placeholder = commit("c.txt", "notes\n\nEntire-Checkpoint: [commit hash]\n");
+    let lowercase = commit("d.txt", &format!("lower\n\nentire-checkpoint: {HEX_ID}\n"));
+
+    let out = env.run(Store::Branch, &["list", "main", "--json"]);
+    let err = assert_code(&out, 0, "list main");
+    assert!(
+        err.contains("malformed Entire-Checkpoint trailer \"[commit\""),
+        "{err}"
+    );
+    assert_eq!(
+        shape(&parse_json(&out.stdout)),
+        [
+            (glued.clone(), vec![(HEX_ID_2.to_owned(), true)]),
+            (squash.clone(), vec![(HEX_ID.to_owned(), true)]),
+        ]
+    );
+    // show and blame see the same links.
+    for (commit, id) in [(&squash, HEX_ID), (&glued, HEX_ID_2)] {
+        let v = env.ok_json(Store::Branch, &["show", commit, "--json"]);
+        assert_eq!(v["checkpoint_id"], id);
+    }
+    let blamed = env.ok_json(Store::Branch, &["blame", "a.txt", "--json", "--no-fetch"]);
+    assert_eq!(blamed["lines"][0]["checkpoints"], json!([HEX_ID]));
+    for commit in [&placeholder, &lowercase] {
+        assert_code(
+            &env.run(Store::Branch, &["show", commit, "--json"]),
+            3,
+            "show of a commit that links nothing",
+        );
+    }
+    let blamed = env.ok_json(Store::Branch, &["blame", "d.txt", "--json", "--no-fetch"]);
+    assert_eq!(blamed["lines"][0]["checkpoints"], json!([]));
+}
