@@ -1,12 +1,16 @@
-//! Everything that talks to git itself: the opened repository and its one ref compare-and-swap,
-//! files-backend ref reads, checkpoint ref names, the one `git` subprocess wrapper, validated
-//! remote URLs, side repositories, and `git blame` parsed into typed records. Knows
-//! nothing of checkpoints' stores.
+//! Everything that talks to git itself, and the one seam through which the rest of the crate
+//! reads and writes refs: the opened repository and its formats (object IDs of SHA-1 or
+//! SHA-256, refs in files or reftable), every ref operation through the backend the format
+//! needs (`refs`: our own readers of the files backend or git's plumbing), checkpoint ref
+//! names, the one `git` subprocess wrapper, validated remote URLs, side repositories, and
+//! `git blame` parsed into typed records. Knows nothing of checkpoints' stores.
 
 pub mod blame;
-pub(crate) mod ref_lookup;
-pub(crate) mod ref_update;
+pub mod format;
+mod ref_lookup;
+mod ref_update;
 pub mod refname;
+pub mod refs;
 pub mod repo;
 pub(crate) mod side;
 pub mod subprocess;

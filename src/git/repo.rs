@@ -5,8 +5,7 @@ use crate::config::settings::SettingsFiles;
 use std::path::{Path, PathBuf};
 
 use crate::base::time as timefmt;
-use crate::git::ref_lookup::{self, Lookup};
-use crate::git::ref_update::{self, Cas};
+use crate::git::format::{Formats, ObjectFormat, OidError, RefFormat};
 
 /// Errors opening a repository.
 #[derive(Debug, thiserror::Error)]
@@ -26,6 +25,26 @@ pub enum RepoError {
         #[source]
         source: LibGitError,
     },
+    /// git could not be run for a local command (refs of a reftable repository, a transaction).
+    #[error("{context}")]
+    Command {
+        /// What was being done.
+        context: String,
+        /// Why git could not run.
+        #[source]
+        source: crate::git::subprocess::GitError,
+    },
+    /// A local git command failed.
+    #[error("{context}: {message}")]
+    GitFailed {
+        /// What was being done.
+        context: String,
+        /// git's first error line.
+        message: String,
+    },
+    /// An object ID of the wrong form (the other format's, or not an ID at all).
+    #[error(transparent)]
+    Oid(#[from] OidError),
 }
 
 /// An error of libgit2 (the object and ref database), shown by its message alone: its class and
@@ -52,6 +71,8 @@ pub const FALLBACK_EMAIL: &str = "unknown@local";
 pub struct Repo {
     pub(crate) git: git2::Repository,
     common_dir: PathBuf,
+    /// Its object and ref formats, read from its config when it was opened.
+    formats: Formats,
     /// The settings files, read on first use and then kept for the whole command.
     settings: std::cell::OnceCell<SettingsFiles>,
 }
@@ -65,31 +86,46 @@ pub(crate) fn git_err(context: impl Into<String>) -> impl FnOnce(git2::Error) ->
     }
 }
 
-fn unsupported_from_config(git_dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(git_dir.join("config")).ok()?;
-    let lower = text.to_ascii_lowercase();
-    let value_of = |key: &str| -> Option<String> {
-        lower.lines().find_map(|l| {
-            let l = l.trim();
-            let rest = l.strip_prefix(key)?.trim_start();
-            Some(rest.strip_prefix('=')?.trim().to_owned())
-        })
-    };
-    if let Some(v) = value_of("refstorage") {
-        if v != "files" {
-            return Some(format!(
-                "the {v} ref storage format is not supported (extensions.refStorage = {v}); only the files backend is"
-            ));
-        }
+/// The formats of the repository whose git dir is `git_dir` (a linked worktree's are its
+/// common dir's), or why it cannot be used.
+fn formats_of(git_dir: &Path) -> Result<Formats, RepoError> {
+    // A linked worktree's config lives in the common dir.
+    let common = std::fs::read_to_string(git_dir.join("commondir"))
+        .ok()
+        .map(|c| git_dir.join(c.trim()))
+        .unwrap_or_else(|| git_dir.to_path_buf());
+    let formats = Formats::read(&common).map_err(RepoError::Unsupported)?;
+    if formats.refs != RefFormat::Files {
+        return Err(RepoError::Unsupported(format!(
+            "the {0} ref storage format is not supported (extensions.refStorage = {0}); only the files backend is",
+            formats.refs.name()
+        )));
     }
-    if let Some(v) = value_of("objectformat") {
-        if v != "sha1" {
-            return Some(format!(
-                "the {v} object format is not supported (extensions.objectFormat = {v}); only sha1 repositories are"
-            ));
-        }
+    if formats.objects != ObjectFormat::Sha1 {
+        return Err(RepoError::Unsupported(format!(
+            "the {0} object format is not supported (extensions.objectFormat = {0}); only sha1 repositories are",
+            formats.objects.name()
+        )));
     }
-    None
+    Ok(formats)
+}
+
+/// Sets libgit2 up once per process, before it opens any repository.
+fn init_libgit2() {
+    static INIT: std::sync::Once = std::sync::Once::new();
+    INIT.call_once(|| {
+        // libgit2 re-hashes every object it reads (git does not): a quarter of the cost of
+        // `list` over 100,000 checkpoints (docs/performance.md). Corruption is still caught by
+        // zlib's checksum of each object, and by `git fsck`.
+        git2::opts::strict_hash_verification(false);
+        // libgit2 refuses a repository declaring an extension it does not implement. It does
+        // not implement reftable, but it is only ever asked for objects and config there: every
+        // ref goes through git (`git::refs`), so the repository may be opened.
+        // SAFETY: called once, before any repository is opened, from this one place.
+        if let Err(e) = unsafe { git2::opts::set_extensions(&["refstorage"]) } {
+            log::warn!("libgit2 will refuse reftable repositories: {}", e.message());
+        }
+    });
 }
 
 /// Finds the git dir that discovery would pick, without opening it (so that a repository libgit2
@@ -129,6 +165,7 @@ pub struct RepoLocation {
 impl RepoLocation {
     /// Opens the repository again: the same git dir and work tree.
     pub fn open(&self) -> Result<Repo, RepoError> {
+        init_libgit2();
         let git = git2::Repository::open(&self.git_dir).map_err(git_err(format!(
             "open repository {}",
             self.git_dir.display()
@@ -137,7 +174,7 @@ impl RepoLocation {
             git.set_workdir(w, false)
                 .map_err(git_err(format!("set work tree {}", w.display())))?;
         }
-        Repo::from_git(git)
+        Repo::from_git(git, formats_of(&self.git_dir)?)
     }
 }
 
@@ -146,18 +183,13 @@ impl Repo {
     /// `GIT_WORK_TREE`, linked worktrees and subdirectories. Reftable and sha256 repositories
     /// are refused with [`RepoError::Unsupported`].
     pub fn discover() -> Result<Repo, RepoError> {
-        if let Some(dir) = probe_git_dir() {
-            // A linked worktree's config lives in the common dir.
-            let common = std::fs::read_to_string(dir.join("commondir"))
-                .ok()
-                .map(|c| dir.join(c.trim()))
-                .unwrap_or_else(|| dir.clone());
-            if let Some(why) = unsupported_from_config(&common) {
-                return Err(RepoError::Unsupported(why));
-            }
-        }
+        init_libgit2();
+        let formats = match probe_git_dir() {
+            Some(dir) => formats_of(&dir)?,
+            None => Formats::CLASSIC,
+        };
         match git2::Repository::open_from_env() {
-            Ok(git) => Self::from_git(git),
+            Ok(git) => Self::from_git(git, formats),
             Err(e) if e.code() == git2::ErrorCode::NotFound => {
                 Err(RepoError::NotARepository(e.message().to_owned()))
             }
@@ -170,30 +202,49 @@ impl Repo {
 
     /// Opens the repository at `path` (a work tree or a git dir).
     pub fn open(path: &Path) -> Result<Repo, RepoError> {
-        if let Some(why) =
-            unsupported_from_config(path).or_else(|| unsupported_from_config(&path.join(".git")))
-        {
-            return Err(RepoError::Unsupported(why));
-        }
+        init_libgit2();
         let git = git2::Repository::open(path).map_err(|e| match e.code() {
             git2::ErrorCode::NotFound => RepoError::NotARepository(e.message().to_owned()),
+            _ if e.message().contains("extension") => {
+                RepoError::Unsupported(e.message().to_owned())
+            }
             _ => git_err(format!("open repository {}", path.display()))(e),
         })?;
-        Self::from_git(git)
+        let formats = formats_of(git.path())?;
+        Self::from_git(git, formats)
     }
 
-    fn from_git(git: git2::Repository) -> Result<Repo, RepoError> {
-        // libgit2 re-hashes every object it reads (git does not): a quarter of the cost of
-        // `list` over 100,000 checkpoints (docs/performance.md). Corruption is still caught by
-        // zlib's checksum of each object, and by `git fsck`.
-        static READ_WITHOUT_REHASH: std::sync::Once = std::sync::Once::new();
-        READ_WITHOUT_REHASH.call_once(|| git2::opts::strict_hash_verification(false));
+    fn from_git(git: git2::Repository, formats: Formats) -> Result<Repo, RepoError> {
+        if git.object_format() != formats.objects.git2() {
+            return Err(RepoError::Unsupported(format!(
+                "the repository's objects are {} for libgit2 but {} for git",
+                git.object_format(),
+                formats.objects.name()
+            )));
+        }
         let common_dir = git.commondir().to_path_buf();
         Ok(Repo {
             git,
             common_dir,
+            formats,
             settings: std::cell::OnceCell::new(),
         })
+    }
+
+    /// How this repository names its objects.
+    pub fn object_format(&self) -> ObjectFormat {
+        self.formats.objects
+    }
+
+    /// How this repository stores its refs.
+    pub fn ref_format(&self) -> RefFormat {
+        self.formats.refs
+    }
+
+    /// Parses a full hex object ID of this repository's format; one of the other format (or
+    /// anything else) is an error that says so.
+    pub fn parse_oid(&self, hex: &str) -> Result<git2::Oid, OidError> {
+        self.formats.objects.parse(hex)
     }
 
     /// The settings files of the work tree (none in a bare repository), read once per command:
@@ -228,30 +279,46 @@ impl Repo {
 
     /// The short name of the checked-out branch; `None` when detached or unborn-and-unnamed.
     pub fn current_branch(&self) -> Option<String> {
-        let head = self.git.find_reference("HEAD").ok()?;
-        let target = head.symbolic_target().ok()??;
-        target.strip_prefix("refs/heads/").map(str::to_owned)
+        self.head_ref()?
+            .strip_prefix("refs/heads/")
+            .map(str::to_owned)
     }
 
     /// The message of the commit `rev` names (any commit-ish), or `None` when it names none.
     pub fn commit_message(&self, rev: &str) -> Option<String> {
-        let commit = self.git.revparse_single(rev).ok()?.peel_to_commit().ok()?;
+        let commit = self.git.find_commit(self.resolve_commit(rev)?).ok()?;
         Some(String::from_utf8_lossy(commit.message_bytes()).into_owned())
     }
 
     /// The messages of the commits in `range`: `A..B` (reachable from B, not from A), or one
     /// revision and everything it reaches.
     pub fn commit_messages_in(&self, range: &str) -> Result<Vec<String>, RepoError> {
+        let resolve = |rev: &str| {
+            // An empty side of `A..B` is HEAD, as git reads it.
+            let rev = if rev.is_empty() { "HEAD" } else { rev };
+            self.resolve_commit(rev)
+                .ok_or_else(|| RepoError::GitFailed {
+                    context: format!("resolve {range}"),
+                    message: format!("{rev:?} names no commit"),
+                })
+        };
+        let (include, exclude) = match range.split_once("..") {
+            Some((from, to)) if !to.starts_with('.') => (resolve(to)?, Some(resolve(from)?)),
+            Some(_) => {
+                return Err(RepoError::GitFailed {
+                    context: format!("resolve {range}"),
+                    message: "a symmetric difference (A...B) is not a range of commits here".into(),
+                })
+            }
+            None => (resolve(range)?, None),
+        };
         let mut walk = self.git.revwalk().map_err(git_err("walk commits"))?;
-        if range.contains("..") {
-            walk.push_range(range)
-        } else {
-            self.git
-                .revparse_single(range)
-                .and_then(|o| o.peel_to_commit())
-                .and_then(|c| walk.push(c.id()))
+        walk.push(include)
+            .map_err(git_err(format!("walk {range}")))?;
+        if let Some(exclude) = exclude {
+            walk.hide(exclude)
+                .map_err(git_err(format!("walk {range}")))?;
         }
-        .map_err(git_err(format!("resolve {range}")))?;
         let mut out = Vec::new();
         for oid in walk {
             let oid = oid.map_err(git_err("walk commits"))?;
@@ -259,6 +326,12 @@ impl Repo {
             out.push(String::from_utf8_lossy(c.message_bytes()).into_owned());
         }
         Ok(out)
+    }
+
+    /// Whether `hex` is the full ID of a commit of this repository.
+    pub fn has_commit(&self, hex: &str) -> bool {
+        self.parse_oid(hex)
+            .is_ok_and(|oid| self.git.find_commit(oid).is_ok())
     }
 
     /// The configured remotes' names, in config order.
@@ -274,55 +347,6 @@ impl Repo {
                     .collect()
             })
             .unwrap_or_default()
-    }
-
-    /// The object `name` points at, `None` when the ref does not exist. Reads the loose file or
-    /// binary-searches the sorted `packed-refs` (cost independent of the number of refs), and
-    /// asks libgit2 only for what that cannot decide (symbolic refs, unsorted `packed-refs`).
-    pub(crate) fn ref_tip(&self, name: &str) -> Result<Option<git2::Oid>, git2::Error> {
-        match ref_lookup::lookup(&self.common_dir, name) {
-            Lookup::Found(oid) => Ok(Some(oid)),
-            Lookup::Missing => Ok(None),
-            Lookup::Unknown => match self.git.refname_to_id(name) {
-                Ok(oid) => Ok(Some(oid)),
-                Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
-                Err(e) => Err(e),
-            },
-        }
-    }
-
-    /// Moves `name` to `new` only if it points at `old` (`Oid::ZERO_SHA1`: only if it does not
-    /// exist), checked under the ref's lock. Checkpoint refs are updated directly (see
-    /// [`ref_update`]); anything else goes through libgit2 with `reflog` as the message. A lost
-    /// race is an error with code `Modified` (wrong old value) or `Locked`, as from libgit2.
-    pub(crate) fn set_ref_matching(
-        &self,
-        name: &str,
-        new: git2::Oid,
-        old: git2::Oid,
-        reflog: &str,
-    ) -> Result<(), git2::Error> {
-        let logs_all = self
-            .config_string("core.logAllRefUpdates")
-            .is_some_and(|v| v.eq_ignore_ascii_case("always"));
-        let lost = |code, what: &str| {
-            git2::Error::new(code, git2::ErrorClass::Reference, format!("{name}: {what}"))
-        };
-        match ref_update::compare_and_swap(&self.common_dir, name, new, old, logs_all) {
-            Cas::Done => Ok(()),
-            Cas::Mismatch => Err(lost(
-                git2::ErrorCode::Modified,
-                "old reference value does not match",
-            )),
-            Cas::Locked => Err(lost(
-                git2::ErrorCode::Locked,
-                "the ref is locked by another writer",
-            )),
-            Cas::NotHandled => self
-                .git
-                .reference_matching(name, new, true, old, reflog)
-                .map(|_| ()),
-        }
     }
 
     /// A config value as the repository sees it (local, then global, then system).
@@ -374,34 +398,10 @@ impl crate::base::error::ExitStatus for RepoError {
             RepoError::NotARepository(_) | RepoError::Unsupported(_) => {
                 crate::base::error::NOT_A_REPOSITORY
             }
-            RepoError::Git { .. } => crate::base::error::FAILURE,
+            RepoError::Git { .. }
+            | RepoError::Command { .. }
+            | RepoError::GitFailed { .. }
+            | RepoError::Oid(_) => crate::base::error::FAILURE,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn detects_extensions_in_config() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("config"),
-            "[core]\n\trepositoryformatversion = 1\n[extensions]\n\trefStorage = reftable\n",
-        )
-        .unwrap();
-        let why = unsupported_from_config(dir.path()).unwrap();
-        assert!(why.contains("reftable"), "{why}");
-        std::fs::write(
-            dir.path().join("config"),
-            "[extensions]\n\tobjectformat = sha256\n",
-        )
-        .unwrap();
-        assert!(unsupported_from_config(dir.path())
-            .unwrap()
-            .contains("sha256"));
-        std::fs::write(dir.path().join("config"), "[core]\n\tbare = false\n").unwrap();
-        assert!(unsupported_from_config(dir.path()).is_none());
     }
 }

@@ -249,7 +249,10 @@ pub struct Condensed {
 
 fn changed_files(repo: &Repo) -> Result<(String, String, Vec<String>), git2::Error> {
     let git = &repo.git;
-    let head = git.head().and_then(|h| h.peel_to_commit())?;
+    let head = repo
+        .resolve_commit("HEAD")
+        .ok_or_else(|| git2::Error::from_str("HEAD names no commit"))
+        .and_then(|oid| git.find_commit(oid))?;
     let tree = head.tree()?;
     let parent_tree = head.parents().next().and_then(|p| p.tree().ok());
     let diff = git.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), None)?;

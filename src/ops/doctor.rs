@@ -35,6 +35,7 @@ use serde_json::{json, Value};
 use crate::base::error::io_context as io_err;
 use crate::base::id::{CheckpointId, IdKind};
 use crate::git::refname::{CheckpointRef, ForeignRef, CHECKPOINT_REF_PREFIX};
+use crate::git::refs::RefEdit;
 use crate::git::repo::{Repo, RepoError};
 use crate::model::trailers::{checkpoint_trailers, TrailerValue};
 use crate::ops::hooks::{self, HookState};
@@ -519,14 +520,8 @@ fn scan(repo: &Repo) -> Result<Namespace, DoctorError> {
         refs: Vec::new(),
         foreign: Vec::new(),
     };
-    let iter = repo
-        .git
-        .references_glob(&format!("{CHECKPOINT_REF_PREFIX}*"))
-        .map_err(git_err("list checkpoint refs"))?;
-    for r in iter {
-        let r = r.map_err(git_err("list checkpoint refs"))?;
-        let name = String::from_utf8_lossy(r.name_bytes()).into_owned();
-        match (CheckpointRef::parse(&name), r.target()) {
+    for (name, target) in repo.refs_under(CHECKPOINT_REF_PREFIX)? {
+        match (CheckpointRef::parse(&name), target) {
             (Ok(parsed), Some(oid)) => ns.refs.push((parsed, oid)),
             (Ok(_), None) => ns.foreign.push((name, None)),
             (Err(why), _) => ns.foreign.push((name, Some(why))),
@@ -618,29 +613,33 @@ fn collapse(
             .set_ref_matching(
                 canon.0.name(),
                 target,
-                c,
+                Some(c),
                 "entire: doctor --fix: collapse case spellings",
             )
             .is_err()
     {
         return Ok(false);
     }
-    let deleted = crate::git::subprocess::Git::new(repo.common_dir())
-        .args(["update-ref", "-d", folded.0.name(), &f.to_string()])
-        .run(Duration::from_secs(30))?;
+    let delete = RefEdit::Delete {
+        name: folded.0.name().to_owned(),
+        old: f,
+    };
+    let deleted = repo.update_refs(&[delete], "entire: doctor --fix: collapse case spellings");
     // On a case-insensitive filesystem the deletion can take the canonical loose file with it:
     // put the canonical ref back (its target is known) before anything else runs.
     if crate::store::publish::tip_of(repo, canon.0.name())?.is_none() {
-        git.reference(
+        repo.set_ref_matching(
             canon.0.name(),
             target,
-            false,
+            None,
             "entire: doctor --fix: restore",
         )
-        .map_err(git_err("restore canonical ref"))?;
+        .map_err(StoreError::from)?;
     }
-    if !deleted.success() {
-        return Ok(false);
+    match deleted {
+        Ok(()) => {}
+        Err(e) if e.lost_race() => return Ok(false),
+        Err(e) => return Err(StoreError::from(e).into()),
     }
     PushQueue::in_common_dir(repo.common_dir()).enqueue(canon.0.name())?;
     Ok(true)
@@ -1141,9 +1140,10 @@ fn history_links(repo: &Repo, depth: usize) -> Result<(Vec<Link>, Vec<Finding>),
         .ok();
     let mut links = Vec::new();
     let mut walk = repo.git.revwalk().map_err(git_err("walk the branch"))?;
-    if walk.push_head().is_err() {
+    let Some(head) = repo.resolve_commit("HEAD") else {
         return Ok((links, findings));
-    }
+    };
+    walk.push(head).map_err(git_err("walk the branch"))?;
     walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
         .map_err(git_err("walk the branch"))?;
     for (n, oid) in walk.take(depth).enumerate() {

@@ -15,14 +15,14 @@
 //! afterwards, which is what keeps the many survivors cheap for git.
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use git2::Oid;
 
 use crate::config::settings::SettingsFiles;
 use crate::git::refname::CHECKPOINT_REF_PREFIX;
-use crate::git::repo::Repo;
-use crate::git::subprocess::{self as git, GitError};
+use crate::git::refs::{RefEdit, RefUpdateError};
+use crate::git::repo::{Repo, RepoError};
 use crate::remote::checkpoint_remote::{CheckpointRemoteError, CheckpointTarget};
 use crate::remote::fetch::Fetcher;
 use crate::store::on_demand::FetchError;
@@ -33,9 +33,6 @@ use crate::topology::{Topology, TopologyError};
 
 /// The settings key (under `strategy_options`) of the default retention in days.
 pub const SETTING: &str = "checkpoint_gc_days";
-
-/// How long the ref deletion and packing may take.
-const LOCAL_BUDGET: Duration = Duration::from_secs(600);
 
 /// Errors of a gc run. Every one of them means nothing was deleted (or, for
 /// [`GcError::Delete`], only what the report says).
@@ -67,9 +64,6 @@ pub enum GcError {
     /// The repository failed underneath.
     #[error(transparent)]
     Store(#[from] StoreError),
-    /// git could not be run.
-    #[error(transparent)]
-    Git(#[from] GitError),
     /// A settings file does not parse, so nothing is deleted: which remote confirms a
     /// checkpoint is a setting.
     #[error(transparent)]
@@ -77,14 +71,12 @@ pub enum GcError {
     /// The checkpoint remote of the settings is invalid.
     #[error(transparent)]
     Remote(#[from] CheckpointRemoteError),
-    /// git refused the deletion or the packing.
-    #[error("git {what} failed: {message}")]
-    GitFailed {
-        /// `update-ref` or `pack-refs`.
-        what: &'static str,
-        /// git's first error line.
-        message: String,
-    },
+    /// The deletion failed (for another reason than refs moving meanwhile, which keeps them).
+    #[error("could not delete the checkpoint refs")]
+    Refs(#[source] RefUpdateError),
+    /// The packing failed.
+    #[error("could not pack the checkpoint refs")]
+    Pack(#[source] RepoError),
 }
 
 /// Why a local checkpoint ref was kept.
@@ -246,7 +238,7 @@ pub fn run(
         })?;
     let remote: HashMap<&str, Oid> = listed
         .iter()
-        .filter_map(|(r, oid)| Some((r.name(), Oid::from_str(oid).ok()?)))
+        .filter_map(|(r, oid)| Some((r.name(), repo.parse_oid(oid).ok()?)))
         .collect();
     let cutoff = seconds_since_epoch(now) - i64::from(keep_days) * 86_400;
     let mut report = GcReport {
@@ -321,22 +313,17 @@ fn delete_matching(
         if refs.is_empty() {
             break;
         }
-        let script: String = refs
+        let edits: Vec<RefEdit> = refs
             .iter()
-            .map(|(name, oid)| format!("delete {name} {oid}\n"))
+            .map(|(name, oid)| RefEdit::Delete {
+                name: name.clone(),
+                old: *oid,
+            })
             .collect();
-        let out = git::Git::new(repo.workdir().unwrap_or(repo.common_dir()))
-            .args(["update-ref", "--stdin"])
-            .input(script.into_bytes())
-            .run(LOCAL_BUDGET)?;
-        if out.success() {
-            return Ok((refs.into_iter().map(|(n, _)| n).collect(), moved));
-        }
-        if attempt == 1 {
-            return Err(GcError::GitFailed {
-                what: "update-ref",
-                message: git::first_error_line(&out.stderr),
-            });
+        match repo.update_refs(&edits, "entire: gc") {
+            Ok(()) => return Ok((refs.into_iter().map(|(n, _)| n).collect(), moved)),
+            Err(e) if attempt == 1 || !e.lost_race() => return Err(GcError::Refs(e)),
+            Err(_) => {}
         }
         let (same, changed): (Vec<_>, Vec<_>) = refs.into_iter().partition(|(name, oid)| {
             crate::store::publish::tip_of(repo, name).ok().flatten() == Some(*oid)
@@ -347,42 +334,22 @@ fn delete_matching(
     Ok((Vec::new(), moved))
 }
 
-/// Packs the checkpoint namespace (`git pack-refs --include refs/entire/checkpoints/*`; git
-/// before 2.42 has no `--include` and packs every ref instead). Bulk writers call this when
-/// they are done: thousands of loose ref files are what makes every git command slow.
+/// Packs the checkpoint namespace (`Repo::pack_refs`). Bulk writers call this when they are
+/// done: thousands of loose ref files are what makes every git command slow.
 pub fn pack_checkpoint_refs(repo: &Repo) -> Result<(), GcError> {
-    let dir = repo.workdir().unwrap_or(repo.common_dir());
-    let pattern = format!("{CHECKPOINT_REF_PREFIX}*");
-    let out = git::Git::new(dir)
-        .args(["pack-refs", "--include", &pattern])
-        .run(LOCAL_BUDGET)?;
-    let out = if !out.success() && git::is_unknown_option(&out.stderr) {
-        git::Git::new(dir)
-            .args(["pack-refs", "--all"])
-            .run(LOCAL_BUDGET)?
-    } else {
-        out
-    };
-    if out.success() {
-        Ok(())
-    } else {
-        Err(GcError::GitFailed {
-            what: "pack-refs",
-            message: git::first_error_line(&out.stderr),
-        })
-    }
+    repo.pack_refs(CHECKPOINT_REF_PREFIX).map_err(GcError::Pack)
 }
 
 impl crate::base::error::ExitStatus for GcError {
     fn exit_code(&self) -> i32 {
         match self {
-            GcError::NoRemote
-            | GcError::Listing { .. }
-            | GcError::BadSetting { .. }
-            | GcError::GitFailed { .. } => crate::base::error::FAILURE,
+            GcError::NoRemote | GcError::Listing { .. } | GcError::BadSetting { .. } => {
+                crate::base::error::FAILURE
+            }
+            GcError::Refs(e) => e.exit_code(),
+            GcError::Pack(e) => e.exit_code(),
             GcError::Queue(e) => e.exit_code(),
             GcError::Store(e) => e.exit_code(),
-            GcError::Git(e) => e.exit_code(),
             GcError::Settings(e) => e.exit_code(),
             GcError::Remote(e) => e.exit_code(),
         }

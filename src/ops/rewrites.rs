@@ -138,7 +138,7 @@ pub fn linking_commits(
     }
     for (sha, r) in map.into_iter().flat_map(|m| &m.file.commits) {
         let inherits = r.checkpoints.iter().any(|c| c == id.as_str());
-        if inherits && !found.contains(sha) && repo.git.revparse_single(sha).is_ok() {
+        if inherits && !found.contains(sha) && repo.has_commit(sha) {
             found.push(sha.clone());
         }
     }
@@ -241,7 +241,7 @@ pub struct CommitLinks {
 /// The checkpoints the commit `rev` names (any commit-ish) links, through its trailers and
 /// `map`; `None` when `rev` names no commit.
 pub fn commit_links(repo: &Repo, map: Option<&RewriteMap>, rev: &str) -> Option<CommitLinks> {
-    let commit = repo.git.revparse_single(rev).ok()?.peel_to_commit().ok()?;
+    let commit = repo.git.find_commit(repo.resolve_commit(rev)?).ok()?;
     let sha = commit.id().to_string();
     let message = String::from_utf8_lossy(commit.message_bytes());
     let malformed = checkpoint_trailers(&message)

@@ -226,9 +226,8 @@ impl<'r> Fetcher<'r> {
             Err(e) => return Err(self.transport(remote_ref, e.to_string())),
         };
         self.repo
-            .git
-            .reference(local_ref, tip, true, "entire: fetch")
-            .map_err(|e| Self::local(remote_ref, e.message().to_owned()))?;
+            .set_ref(local_ref, tip, "entire: fetch")
+            .map_err(|e| Self::local(remote_ref, crate::base::error::error_chain(&e)))?;
         Ok(Some(tip))
     }
 
@@ -366,13 +365,15 @@ impl<'r> Fetcher<'r> {
             Some(o) if !git.graph_descendant_of(theirs, o).unwrap_or(false) => {
                 Ok(Fetched::Diverged)
             }
-            _ => {
-                let old = ours.unwrap_or(Oid::ZERO_SHA1);
-                (self.repo)
-                    .set_ref_matching(name, theirs, old, "entire: fetch checkpoint")
-                    .map(|_| Fetched::Updated)
-                    .map_err(|e| Self::local(name, format!("update {name}: {}", e.message())))
-            }
+            _ => (self.repo)
+                .set_ref_matching(name, theirs, ours, "entire: fetch checkpoint")
+                .map(|_| Fetched::Updated)
+                .map_err(|e| {
+                    Self::local(
+                        name,
+                        format!("update {name}: {}", crate::base::error::error_chain(&e)),
+                    )
+                }),
         }
     }
 

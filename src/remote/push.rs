@@ -594,8 +594,8 @@ enum RecoveryError {
     #[error(transparent)]
     Replay(#[from] StoreError),
     /// The local ref moved meanwhile, so the compare-and-swap left it alone.
-    #[error("the local ref moved during recovery ({}); it stays queued", .0.message())]
-    RefMoved(git2::Error),
+    #[error("the local ref moved during recovery; it stays queued")]
+    RefMoved(#[source] crate::git::refs::RefUpdateError),
     /// The push of the replayed tip reported no ref at all.
     #[error(transparent)]
     Push(#[from] BatchFailure),
@@ -680,8 +680,13 @@ fn recover_and_push(
         .map_err(RecoveryError::Fetch)?;
     let step = checkpoint_step(repo, cref.id());
     let (tip, notes) = replay(repo, local, remote, &step)?;
-    repo.set_ref_matching(name, tip, local, "entire: merge remote checkpoint history")
-        .map_err(RecoveryError::RefMoved)?;
+    repo.set_ref_matching(
+        name,
+        tip,
+        Some(local),
+        "entire: merge remote checkpoint history",
+    )
+    .map_err(RecoveryError::RefMoved)?;
     let results = push_batch(repo, dest, &[(name.to_owned(), tip)], deadline)?;
     match RefResult::find(&results, name) {
         RefResult::Landed => Ok((notes, tip)),
@@ -843,16 +848,14 @@ pub fn push_v1(repo: &Repo, remote: &Remote) -> Result<V1Push, PushError> {
     let Some(local) = crate::store::publish::tip_of(repo, V1_BRANCH_REF)? else {
         return Ok(V1Push::NothingToPush);
     };
-    let is_named = repo.git.find_remote(remote).is_ok();
+    let is_named = repo.remote_names().iter().any(|n| n == remote.as_str());
     if is_named {
         let tracking = format!("refs/remotes/{remote}/entire/checkpoints/v1");
         if crate::store::publish::tip_of(repo, &tracking)? == Some(local) {
             return Ok(V1Push::UpToDate);
         }
         let any_tracking = repo
-            .git
-            .references_glob(&format!("refs/remotes/{remote}/*"))
-            .map(|mut it| it.next().is_some())
+            .has_refs_under(&format!("refs/remotes/{remote}/"))
             .unwrap_or(false);
         if !any_tracking {
             return Ok(V1Push::Deferred);
@@ -874,7 +877,7 @@ pub fn push_v1(repo: &Repo, remote: &Remote) -> Result<V1Push, PushError> {
             RefResult::Landed => {
                 if is_named {
                     let tracking = format!("refs/remotes/{remote}/entire/checkpoints/v1");
-                    let _ = repo.git.reference(&tracking, tip, true, "entire: pushed");
+                    let _ = repo.set_ref(&tracking, tip, "entire: pushed");
                 }
                 return Ok(V1Push::Pushed { notes });
             }
@@ -899,8 +902,7 @@ pub fn push_v1(repo: &Repo, remote: &Remote) -> Result<V1Push, PushError> {
                     }
                     Err(moved) => {
                         return Ok(V1Push::Refused(format!(
-                            "the local branch moved during sync ({})",
-                            moved.message()
+                            "the local branch moved during sync ({moved})"
                         )))
                     }
                 }
@@ -926,11 +928,16 @@ pub(crate) fn replay_v1_onto(
     repo: &Repo,
     local: Oid,
     theirs: Oid,
-) -> Result<Result<(Oid, Vec<String>), git2::Error>, StoreError> {
+) -> Result<Result<(Oid, Vec<String>), crate::git::refs::RefUpdateError>, StoreError> {
     use crate::store::branch::V1_BRANCH_REF;
     let step = v1_step(repo);
     let (merged, notes) = replay(repo, local, theirs, &step)?;
-    match repo.set_ref_matching(V1_BRANCH_REF, merged, local, "entire: sync v1 with remote") {
+    match repo.set_ref_matching(
+        V1_BRANCH_REF,
+        merged,
+        Some(local),
+        "entire: sync v1 with remote",
+    ) {
         Ok(_) => Ok(Ok((merged, notes))),
         Err(e) => Ok(Err(e)),
     }

@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use crate::base::fs::{write_atomic, FileLock};
+use crate::git::refs::Listed;
 use crate::git::repo::Repo;
 use crate::remote::checkpoint_remote::CheckpointTarget;
 
@@ -96,17 +97,17 @@ pub fn record_created(repo: &Repo, target: &str, created: usize) {
 
 /// How many checkpoint refs the repository holds locally (names only; nothing is read).
 pub fn local_count(repo: &Repo) -> usize {
-    repo.git
-        .references_glob(&format!("{}*", crate::git::refname::CHECKPOINT_REF_PREFIX))
-        .map(|refs| {
-            refs.flatten()
-                .filter(|r| {
-                    r.name()
-                        .is_ok_and(|n| crate::git::refname::CheckpointRef::parse(n).is_ok())
-                })
-                .count()
-        })
-        .unwrap_or(0)
+    let mut count = 0;
+    let counted = repo.for_each_ref(
+        crate::git::refname::CHECKPOINT_REF_PREFIX,
+        &mut |r| match r {
+            Listed::Ref(name, _) => {
+                count += usize::from(crate::git::refname::CheckpointRef::parse(name).is_ok())
+            }
+            Listed::Restart => count = 0,
+        },
+    );
+    counted.map_or(0, |_| count)
 }
 
 /// The last known count of `target`, if any.

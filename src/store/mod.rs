@@ -196,6 +196,9 @@ pub enum StoreError {
     /// The repository failed underneath.
     #[error(transparent)]
     Repo(#[from] RepoError),
+    /// A ref could not be moved (for a reason other than a lost race, which is retried).
+    #[error(transparent)]
+    RefUpdate(#[from] crate::git::refs::RefUpdateError),
 }
 
 impl ExitStatus for StoreError {
@@ -218,6 +221,7 @@ impl ExitStatus for StoreError {
             StoreError::Transcript { source, .. } => source.exit_code(),
             StoreError::Fetch(e) => e.exit_code(),
             StoreError::Repo(e) => e.exit_code(),
+            StoreError::RefUpdate(e) => e.exit_code(),
         }
     }
 }

@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use git2::{Commit, ErrorCode, Oid};
+use git2::{Commit, Oid};
 
 use crate::base::crashpoint::crashpoint;
 use crate::git::repo::{Identity, Repo};
@@ -28,8 +28,7 @@ pub(crate) struct Located {
 
 /// Resolves a ref's tip; a missing ref is `None`, any other failure is an error (never "new").
 pub(crate) fn tip_of(repo: &Repo, name: &str) -> Result<Option<Oid>, StoreError> {
-    repo.ref_tip(name)
-        .map_err(git_err(format!("resolve {name}")))
+    repo.ref_tip(name).map_err(StoreError::Repo)
 }
 
 /// Sleeps before retry `attempt` (1-based): a random time below a cap that doubles from 2 ms up
@@ -130,13 +129,12 @@ pub(crate) fn publish<'r>(
             )
             .map_err(git_err("write checkpoint commit"))?;
         let reflog = change.message.lines().next().unwrap_or("checkpoint");
-        // The expected old value is checked under the ref's lock. A create expects the zero
-        // id ("must not exist"): libgit2's plain non-forced create checks existence before
-        // taking the lock, so two concurrent creators could both succeed and one orphan
-        // commit would be lost (found by tests/cli/write.rs concurrent_writers_lose_nothing).
-        let old = loc.tip.unwrap_or(Oid::ZERO_SHA1);
+        // The expected old value is checked under the ref's lock. A create expects "must not
+        // exist": libgit2's plain non-forced create checks existence before taking the lock,
+        // so two concurrent creators could both succeed and one orphan commit would be lost
+        // (found by tests/cli/write.rs concurrent_writers_lose_nothing).
         crashpoint("publish.before-ref-update");
-        let result = repo.set_ref_matching(&loc.name, new, old, reflog);
+        let result = repo.set_ref_matching(&loc.name, new, loc.tip, reflog);
         match result {
             Ok(()) => {
                 crashpoint("publish.after-ref-update");
@@ -147,26 +145,17 @@ pub(crate) fn publish<'r>(
                     enqueue_error: None,
                 });
             }
-            Err(e)
-                if matches!(
-                    e.code(),
-                    ErrorCode::Modified | ErrorCode::Exists | ErrorCode::Locked
-                ) =>
-            {
+            Err(e) if e.lost_race() => {
                 log::info!(
                     "lost a race on {} (attempt {}); rebuilding from the new tip",
                     loc.name,
                     attempt + 1
                 );
-                expected = loc
-                    .tip
-                    .map(|o| o.to_string())
-                    .unwrap_or_else(|| Oid::ZERO_SHA1.to_string());
-                last_seen = tip_of(repo, &loc.name)?
-                    .map(|o| o.to_string())
-                    .unwrap_or_else(|| Oid::ZERO_SHA1.to_string());
+                let zero = repo.object_format().zero();
+                expected = loc.tip.unwrap_or(zero).to_string();
+                last_seen = tip_of(repo, &loc.name)?.unwrap_or(zero).to_string();
             }
-            Err(e) => return Err(git_err(format!("update {}", loc.name))(e)),
+            Err(e) => return Err(StoreError::RefUpdate(e)),
         }
     }
     Err(StoreError::CasExhausted {

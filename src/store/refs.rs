@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use git2::Oid;
 
 use crate::base::id::{CheckpointId, ULID_LEN};
-use crate::git::ref_lookup;
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::git::refs::Listed;
 use crate::git::repo::{Identity, Repo};
 use crate::store::on_demand::{OnDemand, PartialObjects};
 use crate::store::publish::{self, Located};
@@ -286,28 +286,16 @@ impl<'r> GitRefsStore<'r> {
             .collect())
     }
 
-    /// [`GitRefsStore::refs`] in ID order, compactly: the refs are read from the files backend
-    /// directly (one sorted stream of loose and packed refs), and through libgit2 only when
-    /// that cannot be done (`ref_lookup::for_each_under`).
+    /// [`GitRefsStore::refs`] in ID order, compactly (in the files backend, the refs are read
+    /// as one sorted stream of loose and packed refs: `Repo::for_each_ref`).
     fn checkpoint_refs(&self) -> Result<Vec<RefEntry>, StoreError> {
         let mut out = Vec::new();
-        let mut add = |name: &str, tip: Oid| out.extend(RefEntry::parse(name, tip));
-        if ref_lookup::for_each_under(self.repo.common_dir(), CHECKPOINT_REF_PREFIX, &mut add)
-            .is_none()
-        {
-            out.clear();
-            let iter = self
-                .repo
-                .git
-                .references_glob(&format!("{CHECKPOINT_REF_PREFIX}*"))
-                .map_err(git_err("list checkpoint refs"))?;
-            for r in iter {
-                let r = r.map_err(git_err("list checkpoint refs"))?;
-                if let (Some(name), Some(tip)) = (r.name().ok(), r.target()) {
-                    out.extend(RefEntry::parse(name, tip));
-                }
-            }
-        }
+        self.repo
+            .for_each_ref(CHECKPOINT_REF_PREFIX, &mut |listed| match listed {
+                Listed::Ref(name, Some(tip)) => out.extend(RefEntry::parse(name, tip)),
+                Listed::Ref(_, None) => {}
+                Listed::Restart => out.clear(),
+            })?;
         // Ref order is shard order; lines and the index are in ID order. The canonical
         // spelling sorts first within an ID, and `dedup_by` keeps the first.
         out.sort_unstable_by(|a, b| {
