@@ -86,7 +86,10 @@ fn prepush(remote: Option<String>, input: &str, started: Instant, quiet: bool) {
     let result = (|| -> Result<()> {
         let repo = entire_checkpoints::git::repo::Repo::discover()?;
         budget = Some(common::push::bound_hook(&repo, started));
-        common::cli::warn_unparseable_settings(&repo, quiet);
+        common::cli::warn_settings(&repo, quiet);
+        if let Some(pending) = entire_checkpoints::ops::trust::pending_once(&repo) {
+            warn(quiet, pending);
+        }
         let topo = entire_checkpoints::topology::Topology::open(&repo)?;
         let synced = sync::push(&repo, &topo, Some(&remote), false, &|_, _| {})?;
         common::push::report(&synced, None, quiet);

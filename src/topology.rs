@@ -10,7 +10,9 @@
 use std::collections::HashMap;
 
 use crate::base::id::{self, CheckpointId, IdKind};
-use crate::config::settings::{ConfigSource, ResolvedConfig, SettingsError, SettingsFiles};
+use crate::config::settings::{
+    BackendSpec, ConfigSource, ResolvedConfig, SettingsError, SettingsFiles,
+};
 use crate::git::repo::{Identity, Repo};
 use crate::git::url::Remote;
 use crate::model::redact::Redactor;
@@ -263,6 +265,31 @@ pub fn mint_checkpoint_id(repo: &Repo) -> CheckpointId {
     }
 }
 
+/// Whether the mirrors of `resolved` come from the committed settings file and the user has
+/// not approved it.
+fn awaits_approval(files: &SettingsFiles, resolved: &ResolvedConfig) -> bool {
+    resolved.source == ConfigSource::Settings && !files.approval().approved()
+}
+
+/// The mirrors of the committed settings file that need the user's approval of the file
+/// (`git entire-checkpoint trust`), which [`Topology::open`] leaves out until then: those
+/// outside git (`fs`), which write checkpoints somewhere the user did not choose. Empty when the
+/// committed file does not choose the store.
+pub fn mirrors_needing_approval(files: &SettingsFiles) -> Result<Vec<BackendSpec>, TopologyError> {
+    let resolved = files.checkpoints_config()?;
+    if resolved.source != ConfigSource::Settings {
+        return Ok(Vec::new());
+    }
+    let registry = Registry::builtin();
+    Ok(resolved
+        .config
+        .map(|c| c.mirrors)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|m| matches!(registry.lookup(&m.kind), Some(Backend::MirrorOnly(_))))
+        .collect())
+}
+
 /// An opened topology.
 pub struct Topology<'r> {
     primary: StoreKind,
@@ -287,7 +314,7 @@ impl<'r> Topology<'r> {
     /// Like [`Topology::open`] with a given registry.
     pub fn open_with(repo: &'r Repo, registry: &Registry) -> Result<Self, TopologyError> {
         let files = repo.settings();
-        Self::build(repo, registry, files, files.checkpoints_config()?)
+        Self::build(repo, registry, files, files.checkpoints_config()?, true)
     }
 
     /// Checks that `files` (settings about to be written) open a topology with the built-in
@@ -295,17 +322,22 @@ impl<'r> Topology<'r> {
     /// the files outlive it.
     pub fn validate_files(repo: &'r Repo, files: &SettingsFiles) -> Result<(), TopologyError> {
         let resolved = files.files_checkpoints_config()?;
-        Self::build(repo, &Registry::builtin(), files, resolved).map(drop)
+        Self::build(repo, &Registry::builtin(), files, resolved, false).map(drop)
     }
 
+    /// The topology `resolved` describes. With `consent`, a mirror outside git (the fs mirror)
+    /// that the committed settings file asks for is left out until the user approves that
+    /// file ([`mirrors_needing_approval`]): it writes checkpoints where the user did not choose.
     fn build(
         repo: &'r Repo,
         registry: &Registry,
         files: &SettingsFiles,
         resolved: ResolvedConfig,
+        consent: bool,
     ) -> Result<Self, TopologyError> {
         let redactor = files.redactor().map_err(TopologyError::Redaction)?;
         let refused = files.refuse_writes().err();
+        let gated = consent && awaits_approval(files, &resolved);
         let Some(config) = resolved.config else {
             let mut t = Self::with_primary(repo, StoreKind::GitBranch, Vec::new(), resolved.source);
             t.redactor = redactor;
@@ -339,6 +371,13 @@ impl<'r> Topology<'r> {
             let mirror: Box<dyn CheckpointWriter + 'r> = match registry.lookup(&spec.kind) {
                 Some(Backend::Git(StoreKind::GitBranch)) => Box::new(GitBranchStore::mirror(repo)),
                 Some(Backend::Git(StoreKind::GitRefs)) => Box::new(GitRefsStore::new(repo)),
+                Some(Backend::MirrorOnly(_)) if gated => {
+                    log::info!(
+                        "checkpoints.mirrors[{index}] ({}) of the committed settings awaits approval (git entire-checkpoint trust)",
+                        spec.kind
+                    );
+                    continue;
+                }
                 Some(Backend::MirrorOnly(factory)) => {
                     factory(repo, spec.config.as_ref(), resolved.source).map_err(|source| {
                         TopologyError::Construct {

@@ -89,6 +89,8 @@ mod show;
 mod summary_index;
 #[path = "cli/topology.rs"]
 mod topology;
+#[path = "cli/trust.rs"]
+mod trust;
 #[path = "cli/untrusted.rs"]
 mod untrusted;
 #[path = "cli/write.rs"]

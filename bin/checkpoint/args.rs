@@ -168,6 +168,20 @@ pub enum Command {
     /// Turn checkpoints on in this repository: the settings (git-refs store by default), the
     /// .entire/.gitignore of per-clone files, and the hooks. Idempotent.
     Enable(EnableArgs),
+    /// Approve the committed .entire/settings.json: show what it asks for (a checkpoint remote,
+    /// mirrors, redaction rules, the hook budget) and use it from now on. Until then, checkpoints
+    /// go where they would go without it; a change to the file needs approval again.
+    Trust {
+        /// Take the approval back.
+        #[arg(long)]
+        revoke: bool,
+        /// Show what would be approved; approve nothing.
+        #[arg(long, conflicts_with = "revoke")]
+        dry_run: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Remove the hooks; every checkpoint and setting stays (enable turns them back on).
     Disable {
         /// Print JSON.

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use entire_checkpoints::config::edit::parse_value;
 use entire_checkpoints::git::repo::Repo;
-use entire_checkpoints::ops::{hooks, settings};
+use entire_checkpoints::ops::{hooks, settings, trust};
 use entire_checkpoints::remote::checkpoint_remote::{self, CheckpointRemote};
 use entire_checkpoints::remote::scale;
 use entire_checkpoints::topology::Topology;
@@ -105,6 +105,17 @@ struct StatusDoc {
     /// Every effective setting, as `config` lists them; null when a setting is invalid (`config`
     /// says which).
     settings: Option<Vec<SettingDoc>>,
+    /// Whether the committed settings file is approved (`trust`), and what awaits approval.
+    settings_approval: ApprovalDoc,
+}
+
+/// The `settings_approval` of [`StatusDoc`].
+#[derive(Serialize)]
+struct ApprovalDoc {
+    /// `no_file`, `approved` or `not_approved`.
+    state: entire_checkpoints::ops::trust::TrustState,
+    /// What the committed file asks for that is not used until approved; null when nothing.
+    awaiting: Option<String>,
 }
 
 fn as_map<S: serde::Serializer>(pairs: &[(String, bool)], s: S) -> Result<S::Ok, S::Error> {
@@ -236,6 +247,10 @@ pub fn status(repo: &Repo, topo: &Topology<'_>, json: bool) -> Result<()> {
         settings: settings::effective(repo)
             .ok()
             .map(|all| all.into_iter().map(SettingDoc::of).collect()),
+        settings_approval: ApprovalDoc {
+            state: trust::state(repo),
+            awaiting: trust::pending(repo).map(|p| p.to_string()),
+        },
     };
     if json {
         print_json(&doc)
@@ -265,6 +280,9 @@ impl StatusDoc {
         out.push_str(&format!("refs     {} local, {remote}\n", refs.local));
         if let Some(w) = &self.scale_warning {
             out.push_str(&format!("warning  {w}\n"));
+        }
+        if let Some(w) = &self.settings_approval.awaiting {
+            out.push_str(&format!("trust    {w}\n"));
         }
         // The settings a user changed, one line each (`config` lists them all).
         let changed: Vec<&SettingDoc> = self

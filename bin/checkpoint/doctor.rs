@@ -5,7 +5,7 @@
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::ops::doctor::{self, Report};
 
-use crate::common::cli::warn_unparseable_settings;
+use crate::common::cli::warn_settings;
 use crate::common::error::Result;
 use crate::common::output::write_stdout;
 
@@ -30,7 +30,7 @@ pub fn run(fix: bool, json: bool, quiet: bool) -> Result<()> {
             return Err(e.into());
         }
     };
-    warn_unparseable_settings(&repo, quiet);
+    warn_settings(&repo, quiet);
     let report = doctor::run(&repo, &doctor::default_checks(), fix);
     print(&report, json)?;
     match report.open_problems() {

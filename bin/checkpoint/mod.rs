@@ -14,6 +14,7 @@ mod hooks;
 pub mod pager;
 mod push;
 mod read;
+mod trust;
 mod write;
 
 use std::path::Path;
@@ -26,7 +27,7 @@ use entire_checkpoints::remote::checkpoint_remote;
 use entire_checkpoints::remote::fetch::Fetcher;
 use entire_checkpoints::topology::Topology;
 
-use crate::common::cli::{warn, warn_unparseable_settings};
+use crate::common::cli::{warn, warn_settings};
 use crate::common::error::Result;
 use args::{Cli, Command, FetchArgs};
 
@@ -58,7 +59,7 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     let early = start_early(&command)?;
     let repo = Repo::discover()?;
-    warn_unparseable_settings(&repo, quiet);
+    warn_settings(&repo, quiet);
     // An edit needs no topology: it may be what repairs settings the topology refuses.
     if let Command::Config(args::ConfigArgs {
         action: Some(action),
@@ -67,10 +68,16 @@ pub fn run(cli: Cli) -> Result<()> {
     {
         return config::edit(&repo, action);
     }
-    // enable and disable need no topology: the settings they write may be what it lacks.
+    // enable, disable and trust need no topology: the settings they write or approve may be
+    // what it lacks.
     match command {
         Command::Enable(args) => return enable::enable(&repo, args, quiet),
         Command::Disable { json } => return enable::disable(&repo, json, quiet),
+        Command::Trust {
+            revoke,
+            dry_run,
+            json,
+        } => return trust::run(&repo, revoke, dry_run, json),
         _ => {}
     }
     let mut topo = Topology::open(&repo)?;
@@ -223,7 +230,7 @@ fn dispatch<'r>(
         Command::Demo { .. } | Command::Doctor { .. } | Command::Completion { .. } => {
             unreachable!("handled before opening a repository")
         }
-        Command::Enable(_) | Command::Disable { .. } => {
+        Command::Enable(_) | Command::Disable { .. } | Command::Trust { .. } => {
             unreachable!("handled before opening the topology")
         }
     }

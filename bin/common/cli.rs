@@ -74,13 +74,22 @@ pub fn warn(quiet: bool, msg: impl std::fmt::Display) {
     }
 }
 
-/// Warns about each settings file of `repo` that does not parse; every command calls this once.
-pub fn warn_unparseable_settings(repo: &entire_checkpoints::git::repo::Repo, quiet: bool) {
-    for e in repo.settings().unparseable() {
+/// Warns about each settings file of `repo` that does not parse, and about each thing the
+/// settings files ask for that is set aside (a tracked per-clone file, the committed file
+/// turning redaction off or a redaction rule of it refused); every command calls this once.
+pub fn warn_settings(repo: &entire_checkpoints::git::repo::Repo, quiet: bool) {
+    let files = repo.settings();
+    for e in files.unparseable() {
         warn(
             quiet,
             format!("{e}; it is ignored, and nothing is written or pushed until it is fixed"),
         );
+    }
+    for w in files.warnings() {
+        warn(quiet, w);
+    }
+    for w in files.redaction_warnings() {
+        warn(quiet, w);
     }
 }
 

@@ -73,6 +73,9 @@ pub enum CliError {
     /// `list <revision-range>`.
     #[error(transparent)]
     Range(#[from] entire_checkpoints::ops::range::RangeError),
+    /// `trust`.
+    #[error(transparent)]
+    Trust(#[from] entire_checkpoints::ops::trust::TrustError),
     /// Reading input or writing output.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -134,6 +137,7 @@ impl ExitStatus for CliError {
             CliError::Why(e) => e.exit_code(),
             CliError::Enable(e) => e.exit_code(),
             CliError::Range(e) => e.exit_code(),
+            CliError::Trust(e) => e.exit_code(),
             CliError::Io(_) | CliError::Json(_) | CliError::Failed(_) => FAILURE,
             CliError::Context { source, .. } => source.exit_code(),
         }

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::base::fs::{read_cache_file, CacheFileError};
 use crate::model::redact::{RedactionSettings, Redactor};
 
 /// Environment variable naming the primary backend; replaces any settings file.
@@ -42,6 +43,16 @@ pub enum SettingsError {
         path: String,
         /// The parser's message (with line and column).
         message: String,
+    },
+    /// A settings file is larger than [`MAX_SETTINGS_BYTES`]: it is not read.
+    #[error("{path} is too large to be a settings file ({size} bytes, at most {max})")]
+    TooLarge {
+        /// The file.
+        path: String,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        max: u64,
     },
     /// A write was refused because settings files do not parse ([`SettingsError::Syntax`]).
     #[error("refusing to write checkpoints: {paths} cannot be parsed, so the redaction rules and the checkpoint store are unknown; fix it first")]
@@ -193,7 +204,7 @@ fn decode_block(value: Value, path: &str) -> Result<CheckpointsConfig, SettingsE
 /// Reads a settings file as a JSON value, confined to `.entire/`; `None` on any failure (the
 /// fail-soft cases, and a file that does not parse: see [`SettingsFiles`] for that one).
 pub fn read_settings_file(worktree: &Path, name: &str) -> Option<Value> {
-    read_file(worktree, name).ok().flatten()
+    read_file(worktree, name).ok().flatten().map(|f| f.value)
 }
 
 /// The file's path as shown in messages (relative to the work tree).
@@ -202,10 +213,21 @@ pub fn shown(name: &str) -> String {
     path.to_string_lossy().into_owned()
 }
 
-/// Reads a settings file, confined to `.entire/`: `None` when it is missing, unreadable, empty
-/// (or only whitespace: it says nothing, so nothing is lost) or points outside `.entire/`;
-/// [`SettingsError::Syntax`] when it is not valid JSON.
-fn read_file(worktree: &Path, name: &str) -> Result<Option<Value>, SettingsError> {
+/// The largest settings file read: a larger one is not read at all (a committed 1 GB file would
+/// otherwise cost 1 GB of memory in every command), and counts as a file that does not parse.
+pub const MAX_SETTINGS_BYTES: u64 = 1 << 20;
+
+/// A settings file as read: its bytes (for the committed file's digest) and its JSON.
+struct ReadFile {
+    bytes: Vec<u8>,
+    value: Value,
+}
+
+/// Reads a settings file, confined to `.entire/`: `None` when it is missing, unreadable, not a
+/// regular file, empty (or only whitespace: it says nothing, so nothing is lost) or points
+/// outside `.entire/`; [`SettingsError::Syntax`] when it is not valid JSON, and
+/// [`SettingsError::TooLarge`] over [`MAX_SETTINGS_BYTES`].
+fn read_file(worktree: &Path, name: &str) -> Result<Option<ReadFile>, SettingsError> {
     let dir = worktree.join(SETTINGS_DIR);
     let path = dir.join(name);
     let (Ok(real), Ok(real_dir)) = (std::fs::canonicalize(&path), std::fs::canonicalize(&dir))
@@ -219,37 +241,156 @@ fn read_file(worktree: &Path, name: &str) -> Result<Option<Value>, SettingsError
         );
         return Ok(None);
     }
-    let bytes = match std::fs::read(&real) {
-        Ok(b) => b,
+    let bytes = match read_cache_file(&real, MAX_SETTINGS_BYTES) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Ok(None),
+        Err(CacheFileError::TooLarge { size, max }) => {
+            return Err(SettingsError::TooLarge {
+                path: shown(name),
+                size,
+                max,
+            })
+        }
         Err(e) => {
-            log::info!("ignoring unreadable {}: {e}", path.display());
+            log::info!("ignoring {}: {e}", path.display());
             return Ok(None);
         }
     };
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Ok(None);
     }
-    serde_json::from_slice(&bytes)
-        .map(Some)
-        .map_err(|e| SettingsError::Syntax {
-            path: shown(name),
-            message: e.to_string(),
-        })
+    let value = serde_json::from_slice(&bytes).map_err(|e| SettingsError::Syntax {
+        path: shown(name),
+        message: e.to_string(),
+    })?;
+    Ok(Some(ReadFile { bytes, value }))
+}
+
+/// The key of the repository's local git config that records the user's approval of the
+/// committed settings file (`git entire-checkpoint trust`): the SHA-256, in hex, of the content
+/// approved, so that any change to the file (a pull that edits it) needs approval again.
+pub const TRUST_KEY: &str = "entire.trustedSettings";
+
+/// The `strategy_options` key of the dedicated checkpoint remote.
+pub const CHECKPOINT_REMOTE_SETTING: &str = "checkpoint_remote";
+
+/// The keys of `strategy_options` the committed file sets only with the user's approval: they
+/// decide where checkpoints go.
+const NEEDS_APPROVAL: [&str; 1] = [CHECKPOINT_REMOTE_SETTING];
+
+/// What only git knows about the settings files: whether the user approved the committed one,
+/// and whether git tracks the per-clone one. The git layer implements it for a repository.
+pub trait SettingsContext {
+    /// The digest [`TRUST_KEY`] records, if any.
+    fn approved_digest(&self) -> Option<String>;
+    /// Whether git tracks `path` (relative to the work tree, `/`-separated) in its index or in
+    /// `HEAD`.
+    fn tracks(&self, path: &str) -> bool;
+}
+
+/// No repository behind the files: nothing approved, nothing tracked.
+pub struct NoContext;
+
+impl SettingsContext for NoContext {
+    fn approved_digest(&self) -> Option<String> {
+        None
+    }
+    fn tracks(&self, _: &str) -> bool {
+        false
+    }
+}
+
+/// Whether the committed settings file has the user's approval.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Approval {
+    /// There is no committed file to approve (missing, empty, unreadable or not JSON).
+    #[default]
+    NoFile,
+    /// The user approved this content.
+    Approved {
+        /// The SHA-256 of the file, in hex.
+        digest: String,
+    },
+    /// The user has not approved this content (never, or an earlier one): the settings that
+    /// need approval are not used.
+    NotApproved {
+        /// The SHA-256 of the file, in hex: what `trust` records.
+        digest: String,
+    },
+}
+
+impl Approval {
+    /// Whether the committed file's settings that need approval are used.
+    pub fn approved(&self) -> bool {
+        matches!(self, Approval::Approved { .. })
+    }
+
+    /// The digest of the committed file, if there is one.
+    pub fn digest(&self) -> Option<&str> {
+        match self {
+            Approval::NoFile => None,
+            Approval::Approved { digest } | Approval::NotApproved { digest } => Some(digest),
+        }
+    }
+}
+
+/// The SHA-256 of `bytes` in hex: the digest [`TRUST_KEY`] records.
+pub fn digest(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    data_encoding::HEXLOWER.encode(&sha2::Sha256::digest(bytes))
+}
+
+/// Something in the settings files that is set aside, for one warning each.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsWarning {
+    /// The per-clone file is tracked by git, so whoever can push wrote it.
+    #[error("{path} is tracked by git, so it is not trusted and is ignored: untrack it with `git rm --cached {path}` and commit (it is per clone: .entire/.gitignore lists it)")]
+    TrackedLocalFile {
+        /// The file, as shown.
+        path: String,
+    },
+    /// The committed file turns redaction off, which only the user's own settings may do.
+    #[error("{path}: \"redaction\": {{\"enabled\": false}} is ignored: the committed settings cannot turn redaction off (set it in .entire/settings.local.json for this clone)")]
+    RedactionOff {
+        /// The committed file, as shown.
+        path: String,
+    },
+    /// A user rule of the committed file is refused; the other rules apply.
+    #[error("{path}: {source}; the rule is ignored, the other rules apply")]
+    RuleRefused {
+        /// The committed file, as shown.
+        path: String,
+        /// Why.
+        source: crate::model::redact::RedactError,
+    },
 }
 
 /// The two settings files of a work tree, each read once: what each says, and which exist but
 /// do not parse.
+///
+/// The committed file is untrusted input (docs/security.md): it can only make things safer.
+/// Its settings that decide where checkpoints go ([`NEEDS_APPROVAL`], and the mirrors outside
+/// git the topology sets aside) are used only once the user approved its content
+/// ([`Approval`]); it cannot turn redaction off, and a user rule of it that does not compile,
+/// can match the empty string or would replace most of a transcript is set aside with a
+/// warning rather than failing the command. A per-clone file that git tracks is not read.
 #[derive(Debug, Clone, Default)]
 pub struct SettingsFiles {
     /// The parsed files, the local one first (it wins).
     parsed: Vec<(&'static str, ConfigSource, Value)>,
-    /// One [`SettingsError::Syntax`] per file that does not parse, the local one first.
+    /// One [`SettingsError::Syntax`] (or [`SettingsError::TooLarge`]) per file that cannot be
+    /// read as settings, the local one first.
     unparseable: Vec<SettingsError>,
+    /// The committed file's approval.
+    approval: Approval,
+    /// What was set aside while reading.
+    warnings: Vec<SettingsWarning>,
 }
 
 impl SettingsFiles {
-    /// Reads the files of `worktree` (`None` in a bare repository: no files).
-    pub fn read(worktree: Option<&Path>) -> SettingsFiles {
+    /// Reads the files of `worktree` (`None` in a bare repository: no files); `context` says
+    /// what git knows of them.
+    pub fn read(worktree: Option<&Path>, context: &dyn SettingsContext) -> SettingsFiles {
         let mut files = SettingsFiles::default();
         let Some(root) = worktree else {
             return files;
@@ -259,12 +400,49 @@ impl SettingsFiles {
             (SETTINGS_FILE, ConfigSource::Settings),
         ] {
             match read_file(root, name) {
-                Ok(Some(v)) => files.parsed.push((name, source, v)),
+                Ok(Some(file)) => {
+                    if source == ConfigSource::SettingsLocal
+                        && context.tracks(&format!("{SETTINGS_DIR}/{name}"))
+                    {
+                        files
+                            .warnings
+                            .push(SettingsWarning::TrackedLocalFile { path: shown(name) });
+                        continue;
+                    }
+                    if source == ConfigSource::Settings {
+                        let digest = digest(&file.bytes);
+                        files.approval = if context.approved_digest().as_deref() == Some(&digest) {
+                            Approval::Approved { digest }
+                        } else {
+                            Approval::NotApproved { digest }
+                        };
+                    }
+                    files.parsed.push((name, source, file.value));
+                }
                 Ok(None) => {}
                 Err(e) => files.unparseable.push(e),
             }
         }
         files
+    }
+
+    /// Whether the committed file's content has the user's approval.
+    pub fn approval(&self) -> &Approval {
+        &self.approval
+    }
+
+    /// What was set aside while reading the files, one warning each (a refused redaction rule
+    /// is reported by [`SettingsFiles::redaction_warnings`]).
+    pub fn warnings(&self) -> &[SettingsWarning] {
+        &self.warnings
+    }
+
+    /// The committed file's document, when it parses.
+    pub fn committed(&self) -> Option<&Value> {
+        self.parsed
+            .iter()
+            .find(|(_, source, _)| *source == ConfigSource::Settings)
+            .map(|(_, _, v)| v)
     }
 
     /// The files that exist but do not parse ([`SettingsError::Syntax`] each).
@@ -282,7 +460,9 @@ impl SettingsFiles {
             .unparseable
             .iter()
             .filter_map(|e| match e {
-                SettingsError::Syntax { path, .. } => Some(path.as_str()),
+                SettingsError::Syntax { path, .. } | SettingsError::TooLarge { path, .. } => {
+                    Some(path.as_str())
+                }
                 _ => None,
             })
             .collect();
@@ -328,20 +508,65 @@ impl SettingsFiles {
     }
 
     /// The redactor of the `redaction` block: the local file's, else the committed file's; none
-    /// means the built-in rules. A present block that does not decode, or a user rule that is
-    /// refused, is an error, since silently dropping a user's rules would write the secrets they
-    /// meant to catch. While a file does not parse, redaction is never off (the block that
-    /// turned it off, or back on, may be the one that cannot be read).
+    /// means the built-in rules. A present block that does not decode is an error, and so is a
+    /// refused user rule of the local file, since silently dropping a user's rules would write
+    /// the secrets they meant to catch. The committed file can only add rules: its
+    /// `"enabled": false` is ignored and its refused rules are left out
+    /// ([`SettingsFiles::redaction_warnings`] names them). While a file does not parse,
+    /// redaction is never off (the block that turned it off, or back on, may be the one that
+    /// cannot be read).
     pub fn redactor(&self) -> Result<Redactor, SettingsError> {
-        let Some((settings, _, path)) = self.redaction()? else {
+        let Some((settings, source, path)) = self.redaction()? else {
             return Ok(Redactor::builtin());
         };
+        if source == ConfigSource::Settings {
+            return Ok(Redactor::untrusted(&settings).0);
+        }
         Redactor::new(&settings).map_err(|source| SettingsError::Rule { path, source })
     }
 
-    /// The effective `redaction` block as [`SettingsFiles::redactor`] uses it (`enabled` cleared
-    /// while a file does not parse), where it came from and its file as shown; `None` without a
-    /// block (the built-in rules).
+    /// Fails with the first rule [`SettingsFiles::redactor`] would refuse or set aside, whichever
+    /// file it is in: what `config set` checks before writing a rule.
+    pub fn check_redaction(&self) -> Result<(), SettingsError> {
+        let Some((settings, source, path)) = self.redaction()? else {
+            return Ok(());
+        };
+        let refused = match source {
+            ConfigSource::Settings => Redactor::untrusted(&settings).1.into_iter().next(),
+            _ => Redactor::new(&settings).err(),
+        };
+        match refused {
+            Some(source) => Err(SettingsError::Rule { path, source }),
+            None => Ok(()),
+        }
+    }
+
+    /// What [`SettingsFiles::redactor`] sets aside of the committed file's `redaction` block,
+    /// one warning each: `"enabled": false`, and each refused rule.
+    pub fn redaction_warnings(&self) -> Vec<SettingsWarning> {
+        let Ok(Some((settings, ConfigSource::Settings, path))) = self.redaction() else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let turned_off = self
+            .block("redaction")
+            .and_then(|(_, _, b)| b.get("enabled"))
+            .is_some_and(|v| v == &Value::Bool(false));
+        if turned_off {
+            out.push(SettingsWarning::RedactionOff { path: path.clone() });
+        }
+        out.extend(Redactor::untrusted(&settings).1.into_iter().map(|source| {
+            SettingsWarning::RuleRefused {
+                path: path.clone(),
+                source,
+            }
+        }));
+        out
+    }
+
+    /// The effective `redaction` block as [`SettingsFiles::redactor`] uses it (`enabled`
+    /// cleared when the committed file or a file that does not parse would turn it off), where
+    /// it came from and its file as shown; `None` without a block (the built-in rules).
     pub fn redaction(
         &self,
     ) -> Result<Option<(RedactionSettings, ConfigSource, String)>, SettingsError> {
@@ -354,7 +579,7 @@ impl SettingsFiles {
                 path: shown(name),
                 message: e.to_string(),
             })?;
-        if !self.unparseable.is_empty() {
+        if !self.unparseable.is_empty() || source == ConfigSource::Settings {
             settings.enabled = None;
         }
         Ok(Some((settings, source, shown(name))))
@@ -381,12 +606,16 @@ impl SettingsFiles {
         let unparseable = self
             .unparseable
             .iter()
-            .filter(|e| !matches!(e, SettingsError::Syntax { path: p, .. } if *p == path))
+            .filter(|e| {
+                !matches!(e, SettingsError::Syntax { path: p, .. } | SettingsError::TooLarge { path: p, .. } if *p == path)
+            })
             .cloned()
             .collect();
         SettingsFiles {
             parsed,
             unparseable,
+            approval: self.approval.clone(),
+            warnings: self.warnings.clone(),
         }
     }
 }
@@ -421,11 +650,23 @@ pub const HOOK_BUDGET_SETTING: &str = "hook_budget_seconds";
 
 impl SettingsFiles {
     /// One key of `strategy_options`: the local file's if that file sets the key (to anything
-    /// but `null`), else the committed file's. Returns the value, where it came from and the
-    /// file's path as shown in messages. Unreadable files count as absent (fail-soft), and so
-    /// do files that do not parse: commands report those, and writes and pushes refuse while
-    /// they remain.
+    /// but `null`), else the committed file's, unless the key needs approval
+    /// ([`NEEDS_APPROVAL`]) and the user has not approved that file. Returns the value, where it
+    /// came from and the file's path as shown in messages. Unreadable files count as absent
+    /// (fail-soft), and so do files that do not parse: commands report those, and writes and
+    /// pushes refuse while they remain.
     pub fn strategy_option(&self, key: &str) -> Option<(Value, ConfigSource, String)> {
+        self.strategy_option_as_written(key)
+            .filter(|(_, source, _)| {
+                *source != ConfigSource::Settings
+                    || !NEEDS_APPROVAL.contains(&key)
+                    || self.approval.approved()
+            })
+    }
+
+    /// One key of `strategy_options` as the files write it, approved or not: what `trust`
+    /// shows.
+    pub fn strategy_option_as_written(&self, key: &str) -> Option<(Value, ConfigSource, String)> {
         self.parsed.iter().find_map(|(name, source, v)| {
             v.get("strategy_options")?
                 .get(key)
@@ -451,11 +692,11 @@ impl SettingsFiles {
         self.bool_option("filtered_fetches").unwrap_or(false)
     }
 
-    /// `strategy_options.hook_budget_seconds` when it is a whole number of seconds (callers
-    /// clamp it: the committed file is untrusted).
-    pub fn hook_budget_seconds(&self) -> Option<u64> {
+    /// `strategy_options.hook_budget_seconds` when it is a whole number of seconds, and where
+    /// it came from (callers clamp it, and let the committed file only shorten the budget).
+    pub fn hook_budget_seconds(&self) -> Option<(u64, ConfigSource)> {
         self.strategy_option(HOOK_BUDGET_SETTING)
-            .and_then(|(v, _, _)| v.as_u64())
+            .and_then(|(v, source, _)| Some((v.as_u64()?, source)))
     }
 }
 
@@ -464,6 +705,7 @@ impl crate::base::error::ExitStatus for SettingsError {
     fn exit_code(&self) -> i32 {
         match self {
             SettingsError::Syntax { .. }
+            | SettingsError::TooLarge { .. }
             | SettingsError::Unparseable { .. }
             | SettingsError::Rule { .. }
             | SettingsError::Decode { .. }
@@ -517,7 +759,7 @@ mod tests {
     fn files_fail_soft_and_local_wins() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        let resolved = || SettingsFiles::read(Some(root)).checkpoints_config();
+        let resolved = || SettingsFiles::read(Some(root), &NoContext).checkpoints_config();
         assert_eq!(resolved().unwrap().source, ConfigSource::Default);
         std::fs::create_dir(root.join(".entire")).unwrap();
         std::fs::write(root.join(".entire/settings.json"), "{not json").unwrap();
@@ -577,7 +819,7 @@ mod tests {
         for (name, text) in files {
             std::fs::write(dir.path().join(SETTINGS_DIR).join(name), text).unwrap();
         }
-        let read = SettingsFiles::read(Some(dir.path()));
+        let read = SettingsFiles::read(Some(dir.path()), &NoContext);
         (dir, read)
     }
 

@@ -2,8 +2,9 @@
 //! reads and writes refs: the opened repository and its formats (object IDs of SHA-1 or
 //! SHA-256, refs in files or reftable), every ref operation through the backend the format
 //! needs (`refs`: our own readers of the files backend or git's plumbing), checkpoint ref
-//! names, the one `git` subprocess wrapper, validated remote URLs, side repositories, and
-//! `git blame` parsed into typed records. Knows nothing of checkpoints' stores.
+//! names, the one `git` subprocess wrapper, validated remote URLs, side repositories, `git
+//! blame` parsed into typed records, and what git knows of the settings files (their approval,
+//! whether git tracks them). Knows nothing of checkpoints' stores.
 
 pub mod blame;
 pub mod format;
@@ -15,3 +16,4 @@ pub mod repo;
 pub(crate) mod side;
 pub mod subprocess;
 pub mod url;
+pub mod worktree;

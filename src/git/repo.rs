@@ -251,7 +251,7 @@ impl Repo {
     /// every setting a command uses comes from this one reading.
     pub fn settings(&self) -> &SettingsFiles {
         self.settings
-            .get_or_init(|| SettingsFiles::read(self.workdir()))
+            .get_or_init(|| SettingsFiles::read(self.workdir(), self))
     }
 
     /// The git common dir (shared by all worktrees): where the queue and staged sessions live.

@@ -110,6 +110,9 @@ pub enum Code {
     /// The summary index `list` reads is damaged, or holds a record that disagrees with its
     /// checkpoint.
     SummaryIndex,
+    /// The committed settings ask for a checkpoint remote or a mirror outside git that the
+    /// user has not approved (`trust`): not used until then.
+    SettingsUnapproved,
 }
 
 impl Code {
@@ -140,6 +143,7 @@ impl Code {
             Code::CheckpointUnpushed => "checkpoint-unpushed",
             Code::TrailersUnverified => "trailers-unverified",
             Code::SummaryIndex => "summary-index",
+            Code::SettingsUnapproved => "settings-unapproved",
         }
     }
 
@@ -167,7 +171,10 @@ impl Code {
             | Code::CheckpointUnpushed
             | Code::TrailersUnverified
             | Code::SummaryIndex => Severity::Warning,
-            Code::ForeignRef | Code::DeliveryUnrecorded | Code::PolicyRef => Severity::Info,
+            Code::ForeignRef
+            | Code::DeliveryUnrecorded
+            | Code::PolicyRef
+            | Code::SettingsUnapproved => Severity::Info,
         }
     }
 }
@@ -459,6 +466,10 @@ pub fn default_checks() -> Vec<Check> {
         Check {
             name: "summary index",
             run: summary_index,
+        },
+        Check {
+            name: "settings approval",
+            run: settings_approval,
         },
         // Last: its fetch moves the remote-tracking v1 branch the v1 check compares with.
         Check {
@@ -903,16 +914,36 @@ fn remote_ref_count(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
         Ok(Some(t)) => t,
         Ok(None) => return Ok(Vec::new()),
         Err(e) => {
+            // The file that sets it: the per-clone one wins over the committed one.
+            let file = cx
+                .repo
+                .settings()
+                .strategy_option(crate::remote::checkpoint_remote::SETTING)
+                .map_or_else(|| ".entire/settings.json".to_owned(), |(_, _, file)| file);
             return Ok(vec![Finding::new(
                 Code::CheckpointRemoteInvalid,
-                ".entire/settings.json",
+                file,
                 crate::base::error::error_chain(&e),
-            )])
+            )]);
         }
     };
     Ok(crate::remote::scale::warning(cx.repo, &target)
         .map(|message| Finding::new(Code::RemoteRefCount, target.display.clone(), message))
         .into_iter()
+        .collect())
+}
+
+/// What the committed settings ask for that awaits the user's approval (`trust`): information
+/// and the command, never a problem (a contributor may rightly never approve an upstream's
+/// checkpoint remote).
+fn settings_approval(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    Ok(crate::ops::trust::pending(cx.repo)
+        .into_iter()
+        .map(|p| {
+            Finding::new(Code::SettingsUnapproved, p.file.clone(), p.to_string()).advise(
+                "review what it asks for with `git entire-checkpoint trust --dry-run`, approve it with `git entire-checkpoint trust`",
+            )
+        })
         .collect())
 }
 

@@ -202,7 +202,7 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
         changes.push(Change::Ignored { added });
     }
     // The settings as written now (the repository's were read once, before the edits).
-    let after = primary_of(&SettingsFiles::read(Some(worktree)))?;
+    let after = primary_of(&SettingsFiles::read(Some(worktree), repo))?;
     let primary = after.map(|(store, origin)| Primary {
         kept: !write_primary,
         store,
@@ -215,6 +215,9 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
                 p.file, p.store
             ));
         }
+    }
+    if let Some(pending) = crate::ops::trust::pending(repo) {
+        warnings.push(pending.to_string());
     }
     Ok(Enabled {
         changes,

@@ -1,6 +1,6 @@
 //! The operations commands run: staged sessions, the commit hooks and their installation, the
 //! rewrite map, gc, migration, doctor, fetching many checkpoints, resolving what `show` names,
-//! the push policy, and `blame`/`why` (which checkpoint and prompt wrote a line). Each is one entry point over the layers below.
+//! the push policy, consent to the committed settings (`trust`), and `blame`/`why` (which checkpoint and prompt wrote a line). Each is one entry point over the layers below.
 
 pub mod blame;
 pub mod commit_hooks;
@@ -16,4 +16,5 @@ pub mod rewrites;
 pub mod session;
 pub mod settings;
 pub mod sync;
+pub mod trust;
 pub mod writes_cache;

@@ -55,6 +55,9 @@ pub enum SettingsOpError {
     /// The gc retention as it is cannot be listed.
     #[error(transparent)]
     Gc(#[from] crate::ops::gc::GcError),
+    /// The approval of the edited file could not be recorded.
+    #[error(transparent)]
+    Repo(#[from] crate::git::repo::RepoError),
 }
 
 /// Why edited settings are invalid: the error the commands would fail with.
@@ -90,6 +93,7 @@ impl crate::base::error::ExitStatus for SettingsOpError {
             SettingsOpError::Settings(e) => e.exit_code(),
             SettingsOpError::Remote(e) => e.exit_code(),
             SettingsOpError::Gc(e) => e.exit_code(),
+            SettingsOpError::Repo(e) => e.exit_code(),
         }
     }
 }
@@ -276,14 +280,23 @@ fn edit(
     let mut doc = Document::load(worktree, name)?;
     change(&mut doc, &path)?;
     let candidate = repo.settings().with_document(doc.name(), doc.value());
-    validate(repo, &candidate).map_err(|reason| SettingsOpError::Invalid {
+    validate(repo, &candidate, &path).map_err(|reason| SettingsOpError::Invalid {
         action,
         key: path.to_string(),
         reason: Box::new(reason),
     })?;
+    // The user's own edit of the committed file is theirs to use: approved, unless the file
+    // held something awaiting their approval, which an edit of another key does not give.
+    let approve = !local && crate::ops::trust::pending(repo).is_none();
     doc.save()?;
     if local {
         crate::config::edit::ignore_local_files(worktree)?;
+    }
+    if approve {
+        let saved = SettingsFiles::read(Some(worktree), repo);
+        if let Some(digest) = saved.approval().digest() {
+            repo.approve_settings(digest)?;
+        }
     }
     Ok(Edited {
         key: path.to_string(),
@@ -291,10 +304,16 @@ fn edit(
     })
 }
 
-/// Fails with what a command would fail with under `files`.
-fn validate(repo: &Repo, files: &SettingsFiles) -> Result<(), Invalid> {
+/// Fails with what a command would fail with under `files`, and, when the edit of `key` is in
+/// the redaction block, with a rule the commands would set aside.
+fn validate(repo: &Repo, files: &SettingsFiles, key: &KeyPath) -> Result<(), Invalid> {
     Topology::validate_files(repo, files).map_err(Invalid::Topology)?;
-    if let Some((value, _, file)) = files.strategy_option(checkpoint_remote::SETTING) {
+    if key.segments().first().map(String::as_str) == Some("redaction") {
+        files
+            .check_redaction()
+            .map_err(|e| Invalid::Topology(TopologyError::Redaction(e)))?;
+    }
+    if let Some((value, _, file)) = files.strategy_option_as_written(checkpoint_remote::SETTING) {
         CheckpointRemote::parse(&value, &file).map_err(Invalid::Remote)?;
     }
     crate::ops::gc::days_in(files).map_err(Invalid::Gc)?;

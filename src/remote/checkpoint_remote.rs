@@ -27,7 +27,7 @@ use crate::git::repo::Repo;
 use crate::git::url::{self as remote, Remote, RemoteError};
 
 /// The settings key under `strategy_options`.
-pub const SETTING: &str = "checkpoint_remote";
+pub const SETTING: &str = crate::config::settings::CHECKPOINT_REMOTE_SETTING;
 
 /// Errors of a present but invalid `checkpoint_remote`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

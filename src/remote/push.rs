@@ -130,15 +130,23 @@ impl ExitStatus for PushError {
 
 /// How long a hook (pre-push, pre-auto-gc) may spend on the network in total:
 /// [`HOOK_BUDGET_ENV`], else `strategy_options.hook_budget_seconds`, else
-/// [`DEFAULT_HOOK_BUDGET`]; clamped into [`HOOK_BUDGET_RANGE`].
+/// [`DEFAULT_HOOK_BUDGET`]; clamped into [`HOOK_BUDGET_RANGE`]. The committed settings file can
+/// only shorten it: a longer value there counts as the default.
 pub fn hook_budget(repo: &Repo) -> Duration {
     if let Some(budget) = git::env_seconds(HOOK_BUDGET_ENV, HOOK_BUDGET_RANGE) {
         return budget;
     }
-    repo.settings()
-        .hook_budget_seconds()
-        .map(|s| git::clamped_seconds(s, HOOK_BUDGET_RANGE))
-        .unwrap_or(DEFAULT_HOOK_BUDGET)
+    match repo.settings().hook_budget_seconds() {
+        Some((s, source)) => {
+            let budget = git::clamped_seconds(s, HOOK_BUDGET_RANGE);
+            if source.trusted() {
+                budget
+            } else {
+                budget.min(DEFAULT_HOOK_BUDGET)
+            }
+        }
+        None => DEFAULT_HOOK_BUDGET,
+    }
 }
 
 /// `budget` from now, shortened to the process's network deadline (a hook's budget).

@@ -35,9 +35,9 @@ pub struct FsMirror {
 enum Target {
     /// The (confined, when untrusted) directory.
     Dir(PathBuf),
-    /// An untrusted settings file named a directory outside the repository: every write fails
-    /// with this reason, and the primary write goes on (mirrors are best effort).
-    Refused(OutsideRepository),
+    /// The directory is refused: every write fails with this reason, and the primary write
+    /// goes on (mirrors are best effort).
+    Refused(DirRefused),
 }
 
 /// Why an fs mirror's settings were refused.
@@ -54,15 +54,28 @@ pub enum FsConfigError {
     NotAnObject,
 }
 
-/// The directory an untrusted settings file gave the fs mirror resolves outside the repository
-/// (or into its git dir); the mirror refuses every write.
+/// Why the fs mirror refuses every write to its directory.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("fs mirror dir {dir:?} from {} resolves outside the repository (or into its git dir): refused; \
+pub enum DirRefused {
+    /// The directory an untrusted settings file gave resolves outside the repository (or into
+    /// its git dir).
+    #[error("fs mirror dir {dir:?} from {} resolves outside the repository (or into its git dir): refused; \
 a committed settings file may only name a directory inside the work tree or under .git/entire/ \
 (set it in .entire/settings.local.json to use another)", Path::new(SETTINGS_DIR).join(SETTINGS_FILE).display())]
-pub struct OutsideRepository {
-    /// The directory as the settings file gave it.
-    dir: String,
+    OutsideRepository {
+        /// The directory as the settings file gave it.
+        dir: String,
+    },
+    /// The directory is inside the work tree and git does not ignore it: `git add -A` would
+    /// commit the transcripts written there.
+    #[error("fs mirror dir {dir:?} is inside the work tree and git does not ignore it, so `git add -A` would commit its transcripts: refused; \
+add `/{ignore}/` to .gitignore (or to .git/info/exclude for this clone only), or leave \"dir\" unset to mirror under .git/entire/fs-mirror")]
+    NotIgnored {
+        /// The directory as the settings gave it.
+        dir: String,
+        /// The directory relative to the work tree, `/`-separated: the line to ignore.
+        ignore: String,
+    },
 }
 
 fn io_err(context: String) -> impl FnOnce(std::io::Error) -> StoreError {
@@ -104,27 +117,36 @@ impl FsMirror {
             }
             Some(_) => return Err(FsConfigError::NotAnObject),
         };
-        let given = dir.clone();
-        let dir = match dir {
-            Some(d) if d.is_absolute() => d,
-            Some(d) => repo.workdir().unwrap_or(repo.common_dir()).join(d),
-            None => repo.common_dir().join(DEFAULT_FS_DIR),
+        let Some(given) = dir else {
+            return Ok(FsMirror::new(repo.common_dir().join(DEFAULT_FS_DIR)));
         };
-        if source.trusted() || given.is_none() {
-            return Ok(FsMirror::new(dir));
+        let dir = match &given {
+            d if d.is_absolute() => d.clone(),
+            d => repo.workdir().unwrap_or(repo.common_dir()).join(d),
+        };
+        let shown = given.display().to_string();
+        let dir = if source.trusted() {
+            resolve(&dir).unwrap_or(dir)
+        } else {
+            match confined(repo, &dir) {
+                Some(real) => real,
+                None => {
+                    return Ok(FsMirror {
+                        dir: Target::Refused(DirRefused::OutsideRepository { dir: shown }),
+                    })
+                }
+            }
+        };
+        if let Some(ignore) = unignored_in_work_tree(repo, &dir) {
+            return Ok(FsMirror {
+                dir: Target::Refused(DirRefused::NotIgnored { dir: shown, ignore }),
+            });
         }
-        match confined(repo, &dir) {
-            Some(real) => Ok(FsMirror::new(real)),
-            None => Ok(FsMirror {
-                dir: Target::Refused(OutsideRepository {
-                    dir: given.unwrap_or_default().display().to_string(),
-                }),
-            }),
-        }
+        Ok(FsMirror::new(dir))
     }
 
     /// The directory the mirror writes to, or why it refuses to write.
-    pub fn dir(&self) -> Result<&Path, &OutsideRepository> {
+    pub fn dir(&self) -> Result<&Path, &DirRefused> {
         match &self.dir {
             Target::Dir(d) => Ok(d),
             Target::Refused(why) => Err(why),
@@ -285,6 +307,35 @@ fn confined(repo: &Repo, dir: &Path) -> Option<PathBuf> {
     let worktree = canon(repo.workdir()?)?;
     (real.starts_with(&worktree) && !real.starts_with(&common) && !real.starts_with(&git_dir))
         .then_some(real)
+}
+
+/// When the real directory `dir` is inside the work tree (outside the git dirs) and git does
+/// not ignore what would be written there: the directory relative to the work tree,
+/// `/`-separated.
+fn unignored_in_work_tree(repo: &Repo, dir: &Path) -> Option<String> {
+    let canon = |p: &Path| fs::canonicalize(p).ok();
+    let worktree = canon(repo.workdir()?)?;
+    let inside = dir.strip_prefix(&worktree).ok()?;
+    let common = canon(repo.common_dir())?;
+    if dir.starts_with(&common) || canon(repo.git_dir()).is_some_and(|g| dir.starts_with(g)) {
+        return None;
+    }
+    let rel: Vec<String> = inside
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let rel = rel.join("/");
+    // A file as the mirror writes it (`<dir>/<id>/metadata.json`): a rule for the directory
+    // or for what is in it counts.
+    let probe = format!(
+        "{}0123456789ab/metadata.json",
+        if rel.is_empty() {
+            String::new()
+        } else {
+            format!("{rel}/")
+        }
+    );
+    (!repo.is_ignored(&probe)).then_some(rel)
 }
 
 /// The real path `dir` (absolute) names: each existing prefix canonicalized (symlinks

@@ -186,7 +186,7 @@ pub enum StoreError {
     /// The backend refuses to write at all (e.g. an fs mirror whose directory from an untrusted
     /// settings file lies outside the repository).
     #[error(transparent)]
-    Refused(#[from] fs::OutsideRepository),
+    Refused(#[from] fs::DirRefused),
     /// Fetching the checkpoint from the remote failed (never reported as absence).
     #[error(transparent)]
     Fetch(#[from] on_demand::FetchError),

@@ -62,6 +62,7 @@ fn checkpoint_refs_go_only_to_the_checkpoint_remote_and_every_read_comes_from_it
     let w = world();
     let env = &w.env;
     set_checkpoint_remote(env.repo(), "settings.json", url_form(&w.checkpoints));
+    env.trust_in(env.repo());
     write_std(env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
     write_std(env, Store::Refs, HEX_ID_2, "s2", TRANSCRIPT_2);
     env.ok(Store::Refs, &["hooks", "install"]);
@@ -209,6 +210,7 @@ fn the_forge_form_follows_the_code_remotes_scheme_and_host() {
         "settings.json",
         json!({"provider": "github", "repo": "acme/checkpoints"}),
     );
+    env.trust_in(env.repo());
     let derived = "git@github.com:acme/checkpoints.git";
     let v = parse_json(
         &env.run_in(Store::Refs, env.repo(), &["config", "--json"])
@@ -237,9 +239,11 @@ fn the_forge_form_follows_the_code_remotes_scheme_and_host() {
     assert!(!output_text(&out).contains(SECRET));
 }
 
-/// Every invalid value: `config`, `status` and `push` fail naming the problem and change
-/// nothing; the pre-push hook warns once, keeps the refs queued and never sends them to the
-/// code remote; the secret of a URL with credentials is never printed.
+/// Every invalid value, from the per-clone file (the committed one's is never used before
+/// `trust`, which refuses it: `trust::an_invalid_committed_checkpoint_remote_cannot_be_approved`):
+/// `config`, `status` and `push` fail naming the problem and change nothing; the pre-push hook
+/// warns once, keeps the refs queued and never sends them to the code remote; the secret of a
+/// URL with credentials is never printed.
 #[test]
 fn bad_checkpoint_remote_values_are_refused_and_nothing_moves() {
     let secret_url = format!("https://user:{SECRET}@127.0.0.1:1/cp.git");
@@ -272,7 +276,7 @@ fn bad_checkpoint_remote_values_are_refused_and_nothing_moves() {
     let env = &w.env;
     write_std(env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
     for (value, want) in cases {
-        set_checkpoint_remote(env.repo(), "settings.json", value.clone());
+        set_checkpoint_remote(env.repo(), "settings.local.json", value.clone());
         let before = env.refs_snapshot();
         for args in [
             &["config"][..],
@@ -289,7 +293,7 @@ fn bad_checkpoint_remote_values_are_refused_and_nothing_moves() {
             );
             let err = stderr(&out);
             assert!(err.contains(want), "{value} {args:?}: {err}");
-            assert!(err.contains(".entire/settings.json"), "{err}");
+            assert!(err.contains(".entire/settings.local.json"), "{err}");
             assert!(
                 !output_text(&out).contains(SECRET),
                 "{args:?} printed the secret"
@@ -314,7 +318,7 @@ fn bad_checkpoint_remote_values_are_refused_and_nothing_moves() {
         );
         assert!(env.checkpoint_refs_in(&w.origin).is_empty(), "{value}");
     }
-    std::fs::remove_file(env.repo().join(".entire/settings.json")).unwrap();
+    std::fs::remove_file(env.repo().join(".entire/settings.local.json")).unwrap();
     assert_eq!(
         env.queued_in(Some(Store::Refs), env.repo()),
         1,
@@ -331,6 +335,7 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
 
     let missing = env.root().join("no-such-repo.git");
     set_checkpoint_remote(env.repo(), "settings.json", url_form(&missing));
+    env.trust_in(env.repo());
     new_commit(env, "one");
     let out = env.git_hooked(
         Some(Store::Refs),
@@ -363,6 +368,7 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
         "#!/bin/sh\necho 'checkpoints not welcome' >&2\nexit 1\n",
     );
     set_checkpoint_remote(env.repo(), "settings.json", url_form(&refusing));
+    env.trust_in(env.repo());
     new_commit(env, "two");
     let out = env.git_hooked(
         Some(Store::Refs),
@@ -387,6 +393,7 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
 
     // Once it is fixed, the next push delivers.
     set_checkpoint_remote(env.repo(), "settings.json", url_form(&w.checkpoints));
+    env.trust_in(env.repo());
     let out = env.run_in(Store::Refs, env.repo(), &["push"]);
     assert_success(&out, &["push"]);
     assert_eq!(
@@ -453,6 +460,7 @@ fn the_git_branch_primary_pushes_its_branch_to_the_checkpoint_remote_only() {
     let w = world();
     let env = &w.env;
     set_checkpoint_remote(env.repo(), "settings.json", url_form(&w.checkpoints));
+    env.trust_in(env.repo());
     write_std(env, Store::Branch, HEX_ID, "s1", TRANSCRIPT);
     let out = env.run(Store::Branch, &["push"]);
     assert_success(&out, &["push"]);

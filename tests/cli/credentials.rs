@@ -1,7 +1,8 @@
 //! Credentials are never printed nor stored: a password or token in a remote URL, in every
 //! spelling git accepts, never appears on stdout or stderr of any command (at every verbosity,
 //! git's own stderr included) nor in any file under `.git/entire*`, and a checkpoint remote
-//! carrying one is refused.
+//! carrying one is refused (by `trust` from the committed settings, by every command from the
+//! per-clone ones).
 
 use std::path::Path;
 use std::process::Output;
@@ -124,10 +125,32 @@ fn never_printed_nor_stored(url: &str) {
         "{url}: push names the remote redacted: {err}"
     );
 
-    // As the checkpoint remote in the committed settings: refused, never echoed.
+    // As the checkpoint remote in the committed settings: unused, and `trust` and `status`
+    // refuse it, never echoing it.
     write_settings(
         &env,
         "settings.json",
+        &json!({"strategy_options": {"checkpoint_remote": {"url": url}}}),
+    );
+    let out = run(&checkpoint, &["-vv", "trust"]);
+    let err = assert_clean(&out, &format!("{url} committed: trust"));
+    assert!(
+        out.status.code() == Some(1) && err.contains("carries credentials"),
+        "{url} committed: trust refuses it: {err}"
+    );
+    let out = run(&checkpoint, &["-vv", "status"]);
+    assert_clean(&out, &format!("{url} committed: status"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("carries credentials"));
+    assert_clean(
+        &run(&prepush, &["origin"]),
+        &format!("{url} committed: prepush"),
+    );
+    std::fs::remove_file(env.repo().join(".entire/settings.json")).unwrap();
+
+    // As the checkpoint remote in the per-clone settings: refused, never echoed.
+    write_settings(
+        &env,
+        "settings.local.json",
         &json!({"strategy_options": {"checkpoint_remote": {"url": url}}}),
     );
     for args in [
@@ -149,7 +172,7 @@ fn never_printed_nor_stored(url: &str) {
     }
     assert_clean(
         &run(&prepush, &["origin"]),
-        &format!("{url} in settings: prepush"),
+        &format!("{url} in the per-clone settings: prepush"),
     );
 
     for (path, bytes) in entire_files(&env) {

@@ -43,6 +43,7 @@ fn stalled_checkpoint_remote(server: &StalledServer) -> TestEnv {
         "settings.json",
         &json!({"strategy_options": {"checkpoint_remote": {"url": server.http_url()}}}),
     );
+    env.trust_in(env.repo());
     env.ok(Store::Refs, &["hooks", "install"]);
     write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
     assert_eq!(env.queued(), 1);
@@ -113,20 +114,22 @@ fn the_hook_budget_comes_from_the_settings() {
             "hook_budget_seconds": 2,
         }}),
     );
+    env.trust_in(env.repo());
     let (out, took) = user_push(&env, &[]);
     assert_push_proceeded(&env, &out, took, 2);
 }
 
-/// A committed settings file is untrusted: its budget is clamped to 1..=600 seconds, and the
-/// environment variable wins over it.
+/// The budget is clamped to 1..=600 seconds; a committed settings file is untrusted and can
+/// only shorten it (the per-clone file may lengthen it); the environment variable wins over
+/// both.
 #[test]
 fn the_hook_budget_is_clamped_and_the_environment_wins() {
     let env = TestEnv::new();
     env.bare_remote("origin");
-    let budget_of = |setting: serde_json::Value, var: Option<&str>| -> String {
+    let budget_in = |file: &str, setting: serde_json::Value, var: Option<&str>| -> String {
         write_settings(
             &env,
-            "settings.json",
+            file,
             &json!({"strategy_options": {"hook_budget_seconds": setting}}),
         );
         let mut cmd = env.bin_cmd(&crate::env::prepush_bin());
@@ -145,13 +148,21 @@ fn the_hook_budget_is_clamped_and_the_environment_wins() {
             .unwrap_or_else(|| panic!("no budget logged: {err}"));
         line.rsplit(' ').next().unwrap().to_owned()
     };
-    assert_eq!(budget_of(json!(100_000), None), "600s");
+    let budget_of = |setting, var| budget_in("settings.json", setting, var);
+    assert_eq!(budget_of(json!(100_000), None), "30s", "never raised");
+    assert_eq!(budget_of(json!(120), None), "30s", "never raised");
     assert_eq!(budget_of(json!(0), None), "1s");
     assert_eq!(budget_of(json!(-5), None), "30s", "not a whole number");
     assert_eq!(budget_of(json!("10"), None), "30s", "not a number");
     assert_eq!(budget_of(json!(7), None), "7s");
     assert_eq!(budget_of(json!(7), Some("4")), "4s");
     assert_eq!(budget_of(json!(7), Some("99999")), "600s");
+    assert_eq!(budget_of(json!(120), Some("99")), "99s");
+    assert_eq!(budget_in("settings.local.json", json!(120), None), "120s");
+    assert_eq!(
+        budget_in("settings.local.json", json!(100_000), None),
+        "600s"
+    );
 }
 
 /// Every interactive command that reaches `origin`, a stalled server, ends at the network

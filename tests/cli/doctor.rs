@@ -858,22 +858,26 @@ fn many_checkpoint_refs_on_the_code_remote_are_a_warning_until_a_checkpoint_remo
             "checkpoint_remote": {"url": path_str(&cp)}
         }),
     );
+    env.trust_in(env.repo());
     let doc = json(&env, Store::Refs, false, 0);
     assert!(found(&doc, "remote-ref-count").is_empty(), "{doc}");
 
-    // An invalid checkpoint remote is an error finding, and the secret is never shown.
-    write_strategy_options(
+    // An invalid checkpoint remote (of the per-clone file: the committed one's is not used
+    // before `trust`, which refuses it) is an error finding, and the secret is never shown.
+    crate::env::write_settings_text(
         &env,
-        serde_json::json!({
+        "settings.local.json",
+        &serde_json::json!({"strategy_options": {
             "checkpoint_remote": {"url": "https://user:hunter2@example.invalid/cp.git"}
-        }),
+        }})
+        .to_string(),
     );
     let out = run(&env, Store::Refs, &["--json"]);
     assert_code(&out, 1, "doctor --json");
     let doc = crate::env::parse_json(&out.stdout);
     assert_eq!(
         found(&doc, "checkpoint-remote-invalid"),
-        [(".entire/settings.json".to_owned(), false)]
+        [(".entire/settings.local.json".to_owned(), false)]
     );
     let all = format!(
         "{}{}",

@@ -514,6 +514,13 @@ impl TestEnv {
         assert_code(&out, 0, &format!("git {args:?}"))
     }
 
+    /// Approves the committed `.entire/settings.json` of the work tree at `dir` with
+    /// `git entire-checkpoint trust`, as a user does after cloning a repository whose settings
+    /// choose a checkpoint remote or a mirror outside git; returns what `trust` printed.
+    pub fn trust_in(&self, dir: &Path) -> String {
+        self.ok_primary_in(None, dir, &["trust"])
+    }
+
     /// Whether `older` is an ancestor of (or the same commit as) `newer` in the repository at
     /// `dir`.
     pub fn is_ancestor_in(&self, dir: &Path, older: &str, newer: &str) -> bool {
@@ -897,21 +904,19 @@ pub fn assert_fsck_clean(env: &TestEnv, dir: &Path) {
     );
 }
 
-/// A remote that accepts connections and never answers: a TCP listener on `127.0.0.1` (port 0)
-/// whose thread accepts every connection and holds it open without reading or writing. It gives
-/// up by itself after [`StalledServer::LIFETIME`], or when dropped, so no test can hang on it
-/// for longer than that.
-pub struct StalledServer {
+/// A server on `127.0.0.1` (port 0) whose thread hands each connection to a handler, until it
+/// is dropped or its lifetime is over, so no test can hang on it for longer than that.
+struct LocalServer {
     port: u16,
     stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
-impl StalledServer {
-    /// How long the server holds connections at most.
-    pub const LIFETIME: std::time::Duration = std::time::Duration::from_secs(60);
-
-    pub fn start() -> Self {
+impl LocalServer {
+    fn start(
+        lifetime: std::time::Duration,
+        mut handle: impl FnMut(std::net::TcpStream) + Send + 'static,
+    ) -> Self {
         use std::sync::atomic::Ordering;
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         listener
@@ -921,29 +926,23 @@ impl StalledServer {
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::spawn(move || {
-            let until = std::time::Instant::now() + Self::LIFETIME;
-            let mut held = Vec::new();
+            let until = std::time::Instant::now() + lifetime;
             while !flag.load(Ordering::Relaxed) && std::time::Instant::now() < until {
                 match listener.accept() {
-                    Ok((conn, _)) => held.push(conn),
-                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+                    Ok((conn, _)) => handle(conn),
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
                 }
             }
         });
-        StalledServer {
+        LocalServer {
             port,
             stop,
             thread: Some(thread),
         }
     }
-
-    /// `http://127.0.0.1:<port>/r.git`.
-    pub fn http_url(&self) -> String {
-        format!("http://127.0.0.1:{}/r.git", self.port)
-    }
 }
 
-impl Drop for StalledServer {
+impl Drop for LocalServer {
     fn drop(&mut self) {
         self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         if let Some(t) = self.thread.take() {
@@ -952,9 +951,193 @@ impl Drop for StalledServer {
     }
 }
 
+/// A remote that accepts connections and never answers: a TCP listener on `127.0.0.1` whose
+/// thread accepts every connection and holds it open without reading or writing. It gives up by
+/// itself after [`StalledServer::LIFETIME`], or when dropped.
+pub struct StalledServer(LocalServer);
+
+impl StalledServer {
+    /// How long the server holds connections at most.
+    pub const LIFETIME: std::time::Duration = std::time::Duration::from_secs(60);
+
+    pub fn start() -> Self {
+        let mut held = Vec::new();
+        StalledServer(LocalServer::start(Self::LIFETIME, move |conn| {
+            held.push(conn)
+        }))
+    }
+
+    /// `http://127.0.0.1:<port>/r.git`.
+    pub fn http_url(&self) -> String {
+        format!("http://127.0.0.1:{}/r.git", self.0.port)
+    }
+}
+
+/// A git server over smart HTTP on `127.0.0.1`: `git http-backend` run as a CGI program for each
+/// request, serving the bare repositories of one directory (anonymous pushes allowed where a
+/// repository sets `http.receivepack`, as a collector an attacker runs would). One request at a
+/// time, each on its own connection. It stops when dropped, and by itself after
+/// [`HttpBackend::LIFETIME`].
+pub struct HttpBackend(LocalServer);
+
+impl HttpBackend {
+    /// How long the server serves at most.
+    pub const LIFETIME: std::time::Duration = std::time::Duration::from_secs(300);
+
+    /// Serves the bare repositories under `root` (as `http://127.0.0.1:<port>/<name>.git`), with
+    /// the environment of `env`.
+    pub fn start(env: &TestEnv, root: &Path) -> Self {
+        let vars = env.env_vars();
+        let root = root.to_path_buf();
+        HttpBackend(LocalServer::start(Self::LIFETIME, move |conn| {
+            let _ = serve_cgi(conn, &root, &vars);
+        }))
+    }
+
+    /// The URL of the repository `<root>/<name>`.
+    pub fn url(&self, name: &str) -> String {
+        format!("http://127.0.0.1:{}/{name}", self.0.port)
+    }
+}
+
+/// Answers one HTTP request on `conn` by running `git http-backend` (CGI/1.1) over `root`.
+fn serve_cgi(
+    mut conn: std::net::TcpStream,
+    root: &Path,
+    vars: &[(OsString, Option<OsString>)],
+) -> std::io::Result<()> {
+    use std::io::{BufRead, Read, Write};
+    conn.set_nonblocking(false)?;
+    conn.set_read_timeout(Some(std::time::Duration::from_secs(30)))?;
+    let mut reader = std::io::BufReader::new(conn.try_clone()?);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    let mut words = line.split_whitespace();
+    let (method, target) = (
+        words.next().unwrap_or("GET").to_owned(),
+        words.next().unwrap_or("/").to_owned(),
+    );
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h)? == 0 || h.trim().is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.trim_end().split_once(':') {
+            headers.push((k.trim().to_ascii_lowercase(), v.trim().to_owned()));
+        }
+    }
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    };
+    let mut body = Vec::new();
+    if let Some(n) = header("content-length").and_then(|n| n.parse::<usize>().ok()) {
+        body.resize(n, 0);
+        reader.read_exact(&mut body)?;
+    } else if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        loop {
+            let mut size = String::new();
+            reader.read_line(&mut size)?;
+            let n = usize::from_str_radix(size.trim().split(';').next().unwrap_or("0"), 16)
+                .unwrap_or(0);
+            let mut chunk = vec![0; n + 2];
+            reader.read_exact(&mut chunk)?;
+            if n == 0 {
+                break;
+            }
+            body.extend_from_slice(&chunk[..n]);
+        }
+    }
+    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    let mut cmd = StdCommand::new("git");
+    cmd.arg("http-backend");
+    for (k, v) in vars {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    cmd.env("GIT_PROJECT_ROOT", root)
+        .env("GIT_HTTP_EXPORT_ALL", "1")
+        .env("REQUEST_METHOD", &method)
+        .env("PATH_INFO", path)
+        .env("QUERY_STRING", query)
+        .env("REMOTE_ADDR", "127.0.0.1")
+        .env("CONTENT_LENGTH", body.len().to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    for (name, var) in [
+        ("content-type", "CONTENT_TYPE"),
+        ("content-encoding", "HTTP_CONTENT_ENCODING"),
+        ("git-protocol", "GIT_PROTOCOL"),
+    ] {
+        if let Some(v) = header(name) {
+            cmd.env(var, v);
+        }
+    }
+    let mut child = cmd.spawn()?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    let writer = std::thread::spawn(move || stdin.write_all(&body));
+    let out = child.wait_with_output()?;
+    let _ = writer.join();
+    let split = out
+        .stdout
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .map(|i| (i, 4))
+        .or_else(|| {
+            out.stdout
+                .windows(2)
+                .position(|w| w == b"\n\n")
+                .map(|i| (i, 2))
+        });
+    let (head, rest) = match split {
+        Some((i, n)) => (
+            String::from_utf8_lossy(&out.stdout[..i]).into_owned(),
+            &out.stdout[i + n..],
+        ),
+        None => (String::new(), &out.stdout[..]),
+    };
+    let mut status = "200 OK".to_owned();
+    let mut response = Vec::new();
+    for h in head.lines() {
+        match h.split_once(':') {
+            Some((k, v)) if k.eq_ignore_ascii_case("status") => status = v.trim().to_owned(),
+            _ => response.extend_from_slice(format!("{h}\r\n").as_bytes()),
+        }
+    }
+    let mut reply = format!(
+        "HTTP/1.1 {status}\r\nContent-Length: {}\r\nConnection: close\r\n",
+        rest.len()
+    )
+    .into_bytes();
+    reply.extend_from_slice(&response);
+    reply.extend_from_slice(b"\r\n");
+    reply.extend_from_slice(rest);
+    conn.write_all(&reply)?;
+    conn.flush()
+}
+
 /// Writes `text` as `.entire/<file>` of the test repository.
 pub fn write_settings_text(env: &TestEnv, file: &str, text: &str) {
     env.write_file(&format!(".entire/{file}"), text.as_bytes());
+}
+
+/// Writes `text` as the committed `.entire/settings.json` of the test repository and records
+/// the user's approval of that content, as `git entire-checkpoint trust` does (the SHA-256 of
+/// the file in `entire.trustedSettings`): for tests of what approved settings do.
+pub fn write_approved_settings(env: &TestEnv, text: &str) {
+    write_settings_text(env, "settings.json", text);
+    env.git(&[
+        "config",
+        "--local",
+        "entire.trustedSettings",
+        &sha256_hex(text.as_bytes()),
+    ]);
 }
 
 /// Writes `{"strategy_options": options}` (compact JSON) as `.entire/settings.json`.

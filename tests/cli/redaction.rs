@@ -134,8 +134,13 @@ fn write(env: &TestEnv, store: Store, transcript: &[u8], extra: &[&str]) -> Stri
 
 /// `.entire/settings.json` with one user rule.
 fn user_rule(env: &TestEnv, name: &str, pattern: &str) {
+    user_rule_in(env, "settings.json", name, pattern);
+}
+
+/// Writes a redaction block with one user rule into `.entire/<file>`.
+fn user_rule_in(env: &TestEnv, file: &str, name: &str, pattern: &str) {
     let body = json!({"redaction": {"rules": [{"name": name, "pattern": pattern}]}});
-    write_settings_text(env, "settings.json", &body.to_string());
+    write_settings_text(env, file, &body.to_string());
 }
 
 /// The non-empty lines of a stored transcript, each parsed (panics on a line that is not JSON).
@@ -304,12 +309,14 @@ both_stores! {
     write_keeps_clean_transcripts => clean_transcript_is_stored_byte_for_byte;
 }
 
+/// Only the user's own settings turn redaction off (the committed file cannot:
+/// `trust::committed_settings_can_only_make_redaction_stronger`).
 #[test]
 fn disabled_redaction_stores_secrets_verbatim() {
     let env = TestEnv::new();
     write_settings_text(
         &env,
-        "settings.json",
+        "settings.local.json",
         r#"{"redaction": {"enabled": false}}"#,
     );
     let t = secret_transcript();
@@ -345,12 +352,14 @@ fn a_user_rule_redacts_its_matches_as_well_as_the_builtins() {
     assert!(redactions(&env.json(Store::Refs, &id, "0/metadata.json")) >= 6);
 }
 
+/// A rule of the user's own settings that does not compile fails the write (a committed one
+/// is set aside with a warning: `trust::committed_settings_can_only_make_redaction_stronger`).
 #[test]
 fn an_invalid_user_rule_fails_the_write_and_writes_nothing() {
     let env = TestEnv::new();
     write_settings_text(
         &env,
-        "settings.json",
+        "settings.local.json",
         r#"{"redaction": {"rules": [{"name": "broken-ticket", "pattern": "ACME-[0-9"}]}}"#,
     );
     let before = env.refs_snapshot();
@@ -822,16 +831,18 @@ fn a_user_rule_matches_the_decoded_string_and_the_line_stays_json() {
     );
 }
 
+/// A rule of the user's own settings that can match the empty string fails the write (a
+/// committed one is set aside with a warning).
 #[test]
 fn a_user_rule_that_can_match_the_empty_string_is_refused() {
     for pattern in ["", ".*", r"\b", "x?"] {
         let env = TestEnv::new();
-        user_rule(&env, "greedy-rule", pattern);
+        user_rule_in(&env, "settings.local.json", "greedy-rule", pattern);
         let before = env.refs_snapshot();
         let out = write_out(&env, Store::Refs, &secret_transcript(), &["--prompt", "p"]);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{pattern:?}: exit 1:\n{stderr}");
-        for needle in ["greedy-rule", ".entire/settings.json", "empty string"] {
+        for needle in ["greedy-rule", ".entire/settings.local.json", "empty string"] {
             assert!(
                 stderr.contains(needle),
                 "{pattern:?}: names {needle}:\n{stderr}"

@@ -63,6 +63,7 @@ fn status_counts_local_and_remote_refs_and_warns_above_the_threshold() {
         &env,
         json!({"checkpoint_ref_warn_threshold": 1, "checkpoint_remote": {"url": path_str(&cp)}}),
     );
+    env.trust_in(env.repo());
     assert_success(&env.run(Store::Refs, &["push"]), &["push"]);
     let v = status(&env);
     assert_eq!(

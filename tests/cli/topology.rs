@@ -13,7 +13,8 @@ use serde_json::{json, Value};
 
 use crate::env::{
     assert_code, assert_success, branch_dir, checkpoint_ref, is_hex12, is_ulid, parse_json,
-    sha256_hex, stderr, stdout, write_settings_text, Store, TestEnv, REFS_PREFIX, V1_BRANCH,
+    sha256_hex, stderr, stdout, write_approved_settings, write_settings_text, Store, TestEnv,
+    REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::{
     strip_v1_prefix, write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID,
@@ -315,7 +316,7 @@ fn config_reports_every_rollout_state_from_settings() {
     ];
     for (text, expected) in cases {
         let env = TestEnv::new();
-        write_settings_text(&env, "settings.json", text);
+        write_approved_settings(&env, text);
         assert_config(&config(&env), expected, text);
         let status = env.ok_json_default(&["status", "--json"]);
         assert_eq!(status["primary"], expected["primary"], "status of {text}");
@@ -326,9 +327,8 @@ fn config_reports_every_rollout_state_from_settings() {
 #[test]
 fn local_block_replaces_the_base_block_wholesale() {
     let env = TestEnv::new();
-    write_settings_text(
+    write_approved_settings(
         &env,
-        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}, {"type": "fs"}]}}"#,
     );
     write_settings_text(&env, "settings.local.json", REFS_ONLY);
@@ -348,7 +348,7 @@ fn local_block_replaces_the_base_block_wholesale() {
 #[test]
 fn local_block_can_select_the_branch_over_a_refs_base() {
     let env = TestEnv::new();
-    write_settings_text(&env, "settings.json", PARALLEL);
+    write_approved_settings(&env, PARALLEL);
     write_settings_text(&env, "settings.local.json", DEFAULT_BLOCK);
     assert_config(
         &config(&env),
@@ -364,9 +364,8 @@ fn local_block_can_select_the_branch_over_a_refs_base() {
 #[test]
 fn invalid_base_block_is_ignored_when_the_local_block_is_valid() {
     let env = TestEnv::new();
-    write_settings_text(
+    write_approved_settings(
         &env,
-        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirorrs": [{"type": "git-branch"}]}}"#,
     );
     write_settings_text(&env, "settings.local.json", PARALLEL);
@@ -385,7 +384,7 @@ fn local_file_without_a_block_falls_back_to_the_base_file() {
         r#"{"checkpoints": null}"#,
     ] {
         let env = TestEnv::new();
-        write_settings_text(&env, "settings.json", PARALLEL);
+        write_approved_settings(&env, PARALLEL);
         write_settings_text(&env, "settings.local.json", local);
         assert_config(
             &config(&env),
@@ -431,7 +430,7 @@ fn unusable_settings_files_fall_back_to_the_default() {
     ];
     for (what, text) in cases {
         let env = TestEnv::new();
-        write_settings_text(&env, "settings.json", text);
+        write_approved_settings(&env, text);
         assert_fail_soft(&env, what);
     }
 }
@@ -516,7 +515,7 @@ fn settings_symlink_inside_dot_entire_is_followed() {
 #[test]
 fn settings_are_read_from_the_work_tree_root_when_run_in_a_subdirectory() {
     let env = TestEnv::new();
-    write_settings_text(&env, "settings.json", PARALLEL);
+    write_approved_settings(&env, PARALLEL);
     std::fs::create_dir_all(env.repo().join("sub/dir")).unwrap();
     let out = env
         .cmd()
@@ -543,7 +542,7 @@ fn assert_settings_rejected(text: &str, local: bool) -> String {
     if local {
         write_settings_text(&env, "settings.local.json", text);
     } else {
-        write_settings_text(&env, "settings.json", text);
+        write_approved_settings(&env, text);
     }
     let args = write_args(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -614,7 +613,7 @@ fn invalid_local_block_names_the_local_file() {
 #[test]
 fn invalid_local_block_is_not_rescued_by_a_valid_base() {
     let env = TestEnv::new();
-    write_settings_text(&env, "settings.json", REFS_ONLY);
+    write_approved_settings(&env, REFS_ONLY);
     write_settings_text(
         &env,
         "settings.local.json",
@@ -772,7 +771,7 @@ fn registry_errors_from_the_environment() {
 #[test]
 fn env_primary_replaces_the_settings_block() {
     let env = TestEnv::new();
-    write_settings_text(&env, "settings.json", PARALLEL);
+    write_approved_settings(&env, PARALLEL);
     write_settings_text(&env, "settings.local.json", REFS_FS);
     let v = ok_json_with(
         &env,
@@ -827,9 +826,8 @@ fn env_mirrors_are_split_trimmed_and_empties_dropped() {
 #[test]
 fn env_override_skips_an_invalid_settings_file() {
     let env = TestEnv::new();
-    write_settings_text(
+    write_approved_settings(
         &env,
-        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "nope"}, "mirorrs": 1}}"#,
     );
     let v = ok_json_with(
@@ -857,7 +855,7 @@ fn blank_env_primary_is_ignored_even_with_mirrors() {
         &expected_config("git-branch", &[], "default", "default"),
         "blank env, no settings",
     );
-    write_settings_text(&env, "settings.json", REFS_ONLY);
+    write_approved_settings(&env, REFS_ONLY);
     let v = ok_json_with(&env, &blank, &["config", "--json"]);
     assert_config(
         &v,
@@ -885,7 +883,7 @@ fn blank_env_primary_is_ignored_even_with_mirrors() {
 #[test]
 fn env_topology_drives_writes_to_every_backend() {
     let env = TestEnv::new();
-    write_settings_text(&env, "settings.json", DEFAULT_BLOCK);
+    write_approved_settings(&env, DEFAULT_BLOCK);
     let vars = [
         ("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs"),
         ("ENTIRE_CHECKPOINTS_MIRRORS", "git-branch, fs"),
@@ -930,7 +928,7 @@ fn rollout_default_writes_hex_to_the_branch_only() {
 #[test]
 fn rollout_default_refuses_a_ulid_and_writes_nothing() {
     let env = TestEnv::new();
-    write_settings_text(&env, "settings.json", DEFAULT_BLOCK);
+    write_approved_settings(&env, DEFAULT_BLOCK);
     let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = env.run_default(&refs);
@@ -944,9 +942,8 @@ fn rollout_default_refuses_a_ulid_and_writes_nothing() {
 fn branch_primary_with_fs_mirror_refuses_a_ulid_everywhere() {
     // A failed primary write skips the mirrors (docs/configuration.md, "The topology").
     let env = TestEnv::new();
-    write_settings_text(
+    write_approved_settings(
         &env,
-        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "fs"}]}}"#,
     );
     let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
@@ -961,7 +958,7 @@ fn branch_primary_with_fs_mirror_refuses_a_ulid_everywhere() {
 #[test]
 fn rollout_parallel_writes_refs_and_the_branch() {
     let env = TestEnv::new();
-    write_settings_text(&env, "settings.json", PARALLEL);
+    write_approved_settings(&env, PARALLEL);
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     assert!(is_ulid(&id), "parallel mints a ULID: {id}");
     let r = checkpoint_ref(&id);
@@ -1001,7 +998,7 @@ fn rollout_parallel_writes_refs_and_the_branch() {
 #[test]
 fn rollout_parallel_second_session_and_hex_id_reach_both_stores() {
     let env = TestEnv::new();
-    write_settings_text(&env, "settings.json", PARALLEL);
+    write_approved_settings(&env, PARALLEL);
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     write(&env, Some(&id), "sess-2", TRANSCRIPT_2);
     assert_eq!(
@@ -1031,7 +1028,7 @@ fn rollout_parallel_second_session_and_hex_id_reach_both_stores() {
 #[test]
 fn rollout_refs_only_writes_refs_only() {
     let env = TestEnv::new();
-    write_settings_text(&env, "settings.json", REFS_ONLY);
+    write_approved_settings(&env, REFS_ONLY);
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     assert!(is_ulid(&id), "refs-only mints a ULID: {id}");
     assert_eq!(env.checkpoint_refs(), vec![checkpoint_ref(&id)]);
@@ -1050,7 +1047,7 @@ fn rollout_refs_only_writes_refs_only() {
 #[test]
 fn rollout_custom_refs_with_fs_mirror() {
     let env = TestEnv::new();
-    write_settings_text(&env, "settings.json", REFS_FS);
+    write_approved_settings(&env, REFS_FS);
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     assert!(is_ulid(&id), "{id}");
     assert_eq!(env.rev(V1_BRANCH), None, "no v1 branch");
@@ -1075,11 +1072,12 @@ fn rollout_custom_refs_with_fs_mirror() {
 #[test]
 fn rollout_custom_refs_branch_and_fs_with_relative_dir() {
     let env = TestEnv::new();
-    write_settings_text(
+    write_approved_settings(
         &env,
-        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}, {"type": "fs", "config": {"dir": "mirror-out/cps"}}]}}"#,
     );
+    // A mirror inside the work tree must be ignored by git (untrusted::an_fs_mirror_in_the_work_tree_must_be_ignored).
+    env.write_file(".gitignore", b"/mirror-out/\n");
     assert_config(
         &config(&env),
         &expected_config("git-refs", &["git-branch", "fs"], "settings", "custom"),
@@ -1146,6 +1144,7 @@ fn fs_mirror_defaults_to_the_common_dir_from_a_linked_worktree() {
     env.git(&["worktree", "add", "-q", "-b", "side", wt.to_str().unwrap()]);
     std::fs::create_dir_all(wt.join(".entire")).unwrap();
     std::fs::write(wt.join(".entire/settings.json"), REFS_FS).unwrap();
+    env.trust_in(&wt);
     let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
     let out = env.cmd().current_dir(&wt).args(&args).output().unwrap();
     assert_success(&out, &["write from a linked worktree"]);
@@ -1164,9 +1163,8 @@ fn fs_mirror_defaults_to_the_common_dir_from_a_linked_worktree() {
 fn fs_mirror_failure_warns_and_the_primary_write_succeeds() {
     let env = TestEnv::new();
     env.write_file("blocker", b"a regular file\n");
-    write_settings_text(
+    write_approved_settings(
         &env,
-        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs", "config": {"dir": "blocker/mirror"}}]}}"#,
     );
     let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
@@ -1217,7 +1215,7 @@ fn branch_mirror_failure_warns_and_the_primary_write_succeeds() {
     // create, so the git-branch mirror fails while git-refs succeeds.
     let env = TestEnv::new();
     env.git(&["update-ref", "refs/heads/entire/checkpoints", "HEAD"]);
-    write_settings_text(&env, "settings.json", PARALLEL);
+    write_approved_settings(&env, PARALLEL);
     let args = write_args(&env, None, "sess-1", TRANSCRIPT);
     let refs: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = env.run_default(&refs);
@@ -1233,9 +1231,8 @@ fn branch_mirror_failure_warns_and_the_primary_write_succeeds() {
     assert_eq!(env.rev(V1_BRANCH), None);
     assert_eq!(show(&env, &id)["store"], json!("git-refs"));
     // With git-branch as the primary the same failure fails the write, and skips the mirrors.
-    write_settings_text(
+    write_approved_settings(
         &env,
-        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "fs"}]}}"#,
     );
     let args = write_args(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
@@ -1255,9 +1252,8 @@ fn branch_mirror_failure_warns_and_the_primary_write_succeeds() {
 #[test]
 fn backfills_fan_out_to_branch_and_fs_mirrors() {
     let env = TestEnv::new();
-    write_settings_text(
+    write_approved_settings(
         &env,
-        "settings.json",
         r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "git-branch"}, {"type": "fs"}]}}"#,
     );
     let dir = fs_default_dir(&env);
@@ -1321,7 +1317,7 @@ fn backfill_of_a_hex_served_by_the_branch_skips_the_mirrors() {
     // backfilled on v1; the mirrors (here fs) are skipped and no ref is created.
     let env = TestEnv::new();
     write_std(&env, Store::Branch, HEX_ID, "sess-1", TRANSCRIPT);
-    write_settings_text(&env, "settings.json", REFS_FS);
+    write_approved_settings(&env, REFS_FS);
     let before = env.tip(Store::Branch, HEX_ID);
     let f = input(&env, "summary.json", &json!({"intent": "on v1"}));
     env.ok_default(&["backfill", "summary", HEX_ID, "--summary", &f]);
@@ -1354,7 +1350,7 @@ fn branch_primary_routing() {
     write_std(&env, Store::Branch, HEX_ID, "sess-b", TRANSCRIPT);
     write_std(&env, Store::Refs, ULID_ID, "sess-u", TRANSCRIPT);
     write_std(&env, Store::Refs, HEX_ID_2, "sess-r", TRANSCRIPT);
-    write_settings_text(&env, "settings.json", DEFAULT_BLOCK);
+    write_approved_settings(&env, DEFAULT_BLOCK);
     assert_eq!(show(&env, HEX_ID)["store"], json!("git-branch"));
     let v = show(&env, ULID_ID);
     assert_eq!(v["store"], json!("git-refs"));
@@ -1369,7 +1365,7 @@ fn branch_primary_routing() {
         "cat of a hex only in refs under a git-branch primary",
     );
     // The same repository under a git-refs primary finds it.
-    write_settings_text(&env, "settings.json", REFS_ONLY);
+    write_approved_settings(&env, REFS_ONLY);
     assert_eq!(show(&env, HEX_ID_2)["store"], json!("git-refs"));
 }
 
@@ -1382,7 +1378,7 @@ fn refs_primary_routing_prefers_refs_then_falls_back_to_the_branch() {
     write_std(&env, Store::Refs, HEX_ID_2, "sess-new", TRANSCRIPT_2);
     write_std(&env, Store::Refs, ULID_ID, "sess-u", TRANSCRIPT);
     for block in [PARALLEL, REFS_ONLY, REFS_FS] {
-        write_settings_text(&env, "settings.json", block);
+        write_approved_settings(&env, block);
         assert_eq!(show(&env, ULID_ID)["store"], json!("git-refs"), "{block}");
         let v = show(&env, HEX_ID);
         assert_eq!(v["store"], json!("git-branch"), "{block}");
@@ -1398,7 +1394,7 @@ fn refs_primary_routing_prefers_refs_then_falls_back_to_the_branch() {
         );
     }
     // Under the default the branch copy of HEX_ID_2 is the one read.
-    write_settings_text(&env, "settings.json", DEFAULT_BLOCK);
+    write_approved_settings(&env, DEFAULT_BLOCK);
     let v = show(&env, HEX_ID_2);
     assert_eq!(v["store"], json!("git-branch"));
     assert_eq!(v["sessions"][0]["session_id"], json!("sess-old"));
@@ -1408,7 +1404,7 @@ fn refs_primary_routing_prefers_refs_then_falls_back_to_the_branch() {
 fn ulid_left_only_on_the_branch_mirror_is_not_found() {
     // Scenario 41: written in parallel, then the ref is deleted; the v1 copy is never read.
     let env = TestEnv::new();
-    write_settings_text(&env, "settings.json", PARALLEL);
+    write_approved_settings(&env, PARALLEL);
     let id = write(&env, None, "sess-1", TRANSCRIPT);
     assert!(env.exists(Store::Branch, &id, "0/full.jsonl"));
     env.git(&["update-ref", "-d", &checkpoint_ref(&id)]);
@@ -1417,7 +1413,7 @@ fn ulid_left_only_on_the_branch_mirror_is_not_found() {
         "v1 copy kept"
     );
     for block in [PARALLEL, REFS_ONLY, DEFAULT_BLOCK] {
-        write_settings_text(&env, "settings.json", block);
+        write_approved_settings(&env, block);
         let out = env.run_default(&["show", &id, "--json", "--no-fetch"]);
         assert_code(&out, 3, &format!("ULID only on v1 under {block}"));
         let out = env.run_default(&["cat", &id, "metadata.json"]);
@@ -1431,7 +1427,7 @@ fn list_unions_both_stores_and_dedups_under_parallel() {
     let env = TestEnv::new();
     let legacy = write(&env, None, "sess-legacy", TRANSCRIPT);
     assert!(is_hex12(&legacy));
-    write_settings_text(&env, "settings.json", PARALLEL);
+    write_approved_settings(&env, PARALLEL);
     let a = write(&env, None, "sess-a", TRANSCRIPT);
     let b = write(&env, None, "sess-b", TRANSCRIPT_2);
     let entries = list_entries(&env);
@@ -1477,7 +1473,7 @@ fn status_reports_queue_and_hooks() {
     )
     .unwrap();
     std::fs::write(hooks.join("post-commit"), "#!/bin/sh\necho foreign\n").unwrap();
-    write_settings_text(&env, "settings.json", REFS_ONLY);
+    write_approved_settings(&env, REFS_ONLY);
     write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
     write(&env, Some(HEX_ID), "sess-2", TRANSCRIPT_2);
     write(&env, Some(HEX_ID_2), "sess-1", TRANSCRIPT);

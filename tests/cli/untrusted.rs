@@ -1,15 +1,18 @@
 //! Untrusted input (docs/security.md): in a fresh clone of a repository whose committed
 //! `.entire/settings.json` carries a hostile `checkpoint_remote`, no command path runs a command
-//! and each says in one line which value it refused; a committed fs mirror directory stays inside
-//! the repository; and a repository's own path, whatever it holds, never breaks the side
-//! repositories that pushes and fetches run in.
+//! and each says in one line which value it refused (`trust` refuses to approve it); a committed
+//! fs mirror directory stays inside the repository, and one inside the work tree must be ignored
+//! by git; and a repository's own path, whatever it holds, never breaks the side repositories
+//! that pushes and fetches run in.
 
 use std::path::PathBuf;
 use std::process::Output;
 
 use serde_json::json;
 
-use crate::env::{fetch_bin, output_text, path_str, path_with_bins, Store, TestEnv};
+use crate::env::{
+    fetch_bin, output_text, path_str, path_with_bins, write_approved_settings, Store, TestEnv,
+};
 use crate::fixtures::{write_args, HEX_ID};
 
 /// The hostile `checkpoint_remote.url` values; `MARKER` is replaced by the path of a file that
@@ -43,7 +46,7 @@ struct Clone {
     marker: PathBuf,
 }
 
-fn hostile_clone(template: &str) -> Clone {
+fn hostile_clone(template: &str) -> (Clone, serde_json::Value) {
     let env = TestEnv::new();
     let marker = env.root().join("PWNED");
     let url = template.replace("MARKER", path_str(&marker));
@@ -56,11 +59,11 @@ fn hostile_clone(template: &str) -> Clone {
     let dir = env.clone_of(&origin, "clone", &[]);
     let install = env.run_in(Store::Refs, &dir, &["hooks", "install"]);
     assert!(install.status.success(), "hooks install: {install:?}");
-    Clone { env, dir, marker }
+    (Clone { env, dir, marker }, settings)
 }
 
-/// Asserts no command ran and one line of the output names the refused setting and its file.
-fn assert_refused(c: &Clone, what: &str, value: &str, out: &Output) {
+/// Asserts no command ran and one line of the output names the refused setting and its `file`.
+fn assert_refused(c: &Clone, what: &str, value: &str, file: &str, out: &Output) {
     assert!(
         !c.marker.exists(),
         "{what} with {value:?} ran the attacker's command"
@@ -69,9 +72,9 @@ fn assert_refused(c: &Clone, what: &str, value: &str, out: &Output) {
     assert!(
         all.lines()
             .any(|l| l.contains("strategy_options.checkpoint_remote")
-                && l.contains(".entire/settings.json")
+                && l.contains(file)
                 && l.contains("refused")),
-        "{what} with {value:?}: no one-line refusal naming the setting and file:\n{all}"
+        "{what} with {value:?}: no one-line refusal naming the setting and {file}:\n{all}"
     );
 }
 
@@ -84,6 +87,30 @@ fn in_clone(c: &Clone, args: &[&str]) -> Output {
         .expect("run git-entire-checkpoint")
 }
 
+/// The user's `git push origin main` in the clone, through the hooks.
+fn user_push(c: &Clone) -> Output {
+    c.env
+        .git_command_in(&c.dir, &["push", "-q", "origin", "main"])
+        .env("PATH", path_with_bins())
+        .output()
+        .unwrap()
+}
+
+/// Whether the code remote holds the v1 checkpoint branch.
+fn origin_has_checkpoints(c: &Clone) -> bool {
+    !c.env
+        .git_in(
+            &c.env.root().join("origin.git"),
+            &["for-each-ref", "refs/heads/entire/"],
+        )
+        .is_empty()
+}
+
+/// Every hostile value, as the per-clone file's checkpoint remote (which is used without
+/// approval, and validated): every command path refuses it in one line and runs nothing, and
+/// nothing goes to the code remote instead. As the committed file's (a fresh clone's, never
+/// approved): no command uses it, `trust` refuses to approve it naming it, and the pre-push
+/// hook says it awaits approval and is refused.
 #[test]
 fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
     // Plus one very long value (an option behind 5,000 bytes of padding would still be one).
@@ -91,7 +118,7 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
     let values: Vec<&str> = HOSTILE.iter().copied().chain([long.as_str()]).collect();
     assert!(values.len() >= 15);
     for value in &values {
-        let c = hostile_clone(value);
+        let (c, settings) = hostile_clone(value);
         // A checkpoint queued and linked, so pre-push and push have work to do.
         let transcript = c.env.input_file("t.jsonl", b"{\"a\":1}\n");
         let write = in_clone(&c, &write_args(HEX_ID, "s1", &transcript));
@@ -118,16 +145,12 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
             .unwrap();
         assert!(commit.status.success(), "{commit:?}");
 
-        // The user's own push goes through; the hook warns.
-        let push = c
-            .env
-            .git_command_in(&c.dir, &["push", "-q", "origin", "main"])
-            .env("PATH", path_with_bins())
-            .output()
-            .unwrap();
+        // Copied into the per-clone file, it is used, and refused everywhere.
+        let local = ".entire/settings.local.json";
+        std::fs::write(c.dir.join(local), settings.to_string()).unwrap();
+        let push = user_push(&c);
         assert!(push.status.success(), "git push with {value:?}: {push:?}");
-        assert_refused(&c, "git push (pre-push hook)", value, &push);
-
+        assert_refused(&c, "git push (pre-push hook)", value, local, &push);
         for args in [
             &["push"][..],
             &["show", "0123456789ab"][..],
@@ -137,7 +160,7 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
             &["status"][..],
         ] {
             let out = in_clone(&c, args);
-            assert_refused(&c, &args.join(" "), value, &out);
+            assert_refused(&c, &args.join(" "), value, local, &out);
             assert_eq!(
                 out.status.code(),
                 Some(1),
@@ -145,22 +168,6 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
                 output_text(&out)
             );
         }
-        // Refused is not redirected: nothing went to the code remote, and the checkpoint is
-        // still here, waiting for a valid setting.
-        let origin_v1 = c.env.git_in(
-            &c.env.root().join("origin.git"),
-            &["for-each-ref", "refs/heads/entire/"],
-        );
-        assert!(origin_v1.is_empty(), "{value:?}: pushed to the code remote");
-        assert!(
-            !c.env
-                .git_in(
-                    &c.dir,
-                    &["for-each-ref", "refs/heads/entire/checkpoints/v1"]
-                )
-                .is_empty(),
-            "{value:?}: the local checkpoint branch is kept"
-        );
         for args in [&["--all"][..], &["--for", "HEAD~1..HEAD"][..]] {
             let out = c
                 .env
@@ -173,6 +180,7 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
                 &c,
                 &format!("git entire-fetch {}", args.join(" ")),
                 value,
+                local,
                 &out,
             );
             assert_eq!(
@@ -182,6 +190,61 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
                 output_text(&out)
             );
         }
+        // Refused is not redirected: nothing went to the code remote, and the checkpoint is
+        // still here, waiting for a valid setting.
+        assert!(
+            !origin_has_checkpoints(&c),
+            "{value:?}: pushed to the code remote"
+        );
+        assert!(
+            !c.env
+                .git_in(
+                    &c.dir,
+                    &["for-each-ref", "refs/heads/entire/checkpoints/v1"]
+                )
+                .is_empty(),
+            "{value:?}: the local checkpoint branch is kept"
+        );
+
+        // Only in the committed file: not used (the checkpoints go where they would go without
+        // it, the user's code remote), and never approved.
+        std::fs::remove_file(c.dir.join(local)).unwrap();
+        let committed = ".entire/settings.json";
+        let out = in_clone(&c, &["trust"]);
+        assert_refused(&c, "trust", value, committed, &out);
+        assert_eq!(out.status.code(), Some(1), "{}", output_text(&out));
+        let status = in_clone(&c, &["status"]);
+        assert_refused(&c, "status", value, committed, &status);
+        assert!(status.status.success(), "{}", output_text(&status));
+        let more = c
+            .env
+            .git_command_in(&c.dir, &["commit", "-q", "--allow-empty", "-m", "more"])
+            .env("PATH", path_with_bins())
+            .output()
+            .unwrap();
+        assert!(more.status.success(), "{more:?}");
+        let push = user_push(&c);
+        assert!(push.status.success(), "git push with {value:?}: {push:?}");
+        assert_refused(&c, "git push (pre-push hook)", value, committed, &push);
+        assert!(
+            output_text(&push).contains("git entire-checkpoint trust"),
+            "{}",
+            output_text(&push)
+        );
+        assert!(
+            origin_has_checkpoints(&c),
+            "{value:?}: went to the code remote"
+        );
+        let approved = c
+            .env
+            .git_command_in(&c.dir, &["config", "--get-all", "entire.trustedSettings"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            approved.status.code(),
+            Some(1),
+            "nothing approved: {approved:?}"
+        );
     }
 }
 
@@ -197,10 +260,11 @@ fn write_in(env: &TestEnv, dir: &std::path::Path, extra: &[&str], transcript: &[
         .unwrap()
 }
 
-/// Where a value of the fs mirror's `dir` leads; the write to the primary must succeed anyway.
+/// Where a value of the fs mirror's `dir` in the committed settings, approved, leads; the
+/// write to the primary must succeed anyway.
 fn fs_mirror_clone(env: &TestEnv, dir: &str) -> PathBuf {
     let settings = json!({"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs", "config": {"dir": dir}}]}});
-    env.write_file(".entire/settings.json", settings.to_string().as_bytes());
+    write_approved_settings(env, &settings.to_string());
     env.repo().to_path_buf()
 }
 
@@ -281,6 +345,7 @@ fn trusted_configuration_may_put_the_fs_mirror_anywhere() {
 fn committed_fs_mirror_dir_inside_the_work_tree_is_used() {
     let env = TestEnv::new();
     let repo = fs_mirror_clone(&env, "mirror/../checkpoints-mirror");
+    env.write_file(".gitignore", b"/checkpoints-mirror/\n");
     let out = write_in(&env, &repo, &[], b"{}\n");
     assert!(out.status.success(), "{out:?}");
     let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();
@@ -297,6 +362,7 @@ fn a_symlink_inside_the_fs_mirror_is_replaced_not_followed() {
     let outside = env.root().join("outside");
     std::fs::create_dir_all(&outside).unwrap();
     let repo = fs_mirror_clone(&env, "mirror");
+    env.write_file(".gitignore", b"mirror/\n");
     std::fs::create_dir_all(repo.join("mirror")).unwrap();
     // A work tree from a remote may hold a symlink where a known checkpoint's files go.
     std::os::unix::fs::symlink(&outside, repo.join("mirror").join(HEX_ID)).unwrap();

@@ -22,13 +22,13 @@ pub(super) fn is_json(text: &[u8]) -> bool {
 }
 
 /// A string literal (quotes included) or a number of a JSON text: the parts rules may rewrite.
-struct Token {
-    range: Range<usize>,
-    string: bool,
+pub(super) struct Token {
+    pub(super) range: Range<usize>,
+    pub(super) string: bool,
 }
 
 /// The string literals and numbers of `json` (a valid JSON value), in order.
-fn tokens(json: &[u8]) -> Vec<Token> {
+pub(super) fn tokens(json: &[u8]) -> Vec<Token> {
     let mut out = Vec::new();
     let mut i = 0;
     while let Some(&b) = json.get(i) {
@@ -68,7 +68,7 @@ fn tokens(json: &[u8]) -> Vec<Token> {
 
 /// The text a string literal spells; its raw inside when it does not decode (a lone surrogate
 /// escape), so the rules still see it.
-fn decode(literal: &[u8]) -> Cow<'_, [u8]> {
+pub(super) fn decode(literal: &[u8]) -> Cow<'_, [u8]> {
     let inner = &literal[1..literal.len().saturating_sub(1).max(1)];
     if !inner.contains(&b'\\') {
         return Cow::Borrowed(inner);

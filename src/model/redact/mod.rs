@@ -18,7 +18,6 @@
 
 use std::borrow::Cow;
 
-use regex::bytes::Regex;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -30,11 +29,11 @@ mod rules;
 mod secret;
 #[cfg(test)]
 mod tests;
+mod user;
 
 use json::{has_spelling_escape, pieces, redact_decoded, redact_escaped, redact_pieces, Shape};
-use matching::{redact_builtin, replace_secrets};
+use matching::redact_builtin;
 use parts::{builtin_cut, rewrite_in_parts, user_cut, PART_SIZE};
-use rules::Replace;
 use secret::{credential_start, is_credential_name, is_placeholder};
 
 /// The text every secret is replaced by.
@@ -57,6 +56,16 @@ pub enum RedactError {
     MatchesEmpty {
         /// The rule's name.
         name: String,
+    },
+    /// A user rule from an untrusted file would replace much of any transcript.
+    #[error("redaction rule {name:?}: the pattern matches {percent}% of a sample transcript; a committed rule may match at most {max}%")]
+    TooBroad {
+        /// The rule's name.
+        name: String,
+        /// How much of the sample it matches, in percent.
+        percent: u32,
+        /// The most allowed, in percent.
+        max: u32,
     },
 }
 
@@ -83,14 +92,6 @@ pub struct RedactionSettings {
     pub rules: Vec<UserRule>,
 }
 
-/// A user rule, compiled when the redactor is built.
-struct Rule {
-    re: Regex,
-    replace: Replace,
-    /// Only a match at a token start counts (see [`secret::at_token_start`]).
-    token_start: bool,
-}
-
 /// Stages 1 and 2 of [`Redactor`] (the built-in rules) over `input`: the redacted text and the
 /// count.
 fn redact_builtin_stages(input: &[u8], shape: Shape) -> (Vec<u8>, usize) {
@@ -102,15 +103,6 @@ fn redact_builtin_stages(input: &[u8], shape: Shape) -> (Vec<u8>, usize) {
         }
     }
     (text, count)
-}
-
-/// Whether a pattern can match the empty string (somewhere: `a*`, `\b`, `^` as well as ``).
-fn matches_empty(pattern: &str) -> bool {
-    regex_syntax::ParserBuilder::new()
-        .utf8(false)
-        .build()
-        .parse(pattern)
-        .is_ok_and(|hir| hir.properties().minimum_len() == Some(0))
 }
 
 /// Redacts secrets. Cheap to build: a built-in rule is compiled once per process, the first
@@ -127,7 +119,7 @@ fn matches_empty(pattern: &str) -> bool {
 ///    on text that is not JSON, over the raw bytes.
 pub struct Redactor {
     enabled: bool,
-    user: Vec<Rule>,
+    user: Vec<user::Rule>,
 }
 
 impl Redactor {
@@ -135,27 +127,40 @@ impl Redactor {
     /// does not compile, or can match the empty string (it would put the placeholder between
     /// every two characters), is an error.
     pub fn new(settings: &RedactionSettings) -> Result<Redactor, RedactError> {
-        let mut user = Vec::new();
-        for r in &settings.rules {
-            let re = Regex::new(&r.pattern).map_err(|e| RedactError::InvalidRule {
-                name: r.name.clone(),
-                message: e.to_string(),
-            })?;
-            if matches_empty(&r.pattern) {
-                return Err(RedactError::MatchesEmpty {
-                    name: r.name.clone(),
-                });
-            }
-            user.push(Rule {
-                re,
-                replace: Replace::Whole,
-                token_start: false,
-            });
-        }
         Ok(Redactor {
             enabled: settings.enabled != Some(false),
-            user,
+            user: settings
+                .rules
+                .iter()
+                .map(user::Rule::compile)
+                .collect::<Result<_, _>>()?,
         })
+    }
+
+    /// A redactor for settings from an untrusted file (a committed `.entire/settings.json`),
+    /// which can only make redaction stronger: it is never off, and a rule [`Redactor::new`]
+    /// refuses, or one that would replace more than [`user::MAX_SAMPLE_SHARE`] of a sample
+    /// transcript ([`RedactError::TooBroad`]), is left out. Returns the redactor and one error
+    /// per rule left out.
+    pub fn untrusted(settings: &RedactionSettings) -> (Redactor, Vec<RedactError>) {
+        let mut refused = Vec::new();
+        let user = settings
+            .rules
+            .iter()
+            .filter_map(|r| {
+                user::Rule::compile(r)
+                    .and_then(|rule| rule.narrow(&r.name))
+                    .map_err(|e| refused.push(e))
+                    .ok()
+            })
+            .collect();
+        (
+            Redactor {
+                enabled: true,
+                user,
+            },
+            refused,
+        )
     }
 
     /// A redactor with the built-in rules only.
@@ -211,9 +216,7 @@ impl Redactor {
         let mut text = Cow::Borrowed(input);
         let mut count = 0;
         for rule in &self.user {
-            if let Some(replaced) =
-                replace_secrets(&rule.re, rule.replace, rule.token_start, &text, &mut count)
-            {
+            if let Some(replaced) = rule.replace(&text, &mut count) {
                 text = Cow::Owned(replaced);
             }
         }
@@ -336,9 +339,9 @@ impl Redactor {
 impl crate::base::error::ExitStatus for RedactError {
     fn exit_code(&self) -> i32 {
         match self {
-            RedactError::InvalidRule { .. } | RedactError::MatchesEmpty { .. } => {
-                crate::base::error::FAILURE
-            }
+            RedactError::InvalidRule { .. }
+            | RedactError::MatchesEmpty { .. }
+            | RedactError::TooBroad { .. } => crate::base::error::FAILURE,
         }
     }
 }
