@@ -25,10 +25,10 @@ impl SettingsContext for Repo {
             .is_ok_and(|index| index.get_path(path, 0).is_some());
         in_index
             || self
-                .git
-                .head()
-                .and_then(|h| h.peel_to_tree())
-                .is_ok_and(|tree| tree.get_path(path).is_ok())
+                .resolve_commit("HEAD")
+                .and_then(|id| self.git.find_commit(id).ok())
+                .and_then(|c| c.tree().ok())
+                .is_some_and(|tree| tree.get_path(path).is_ok())
     }
 }
 
