@@ -867,16 +867,33 @@ mod tests {
 
     #[test]
     fn redaction_is_never_off_while_a_file_does_not_parse() {
-        let committed = r#"{"redaction": {"enabled": false, "rules": [{"name": "corp", "pattern": "CORPSECRET-[0-9]+"}]}}"#;
-        let (_dir, files) = work_tree(&[(SETTINGS_FILE, committed)]);
+        let off = r#"{"redaction": {"enabled": false, "rules": [{"name": "corp", "pattern": "CORPSECRET-[0-9]+"}]}}"#;
+        let (_dir, files) = work_tree(&[(LOCAL_SETTINGS_FILE, off)]);
         assert!(!files.redactor().unwrap().is_enabled());
-        let (_dir, files) = work_tree(&[(SETTINGS_FILE, committed), (LOCAL_SETTINGS_FILE, "{,}")]);
+        let (_dir, files) = work_tree(&[(LOCAL_SETTINGS_FILE, off), (SETTINGS_FILE, "{,}")]);
         let r = files.redactor().unwrap();
         assert!(r.is_enabled());
         assert_eq!(
             r.redact_str("CORPSECRET-42 and AKIAIOSFODNN7EXAMPLE").0,
             "REDACTED and REDACTED"
         );
+    }
+
+    #[test]
+    fn the_committed_file_cannot_turn_redaction_off_nor_fail_on_a_rule() {
+        let committed = r#"{"redaction": {"enabled": false, "rules": [{"name": "corp", "pattern": "CORPSECRET-[0-9]+"}, {"name": "all", "pattern": ".*"}]}}"#;
+        let (_dir, files) = work_tree(&[(SETTINGS_FILE, committed)]);
+        let r = files.redactor().unwrap();
+        assert!(r.is_enabled());
+        assert_eq!(r.redact_str("CORPSECRET-42 x").0, "REDACTED x");
+        let warnings: Vec<String> = files
+            .redaction_warnings()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("cannot turn redaction off"));
+        assert!(warnings[1].contains("\"all\"") && warnings[1].contains("empty string"));
     }
 
     #[test]
