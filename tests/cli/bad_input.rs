@@ -426,18 +426,21 @@ fn invalid_created_at_and_session_ids() {
 /// which the error chain prints anyway (it did, doubling the whole message).
 #[test]
 fn a_settings_error_states_its_reason_once() {
-    for (settings, reason) in [
+    for (file, settings, reason) in [
         (
+            "settings.json",
             r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirorrs": []}}"#,
             "unknown field `mirorrs`",
         ),
         (
+            // The committed file's broken rule is a warning (trust.rs); the user's own fails.
+            "settings.local.json",
             r#"{"redaction": {"rules": [{"name": "broken-ticket", "pattern": "ACME-[0-9"}]}}"#,
             "broken-ticket",
         ),
     ] {
         let env = TestEnv::new();
-        env.write_file(".entire/settings.json", settings.as_bytes());
+        env.write_file(&format!(".entire/{file}"), settings.as_bytes());
         let snapshot = env.refs_snapshot();
         let out = env
             .cmd()
