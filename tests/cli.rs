@@ -45,6 +45,8 @@ mod enable;
 mod exit_codes;
 #[path = "cli/fetch.rs"]
 mod fetch;
+#[path = "cli/formats.rs"]
+mod formats;
 #[path = "cli/fresh_clone.rs"]
 mod fresh_clone;
 #[path = "cli/gc.rs"]

@@ -16,6 +16,18 @@ use std::path::Path;
 
 use git2::Oid;
 
+use crate::git::format::ObjectFormat;
+
+/// The files backend of one repository: its common dir, and the format of the object IDs its
+/// refs hold (40 or 64 hex digits).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FilesBackend<'a> {
+    /// The git common dir.
+    pub common_dir: &'a Path,
+    /// The repository's object format.
+    pub format: ObjectFormat,
+}
+
 /// What a direct lookup found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Lookup {
@@ -29,32 +41,32 @@ pub(crate) enum Lookup {
 
 /// The first line of a `packed-refs` file written by git: the traits it guarantees.
 const HEADER_PREFIX: &[u8] = b"# pack-refs with:";
-/// Length of a hex SHA-1 object id.
-const HEX_LEN: usize = 40;
 /// How many bytes each read of `packed-refs` fetches while scanning for a line end.
 const CHUNK: usize = 256;
 
-/// Looks `name` up in the files backend under `common_dir` (loose file, then sorted
-/// `packed-refs`).
-pub(crate) fn lookup(common_dir: &Path, name: &str) -> Lookup {
-    // Per-worktree refs live in the worktree's own git dir; leave them to libgit2.
-    if !name.starts_with("refs/")
-        || ["refs/worktree/", "refs/bisect/", "refs/rewritten/"]
-            .iter()
-            .any(|p| name.starts_with(p))
-    {
-        return Lookup::Unknown;
-    }
-    match std::fs::read(common_dir.join(name)) {
-        Ok(bytes) => return parse_loose(&bytes),
-        // A missing file, or a directory on the way (or at) the name: not loose.
-        Err(e) if is_absent(&e) => {}
-        Err(_) => return Lookup::Unknown,
-    }
-    match File::open(common_dir.join("packed-refs")) {
-        Ok(file) => search_packed(&file, name.as_bytes()).unwrap_or(Lookup::Unknown),
-        Err(e) if e.kind() == ErrorKind::NotFound => Lookup::Missing,
-        Err(_) => Lookup::Unknown,
+impl FilesBackend<'_> {
+    /// Looks `name` up (loose file, then sorted `packed-refs`).
+    pub(crate) fn lookup(self, name: &str) -> Lookup {
+        let (common_dir, format) = (self.common_dir, self.format);
+        // Per-worktree refs live in the worktree's own git dir; leave them to libgit2.
+        if !name.starts_with("refs/")
+            || ["refs/worktree/", "refs/bisect/", "refs/rewritten/"]
+                .iter()
+                .any(|p| name.starts_with(p))
+        {
+            return Lookup::Unknown;
+        }
+        match std::fs::read(common_dir.join(name)) {
+            Ok(bytes) => return parse_loose(&bytes, format),
+            // A missing file, or a directory on the way (or at) the name: not loose.
+            Err(e) if is_absent(&e) => {}
+            Err(_) => return Lookup::Unknown,
+        }
+        match File::open(common_dir.join("packed-refs")) {
+            Ok(file) => search_packed(&file, name.as_bytes(), format).unwrap_or(Lookup::Unknown),
+            Err(e) if e.kind() == ErrorKind::NotFound => Lookup::Missing,
+            Err(_) => Lookup::Unknown,
+        }
     }
 }
 
@@ -65,17 +77,15 @@ fn is_absent(e: &std::io::Error) -> bool {
     )
 }
 
-/// A loose ref file: 40 hex digits and a newline; anything else (a symbolic ref) is Unknown.
-fn parse_loose(bytes: &[u8]) -> Lookup {
+/// A loose ref file: an ID of the repository's format and a newline; anything else (a symbolic
+/// ref) is Unknown.
+fn parse_loose(bytes: &[u8], format: ObjectFormat) -> Lookup {
     let text = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    parse_oid(text).map_or(Lookup::Unknown, Lookup::Found)
+    parse_oid(text, format).map_or(Lookup::Unknown, Lookup::Found)
 }
 
-fn parse_oid(hex: &[u8]) -> Option<Oid> {
-    if hex.len() != HEX_LEN || !hex.iter().all(u8::is_ascii_hexdigit) {
-        return None;
-    }
-    Oid::from_str(std::str::from_utf8(hex).ok()?).ok()
+fn parse_oid(hex: &[u8], format: ObjectFormat) -> Option<Oid> {
+    format.parse(std::str::from_utf8(hex).ok()?).ok()
 }
 
 /// A record and the span of its line in `packed-refs`.
@@ -91,6 +101,7 @@ struct RecordAt {
 struct Packed<'f> {
     file: &'f File,
     len: u64,
+    format: ObjectFormat,
 }
 
 impl Packed<'_> {
@@ -128,10 +139,11 @@ impl Packed<'_> {
                 start = next;
                 continue;
             }
-            let hex = line.get(..HEX_LEN)?;
-            let name = line.get(HEX_LEN..)?.strip_prefix(b" ")?;
+            let hex_len = self.format.hex_len();
+            let hex = line.get(..hex_len)?;
+            let name = line.get(hex_len..)?.strip_prefix(b" ")?;
             return Some(Some(RecordAt {
-                record: (name.to_vec(), parse_oid(hex)?),
+                record: (name.to_vec(), parse_oid(hex, self.format)?),
                 start,
                 end: next,
             }));
@@ -154,15 +166,16 @@ type Record = (Vec<u8>, Oid);
 /// The first record of a sorted `packed-refs` whose name is `>= key` (`Some(None)` when there is
 /// none), by binary search; `None` when the file is not in a form this search may trust (no
 /// `sorted` trait, a malformed record).
-fn lower_bound(file: &File, key: &[u8]) -> Option<Option<Record>> {
-    Some(lower_bound_at(file, key)?.map(|at| at.record))
+fn lower_bound(file: &File, key: &[u8], format: ObjectFormat) -> Option<Option<Record>> {
+    Some(lower_bound_at(file, key, format)?.map(|at| at.record))
 }
 
 /// As [`lower_bound`], with where the record's line starts.
-fn lower_bound_at(file: &File, key: &[u8]) -> Option<Option<RecordAt>> {
+fn lower_bound_at(file: &File, key: &[u8], format: ObjectFormat) -> Option<Option<RecordAt>> {
     let packed = Packed {
         file,
         len: file.metadata().ok()?.len(),
+        format,
     };
     let (header, first) = packed.line_at(0)?;
     let traits = header.strip_prefix(HEADER_PREFIX)?;
@@ -186,102 +199,113 @@ fn lower_bound_at(file: &File, key: &[u8]) -> Option<Option<RecordAt>> {
 }
 
 /// Looks `name` up in a sorted `packed-refs`.
-fn search_packed(file: &File, name: &[u8]) -> Option<Lookup> {
-    Some(match lower_bound(file, name)? {
+fn search_packed(file: &File, name: &[u8], format: ObjectFormat) -> Option<Lookup> {
+    Some(match lower_bound(file, name, format)? {
         Some((found, oid)) if found == name => Lookup::Found(oid),
         _ => Lookup::Missing,
     })
 }
 
-/// Whether the sorted `packed-refs` under `common_dir` holds a ref whose name starts with
-/// `prefix`; `None` when that cannot be decided here (unsorted or malformed file).
-pub(crate) fn packed_has_prefix(common_dir: &Path, prefix: &str) -> Option<bool> {
-    match File::open(common_dir.join("packed-refs")) {
-        Ok(file) => Some(
-            lower_bound(&file, prefix.as_bytes())?
-                .is_some_and(|(name, _)| name.starts_with(prefix.as_bytes())),
-        ),
-        Err(e) if e.kind() == ErrorKind::NotFound => Some(false),
-        Err(_) => None,
+impl FilesBackend<'_> {
+    /// Whether the sorted `packed-refs` holds a ref whose name starts with `prefix`; `None` when
+    /// that cannot be decided here (unsorted or malformed file).
+    pub(crate) fn packed_has_prefix(self, prefix: &str) -> Option<bool> {
+        match File::open(self.common_dir.join("packed-refs")) {
+            Ok(file) => Some(
+                lower_bound(&file, prefix.as_bytes(), self.format)?
+                    .is_some_and(|(name, _)| name.starts_with(prefix.as_bytes())),
+            ),
+            Err(e) if e.kind() == ErrorKind::NotFound => Some(false),
+            Err(_) => None,
+        }
     }
-}
 
-/// Calls `each` with every ref of the files backend under `common_dir` whose name starts with
-/// `prefix` (which ends in `/`), in byte order of name, as git lists them: a loose file overrides
-/// the `packed-refs` line of the same name, and peeled (`^`) lines are skipped. Reads the loose
-/// refs under the prefix, then streams `packed-refs` from the first line at or after the prefix
-/// (found by binary search): memory grows with the number of loose refs, not packed ones.
-///
-/// Returns `None`, possibly after some calls (whose refs the caller must then discard and ask
-/// libgit2 instead), whenever something is in a form this reader does not fully understand:
-/// another ref backend (a `reftable` directory), a `packed-refs` without the `sorted` trait or
-/// with a malformed or out-of-order line, a loose ref that is symbolic, malformed, unreadable,
-/// not a valid ref name or not a regular file. It never leaves out a ref that exists.
-pub(crate) fn for_each_under(
-    common_dir: &Path,
-    prefix: &str,
-    mut each: impl FnMut(&str, Oid),
-) -> Option<()> {
-    if common_dir.join("reftable").exists() {
-        return None;
-    }
-    // Loose refs first: a concurrent `pack-refs` moves refs from loose files into `packed-refs`,
-    // so a ref read in neither place is impossible in this order.
-    let mut loose = Vec::new();
-    loose_under(&common_dir.join(prefix), prefix, &mut loose)?;
-    loose.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    let mut loose = loose.into_iter().peekable();
-    let file = match File::open(common_dir.join("packed-refs")) {
-        Ok(f) => Some(f),
-        Err(e) if e.kind() == ErrorKind::NotFound => None,
-        Err(_) => return None,
-    };
-    if let Some(first) = file.as_ref().map(|f| lower_bound_at(f, prefix.as_bytes())) {
-        if let (Some(file), Some(first)) = (file.as_ref(), first?) {
-            let mut reader = BufReader::with_capacity(64 << 10, file);
-            reader.seek(SeekFrom::Start(first.start)).ok()?;
-            let (mut line, mut previous) = (Vec::new(), Vec::new());
-            loop {
-                line.clear();
-                if reader.read_until(b'\n', &mut line).ok()? == 0 {
-                    break;
-                }
-                let text = line.strip_suffix(b"\n").unwrap_or(&line);
-                if text.first() == Some(&b'^') {
-                    continue;
-                }
-                let oid = parse_oid(text.get(..HEX_LEN)?)?;
-                let name = text.get(HEX_LEN..)?.strip_prefix(b" ")?;
-                if !name.starts_with(prefix.as_bytes()) {
-                    break;
-                }
-                // The binary search already trusted the order; a file that breaks it is not
-                // what git wrote.
-                if name <= previous.as_slice() {
-                    return None;
-                }
-                previous.clear();
-                previous.extend_from_slice(name);
-                let name = std::str::from_utf8(name).ok()?;
-                let mut overridden = false;
-                while let Some((l, oid)) = loose.next_if(|(l, _)| l.as_str() <= name) {
-                    overridden |= l == name;
-                    each(&l, oid);
-                }
-                if !overridden {
-                    each(name, oid);
+    /// Calls `each` with every ref of the files backend under `common_dir` whose name starts with
+    /// `prefix` (which ends in `/`), in byte order of name, as git lists them: a loose file overrides
+    /// the `packed-refs` line of the same name, and peeled (`^`) lines are skipped. Reads the loose
+    /// refs under the prefix, then streams `packed-refs` from the first line at or after the prefix
+    /// (found by binary search): memory grows with the number of loose refs, not packed ones.
+    ///
+    /// Returns `None`, possibly after some calls (whose refs the caller must then discard and ask
+    /// libgit2 instead), whenever something is in a form this reader does not fully understand:
+    /// another ref backend (a `reftable` directory), a `packed-refs` without the `sorted` trait or
+    /// with a malformed or out-of-order line, a loose ref that is symbolic, malformed, unreadable,
+    /// not a valid ref name or not a regular file. It never leaves out a ref that exists.
+    pub(crate) fn for_each_under(
+        self,
+        prefix: &str,
+        mut each: impl FnMut(&str, Oid),
+    ) -> Option<()> {
+        let (common_dir, format) = (self.common_dir, self.format);
+        if common_dir.join("reftable").exists() {
+            return None;
+        }
+        // Loose refs first: a concurrent `pack-refs` moves refs from loose files into `packed-refs`,
+        // so a ref read in neither place is impossible in this order.
+        let mut loose = Vec::new();
+        loose_under(&common_dir.join(prefix), prefix, format, &mut loose)?;
+        loose.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        let mut loose = loose.into_iter().peekable();
+        let file = match File::open(common_dir.join("packed-refs")) {
+            Ok(f) => Some(f),
+            Err(e) if e.kind() == ErrorKind::NotFound => None,
+            Err(_) => return None,
+        };
+        if let Some(first) = file
+            .as_ref()
+            .map(|f| lower_bound_at(f, prefix.as_bytes(), format))
+        {
+            if let (Some(file), Some(first)) = (file.as_ref(), first?) {
+                let mut reader = BufReader::with_capacity(64 << 10, file);
+                reader.seek(SeekFrom::Start(first.start)).ok()?;
+                let (mut line, mut previous) = (Vec::new(), Vec::new());
+                loop {
+                    line.clear();
+                    if reader.read_until(b'\n', &mut line).ok()? == 0 {
+                        break;
+                    }
+                    let text = line.strip_suffix(b"\n").unwrap_or(&line);
+                    if text.first() == Some(&b'^') {
+                        continue;
+                    }
+                    let oid = parse_oid(text.get(..format.hex_len())?, format)?;
+                    let name = text.get(format.hex_len()..)?.strip_prefix(b" ")?;
+                    if !name.starts_with(prefix.as_bytes()) {
+                        break;
+                    }
+                    // The binary search already trusted the order; a file that breaks it is not
+                    // what git wrote.
+                    if name <= previous.as_slice() {
+                        return None;
+                    }
+                    previous.clear();
+                    previous.extend_from_slice(name);
+                    let name = std::str::from_utf8(name).ok()?;
+                    let mut overridden = false;
+                    while let Some((l, oid)) = loose.next_if(|(l, _)| l.as_str() <= name) {
+                        overridden |= l == name;
+                        each(&l, oid);
+                    }
+                    if !overridden {
+                        each(name, oid);
+                    }
                 }
             }
         }
+        for (l, oid) in loose {
+            each(&l, oid);
+        }
+        Some(())
     }
-    for (l, oid) in loose {
-        each(&l, oid);
-    }
-    Some(())
 }
 
 /// Collects the loose refs in `dir`, whose ref name is `name` (ending in `/`), recursively.
-fn loose_under(dir: &Path, name: &str, out: &mut Vec<(String, Oid)>) -> Option<()> {
+fn loose_under(
+    dir: &Path,
+    name: &str,
+    format: ObjectFormat,
+    out: &mut Vec<(String, Oid)>,
+) -> Option<()> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
         Err(e) if is_absent(&e) => return Some(()),
@@ -293,7 +317,7 @@ fn loose_under(dir: &Path, name: &str, out: &mut Vec<(String, Oid)>) -> Option<(
         let full = format!("{name}{file_name}");
         let kind = entry.file_type().ok()?;
         if kind.is_dir() {
-            loose_under(&entry.path(), &format!("{full}/"), out)?;
+            loose_under(&entry.path(), &format!("{full}/"), format, out)?;
         } else if kind.is_file() {
             // A writer's lock file, never a ref (no ref name ends in `.lock`).
             if file_name.ends_with(".lock") {
@@ -302,7 +326,7 @@ fn loose_under(dir: &Path, name: &str, out: &mut Vec<(String, Oid)>) -> Option<(
             if !git2::Reference::is_valid_name(&full) {
                 return None;
             }
-            match parse_loose(&std::fs::read(entry.path()).ok()?) {
+            match parse_loose(&std::fs::read(entry.path()).ok()?, format) {
                 Lookup::Found(oid) => out.push((full, oid)),
                 _ => return None,
             }
@@ -331,6 +355,17 @@ pub(crate) mod test_ids {
 mod tests {
     use super::test_ids::{oid, A, B, PEELED};
     use super::*;
+
+    fn lookup(dir: &Path, name: &str) -> Lookup {
+        sha1(dir).lookup(name)
+    }
+
+    fn sha1(dir: &Path) -> FilesBackend<'_> {
+        FilesBackend {
+            common_dir: dir,
+            format: ObjectFormat::Sha1,
+        }
+    }
 
     fn dir_with_packed(text: &str) -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();
@@ -376,6 +411,39 @@ mod tests {
         ] {
             assert_eq!(lookup(d.path(), absent), Lookup::Missing, "{absent}");
         }
+    }
+
+    #[test]
+    fn sha256_ids_are_read_in_a_sha256_repository_only() {
+        let long = "c".repeat(64);
+        let d = dir_with_packed(&format!(
+            "# pack-refs with: peeled fully-peeled sorted \n{long} refs/a\n"
+        ));
+        let sha256 = FilesBackend {
+            common_dir: d.path(),
+            format: ObjectFormat::Sha256,
+        };
+        assert_eq!(
+            sha256.lookup("refs/a"),
+            Lookup::Found(ObjectFormat::Sha256.parse(&long).unwrap())
+        );
+        assert_eq!(sha256.lookup("refs/b"), Lookup::Missing);
+        assert_eq!(
+            lookup(d.path(), "refs/a"),
+            Lookup::Unknown,
+            "not a SHA-1 line"
+        );
+        loose(
+            d.path(),
+            "refs/entire/checkpoints/ab/x",
+            &format!("{long}\n"),
+        );
+        let mut seen = Vec::new();
+        sha256
+            .for_each_under(P, |n, o| seen.push((n.to_owned(), o)))
+            .unwrap();
+        assert_eq!(seen.len(), 1);
+        assert_eq!(scan(d.path()), None, "a SHA-1 reader cannot decide");
     }
 
     #[test]
@@ -458,7 +526,7 @@ mod tests {
 
     fn scan(d: &Path) -> Option<Vec<(String, Oid)>> {
         let mut out = Vec::new();
-        for_each_under(d, P, |n, o| out.push((n.to_owned(), o)))?;
+        sha1(d).for_each_under(P, |n, o| out.push((n.to_owned(), o)))?;
         Some(out)
     }
 

@@ -12,11 +12,11 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::{ErrorKind, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use git2::Oid;
 
-use crate::git::ref_lookup::{self, Lookup};
+use crate::git::ref_lookup::{FilesBackend, Lookup};
 use crate::git::refname::CHECKPOINT_REF_PREFIX;
 
 /// The outcome of [`compare_and_swap`].
@@ -46,17 +46,18 @@ impl Drop for LockFile {
     }
 }
 
-/// Moves `name` (a checkpoint ref of the repository whose common dir is `common_dir`) to `new`
-/// if it currently points at `old`; `old == Oid::ZERO_SHA1` means "must not exist".
+/// Moves `name` (a checkpoint ref of `files`) to `new` if it currently points at `old`; `old`
+/// the zero ID (of the repository's format) means "must not exist".
 /// `logs_all_refs` is whether `core.logAllRefUpdates` is `always` (then a reflog is due and
 /// libgit2 writes it).
 pub(crate) fn compare_and_swap(
-    common_dir: &Path,
+    files: FilesBackend<'_>,
     name: &str,
     new: Oid,
     old: Oid,
     logs_all_refs: bool,
 ) -> Cas {
+    let common_dir = files.common_dir;
     if !name.starts_with(CHECKPOINT_REF_PREFIX)
         || logs_all_refs
         || common_dir.join("logs").join(name).exists()
@@ -89,15 +90,15 @@ pub(crate) fn compare_and_swap(
         Err(_) => return Cas::NotHandled,
     };
     let (mut file, mut guard) = lock;
-    let current = match ref_lookup::lookup(common_dir, name) {
+    let current = match files.lookup(name) {
         Lookup::Found(oid) => Some(oid),
         Lookup::Missing => None,
         Lookup::Unknown => return Cas::NotHandled,
     };
-    if current.unwrap_or(Oid::ZERO_SHA1) != old {
+    if current.unwrap_or(files.format.zero()) != old {
         return Cas::Mismatch;
     }
-    if current.is_none() && !free_to_create(common_dir, name) {
+    if current.is_none() && !free_to_create(files, name) {
         return Cas::NotHandled;
     }
     if write_value(&mut file, new).is_err() {
@@ -118,24 +119,32 @@ fn write_value(file: &mut File, oid: Oid) -> std::io::Result<()> {
 
 /// Whether a new ref `name` collides with no packed ref: none named like one of its parent
 /// directories, none below it. (Loose collisions make the directory creation or the rename fail.)
-fn free_to_create(common_dir: &Path, name: &str) -> bool {
+fn free_to_create(files: FilesBackend<'_>, name: &str) -> bool {
     let parents_free = name
         .match_indices('/')
         .map(|(i, _)| &name[..i])
         .skip(1) // "refs" itself is never a ref
-        .all(|parent| ref_lookup::lookup(common_dir, parent) == Lookup::Missing);
-    parents_free && ref_lookup::packed_has_prefix(common_dir, &format!("{name}/")) == Some(false)
+        .all(|parent| files.lookup(parent) == Lookup::Missing);
+    parents_free && files.packed_has_prefix(&format!("{name}/")) == Some(false)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::git::ref_lookup::test_ids::{oid, A, B};
+    use std::path::Path;
 
     const NAME: &str = "refs/entire/checkpoints/ab/0123456789ab";
 
+    fn files(dir: &Path) -> FilesBackend<'_> {
+        FilesBackend {
+            common_dir: dir,
+            format: crate::git::format::ObjectFormat::Sha1,
+        }
+    }
+
     fn cas(dir: &Path, name: &str, new: &str, old: Oid) -> Cas {
-        compare_and_swap(dir, name, oid(new), old, false)
+        compare_and_swap(files(dir), name, oid(new), old, false)
     }
 
     fn loose(dir: &Path, name: &str) -> Option<String> {
@@ -165,7 +174,7 @@ mod tests {
         .unwrap();
         assert_eq!(cas(d.path(), NAME, B, Oid::ZERO_SHA1), Cas::Mismatch);
         assert_eq!(cas(d.path(), NAME, B, oid(A)), Cas::Done);
-        assert_eq!(ref_lookup::lookup(d.path(), NAME), Lookup::Found(oid(B)));
+        assert_eq!(files(d.path()).lookup(NAME), Lookup::Found(oid(B)));
     }
 
     #[test]
@@ -205,7 +214,7 @@ mod tests {
             Cas::NotHandled
         );
         assert_eq!(
-            compare_and_swap(e.path(), NAME, oid(A), Oid::ZERO_SHA1, true),
+            compare_and_swap(files(e.path()), NAME, oid(A), Oid::ZERO_SHA1, true),
             Cas::NotHandled
         );
         std::fs::create_dir_all(e.path().join("logs/refs/entire/checkpoints/ab")).unwrap();

@@ -17,7 +17,7 @@ use std::time::Duration;
 use git2::Oid;
 
 use crate::git::format::RefFormat;
-use crate::git::ref_lookup::{self, Lookup};
+use crate::git::ref_lookup::{FilesBackend, Lookup};
 use crate::git::ref_update::{self, Cas};
 use crate::git::repo::{git_err, Repo, RepoError};
 use crate::git::subprocess::{first_error_line, is_unknown_option, Git, GitError};
@@ -137,6 +137,15 @@ impl Repo {
             .env_remove("GIT_COMMON_DIR")
     }
 
+    /// The files backend of this repository, for our own readers and writer of it (only ever
+    /// used when that is its ref format).
+    fn files_backend(&self) -> FilesBackend<'_> {
+        FilesBackend {
+            common_dir: self.common_dir(),
+            format: self.object_format(),
+        }
+    }
+
     /// Runs a local git command of the ref backend: its output, or an error naming `what`.
     fn run_git(&self, git: Git, what: &str) -> Result<crate::git::subprocess::Output, RepoError> {
         git.run(REF_BUDGET).map_err(|source| RepoError::Command {
@@ -151,7 +160,7 @@ impl Repo {
     /// unsorted `packed-refs`).
     pub(crate) fn ref_tip(&self, name: &str) -> Result<Option<Oid>, RepoError> {
         match self.ref_format() {
-            RefFormat::Files => match ref_lookup::lookup(self.common_dir(), name) {
+            RefFormat::Files => match self.files_backend().lookup(name) {
                 Lookup::Found(oid) => Ok(Some(oid)),
                 Lookup::Missing => Ok(None),
                 Lookup::Unknown => match self.git.refname_to_id(name) {
@@ -185,9 +194,9 @@ impl Repo {
     ) -> Result<(), RepoError> {
         match self.ref_format() {
             RefFormat::Files => {
-                let direct = ref_lookup::for_each_under(self.common_dir(), prefix, |n, oid| {
-                    each(Listed::Ref(n, Some(oid)))
-                });
+                let direct = self
+                    .files_backend()
+                    .for_each_under(prefix, |n, oid| each(Listed::Ref(n, Some(oid))));
                 if direct.is_some() {
                     return Ok(());
                 }
@@ -286,8 +295,13 @@ impl Repo {
                     .config_string("core.logAllRefUpdates")
                     .is_some_and(|v| v.eq_ignore_ascii_case("always"));
                 let expected = old.unwrap_or(zero);
-                match ref_update::compare_and_swap(self.common_dir(), name, new, expected, logs_all)
-                {
+                match ref_update::compare_and_swap(
+                    self.files_backend(),
+                    name,
+                    new,
+                    expected,
+                    logs_all,
+                ) {
                     Cas::Done => Ok(()),
                     Cas::Mismatch => Err(RefUpdateError::Moved { name: name.into() }),
                     Cas::Locked => Err(RefUpdateError::Locked { name: name.into() }),
@@ -550,6 +564,46 @@ mod tests {
             "fatal: update_ref failed for ref 'refs/x': 'refs/x/y' exists; cannot create 'refs/x'\n"
         )
         .is_none());
+    }
+
+    /// libgit2 reads refs of the files backend only: outside `git/`, no code may ask it for
+    /// one (test fixtures aside), or a reftable repository would silently look empty.
+    #[test]
+    fn refs_are_read_and_written_through_this_module_only() {
+        let calls = regex::Regex::new(
+            r"\.(references_glob|references|find_reference|refname_to_id|reference|reference_matching|reference_symbolic|revparse|revparse_single|revparse_ext|head|set_head|push_head|push_ref|push_glob|push_range|find_branch|branches)\(",
+        )
+        .unwrap();
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut offenders = Vec::new();
+        let mut dirs = vec![src.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    if path != src.join("git") {
+                        dirs.push(path);
+                    }
+                    continue;
+                }
+                if path.extension().is_none_or(|e| e != "rs") || path.ends_with("store/tests.rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                // Unit tests build their fixtures with libgit2 directly.
+                let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+                for (n, line) in code.lines().enumerate() {
+                    if calls.is_match(line) && !line.trim_start().starts_with("//") {
+                        offenders.push(format!("{}:{}: {}", path.display(), n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+        assert!(
+            offenders.is_empty(),
+            "libgit2 ref calls outside git/:\n{}",
+            offenders.join("\n")
+        );
     }
 
     #[test]

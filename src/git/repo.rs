@@ -16,6 +16,15 @@ pub enum RepoError {
     /// A repository format this tool refuses rather than misreads.
     #[error("unsupported repository: {0}")]
     Unsupported(String),
+    /// The repository's ref format is one the git on `PATH` cannot read (reftable before git
+    /// 2.45): nothing is read or written, as git itself would refuse the repository.
+    #[error("this repository stores its refs in the {} format, which git {found} cannot read: git {}.{} or newer is needed (upgrade git, or put a newer git first on PATH)", .format.name(), .format.git_needed().0, .format.git_needed().1)]
+    GitTooOldFor {
+        /// The repository's ref format.
+        format: RefFormat,
+        /// What `git --version` said.
+        found: String,
+    },
     /// Any other failure from the object or ref database.
     #[error("{context}")]
     Git {
@@ -96,10 +105,24 @@ fn formats_of(git_dir: &Path) -> Result<Formats, RepoError> {
         .unwrap_or_else(|| git_dir.to_path_buf());
     let formats = Formats::read(&common).map_err(RepoError::Unsupported)?;
     if formats.refs != RefFormat::Files {
-        return Err(RepoError::Unsupported(format!(
-            "the {0} ref storage format is not supported (extensions.refStorage = {0}); only the files backend is",
-            formats.refs.name()
-        )));
+        // Every ref goes through git there: a git that cannot read the format would fail on
+        // the first one, after objects were written.
+        let found =
+            crate::git::subprocess::version_text().map_err(|source| RepoError::Command {
+                context: format!(
+                    "find the version of git ({} refs need it)",
+                    formats.refs.name()
+                ),
+                source,
+            })?;
+        if crate::git::subprocess::parse_version(&found)
+            .is_none_or(|v| v < formats.refs.git_needed())
+        {
+            return Err(RepoError::GitTooOldFor {
+                format: formats.refs,
+                found,
+            });
+        }
     }
     if formats.objects != ObjectFormat::Sha1 {
         return Err(RepoError::Unsupported(format!(
@@ -395,9 +418,9 @@ impl Repo {
 impl crate::base::error::ExitStatus for RepoError {
     fn exit_code(&self) -> i32 {
         match self {
-            RepoError::NotARepository(_) | RepoError::Unsupported(_) => {
-                crate::base::error::NOT_A_REPOSITORY
-            }
+            RepoError::NotARepository(_)
+            | RepoError::Unsupported(_)
+            | RepoError::GitTooOldFor { .. } => crate::base::error::NOT_A_REPOSITORY,
             RepoError::Git { .. }
             | RepoError::Command { .. }
             | RepoError::GitFailed { .. }

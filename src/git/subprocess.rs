@@ -624,18 +624,23 @@ pub fn is_unknown_option(stderr: &str) -> bool {
 /// Checks that the `git` on `PATH` is new enough. Hot paths call it only after a git command
 /// failed with [`is_unknown_option`], to turn that into a clear "git is too old" error.
 pub fn check_version() -> Result<String, GitError> {
-    let out = Git::new(Path::new("."))
-        .args(["--version"])
-        .run(Duration::from_secs(10))?;
-    let found = out
-        .stdout
-        .trim()
-        .trim_start_matches("git version ")
-        .to_owned();
+    let found = version_text()?;
     match parse_version(&found) {
         Some(v) if v >= MIN_GIT_VERSION => Ok(found),
         _ => Err(GitError::TooOld { found }),
     }
+}
+
+/// What `git --version` says of the `git` on `PATH`, without its `git version ` prefix.
+pub fn version_text() -> Result<String, GitError> {
+    let out = Git::new(Path::new("."))
+        .args(["--version"])
+        .run(Duration::from_secs(10))?;
+    Ok(out
+        .stdout
+        .trim()
+        .trim_start_matches("git version ")
+        .to_owned())
 }
 
 /// The pager git would start for `git <command>` run in `dir`, by git's rules:
@@ -666,7 +671,8 @@ pub fn pager_for(dir: &Path, command: &str) -> Option<String> {
     (!pager.is_empty() && pager != "cat").then_some(pager)
 }
 
-fn parse_version(s: &str) -> Option<(u32, u32)> {
+/// `(major, minor)` of a version as `git --version` prints it (`2.39.5`, `2.47.3.windows.1`).
+pub fn parse_version(s: &str) -> Option<(u32, u32)> {
     let mut parts = s.split(['.', ' ', '-']);
     let major = parts.next()?.parse().ok()?;
     let minor = parts.next()?.parse().ok()?;

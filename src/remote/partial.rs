@@ -23,6 +23,8 @@ use std::time::Instant;
 
 use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
 
+use crate::git::refs::RefEdit;
+
 use crate::base::id::CheckpointId;
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::repo::Repo;
@@ -52,7 +54,9 @@ pub struct FilteredFetch {
 pub struct PartialCache<'r> {
     repo: &'r Repo,
     dir: PathBuf,
-    git: Repository,
+    /// The cache itself, opened as a repository of its own (its refs go through `git::refs`
+    /// like any repository's).
+    cache: Repo,
 }
 
 fn local_error(message: impl Into<String>) -> FetchError {
@@ -71,9 +75,13 @@ impl<'r> PartialCache<'r> {
         if !dir.join("config").is_file() {
             return Ok(None);
         }
-        let git = Repository::open_bare(&dir)
-            .map_err(|e| local_error(format!("open the partial cache: {}", e.message())))?;
-        Ok(Some(PartialCache { repo, dir, git }))
+        let cache = Repo::open(&dir).map_err(|e| {
+            local_error(format!(
+                "open the partial cache: {}",
+                crate::base::error::error_chain(&e)
+            ))
+        })?;
+        Ok(Some(PartialCache { repo, dir, cache }))
     }
 
     /// The cache of `repo`, created on first use (built aside and renamed into place, so a
@@ -114,12 +122,12 @@ impl<'r> PartialCache<'r> {
 
     /// The cache's own libgit2 handle (for commits, trees and documents already present).
     pub(crate) fn repository(&self) -> &Repository {
-        &self.git
+        &self.cache.git
     }
 
     /// The commit `name` points at in the cache.
     pub(crate) fn tip(&self, name: &str) -> Option<Oid> {
-        self.git.refname_to_id(name).ok()
+        self.cache.ref_tip(name).ok().flatten()
     }
 
     /// The cached spelling of `id`'s ref and its tip.
@@ -136,14 +144,11 @@ impl<'r> PartialCache<'r> {
 
     /// Every checkpoint ref of the cache.
     pub(crate) fn refs(&self) -> Vec<(CheckpointRef, Oid)> {
-        let Ok(iter) = self
-            .git
-            .references_glob(&format!("{CHECKPOINT_REF_PREFIX}*"))
-        else {
+        let Ok(refs) = self.cache.refs_under(CHECKPOINT_REF_PREFIX) else {
             return Vec::new();
         };
-        iter.filter_map(Result::ok)
-            .filter_map(|r| Some((CheckpointRef::parse(r.name().ok()?).ok()?, r.target()?)))
+        refs.into_iter()
+            .filter_map(|(name, tip)| Some((CheckpointRef::parse(&name).ok()?, tip?)))
             .collect()
     }
 
@@ -327,8 +332,14 @@ impl<'r> PartialCache<'r> {
             .map_err(|e| local_error(format!("the partial cache's path: {e}")))?;
         let moved = Fetcher::new(self.repo, cache).fetch_refs(names)?;
         for name in names {
-            if let Ok(mut r) = self.git.find_reference(name) {
-                let _ = r.delete();
+            if let Some(old) = self.tip(name) {
+                let delete = RefEdit::Delete {
+                    name: name.clone(),
+                    old,
+                };
+                let _ = self
+                    .cache
+                    .update_refs(&[delete], "entire: moved into the repository");
             }
         }
         Ok(moved)
@@ -337,8 +348,9 @@ impl<'r> PartialCache<'r> {
     /// The cache's object database and the tree of commit `tip`.
     fn odb_and_tree(&self, tip: Oid) -> Result<(git2::Odb<'_>, git2::Tree<'_>), FetchError> {
         let err = |e: git2::Error| local_error(format!("read the partial cache: {}", e.message()));
-        let odb = self.git.odb().map_err(err)?;
+        let odb = self.cache.git.odb().map_err(err)?;
         let tree = self
+            .cache
             .git
             .find_commit(tip)
             .and_then(|c| c.tree())
@@ -452,7 +464,7 @@ impl<'r> PartialCache<'r> {
         let Ok(entry) = tree.get_path(Path::new(slot)) else {
             return Ok(Vec::new());
         };
-        let Ok(slot_tree) = self.git.find_tree(entry.id()) else {
+        let Ok(slot_tree) = self.cache.git.find_tree(entry.id()) else {
             return Ok(Vec::new());
         };
         Ok(slot_tree

@@ -348,9 +348,71 @@ fn unsupported_repository(init_flag: &str, words: &[&str]) {
     assert_eq!(env.refs_snapshot(), snapshot, "nothing written");
 }
 
+/// A git older than 2.45 (which cannot read reftable): `ENTIRE_TEST_OLD_GIT`, else
+/// `/usr/bin/git` (2.39 on Debian 12 and macOS); `None` when there is none such.
+fn git_without_reftable() -> Option<std::path::PathBuf> {
+    let git = std::env::var_os("ENTIRE_TEST_OLD_GIT").unwrap_or_else(|| "/usr/bin/git".into());
+    let out = std::process::Command::new(&git)
+        .arg("--version")
+        .output()
+        .ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut parts = text.trim().trim_start_matches("git version ").split('.');
+    let major: u32 = parts.next()?.parse().ok()?;
+    let minor: u32 = parts.next()?.parse().ok()?;
+    ((major, minor) < (2, 45)).then(|| git.into())
+}
+
 #[test]
-fn reftable_repository_exits_128() {
-    unsupported_repository("--ref-format=reftable", &["reftable"]);
+fn a_reftable_repository_with_a_git_that_cannot_read_it_exits_128_and_writes_nothing() {
+    let Some(old_git) = git_without_reftable() else {
+        eprintln!("skipped: no git older than 2.45 to run with");
+        return;
+    };
+    let env = TestEnv::without_repo();
+    env.init_repo(&["--ref-format=reftable"]);
+    env.write_file("README.md", b"hello\n");
+    env.git(&["add", "README.md"]);
+    env.git(&["commit", "-q", "-m", "initial commit"]);
+    let snapshot = env.refs_snapshot();
+    let objects = env.git(&["count-objects", "-v"]);
+    let path = format!(
+        "{}:{}",
+        old_git.parent().unwrap().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for store in Store::ALL {
+        for args in [
+            vec!["write", "--session", "sess-1", "--id", HEX_ID],
+            vec!["list", "--json"],
+            vec!["enable"],
+        ] {
+            let out = env
+                .cmd_as(store)
+                .env("PATH", &path)
+                .args(&args)
+                .output()
+                .unwrap();
+            let what = format!("{args:?} in a reftable repository with an old git");
+            let stderr = assert_code(&out, 128, &what);
+            assert!(
+                stderr.contains("reftable") && stderr.contains("2.45"),
+                "{what}: the message names the format and the git needed: {stderr}"
+            );
+            assert_eq!(
+                stderr.trim().lines().count(),
+                1,
+                "{what}: one line: {stderr}"
+            );
+        }
+    }
+    assert_eq!(env.refs_snapshot(), snapshot, "nothing written");
+    assert_eq!(
+        env.git(&["count-objects", "-v"]),
+        objects,
+        "no object written"
+    );
+    assert!(!env.repo().join(".entire").exists(), "no settings written");
 }
 
 #[test]

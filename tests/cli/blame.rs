@@ -9,11 +9,11 @@ use serde_json::Value;
 use crate::env::{assert_code, parse_json, path_str, stderr, stdout, Store, TestEnv};
 use crate::fixtures::{hand_made, HEX_ID, HEX_ID_2};
 
-const FILE: &str = "src/hello.go";
+pub(crate) const FILE: &str = "src/hello.go";
 
 /// A Claude Code transcript: a first prompt that writes nothing, then the prompt that leads to
 /// the `Write` of the file (named by an absolute path in the agent's checkout).
-const CLAUDE: &str = concat!(
+pub(crate) const CLAUDE: &str = concat!(
     r#"{"type":"user","message":{"role":"user","content":"look around first"},"timestamp":"2026-01-01T09:00:00Z"}"#,
     "\n",
     r#"{"type":"assistant","message":{"role":"assistant","content":[{"type":"tool_use","id":"t0","name":"Read","input":{"file_path":"/home/dev/proj/README.md"}}]},"timestamp":"2026-01-01T09:00:02Z"}"#,
@@ -38,7 +38,7 @@ const CODEX: &str = concat!(
 
 /// The file after the agent's commit: what the Write wrote, plus a blank and a brace line (no
 /// evidence on their own) and one line edited by hand before committing.
-const AGENT_VERSION: &str =
+pub(crate) const AGENT_VERSION: &str =
     "package hello\n\nfunc Hello() string {\n\treturn \"hi\"\n}\n// tweaked by hand\n";
 
 /// Writes a checkpoint with one session of `transcript` in `store`.
