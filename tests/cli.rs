@@ -7,6 +7,8 @@ mod env;
 #[path = "cli/fixtures.rs"]
 mod fixtures;
 
+#[path = "cli/agents.rs"]
+mod agents;
 #[path = "cli/backfill.rs"]
 mod backfill;
 #[path = "cli/bad_input.rs"]

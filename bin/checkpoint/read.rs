@@ -9,7 +9,9 @@ use entire_checkpoints::base::error::error_chain;
 use entire_checkpoints::base::id;
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
+use entire_checkpoints::model::agent_writes::{AgentWrites, TranscriptFormat};
 use entire_checkpoints::ops::range::{self, Linked};
+use entire_checkpoints::ops::writes_cache::WritesCache;
 use entire_checkpoints::ops::{resolve, rewrites, sync};
 use entire_checkpoints::store::{Checkpoint, CheckpointInfo, CommitInfo, ListLine, StoreError};
 use entire_checkpoints::topology::{Listing, Topology};
@@ -36,7 +38,8 @@ pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
             write_stdout(&transcript(topo, cp, slot)?)?;
             continue;
         }
-        docs.push((cp, ShowDoc::read(topo, cp, slot)?));
+        let cache = (!a.json).then(|| WritesCache::in_common_dir(repo.common_dir()));
+        docs.push((cp, ShowDoc::read(topo, cp, slot, cache.as_ref())?));
     }
     if a.transcript {
         return Ok(());
@@ -113,11 +116,21 @@ struct ShowDoc {
     /// The first line of each shown session's first prompt, where it has one.
     #[serde(skip)]
     prompts: Vec<Option<String>>,
+    /// What each shown session's transcript shows (human output only): its writes, or why
+    /// they could not be read; `None` when no transcript is stored.
+    #[serde(skip)]
+    transcripts: Vec<Option<std::result::Result<AgentWrites, String>>>,
 }
 
 impl ShowDoc {
-    /// Reads the documents of `cp`, of all sessions or only the one in slot `only`.
-    fn read(topo: &Topology<'_>, cp: &Checkpoint, only: Option<usize>) -> Result<ShowDoc> {
+    /// Reads the documents of `cp`, of all sessions or only the one in slot `only`; with a
+    /// writes `cache`, what each session's transcript shows too.
+    fn read(
+        topo: &Topology<'_>,
+        cp: &Checkpoint,
+        only: Option<usize>,
+        cache: Option<&WritesCache>,
+    ) -> Result<ShowDoc> {
         let raw = |path: &str| -> Result<Value> {
             let bytes = topo.read_file(cp, path)?;
             serde_json::from_slice(&bytes)
@@ -127,6 +140,7 @@ impl ShowDoc {
         let mut sessions = Vec::new();
         let mut slots = Vec::new();
         let mut prompts = Vec::new();
+        let mut transcripts = Vec::new();
         for (slot, dir) in cp.session_dirs.iter().enumerate() {
             if only.is_none_or(|o| o == slot) {
                 sessions.push(raw(&format!("{dir}/metadata.json"))?);
@@ -134,6 +148,10 @@ impl ShowDoc {
                 // Only for people: a prompt that cannot be read is left out, never an error.
                 let prompt = topo.read_file(cp, &format!("{dir}/prompt.txt")).ok();
                 prompts.push(prompt.and_then(|p| first_line(&p)));
+                if let Some(cache) = cache {
+                    let writes = cache.session_writes(topo, cp, dir);
+                    transcripts.push(writes.map_err(|e| error_chain(&e)).transpose());
+                }
             }
         }
         let author = topo.author(cp)?.unwrap_or_default();
@@ -150,6 +168,7 @@ impl ShowDoc {
             sessions,
             slots,
             prompts,
+            transcripts,
         })
     }
 
@@ -194,7 +213,7 @@ impl ShowDoc {
         }
         field(&mut out, "files", &list_or_none(&summary.files_touched));
         field(&mut out, "sessions", &cp.sessions.len().to_string());
-        for (&slot, prompt) in self.slots.iter().zip(&self.prompts) {
+        for (i, (&slot, prompt)) in self.slots.iter().zip(&self.prompts).enumerate() {
             let s = &cp.sessions[slot];
             out.push_str(&format!("\nSession {slot}  {}\n", s.session_id));
             if let Some(p) = prompt {
@@ -219,8 +238,50 @@ impl ShowDoc {
             if let Some(intent) = s.intent() {
                 field(&mut out, "intent", intent);
             }
+            if let Some(Some(t)) = self.transcripts.get(i) {
+                transcript_view(&mut out, t);
+            }
         }
         out
+    }
+}
+
+/// How many prompts a session's block shows before it says how many more there are.
+const PROMPTS_SHOWN: usize = 5;
+
+/// The short view of a session's transcript: its format, its prompts (the first line of each)
+/// and the files its tool calls wrote.
+fn transcript_view(out: &mut String, t: &std::result::Result<AgentWrites, String>) {
+    let writes = match t {
+        Ok(w) => w,
+        Err(why) => {
+            out.push_str(&format!("  {:<9}{why}\n", "format"));
+            return;
+        }
+    };
+    let format = match writes.format {
+        TranscriptFormat::Unknown => "unknown (no prompt or write is read from it)",
+        f => f.name(),
+    };
+    out.push_str(&format!("  {:<9}{format}\n", "format"));
+    let shown = writes.prompts.iter().take(PROMPTS_SHOWN);
+    for (n, p) in shown.enumerate() {
+        let line = first_line(p.text.as_bytes()).unwrap_or_default();
+        out.push_str(&format!(
+            "  {:<9}{line}\n",
+            if n == 0 { "asked" } else { "" }
+        ));
+    }
+    if writes.prompts.len() > PROMPTS_SHOWN {
+        let more = writes.prompts.len() - PROMPTS_SHOWN;
+        out.push_str(&format!("  {:<9}({more} more)\n", ""));
+    }
+    if writes.format != TranscriptFormat::Unknown {
+        out.push_str(&format!(
+            "  {:<9}{}\n",
+            "wrote",
+            list_or_none(&writes.files())
+        ));
     }
 }
 
@@ -234,10 +295,11 @@ fn first_line(text: &[u8]) -> Option<String> {
     })
 }
 
-fn list_or_none(items: &[String]) -> String {
+fn list_or_none(items: &[impl AsRef<str>]) -> String {
     if items.is_empty() {
         "(none)".to_owned()
     } else {
+        let items: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
         items.join(", ")
     }
 }

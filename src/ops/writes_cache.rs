@@ -17,6 +17,9 @@ use sha2::{Digest, Sha256};
 
 use crate::base::fs::{read_cache_file, write_cache_file};
 use crate::model::agent_writes::{self, AgentWrites};
+use crate::model::transcript::TRANSCRIPT_FILE;
+use crate::store::{Checkpoint, StoreError};
+use crate::topology::Topology;
 
 /// The cache's directory, in `<git common dir>/entire/`.
 pub const CACHE_DIR: &str = "writes-cache";
@@ -72,6 +75,27 @@ impl WritesCache {
         let entry: Entry<String, AgentWrites> = serde_json::from_slice(&bytes).ok()?;
         (entry.version == agent_writes::EXTRACT_VERSION && entry.tree == tree && entry.dir == dir)
             .then_some(entry.writes)
+    }
+
+    /// The writes of the transcript of the session in directory `dir` of `cp`: cached, else
+    /// read through `topo` and extracted (then cached). `Ok(None)` when no transcript is stored.
+    pub fn session_writes(
+        &self,
+        topo: &Topology<'_>,
+        cp: &Checkpoint,
+        dir: &str,
+    ) -> Result<Option<AgentWrites>, StoreError> {
+        if let Some(writes) = self.get(&cp.tree, dir) {
+            return Ok(Some(writes));
+        }
+        let bytes = match topo.read_file(cp, &format!("{dir}/{TRANSCRIPT_FILE}")) {
+            Ok(bytes) => bytes,
+            Err(StoreError::FileNotFound { .. }) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let writes = agent_writes::extract(&bytes);
+        self.put(&cp.tree, dir, &writes);
+        Ok(Some(writes))
     }
 
     /// Remembers `writes` for that transcript. Best effort: an entry that cannot be written only

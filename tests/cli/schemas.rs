@@ -38,7 +38,7 @@ fn validator(name: &str) -> jsonschema::Validator {
 }
 
 /// Asserts that `instance` (the output of `what`) is valid against `docs/schema/<name>`.
-fn assert_valid(name: &str, what: &str, instance: &Value) {
+pub fn assert_valid(name: &str, what: &str, instance: &Value) {
     let validator = validator(name);
     let errors: Vec<String> = validator
         .iter_errors(instance)

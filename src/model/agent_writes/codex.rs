@@ -1,0 +1,152 @@
+//! Codex: `response_item`, `event_msg`, `session_meta` and `turn_context` entries, each with a
+//! `payload`. Writes are `response_item` payloads that are a `custom_tool_call` or
+//! `function_call` named `apply_patch`, whose patch (`input`, or the `input` of the JSON
+//! `arguments`) adds `+` lines under `*** Add File:` / `*** Update File:` (`*** Move to:`
+//! renames). Prompts are `user` messages and `user_message` events (each logged twice, kept
+//! once).
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::jsonl::Entry;
+use super::AgentWrites;
+
+/// An entry's `payload`.
+#[derive(Deserialize)]
+pub(super) struct Payload {
+    #[serde(rename = "type", default)]
+    kind: String,
+    #[serde(default)]
+    role: String,
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    input: Option<Value>,
+    #[serde(default)]
+    arguments: Option<Value>,
+    #[serde(default)]
+    content: Option<Value>,
+    #[serde(default)]
+    message: Option<Value>,
+}
+
+/// Reads one entry (on transcript line `line`).
+pub(super) fn entry(entry: Entry, line: usize, out: &mut AgentWrites) {
+    let Some(p) = entry.payload else { return };
+    let ts = entry.timestamp.as_str();
+    match (entry.kind.as_str(), p.kind.as_str()) {
+        ("response_item", "message") if p.role == "user" => {
+            let texts: Vec<&str> = p
+                .content
+                .as_ref()
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.get("text").and_then(Value::as_str))
+                .collect();
+            if !texts.is_empty() {
+                out.prompt(texts.join("\n"), ts, line);
+            }
+        }
+        ("event_msg", "user_message") => {
+            if let Some(text) = p.message.as_ref().and_then(Value::as_str) {
+                out.prompt(text.to_owned(), ts, line);
+            }
+        }
+        ("response_item", "custom_tool_call" | "function_call") if p.name == "apply_patch" => {
+            let patch = match (&p.input, &p.arguments) {
+                (Some(Value::String(s)), _) => Some(s.clone()),
+                (_, Some(Value::String(args))) => match serde_json::from_str::<Value>(args) {
+                    Ok(v) => v.get("input").and_then(Value::as_str).map(str::to_owned),
+                    Err(_) => Some(args.clone()),
+                },
+                _ => None,
+            };
+            for (file, added) in patch.as_deref().map(patch_files).unwrap_or_default() {
+                out.write(&p.name, &file, &added.join("\n"), ts, line);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The files an `apply_patch` patch (Codex's, and OpenCode's tool of that name) adds lines to,
+/// with those lines (without their `+`), in order.
+pub(super) fn patch_files(patch: &str) -> Vec<(String, Vec<&str>)> {
+    let mut files: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut current: Option<usize> = None;
+    for l in patch.lines() {
+        if let Some(path) = l
+            .strip_prefix("*** Add File: ")
+            .or_else(|| l.strip_prefix("*** Update File: "))
+        {
+            files.push((path.trim().to_owned(), Vec::new()));
+            current = Some(files.len() - 1);
+        } else if let Some(path) = l.strip_prefix("*** Move to: ") {
+            if let Some(i) = current {
+                files[i].0 = path.trim().to_owned();
+            }
+        } else if l.starts_with("*** Delete File: ") {
+            current = None;
+        } else if let (Some(added), Some(i)) = (l.strip_prefix('+'), current) {
+            files[i].1.push(added);
+        }
+    }
+    files.retain(|(_, added)| !added.is_empty());
+    files
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{extract, TranscriptFormat};
+
+    const CODEX: &str = concat!(
+        r#"{"timestamp":"2026-02-01T09:00:00Z","type":"session_meta","payload":{"id":"s","cwd":"/w/proj"}}"#,
+        "\n",
+        r#"{"timestamp":"2026-02-01T09:00:01Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/w/proj</cwd>\n</environment_context>"}]}}"#,
+        "\n",
+        r#"{"timestamp":"2026-02-01T09:00:02Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"rename the flag"}]}}"#,
+        "\n",
+        r#"{"timestamp":"2026-02-01T09:00:02Z","type":"event_msg","payload":{"type":"user_message","message":"rename the flag","images":[]}}"#,
+        "\n",
+        r#"{"timestamp":"2026-02-01T09:00:09Z","type":"response_item","payload":{"type":"custom_tool_call","status":"completed","call_id":"c1","name":"apply_patch","input":"*** Begin Patch\n*** Update File: /w/proj/cmd/main.go\n@@ func main() {\n-\tflag.Bool(\"old\", false, \"\")\n+\tflag.Bool(\"new\", false, \"\")\n context\n*** Add File: docs/x.md\n+# X\n*** Delete File: gone.go\n*** End Patch\n"}}"#,
+        "\n",
+        r#"{"timestamp":"2026-02-01T09:01:00Z","type":"event_msg","payload":{"type":"user_message","message":"and move it"}}"#,
+        "\n",
+        r#"{"timestamp":"2026-02-01T09:01:09Z","type":"response_item","payload":{"type":"function_call","name":"apply_patch","arguments":"{\"input\":\"*** Begin Patch\\n*** Update File: a.go\\n*** Move to: b.go\\n+var moved = 1\\n*** End Patch\"}","call_id":"c2"}}"#,
+        "\n",
+        r#"{"timestamp":"2026-02-01T09:01:10Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"sed -i s/a/b/ x.go\"}","call_id":"c3"}}"#,
+        "\n",
+    );
+
+    #[test]
+    fn reads_codex_patches_and_prompts_once_each() {
+        let w = extract(CODEX.as_bytes());
+        assert_eq!(w.format, TranscriptFormat::Codex);
+        let prompts: Vec<&str> = w.prompts.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(prompts, ["rename the flag", "and move it"]);
+        let writes: Vec<(&str, Vec<&str>, Option<usize>)> = w
+            .writes
+            .iter()
+            .map(|x| {
+                (
+                    x.file.as_str(),
+                    x.lines.iter().map(String::as_str).collect(),
+                    x.prompt,
+                )
+            })
+            .collect();
+        assert_eq!(
+            writes,
+            [
+                (
+                    "/w/proj/cmd/main.go",
+                    vec!["\tflag.Bool(\"new\", false, \"\")"],
+                    Some(0)
+                ),
+                ("docs/x.md", vec!["# X"], Some(0)),
+                ("b.go", vec!["var moved = 1"], Some(1)),
+            ]
+        );
+    }
+}

@@ -1,0 +1,49 @@
+//! Factory AI Droid: a `session_start` line, then each turn a `message` line wrapping a
+//! Claude-like message (`message.role`, `message.content[]`). Prompts are the `text` items of
+//! user messages that the harness did not inject (a `<system-reminder>` item comes first) and
+//! that were not shown to the user only (`visibility`); writes are assistant `tool_use` items
+//! named `Create`, `Write` (`input.content`), `Edit` (`input.new_string`), `MultiEdit` or
+//! `NotebookEdit`, the file in `input.file_path`.
+
+use serde_json::Value;
+
+use super::{str_at, AgentWrites, ItemTurns};
+
+const TURNS: ItemTurns = ItemTurns {
+    role_at: "/message/role",
+    call: ("tool_use", "input"),
+    write_tools: &["Create", "Write", "Edit", "MultiEdit", "NotebookEdit"],
+    prompt: |text| (!text.trim_start().starts_with('<')).then_some(text),
+};
+
+/// Reads one entry (on transcript line `line`).
+pub(super) fn entry(v: &Value, line: usize, out: &mut AgentWrites) {
+    if str_at(v, "visibility") != "user_only" {
+        TURNS.read(v, line, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{extract, TranscriptFormat};
+
+    #[test]
+    fn reads_a_droid_session() {
+        let droid = concat!(
+            r#"{"type":"session_start","id":"s","title":"t","version":2,"cwd":"/w/droid"}"#,
+            "\n",
+            r#"{"type":"message","id":"1","timestamp":"2026-03-30T18:50:09.639Z","message":{"role":"user","content":[{"type":"text","text":"<system-reminder>\nctx\n</system-reminder>"},{"type":"text","text":"explain this is for testing droid"}]}}"#,
+            "\n",
+            r#"{"type":"message","id":"2","timestamp":"2026-03-30T18:50:10.011Z","message":{"role":"user","content":[{"type":"text","text":"Token limit reached."}],"visibility":"user_only"},"visibility":"user_only"}"#,
+            "\n",
+            r#"{"type":"message","id":"3","timestamp":"2026-03-30T18:50:12.000Z","message":{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Create","input":{"file_path":"/w/droid/TESTING.md","content":"For testing Factory Droid.\n"}}]}}"#,
+            "\n",
+        );
+        let w = extract(droid.as_bytes());
+        assert_eq!(w.format, TranscriptFormat::Droid);
+        let prompts: Vec<&str> = w.prompts.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(prompts, ["explain this is for testing droid"]);
+        assert_eq!(w.writes[0].tool, "Create");
+        assert_eq!(w.writes[0].lines, ["For testing Factory Droid."]);
+    }
+}

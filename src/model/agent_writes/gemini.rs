@@ -1,0 +1,97 @@
+//! Gemini CLI: one JSON document (`sessionId`, `projectHash`, `messages[]`). Prompts are the
+//! messages of `type` `user` (`content`, a string or a list of `{text}` parts); writes are the
+//! `toolCalls[]` of `gemini` messages named `write_file` (`args.content`), `replace` or
+//! `edit_file` (`args.new_string`), or `save_file`, the file in `args.file_path`.
+
+use serde_json::Value;
+
+use super::{str_at, text_of, AgentWrites, TranscriptFormat};
+
+const WRITE_TOOLS: &[&str] = &["write_file", "replace", "edit_file", "save_file"];
+
+/// Whether `doc` is a Gemini CLI session: messages with a `type`, and not OpenCode's shape.
+pub(super) fn is(doc: &Value) -> bool {
+    let Some(messages) = doc.get("messages").and_then(Value::as_array) else {
+        return false;
+    };
+    doc.get("sessionId").is_some()
+        || doc.get("projectHash").is_some()
+        || messages
+            .first()
+            .is_some_and(|m| m.get("type").is_some() && m.get("parts").is_none())
+}
+
+/// Reads the session; an entry is a message's number (from 1).
+pub(super) fn read(doc: &Value) -> AgentWrites {
+    let mut out = AgentWrites::new(TranscriptFormat::GeminiCli);
+    let messages = doc.get("messages").and_then(Value::as_array);
+    for (i, m) in messages.into_iter().flatten().enumerate() {
+        let ts = str_at(m, "timestamp");
+        match str_at(m, "type") {
+            "user" => out.prompt(text_of(m.get("content").unwrap_or(&Value::Null)), ts, i + 1),
+            "gemini" => {
+                let calls = m.get("toolCalls").and_then(Value::as_array);
+                for call in calls.into_iter().flatten() {
+                    let when = match str_at(call, "timestamp") {
+                        "" => ts,
+                        t => t,
+                    };
+                    let args = call.get("args").unwrap_or(&Value::Null);
+                    out.tool_call(WRITE_TOOLS, str_at(call, "name"), args, when, i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{extract, TranscriptFormat};
+
+    /// The shape of a real session: pretty-printed, the prompt first, a `write_file` call.
+    const GEMINI: &str = r#"{
+  "sessionId": "s-1",
+  "projectHash": "8b4f",
+  "messages": [
+    {
+      "id": "u1",
+      "timestamp": "2026-03-18T20:43:43.177Z",
+      "type": "user",
+      "content": [{ "text": "write a greeting file" }]
+    },
+    {
+      "id": "g1",
+      "timestamp": "2026-03-18T20:43:44.794Z",
+      "type": "gemini",
+      "content": "I will create it.",
+      "toolCalls": [
+        { "id": "r", "name": "read_file", "args": { "file_path": "README.md" } },
+        {
+          "id": "w",
+          "name": "write_file",
+          "args": { "file_path": "greet.txt", "content": "hello there\n" },
+          "timestamp": "2026-03-18T20:52:02.913Z"
+        }
+      ]
+    }
+  ]
+}
+"#;
+
+    #[test]
+    fn reads_a_gemini_session_document() {
+        let w = extract(GEMINI.as_bytes());
+        assert_eq!(w.format, TranscriptFormat::GeminiCli);
+        assert!(w.is_json());
+        assert_eq!(w.prompts[0].text, "write a greeting file");
+        assert_eq!(w.prompts[0].entry, 1);
+        assert_eq!(w.writes.len(), 1);
+        assert_eq!(w.writes[0].tool, "write_file");
+        assert_eq!(w.writes[0].file, "greet.txt");
+        assert_eq!(w.writes[0].lines, ["hello there"]);
+        assert_eq!(w.writes[0].timestamp, "2026-03-18T20:52:02.913Z");
+        assert_eq!(w.writes[0].prompt, Some(0));
+    }
+}

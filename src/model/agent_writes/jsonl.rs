@@ -1,0 +1,287 @@
+//! Transcripts of JSON lines: which agent wrote them, and the loop over their lines.
+//!
+//! The first entry of a known shape decides the format ([`detect`]); entries of another shape
+//! are skipped. Claude Code and Codex transcripts, the large ones, are read through typed
+//! entries, and once the format is known only the lines that can hold a prompt or a write
+//! ([`may_matter`]) are decoded at all; the other agents' entries are read as JSON values.
+
+use serde::de::{Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{
+    claude_code, codex, copilot, cursor, droid, pi, str_at, AgentWrites, TranscriptFormat,
+};
+
+/// Reads the writes and prompts of a JSONL transcript.
+pub(super) fn extract(transcript: &[u8]) -> AgentWrites {
+    let mut out = AgentWrites::new(TranscriptFormat::Unknown);
+    let mut known = None;
+    for (i, raw) in lines(transcript).enumerate() {
+        let raw = raw.trim_ascii();
+        if raw.is_empty() {
+            continue;
+        }
+        let line = i + 1;
+        let typed = matches!(
+            known,
+            Some(TranscriptFormat::ClaudeCode | TranscriptFormat::Codex)
+        );
+        // Once the format is known to be Claude Code's or Codex's, only lines that can hold a
+        // prompt or a write are decoded; the others (tool results, most of a transcript's
+        // bytes) are only checked to look like a JSON object.
+        if typed && !may_matter(raw) {
+            match raw.first() == Some(&b'{') && raw.last() == Some(&b'}') {
+                true => out.json_lines += 1,
+                false => out.skipped_lines += 1,
+            }
+            continue;
+        }
+        if typed {
+            typed_entry(raw, line, known, &mut out);
+            continue;
+        }
+        let Ok(value) = serde_json::from_slice::<Value>(raw) else {
+            out.skipped_lines += 1;
+            continue;
+        };
+        out.json_lines += 1;
+        let format = match known {
+            Some(f) => f,
+            None => match detect(&value) {
+                Some(f) => *known.insert(f),
+                None => continue,
+            },
+        };
+        match format {
+            TranscriptFormat::ClaudeCode | TranscriptFormat::Codex => {
+                // The entry that decided: read it as every later one is.
+                out.json_lines -= 1;
+                typed_entry(raw, line, known, &mut out);
+            }
+            TranscriptFormat::Cursor => cursor::entry(&value, line, &mut out),
+            TranscriptFormat::CopilotCli => copilot::entry(&value, line, &mut out),
+            TranscriptFormat::Droid => droid::entry(&value, line, &mut out),
+            TranscriptFormat::Pi => pi::entry(&value, line, &mut out),
+            TranscriptFormat::GeminiCli
+            | TranscriptFormat::OpenCode
+            | TranscriptFormat::Kiro
+            | TranscriptFormat::Unknown => {}
+        }
+    }
+    out.format = known.unwrap_or(TranscriptFormat::Unknown);
+    out
+}
+
+/// The format a JSONL entry is in, when its shape says.
+fn detect(v: &Value) -> Option<TranscriptFormat> {
+    let has_object = |key: &str| v.get(key).is_some_and(Value::is_object);
+    match str_at(v, "type") {
+        "user" | "assistant" if has_object("message") => Some(TranscriptFormat::ClaudeCode),
+        "response_item" | "event_msg" | "session_meta" | "turn_context" => {
+            Some(TranscriptFormat::Codex)
+        }
+        // Both Droid and Pi start with a session header, then wrap each turn in a `message`.
+        "session_start" => Some(TranscriptFormat::Droid),
+        "session" => Some(TranscriptFormat::Pi),
+        "message" => pi::or_droid(v),
+        kind if kind.contains('.') && has_object("data") => Some(TranscriptFormat::CopilotCli),
+        "" if v.get("role").is_some_and(Value::is_string) && has_object("message") => {
+            Some(TranscriptFormat::Cursor)
+        }
+        _ => None,
+    }
+}
+
+/// Reads a Claude Code or Codex entry of a transcript in `known` format (a line of the other
+/// of the two formats is skipped).
+fn typed_entry(raw: &[u8], line: usize, known: Option<TranscriptFormat>, out: &mut AgentWrites) {
+    let entry: Entry = match serde_json::from_slice(raw) {
+        Ok(e) => e,
+        Err(_) => {
+            match serde_json::from_slice::<IgnoredAny>(raw) {
+                Ok(_) => out.json_lines += 1,
+                Err(_) => out.skipped_lines += 1,
+            }
+            return;
+        }
+    };
+    out.json_lines += 1;
+    let format = match entry.kind.as_str() {
+        "user" | "assistant" if entry.message.is_some() => TranscriptFormat::ClaudeCode,
+        "response_item" | "event_msg" | "session_meta" | "turn_context" => TranscriptFormat::Codex,
+        _ => return,
+    };
+    if known != Some(format) {
+        return;
+    }
+    match format {
+        TranscriptFormat::ClaudeCode => claude_code::entry(entry, line, out),
+        _ => codex::entry(entry, line, out),
+    }
+}
+
+/// Whether a JSON line may be a prompt or a write: it has a `tool_use` item, an `apply_patch`
+/// call, a `user_message` event, or a user turn that is not only tool results. Strings are
+/// looked for with their quotes: inside a JSON string a quote is escaped, so text that mentions
+/// them does not match; a member (`"role": "user"`) may have whitespace around its colon.
+fn may_matter(line: &[u8]) -> bool {
+    /// The strings looked for, built once: building a searcher costs about as much as running
+    /// it over a short line.
+    static NEEDLES: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 6]> =
+        std::sync::LazyLock::new(|| {
+            [
+                "\"tool_use\"",
+                "\"apply_patch\"",
+                "\"user_message\"",
+                "\"role\"",
+                "\"tool_use_id\"",
+                "\"type\"",
+            ]
+            .map(memchr::memmem::Finder::new)
+        });
+    let [tool_use, apply_patch, user_message, role, tool_use_id, kind] = &*NEEDLES;
+    let has = |f: &memchr::memmem::Finder<'_>| f.find(line).is_some();
+    // The occurrences of `"key"` that are a member's key, each with what follows its colon.
+    let members = |key: &'static memchr::memmem::Finder<'static>| {
+        key.find_iter(line).filter_map(|at| {
+            let rest = line[at + key.needle().len()..].trim_ascii_start();
+            Some(rest.strip_prefix(b":")?.trim_ascii_start())
+        })
+    };
+    let member = |key, value: &[u8]| members(key).any(|v| v.starts_with(value));
+    has(tool_use)
+        || has(apply_patch)
+        || has(user_message)
+        || (member(role, b"\"user\"")
+            && (members(tool_use_id).next().is_none() || member(kind, b"\"text\"")))
+}
+
+/// The lines of `text`, without their newlines (as `split` on `\n` gives them, the last one
+/// possibly empty), found with `memchr` rather than byte by byte.
+fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let r = rest?;
+        match memchr::memchr(b'\n', r) {
+            Some(at) => {
+                rest = Some(&r[at + 1..]);
+                Some(&r[..at])
+            }
+            None => {
+                rest = None;
+                Some(r)
+            }
+        }
+    })
+}
+
+/// A Claude Code or Codex entry: the fields either format uses, the rest skipped unread.
+#[derive(Deserialize)]
+pub(super) struct Entry {
+    #[serde(rename = "type", default)]
+    pub(super) kind: String,
+    #[serde(default)]
+    pub(super) timestamp: String,
+    #[serde(rename = "isMeta", default)]
+    pub(super) is_meta: bool,
+    #[serde(default)]
+    pub(super) message: Option<claude_code::Message>,
+    #[serde(default)]
+    pub(super) payload: Option<codex::Payload>,
+}
+
+/// A string, or nothing when the value is of another type (skipped unread).
+#[derive(Default)]
+pub(super) struct Text(pub(super) Option<String>);
+
+impl Text {
+    pub(super) fn as_str(&self) -> &str {
+        self.0.as_deref().unwrap_or("")
+    }
+}
+
+impl<'de> Deserialize<'de> for Text {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Text;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Text, E> {
+                Ok(Text(Some(s.to_owned())))
+            }
+            fn visit_string<E: serde::de::Error>(self, s: String) -> Result<Text, E> {
+                Ok(Text(Some(s)))
+            }
+            fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_unit<E: serde::de::Error>(self) -> Result<Text, E> {
+                Ok(Text(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Text, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Text(None))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Text, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Text(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_what_a_split_on_newlines_gives() {
+        for text in ["", "\n", "a", "a\n", "a\nb", "a\n\nb\n", "\n\n", "{}\r\n{}"] {
+            let want: Vec<&[u8]> = text.as_bytes().split(|&b| b == b'\n').collect();
+            assert_eq!(lines(text.as_bytes()).collect::<Vec<_>>(), want, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn json_with_spaces_between_tokens_reads_as_compact_json_does() {
+        // As Python's json.dumps writes it: `", "` and `": "`. The second prompt must be seen
+        // although the format is known by then and most lines are only scanned.
+        let spaced = concat!(
+            r#"{"type": "user", "message": {"role": "user", "content": "first"}, "timestamp": "t1"}"#,
+            "\n",
+            r#"{"type": "user", "message": {"role" :"user", "content": [{"type": "tool_result", "tool_use_id" : "x", "content": "read"}]}, "timestamp": "t2"}"#,
+            "\n",
+            r#"{"type": "user", "message": {"role" : "user", "content": [{"type" : "text", "text": "second"}]}, "timestamp": "t3"}"#,
+            "\n",
+            r#"{"type": "assistant", "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "w", "name": "Write", "input": {"file_path": "/p/a.go", "content": "package a\n"}}]}, "timestamp": "t4"}"#,
+            "\n",
+        );
+        let compact: String = spaced
+            .replace(": ", ":")
+            .replace(" :", ":")
+            .replace(", ", ",");
+        let (a, b) = (extract(spaced.as_bytes()), extract(compact.as_bytes()));
+        assert_eq!(a, b);
+        let prompts: Vec<&str> = a.prompts.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(prompts, ["first", "second"]);
+        assert_eq!(
+            a.writes[0].prompt,
+            Some(1),
+            "the write follows the second prompt"
+        );
+        assert_eq!(a.json_lines, 4);
+    }
+}

@@ -1,0 +1,109 @@
+//! What a file-writing tool call wrote, read from its arguments whatever the agent names them:
+//! the file is the first of `file_path`, `filePath`, `path`, `notebook_path`, `absolute_path`,
+//! `target_file`, `filename`; the text the first of `content`, `contents`, `file_text`,
+//! `new_string`, `newString`, `new_str`, `newText`, `new_source`, `code_edit`, or every
+//! `edits[]` item's new text; a patch (`patchText`, `patch`, `input`) in the `apply_patch`
+//! form names its files itself. A call that names a file but holds no text (Kiro records only
+//! the path) is a write of no lines: the file is listed as written, no line is attributed.
+
+use serde_json::Value;
+
+use super::codex::patch_files;
+use super::str_at;
+
+const FILE_KEYS: [&str; 7] = [
+    "file_path",
+    "filePath",
+    "path",
+    "notebook_path",
+    "absolute_path",
+    "target_file",
+    "filename",
+];
+
+const TEXT_KEYS: [&str; 9] = [
+    "content",
+    "contents",
+    "file_text",
+    "new_string",
+    "newString",
+    "new_str",
+    "newText",
+    "new_source",
+    "code_edit",
+];
+
+const PATCH_KEYS: [&str; 3] = ["patchText", "patch", "input"];
+
+/// Each file the call with arguments `args` wrote, with the text it wrote there.
+pub(super) fn written(args: &Value) -> Vec<(String, String)> {
+    let patch = match args {
+        Value::String(s) => Some(s.as_str()),
+        _ => PATCH_KEYS
+            .iter()
+            .map(|k| str_at(args, k))
+            .find(|s| !s.is_empty()),
+    };
+    if let Some(patch) = patch.filter(|p| p.contains("*** Begin Patch")) {
+        return patch_files(patch)
+            .into_iter()
+            .map(|(file, added)| (file, added.join("\n")))
+            .collect();
+    }
+    let Some(file) = FILE_KEYS
+        .iter()
+        .map(|k| str_at(args, k))
+        .find(|s| !s.is_empty())
+    else {
+        return Vec::new();
+    };
+    let text = match TEXT_KEYS.iter().find_map(|k| args.get(k)?.as_str()) {
+        Some(t) => t.to_owned(),
+        None => args
+            .get("edits")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|e| TEXT_KEYS.iter().find_map(|k| e.get(k)?.as_str()))
+            .collect::<Vec<_>>()
+            .join("\n"),
+    };
+    vec![(file.to_owned(), text)]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_file_and_text_whatever_the_keys() {
+        let w = |v: Value| written(&v);
+        assert_eq!(
+            w(json!({"filePath": "/p/a.ts", "oldString": "x", "newString": "y"})),
+            [("/p/a.ts".to_owned(), "y".to_owned())]
+        );
+        assert_eq!(
+            w(json!({"path": "a.md", "file_text": "# A\n"})),
+            [("a.md".to_owned(), "# A\n".to_owned())]
+        );
+        assert_eq!(
+            w(
+                json!({"path": "p.go", "edits": [{"oldText": "a", "newText": "b"}, {"newText": "c"}]})
+            ),
+            [("p.go".to_owned(), "b\nc".to_owned())]
+        );
+        assert_eq!(
+            w(json!({"path": "kiro/README.md"})),
+            [("kiro/README.md".to_owned(), String::new())]
+        );
+        assert_eq!(
+            w(
+                json!({"patchText": "*** Begin Patch\n*** Add File: x.ts\n+let x = 1\n*** End Patch"})
+            ),
+            [("x.ts".to_owned(), "let x = 1".to_owned())]
+        );
+        assert!(w(json!({"command": "ls"})).is_empty());
+        assert!(w(json!({"file_path": 7})).is_empty());
+    }
+}

@@ -1,0 +1,508 @@
+//! `blame` and `why`: each line of a file labelled with the checkpoints of the commit that last
+//! changed it, and with whether a transcript of those checkpoints records the agent writing
+//! that exact line.
+//!
+//! The labels ([`Attribution`]): `agent` when a session of a checkpoint linked to the line's
+//! commit (trailers, then the rewrite map) has a transcript whose file-writing tool call for
+//! this file wrote the line's text (trailing whitespace trimmed) and the line is evidence on
+//! its own ([`agent_writes::is_evidence`]: at least one letter or digit); `commit-linked` when
+//! the commit links a checkpoint but no transcript shows that (or none could be read: the
+//! checkpoint says why); `human` when the commit links no checkpoint; `uncommitted` for lines
+//! of the working tree not committed yet. Each checkpoint and transcript is read once however
+//! many lines point at it ([`read`]); checkpoints missing locally are fetched first, in one
+//! batch. Transcripts of every agent the reference records are read (`model::agent_writes`); a
+//! transcript in no known format is one summary line, never a failure ([`settle`]). `why`
+//! answers for one line ([`why`]).
+
+mod read;
+mod settle;
+mod why;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::base::error::error_chain;
+use crate::base::id::CheckpointId;
+use crate::git::blame::{self as git_blame, BlameCommit, BlameError, BlameRev, LineRange};
+use crate::git::repo::Repo;
+use crate::git::url::Remote;
+use crate::model::agent_writes::{self, AgentWrites};
+use crate::ops::fetch_many::{self, Status};
+use crate::ops::rewrites::{self, RewriteMap};
+use crate::ops::writes_cache::WritesCache;
+use crate::store::Checkpoint;
+use crate::topology::Topology;
+
+use settle::Settled;
+pub use why::{
+    start_why, why, why_target, PromptEntry, SessionPrompts, StartedWhy, WhyError, WhyReport,
+    WhyWrite,
+};
+
+/// What to blame.
+#[derive(Debug, Clone)]
+pub struct BlameTarget<'a> {
+    /// The directory the path is relative to (the caller's working directory), where git
+    /// blame runs and finds the repository as the command does.
+    pub cwd: &'a Path,
+    /// The file, as the user named it.
+    pub path: String,
+    /// The lines (default: all).
+    pub range: Option<LineRange>,
+    /// The revision (default: the working tree).
+    pub rev: Option<BlameRev>,
+}
+
+/// A `git blame` started by [`start`]: it runs while the caller opens the repository and its
+/// stores, then [`blame`] labels its lines.
+pub struct StartedBlame(pub(super) git_blame::PendingBlame);
+
+/// Starts blaming `target`.
+pub fn start(target: &BlameTarget<'_>) -> Result<StartedBlame, BlameError> {
+    Ok(StartedBlame(git_blame::start(
+        target.cwd,
+        &target.path,
+        target.range,
+        target.rev.as_ref(),
+    )?))
+}
+
+/// How a line came to be, as far as the checkpoints show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Attribution {
+    /// A transcript of a linked checkpoint records the agent writing this line.
+    Agent,
+    /// The commit links checkpoints, but no transcript read shows this line written.
+    CommitLinked,
+    /// The commit links no checkpoint.
+    Human,
+    /// Not committed yet.
+    Uncommitted,
+}
+
+impl Attribution {
+    /// The label, as in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Attribution::Agent => "agent",
+            Attribution::CommitLinked => "commit-linked",
+            Attribution::Human => "human",
+            Attribution::Uncommitted => "uncommitted",
+        }
+    }
+}
+
+/// The tool call that wrote a line.
+#[derive(Debug, Clone, Serialize)]
+pub struct WriteRef {
+    /// The checkpoint.
+    pub checkpoint_id: String,
+    /// The session's slot in it.
+    pub session_index: usize,
+    /// The session's ID.
+    pub session_id: String,
+    /// The tool.
+    pub tool: String,
+    /// When the call was made (the entry's timestamp, "" when unknown).
+    pub timestamp: String,
+    /// The entry's line in the transcript (1-based).
+    pub transcript_line: usize,
+    #[serde(skip)]
+    prompt: Option<usize>,
+}
+
+/// One line of the file.
+#[derive(Debug, Clone, Serialize)]
+pub struct LineEntry {
+    /// Its number.
+    pub line: usize,
+    /// Its text.
+    pub text: String,
+    /// The commit that last changed it.
+    pub commit: String,
+    /// Its label.
+    pub attribution: Attribution,
+    /// The checkpoints the commit links.
+    pub checkpoints: Vec<String>,
+    /// For `agent` lines, the write that shows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub write: Option<WriteRef>,
+}
+
+/// A commit some line points at.
+#[derive(Debug, Clone, Serialize)]
+pub struct CommitEntry {
+    /// Its full SHA.
+    pub sha: String,
+    /// The author's name.
+    pub author: String,
+    /// The author's email.
+    pub author_email: String,
+    /// The author time, seconds since the epoch.
+    pub author_time: i64,
+    /// The subject line.
+    pub summary: String,
+    /// The file's path in that commit.
+    pub filename: String,
+    /// The checkpoints it links (trailers, then the rewrite map).
+    pub checkpoints: Vec<String>,
+}
+
+/// Whether a checkpoint could be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckpointStatus {
+    /// Read.
+    Read,
+    /// Neither here nor (when fetching) on the remote.
+    NotFound,
+    /// It exists but cannot be read (a corrupt document, a session pointing at a missing
+    /// directory).
+    Unreadable,
+}
+
+/// Whether a session's transcript could be used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TranscriptStatus {
+    /// Read, in a known format.
+    Read,
+    /// Not there: none stored, or its blob is absent (a partial clone, a filtered fetch).
+    Absent,
+    /// Not JSONL.
+    NotJsonl,
+    /// JSONL of a format whose writes are not read (another agent).
+    UnknownFormat,
+    /// It could not be read.
+    Unreadable,
+}
+
+/// A session of a checkpoint and what its transcript gave.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionEntry {
+    /// The slot.
+    pub index: usize,
+    /// The session ID.
+    pub session_id: String,
+    /// The agent, from its metadata.
+    pub agent: String,
+    /// The model, from its metadata.
+    pub model: String,
+    /// The transcript's state.
+    pub transcript: TranscriptStatus,
+    /// The format read (`claude-code`, `codex`), when read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<&'static str>,
+    /// How many file-writing tool calls it holds.
+    pub writes: usize,
+    /// Lines of the transcript that are not JSON (skipped).
+    pub skipped_lines: usize,
+    /// Why the transcript gave nothing, when it did not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A checkpoint some commit links.
+#[derive(Debug, Clone, Serialize)]
+pub struct CheckpointEntry {
+    /// Its ID.
+    pub checkpoint_id: String,
+    /// Whether it was read.
+    pub status: CheckpointStatus,
+    /// Why not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Its sessions.
+    pub sessions: Vec<SessionEntry>,
+}
+
+/// How many lines got each label.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Counts {
+    /// `agent`.
+    pub agent: usize,
+    /// `commit-linked`.
+    pub commit_linked: usize,
+    /// `human`.
+    pub human: usize,
+    /// `uncommitted`.
+    pub uncommitted: usize,
+}
+
+/// The result of `blame`.
+#[derive(Debug, Clone, Serialize)]
+pub struct BlameReport {
+    /// The file as named.
+    pub file: String,
+    /// The revision blamed (`None`: the working tree).
+    pub rev: Option<String>,
+    /// The lines.
+    pub lines: Vec<LineEntry>,
+    /// The commits they point at, once each.
+    pub commits: Vec<CommitEntry>,
+    /// The checkpoints those commits link, once each.
+    pub checkpoints: Vec<CheckpointEntry>,
+    /// Lines per label.
+    pub counts: Counts,
+    /// What the user should hear of (also on stderr): checkpoints not found or unreadable,
+    /// transcripts absent or not JSONL, skipped lines, a failed fetch.
+    pub warnings: Vec<String>,
+    /// Whether something that should be readable was not (a checkpoint that cannot be read, a
+    /// transcript that is not JSONL): the command fails after its output.
+    #[serde(skip)]
+    pub damaged: bool,
+}
+
+/// A loaded checkpoint: its sessions' writes, where the transcript could be read.
+struct Loaded {
+    cp: Option<Checkpoint>,
+    sessions: Vec<Option<AgentWrites>>,
+}
+
+/// The index of one session's writes to one file: line text → the last write holding it.
+type FileIndex = HashMap<String, usize>;
+
+/// Everything `blame` computed, kept for `why`.
+struct Attributed {
+    report: BlameReport,
+    loaded: Vec<Loaded>,
+}
+
+/// Labels every line of the blame `started`; the checkpoints missing locally are fetched from
+/// `remote` first, in one batch (`None`: not fetched).
+pub fn blame(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    started: StartedBlame,
+    remote: Option<&Remote>,
+    notice: impl Fn(&str) + Clone + 'static,
+) -> Result<BlameReport, BlameError> {
+    Ok(attribute(repo, topo, started, remote, notice)?.report)
+}
+
+fn attribute(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    started: StartedBlame,
+    remote: Option<&Remote>,
+    notice: impl Fn(&str) + Clone + 'static,
+) -> Result<Attributed, BlameError> {
+    let StartedBlame(pending) = started;
+    let (path, rev) = (pending.path().to_owned(), pending.rev().cloned());
+    // While git blame runs: what does not depend on its answer.
+    let mut warnings = Vec::new();
+    let map = match RewriteMap::load(repo) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            warnings.push(error_chain(&e));
+            None
+        }
+    };
+    let blamed = pending.finish()?;
+    // Commit → its checkpoints (indices into `ids`).
+    let mut ids: Vec<CheckpointId> = Vec::new();
+    let mut commit_cps: Vec<Vec<usize>> = Vec::new();
+    for c in &blamed.commits {
+        let links = match c.is_uncommitted() {
+            true => None,
+            false => rewrites::commit_links(repo, map.as_ref(), &c.sha),
+        };
+        let mut mine = Vec::new();
+        for id in links.map(|l| l.ids).unwrap_or_default() {
+            let at = match ids.iter().position(|i| *i == id) {
+                Some(at) => at,
+                None => {
+                    ids.push(id);
+                    ids.len() - 1
+                }
+            };
+            mine.push(at);
+        }
+        commit_cps.push(mine);
+    }
+    let missing = fetch_batch(repo, remote, &ids, notice, &mut warnings);
+    let mut entries = Vec::new();
+    let mut loaded = Vec::new();
+    let cache = WritesCache::in_common_dir(repo.common_dir());
+    let read = read::read_all(topo, &repo.location(), &cache, &ids, &missing);
+    let mut settled = Settled {
+        warnings,
+        ..Settled::default()
+    };
+    for (id, read) in ids.iter().zip(read) {
+        let (entry, l) = settled.settle(id, read);
+        entries.push(entry);
+        loaded.push(l);
+    }
+    let summary = settled.summary();
+    let Settled {
+        mut warnings,
+        damaged,
+        ..
+    } = settled;
+    warnings.extend(summary);
+
+    let mut indexes: HashMap<(usize, usize, usize), FileIndex> = HashMap::new();
+    let mut counts = Counts::default();
+    let mut lines = Vec::with_capacity(blamed.lines.len());
+    for l in &blamed.lines {
+        let commit = &blamed.commits[l.commit];
+        let cps = &commit_cps[l.commit];
+        let mut write = None;
+        if agent_writes::is_evidence(&l.text) {
+            let text = l.text.trim_end();
+            for &c in cps {
+                for (s, writes) in loaded[c].sessions.iter().enumerate() {
+                    let Some(writes) = writes else { continue };
+                    let index = indexes
+                        .entry((c, s, l.commit))
+                        .or_insert_with(|| file_index(writes, &commit.filename));
+                    if let Some(&w) = index.get(text) {
+                        write = Some(write_ref(&loaded[c], &ids[c], s, writes, w));
+                    }
+                }
+            }
+        }
+        let attribution = match (commit.is_uncommitted(), cps.is_empty(), &write) {
+            (true, _, _) => Attribution::Uncommitted,
+            (false, true, _) => Attribution::Human,
+            (false, false, Some(_)) => Attribution::Agent,
+            (false, false, None) => Attribution::CommitLinked,
+        };
+        match attribution {
+            Attribution::Agent => counts.agent += 1,
+            Attribution::CommitLinked => counts.commit_linked += 1,
+            Attribution::Human => counts.human += 1,
+            Attribution::Uncommitted => counts.uncommitted += 1,
+        }
+        lines.push(LineEntry {
+            line: l.line,
+            text: l.text.clone(),
+            commit: commit.sha.clone(),
+            attribution,
+            checkpoints: cps.iter().map(|&c| ids[c].to_string()).collect(),
+            write,
+        });
+    }
+    let commits = blamed
+        .commits
+        .iter()
+        .zip(&commit_cps)
+        .map(|(c, cps)| commit_entry(c, cps.iter().map(|&i| ids[i].to_string()).collect()))
+        .collect();
+    Ok(Attributed {
+        report: BlameReport {
+            file: path,
+            rev: rev.map(|r| r.as_str().to_owned()),
+            lines,
+            commits,
+            checkpoints: entries,
+            counts,
+            warnings,
+            damaged,
+        },
+        loaded,
+    })
+}
+
+/// Fetches the checkpoints of `ids` missing locally from `remote`, in one batch; returns
+/// those still missing with the reason, so that reads do not ask the remote again.
+fn fetch_batch(
+    repo: &Repo,
+    remote: Option<&Remote>,
+    ids: &[CheckpointId],
+    notice: impl Fn(&str) + Clone + 'static,
+    warnings: &mut Vec<String>,
+) -> HashMap<CheckpointId, String> {
+    let mut missing = HashMap::new();
+    let Some(remote) = remote else {
+        return missing;
+    };
+    if ids.is_empty() {
+        return missing;
+    }
+    let request = fetch_many::Request {
+        remote: remote.clone(),
+        ids: ids.to_vec(),
+        all: false,
+        range: None,
+        filter: None,
+        list_first: true,
+    };
+    let report = match fetch_many::run(repo, &request, notice, &|_| {}) {
+        Ok(r) => r,
+        Err(e) => {
+            warnings.push(format!(
+                "could not fetch the missing checkpoints: {}",
+                error_chain(&e)
+            ));
+            return missing;
+        }
+    };
+    for o in &report.outcomes {
+        let Ok(id) = CheckpointId::parse(&o.checkpoint_id) else {
+            continue;
+        };
+        let why = match o.status {
+            Status::NotFound => format!("not found locally or on {remote}"),
+            Status::Failed => format!(
+                "could not be fetched from {remote}: {}",
+                o.error.as_deref().unwrap_or("the fetch failed")
+            ),
+            Status::Present | Status::Fetched | Status::Diverged => continue,
+        };
+        missing.insert(id, why);
+    }
+    missing
+}
+
+/// The lines `writes` wrote to `file`, each mapped to the last write that holds it.
+fn file_index(writes: &AgentWrites, file: &str) -> FileIndex {
+    let mut index = FileIndex::new();
+    for (i, w) in writes.writes.iter().enumerate() {
+        if agent_writes::same_file(&w.file, file) {
+            for line in &w.lines {
+                index.insert(line.clone(), i);
+            }
+        }
+    }
+    index
+}
+
+fn write_ref(
+    l: &Loaded,
+    id: &CheckpointId,
+    slot: usize,
+    writes: &AgentWrites,
+    w: usize,
+) -> WriteRef {
+    let write = &writes.writes[w];
+    WriteRef {
+        checkpoint_id: id.to_string(),
+        session_index: slot,
+        session_id: l
+            .cp
+            .as_ref()
+            .map(|cp| cp.sessions[slot].session_id.clone())
+            .unwrap_or_default(),
+        tool: write.tool.clone(),
+        timestamp: write.timestamp.clone(),
+        transcript_line: write.entry,
+        prompt: write.prompt,
+    }
+}
+
+fn commit_entry(c: &BlameCommit, checkpoints: Vec<String>) -> CommitEntry {
+    CommitEntry {
+        sha: c.sha.clone(),
+        author: c.author.clone(),
+        author_email: c.author_mail.clone(),
+        author_time: c.author_time,
+        summary: c.summary.clone(),
+        filename: c.filename.clone(),
+        checkpoints,
+    }
+}
