@@ -8,17 +8,39 @@ use crate::store::{Checkpoint, StoreError};
 use crate::topology::{Topology, TopologyError};
 
 /// The checkpoints `target` names: the checkpoint of an ID or unique prefix, else those the
-/// commit `target` links. `notice` gets the warnings (a rewrite map that cannot be read,
-/// malformed trailers). Not found (exit 3): an ID no store holds and no commit names, a name
-/// that is neither, a commit without trailers.
+/// commit `target` links that can be read. `notice` gets the warnings (a rewrite map that cannot
+/// be read, malformed trailers, each linked checkpoint found nowhere while another was found).
+/// Not found (exit 3): an ID no store holds and no commit names, a name that is neither, a
+/// commit without trailers, a commit none of whose linked checkpoints is found.
 pub fn checkpoints(
     repo: &Repo,
     topo: &Topology<'_>,
     target: &str,
     notice: impl Fn(&str),
 ) -> Result<Vec<Checkpoint>, TopologyError> {
+    // Every linked checkpoint that can be read; those found nowhere are named through `notice`,
+    // and only when none is found is the commit's link "not found".
     let by_trailers = |ids: Vec<CheckpointId>| -> Result<Vec<Checkpoint>, TopologyError> {
-        ids.iter().map(|id| Ok(topo.get(id)?)).collect()
+        let mut found = Vec::new();
+        let mut absent = Vec::new();
+        for id in &ids {
+            match topo.get(id) {
+                Ok(cp) => found.push(cp),
+                Err(e) if e.is_not_found() => absent.push(e),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        let first = match found.is_empty() {
+            true => Some(absent.remove(0)),
+            false => None,
+        };
+        for e in &absent {
+            notice(&format!("{target}: {e}"));
+        }
+        match first {
+            Some(e) => Err(e.into()),
+            None => Ok(found),
+        }
     };
     match topo.resolve(target) {
         Ok(id) => {

@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_code, assert_failed, parse_json, Store, TestEnv, AUTHOR_EMAIL, AUTHOR_NAME,
+    assert_code, assert_failed, parse_json, stdout, Store, TestEnv, AUTHOR_EMAIL, AUTHOR_NAME,
 };
 use crate::fixtures::{write_std, HEX_ID, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -239,4 +239,43 @@ fn ulid_on_the_branch_only_is_not_found() {
             &format!("ULID on the v1 branch under {}", store.name()),
         );
     }
+}
+
+#[test]
+fn a_commit_linking_an_absent_checkpoint_shows_the_others_and_names_it() {
+    let env = TestEnv::new();
+    write_std(&env, Store::Branch, HEX_ID, "sess-1", TRANSCRIPT);
+    let absent = "0badc0ffee00";
+    let also_absent = "0badc0ffee01";
+    env.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        &format!("squash\n\nEntire-Checkpoint: {absent}\nEntire-Checkpoint: {HEX_ID}\n"),
+    ]);
+    for args in [
+        vec!["show", "HEAD", "--no-fetch"],
+        vec!["show", "HEAD", "--json", "--no-fetch"],
+    ] {
+        let out = env.run(Store::Branch, &args);
+        let err = assert_code(&out, 0, &args.join(" "));
+        assert!(
+            err.contains(&format!("HEAD: checkpoint {absent} not found")),
+            "{err}"
+        );
+        assert!(stdout(&out).contains(HEX_ID), "{}", stdout(&out));
+    }
+    // Nothing readable: not found (3), every absent one named.
+    env.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        &format!("gone\n\nEntire-Checkpoint: {absent}\nEntire-Checkpoint: {also_absent}\n"),
+    ]);
+    let out = env.run(Store::Branch, &["show", "HEAD", "--no-fetch"]);
+    let err = assert_code(&out, 3, "show of a commit whose checkpoints are all absent");
+    assert!(err.contains(absent) && err.contains(also_absent), "{err}");
+    assert!(stdout(&out).is_empty());
 }
