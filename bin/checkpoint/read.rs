@@ -110,6 +110,9 @@ struct ShowDoc {
     summary: Value,
     /// Each shown session's `<slot>/metadata.json`.
     sessions: Vec<Value>,
+    /// The shown sessions whose directories `sessions[]` does not list (their slots), if any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    unlisted_sessions: Vec<usize>,
     /// The slots of the shown sessions.
     #[serde(skip)]
     slots: Vec<usize>,
@@ -166,6 +169,7 @@ impl ShowDoc {
             },
             summary,
             sessions,
+            unlisted_sessions: slots.iter().copied().filter(|&s| s >= cp.listed).collect(),
             slots,
             prompts,
             transcripts,
@@ -216,6 +220,14 @@ impl ShowDoc {
         for (i, (&slot, prompt)) in self.slots.iter().zip(&self.prompts).enumerate() {
             let s = &cp.sessions[slot];
             out.push_str(&format!("\nSession {slot}  {}\n", s.session_id));
+            if slot >= cp.listed {
+                let dir = &cp.session_dirs[slot];
+                field(
+                    &mut out,
+                    "listed",
+                    &format!("no: directory {dir}/ is not in sessions[]"),
+                );
+            }
             if let Some(p) = prompt {
                 field(&mut out, "prompt", p);
             }

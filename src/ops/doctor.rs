@@ -113,6 +113,8 @@ pub enum Code {
     /// The committed settings ask for a checkpoint remote or a mirror outside git that the
     /// user has not approved (`trust`): not used until then.
     SettingsUnapproved,
+    /// A checkpoint's tree holds session directories its `sessions[]` does not list.
+    UnlistedSessions,
 }
 
 impl Code {
@@ -144,6 +146,7 @@ impl Code {
             Code::TrailersUnverified => "trailers-unverified",
             Code::SummaryIndex => "summary-index",
             Code::SettingsUnapproved => "settings-unapproved",
+            Code::UnlistedSessions => "unlisted-sessions",
         }
     }
 
@@ -174,7 +177,8 @@ impl Code {
             Code::ForeignRef
             | Code::DeliveryUnrecorded
             | Code::PolicyRef
-            | Code::SettingsUnapproved => Severity::Info,
+            | Code::SettingsUnapproved
+            | Code::UnlistedSessions => Severity::Info,
         }
     }
 }
@@ -692,46 +696,90 @@ fn namespace(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
 }
 
 /// `corrupt-checkpoint`: the tip commit, its tree or the documents are unreadable, or the
-/// summary disagrees with the ref (another ID, `sessions[]` not matching the slot directories).
+/// summary names another checkpoint than the ref; and `unlisted-sessions` (information): the
+/// tree holds session directories `sessions[]` does not list (readers show them after the
+/// listed ones), for checkpoint refs and the v1 branch (local, and each remote's copy).
 fn corrupt_checkpoints(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     let mut out = Vec::new();
     for (r, oid) in scan(cx.repo)?.refs {
-        if let Some(why) = checkpoint_problem(cx.repo, r.id(), oid) {
-            out.push(Finding::new(Code::CorruptCheckpoint, r.name(), why));
+        match checkpoint_problem(cx.repo, r.id(), oid) {
+            Err(why) => out.push(Finding::new(Code::CorruptCheckpoint, r.name(), why)),
+            Ok(unlisted) => out.extend(unlisted_finding(r.name(), r.id(), &unlisted)),
+        }
+    }
+    // The v1 branch as reads see it: the local branch and each remote's copy (a fresh clone
+    // has only the latter), each checkpoint version once.
+    let branches = std::iter::once(V1_BRANCH_REF.to_owned()).chain(
+        cx.repo
+            .remote_names()
+            .into_iter()
+            .map(|r| format!("refs/remotes/{r}/entire/checkpoints/v1")),
+    );
+    let git = &cx.repo.git;
+    let mut seen = HashSet::new();
+    for branch in branches {
+        let Some(tip) = crate::store::publish::tip_of(cx.repo, &branch)? else {
+            continue;
+        };
+        let Ok(root) = git.find_commit(tip).and_then(|c| c.tree()) else {
+            continue;
+        };
+        for e in crate::store::branch::v1_subtrees(cx.repo, &root)? {
+            let (Ok(id), Ok(tree)) = (CheckpointId::parse(&e.raw_id), git.find_tree(e.tree)) else {
+                continue;
+            };
+            if !seen.insert(e.tree) {
+                continue;
+            }
+            if let Ok(Some(docs)) = crate::store::tree::read_documents(git, &tree, &id) {
+                let dirs: Vec<String> = docs.unlisted.into_iter().map(|(d, _)| d).collect();
+                out.extend(unlisted_finding(
+                    &format!("{branch}:{}", e.path),
+                    &id,
+                    &dirs,
+                ));
+            }
         }
     }
     Ok(out)
 }
 
-fn checkpoint_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Option<String> {
+/// The `unlisted-sessions` finding of checkpoint `id` (at `subject`) whose tree holds the
+/// session directories `dirs` that `sessions[]` does not list, if any.
+fn unlisted_finding(subject: &str, id: &CheckpointId, dirs: &[String]) -> Option<Finding> {
+    (!dirs.is_empty()).then(|| {
+        let names: Vec<String> = dirs.iter().map(|d| format!("{d}/")).collect();
+        Finding::new(
+            Code::UnlistedSessions,
+            subject,
+            format!(
+                "checkpoint {id} holds session directories its sessions[] does not list ({}); they are shown after the listed sessions",
+                names.join(", ")
+            ),
+        )
+    })
+}
+
+/// Why the checkpoint ref of `id` at `tip` is corrupt (`Err`), else the session directories
+/// its tree holds that `sessions[]` does not list.
+fn checkpoint_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Result<Vec<String>, String> {
     if let Some(why) = crate::store::refs::shape_problem(repo, id, tip) {
-        return Some(why);
+        return Err(why);
     }
     let git = &repo.git;
-    let tree = git.find_commit(tip).and_then(|c| c.tree()).ok()?;
-    let docs = crate::store::tree::read_documents(git, &tree, id).ok()??;
+    let Ok(tree) = git.find_commit(tip).and_then(|c| c.tree()) else {
+        return Ok(Vec::new());
+    };
+    let Ok(Some(docs)) = crate::store::tree::read_documents(git, &tree, id) else {
+        return Ok(Vec::new());
+    };
     if docs.summary.checkpoint_id != id.as_str() {
-        return Some(format!(
+        return Err(format!(
             "metadata.json names checkpoint {:?}, the ref names {id}",
             docs.summary.checkpoint_id
         ));
     }
-    let slots: HashSet<String> = tree
-        .iter()
-        .filter(|e| e.kind() == Some(git2::ObjectType::Tree))
-        .filter_map(|e| e.name().ok().map(str::to_owned))
-        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-        .collect();
-    let listed = docs.summary.sessions.len();
-    let expected: HashSet<String> = docs.dirs.iter().cloned().collect();
-    if slots != expected {
-        let mut found: Vec<&String> = slots.iter().collect();
-        found.sort();
-        return Some(format!(
-            "sessions[] lists {listed} session(s) but the slot directories are {found:?}"
-        ));
-    }
-    None
+    Ok(docs.unlisted.into_iter().map(|(d, _)| d).collect())
 }
 
 /// Every queue doctor knows: the shared one, then each registered destination's.
@@ -1495,6 +1543,7 @@ mod tests {
             Code::TrailerMalformed,
             Code::CheckpointUnpushed,
             Code::TrailersUnverified,
+            Code::UnlistedSessions,
         ];
         let names: HashSet<&str> = all.iter().map(|c| c.as_str()).collect();
         assert_eq!(names.len(), all.len());

@@ -284,15 +284,17 @@ impl<'r> GitBranchStore<'r> {
         let Some(docs) = tree::read_documents(&self.repo.git, &sub, id)? else {
             return Ok(None);
         };
+        let (summary, sessions, session_dirs, listed) = docs.into_read();
         Ok(Some(Checkpoint {
             id: id.clone(),
             store: StoreKind::GitBranch,
             ref_name: ref_name.to_owned(),
             commit: tip.to_string(),
             tree: sub.id().to_string(),
-            summary: docs.summary,
-            sessions: docs.sessions,
-            session_dirs: docs.dirs,
+            summary,
+            sessions,
+            session_dirs,
+            listed,
         }))
     }
 

@@ -447,8 +447,12 @@ pub struct Checkpoint {
     /// Each session's metadata, in slot (`sessions[]` entry) order.
     pub sessions: Vec<SessionMetadata>,
     /// The directory of each session inside the checkpoint, in slot order: what its
-    /// `sessions[]` entry names, not necessarily the slot number.
+    /// `sessions[]` entry names (else its slot number when the directory it names is not
+    /// there), not necessarily the slot number.
     pub session_dirs: Vec<String>,
+    /// How many of the sessions `sessions[]` lists: those after are session directories the
+    /// tree holds that it does not list (docs/format.md, "Sessions `sessions[]` does not list").
+    pub listed: usize,
 }
 
 impl Checkpoint {

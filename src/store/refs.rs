@@ -371,15 +371,17 @@ fn checkpoint_at(
             },
         });
     };
+    let (summary, sessions, session_dirs, listed) = docs.into_read();
     Ok(Checkpoint {
         id: id.clone(),
         store: StoreKind::GitRefs,
         ref_name: name,
         commit: tip.to_string(),
         tree: tree.id().to_string(),
-        summary: docs.summary,
-        sessions: docs.sessions,
-        session_dirs: docs.dirs,
+        summary,
+        sessions,
+        session_dirs,
+        listed,
     })
 }
 

@@ -38,9 +38,14 @@ pub(crate) struct Change {
 /// The decoded documents of a checkpoint subtree.
 pub(crate) struct Documents {
     pub summary: CheckpointSummary,
+    /// The sessions `sessions[]` lists, in its order.
     pub sessions: Vec<SessionMetadata>,
-    /// The directory of each session, in `sessions` order (see [`session_dirs`]).
+    /// The directory of each session, in `sessions` order (see [`read_documents`]).
     pub dirs: Vec<String>,
+    /// Session directories the tree holds that `sessions[]` does not list (numbered
+    /// directories with a readable `metadata.json`), in numeric order: readers show them after
+    /// the listed ones; writers leave them as they are.
+    pub unlisted: Vec<(String, SessionMetadata)>,
 }
 
 /// The directory each `sessions[]` entry of `summary` names: the directory of its `metadata`
@@ -48,8 +53,8 @@ pub(crate) struct Documents {
 /// entries are authoritative: older reference versions left gaps (`0/`, `2/`, `3/`) after
 /// merges, so entry `i` need not live in `i/`. A path that leaves the checkpoint (`..`, another
 /// checkpoint's prefix) or names a directory an earlier entry named is
-/// [`StoreError::BadSessionPath`]. The prefix may be this checkpoint's own v1 path or, for a
-/// ULID, a hex one: the reference's hex→ULID re-stamp keeps the old paths.
+/// [`StoreError::BadSessionPath`]. The prefix may be this checkpoint's own v1 path (once or
+/// repeated) or, for a ULID, a hex one: the reference's hex→ULID re-stamp keeps the old paths.
 pub(crate) fn session_dirs(
     summary: &CheckpointSummary,
     id: &CheckpointId,
@@ -78,18 +83,24 @@ pub(crate) fn session_dirs(
             if *file != METADATA {
                 return Err(bad("does not name a metadata.json"));
             }
-            let inside = match prefix {
-                [] => true,
-                [a, b] => {
-                    let named = format!("{a}{b}");
-                    named == id.as_str()
-                        || (id.kind() == IdKind::Ulid
-                            && a.len() == 2
-                            && crate::base::id::kind_of(&named) == Some(IdKind::Hex))
-                }
-                _ => false,
+            // This checkpoint's own v1 path, or for a ULID a hex one (the reference's
+            // hex→ULID re-stamp keeps the old paths); some reference versions wrote it twice
+            // (`/f3/df91827bd6/f3/df91827bd6/0/metadata.json`), which still names `0/` here.
+            let own = |a: &str, b: &str| {
+                let named = format!("{a}{b}");
+                named == id.as_str()
+                    || (id.kind() == IdKind::Ulid
+                        && a.len() == 2
+                        && crate::base::id::kind_of(&named) == Some(IdKind::Hex))
             };
-            if !inside {
+            let mut rest = prefix;
+            while let [a, b, tail @ ..] = rest {
+                if !own(a, b) {
+                    break;
+                }
+                rest = tail;
+            }
+            if !rest.is_empty() {
                 return Err(bad("points outside the checkpoint"));
             }
             (*dir).to_owned()
@@ -167,7 +178,19 @@ pub(crate) fn read_documents(
         path: METADATA.to_owned(),
         source,
     })?;
-    let dirs = session_dirs(&summary, id)?;
+    let mut dirs = session_dirs(&summary, id)?;
+    // An entry whose directory is not there is read from `<slot>/`, as the reference reads
+    // every entry (when no other entry names that directory).
+    for slot in 0..dirs.len() {
+        let own = slot.to_string();
+        if dirs[slot] != own
+            && subtree(repo, tree, &dirs[slot])?.is_none()
+            && !dirs.contains(&own)
+            && subtree(repo, tree, &own)?.is_some()
+        {
+            dirs[slot] = own;
+        }
+    }
     let mut sessions = Vec::with_capacity(dirs.len());
     for (slot, dir) in dirs.iter().enumerate() {
         sessions.push(read_session(repo, tree, id, dir)?.ok_or_else(|| {
@@ -178,11 +201,58 @@ pub(crate) fn read_documents(
             }
         })?);
     }
+    let unlisted = unlisted_sessions(repo, tree, id, &dirs);
     Ok(Some(Documents {
         summary,
         sessions,
         dirs,
+        unlisted,
     }))
+}
+
+impl Documents {
+    /// The summary, every session (listed, then unlisted) with its directory, and how many of
+    /// them `sessions[]` lists: what a [`crate::store::Checkpoint`] holds.
+    pub(crate) fn into_read(self) -> (CheckpointSummary, Vec<SessionMetadata>, Vec<String>, usize) {
+        let listed = self.sessions.len();
+        let (mut sessions, mut dirs) = (self.sessions, self.dirs);
+        for (dir, meta) in self.unlisted {
+            dirs.push(dir);
+            sessions.push(meta);
+        }
+        (self.summary, sessions, dirs, listed)
+    }
+}
+
+/// The numbered session directories of `tree` that `dirs` does not name and that hold a
+/// readable `metadata.json`, in numeric order. One that cannot be read is left out (and logged):
+/// it is listed nowhere, and must not stop the listed sessions from being read.
+fn unlisted_sessions(
+    repo: &Repository,
+    tree: &Tree,
+    id: &CheckpointId,
+    dirs: &[String],
+) -> Vec<(String, SessionMetadata)> {
+    let mut found: Vec<(u64, String)> = tree
+        .iter()
+        .filter(|e| e.kind() == Some(ObjectType::Tree))
+        .filter_map(|e| e.name().ok().map(str::to_owned))
+        .filter(|n| !dirs.contains(n))
+        .filter_map(|n| Some((n.parse::<u64>().ok()?, n)))
+        .filter(|(_, n)| n.bytes().all(|b| b.is_ascii_digit()))
+        .collect();
+    found.sort();
+    found
+        .into_iter()
+        .filter_map(|(_, dir)| match read_session(repo, tree, id, &dir) {
+            Ok(Some(meta)) => Some((dir, meta)),
+            Ok(None) => None,
+            Err(e) => {
+                log::info!("checkpoint {id}: unlisted session {dir}/ is unreadable: {e}");
+                None
+            }
+        })
+        .collect()
 }
 
 fn read_session(
@@ -642,6 +712,7 @@ pub(crate) fn build_backfill(
         summary: prev,
         mut sessions,
         dirs,
+        ..
     } = docs;
     match b {
         Backfill::Attribution { attribution, .. } => {

@@ -418,7 +418,7 @@ fn a_checkpoint_whose_session_directory_is_missing_fails_after_the_output() {
         let env = TestEnv::new();
         let prefix = crate::env::tree_prefix(store, HEX_ID);
         let root = format!(
-            "{{\"checkpoint_id\":\"{HEX_ID}\",\"strategy\":\"manual-commit\",\"checkpoints_count\":1,\"files_touched\":[],\"sessions\":[{{\"metadata\":\"{prefix}/7/metadata.json\",\"transcript\":\"{prefix}/7/full.jsonl\",\"content_hash\":\"{prefix}/7/content_hash.txt\",\"prompt\":\"{prefix}/7/prompt.txt\"}}]}}\n"
+            "{{\"checkpoint_id\":\"{HEX_ID}\",\"strategy\":\"manual-commit\",\"checkpoints_count\":1,\"files_touched\":[],\"sessions\":[{{\"metadata\":\"{prefix}/0/metadata.json\"}},{{\"metadata\":\"{prefix}/7/metadata.json\",\"transcript\":\"{prefix}/7/full.jsonl\",\"content_hash\":\"{prefix}/7/content_hash.txt\",\"prompt\":\"{prefix}/7/prompt.txt\"}}]}}\n"
         );
         hand_made(&env, store, HEX_ID, Some(root.as_bytes()));
         commit(

@@ -470,11 +470,60 @@ fn corrupt_checkpoints_are_reported_and_never_changed() {
         .map(|(s, _)| s)
         .collect();
     got.sort();
-    assert_eq!(got, ids.map(checkpoint_ref));
+    let corrupt = [ids[0], ids[1], ids[2], ids[4]].map(checkpoint_ref);
+    assert_eq!(got, corrupt);
+    // The session directory sessions[] does not list is information, not corruption.
+    assert_eq!(
+        found(&doc, "unlisted-sessions"),
+        [(checkpoint_ref(ids[3]), false)]
+    );
+    let finding = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["code"] == "unlisted-sessions")
+        .unwrap();
+    assert_eq!(finding["severity"], "info");
+    assert!(
+        finding["message"].as_str().unwrap().contains("(1/)"),
+        "{finding}"
+    );
     let before = env.refs_snapshot();
     let fixed = json(&env, Store::Refs, true, 1);
     assert_eq!(env.refs_snapshot(), before, "never deleted or rewritten");
-    assert_eq!(found(&fixed, "corrupt-checkpoint").len(), 5);
+    assert_eq!(found(&fixed, "corrupt-checkpoint").len(), 4);
+}
+
+#[test]
+fn unlisted_session_directories_on_the_v1_branch_are_information() {
+    let env = env_with_hooks();
+    let extra = tree(vec![
+        (
+            "metadata.json",
+            blob(
+                root_metadata_json(HEX_ID, &crate::env::tree_prefix(Store::Branch, HEX_ID))
+                    .as_bytes(),
+            ),
+        ),
+        (
+            "0",
+            tree(vec![(
+                "metadata.json",
+                blob(session_metadata_json(HEX_ID, "s").as_bytes()),
+            )]),
+        ),
+        (
+            "6",
+            tree(vec![(
+                "metadata.json",
+                blob(session_metadata_json(HEX_ID, "t").as_bytes()),
+            )]),
+        ),
+    ]);
+    crate::fixtures::hand_made_branch(&env, HEX_ID, &extra);
+    let subject = format!("{V1_BRANCH}:{}/{}", &HEX_ID[..2], &HEX_ID[2..]);
+    let doc = json(&env, Store::Branch, false, 0);
+    assert_eq!(found(&doc, "unlisted-sessions"), [(subject, false)]);
 }
 
 #[test]

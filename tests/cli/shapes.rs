@@ -254,7 +254,7 @@ type BadCase = (
 );
 
 fn bad_session_paths_are_named_and_the_others_stay_readable(store: Store) {
-    let cases: [BadCase; 4] = [
+    let cases: [BadCase; 6] = [
         (
             &["0"],
             &[(0, "/../0/metadata.json")],
@@ -274,6 +274,19 @@ fn bad_session_paths_are_named_and_the_others_stay_readable(store: Store) {
             "names the same directory",
         ),
         (&["0", "7"], &[], &["0"], "7/metadata.json is missing"),
+        // A doubled path that still escapes.
+        (
+            &["0"],
+            &[(0, "/a1/b2c3d4e5f6/a1/b2c3d4e5f6/../0/metadata.json")],
+            &["0"],
+            "points outside the checkpoint",
+        ),
+        (
+            &["0"],
+            &[(0, "/a1/b2c3d4e5f6/ff/ffffffffff/0/metadata.json")],
+            &["0"],
+            "points outside the checkpoint",
+        ),
     ];
     for (dirs, paths, present, problem) in cases {
         let env = TestEnv::new();
@@ -361,7 +374,69 @@ fn absent_blobs_are_clear_errors_and_stop_nothing_else(store: Store) {
     assert_bad(&env, store, ID, "2/metadata.json");
 }
 
+/// Shapes the reference wrote that it reads: session paths with the checkpoint's path doubled
+/// (read from the directory they name), an entry naming a directory that is not there (read
+/// from `<slot>/`), and session directories `sessions[]` does not list (shown after the listed
+/// ones, reached by `--session`). Nothing is written.
+fn doubled_paths_missing_directories_and_unlisted_sessions_are_read(store: Store) {
+    let env = TestEnv::new();
+    let doubled = format!(
+        "/{}/{}/{}/{}/1/metadata.json",
+        &ID[..2],
+        &ID[2..],
+        &ID[..2],
+        &ID[2..]
+    );
+    let root = root_json(
+        store,
+        ID,
+        &["0", "1", "2"],
+        &[(1, doubled.as_str()), (2, "/9/metadata.json")],
+    );
+    store_all(
+        &env,
+        store,
+        vec![
+            (ID, node(ID, &root, &["0", "1", "2", "3", "5"])),
+            good(store),
+        ],
+    );
+    let refs = env.refs_snapshot();
+    let v = env.ok_json(store, &["show", ID, "--json"]);
+    let sessions: Vec<&str> = v["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions, ["sess-0", "sess-1", "sess-2", "sess-3", "sess-5"]);
+    assert_eq!(v["unlisted_sessions"], json!([3, 4]));
+    crate::schemas::assert_valid("show.json", "show of unlisted sessions", &v);
+    let human = env.ok(store, &["show", ID]);
+    assert!(
+        human.contains("  listed   no: directory 5/ is not in sessions[]\n"),
+        "{human}"
+    );
+    // --session reaches an unlisted session, by slot and by ID.
+    for sel in ["4", "sess-5"] {
+        let out = env.ok(store, &["show", ID, "--session", sel, "--transcript"]);
+        assert_eq!(out, "{\"dir\":\"5\"}\n");
+    }
+    let out = env.ok(store, &["show", ID, "--session", "1", "--transcript"]);
+    assert_eq!(out, "{\"dir\":\"1\"}\n", "the doubled path names 1/");
+    let list = env.ok_json(store, &["list", "--json"]);
+    let mine = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["checkpoint_id"] == ID)
+        .unwrap();
+    assert_eq!(mine["session_count"], 5);
+    assert_eq!(env.refs_snapshot(), refs, "nothing written");
+}
+
 both_stores! {
+    doubled_paths => doubled_paths_missing_directories_and_unlisted_sessions_are_read;
     gapped_slots => gapped_slots_are_read_from_the_directories_sessions_names;
     gapped_write => a_write_to_a_gapped_checkpoint_uses_a_free_directory;
     bad_session_paths => bad_session_paths_are_named_and_the_others_stay_readable;
