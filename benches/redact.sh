@@ -25,7 +25,7 @@ for mode in on off; do
   git -C "$mode" commit -q --allow-empty -m init
 done
 mkdir -p off/.entire
-printf '{"redaction": {"enabled": false}}\n' > off/.entire/settings.json
+printf '{"redaction": {"enabled": false}}\n' > off/.entire/settings.local.json
 hyperfine --warmup 1 --runs 5 \
   -n "write, redaction on" "git -C on entire-checkpoint write --session s --transcript ../t.jsonl" \
   -n "write, redaction off" "git -C off entire-checkpoint write --session s --transcript ../t.jsonl"

@@ -20,8 +20,8 @@ use crate::store::branch::GitBranchStore;
 use crate::store::refs::{self, GitRefsStore, IndexDamage};
 use crate::store::registry::{Backend, MirrorConfigError, Registry};
 use crate::store::{
-    Backfill, Checkpoint, CheckpointInfo, CheckpointReader, CheckpointWriter, CommitInfo, ListLine,
-    SessionWrite, StoreError, StoreKind, WriteOutcome,
+    Backfill, Checkpoint, CheckpointFiles, CheckpointInfo, CheckpointReader, CheckpointWriter,
+    CommitInfo, ListLine, SessionWrite, StoreError, StoreKind, WriteOutcome,
 };
 
 /// Errors resolving the topology or a checkpoint name.
@@ -687,6 +687,15 @@ impl<'r> Topology<'r> {
     /// A file of a checkpoint, from the store that served it.
     pub fn read_file(&self, cp: &Checkpoint, path: &str) -> Result<Vec<u8>, StoreError> {
         self.reader(cp.store).read_file(cp, path)
+    }
+
+    /// The files of the checkpoint, from the store that serves it, its tree opened once: for
+    /// reading many of them, or streaming one of any size.
+    pub fn files<'s>(
+        &'s self,
+        cp: &Checkpoint,
+    ) -> Result<Box<dyn CheckpointFiles + 's>, StoreError> {
+        self.reader(cp.store).files(cp)
     }
 
     /// The checkpoint's history, from the store that serves it.

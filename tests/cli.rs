@@ -55,6 +55,8 @@ mod fresh_clone;
 mod gc;
 #[path = "cli/hook_managers.rs"]
 mod hook_managers;
+#[path = "cli/hostile_data.rs"]
+mod hostile_data;
 #[path = "cli/human_output.rs"]
 mod human_output;
 #[path = "cli/list.rs"]

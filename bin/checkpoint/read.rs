@@ -13,7 +13,9 @@ use entire_checkpoints::model::agent_writes::{AgentWrites, TranscriptFormat};
 use entire_checkpoints::ops::range::{self, Linked};
 use entire_checkpoints::ops::writes_cache::WritesCache;
 use entire_checkpoints::ops::{resolve, rewrites, sync};
-use entire_checkpoints::store::{Checkpoint, CheckpointInfo, CommitInfo, ListLine, StoreError};
+use entire_checkpoints::store::{
+    Checkpoint, CheckpointFiles, CheckpointInfo, CommitInfo, ListLine, StoreError,
+};
 use entire_checkpoints::topology::{Listing, Topology};
 
 use super::args::{DateFormat, RangeArgs, ShowArgs};
@@ -35,7 +37,7 @@ pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
     for cp in &checkpoints {
         let slot = a.session.as_deref().map(|s| cp.slot_of(s)).transpose()?;
         if a.transcript {
-            write_stdout(&transcript(topo, cp, slot)?)?;
+            transcript(topo, cp, slot)?;
             continue;
         }
         let cache = (!a.json).then(|| WritesCache::in_common_dir(repo.common_dir()));
@@ -70,8 +72,9 @@ fn code_commits(repo: &Repo, map: Option<&rewrites::RewriteMap>, cp: &Checkpoint
     rewrites::linking_commits(repo, map, &cp.id).unwrap_or_default()
 }
 
-/// The transcript of session `slot` (default: the latest).
-fn transcript(topo: &Topology<'_>, cp: &Checkpoint, slot: Option<usize>) -> Result<Vec<u8>> {
+/// Streams the transcript of session `slot` (default: the latest) to stdout: memory stays
+/// bounded whatever its size.
+fn transcript(topo: &Topology<'_>, cp: &Checkpoint, slot: Option<usize>) -> Result<()> {
     let slot = match slot {
         Some(s) => s,
         None => cp
@@ -81,13 +84,24 @@ fn transcript(topo: &Topology<'_>, cp: &Checkpoint, slot: Option<usize>) -> Resu
             .context("checkpoint has no sessions")?,
     };
     let dir = &cp.session_dirs[slot];
-    topo.read_file(cp, &format!("{dir}/full.jsonl"))
+    let files = topo.files(cp)?;
+    let stream = files
+        .stream(&format!("{dir}/full.jsonl"))
         .map_err(|e| match e {
             StoreError::FileNotFound { id, .. } => {
                 CliError::Failed(format!("checkpoint {id}: session {slot} has no transcript"))
             }
             other => other.into(),
-        })
+        })?;
+    stream_stdout(stream)
+}
+
+/// Copies `stream` to stdout as it is read: memory stays bounded whatever its size.
+fn stream_stdout(mut stream: impl std::io::Read) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    std::io::copy(&mut stream, &mut out)?;
+    std::io::Write::flush(&mut out)?;
+    Ok(())
 }
 
 /// The author of a checkpoint's commit.
@@ -97,9 +111,38 @@ struct Author {
     email: String,
 }
 
+/// The shown sessions' `<slot>/metadata.json` as stored, each read and decoded only as it is
+/// written out (a checkpoint may list many sessions); nothing without `files` (the human form).
+struct SessionDocs<'t> {
+    files: Option<Box<dyn CheckpointFiles + 't>>,
+    id: String,
+    dirs: Vec<String>,
+}
+
+impl Serialize for SessionDocs<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        use serde::ser::{Error, SerializeSeq};
+        let Some(files) = &self.files else {
+            return s.collect_seq(std::iter::empty::<Value>());
+        };
+        let mut seq = s.serialize_seq(Some(self.dirs.len()))?;
+        for dir in &self.dirs {
+            let path = format!("{dir}/metadata.json");
+            let bytes = files
+                .read(&path)
+                .map_err(|e| S::Error::custom(error_chain(&e)))?;
+            let doc: Value = serde_json::from_slice(&bytes).map_err(|e| {
+                S::Error::custom(format!("checkpoint {}: {path} is corrupt: {e}", self.id))
+            })?;
+            seq.serialize_element(&doc)?;
+        }
+        seq.end()
+    }
+}
+
 /// `show --json`: one checkpoint with its stored documents as they are.
 #[derive(Serialize)]
-struct ShowDoc {
+struct ShowDoc<'t> {
     checkpoint_id: String,
     store: &'static str,
     #[serde(rename = "ref")]
@@ -109,7 +152,7 @@ struct ShowDoc {
     /// `metadata.json`.
     summary: Value,
     /// Each shown session's `<slot>/metadata.json`.
-    sessions: Vec<Value>,
+    sessions: SessionDocs<'t>,
     /// The shown sessions whose directories `sessions[]` does not list (their slots), if any.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     unlisted_sessions: Vec<usize>,
@@ -125,35 +168,45 @@ struct ShowDoc {
     transcripts: Vec<Option<std::result::Result<AgentWrites, String>>>,
 }
 
-impl ShowDoc {
-    /// Reads the documents of `cp`, of all sessions or only the one in slot `only`; with a
-    /// writes `cache`, what each session's transcript shows too.
+impl<'t> ShowDoc<'t> {
+    /// Reads the documents of `cp`, of all sessions or only the one in slot `only`: as stored
+    /// for `--json` (without a writes `cache`); with a writes `cache` (the human form), the
+    /// prompts and what each session's transcript shows, beside what `cp` holds decoded.
     fn read(
-        topo: &Topology<'_>,
+        topo: &'t Topology<'_>,
         cp: &Checkpoint,
         only: Option<usize>,
         cache: Option<&WritesCache>,
-    ) -> Result<ShowDoc> {
+    ) -> Result<ShowDoc<'t>> {
+        let json = cache.is_none();
+        // One opened tree for every document: a checkpoint may list many sessions.
+        let files = topo.files(cp)?;
         let raw = |path: &str| -> Result<Value> {
-            let bytes = topo.read_file(cp, path)?;
+            let bytes = files.read(path)?;
             serde_json::from_slice(&bytes)
                 .with_context(|| format!("checkpoint {}: {path} is corrupt", cp.id))
         };
-        let summary = raw("metadata.json")?;
-        let mut sessions = Vec::new();
+        let summary = if json {
+            raw("metadata.json")?
+        } else {
+            Value::Null
+        };
+        let mut dirs = Vec::new();
         let mut slots = Vec::new();
         let mut prompts = Vec::new();
         let mut transcripts = Vec::new();
         for (slot, dir) in cp.session_dirs.iter().enumerate() {
             if only.is_none_or(|o| o == slot) {
-                sessions.push(raw(&format!("{dir}/metadata.json"))?);
                 slots.push(slot);
-                // Only for people: a prompt that cannot be read is left out, never an error.
-                let prompt = topo.read_file(cp, &format!("{dir}/prompt.txt")).ok();
-                prompts.push(prompt.and_then(|p| first_line(&p)));
                 if let Some(cache) = cache {
-                    let writes = cache.session_writes(topo, cp, dir);
+                    // Only for people: a prompt that cannot be read is left out, never an
+                    // error.
+                    let prompt = files.read(&format!("{dir}/prompt.txt")).ok();
+                    prompts.push(prompt.and_then(|p| first_line(&p)));
+                    let writes = cache.session_writes(files.as_ref(), cp, dir);
                     transcripts.push(writes.map_err(|e| error_chain(&e)).transpose());
+                } else {
+                    dirs.push(dir.clone());
                 }
             }
         }
@@ -168,7 +221,11 @@ impl ShowDoc {
                 email: author.email,
             },
             summary,
-            sessions,
+            sessions: SessionDocs {
+                files: json.then_some(files),
+                id: cp.id.to_string(),
+                dirs,
+            },
             unlisted_sessions: slots.iter().copied().filter(|&s| s >= cp.listed).collect(),
             slots,
             prompts,
@@ -319,7 +376,7 @@ fn list_or_none(items: &[impl AsRef<str>]) -> String {
 /// `cat`: one file of the checkpoint `target` names (as for `show`), raw.
 pub fn cat(repo: &Repo, topo: &Topology<'_>, target: &str, path: &str) -> Result<()> {
     let cp = resolve::checkpoint(repo, topo, target, |m| warn(false, m))?;
-    write_stdout(&topo.read_file(&cp, path)?)
+    stream_stdout(topo.files(&cp)?.stream(path)?)
 }
 
 /// `log`: the history of the checkpoint `target` names (as for `show`).

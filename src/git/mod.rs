@@ -2,12 +2,13 @@
 //! reads and writes refs: the opened repository and its formats (object IDs of SHA-1 or
 //! SHA-256, refs in files or reftable), every ref operation through the backend the format
 //! needs (`refs`: our own readers of the files backend or git's plumbing), checkpoint ref
-//! names, the one `git` subprocess wrapper, validated remote URLs, side repositories, `git
+//! names, blobs of any size streamed (`objects`), the one `git` subprocess wrapper, validated remote URLs, side repositories, `git
 //! blame` parsed into typed records, and what git knows of the settings files (their approval,
 //! whether git tracks them). Knows nothing of checkpoints' stores.
 
 pub mod blame;
 pub mod format;
+pub mod objects;
 mod ref_lookup;
 mod ref_update;
 pub mod refname;

@@ -509,6 +509,77 @@ impl Git {
             on_this_thread: PhantomData,
         })
     }
+
+    /// Starts git and reads its standard output as a [`Stream`]: for a local command whose
+    /// output may be larger than memory (a blob of any size). No deadline and no input.
+    pub fn stream(mut self) -> Result<Stream, GitError> {
+        let name = subcommand(&self.args);
+        self.cmd.args(&self.args);
+        log::debug!("stream git {name}");
+        let mut git = Tracked::spawn(&mut self.cmd)?;
+        let stdout = git
+            .stdout
+            .take()
+            .ok_or_else(|| GitError::Spawn("git's output is not a pipe".into()))?;
+        let stderr = read_in_thread(git.stderr.take());
+        Ok(Stream {
+            name,
+            git,
+            stdout,
+            stderr,
+            done: false,
+            on_this_thread: PhantomData,
+        })
+    }
+}
+
+/// A git started by [`Git::stream`]: its standard output read as git writes it, straight from
+/// the pipe (nothing is buffered beyond the pipe's own 64 KiB), for output of any size. At the
+/// end of the output git's exit is awaited, and a failure is the error of that last read,
+/// naming git's first error line. Dropped before the end, git's process group is killed. It
+/// has no deadline: the reader sets the pace (a pager may take its time).
+pub struct Stream {
+    name: String,
+    git: Tracked,
+    stdout: ChildStdout,
+    stderr: Receiver<Vec<u8>>,
+    done: bool,
+    on_this_thread: PhantomData<*const ()>,
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.done {
+            return Ok(0);
+        }
+        let n = self.stdout.read(buf)?;
+        if n > 0 || buf.is_empty() {
+            return Ok(n);
+        }
+        self.done = true;
+        let status = self
+            .git
+            .exited
+            .recv()
+            .map_err(|_| std::io::Error::other(format!("git {} was lost", self.name)))??;
+        if status.success() {
+            return Ok(0);
+        }
+        let stderr = drain(&self.stderr, Instant::now() + KILL_GRACE).unwrap_or_default();
+        Err(std::io::Error::other(format!(
+            "git {} failed: {}",
+            self.name,
+            first_error_line(&redact(&String::from_utf8_lossy(&stderr)))
+        )))
+    }
+}
+
+impl Drop for Stream {
+    fn drop(&mut self) {
+        if !self.done {
+            self.git.kill();
+        }
+    }
 }
 
 /// A git started by [`Git::start`]. Dropped without [`Running::wait`], its process group is

@@ -602,6 +602,7 @@ fn collapse(
             &ours.tree().map_err(git_err("read canonical tree"))?,
             &theirs.tree().map_err(git_err("read folded tree"))?,
             "",
+            &repo.settings().limits(),
         )?;
         let tree = git
             .find_tree(merged.tree)
@@ -731,7 +732,8 @@ fn corrupt_checkpoints(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
             if !seen.insert(e.tree) {
                 continue;
             }
-            if let Ok(Some(docs)) = crate::store::tree::read_documents(git, &tree, &id) {
+            let limits = cx.repo.settings().limits();
+            if let Ok(Some(docs)) = crate::store::tree::read_documents(git, &tree, &id, &limits) {
                 let dirs: Vec<String> = docs.unlisted.into_iter().map(|(d, _)| d).collect();
                 out.extend(unlisted_finding(
                     &format!("{branch}:{}", e.path),
@@ -770,7 +772,9 @@ fn checkpoint_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Result<Vec<St
     let Ok(tree) = git.find_commit(tip).and_then(|c| c.tree()) else {
         return Ok(Vec::new());
     };
-    let Ok(Some(docs)) = crate::store::tree::read_documents(git, &tree, id) else {
+    let Ok(Some(docs)) =
+        crate::store::tree::read_documents(git, &tree, id, &repo.settings().limits())
+    else {
         return Ok(Vec::new());
     };
     if docs.summary.checkpoint_id != id.as_str() {

@@ -281,7 +281,8 @@ fn migrate_one(
         // recovery does), so the import never hides one; its slots keep their place.
         let current = tip.tree().map_err(git_err("read checkpoint tree"))?;
         let imported = git.find_tree(tree).map_err(git_err("read migrated tree"))?;
-        let merged = merge::merge_trees(git, &id, &imported, &current, "")?;
+        let merged =
+            merge::merge_trees(git, &id, &imported, &current, "", &repo.settings().limits())?;
         Ok((merged.tree != current.id()).then(|| Change {
             tree: merged.tree,
             message: message.clone(),

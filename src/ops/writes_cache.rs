@@ -18,8 +18,7 @@ use sha2::{Digest, Sha256};
 use crate::base::fs::{read_cache_file, write_cache_file};
 use crate::model::agent_writes::{self, AgentWrites};
 use crate::model::transcript::TRANSCRIPT_FILE;
-use crate::store::{Checkpoint, StoreError};
-use crate::topology::Topology;
+use crate::store::{Checkpoint, CheckpointFiles, StoreError};
 
 /// The cache's directory, in `<git common dir>/entire/`.
 pub const CACHE_DIR: &str = "writes-cache";
@@ -78,17 +77,18 @@ impl WritesCache {
     }
 
     /// The writes of the transcript of the session in directory `dir` of `cp`: cached, else
-    /// read through `topo` and extracted (then cached). `Ok(None)` when no transcript is stored.
+    /// read through `files` (the checkpoint's, opened once for all its sessions) and extracted
+    /// (then cached). `Ok(None)` when no transcript is stored.
     pub fn session_writes(
         &self,
-        topo: &Topology<'_>,
+        files: &dyn CheckpointFiles,
         cp: &Checkpoint,
         dir: &str,
     ) -> Result<Option<AgentWrites>, StoreError> {
         if let Some(writes) = self.get(&cp.tree, dir) {
             return Ok(Some(writes));
         }
-        let bytes = match topo.read_file(cp, &format!("{dir}/{TRANSCRIPT_FILE}")) {
+        let bytes = match files.read(&format!("{dir}/{TRANSCRIPT_FILE}")) {
             Ok(bytes) => bytes,
             Err(StoreError::FileNotFound { .. }) => return Ok(None),
             Err(e) => return Err(e),

@@ -763,7 +763,7 @@ fn checkpoint_step<'a>(
 ) -> impl Fn(&git2::Commit<'_>, &git2::Tree<'_>) -> Result<(Oid, Vec<String>), StoreError> + 'a {
     move |c, theirs| {
         let ours = c.tree().map_err(crate::store::git_err("read local tree"))?;
-        let m = merge::merge_trees(&repo.git, id, &ours, theirs, "")?;
+        let m = merge::merge_trees(&repo.git, id, &ours, theirs, "", &repo.settings().limits())?;
         Ok((m.tree, m.notes))
     }
 }
@@ -809,6 +809,7 @@ fn v1_step(
                         &local,
                         &remote,
                         &format!("/{}", id.v1_path()),
+                        &repo.settings().limits(),
                     )?;
                     notes.extend(m.notes);
                     m.tree

@@ -16,8 +16,9 @@ use crate::store::publish::{self, Located};
 use crate::store::refs::{checkpoint_tree, commit_info, info_of, tree_of_commit};
 use crate::store::tree::{self, Change};
 use crate::store::{
-    backfill_via, git_err, write_via, Backfill, Checkpoint, CheckpointInfo, CheckpointReader,
-    CheckpointWriter, CommitInfo, Layout, SessionWrite, StoreError, StoreKind, WriteOutcome,
+    backfill_via, git_err, write_via, Backfill, Checkpoint, CheckpointFiles, CheckpointInfo,
+    CheckpointReader, CheckpointWriter, CommitInfo, Layout, SessionWrite, StoreError, StoreKind,
+    WriteOutcome,
 };
 
 /// The branch's full ref name.
@@ -281,7 +282,9 @@ impl<'r> GitBranchStore<'r> {
         let Some(sub) = self.subtree_in(Some(commit), id)? else {
             return Ok(None);
         };
-        let Some(docs) = tree::read_documents(&self.repo.git, &sub, id)? else {
+        let Some(docs) =
+            tree::read_documents(&self.repo.git, &sub, id, &self.repo.settings().limits())?
+        else {
             return Ok(None);
         };
         let (summary, sessions, session_dirs, listed) = docs.into_read();
@@ -371,9 +374,15 @@ impl CheckpointReader for GitBranchStore<'_> {
         }
     }
 
-    fn read_file(&self, cp: &Checkpoint, path: &str) -> Result<Vec<u8>, StoreError> {
-        let tree = checkpoint_tree(self.repo, cp)?;
-        tree::read_path(&self.repo.git, &tree, &cp.id, path)
+    fn files<'s>(&'s self, cp: &Checkpoint) -> Result<Box<dyn CheckpointFiles + 's>, StoreError> {
+        let limits = self.repo.settings().limits();
+        let tree = checkpoint_tree(&self.repo.git, cp, &limits)?;
+        Ok(Box::new(tree::TreeFiles::new(
+            &self.repo.git,
+            tree,
+            &cp.id,
+            limits,
+        )))
     }
 
     fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError> {

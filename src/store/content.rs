@@ -11,7 +11,7 @@ use git2::Oid;
 
 use crate::base::id::CheckpointId;
 use crate::git::repo::{Repo, RepoError, RepoLocation};
-use crate::store::{git_err, tree, StoreError};
+use crate::store::{git_err, tree, CheckpointFiles, StoreError};
 
 /// Reads checkpoint files by tree id from a repository opened for it.
 pub struct ContentReader {
@@ -32,9 +32,9 @@ impl ContentReader {
         tree_id: &str,
         path: &str,
     ) -> Result<Vec<u8>, StoreError> {
-        let tree = Oid::from_str(tree_id)
-            .and_then(|oid| self.repo.git.find_tree(oid))
-            .map_err(git_err("read checkpoint tree"))?;
-        tree::read_path(&self.repo.git, &tree, id, path)
+        let limits = self.repo.settings().limits();
+        let oid = Oid::from_str(tree_id).map_err(git_err("read checkpoint tree"))?;
+        let tree = tree::tree_within(&self.repo.git, oid, id, "of the checkpoint", &limits)?;
+        tree::TreeFiles::new(&self.repo.git, tree, id, limits).read(path)
     }
 }

@@ -15,7 +15,7 @@ use git2::{ObjectType, Oid, Repository, Tree};
 use serde_json::Value;
 
 use crate::base::fs::{is_temp_name, write_atomic, FileLock};
-use crate::config::settings::{ConfigSource, SETTINGS_DIR, SETTINGS_FILE};
+use crate::config::settings::{ConfigSource, Limits, SETTINGS_DIR, SETTINGS_FILE};
 use crate::git::repo::Repo;
 use crate::store::tree;
 use crate::store::{git_err, Backfill, CheckpointWriter, SessionWrite, StoreError, WriteOutcome};
@@ -29,6 +29,9 @@ pub const DEFAULT_FS_DIR: &str = "entire/fs-mirror";
 /// The filesystem mirror.
 pub struct FsMirror {
     dir: Target,
+    /// The caps on reading the checkpoints it finds there (its directory may be in a work tree
+    /// whose content came from a remote).
+    limits: Limits,
 }
 
 /// Where the mirror writes, or why it writes nothing.
@@ -87,6 +90,7 @@ impl FsMirror {
     pub fn new(dir: PathBuf) -> Self {
         FsMirror {
             dir: Target::Dir(dir),
+            limits: Limits::default(),
         }
     }
 
@@ -118,7 +122,10 @@ impl FsMirror {
             Some(_) => return Err(FsConfigError::NotAnObject),
         };
         let Some(given) = dir else {
-            return Ok(FsMirror::new(repo.common_dir().join(DEFAULT_FS_DIR)));
+            return Ok(FsMirror {
+                limits: repo.settings().limits(),
+                ..FsMirror::new(repo.common_dir().join(DEFAULT_FS_DIR))
+            });
         };
         let dir = match &given {
             d if d.is_absolute() => d.clone(),
@@ -133,6 +140,7 @@ impl FsMirror {
                 None => {
                     return Ok(FsMirror {
                         dir: Target::Refused(DirRefused::OutsideRepository { dir: shown }),
+                        limits: Limits::default(),
                     })
                 }
             }
@@ -140,9 +148,13 @@ impl FsMirror {
         if let Some(ignore) = unignored_in_work_tree(repo, &dir) {
             return Ok(FsMirror {
                 dir: Target::Refused(DirRefused::NotIgnored { dir: shown, ignore }),
+                limits: Limits::default(),
             });
         }
-        Ok(FsMirror::new(dir))
+        Ok(FsMirror {
+            limits: repo.settings().limits(),
+            ..FsMirror::new(dir)
+        })
     }
 
     /// The directory the mirror writes to, or why it refuses to write.
@@ -368,7 +380,7 @@ impl CheckpointWriter for FsMirror {
 
     fn write_session(&self, w: &SessionWrite) -> Result<WriteOutcome, StoreError> {
         self.update(&w.checkpoint_id, |repo, base| {
-            tree::build_session(repo, base, "", w).map(Some)
+            tree::build_session(repo, base, "", w, &self.limits).map(Some)
         })
     }
 
@@ -376,7 +388,7 @@ impl CheckpointWriter for FsMirror {
         let sid = b.requested_session();
         let target = b.slot_target(sid.as_deref());
         self.update(b.id(), |repo, base| {
-            Ok(tree::build_backfill(repo, base, "", b, &target)?.map(|(c, _)| c))
+            Ok(tree::build_backfill(repo, base, "", b, &target, &self.limits)?.map(|(c, _)| c))
         })
     }
 }

@@ -15,11 +15,15 @@
 //!
 //! The result is a fast-forward of the remote tip, so the retry is still not a forced push.
 
+use std::collections::{HashMap, VecDeque};
+
 use git2::{ObjectType, Oid, Repository, Tree};
 
 use crate::base::id::CheckpointId;
+use crate::config::settings::Limits;
 use crate::model::documents::{CheckpointSummary, SessionMetadata};
 use crate::store::tree::{self, Documents};
+use crate::store::CheckpointFiles;
 use crate::store::{git_err, StoreError};
 
 /// The merged tree and what was decided on the way.
@@ -52,9 +56,18 @@ fn slots(root: &Tree<'_>, docs: &Documents) -> Result<Vec<Slot>, StoreError> {
     Ok(out)
 }
 
-fn transcript_of(repo: &Repository, id: &CheckpointId, slot: Oid) -> Result<Vec<u8>, StoreError> {
-    let t = repo.find_tree(slot).map_err(git_err("read session slot"))?;
-    Ok(tree::read_transcript(repo, &t, id, "full.jsonl")?.unwrap_or_default())
+fn transcript_of(
+    repo: &Repository,
+    id: &CheckpointId,
+    slot: Oid,
+    limits: &Limits,
+) -> Result<Vec<u8>, StoreError> {
+    let t = tree::tree_within(repo, slot, id, "a session slot", limits)?;
+    match tree::TreeFiles::new(repo, t, id, *limits).read(crate::model::transcript::TRANSCRIPT_FILE)
+    {
+        Err(StoreError::FileNotFound { .. }) => Ok(Vec::new()),
+        other => other,
+    }
 }
 
 /// Picks between the local and remote versions of one session.
@@ -64,12 +77,13 @@ fn choose(
     local: Slot,
     remote: Slot,
     notes: &mut Vec<String>,
+    limits: &Limits,
 ) -> Result<Slot, StoreError> {
     if local.tree == remote.tree {
         return Ok(local);
     }
-    let lt = transcript_of(repo, id, local.tree)?;
-    let rt = transcript_of(repo, id, remote.tree)?;
+    let lt = transcript_of(repo, id, local.tree, limits)?;
+    let rt = transcript_of(repo, id, remote.tree, limits)?;
     let sid = local.meta.session_id.clone();
     let (mut keep, other, why) = if rt.len() > lt.len() && rt.starts_with(&lt) {
         (remote, local, "the remote transcript extends the local one")
@@ -109,19 +123,21 @@ fn is_slot_name(name: &str) -> bool {
 
 /// Merges two checkpoint trees of `id`; `prefix` is the `sessions[]` path prefix of the store
 /// (`""` for git-refs, `/<id[:2]>/<id[2:]>` on the v1 branch). A side without a readable root summary contributes
-/// nothing (data-less commits, e.g. an empty bootstrap, are dropped).
+/// nothing (data-less commits, e.g. an empty bootstrap, are dropped). Both sides are read within
+/// `limits`; linear in the number of sessions.
 pub(crate) fn merge_trees(
     repo: &Repository,
     id: &CheckpointId,
     local: &Tree<'_>,
     remote: &Tree<'_>,
     prefix: &str,
+    limits: &Limits,
 ) -> Result<Merged, StoreError> {
     let (Some(ld), Some(rd)) = (
-        tree::read_documents(repo, local, id)?,
-        tree::read_documents(repo, remote, id)?,
+        tree::read_documents(repo, local, id, limits)?,
+        tree::read_documents(repo, remote, id, limits)?,
     ) else {
-        let keep = if tree::read_documents(repo, local, id)?.is_some() {
+        let keep = if tree::read_documents(repo, local, id, limits)?.is_some() {
             local
         } else {
             remote
@@ -133,14 +149,23 @@ pub(crate) fn merge_trees(
     };
     let mut notes = Vec::new();
     let mut local_slots: Vec<Option<Slot>> = slots(local, &ld)?.into_iter().map(Some).collect();
+    // Where each session ID is among the local slots, first first.
+    let mut by_session: HashMap<String, VecDeque<usize>> = HashMap::new();
+    for (i, l) in local_slots.iter().enumerate() {
+        if let Some(l) = l {
+            by_session
+                .entry(l.meta.session_id.clone())
+                .or_default()
+                .push_back(i);
+        }
+    }
     let mut merged: Vec<Slot> = Vec::new();
     for r in slots(remote, &rd)? {
-        let pos = local_slots.iter().position(|l| {
-            l.as_ref()
-                .is_some_and(|l| l.meta.session_id == r.meta.session_id)
-        });
+        let pos = by_session
+            .get_mut(&r.meta.session_id)
+            .and_then(VecDeque::pop_front);
         match pos.and_then(|p| local_slots[p].take()) {
-            Some(l) => merged.push(choose(repo, id, l, r, &mut notes)?),
+            Some(l) => merged.push(choose(repo, id, l, r, &mut notes, limits)?),
             None => merged.push(r),
         }
     }

@@ -144,6 +144,23 @@ pub enum StoreError {
         /// What is wrong with it.
         reason: &'static str,
     },
+    /// A checkpoint exceeds one of the caps on what a read may cost
+    /// ([`crate::config::settings::Limits`]): never read whole, never an abort.
+    #[error("checkpoint {id}: {what} is {size} {unit}, more than the limit of {max} ({setting} in .entire/settings.local.json raises it)")]
+    OverLimit {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// What is too large (`metadata.json sessions[]`, a path, a tree).
+        what: String,
+        /// Its size.
+        size: u64,
+        /// The unit of `size` and `max` (`sessions`, `entries`, `bytes`).
+        unit: &'static str,
+        /// The limit.
+        max: u64,
+        /// The setting that raises it.
+        setting: &'static str,
+    },
     /// A write of one session would overwrite slot 0 that belongs to another session.
     #[error("refusing to overwrite session 0 of checkpoint {id}: existing session ID {existing:?} differs from write session ID {incoming:?}; please report this with the output of `git ls-tree -r {tree}`")]
     SlotConflict {
@@ -212,6 +229,7 @@ impl ExitStatus for StoreError {
             | StoreError::MissingSession { .. }
             | StoreError::AbsentBlob { .. }
             | StoreError::BadSessionPath { .. }
+            | StoreError::OverLimit { .. }
             | StoreError::SlotConflict { .. }
             | StoreError::CasExhausted { .. }
             | StoreError::UlidOnBranch { .. }
@@ -272,7 +290,13 @@ pub(crate) fn write_via<'r>(
         &author,
         &mut |tip| {
             let base = layout.subtree(tip)?;
-            let change = tree::build_session(&repo.git, base.as_ref(), &prefix, w)?;
+            let change = tree::build_session(
+                &repo.git,
+                base.as_ref(),
+                &prefix,
+                w,
+                &repo.settings().limits(),
+            )?;
             layout.place(tip, change).map(Some)
         },
     )
@@ -292,7 +316,8 @@ pub(crate) fn backfill_via<'r>(
     publish::publish(repo, &|| layout.locate(), None, &author, &mut |tip| {
         let base = layout.subtree(tip)?;
         let target = b.slot_target(pinned.as_deref());
-        match tree::build_backfill(&repo.git, base.as_ref(), &prefix, b, &target)? {
+        let limits = repo.settings().limits();
+        match tree::build_backfill(&repo.git, base.as_ref(), &prefix, b, &target, &limits)? {
             None => Ok(None),
             Some((change, sid)) => {
                 if pinned.is_none() && !sid.is_empty() {
@@ -619,8 +644,14 @@ pub trait CheckpointReader {
     fn kind(&self) -> StoreKind;
     /// The checkpoint, or `None` when this store does not have it.
     fn read(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError>;
-    /// A file of the checkpoint tree by path (`N/full.jsonl` is reassembled from its chunks).
-    fn read_file(&self, cp: &Checkpoint, path: &str) -> Result<Vec<u8>, StoreError>;
+    /// The files of the checkpoint's tree, opened once for reading many of them or streaming
+    /// one.
+    fn files<'s>(&'s self, cp: &Checkpoint) -> Result<Box<dyn CheckpointFiles + 's>, StoreError>;
+    /// A file of the checkpoint tree by path (`N/full.jsonl` is reassembled from its chunks);
+    /// see [`CheckpointFiles::read`].
+    fn read_file(&self, cp: &Checkpoint, path: &str) -> Result<Vec<u8>, StoreError> {
+        self.files(cp)?.read(path)
+    }
     /// Every checkpoint of this store. Unreadable checkpoints are skipped, never fatal.
     fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError>;
     /// Every checkpoint ID of this store, cheaply (no document reads).
@@ -629,6 +660,18 @@ pub trait CheckpointReader {
     fn history(&self, id: &CheckpointId) -> Result<Option<Vec<CommitInfo>>, StoreError>;
     /// Who wrote the checkpoint (docs/format.md, "Authorship"); `None` when absent.
     fn author(&self, id: &CheckpointId) -> Result<Option<Identity>, StoreError>;
+}
+
+/// The files of one checkpoint, its tree opened once: `show` reads every session's documents
+/// through one, and a transcript of any size is streamed through one.
+pub trait CheckpointFiles {
+    /// The bytes of `path` (`N/full.jsonl` reassembled from its chunks, joined by `\n`). A
+    /// file over [`crate::config::settings::Limits::blob_bytes`] is
+    /// [`StoreError::OverLimit`], never read; [`StoreError::FileNotFound`] when there is none.
+    fn read(&self, path: &str) -> Result<Vec<u8>, StoreError>;
+    /// The same bytes as [`CheckpointFiles::read`], streamed whatever their size: memory stays
+    /// bounded (large blobs come from `git cat-file` as it inflates them).
+    fn stream(&self, path: &str) -> Result<Box<dyn std::io::Read + '_>, StoreError>;
 }
 
 /// Writes to a store.

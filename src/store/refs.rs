@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use git2::Oid;
 
 use crate::base::id::{CheckpointId, ULID_LEN};
+use crate::config::settings::Limits;
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::refs::Listed;
 use crate::git::repo::{Identity, Repo};
@@ -15,9 +16,9 @@ use crate::store::on_demand::{OnDemand, PartialObjects};
 use crate::store::publish::{self, Located};
 use crate::store::queue::PushQueue;
 use crate::store::{
-    backfill_via, git_err, write_via, Backfill, Checkpoint, CheckpointInfo, CheckpointReader,
-    CheckpointWriter, CommitInfo, Layout, ListLine, SessionWrite, StoreError, StoreKind,
-    WriteOutcome,
+    backfill_via, git_err, write_via, Backfill, Checkpoint, CheckpointFiles, CheckpointInfo,
+    CheckpointReader, CheckpointWriter, CommitInfo, Layout, ListLine, SessionWrite, StoreError,
+    StoreKind, WriteOutcome,
 };
 use crate::store::{summary, tree};
 
@@ -112,7 +113,7 @@ impl<'r> GitRefsStore<'r> {
         if let Some(cache) = cache {
             cache.ensure_for_path(&name, tip, None)?;
         }
-        checkpoint_at(git, id, name, tip).map(Some)
+        checkpoint_at(git, id, name, tip, &self.repo.settings().limits()).map(Some)
     }
 
     /// On a local miss, fetches the checkpoint if a fetcher is set; returns the new location.
@@ -183,6 +184,7 @@ impl<'r> GitRefsStore<'r> {
     /// it is rendered. The file is rewritten when anything in it was missing, stale or damaged;
     /// a failed rewrite only costs speed (logged).
     pub fn list_indexed(&self) -> Result<Listing, StoreError> {
+        let limits = self.repo.settings().limits();
         let refs = self.checkpoint_refs()?;
         let path = summary::path(self.repo.common_dir());
         let (old, damage) = match summary::Index::load(&path) {
@@ -213,7 +215,7 @@ impl<'r> GitRefsStore<'r> {
                 }
                 _ => {
                     let (id, name) = (r.checkpoint_id(), r.name());
-                    let info = listed(&self.repo.git, &id, &name, r.tip);
+                    let info = listed(&self.repo.git, &id, &name, r.tip, &limits);
                     match built.push(&name[CHECKPOINT_REF_PREFIX.len()..], r.tip, &info) {
                         Some(new) => Line::Indexed(new),
                         None => Line::Read(Box::new(info)),
@@ -264,11 +266,12 @@ impl<'r> GitRefsStore<'r> {
     /// something else than the checkpoint (which `list` would print as it is): every such
     /// checkpoint is read.
     pub fn index_disagreements(&self, index: &summary::Index) -> Result<Vec<String>, StoreError> {
+        let limits = self.repo.settings().limits();
         let mut lines = index.lines();
         let mut out = Vec::new();
         for (id, (name, tip)) in self.refs()? {
             if let Some(line) = lines.get(&name, tip, &id) {
-                if listed(&self.repo.git, &id, &name, tip) != line {
+                if listed(&self.repo.git, &id, &name, tip, &limits) != line {
                     out.push(name);
                 }
             }
@@ -329,7 +332,7 @@ pub(crate) fn shape_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Option<
         Ok(t) => t,
         Err(e) => return Some(format!("the tree of {tip} is unreadable: {}", e.message())),
     };
-    match tree::read_documents(git, &tree, id) {
+    match tree::read_documents(git, &tree, id, &repo.settings().limits()) {
         Ok(Some(_)) => None,
         Ok(None) => Some("its tree has no root metadata.json".into()),
         Err(e) => Some(crate::base::error::error_chain(&e)),
@@ -347,21 +350,21 @@ pub(crate) fn misshapen_refs(repo: &Repo) -> Result<Vec<(String, String)>, Store
     Ok(out)
 }
 
-/// Reads the checkpoint `id` whose ref `name` points at `tip` from the object database of `git`.
+/// Reads the checkpoint `id` whose ref `name` points at `tip` from the object database of `git`,
+/// within `limits`.
 fn checkpoint_at(
     git: &git2::Repository,
     id: &CheckpointId,
     name: String,
     tip: Oid,
+    limits: &Limits,
 ) -> Result<Checkpoint, StoreError> {
     // The error context is formatted only on failure: `list` reads every checkpoint.
     let commit = git
         .find_commit(tip)
         .map_err(|e| git_err(format!("read commit of {name}"))(e))?;
-    let tree = commit
-        .tree()
-        .map_err(|e| git_err(format!("read tree of {name}"))(e))?;
-    let Some(docs) = tree::read_documents(git, &tree, id)? else {
+    let tree = tree::tree_within(git, commit.tree_id(), id, "of the checkpoint", limits)?;
+    let Some(docs) = tree::read_documents(git, &tree, id, limits)? else {
         return Err(StoreError::Corrupt {
             id: id.clone(),
             path: "metadata.json".into(),
@@ -424,13 +427,35 @@ pub(crate) fn commit_info(c: &git2::Commit<'_>) -> CommitInfo {
 
 /// Reads the tree object of a [`Checkpoint`].
 pub(crate) fn checkpoint_tree<'a>(
-    repo: &'a Repo,
+    git: &'a git2::Repository,
     cp: &Checkpoint,
+    limits: &Limits,
 ) -> Result<git2::Tree<'a>, StoreError> {
     let oid = Oid::from_str(&cp.tree).map_err(git_err("parse tree id"))?;
-    repo.git
-        .find_tree(oid)
-        .map_err(git_err("read checkpoint tree"))
+    tree::tree_within(git, oid, &cp.id, "of the checkpoint", limits)
+}
+
+/// The files of a checkpoint read from the partial cache: every read first makes sure the
+/// objects it needs are there (fetching a transcript on its first read).
+struct CachedFiles<'s> {
+    cache: &'s dyn PartialObjects,
+    ref_name: String,
+    tip: Oid,
+    files: tree::TreeFiles<'s>,
+}
+
+impl CheckpointFiles for CachedFiles<'_> {
+    fn read(&self, path: &str) -> Result<Vec<u8>, StoreError> {
+        self.cache
+            .ensure_for_path(&self.ref_name, self.tip, Some(path))?;
+        self.files.read(path)
+    }
+
+    fn stream(&self, path: &str) -> Result<Box<dyn std::io::Read + '_>, StoreError> {
+        self.cache
+            .ensure_for_path(&self.ref_name, self.tip, Some(path))?;
+        self.files.stream(path)
+    }
 }
 
 impl CheckpointReader for GitRefsStore<'_> {
@@ -449,23 +474,32 @@ impl CheckpointReader for GitRefsStore<'_> {
         self.read_local(id)
     }
 
-    fn read_file(&self, cp: &Checkpoint, path: &str) -> Result<Vec<u8>, StoreError> {
+    fn files<'s>(&'s self, cp: &Checkpoint) -> Result<Box<dyn CheckpointFiles + 's>, StoreError> {
         // A checkpoint read from the partial cache is read from it again (its ref there still
         // points at the commit read); everything else comes from the repository.
+        let limits = self.repo.settings().limits();
         let tip = Oid::from_str(&cp.commit).map_err(git_err("parse commit id"))?;
         let cached = match publish::tip_of(self.repo, &cp.ref_name)? {
             Some(t) if t == tip => None,
             _ => self.cache().filter(|c| c.tip(&cp.ref_name) == Some(tip)),
         };
         let Some(cache) = cached else {
-            let tree = checkpoint_tree(self.repo, cp)?;
-            return tree::read_path(&self.repo.git, &tree, &cp.id, path);
+            let tree = checkpoint_tree(&self.repo.git, cp, &limits)?;
+            return Ok(Box::new(tree::TreeFiles::new(
+                &self.repo.git,
+                tree,
+                &cp.id,
+                limits,
+            )));
         };
-        cache.ensure_for_path(&cp.ref_name, tip, Some(path))?;
-        let tree = Oid::from_str(&cp.tree)
-            .and_then(|t| cache.repository().find_tree(t))
-            .map_err(git_err("read checkpoint tree"))?;
-        tree::read_path(cache.repository(), &tree, &cp.id, path)
+        cache.ensure_for_path(&cp.ref_name, tip, None)?;
+        let tree = checkpoint_tree(cache.repository(), cp, &limits)?;
+        Ok(Box::new(CachedFiles {
+            cache,
+            ref_name: cp.ref_name.clone(),
+            tip,
+            files: tree::TreeFiles::new(cache.repository(), tree, &cp.id, limits),
+        }))
     }
 
     fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError> {
@@ -537,11 +571,12 @@ pub(crate) fn listed(
     id: &CheckpointId,
     name: &str,
     tip: Oid,
+    limits: &Limits,
 ) -> CheckpointInfo {
     // One unreadable checkpoint must not hide the others. Reading on several threads (one
     // repository each over the shared object database) was measured slower on a busy 2-core
     // machine (docs/performance.md, note (d)), so a listing stays one pass on one thread.
-    match checkpoint_at(git, id, name.to_owned(), tip) {
+    match checkpoint_at(git, id, name.to_owned(), tip, limits) {
         Ok(cp) => info_of(&cp),
         Err(e) => CheckpointInfo::unreadable(
             id.clone(),

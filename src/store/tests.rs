@@ -314,6 +314,7 @@ fn merging_two_versions_keeps_every_session_of_both() {
         &tree_of(&local.commit),
         &tree_of(&remote.commit),
         "",
+        &Default::default(),
     )
     .unwrap();
     let tree = repo.git.find_tree(merged.tree).unwrap();

@@ -6,10 +6,14 @@
 //! visible inside is the prefix of the paths in the summary's `sessions[]` entries, which is
 //! `""` for git-refs and `/<id[:2]>/<id[2:]>` on the branch (docs/format.md, "One checkpoint").
 
+use std::collections::HashSet;
+use std::io::Read;
+
 use crate::base::id::{CheckpointId, IdKind};
+use crate::config::settings::{Limits, LIMIT_BLOB_BYTES, LIMIT_SESSIONS, LIMIT_TREE_ENTRIES};
 use crate::model::documents::{CheckpointSummary, SessionFilePaths, SessionMetadata, TokenUsage};
 use crate::model::transcript;
-use crate::store::{git_err, Backfill, SessionWrite, StoreError};
+use crate::store::{git_err, Backfill, CheckpointFiles, SessionWrite, StoreError};
 use git2::{ObjectType, Oid, Repository, Tree};
 
 /// The version string written into `cli_version`: ours, marked as this implementation in the
@@ -55,11 +59,27 @@ pub(crate) struct Documents {
 /// checkpoint's prefix) or names a directory an earlier entry named is
 /// [`StoreError::BadSessionPath`]. The prefix may be this checkpoint's own v1 path (once or
 /// repeated) or, for a ULID, a hex one: the reference's hex→ULID re-stamp keeps the old paths.
+///
+/// More entries than [`Limits::sessions_per_checkpoint`] is [`StoreError::OverLimit`]. Linear in
+/// the number of entries.
 pub(crate) fn session_dirs(
     summary: &CheckpointSummary,
     id: &CheckpointId,
+    limits: &Limits,
 ) -> Result<Vec<String>, StoreError> {
-    let mut dirs: Vec<String> = Vec::with_capacity(summary.sessions.len());
+    let count = summary.sessions.len();
+    if count > limits.sessions_per_checkpoint {
+        return Err(StoreError::OverLimit {
+            id: id.clone(),
+            what: format!("{METADATA} sessions[]"),
+            size: count as u64,
+            unit: "sessions",
+            max: limits.sessions_per_checkpoint as u64,
+            setting: LIMIT_SESSIONS,
+        });
+    }
+    let mut dirs: Vec<String> = Vec::with_capacity(count);
+    let mut seen: HashSet<String> = HashSet::with_capacity(count);
     for (entry, paths) in summary.sessions.iter().enumerate() {
         let bad = |reason: &'static str| StoreError::BadSessionPath {
             id: id.clone(),
@@ -105,7 +125,7 @@ pub(crate) fn session_dirs(
             }
             (*dir).to_owned()
         };
-        if dirs.contains(&dir) {
+        if !seen.insert(dir.clone()) {
             return Err(bad("names the same directory as an earlier entry"));
         }
         dirs.push(dir);
@@ -113,24 +133,115 @@ pub(crate) fn session_dirs(
     Ok(dirs)
 }
 
+/// The blob at `path` of `tree`, `None` when there is none; one over
+/// [`Limits::blob_bytes`] is [`StoreError::OverLimit`], and is not read.
 fn blob_at(
     repo: &Repository,
     tree: &Tree,
     id: &CheckpointId,
     path: &str,
+    limits: &Limits,
 ) -> Result<Option<Vec<u8>>, StoreError> {
-    let entry = match tree.get_path(std::path::Path::new(path)) {
-        Ok(e) => e,
-        Err(e) if e.code() == git2::ErrorCode::NotFound => return Ok(None),
-        Err(e) => return Err(git_err(format!("look up {path}"))(e)),
-    };
-    if entry.kind() != Some(ObjectType::Blob) {
-        return Ok(None);
+    blob_id(tree, path)?
+        .map(|oid| read_blob(repo, oid, id, path, limits))
+        .transpose()
+}
+
+/// The id of the blob at `path` of `tree`, `None` when there is none.
+fn blob_id(tree: &Tree, path: &str) -> Result<Option<Oid>, StoreError> {
+    match tree.get_path(std::path::Path::new(path)) {
+        Ok(e) if e.kind() == Some(ObjectType::Blob) => Ok(Some(e.id())),
+        Ok(_) => Ok(None),
+        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) => Err(git_err(format!("look up {path}"))(e)),
     }
+}
+
+/// The bytes of blob `oid` (`path` of checkpoint `id`); one over [`Limits::blob_bytes`] is
+/// [`StoreError::OverLimit`], and is not inflated.
+fn read_blob(
+    repo: &Repository,
+    oid: Oid,
+    id: &CheckpointId,
+    path: &str,
+    limits: &Limits,
+) -> Result<Vec<u8>, StoreError> {
+    check_blob_size(blob_size(repo, oid, id, path)?, id, path, limits)?;
     let blob = repo
-        .find_blob(entry.id())
-        .map_err(|e| absent_or(e, id, path, entry.id(), "read"))?;
-    Ok(Some(blob.content().to_vec()))
+        .find_blob(oid)
+        .map_err(|e| absent_or(e, id, path, oid, "read"))?;
+    Ok(blob.content().to_vec())
+}
+
+/// The size of object `oid` (of `path` in checkpoint `id`), from its header: nothing is
+/// inflated.
+fn blob_size(
+    repo: &Repository,
+    oid: Oid,
+    id: &CheckpointId,
+    path: &str,
+) -> Result<u64, StoreError> {
+    let odb = repo.odb().map_err(git_err("open the object database"))?;
+    odb.read_header(oid)
+        .map(|(size, _)| size as u64)
+        .map_err(|e| absent_or(e, id, path, oid, "read"))
+}
+
+/// [`StoreError::OverLimit`] when `size` bytes of `path` are more than a read may hold.
+fn check_blob_size(
+    size: u64,
+    id: &CheckpointId,
+    path: &str,
+    limits: &Limits,
+) -> Result<(), StoreError> {
+    if size <= limits.blob_bytes {
+        return Ok(());
+    }
+    Err(StoreError::OverLimit {
+        id: id.clone(),
+        what: path.to_owned(),
+        size,
+        unit: "bytes",
+        max: limits.blob_bytes,
+        setting: LIMIT_BLOB_BYTES,
+    })
+}
+
+/// Bytes a tree object may take per entry [`Limits::tree_entries`] allows (a checkpoint's
+/// entries have short names: slot numbers, file names, ID remainders), so that a tree far over
+/// the limit is refused before it is parsed.
+const TREE_BYTES_PER_ENTRY: u64 = 96;
+
+/// The tree `oid` (`what` of checkpoint `id`): one with more entries than
+/// [`Limits::tree_entries`] is [`StoreError::OverLimit`]; one whose object is much larger than
+/// that allows is refused unparsed.
+pub(crate) fn tree_within<'r>(
+    repo: &'r Repository,
+    oid: Oid,
+    id: &CheckpointId,
+    what: &str,
+    limits: &Limits,
+) -> Result<Tree<'r>, StoreError> {
+    let over = |size: u64| StoreError::OverLimit {
+        id: id.clone(),
+        what: format!("tree {what}"),
+        size,
+        unit: "entries",
+        max: limits.tree_entries as u64,
+        setting: LIMIT_TREE_ENTRIES,
+    };
+    let bytes = blob_size(repo, oid, id, what)?;
+    if bytes > (limits.tree_entries as u64).saturating_mul(TREE_BYTES_PER_ENTRY) {
+        // At least this many entries: a short-named entry takes 28 bytes or more.
+        return Err(over(bytes / 28));
+    }
+    let tree = repo
+        .find_tree(oid)
+        .map_err(git_err(format!("read tree {what}")))?;
+    if tree.len() > limits.tree_entries {
+        return Err(over(tree.len() as u64));
+    }
+    Ok(tree)
 }
 
 /// [`StoreError::AbsentBlob`] when git could not find blob `oid` (of `path` in checkpoint `id`)
@@ -150,13 +261,14 @@ fn absent_or(e: git2::Error, id: &CheckpointId, path: &str, oid: Oid, what: &str
 fn subtree<'r>(
     repo: &'r Repository,
     tree: &Tree,
+    id: &CheckpointId,
     path: &str,
+    limits: &Limits,
 ) -> Result<Option<Tree<'r>>, StoreError> {
     match tree.get_path(std::path::Path::new(path)) {
-        Ok(e) if e.kind() == Some(ObjectType::Tree) => repo
-            .find_tree(e.id())
-            .map(Some)
-            .map_err(git_err(format!("read tree {path}"))),
+        Ok(e) if e.kind() == Some(ObjectType::Tree) => {
+            tree_within(repo, e.id(), id, path, limits).map(Some)
+        }
         Ok(_) => Ok(None),
         Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
         Err(e) => Err(git_err(format!("look up {path}"))(e)),
@@ -169,8 +281,9 @@ pub(crate) fn read_documents(
     repo: &Repository,
     tree: &Tree,
     id: &CheckpointId,
+    limits: &Limits,
 ) -> Result<Option<Documents>, StoreError> {
-    let Some(bytes) = blob_at(repo, tree, id, METADATA)? else {
+    let Some(bytes) = blob_at(repo, tree, id, METADATA, limits)? else {
         return Ok(None);
     };
     let summary = CheckpointSummary::from_json(&bytes).map_err(|source| StoreError::Corrupt {
@@ -178,30 +291,41 @@ pub(crate) fn read_documents(
         path: METADATA.to_owned(),
         source,
     })?;
-    let mut dirs = session_dirs(&summary, id)?;
+    let mut dirs = session_dirs(&summary, id, limits)?;
     // An entry whose directory is not there is read from `<slot>/`, as the reference reads
     // every entry (when no other entry names that directory).
+    let named: HashSet<String> = dirs.iter().cloned().collect();
     for slot in 0..dirs.len() {
         let own = slot.to_string();
         if dirs[slot] != own
-            && subtree(repo, tree, &dirs[slot])?.is_none()
-            && !dirs.contains(&own)
-            && subtree(repo, tree, &own)?.is_some()
+            && !named.contains(&own)
+            && subtree(repo, tree, id, &dirs[slot], limits)?.is_none()
+            && subtree(repo, tree, id, &own, limits)?.is_some()
         {
             dirs[slot] = own;
         }
     }
-    let mut sessions = Vec::with_capacity(dirs.len());
+    let mut sessions: Vec<SessionMetadata> = Vec::with_capacity(dirs.len());
+    // Each distinct document is read and decoded once: sessions may share one (many entries
+    // naming copies of one directory cost one read, not one each).
+    let mut decoded: std::collections::HashMap<Oid, usize> = std::collections::HashMap::new();
     for (slot, dir) in dirs.iter().enumerate() {
-        sessions.push(read_session(repo, tree, id, dir)?.ok_or_else(|| {
-            StoreError::MissingSession {
-                id: id.clone(),
-                slot,
-                dir: dir.clone(),
+        let path = format!("{dir}/{METADATA}");
+        let oid = blob_id(tree, &path)?.ok_or_else(|| StoreError::MissingSession {
+            id: id.clone(),
+            slot,
+            dir: dir.clone(),
+        })?;
+        let session = match decoded.get(&oid) {
+            Some(&earlier) => sessions[earlier].clone(),
+            None => {
+                decoded.insert(oid, slot);
+                decode_session(&read_blob(repo, oid, id, &path, limits)?, id, path)?
             }
-        })?);
+        };
+        sessions.push(session);
     }
-    let unlisted = unlisted_sessions(repo, tree, id, &dirs);
+    let unlisted = unlisted_sessions(repo, tree, id, &dirs, limits);
     Ok(Some(Documents {
         summary,
         sessions,
@@ -232,26 +356,32 @@ fn unlisted_sessions(
     tree: &Tree,
     id: &CheckpointId,
     dirs: &[String],
+    limits: &Limits,
 ) -> Vec<(String, SessionMetadata)> {
+    let listed: HashSet<&str> = dirs.iter().map(String::as_str).collect();
     let mut found: Vec<(u64, String)> = tree
         .iter()
         .filter(|e| e.kind() == Some(ObjectType::Tree))
         .filter_map(|e| e.name().ok().map(str::to_owned))
-        .filter(|n| !dirs.contains(n))
+        .filter(|n| !listed.contains(n.as_str()))
         .filter_map(|n| Some((n.parse::<u64>().ok()?, n)))
         .filter(|(_, n)| n.bytes().all(|b| b.is_ascii_digit()))
         .collect();
     found.sort();
+    // Listed and unlisted together stay within the cap on sessions.
+    found.truncate(limits.sessions_per_checkpoint.saturating_sub(dirs.len()));
     found
         .into_iter()
-        .filter_map(|(_, dir)| match read_session(repo, tree, id, &dir) {
-            Ok(Some(meta)) => Some((dir, meta)),
-            Ok(None) => None,
-            Err(e) => {
-                log::info!("checkpoint {id}: unlisted session {dir}/ is unreadable: {e}");
-                None
-            }
-        })
+        .filter_map(
+            |(_, dir)| match read_session(repo, tree, id, &dir, limits) {
+                Ok(Some(meta)) => Some((dir, meta)),
+                Ok(None) => None,
+                Err(e) => {
+                    log::info!("checkpoint {id}: unlisted session {dir}/ is unreadable: {e}");
+                    None
+                }
+            },
+        )
         .collect()
 }
 
@@ -260,48 +390,94 @@ fn read_session(
     tree: &Tree,
     id: &CheckpointId,
     dir: &str,
+    limits: &Limits,
 ) -> Result<Option<SessionMetadata>, StoreError> {
     let path = format!("{dir}/{METADATA}");
-    let Some(bytes) = blob_at(repo, tree, id, &path)? else {
+    let Some(bytes) = blob_at(repo, tree, id, &path, limits)? else {
         return Ok(None);
     };
-    SessionMetadata::from_json(&bytes)
-        .map(Some)
-        .map_err(|source| StoreError::Corrupt {
-            id: id.clone(),
-            path,
-            source,
-        })
+    decode_session(&bytes, id, path).map(Some)
 }
 
-/// Reads one file of a checkpoint subtree. `N/full.jsonl` is reassembled from its chunks.
-pub(crate) fn read_path(
-    repo: &Repository,
-    tree: &Tree,
+fn decode_session(
+    bytes: &[u8],
     id: &CheckpointId,
-    path: &str,
-) -> Result<Vec<u8>, StoreError> {
-    let not_found = || StoreError::FileNotFound {
+    path: String,
+) -> Result<SessionMetadata, StoreError> {
+    SessionMetadata::from_json(bytes).map_err(|source| StoreError::Corrupt {
         id: id.clone(),
-        path: path.to_owned(),
-    };
-    let clean = path.trim_start_matches('/');
-    if let Some((slot, name)) = clean.rsplit_once('/') {
-        if name == transcript::TRANSCRIPT_FILE {
-            let slot_tree = subtree(repo, tree, slot)?.ok_or_else(not_found)?;
-            return read_transcript(repo, &slot_tree, id, clean)?.ok_or_else(not_found);
+        path,
+        source,
+    })
+}
+
+/// The files of one checkpoint subtree, read through the tree opened once
+/// ([`CheckpointFiles`]): what both git stores serve their files with.
+pub(crate) struct TreeFiles<'r> {
+    repo: &'r Repository,
+    tree: Tree<'r>,
+    id: CheckpointId,
+    limits: Limits,
+    /// Small blobs already read, by id: sessions may share documents, and `show` reads every
+    /// session's (at most [`CACHED_BYTES`] in all).
+    cache: std::cell::RefCell<BlobCache>,
+}
+
+/// Blobs read, by id, and how many bytes they hold in all.
+type BlobCache = (usize, std::collections::HashMap<Oid, std::rc::Rc<[u8]>>);
+
+/// The most bytes [`TreeFiles`] keeps of blobs it read, each at most [`CACHED_BLOB`].
+const CACHED_BYTES: usize = 32 << 20;
+/// See [`CACHED_BYTES`].
+const CACHED_BLOB: usize = 64 << 10;
+
+impl<'r> TreeFiles<'r> {
+    /// The files of the checkpoint `id` whose subtree is `tree` in `repo`.
+    pub(crate) fn new(
+        repo: &'r Repository,
+        tree: Tree<'r>,
+        id: &CheckpointId,
+        limits: Limits,
+    ) -> Self {
+        TreeFiles {
+            repo,
+            tree,
+            id: id.clone(),
+            limits,
+            cache: Default::default(),
         }
     }
-    blob_at(repo, tree, id, clean)?.ok_or_else(not_found)
+
+    fn not_found(&self, path: &str) -> StoreError {
+        StoreError::FileNotFound {
+            id: self.id.clone(),
+            path: path.to_owned(),
+        }
+    }
+
+    /// The chunks of the transcript at `path` (`<slot>/full.jsonl`), in order, with their
+    /// sizes; `None` when `path` is no transcript, or its slot holds none.
+    fn chunks(&self, path: &str) -> Result<Option<Vec<(Oid, u64)>>, StoreError> {
+        let Some((slot, name)) = path.rsplit_once('/') else {
+            return Ok(None);
+        };
+        if name != transcript::TRANSCRIPT_FILE {
+            return Ok(None);
+        }
+        let Some(slot_tree) = subtree(self.repo, &self.tree, &self.id, slot, &self.limits)? else {
+            return Ok(None);
+        };
+        transcript_chunks(self.repo, &slot_tree, &self.id, path)
+    }
 }
 
-/// The reassembled transcript of a session slot tree, `None` when it has none.
-pub(crate) fn read_transcript(
+/// The chunks of the transcript of `slot`, in order, with their sizes; `None` without one.
+fn transcript_chunks(
     repo: &Repository,
     slot: &Tree,
     id: &CheckpointId,
     path: &str,
-) -> Result<Option<Vec<u8>>, StoreError> {
+) -> Result<Option<Vec<(Oid, u64)>>, StoreError> {
     let mut chunks: Vec<(usize, Oid)> = slot
         .iter()
         .filter_map(|e| {
@@ -313,14 +489,113 @@ pub(crate) fn read_transcript(
         return Ok(None);
     }
     chunks.sort_unstable_by_key(|(n, _)| *n);
-    let mut parts = Vec::with_capacity(chunks.len());
-    for (_, oid) in chunks {
-        let blob = repo
-            .find_blob(oid)
-            .map_err(|e| absent_or(e, id, path, oid, "read a transcript chunk of"))?;
-        parts.push(blob.content().to_vec());
+    chunks
+        .into_iter()
+        .map(|(_, oid)| Ok((oid, blob_size(repo, oid, id, path)?)))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+impl CheckpointFiles for TreeFiles<'_> {
+    fn read(&self, path: &str) -> Result<Vec<u8>, StoreError> {
+        let clean = path.trim_start_matches('/');
+        let Some(chunks) = self.chunks(clean)? else {
+            let oid = blob_id(&self.tree, clean)?.ok_or_else(|| self.not_found(path))?;
+            if let Some(bytes) = self.cache.borrow().1.get(&oid) {
+                return Ok(bytes.to_vec());
+            }
+            let bytes = read_blob(self.repo, oid, &self.id, clean, &self.limits)?;
+            let (held, cache) = &mut *self.cache.borrow_mut();
+            if bytes.len() <= CACHED_BLOB && *held + bytes.len() <= CACHED_BYTES {
+                *held += bytes.len();
+                cache.insert(oid, bytes.as_slice().into());
+            }
+            return Ok(bytes);
+        };
+        let total = chunks.iter().map(|(_, size)| size).sum::<u64>() + chunks.len() as u64 - 1;
+        check_blob_size(total, &self.id, clean, &self.limits)?;
+        let mut parts = Vec::with_capacity(chunks.len());
+        for (oid, _) in chunks {
+            let blob = self
+                .repo
+                .find_blob(oid)
+                .map_err(|e| absent_or(e, &self.id, clean, oid, "read a transcript chunk of"))?;
+            parts.push(blob.content().to_vec());
+        }
+        Ok(transcript::join(&parts))
     }
-    Ok(Some(transcript::join(&parts)))
+
+    fn stream(&self, path: &str) -> Result<Box<dyn Read + '_>, StoreError> {
+        let clean = path.trim_start_matches('/');
+        let chunks = match self.chunks(clean)? {
+            Some(chunks) => chunks,
+            None => {
+                let entry = self
+                    .tree
+                    .get_path(std::path::Path::new(clean))
+                    .ok()
+                    .filter(|e| e.kind() == Some(ObjectType::Blob))
+                    .ok_or_else(|| self.not_found(path))?;
+                vec![(
+                    entry.id(),
+                    blob_size(self.repo, entry.id(), &self.id, clean)?,
+                )]
+            }
+        };
+        let mut out: Box<dyn Read + '_> = Box::new(std::io::empty());
+        for (n, (oid, size)) in chunks.into_iter().enumerate() {
+            if n > 0 {
+                out = Box::new(out.chain(&b"\n"[..]));
+            }
+            out = Box::new(out.chain(BlobReader::new(self.repo, oid, size)));
+        }
+        Ok(out)
+    }
+}
+
+/// Blobs up to this size are read whole through libgit2; larger ones are streamed from
+/// `git cat-file`, so memory stays bounded whatever their size.
+const STREAM_FROM: u64 = 8 << 20;
+
+/// The bytes of one blob, opened on the first read: small ones read whole, large ones streamed.
+struct BlobReader<'r> {
+    repo: &'r Repository,
+    oid: Oid,
+    size: u64,
+    open: Option<Box<dyn Read + 'r>>,
+}
+
+impl<'r> BlobReader<'r> {
+    fn new(repo: &'r Repository, oid: Oid, size: u64) -> Self {
+        BlobReader {
+            repo,
+            oid,
+            size,
+            open: None,
+        }
+    }
+
+    fn open(&self) -> std::io::Result<Box<dyn Read + 'r>> {
+        if self.size <= STREAM_FROM {
+            let blob = self
+                .repo
+                .find_blob(self.oid)
+                .map_err(std::io::Error::other)?;
+            return Ok(Box::new(std::io::Cursor::new(blob.content().to_vec())));
+        }
+        crate::git::objects::stream_blob(self.repo.path(), &self.oid.to_string())
+            .map(|s| Box::new(s) as Box<dyn Read + 'r>)
+            .map_err(std::io::Error::other)
+    }
+}
+
+impl Read for BlobReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.open.is_none() {
+            self.open = Some(self.open()?);
+        }
+        self.open.as_mut().expect("opened above").read(buf)
+    }
 }
 
 fn write_blob(repo: &Repository, data: &[u8]) -> Result<Oid, StoreError> {
@@ -505,14 +780,15 @@ pub(crate) fn build_session(
     base: Option<&Tree>,
     prefix: &str,
     w: &SessionWrite,
+    limits: &Limits,
 ) -> Result<Change, StoreError> {
     let id = &w.checkpoint_id;
     let docs = match base {
-        Some(tree) => read_documents(repo, tree, id)?,
+        Some(tree) => read_documents(repo, tree, id, limits)?,
         None => None,
     };
     if let (Some(tree), None) = (base, &docs) {
-        if !tree.is_empty() && read_session(repo, tree, id, "0")?.is_none() {
+        if !tree.is_empty() && read_session(repo, tree, id, "0", limits)?.is_none() {
             return Err(StoreError::Corrupt {
                 id: id.clone(),
                 path: METADATA.to_owned(),
@@ -539,7 +815,7 @@ pub(crate) fn build_session(
     };
     if slot == 0 {
         if let Some(tree) = base {
-            if let Some(existing) = read_session(repo, tree, id, &dir)? {
+            if let Some(existing) = read_session(repo, tree, id, &dir, limits)? {
                 if existing.session_id != w.session_id.as_str() {
                     return Err(StoreError::SlotConflict {
                         id: id.clone(),
@@ -635,9 +911,10 @@ pub(crate) fn build_session(
 /// entry names and the tree does not hold (so a slot gap never leads to overwriting a live or an
 /// orphaned directory).
 fn free_dir(base: Option<&Tree>, dirs: &[String]) -> String {
+    let named: HashSet<&str> = dirs.iter().map(String::as_str).collect();
     (dirs.len()..)
         .map(|n| n.to_string())
-        .find(|n| !dirs.contains(n) && base.is_none_or(|t| t.get_name(n).is_none()))
+        .find(|n| !named.contains(n.as_str()) && base.is_none_or(|t| t.get_name(n).is_none()))
         .expect("an unbounded range has a free number")
 }
 
@@ -648,9 +925,10 @@ fn session_tree<'r>(
     id: &CheckpointId,
     dirs: &[String],
     slot: usize,
+    limits: &Limits,
 ) -> Result<Tree<'r>, StoreError> {
     let dir = &dirs[slot];
-    subtree(repo, tree, dir)?.ok_or_else(|| StoreError::MissingSession {
+    subtree(repo, tree, id, dir, limits)?.ok_or_else(|| StoreError::MissingSession {
         id: id.clone(),
         slot,
         dir: dir.clone(),
@@ -700,11 +978,12 @@ pub(crate) fn build_backfill(
     prefix: &str,
     b: &Backfill,
     target: &SlotTarget<'_>,
+    limits: &Limits,
 ) -> Result<Option<(Change, String)>, StoreError> {
     let id = b.id();
     let not_found = || StoreError::NotFound { id: id.clone() };
     let tree = base.ok_or_else(not_found)?;
-    let docs = read_documents(repo, tree, id)?.ok_or_else(not_found)?;
+    let docs = read_documents(repo, tree, id, limits)?.ok_or_else(not_found)?;
     if docs.sessions.is_empty() {
         return Err(not_found());
     }
@@ -726,7 +1005,7 @@ pub(crate) fn build_backfill(
         Backfill::Summary { summary: value, .. } => {
             let slot = pick_slot(id, &sessions, target)?;
             let dir = dirs[slot].as_str();
-            let slot_tree = session_tree(repo, tree, id, &dirs, slot)?;
+            let slot_tree = session_tree(repo, tree, id, &dirs, slot, limits)?;
             sessions[slot].summary = Some(value.clone());
             let mut builder = repo
                 .treebuilder(Some(&slot_tree))
@@ -747,13 +1026,14 @@ pub(crate) fn build_backfill(
         } => {
             let slot = pick_slot(id, &sessions, target)?;
             let dir = dirs[slot].as_str();
-            let slot_tree = session_tree(repo, tree, id, &dirs, slot)?;
+            let slot_tree = session_tree(repo, tree, id, &dirs, slot, limits)?;
             let hash = transcript::content_hash(data);
-            let same_transcript =
-                blob_at(repo, &slot_tree, id, CONTENT_HASH)?.as_deref() == Some(hash.as_bytes());
+            let same_transcript = blob_at(repo, &slot_tree, id, CONTENT_HASH, limits)?.as_deref()
+                == Some(hash.as_bytes());
             let joined = prompts.join(PROMPT_SEPARATOR);
             let prompts_change = !prompts.is_empty()
-                && blob_at(repo, &slot_tree, id, PROMPT)?.as_deref() != Some(joined.as_bytes());
+                && blob_at(repo, &slot_tree, id, PROMPT, limits)?.as_deref()
+                    != Some(joined.as_bytes());
             let sid = sessions[slot].session_id.clone();
             if same_transcript && !prompts_change {
                 return Ok(None);

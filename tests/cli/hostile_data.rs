@@ -1,0 +1,197 @@
+//! Hostile checkpoint data (docs/security.md, "Hostile data cannot stall or exhaust a read"): a
+//! checkpoint whose `sessions[]` names thousands of directories sharing one subtree reads in
+//! linear time and past a cap is one clear error naming the setting; transcripts of any size are
+//! streamed by `cat` and `show --transcript`, their chunks joined as stored; the caps come from
+//! the per-clone settings only. (The 100,000-session and 2 GiB measurements are in
+//! `benches/hostile.sh`.)
+
+use serde_json::{json, Value};
+
+use crate::env::{output_text, parse_json, stderr, stdout, write_settings_text, Store, TestEnv};
+use crate::fixtures::{write_std, HEX_ID, TRANSCRIPT};
+
+/// Rewrites checkpoint `HEX_ID` (git-refs) so that its `sessions[]` names `n` directories that
+/// all share the subtree of slot 0: cheap to send, costly to read naively.
+fn many_sessions(env: &TestEnv, n: usize) {
+    let r = crate::env::checkpoint_ref(HEX_ID);
+    let slot = env.git(&["rev-parse", &format!("{r}:0")]);
+    let slot = slot.trim();
+    let mut meta: Value =
+        serde_json::from_str(&env.git(&["cat-file", "blob", &format!("{r}:metadata.json")]))
+            .unwrap();
+    meta["sessions"] = Value::Array(
+        (0..n)
+            .map(|i| {
+                json!({"metadata": format!("/{i}/metadata.json"), "transcript": format!("/{i}/full.jsonl"),
+                       "content_hash": format!("/{i}/content_hash.txt"), "prompt": ""})
+            })
+            .collect(),
+    );
+    let blob = env.git_stdin(
+        &["hash-object", "-w", "--stdin"],
+        meta.to_string().as_bytes(),
+    );
+    let mut entries = format!("100644 blob {}\tmetadata.json\n", blob.trim());
+    for i in 0..n {
+        entries.push_str(&format!("040000 tree {slot}\t{i}\n"));
+    }
+    let tree = env.git_stdin(&["mktree"], entries.as_bytes());
+    let tip = env.git(&["rev-parse", &r]);
+    let commit = env.git(&["commit-tree", tree.trim(), "-p", tip.trim(), "-m", "many"]);
+    env.git(&["update-ref", &r, commit.trim()]);
+}
+
+fn limits(env: &TestEnv, limits: Value) {
+    write_settings_text(
+        env,
+        "settings.local.json",
+        &json!({ "limits": limits }).to_string(),
+    );
+}
+
+#[test]
+fn a_checkpoint_naming_thousands_of_sessions_reads_linearly_and_past_the_cap_is_one_error() {
+    let env = TestEnv::new();
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    many_sessions(&env, 3000);
+    let v = env.ok_json(Store::Refs, &["show", HEX_ID, "--json"]);
+    assert_eq!(v["sessions"].as_array().map(Vec::len), Some(3000));
+    let human = env.ok(Store::Refs, &["show", HEX_ID, "--no-pager"]);
+    assert!(
+        human.contains("sessions 3000"),
+        "{}",
+        &human[..human.len().min(600)]
+    );
+    let listed = env.ok_json(Store::Refs, &["list", "--json"]);
+    assert_eq!(listed[0]["session_count"], json!(3000));
+    assert_eq!(env.ok(Store::Refs, &["list", "--ids"]).trim(), HEX_ID);
+    let transcript = env.ok(
+        Store::Refs,
+        &["show", HEX_ID, "--transcript", "--session", "2999"],
+    );
+    assert_eq!(transcript.as_bytes(), TRANSCRIPT);
+
+    // Past the cap of the per-clone settings: one error naming the checkpoint and the setting.
+    limits(&env, json!({"sessions_per_checkpoint": 1000}));
+    let before = env.refs_snapshot();
+    for args in [
+        &["show", HEX_ID][..],
+        &["show", HEX_ID, "--transcript"],
+        &["cat", HEX_ID, "metadata.json"],
+        &["write", "--id", HEX_ID, "--session", "s2"],
+    ] {
+        let out = env.run(Store::Refs, args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            output_text(&out)
+        );
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("checkpoint {HEX_ID}: metadata.json sessions[] is 3000 sessions, more than the limit of 1000 (limits.sessions_per_checkpoint")),
+            "{args:?}: {err}"
+        );
+    }
+    assert_eq!(env.refs_snapshot(), before, "nothing written");
+    let out = env.run(Store::Refs, &["list"]);
+    assert!(
+        stdout(&out).contains(HEX_ID),
+        "listed as unreadable: {}",
+        output_text(&out)
+    );
+
+    limits(&env, json!({"tree_entries": 100}));
+    let out = env.run(Store::Refs, &["show", HEX_ID]);
+    assert_eq!(out.status.code(), Some(1), "{}", output_text(&out));
+    assert!(
+        stderr(&out).contains("limits.tree_entries"),
+        "{}",
+        output_text(&out)
+    );
+
+    // The committed file's limits are ignored: the data and the settings may come from the same
+    // stranger.
+    std::fs::remove_file(env.repo().join(".entire/settings.local.json")).unwrap();
+    write_settings_text(
+        &env,
+        "settings.json",
+        r#"{"limits": {"sessions_per_checkpoint": 1}}"#,
+    );
+    env.ok(Store::Refs, &["show", HEX_ID, "--json"]);
+}
+
+/// Writes checkpoint `HEX_ID` (git-refs) whose session 0 transcript is stored as the given
+/// chunks (`full.jsonl`, `full.jsonl.001`, ...).
+fn chunked(env: &TestEnv, chunks: &[&[u8]]) {
+    write_std(env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    let r = crate::env::checkpoint_ref(HEX_ID);
+    let mut slot = String::new();
+    for line in env.git(&["ls-tree", &format!("{r}:0")]).lines() {
+        if !line.ends_with("\tfull.jsonl") {
+            slot.push_str(line);
+            slot.push('\n');
+        }
+    }
+    for (n, chunk) in chunks.iter().enumerate() {
+        let blob = env.git_stdin(&["hash-object", "-w", "--stdin"], chunk);
+        let name = if n == 0 {
+            "full.jsonl".to_owned()
+        } else {
+            format!("full.jsonl.{n:03}")
+        };
+        slot.push_str(&format!("100644 blob {}\t{name}\n", blob.trim()));
+    }
+    let slot = env.git_stdin(&["mktree"], slot.as_bytes());
+    let mut root = String::new();
+    for line in env.git(&["ls-tree", &r]).lines() {
+        if line.ends_with("\t0") {
+            root.push_str(&format!("040000 tree {}\t0\n", slot.trim()));
+        } else {
+            root.push_str(line);
+            root.push('\n');
+        }
+    }
+    let tree = env.git_stdin(&["mktree"], root.as_bytes());
+    let tip = env.git(&["rev-parse", &r]);
+    let commit = env.git(&["commit-tree", tree.trim(), "-p", tip.trim(), "-m", "chunks"]);
+    env.git(&["update-ref", &r, commit.trim()]);
+}
+
+#[test]
+fn transcripts_of_any_size_are_streamed_and_their_chunks_joined() {
+    // A chunk larger than what is read through libgit2 comes from `git cat-file` as a stream.
+    let line = format!(
+        "{{\"type\":\"user\",\"message\":\"{}\"}}\n",
+        "x".repeat(1000)
+    );
+    let big = line.repeat(9 * 1024).into_bytes();
+    let env = TestEnv::new();
+    chunked(&env, &[b"{\"a\":1}", &big, b"{\"c\":3}\n"]);
+    let mut want = b"{\"a\":1}\n".to_vec();
+    want.extend_from_slice(&big);
+    want.extend_from_slice(b"\n{\"c\":3}\n");
+    for args in [
+        &["cat", HEX_ID, "0/full.jsonl"][..],
+        &["show", HEX_ID, "--transcript", "--no-pager"],
+    ] {
+        let out = env.run(Store::Refs, args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(
+            out.stdout == want,
+            "{args:?}: {} bytes, want {}",
+            out.stdout.len(),
+            want.len()
+        );
+    }
+    // Over the cap on reading into memory, it is still streamed whole.
+    limits(&env, json!({"blob_bytes": 4096}));
+    let out = env.run(Store::Refs, &["cat", HEX_ID, "0/full.jsonl"]);
+    assert!(
+        out.status.success() && out.stdout == want,
+        "{}",
+        stderr(&out)
+    );
+    let v = parse_json(&env.run(Store::Refs, &["show", HEX_ID, "--json"]).stdout);
+    assert_eq!(v["checkpoint_id"], json!(HEX_ID));
+}
