@@ -295,14 +295,14 @@ pub(crate) fn read_documents(
     // An entry whose directory is not there is read from `<slot>/`, as the reference reads
     // every entry (when no other entry names that directory).
     let named: HashSet<String> = dirs.iter().cloned().collect();
-    for slot in 0..dirs.len() {
+    for (slot, dir) in dirs.iter_mut().enumerate() {
         let own = slot.to_string();
-        if dirs[slot] != own
+        if *dir != own
             && !named.contains(&own)
-            && subtree(repo, tree, id, &dirs[slot], limits)?.is_none()
+            && subtree(repo, tree, id, dir, limits)?.is_none()
             && subtree(repo, tree, id, &own, limits)?.is_some()
         {
-            dirs[slot] = own;
+            *dir = own;
         }
     }
     let mut sessions: Vec<SessionMetadata> = Vec::with_capacity(dirs.len());
