@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::env::{checkpoint_bin, path_with_bins, Store, TestEnv};
+use crate::env::{checkpoint_bin, path_with_bins, tool_available, Store, TestEnv};
 use crate::fixtures::{write_std, HEX_ID, TRANSCRIPT};
 
 /// Where git's bash completion is installed: by Debian's git package, or from git's sources.
@@ -66,8 +66,10 @@ printf '%s\n' "${COMPREPLY[@]}"
 
 /// The bash script, written to a file; `None` (with a note) where git's completion is missing.
 fn bash_script(env: &TestEnv) -> Option<PathBuf> {
-    if git_completion().is_none() {
-        eprintln!("skipped: git's bash completion not found in {GIT_COMPLETION:?}");
+    if !tool_available(
+        "git's bash completion (bash-completion)",
+        git_completion().is_some(),
+    ) {
         return None;
     }
     let out = env
@@ -192,16 +194,13 @@ fn zsh_and_fish_scripts_are_generated_for_the_binaries() {
     assert!(text.contains("complete -c git-entire-fetch"), "{text}");
 }
 
-/// Whether `shell` is installed (`.ci/run` installs zsh and fish); a note when it is not.
+/// Whether `shell` is installed (`tests/tools.sh` installs zsh and fish; [`tool_available`]).
 fn have_shell(shell: &str) -> bool {
     let found = std::process::Command::new(shell)
         .args(["-c", "exit 0"])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!("skipped: {shell} is not installed");
-    }
-    found
+    tool_available(shell, found)
 }
 
 #[test]

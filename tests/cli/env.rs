@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command as StdCommand, Output, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -184,6 +185,10 @@ impl TestEnv {
             })
             .map(|(k, _)| (k, None))
             .collect();
+        // How output looks is the test's choice: no color, width or terminal type from outside.
+        for k in ["TERM", "NO_COLOR", "COLUMNS"] {
+            vars.push((OsString::from(k), None));
+        }
         let set = |vars: &mut Vec<(OsString, Option<OsString>)>, k: &str, v: OsString| {
             vars.push((OsString::from(k), Some(v)));
         };
@@ -679,6 +684,26 @@ pub fn text(bytes: &[u8]) -> String {
 /// A process's stderr as text ([`text`]).
 pub fn stderr(out: &Output) -> String {
     text(&out.stderr)
+}
+
+/// Whether `tool`, which a test runs for real, is installed (`found`). Under `./test.sh`
+/// (`ENTIRE_TEST_REQUIRE_TOOLS` set) a missing tool fails the test, so that a run that proves the
+/// suite skips nothing; under a plain `cargo test` the test is skipped, and says so in a line the
+/// harness does not capture.
+pub fn tool_available(tool: &str, found: bool) -> bool {
+    if found {
+        return true;
+    }
+    if std::env::var_os("ENTIRE_TEST_REQUIRE_TOOLS").is_some() {
+        panic!("{tool} is not installed: tests/tools.sh installs it (./test.sh runs it first)");
+    }
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    // Written to the stream itself: the harness captures `eprintln!` of a passing test.
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED {test}: {tool} is not installed (./test.sh installs what the tests need)"
+    );
+    false
 }
 
 /// A process's stdout, which must be UTF-8.

@@ -1,5 +1,5 @@
 //! Our hooks beside other hooks and hook managers, with the real tools (pre-commit, husky,
-//! lefthook, git-lfs; `.ci/hook-tools` installs them): re-installs that never hide a hook,
+//! lefthook, git-lfs; `tests/tools.sh` installs them): re-installs that never hide a hook,
 //! shared hook directories, and the managers' own installs before and after ours. Every
 //! scenario ends with a real commit and a real push to a bare remote.
 
@@ -9,10 +9,10 @@ use std::process::{Output, Stdio};
 use crate::commit_hooks::{lines, record, the_trailer, LINE_1, SESSION};
 use crate::env::{
     assert_code, checkpoint_bin, checkpoint_ref, hooks_dir, path_str, path_with_bins, rev_in,
-    sha256_hex, text, write_executable, Store, TestEnv,
+    sha256_hex, text, tool_available, write_executable, Store, TestEnv,
 };
 
-/// The directory `.ci/hook-tools` installs the hook managers into.
+/// The directory `tests/tools.sh` installs the hook managers into.
 fn tools_dir() -> PathBuf {
     match std::env::var_os("ENTIRE_TEST_HOOK_TOOLS") {
         Some(d) => PathBuf::from(d),
@@ -33,9 +33,9 @@ fn is_ours(path: &Path) -> bool {
     std::fs::read_to_string(path).is_ok_and(|t| t.contains("Entire checkpoints hook"))
 }
 
-/// Fails (never skips) when a hook manager the tests run is not installed, saying how to
-/// install it.
-fn require(tool: &str) {
+/// Whether hook manager `tool` is installed ([`tool_available`]: a test without it fails under
+/// `./test.sh`, and is skipped, saying so, under a plain `cargo test`).
+fn require(tool: &str) -> bool {
     let found = match tool {
         "git-lfs" => std::process::Command::new("git-lfs")
             .arg("version")
@@ -46,11 +46,7 @@ fn require(tool: &str) {
             .iter()
             .any(|d| tools_dir().join(d).join(tool).is_file()),
     };
-    assert!(
-        found,
-        "{tool} is not installed in {}: run .ci/hook-tools (it installs pre-commit, husky, lefthook and git-lfs there)",
-        tools_dir().display()
-    );
+    tool_available(tool, found)
 }
 
 /// A repository with a bare remote `origin`, where git and the tools run with [`tool_path`] and
@@ -414,7 +410,9 @@ fn a_foreign_lefthook_local_file_is_refused_with_all_four_hooks_and_a_runnable_c
 /// hooks over ours, and `hooks install` (doctor's repair) puts ours back, chaining LFS's once.
 #[test]
 fn git_lfs_first_then_ours_and_lfs_reinstalling_itself() {
-    require("git-lfs");
+    if !require("git-lfs") {
+        return;
+    }
     let s = Scenario::new();
     assert_code(&s.git(&["lfs", "install"]), 0, "git lfs install");
     assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
@@ -462,7 +460,9 @@ fn git_lfs_first_then_ours_and_lfs_reinstalling_itself() {
 /// running: the user's hook (which still refuses), LFS's, ours.
 #[test]
 fn ours_first_then_git_lfs() {
-    require("git-lfs");
+    if !require("git-lfs") {
+        return;
+    }
     let s = Scenario::new();
     let dir = hooks_dir(&s.env);
     write_executable(&dir.join("pre-push"), &s.user_hook("user"));
@@ -506,9 +506,12 @@ fn pre_commit_config(s: &Scenario) {
     s.env.git(&["commit", "-q", "-m", "pre-commit config"]);
 }
 
-/// A [`Scenario`] with [`pre_commit_config`] and `pre-commit install` run.
-fn pre_commit_installed() -> Scenario {
-    require("pre-commit");
+/// A [`Scenario`] with [`pre_commit_config`] and `pre-commit install` run; `None` when
+/// pre-commit is not installed (see [`require`]).
+fn pre_commit_installed() -> Option<Scenario> {
+    if !require("pre-commit") {
+        return None;
+    }
     let s = Scenario::new();
     pre_commit_config(&s);
     assert_code(
@@ -516,7 +519,7 @@ fn pre_commit_installed() -> Scenario {
         0,
         "pre-commit install",
     );
-    s
+    Some(s)
 }
 
 /// pre-commit first, then ours, then pre-commit's re-install: ours sits where pre-commit runs
@@ -524,7 +527,9 @@ fn pre_commit_installed() -> Scenario {
 /// `hooks uninstall` leaves pre-commit's setup as it was.
 #[test]
 fn pre_commit_first_then_ours_then_pre_commit_again() {
-    let s = pre_commit_installed();
+    let Some(s) = pre_commit_installed() else {
+        return;
+    };
     let dir = hooks_dir(&s.env);
     let pre_commits_hook = std::fs::read_to_string(dir.join("pre-push")).unwrap();
     assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
@@ -552,7 +557,9 @@ fn pre_commit_first_then_ours_then_pre_commit_again() {
 /// it back.
 #[test]
 fn ours_first_then_pre_commit_and_its_forced_reinstall() {
-    require("pre-commit");
+    if !require("pre-commit") {
+        return;
+    }
     let s = Scenario::new();
     pre_commit_config(&s);
     assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
@@ -577,7 +584,9 @@ fn ours_first_then_pre_commit_and_its_forced_reinstall() {
 /// `pre-commit install` moving ours to `.legacy`) fails every push; `hooks install` repairs it.
 #[test]
 fn hooks_install_repairs_pre_commit_running_itself_through_ours() {
-    let s = pre_commit_installed();
+    let Some(s) = pre_commit_installed() else {
+        return;
+    };
     let dir = hooks_dir(&s.env);
     std::fs::rename(dir.join("pre-push"), dir.join("pre-push.pre-entire")).unwrap();
     assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
@@ -679,7 +688,9 @@ fn commit_and_push_with(s: &Scenario, file: &str, manager: &str) {
 /// re-install itself: ours keeps running; `hooks uninstall` removes the file.
 #[test]
 fn lefthook_first_then_ours_then_lefthook_again() {
-    require("lefthook");
+    if !require("lefthook") {
+        return;
+    }
     let s = Scenario::new();
     lefthook_config(&s, "");
     assert_code(&s.program("lefthook", &["install"]), 0, "lefthook install");
@@ -706,7 +717,9 @@ fn lefthook_first_then_ours_then_lefthook_again() {
 /// its repair (`hooks install`) has lefthook run ours.
 #[test]
 fn ours_first_then_lefthook() {
-    require("lefthook");
+    if !require("lefthook") {
+        return;
+    }
     let s = Scenario::new();
     assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     lefthook_config(&s, "");
@@ -742,7 +755,9 @@ fn husky_scripts(s: &Scenario) -> Vec<(PathBuf, String)> {
 /// scripts back as they were.
 #[test]
 fn husky_first_then_ours_then_husky_again() {
-    require("husky");
+    if !require("husky") {
+        return;
+    }
     let s = Scenario::new();
     let scripts = husky_scripts(&s);
     assert_code(&s.program("husky", &[]), 0, "husky");
@@ -763,7 +778,9 @@ fn husky_first_then_ours_then_husky_again() {
 /// (`hooks install`) has husky run ours.
 #[test]
 fn ours_first_then_husky() {
-    require("husky");
+    if !require("husky") {
+        return;
+    }
     let s = Scenario::new();
     assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     husky_scripts(&s);
@@ -780,7 +797,9 @@ fn ours_first_then_husky() {
 /// lefthook run all of ours again.
 #[test]
 fn a_displaced_post_commit_leaves_a_dangling_trailer_that_doctor_reports() {
-    require("lefthook");
+    if !require("lefthook") {
+        return;
+    }
     let s = Scenario::new();
     lefthook_config(&s, "post-commit:\n  jobs:\n    - run: 'true'\n");
     assert_code(
@@ -926,7 +945,9 @@ fn every_hook_runs_with_a_minimal_path() {
 /// docs/hooks.md, run ours and doctor counts them as healthy.
 #[test]
 fn husky_forced_is_refused_and_hand_wired_scripts_are_healthy() {
-    require("husky");
+    if !require("husky") {
+        return;
+    }
     let s = Scenario::new();
     husky_scripts(&s);
     assert_code(&s.program("husky", &[]), 0, "husky");
@@ -962,7 +983,9 @@ fn husky_forced_is_refused_and_hand_wired_scripts_are_healthy() {
 /// puts them, and a commit and a push through lefthook run ours; `disable` takes them out.
 #[test]
 fn enable_with_lefthook_wires_ours_into_its_configuration() {
-    require("lefthook");
+    if !require("lefthook") {
+        return;
+    }
     let s = Scenario::new();
     lefthook_config(&s, "");
     assert_code(&s.program("lefthook", &["install"]), 0, "lefthook install");
