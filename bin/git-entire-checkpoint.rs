@@ -13,6 +13,7 @@ mod common {
     pub mod output;
     pub mod progress;
     pub mod push;
+    pub mod text;
 }
 
 use std::process::ExitCode;

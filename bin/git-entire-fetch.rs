@@ -10,6 +10,7 @@ mod common {
     pub mod error;
     pub mod output;
     pub mod progress;
+    pub mod text;
 }
 
 use std::process::ExitCode;

@@ -11,6 +11,7 @@ mod common {
     pub mod cli;
     pub mod error;
     pub mod push;
+    pub mod text;
 }
 
 use std::process::ExitCode;

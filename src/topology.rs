@@ -698,6 +698,18 @@ impl<'r> Topology<'r> {
         self.reader(cp.store).files(cp)
     }
 
+    /// The list line of `cp`, its subject read from the store that serves it.
+    pub fn info(&self, cp: &Checkpoint) -> CheckpointInfo {
+        // Only for people: a prompt that cannot be read gives no subject, never an error.
+        let subject = cp
+            .session_dirs
+            .iter()
+            .find_map(|dir| self.read_file(cp, &format!("{dir}/prompt.txt")).ok())
+            .and_then(|p| crate::model::documents::prompt_subject(&p))
+            .unwrap_or_default();
+        crate::store::refs::info_of(cp, subject)
+    }
+
     /// The checkpoint's history, from the store that serves it.
     pub fn history(&self, cp: &Checkpoint) -> Result<Vec<CommitInfo>, StoreError> {
         self.reader(cp.store)
@@ -842,7 +854,7 @@ impl<'r> Topology<'r> {
                 continue;
             }
             if let Ok(Some(cp)) = self.refs.read(&e.id) {
-                *e = crate::store::refs::info_of(&cp);
+                *e = self.info(&cp);
                 done += 1;
             }
         }
@@ -956,6 +968,7 @@ mod tests {
             session_count: 1,
             session_ids: vec![],
             agent: String::new(),
+            subject: String::new(),
             remote_only: false,
             unreadable: None,
         }

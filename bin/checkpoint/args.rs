@@ -25,6 +25,18 @@ pub struct Cli {
     /// terminal, as git does).
     #[arg(long, global = true)]
     pub no_pager: bool,
+    /// Color human output: `auto` (on a terminal; the default, unless color.entire-checkpoint or
+    /// color.ui say otherwise), `always` (also `--color` alone) or `never`. JSON never is.
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        value_name = "WHEN",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "always"
+    )]
+    pub color: Option<ColorWhen>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -37,12 +49,16 @@ pub enum Command {
     Backfill(BackfillArgs),
     /// Show one checkpoint (by ID, unique ID prefix, or a commit with Entire-Checkpoint trailers).
     Show(ShowArgs),
-    /// Write one file of a checkpoint's tree to stdout as raw bytes.
+    /// Write one file of a checkpoint's tree to stdout as raw bytes (to a terminal, with its
+    /// control characters written out visibly unless --raw).
     Cat {
         /// Checkpoint ID or unique prefix.
         id: String,
         /// Path inside the checkpoint, e.g. `metadata.json` or `0/full.jsonl`.
         path: String,
+        /// Write the stored bytes as they are, also to a terminal.
+        #[arg(long)]
+        raw: bool,
         #[command(flatten)]
         fetch: FetchArgs,
     },
@@ -200,6 +216,17 @@ pub enum Command {
         #[command(flatten)]
         fetch: FetchArgs,
     },
+}
+
+/// `--color`'s values, as git's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// On a terminal (and in its pager) only.
+    Auto,
+    /// Always, also into a pipe or a file.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// How human output shows times (JSON keeps the stored RFC 3339 values).
@@ -463,6 +490,10 @@ pub struct ShowArgs {
     /// Print the transcript of the session (default: the latest) instead.
     #[arg(long)]
     pub transcript: bool,
+    /// With --transcript: write the stored bytes as they are, also to a terminal (where control
+    /// characters are otherwise written out visibly).
+    #[arg(long, requires = "transcript")]
+    pub raw: bool,
     #[command(flatten)]
     pub date: DateArgs,
     #[command(flatten)]

@@ -12,6 +12,7 @@ use entire_checkpoints::topology::Topology;
 
 use super::args::{BlameArgs, DateFormat, WhyArgs};
 use super::dates;
+use super::style::{escape, Slot, Style};
 use crate::common::cli::warn;
 use crate::common::error::{CliError, Result};
 use crate::common::output::{print_json, write_stdout};
@@ -36,6 +37,7 @@ pub fn blame(
     a: BlameArgs,
     started: blame::StartedBlame,
     remote: Option<Remote>,
+    style: &Style,
     quiet: bool,
 ) -> Result<()> {
     let report = blame::blame(repo, topo, started, remote.as_ref(), move |m| {
@@ -44,7 +46,7 @@ pub fn blame(
     if a.common.json {
         print_json(&report)?;
     } else {
-        write_stdout(blame_human(&report, a.common.date.date).as_bytes())?;
+        write_stdout(blame_human(&report, a.common.date.date, style).as_bytes())?;
     }
     finish(&report.warnings, report.damaged, quiet)
 }
@@ -71,8 +73,9 @@ fn checkpoint_column(ids: &[String]) -> String {
     }
 }
 
-/// `blame`: `<commit> <label> <checkpoint> <date> <line>) <text>`, one line each.
-fn blame_human(r: &BlameReport, date: DateFormat) -> String {
+/// `blame`: `<commit> <label> <checkpoint> <date> <line>) <text>`, one line each. The text is
+/// the file's own, shown as git blame shows it.
+fn blame_human(r: &BlameReport, date: DateFormat, style: &Style) -> String {
     let now = dates::now();
     let columns: Vec<String> = r
         .lines
@@ -95,13 +98,19 @@ fn blame_human(r: &BlameReport, date: DateFormat) -> String {
     let mut out = String::new();
     for (l, cp) in r.lines.iter().zip(&columns) {
         let when = dates.get(l.commit.as_str()).map_or("", String::as_str);
+        let label = l.attribution.name();
         let _ = writeln!(
             out,
-            "{} {:<13} {cp:<cp_width$} {when} {:>line_width$}) {}",
-            &l.commit[..8.min(l.commit.len())],
-            l.attribution.name(),
+            "{} {}{:label_pad$} {}{:cp_pad$} {when} {:>line_width$}) {}",
+            style.paint(Slot::Id, &l.commit[..8.min(l.commit.len())]),
+            style.paint(Slot::of(l.attribution), label),
+            "",
+            style.paint(Slot::Id, cp),
+            "",
             l.line,
-            l.text
+            l.text,
+            label_pad = 13 - 13.min(label.len()),
+            cp_pad = cp_width - cp_width.min(cp.len()),
         );
     }
     out
@@ -127,6 +136,7 @@ pub fn why(
     a: WhyArgs,
     started: blame::StartedWhy,
     remote: Option<Remote>,
+    style: &Style,
     quiet: bool,
 ) -> Result<()> {
     let report = blame::why(repo, topo, started, remote.as_ref(), move |m| {
@@ -135,59 +145,69 @@ pub fn why(
     if a.common.json {
         print_json(&report)?;
     } else {
-        write_stdout(why_human(&report, a.common.date.date).as_bytes())?;
+        write_stdout(why_human(&report, a.common.date.date, style).as_bytes())?;
     }
     finish(&report.warnings, report.damaged, quiet)
 }
 
-fn why_human(r: &WhyReport, date: DateFormat) -> String {
+/// `why`: the line, then a field per fact. What the commit and the checkpoint say is escaped.
+fn why_human(r: &WhyReport, date: DateFormat, style: &Style) -> String {
     let now = dates::now();
     let mut out = format!("{}:{}  {}\n", r.file, r.line.line, r.line.text);
-    let field = |out: &mut String, k: &str, v: &str| {
+    let field = |out: &mut String, k: &str, v: &dyn std::fmt::Display| {
         let _ = writeln!(out, "  {k:<11}{v}");
     };
     let c = &r.commit_info;
-    field(&mut out, "label", r.line.attribution.name());
+    field(
+        &mut out,
+        "label",
+        &style.paint(Slot::of(r.line.attribution), r.line.attribution.name()),
+    );
     if r.line.attribution == Attribution::Uncommitted {
-        field(&mut out, "commit", "(not committed yet)");
+        field(&mut out, "commit", &"(not committed yet)");
         return out;
     }
     field(
         &mut out,
         "commit",
-        &format!(
+        &format_args!(
             "{} {} <{}> {}",
-            &c.sha[..12.min(c.sha.len())],
-            c.author,
-            c.author_email,
+            style.paint(Slot::Id, &c.sha[..12.min(c.sha.len())]),
+            escape(&c.author),
+            escape(&c.author_email),
             date.show(&rfc3339_at(c.author_time, 0), now)
         ),
     );
-    field(&mut out, "subject", &c.summary);
+    field(&mut out, "subject", &escape(&c.summary));
     if c.checkpoints.is_empty() {
         field(
             &mut out,
             "checkpoint",
-            "(none: the commit links no checkpoint)",
+            &"(none: the commit links no checkpoint)",
         );
         return out;
     }
-    field(&mut out, "checkpoint", &c.checkpoints.join(", "));
+    let ids: Vec<String> = c
+        .checkpoints
+        .iter()
+        .map(|id| style.paint(Slot::Id, escape(id)).to_string())
+        .collect();
+    field(&mut out, "checkpoint", &ids.join(", "));
     match &r.agent_write {
         Some(w) => {
             let s = &w.write;
             field(
                 &mut out,
                 "session",
-                &format!("{}  {}", s.session_index, s.session_id),
+                &format_args!("{}  {}", s.session_index, escape(&s.session_id)),
             );
             field(&mut out, "agent", &agent_model(&w.agent, &w.model));
             field(
                 &mut out,
                 "write",
-                &format!(
+                &format_args!(
                     "{} at {} (transcript line {})",
-                    s.tool,
+                    escape(&s.tool),
                     shown_time(&s.timestamp, date, now),
                     s.transcript_line
                 ),
@@ -197,44 +217,46 @@ fn why_human(r: &WhyReport, date: DateFormat) -> String {
                     field(
                         &mut out,
                         "prompt",
-                        &format!(
+                        &format_args!(
                             "at {} (transcript line {})",
                             shown_time(&p.timestamp, date, now),
                             p.transcript_line
                         ),
                     );
                     for l in p.text.lines() {
-                        let _ = writeln!(out, "    {l}");
+                        let _ = writeln!(out, "    {}", escape(l));
                     }
                 }
-                None => field(&mut out, "prompt", "(no user turn before the write)"),
+                None => field(&mut out, "prompt", &"(no user turn before the write)"),
             }
         }
         None => {
             field(
                 &mut out,
                 "write",
-                "(no transcript read shows the agent writing this line)",
+                &"(no transcript read shows the agent writing this line)",
             );
             for s in &r.sessions {
                 let _ = writeln!(
                     out,
-                    "\n  Session {} of {}  {}",
-                    s.session_index, s.checkpoint_id, s.session_id
+                    "\n  {} of {}  {}",
+                    style.paint(Slot::Header, format_args!("Session {}", s.session_index)),
+                    style.paint(Slot::Id, escape(&s.checkpoint_id)),
+                    escape(&s.session_id)
                 );
                 field(&mut out, "agent", &agent_model(&s.agent, &s.model));
                 if s.prompts.is_empty() {
-                    field(&mut out, "prompts", "(none read)");
+                    field(&mut out, "prompts", &"(none read)");
                 }
                 for p in &s.prompts {
                     let first = p.text.lines().map(str::trim).find(|l| !l.is_empty());
                     field(
                         &mut out,
                         "prompt",
-                        &format!(
+                        &format_args!(
                             "{}  {}",
                             shown_time(&p.timestamp, date, now),
-                            first.unwrap_or("")
+                            escape(first.unwrap_or(""))
                         ),
                     );
                 }
@@ -244,8 +266,10 @@ fn why_human(r: &WhyReport, date: DateFormat) -> String {
     out
 }
 
+/// The agent and model a transcript names, escaped.
 fn agent_model(agent: &str, model: &str) -> String {
-    match (agent, model) {
+    let (agent, model) = (escape(agent), escape(model));
+    match (&*agent, &*model) {
         ("", "") => "(unknown)".to_owned(),
         (a, "") => a.to_owned(),
         ("", m) => format!("(unknown), model {m}"),
@@ -253,9 +277,11 @@ fn agent_model(agent: &str, model: &str) -> String {
     }
 }
 
+/// A transcript's time stamp as `--date` shows it (escaped: one that does not parse is shown
+/// as it is).
 fn shown_time(ts: &str, date: DateFormat, now: i64) -> String {
     match ts {
         "" => "(unknown time)".to_owned(),
-        t => date.show(t, now),
+        t => escape(&date.show(t, now)).into_owned(),
     }
 }

@@ -14,6 +14,7 @@ mod hooks;
 pub mod pager;
 mod push;
 mod read;
+pub mod style;
 mod trust;
 mod write;
 
@@ -34,6 +35,7 @@ use args::{Cli, Command, FetchArgs};
 /// Runs the command of `cli`.
 pub fn run(cli: Cli) -> Result<()> {
     let quiet = cli.global.quiet;
+    let color = cli.color;
     let command = cli.command;
     // Completion scripts are the same in and out of a repository.
     if let Command::Completion { shell, command } = command {
@@ -81,7 +83,8 @@ pub fn run(cli: Cli) -> Result<()> {
         _ => {}
     }
     let mut topo = Topology::open(&repo)?;
-    let result = dispatch(&repo, &mut topo, command, early, quiet);
+    let style = style::Style::decide(color, &repo);
+    let result = dispatch(&repo, &mut topo, command, early, &style, quiet);
     // Every command may fail early: the notices of the reads are printed whatever happened.
     for notice in topo.notices() {
         warn(quiet, notice);
@@ -122,6 +125,7 @@ fn dispatch<'r>(
     topo: &mut Topology<'r>,
     command: Command,
     early: Option<Early>,
+    style: &style::Style,
     quiet: bool,
 ) -> Result<()> {
     match command {
@@ -132,11 +136,16 @@ fn dispatch<'r>(
         }
         Command::Show(args) => {
             enable_fetch(repo, topo, &args.fetch, quiet)?;
-            read::show(repo, topo, args)
+            read::show(repo, topo, args, style)
         }
-        Command::Cat { id, path, fetch } => {
+        Command::Cat {
+            id,
+            path,
+            raw,
+            fetch,
+        } => {
             enable_fetch(repo, topo, &fetch, quiet)?;
-            read::cat(repo, topo, &id, &path)
+            read::cat(repo, topo, &id, &path, raw)
         }
         Command::Log {
             id,
@@ -145,7 +154,7 @@ fn dispatch<'r>(
             fetch,
         } => {
             enable_fetch(repo, topo, &fetch, quiet)?;
-            read::log(repo, topo, &id, json, date.date)
+            read::log(repo, topo, &id, json, date.date, style)
         }
         Command::List {
             json,
@@ -162,7 +171,8 @@ fn dispatch<'r>(
             let Some(Early::Log(log)) = early else {
                 unreachable!("the guard saw it")
             };
-            read::list_range(repo, topo, log, from, json, date.date, quiet)
+            let human = (!json).then_some((date.date, style));
+            read::list_range(repo, topo, log, from, human, quiet)
         }
         Command::List {
             json,
@@ -184,6 +194,7 @@ fn dispatch<'r>(
                 date: date.date,
                 quiet,
             },
+            style,
         ),
         Command::Config(args) => config::config(repo, topo, args.json),
         Command::Status { json } => config::status(repo, topo, json),
@@ -193,7 +204,7 @@ fn dispatch<'r>(
             push,
             json,
         } => push::migrate(repo, topo, dry_run, push, json, quiet),
-        Command::Session(c) => write::session(repo, topo, c),
+        Command::Session(c) => write::session(repo, topo, c, style),
         Command::Hook(h) => {
             hooks::hook(repo, topo, h, quiet);
             Ok(())
@@ -218,14 +229,14 @@ fn dispatch<'r>(
                 unreachable!("start_early starts blame's git blame")
             };
             let remote = enable_fetch(repo, topo, &args.common.fetch, quiet)?;
-            blame::blame(repo, topo, args, started, remote, quiet)
+            blame::blame(repo, topo, args, started, remote, style, quiet)
         }
         Command::Why(args) => {
             let Some(Early::Why(started)) = early else {
                 unreachable!("start_early starts why's git blame")
             };
             let remote = enable_fetch(repo, topo, &args.common.fetch, quiet)?;
-            blame::why(repo, topo, args, started, remote, quiet)
+            blame::why(repo, topo, args, started, remote, style, quiet)
         }
         Command::Demo { .. } | Command::Doctor { .. } | Command::Completion { .. } => {
             unreachable!("handled before opening a repository")

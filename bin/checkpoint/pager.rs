@@ -20,13 +20,75 @@ struct Running {
 
 static PAGER: Mutex<Option<Running>> = Mutex::new(None);
 
+/// Where this process's output goes, as seen before any pager took stdout over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// A terminal `columns` wide (when its width is known).
+    Terminal {
+        /// `COLUMNS`, else the terminal's own width.
+        columns: Option<usize>,
+    },
+    /// A pager: ours, started on a terminal that wide, or git's (`GIT_PAGER_IN_USE`), which
+    /// hands its width down in `COLUMNS`.
+    Pager {
+        /// As for a terminal.
+        columns: Option<usize>,
+    },
+    /// A file or a pipe.
+    Other,
+}
+
+/// Where output went when the process started (before [`start`] pointed stdout at a pager).
+static OUTPUT: std::sync::OnceLock<Output> = std::sync::OnceLock::new();
+/// Whether [`start`] started our pager.
+static PAGED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Where output goes (see [`Output`]).
+pub fn output() -> Output {
+    match initial_output() {
+        Output::Terminal { columns } if PAGED.load(std::sync::atomic::Ordering::Relaxed) => {
+            Output::Pager { columns }
+        }
+        other => other,
+    }
+}
+
+fn initial_output() -> Output {
+    *OUTPUT.get_or_init(|| {
+        let terminal = std::io::stdout().is_terminal();
+        let columns = || columns(terminal);
+        match () {
+            _ if std::env::var_os("GIT_PAGER_IN_USE").is_some() => {
+                Output::Pager { columns: columns() }
+            }
+            _ if terminal => Output::Terminal { columns: columns() },
+            _ => Output::Other,
+        }
+    })
+}
+
+/// The width git would use: `COLUMNS` when it is a positive number, else the width of the
+/// terminal on stdout.
+fn columns(terminal: bool) -> Option<usize> {
+    let from_env = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0);
+    from_env.or_else(|| {
+        if !terminal {
+            return None;
+        }
+        // SAFETY: TIOCGWINSZ fills a winsize struct we own; fd 1 is open.
+        let mut size: libc::winsize = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut size) } == 0;
+        (ok && size.ws_col > 0).then_some(usize::from(size.ws_col))
+    })
+}
+
 /// Starts the pager for this process's output, unless `no_pager` or the rules above say not
 /// to. A pager that cannot be started is no pager: the output goes to the terminal.
 pub fn start(no_pager: bool) {
-    if no_pager
-        || !std::io::stdout().is_terminal()
-        || std::env::var_os("GIT_PAGER_IN_USE").is_some()
-    {
+    if no_pager || !matches!(initial_output(), Output::Terminal { .. }) {
         return;
     }
     let Ok(cwd) = std::env::current_dir() else {
@@ -72,6 +134,7 @@ pub fn start(no_pager: bool) {
             saved_stderr,
         });
     }
+    PAGED.store(true, std::sync::atomic::Ordering::Relaxed);
 }
 
 /// Ends the output and waits for the pager to exit (the user may still be reading): closes this

@@ -1,5 +1,7 @@
 //! The read commands: `show`, `cat`, `log`, `list`.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::io::Write;
 
 use serde::Serialize;
@@ -10,6 +12,7 @@ use entire_checkpoints::base::id;
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::model::agent_writes::{AgentWrites, TranscriptFormat};
+use entire_checkpoints::model::documents::prompt_subject;
 use entire_checkpoints::ops::range::{self, Linked};
 use entire_checkpoints::ops::writes_cache::WritesCache;
 use entire_checkpoints::ops::{resolve, rewrites, sync};
@@ -20,24 +23,27 @@ use entire_checkpoints::topology::{Listing, Topology};
 
 use super::args::{DateFormat, RangeArgs, ShowArgs};
 use super::dates;
+use super::pager;
+use super::style::{escape, Slot, Style};
 use crate::common::cli::warn;
 use crate::common::context::Context;
 use crate::common::error::{CliError, Result};
 use crate::common::output::{print_json, write_stdout};
 use crate::common::progress::Bar;
+use crate::common::text::escape_lines;
 
 /// How long `list --remote --hydrate` fetches remote-only checkpoints before it lists the rest
 /// bare.
 const HYDRATE_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// `show`: the checkpoints its target names, as documents, or the transcript of a session.
-pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
+pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs, style: &Style) -> Result<()> {
     let checkpoints = resolve::checkpoints(repo, topo, &a.target, |m| warn(false, m))?;
     let mut docs = Vec::new();
     for cp in &checkpoints {
         let slot = a.session.as_deref().map(|s| cp.slot_of(s)).transpose()?;
         if a.transcript {
-            transcript(topo, cp, slot)?;
+            transcript(topo, cp, slot, a.raw)?;
             continue;
         }
         let cache = (!a.json).then(|| WritesCache::in_common_dir(repo.common_dir()));
@@ -56,7 +62,10 @@ pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs) -> Result<()> {
         let map = rewrites::RewriteMap::load(repo).ok();
         let text: Vec<String> = docs
             .iter()
-            .map(|(cp, d)| d.human(cp, &code_commits(repo, map.as_ref(), cp), a.date.date, now))
+            .map(|(cp, d)| {
+                let code = code_commits(repo, map.as_ref(), cp);
+                d.human(cp, &code, a.date.date, now, style)
+            })
             .collect();
         write_stdout(text.join("\n").as_bytes())
     }
@@ -73,8 +82,8 @@ fn code_commits(repo: &Repo, map: Option<&rewrites::RewriteMap>, cp: &Checkpoint
 }
 
 /// Streams the transcript of session `slot` (default: the latest) to stdout: memory stays
-/// bounded whatever its size.
-fn transcript(topo: &Topology<'_>, cp: &Checkpoint, slot: Option<usize>) -> Result<()> {
+/// bounded whatever its size escaped unless `raw`, see [`stream_stored`]).
+fn transcript(topo: &Topology<'_>, cp: &Checkpoint, slot: Option<usize>, raw: bool) -> Result<()> {
     let slot = match slot {
         Some(s) => s,
         None => cp
@@ -93,15 +102,51 @@ fn transcript(topo: &Topology<'_>, cp: &Checkpoint, slot: Option<usize>) -> Resu
             }
             other => other.into(),
         })?;
-    stream_stdout(stream)
+    stream_stored(stream, raw)
 }
 
-/// Copies `stream` to stdout as it is read: memory stays bounded whatever its size.
-fn stream_stdout(mut stream: impl std::io::Read) -> Result<()> {
+/// Copies stored content to stdout as it is read, so memory stays bounded whatever its size:
+/// byte for byte into a pipe or a file, or with `raw`; to a terminal (or its pager) with every
+/// control character but newline and tab written out ([`escape_lines`]), so that what a remote
+/// stored cannot drive the terminal.
+fn stream_stored(mut stream: impl std::io::Read, raw: bool) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    std::io::copy(&mut stream, &mut out)?;
-    std::io::Write::flush(&mut out)?;
+    if raw || pager::output() == pager::Output::Other {
+        std::io::copy(&mut stream, &mut out)?;
+    } else {
+        escape_stream(&mut stream, &mut out)?;
+    }
+    out.flush()?;
     Ok(())
+}
+
+/// [`escape_lines`] over a stream, a bounded piece at a time; a character cut by a piece's end
+/// waits for the next piece, so it is decoded whole.
+fn escape_stream(stream: &mut impl std::io::Read, out: &mut impl Write) -> std::io::Result<()> {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut carried = 0;
+    loop {
+        let n = match stream.read(&mut buf[carried..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let filled = carried + n;
+        // At the end everything goes (an incomplete character as U+FFFD); else at most the
+        // three bytes of a character not yet complete wait.
+        let whole = match (n, std::str::from_utf8(&buf[..filled])) {
+            (0, _) | (_, Ok(_)) => filled,
+            (_, Err(e)) if e.error_len().is_none() => e.valid_up_to(),
+            (_, Err(_)) => filled,
+        };
+        let text = String::from_utf8_lossy(&buf[..whole]);
+        out.write_all(escape_lines(&text).as_bytes())?;
+        if n == 0 {
+            return Ok(());
+        }
+        buf.copy_within(whole..filled, 0);
+        carried = filled - whole;
+    }
 }
 
 /// The author of a checkpoint's commit.
@@ -202,7 +247,7 @@ impl<'t> ShowDoc<'t> {
                     // Only for people: a prompt that cannot be read is left out, never an
                     // error.
                     let prompt = files.read(&format!("{dir}/prompt.txt")).ok();
-                    prompts.push(prompt.and_then(|p| first_line(&p)));
+                    prompts.push(prompt.and_then(|p| prompt_subject(&p)));
                     let writes = cache.session_writes(files.as_ref(), cp, dir);
                     transcripts.push(writes.map_err(|e| error_chain(&e)).transpose());
                 } else {
@@ -233,79 +278,102 @@ impl<'t> ShowDoc<'t> {
         })
     }
 
-    /// `show`: a header for the checkpoint and a block per session.
-    /// `code_commits` are the commits that link the checkpoint.
+    /// `show`: a header for the checkpoint and a block per session; `code_commits` are the
+    /// commits that link the checkpoint. Everything the checkpoint says is escaped.
     fn human(
         &self,
         cp: &Checkpoint,
         code_commits: &[String],
         date: DateFormat,
         now: i64,
+        style: &Style,
     ) -> String {
-        let mut out = format!("Checkpoint {}\n", cp.id);
-        let field = |out: &mut String, k: &str, v: &str| out.push_str(&format!("  {k:<9}{v}\n"));
+        let mut out = format!(
+            "{} {}\n",
+            style.paint(Slot::Header, "Checkpoint"),
+            style.paint(Slot::Id, &cp.id)
+        );
+        let field = |out: &mut String, k: &str, v: &dyn std::fmt::Display| {
+            let _ = writeln!(out, "  {k:<9}{v}");
+        };
         field(
             &mut out,
             "store",
-            &format!("{} ({})", cp.store.name(), cp.ref_name),
+            &format_args!("{} ({})", cp.store.name(), escape(&cp.ref_name)),
         );
         field(
             &mut out,
             "storage",
-            &format!("{} (the checkpoint's own commit)", cp.commit),
+            &format_args!(
+                "{} (the checkpoint's own commit)",
+                style.paint(Slot::Id, &cp.commit)
+            ),
         );
         for code in code_commits {
-            field(&mut out, "code", code);
+            field(&mut out, "code", &style.paint(Slot::Id, escape(code)));
         }
         let Author { name, email } = &self.author;
         if !name.is_empty() || !email.is_empty() {
-            field(&mut out, "author", &format!("{name} <{email}>"));
+            field(
+                &mut out,
+                "author",
+                &format_args!("{} <{}>", escape(name), escape(email)),
+            );
         }
         let created = cp.created_at();
         if !created.is_empty() {
-            field(&mut out, "created", &date.show(&created, now));
+            field(&mut out, "created", &escape(&date.show(&created, now)));
         }
         let summary = &cp.summary;
         if !summary.branch.is_empty() {
-            field(&mut out, "branch", &summary.branch);
+            field(&mut out, "branch", &escape(&summary.branch));
         }
         if let Some(t) = &summary.token_usage {
-            field(&mut out, "tokens", &t.total().to_string());
+            field(&mut out, "tokens", &t.total());
         }
         field(&mut out, "files", &list_or_none(&summary.files_touched));
-        field(&mut out, "sessions", &cp.sessions.len().to_string());
+        field(&mut out, "sessions", &cp.sessions.len());
         for (i, (&slot, prompt)) in self.slots.iter().zip(&self.prompts).enumerate() {
             let s = &cp.sessions[slot];
-            out.push_str(&format!("\nSession {slot}  {}\n", s.session_id));
+            let _ = writeln!(
+                out,
+                "\n{}  {}",
+                style.paint(Slot::Header, format_args!("Session {slot}")),
+                escape(&s.session_id)
+            );
             if slot >= cp.listed {
-                let dir = &cp.session_dirs[slot];
+                let dir = escape(&cp.session_dirs[slot]);
                 field(
                     &mut out,
                     "listed",
-                    &format!("no: directory {dir}/ is not in sessions[]"),
+                    &format_args!("no: directory {dir}/ is not in sessions[]"),
                 );
             }
             if let Some(p) = prompt {
-                field(&mut out, "prompt", p);
+                field(&mut out, "prompt", &escape(p));
             }
             if !s.commit_sha.is_empty() && s.commit_sha != cp.summary.commit_sha {
-                field(&mut out, "code", &s.commit_sha);
+                field(
+                    &mut out,
+                    "code",
+                    &style.paint(Slot::Id, escape(&s.commit_sha)),
+                );
             }
             if !s.agent.is_empty() {
-                field(&mut out, "agent", &s.agent);
+                field(&mut out, "agent", &escape(&s.agent));
             }
             if !s.model.is_empty() {
-                field(&mut out, "model", &s.model);
+                field(&mut out, "model", &escape(&s.model));
             }
             if !s.created_at.is_empty() {
-                field(&mut out, "created", &date.show(&s.created_at, now));
+                field(&mut out, "created", &escape(&date.show(&s.created_at, now)));
             }
             field(&mut out, "files", &list_or_none(&s.files_touched));
             if let Some(t) = &s.token_usage {
-                field(&mut out, "tokens", &t.total().to_string());
+                field(&mut out, "tokens", &t.total());
             }
             if let Some(intent) = s.intent() {
-                field(&mut out, "intent", intent);
+                field(&mut out, "intent", &escape(intent));
             }
             if let Some(Some(t)) = self.transcripts.get(i) {
                 transcript_view(&mut out, t);
@@ -324,7 +392,7 @@ fn transcript_view(out: &mut String, t: &std::result::Result<AgentWrites, String
     let writes = match t {
         Ok(w) => w,
         Err(why) => {
-            out.push_str(&format!("  {:<9}{why}\n", "format"));
+            out.push_str(&format!("  {:<9}{}\n", "format", escape(why)));
             return;
         }
     };
@@ -335,7 +403,8 @@ fn transcript_view(out: &mut String, t: &std::result::Result<AgentWrites, String
     out.push_str(&format!("  {:<9}{format}\n", "format"));
     let shown = writes.prompts.iter().take(PROMPTS_SHOWN);
     for (n, p) in shown.enumerate() {
-        let line = first_line(p.text.as_bytes()).unwrap_or_default();
+        let line = prompt_subject(p.text.as_bytes()).unwrap_or_default();
+        let line = escape(&line);
         out.push_str(&format!(
             "  {:<9}{line}\n",
             if n == 0 { "asked" } else { "" }
@@ -354,29 +423,20 @@ fn transcript_view(out: &mut String, t: &std::result::Result<AgentWrites, String
     }
 }
 
-/// The first non-empty line of a prompt file, at most 100 characters (more is cut with `…`).
-fn first_line(text: &[u8]) -> Option<String> {
-    let text = String::from_utf8_lossy(text);
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
-    Some(match line.char_indices().nth(100) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line.to_owned(),
-    })
-}
-
+/// The items joined by commas (escaped), or `(none)`.
 fn list_or_none(items: &[impl AsRef<str>]) -> String {
     if items.is_empty() {
         "(none)".to_owned()
     } else {
         let items: Vec<&str> = items.iter().map(AsRef::as_ref).collect();
-        items.join(", ")
+        escape(&items.join(", ")).into_owned()
     }
 }
 
-/// `cat`: one file of the checkpoint `target` names (as for `show`), raw.
-pub fn cat(repo: &Repo, topo: &Topology<'_>, target: &str, path: &str) -> Result<()> {
+/// `cat`: one file of the checkpoint `target` names (as for `show`), as stored.
+pub fn cat(repo: &Repo, topo: &Topology<'_>, target: &str, path: &str, raw: bool) -> Result<()> {
     let cp = resolve::checkpoint(repo, topo, target, |m| warn(false, m))?;
-    stream_stdout(topo.files(&cp)?.stream(path)?)
+    stream_stored(topo.files(&cp)?.stream(path)?, raw)
 }
 
 /// `log`: the history of the checkpoint `target` names (as for `show`).
@@ -386,29 +446,30 @@ pub fn log(
     target: &str,
     json: bool,
     date: DateFormat,
+    style: &Style,
 ) -> Result<()> {
     let cp = resolve::checkpoint(repo, topo, target, |m| warn(false, m))?;
     let history = topo.history(&cp)?;
     if json {
         print_json(&history)
     } else {
-        write_stdout(log_human(&history, date).as_bytes())
+        write_stdout(log_human(&history, date, style).as_bytes())
     }
 }
 
 /// `log`: one line per commit.
-fn log_human(history: &[CommitInfo], date: DateFormat) -> String {
+fn log_human(history: &[CommitInfo], date: DateFormat, style: &Style) -> String {
     let now = dates::now();
     history
         .iter()
         .map(|c| {
             format!(
                 "{} {} {} <{}> {}\n",
-                &c.commit[..c.commit.len().min(12)],
+                style.paint(Slot::Id, &c.commit[..c.commit.len().min(12)]),
                 date.show(&c.authored_at, now),
-                c.author.name,
-                c.author.email,
-                c.subject
+                escape(&c.author.name),
+                escape(&c.author.email),
+                escape(&c.subject)
             )
         })
         .collect()
@@ -434,7 +495,7 @@ pub struct ListArgs {
 
 /// `list`: every checkpoint, newest first; with `--remote` the remote's too. Fails after the
 /// list when the remote cannot be listed or a checkpoint cannot be read.
-pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs) -> Result<()> {
+pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs, style: &Style) -> Result<()> {
     let mut failed = None;
     let (shown, index_damage) = match a.remote {
         None => {
@@ -482,7 +543,7 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs) -> Result<()> 
             writeln!(out, "{}", line.id)?;
         }
     } else {
-        list_human(shown.lines().take(limit), a.date, &mut out)?;
+        list_human(shown.lines().take(limit), a.date, style, &mut out)?;
     }
     out.flush()?;
     drop(out);
@@ -525,6 +586,7 @@ struct ListEntry<'a> {
     session_count: usize,
     session_ids: Vec<&'a str>,
     agent: &'a str,
+    subject: &'a str,
     remote_only: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     error: Option<&'a str>,
@@ -539,6 +601,7 @@ impl<'a> From<ListLine<'a>> for ListEntry<'a> {
             session_count: i.session_count,
             session_ids: i.session_ids,
             agent: i.agent,
+            subject: i.subject,
             remote_only: i.remote_only,
             error: i.unreadable,
         }
@@ -559,17 +622,23 @@ impl Serialize for ListEntries<'_> {
 fn list_human<'a>(
     all: impl Iterator<Item = ListLine<'a>>,
     date: DateFormat,
+    style: &Style,
     out: &mut impl Write,
 ) -> std::io::Result<()> {
     let now = dates::now();
+    let mut line = String::with_capacity(128);
     for i in all {
-        writeln!(out, "{}", list_line(i, date, now))?;
+        line.clear();
+        list_line(&mut line, i, date, now, style);
+        line.push('\n');
+        out.write_all(line.as_bytes())?;
     }
     Ok(())
 }
 
-/// One checkpoint as `list` shows it: ID, time, store, sessions, agent.
-fn list_line(i: ListLine<'_>, date: DateFormat, now: i64) -> String {
+/// One checkpoint as `list` shows it, appended to `line`: ID, time, store, sessions, agent, and
+/// what it was about (the first line of its first prompt, cut to the terminal's width).
+fn list_line(line: &mut String, i: ListLine<'_>, date: DateFormat, now: i64, style: &Style) {
     let sessions = match (i.session_count, i.unreadable) {
         (_, Some(_)) => "unreadable".to_owned(),
         // Known only by its ref on the remote: how many sessions it has is not known.
@@ -577,31 +646,49 @@ fn list_line(i: ListLine<'_>, date: DateFormat, now: i64) -> String {
         (1, None) => "1 session".to_owned(),
         (n, None) => format!("{n} sessions"),
     };
-    let agent = if i.unreadable.is_some() {
-        "(see stderr)"
+    let (agent, agent_slot) = if i.unreadable.is_some() {
+        (Cow::Borrowed("(see stderr)"), Some(Slot::Missing))
     } else if i.remote_only {
-        "(remote only)"
+        (Cow::Borrowed("(remote only)"), Some(Slot::RemoteOnly))
     } else if i.agent.is_empty() {
-        "-"
+        (Cow::Borrowed("-"), None)
     } else {
-        i.agent
+        (escape(i.agent), None)
     };
     // Columns padded by hand: `format!` with padded fields costs thousands of instructions a
-    // line, and `list` may print 100,000 of them.
-    let mut line = String::with_capacity(96);
-    for (text, width) in [
-        (id::display_short(i.id), 26),
-        (&date.show(i.created_at, now), 25),
-        (i.store.name(), 10),
-        (&sessions, 11),
-    ] {
-        line.push_str(text);
+    // line, and `list` may print 100,000 of them. Widths count the text, not its colors.
+    let id = id::display_short(i.id);
+    let cells: [(&str, usize, Option<Slot>); 4] = [
+        (id, 26, Some(Slot::Id)),
+        (&date.show(i.created_at, now), 25, None),
+        (i.store.name(), 10, None),
+        (&sessions, 11, None),
+    ];
+    for (text, width, slot) in cells {
+        match slot {
+            Some(slot) if style.is_colored() => {
+                let _ = write!(line, "{}", style.paint(slot, text));
+            }
+            _ => line.push_str(text),
+        }
         let pad = width - width.min(text.chars().count());
         line.extend(std::iter::repeat_n(' ', pad + 2));
     }
-    line.push_str(agent);
-    line
+    match agent_slot {
+        Some(slot) if style.is_colored() => {
+            let _ = write!(line, "{}", style.paint(slot, &agent));
+        }
+        _ => line.push_str(&agent),
+    }
+    if !i.subject.is_empty() {
+        let pad = AGENT_WIDTH - AGENT_WIDTH.min(agent.chars().count());
+        line.extend(std::iter::repeat_n(' ', pad));
+        style.append_subject(line, i.subject);
+    }
 }
+
+/// The agent column's width when a subject follows it ("Claude Code", "Copilot CLI").
+const AGENT_WIDTH: usize = 12;
 
 /// The range of `list` as `git log` words: the options as `--name=value`, then the revisions;
 /// empty when none was given.
@@ -638,18 +725,18 @@ pub fn range_words(r: &RangeArgs) -> Vec<String> {
 }
 
 /// `list <revision-range>`: each commit of the range that links checkpoints, with them, written
-/// as the range is read (`--json`: one document at the end); the number of commits scanned on
-/// stderr. Fails after the listing when the batch fetch failed or a checkpoint cannot be read.
+/// as the range is read in the `human` date format and style (without: JSON, one document at
+/// the end); the number of commits scanned on stderr. Fails after the listing when the batch fetch failed or a checkpoint cannot be read.
 pub fn list_range(
     repo: &Repo,
     topo: &Topology<'_>,
     log: range::RangeLog,
     fetch_from: Option<Remote>,
-    json: bool,
-    date: DateFormat,
+    human: Option<(DateFormat, &Style)>,
     quiet: bool,
 ) -> Result<()> {
     let now = dates::now();
+    let json = human.is_none();
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     let mut doc = RangeJson::default();
     let (mut linked, mut unreadable) = (0, Vec::new());
@@ -669,10 +756,12 @@ pub fn list_range(
                 }) => Some(reason.clone()),
                 _ => None,
             }));
-            if json {
-                doc.push(&c);
-            } else if written.is_ok() {
-                written = write_range_commit(&mut out, &c, date, now);
+            match human {
+                None => doc.push(&c),
+                Some((date, style)) if written.is_ok() => {
+                    written = write_range_commit(&mut out, &c, date, now, style);
+                }
+                Some(_) => {}
             }
         },
     )?;
@@ -706,23 +795,33 @@ fn write_range_commit(
     c: &range::RangeCommit,
     date: DateFormat,
     now: i64,
+    style: &Style,
 ) -> std::io::Result<()> {
-    writeln!(
-        out,
-        "{} {} {}",
-        &c.sha[..c.sha.len().min(12)],
+    let mut text = format!(
+        "{} {} {}\n",
+        style.paint(Slot::Id, &c.sha[..c.sha.len().min(12)]),
         date.show(&c.authored_at, now),
-        c.subject
-    )?;
+        escape(&c.subject)
+    );
     for cp in &c.checkpoints {
+        text.push_str("    ");
         match cp {
-            Linked::Listed(info) => writeln!(out, "    {}", list_line(info.line(), date, now))?,
+            Linked::Listed(info) => list_line(&mut text, info.line(), date, now, style),
             Linked::NotFound(id) => {
-                writeln!(out, "    {:<26}  not found", id::display_short(id.as_str()))?
+                let short = id::display_short(id.as_str());
+                let pad = 26 - 26.min(short.len());
+                let _ = write!(
+                    text,
+                    "{}{:pad$}  {}",
+                    style.paint(Slot::Id, short),
+                    "",
+                    style.paint(Slot::Missing, "not found")
+                );
             }
         }
+        text.push('\n');
     }
-    Ok(())
+    out.write_all(text.as_bytes())
 }
 
 /// `list <revision-range> --json` (docs/schema/list-range.json): `{"commits": [...],
@@ -820,6 +919,40 @@ mod tests {
     use entire_checkpoints::base::id::CheckpointId;
     use entire_checkpoints::store::StoreKind;
 
+    /// A reader that hands out `step` bytes at a time.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.step.min(buf.len()).min(self.bytes.len());
+            buf[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_stream_is_escaped_whatever_its_pieces() {
+        let text = "naïve \x1b[2J ✓\n\u{202e}日本\n";
+        let want = escape_lines(text).into_owned();
+        for step in 1..=8 {
+            let mut out = Vec::new();
+            let mut stream = Trickle {
+                bytes: text.as_bytes(),
+                step,
+            };
+            escape_stream(&mut stream, &mut out).unwrap();
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                want,
+                "{step} bytes at a time"
+            );
+        }
+    }
+
     #[test]
     fn the_range_document_built_commit_by_commit_is_what_serde_json_prints() {
         let info = CheckpointInfo {
@@ -829,6 +962,7 @@ mod tests {
             session_count: 2,
             session_ids: vec!["s1".into(), "s \"2\"\n".into()],
             agent: "Claude Code".into(),
+            subject: "add \"the\" parser".into(),
             remote_only: false,
             unreadable: None,
         };

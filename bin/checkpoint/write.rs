@@ -15,6 +15,7 @@ use entire_checkpoints::store::{Backfill, SessionWrite};
 use entire_checkpoints::topology::{Topology, WriteReport};
 
 use super::args::{BackfillCommand, SessionCommand, SessionData, WriteArgs};
+use super::style::{escape, Style};
 use crate::common::cli::warn;
 use crate::common::context::Context;
 use crate::common::error::Result;
@@ -170,22 +171,30 @@ impl<'a> From<&'a SessionState> for StagedSession<'a> {
 }
 
 impl StagedSession<'_> {
-    fn human(&self) -> String {
+    /// The session's line: ID, state, prompts, agent, and what it is about (the first line of
+    /// its first prompt, cut to the terminal's width).
+    fn human(&self, first_prompt: Option<&str>, style: &Style) -> String {
         let state = if self.pending { "pending" } else { "condensed" };
         let agent = if self.agent.is_empty() {
             "-"
         } else {
             self.agent
         };
-        format!(
-            "{:<40}  {:<9}  {} prompt(s)  {agent}\n",
-            self.session_id, state, self.prompts
-        )
+        let mut line = format!(
+            "{:<40}  {:<9}  {} prompt(s)  {:<12}",
+            escape(self.session_id),
+            state,
+            self.prompts,
+            escape(agent)
+        );
+        style.append_subject(&mut line, first_prompt.unwrap_or(""));
+        line.push('\n');
+        line
     }
 }
 
 /// `session`.
-pub fn session(repo: &Repo, topo: &Topology<'_>, c: SessionCommand) -> Result<()> {
+pub fn session(repo: &Repo, topo: &Topology<'_>, c: SessionCommand, style: &Style) -> Result<()> {
     let store = SessionStore::new(repo);
     match c {
         SessionCommand::Record {
@@ -220,7 +229,11 @@ pub fn session(repo: &Repo, topo: &Topology<'_>, c: SessionCommand) -> Result<()
             if json {
                 print_json(&staged)
             } else {
-                let text: String = staged.iter().map(StagedSession::human).collect();
+                let text: String = staged
+                    .iter()
+                    .zip(&all)
+                    .map(|(s, state)| s.human(state.prompts.first().map(String::as_str), style))
+                    .collect();
                 write_stdout(text.as_bytes())
             }
         }

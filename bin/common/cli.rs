@@ -7,6 +7,7 @@ use entire_checkpoints::base::error::{error_chain, ExitStatus};
 
 use super::args::GlobalArgs;
 use super::error::Result;
+use super::text::escape_lines;
 
 impl GlobalArgs {
     /// Turns on logging as the flags ask.
@@ -26,7 +27,7 @@ pub fn main_with(run: impl FnOnce() -> Result<()>, finish: Option<fn()>) -> Exit
         // A closed stdout (`| head`, a pager quit early) is not an error worth a message.
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {}", error_chain(&err));
+            eprintln!("error: {}", escape_lines(&error_chain(&err)));
             ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(1))
         }
     };
@@ -70,7 +71,7 @@ fn stop_git_on_termination(finish: fn()) {
 /// Prints a warning on stderr unless quiet.
 pub fn warn(quiet: bool, msg: impl std::fmt::Display) {
     if !quiet {
-        eprintln!("entire: warning: {msg}");
+        eprintln!("entire: warning: {}", escape_lines(&msg.to_string()));
     }
 }
 
@@ -104,7 +105,8 @@ impl log::Log for StderrLogger {
     fn log(&self, record: &log::Record<'_>) {
         if self.enabled(record.metadata()) {
             let level = record.level().to_string().to_ascii_lowercase();
-            eprintln!("entire: {level}: {}", record.args());
+            let text = record.args().to_string();
+            eprintln!("entire: {level}: {}", escape_lines(&text));
         }
     }
 

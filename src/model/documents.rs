@@ -20,6 +20,23 @@ pub const MAX_SUBAGENT_DEPTH: usize = 16;
 /// The strategy every checkpoint written by this tool records.
 pub const DEFAULT_STRATEGY: &str = "manual-commit";
 
+/// The longest subject [`prompt_subject`] returns, in characters (more is cut with `…`).
+pub const SUBJECT_CHARS: usize = 200;
+
+/// What a checkpoint or session was about, for one-line listings: the first non-empty line of
+/// its first prompt (`prompt.txt` holds the prompts in order), trimmed, at most
+/// [`SUBJECT_CHARS`] characters; `None` when there is no such line. Invalid UTF-8 is replaced.
+pub fn prompt_subject(prompts: &[u8]) -> Option<String> {
+    // The first line is near the start: only that much is decoded, however long the file.
+    let head = &prompts[..prompts.len().min(SUBJECT_CHARS * 8 + 4096)];
+    let text = String::from_utf8_lossy(head);
+    let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+    Some(match line.char_indices().nth(SUBJECT_CHARS) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_owned(),
+    })
+}
+
 /// Errors decoding a document.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelError {

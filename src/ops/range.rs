@@ -434,6 +434,7 @@ fn info_of_line(id: &CheckpointId, line: &crate::store::ListLine<'_>) -> Checkpo
         session_count: line.session_count,
         session_ids: line.session_ids.iter().map(|s| (*s).to_owned()).collect(),
         agent: line.agent.to_owned(),
+        subject: line.subject.to_owned(),
         remote_only: line.remote_only,
         unreadable: None,
     }
@@ -443,7 +444,7 @@ fn info_of_line(id: &CheckpointId, line: &crate::store::ListLine<'_>) -> Checkpo
 /// cannot be read gets its line all the same, saying why.
 fn read(topo: &Topology<'_>, id: &CheckpointId) -> Option<CheckpointInfo> {
     match topo.read(id) {
-        Ok(Some(cp)) => Some(crate::store::refs::info_of(&cp)),
+        Ok(Some(cp)) => Some(topo.info(&cp)),
         Ok(None) => None,
         Err(e) => {
             let store = topo.read_order(id.kind())[0];

@@ -13,7 +13,7 @@ use crate::git::repo::{Identity, Repo};
 use crate::store::author_memo::AuthorMemo;
 use crate::store::on_demand::BranchFetch;
 use crate::store::publish::{self, Located};
-use crate::store::refs::{checkpoint_tree, commit_info, info_of, tree_of_commit};
+use crate::store::refs::{checkpoint_tree, commit_info, info_read, tree_of_commit};
 use crate::store::tree::{self, Change};
 use crate::store::{
     backfill_via, git_err, write_via, Backfill, Checkpoint, CheckpointFiles, CheckpointInfo,
@@ -396,7 +396,7 @@ impl CheckpointReader for GitBranchStore<'_> {
                 let unreadable =
                     |reason| CheckpointInfo::unreadable(id.clone(), StoreKind::GitBranch, reason);
                 out.push(match self.checkpoint_in(name, &commit, &id) {
-                    Ok(Some(cp)) => info_of(&cp),
+                    Ok(Some(cp)) => info_read(&self.repo.git, &cp),
                     Ok(None) => unreadable(format!(
                         "{} on {name} is not a checkpoint (no tree with a metadata.json)",
                         id.v1_path()

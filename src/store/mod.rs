@@ -531,6 +531,9 @@ pub struct CheckpointInfo {
     pub session_ids: Vec<String>,
     /// Agent of the last session.
     pub agent: String,
+    /// What it was about: the first line of its first prompt ([`crate::model::documents::
+    /// prompt_subject`]), or "".
+    pub subject: String,
     /// Known only from the remote's ref listing (`list --remote`); the counts are unknown.
     pub remote_only: bool,
     /// Why the checkpoint could not be read, when it could not: `list` shows it all the same,
@@ -566,6 +569,7 @@ impl CheckpointInfo {
             session_count: 0,
             session_ids: Vec::new(),
             agent: String::new(),
+            subject: String::new(),
             remote_only: true,
             unreadable: None,
         }
@@ -582,6 +586,7 @@ impl CheckpointInfo {
             session_count: self.session_count,
             session_ids: self.session_ids.iter().map(String::as_str).collect(),
             agent: &self.agent,
+            subject: &self.subject,
             remote_only: self.remote_only,
             unreadable: self.unreadable.as_deref(),
         }
@@ -605,6 +610,8 @@ pub struct ListLine<'a> {
     pub session_ids: Vec<&'a str>,
     /// As [`CheckpointInfo::agent`].
     pub agent: &'a str,
+    /// As [`CheckpointInfo::subject`].
+    pub subject: &'a str,
     /// As [`CheckpointInfo::remote_only`].
     pub remote_only: bool,
     /// As [`CheckpointInfo::unreadable`].

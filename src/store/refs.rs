@@ -253,7 +253,9 @@ impl<'r> GitRefsStore<'r> {
                 let git = cache.repository();
                 let name = r.name().to_owned();
                 if let Ok(Some(cp)) = self.read_found(git, Some(cache), id, name, tip) {
-                    listing.lines.push(Line::Read(Box::new(info_of(&cp))));
+                    listing
+                        .lines
+                        .push(Line::Read(Box::new(info_read(git, &cp))));
                 }
             }
             let Listing { index, lines, .. } = &mut listing;
@@ -542,8 +544,17 @@ impl CheckpointReader for GitRefsStore<'_> {
     }
 }
 
-/// The list line of a checkpoint.
-pub(crate) fn info_of(cp: &Checkpoint) -> CheckpointInfo {
+/// The list line of a checkpoint read from `git` (its subject read there too).
+pub(crate) fn info_read(git: &git2::Repository, cp: &Checkpoint) -> CheckpointInfo {
+    let subject = Oid::from_str(&cp.tree)
+        .and_then(|t| git.find_tree(t))
+        .map(|tree| tree::subject(git, &tree, &cp.session_dirs))
+        .unwrap_or_default();
+    info_of(cp, subject)
+}
+
+/// The list line of a checkpoint whose subject is `subject`.
+pub(crate) fn info_of(cp: &Checkpoint, subject: String) -> CheckpointInfo {
     let mut created_at = cp.created_at();
     if created_at.is_empty() {
         created_at = CheckpointInfo::remote_only(cp.id.clone()).created_at;
@@ -559,6 +570,7 @@ pub(crate) fn info_of(cp: &Checkpoint) -> CheckpointInfo {
             .last()
             .map(|s| s.agent.clone())
             .unwrap_or_default(),
+        subject,
         remote_only: false,
         unreadable: None,
     }
@@ -577,7 +589,7 @@ pub(crate) fn listed(
     // repository each over the shared object database) was measured slower on a busy 2-core
     // machine (docs/performance.md, note (d)), so a listing stays one pass on one thread.
     match checkpoint_at(git, id, name.to_owned(), tip, limits) {
-        Ok(cp) => info_of(&cp),
+        Ok(cp) => info_read(git, &cp),
         Err(e) => CheckpointInfo::unreadable(
             id.clone(),
             StoreKind::GitRefs,

@@ -25,8 +25,9 @@ use crate::store::{CheckpointInfo, StoreKind};
 pub const INDEX_FILE: &str = "summary-index";
 /// The first four bytes of every index.
 const MAGIC: &[u8; 4] = b"ECSI";
-/// The format version this code reads and writes.
-pub const VERSION: u8 = 1;
+/// The format version this code reads and writes (2 added each line's subject; a version 1
+/// index is ignored and rebuilt).
+pub const VERSION: u8 = 2;
 /// Length of a binary SHA-1 object id.
 const OID_LEN: usize = 20;
 /// Magic, version, object id length, two reserved bytes, record count.
@@ -101,6 +102,8 @@ pub struct Record<'a> {
     pub created_at: &'a str,
     /// The list line's agent.
     pub agent: &'a str,
+    /// The list line's subject.
+    pub subject: &'a str,
     /// The session IDs, in slot order.
     pub session_ids: Vec<&'a str>,
 }
@@ -121,6 +124,10 @@ impl Index {
             Err(CacheFileError::TooLarge { size, .. }) => return Err(Damage::TooLarge { size }),
             Err(CacheFileError::Unreadable(e)) => return Err(Damage::Unreadable(e)),
         };
+        // An index an earlier version wrote is no damage: it is rebuilt as if missing.
+        if bytes.len() > 4 && &bytes[..4] == MAGIC && bytes[4] < VERSION {
+            return Ok(None);
+        }
         Index::parse(bytes).map(Some)
     }
 
@@ -252,6 +259,7 @@ impl<'a> Record<'a> {
             session_count: self.session_ids.len(),
             session_ids: self.session_ids,
             agent: self.agent,
+            subject: self.subject,
             remote_only: false,
             unreadable: None,
         }
@@ -268,6 +276,7 @@ impl Record<'_> {
             session_count: self.session_ids.len(),
             session_ids: self.session_ids.iter().map(|s| (*s).to_owned()).collect(),
             agent: self.agent.to_owned(),
+            subject: self.subject.to_owned(),
             remote_only: false,
             unreadable: None,
         }
@@ -402,6 +411,7 @@ fn decode(body: &[u8], at: usize) -> Result<(Record<'_>, usize), Damage> {
     let leaf = cur.string()?;
     let created_at = cur.string()?;
     let agent = cur.string()?;
+    let subject = cur.string()?;
     let count = usize::from(cur.u16()?);
     let mut session_ids = Vec::with_capacity(count.min(body.len()));
     for _ in 0..count {
@@ -413,6 +423,7 @@ fn decode(body: &[u8], at: usize) -> Result<(Record<'_>, usize), Damage> {
             leaf,
             created_at,
             agent,
+            subject,
             session_ids,
         },
         cur.at,
@@ -458,6 +469,7 @@ fn encode_record(out: &mut Vec<u8>, leaf: &str, tip: Oid, info: &CheckpointInfo)
     string(out, leaf)?;
     string(out, &info.created_at)?;
     string(out, &info.agent)?;
+    string(out, &info.subject)?;
     out.extend_from_slice(&u16::try_from(info.session_ids.len()).ok()?.to_le_bytes());
     for s in &info.session_ids {
         string(out, s)?;
@@ -508,6 +520,7 @@ mod tests {
             session_count: sessions.len(),
             session_ids: sessions.iter().map(|s| (*s).to_owned()).collect(),
             agent: agent.into(),
+            subject: format!("the prompt of {id}"),
             remote_only: false,
             unreadable: None,
         }

@@ -244,6 +244,33 @@ pub(crate) fn tree_within<'r>(
     Ok(tree)
 }
 
+/// The subject of a checkpoint subtree ([`crate::model::documents::prompt_subject`]): from the
+/// `prompt.txt` of the first of `dirs` that has one, "" when none has. Only for people: a prompt
+/// that cannot be read, or is larger than [`SUBJECT_BLOB_MAX`], gives no subject, never an error.
+pub(crate) fn subject(repo: &Repository, tree: &Tree, dirs: &[String]) -> String {
+    let read = |dir: &String| -> Option<Vec<u8>> {
+        let entry = tree
+            .get_path(std::path::Path::new(&format!("{dir}/{PROMPT}")))
+            .ok()?;
+        if entry.kind() != Some(ObjectType::Blob) {
+            return None;
+        }
+        let (size, _) = repo.odb().ok()?.read_header(entry.id()).ok()?;
+        if size > SUBJECT_BLOB_MAX {
+            return None;
+        }
+        Some(repo.find_blob(entry.id()).ok()?.content().to_vec())
+    };
+    dirs.iter()
+        .find_map(read)
+        .and_then(|p| crate::model::documents::prompt_subject(&p))
+        .unwrap_or_default()
+}
+
+/// The largest `prompt.txt` read for a subject: listing must not read a huge blob a remote
+/// planted to find one line.
+const SUBJECT_BLOB_MAX: usize = 1 << 20;
+
 /// [`StoreError::AbsentBlob`] when git could not find blob `oid` (of `path` in checkpoint `id`)
 /// at all, as in a partial clone; else the git error.
 fn absent_or(e: git2::Error, id: &CheckpointId, path: &str, oid: Oid, what: &str) -> StoreError {

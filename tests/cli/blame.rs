@@ -163,6 +163,15 @@ fn blame_labels_agent_commit_linked_and_human_lines_in_both_stores() {
         assert!(rows[0].contains(HEX_ID), "{human}");
         assert!(rows[6].contains(" human ") && rows[6].ends_with("// human note"));
         assert!(rows[5].contains(" commit-linked "), "{human}");
+        // In color, each label has its own (docs/cli.md, "Color").
+        let colored = env.ok(store, &["blame", FILE, "--color=always"]);
+        let rows: Vec<&str> = colored.lines().collect();
+        assert!(rows[0].contains("\x1b[35magent\x1b[0m"), "{colored:?}");
+        assert!(
+            rows[5].contains("\x1b[36mcommit-linked\x1b[0m"),
+            "{colored:?}"
+        );
+        assert!(rows[6].contains("\x1b[32mhuman\x1b[0m"), "{colored:?}");
     }
 }
 

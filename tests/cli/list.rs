@@ -337,7 +337,7 @@ pub fn many_checkpoints(env: &TestEnv, per_shape: usize) -> (Vec<String>, String
 
 /// A listing of hundreds of checkpoints says, entry by entry and in order, what `show --json`
 /// says of each: the newest session time, the session IDs in slot order, the last session's
-/// agent; an unreadable checkpoint is listed with its error (never left out) and `list` exits 1.
+/// agent, and (as git reads it) the first line of the first prompt; an unreadable checkpoint is listed with its error (never left out) and `list` exits 1.
 /// The listing read through the summary index the first listing wrote is the same, byte for
 /// byte, and so is the one after the index is deleted.
 #[test]
@@ -378,6 +378,19 @@ fn many_checkpoints_match_show() {
             .map(|s| s["created_at"].as_str().expect("created_at").to_string())
             .max()
             .expect("a session");
+        // The subject: the first line of the first session's prompts, as git reads them.
+        let prompts = env.git_output(&[
+            "cat-file",
+            "-p",
+            &format!("{}:0/prompt.txt", checkpoint_ref(&id)),
+        ]);
+        let subject = String::from_utf8_lossy(&prompts.stdout)
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("")
+            .to_owned();
+        assert!(!subject.is_empty(), "{id} has a prompt");
         expected.push(json!({
             "checkpoint_id": id,
             "store": "git-refs",
@@ -385,6 +398,7 @@ fn many_checkpoints_match_show() {
             "session_count": sessions.len(),
             "session_ids": sessions.iter().map(|s| s["session_id"].clone()).collect::<Vec<_>>(),
             "agent": sessions.last().expect("a session")["agent"],
+            "subject": subject,
             "remote_only": false,
         }));
     }
