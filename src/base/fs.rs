@@ -1,7 +1,10 @@
-//! The file primitives every piece of local bookkeeping uses: an advisory lock on a sidecar
-//! file, an atomic replace (temp file in the same directory, fsync, rename), so a reader never
-//! sees a half-written file and a crash leaves the old one or the new one, and a bounded read of
-//! a cache file that never follows a link or blocks.
+//! The file primitives every piece of local bookkeeping under `<git-common-dir>/entire*` uses:
+//! an advisory lock on a sidecar file, an atomic replace (temp file in the same directory,
+//! fsync, rename: the rename replaces a link rather than following it), so a reader never sees a
+//! half-written file and a crash leaves the old one or the new one, an append, and a bounded
+//! read. None of them opens a file through a symbolic link or waits on a FIFO or a device:
+//! whoever can write to `.git` must not make a command hang, grow without bound or write outside
+//! it through a file of ours.
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -31,13 +34,55 @@ impl FileLock {
         if let Some(dir) = path.parent() {
             fs::create_dir_all(dir)?;
         }
-        OpenOptions::new()
+        // Never through a link, never waiting on a FIFO.
+        let f = OpenOptions::new()
             .create(true)
             .truncate(false)
             .write(true)
             .mode(0o600)
-            .open(path)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+            .open(path)?;
+        regular(&f)?;
+        Ok(f)
     }
+}
+
+/// `Ok` when `f` is a regular file, else an error of kind `InvalidData`.
+fn regular(f: &File) -> std::io::Result<()> {
+    if f.metadata()?.is_file() {
+        Ok(())
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "not a regular file",
+        ))
+    }
+}
+
+/// Opens the file we own at `path` to append to it (created with `mode` when missing), never
+/// through a symbolic link, never a FIFO, device or directory.
+pub(crate) fn open_append(path: &Path, mode: u32) -> std::io::Result<File> {
+    let f = OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .mode(mode)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)?;
+    regular(&f)?;
+    Ok(f)
+}
+
+/// [`read_cache_file`] for readers that report I/O errors: `Ok(None)` when it does not exist; a
+/// link, a FIFO, a device or a file over `max` bytes is an error of kind `InvalidData`.
+pub(crate) fn read_owned(path: &Path, max: u64) -> std::io::Result<Option<Vec<u8>>> {
+    read_cache_file(path, max).map_err(|e| match e {
+        CacheFileError::Unreadable(e) => e,
+        other => std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{}: {other}", path.display()),
+        ),
+    })
 }
 
 impl Drop for FileLock {

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::base::fs::{write_atomic, FileLock};
+use crate::base::fs::{read_owned, write_atomic, FileLock};
 use crate::base::id::CheckpointId;
 use crate::git::repo::Repo;
 use crate::model::trailers::{checkpoint_trailers, TrailerValue};
@@ -77,7 +77,9 @@ impl RewriteMap {
     pub fn load(repo: &Repo) -> Result<RewriteMap, RewriteMapError> {
         let path = Self::path(repo);
         let shown = path.display().to_string();
-        let file = match std::fs::read(&path) {
+        let file = match read_owned(&path, 256 << 20)
+            .and_then(|b| b.ok_or(std::io::ErrorKind::NotFound.into()))
+        {
             Ok(bytes) => {
                 serde_json::from_slice(&bytes).map_err(|source| RewriteMapError::Corrupt {
                     path: shown,

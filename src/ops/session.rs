@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::io_context as io;
-use crate::base::fs::{write_atomic, FileLock};
+use crate::base::fs::{read_owned, write_atomic, FileLock};
 use crate::base::session_id::SessionId;
 use crate::git::repo::Repo;
 use crate::model::documents::TokenUsage;
@@ -149,8 +149,8 @@ impl SessionStore {
 
     fn load(&self, sid: &SessionId) -> Result<Option<SessionState>, SessionError> {
         let path = self.session_dir(sid).join("state.json");
-        match fs::read(&path) {
-            Ok(bytes) => {
+        match read_owned(&path, 16 << 20) {
+            Ok(Some(bytes)) => {
                 serde_json::from_slice(&bytes)
                     .map(Some)
                     .map_err(|source| SessionError::Corrupt {
@@ -158,7 +158,7 @@ impl SessionStore {
                         source,
                     })
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Ok(None) => Ok(None),
             Err(e) => Err(io(format!("read {}", path.display()))(e).into()),
         }
     }
@@ -262,11 +262,8 @@ impl SessionStore {
     /// The stored transcript of a session.
     pub fn transcript(&self, sid: &SessionId) -> Result<Option<Vec<u8>>, SessionError> {
         let path = self.session_dir(sid).join("transcript");
-        match fs::read(&path) {
-            Ok(b) => Ok(Some(b)),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io(format!("read {}", path.display()))(e).into()),
-        }
+        // The agent's own transcript, of any size: never through a link or from a FIFO.
+        read_owned(&path, u64::MAX).map_err(|e| io(format!("read {}", path.display()))(e).into())
     }
 
     /// Runs `condense` on a session under its lock; when it succeeds the session is marked

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use git2::Oid;
 use sha2::{Digest, Sha256};
 
-use crate::base::fs::{write_atomic, FileLock};
+use crate::base::fs::{open_append, read_owned, write_atomic, FileLock};
+
+/// The largest delivery record read: about two million refs.
+const MAX_RECORD_BYTES: u64 = 256 << 20;
 use crate::git::repo::Repo;
 use crate::git::url::Remote;
 use crate::store::queue::{PushQueue, QueueError};
@@ -106,11 +109,7 @@ impl Delivery {
         let text = format!("\n{}", record_lines(refs));
         self.with_record(fp, |path| {
             use std::io::Write;
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)?
-                .write_all(text.as_bytes())
+            open_append(path, 0o644)?.write_all(text.as_bytes())
         });
     }
 
@@ -118,10 +117,10 @@ impl Delivery {
     /// (it grows by one line per delivered update).
     pub(crate) fn compact(&self, fp: &str) {
         self.with_record(fp, |path| {
-            let text = match std::fs::read_to_string(path) {
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-                other => other?,
+            let Some(bytes) = read_owned(path, MAX_RECORD_BYTES)? else {
+                return Ok(());
             };
+            let text = String::from_utf8_lossy(&bytes);
             let entries = parse_record(&text);
             let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
             if lines <= 2 * entries.len() + 64 {
@@ -136,9 +135,10 @@ impl Delivery {
 
     /// The delivery record of `fp` (ref -> last delivered commit); `None` when there is none.
     pub(crate) fn delivered(&self, fp: &str) -> Option<HashMap<String, Oid>> {
-        std::fs::read_to_string(self.ledger(fp))
+        read_owned(&self.ledger(fp), MAX_RECORD_BYTES)
             .ok()
-            .map(|t| parse_record(&t))
+            .flatten()
+            .map(|b| parse_record(&String::from_utf8_lossy(&b)))
     }
 
     pub(crate) fn registry_path(&self) -> PathBuf {
@@ -146,8 +146,9 @@ impl Delivery {
     }
 
     pub(crate) fn load(&self) -> KnownDestinations {
-        std::fs::read(self.registry_path())
+        read_owned(&self.registry_path(), 1 << 20)
             .ok()
+            .flatten()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .unwrap_or_default()
     }

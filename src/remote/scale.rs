@@ -41,8 +41,9 @@ fn path(repo: &Repo) -> std::path::PathBuf {
 }
 
 fn load(repo: &Repo) -> Counts {
-    std::fs::read(path(repo))
+    crate::base::fs::read_owned(&path(repo), 1 << 20)
         .ok()
+        .flatten()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default()
 }

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use git2::{ObjectType, Oid, Repository, Tree};
 use serde_json::Value;
 
-use crate::base::fs::{is_temp_name, write_atomic, FileLock};
+use crate::base::fs::{is_temp_name, read_owned, write_atomic, FileLock};
 use crate::config::settings::{ConfigSource, Limits, SETTINGS_DIR, SETTINGS_FILE};
 use crate::git::repo::Repo;
 use crate::store::tree;
@@ -173,7 +173,7 @@ impl FsMirror {
     }
 
     /// Reads a directory tree into the scratch object database.
-    fn import(repo: &Repository, path: &Path) -> Result<Option<Oid>, StoreError> {
+    fn import(repo: &Repository, path: &Path, limits: &Limits) -> Result<Option<Oid>, StoreError> {
         let entries = match fs::read_dir(path) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
@@ -192,13 +192,15 @@ impl FsMirror {
                 .file_type()
                 .map_err(io_err(format!("stat {}", p.display())))?;
             if ft.is_dir() {
-                if let Some(oid) = Self::import(repo, &p)? {
+                if let Some(oid) = Self::import(repo, &p, limits)? {
                     builder
                         .insert(name, oid, 0o040000)
                         .map_err(git_err("insert tree"))?;
                 }
             } else if ft.is_file() {
-                let data = fs::read(&p).map_err(io_err(format!("read {}", p.display())))?;
+                let data = read_owned(&p, limits.blob_bytes)
+                    .map_err(io_err(format!("read {}", p.display())))?
+                    .unwrap_or_default();
                 let oid = repo.blob(&data).map_err(git_err("write blob"))?;
                 builder
                     .insert(name, oid, 0o100644)
@@ -233,7 +235,8 @@ impl FsMirror {
                 }
                 Some(ObjectType::Blob) => {
                     let blob = repo.find_blob(entry.id()).map_err(git_err("read blob"))?;
-                    if fs::read(&target).ok().as_deref() == Some(blob.content()) {
+                    let size = blob.content().len() as u64;
+                    if read_owned(&target, size).ok().flatten().as_deref() == Some(blob.content()) {
                         continue;
                     }
                     if target.is_dir() {
@@ -282,7 +285,7 @@ impl FsMirror {
             .map_err(io_err(format!("lock {}", lock_path.display())))?;
         let repo = Self::scratch()?;
         let target = dir.join(id.as_str());
-        let base = match Self::import(&repo, &target)? {
+        let base = match Self::import(&repo, &target, &self.limits)? {
             Some(oid) => Some(repo.find_tree(oid).map_err(git_err("read tree"))?),
             None => None,
         };

@@ -12,13 +12,15 @@
 //! not a checkpoint ref are garbage too, so the queue can never make us push a foreign ref.
 
 use crate::base::error::{io_context, IoError};
-use std::fs::{self, OpenOptions};
+use std::fs;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::base::crashpoint;
-use crate::base::fs::{write_atomic, FileLock};
+use crate::base::fs::{open_append, read_owned, write_atomic, FileLock};
+
+/// The largest queue file read: about four million refs.
+const MAX_QUEUE_BYTES: u64 = 256 << 20;
 use crate::git::refname::CheckpointRef;
 
 /// The queue file's name in the common dir.
@@ -138,9 +140,9 @@ impl PushQueue {
     }
 
     fn read_text(&self) -> Result<String, QueueError> {
-        match fs::read(&self.path) {
-            Ok(bytes) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        match read_owned(&self.path, MAX_QUEUE_BYTES) {
+            Ok(Some(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
+            Ok(None) => Ok(String::new()),
             Err(e) => Err(self.err("read")(e)),
         }
     }
@@ -169,13 +171,7 @@ impl PushQueue {
             return Ok(());
         }
         let _guard = self.lock(true)?;
-        let mut f = OpenOptions::new()
-            .create(true)
-            .read(true)
-            .append(true)
-            .mode(0o600)
-            .open(&self.path)
-            .map_err(self.err("open"))?;
+        let mut f = open_append(&self.path, 0o600).map_err(self.err("open"))?;
         let mut text = String::new();
         // A torn last line (a writer killed mid-append) must not swallow the next record.
         let len = f.metadata().map_err(self.err("stat"))?.len();

@@ -195,3 +195,80 @@ fn transcripts_of_any_size_are_streamed_and_their_chunks_joined() {
     let v = parse_json(&env.run(Store::Refs, &["show", HEX_ID, "--json"]).stdout);
     assert_eq!(v["checkpoint_id"], json!(HEX_ID));
 }
+
+/// Runs `cmd`, killing it if it runs longer than `limit`; its output, and whether it finished.
+fn bounded(
+    mut cmd: std::process::Command,
+    limit: std::time::Duration,
+) -> (bool, std::process::Output) {
+    let mut child = cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + limit;
+    while std::time::Instant::now() < until {
+        if child.try_wait().unwrap().is_some() {
+            return (true, child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _ = child.kill();
+    (false, child.wait_with_output().unwrap())
+}
+
+/// Files of ours under the git dir replaced by a FIFO, a link to `/dev/zero` or a link out of
+/// `.git`: no command or hook waits on them, reads them without bound or writes through them.
+#[test]
+fn files_we_own_are_never_read_through_a_link_fifo_or_device() {
+    let env = TestEnv::new();
+    let origin = env.bare_remote("origin");
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    let common = env.common_dir();
+    let outside = env.root().join("outside");
+    std::fs::write(&outside, b"").unwrap();
+    // The queue (which held one ref) replaced by a FIFO nobody writes to.
+    let queue = common.join("entire-checkpoint-push-queue.jsonl");
+    std::fs::remove_file(&queue).unwrap();
+    let fifo = std::process::Command::new("mkfifo")
+        .arg(&queue)
+        .status()
+        .unwrap();
+    assert!(fifo.success());
+    let entire = common.join("entire");
+    std::fs::create_dir_all(&entire).unwrap();
+    for (name, target) in [
+        ("rewrite-map.json", std::path::Path::new("/dev/zero")),
+        ("remote-ref-counts.json", std::path::Path::new("/dev/zero")),
+        ("push-destinations.json", outside.as_path()),
+    ] {
+        let _ = std::fs::remove_file(entire.join(name));
+        std::os::unix::fs::symlink(target, entire.join(name)).unwrap();
+    }
+    for args in [
+        &["push", "origin"][..],
+        &["status"],
+        &["list"],
+        &["show", HEX_ID],
+    ] {
+        let mut cmd = std::process::Command::new(crate::env::checkpoint_bin());
+        for (k, v) in env.env_vars() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        cmd.env("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs")
+            .current_dir(env.repo())
+            .args(args);
+        let (finished, out) = bounded(cmd, std::time::Duration::from_secs(60));
+        assert!(finished, "{args:?} hung: {}", output_text(&out));
+    }
+    assert_eq!(
+        std::fs::read(&outside).unwrap(),
+        b"",
+        "nothing written through the link"
+    );
+    assert!(env.checkpoint_refs_in(&origin).len() <= 1);
+}
