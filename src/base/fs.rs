@@ -167,7 +167,7 @@ pub(crate) fn read_cache_file(path: &Path, max: u64) -> Result<Option<Vec<u8>>, 
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     (&mut file)
-        .take(max + 1)
+        .take(max.saturating_add(1))
         .read_to_end(&mut bytes)
         .map_err(CacheFileError::Unreadable)?;
     if bytes.len() as u64 > max {
