@@ -29,6 +29,7 @@ fn main() -> ExitCode {
             let cli = Cli::parse();
             cli.global.start();
             let quiet = cli.global.quiet;
+            entire_checkpoints::git::subprocess::require_supported()?;
             let repo = Repo::discover()?;
             common::cli::warn_settings(&repo, quiet);
             let req = Request::from_words(&repo, &cli.args, cli.all, cli.for_range, cli.filter)?;

@@ -53,6 +53,8 @@ mod formats;
 mod fresh_clone;
 #[path = "cli/gc.rs"]
 mod gc;
+#[path = "cli/git_support.rs"]
+mod git_support;
 #[path = "cli/hook_managers.rs"]
 mod hook_managers;
 #[path = "cli/hostile_data.rs"]

@@ -41,6 +41,11 @@ pub fn run(cli: Cli) -> Result<()> {
     if let Command::Completion { shell, command } = command {
         return completion::run(shell, command);
     }
+    // Every other command needs a git we support, and says so before it does anything. The
+    // hooks never fail the user's git command: what needs git warns when it finds it too old.
+    if !matches!(command, Command::Hook(_)) {
+        entire_checkpoints::git::subprocess::require_supported()?;
+    }
     if let Command::Demo { keep } = command {
         return demo::run(keep);
     }

@@ -2,9 +2,10 @@
 //! reads and writes refs: the opened repository and its formats (object IDs of SHA-1 or
 //! SHA-256, refs in files or reftable), every ref operation through the backend the format
 //! needs (`refs`: our own readers of the files backend or git's plumbing), checkpoint ref
-//! names, blobs of any size streamed (`objects`), the one `git` subprocess wrapper, validated remote URLs, side repositories, `git
-//! blame` parsed into typed records, and what git knows of the settings files (their approval,
-//! whether git tracks them). Knows nothing of checkpoints' stores.
+//! names, blobs of any size streamed (`objects`), the one `git` subprocess wrapper and which
+//! gits it supports (`version`), validated remote URLs, side repositories, `git blame` parsed
+//! into typed records, and what git knows of the settings files (their approval, whether git
+//! tracks them). Knows nothing of checkpoints' stores.
 
 pub mod blame;
 pub mod format;
@@ -17,4 +18,5 @@ pub mod repo;
 pub(crate) mod side;
 pub mod subprocess;
 pub mod url;
+pub mod version;
 pub mod worktree;

@@ -20,7 +20,7 @@ use crate::git::format::RefFormat;
 use crate::git::ref_lookup::{FilesBackend, Lookup};
 use crate::git::ref_update::{self, Cas};
 use crate::git::repo::{git_err, Repo, RepoError};
-use crate::git::subprocess::{first_error_line, is_unknown_option, Git, GitError};
+use crate::git::subprocess::{first_error_line, require_supported, Git, GitError};
 
 /// How long one local ref command may take (a transaction of a million refs included).
 const REF_BUDGET: Duration = Duration::from_secs(600);
@@ -412,15 +412,15 @@ impl Repo {
     /// this compacts its tables.
     pub(crate) fn pack_refs(&self, prefix: &str) -> Result<(), RepoError> {
         let pattern = format!("{prefix}*");
-        let out = self.run_git(
-            self.git_cmd().args(["pack-refs", "--include", &pattern]),
-            "pack refs",
-        )?;
-        let out = if !out.success() && is_unknown_option(&out.stderr) {
-            self.run_git(self.git_cmd().args(["pack-refs", "--all"]), "pack refs")?
-        } else {
-            out
+        let version = require_supported().map_err(|source| RepoError::Command {
+            context: "pack refs".into(),
+            source,
+        })?;
+        let args = match version.has_pack_refs_include() {
+            true => vec!["pack-refs", "--include", &pattern],
+            false => vec!["pack-refs", "--all"],
         };
+        let out = self.run_git(self.git_cmd().args(args), "pack refs")?;
         match out.success() {
             true => Ok(()),
             false => Err(RepoError::GitFailed {

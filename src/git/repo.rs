@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::base::time as timefmt;
 use crate::git::format::{Formats, ObjectFormat, OidError, RefFormat};
+use crate::git::version::GitVersion;
 
 /// Errors opening a repository.
 #[derive(Debug, thiserror::Error)]
@@ -25,6 +26,10 @@ pub enum RepoError {
         /// What `git --version` said.
         found: String,
     },
+    /// A bare repository found by discovery (no `GIT_DIR`) that git refuses to use that way
+    /// (`safe.bareRepository=explicit`): git's own words.
+    #[error("{0}")]
+    ImplicitBare(String),
     /// Any other failure from the object or ref database.
     #[error("{context}")]
     Git {
@@ -107,20 +112,18 @@ fn formats_of(git_dir: &Path) -> Result<Formats, RepoError> {
     if formats.refs != RefFormat::Files {
         // Every ref goes through git there: a git that cannot read the format would fail on
         // the first one, after objects were written.
-        let found =
-            crate::git::subprocess::version_text().map_err(|source| RepoError::Command {
-                context: format!(
-                    "find the version of git ({} refs need it)",
-                    formats.refs.name()
-                ),
-                source,
-            })?;
-        if crate::git::subprocess::parse_version(&found)
-            .is_none_or(|v| v < formats.refs.git_needed())
-        {
+        let found = crate::git::subprocess::version().map_err(|source| RepoError::Command {
+            context: format!(
+                "find the version of git ({} refs need it)",
+                formats.refs.name()
+            ),
+            source,
+        })?;
+        let (major, minor) = formats.refs.git_needed();
+        if found < GitVersion::new(major, minor, 0) {
             return Err(RepoError::GitTooOldFor {
                 format: formats.refs,
-                found,
+                found: found.to_string(),
             });
         }
     }
@@ -212,7 +215,10 @@ impl Repo {
             None => Formats::CLASSIC,
         };
         match git2::Repository::open_from_env() {
-            Ok(git) => Self::from_git(git, formats),
+            Ok(git) => {
+                refuse_implicit_bare(&git)?;
+                Self::from_git(git, formats)
+            }
             Err(e) if e.code() == git2::ErrorCode::NotFound => {
                 Err(RepoError::NotARepository(e.message().to_owned()))
             }
@@ -415,12 +421,41 @@ impl Repo {
     }
 }
 
+/// Refuses a bare repository that discovery found (no `GIT_DIR`) when git would: with
+/// `safe.bareRepository=explicit` (Git 3.0's default), so that a repository embedded in a clone
+/// cannot bring its config (and the commands it names) into our git calls. libgit2 does not
+/// know the setting, which only git's protected config may set: git itself is asked, from the
+/// same directory.
+fn refuse_implicit_bare(git: &git2::Repository) -> Result<(), RepoError> {
+    if !git.is_bare() || std::env::var_os("GIT_DIR").is_some() {
+        return Ok(());
+    }
+    let out = crate::git::subprocess::Git::new(Path::new("."))
+        .args(["rev-parse", "--git-dir"])
+        .run(std::time::Duration::from_secs(30))
+        .map_err(|e| {
+            RepoError::ImplicitBare(format!(
+                "cannot tell whether git may use the bare repository {}: {e}",
+                git.path().display()
+            ))
+        })?;
+    match out.success() {
+        true => Ok(()),
+        false => Err(RepoError::ImplicitBare(
+            crate::git::subprocess::first_error_line(&out.stderr)
+                .trim_start_matches("fatal: ")
+                .to_owned(),
+        )),
+    }
+}
+
 impl crate::base::error::ExitStatus for RepoError {
     fn exit_code(&self) -> i32 {
         match self {
             RepoError::NotARepository(_)
             | RepoError::Unsupported(_)
-            | RepoError::GitTooOldFor { .. } => crate::base::error::NOT_A_REPOSITORY,
+            | RepoError::GitTooOldFor { .. }
+            | RepoError::ImplicitBare(_) => crate::base::error::NOT_A_REPOSITORY,
             RepoError::Git { .. }
             | RepoError::Command { .. }
             | RepoError::GitFailed { .. }

@@ -34,9 +34,7 @@ use std::time::{Duration, Instant};
 
 use crate::git::url::Remote;
 use crate::git::url::{redact, redact_url};
-
-/// The oldest git whose output we parse (`git fetch --porcelain` appeared in 2.41).
-pub const MIN_GIT_VERSION: (u32, u32) = (2, 41);
+use crate::git::version::{BinaryId, GitVersion, VersionMemo, MIN_GIT_VERSION};
 
 /// Environment variable: the most seconds one network git call of an interactive command may
 /// take (whole seconds within [`NETWORK_TIMEOUT_RANGE`]).
@@ -61,16 +59,26 @@ const MAX_SSH_CONNECT: Duration = Duration::from_secs(60);
 const KILL_GRACE: Duration = Duration::from_secs(2);
 
 /// Errors running git.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum GitError {
     /// `git` could not be started at all.
     #[error("cannot run git: {0}")]
     Spawn(String),
-    /// git is older than [`MIN_GIT_VERSION`].
-    #[error("git {found} is too old: version {}.{} or newer is required", MIN_GIT_VERSION.0, MIN_GIT_VERSION.1)]
+    /// git is older than [`MIN_GIT_VERSION`]: nothing was run but (once) `git --version`.
+    #[error("{} is git {found}, which is too old: entire-checkpoints needs git {MIN_GIT_VERSION} or newer. Upgrade git (your package manager, Xcode's command line tools, or https://git-scm.com/downloads), or put a newer git first on PATH", .program.display())]
     TooOld {
-        /// The version git reported.
+        /// The version it is.
         found: String,
+        /// The git that said it.
+        program: std::path::PathBuf,
+    },
+    /// `git --version` said something that names no version.
+    #[error("cannot tell which git {} is: `git --version` printed {text:?}", .program.display())]
+    UnknownVersion {
+        /// What it printed.
+        text: String,
+        /// The git that printed it.
+        program: std::path::PathBuf,
     },
     /// The deadline passed and the process was killed (with everything it started).
     #[error("git {command} did not finish within {}s", .after.as_secs())]
@@ -105,6 +113,9 @@ pub struct Git {
     cmd: Command,
     args: Vec<OsString>,
     input: Option<Vec<u8>>,
+    /// Whether starting it first makes sure git is new enough ([`require_supported`]); only
+    /// the `git --version` that finds out is not.
+    gated: bool,
 }
 
 /// `seconds` clamped into `range`, as a duration.
@@ -387,7 +398,7 @@ fn limit_for(subcommand: &str, deadline: Duration) -> Duration {
 impl Git {
     /// `git` with the non-interactive environment, run in `dir`.
     pub fn new(dir: &Path) -> Self {
-        let mut cmd = Command::new("git");
+        let mut cmd = Command::new(program());
         cmd.current_dir(dir)
             .env("GIT_TERMINAL_PROMPT", "0")
             .env("GCM_INTERACTIVE", "never")
@@ -403,6 +414,7 @@ impl Git {
             cmd,
             args: Vec::new(),
             input: None,
+            gated: true,
         }
     }
 
@@ -470,6 +482,9 @@ impl Git {
     /// [`Running::wait`] then ends as [`Git::run`] does, by the same deadline (counted from
     /// now).
     pub fn start(mut self, deadline: Duration) -> Result<Running, GitError> {
+        if self.gated {
+            require_supported()?;
+        }
         let name = subcommand(&self.args);
         let limit = limit_for(&name, deadline);
         if limit.is_zero() {
@@ -687,19 +702,97 @@ pub fn first_error_line(stderr: &str) -> String {
         .to_owned()
 }
 
-/// Whether git's stderr says it does not know an option we pass (an old git).
-pub fn is_unknown_option(stderr: &str) -> bool {
-    stderr.contains("unknown option") || stderr.contains("unknown switch")
+/// The git this process runs, found once: the `git` of `GIT_EXEC_PATH` when it has one (git sets
+/// it for the hooks and subcommands it runs, so that a hook runs the git that runs the hook,
+/// even when a hook manager or a GUI client changed `PATH`), else the first `git` on `PATH`, as
+/// an absolute path. Just `git` when neither has one (spawning it then fails and says so).
+pub fn program() -> &'static Path {
+    static PROGRAM: OnceLock<std::path::PathBuf> = OnceLock::new();
+    PROGRAM.get_or_init(|| {
+        find_program(std::env::var_os("GIT_EXEC_PATH"), std::env::var_os("PATH"))
+            .unwrap_or_else(|| "git".into())
+    })
 }
 
-/// Checks that the `git` on `PATH` is new enough. Hot paths call it only after a git command
-/// failed with [`is_unknown_option`], to turn that into a clear "git is too old" error.
-pub fn check_version() -> Result<String, GitError> {
-    let found = version_text()?;
-    match parse_version(&found) {
-        Some(v) if v >= MIN_GIT_VERSION => Ok(found),
-        _ => Err(GitError::TooOld { found }),
+/// Where [`program`] finds git, given `GIT_EXEC_PATH` and `PATH`.
+fn find_program(exec_path: Option<OsString>, path: Option<OsString>) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runnable = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let from_exec = exec_path
+        .filter(|d| !d.is_empty())
+        .map(|d| Path::new(&d).join("git"));
+    let on_path = path
+        .iter()
+        .flat_map(std::env::split_paths)
+        // An empty entry is the current directory, as for execvp.
+        .map(|d| match d.as_os_str().is_empty() {
+            true => Path::new(".").join("git"),
+            false => d.join("git"),
+        });
+    from_exec
+        .into_iter()
+        .chain(on_path)
+        .find(|p| runnable(p))
+        .and_then(|p| std::path::absolute(p).ok())
+}
+
+/// The version of [`program`], found once per process: from the user's memo of their git
+/// binaries when this binary is in it, else by asking it (`git --version`, remembered then).
+pub fn version() -> Result<GitVersion, GitError> {
+    static VERSION: OnceLock<Result<GitVersion, GitError>> = OnceLock::new();
+    VERSION
+        .get_or_init(|| {
+            let program = program();
+            let memo = VersionMemo::of_user();
+            let id = BinaryId::of(program);
+            let remembered = match (&memo, &id) {
+                (Some(memo), Some(id)) => memo.recall(program, id),
+                _ => None,
+            };
+            let text = match remembered {
+                Some(text) => text,
+                None => {
+                    let text = ask_version()?;
+                    if let (Some(memo), Some(id)) = (&memo, &id) {
+                        if GitVersion::parse(&text).is_some() {
+                            memo.remember(program, id, &text);
+                        }
+                    }
+                    text
+                }
+            };
+            GitVersion::parse(&text).ok_or_else(|| GitError::UnknownVersion {
+                text,
+                program: program.to_owned(),
+            })
+        })
+        .clone()
+}
+
+/// What `git --version` prints, without its `git version ` prefix.
+fn ask_version() -> Result<String, GitError> {
+    let mut git = Git::new(Path::new("/")).args(["--version"]);
+    git.gated = false;
+    let out = git.run(Duration::from_secs(10))?;
+    let text = out.stdout.trim();
+    Ok(text.strip_prefix("git version ").unwrap_or(text).to_owned())
+}
+
+/// The version of [`program`] when it is one we support ([`MIN_GIT_VERSION`] or newer), else
+/// [`GitError::TooOld`] naming it, the version it is and the version needed. Every git call
+/// checks it before it starts; commands that must not write anything with an old git call it
+/// first.
+pub fn require_supported() -> Result<GitVersion, GitError> {
+    let v = version()?;
+    if v.is_supported() {
+        return Ok(v);
     }
+    Err(GitError::TooOld {
+        found: v.to_string(),
+        program: program().to_owned(),
+    })
 }
 
 /// What `git --version` says of the `git` on `PATH`, without its `git version ` prefix.
@@ -740,14 +833,6 @@ pub fn pager_for(dir: &Path, command: &str) -> Option<String> {
         Some(other) => other.to_owned(),
     };
     (!pager.is_empty() && pager != "cat").then_some(pager)
-}
-
-/// `(major, minor)` of a version as `git --version` prints it (`2.39.5`, `2.47.3.windows.1`).
-pub fn parse_version(s: &str) -> Option<(u32, u32)> {
-    let mut parts = s.split(['.', ' ', '-']);
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
 }
 
 /// One line of `git push --porcelain` output.
@@ -849,9 +934,10 @@ impl TempDir {
 impl crate::base::error::ExitStatus for GitError {
     fn exit_code(&self) -> i32 {
         match self {
-            GitError::Spawn(_) | GitError::TooOld { .. } | GitError::Timeout { .. } => {
-                crate::base::error::FAILURE
-            }
+            GitError::Spawn(_)
+            | GitError::TooOld { .. }
+            | GitError::UnknownVersion { .. }
+            | GitError::Timeout { .. } => crate::base::error::FAILURE,
         }
     }
 }
@@ -1017,11 +1103,38 @@ Done\n";
     }
 
     #[test]
-    fn versions() {
-        assert_eq!(parse_version("2.47.3"), Some((2, 47)));
-        assert_eq!(parse_version("2.39.5 (Apple Git-154)"), Some((2, 39)));
-        assert!(parse_version("2.39.5").unwrap() < MIN_GIT_VERSION);
-        assert!(check_version().is_ok());
+    fn the_git_on_path_is_supported() {
+        assert!(require_supported().is_ok_and(|v| v.is_supported()));
+        assert!(program().is_absolute());
+    }
+
+    /// A hook runs the git that runs it: `GIT_EXEC_PATH`'s when it has one, else `PATH`'s.
+    #[test]
+    fn finds_the_git_that_runs_us() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let make = |sub: &str, mode: u32| {
+            let d = dir.path().join(sub);
+            std::fs::create_dir_all(&d).unwrap();
+            let git = d.join("git");
+            std::fs::write(&git, "").unwrap();
+            std::fs::set_permissions(&git, std::fs::Permissions::from_mode(mode)).unwrap();
+            d
+        };
+        let exec = make("libexec", 0o755);
+        let first = make("first", 0o644);
+        let second = make("second", 0o755);
+        let path = std::env::join_paths([&first, &second]).unwrap();
+        let found =
+            |e: Option<&Path>| find_program(e.map(|p| p.as_os_str().into()), Some(path.clone()));
+        assert_eq!(found(Some(&exec)), Some(exec.join("git")));
+        // Not executable: skipped, as execvp does.
+        assert_eq!(found(None), Some(second.join("git")));
+        assert_eq!(
+            found(Some(&dir.path().join("none"))),
+            Some(second.join("git"))
+        );
+        assert_eq!(find_program(None, None), None);
     }
 
     #[test]

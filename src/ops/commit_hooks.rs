@@ -26,8 +26,10 @@ pub enum CommitHookError {
     /// The commit message file could not be read or written.
     #[error(transparent)]
     Message(IoError),
-    /// `git interpret-trailers` could not run.
-    #[error("add the Entire-Checkpoint trailer")]
+    /// `git interpret-trailers` could not run (or git is too old).
+    #[error(
+        "add the Entire-Checkpoint trailer (the commit is not linked; staged sessions stay staged)"
+    )]
     TrailerGit(#[source] GitError),
     /// `git interpret-trailers` failed: its stderr.
     #[error("add the Entire-Checkpoint trailer: {0}")]

@@ -16,7 +16,6 @@
 //! diverged one is left for push recovery. A local checkpoint is never rewound or forced.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
 use std::rc::Rc;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
@@ -75,14 +74,32 @@ pub enum Fetched {
     Diverged,
 }
 
-/// The options of every checkpoint-ref fetch (before the remote and the refspecs).
-pub(crate) const FETCH_ARGS: [&str; 5] = [
+/// Where a local ref stands after a fetch of the remote's version ([`Fetcher::publish`]).
+enum Publication {
+    /// It holds the remote's commit (it did, or it was created or fast-forwarded to it).
+    Same,
+    /// It is ahead of the remote's commit.
+    Ahead,
+    /// Local and remote histories diverged.
+    Diverged,
+}
+
+/// The options of every checkpoint-ref fetch (before the remote and the refspecs). What arrived
+/// is read from the refs it wrote, so every supported git does the same (`--porcelain`, which
+/// would say it too, is 2.41's).
+pub(crate) const FETCH_ARGS: [&str; 4] = [
     "fetch",
-    "--porcelain",
     "--no-tags",
     "--no-write-fetch-head",
     "--no-auto-gc",
 ];
+
+/// Where a fetch into a side repository puts the remote's `name`: a name of its own, forced, so
+/// that git never refuses it (the side repository's `name` holds our tip, offered to the remote
+/// as what we have) and it says what the remote has whatever ours is.
+fn fetched_name(name: &str) -> String {
+    format!("refs/fetched/{name}")
+}
 
 /// Where a fetcher's notices go (the binaries print them as warnings).
 type NoticeSink = Box<dyn Fn(&str)>;
@@ -253,52 +270,30 @@ impl<'r> Fetcher<'r> {
                 .collect();
             let side = SideRepo::new(self.repo, &locals)
                 .map_err(|e| Self::local(&first, format!("create side repository: {e}")))?;
-            let specs: Vec<String> = pending.iter().map(|n| format!("{n}:{n}")).collect();
+            let specs: Vec<String> = pending
+                .iter()
+                .map(|n| format!("+{n}:{}", fetched_name(n)))
+                .collect();
             let fetch = side.git().args(FETCH_ARGS).remote(&self.remote, specs);
             let Some(res) = self.attempt(fetch, &mut pending, &mut out, &first, deadline)? else {
                 continue;
             };
-            // git refuses to move a side-repository ref that holds our local tip backwards or
-            // sideways (`! <old> <new> <ref>`): the local checkpoint is ahead of the remote's, or
-            // diverged from it. Neither is a transport failure.
-            let refused: HashMap<String, Option<Oid>> = res
-                .stdout
-                .lines()
-                .filter(|l| l.starts_with('!'))
-                .filter_map(|l| {
-                    let f: Vec<&str> = l.split_whitespace().collect();
-                    Some((
-                        f.last()?.to_string(),
-                        f.get(2).and_then(|o| Oid::from_str(o).ok()),
-                    ))
-                })
-                .collect();
-            if !res.success() && refused.is_empty() {
+            if !res.success() {
                 return Err(self.transport(&first, git::first_error_line(&res.stderr)));
             }
             for name in pending.drain(..) {
-                if let Some(theirs) = refused.get(&name) {
-                    let ours = locals.iter().find(|(n, _)| *n == name).map(|(_, o)| *o);
-                    let ahead = matches!((ours, theirs), (Some(o), Some(t))
-                        if self.repo.git.graph_descendant_of(o, *t).unwrap_or(false));
-                    out.push((
-                        name,
-                        if ahead {
-                            Fetched::Updated
-                        } else {
-                            Fetched::Diverged
-                        },
-                    ));
-                    continue;
-                }
-                let Some(theirs) = side.read_ref(&name) else {
+                let Some(theirs) = side.read_ref(&fetched_name(&name)) else {
                     out.push((name, Fetched::Absent));
                     continue;
                 };
-                let state = self.publish(&name, theirs)?;
-                if state == Fetched::Updated {
-                    published.push((name.clone(), theirs));
-                }
+                let state = match self.publish(&name, theirs)? {
+                    Publication::Same => {
+                        published.push((name.clone(), theirs));
+                        Fetched::Updated
+                    }
+                    Publication::Ahead => Fetched::Updated,
+                    Publication::Diverged => Fetched::Diverged,
+                };
                 out.push((name, state));
             }
         }
@@ -306,11 +301,11 @@ impl<'r> Fetcher<'r> {
         Ok(out)
     }
 
-    /// Runs one `git fetch` of `pending` and sorts out what does not depend on where it ran:
-    /// a timeout or a refusal to talk is a transport failure, an unknown option an old git.
-    /// Refs the remote lacks move from `pending` to `out` as [`Fetched::Absent`] and `None` is
+    /// Runs one `git fetch` of `pending` and sorts out what does not depend on where it ran: a
+    /// timeout is a transport failure, a git that cannot run (or is too old) a local one. Refs
+    /// the remote lacks move from `pending` to `out` as [`Fetched::Absent`] and `None` is
     /// returned: nothing was fetched, ask again for the rest. Otherwise git's output (it may
-    /// still have failed; refused updates are for the caller to classify).
+    /// still have failed).
     pub(crate) fn attempt(
         &self,
         fetch: git::Git,
@@ -326,13 +321,6 @@ impl<'r> Fetcher<'r> {
             }
             Err(e) => return Err(Self::local(first, e.to_string())),
         };
-        if !res.success() && git::is_unknown_option(&res.stderr) {
-            let why = git::check_version().err().map(|e| e.to_string());
-            return Err(Self::local(
-                first,
-                why.unwrap_or_else(|| git::first_error_line(&res.stderr)),
-            ));
-        }
         if !res.success() && is_absent(&res.stderr) {
             // git names the first missing ref; drop it and ask again for the rest.
             let missing: Vec<String> = pending
@@ -355,19 +343,20 @@ impl<'r> Fetcher<'r> {
         Ok(Some(res))
     }
 
-    /// Moves the local ref to `theirs` if that is a creation or a fast-forward.
-    fn publish(&self, name: &str, theirs: Oid) -> Result<Fetched, FetchError> {
+    /// Moves the local ref to `theirs` if that is a creation or a fast-forward; a local ref
+    /// ahead of `theirs` or diverged from it is left alone.
+    fn publish(&self, name: &str, theirs: Oid) -> Result<Publication, FetchError> {
         let git = &self.repo.git;
         let ours = crate::store::publish::tip_of(self.repo, name)
             .map_err(|e| Self::local(name, crate::base::error::error_chain(&e)))?;
+        let descends = |a, b| git.graph_descendant_of(a, b).unwrap_or(false);
         match ours {
-            Some(o) if o == theirs => Ok(Fetched::Updated),
-            Some(o) if !git.graph_descendant_of(theirs, o).unwrap_or(false) => {
-                Ok(Fetched::Diverged)
-            }
+            Some(o) if o == theirs => Ok(Publication::Same),
+            Some(o) if descends(o, theirs) => Ok(Publication::Ahead),
+            Some(o) if !descends(theirs, o) => Ok(Publication::Diverged),
             _ => (self.repo)
                 .set_ref_matching(name, theirs, ours, "entire: fetch checkpoint")
-                .map(|_| Fetched::Updated)
+                .map(|_| Publication::Same)
                 .map_err(|e| {
                     Self::local(
                         name,

@@ -243,7 +243,7 @@ pub fn flush(
         return Ok(report);
     }
     // Only now is git needed: the empty-queue path above stays within a few milliseconds.
-    git::check_version()?;
+    git::require_supported()?;
 
     if !known || opts.reconcile {
         // Nothing moved yet: everything announced or pending stays where it is.

@@ -365,8 +365,11 @@ fn git_without_reftable() -> Option<std::path::PathBuf> {
 
 #[test]
 fn a_reftable_repository_with_a_git_that_cannot_read_it_exits_128_and_writes_nothing() {
+    if !crate::env::git_at_least(2, 45, "git init --ref-format=reftable") {
+        return;
+    }
     let Some(old_git) = git_without_reftable() else {
-        eprintln!("skipped: no git older than 2.45 to run with");
+        crate::env::skip("no git older than 2.45 to run with");
         return;
     };
     let env = TestEnv::without_repo();

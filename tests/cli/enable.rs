@@ -154,7 +154,14 @@ fn enable_in_a_bare_repository_is_refused_and_changes_nothing() {
         names
     };
     let before = listing(&bare);
-    let out = env.cmd().current_dir(&bare).arg("enable").output().unwrap();
+    // Named, as safe.bareRepository=explicit (Git 3.0's default) wants a bare repository.
+    let out = env
+        .cmd()
+        .current_dir(&bare)
+        .env("GIT_DIR", &bare)
+        .arg("enable")
+        .output()
+        .unwrap();
     let stderr = assert_code(&out, 2, "enable in a bare repository");
     assert!(stderr.contains("bare repository"), "{stderr}");
     assert!(out.stdout.is_empty());

@@ -1,7 +1,8 @@
-//! A hermetic test environment: a temp dir with its own `HOME`, an empty global git config, a
-//! fixed identity and clock, and a repository with one commit. Every process the tests start
-//! (real `git` and our binaries) runs with this environment and nothing inherited from the
-//! machine that could change git's behaviour (`GIT_*`, `ENTIRE_*`).
+//! A hermetic test environment: a temp dir with its own `HOME`, a global git config holding
+//! only what the run's [`Profile`] sets (nothing by default), a fixed identity and clock, and a
+//! repository with one commit. Every process the tests start (real `git` and our binaries) runs
+//! with this environment and nothing inherited from the machine that could change git's
+//! behaviour (`GIT_*`, `ENTIRE_*`); the profile also decides which git comes first on `PATH`.
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -46,14 +47,167 @@ pub fn path_str(p: &Path) -> &str {
 }
 
 /// `PATH` with the directory of our binaries first, so git and installed hooks find
-/// `git entire-*`.
+/// `git entire-*`, then [`profile_path`].
 pub fn path_with_bins() -> std::ffi::OsString {
     let dir = checkpoint_bin().parent().expect("binary dir").to_path_buf();
     let mut paths = vec![dir];
-    if let Some(p) = std::env::var_os("PATH") {
-        paths.extend(std::env::split_paths(&p));
-    }
+    paths.extend(std::env::split_paths(&profile_path()));
     std::env::join_paths(paths).expect("join PATH")
+}
+
+/// The git profile the suite runs under, `ENTIRE_TEST_PROFILE` (.ci/run runs the suite under
+/// several): which git every process the tests start finds first on `PATH`, and what the
+/// global git config of every [`TestEnv`] holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Profile {
+    /// `default` (or unset): the git on `PATH`, an empty global config.
+    Default,
+    /// `old-git`: the oldest git the suite is run with, first on `PATH`: the directory of
+    /// `ENTIRE_TEST_OLD_GIT` (default `/usr/bin/git`, 2.39 as Debian 12 and Apple ship it), so
+    /// its `git-upload-pack` and `git-receive-pack` serve local remotes too.
+    OldGit,
+    /// `safe-bare`: `safe.bareRepository=explicit` in the global config (git 2.38+ knows it;
+    /// Git 3.0 makes it the default).
+    SafeBare,
+    /// `git3`: Git 3.0's announced defaults in the global config: SHA-256 and reftable for new
+    /// repositories, and `safe.bareRepository=explicit`.
+    Git3,
+}
+
+impl Profile {
+    /// The profile of this run (`ENTIRE_TEST_PROFILE`); panics on a name it does not know, so a
+    /// typo in .ci/run cannot run the default profile twice.
+    pub fn current() -> Profile {
+        static PROFILE: std::sync::OnceLock<Profile> = std::sync::OnceLock::new();
+        *PROFILE.get_or_init(|| {
+            let name = std::env::var("ENTIRE_TEST_PROFILE").unwrap_or_default();
+            let name = if name.is_empty() { "default" } else { &name };
+            [
+                Profile::Default,
+                Profile::OldGit,
+                Profile::SafeBare,
+                Profile::Git3,
+            ]
+            .into_iter()
+            .find(|p| p.name() == name)
+            .unwrap_or_else(|| {
+                panic!("ENTIRE_TEST_PROFILE={name:?}: expected default, old-git, safe-bare or git3")
+            })
+        })
+    }
+
+    /// Its name, as `ENTIRE_TEST_PROFILE` says it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Profile::Default => "default",
+            Profile::OldGit => "old-git",
+            Profile::SafeBare => "safe-bare",
+            Profile::Git3 => "git3",
+        }
+    }
+
+    /// The global git config entries of this profile, `(section, key, value)`.
+    pub fn global_config(self) -> &'static [(&'static str, &'static str, &'static str)] {
+        match self {
+            Profile::Default | Profile::OldGit => &[],
+            Profile::SafeBare => &[("safe", "bareRepository", "explicit")],
+            Profile::Git3 => &[
+                ("safe", "bareRepository", "explicit"),
+                ("init", "defaultObjectFormat", "sha256"),
+                ("init", "defaultRefFormat", "reftable"),
+            ],
+        }
+    }
+
+    /// The global config file of this profile.
+    fn global_config_text(self) -> String {
+        self.global_config()
+            .iter()
+            .map(|(section, key, value)| format!("[{section}]\n\t{key} = {value}\n"))
+            .collect()
+    }
+}
+
+/// `PATH` for every process the tests start: the test's own, after the profile's git
+/// directory ([`Profile::OldGit`]).
+pub fn profile_path() -> OsString {
+    static PATH: std::sync::OnceLock<OsString> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let mut paths = Vec::new();
+        if Profile::current() == Profile::OldGit {
+            let git =
+                std::env::var_os("ENTIRE_TEST_OLD_GIT").unwrap_or_else(|| "/usr/bin/git".into());
+            let dir = Path::new(&git)
+                .parent()
+                .expect("ENTIRE_TEST_OLD_GIT names a file");
+            assert!(
+                dir.join("git").is_file(),
+                "the old-git profile needs {}",
+                dir.join("git").display()
+            );
+            paths.push(dir.to_path_buf());
+        }
+        if let Some(p) = std::env::var_os("PATH") {
+            paths.extend(std::env::split_paths(&p));
+        }
+        std::env::join_paths(paths).expect("join PATH")
+    })
+    .clone()
+}
+
+/// The version of the git the tests run (the profile's), `(major, minor)`, asked once.
+pub fn git_version() -> (u32, u32) {
+    static VERSION: std::sync::OnceLock<(u32, u32)> = std::sync::OnceLock::new();
+    *VERSION.get_or_init(|| {
+        let out = StdCommand::new("git")
+            .arg("--version")
+            .env("PATH", profile_path())
+            .output()
+            .expect("run git --version");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let mut parts = text.trim().trim_start_matches("git version ").split('.');
+        let mut next = || {
+            parts
+                .next()
+                .and_then(|p| p.parse().ok())
+                .expect("git version x.y")
+        };
+        (next(), next())
+    })
+}
+
+/// Whether the profile's git is at least `major.minor`. When it is not, the test says it is
+/// skipped and why (on stderr, and as a line of the file `ENTIRE_TEST_SKIPS` names, which
+/// .ci/run prints), and returns at once: `if !git_at_least(2, 45, "reftable") { return; }`.
+pub fn git_at_least(major: u32, minor: u32, why: &str) -> bool {
+    let have = git_version();
+    if have >= (major, minor) {
+        return true;
+    }
+    skip(&format!(
+        "needs git {major}.{minor}+ for {why}; this profile's git is {}.{}",
+        have.0, have.1
+    ));
+    false
+}
+
+/// Says that the running test is skipped and why (see [`git_at_least`]).
+pub fn skip(reason: &str) {
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    let line = format!(
+        "skipped {test} ({} profile): {reason}",
+        Profile::current().name()
+    );
+    eprintln!("{line}");
+    if let Some(file) = std::env::var_os("ENTIRE_TEST_SKIPS") {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(file)
+            .expect("open ENTIRE_TEST_SKIPS");
+        writeln!(f, "{line}").expect("write ENTIRE_TEST_SKIPS");
+    }
 }
 
 /// Writes an executable script (creating its directory).
@@ -109,6 +263,15 @@ pub fn tree_prefix(store: Store, id: &str) -> String {
     }
 }
 
+/// Whether `dir` is a bare repository: a `HEAD` and a config that says `bare = true`.
+pub fn is_bare_repository(dir: &Path) -> bool {
+    dir.join("HEAD").is_file()
+        && std::fs::read_to_string(dir.join("config")).is_ok_and(|c| {
+            c.lines()
+                .any(|l| l.split_whitespace().eq(["bare", "=", "true"]))
+        })
+}
+
 /// Numbers the files [`TestEnv::input`] writes.
 static INPUTS: AtomicUsize = AtomicUsize::new(0);
 
@@ -140,7 +303,11 @@ impl TestEnv {
         std::fs::create_dir_all(home.join(".config")).expect("create home");
         std::fs::create_dir_all(&repo).expect("create repo dir");
         std::fs::create_dir_all(root.path().join("inputs")).expect("create inputs dir");
-        std::fs::write(home.join(".gitconfig"), b"").expect("write global gitconfig");
+        std::fs::write(
+            home.join(".gitconfig"),
+            Profile::current().global_config_text(),
+        )
+        .expect("write global gitconfig");
         TestEnv { root, home, repo }
     }
 
@@ -193,6 +360,7 @@ impl TestEnv {
             vars.push((OsString::from(k), Some(v)));
         };
         set(&mut vars, "HOME", self.home.clone().into_os_string());
+        set(&mut vars, "PATH", profile_path());
         set(
             &mut vars,
             "XDG_CONFIG_HOME",
@@ -241,11 +409,16 @@ impl TestEnv {
         }
     }
 
-    /// A `git` process with the hermetic environment, run in `dir`.
+    /// A `git` process with the hermetic environment, run in `dir`. A bare repository (a test's
+    /// remote) is addressed explicitly (`GIT_DIR`), as `safe.bareRepository=explicit` (Git
+    /// 3.0's default) wants.
     pub fn git_command_in(&self, dir: &Path, args: &[&str]) -> StdCommand {
         let mut cmd = StdCommand::new("git");
         self.apply_std(&mut cmd);
         cmd.current_dir(dir).args(args).stdin(Stdio::null());
+        if is_bare_repository(dir) {
+            cmd.env("GIT_DIR", dir);
+        }
         cmd
     }
 
