@@ -795,18 +795,6 @@ pub fn require_supported() -> Result<GitVersion, GitError> {
     })
 }
 
-/// What `git --version` says of the `git` on `PATH`, without its `git version ` prefix.
-pub fn version_text() -> Result<String, GitError> {
-    let out = Git::new(Path::new("."))
-        .args(["--version"])
-        .run(Duration::from_secs(10))?;
-    Ok(out
-        .stdout
-        .trim()
-        .trim_start_matches("git version ")
-        .to_owned())
-}
-
 /// The pager git would start for `git <command>` run in `dir`, by git's rules:
 /// `pager.<command>` (`false` turns paging off, `true` keeps the default, any other value is the
 /// pager), else `git var GIT_PAGER` (`GIT_PAGER`, `core.pager`, `PAGER`, else `less`). `None`
