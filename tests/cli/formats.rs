@@ -84,6 +84,11 @@ fn entire_fetch(env: &TestEnv, dir: &Path, args: &[&str]) -> Value {
 
 fn user_story(formats: Formats) {
     let what = format!("{formats:?}");
+    if formats.init.contains(&"--ref-format=reftable")
+        && !crate::env::git_at_least(2, 45, "reftable repositories")
+    {
+        return;
+    }
     let (env, origin) = writer(formats);
     let (objects, refs) = formats_of(&env, env.repo());
     let hex_len = if objects == "sha256" { 64 } else { 40 };
