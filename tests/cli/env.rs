@@ -191,16 +191,17 @@ pub fn git_at_least(major: u32, minor: u32, why: &str) -> bool {
     false
 }
 
-/// Says that the running test is skipped and why (see [`git_at_least`]).
+/// Says that the running test is skipped and why (see [`git_at_least`]), as
+/// [`tool_available`] does, and adds the line to the file `ENTIRE_TEST_SKIPS` names.
 pub fn skip(reason: &str) {
     let test = std::thread::current().name().unwrap_or("a test").to_owned();
     let line = format!(
-        "skipped {test} ({} profile): {reason}",
+        "SKIPPED {test} ({} profile): {reason}",
         Profile::current().name()
     );
-    eprintln!("{line}");
+    // Written to the stream itself: the harness captures `eprintln!` of a passing test.
+    let _ = writeln!(std::io::stderr(), "{line}");
     if let Some(file) = std::env::var_os("ENTIRE_TEST_SKIPS") {
-        use std::io::Write;
         let mut f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
