@@ -643,14 +643,10 @@ impl<'r> Topology<'r> {
         })
     }
 
-    /// What reads set aside and the user should hear of (one line each): today, a remote's copy
-    /// of the v1 branch whose ref is not a commit.
+    /// What reads set aside and the user should hear of (one line each): a copy of the v1
+    /// branch or of an archived layout whose ref is not a commit.
     pub fn notices(&self) -> Vec<String> {
-        self.branch
-            .remote_copy()
-            .and_then(|c| c.ignored())
-            .into_iter()
-            .collect()
+        self.branch.ignored()
     }
 
     /// Where a read of `id` looks, in order, as shown to the user.

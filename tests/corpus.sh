@@ -9,7 +9,8 @@
 #   is shown by `show <commit>` (exit 0, each absent one beside it named on stderr), and every
 #   commit whose trailers all dangle gives exit 3 "not found";
 # - `doctor --json` lists exactly those dangling trailers (commit and ID) as `trailer-dangling`;
-# - every checkpoint of its v1 branch and refs is listed (`list --remote`) and shown, and its
+# - every checkpoint of its v1 branch, of the layouts the reference archived (the unsharded v1
+#   ref, checkpoints v2) and its refs is listed (`list --remote`) and shown, and its
 #   transcript read either works or is a clear error naming the checkpoint (blobs absent from
 #   the snapshot), never a crash;
 # - `list main` lists exactly the commits of main that link checkpoints by the reference's trailer
@@ -51,10 +52,15 @@ for src in "$dir"/*.git; do
     cd "$work/$name"
     origin="$work/$name-origin.git"
 
-    held() { # Whether the corpus repository holds checkpoint $1 (v1 subtree or checkpoint ref).
-        local id="$1"
-        git -C "$origin" cat-file -e "refs/heads/entire/checkpoints/v1:${id:0:2}/${id:2}" 2>/dev/null ||
-            [ -n "$(git -C "$origin" for-each-ref "refs/entire/checkpoints/${id: -2}/$id")" ]
+    # Where the reference kept checkpoints at <id[:2]>/<id[2:]>/: the v1 branch, the v1 store
+    # as one unsharded ref, and the checkpoints-v2 documents.
+    layouts="refs/heads/entire/checkpoints/v1 refs/entire/checkpoints/v1 refs/entire/checkpoints/v2/main"
+    held() { # Whether the corpus repository holds checkpoint $1 (in a layout, or as a ref).
+        local id="$1" ref
+        for ref in $layouts; do
+            git -C "$origin" cat-file -e "$ref:${id:0:2}/${id:2}/metadata.json" 2>/dev/null && return 0
+        done
+        [ -n "$(git -C "$origin" for-each-ref "refs/entire/checkpoints/${id: -2}/$id")" ]
     }
 
     # Each commit of main with the IDs it links by the reference's rule (docs/format.md,
@@ -116,9 +122,13 @@ for f in json.load(open(sys.argv[1]))["findings"]:
     echo "corpus: $name: doctor lists $(echo -n "$doctor_dangling" | grep -c . || true) dangling trailers, as counted"
 
     # Every checkpoint the repository holds is listed, shown, and its transcript read cleanly.
-    expected="$( (git -C "$origin" ls-tree -d --name-only -r refs/heads/entire/checkpoints/v1 |
-        awk -F/ 'NF == 2 && length($1) == 2 { print $1 $2 }'
-        git -C "$origin" for-each-ref --format='%(refname:lstrip=4)' refs/entire/checkpoints/) | sort -u)"
+    expected="$( (for ref in $layouts; do
+            git -C "$origin" ls-tree -d --name-only -r "$ref" 2>/dev/null |
+                awk -F/ 'NF == 2 && length($1) == 2 { print $1 $2 }'
+        done
+        # Checkpoint refs only: <shard>/<id> whose shard is the ID's last two characters.
+        git -C "$origin" for-each-ref --format='%(refname)' refs/entire/checkpoints/ |
+            awk -F/ 'NF == 5 && $4 == substr($5, length($5) - 1) { print $5 }') | sort -u)"
     listed="$(git entire-checkpoint list --remote --json | python3 -c '
 import json, sys
 for e in json.load(sys.stdin):

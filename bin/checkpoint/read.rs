@@ -17,7 +17,7 @@ use entire_checkpoints::ops::range::{self, Linked};
 use entire_checkpoints::ops::writes_cache::WritesCache;
 use entire_checkpoints::ops::{resolve, rewrites, sync};
 use entire_checkpoints::store::{
-    Checkpoint, CheckpointFiles, CheckpointInfo, CommitInfo, ListLine, StoreError,
+    archive, Checkpoint, CheckpointFiles, CheckpointInfo, CommitInfo, ListLine, StoreError,
 };
 use entire_checkpoints::topology::{Listing, Topology};
 
@@ -299,7 +299,11 @@ impl<'t> ShowDoc<'t> {
         field(
             &mut out,
             "store",
-            &format_args!("{} ({})", cp.store.name(), escape(&cp.ref_name)),
+            &format_args!(
+                "{} ({})",
+                archive::layout_of(&cp.ref_name).unwrap_or(cp.store.name()),
+                escape(&cp.ref_name)
+            ),
         );
         field(
             &mut out,

@@ -128,6 +128,44 @@ impl<'a> SideRepo<'a> {
             .collect())
     }
 
+    /// Fetches `specs` (refspecs whose destinations are under `refs/fetched/`, forced: the side
+    /// repository is thrown away) from `remote` into this side repository, and returns every ref
+    /// the fetch wrote there. A glob that matches nothing on the remote is no failure.
+    pub(crate) fn fetch_into(
+        &self,
+        remote: &Remote,
+        specs: &[String],
+        budget: Duration,
+    ) -> Result<Vec<(String, Oid)>, SideError> {
+        let out = self
+            .git()
+            .args(["fetch", "--no-tags", "--no-write-fetch-head"])
+            .remote(remote, specs.iter().cloned())
+            .run(budget)?;
+        if !out.success() {
+            return Err(SideError::Remote(first_error_line(&out.stderr)));
+        }
+        let listed = self
+            .git()
+            .args([
+                "for-each-ref",
+                "--format=%(objectname) %(refname)",
+                "refs/fetched/",
+            ])
+            .run(budget)?;
+        if !listed.success() {
+            return Err(SideError::Remote(first_error_line(&listed.stderr)));
+        }
+        Ok(listed
+            .stdout
+            .lines()
+            .filter_map(|l| {
+                let (oid, name) = l.split_once(' ')?;
+                Some((name.to_owned(), Oid::from_str(oid).ok()?))
+            })
+            .collect())
+    }
+
     /// Fetches `remote_ref` from `remote` into this side repository and returns its commit.
     /// Forcing into the side repository's private name is safe: the side repository is thrown
     /// away and nothing is ever pushed from that name.

@@ -39,10 +39,16 @@ pub fn chunk_name(n: usize) -> String {
 
 /// If `name` is a transcript chunk file name, its chunk number.
 pub fn chunk_index(name: &str) -> Option<usize> {
-    if name == TRANSCRIPT_FILE {
+    chunk_index_of(TRANSCRIPT_FILE, name)
+}
+
+/// If `name` is chunk `n` of a file whose chunk 0 is named `base` (`base`, `base.001`, ...),
+/// `n`: the chunk names of `full.jsonl`, and of checkpoints v2's `raw_transcript`.
+pub fn chunk_index_of(base: &str, name: &str) -> Option<usize> {
+    if name == base {
         return Some(0);
     }
-    let suffix = name.strip_prefix(TRANSCRIPT_FILE)?.strip_prefix('.')?;
+    let suffix = name.strip_prefix(base)?.strip_prefix('.')?;
     if suffix.len() >= 3 && suffix.bytes().all(|b| b.is_ascii_digit()) {
         suffix.parse().ok().filter(|&n| n > 0)
     } else {

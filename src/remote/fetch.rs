@@ -23,8 +23,9 @@ use std::time::{Duration, Instant};
 use git2::Oid;
 
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::git::refs::RefEdit;
 use crate::git::repo::Repo;
-use crate::git::side::{SideError, SideRepo};
+use crate::git::side::SideRepo;
 use crate::git::subprocess::{self as git, GitError};
 use crate::git::url::Remote;
 use crate::store::on_demand::FetchError;
@@ -220,32 +221,97 @@ impl<'r> Fetcher<'r> {
         }
     }
 
-    /// Fetches the remote's branch `remote_ref` (the v1 branch) and points `local_ref` (its
-    /// remote-tracking ref, forced as git forces one) at it. `Ok(None)`: the remote has no such
-    /// branch. One `git fetch` from a side repository, so no other ref of the user's moves.
-    pub fn fetch_branch(
-        &self,
-        remote_ref: &str,
-        local_ref: &str,
-    ) -> Result<Option<Oid>, FetchError> {
-        self.earlier_failure(remote_ref)?;
-        // The copy we have is offered as a "have", so only what is new is sent.
-        let have: Vec<(String, Oid)> = crate::store::publish::tip_of(self.repo, local_ref)
-            .map_err(|e| Self::local(remote_ref, crate::base::error::error_chain(&e)))?
-            .map(|tip| (local_ref.to_owned(), tip))
-            .into_iter()
-            .collect();
-        let side = SideRepo::new(self.repo, &have)
-            .map_err(|e| Self::local(remote_ref, format!("create side repository: {e}")))?;
-        let tip = match side.fetch_one(&self.remote, remote_ref, READ_FETCH_BUDGET) {
-            Ok(tip) => tip,
-            Err(SideError::Remote(line)) if is_absent(&line) => return Ok(None),
-            Err(e) => return Err(self.transport(remote_ref, e.to_string())),
+    /// Fetches the remote's v1 branch into `tracking` (its remote-tracking ref, forced as git
+    /// forces one) and the layouts it archived (`store::archive`: the unsharded v1 ref, the
+    /// checkpoints-v2 refs) into their copies under `copies` (forced, and pruned of what the
+    /// remote no longer has); whether a copy moved. One `git fetch` from a side repository,
+    /// with glob refspecs (one `ls-refs` prefix each over protocol v2), so a remote that lacks
+    /// some of them costs no second round trip, and no other ref of the user's moves. What is
+    /// already here (the branch and its copy, the archived refs and their copies) is offered as
+    /// `have`s, so only what is new is sent.
+    pub fn fetch_copies(&self, tracking: &str, copies: &str) -> Result<bool, FetchError> {
+        use crate::store::archive;
+        const BRANCH: &str = "refs/heads/entire/checkpoints/v1";
+        self.earlier_failure(BRANCH)?;
+        let local =
+            |e: crate::store::StoreError| Self::local(BRANCH, crate::base::error::error_chain(&e));
+        let mut have: Vec<(String, Oid)> = Vec::new();
+        for name in [BRANCH, tracking, archive::V1_REF, archive::V2_MAIN] {
+            if let Some(tip) = crate::store::publish::tip_of(self.repo, name).map_err(local)? {
+                have.push((name.to_owned(), tip));
+            }
+        }
+        let held = |prefix: &str| -> Result<Vec<(String, Oid)>, FetchError> {
+            Ok(self
+                .repo
+                .refs_under(prefix)
+                .map_err(|e| local(e.into()))?
+                .into_iter()
+                .filter_map(|(n, t)| Some((n, t?)))
+                .collect())
         };
-        self.repo
-            .set_ref(local_ref, tip, "entire: fetch")
-            .map_err(|e| Self::local(remote_ref, crate::base::error::error_chain(&e)))?;
-        Ok(Some(tip))
+        let old_copies = held(copies)?;
+        have.extend(held(archive::V2_FULL)?);
+        have.extend(old_copies.iter().cloned());
+        let side = SideRepo::new(self.repo, &have)
+            .map_err(|e| Self::local(BRANCH, format!("create side repository: {e}")))?;
+        // A remote cannot hold both `checkpoints/v1` and `checkpoints/v1/...`, so the second
+        // glob never writes both `fetched/v1` and `fetched/v1/...` here.
+        let specs = [
+            format!("+{BRANCH}*:refs/fetched/branch*"),
+            format!("+{}*:refs/fetched/v1*", archive::V1_REF),
+            format!(
+                "+{}*:refs/fetched/v2/*",
+                archive::V2_MAIN.trim_end_matches("main")
+            ),
+        ];
+        let fetched = match side.fetch_into(&self.remote, &specs, READ_FETCH_BUDGET) {
+            Ok(f) => f,
+            Err(e) => return Err(self.transport(BRANCH, e.to_string())),
+        };
+        let mut moved = false;
+        let mut wanted: Vec<(String, Oid)> = Vec::new();
+        for (name, tip) in fetched {
+            let target = match name.strip_prefix("refs/fetched/") {
+                Some("branch") => tracking.to_owned(),
+                Some("v1") => archive::copy_name(copies, archive::V1_REF),
+                Some(rest) => match rest.strip_prefix("v2/") {
+                    Some(leaf) => {
+                        let original = format!("refs/entire/checkpoints/v2/{leaf}");
+                        if !archive::is_archived(&original) {
+                            continue;
+                        }
+                        archive::copy_name(copies, &original)
+                    }
+                    None => continue,
+                },
+                None => continue,
+            };
+            wanted.push((target, tip));
+        }
+        for (name, tip) in &wanted {
+            let before = crate::store::publish::tip_of(self.repo, name).map_err(local)?;
+            if before != Some(*tip) {
+                self.repo
+                    .set_ref(name, *tip, "entire: fetch")
+                    .map_err(|e| local(e.into()))?;
+                moved = true;
+            }
+        }
+        // A copy of an archived ref the remote no longer has goes, as `git fetch --prune`
+        // drops a remote-tracking ref (the copies are ours; the remote's refs are never touched).
+        let gone: Vec<RefEdit> = old_copies
+            .into_iter()
+            .filter(|(n, _)| !wanted.iter().any(|(w, _)| w == n))
+            .map(|(name, old)| RefEdit::Delete { name, old })
+            .collect();
+        if !gone.is_empty() {
+            self.repo
+                .update_refs(&gone, "entire: fetch: pruned")
+                .map_err(|e| Self::local(BRANCH, crate::base::error::error_chain(&e)))?;
+            moved = true;
+        }
+        Ok(moved)
     }
 
     /// Fetches the given refs (at most a few hundred) in one `git fetch`, and publishes each

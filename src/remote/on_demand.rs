@@ -94,8 +94,8 @@ impl PartialObjects for PartialCache<'_> {
 }
 
 impl BranchFetch for Fetcher<'_> {
-    fn fetch_branch(&self, remote_ref: &str, local_ref: &str) -> Result<Option<Oid>, FetchError> {
-        Fetcher::fetch_branch(self, remote_ref, local_ref)
+    fn fetch_copies(&self, tracking: &str, copies: &str) -> Result<bool, FetchError> {
+        Fetcher::fetch_copies(self, tracking, copies)
     }
 }
 
@@ -113,11 +113,25 @@ pub fn tracking_ref(repo: &Repo, remote: &str) -> String {
     }
 }
 
+/// Where the copies of `remote`'s archived layouts (`store::archive`: the unsharded v1 ref, the
+/// checkpoints-v2 refs) are kept: `refs/entire-remote/<remote name, or the URL's
+/// fingerprint>/archive/`, outside every namespace that is pushed or read as checkpoints, and
+/// apart from the v1 branch's copy (the unsharded ref has the branch's last name).
+pub fn copies_prefix(repo: &Repo, remote: &str) -> String {
+    let key = match repo.remote_names().iter().any(|n| n == remote) {
+        true => remote.to_owned(),
+        false => crate::remote::destination::fingerprint_of(repo, remote),
+    };
+    format!("refs/entire-remote/{key}/archive/")
+}
+
 /// The copy of the v1 branch on `remote` (a configured remote's name or a URL), read from its
-/// [`tracking_ref`] and, with a `fetcher` for that remote, fetched on a miss.
+/// [`tracking_ref`], and of its archived layouts (under [`copies_prefix`]); with a `fetcher`
+/// for that remote, fetched on a miss.
 pub fn remote_copy<'r>(repo: &Repo, remote: &str, fetcher: Option<Fetcher<'r>>) -> RemoteCopy<'r> {
     RemoteCopy::new(
         tracking_ref(repo, remote),
+        copies_prefix(repo, remote),
         fetcher.map(|f| Box::new(f) as Box<dyn BranchFetch + 'r>),
     )
 }

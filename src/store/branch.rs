@@ -3,13 +3,14 @@
 //! branch that replaces only that subtree; the branch starts as an empty-tree orphan commit
 //! `Initialize sessions branch`.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::path::Path;
 
 use git2::{build::TreeUpdateBuilder, FileMode, ObjectType, Oid};
 
 use crate::base::id::{CheckpointId, IdKind};
 use crate::git::repo::{Identity, Repo};
+use crate::store::archive;
 use crate::store::author_memo::AuthorMemo;
 use crate::store::on_demand::BranchFetch;
 use crate::store::publish::{self, Located};
@@ -33,27 +34,35 @@ pub struct GitBranchStore<'r> {
     repo: &'r Repo,
     accept_ulids: bool,
     remote: Option<RemoteCopy<'r>>,
+    /// Copies reads set aside (a ref that is not a commit), said once each.
+    ignored: RefCell<Vec<String>>,
 }
 
 /// Where reads of the branch look after the local branch: a remote's copy of it, held by a
-/// remote-tracking ref, and fetched on demand (once per command) when a fetcher is set.
-/// Writes never look here: they extend the local branch, and a push merges it with the remote's.
+/// remote-tracking ref, and of the layouts it archived (`store::archive`), under a private
+/// prefix; fetched on demand (once per command, in one fetch) when a fetcher is set. Writes
+/// never look here: they extend the local branch, and a push merges it with the remote's.
 pub struct RemoteCopy<'r> {
     tracking: String,
+    copies: String,
     fetcher: Option<Box<dyn BranchFetch + 'r>>,
     fetched: Cell<bool>,
-    ignored: std::cell::RefCell<Option<String>>,
 }
 
 impl<'r> RemoteCopy<'r> {
-    /// The copy read from the tracking ref `tracking` and, with a `fetcher` for its remote,
-    /// fetched on a miss (the remote layer names the tracking ref).
-    pub fn new(tracking: String, fetcher: Option<Box<dyn BranchFetch + 'r>>) -> Self {
+    /// The copy read from the tracking ref `tracking` and the archived layouts' copies under
+    /// `copies` (ending in `/`) and, with a `fetcher` for its remote, fetched on a miss (the
+    /// remote layer names both).
+    pub fn new(
+        tracking: String,
+        copies: String,
+        fetcher: Option<Box<dyn BranchFetch + 'r>>,
+    ) -> Self {
         RemoteCopy {
             tracking,
+            copies,
             fetcher,
             fetched: Cell::new(false),
-            ignored: std::cell::RefCell::new(None),
         }
     }
 
@@ -62,15 +71,23 @@ impl<'r> RemoteCopy<'r> {
         &self.tracking
     }
 
-    /// Why the copy was set aside, if it was (its ref is not a commit).
-    pub fn ignored(&self) -> Option<String> {
-        self.ignored.borrow().clone()
+    /// Where the copies of the remote's archived layouts are kept.
+    pub fn copies(&self) -> &str {
+        &self.copies
     }
 
     /// Whether a miss fetches the remote's branch (once per command).
     pub fn fetches(&self) -> bool {
         self.fetcher.is_some()
     }
+}
+
+/// One ref reads look at for checkpoints at `<id[:2]>/<id[2:]>/`, with its tip.
+struct Source<'r> {
+    name: String,
+    commit: git2::Commit<'r>,
+    /// Whether it is a copy of a remote's ref (not the repository's own).
+    remote: bool,
 }
 
 impl<'r> GitBranchStore<'r> {
@@ -81,21 +98,26 @@ impl<'r> GitBranchStore<'r> {
             repo,
             accept_ulids: false,
             remote: None,
+            ignored: RefCell::new(Vec::new()),
         }
     }
 
     /// The store as a mirror of a git-refs primary, which legitimately receives ULIDs.
     pub fn mirror(repo: &'r Repo) -> Self {
         GitBranchStore {
-            repo,
             accept_ulids: true,
-            remote: None,
+            ..Self::primary(repo)
         }
     }
 
     /// The remote's copy reads look at after the local branch, if any.
     pub fn remote_copy(&self) -> Option<&RemoteCopy<'r>> {
         self.remote.as_ref()
+    }
+
+    /// What reads set aside so far, one line each (a copy whose ref is not a commit).
+    pub fn ignored(&self) -> Vec<String> {
+        self.ignored.borrow().clone()
     }
 
     /// Makes reads look at `remote`'s copy of the branch after the local branch.
@@ -108,28 +130,39 @@ impl<'r> GitBranchStore<'r> {
         publish::tip_of(self.repo, V1_BRANCH_REF)
     }
 
-    /// The branches reads look at, in order, with their tips: the local branch, then the
-    /// remote's copy (when it is a different commit).
-    fn sources(&self) -> Result<Vec<(&str, git2::Commit<'r>)>, StoreError> {
-        let mut out: Vec<(&str, git2::Commit<'r>)> = Vec::new();
-        let names =
-            std::iter::once(V1_BRANCH_REF).chain(self.remote.as_ref().map(|r| r.tracking()));
-        for name in names {
-            let Some(tip) = publish::tip_of(self.repo, name)? else {
+    /// The refs reads look at, in order, each `(name, is a remote's copy)`: the local branch and
+    /// the remote's copy, then the archived layouts (the unsharded v1 ref, the v2 documents),
+    /// the repository's own before the remote's copy of each.
+    fn source_names(&self) -> Vec<(String, bool)> {
+        let remote = self.remote.as_ref();
+        let mut out = vec![(V1_BRANCH_REF.to_owned(), false)];
+        out.extend(remote.map(|r| (r.tracking.clone(), true)));
+        for archived in [archive::V1_REF, archive::V2_MAIN] {
+            out.push((archived.to_owned(), false));
+            out.extend(remote.map(|r| (archive::copy_name(&r.copies, archived), true)));
+        }
+        out
+    }
+
+    /// The refs of [`GitBranchStore::source_names`] that exist, with their tips (each commit
+    /// once). Anything but the local branch that is not a commit is set aside (and said), so the
+    /// rest stays readable.
+    fn sources(&self) -> Result<Vec<Source<'r>>, StoreError> {
+        let mut out: Vec<Source<'r>> = Vec::new();
+        for (name, remote) in self.source_names() {
+            let Some(tip) = publish::tip_of(self.repo, &name)? else {
                 continue;
             };
-            if out.iter().any(|(_, c)| c.id() == tip) {
+            if out.iter().any(|s| s.commit.id() == tip) {
                 continue;
             }
             let commit = match self.repo.git.find_commit(tip) {
                 Ok(c) => c,
-                // The remote's copy came from the remote: a bad one is set aside (and said),
-                // so the local branch stays readable.
                 Err(_) if name != V1_BRANCH_REF => {
-                    if let Some(r) = &self.remote {
-                        r.ignored.replace(Some(format!(
-                            "{name} is not a commit ({tip}): the remote's copy of the checkpoint branch is ignored"
-                        )));
+                    let note = format!("{name} is not a commit ({tip}): the checkpoints it would hold are not read");
+                    let mut ignored = self.ignored.borrow_mut();
+                    if !ignored.contains(&note) {
+                        ignored.push(note);
                     }
                     continue;
                 }
@@ -137,41 +170,33 @@ impl<'r> GitBranchStore<'r> {
                     return Err(git_err(format!("{name} is not a commit"))(e));
                 }
             };
-            out.push((name, commit));
+            out.push(Source {
+                name,
+                commit,
+                remote,
+            });
         }
         Ok(out)
     }
 
-    /// Fetches the remote's branch into its tracking ref, the first time only; its new tip when
-    /// that fetch brought one.
-    fn fetch_remote(&self) -> Result<Option<(&str, git2::Commit<'r>)>, StoreError> {
+    /// Fetches the remote's branch and archived layouts into their copies, the first time only;
+    /// whether a copy moved.
+    fn fetch_remote(&self) -> Result<bool, StoreError> {
         let Some(remote) = &self.remote else {
-            return Ok(None);
+            return Ok(false);
         };
         let Some(fetcher) = &remote.fetcher else {
-            return Ok(None);
+            return Ok(false);
         };
         if remote.fetched.replace(true) {
-            return Ok(None);
+            return Ok(false);
         }
-        let before = publish::tip_of(self.repo, &remote.tracking)?;
-        let after = fetcher.fetch_branch(V1_BRANCH_REF, &remote.tracking)?;
-        match after {
-            Some(tip) if Some(tip) != before => {
-                let commit = self
-                    .repo
-                    .git
-                    .find_commit(tip)
-                    .map_err(git_err("read the fetched v1 tip"))?;
-                Ok(Some((remote.tracking.as_str(), commit)))
-            }
-            _ => Ok(None),
-        }
+        Ok(fetcher.fetch_copies(&remote.tracking, &remote.copies)?)
     }
 
     /// Fetches the remote's copy of the branch now (once per command), for `list --remote`
     /// and `git entire-fetch`: `Some(tip)` of the copy after the fetch, `None` when the remote
-    /// has no such branch.
+    /// has no such branch. The archived layouts' copies are fetched in the same fetch.
     pub fn refresh_remote(&self) -> Result<Option<Oid>, StoreError> {
         self.fetch_remote()?;
         match &self.remote {
@@ -180,31 +205,26 @@ impl<'r> GitBranchStore<'r> {
         }
     }
 
-    /// Whether the local branch or the remote's copy (as fetched so far) holds `id`.
+    /// Whether the local branch, the archived layouts or the remote's copies (as fetched so
+    /// far) hold `id`.
     pub fn holds(&self, id: &CheckpointId) -> Result<bool, StoreError> {
-        for (_, commit) in self.sources()? {
-            if self.subtree_in(Some(&commit), id)?.is_some() {
+        for s in self.sources()? {
+            if self.subtree_in(Some(&s.commit), id)?.is_some() {
                 return Ok(true);
             }
         }
         Ok(false)
     }
 
-    /// Whether the remote's copy of the branch (as fetched so far) holds `id`; unlike
-    /// [`GitBranchStore::holds`], the local branch is not looked at.
+    /// Whether the remote's copies (of the branch and its archived layouts, as fetched so far)
+    /// hold `id`; unlike [`GitBranchStore::holds`], the repository's own refs are not looked at.
     pub fn remote_holds(&self, id: &CheckpointId) -> Result<bool, StoreError> {
-        let Some(remote) = &self.remote else {
-            return Ok(false);
-        };
-        let Some(tip) = publish::tip_of(self.repo, &remote.tracking)? else {
-            return Ok(false);
-        };
-        let commit = self
-            .repo
-            .git
-            .find_commit(tip)
-            .map_err(git_err("read the remote's v1 tip"))?;
-        Ok(self.subtree_in(Some(&commit), id)?.is_some())
+        for s in self.sources()?.into_iter().filter(|s| s.remote) {
+            if self.subtree_in(Some(&s.commit), id)?.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     fn locate(&self) -> Result<Located, StoreError> {
@@ -270,6 +290,16 @@ impl<'r> GitBranchStore<'r> {
             tree,
             message: change.message,
         })
+    }
+
+    /// The checkpoint from the first source that holds it, without fetching.
+    fn read_held(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError> {
+        for s in self.sources()? {
+            if let Some(cp) = self.checkpoint_in(&s.name, &s.commit, id)? {
+                return Ok(Some(cp));
+            }
+        }
+        Ok(None)
     }
 
     fn checkpoint_in(
@@ -361,34 +391,38 @@ impl CheckpointReader for GitBranchStore<'_> {
     }
 
     fn read(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError> {
-        for (name, commit) in self.sources()? {
-            if let Some(cp) = self.checkpoint_in(name, &commit, id)? {
-                return Ok(Some(cp));
-            }
+        if let Some(cp) = self.read_held(id)? {
+            return Ok(Some(cp));
         }
-        // A miss everywhere local: the remote may have moved on since the tracking ref was
-        // last updated (or there is none, as in a single-branch clone).
+        // A miss everywhere local: the remote may have moved on since the copies were last
+        // updated (or there are none, as in a single-branch clone).
         match self.fetch_remote()? {
-            Some((name, commit)) => self.checkpoint_in(name, &commit, id),
-            None => Ok(None),
+            true => self.read_held(id),
+            false => Ok(None),
         }
     }
 
     fn files<'s>(&'s self, cp: &Checkpoint) -> Result<Box<dyn CheckpointFiles + 's>, StoreError> {
         let limits = self.repo.settings().limits();
         let tree = checkpoint_tree(&self.repo.git, cp, &limits)?;
-        Ok(Box::new(tree::TreeFiles::new(
-            &self.repo.git,
-            tree,
-            &cp.id,
-            limits,
-        )))
+        let files = tree::TreeFiles::new(&self.repo.git, tree, &cp.id, limits);
+        // A checkpoints-v2 session keeps its raw transcript and hash in a generation.
+        match archive::generations_of(&cp.ref_name) {
+            Some(_) => Ok(Box::new(archive::V2Files::new(
+                self.repo,
+                &cp.ref_name,
+                &cp.id,
+                files,
+            ))),
+            None => Ok(Box::new(files)),
+        }
     }
 
     fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError> {
         let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
-        for (name, commit) in self.sources()? {
+        for Source { name, commit, .. } in self.sources()? {
+            let name = name.as_str();
             for (id, _) in self.entries_at(&commit)? {
                 if !seen.insert(id.clone()) {
                     continue;
@@ -410,8 +444,8 @@ impl CheckpointReader for GitBranchStore<'_> {
 
     fn ids(&self) -> Result<Vec<CheckpointId>, StoreError> {
         let mut ids = Vec::new();
-        for (_, commit) in self.sources()? {
-            ids.extend(self.entries_at(&commit)?.into_iter().map(|(id, _)| id));
+        for s in self.sources()? {
+            ids.extend(self.entries_at(&s.commit)?.into_iter().map(|(id, _)| id));
         }
         ids.sort();
         ids.dedup();
@@ -472,9 +506,9 @@ impl<'r> GitBranchStore<'r> {
     /// The first tip of the branch's copies (the local branch, then the remote's) that holds
     /// checkpoint `id`.
     fn tip_holding(&self, id: &CheckpointId) -> Result<Option<git2::Commit<'r>>, StoreError> {
-        for (_, commit) in self.sources()? {
-            if self.subtree_in(Some(&commit), id)?.is_some() {
-                return Ok(Some(commit));
+        for s in self.sources()? {
+            if self.subtree_in(Some(&s.commit), id)?.is_some() {
+                return Ok(Some(s.commit));
             }
         }
         Ok(None)

@@ -5,6 +5,7 @@
 //! `entire/checkpoints/v1` branch). Both build the checkpoint subtree with the same code
 //! (`crate::store::tree`) and differ only in where that subtree is committed.
 
+pub mod archive;
 pub mod author_memo;
 pub mod branch;
 pub mod content;
@@ -132,6 +133,29 @@ pub enum StoreError {
         /// The missing blob.
         oid: String,
     },
+    /// A file stored in chunks lacks one from the middle of its sequence.
+    #[error("checkpoint {id}: {path} is missing its chunk {missing}: the chunks after it cannot be joined")]
+    ChunkGap {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// The file asked for.
+        path: String,
+        /// The chunk missing.
+        missing: String,
+    },
+    /// A checkpoints-v2 generation ref that might hold the file is not a commit, and no other
+    /// generation holds it.
+    #[error(
+        "checkpoint {id}: {path} is not in a readable v2 generation ({reference} is not a commit)"
+    )]
+    Generation {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// The file asked for.
+        path: String,
+        /// The generation ref that could not be read.
+        reference: String,
+    },
     /// A `sessions[]` entry of the root `metadata.json` names an unusable path.
     #[error("checkpoint {id}: metadata.json sessions[{entry}] path {path:?} {reason}")]
     BadSessionPath {
@@ -228,6 +252,8 @@ impl ExitStatus for StoreError {
             | StoreError::FileNotFound { .. }
             | StoreError::MissingSession { .. }
             | StoreError::AbsentBlob { .. }
+            | StoreError::ChunkGap { .. }
+            | StoreError::Generation { .. }
             | StoreError::BadSessionPath { .. }
             | StoreError::OverLimit { .. }
             | StoreError::SlotConflict { .. }

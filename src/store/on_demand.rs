@@ -6,7 +6,8 @@
 //!   the partial cache), and open that cache.
 //! - [`PartialObjects`]: read a checkpoint from the partial cache, completing the objects a read
 //!   needs (documents, a transcript's chunks) from the promisor remote.
-//! - [`BranchFetch`]: fetch a remote's copy of the v1 branch into its tracking ref.
+//! - [`BranchFetch`]: fetch a remote's copy of the v1 branch into its tracking ref, and of the
+//!   layouts it archived into their copies.
 //!
 //! Their one failure type, [`FetchError`], never means absence: a remote that lacks the
 //! checkpoint is success with nothing found.
@@ -107,9 +108,11 @@ pub trait PartialObjects {
     ) -> Result<(), FetchError>;
 }
 
-/// Fetching a remote's copy of the v1 branch, for the git-branch store.
+/// Fetching a remote's copy of the v1 branch and of the layouts it archived, for the
+/// git-branch store.
 pub trait BranchFetch {
-    /// Fetches the remote's `remote_ref` into `local_ref` (its tracking ref); the new tip, or
-    /// `None` when the remote has no such branch.
-    fn fetch_branch(&self, remote_ref: &str, local_ref: &str) -> Result<Option<Oid>, FetchError>;
+    /// Fetches the remote's v1 branch into `tracking` (its tracking ref), and its archived
+    /// layouts (`store::archive`) into their copies under `copies`, in one fetch; whether a
+    /// copy moved. A remote that has none of them is `Ok(false)`.
+    fn fetch_copies(&self, tracking: &str, copies: &str) -> Result<bool, FetchError>;
 }

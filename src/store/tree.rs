@@ -505,10 +505,24 @@ fn transcript_chunks(
     id: &CheckpointId,
     path: &str,
 ) -> Result<Option<Vec<(Oid, u64)>>, StoreError> {
+    file_chunks(repo, slot, id, path, transcript::TRANSCRIPT_FILE)
+}
+
+/// The chunks of the file of `slot` whose chunk 0 is named `base` (`base.001`, ... follow), in
+/// order, with their sizes (`path` names the file in errors); `None` without chunk 0. A chunk
+/// missing from the middle of the sequence is [`StoreError::ChunkGap`]: joining around it
+/// would hand out a transcript with a hole.
+fn file_chunks(
+    repo: &Repository,
+    slot: &Tree,
+    id: &CheckpointId,
+    path: &str,
+    base: &str,
+) -> Result<Option<Vec<(Oid, u64)>>, StoreError> {
     let mut chunks: Vec<(usize, Oid)> = slot
         .iter()
         .filter_map(|e| {
-            let n = transcript::chunk_index(e.name().ok()?)?;
+            let n = transcript::chunk_index_of(base, e.name().ok()?)?;
             (e.kind() == Some(ObjectType::Blob)).then_some((n, e.id()))
         })
         .collect();
@@ -516,11 +530,65 @@ fn transcript_chunks(
         return Ok(None);
     }
     chunks.sort_unstable_by_key(|(n, _)| *n);
+    if let Some(missing) = (0..)
+        .zip(&chunks)
+        .find(|(i, (n, _))| i != n)
+        .map(|(i, _)| i)
+    {
+        return Err(StoreError::ChunkGap {
+            id: id.clone(),
+            path: path.to_owned(),
+            missing: format!("{base}.{missing:03}"),
+        });
+    }
     chunks
         .into_iter()
         .map(|(_, oid)| Ok((oid, blob_size(repo, oid, id, path)?)))
         .collect::<Result<Vec<_>, _>>()
         .map(Some)
+}
+
+/// The file of a session slot tree whose chunk 0 is named `base`, its chunks joined as
+/// transcripts are (`path` names it in errors; over `limits`, [`StoreError::OverLimit`]);
+/// `None` when there is no chunk 0.
+pub(crate) fn read_chunks(
+    repo: &Repository,
+    slot: &Tree,
+    id: &CheckpointId,
+    path: &str,
+    base: &str,
+    limits: &Limits,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    let Some(chunks) = file_chunks(repo, slot, id, path, base)? else {
+        return Ok(None);
+    };
+    let total = chunks.iter().map(|(_, size)| size).sum::<u64>() + chunks.len() as u64 - 1;
+    check_blob_size(total, id, path, limits)?;
+    let mut parts = Vec::with_capacity(chunks.len());
+    for (oid, _) in chunks {
+        let blob = repo
+            .find_blob(oid)
+            .map_err(|e| absent_or(e, id, path, oid, "read a transcript chunk of"))?;
+        parts.push(blob.content().to_vec());
+    }
+    Ok(Some(transcript::join(&parts)))
+}
+
+/// The blob `name` of a session slot tree (`path` names it in errors), `None` when absent.
+pub(crate) fn read_blob_in(
+    repo: &Repository,
+    slot: &Tree,
+    id: &CheckpointId,
+    path: &str,
+    name: &str,
+    limits: &Limits,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    match slot.get_name(name) {
+        Some(e) if e.kind() == Some(ObjectType::Blob) => {
+            read_blob(repo, e.id(), id, path, limits).map(Some)
+        }
+        _ => Ok(None),
+    }
 }
 
 impl CheckpointFiles for TreeFiles<'_> {
