@@ -9,6 +9,8 @@ mod fixtures;
 
 #[path = "cli/agents.rs"]
 mod agents;
+#[path = "cli/archives.rs"]
+mod archives;
 #[path = "cli/backfill.rs"]
 mod backfill;
 #[path = "cli/bad_input.rs"]

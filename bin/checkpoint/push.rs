@@ -102,12 +102,43 @@ fn tell_migrated(report: &MigrateReport, dry_run: bool, quiet: bool) {
             format!("{name} is not a checkpoint ({why}); it is never pushed: fix or delete it (git update-ref -d {name})"),
         );
     }
+    if let Some(why) = &report.fetch_failed {
+        warn(
+            quiet,
+            format!("could not fetch origin's archived checkpoint layouts: {why}; migrating what is here"),
+        );
+    }
     if report.source.is_none() {
         println!("No checkpoints found on the v1 branch \u{2014} nothing to migrate.");
         return;
     }
     if let Some(why) = &report.pack_failed {
         warn(quiet, format!("could not pack the checkpoint refs: {why}"));
+    }
+    // Where each checkpoint came from, when more than the v1 branch gave some.
+    if report.sources.iter().any(|s| s.layout != "v1-branch") {
+        for s in &report.sources {
+            let verb = if dry_run { "would take" } else { "took" };
+            let mut line = format!(
+                "{} ({}): {verb} {} checkpoint(s), {} already up to date",
+                s.name,
+                s.layout,
+                s.migrated.len(),
+                s.up_to_date.len()
+            );
+            let mut generations: Vec<&str> =
+                s.transcripts.iter().map(|(_, _, g)| g.as_str()).collect();
+            generations.sort_unstable();
+            generations.dedup();
+            if !generations.is_empty() {
+                line.push_str(&format!(
+                    "; {} raw transcript(s) from {}",
+                    s.transcripts.len(),
+                    generations.join(", ")
+                ));
+            }
+            eprintln!("{line}");
+        }
     }
     for (path, reason) in &report.skipped {
         warn(quiet, format!("skipped v1 entry {path}: {reason}"));
@@ -234,8 +265,31 @@ struct MigrateDoc<'a> {
     /// Checkpoint refs that are not checkpoints.
     misshapen: Vec<Refusal<'a>>,
     pack_failed: Option<&'a str>,
+    /// Each ref read and what it gave.
+    sources: Vec<SourceDoc<'a>>,
+    /// Why origin's copies of the archived layouts could not be fetched.
+    fetch_failed: Option<&'a str>,
     /// The push of `--push` (`null` without it, or with `--dry-run`).
     push: Option<PushDoc<'a>>,
+}
+
+/// One ref a migration read.
+#[derive(Serialize)]
+struct SourceDoc<'a> {
+    #[serde(rename = "ref")]
+    name: &'a str,
+    layout: &'a str,
+    migrated: &'a [CheckpointId],
+    up_to_date: &'a [CheckpointId],
+    transcripts: Vec<TranscriptDoc<'a>>,
+}
+
+/// A v2 session's raw transcript a migration imported, and where from.
+#[derive(Serialize)]
+struct TranscriptDoc<'a> {
+    checkpoint_id: &'a CheckpointId,
+    session: usize,
+    from: &'a str,
 }
 
 impl<'a> MigrateDoc<'a> {
@@ -248,6 +302,26 @@ impl<'a> MigrateDoc<'a> {
             skipped: refusals(&report.skipped),
             misshapen: refusals(&report.misshapen),
             pack_failed: report.pack_failed.as_deref(),
+            sources: report
+                .sources
+                .iter()
+                .map(|s| SourceDoc {
+                    name: &s.name,
+                    layout: s.layout,
+                    migrated: &s.migrated,
+                    up_to_date: &s.up_to_date,
+                    transcripts: s
+                        .transcripts
+                        .iter()
+                        .map(|(id, session, from)| TranscriptDoc {
+                            checkpoint_id: id,
+                            session: *session,
+                            from,
+                        })
+                        .collect(),
+                })
+                .collect(),
+            fetch_failed: report.fetch_failed.as_deref(),
             push: synced.map(PushDoc::from),
         }
     }

@@ -1,8 +1,10 @@
-//! Migration of the git-branch store into git-refs (docs/format.md, "Migration from the v1
-//! branch").
+//! Migration of the git-branch store, and of the layouts the reference archived, into git-refs
+//! (docs/format.md, "Migration from the v1 branch").
 //!
-//! Every `<xx>/<rest>` checkpoint of the v1 branch (the local branch, else
-//! `origin`'s remote-tracking branch) becomes the ref `RefName(<id>)` with the same subtree, except
+//! Every `<xx>/<rest>` checkpoint of the v1 branch (the local branch, else `origin`'s
+//! remote-tracking branch), of the v1 store kept as one ref and of checkpoints v2 (each the
+//! repository's own ref, else `origin`'s copy; v2 sessions gain their raw transcripts from the
+//! generation that holds them) becomes the ref `RefName(<id>)` with the same subtree, except
 //! that the root `metadata.json` loses `checkpoint_version` and its `sessions[]` paths lose the
 //! `/<xx>/<rest>` prefix. An unchanged subtree is reused verbatim. A checkpoint whose ref already
 //! has a commit with exactly that tree on its first-parent chain is up to date, so a re-run
@@ -12,7 +14,10 @@ use git2::{Oid, Tree};
 
 use crate::base::id::CheckpointId;
 use crate::git::repo::Repo;
+use crate::git::url::Remote;
 use crate::model::documents::CheckpointSummary;
+use crate::remote::fetch::Fetcher;
+use crate::store::archive;
 use crate::store::branch::{v1_subtrees, V1_BRANCH_REF};
 use crate::store::merge;
 use crate::store::publish::{self, Located};
@@ -69,13 +74,16 @@ enum SkipReason {
 /// What a migration did (or, for a dry run, would do).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct MigrateReport {
-    /// The ref the checkpoints were read from; `None` when there is no v1 branch.
+    /// The first ref the checkpoints were read from; `None` when there is none.
     pub source: Option<String>,
+    /// Each ref read, and what it gave.
+    pub sources: Vec<SourceReport>,
     /// Checkpoints written (or that would be).
     pub migrated: Vec<CheckpointId>,
     /// Checkpoints whose ref already holds the same tree.
     pub up_to_date: Vec<CheckpointId>,
-    /// Entries that could not be migrated: `(path in the v1 tree, reason)`.
+    /// Entries that could not be migrated: `(path in the v1 tree, reason)` (for an archived
+    /// layout, `<ref>:<path>`).
     pub skipped: Vec<(String, String)>,
     /// The refs of every migrated or up-to-date checkpoint (to be queued for push).
     pub refs: Vec<String>,
@@ -83,6 +91,25 @@ pub struct MigrateReport {
     pub misshapen: Vec<(String, String)>,
     /// Why the new refs could not be packed, when they could not (they still work, loose).
     pub pack_failed: Option<String>,
+    /// Why the remote's copies of the archived layouts could not be fetched, when they could
+    /// not (what is here was still imported).
+    pub fetch_failed: Option<String>,
+}
+
+/// What one ref read by a migration gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceReport {
+    /// The ref.
+    pub name: String,
+    /// Its layout: `v1-branch`, `v1-ref` or `checkpoints-v2`.
+    pub layout: &'static str,
+    /// Checkpoints it gave that were written (or would be).
+    pub migrated: Vec<CheckpointId>,
+    /// Checkpoints it gave that were already there.
+    pub up_to_date: Vec<CheckpointId>,
+    /// For checkpoints v2: each session's raw transcript imported, `(checkpoint, slot,
+    /// generation ref)`.
+    pub transcripts: Vec<(CheckpointId, usize, String)>,
 }
 
 impl MigrateReport {
@@ -170,9 +197,38 @@ fn already_migrated(
     Ok(false)
 }
 
-/// Migrates every checkpoint of the v1 branch into git-refs, queues the refs for push and packs
-/// them (thousands of new loose refs would slow every git command down). `progress(done,
-/// total)` is called after each checkpoint. With `dry_run` nothing is written, not even objects.
+/// The layouts a migration reads, each from the repository's own ref, else `origin`'s copy.
+const LAYOUTS: [&str; 3] = ["v1-branch", "v1-ref", "checkpoints-v2"];
+
+/// The ref a migration reads `layout` from: the repository's own, else `origin`'s copy.
+fn source_of(repo: &Repo, layout: &str) -> Result<Option<(String, Oid)>, StoreError> {
+    let copies = crate::remote::on_demand::copies_prefix(repo, "origin");
+    let candidates = match layout {
+        "v1-branch" => [V1_BRANCH_REF.to_owned(), V1_TRACKING_REF.to_owned()],
+        "v1-ref" => [
+            archive::V1_REF.to_owned(),
+            archive::copy_name(&copies, archive::V1_REF),
+        ],
+        _ => [
+            archive::V2_MAIN.to_owned(),
+            archive::copy_name(&copies, archive::V2_MAIN),
+        ],
+    };
+    for name in candidates {
+        if let Some(tip) = publish::tip_of(repo, &name)? {
+            return Ok(Some((name, tip)));
+        }
+    }
+    Ok(None)
+}
+
+/// Migrates every checkpoint of the v1 branch, of the v1 store kept as one ref and of
+/// checkpoints v2 (docs/format.md, "Layouts read but never written") into git-refs, merged by
+/// session with what is there; queues the refs for push and packs them (thousands of new loose
+/// refs would slow every git command down). `origin`'s copies of the archived layouts are
+/// fetched first (one fetch; not for a dry run). `progress(done, total)` is called after each
+/// checkpoint. With `dry_run` no ref is written, and no object but those a v2 checkpoint's
+/// import builds (unreachable, left to `git gc`).
 pub fn migrate_branch_to_refs(
     repo: &Repo,
     refs: &GitRefsStore<'_>,
@@ -183,35 +239,78 @@ pub fn migrate_branch_to_refs(
         misshapen: crate::store::refs::misshapen_refs(repo)?,
         ..Default::default()
     };
-    let source = [V1_BRANCH_REF, V1_TRACKING_REF]
-        .into_iter()
-        .find_map(|r| publish::tip_of(repo, r).transpose().map(|t| (r, t)));
-    let Some((source_ref, tip)) = source else {
-        return Ok(report);
-    };
-    report.source = Some(source_ref.to_owned());
-    let tip = repo.git.find_commit(tip?).map_err(git_err("read v1 tip"))?;
-    let root = tip.tree().map_err(git_err("read v1 tree"))?;
-    let entries = v1_subtrees(repo, &root)?;
-    let total = entries.len();
-    let author = repo.identity("AUTHOR");
-    for (done, entry) in entries.into_iter().enumerate() {
-        let outcome = migrate_one(repo, refs, &entry.raw_id, entry.tree, dry_run, &author);
-        match outcome {
-            Ok((id, name, true)) => {
-                report.migrated.push(id);
-                report.refs.push(name);
-            }
-            Ok((id, name, false)) => {
-                report.up_to_date.push(id);
-                report.refs.push(name);
-            }
-            Err(reason) => report
-                .skipped
-                .push((entry.path, crate::base::error::error_chain(&reason))),
-        }
-        progress(done + 1, total);
+    if !dry_run && repo.remote_names().iter().any(|n| n == "origin") {
+        report.fetch_failed = fetch_copies(repo).err();
     }
+    let mut sources = Vec::new();
+    for layout in LAYOUTS {
+        if let Some((name, tip)) = source_of(repo, layout)? {
+            let tip = repo
+                .git
+                .find_commit(tip)
+                .map_err(git_err(format!("read {name}")))?;
+            let root = tip
+                .tree()
+                .map_err(git_err(format!("read the tree of {name}")))?;
+            sources.push((layout, name, v1_subtrees(repo, &root)?));
+        }
+    }
+    report.source = sources.first().map(|(_, name, _)| name.clone());
+    let total = sources.iter().map(|(_, _, e)| e.len()).sum();
+    let author = repo.identity("AUTHOR");
+    let mut done = 0;
+    for (layout, name, entries) in sources {
+        let mut from = SourceReport {
+            name: name.clone(),
+            layout,
+            migrated: Vec::new(),
+            up_to_date: Vec::new(),
+            transcripts: Vec::new(),
+        };
+        let v2 = (layout == "checkpoints-v2").then_some(name.as_str());
+        for entry in entries {
+            match migrate_one(repo, refs, &entry.raw_id, entry.tree, dry_run, &author, v2) {
+                Ok(one) => {
+                    from.transcripts.extend(
+                        one.transcripts
+                            .into_iter()
+                            .map(|(slot, g)| (one.id.clone(), slot, g)),
+                    );
+                    match one.wrote {
+                        true => from.migrated.push(one.id.clone()),
+                        false => from.up_to_date.push(one.id.clone()),
+                    }
+                    report.refs.push(one.ref_name);
+                }
+                Err(reason) => {
+                    let at = match layout {
+                        "v1-branch" => entry.path,
+                        _ => format!("{name}:{}", entry.path),
+                    };
+                    report
+                        .skipped
+                        .push((at, crate::base::error::error_chain(&reason)));
+                }
+            }
+            done += 1;
+            progress(done, total);
+        }
+        // A checkpoint several layouts hold counts once: migrated if any wrote it.
+        for id in &from.migrated {
+            report.up_to_date.retain(|u| u != id);
+            if !report.migrated.contains(id) {
+                report.migrated.push(id.clone());
+            }
+        }
+        for id in &from.up_to_date {
+            if !report.migrated.contains(id) && !report.up_to_date.contains(id) {
+                report.up_to_date.push(id.clone());
+            }
+        }
+        report.sources.push(from);
+    }
+    report.refs.sort();
+    report.refs.dedup();
     // Up-to-date refs are queued too: the earlier run may have written them without pushing.
     // Unlike a session write, a failed enqueue fails the migration, since nothing else would
     // announce these refs.
@@ -228,7 +327,34 @@ pub fn migrate_branch_to_refs(
     Ok(report)
 }
 
-/// Migrates one checkpoint; `Ok((id, ref, wrote))`.
+/// Fetches `origin`'s copies of its v1 branch and archived layouts (one fetch).
+fn fetch_copies(repo: &Repo) -> Result<(), String> {
+    let remote = Remote::parse("origin").map_err(|e| e.to_string())?;
+    let fetcher = Fetcher::new(repo, remote);
+    let mut branch = crate::store::branch::GitBranchStore::mirror(repo);
+    branch.set_remote(crate::remote::on_demand::remote_copy(
+        repo,
+        "origin",
+        Some(fetcher),
+    ));
+    branch
+        .refresh_remote()
+        .map(drop)
+        .map_err(|e| crate::base::error::error_chain(&e))
+}
+
+/// What [`migrate_one`] did.
+struct One {
+    id: CheckpointId,
+    ref_name: String,
+    /// Whether it wrote the ref (or would have).
+    wrote: bool,
+    /// For checkpoints v2: each session's transcript imported (slot, generation).
+    transcripts: Vec<(usize, String)>,
+}
+
+/// Migrates one checkpoint, whose subtree is `subtree_id` (for checkpoints v2, `v2` names the
+/// documents ref its transcripts are beside).
 fn migrate_one(
     repo: &Repo,
     refs: &GitRefsStore<'_>,
@@ -236,9 +362,23 @@ fn migrate_one(
     subtree_id: Oid,
     dry_run: bool,
     author: &crate::git::repo::Identity,
-) -> Result<(CheckpointId, String, bool), SkipReason> {
+    v2: Option<&str>,
+) -> Result<One, SkipReason> {
     let git = &repo.git;
     let id = CheckpointId::parse(raw_id)?;
+    let (subtree_id, transcripts) = match v2 {
+        None => (subtree_id, Vec::new()),
+        Some(main) => {
+            let imported = archive::import_v2(repo, main, &id, &git.find_tree(subtree_id)?)?;
+            (imported.tree, imported.transcripts)
+        }
+    };
+    let one = |ref_name: String, wrote: bool| One {
+        id: id.clone(),
+        ref_name,
+        wrote,
+        transcripts: transcripts.clone(),
+    };
     let subtree = git.find_tree(subtree_id)?;
     let meta = subtree
         .get_name("metadata.json")
@@ -252,10 +392,10 @@ fn migrate_one(
     };
     let loc = refs.locate(&id)?;
     if already_migrated(repo, loc.tip, &subtree, new_meta_oid)? {
-        return Ok((id, loc.name, false));
+        return Ok(one(loc.name, false));
     }
     if dry_run {
-        return Ok((id, loc.name, true));
+        return Ok(one(loc.name, true));
     }
     let tree = match new_meta_oid {
         None => subtree_id,
@@ -288,7 +428,7 @@ fn migrate_one(
             message: message.clone(),
         }))
     })?;
-    Ok((id, outcome.ref_name, outcome.changed))
+    Ok(one(outcome.ref_name, outcome.changed))
 }
 
 #[cfg(test)]

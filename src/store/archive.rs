@@ -100,17 +100,18 @@ fn generations(repo: &Repo, prefix: &str) -> Result<Vec<(String, Option<Oid>)>, 
     Ok(refs)
 }
 
-/// `file` of the session in `dir` of v2 checkpoint `id`, whose documents are on `main`: from
-/// the first generation beside it that holds the session. `Ok(None)` when none does. A
-/// generation whose ref is not a commit is skipped, and named in the error when no other
-/// generation holds the file; a chunk missing from the middle of a transcript is an error.
+/// `file` of the session in `dir` of v2 checkpoint `id`, whose documents are on `main`, with
+/// the generation it came from: the first generation beside it that holds the session.
+/// `Ok(None)` when none does. A generation whose ref is not a commit is skipped, and named in
+/// the error when no other generation holds the file; a chunk missing from the middle of a
+/// transcript is an error.
 pub(crate) fn read_raw(
     repo: &Repo,
     main: &str,
     id: &CheckpointId,
     dir: &str,
     file: RawFile,
-) -> Result<Option<Vec<u8>>, StoreError> {
+) -> Result<Option<(Vec<u8>, String)>, StoreError> {
     let Some(prefix) = generations_of(main) else {
         return Ok(None);
     };
@@ -150,8 +151,8 @@ pub(crate) fn read_raw(
                 })
                 .transpose()?,
         };
-        if found.is_some() {
-            return Ok(found);
+        if let Some(bytes) = found {
+            return Ok(Some((bytes, name)));
         }
     }
     match skipped {
@@ -195,10 +196,12 @@ impl<'r> V2Files<'r> {
         let (dir, file) = RawFile::of(path)?;
         Some(
             read_raw(self.repo, &self.main, &self.id, dir, file).and_then(|found| {
-                found.ok_or_else(|| StoreError::FileNotFound {
-                    id: self.id.clone(),
-                    path: path.to_owned(),
-                })
+                found
+                    .map(|(bytes, _)| bytes)
+                    .ok_or_else(|| StoreError::FileNotFound {
+                        id: self.id.clone(),
+                        path: path.to_owned(),
+                    })
             }),
         )
     }
@@ -218,6 +221,118 @@ impl crate::store::CheckpointFiles for V2Files<'_> {
             None => self.documents.stream(path),
         }
     }
+}
+
+/// A checkpoints-v2 checkpoint in the v1 layout, for `migrate`.
+pub(crate) struct Imported {
+    /// The checkpoint subtree: the documents with each session's raw transcript (as
+    /// `full.jsonl` and its chunks) and hash (`content_hash.txt`) beside them.
+    pub tree: Oid,
+    /// Each session whose transcript was found: its slot and the generation it came from.
+    pub transcripts: Vec<(usize, String)>,
+}
+
+/// The v2 checkpoint `id` whose documents are the subtree `docs` of `main`, in the v1 layout:
+/// each session directory gains its raw transcript, chunked as a session write chunks it, and
+/// its hash (computed when the generation has none), from the generation that holds it; the
+/// root summary's `sessions[]` entries then name `full.jsonl` and `content_hash.txt` as their
+/// `transcript` and `content_hash`, and the compact `transcript.jsonl` as `compact_transcript`
+/// (every other key as stored). A session whose transcript no generation holds is kept as it is.
+/// Writes objects, never a ref.
+pub(crate) fn import_v2(
+    repo: &Repo,
+    main: &str,
+    id: &CheckpointId,
+    docs: &git2::Tree<'_>,
+) -> Result<Imported, StoreError> {
+    let git = &repo.git;
+    let limits = repo.settings().limits();
+    let read =
+        tree::read_documents(git, docs, id, &limits)?.ok_or_else(|| StoreError::FileNotFound {
+            id: id.clone(),
+            path: "metadata.json".to_owned(),
+        })?;
+    let mut root = git.treebuilder(Some(docs)).map_err(git_err("start tree"))?;
+    let mut transcripts = Vec::new();
+    for (slot, dir) in read.dirs.iter().enumerate() {
+        let Some((bytes, generation)) = read_raw(repo, main, id, dir, RawFile::Transcript)? else {
+            continue;
+        };
+        let hash = match read_raw(repo, main, id, dir, RawFile::Hash)? {
+            Some((h, _)) => h,
+            None => transcript::content_hash(&bytes).into_bytes(),
+        };
+        let session = docs
+            .get_name(dir)
+            .and_then(|e| git.find_tree(e.id()).ok())
+            .ok_or_else(|| StoreError::MissingSession {
+                id: id.clone(),
+                slot,
+                dir: dir.clone(),
+            })?;
+        let mut b = git
+            .treebuilder(Some(&session))
+            .map_err(git_err("start tree"))?;
+        let chunks = transcript::split(&bytes, transcript::MAX_CHUNK_SIZE).map_err(|source| {
+            StoreError::Transcript {
+                id: id.clone(),
+                source,
+            }
+        })?;
+        for (n, chunk) in chunks.iter().enumerate() {
+            tree::insert_blob(git, &mut b, &transcript::chunk_name(n), chunk)?;
+        }
+        tree::insert_blob(git, &mut b, "content_hash.txt", &hash)?;
+        let oid = b.write().map_err(git_err("write session tree"))?;
+        root.insert(dir, oid, 0o040000)
+            .map_err(git_err(format!("insert {dir}")))?;
+        transcripts.push((slot, generation));
+    }
+    let summary = docs
+        .get_name("metadata.json")
+        .and_then(|e| git.find_blob(e.id()).ok())
+        .map(|b| b.content().to_vec())
+        .unwrap_or_default();
+    let mut doc: serde_json::Value =
+        serde_json::from_slice(&summary).map_err(|e| StoreError::Corrupt {
+            id: id.clone(),
+            path: "metadata.json".to_owned(),
+            source: crate::model::documents::ModelError::Json {
+                what: "root metadata.json",
+                source: e,
+            },
+        })?;
+    if let Some(entries) = doc.get_mut("sessions").and_then(|v| v.as_array_mut()) {
+        for (slot, _) in &transcripts {
+            let (Some(entry), Some(dir)) = (
+                entries.get_mut(*slot).and_then(|e| e.as_object_mut()),
+                read.dirs.get(*slot),
+            ) else {
+                continue;
+            };
+            let base = format!("/{}/{dir}", id.v1_path());
+            if let Some(compact) = entry.get("transcript").and_then(|v| v.as_str()) {
+                if compact.ends_with("/transcript.jsonl") {
+                    let compact = compact.to_owned();
+                    entry.insert("compact_transcript".into(), compact.into());
+                }
+            }
+            let full = format!("{base}/{}", transcript::TRANSCRIPT_FILE);
+            entry.insert("transcript".into(), full.into());
+            entry.insert(
+                "content_hash".into(),
+                format!("{base}/content_hash.txt").into(),
+            );
+        }
+    }
+    tree::insert_blob(
+        git,
+        &mut root,
+        "metadata.json",
+        &crate::model::documents::to_json_bytes(&doc),
+    )?;
+    let tree = root.write().map_err(git_err("write checkpoint tree"))?;
+    Ok(Imported { tree, transcripts })
 }
 
 #[cfg(test)]

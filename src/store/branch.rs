@@ -86,8 +86,6 @@ impl<'r> RemoteCopy<'r> {
 struct Source<'r> {
     name: String,
     commit: git2::Commit<'r>,
-    /// Whether it is a copy of a remote's ref (not the repository's own).
-    remote: bool,
 }
 
 impl<'r> GitBranchStore<'r> {
@@ -149,7 +147,7 @@ impl<'r> GitBranchStore<'r> {
     /// rest stays readable.
     fn sources(&self) -> Result<Vec<Source<'r>>, StoreError> {
         let mut out: Vec<Source<'r>> = Vec::new();
-        for (name, remote) in self.source_names() {
+        for (name, _) in self.source_names() {
             let Some(tip) = publish::tip_of(self.repo, &name)? else {
                 continue;
             };
@@ -170,11 +168,7 @@ impl<'r> GitBranchStore<'r> {
                     return Err(git_err(format!("{name} is not a commit"))(e));
                 }
             };
-            out.push(Source {
-                name,
-                commit,
-                remote,
-            });
+            out.push(Source { name, commit });
         }
         Ok(out)
     }
@@ -219,8 +213,19 @@ impl<'r> GitBranchStore<'r> {
     /// Whether the remote's copies (of the branch and its archived layouts, as fetched so far)
     /// hold `id`; unlike [`GitBranchStore::holds`], the repository's own refs are not looked at.
     pub fn remote_holds(&self, id: &CheckpointId) -> Result<bool, StoreError> {
-        for s in self.sources()?.into_iter().filter(|s| s.remote) {
-            if self.subtree_in(Some(&s.commit), id)?.is_some() {
+        for (name, _) in self
+            .source_names()
+            .into_iter()
+            .filter(|(_, remote)| *remote)
+        {
+            let Some(tip) = publish::tip_of(self.repo, &name)? else {
+                continue;
+            };
+            // A copy that is not a commit holds nothing (reads set it aside and say so).
+            let Ok(commit) = self.repo.git.find_commit(tip) else {
+                continue;
+            };
+            if self.subtree_in(Some(&commit), id)?.is_some() {
                 return Ok(true);
             }
         }

@@ -272,7 +272,7 @@ fn one_command_fetches_the_branch_once_whatever_it_reads() {
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
     let fetches = err
         .lines()
-        .filter(|l| l.contains("run git") && l.contains("entire/checkpoints/v1:"))
+        .filter(|l| l.contains("run git fetch") && l.contains("refs/fetched/branch"))
         .count();
     assert_eq!(fetches, 1, "one fetch of the branch:\n{err}");
     // The two held are shown; the dangling one is named (a partial read, docs/cli.md).
