@@ -467,6 +467,10 @@ impl<'r> Topology<'r> {
         if let Some(remote) = crate::remote::destination::default_remote(repo) {
             branch.set_remote(crate::remote::on_demand::remote_copy(repo, &remote, None));
         }
+        // Every remote's copies are local data: a read finds them before it fetches.
+        for remote in repo.remote_names() {
+            branch.add_local_copy(crate::remote::on_demand::remote_copy(repo, &remote, None));
+        }
         let mut refs = GitRefsStore::new(repo);
         refs.set_on_demand(Box::new(crate::remote::on_demand::Network::offline(repo)));
         Topology {
@@ -632,6 +636,22 @@ impl<'r> Topology<'r> {
             }
         }
         first_error.map_or(Ok(None), Err)
+    }
+
+    /// Whether the repository holds `id` where routing looks, without the network: its
+    /// checkpoint ref, or the v1 branch, its archived layouts and every remote's copies of them
+    /// as fetched so far (not the partial cache, whose checkpoints lack their transcripts).
+    pub fn held_here(&self, id: &CheckpointId) -> Result<bool, StoreError> {
+        for kind in self.read_order(id.kind()) {
+            let held = match kind {
+                StoreKind::GitRefs => self.refs.locate_ref(id)?.is_some(),
+                StoreKind::GitBranch => self.branch.holds(id)?,
+            };
+            if held {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Like [`Topology::read`], but absence is [`StoreError::NotFoundAnywhere`], naming every

@@ -34,6 +34,9 @@ pub struct GitBranchStore<'r> {
     repo: &'r Repo,
     accept_ulids: bool,
     remote: Option<RemoteCopy<'r>>,
+    /// Other remotes' copies, read (never fetched) after the fetched remote's: a clone whose
+    /// checkpoint remote is down still reads what `origin`'s copy holds.
+    others: Vec<RemoteCopy<'r>>,
     /// Copies reads set aside (a ref that is not a commit), said once each.
     ignored: RefCell<Vec<String>>,
 }
@@ -96,6 +99,7 @@ impl<'r> GitBranchStore<'r> {
             repo,
             accept_ulids: false,
             remote: None,
+            others: Vec::new(),
             ignored: RefCell::new(Vec::new()),
         }
     }
@@ -123,22 +127,34 @@ impl<'r> GitBranchStore<'r> {
         self.remote = Some(remote);
     }
 
+    /// Makes reads also look at another remote's copies (as held, never fetched), after the
+    /// copies of the remote set by [`GitBranchStore::set_remote`].
+    pub fn add_local_copy(&mut self, copy: RemoteCopy<'r>) {
+        self.others.push(copy);
+    }
+
     /// The branch tip, if the branch exists.
     pub fn tip(&self) -> Result<Option<Oid>, StoreError> {
         publish::tip_of(self.repo, V1_BRANCH_REF)
     }
 
     /// The refs reads look at, in order, each `(name, is a remote's copy)`: the local branch and
-    /// the remote's copy, then the archived layouts (the unsharded v1 ref, the v2 documents),
-    /// the repository's own before the remote's copy of each.
+    /// the remotes' copies (the fetched remote's first), then the archived layouts (the
+    /// unsharded v1 ref, the v2 documents), the repository's own before the remotes' copies.
     fn source_names(&self) -> Vec<(String, bool)> {
-        let remote = self.remote.as_ref();
+        let copies: Vec<&RemoteCopy<'r>> = self.remote.iter().chain(&self.others).collect();
         let mut out = vec![(V1_BRANCH_REF.to_owned(), false)];
-        out.extend(remote.map(|r| (r.tracking.clone(), true)));
+        out.extend(copies.iter().map(|r| (r.tracking.clone(), true)));
         for archived in [archive::V1_REF, archive::V2_MAIN] {
             out.push((archived.to_owned(), false));
-            out.extend(remote.map(|r| (archive::copy_name(&r.copies, archived), true)));
+            out.extend(
+                copies
+                    .iter()
+                    .map(|r| (archive::copy_name(&r.copies, archived), true)),
+            );
         }
+        let mut seen = std::collections::HashSet::new();
+        out.retain(|(name, _)| seen.insert(name.clone()));
         out
     }
 

@@ -472,3 +472,100 @@ fn the_git_branch_primary_pushes_its_branch_to_the_checkpoint_remote_only() {
     let on_origin = env.git_in(&w.origin, &["for-each-ref", "refs/heads/entire/"]);
     assert_eq!(on_origin, "", "the code remote has no checkpoint branch");
 }
+
+/// A clone whose `checkpoint_remote` (`settings.local.json`) cannot be reached, while `origin`'s
+/// remote-tracking v1 branch holds the checkpoints: reads use every local copy first; only what
+/// is held nowhere here is fetched, and a failed fetch is said to be one.
+#[test]
+fn an_unreachable_checkpoint_remote_does_not_hide_the_local_copies() {
+    let w = world();
+    let env = &w.env;
+    write_std(env, Store::Branch, HEX_ID, "sess-1", TRANSCRIPT);
+    env.write_file("a.txt", b"line one\n");
+    env.git(&["add", "a.txt"]);
+    env.git(&[
+        "commit",
+        "-q",
+        "-m",
+        &format!("work\n\nEntire-Checkpoint: {HEX_ID}"),
+    ]);
+    env.write_file("a.txt", b"line one\nline two\n");
+    env.git(&["add", "a.txt"]);
+    env.git(&[
+        "commit",
+        "-q",
+        "-m",
+        "elsewhere\n\nEntire-Checkpoint: 0123456789ab",
+    ]);
+    env.git(&["push", "-q", "origin", "main", crate::env::V1_BRANCH]);
+    let clone = env.clone_of(&w.origin, "clone", &[]);
+    let down = "http://127.0.0.1:1/checkpoints.git";
+    set_checkpoint_remote(&clone, "settings.local.json", json!({ "url": down }));
+    let run = |args: &[&str]| env.run_primary_in(None, &clone, args);
+
+    // show: from origin's remote-tracking branch, without asking the checkpoint remote.
+    let out = run(&["show", HEX_ID, "--json"]);
+    assert_success(&out, &["show"]);
+    assert_eq!(parse_json(&out.stdout)["checkpoint_id"], HEX_ID);
+    let out = run(&["show", "HEAD~1", "--json"]);
+    assert_success(&out, &["show", "HEAD~1"]);
+
+    // A checkpoint held nowhere here: the fetch fails, and says so (exit 1, not 3).
+    let out = run(&["show", "0123456789ab"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("127.0.0.1:1") && !err.contains("not found"),
+        "{err}"
+    );
+
+    // blame: the linked checkpoint read locally; the other's failed fetch named as such, and
+    // the command fails after its output (exit 1).
+    let out = run(&["blame", "a.txt", "--json"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let doc = parse_json(&out.stdout);
+    let status = |id: &str| {
+        doc["checkpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["checkpoint_id"] == id)
+            .map(|c| c["status"].as_str().unwrap().to_owned())
+    };
+    assert_eq!(status(HEX_ID).as_deref(), Some("read"), "{doc:#} {err}");
+    assert_eq!(
+        status("0123456789ab").as_deref(),
+        Some("fetch_failed"),
+        "{doc:#}"
+    );
+    assert!(
+        err.contains("could not be fetched from")
+            && err.contains("127.0.0.1:1")
+            && !err.contains("not found"),
+        "{err}"
+    );
+
+    // list <range>: the held checkpoint is found locally; the fetch failure fails the command.
+    let out = run(&["list", "main", "--json"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let doc = parse_json(&out.stdout);
+    let found: Vec<(String, bool)> = doc["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["checkpoints"].as_array().unwrap().clone())
+        .map(|cp| {
+            (
+                cp["checkpoint_id"].as_str().unwrap().to_owned(),
+                cp["found"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        found.contains(&(HEX_ID.to_owned(), true)),
+        "{found:?} {err}"
+    );
+    assert!(err.contains("127.0.0.1:1"), "{err}");
+}

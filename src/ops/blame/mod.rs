@@ -159,6 +159,9 @@ pub enum CheckpointStatus {
     Read,
     /// Neither here nor (when fetching) on the remote.
     NotFound,
+    /// Held by no local copy, and the fetch from the remote failed (unreachable, refused):
+    /// whether the remote has it is unknown.
+    FetchFailed,
     /// It exists but cannot be read (a corrupt document, a session pointing at a missing
     /// directory).
     Unreadable,
@@ -323,7 +326,14 @@ fn attribute(
         }
         commit_cps.push(mine);
     }
-    let missing = fetch_batch(repo, remote, &ids, notice, &mut warnings);
+    // Only what no local copy holds is fetched: a checkpoint remote that is down must not hide
+    // what `origin`'s copy (or any other) holds.
+    let elsewhere: Vec<CheckpointId> = ids
+        .iter()
+        .filter(|id| !topo.held_here(id).unwrap_or(false))
+        .cloned()
+        .collect();
+    let missing = fetch_batch(repo, remote, &elsewhere, notice, &mut warnings);
     let mut entries = Vec::new();
     let mut loaded = Vec::new();
     let cache = WritesCache::in_common_dir(repo.common_dir());
@@ -409,14 +419,15 @@ fn attribute(
 }
 
 /// Fetches the checkpoints of `ids` missing locally from `remote`, in one batch; returns
-/// those still missing with the reason, so that reads do not ask the remote again.
+/// those still missing with why (not found, or the fetch failed), so that reads do not ask the
+/// remote again.
 fn fetch_batch(
     repo: &Repo,
     remote: Option<&Remote>,
     ids: &[CheckpointId],
     notice: impl Fn(&str) + Clone + 'static,
     warnings: &mut Vec<String>,
-) -> HashMap<CheckpointId, String> {
+) -> HashMap<CheckpointId, (CheckpointStatus, String)> {
     let mut missing = HashMap::new();
     let Some(remote) = remote else {
         return missing;
@@ -435,11 +446,15 @@ fn fetch_batch(
     let report = match fetch_many::run(repo, &request, notice, &|_| {}) {
         Ok(r) => r,
         Err(e) => {
+            let why = format!("could not be fetched from {remote}: {}", error_chain(&e));
             warnings.push(format!(
                 "could not fetch the missing checkpoints: {}",
                 error_chain(&e)
             ));
-            return missing;
+            return ids
+                .iter()
+                .map(|id| (id.clone(), (CheckpointStatus::FetchFailed, why.clone())))
+                .collect();
         }
     };
     for o in &report.outcomes {
@@ -447,10 +462,16 @@ fn fetch_batch(
             continue;
         };
         let why = match o.status {
-            Status::NotFound => format!("not found locally or on {remote}"),
-            Status::Failed => format!(
-                "could not be fetched from {remote}: {}",
-                o.error.as_deref().unwrap_or("the fetch failed")
+            Status::NotFound => (
+                CheckpointStatus::NotFound,
+                format!("not found locally or on {remote}"),
+            ),
+            Status::Failed => (
+                CheckpointStatus::FetchFailed,
+                format!(
+                    "could not be fetched from {remote}: {}",
+                    o.error.as_deref().unwrap_or("the fetch failed")
+                ),
             ),
             Status::Present | Status::Fetched | Status::Diverged => continue,
         };

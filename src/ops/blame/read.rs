@@ -39,7 +39,7 @@ pub(super) fn read_all(
     location: &RepoLocation,
     cache: &WritesCache,
     ids: &[CheckpointId],
-    missing: &HashMap<CheckpointId, String>,
+    missing: &HashMap<CheckpointId, (CheckpointStatus, String)>,
 ) -> Vec<CheckpointRead> {
     /// A session whose transcript is queued, by job number.
     enum Pending {
@@ -91,7 +91,7 @@ pub(super) fn read_all(
         let mut queued = 0;
         for id in ids {
             let found = match missing.get(id) {
-                Some(why) => Err((CheckpointStatus::NotFound, why.clone())),
+                Some((status, why)) => Err((*status, why.clone())),
                 None => match topo.read(id) {
                     Ok(Some(cp)) => Ok(cp),
                     Ok(None) => Err((CheckpointStatus::NotFound, "not found locally".to_owned())),

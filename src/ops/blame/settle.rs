@@ -57,7 +57,9 @@ impl Settled {
                     true => format!("{why}; its lines are commit-linked"),
                     false => format!("checkpoint {id}: {why}; its lines are commit-linked"),
                 });
-                self.damaged |= unreadable;
+                // A failed fetch leaves the attribution incomplete: the command fails after
+                // its output, as `list <range>` does.
+                self.damaged |= unreadable || status == CheckpointStatus::FetchFailed;
                 return (entry(status, Some(why)), none());
             }
         };
