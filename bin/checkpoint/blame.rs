@@ -3,7 +3,6 @@
 use std::fmt::Write as _;
 
 use entire_checkpoints::base::id;
-use entire_checkpoints::base::time::rfc3339_at;
 use entire_checkpoints::git::blame::{BlameRev, LineRange};
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
@@ -88,12 +87,7 @@ fn blame_human(r: &BlameReport, date: DateFormat, style: &Style) -> String {
     let dates: std::collections::HashMap<&str, String> = r
         .commits
         .iter()
-        .map(|c| {
-            (
-                c.sha.as_str(),
-                date.show(&rfc3339_at(c.author_time, 0), now),
-            )
-        })
+        .map(|c| (c.commit.as_str(), date.show(&c.authored_at, now)))
         .collect();
     let mut out = String::new();
     for (l, cp) in r.lines.iter().zip(&columns) {
@@ -172,13 +166,13 @@ fn why_human(r: &WhyReport, date: DateFormat, style: &Style) -> String {
         "commit",
         &format_args!(
             "{} {} <{}> {}",
-            style.paint(Slot::Id, &c.sha[..12.min(c.sha.len())]),
-            escape(&c.author),
-            escape(&c.author_email),
-            date.show(&rfc3339_at(c.author_time, 0), now)
+            style.paint(Slot::Id, &c.commit[..12.min(c.commit.len())]),
+            escape(&c.author.name),
+            escape(&c.author.email),
+            date.show(&c.authored_at, now)
         ),
     );
-    field(&mut out, "subject", &escape(&c.summary));
+    field(&mut out, "subject", &escape(&c.subject));
     if c.checkpoints.is_empty() {
         field(
             &mut out,

@@ -12,6 +12,7 @@ use entire_checkpoints::remote::scale;
 use entire_checkpoints::topology::Topology;
 
 use super::args::{ConfigAction, DateFormat};
+use super::hooks::HooksDoc;
 use crate::common::error::Result;
 use crate::common::output::{print_json, write_stdout};
 
@@ -84,8 +85,8 @@ struct ConfigDoc {
 /// How many checkpoint refs there are: here, and on the delivery remote as last recorded.
 #[derive(Serialize)]
 struct RefCounts {
-    local: usize,
-    remote: Option<u64>,
+    local_count: usize,
+    remote_count: Option<u64>,
     remote_counted_at: Option<String>,
 }
 
@@ -95,9 +96,8 @@ struct StatusDoc {
     #[serde(flatten)]
     topology: TopologyDoc,
     queued: usize,
-    /// Per hook, whether ours is installed.
-    #[serde(serialize_with = "as_map")]
-    hooks: Vec<(String, bool)>,
+    /// The hooks, as `hooks status --json` shows them.
+    hooks: HooksDoc,
     #[serde(flatten)]
     delivery: Delivery,
     checkpoint_refs: RefCounts,
@@ -116,10 +116,6 @@ struct ApprovalDoc {
     state: entire_checkpoints::ops::trust::TrustState,
     /// What the committed file asks for that is not used until approved; null when nothing.
     awaiting: Option<String>,
-}
-
-fn as_map<S: serde::Serializer>(pairs: &[(String, bool)], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_map(pairs.iter().map(|(k, v)| (k, v)))
 }
 
 impl TopologyDoc {
@@ -214,18 +210,8 @@ pub fn edit(repo: &Repo, action: ConfigAction) -> Result<()> {
 
 /// `status`. No network.
 pub fn status(repo: &Repo, topo: &Topology<'_>, json: bool) -> Result<()> {
-    let hooks = hooks::status(repo)
-        .into_iter()
-        .map(|(h, state)| {
-            let ours = matches!(
-                state,
-                hooks::HookState::Installed
-                    | hooks::HookState::Chained(_)
-                    | hooks::HookState::Managed(_)
-            );
-            (h, ours)
-        })
-        .collect();
+    let dir = hooks::hooks_dir(repo);
+    let hooks = HooksDoc::of(&dir, hooks::sharing(repo, &dir), &hooks::status(repo));
     let topology = TopologyDoc::of(topo);
     let queued = entire_checkpoints::remote::destination::pending_count(repo, topo.refs_store());
     let delivery = Delivery::of(repo)?;
@@ -239,8 +225,8 @@ pub fn status(repo: &Repo, topo: &Topology<'_>, json: bool) -> Result<()> {
         hooks,
         delivery,
         checkpoint_refs: RefCounts {
-            local: scale::local_count(repo),
-            remote: known.as_ref().map(|k| k.count),
+            local_count: scale::local_count(repo),
+            remote_count: known.as_ref().map(|k| k.count),
             remote_counted_at: known.map(|k| k.at),
         },
         scale_warning: target.as_ref().and_then(|t| scale::warning(repo, t)),
@@ -263,21 +249,16 @@ impl StatusDoc {
     fn human(&self) -> String {
         let mut out = self.topology.human(&self.delivery);
         out.push_str(&format!("queued   {}\n", self.queued));
-        let line: Vec<String> = self
-            .hooks
-            .iter()
-            .map(|(k, on)| format!("{k} {}", if *on { "installed" } else { "missing" }))
-            .collect();
-        out.push_str(&format!("hooks    {}\n", line.join(", ")));
+        out.push_str(&format!("hooks    {}\n", self.hooks.summary()));
         let refs = &self.checkpoint_refs;
-        let remote = match (refs.remote, &refs.remote_counted_at) {
+        let remote = match (refs.remote_count, &refs.remote_counted_at) {
             (Some(n), Some(at)) => format!(
                 "{n} on the remote as of {}",
                 DateFormat::Iso.show(at, 0)
             ),
             _ => "remote count not known yet (recorded by push, list --remote, entire-fetch --all and gc)".to_owned(),
         };
-        out.push_str(&format!("refs     {} local, {remote}\n", refs.local));
+        out.push_str(&format!("refs     {} local, {remote}\n", refs.local_count));
         if let Some(w) = &self.scale_warning {
             out.push_str(&format!("warning  {w}\n"));
         }

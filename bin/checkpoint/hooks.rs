@@ -201,6 +201,23 @@ impl HooksDoc {
             hooks,
         }
     }
+    /// One line: each hook, installed (ours runs, also chained or through a manager) or
+    /// missing, as `status` shows them.
+    pub(super) fn summary(&self) -> String {
+        let each: Vec<String> = self
+            .hooks
+            .iter()
+            .map(|h| {
+                let ours = matches!(
+                    h.state,
+                    StateName::Installed | StateName::Chained | StateName::Managed
+                );
+                format!("{} {}", h.name, if ours { "installed" } else { "missing" })
+            })
+            .collect();
+        each.join(", ")
+    }
+
     /// The human form: the directory and whether it is shared, then one line per hook.
     pub(super) fn human(&self) -> String {
         let mut text = format!(

@@ -288,7 +288,7 @@ struct SourceDoc<'a> {
 #[derive(Serialize)]
 struct TranscriptDoc<'a> {
     checkpoint_id: &'a CheckpointId,
-    session: usize,
+    session_index: usize,
     from: &'a str,
 }
 
@@ -315,7 +315,7 @@ impl<'a> MigrateDoc<'a> {
                         .iter()
                         .map(|(id, session, from)| TranscriptDoc {
                             checkpoint_id: id,
-                            session: *session,
+                            session_index: *session,
                             from,
                         })
                         .collect(),

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use entire_checkpoints::base::error::error_chain;
 use entire_checkpoints::base::id;
+use entire_checkpoints::base::json::empty_as_null;
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::model::agent_writes::{AgentWrites, TranscriptFormat};
@@ -586,9 +587,11 @@ impl Shown {
 struct ListEntry<'a> {
     checkpoint_id: &'a str,
     store: &'static str,
+    #[serde(serialize_with = "empty_as_null")]
     created_at: &'a str,
     session_count: usize,
     session_ids: Vec<&'a str>,
+    #[serde(serialize_with = "empty_as_null")]
     agent: &'a str,
     subject: &'a str,
     remote_only: bool,

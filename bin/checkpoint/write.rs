@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use entire_checkpoints::base::id::CheckpointId;
+use entire_checkpoints::base::json::empty_as_null;
 use entire_checkpoints::base::session_id::SessionId;
 use entire_checkpoints::base::time as timefmt;
 use entire_checkpoints::git::repo::Repo;
@@ -140,17 +141,22 @@ pub fn backfill(topo: &Topology<'_>, b: BackfillCommand, quiet: bool) -> Result<
     Ok(())
 }
 
-/// `session list --json`: one staged session.
+/// `session list --json`: one staged session; what is not known (no agent named, no checkpoint
+/// yet) is `null`, as in every output.
 #[derive(Serialize)]
 struct StagedSession<'a> {
     session_id: &'a str,
     worktree: &'a str,
+    #[serde(serialize_with = "empty_as_null")]
     agent: &'a str,
+    #[serde(serialize_with = "empty_as_null")]
     model: &'a str,
-    prompts: usize,
+    prompt_count: usize,
     files_touched: &'a [String],
     pending: bool,
+    #[serde(serialize_with = "empty_as_null")]
     last_checkpoint: &'a str,
+    #[serde(serialize_with = "empty_as_null")]
     updated_at: &'a str,
 }
 
@@ -161,7 +167,7 @@ impl<'a> From<&'a SessionState> for StagedSession<'a> {
             worktree: &s.worktree,
             agent: &s.agent,
             model: &s.model,
-            prompts: s.prompts.len(),
+            prompt_count: s.prompts.len(),
             files_touched: &s.files_touched,
             pending: s.pending(),
             last_checkpoint: &s.last_checkpoint,
@@ -184,7 +190,7 @@ impl StagedSession<'_> {
             "{:<40}  {:<9}  {} prompt(s)  {:<12}",
             escape(self.session_id),
             state,
-            self.prompts,
+            self.prompt_count,
             escape(agent)
         );
         style.append_subject(&mut line, first_prompt.unwrap_or(""));

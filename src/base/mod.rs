@@ -6,5 +6,6 @@ pub mod error;
 pub(crate) mod fs;
 pub mod id;
 pub mod invoker;
+pub mod json;
 pub mod session_id;
 pub mod time;

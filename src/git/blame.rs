@@ -140,6 +140,19 @@ impl BlameRev {
     }
 }
 
+/// Minutes east of UTC of a `+hhmm`/`-hhmm` zone as git writes it; 0 when it does not parse.
+fn tz_minutes(tz: &str) -> i32 {
+    let (sign, digits) = match tz.as_bytes().first() {
+        Some(b'-') => (-1, &tz[1..]),
+        Some(b'+') => (1, &tz[1..]),
+        _ => return 0,
+    };
+    match (digits.len(), digits.parse::<i32>()) {
+        (4, Ok(n)) => sign * (n / 100 * 60 + n % 100),
+        _ => 0,
+    }
+}
+
 /// What git blame says of one commit (the same for every line it blames).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct BlameCommit {
@@ -151,6 +164,8 @@ pub struct BlameCommit {
     pub author_mail: String,
     /// `author-time`, seconds since the epoch.
     pub author_time: i64,
+    /// `author-tz`, the author's offset from UTC in minutes.
+    pub author_tz_minutes: i32,
     /// `summary`: the subject line.
     pub summary: String,
     /// `filename`: the file's path in this commit, relative to the top of the repository
@@ -306,6 +321,7 @@ pub fn parse_porcelain(text: &str) -> Result<Blame, BlameError> {
                         .to_owned()
                 }
                 "author-time" => commit.author_time = value.parse().unwrap_or_default(),
+                "author-tz" => commit.author_tz_minutes = tz_minutes(value),
                 "summary" => commit.summary = value.to_owned(),
                 "filename" => commit.filename = value.to_owned(),
                 "boundary" => commit.boundary = true,

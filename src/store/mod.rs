@@ -644,9 +644,9 @@ pub struct ListLine<'a> {
     pub unreadable: Option<&'a str>,
 }
 
-/// One commit of a checkpoint's history. In JSON the author time is `authored_at`, like every
-/// other time (`*_at`), and also `time`, its key in the first releases.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One commit of a checkpoint's history, in the words every JSON output uses (docs/cli.md, "One
+/// vocabulary").
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct CommitInfo {
     /// Commit hash.
     pub commit: String,
@@ -656,19 +656,6 @@ pub struct CommitInfo {
     pub author: Identity,
     /// The first line of the message.
     pub subject: String,
-}
-
-impl serde::Serialize for CommitInfo {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("CommitInfo", 5)?;
-        s.serialize_field("commit", &self.commit)?;
-        s.serialize_field("authored_at", &self.authored_at)?;
-        s.serialize_field("time", &self.authored_at)?;
-        s.serialize_field("author", &self.author)?;
-        s.serialize_field("subject", &self.subject)?;
-        s.end()
-    }
 }
 
 /// Reads from a git-backed store.

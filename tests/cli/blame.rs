@@ -215,7 +215,7 @@ fn why_names_the_prompt_before_the_write_not_the_first_one() {
     assert_eq!(w["prompt"]["text"], "add a Go greeting package");
     assert_eq!(w["prompt"]["timestamp"], "2026-01-01T09:05:00Z");
     assert_eq!(w["prompt"]["transcript_line"], 4);
-    assert_eq!(json["commit_info"]["summary"], "add hello");
+    assert_eq!(json["commit_info"]["subject"], "add hello");
 
     let text = env.ok(Store::Refs, &["why", FILE, "-L", "8"]);
     assert!(text.contains("say goodbye as well"), "{text}");

@@ -188,7 +188,7 @@ fn hooks_install_writes_the_four_hooks_and_chains_a_foreign_one() {
     );
     let status = parse_json(env.ok_default(&["status", "--json"]).as_bytes());
     for name in ["pre-push", "post-commit", "prepare-commit-msg"] {
-        assert_eq!(status["hooks"][name], json!(true), "status: {status}");
+        assert!(crate::env::hook_is_ours(&status, name), "status: {status}");
     }
     let hooks = parse_json(env.ok_default(&["hooks", "status", "--json"]).as_bytes());
     assert_eq!(hooks["directory"], json!(path_str(&dir)), "{hooks}");
@@ -321,9 +321,9 @@ fn session_record_stages_replaces_the_transcript_appends_prompts_and_merges_file
     assert_eq!(files, ["a.txt", "b.txt"], "files merged without duplicates");
 
     let entry = session_entry(&env, env.repo(), SESSION);
-    assert_eq!(entry["prompts"], json!(2), "{entry}");
+    assert_eq!(entry["prompt_count"], json!(2), "{entry}");
     assert_eq!(entry["pending"], json!(true), "{entry}");
-    assert_eq!(entry["last_checkpoint"], json!(""), "{entry}");
+    assert_eq!(entry["last_checkpoint"], json!(null), "{entry}");
     assert!(entry["worktree"].as_str().is_some_and(|w| !w.is_empty()));
     let plain = env.ok_default(&["session", "list"]);
     assert!(plain.contains(SESSION), "{plain}");

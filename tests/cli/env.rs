@@ -860,6 +860,25 @@ pub fn stderr(out: &Output) -> String {
     text(&out.stderr)
 }
 
+/// The state of hook `name` in a `status --json` or `hooks status --json` document
+/// (`installed`, `chained`, `managed`, `foreign`, `missing`).
+pub fn hook_state<'v>(doc: &'v Value, name: &str) -> &'v str {
+    let hooks = doc
+        .get("hooks")
+        .and_then(|h| h.get("hooks"))
+        .unwrap_or(&doc["hooks"]);
+    hooks
+        .as_array()
+        .and_then(|all| all.iter().find(|h| h["name"] == name))
+        .and_then(|h| h["state"].as_str())
+        .unwrap_or_else(|| panic!("no hook {name} in {doc}"))
+}
+
+/// Whether ours runs as hook `name` in a `status --json` document ([`hook_state`]).
+pub fn hook_is_ours(doc: &Value, name: &str) -> bool {
+    matches!(hook_state(doc, name), "installed" | "chained" | "managed")
+}
+
 /// Whether `tool`, which a test runs for real, is installed (`found`). Under `./test.sh`
 /// (`ENTIRE_TEST_REQUIRE_TOOLS` set) a missing tool fails the test, so that a run that proves the
 /// suite skips nothing; under a plain `cargo test` the test is skipped, and says so in a line the

@@ -919,7 +919,7 @@ fn list_remote_adds_remote_only_checkpoints() {
         assert_eq!(hex["remote_only"], json!(true), "{hex}");
         assert_eq!(
             hex["created_at"],
-            json!(""),
+            json!(null),
             "a hex stub has no time: {hex}"
         );
         let ulid = entry(&entries, ULID_ID);

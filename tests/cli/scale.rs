@@ -19,7 +19,7 @@ fn status_counts_local_and_remote_refs_and_warns_above_the_threshold() {
     let v = status(&env);
     assert_eq!(
         v["checkpoint_refs"],
-        json!({"local": 1, "remote": null, "remote_counted_at": null})
+        json!({"local_count": 1, "remote_count": null, "remote_counted_at": null})
     );
     assert_eq!(v["scale_warning"], Value::Null);
     assert!(env
@@ -35,8 +35,12 @@ fn status_counts_local_and_remote_refs_and_warns_above_the_threshold() {
         .count();
     assert_eq!(on_remote, 2);
     let v = status(&env);
-    assert_eq!(v["checkpoint_refs"]["local"], json!(2));
-    assert_eq!(v["checkpoint_refs"]["remote"], json!(on_remote), "{v}");
+    assert_eq!(v["checkpoint_refs"]["local_count"], json!(2));
+    assert_eq!(
+        v["checkpoint_refs"]["remote_count"],
+        json!(on_remote),
+        "{v}"
+    );
     assert!(v["checkpoint_refs"]["remote_counted_at"].is_string());
     assert_eq!(v["scale_warning"], Value::Null, "below the default 5000");
 
@@ -67,7 +71,7 @@ fn status_counts_local_and_remote_refs_and_warns_above_the_threshold() {
     assert_success(&env.run(Store::Refs, &["push"]), &["push"]);
     let v = status(&env);
     assert_eq!(
-        v["checkpoint_refs"]["remote"],
+        v["checkpoint_refs"]["remote_count"],
         json!(2),
         "recorded by the first push's listing and the refs it created"
     );

@@ -16,29 +16,139 @@ fn schema(name: &str) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// A validator of `docs/schema/<name>`, whose references to the other schemas there
-/// (`"$ref": "push.json#/$defs/refusal"`) resolve to those files, offline.
+/// A validator of `docs/schema/<name>` alone: every schema stands on its own (no reference to
+/// another file), as a script author would load it.
 fn validator(name: &str) -> jsonschema::Validator {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema");
-    let mut resources = Vec::new();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let file = entry.unwrap().file_name().into_string().unwrap();
-        if let Some(stem) = file.strip_suffix(".json") {
-            resources.push((format!("json-schema:///{stem}.json"), schema(&file)));
-        }
-    }
-    let registry = jsonschema::Registry::new()
-        .extend(resources)
-        .and_then(|r| r.prepare())
-        .unwrap_or_else(|e| panic!("docs/schema: {e}"));
     jsonschema::options()
-        .with_registry(&registry)
         .build(&schema(name))
-        .unwrap_or_else(|e| panic!("docs/schema/{name} is not a schema: {e}"))
+        .unwrap_or_else(|e| panic!("docs/schema/{name} is not a schema on its own: {e}"))
 }
 
-/// Asserts that `instance` (the output of `what`) is valid against `docs/schema/<name>`.
+/// What a value of one concept is, wherever it appears (docs/cli.md, "One vocabulary").
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    /// A full object id: 40 or 64 lowercase hex digits.
+    ObjectId,
+    /// A checkpoint ID: 12 lowercase hex digits, or a ULID.
+    CheckpointId,
+    /// An RFC 3339 time, or null where it is not known.
+    Time,
+    /// A person: `{name, email}`.
+    Person,
+    /// A string.
+    Text,
+    /// A string, or null where there is none.
+    OptionalText,
+    /// A whole number from 0.
+    Count,
+    /// A whole number from 0, or null where it is not known.
+    OptionalCount,
+    /// An array.
+    List,
+    /// The hooks document of `hooks status --json`, or its list of hooks.
+    Hooks,
+}
+
+/// One name and one kind per concept: every `--json` output is checked against this table, and
+/// no output may use a name of `RETIRED`.
+const VOCABULARY: &[(&str, Kind)] = &[
+    ("commit", Kind::ObjectId),
+    ("checkpoint_id", Kind::CheckpointId),
+    ("author", Kind::Person),
+    ("authored_at", Kind::Time),
+    ("created_at", Kind::Time),
+    ("updated_at", Kind::Time),
+    ("remote_counted_at", Kind::Time),
+    ("subject", Kind::Text),
+    ("session_id", Kind::Text),
+    ("session_index", Kind::Count),
+    ("session_count", Kind::Count),
+    ("prompt_count", Kind::Count),
+    ("local_count", Kind::Count),
+    ("remote_count", Kind::OptionalCount),
+    ("prompts", Kind::List),
+    ("agent", Kind::OptionalText),
+    ("model", Kind::OptionalText),
+    ("remote", Kind::OptionalText),
+    ("timestamp", Kind::OptionalText),
+    ("hooks", Kind::Hooks),
+];
+
+/// Names that said one thing in one output and another elsewhere, replaced (CHANGELOG.md).
+const RETIRED: &[&str] = &["sha", "author_email", "author_time", "time", "index"];
+
+/// Whether `v` is of `kind`.
+fn is_kind(kind: Kind, v: &Value) -> bool {
+    let hex = |s: &str| {
+        s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    };
+    match kind {
+        Kind::ObjectId => v
+            .as_str()
+            .is_some_and(|s| (s.len() == 40 || s.len() == 64) && hex(s)),
+        Kind::CheckpointId => v.as_str().is_some_and(|s| {
+            (s.len() == 12 && hex(s))
+                || (s.len() == 26
+                    && s.bytes()
+                        .all(|b| b.is_ascii_digit() || b.is_ascii_uppercase()))
+        }),
+        Kind::Time => {
+            v.is_null()
+                || v.as_str().is_some_and(|s| {
+                    s.len() >= 20 && s.as_bytes()[4] == b'-' && s.as_bytes()[10] == b'T'
+                })
+        }
+        Kind::Person => {
+            v.as_object().is_some_and(|o| o.len() == 2)
+                && v["name"].is_string()
+                && v["email"].is_string()
+        }
+        Kind::Text => v.is_string(),
+        Kind::OptionalText => v.is_null() || v.as_str().is_some_and(|s| !s.is_empty()),
+        Kind::Count => v.is_u64(),
+        Kind::OptionalCount => v.is_null() || v.is_u64(),
+        Kind::List => v.is_array(),
+        Kind::Hooks => v.is_array() || (v["directory"].is_string() && v["hooks"].is_array()),
+    }
+}
+
+/// Asserts that every name of [`VOCABULARY`] in `instance` (the output of `what`, validated
+/// against `docs/schema/<name>`) has its kind, and that no name of [`RETIRED`] appears. The
+/// stored documents `show` prints as they are (its `summary` and `sessions`) keep the
+/// reference's keys and values, and are not ours to name; blame's `counts` is keyed by label.
+fn assert_vocabulary(name: &str, what: &str, instance: &Value, path: &str) {
+    match instance {
+        Value::Array(items) => {
+            for (i, v) in items.iter().enumerate() {
+                assert_vocabulary(name, what, v, &format!("{path}/{i}"));
+            }
+        }
+        Value::Object(fields) => {
+            for (key, v) in fields {
+                let at = format!("{path}/{key}");
+                assert!(
+                    !RETIRED.contains(&key.as_str()),
+                    "{what}: {at} is a retired name"
+                );
+                if let Some((_, kind)) = VOCABULARY.iter().find(|(k, _)| k == key) {
+                    assert!(is_kind(*kind, v), "{what}: {at} should be {kind:?}: {v}");
+                }
+                // `counts` maps each blame label to a number; they are labels, not names.
+                let stored = name == "show.json" && matches!(key.as_str(), "summary" | "sessions");
+                if !stored && key != "counts" {
+                    assert_vocabulary(name, what, v, &at);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Asserts that `instance` (the output of `what`) is valid against `docs/schema/<name>`, and
+/// speaks the one vocabulary ([`assert_vocabulary`]).
 pub fn assert_valid(name: &str, what: &str, instance: &Value) {
+    assert_vocabulary(name, what, instance, "");
     let validator = validator(name);
     let errors: Vec<String> = validator
         .iter_errors(instance)
@@ -261,4 +371,29 @@ fn enable_disable_and_list_range_match_their_schemas() {
         "{range}"
     );
     assert_valid("list-range.json", "list <range> --json", &range);
+}
+
+/// Every schema of `docs/schema/` is validated against real output by some test: a schema no
+/// test uses could drift from the output it describes.
+#[test]
+fn every_schema_is_checked_against_real_output() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut sources = String::new();
+    for entry in std::fs::read_dir(root.join("tests/cli")).unwrap() {
+        sources.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
+    }
+    for entry in std::fs::read_dir(root.join("docs/schema")).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        assert!(
+            sources.contains(&format!("\"{name}\"")),
+            "docs/schema/{name} is not validated by any test"
+        );
+        let doc = schema(&name);
+        assert!(
+            doc["$id"]
+                .as_str()
+                .is_some_and(|id| id == format!("https://entire-checkpoints.invalid/schema/{name}")),
+            "docs/schema/{name}: $id is absolute and names the file"
+        );
+    }
 }

@@ -274,6 +274,7 @@ fn trust_json_and_bad_input() {
         &env.ok_primary_in(None, env.repo(), &["trust", "--json"])
             .into_bytes(),
     );
+    crate::schemas::assert_valid("trust.json", "trust --json", &v);
     assert_eq!(v["state"], json!("approved"));
     assert_eq!(v["mirrors"], json!([{"type": "fs", "config": null}]));
     assert_eq!(v["checkpoint_remote"], Value::Null);

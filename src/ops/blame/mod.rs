@@ -26,7 +26,7 @@ use serde::Serialize;
 use crate::base::error::error_chain;
 use crate::base::id::CheckpointId;
 use crate::git::blame::{self as git_blame, BlameCommit, BlameError, BlameRev, LineRange};
-use crate::git::repo::Repo;
+use crate::git::repo::{Identity, Repo};
 use crate::git::url::Remote;
 use crate::model::agent_writes::{self, AgentWrites};
 use crate::ops::fetch_many::{self, Status};
@@ -106,7 +106,8 @@ pub struct WriteRef {
     pub session_id: String,
     /// The tool.
     pub tool: String,
-    /// When the call was made (the entry's timestamp, "" when unknown).
+    /// When the call was made, as the transcript records it (`null` in JSON when unknown).
+    #[serde(serialize_with = "crate::base::json::empty_as_null")]
     pub timestamp: String,
     /// The entry's line in the transcript (1-based).
     pub transcript_line: usize,
@@ -132,19 +133,18 @@ pub struct LineEntry {
     pub write: Option<WriteRef>,
 }
 
-/// A commit some line points at.
+/// A commit some line points at, in the words every JSON output uses (docs/cli.md, "One
+/// vocabulary").
 #[derive(Debug, Clone, Serialize)]
 pub struct CommitEntry {
-    /// Its full SHA.
-    pub sha: String,
-    /// The author's name.
-    pub author: String,
-    /// The author's email.
-    pub author_email: String,
-    /// The author time, seconds since the epoch.
-    pub author_time: i64,
+    /// Its full hash.
+    pub commit: String,
+    /// The author.
+    pub author: Identity,
+    /// The author time, RFC 3339 in the author's zone.
+    pub authored_at: String,
     /// The subject line.
-    pub summary: String,
+    pub subject: String,
     /// The file's path in that commit.
     pub filename: String,
     /// The checkpoints it links (trailers, then the rewrite map).
@@ -187,12 +187,14 @@ pub enum TranscriptStatus {
 #[derive(Debug, Clone, Serialize)]
 pub struct SessionEntry {
     /// The slot.
-    pub index: usize,
+    pub session_index: usize,
     /// The session ID.
     pub session_id: String,
-    /// The agent, from its metadata.
+    /// The agent, from its metadata (`null` in JSON when it names none).
+    #[serde(serialize_with = "crate::base::json::empty_as_null")]
     pub agent: String,
-    /// The model, from its metadata.
+    /// The model, from its metadata (`null` in JSON when it names none).
+    #[serde(serialize_with = "crate::base::json::empty_as_null")]
     pub model: String,
     /// The transcript's state.
     pub transcript: TranscriptStatus,
@@ -518,11 +520,13 @@ fn write_ref(
 
 fn commit_entry(c: &BlameCommit, checkpoints: Vec<String>) -> CommitEntry {
     CommitEntry {
-        sha: c.sha.clone(),
-        author: c.author.clone(),
-        author_email: c.author_mail.clone(),
-        author_time: c.author_time,
-        summary: c.summary.clone(),
+        commit: c.sha.clone(),
+        author: Identity {
+            name: c.author.clone(),
+            email: c.author_mail.clone(),
+        },
+        authored_at: crate::base::time::rfc3339_at(c.author_time, c.author_tz_minutes),
+        subject: c.summary.clone(),
         filename: c.filename.clone(),
         checkpoints,
     }

@@ -68,7 +68,7 @@ impl Settled {
         for (slot, extracted) in extracted.into_iter().enumerate() {
             let meta = &cp.sessions[slot];
             let mut s = SessionEntry {
-                index: slot,
+                session_index: slot,
                 session_id: meta.session_id.clone(),
                 agent: meta.agent.clone(),
                 model: meta.model.clone(),

@@ -68,7 +68,8 @@ impl ExitStatus for WhyError {
 pub struct PromptEntry {
     /// What the user typed.
     pub text: String,
-    /// When (the entry's timestamp, "" when unknown).
+    /// When, as the transcript records it (`null` in JSON when unknown).
+    #[serde(serialize_with = "crate::base::json::empty_as_null")]
     pub timestamp: String,
     /// The entry's line in the transcript (1-based).
     pub transcript_line: usize,
@@ -80,9 +81,11 @@ pub struct WhyWrite {
     /// The write.
     #[serde(flatten)]
     pub write: WriteRef,
-    /// The agent, from the session's metadata.
+    /// The agent, from the session's metadata (`null` in JSON when it names none).
+    #[serde(serialize_with = "crate::base::json::empty_as_null")]
     pub agent: String,
-    /// The model, from the session's metadata.
+    /// The model, from the session's metadata (`null` in JSON when it names none).
+    #[serde(serialize_with = "crate::base::json::empty_as_null")]
     pub model: String,
     /// The user turn before the write (`None` when the transcript has none before it).
     pub prompt: Option<PromptEntry>,
@@ -97,9 +100,11 @@ pub struct SessionPrompts {
     pub session_index: usize,
     /// The session ID.
     pub session_id: String,
-    /// The agent.
+    /// The agent (`null` in JSON when it names none).
+    #[serde(serialize_with = "crate::base::json::empty_as_null")]
     pub agent: String,
-    /// The model.
+    /// The model (`null` in JSON when it names none).
+    #[serde(serialize_with = "crate::base::json::empty_as_null")]
     pub model: String,
     /// Its prompts, in order (empty when its transcript could not be read).
     pub prompts: Vec<PromptEntry>,
