@@ -323,6 +323,55 @@ fn hooks_run_by_a_git_below_the_minimum_warn_once_and_lose_nothing() {
     }
 }
 
+/// A hook runs the git that runs the hook, whatever comes first on the `PATH` it was given: git
+/// names its own directory in `GIT_EXEC_PATH`. Here a hook manager puts a git that says 2.25.1
+/// first on each hook's `PATH` before it runs ours (each hook checks that git is what `git` is
+/// there); the commit is linked and the push sends its checkpoint, without a warning.
+#[test]
+fn hooks_run_the_git_that_runs_them_whatever_comes_first_on_path() {
+    let env = TestEnv::new();
+    let origin = env.bare_remote("origin");
+    env.git(&["push", "-q", "origin", "main"]);
+    env.ok_default(&["enable"]);
+    let old = git_claiming(&env, "2.25.1");
+    let ours = crate::env::hooks_dir(&env);
+    let manager = env.root().join("hook-manager");
+    let seen = env.root().join("seen");
+    let hooks = ["prepare-commit-msg", "post-commit", "pre-push"];
+    for hook in hooks {
+        write_executable(
+            &manager.join(hook),
+            &format!(
+                "#!/bin/sh\nPATH='{old}':\"$PATH\"\nexport PATH\ngit --version >>'{seen}'\nexec '{ours}' \"$@\"\n",
+                old = path_str(&old),
+                seen = path_str(&seen),
+                ours = path_str(&ours.join(hook)),
+            ),
+        );
+    }
+    env.git(&["config", "core.hooksPath", path_str(&manager)]);
+
+    record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    env.write_file("a.txt", b"a\n");
+    env.git(&["add", "a.txt"]);
+    let committed = env.git_hooked_ok(None, env.repo(), &["commit", "-q", "-m", "a"]);
+    assert!(!committed.contains("too old"), "{committed}");
+    let id = the_trailer(&env, "HEAD");
+    let pushed = env.git_hooked_ok(None, env.repo(), &["push", "-q", "origin", "main"]);
+    assert!(!pushed.contains("warning"), "{pushed}");
+    assert_eq!(
+        rev_in(&env, &origin, &checkpoint_ref(&id)),
+        env.rev(&checkpoint_ref(&id)),
+        "the checkpoint reached the remote:\n{pushed}"
+    );
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    assert_eq!(
+        seen.lines().collect::<Vec<_>>(),
+        vec!["git version 2.25.1"; hooks.len()],
+        "each hook had the other git first on PATH"
+    );
+}
+
 /// Under `safe.bareRepository=explicit` (git 2.38+; Git 3.0's default) nothing breaks: the side
 /// repositories of pushes and fetches and the partial cache are named explicitly. A bare
 /// repository found by discovery is refused as git refuses it (exit 128, nothing read), and
