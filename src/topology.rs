@@ -16,6 +16,7 @@ use crate::config::settings::{
 use crate::git::repo::{Identity, Repo};
 use crate::git::url::Remote;
 use crate::model::redact::Redactor;
+use crate::remote::misses::Misses;
 use crate::store::branch::GitBranchStore;
 use crate::store::refs::{self, GitRefsStore, IndexDamage};
 use crate::store::registry::{Backend, MirrorConfigError, Registry};
@@ -300,6 +301,10 @@ pub struct Topology<'r> {
     refs: GitRefsStore<'r>,
     branch: GitBranchStore<'r>,
     mirrors: Vec<Box<dyn CheckpointWriter + 'r>>,
+    /// The remote reads fetch from, when they do: what it lacked a moment ago is not asked for
+    /// again (`remote::misses`) unless `refresh`.
+    fetching: Option<(&'r Repo, Remote)>,
+    refresh: bool,
 }
 
 impl<'r> Topology<'r> {
@@ -481,6 +486,8 @@ impl<'r> Topology<'r> {
             refs,
             branch,
             mirrors,
+            fetching: None,
+            refresh: false,
         }
     }
 
@@ -493,6 +500,7 @@ impl<'r> Topology<'r> {
     /// the partial cache, transcripts on read) when `strategy_options.filtered_fetches` is set.
     pub fn enable_fetch_with(&mut self, fetcher: crate::remote::fetch::Fetcher<'r>) {
         let repo = fetcher.repo();
+        self.fetching = Some((repo, fetcher.remote().clone()));
         self.branch
             .set_remote(crate::remote::on_demand::remote_copy(
                 repo,
@@ -507,6 +515,16 @@ impl<'r> Topology<'r> {
             .set_on_demand(Box::new(crate::remote::on_demand::Network::fetching(
                 fetcher.with_filter(filter),
             )));
+    }
+
+    /// Makes reads ask the remote again for checkpoints it lacked a moment ago (`--refresh`).
+    pub fn set_refresh(&mut self, refresh: bool) {
+        self.refresh = refresh;
+    }
+
+    /// Whether reads ask the remote again for what it lacked a moment ago.
+    pub fn asks_again(&self) -> bool {
+        self.refresh
     }
 
     /// The git-refs store (used by migration, push and fetch whatever the primary is).
@@ -622,12 +640,46 @@ impl<'r> Topology<'r> {
     /// Reads a checkpoint through routing (`first_resolved`): a non-final store that errors or
     /// reports absent falls through; the final store's answer is returned as it is.
     pub fn read(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError> {
+        let Some((repo, remote)) = &self.fetching else {
+            return self.read_routed(id, false);
+        };
+        // What is held here needs neither the network nor the memo of what it lacked.
+        let local = self.read_routed(id, true);
+        if matches!(local, Ok(Some(_))) {
+            return local;
+        }
+        // What the remote lacked a moment ago is not asked for again (docs/how-it-works.md,
+        // "Reads ask the network once").
+        if !self.refresh && Misses::open(repo).lacks(repo, remote, id) {
+            return local;
+        }
+        let found = self.read_routed(id, false)?;
+        if found.is_none() {
+            // Opened again: the fetch may have changed the memo (the remote's tips moved).
+            let mut misses = Misses::open(repo);
+            misses.record(repo, remote, std::slice::from_ref(id));
+            misses.save();
+        }
+        Ok(found)
+    }
+
+    /// [`Topology::read`] through routing; with `offline`, from what is held here only.
+    fn read_routed(
+        &self,
+        id: &CheckpointId,
+        offline: bool,
+    ) -> Result<Option<Checkpoint>, StoreError> {
         // Unlike the reference, an error from an earlier store is returned when no later store
         // has the checkpoint: reporting "not found" for a checkpoint whose ref exists but cannot
         // be read would be a lie (and would invite a write that forks it).
         let mut first_error = None;
         for kind in self.read_order(id.kind()) {
-            match self.reader(kind).read(id) {
+            let read = match (offline, kind) {
+                (false, _) => self.reader(kind).read(id),
+                (true, StoreKind::GitRefs) => self.refs.read_local(id),
+                (true, StoreKind::GitBranch) => self.branch.read_held(id),
+            };
+            match read {
                 Ok(Some(cp)) => return Ok(Some(cp)),
                 Ok(None) => {}
                 Err(e) => {
@@ -669,8 +721,16 @@ impl<'r> Topology<'r> {
         self.branch.ignored()
     }
 
-    /// Where a read of `id` looks, in order, as shown to the user.
+    /// Where a read of `id` looks, in order, as shown to the user; last, when the remote was
+    /// not asked because it lacked `id` a moment ago, when that was.
     pub fn places(&self, id: &CheckpointId) -> Vec<String> {
+        let remembered = match &self.fetching {
+            Some((repo, remote)) if !self.refresh => Misses::open(repo)
+                .asked(repo, remote, id)
+                .map(|ago| (crate::git::url::redact(remote), ago)),
+            _ => None,
+        };
+        let asked = remembered.is_none();
         let mut out = Vec::new();
         for kind in self.read_order(id.kind()) {
             match kind {
@@ -678,7 +738,7 @@ impl<'r> Topology<'r> {
                     let name = crate::git::refname::CheckpointRef::canonical(id)
                         .name()
                         .to_owned();
-                    match self.refs.fetch_remote() {
+                    match self.refs.fetch_remote().filter(|_| asked) {
                         Some(r) => out.push(format!("{name} here and on {r}")),
                         None => out.push(name),
                     }
@@ -689,13 +749,19 @@ impl<'r> Topology<'r> {
                         crate::store::branch::V1_BRANCH
                     ));
                     if let Some(copy) = self.branch.remote_copy() {
-                        out.push(match copy.fetches() {
+                        out.push(match copy.fetches() && asked {
                             true => format!("{} (fetched just now)", copy.tracking()),
                             false => copy.tracking().to_owned(),
                         });
                     }
                 }
             }
+        }
+        if let Some((remote, ago)) = remembered {
+            out.push(format!(
+                "not {remote}, which lacked it {} ago (--refresh asks again)",
+                crate::remote::misses::age(ago)
+            ));
         }
         out
     }

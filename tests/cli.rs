@@ -11,6 +11,8 @@ mod fixtures;
 mod agents;
 #[path = "cli/archives.rs"]
 mod archives;
+#[path = "cli/ask_once.rs"]
+mod ask_once;
 #[path = "cli/backfill.rs"]
 mod backfill;
 #[path = "cli/bad_input.rs"]

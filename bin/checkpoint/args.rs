@@ -90,6 +90,9 @@ pub enum Command {
         /// the only remote).
         #[arg(long, requires = "RangeArgs")]
         no_fetch: bool,
+        /// With a revision range: ask the remote again for checkpoints it lacked a moment ago.
+        #[arg(long, requires = "RangeArgs")]
+        refresh: bool,
     },
     /// The resolved checkpoint topology and every effective setting with where it came from;
     /// `config set` / `config unset` change one.
@@ -313,6 +316,10 @@ pub struct FetchArgs {
     /// origin, else the only remote).
     #[arg(long, value_name = "R", global = true)]
     pub remote: Option<Remote>,
+    /// Ask the remote again for checkpoints it lacked a moment ago (otherwise not asked again
+    /// for entire.fetchMissTtl seconds, default 900).
+    #[arg(long, global = true)]
+    pub refresh: bool,
 }
 
 #[derive(Args)]

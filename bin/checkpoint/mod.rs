@@ -166,12 +166,15 @@ fn dispatch<'r>(
             date,
             remote,
             no_fetch,
+            refresh,
             ..
         } if matches!(early, Some(Early::Log(_))) => {
             let fetch = FetchArgs {
                 no_fetch,
                 remote: remote.flatten(),
+                refresh,
             };
+            topo.set_refresh(refresh);
             let from = fetch_remote(repo, &fetch)?;
             let Some(Early::Log(log)) = early else {
                 unreachable!("the guard saw it")
@@ -261,6 +264,7 @@ fn enable_fetch<'r>(
     quiet: bool,
 ) -> Result<Option<Remote>> {
     let remote = fetch_remote(repo, args)?;
+    topo.set_refresh(args.refresh);
     if let Some(remote) = &remote {
         let fetcher = Fetcher::new(repo, remote.clone()).on_notice(move |m| warn(quiet, m));
         topo.enable_fetch_with(fetcher);

@@ -20,6 +20,7 @@ use crate::model::trailers::{checkpoint_trailers, TrailerValue};
 use crate::remote::checkpoint_remote::{self, CheckpointRemoteError};
 use crate::remote::fetch::FetchFilter;
 use crate::remote::fetch::{Fetched, Fetcher};
+use crate::remote::misses::Misses;
 use crate::remote::partial::PartialCache;
 use crate::store::branch::GitBranchStore;
 use crate::store::on_demand::FetchError;
@@ -123,6 +124,10 @@ pub struct Request {
     /// in the spelling it has: many named IDs cost two round trips, however many the remote
     /// lacks (`git fetch` stops at the first ref it lacks, so each absent ref costs a fetch).
     pub list_first: bool,
+    /// Ask the remote for checkpoints it recently lacked too (`git entire-fetch`, a read's
+    /// `--refresh`); otherwise those are not found without asking (`remote::misses`). What the
+    /// remote lacks is remembered either way.
+    pub ask_again: bool,
 }
 
 impl Request {
@@ -167,6 +172,7 @@ impl Request {
             range,
             filter,
             list_first: false,
+            ask_again: true,
         })
     }
 }
@@ -233,6 +239,10 @@ pub struct Outcome {
     /// Held in the partial cache, without its transcripts.
     #[serde(skip_serializing_if = "is_false")]
     pub partial: bool,
+    /// Not found without asking: the remote lacked it this many seconds ago
+    /// (`remote::misses`).
+    #[serde(skip)]
+    pub remembered: Option<u64>,
 }
 
 impl Outcome {
@@ -242,6 +252,7 @@ impl Outcome {
             status,
             error: None,
             partial: false,
+            remembered: None,
         }
     }
 }
@@ -385,9 +396,21 @@ pub fn run(
         }
     }
     let mut to_fetch = Vec::new();
+    // Checkpoints the remote lacked a moment ago: not found, without asking it again. (The memo
+    // is read again after the fetch: listing and fetching may update it meanwhile.)
+    let misses = Misses::open(repo);
+    let mut remembered = Vec::new();
     for id in wanted {
         if mode.present(&store, &id)? {
             outcomes.push(Outcome::new(id.to_string(), Status::Present));
+        } else if let Some(ago) = misses
+            .asked(repo, &req.remote, &id)
+            .filter(|_| !req.ask_again)
+        {
+            remembered.push(Outcome {
+                remembered: Some(ago),
+                ..Outcome::new(id.to_string(), Status::NotFound)
+            });
         } else {
             to_fetch.push(id);
         }
@@ -424,6 +447,21 @@ pub fn run(
         fetch_all(&mode, &store, &mut outcomes, &mut transport_error, progress)?;
     }
     search_branch(&mode, req.all, &mut outcomes, &mut transport_error)?;
+    // What the remote was just asked: what it lacks is remembered, what it had forgotten.
+    let ids_with = |status: Status| -> Vec<CheckpointId> {
+        outcomes
+            .iter()
+            .filter(|o| o.status == status)
+            .filter_map(|o| CheckpointId::parse(&o.checkpoint_id).ok())
+            .collect()
+    };
+    let mut misses = Misses::open(repo);
+    if transport_error.is_none() {
+        misses.record(repo, &req.remote, &ids_with(Status::NotFound));
+    }
+    misses.forget(repo, &req.remote, &ids_with(Status::Fetched));
+    misses.save();
+    outcomes.extend(remembered);
 
     if req.all && outcomes.iter().any(|o| o.status == Status::Fetched) {
         // A bulk fetch can create thousands of loose refs: pack them.

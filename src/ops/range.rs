@@ -362,6 +362,7 @@ pub fn list(
             filter,
             // Two round trips however many of the range's checkpoints the remote lacks.
             list_first: true,
+            ask_again: topo.asks_again(),
         };
         let report = fetch_many::run(repo, &request, notice, &|_| {})?;
         // Absent from the remote is not a failure here: such a checkpoint is shown as not found.

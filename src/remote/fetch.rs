@@ -5,7 +5,8 @@
 //! [`FetchError::Absent`]-free success ([`Fetched::Absent`]); a transport failure (unreachable
 //! host, authentication, timeout) is [`FetchError::Transport`], names the remote without
 //! credentials, and is paid once per command: later fetches by the same [`Fetcher`] fail fast
-//! with the first error. Absence is never remembered.
+//! with the first error. Absence is not remembered here: [`crate::remote::misses`] remembers
+//! it for the reads above, with the tips each fetch and listing sees.
 //!
 //! No `ls-remote` probe is made first: it sends no ref prefix, so it downloads every ref name of
 //! the remote. `git fetch` over protocol v2 asks only for the one ref, and says itself whether
@@ -28,6 +29,7 @@ use crate::git::repo::Repo;
 use crate::git::side::SideRepo;
 use crate::git::subprocess::{self as git, GitError};
 use crate::git::url::Remote;
+use crate::remote::misses::{self, Misses, Tips};
 use crate::store::on_demand::FetchError;
 
 /// How long one on-demand fetch may take.
@@ -289,6 +291,14 @@ impl<'r> Fetcher<'r> {
             };
             wanted.push((target, tip));
         }
+        // The remote's branch and archived tips, as seen: misses recorded against other tips
+        // are forgotten (docs/how-it-works.md, "Reads ask the network once").
+        let mut memo = Misses::open(self.repo);
+        let seen = wanted
+            .iter()
+            .map(|(n, t)| (n.strip_prefix(copies).unwrap_or("branch"), t.to_string()));
+        memo.saw(self.repo, &self.remote, Tips::Copies, misses::digest(seen));
+        memo.save();
         for (name, tip) in &wanted {
             let before = crate::store::publish::tip_of(self.repo, name).map_err(local)?;
             if before != Some(*tip) {
@@ -466,6 +476,10 @@ impl<'r> Fetcher<'r> {
         match side.ls_remote_checkpoints(&self.remote, READ_FETCH_BUDGET) {
             Ok(refs) => {
                 crate::remote::scale::record_remote_count(self.repo, &self.remote, refs.len());
+                let mut memo = Misses::open(self.repo);
+                let seen = refs.iter().map(|(r, oid)| (r.name(), oid.clone()));
+                memo.saw(self.repo, &self.remote, Tips::Refs, misses::digest(seen));
+                memo.save();
                 Ok(refs)
             }
             Err(e) => Err(self.transport(CHECKPOINT_REF_PREFIX, e.to_string())),

@@ -314,7 +314,7 @@ impl<'r> GitBranchStore<'r> {
     }
 
     /// The checkpoint from the first source that holds it, without fetching.
-    fn read_held(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError> {
+    pub(crate) fn read_held(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError> {
         for s in self.sources()? {
             if let Some(cp) = self.checkpoint_in(&s.name, &s.commit, id)? {
                 return Ok(Some(cp));

@@ -93,7 +93,7 @@ impl<'r> GitRefsStore<'r> {
     }
 
     /// Reads `id` from the repository or the partial cache.
-    fn read_local(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError> {
+    pub(crate) fn read_local(&self, id: &CheckpointId) -> Result<Option<Checkpoint>, StoreError> {
         match self.find_local(id)? {
             None => Ok(None),
             Some((git, cache, name, tip)) => self.read_found(git, cache, id, name, tip),

@@ -1194,9 +1194,9 @@ impl StalledServer {
 /// A git server over smart HTTP on `127.0.0.1`: `git http-backend` run as a CGI program for each
 /// request, serving the bare repositories of one directory (anonymous pushes allowed where a
 /// repository sets `http.receivepack`, as a collector an attacker runs would). One request at a
-/// time, each on its own connection. It stops when dropped, and by itself after
-/// [`HttpBackend::LIFETIME`].
-pub struct HttpBackend(LocalServer);
+/// time, each on its own connection, each logged (a counting remote). It stops when dropped,
+/// and by itself after [`HttpBackend::LIFETIME`].
+pub struct HttpBackend(LocalServer, std::sync::Arc<std::sync::Mutex<Vec<String>>>);
 
 impl HttpBackend {
     /// How long the server serves at most.
@@ -1207,9 +1207,19 @@ impl HttpBackend {
     pub fn start(env: &TestEnv, root: &Path) -> Self {
         let vars = env.env_vars();
         let root = root.to_path_buf();
-        HttpBackend(LocalServer::start(Self::LIFETIME, move |conn| {
-            let _ = serve_cgi(conn, &root, &vars);
-        }))
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let logged = log.clone();
+        let server = LocalServer::start(Self::LIFETIME, move |conn| {
+            let _ = serve_cgi(conn, &root, &vars, &logged);
+        });
+        HttpBackend(server, log)
+    }
+
+    /// How many requests for git-upload-pack (ref advertisements and fetches) were served so
+    /// far: what reads asked of the network.
+    pub fn upload_pack_requests(&self) -> usize {
+        let log = self.1.lock().expect("request log");
+        log.iter().filter(|r| r.contains("git-upload-pack")).count()
     }
 
     /// The URL of the repository `<root>/<name>`.
@@ -1223,6 +1233,7 @@ fn serve_cgi(
     mut conn: std::net::TcpStream,
     root: &Path,
     vars: &[(OsString, Option<OsString>)],
+    log: &std::sync::Mutex<Vec<String>>,
 ) -> std::io::Result<()> {
     use std::io::{BufRead, Read, Write};
     conn.set_nonblocking(false)?;
@@ -1235,6 +1246,9 @@ fn serve_cgi(
         words.next().unwrap_or("GET").to_owned(),
         words.next().unwrap_or("/").to_owned(),
     );
+    log.lock()
+        .expect("request log")
+        .push(format!("{method} {target}"));
     let mut headers = Vec::new();
     loop {
         let mut h = String::new();

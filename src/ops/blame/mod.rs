@@ -335,7 +335,7 @@ fn attribute(
         .filter(|id| !topo.held_here(id).unwrap_or(false))
         .cloned()
         .collect();
-    let missing = fetch_batch(repo, remote, &elsewhere, notice, &mut warnings);
+    let missing = fetch_batch(repo, topo, remote, &elsewhere, notice, &mut warnings);
     let mut entries = Vec::new();
     let mut loaded = Vec::new();
     let cache = WritesCache::in_common_dir(repo.common_dir());
@@ -425,6 +425,7 @@ fn attribute(
 /// remote again.
 fn fetch_batch(
     repo: &Repo,
+    topo: &Topology<'_>,
     remote: Option<&Remote>,
     ids: &[CheckpointId],
     notice: impl Fn(&str) + Clone + 'static,
@@ -444,6 +445,7 @@ fn fetch_batch(
         range: None,
         filter: None,
         list_first: true,
+        ask_again: topo.asks_again(),
     };
     let report = match fetch_many::run(repo, &request, notice, &|_| {}) {
         Ok(r) => r,
@@ -466,7 +468,13 @@ fn fetch_batch(
         let why = match o.status {
             Status::NotFound => (
                 CheckpointStatus::NotFound,
-                format!("not found locally or on {remote}"),
+                match o.remembered {
+                    None => format!("not found locally or on {remote}"),
+                    Some(ago) => format!(
+                        "not found locally, nor on {remote} {} ago (--refresh asks again)",
+                        crate::remote::misses::age(ago)
+                    ),
+                },
             ),
             Status::Failed => (
                 CheckpointStatus::FetchFailed,
