@@ -30,21 +30,37 @@ pub fn invoking_git() -> Option<Vec<String>> {
     None
 }
 
-/// Whether `args` (a `git` command line) are a `git push` with `--dry-run` or `-n`.
-pub fn is_dry_run_push(args: &[String]) -> bool {
-    // git's own options before the subcommand; these take a value as the next argument.
+/// The subcommand of a `git` command line and the arguments after it, git's own options before
+/// it (`-C <dir>`, `-c <name>=<value>`, `--no-pager`, ...) skipped.
+fn subcommand(args: &[String]) -> Option<(&str, &[String])> {
+    // git's own options that take a value as the next argument.
     const GLOBAL_WITH_VALUE: [&str; 4] = ["-C", "-c", "--git-dir", "--work-tree"];
-    let mut rest = args.iter().skip(1);
-    loop {
-        match rest.next() {
-            Some(a) if GLOBAL_WITH_VALUE.contains(&a.as_str()) => {
-                rest.next();
-            }
-            Some(a) if a.starts_with('-') => {}
-            Some(a) if a == "push" => break,
-            _ => return false,
+    let mut i = 1;
+    while let Some(a) = args.get(i) {
+        match a.as_str() {
+            a if GLOBAL_WITH_VALUE.contains(&a) => i += 2,
+            a if a.starts_with('-') => i += 1,
+            a => return Some((a, &args[i + 1..])),
         }
     }
+    None
+}
+
+/// The git commands that make commits out of existing ones (each pick, reword, squash, revert or
+/// replayed commit runs the commit hooks), as the subcommand of the invoking git or the first
+/// word of `GIT_REFLOG_ACTION` (`rebase (reword)`, `pull --rebase`).
+pub const RECREATING: [&str; 5] = ["rebase", "cherry-pick", "revert", "pull", "am"];
+
+/// Whether `args` (a `git` command line) are one of the [`RECREATING`] commands.
+pub fn recreates_commits(args: &[String]) -> bool {
+    subcommand(args).is_some_and(|(c, _)| RECREATING.contains(&c))
+}
+
+/// Whether `args` (a `git` command line) are a `git push` with `--dry-run` or `-n`.
+pub fn is_dry_run_push(args: &[String]) -> bool {
+    let Some(("push", rest)) = subcommand(args) else {
+        return false;
+    };
     // Options of `git push` that take their value as the next argument.
     const WITH_VALUE: [&str; 4] = ["-o", "--push-option", "--repo", "--receive-pack"];
     let mut value_next = false;
@@ -130,6 +146,26 @@ mod tests {
             "git -c core.x=-n push origin",
         ] {
             assert!(!is_dry_run_push(&args(no)), "{no}");
+        }
+    }
+
+    #[test]
+    fn commands_that_recreate_commits_are_told_apart() {
+        for yes in [
+            "git rebase -q --onto a b",
+            "/usr/lib/git-core/git -c x=y cherry-pick main",
+            "git -C /r revert --no-edit HEAD",
+            "git pull --rebase",
+        ] {
+            assert!(recreates_commits(&args(yes)), "{yes}");
+        }
+        for no in [
+            "git commit -m rebase",
+            "git -c rebase push",
+            "git",
+            "git -C",
+        ] {
+            assert!(!recreates_commits(&args(no)), "{no}");
         }
     }
 

@@ -97,7 +97,7 @@ pub fn prepare_commit_msg(
     if !present.is_empty() {
         return Ok(Prepared::Kept);
     }
-    if SessionStore::new(repo).pending_here()?.is_empty() {
+    if recreated_by_git(repo) || SessionStore::new(repo).pending_here()?.is_empty() {
         return Ok(Prepared::Nothing);
     }
     // A trailer now would link a checkpoint that post-commit then refuses to write.
@@ -182,6 +182,29 @@ fn replaced_links(repo: &Repo) -> Vec<CheckpointId> {
         }
     }
     out
+}
+
+/// Whether git is making this commit out of an existing one (a pick, reword or squash of
+/// `rebase`, `pull --rebase`, `cherry-pick`, `revert`), not the user committing their work. The
+/// staged sessions are the user's next own commit's: a re-created commit keeps the links it
+/// carries (its trailers, and the rewrite map `post-rewrite` writes) and gets no new one. git's
+/// signs, any of which counts: the picked or reverted commit in the git dir (`CHERRY_PICK_HEAD`,
+/// `REVERT_HEAD`, also while the user concludes a stopped pick with `git commit`),
+/// `GIT_REFLOG_ACTION` (set for the `git commit` a reword or squash runs, and by `pull`), and the
+/// invoking git's subcommand. A user's own commit while a rebase stopped (`edit`, `exec`) shows
+/// none of them.
+fn recreated_by_git(repo: &Repo) -> bool {
+    use crate::base::invoker::{invoking_git, recreates_commits, RECREATING};
+    ["CHERRY_PICK_HEAD", "REVERT_HEAD"]
+        .iter()
+        .any(|f| repo.git_dir().join(f).exists())
+        || std::env::var("GIT_REFLOG_ACTION").is_ok_and(|action| {
+            action
+                .split_whitespace()
+                .next()
+                .is_some_and(|c| RECREATING.contains(&c))
+        })
+        || invoking_git().is_some_and(|args| recreates_commits(&args))
 }
 
 /// Whether the `git` process running this hook is a `git commit --amend`. git tells
@@ -291,6 +314,9 @@ pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, Commit
         return Ok(report);
     };
     report.checkpoint = Some(id.clone());
+    if recreated_by_git(repo) {
+        return Ok(report);
+    }
     let store = SessionStore::new(repo);
     let pending = store.pending_here()?;
     if !pending.is_empty() {

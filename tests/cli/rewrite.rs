@@ -11,7 +11,7 @@ use crate::commit_hooks::{
     amend_after_new_activity, checkpoint_state, commit, install_hooks, lines, record, show_json,
     the_trailer, trailer_ids, LINE_1, SESSION,
 };
-use crate::env::{parse_json, path_str, Store, TestEnv};
+use crate::env::{parse_json, path_str, text, Store, TestEnv};
 
 /// The store the checkpoints land in: the selected primary, or the default one (git-branch).
 fn stored(primary: Option<Store>) -> Store {
@@ -253,6 +253,7 @@ every_primary! {
     fixup_and_squash_keep_every_trailer;
     a_trailer_the_editor_drops_stays_linked_through_the_rewrite_map;
     a_rebase_records_the_new_commit_for_each_old_one;
+    a_staged_session_waits_for_the_users_own_commit_while_git_recreates_commits;
 }
 
 #[test]
@@ -260,4 +261,94 @@ fn post_rewrite_without_hooks_input_records_nothing() {
     let env = TestEnv::new();
     env.ok_default(&["hook", "post-rewrite", "amend"]);
     assert!(!Path::new(&env.common_dir().join("entire").join("rewrites.json")).exists());
+}
+
+/// A session staged while git re-creates commits belongs to the user's next own commit: a
+/// reword in `rebase -i`, `cherry-pick`, `revert` and `pull --rebase` run the commit hooks for
+/// each commit they make, and none of them may condense it into the checkpoint a re-created
+/// commit already links (or link a re-created commit to a new one). Nothing is written until the
+/// user commits; then the session goes into a new checkpoint of its own.
+fn a_staged_session_waits_for_the_users_own_commit_while_git_recreates_commits(
+    primary: Option<Store>,
+) {
+    const STAGED: &str = "sess-staged-during-rewrites";
+    let env = TestEnv::new();
+    install_hooks(&env);
+    let origin = env.bare_remote("origin");
+    env.git(&["push", "-q", "origin", "main"]);
+    let base = env.rev("HEAD").unwrap();
+    let (linked, id) = linked_commit(&env, primary, "a.txt", "linked");
+    let (plain, _) = commit(&env, primary, "b.txt", "plain");
+    assert!(trailer_ids(&env, &plain).is_empty(), "nothing was staged");
+    let linked_meta = |env: &TestEnv| env.json(stored(primary), &id, "0/metadata.json");
+    assert_eq!(linked_meta(&env)["commit_sha"], json!(linked));
+    // A branch to cherry-pick onto, made while nothing is staged.
+    env.git(&["checkout", "-q", "-b", "side", &base]);
+    env.write_file("side.txt", b"side\n");
+    env.git(&["add", "side.txt"]);
+    env.git(&["commit", "-q", "-m", "side"]);
+    env.git(&["checkout", "-q", "main"]);
+    record(
+        &env,
+        env.repo(),
+        STAGED,
+        Some(&lines(&["{\"type\":\"user\",\"message\":\"staged\"}"])),
+        &["--prompt", "staged"],
+    );
+    let before = checkpoint_state(&env);
+    let untouched = |env: &TestEnv, what: &str| {
+        assert_eq!(checkpoint_state(env), before, "{what} wrote nothing");
+        assert_eq!(
+            linked_meta(env)["commit_sha"],
+            json!(linked),
+            "{what} left the checkpoint's commit"
+        );
+        let entry = crate::commit_hooks::session_entry(env, env.repo(), STAGED);
+        assert_eq!(
+            entry["pending"],
+            json!(true),
+            "{what}: still staged: {entry}"
+        );
+        let head = env.rev("HEAD").unwrap();
+        for commit in [head.clone(), format!("{head}~1")] {
+            let ids = trailer_ids(env, &commit);
+            assert!(ids.is_empty() || ids == [id.clone()], "{what}: {ids:?}");
+        }
+    };
+
+    let reword = env
+        .git_hooked_command(primary, env.repo(), &["rebase", "-q", "-i", &base])
+        .env("GIT_SEQUENCE_EDITOR", "sed -i s/^pick/reword/")
+        .env("GIT_EDITOR", "true")
+        .output()
+        .unwrap();
+    assert!(reword.status.success(), "{}", text(&reword.stderr));
+    untouched(&env, "rebase -i (reword)");
+
+    env.git(&["checkout", "-q", "side"]);
+    env.git_hooked_ok(primary, env.repo(), &["cherry-pick", "main~1", "main"]);
+    untouched(&env, "cherry-pick");
+    env.git_hooked_ok(primary, env.repo(), &["revert", "--no-edit", "HEAD"]);
+    untouched(&env, "revert");
+
+    env.git(&["checkout", "-q", "main"]);
+    let other = env.clone_of(&origin, "other", &[]);
+    std::fs::write(other.join("upstream.txt"), "upstream\n").unwrap();
+    env.git_in(&other, &["add", "upstream.txt"]);
+    env.git_in(&other, &["commit", "-q", "-m", "upstream"]);
+    env.git_in(&other, &["push", "-q", "origin", "main"]);
+    env.git_hooked_ok(
+        primary,
+        env.repo(),
+        &["pull", "-q", "--rebase", "origin", "main"],
+    );
+    untouched(&env, "pull --rebase");
+
+    let (own, _) = commit(&env, primary, "own.txt", "own");
+    let new = the_trailer(&env, &own);
+    assert_ne!(new, id);
+    let meta = env.json(stored(primary), &new, "0/metadata.json");
+    assert_eq!(meta["session_id"], json!(STAGED), "{meta}");
+    assert_eq!(meta["commit_sha"], json!(own), "{meta}");
+    assert_eq!(linked_meta(&env)["commit_sha"], json!(linked));
 }
