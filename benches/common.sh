@@ -1,7 +1,8 @@
 # Shared set-up of the benchmark scripts, sourced after ROOT is set: `. "$ROOT/benches/common.sh"
 # TOOL`. Installs TOOL with apt-get when missing, builds the binaries (release unless
 # BENCH_PROFILE=debug) and puts them first on PATH, makes a scratch dir WORK (removed on exit), a
-# hermetic git environment (git-refs primary, no mirrors) and T, a 100 KB JSONL transcript.
+# hermetic git environment (git-refs primary, no mirrors), T, a 100 KB JSONL transcript, and the
+# helpers below.
 command -v "$1" >/dev/null ||
     { apt-get update -qq && apt-get install -y -qq "$1" >/dev/null; }
 # BENCH_PROFILE=debug (what `compare.sh --smoke` uses, so CI reuses the test build instead of
@@ -24,3 +25,21 @@ python3 -c "
 import sys
 line = b'{\"type\":\"assistant\",\"text\":\"' + b'y' * 400 + b'\"}\n'
 sys.stdout.buffer.write(line * (100 * 1024 // len(line)))" > "$T"
+
+# The ref of checkpoint ID $1 in the git-refs store.
+ref_of() { echo "refs/entire/checkpoints/${1: -2}/$1"; }
+
+# The files of one checkpoint write of T, as written, under $WORK/objs: what
+# benches/plumbing_write.sh writes again with git's plumbing (the write baseline).
+write_objects_of_one_checkpoint() {
+    git init -q -b main "$WORK/scratch"
+    (
+        cd "$WORK/scratch"
+        git commit -q --allow-empty -m init
+        id="$(git-entire-checkpoint write -q --session s --transcript "$T" --prompt p)"
+        for f in metadata.json 0/metadata.json 0/full.jsonl 0/content_hash.txt 0/prompt.txt; do
+            mkdir -p "$WORK/objs/$(dirname "$f")"
+            git cat-file blob "$(ref_of "$id"):$f" > "$WORK/objs/$f"
+        done
+    )
+}

@@ -37,7 +37,6 @@ RATIOS="$ROOT/benches/ratios.py"
 want() { [ -z "$ONLY" ] || [[ " $ONLY " == *" $1 "* ]]; }
 hf() { hyperfine -N --style none --export-json "$WORK/run.json" "$@" >/dev/null; }
 ratios() { python3 "$RATIOS" "$TSV" "$WORK/run.json" "$@"; }
-ref_of() { echo "refs/entire/checkpoints/${1: -2}/$1"; }
 nth_id() { sed -n "$(( $(wc -l < "$1") / 2 + 1 ))p" "$1"; }
 
 # Checks a fixture with our own reader and with git: N checkpoint refs, and one checkpoint's
@@ -51,16 +50,7 @@ verify_fixture() {
 }
 
 # The objects of one write of the transcript, for the plumbing baseline.
-git init -q -b main "$WORK/scratch"
-(
-    cd "$WORK/scratch"
-    git commit -q --allow-empty -m init
-    id="$(git-entire-checkpoint write -q --session s --transcript "$T" --prompt p)"
-    for f in metadata.json 0/metadata.json 0/full.jsonl 0/content_hash.txt 0/prompt.txt; do
-        mkdir -p "$WORK/objs/$(dirname "$f")"
-        git cat-file blob "$(ref_of "$id"):$f" > "$WORK/objs/$f"
-    done
-)
+write_objects_of_one_checkpoint
 
 want sizes && echo "== write (100 KB transcript) and reads, against N existing checkpoints in each store"
 want sizes && for N in $SIZES; do

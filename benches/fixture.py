@@ -10,12 +10,15 @@ commit per batch of checkpoints so the branch has a history).
 
 Usage:
   fixture.py REPO --count N [--store git-refs|git-branch|both] [--packed]
-             [--remote BARE] [--transcript-bytes B]
+             [--remote BARE] [--transcript-bytes B] [--object-format sha1|sha256]
+             [--ref-format files|reftable]
 
 `git-entire-checkpoint` must be on PATH. The generated IDs are written one per line to
 `<git dir>/bench-ids-<store>.txt` (generation order). `--packed` runs `git pack-refs --all`
 (a sorted packed-refs file, no loose checkpoint refs); without it every ref is a loose file.
 `--remote BARE` makes a bare mirror holding the same refs (packed, as a clone writes them).
+`--object-format` and `--ref-format` are `git init`'s (the mirror has the same formats); in a
+reftable repository `--packed` compacts its tables.
 """
 
 import argparse
@@ -152,11 +155,16 @@ def main():
     p.add_argument("--packed", action="store_true")
     p.add_argument("--remote")
     p.add_argument("--transcript-bytes", type=int, default=4096)
+    p.add_argument("--object-format", choices=["sha1", "sha256"], default="sha1")
+    p.add_argument("--ref-format", choices=["files", "reftable"], default="files")
     a = p.parse_args()
     if os.path.exists(a.repo):
         sys.exit(f"fixture: {a.repo} already exists")
     stores = ["git-refs", "git-branch"] if a.store == "both" else [a.store]
-    git("init", "-q", "-b", "main", a.repo)
+    formats = [f"--object-format={a.object_format}"]
+    if a.ref_format != "files":
+        formats.append(f"--ref-format={a.ref_format}")
+    git("init", "-q", "-b", "main", *formats, a.repo)
     git("commit", "-q", "--allow-empty", "-m", "init", cwd=a.repo)
     git_dir = os.path.join(a.repo, ".git")
     fi = subprocess.Popen(["git", "fast-import", "--quiet", "--done"], cwd=a.repo, env=ENV,
@@ -190,7 +198,10 @@ def main():
     if a.packed:
         git("pack-refs", "--all", cwd=a.repo)
     if a.remote:
-        git("clone", "-q", "--mirror", a.repo, a.remote, capture=False)
+        clone = ["clone", "-q", "--mirror"]
+        if a.ref_format != "files":
+            clone.append(f"--ref-format={a.ref_format}")
+        git(*clone, a.repo, a.remote, capture=False)
 
 
 if __name__ == "__main__":

@@ -12,9 +12,6 @@ use crate::git::subprocess::{first_error_line, Git, GitError, Running};
 /// The most one `git blame` may take (a local command: generous, but never a hang).
 const BLAME_BUDGET: Duration = Duration::from_secs(600);
 
-/// The SHA git blame gives lines not committed yet.
-const NOT_COMMITTED: &str = "0000000000000000000000000000000000000000";
-
 /// Errors blaming a file.
 #[derive(Debug, thiserror::Error)]
 pub enum BlameError {
@@ -177,9 +174,10 @@ pub struct BlameCommit {
 }
 
 impl BlameCommit {
-    /// Whether the line is not committed yet (the working tree's changes).
+    /// Whether the line is not committed yet (the working tree's changes): git gives it the
+    /// all-zero ID of the repository's format (40 or 64 zeros).
     pub fn is_uncommitted(&self) -> bool {
-        self.sha == NOT_COMMITTED
+        self.sha.bytes().all(|b| b == b'0')
     }
 }
 
@@ -423,6 +421,25 @@ mod tests {
                 (4, 9, 0, "}")
             ]
         );
+    }
+
+    #[test]
+    fn uncommitted_lines_have_the_zero_id_of_either_format() {
+        let sha256 = "5".repeat(64);
+        let out = [
+            entry(&"0".repeat(40), 1, 1, "a.go", "wip"),
+            entry(&"0".repeat(64), 2, 2, "a.go", "wip"),
+            entry(&sha256, 3, 3, "a.go", "done"),
+            entry(A, 4, 4, "a.go", "done"),
+        ]
+        .concat();
+        let blame = parse_porcelain(&out).unwrap();
+        let uncommitted: Vec<bool> = blame
+            .commits
+            .iter()
+            .map(BlameCommit::is_uncommitted)
+            .collect();
+        assert_eq!(uncommitted, [true, true, false, false]);
     }
 
     #[test]

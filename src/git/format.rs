@@ -66,6 +66,17 @@ impl ObjectFormat {
         }
     }
 
+    /// The config lines declaring this format in a repository we create (a side repository, the
+    /// partial cache): its objects are the user's repository's, so its format must be too.
+    pub(crate) const fn config_lines(self) -> &'static str {
+        match self {
+            ObjectFormat::Sha1 => "[core]\n\trepositoryformatversion = 0\n",
+            ObjectFormat::Sha256 => {
+                "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectFormat = sha256\n"
+            }
+        }
+    }
+
     /// libgit2's name for it.
     pub(crate) fn git2(self) -> git2::ObjectFormat {
         match self {

@@ -56,7 +56,7 @@ pub enum RepoError {
         /// git's first error line.
         message: String,
     },
-    /// An object ID of the wrong form (the other format's, or not an ID at all).
+    /// An object ID given by the user in the wrong form (the other format's, or not an ID).
     #[error(transparent)]
     Oid(#[from] OidError),
 }
@@ -126,12 +126,6 @@ fn formats_of(git_dir: &Path) -> Result<Formats, RepoError> {
                 found: found.to_string(),
             });
         }
-    }
-    if formats.objects != ObjectFormat::Sha1 {
-        return Err(RepoError::Unsupported(format!(
-            "the {0} object format is not supported (extensions.objectFormat = {0}); only sha1 repositories are",
-            formats.objects.name()
-        )));
     }
     Ok(formats)
 }
@@ -206,8 +200,9 @@ impl RepoLocation {
 
 impl Repo {
     /// Opens the repository git would use from the current directory, honouring `GIT_DIR`,
-    /// `GIT_WORK_TREE`, linked worktrees and subdirectories. Reftable and sha256 repositories
-    /// are refused with [`RepoError::Unsupported`].
+    /// `GIT_WORK_TREE`, linked worktrees and subdirectories. A format no git knows yet is
+    /// refused with [`RepoError::Unsupported`], reftable refs with a git that cannot read them
+    /// with [`RepoError::GitTooOldFor`].
     pub fn discover() -> Result<Repo, RepoError> {
         init_libgit2();
         let formats = match probe_git_dir() {
@@ -326,9 +321,12 @@ impl Repo {
             // An empty side of `A..B` is HEAD, as git reads it.
             let rev = if rev.is_empty() { "HEAD" } else { rev };
             self.resolve_commit(rev)
-                .ok_or_else(|| RepoError::GitFailed {
-                    context: format!("resolve {range}"),
-                    message: format!("{rev:?} names no commit"),
+                .ok_or_else(|| match self.foreign_oid(rev) {
+                    Some(e) => RepoError::Oid(e),
+                    None => RepoError::GitFailed {
+                        context: format!("resolve {range}"),
+                        message: format!("{rev:?} names no commit"),
+                    },
                 })
         };
         let (include, exclude) = match range.split_once("..") {
@@ -355,6 +353,33 @@ impl Repo {
             out.push(String::from_utf8_lossy(c.message_bytes()).into_owned());
         }
         Ok(out)
+    }
+
+    /// Why `word` (a revision the user gave, that names nothing here) names nothing: it is a
+    /// full object ID of the other format (a SHA-256 ID in a SHA-1 repository, or the
+    /// reverse). `None` when it is anything else, or when it names an object after all (in a
+    /// SHA-256 repository, 40 hex digits may be an abbreviated ID).
+    pub fn foreign_oid(&self, word: &str) -> Option<OidError> {
+        let err = self.parse_oid(word).err()?;
+        match err {
+            OidError::OtherFormat { .. } if self.resolve_commit(word).is_none() => Some(err),
+            _ => None,
+        }
+    }
+
+    /// [`Repo::foreign_oid`] of the revision git's error line names (`bad revision 'X'`,
+    /// `ambiguous argument 'X'`, `invalid object name 'X'`), if it is such an ID.
+    pub fn foreign_oid_in(&self, git_error: &str) -> Option<OidError> {
+        [
+            "bad revision '",
+            "ambiguous argument '",
+            "invalid object name '",
+        ]
+        .iter()
+        .find_map(|marker| git_error.split(marker).nth(1)?.split('\'').next())?
+        // Each end of `A..B` or `A...B`.
+        .split("..")
+        .find_map(|end| self.foreign_oid(end.trim_matches(['.', '^'])))
     }
 
     /// Whether `hex` is the full ID of a commit of this repository.
@@ -456,10 +481,11 @@ impl crate::base::error::ExitStatus for RepoError {
             | RepoError::Unsupported(_)
             | RepoError::GitTooOldFor { .. }
             | RepoError::ImplicitBare(_) => crate::base::error::NOT_A_REPOSITORY,
-            RepoError::Git { .. }
-            | RepoError::Command { .. }
-            | RepoError::GitFailed { .. }
-            | RepoError::Oid(_) => crate::base::error::FAILURE,
+            RepoError::Git { .. } | RepoError::Command { .. } | RepoError::GitFailed { .. } => {
+                crate::base::error::FAILURE
+            }
+            // Only ever an ID the user gave.
+            RepoError::Oid(_) => crate::base::error::USAGE,
         }
     }
 }

@@ -71,8 +71,9 @@ impl<'a> SideRepo<'a> {
         // The real config first, then what makes this a bare repository of its own that never
         // runs maintenance on the shared object store.
         let cfg = format!(
-            "[include]\n\tpath = {}\n[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tlogAllRefUpdates = false\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n[fetch]\n\twriteCommitGraph = false\n[protocol]\n\tversion = 2\n",
-            config_quoted(&config)
+            "[include]\n\tpath = {}\n{}[core]\n\tbare = true\n\tlogAllRefUpdates = false\n[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n[fetch]\n\twriteCommitGraph = false\n[protocol]\n\tversion = 2\n",
+            config_quoted(&config),
+            repo.object_format().config_lines()
         );
         std::fs::create_dir_all(d.join("refs/heads"))?;
         std::fs::create_dir_all(d.join("objects"))?;
@@ -96,12 +97,12 @@ impl<'a> SideRepo<'a> {
     /// The value of a ref in the side repository: its loose file, else its `packed-refs` line.
     pub(crate) fn read_ref(&self, name: &str) -> Option<Oid> {
         if let Ok(text) = std::fs::read_to_string(self.dir.path().join(name)) {
-            return Oid::from_str(text.trim()).ok();
+            return self.repo.parse_oid(text.trim()).ok();
         }
         let packed = std::fs::read_to_string(self.dir.path().join("packed-refs")).ok()?;
         packed.lines().find_map(|l| {
             let (oid, n) = l.split_once(' ')?;
-            (n == name).then(|| Oid::from_str(oid).ok()).flatten()
+            (n == name).then(|| self.repo.parse_oid(oid).ok()).flatten()
         })
     }
 
@@ -161,7 +162,7 @@ impl<'a> SideRepo<'a> {
             .lines()
             .filter_map(|l| {
                 let (oid, name) = l.split_once(' ')?;
-                Some((name.to_owned(), Oid::from_str(oid).ok()?))
+                Some((name.to_owned(), self.repo.parse_oid(oid).ok()?))
             })
             .collect())
     }

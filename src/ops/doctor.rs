@@ -1005,7 +1005,7 @@ fn settings_approval(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
 /// not recomputed, and the next `list` writes it again.
 fn summary_index(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     let path = summary::path(cx.repo.common_dir());
-    let message = match summary::Index::load(&path) {
+    let message = match summary::Index::load(&path, cx.repo.object_format()) {
         Ok(None) => return Ok(Vec::new()),
         Err(damage) => format!(
             "damaged ({}); list ignores it and writes it again",

@@ -618,7 +618,7 @@ fn fetch_all(
     let (up_to_date, to_fetch): (Vec<_>, Vec<_>) = remote_refs.into_iter().partition(|(r, tip)| {
         local
             .get(r.name())
-            .is_some_and(|ours| Oid::from_str(tip).ok() == Some(*ours))
+            .is_some_and(|ours| fetcher.repo().parse_oid(tip).ok() == Some(*ours))
     });
     outcomes.extend(
         up_to_date

@@ -386,7 +386,11 @@ fn migrate_one(
     let bytes = git.find_blob(meta.id())?.content().to_vec();
     let new_meta = normalised_summary(&bytes, &id)?;
     let new_meta_oid = match &new_meta {
-        Some(b) if dry_run => Some(Oid::hash_object(git2::ObjectType::Blob, b)?),
+        Some(b) if dry_run => Some(Oid::hash_object_ext(
+            git2::ObjectType::Blob,
+            b,
+            repo.object_format().git2(),
+        )?),
         Some(b) => Some(git.blob(b)?),
         None => None,
     };

@@ -336,8 +336,11 @@ pub fn list(
     }
     let out = log.wait()?;
     if !out.success() {
+        let message = first_error_line(&out.stderr);
         return Err(RangeError::Rejected {
-            message: first_error_line(&out.stderr),
+            message: repo
+                .foreign_oid_in(&message)
+                .map_or(message, |e| e.to_string()),
         });
     }
     // In order of first mention, each once.

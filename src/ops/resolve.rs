@@ -2,7 +2,7 @@
 //! `Entire-Checkpoint:` trailers (and the rewrite map) link it to checkpoints.
 
 use crate::base::id::CheckpointId;
-use crate::git::repo::Repo;
+use crate::git::repo::{Repo, RepoError};
 use crate::ops::rewrites::{self, RewriteMap};
 use crate::store::{Checkpoint, StoreError};
 use crate::topology::{Topology, TopologyError};
@@ -59,10 +59,14 @@ pub fn checkpoints(
         Err(TopologyError::NoMatch { .. } | TopologyError::InvalidId(_)) => {
             match commit_trailer_ids(repo, target, &notice)? {
                 Some(ids) => by_trailers(ids),
-                None => Err(TopologyError::NoMatch {
-                    name: target.to_owned(),
-                    why: Some("neither a checkpoint ID nor a commit"),
-                }),
+                // A full object ID of the other format is named as such.
+                None => match repo.foreign_oid(target) {
+                    Some(e) => Err(StoreError::Repo(RepoError::Oid(e)).into()),
+                    None => Err(TopologyError::NoMatch {
+                        name: target.to_owned(),
+                        why: Some("neither a checkpoint ID nor a commit"),
+                    }),
+                },
             }
         }
         Err(e) => Err(e),

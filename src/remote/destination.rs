@@ -189,7 +189,9 @@ fn parse_record(text: &str) -> HashMap<String, Oid> {
         };
         if let (Some(name), Some(oid)) = (
             v["ref"].as_str(),
-            v["oid"].as_str().and_then(|o| Oid::from_str(o).ok()),
+            v["oid"]
+                .as_str()
+                .and_then(|o| crate::git::format::ObjectFormat::parse_any(o).ok()),
         ) {
             out.insert(name.to_owned(), oid);
         }

@@ -98,8 +98,9 @@ impl<'r> PartialCache<'r> {
         // The real config first (remotes, insteadOf and credentials apply), then what makes this
         // a bare repository of its own.
         let config = format!(
-            "[include]\n\tpath = {}\n[core]\n\trepositoryformatversion = 0\n\tbare = true\n\tlogAllRefUpdates = false\n[fetch]\n\twriteCommitGraph = false\n[protocol]\n\tversion = 2\n",
-            crate::git::side::config_quoted(&repo.common_dir().join("config"))
+            "[include]\n\tpath = {}\n{}[core]\n\tbare = true\n\tlogAllRefUpdates = false\n[fetch]\n\twriteCommitGraph = false\n[protocol]\n\tversion = 2\n",
+            crate::git::side::config_quoted(&repo.common_dir().join("config")),
+            repo.object_format().config_lines()
         );
         std::fs::create_dir_all(t.join("refs/heads")).map_err(io)?;
         std::fs::create_dir_all(t.join("objects/pack")).map_err(io)?;

@@ -7,11 +7,9 @@
 //! cache, a blob a filtered fetch left out) is an error here: the caller reads it through the
 //! store, which knows where else to look.
 
-use git2::Oid;
-
 use crate::base::id::CheckpointId;
 use crate::git::repo::{Repo, RepoError, RepoLocation};
-use crate::store::{git_err, tree, CheckpointFiles, StoreError};
+use crate::store::{tree, CheckpointFiles, StoreError};
 
 /// Reads checkpoint files by tree id from a repository opened for it.
 pub struct ContentReader {
@@ -33,7 +31,10 @@ impl ContentReader {
         path: &str,
     ) -> Result<Vec<u8>, StoreError> {
         let limits = self.repo.settings().limits();
-        let oid = Oid::from_str(tree_id).map_err(git_err("read checkpoint tree"))?;
+        let oid = self
+            .repo
+            .parse_oid(tree_id)
+            .map_err(|e| StoreError::Repo(e.into()))?;
         let tree = tree::tree_within(&self.repo.git, oid, id, "of the checkpoint", &limits)?;
         tree::TreeFiles::new(&self.repo.git, tree, id, limits).read(path)
     }

@@ -9,6 +9,7 @@ use git2::Oid;
 
 use crate::base::id::{CheckpointId, ULID_LEN};
 use crate::config::settings::Limits;
+use crate::git::format::ObjectFormat;
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::refs::Listed;
 use crate::git::repo::{Identity, Repo};
@@ -187,7 +188,8 @@ impl<'r> GitRefsStore<'r> {
         let limits = self.repo.settings().limits();
         let refs = self.checkpoint_refs()?;
         let path = summary::path(self.repo.common_dir());
-        let (old, damage) = match summary::Index::load(&path) {
+        let format = self.repo.object_format();
+        let (old, damage) = match summary::Index::load(&path, format) {
             Ok(index) => (index, None),
             Err(damage) => (
                 None,
@@ -197,7 +199,7 @@ impl<'r> GitRefsStore<'r> {
                 }),
             ),
         };
-        let mut built = summary::Builder::new(refs.len());
+        let mut built = summary::Builder::new(refs.len(), format);
         let mut lines = Vec::with_capacity(refs.len());
         let (mut hits, mut recorded) = (0, 0);
         let mut old_lines = old.as_ref().map(summary::Index::lines);
@@ -427,13 +429,19 @@ pub(crate) fn commit_info(c: &git2::Commit<'_>) -> CommitInfo {
     }
 }
 
+/// An object ID of a [`Checkpoint`] that is not one of the repository's.
+fn oid_err(e: crate::git::format::OidError) -> StoreError {
+    StoreError::Repo(e.into())
+}
+
 /// Reads the tree object of a [`Checkpoint`].
 pub(crate) fn checkpoint_tree<'a>(
     git: &'a git2::Repository,
     cp: &Checkpoint,
     limits: &Limits,
 ) -> Result<git2::Tree<'a>, StoreError> {
-    let oid = Oid::from_str(&cp.tree).map_err(git_err("parse tree id"))?;
+    // Read by this process from a repository of this format: its length says which.
+    let oid = ObjectFormat::parse_any(&cp.tree).map_err(oid_err)?;
     tree::tree_within(git, oid, &cp.id, "of the checkpoint", limits)
 }
 
@@ -480,7 +488,7 @@ impl CheckpointReader for GitRefsStore<'_> {
         // A checkpoint read from the partial cache is read from it again (its ref there still
         // points at the commit read); everything else comes from the repository.
         let limits = self.repo.settings().limits();
-        let tip = Oid::from_str(&cp.commit).map_err(git_err("parse commit id"))?;
+        let tip = self.repo.parse_oid(&cp.commit).map_err(oid_err)?;
         let cached = match publish::tip_of(self.repo, &cp.ref_name)? {
             Some(t) if t == tip => None,
             _ => self.cache().filter(|c| c.tip(&cp.ref_name) == Some(tip)),
@@ -546,8 +554,9 @@ impl CheckpointReader for GitRefsStore<'_> {
 
 /// The list line of a checkpoint read from `git` (its subject read there too).
 pub(crate) fn info_read(git: &git2::Repository, cp: &Checkpoint) -> CheckpointInfo {
-    let subject = Oid::from_str(&cp.tree)
-        .and_then(|t| git.find_tree(t))
+    let subject = ObjectFormat::parse_any(&cp.tree)
+        .ok()
+        .and_then(|t| git.find_tree(t).ok())
         .map(|tree| tree::subject(git, &tree, &cp.session_dirs))
         .unwrap_or_default();
     info_of(cp, subject)

@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 
 use crate::base::fs::{read_cache_file, write_atomic, CacheFileError};
 use crate::base::id::CheckpointId;
+use crate::git::format::ObjectFormat;
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::store::{CheckpointInfo, StoreKind};
 
@@ -28,8 +29,6 @@ const MAGIC: &[u8; 4] = b"ECSI";
 /// The format version this code reads and writes (2 added each line's subject; a version 1
 /// index is ignored and rebuilt).
 pub const VERSION: u8 = 2;
-/// Length of a binary SHA-1 object id.
-const OID_LEN: usize = 20;
 /// Magic, version, object id length, two reserved bytes, record count.
 const HEADER_LEN: usize = 12;
 /// The SHA-256 of everything before it.
@@ -83,6 +82,8 @@ pub enum Damage {
 pub struct Index {
     bytes: Vec<u8>,
     records: Vec<u32>,
+    /// The object format of its IDs (binary, 20 bytes for SHA-1, 32 for SHA-256).
+    format: ObjectFormat,
     /// Whether `bytes` ends with its checksum (a built index gets it only when stored).
     sealed: bool,
 }
@@ -115,8 +116,9 @@ pub fn path(common: &Path) -> PathBuf {
 
 impl Index {
     /// Loads the index at `path`: `Ok(None)` when there is none, `Err` when the file is there
-    /// but must not be trusted. Never follows a symbolic link and never blocks on a special file.
-    pub fn load(path: &Path) -> Result<Option<Index>, Damage> {
+    /// but must not be trusted (an index of another object format included). Never follows a
+    /// symbolic link and never blocks on a special file.
+    pub fn load(path: &Path, format: ObjectFormat) -> Result<Option<Index>, Damage> {
         let bytes = match read_cache_file(path, MAX_BYTES) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => return Ok(None),
@@ -128,12 +130,13 @@ impl Index {
         if bytes.len() > 4 && &bytes[..4] == MAGIC && bytes[4] < VERSION {
             return Ok(None);
         }
-        Index::parse(bytes).map(Some)
+        Index::parse(bytes, format).map(Some)
     }
 
     /// Validates `bytes` as an index: header, checksum, and every record decodable, its ref
     /// name a checkpoint ref, in strictly ascending checkpoint ID order (so one ID has one record).
-    pub fn parse(bytes: Vec<u8>) -> Result<Index, Damage> {
+    pub fn parse(bytes: Vec<u8>, format: ObjectFormat) -> Result<Index, Damage> {
+        let oid_len = format.raw_len();
         if bytes.len() < 4 || &bytes[..4] != MAGIC {
             return Err(Damage::NotAnIndex);
         }
@@ -147,19 +150,19 @@ impl Index {
         if Sha256::digest(body).as_slice() != sum {
             return Err(Damage::Checksum);
         }
-        if usize::from(body[5]) != OID_LEN || body[6..8] != [0, 0] {
+        if usize::from(body[5]) != oid_len || body[6..8] != [0, 0] {
             return Err(Damage::Malformed("unknown object id length or flags"));
         }
         let count = u32::from_le_bytes([body[8], body[9], body[10], body[11]]) as usize;
         // A count larger than the file could hold is refused before allocating for it.
-        if count > body.len() / OID_LEN {
+        if count > body.len() / oid_len {
             return Err(Damage::Malformed("record count larger than the file"));
         }
         let mut records = Vec::with_capacity(count);
         let mut at = HEADER_LEN;
         let mut previous: Option<&str> = None;
         for _ in 0..count {
-            let (record, next) = decode(body, at)?;
+            let (record, next) = decode(body, at, oid_len)?;
             let name = format!("{CHECKPOINT_REF_PREFIX}{}", record.leaf);
             if CheckpointRef::parse(&name).is_err() {
                 return Err(Damage::Malformed("a record names no checkpoint ref"));
@@ -178,6 +181,7 @@ impl Index {
         Ok(Index {
             bytes,
             records,
+            format,
             sealed: true,
         })
     }
@@ -208,10 +212,10 @@ impl Index {
     /// The checkpoint ID and `created_at` of record `no`, without decoding the rest.
     pub fn id_and_time(&self, no: RecordNo) -> (&str, &str) {
         let at = self.records[no.0 as usize] as usize;
-        let leaf = leaf_at(&self.bytes, at);
+        let leaf = leaf_at(&self.bytes, at, self.format.raw_len());
         let mut cur = Cursor {
             body: &self.bytes,
-            at: at + OID_LEN + 2 + leaf.len(),
+            at: at + self.format.raw_len() + 2 + leaf.len(),
         };
         (id_of(leaf), cur.string().unwrap_or(""))
     }
@@ -232,7 +236,7 @@ impl Index {
 
     fn record_at(&self, at: u32) -> Record<'_> {
         // Every offset was decoded once by `parse`, or encoded by a `Builder`.
-        decode(&self.bytes, at as usize)
+        decode(&self.bytes, at as usize, self.format.raw_len())
             .map(|(r, _)| r)
             .unwrap_or_else(|_| unreachable!("validated by Index::parse"))
     }
@@ -293,22 +297,29 @@ impl Record<'_> {
 pub struct Builder {
     bytes: Vec<u8>,
     records: Vec<u32>,
+    format: ObjectFormat,
 }
 
 impl Builder {
-    /// An empty index with room for about `records` records.
-    pub fn new(records: usize) -> Self {
+    /// An empty index of `format`'s object IDs with room for about `records` records.
+    pub fn new(records: usize, format: ObjectFormat) -> Self {
+        let oid_len = format.raw_len();
         let mut bytes = Vec::with_capacity(HEADER_LEN + records * 104 + TRAILER_LEN);
         bytes.extend_from_slice(MAGIC);
-        bytes.extend_from_slice(&[VERSION, OID_LEN as u8, 0, 0, 0, 0, 0, 0]);
+        bytes.extend_from_slice(&[VERSION, oid_len as u8, 0, 0, 0, 0, 0, 0]);
         Builder {
             bytes,
             records: Vec::with_capacity(records),
+            format,
         }
     }
 
-    /// Appends a copy of record `no` of `from`; `None` (nothing appended) past [`MAX_BYTES`].
+    /// Appends a copy of record `no` of `from`; `None` (nothing appended) past [`MAX_BYTES`], or
+    /// when `from` holds IDs of another format.
     pub fn copy(&mut self, from: &Index, no: RecordNo) -> Option<RecordNo> {
+        if from.format != self.format {
+            return None;
+        }
         let raw = from.raw(no);
         (self.bytes.len() + raw.len() <= LIMIT).then(|| {
             let start = self.bytes.len();
@@ -321,7 +332,10 @@ impl Builder {
     /// (nothing appended) when the line is unreadable or remote-only, a string or the session
     /// count does not fit the format, or the index would exceed [`MAX_BYTES`].
     pub fn push(&mut self, leaf: &str, tip: Oid, info: &CheckpointInfo) -> Option<RecordNo> {
-        if info.unreadable.is_some() || info.remote_only {
+        if info.unreadable.is_some()
+            || info.remote_only
+            || tip.as_bytes().len() != self.format.raw_len()
+        {
             return None;
         }
         let start = self.bytes.len();
@@ -344,6 +358,7 @@ impl Builder {
         Index {
             bytes: self.bytes,
             records: self.records,
+            format: self.format,
             sealed: false,
         }
     }
@@ -375,13 +390,17 @@ impl Lines<'_> {
     pub fn find(&mut self, shard: &str, id: &str, tip: Oid) -> Option<RecordNo> {
         let records = &self.index.records;
         while self.next < records.len()
-            && id_of(leaf_at(&self.index.bytes, records[self.next] as usize)) < id
+            && id_of(leaf_at(
+                &self.index.bytes,
+                records[self.next] as usize,
+                self.index.format.raw_len(),
+            )) < id
         {
             self.next += 1;
         }
         let at = *records.get(self.next)? as usize;
         // The leaf is `<shard>/<id>`, compared in place.
-        let leaf = leaf_at(&self.index.bytes, at).as_bytes();
+        let leaf = leaf_at(&self.index.bytes, at, self.index.format.raw_len()).as_bytes();
         let same = leaf.len() == shard.len() + 1 + id.len()
             && leaf.starts_with(shard.as_bytes())
             && leaf[shard.len()] == b'/'
@@ -397,17 +416,17 @@ fn id_of(leaf: &str) -> &str {
 }
 
 /// The ref leaf of the record at `at` (already validated).
-fn leaf_at(bytes: &[u8], at: usize) -> &str {
-    let start = at + OID_LEN;
+fn leaf_at(bytes: &[u8], at: usize, oid_len: usize) -> &str {
+    let start = at + oid_len;
     let len = usize::from(u16::from_le_bytes([bytes[start], bytes[start + 1]]));
     std::str::from_utf8(&bytes[start + 2..start + 2 + len]).unwrap_or("")
 }
 
 /// Decodes the record at `at` of `body`; returns it and where the next one starts.
-fn decode(body: &[u8], at: usize) -> Result<(Record<'_>, usize), Damage> {
+fn decode(body: &[u8], at: usize, oid_len: usize) -> Result<(Record<'_>, usize), Damage> {
     let mut cur = Cursor { body, at };
-    let tip = Oid::from_bytes(cur.take(OID_LEN)?)
-        .map_err(|_| Damage::Malformed("object id of a record"))?;
+    let tip = ObjectFormat::from_raw(cur.take(oid_len)?)
+        .ok_or(Damage::Malformed("object id of a record"))?;
     let leaf = cur.string()?;
     let created_at = cur.string()?;
     let agent = cur.string()?;
@@ -502,7 +521,7 @@ mod tests {
             .collect();
         sorted.sort_by(|a, b| id_of(a.0).cmp(id_of(b.0)));
         sorted.dedup_by(|a, b| id_of(a.0) == id_of(b.0));
-        let mut builder = Builder::new(sorted.len());
+        let mut builder = Builder::new(sorted.len(), SHA1);
         for (leaf, tip, info) in sorted {
             builder.push(leaf, tip, info);
         }
@@ -532,6 +551,7 @@ mod tests {
             .to_owned()
     }
 
+    const SHA1: ObjectFormat = ObjectFormat::Sha1;
     const A: &str = "01KVBJCWYA4YW6J5M9GP000001";
     const B: &str = "01KVBJCWYA4YW6J5M9GP000002";
     const HEX: &str = "0123456789ab";
@@ -566,7 +586,7 @@ mod tests {
     #[test]
     fn round_trip_in_id_order_and_only_at_the_recorded_tip() {
         let (mut entries, bytes) = sample();
-        let index = Index::parse(bytes).unwrap();
+        let index = Index::parse(bytes, SHA1).unwrap();
         assert_eq!(index.record_count(), 3);
         let ids: Vec<&str> = index.records().map(|r| id_of(r.leaf)).collect();
         assert_eq!(ids, [HEX, A, B], "sorted by ID (digits before letters)");
@@ -581,7 +601,7 @@ mod tests {
         let f = CheckpointId::parse(F).unwrap();
         let folded = CheckpointRef::folded(&f).unwrap();
         let bytes = encode([(name(F).as_str(), tip(4), &line(F, "x", &["s"]))]);
-        let index = Index::parse(bytes).unwrap();
+        let index = Index::parse(bytes, SHA1).unwrap();
         assert!(index.lines().get(&name(F), tip(4), &f).is_some());
         assert_eq!(
             index.lines().get(folded.name(), tip(4), &f),
@@ -603,7 +623,7 @@ mod tests {
             (na.as_str(), tip(1), &broken),
             (nb.as_str(), tip(2), &remote),
         ]);
-        assert_eq!(Index::parse(bytes).unwrap().record_count(), 0);
+        assert_eq!(Index::parse(bytes, SHA1).unwrap().record_count(), 0);
     }
 
     #[test]
@@ -612,19 +632,49 @@ mod tests {
         let big = line(A, &long, &["s"]);
         let ok = line(B, "Codex", &["s"]);
         let (na, nb) = (name(A), name(B));
-        let index = Index::parse(encode([
-            (na.as_str(), tip(1), &big),
-            (nb.as_str(), tip(2), &ok),
-        ]))
+        let index = Index::parse(
+            encode([(na.as_str(), tip(1), &big), (nb.as_str(), tip(2), &ok)]),
+            SHA1,
+        )
         .unwrap();
         assert_eq!(index.record_count(), 1);
         assert_eq!(index.records().next().unwrap().agent, "Codex");
     }
 
     #[test]
+    fn a_sha256_index_holds_32_byte_ids_and_is_refused_as_the_other_format() {
+        let tip = ObjectFormat::Sha256.parse(&"5".repeat(64)).unwrap();
+        let info = line(A, "Codex", &["s"]);
+        let mut builder = Builder::new(1, ObjectFormat::Sha256);
+        let leaf = &name(A)[CHECKPOINT_REF_PREFIX.len()..];
+        assert!(builder.push(leaf, tip, &info).is_some());
+        assert!(
+            builder.push(leaf, super::tests::tip(1), &info).is_none(),
+            "a SHA-1 tip is not recorded in a SHA-256 index"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(INDEX_FILE);
+        builder.finish().store(&path).unwrap();
+        let index = Index::load(&path, ObjectFormat::Sha256).unwrap().unwrap();
+        assert_eq!(index.records().next().unwrap().tip, tip);
+        assert_eq!(index.lines().find(&leaf[..2], A, tip), Some(RecordNo(0)));
+        assert!(matches!(
+            Index::load(&path, SHA1),
+            Err(Damage::Malformed(_))
+        ));
+        let (_, sha1) = sample();
+        let sha1 = Index::parse(sha1, SHA1).unwrap();
+        let mut other = Builder::new(1, ObjectFormat::Sha256);
+        assert!(
+            other.copy(&sha1, RecordNo(0)).is_none(),
+            "no record of another format is copied"
+        );
+    }
+
+    #[test]
     fn damage_is_detected() {
         let (_, bytes) = sample();
-        let damaged = |b: Vec<u8>| Index::parse(b).unwrap_err();
+        let damaged = |b: Vec<u8>| Index::parse(b, SHA1).unwrap_err();
         assert!(matches!(damaged(Vec::new()), Damage::NotAnIndex));
         assert!(matches!(damaged(b"ECSI".to_vec()), Damage::Checksum));
         assert!(matches!(
@@ -660,7 +710,7 @@ mod tests {
         };
         let index_of = |records: &[Vec<u8>]| {
             let mut out = MAGIC.to_vec();
-            out.extend_from_slice(&[VERSION, OID_LEN as u8, 0, 0]);
+            out.extend_from_slice(&[VERSION, SHA1.raw_len() as u8, 0, 0]);
             out.extend_from_slice(&(records.len() as u32).to_le_bytes());
             for r in records {
                 out.extend_from_slice(r);
@@ -669,24 +719,24 @@ mod tests {
         };
         let a = &name(A)[CHECKPOINT_REF_PREFIX.len()..];
         let b = &name(B)[CHECKPOINT_REF_PREFIX.len()..];
-        assert!(Index::parse(index_of(&[record(a), record(b)])).is_ok());
-        let twice = Index::parse(index_of(&[record(a), record(a)])).unwrap_err();
+        assert!(Index::parse(index_of(&[record(a), record(b)]), SHA1).is_ok());
+        let twice = Index::parse(index_of(&[record(a), record(a)]), SHA1).unwrap_err();
         assert!(matches!(twice, Damage::Order { .. }), "{twice}");
         // The same ID under both spellings of its shard is one key too.
         let canonical = &name(F)[CHECKPOINT_REF_PREFIX.len()..];
         let folded = format!("ab/{F}");
-        let both = Index::parse(index_of(&[record(canonical), record(&folded)])).unwrap_err();
+        let both = Index::parse(index_of(&[record(canonical), record(&folded)]), SHA1).unwrap_err();
         assert!(matches!(both, Damage::Order { .. }));
-        let reversed = Index::parse(index_of(&[record(b), record(a)])).unwrap_err();
+        let reversed = Index::parse(index_of(&[record(b), record(a)]), SHA1).unwrap_err();
         assert!(matches!(reversed, Damage::Order { .. }));
         for foreign in ["v1/main", "zz/01KVBJCWYA4YW6J5M9GP000001", "../../HEAD", ""] {
-            let e = Index::parse(index_of(&[record(foreign)])).unwrap_err();
+            let e = Index::parse(index_of(&[record(foreign)]), SHA1).unwrap_err();
             assert!(matches!(e, Damage::Malformed(_)), "{foreign:?}: {e}");
         }
         let mut not_utf8 = record(a);
         let at = not_utf8.len() - 1;
         not_utf8[at] = 0xff;
-        let e = Index::parse(index_of(&[not_utf8])).unwrap_err();
+        let e = Index::parse(index_of(&[not_utf8]), SHA1).unwrap_err();
         assert!(matches!(e, Damage::Malformed(_)), "{e}");
     }
 
@@ -694,17 +744,17 @@ mod tests {
     fn load_refuses_links_and_special_files_and_reports_absence() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(INDEX_FILE);
-        assert!(matches!(Index::load(&path), Ok(None)));
+        assert!(matches!(Index::load(&path, SHA1), Ok(None)));
         let (_, bytes) = sample();
         let target = dir.path().join("elsewhere");
         std::fs::write(&target, &bytes).unwrap();
         std::os::unix::fs::symlink(&target, &path).unwrap();
-        assert!(matches!(Index::load(&path), Err(Damage::NotAFile)));
+        assert!(matches!(Index::load(&path, SHA1), Err(Damage::NotAFile)));
         std::fs::remove_file(&path).unwrap();
         std::fs::create_dir(&path).unwrap();
-        assert!(matches!(Index::load(&path), Err(Damage::NotAFile)));
+        assert!(matches!(Index::load(&path, SHA1), Err(Damage::NotAFile)));
         std::fs::remove_dir(&path).unwrap();
         store(&path, &bytes).unwrap();
-        assert_eq!(Index::load(&path).unwrap().unwrap().record_count(), 3);
+        assert_eq!(Index::load(&path, SHA1).unwrap().unwrap().record_count(), 3);
     }
 }

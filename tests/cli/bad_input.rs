@@ -324,30 +324,6 @@ fn outside_a_repository_exits_128() {
     assert!(!env.repo().join(".git").exists(), "no repository created");
 }
 
-fn unsupported_repository(init_flag: &str, words: &[&str]) {
-    let env = TestEnv::without_repo();
-    env.init_repo(&[init_flag]);
-    env.write_file("README.md", b"hello\n");
-    env.git(&["add", "README.md"]);
-    env.git(&["commit", "-q", "-m", "initial commit"]);
-    let snapshot = env.refs_snapshot();
-    for store in Store::ALL {
-        for args in [
-            vec!["write", "--session", "sess-1", "--id", HEX_ID],
-            vec!["list", "--json"],
-        ] {
-            let out = env.run(store, &args);
-            let stderr = assert_code(&out, 128, &format!("{args:?} in a {init_flag} repository"));
-            let lower = stderr.to_lowercase();
-            assert!(
-                words.iter().any(|w| lower.contains(w)),
-                "{init_flag}: message should say which ({words:?}): {stderr}"
-            );
-        }
-    }
-    assert_eq!(env.refs_snapshot(), snapshot, "nothing written");
-}
-
 /// A git older than 2.45 (which cannot read reftable): `ENTIRE_TEST_OLD_GIT`, else
 /// `/usr/bin/git` (2.39 on Debian 12 and macOS); `None` when there is none such.
 fn git_without_reftable() -> Option<std::path::PathBuf> {
@@ -418,9 +394,61 @@ fn a_reftable_repository_with_a_git_that_cannot_read_it_exits_128_and_writes_not
     assert!(!env.repo().join(".entire").exists(), "no settings written");
 }
 
+/// A full object ID of the other format, where a revision is expected: one error naming both
+/// formats, exit 2, nothing written; in either direction.
 #[test]
-fn sha256_repository_exits_128() {
-    unsupported_repository("--object-format=sha256", &["sha256", "sha-256"]);
+fn an_object_id_of_the_other_format_is_named_as_such() {
+    // Each format chosen explicitly: the profile may make either the default.
+    let [sha1, sha256] = ["sha1", "sha256"].map(|format| {
+        let env = TestEnv::without_repo();
+        env.init_repo(&[&format!("--object-format={format}")]);
+        env.write_file("README.md", b"hello\n");
+        env.git(&["add", "README.md"]);
+        env.git(&["commit", "-q", "-m", "initial commit"]);
+        env
+    });
+    for (env, other, found, uses) in [
+        (&sha1, &sha256, "SHA-256", "SHA-1"),
+        (&sha256, &sha1, "SHA-1", "SHA-256"),
+    ] {
+        let id = other.rev("HEAD").unwrap();
+        let snapshot = env.refs_snapshot();
+        let range = format!("HEAD..{id}");
+        for args in [
+            vec!["show", id.as_str()],
+            vec!["cat", id.as_str(), "metadata.json"],
+            vec!["log", id.as_str()],
+            vec!["list", id.as_str()],
+            vec!["list", range.as_str()],
+            vec!["blame", "README.md", id.as_str()],
+        ] {
+            let out = env.run(Store::Refs, &args);
+            let stderr = assert_code(&out, 2, &format!("{args:?} in a {uses} repository"));
+            assert!(
+                stderr.contains(&format!(
+                    "{id} is a {found} object ID, but this repository uses {uses}"
+                )),
+                "{args:?}: {stderr}"
+            );
+        }
+        env.bare_remote("origin");
+        let out = env
+            .bin_cmd(&crate::env::fetch_bin())
+            .args(["origin", "--for", &range])
+            .output()
+            .unwrap();
+        let stderr = assert_code(&out, 2, "entire-fetch --for");
+        assert!(
+            stderr.contains(&format!("is a {found} object ID")),
+            "{stderr}"
+        );
+        assert_eq!(env.refs_snapshot(), snapshot, "nothing written");
+    }
+    // In a SHA-256 repository, 40 hex digits may abbreviate an ID: then they are one.
+    let head = sha256.rev("HEAD").unwrap();
+    let out = sha256.run(Store::Refs, &["show", &head[..40]]);
+    let stderr = assert_code(&out, 3, "an abbreviated SHA-256 ID");
+    assert!(stderr.contains("no Entire-Checkpoint trailer"), "{stderr}");
 }
 
 #[test]

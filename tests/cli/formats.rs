@@ -17,6 +17,7 @@ use crate::env::{
     path_str, Store, TestEnv, REFS_PREFIX,
 };
 use crate::fixtures::{write_args, HEX_ID};
+use crate::schemas::assert_valid;
 
 /// The formats of a test repository and of its remote, as `git init` options.
 #[derive(Clone, Copy, Debug)]
@@ -30,6 +31,15 @@ const REFTABLE: Formats = Formats {
     init: &["--ref-format=reftable"],
     explicit_bare: false,
 };
+const SHA256: Formats = Formats {
+    init: &["--object-format=sha256"],
+    explicit_bare: false,
+};
+const GIT3: Formats = Formats {
+    init: &["--object-format=sha256", "--ref-format=reftable"],
+    explicit_bare: true,
+};
+
 /// `git --git-dir=<bare> <args>` (a bare repository is always addressed explicitly, so this
 /// works under `safe.bareRepository=explicit`).
 fn bare_git(env: &TestEnv, bare: &Path, args: &[&str]) -> String {
@@ -160,6 +170,7 @@ fn user_story(formats: Formats) {
         env.ok_primary_in(None, &teammate, &["show", "HEAD", "--json"])
             .as_bytes(),
     );
+    assert_valid("show.json", &format!("{what}: show --json"), &shown);
     let shown = if shown.is_array() {
         shown[0].clone()
     } else {
@@ -194,6 +205,34 @@ fn user_story(formats: Formats) {
     );
     assert!(local.contains(&format!("{name} {tip}")), "{what}: {local}");
     assert!(local.contains(&checkpoint_ref(HEX_ID)), "{what}: {local}");
+
+    for (schema, args, commit) in [
+        ("log.json", vec!["log", id.as_str(), "--json"], &tip),
+        ("list-range.json", vec!["list", "main", "--json"], &head),
+    ] {
+        let out = parse_json(env.ok_primary_in(None, &teammate, &args).as_bytes());
+        assert_valid(schema, &format!("{what}: {args:?}"), &out);
+        assert!(
+            out.to_string().contains(commit.as_str()),
+            "{what}: {args:?} names {commit}: {out}"
+        );
+    }
+
+    // A filtered fetch into the partial cache (created in the repository's object format);
+    // the transcript follows on read.
+    bare_git(&env, &origin, &["config", "uploadpack.allowFilter", "true"]);
+    let partial = env.root().join("partial");
+    let mut clone = vec!["clone", "-q"];
+    if refs == "reftable" {
+        clone.push("--ref-format=reftable");
+    }
+    clone.extend_from_slice(&[path_str(&origin), path_str(&partial)]);
+    env.git_in(env.root(), &clone);
+    let fetched = entire_fetch(&env, &partial, &["--filter=blob:none", "origin", &id]);
+    assert_eq!(fetched[0]["status"], "fetched", "{what}: {fetched}");
+    assert_eq!(fetched[0]["partial"], true, "{what}: {fetched}");
+    let transcript = env.ok_primary_in(None, &partial, &["cat", &id, "0/full.jsonl"]);
+    assert_eq!(transcript, CLAUDE, "{what}: the transcript fetched on read");
 
     env.ok_primary_in(None, &teammate, &["enable"]);
     let out = env.run_primary_in(None, &teammate, &["doctor", "--json"]);
@@ -240,4 +279,14 @@ fn user_story(formats: Formats) {
 #[test]
 fn the_user_story_in_a_reftable_repository() {
     user_story(REFTABLE);
+}
+
+#[test]
+fn the_user_story_in_a_sha256_repository() {
+    user_story(SHA256);
+}
+
+#[test]
+fn the_user_story_with_git3_defaults_and_explicit_bare_repositories() {
+    user_story(GIT3);
 }

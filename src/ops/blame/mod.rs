@@ -306,7 +306,16 @@ fn attribute(
             None
         }
     };
-    let blamed = pending.finish()?;
+    let blamed = pending.finish().map_err(|e| match e {
+        // A revision of the other object format is named as such.
+        BlameError::Rejected { path, message } => BlameError::Rejected {
+            message: repo
+                .foreign_oid_in(&message)
+                .map_or(message, |e| e.to_string()),
+            path,
+        },
+        e => e,
+    })?;
     // Commit → its checkpoints (indices into `ids`).
     let mut ids: Vec<CheckpointId> = Vec::new();
     let mut commit_cps: Vec<Vec<usize>> = Vec::new();
