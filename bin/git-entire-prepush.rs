@@ -87,6 +87,7 @@ fn prepush(remote: Option<String>, input: &str, started: Instant, quiet: bool) {
     let result = (|| -> Result<()> {
         let repo = entire_checkpoints::git::repo::Repo::discover()?;
         budget = Some(common::push::bound_hook(&repo, started));
+        common::push::heal_hooks(&repo, quiet);
         common::cli::warn_settings(&repo, quiet);
         if let Some(pending) = entire_checkpoints::ops::trust::pending_once(&repo) {
             warn(quiet, pending);

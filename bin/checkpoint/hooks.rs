@@ -16,6 +16,7 @@ use crate::common::output::{print_json, write_stdout};
 /// `hook ...`: never fails the user's git command; every problem is a warning.
 pub fn hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) {
     crate::common::push::bound_hook(repo, std::time::Instant::now());
+    crate::common::push::heal_hooks(repo, quiet);
     if let Err(e) = run_hook(repo, topo, h, quiet) {
         warn(
             quiet,

@@ -1,5 +1,5 @@
 //! What `push`, `migrate --push` and the pre-push hook say about a push (the policy is
-//! `ops::sync`), and the hook budget.
+//! `ops::sync`), the hook budget, and what a hook says when it heals the others.
 
 use entire_checkpoints::ops::sync::{BranchPush, Flushed, Synced};
 
@@ -16,6 +16,28 @@ pub fn bound_hook(
     log::debug!("hook budget: {}s", budget.as_secs());
     entire_checkpoints::git::subprocess::set_network_deadline(started + budget);
     budget
+}
+
+/// Puts back those of our hooks another tool displaced ([`heal`]), from one of ours that runs:
+/// one line when it put any back, a warning when it could not.
+///
+/// [`heal`]: entire_checkpoints::ops::hooks::heal
+pub fn heal_hooks(repo: &entire_checkpoints::git::repo::Repo, quiet: bool) {
+    match entire_checkpoints::ops::hooks::heal(repo) {
+        Ok(healed) if healed.is_empty() || quiet => {}
+        Ok(healed) => eprintln!(
+            "entire: put back our {} hook (another tool had replaced it; its hook is kept and runs too)",
+            healed.join(", ")
+        ),
+        Err(e) => warn(
+            quiet,
+            format!(
+                "another tool replaced our {} hook, and it could not be put back: {}; run git entire-checkpoint hooks install",
+                entire_checkpoints::ops::hooks::displaced(repo).join(", "),
+                entire_checkpoints::base::error::error_chain(&e)
+            ),
+        ),
+    }
 }
 
 /// Reports a push on stderr: one progress line, then at most one example per kind of trouble.

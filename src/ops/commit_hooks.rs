@@ -46,6 +46,10 @@ pub enum CommitHookError {
     /// A settings file does not parse, so the commit is not linked to a checkpoint.
     #[error("not linking this commit to a checkpoint (the staged sessions stay staged)")]
     NotLinked(#[source] SettingsError),
+    /// Our post-commit hook is displaced and could not be put back: a trailer would link a
+    /// checkpoint that is never written.
+    #[error("not linking this commit to a checkpoint: our post-commit hook does not run, so the checkpoint would never be written (the staged sessions stay staged)")]
+    PostCommitDisplaced,
     /// A settings file does not parse, so nothing is condensed.
     #[error("not condensing the staged sessions (they stay staged)")]
     NotCondensed(#[source] TopologyError),
@@ -100,10 +104,17 @@ pub fn prepare_commit_msg(
     if recreated_by_git(repo) || SessionStore::new(repo).pending_here()?.is_empty() {
         return Ok(Prepared::Nothing);
     }
-    // A trailer now would link a checkpoint that post-commit then refuses to write.
+    // A trailer now would link a checkpoint that post-commit then refuses to write, or that no
+    // post-commit of ours writes (the hooks heal before this runs; this is where they could not).
     repo.settings()
         .refuse_writes()
         .map_err(CommitHookError::NotLinked)?;
+    if crate::ops::hooks::displaced(repo)
+        .iter()
+        .any(|h| h == "post-commit")
+    {
+        return Err(CommitHookError::PostCommitDisplaced);
+    }
     let id = crate::topology::mint_checkpoint_id(repo);
     add_trailers(repo, msg_file, std::slice::from_ref(&id), "doNothing")?;
     Ok(Prepared::Added(id))
@@ -425,7 +436,8 @@ impl crate::base::error::ExitStatus for CommitHookError {
             CommitHookError::Message(_)
             | CommitHookError::Trailer(_)
             | CommitHookError::TrailerGit(_)
-            | CommitHookError::Commit(_) => crate::base::error::FAILURE,
+            | CommitHookError::Commit(_)
+            | CommitHookError::PostCommitDisplaced => crate::base::error::FAILURE,
             CommitHookError::Session(e) => e.exit_code(),
             CommitHookError::RewriteMap(e) => e.exit_code(),
             CommitHookError::NotLinked(e) => e.exit_code(),

@@ -806,29 +806,40 @@ fn ours_first_then_husky() {
     assert_doctor_hooks_healthy(&s);
 }
 
-/// lefthook's install displacing our post-commit (ours installed beside it with `--force`, then
-/// `lefthook install` with a post-commit job) leaves our prepare-commit-msg adding a trailer
-/// whose checkpoint is never written: doctor reports that commit, and `hooks install` has
-/// lefthook run all of ours again.
-#[test]
-fn a_displaced_post_commit_leaves_a_dangling_trailer_that_doctor_reports() {
-    if !require("lefthook") {
-        return;
-    }
-    let s = Scenario::new();
-    lefthook_config(&s, "post-commit:\n  jobs:\n    - run: 'true'\n");
-    assert_code(
-        &s.entire(&["hooks", "install", "--force"]),
-        0,
-        "hooks install --force",
+/// A commit whose trailer names a checkpoint no post-commit of ours writes: hooks wired by hand
+/// that run only our prepare-commit-msg (none of ours is installed, so nothing heals). Returns
+/// the checkpoint ID; the session stays staged.
+fn dangling_commit(s: &Scenario) -> String {
+    let by_hand = s.env.root().join("by-hand-hooks");
+    write_executable(
+        &by_hand.join("prepare-commit-msg"),
+        "#!/bin/sh\ngit entire-checkpoint hook prepare-commit-msg \"$@\"\n",
     );
-    assert_code(&s.program("lefthook", &["install"]), 0, "lefthook install");
+    assert_code(
+        &s.git(&["config", "core.hooksPath", path_str(&by_hand)]),
+        0,
+        "git config",
+    );
     record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
     s.env.write_file("a.txt", b"a\n");
     assert_code(&s.git(&["add", "a.txt"]), 0, "git add");
     assert_code(&s.git(&["commit", "-q", "-m", "a"]), 0, "git commit");
+    assert_code(
+        &s.git(&["config", "--unset", "core.hooksPath"]),
+        0,
+        "git config --unset",
+    );
     let id = the_trailer(&s.env, "HEAD");
     assert!(s.env.rev(&checkpoint_ref(&id)).is_none(), "never written");
+    id
+}
+
+/// A dangling trailer while its session is still staged: doctor reports the commit, and its
+/// repair (`hook post-commit`) writes the session under the trailer's ID.
+#[test]
+fn a_dangling_trailer_that_doctor_reports_and_repairs() {
+    let s = Scenario::new();
+    let id = dangling_commit(&s);
     let head = s.env.rev("HEAD").unwrap();
     let doctor = text(&s.entire(&["doctor"]).stdout);
     assert!(
@@ -837,7 +848,6 @@ fn a_displaced_post_commit_leaves_a_dangling_trailer_that_doctor_reports() {
             .any(|l| l.contains("trailer-dangling") && l.contains(&head[..7])),
         "doctor reports the commit:\n{doctor}"
     );
-    // The session is still staged: the repair doctor names writes it under the trailer's ID.
     let finding = the_dangling_finding(&s);
     let argv = crate::env::repair_args(&finding).unwrap_or_else(|| panic!("{finding}"));
     assert_eq!(argv, ["entire-checkpoint", "hook", "post-commit"]);
@@ -855,10 +865,6 @@ fn a_displaced_post_commit_leaves_a_dangling_trailer_that_doctor_reports() {
     );
     let doctor = text(&s.entire(&["doctor"]).stdout);
     assert!(!doctor.contains("trailer-dangling"), "{doctor}");
-
-    s.take_ran();
-    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
-    commit_and_push_with(&s, "b.txt", "lefthook");
 }
 
 /// A dangling trailer whose session is no longer staged (it went into a later checkpoint), with
@@ -866,14 +872,10 @@ fn a_displaced_post_commit_leaves_a_dangling_trailer_that_doctor_reports() {
 #[test]
 fn a_dangling_trailer_behind_a_foreign_post_commit_names_hooks_install() {
     let s = Scenario::new();
+    let id = dangling_commit(&s);
     assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     let hook = crate::env::hooks_dir(&s.env).join("post-commit");
     std::fs::write(&hook, "#!/bin/sh\nexit 0\n").unwrap();
-    record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
-    s.env.write_file("a.txt", b"a\n");
-    assert_code(&s.git(&["add", "a.txt"]), 0, "git add");
-    assert_code(&s.git(&["commit", "-q", "-m", "a"]), 0, "git commit");
-    let id = the_trailer(&s.env, "HEAD");
     // Its session folded elsewhere: nothing is staged any more.
     assert_code(
         &s.entire(&["session", "discard", SESSION]),
@@ -890,6 +892,88 @@ fn a_dangling_trailer_behind_a_foreign_post_commit_names_hooks_install() {
         ["entire-checkpoint", "hooks", "install"],
         "{finding}"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Hooks that heal
+// ---------------------------------------------------------------------------------------------
+
+/// The lines of ours that say a hook was put back.
+fn healed_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.contains("put back our"))
+        .collect()
+}
+
+/// Ours, then `git lfs install --force`, which writes LFS's pre-push and post-commit over ours:
+/// the next commit's prepare-commit-msg (still ours) puts them back, chaining LFS's, and says
+/// so in one line. The commit's checkpoint is written, and the push delivers it and LFS's
+/// objects.
+#[test]
+fn hooks_displaced_by_git_lfs_install_force_heal_at_the_next_commit() {
+    if !require("git-lfs") || !lfs_can_push_locally() {
+        return;
+    }
+    let s = Scenario::new();
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
+    assert_code(
+        &s.git(&["lfs", "install", "--force"]),
+        0,
+        "git lfs install --force",
+    );
+    let dir = hooks_dir(&s.env);
+    assert!(!is_ours(&dir.join("post-commit")) && !is_ours(&dir.join("pre-push")));
+    assert_code(&s.git(&["lfs", "track", "*.bin"]), 0, "git lfs track");
+    s.env
+        .write_file("big.bin", "large\n".repeat(100).as_bytes());
+    assert_code(&s.git(&["add", ".gitattributes", "big.bin"]), 0, "git add");
+    record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    let stderr = assert_code(&s.git(&["commit", "-q", "-m", "lfs"]), 0, "git commit");
+    assert_eq!(
+        healed_lines(&stderr),
+        ["entire: put back our pre-push, post-commit hook (another tool had replaced it; its hook is kept and runs too)"],
+        "{stderr}"
+    );
+    for hook in ["pre-push", "post-commit"] {
+        assert!(is_ours(&dir.join(hook)), "ours is back in {hook}");
+        let kept = std::fs::read_to_string(dir.join(format!("{hook}.pre-entire"))).unwrap();
+        assert!(
+            kept.contains(&format!("git lfs {hook}")),
+            "LFS's {hook} is chained"
+        );
+    }
+    let id = the_trailer(&s.env, "HEAD");
+    let stderr = s.push(&id);
+    assert!(healed_lines(&stderr).is_empty(), "healed once: {stderr}");
+    s.assert_lfs_pushed(&sha256_hex("large\n".repeat(100).as_bytes()));
+}
+
+/// Ours, then pre-commit (running ours from `.legacy`), then `pre-commit install -f`, which
+/// deletes ours: the next commit puts ours back where pre-commit runs it, saying so in one line;
+/// the push delivers the checkpoint and pre-commit's hooks still run (and refuse).
+#[test]
+fn a_hook_pre_commit_install_f_deleted_heals_at_the_next_commit() {
+    if !require("pre-commit") {
+        return;
+    }
+    let s = Scenario::new();
+    pre_commit_config(&s);
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
+    for args in [&["install"][..], &["install", "-f"]] {
+        assert_code(&s.program("pre-commit", args), 0, "pre-commit install");
+    }
+    record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    s.env.write_file("a.txt", b"a\n");
+    assert_code(&s.git(&["add", "a.txt"]), 0, "git add");
+    let stderr = assert_code(&s.git(&["commit", "-q", "-m", "a"]), 0, "git commit");
+    assert_eq!(healed_lines(&stderr).len(), 1, "{stderr}");
+    assert!(healed_lines(&stderr)[0].contains("pre-push"), "{stderr}");
+    let id = the_trailer(&s.env, "HEAD");
+    s.push(&id);
+    assert_eq!(s.take_ran(), ["pre-commit-commit", "pre-commit-push"]);
+    s.assert_push_refused();
+    assert_doctor_hooks_healthy(&s);
 }
 
 /// doctor's one `trailer-dangling` finding.
@@ -1015,4 +1099,43 @@ fn enable_with_lefthook_wires_ours_into_its_configuration() {
     commit_and_push_with(&s, "a.txt", "lefthook");
     assert_code(&s.entire(&["disable"]), 0, "disable");
     assert!(!s.repo().join("lefthook-local.yml").exists());
+}
+
+/// A committed `lefthook.yml` that lefthook has not installed yet, and the user's own `pre-push`
+/// in the hooks directory: `enable` runs `lefthook install`, which moves a hook that is not its
+/// own to `pre-push.old` and never runs it. enable keeps the user's hook running (lefthook runs
+/// it from `lefthook-local.yml`, before ours) and says so; it still refuses pushes. Uninstalling
+/// ours leaves it running.
+#[test]
+fn enable_never_disables_the_users_own_hook_when_lefthook_installs() {
+    if !require("lefthook") {
+        return;
+    }
+    let s = Scenario::new();
+    lefthook_config(&s, "");
+    let dir = hooks_dir(&s.env);
+    write_executable(&dir.join("pre-push"), &s.user_hook("user-push"));
+    let out = s.entire(&["enable"]);
+    let stderr = assert_code(&out, 0, "enable");
+    assert!(
+        stderr.contains("pre-push.old") && stderr.contains("lefthook-local.yml"),
+        "enable says what it did with the user's hook:\n{stderr}"
+    );
+    let id = s.commit("a.txt");
+    s.push(&id);
+    let mut ran = s.take_ran();
+    ran.sort();
+    assert_eq!(ran, ["lefthook-commit", "lefthook-push", "user-push"]);
+    s.assert_push_refused();
+    s.take_ran();
+
+    let stderr = assert_code(&s.entire(&["hooks", "uninstall"]), 0, "hooks uninstall");
+    s.env.write_file("b.txt", b"b\n");
+    assert_code(&s.git(&["add", "b.txt"]), 0, "git add");
+    assert_code(&s.git(&["commit", "-q", "-m", "b"]), 0, "git commit");
+    assert_code(&s.git(&["push", "-q", "origin", "main"]), 0, "git push");
+    assert!(
+        s.take_ran().contains(&"user-push".to_owned()),
+        "the user's hook still runs after hooks uninstall:\n{stderr}"
+    );
 }

@@ -42,6 +42,8 @@ pub enum Manager {
     Lefthook {
         /// The work tree root.
         root: PathBuf,
+        /// The hooks directory lefthook installs its hooks into.
+        hooks: PathBuf,
     },
 }
 
@@ -69,6 +71,7 @@ impl Manager {
         (hooks_are_lefthooks || LEFTHOOK_CONFIGS.iter().any(|f| root.join(f).exists())).then(|| {
             Manager::Lefthook {
                 root: root.to_path_buf(),
+                hooks: dir.to_path_buf(),
             }
         })
     }
@@ -88,20 +91,50 @@ impl Manager {
         let call = entry_point(hook);
         match self {
             Manager::Husky { scripts } => read(&scripts.join(hook)).contains(&call),
-            Manager::Lefthook { root } => LEFTHOOK_CONFIGS
+            Manager::Lefthook { root, .. } => LEFTHOOK_CONFIGS
                 .iter()
                 .chain(&LEFTHOOK_LOCAL)
                 .any(|f| read(&root.join(f)).contains(&call)),
         }
     }
 
-    /// Makes the manager's configuration run each of our hooks it does not run yet. Returns one
-    /// sentence per change, for the user. A `lefthook-local.yml` that is not ours and lacks our
-    /// jobs is left alone: [`HookError::Managed`], with the jobs to add.
-    pub fn wire(&self) -> Result<Vec<String>, HookError> {
+    /// Refuses to wire ours where the manager's configuration cannot take it: a
+    /// `lefthook-local.yml` that is not ours and lacks our jobs is left alone
+    /// ([`HookError::Managed`], with the jobs to add). Nothing is written either way.
+    pub fn check_wirable(&self) -> Result<(), HookError> {
+        let Manager::Lefthook { root, .. } = self else {
+            return Ok(());
+        };
+        match LEFTHOOK_LOCAL
+            .iter()
+            .map(|f| root.join(f))
+            .find(|p| p.exists())
+        {
+            Some(path)
+                if !read(&path).starts_with(ADDED_MARK)
+                    && !HOOK_NAMES.iter().all(|h| self.runs_ours(h)) =>
+            {
+                Err(HookError::Managed {
+                    manager: self.name(),
+                    file: path.display().to_string(),
+                    lines: lefthook_jobs(&[], true),
+                    command: "git entire-checkpoint hooks install --force".to_owned(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Makes the manager's configuration run each of our hooks it does not run yet, after
+    /// [`Manager::check_wirable`]. `restored` are the user's hooks that ours chained and that
+    /// taking ours out of the hooks directory put back where lefthook keeps what it displaced:
+    /// lefthook runs them, with every hook of the user's that its install displaces now.
+    /// Returns one sentence per change, for the user.
+    pub fn wire(&self, restored: &[PathBuf]) -> Result<Vec<String>, HookError> {
+        self.check_wirable()?;
         match self {
             Manager::Husky { scripts } => wire_husky(scripts),
-            Manager::Lefthook { root } => self.wire_lefthook(root),
+            Manager::Lefthook { root, hooks } => wire_lefthook(root, hooks, restored),
         }
     }
 
@@ -126,7 +159,7 @@ impl Manager {
                     }
                 }
             }
-            Manager::Lefthook { root } => {
+            Manager::Lefthook { root, hooks } => {
                 let Some(path) = LEFTHOOK_LOCAL
                     .iter()
                     .map(|f| root.join(f))
@@ -134,55 +167,190 @@ impl Manager {
                 else {
                     return Ok(out);
                 };
-                std::fs::remove_file(&path).map_err(io(format!("remove {}", path.display())))?;
-                out.push(format!("removed {}", path.display()));
+                // The user's hooks it runs keep running until lefthook's own uninstall puts
+                // them back.
+                let users = running_users_hooks(hooks, &read(&path));
+                if users.is_empty() {
+                    std::fs::remove_file(&path)
+                        .map_err(io(format!("remove {}", path.display())))?;
+                    out.push(format!("removed {}", path.display()));
+                } else {
+                    write_lefthook_local(&path, &users, false)?;
+                    out.push(format!(
+                        "took ours out of {}; it still runs {} (`lefthook uninstall` puts them back)",
+                        path.display(),
+                        names(&users)
+                    ));
+                }
             }
         }
         Ok(out)
     }
+}
 
-    fn wire_lefthook(&self, root: &Path) -> Result<Vec<String>, HookError> {
-        let mut out = Vec::new();
-        let existing = LEFTHOOK_LOCAL
+/// Writes our `lefthook-local.yml` (unless one that runs ours is there) and runs
+/// `lefthook install`. lefthook moves a hook it finds in its place that is not its own to
+/// `<hook>.old` and never runs it: each hook of the user's it is about to displace, each in
+/// `restored`, and each our file already runs, is run by a job of the file, before ours.
+fn wire_lefthook(
+    root: &Path,
+    hooks: &Path,
+    restored: &[PathBuf],
+) -> Result<Vec<String>, HookError> {
+    let mut out = Vec::new();
+    let existing = LEFTHOOK_LOCAL
+        .iter()
+        .map(|f| root.join(f))
+        .find(|p| p.exists());
+    let path = existing.unwrap_or_else(|| root.join(LEFTHOOK_LOCAL[0]));
+    let text = read(&path);
+    let displaced = displaced_by_lefthook(root, hooks);
+    if path.exists() && !text.starts_with(ADDED_MARK) {
+        // The user's own file, which runs ours already (check_wirable), and which we do not
+        // edit: lefthook's install would silently disable the hooks it displaces.
+        let kept = restored
             .iter()
-            .map(|f| root.join(f))
-            .find(|p| p.exists());
-        match existing {
-            Some(_) if HOOK_NAMES.iter().all(|h| self.runs_ours(h)) => {}
-            Some(path) => {
-                return Err(HookError::Managed {
-                    manager: self.name(),
-                    file: path.display().to_string(),
-                    lines: lefthook_jobs(),
-                    command: "git entire-checkpoint hooks install --force".to_owned(),
-                })
-            }
-            None => {
-                let path = root.join(LEFTHOOK_LOCAL[0]);
-                let text = format!("{ADDED_MARK}\n{}", lefthook_jobs());
-                crate::base::fs::write_atomic(&path, text.as_bytes(), 0o644)
-                    .map_err(io(format!("write {}", path.display())))?;
-                out.push(format!(
-                    "wrote {}: lefthook runs ours from there (a per-clone file lefthook never commits)",
-                    path.display()
-                ));
+            .chain(&displaced)
+            .cloned()
+            .collect::<Vec<_>>();
+        if !kept.is_empty() {
+            out.push(format!(
+                "lefthook would not run your hooks {} once installed; add them to {} as jobs, then run `lefthook install`",
+                names(&kept),
+                path.display()
+            ));
+            return Ok(out);
+        }
+    } else {
+        let mut users = running_users_hooks(hooks, &text);
+        for p in restored.iter().chain(&displaced) {
+            if !users.contains(p) {
+                users.push(p.clone());
             }
         }
-        // lefthook installs a git hook only for the hooks its configuration has jobs for.
-        match std::process::Command::new("lefthook")
-            .arg("install")
-            .current_dir(root)
-            .stdin(std::process::Stdio::null())
-            .output()
-        {
-            Ok(o) if o.status.success() => {}
-            _ => out.push(
-                "could not run `lefthook install`: run it, so that lefthook installs the hooks it runs ours from"
-                    .to_owned(),
-            ),
+        users.sort();
+        if text != lefthook_local(&users, true) {
+            write_lefthook_local(&path, &users, true)?;
+            out.push(format!(
+                "wrote {}: lefthook runs ours from there (a per-clone file lefthook never commits)",
+                path.display()
+            ));
         }
-        Ok(out)
     }
+    for p in &displaced {
+        out.push(format!(
+            "lefthook moves your hook {} to {}.old, where it never runs it: {} runs it, before ours",
+            hooks.join(hook_of(p)).display(),
+            hook_of(p),
+            path.display()
+        ));
+    }
+    for p in restored {
+        out.push(format!(
+            "your hook {}, which ours ran, runs from {}",
+            p.display(),
+            path.display()
+        ));
+    }
+    // lefthook installs a git hook only for the hooks its configuration has jobs for.
+    match std::process::Command::new("lefthook")
+        .arg("install")
+        .current_dir(root)
+        .stdin(std::process::Stdio::null())
+        .output()
+    {
+        Ok(o) if o.status.success() => {}
+        _ => out.push(
+            "could not run `lefthook install`: run it, so that lefthook installs the hooks it runs ours from"
+                .to_owned(),
+        ),
+    }
+    Ok(out)
+}
+
+/// The git hooks a `lefthook install` in `root` writes into `hooks`: ours, and each hook a
+/// top-level key of lefthook's configuration names.
+fn lefthook_installs(root: &Path, hook: &str) -> bool {
+    HOOK_NAMES.contains(&hook)
+        || LEFTHOOK_CONFIGS.iter().chain(&LEFTHOOK_LOCAL).any(|f| {
+            read(&root.join(f))
+                .lines()
+                .any(|l| l.trim_end() == format!("{hook}:"))
+        })
+}
+
+/// The user's hooks (neither lefthook's nor ours) that `lefthook install` in `root` is about to
+/// move to `<hook>.old`, as the paths they will have there.
+fn displaced_by_lefthook(root: &Path, hooks: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(hooks)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|name| !name.contains('.') && lefthook_installs(root, name))
+        .filter(|name| is_users_hook(&hooks.join(name)))
+        .filter(|name| !hooks.join(format!("{name}.old")).exists())
+        .map(|name| hooks.join(format!("{name}.old")))
+        .collect();
+    out.sort();
+    out
+}
+
+/// The user's hooks kept as `<hook>.old` in `hooks` that our `lefthook-local.yml` (`text`)
+/// runs.
+fn running_users_hooks(hooks: &Path, text: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(hooks)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| Some(e.ok()?.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "old"))
+        .filter(|p| is_users_hook(p) && text.contains(&yaml_quoted(&users_job_run(p))))
+        .collect();
+    out.sort();
+    out
+}
+
+/// Whether the file at `path` is a hook of the user's: neither lefthook's nor ours.
+fn is_users_hook(path: &Path) -> bool {
+    path.is_file() && !read(path).contains("lefthook") && !super::is_ours(path)
+}
+
+/// The git hook a kept `<hook>.old` file is for.
+fn hook_of(kept: &Path) -> &str {
+    kept.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+}
+
+/// The kept hooks' file names, for the user.
+fn names(kept: &[PathBuf]) -> String {
+    kept.iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The command a lefthook job runs the user's hook kept at `path` with: with git's arguments
+/// (`{0}`), shell-quoted (the path may hold any character).
+fn users_job_run(path: &Path) -> String {
+    format!("{} {{0}}", super::shell_quoted(&path.display().to_string()))
+}
+
+/// `text` as a single-quoted YAML scalar.
+fn yaml_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// Our `lefthook-local.yml` ([`lefthook_local`]), written to `path`.
+fn write_lefthook_local(path: &Path, users: &[PathBuf], ours: bool) -> Result<(), HookError> {
+    crate::base::fs::write_atomic(path, lefthook_local(users, ours).as_bytes(), 0o644)
+        .map_err(|e| io(format!("write {}", path.display()))(e).into())
+}
+
+/// The text of our `lefthook-local.yml`: for each hook, a job for each of the user's hooks kept
+/// in `users` (with git's input: lefthook hands it to every job that asks), then ours when
+/// `ours`.
+fn lefthook_local(users: &[PathBuf], ours: bool) -> String {
+    format!("{ADDED_MARK}\n{}", lefthook_jobs(users, ours))
 }
 
 /// Adds our line to the end of each of husky's scripts that lacks one (creating the script
@@ -230,23 +398,45 @@ fn without_added_line(text: &str) -> Option<String> {
     Some(format!("{}{}", &text[..start], &text[end..]))
 }
 
-/// The jobs of ours for a lefthook configuration (`{1}`, `{0}`: git's first and all
-/// arguments; `use_stdin` hands git's input to the one job that reads it).
-fn lefthook_jobs() -> String {
-    let job = |hook: &str, args: &str, stdin: bool| {
-        format!(
-            "{hook}:\n  jobs:\n    - name: entire-checkpoints\n      run: '{}'\n{}",
-            guarded(hook, args),
-            if stdin { "      use_stdin: true\n" } else { "" }
-        )
-    };
-    [
-        job("pre-push", "{1} {2}", false),
-        job("prepare-commit-msg", "{0}", false),
-        job("post-commit", "", false),
-        job("post-rewrite", "{1}", true),
-    ]
-    .concat()
+/// The jobs for lefthook running each of the user's hooks kept in `users`, then ours when
+/// `ours`, grouped by git hook (`{1}`, `{0}`: git's first and all arguments; `use_stdin` hands
+/// git's input to a job that reads it).
+fn lefthook_jobs(users: &[PathBuf], ours: bool) -> String {
+    const OURS: [(&str, &str, bool); 4] = [
+        ("pre-push", "{1} {2}", false),
+        ("prepare-commit-msg", "{0}", false),
+        ("post-commit", "", false),
+        ("post-rewrite", "{1}", true),
+    ];
+    let mut hooks: Vec<&str> = OURS.iter().filter(|_| ours).map(|(h, ..)| *h).collect();
+    for u in users {
+        if !hooks.contains(&hook_of(u)) {
+            hooks.push(hook_of(u));
+        }
+    }
+    let mut out = String::new();
+    for hook in hooks {
+        out.push_str(&format!("{hook}:\n  jobs:\n"));
+        for u in users.iter().filter(|u| hook_of(u) == hook) {
+            out.push_str(&format!(
+                "    - name: {}\n      run: {}\n      use_stdin: true\n",
+                yaml_quoted(&format!("your {hook} hook ({})", u.display())),
+                yaml_quoted(&users_job_run(u)),
+            ));
+        }
+        if let Some((_, args, stdin)) = OURS.iter().filter(|_| ours).find(|(h, ..)| *h == hook) {
+            out.push_str(&format!(
+                "    - name: entire-checkpoints\n      run: {}\n{}",
+                yaml_quoted(&guarded(hook, args)),
+                if *stdin {
+                    "      use_stdin: true\n"
+                } else {
+                    ""
+                }
+            ));
+        }
+    }
+    out
 }
 
 /// The call of our entry point for `hook`, as every line that runs ours has it.

@@ -54,7 +54,7 @@ fn render(script: &str, warnings: &mut Vec<String>) -> String {
         .and_then(|exe| exe.parent().map(Path::to_path_buf))
         .and_then(|d| d.to_str().map(str::to_owned));
     let quoted = match &dir {
-        Some(d) => format!("'{}'", d.replace('\'', "'\\''")),
+        Some(d) => shell_quoted(d),
         None => {
             let warning = "the directory of git-entire-checkpoint is not known: the hooks run our binaries from PATH, so a git client that runs hooks without your PATH skips them".to_owned();
             if !warnings.contains(&warning) {
@@ -64,6 +64,11 @@ fn render(script: &str, warnings: &mut Vec<String>) -> String {
         }
     };
     script.replace(RUNNER_LINE, &RUNNER.replace("@BIN_DIR@", &quoted))
+}
+
+/// `text` as one single-quoted word of a POSIX shell.
+fn shell_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// The suffix a foreign hook is renamed to when ours takes its place (and is chained).
@@ -185,16 +190,10 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
     // `.entire/.gitignore` is written only once the install goes ahead: a refused install
     // changes nothing.
     if let Some(manager) = manager.filter(|_| !options.force) {
-        let mut warnings = manager.wire()?;
+        manager.check_wirable()?;
+        let (mut warnings, restored) = take_ours_out(&dir)?;
+        warnings.extend(manager.wire(&restored)?);
         warnings.extend(ignore_local_files(repo));
-        for (name, _) in SCRIPTS {
-            // lefthook keeps a hook it replaces as `<name>.old`, and never runs it.
-            for path in [dir.join(name), dir.join(format!("{name}.old"))] {
-                if is_ours(&path) {
-                    warnings.extend(remove_ours(&dir, name, &path)?);
-                }
-            }
-        }
         return Ok(Installed {
             states: status(repo),
             warnings,
@@ -231,6 +230,64 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
         states.push((name.to_string(), state(&dir, name, None)));
     }
     Ok(Installed { states, warnings })
+}
+
+/// Puts ours back where another tool displaced one of our hooks after it was installed
+/// (`git lfs install --force`, `pre-commit install -f`, a hook manager's install), as
+/// `hooks install` does: the other tool's hook is kept and run, or the manager runs ours. Our
+/// hooks call this, so whichever of ours still runs heals the others. Nothing is done where
+/// none of ours is installed in the hooks directory (ours run from a manager's configuration,
+/// or by hand) or none is displaced. Returns the hooks put back.
+pub fn heal(repo: &Repo) -> Result<Vec<String>, HookError> {
+    let displaced = displaced(repo);
+    if displaced.is_empty() {
+        return Ok(displaced);
+    }
+    install(
+        repo,
+        InstallOptions {
+            force: false,
+            shared: true,
+        },
+    )?;
+    Ok(displaced)
+}
+
+/// Our hooks that another tool displaced: not ours, not run by a manager, in a hooks directory
+/// where one of ours is installed. Empty where none of ours is.
+pub fn displaced(repo: &Repo) -> Vec<String> {
+    let states = status(repo);
+    if !states
+        .iter()
+        .any(|(_, s)| matches!(s, HookState::Installed | HookState::Chained(_)))
+    {
+        return Vec::new();
+    }
+    states
+        .into_iter()
+        .filter(|(_, s)| matches!(s, HookState::Foreign | HookState::Missing))
+        .map(|(name, _)| name)
+        .collect()
+}
+
+/// Takes ours out of a hooks directory a manager owns, putting back what each chained: ours at
+/// `<name>`, and ours at `<name>.old`, where lefthook keeps a hook it replaced and never runs
+/// it. Returns the warnings for the user and the hooks put back at `<name>.old` (lefthook runs
+/// them from then on, see [`Manager::wire`]).
+fn take_ours_out(dir: &Path) -> Result<(Vec<String>, Vec<PathBuf>), HookError> {
+    let mut warnings = Vec::new();
+    let mut restored = Vec::new();
+    for (name, _) in SCRIPTS {
+        for path in [dir.join(name), dir.join(format!("{name}.old"))] {
+            if is_ours(&path) {
+                warnings.extend(remove_ours(dir, name, &path)?);
+                if path.exists() && path.extension().is_some_and(|e| e == "old") {
+                    restored.push(path);
+                }
+            }
+        }
+    }
+    Ok((warnings, restored))
 }
 
 /// Writes `.entire/.gitignore` so that the per-clone settings file is never committed (as the
