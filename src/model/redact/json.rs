@@ -266,7 +266,7 @@ fn redact_respelled(json: &[u8], r: &Respelled) -> Option<(Vec<u8>, usize)> {
     Some((splice(json, edits), count))
 }
 
-/// Stage 2 of [`super::Redactor`]: the built-in rules over the plain spelling of each JSON value of
+/// Stage 3 of [`super::Redactor`]: the built-in rules over the plain spelling of each JSON value of
 /// `text` whose strings spell characters with escapes. `None` when nothing new matched.
 pub(super) fn redact_escaped(text: &[u8], shape: Shape) -> Option<(Vec<u8>, usize)> {
     let pieces = pieces(text, shape, has_spelling_escape);

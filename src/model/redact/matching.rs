@@ -3,13 +3,14 @@
 //! `Regex` for large texts; and one user rule's matches replaced.
 
 use std::borrow::Cow;
+use std::ops::Range;
 
-use regex::bytes::{Captures, Regex};
+use regex::bytes::Regex;
 use regex_automata::nfa::thompson::pikevm::PikeVM;
 use regex_automata::{Anchored, Input};
 
 use super::compiled::{capturer, finder};
-use super::rules::{Replace, BUILTIN};
+use super::rules::{Builtin, Replace, BUILTIN};
 use super::secret::{at_token_start, replacement};
 use super::PLACEHOLDER;
 
@@ -43,6 +44,43 @@ impl Triggers {
     }
 }
 
+/// Calls `found` with the range of each secret among the matches of `re` in `text`, in order.
+fn regex_secrets(
+    re: &Regex,
+    replace: Replace,
+    token_start: bool,
+    text: &[u8],
+    mut found: impl FnMut(Range<usize>),
+) {
+    for c in re.captures_iter(text) {
+        let whole = c.get(0).expect("group 0 always matches");
+        if token_start && !at_token_start(text, whole.start()) {
+            continue;
+        }
+        let value = c.name("value").map(|v| v.range());
+        if let Some(s) = replacement(replace, text, whole.range(), value) {
+            found(s);
+        }
+    }
+}
+
+/// `text` with each of `secrets` (in order, not overlapping) replaced by the placeholder;
+/// `None` when there are none.
+pub(super) fn replace_ranges(text: &[u8], secrets: &[Range<usize>]) -> Option<Vec<u8>> {
+    if secrets.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut copied = 0;
+    for s in secrets {
+        out.extend_from_slice(&text[copied..s.start]);
+        out.extend_from_slice(PLACEHOLDER.as_bytes());
+        copied = s.end;
+    }
+    out.extend_from_slice(&text[copied..]);
+    Some(out)
+}
+
 /// `text` with the secrets among the matches of the user rule `re` replaced, counted in
 /// `count`; `None` when `re` does not match.
 pub(super) fn replace_secrets(
@@ -55,39 +93,24 @@ pub(super) fn replace_secrets(
     if !re.is_match(text) {
         return None;
     }
-    let replaced = re.replace_all(text, |c: &Captures<'_>| {
-        let whole = c.get(0).expect("group 0 always matches");
-        if token_start && !at_token_start(text, whole.start()) {
-            return whole.as_bytes().to_vec();
-        }
-        let value = c.name("value").map(|v| v.range());
-        match replacement(replace, text, whole.range(), value) {
-            Some(s) => {
-                *count += 1;
-                let mut out = text[whole.start()..s.start].to_vec();
-                out.extend_from_slice(PLACEHOLDER.as_bytes());
-                out.extend_from_slice(&text[s.end..whole.end()]);
-                out
-            }
-            None => whole.as_bytes().to_vec(),
-        }
-    });
-    Some(replaced.into_owned())
+    let mut secrets = Vec::new();
+    regex_secrets(re, replace, token_start, text, |s| secrets.push(s));
+    *count += secrets.len();
+    Some(replace_ranges(text, &secrets).unwrap_or_else(|| text.to_vec()))
 }
 
-/// `text` with the secrets among the matches of built-in rule `i` replaced, counted in
-/// `count`; `None` when nothing was replaced. The same as [`replace_secrets`] with the rule's
-/// regex.
-pub(super) fn replace_builtin(i: usize, text: &[u8], count: &mut usize) -> Option<Vec<u8>> {
+/// Calls `found` with the range of each secret built-in rule `i` finds in `text`, in order:
+/// what [`replace_secrets`] with the rule's regex would replace.
+fn builtin_secrets(i: usize, text: &[u8], mut found: impl FnMut(Range<usize>)) {
     let rule = &BUILTIN[i];
-    let Some(finder) = finder(i) else {
-        let before = *count;
-        let replaced = replace_secrets(rule.regex(), rule.replace, rule.token_start, text, count);
-        return replaced.filter(|_| *count > before);
+    #[cfg(test)]
+    let reference = REFERENCE.get();
+    #[cfg(not(test))]
+    let reference = false;
+    let finder = if reference { None } else { finder(i) };
+    let Some(finder) = finder else {
+        return regex_secrets(rule.regex(), rule.replace, rule.token_start, text, found);
     };
-    let mut out = Vec::new();
-    let mut copied = 0;
-    let mut changed = false;
     let mut pike: Option<(&PikeVM, _, _)> = None;
     for m in finder.find_iter(text) {
         let whole = m.range();
@@ -108,19 +131,35 @@ pub(super) fn replace_builtin(i: usize, text: &[u8], count: &mut usize) -> Optio
             debug_assert_eq!(caps.get_match().map(|m| m.range()), Some(whole.clone()));
             caps.get_group_by_name("value").map(|v| v.range())
         };
-        if let Some(s) = replacement(rule.replace, text, whole.clone(), value) {
-            *count += 1;
-            changed = true;
-            out.extend_from_slice(&text[copied..s.start]);
-            out.extend_from_slice(PLACEHOLDER.as_bytes());
-            copied = s.end;
+        if let Some(s) = replacement(rule.replace, text, whole, value) {
+            found(s);
         }
     }
-    if !changed {
-        return None;
+}
+
+/// `text` with the secrets among the matches of built-in rule `i` replaced, counted in
+/// `count`; `None` when nothing was replaced. The same as [`replace_secrets`] with the rule's
+/// regex.
+pub(super) fn replace_builtin(i: usize, text: &[u8], count: &mut usize) -> Option<Vec<u8>> {
+    let mut secrets = Vec::new();
+    builtin_secrets(i, text, |s| secrets.push(s));
+    *count += secrets.len();
+    replace_ranges(text, &secrets)
+}
+
+/// The ranges of `text` that the built-in rules for which `run` holds find secrets in, each
+/// rule run over `text` itself (not over what the rules before it left, as [`redact_builtin`]
+/// does), sorted by start; ranges of several rules may overlap.
+pub(super) fn builtin_spans(text: &[u8], run: impl Fn(&Builtin) -> bool) -> Vec<Range<usize>> {
+    let mut spans = Vec::new();
+    let mut triggers = Triggers::new(text);
+    for (i, rule) in BUILTIN.iter().enumerate() {
+        if run(rule) && triggers.any(rule.triggers) && rule.gate.is_none_or(|gate| gate(text)) {
+            builtin_secrets(i, text, |s| spans.push(s));
+        }
     }
-    out.extend_from_slice(&text[copied..]);
-    Some(out)
+    spans.sort_by_key(|s| (s.start, s.end));
+    spans
 }
 
 /// The built-in rules with each rule's `regex::bytes::Regex`, compiled at run time, over the

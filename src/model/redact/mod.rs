@@ -14,7 +14,9 @@
 //! with `build.rs`, which compiles them into DFAs), [`compiled`] loads their engines,
 //! [`secret`] decides what of a match is a secret, [`matching`] runs the rules over a text,
 //! [`json`] holds the JSON-aware stages (decoding strings for the rules, encoding the
-//! replacements), and [`parts`] rewrites a large text in place a part at a time.
+//! replacements), [`decode`] finds the secrets only a decoded or rejoined view of the text shows
+//! (base64, hex, URL encoding, nested JSON strings, invisible characters, split tokens), and
+//! [`parts`] rewrites a large text in place a part at a time.
 
 use std::borrow::Cow;
 
@@ -22,6 +24,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 mod compiled;
+mod decode;
 mod json;
 mod matching;
 mod parts;
@@ -31,6 +34,7 @@ mod secret;
 mod tests;
 mod user;
 
+use decode::{redact_hidden, Views};
 use json::{has_spelling_escape, pieces, redact_decoded, redact_escaped, redact_pieces, Shape};
 use matching::redact_builtin;
 use parts::{builtin_cut, rewrite_in_parts, user_cut, PART_SIZE};
@@ -92,15 +96,22 @@ pub struct RedactionSettings {
     pub rules: Vec<UserRule>,
 }
 
-/// Stages 1 and 2 of [`Redactor`] (the built-in rules) over `input`: the redacted text and the
-/// count.
+/// Stages 1 to 4 of [`Redactor`] (the built-in rules, and the views of [`decode`]) over
+/// `input`: the redacted text and the count.
 fn redact_builtin_stages(input: &[u8], shape: Shape) -> (Vec<u8>, usize) {
-    let (mut text, mut count) = redact_builtin(input);
+    let (decoded, mut count) =
+        redact_hidden(input, Views::Decoded).map_or((None, 0), |(t, n)| (Some(t), n));
+    let (mut text, n) = redact_builtin(decoded.as_deref().unwrap_or(input));
+    count += n;
     if has_spelling_escape(&text) {
         if let Some((t, n)) = redact_escaped(&text, shape) {
             text = t;
             count += n;
         }
+    }
+    if let Some((t, n)) = redact_hidden(&text, Views::Joined) {
+        text = t;
+        count += n;
     }
     (text, count)
 }
@@ -108,13 +119,18 @@ fn redact_builtin_stages(input: &[u8], shape: Shape) -> (Vec<u8>, usize) {
 /// Redacts secrets. Cheap to build: a built-in rule is compiled once per process, the first
 /// time a text holds one of its triggers.
 ///
-/// Text is redacted in up to three stages, each a no-op on text it finds nothing in, so clean
+/// Text is redacted in up to five stages, each a no-op on text it finds nothing in, so clean
 /// text comes out byte-identical:
-/// 1. the built-in rules over the raw bytes (they understand JSON string escapes such as `\n`
+/// 1. the decoded views ([`decode`]): the built-in rules over base64, hex and URL-encoded runs
+///    and nested JSON strings decoded, the encoded original of each secret found replaced;
+/// 2. the built-in rules over the raw bytes (they understand JSON string escapes such as `\n`
 ///    and `\"`, and never break a JSON line);
-/// 2. when the text holds a `\uXXXX` or `\/` escape: the built-in rules again over each JSON
+/// 3. when the text holds a `\uXXXX` or `\/` escape: the built-in rules again over each JSON
 ///    value (the whole text, or each JSONL line) with its strings spelled plainly;
-/// 3. the user rules: on JSON values, over the decoded text of each string (and each number),
+/// 4. the joined views ([`decode`]): tokens without their invisible characters, and tokens
+///    split across lines, concatenations or adjacent JSON strings put together, each piece of
+///    a secret found replaced;
+/// 5. the user rules: on JSON values, over the decoded text of each string (and each number),
 ///    the changed strings written back as JSON strings, so a user rule cannot break a line;
 ///    on text that is not JSON, over the raw bytes.
 pub struct Redactor {
@@ -196,7 +212,7 @@ impl Redactor {
         }
     }
 
-    /// Stage 3 (the user rules) over `text`; `None` when they change nothing.
+    /// Stage 5 (the user rules) over `text`; `None` when they change nothing.
     fn redact_user_stage(&self, text: &[u8], shape: Shape) -> Option<(Vec<u8>, usize)> {
         if self.user.is_empty() {
             return None;
@@ -251,8 +267,10 @@ impl Redactor {
     /// `:` or `=` after it), so each rule finds the same matches either way; a replacement
     /// never starts at that `{` and only ever leaves a `D` before the newline, so the cut stays
     /// one through every rule; the text holds a newline between a value and `{`, so it is not
-    /// one JSON value and its pieces for stage 2 are its lines, where no match crosses from one
-    /// JSON line to the next either. The user rules, which read a run of lines that are not
+    /// one JSON value and its pieces for stage 3 are its lines, where no match crosses from one
+    /// JSON line to the next either. The views of [`decode`] hold no such newline either (a
+    /// token, a base64 run or a URL never holds `}` or `{`, and joined strings are of one
+    /// line). The user rules, which read a run of lines that are not
     /// JSON as one text, are cut afterwards, in a second pass, at a newline next to a line that
     /// is a JSON value.
     pub(super) fn redact_vec_in_parts(&self, bytes: &mut Vec<u8>, part: usize) -> usize {

@@ -26,6 +26,11 @@ pub struct Builtin {
     /// Group `value` is the whole match (the pattern is `(?P<value>...)` followed by nothing but
     /// a zero-width `\b`), so no capture search is needed to find it.
     pub value_is_match: bool,
+    /// A match is a provider's token, recognisable by its prefix alone: found in pieces put
+    /// back together (`src/model/redact/decode.rs`), it is a secret still. The other rules
+    /// read a name and a value, which pieces put together make of ordinary text
+    /// (`password = password` on one line, `2398` on the next).
+    pub prefixed: bool,
     /// A cheaper test than the rule's regex that is true of every text the rule matches in
     /// (and of some others); the rule runs only where it holds.
     pub gate: Option<fn(&[u8]) -> bool>,
@@ -44,6 +49,7 @@ impl Builtin {
             replace,
             token_start,
             value_is_match: false,
+            prefixed: false,
             gate: None,
         }
     }
@@ -92,6 +98,12 @@ const fn word(
 const fn token(triggers: &'static [&'static str], pattern: fn() -> String) -> Builtin {
     let mut rule = word(triggers, pattern, Replace::Value);
     rule.value_is_match = true;
+    prefixed(rule)
+}
+
+/// `rule`, whose match is a provider's token ([`Builtin::prefixed`]).
+const fn prefixed(mut rule: Builtin) -> Builtin {
+    rule.prefixed = true;
     rule
 }
 
@@ -152,11 +164,11 @@ pub static BUILTIN: [Builtin; 23] = [
     }),
     // OpenAI and Anthropic keys: a random run of 20 or more; a hyphenated slug such as
     // `sk-learn-...` has no such run.
-    word(
+    prefixed(word(
         &["sk-"],
         || r"(?P<value>sk-[A-Za-z0-9_\-]*?[A-Za-z0-9]{20}[A-Za-z0-9_\-]*)(?-u:\b)".to_owned(),
         Replace::EntropyValue,
-    ),
+    )),
     // JWTs; the trigger is the `.eyJ` every one holds, whose `.` makes the search fast.
     token(&[".eyj"], || {
         token_pattern(r"eyJ[A-Za-z0-9_\-]{5,}\.eyJ[A-Za-z0-9_\-]{5,}\.[A-Za-z0-9_\-]{10,}")

@@ -43,7 +43,8 @@ pub(super) fn is_placeholder(v: &[u8]) -> bool {
         .contains(&lower.as_str())
 }
 
-fn entropy(v: &[u8]) -> f64 {
+/// The Shannon entropy of `v`, in bits per byte.
+pub(super) fn entropy(v: &[u8]) -> f64 {
     let mut counts = [0usize; 256];
     for &b in v {
         counts[b as usize] += 1;

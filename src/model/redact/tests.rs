@@ -1,5 +1,7 @@
 //! The redactor's behaviour, and the compiled rules against the regex crate's.
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 
 use super::compiled::{embedded, finder, Dfa};
@@ -253,9 +255,26 @@ fn corpus_is_redacted_as_by_the_regex_crate() {
     let r = Redactor::builtin();
     let mut files = 0;
     let mut secrets = 0;
+    let (mut with, mut without, mut hidden) = (Duration::ZERO, Duration::ZERO, 0);
     for entry in std::fs::read_dir(dir).unwrap() {
-        let text = std::fs::read(entry.unwrap().path()).unwrap();
+        let entry_path = entry.unwrap().path();
+        let text = std::fs::read(&entry_path).unwrap();
+        let started = Instant::now();
         let ours = r.redact_bytes(&text);
+        with += started.elapsed();
+        super::decode::WITHOUT_VIEWS.set(true);
+        let started = Instant::now();
+        let plain = r.redact_bytes(&text);
+        without += started.elapsed();
+        super::decode::WITHOUT_VIEWS.set(false);
+        if ours != plain {
+            // What the views change in real transcripts, to be read: secrets, or look-alikes.
+            println!(
+                "{entry_path:?}: {} secrets, {} without views",
+                ours.1, plain.1
+            );
+        }
+        hidden += ours.1.saturating_sub(plain.1);
         assert!(ours == reference(&r, &text), "file {files}");
         for rule in BUILTIN.iter().filter(|r| r.gate.is_some()) {
             assert!(!rule.regex().is_match(&text) || (rule.gate.unwrap())(&text));
@@ -263,7 +282,11 @@ fn corpus_is_redacted_as_by_the_regex_crate() {
         secrets += ours.1;
         files += 1;
     }
-    println!("{files} files, {secrets} secrets, all byte-identical");
+    println!("{files} files, {secrets} secrets ({hidden} only views show), all byte-identical");
+    println!(
+        "redaction {with:?}, without the decoded and joined views {without:?}: {:.2}x",
+        with.as_secs_f64() / without.as_secs_f64()
+    );
 }
 
 fn assert_json_lines(s: &str) {
@@ -1018,6 +1041,16 @@ fn lines_for_parts() -> Vec<String> {
             "Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1",
             r#"{"a":"MYCORP-123"}"#,
             "MYCORP-456 and",
+            // Secrets only a decoded or joined view shows (`decode`).
+            r#"{"c":"Z2hwX2ExQjJhMUIyYTFCMmExQjJhMUIyYTFCMmExQjJhMUIyYTFCMg=="}"#,
+            "Z2hwX2ExQjJhMUIyYTFCMmExQjJhMUIyYTFCMmExQjJhMUIyYTFCMg==",
+            r#"{"u":"https://x.example/?t=%67hp_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2"}"#,
+            "{\"c\":\"AKIA\u{200B}IOSFODNN7EXAMPLE\"}",
+            r#"{"c":["AKIAIOSF","ODNN7EXAMPLE"]}"#,
+            r#"{"c":"key = "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc""}"#,
+            "token ghp_a1B2a1B2a1B2a1B2a1B2",
+            "a1B2a1B2a1B2a1B2 end",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
             "{not json}",
             r#"{"x":1}"#,
             "{",
@@ -1086,5 +1119,125 @@ proptest::proptest! {
         let mut bytes = text.clone().into_bytes();
         let n = r.redact_vec_in_parts(&mut bytes, part);
         proptest::prop_assert_eq!((bytes, n), r.redact_bytes(text.as_bytes()));
+    }
+}
+
+/// Secrets only a decoded, cleaned or joined view shows (`decode.rs`): each redacted where it
+/// stands in the text (the encoded run, each piece of a split token), every line still JSON.
+#[test]
+fn encodings_and_splits_do_not_hide_secrets() {
+    let cases: &[(&str, &str, usize)] = &[
+        // base64 of a `.env` file: the groups of 4 characters that hold a byte of the token
+        (
+            r#"{"c":"R0lUSFVCX1RPS0VOPWdocF9hMUIyYTFCMmExQjJhMUIyYTFCMmExQjJhMUIyYTFCMmExQjIKREVCVUc9MQo="}"#,
+            r#"{"c":"R0lUSFVCX1RPS0VOREDACTEDREVCVUc9MQo="}"#,
+            1,
+        ),
+        // base64 of base64 of `password=...`
+        (
+            "echo Y0dGemMzZHZjbVE5V25nNFVYWXpUSEk1VkdJeVRuYzNVR3Mw | base64 -d",
+            "echo Y0dGemMzZHZjbVE5REDACTED | base64 -d",
+            1,
+        ),
+        // hex, plain and as `\x` escapes inside a JSON string
+        (
+            "6768705f613142326131423261314232613142326131423261314232613142326131423261314232",
+            "REDACTED",
+            1,
+        ),
+        (
+            r#"{"c":"b'\\x67\\x68\\x70\\x5f\\x61\\x31\\x42\\x32\\x61\\x31\\x42\\x32\\x61\\x31\\x42\\x32\\x61\\x31\\x42\\x32\\x61\\x31\\x42\\x32\\x61\\x31\\x42\\x32\\x61\\x31\\x42\\x32\\x61\\x31\\x42\\x32\\x61\\x31\\x42\\x32'"}"#,
+            r#"{"c":"b'REDACTED'"}"#,
+            1,
+        ),
+        // URL encoding, of one character or of all
+        (
+            r#"{"u":"https://x.example/?t=%67hp_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2&x=1"}"#,
+            r#"{"u":"https://x.example/?t=REDACTED&x=1"}"#,
+            1,
+        ),
+        // a string nested three deep
+        (
+            r#"{"c":"{\"d\":\"{\\\"password\\\": \\\"Zx8Qv3Lr9Tb2\\\"}\"}"}"#,
+            r#"{"c":"{\"d\":\"{\\\"password\\\": \\\"REDACTED\\\"}\"}"}"#,
+            1,
+        ),
+        // invisible characters inside a token, raw and escaped
+        (
+            "{\"c\":\"AKIA\u{200b}IOSFODNN7EXAMPLE\"}",
+            r#"{"c":"REDACTED"}"#,
+            1,
+        ),
+        (
+            r#"{"c":"sk_live_4eC3\u00ad9HqLyjWDarjtT1zdp7dc"}"#,
+            r#"{"c":"REDACTED"}"#,
+            1,
+        ),
+        // adjacent strings of one JSON line, a string concatenation, two lines
+        (
+            r#"{"c":["AKIAIOSF","ODNN7EXAMPLE"]}"#,
+            r#"{"c":["REDACTED","REDACTED"]}"#,
+            1,
+        ),
+        (
+            r#"{"c":"key = \"sk_live_\" + \"4eC39HqLyjWDarjtT1zdp7dc\""}"#,
+            r#"{"c":"key = \"REDACTED\" + \"REDACTED\""}"#,
+            1,
+        ),
+        (
+            r#"{"c":"AccessKeyId  AKIACXPEEP6W\n3TDCYUWQ   Active"}"#,
+            r#"{"c":"AccessKeyId  REDACTED\nREDACTED   Active"}"#,
+            1,
+        ),
+        // a PEM body without its header, and a bare AWS secret access key
+        (
+            r#"{"c":"MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKj"}"#,
+            r#"{"c":"REDACTED\nREDACTED"}"#,
+            1,
+        ),
+        (
+            "aws_access_key_id,aws_secret\nAKIAS4EDEMTD54KBYO5Q,z1pVnVf6nDNEFH6VcS/uxAI5U81kdIm+E6wUBXg1",
+            "aws_access_key_id,aws_secret\nREDACTED,REDACTED",
+            2,
+        ),
+    ];
+    for (input, want, n) in cases {
+        let (out, count) = red(input);
+        assert_eq!(&out, want, "{input}");
+        assert_eq!(count, *n, "{input}");
+        if input.starts_with('{') {
+            assert_json_lines(&out);
+        }
+        assert_eq!(red(&out), (out.clone(), 0), "idempotent: {out}");
+    }
+}
+
+/// What the views read and is no secret comes out byte for byte: encoded data that decodes to
+/// nothing secret, and look-alikes of real transcripts (a name on one line and a value on the
+/// next, escaped line breaks inside a nested string, a run after an escape letter).
+#[test]
+fn views_leave_look_alikes_alone() {
+    let texts = [
+        // base64 of prose, of a PNG; hex digests; a git SHA; a UUID
+        r#"{"c":"SGVsbG8sIHdvcmxkISBUaGlzIGlzIGZpbmUu"}"#,
+        r#"{"data":"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="}"#,
+        "sha256:2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824",
+        "commit 9fceb02d0ae598e95dc970b74767f19372d61af8 and 123e4567-e89b-12d3-a456-426614174000",
+        r#"{"u":"https://example.com/search?q=rust%20regex&redirect=%2Fhome%3Fa%3D1"}"#,
+        // pieces put together that make a name and a value of ordinary text
+        "\t\ts.password = password\n2398\t\treturn s",
+        r#"{"c":"--source-bearer-token   source bearer token\n+--source-insecure-skip-tls-verify  skip"}"#,
+        r#"{"c":["password","hunter2 is what we call it"]}"#,
+        // a nested string's escaped line breaks are no white space to the rules
+        r#"{"c":"{\"d\":\"x = {\\\"a\\\": 1}\\nif not api_key:\\n   716→ return\"}"}"#,
+        r#"{"c":"{\"d\":\"TokenAuth:\\ninternal/planner/benchmark_test.go:7\", \"e\":\"\\\"\"}"}"#,
+        // 40 characters after a `\u` escape's letter, and after a nested `\\n`'s
+        r#"{"c":"x\u005fa1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2"}"#,
+        r#"{"c":"ZDI1NTE5\\nAAAAQLn2hdEdYiTF5MFug8L+mVD6fU/Zx8Qv3Lr\\nuk/lW8VIW"}"#,
+        // emoji joined by zero-width joiners, right-to-left text
+        "{\"c\":\"family \u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467} and \u{202b}abc\u{202c}\"}",
+    ];
+    for text in texts {
+        assert_eq!(red(text), (text.to_owned(), 0), "{text}");
     }
 }
