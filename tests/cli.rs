@@ -47,6 +47,8 @@ mod deadlines;
 mod doctor;
 #[path = "cli/enable.rs"]
 mod enable;
+#[path = "cli/evasion.rs"]
+mod evasion;
 #[path = "cli/exit_codes.rs"]
 mod exit_codes;
 #[path = "cli/fetch.rs"]
