@@ -101,6 +101,8 @@ mod shapes;
 mod show;
 #[path = "cli/summary_index.rs"]
 mod summary_index;
+#[path = "cli/token_usage.rs"]
+mod token_usage;
 #[path = "cli/topology.rs"]
 mod topology;
 #[path = "cli/trust.rs"]

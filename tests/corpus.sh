@@ -16,6 +16,8 @@
 # - `list main` lists exactly the commits of main that link checkpoints by the reference's trailer
 #   rule, with the same IDs in the same order, and exits 0;
 # - `blame` of every Go file of git-sync at main gives the attribution docs/blame.md reports.
+# - the token usage `session record` and a commit derive from a sample of each agent's
+#   transcripts is the reference's (tests/corpus_tokens.py).
 # Uses the debug binaries `cargo build` made (built here when missing). Exit 1 on any failure.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -192,6 +194,12 @@ if [ -d "$dir/git-sync.git" ]; then
             fail "blame: $measured $label lines, docs/blame.md says ${documented:-nothing}"
     done
 fi
+
+# Token usage derived from the transcripts: the reference's figures, for a sample of each agent's
+# sessions of each repository (tests/corpus_tokens.py says how they are compared).
+mkdir -p "$work/tokens"
+python3 "$root/tests/corpus_tokens.py" "$dir" "$work/tokens" 25 ||
+    fail "tokens: some sessions' token usage differs from the reference's"
 
 if [ "$failures" -gt 0 ]; then
     echo "corpus: $failures failure(s)" >&2

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 use entire_checkpoints::git::url::Remote;
-use entire_checkpoints::model::documents::DEFAULT_STRATEGY;
+use entire_checkpoints::model::documents::{TokenUsage, DEFAULT_STRATEGY};
 
 use crate::common::args::GlobalArgs;
 
@@ -373,9 +373,15 @@ pub struct SessionData {
     /// Model name.
     #[arg(long)]
     pub model: Option<String>,
-    /// Token usage as a JSON object.
-    #[arg(long, value_name = "JSON")]
-    pub token_usage: Option<String>,
+    /// Token usage as a JSON object (default: what the transcript records, for the agents
+    /// whose transcripts record it).
+    #[arg(long, value_name = "JSON", value_parser = parse_token_usage)]
+    pub token_usage: Option<TokenUsage>,
+}
+
+/// Parses `--token-usage`: a bad value is a usage error, as any other bad option value.
+fn parse_token_usage(text: &str) -> Result<TokenUsage, String> {
+    TokenUsage::parse_input(text).map_err(|e| e.to_string())
 }
 
 #[derive(Subcommand)]

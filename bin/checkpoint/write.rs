@@ -10,6 +10,7 @@ use entire_checkpoints::base::json::empty_as_null;
 use entire_checkpoints::base::session_id::SessionId;
 use entire_checkpoints::base::time as timefmt;
 use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::model::agent_writes;
 use entire_checkpoints::model::documents::TokenUsage;
 use entire_checkpoints::ops::session::{Record, SessionState, SessionStore};
 use entire_checkpoints::store::{Backfill, SessionWrite};
@@ -36,16 +37,11 @@ fn read_input(path: &str) -> Result<Vec<u8>> {
 }
 
 impl SessionData {
-    /// Reads the transcript file and validates the token usage (before anything is written).
+    /// Reads the transcript file, and the token usage: the one given, else what the transcript
+    /// records from entry `start` on.
     fn load(&self) -> Result<(Option<Vec<u8>>, Option<TokenUsage>)> {
         let transcript = self.transcript.as_deref().map(read_input).transpose()?;
-        let token_usage = self
-            .token_usage
-            .as_deref()
-            .map(TokenUsage::parse_input)
-            .transpose()
-            .context("--token-usage")?;
-        Ok((transcript, token_usage))
+        Ok((transcript, self.token_usage.clone()))
     }
 }
 
@@ -64,6 +60,11 @@ pub fn write(repo: &Repo, topo: &Topology<'_>, a: WriteArgs, quiet: bool) -> Res
     };
     let session_id = SessionId::parse(&a.session)?;
     let (transcript, token_usage) = a.data.load()?;
+    let token_usage = token_usage.or_else(|| {
+        transcript
+            .as_deref()
+            .and_then(|t| agent_writes::token_usage(t, 0))
+    });
     let created_at = match &a.created_at {
         Some(t) => timefmt::rfc3339_nano_utc(timefmt::parse_rfc3339(t)?),
         None => timefmt::now_rfc3339_nano(),

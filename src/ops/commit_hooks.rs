@@ -13,6 +13,7 @@ use crate::base::session_id::SessionId;
 use crate::config::settings::SettingsError;
 use crate::git::repo::{LibGitError, Repo};
 use crate::git::subprocess::{Git, GitError};
+use crate::model::agent_writes;
 use crate::model::documents::DEFAULT_STRATEGY;
 use crate::model::trailers::{checkpoint_trailers, TrailerValue, CHECKPOINT_TRAILER};
 use crate::ops::rewrites::{commit_links, links, Rewrite, RewriteMap, RewriteMapError};
@@ -366,9 +367,12 @@ pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, Commit
                 }
                 let prompts: Vec<String> =
                     st.prompts.get(prompt_start..).unwrap_or_default().to_vec();
-                let lines = transcript
-                    .map(|t| t.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count())
-                    .unwrap_or(0);
+                let lines = transcript.map_or(0, agent_writes::entry_count);
+                // A --token-usage given to `session record` wins over what the transcript says.
+                let token_usage = st
+                    .token_usage
+                    .clone()
+                    .or_else(|| transcript.and_then(|t| agent_writes::token_usage(t, line_start)));
                 let w = SessionWrite {
                     checkpoint_id: id.clone(),
                     session_id: sid.clone(),
@@ -382,7 +386,7 @@ pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, Commit
                     files_touched: files,
                     agent: st.agent.clone(),
                     model: st.model.clone(),
-                    token_usage: st.token_usage.clone(),
+                    token_usage,
                     checkpoint_transcript_start: line_start as i64,
                     commit_subject: (!subject.is_empty()).then(|| subject.clone()),
                     author: None,

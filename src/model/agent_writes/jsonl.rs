@@ -74,7 +74,7 @@ pub(super) fn extract(transcript: &[u8]) -> AgentWrites {
 }
 
 /// The format a JSONL entry is in, when its shape says.
-fn detect(v: &Value) -> Option<TranscriptFormat> {
+pub(super) fn detect(v: &Value) -> Option<TranscriptFormat> {
     let has_object = |key: &str| v.get(key).is_some_and(Value::is_object);
     match str_at(v, "type") {
         "user" | "assistant" if has_object("message") => Some(TranscriptFormat::ClaudeCode),

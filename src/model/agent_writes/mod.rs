@@ -25,6 +25,9 @@ mod kiro;
 mod opencode;
 mod pi;
 mod tool_args;
+mod usage;
+
+pub use usage::{entry_count, token_usage};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
