@@ -376,12 +376,14 @@ pub struct SessionData {
     /// Token usage as a JSON object (default: what the transcript records, for the agents
     /// whose transcripts record it).
     #[arg(long, value_name = "JSON", value_parser = parse_token_usage)]
-    pub token_usage: Option<TokenUsage>,
+    pub token_usage: Option<Box<TokenUsage>>,
 }
 
 /// Parses `--token-usage`: a bad value is a usage error, as any other bad option value.
-fn parse_token_usage(text: &str) -> Result<TokenUsage, String> {
-    TokenUsage::parse_input(text).map_err(|e| e.to_string())
+fn parse_token_usage(text: &str) -> Result<Box<TokenUsage>, String> {
+    TokenUsage::parse_input(text)
+        .map(Box::new)
+        .map_err(|e| e.to_string())
 }
 
 #[derive(Subcommand)]

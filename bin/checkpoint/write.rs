@@ -41,7 +41,7 @@ impl SessionData {
     /// records from entry `start` on.
     fn load(&self) -> Result<(Option<Vec<u8>>, Option<TokenUsage>)> {
         let transcript = self.transcript.as_deref().map(read_input).transpose()?;
-        Ok((transcript, self.token_usage.clone()))
+        Ok((transcript, self.token_usage.as_deref().cloned()))
     }
 }
 
