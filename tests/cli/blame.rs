@@ -256,7 +256,7 @@ fn remote_and_clone(env: &TestEnv, store: Store) -> (PathBuf, PathBuf) {
 /// The network git runs (`fetch`, `ls-remote`) an `ENTIRE_LOG=debug` stderr shows.
 fn network_calls(err: &str) -> usize {
     err.lines()
-        .filter(|l| l.contains("run git") && (l.contains(" fetch ") || l.contains(" ls-remote ")))
+        .filter(|l| l.contains("run git fetch ") || l.contains("run git ls-remote "))
         .count()
 }
 

@@ -12,7 +12,11 @@ use crate::fixtures::{
 const FOLD_ULID: &str = "01M2DCHJCHTR9T9MZTSB7WV76B";
 
 fn folded_checkpoint(id: &str, folded_shard: &str, packed: bool) {
-    let env = TestEnv::new();
+    // Packed refs are the files backend's.
+    let env = match packed {
+        true => TestEnv::with_files_refs(),
+        false => TestEnv::new(),
+    };
     let folded = format!("{REFS_PREFIX}{folded_shard}/{id}");
     let node = checkpoint_node(
         id,

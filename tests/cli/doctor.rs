@@ -655,7 +655,9 @@ fn the_policy_ref_is_informational() {
 
 #[test]
 fn stale_ref_locks_are_removed_and_fresh_ones_kept() {
-    let env = env_with_hooks();
+    // Lock files next to loose refs are the files backend's.
+    let env = TestEnv::with_files_refs();
+    env.ok(Store::Refs, &["hooks", "install"]);
     write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
     write_std(&env, Store::Refs, HEX_ID_2, "s1", TRANSCRIPT);
     let common = env.common_dir();

@@ -23,8 +23,6 @@ pub const AUTHOR_EMAIL: &str = "test@example.com";
 pub const V1_BRANCH: &str = "refs/heads/entire/checkpoints/v1";
 /// The namespace of the git-refs store.
 pub const REFS_PREFIX: &str = "refs/entire/checkpoints/";
-/// git's empty tree (sha1).
-pub const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
 /// Path of the main binary under test (set by cargo for integration tests).
 pub fn checkpoint_bin() -> PathBuf {
@@ -176,6 +174,15 @@ pub fn git_version() -> (u32, u32) {
     })
 }
 
+/// The `git init` options that choose the files ref backend: `--ref-format=files` where git
+/// knows another one (2.45+; the git3 profile makes reftable the default), none before.
+pub fn files_refs() -> &'static [&'static str] {
+    match git_version() >= (2, 45) {
+        true => &["--ref-format=files"],
+        false => &[],
+    }
+}
+
 /// Whether the profile's git is at least `major.minor`. When it is not, the test says it is
 /// skipped and why (on stderr, and as a line of the file `ENTIRE_TEST_SKIPS` names, which
 /// .ci/run prints), and returns at once: `if !git_at_least(2, 45, "reftable") { return; }`.
@@ -293,6 +300,19 @@ impl TestEnv {
         env
     }
 
+    /// [`TestEnv::new`] whose repository keeps its refs in files (loose and `packed-refs`)
+    /// whatever the profile's default, in the profile's object format: for tests of our own
+    /// files-backend reader and writer, of what they leave on disk, and of gits that know no
+    /// other backend.
+    pub fn with_files_refs() -> Self {
+        let env = Self::without_repo();
+        env.init_repo(files_refs());
+        env.write_file("README.md", b"hello\n");
+        env.git(&["add", "README.md"]);
+        env.git(&["commit", "-q", "-m", "initial commit"]);
+        env
+    }
+
     /// The hermetic home and temp dir, but `repo` is an existing, empty, non-repository dir.
     pub fn without_repo() -> Self {
         let root = tempfile::Builder::new()
@@ -336,6 +356,30 @@ impl TestEnv {
             &["rev-parse", "--path-format=absolute", "--git-common-dir"],
         );
         PathBuf::from(out.trim())
+    }
+
+    /// The object format of the repository at `dir` (`sha1` or `sha256`: the profile's default
+    /// unless the test chose one).
+    pub fn object_format_in(&self, dir: &Path) -> String {
+        self.git_in(dir, &["rev-parse", "--show-object-format"])
+            .trim()
+            .to_owned()
+    }
+
+    /// git's empty tree in the test repository's object format, written to its object store as
+    /// every git and the reference implementation write it (git reads it even when it is not
+    /// stored; libgit2 only in SHA-1 repositories).
+    pub fn empty_tree(&self) -> String {
+        self.git_stdin(&["hash-object", "-w", "-t", "tree", "--stdin"], b"")
+    }
+
+    /// The all-zero object ID of the test repository's format (git's "no object").
+    pub fn zero_oid(&self) -> String {
+        let len = match self.object_format_in(&self.repo).as_str() {
+            "sha256" => 64,
+            _ => 40,
+        };
+        "0".repeat(len)
     }
 
     /// The git common dir of the test repository, absolute.
@@ -636,11 +680,16 @@ impl TestEnv {
 
     /// Creates a bare repository `<tmp>/<name>.git` (branch `main`), not added as a remote.
     pub fn new_bare(&self, name: &str) -> PathBuf {
+        self.new_bare_with(name, &[])
+    }
+
+    /// [`TestEnv::new_bare`] with more `git init` options (`extra`).
+    pub fn new_bare_with(&self, name: &str, extra: &[&str]) -> PathBuf {
         let path = self.root.path().join(format!("{name}.git"));
-        self.git_in(
-            self.root.path(),
-            &["init", "-q", "--bare", "-b", "main", path_str(&path)],
-        );
+        let mut args = vec!["init", "-q", "--bare", "-b", "main"];
+        args.extend_from_slice(extra);
+        args.push(path_str(&path));
+        self.git_in(self.root.path(), &args);
         path
     }
 

@@ -5,9 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::env::{
-    checkpoint_ref, keys, path_str, tree_prefix, Store, TestEnv, EMPTY_TREE, V1_BRANCH,
-};
+use crate::env::{checkpoint_ref, keys, path_str, tree_prefix, Store, TestEnv, V1_BRANCH};
 
 pub const HEX_ID: &str = "a1b2c3d4e5f6";
 pub const HEX_ID_2: &str = "f6e5d4c3b2a1";
@@ -292,7 +290,7 @@ pub fn hand_made_ref(env: &TestEnv, ref_name: &str, id: &str, node: &Node) -> St
 
 /// Creates the v1 branch by hand (init commit + one checkpoint commit); returns the tip.
 pub fn hand_made_branch(env: &TestEnv, id: &str, node: &Node) -> String {
-    let init = commit_tree(env, EMPTY_TREE, None, "Initialize sessions branch\n");
+    let init = commit_tree(env, &env.empty_tree(), None, "Initialize sessions branch\n");
     let (head, rest) = id.split_at(2);
     let root = Node::Tree(vec![(
         head.to_string(),

@@ -57,9 +57,11 @@ fn the_whole_story_with_the_oldest_git(store: Store) {
     let Some((old, old_version)) = oldest_git() else {
         return;
     };
-    let env = TestEnv::new();
+    // Refs in files, which every git reads (reftable needs 2.45); objects in the profile's
+    // format (git 2.39 reads SHA-256).
+    let env = TestEnv::with_files_refs();
     let path = minimal_path(old.parent().expect("git's directory"));
-    let origin = env.new_bare("origin");
+    let origin = env.new_bare_with("origin", crate::env::files_refs());
     let run = |dir: &Path, args: &[&str]| run_with_path(&env, &path, dir, args);
     let ok = |dir: &Path, args: &[&str]| {
         assert_code(
@@ -248,7 +250,8 @@ fn a_git_below_the_minimum_is_one_clear_error_and_nothing_is_written() {
 /// the checkpoints queued. With a supported git again, the next commit and push carry them.
 #[test]
 fn hooks_run_by_a_git_below_the_minimum_warn_once_and_lose_nothing() {
-    let env = TestEnv::new();
+    // Refs in files: no git that old runs in a reftable repository at all.
+    let env = TestEnv::with_files_refs();
     let origin = env.bare_remote("origin");
     env.git(&["push", "-q", "origin", "main"]);
     env.ok_default(&["enable"]);

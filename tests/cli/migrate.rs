@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::env::{
     assert_code, assert_success, branch_dir, checkpoint_ref, parse_json, sha256_hex, stderr,
-    stdout, Store, TestEnv, EMPTY_TREE, V1_BRANCH,
+    stdout, Store, TestEnv, V1_BRANCH,
 };
 use crate::fixtures::{
     blob, checkpoint_node, commit_tree, root_metadata_json, session_message, strip_v1_prefix, tree,
@@ -134,7 +134,7 @@ fn hand_made_v1(env: &TestEnv, entries: Vec<(&str, Node)>) -> String {
             .map(|(shard, children)| (shard, Node::Tree(children)))
             .collect(),
     );
-    let init = commit_tree(env, EMPTY_TREE, None, "Initialize sessions branch\n");
+    let init = commit_tree(env, &env.empty_tree(), None, "Initialize sessions branch\n");
     let tree_oid = write_node(env, &root);
     let tip = commit_tree(
         env,

@@ -2,7 +2,7 @@
 //! without a checkpoint) are never pushed, and `push`, `gc` and `migrate` say so instead of
 //! breaking on them.
 
-use crate::env::{assert_code, checkpoint_ref, Store, TestEnv, EMPTY_TREE};
+use crate::env::{assert_code, checkpoint_ref, Store, TestEnv};
 use crate::fixtures::{write_std, HEX_ID, TRANSCRIPT, ULID_ID};
 
 #[test]
@@ -14,7 +14,8 @@ fn refs_that_are_not_checkpoints_are_never_pushed_and_are_reported() {
     let good = checkpoint_ref(ULID_ID);
     // A tree, an annotated tag and a commit of the empty tree, each at a checkpoint ref name.
     let tree_ref = checkpoint_ref("0123456789ab");
-    env.git(&["update-ref", &tree_ref, EMPTY_TREE]);
+    let empty_tree = env.empty_tree();
+    env.git(&["update-ref", &tree_ref, &empty_tree]);
     env.git(&["tag", "-a", "-m", "t", "not-a-checkpoint", "HEAD"]);
     let tag_oid = env
         .git(&["rev-parse", "refs/tags/not-a-checkpoint"])
@@ -23,7 +24,7 @@ fn refs_that_are_not_checkpoints_are_never_pushed_and_are_reported() {
     let tag_ref = checkpoint_ref("ba9876543210");
     env.git(&["update-ref", &tag_ref, &tag_oid]);
     let empty_commit = env
-        .git(&["commit-tree", EMPTY_TREE, "-m", "empty"])
+        .git(&["commit-tree", &empty_tree, "-m", "empty"])
         .trim()
         .to_owned();
     let commit_ref = checkpoint_ref(HEX_ID);

@@ -18,7 +18,7 @@ const MISSING_ULID: &str = "01M2DCHJCHTR9T9MZTSB7WV76C";
 /// A repository with `ULID_ID` written by us, `FOLD_ULID` made by hand under its folded shard,
 /// 300 filler checkpoint refs around them and an annotated tag (a peeled line), all packed.
 fn packed_repo() -> TestEnv {
-    let env = TestEnv::new();
+    let env = TestEnv::with_files_refs();
     write_std(&env, Store::Refs, ULID_ID, "sess-1", TRANSCRIPT);
     let node = checkpoint_node(
         FOLD_ULID,
@@ -183,7 +183,7 @@ fn list_enumerates_loose_and_packed_refs_as_git_does() {
 
 #[test]
 fn loose_refs_are_read_directly() {
-    let env = TestEnv::new();
+    let env = TestEnv::with_files_refs();
     write_std(&env, Store::Refs, ULID_ID, "sess-1", TRANSCRIPT);
     let r = checkpoint_ref(ULID_ID);
     let loose = std::fs::read_to_string(env.common_dir().join(&r)).unwrap();

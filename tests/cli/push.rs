@@ -22,7 +22,6 @@ use crate::env::{
 };
 use crate::fixtures::{HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
-const ZERO_OID: &str = "0000000000000000000000000000000000000000";
 /// Left in a remote by its `update` hook when a client tried a non-fast-forward update.
 const FORCED_MARKER: &str = "FORCED-PUSH-ATTEMPTED";
 /// Refs listed here (one a line) are refused by the remote's `update` hook.
@@ -257,7 +256,10 @@ fn prepush(env: &TestEnv, args: &[&str], stdin: &str) -> Output {
 /// What git writes on a pre-push hook's stdin when pushing `main` to a remote that lacks it.
 fn main_push_line(env: &TestEnv) -> String {
     let head = env.rev("HEAD").expect("HEAD");
-    format!("refs/heads/main {head} refs/heads/main {ZERO_OID}\n")
+    format!(
+        "refs/heads/main {head} refs/heads/main {}\n",
+        env.zero_oid()
+    )
 }
 
 /// Whether ours runs as the pre-push hook, as `status --json` says.

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::env::{
     assert_code, assert_success, checkpoint_ids, checkpoint_ref, json_in, output_text, parse_json,
-    path_str, refs_in, rev_in, stderr, text, Store, TestEnv, EMPTY_TREE, REFS_PREFIX,
+    path_str, refs_in, rev_in, stderr, text, Store, TestEnv, REFS_PREFIX,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 
@@ -114,7 +114,7 @@ fn parents_in(env: &TestEnv, dir: &Path, commit: &str) -> Vec<String> {
 /// A parentless commit on the empty tree, made in `dir`.
 fn empty_commit_in(env: &TestEnv, dir: &Path, message: &str) -> String {
     let tree = env.git_stdin_in(dir, &["mktree"], b"");
-    assert_eq!(tree, EMPTY_TREE);
+    assert_eq!(tree, env.empty_tree());
     env.git_stdin_in(dir, &["commit-tree", &tree], message.as_bytes())
 }
 

@@ -3,8 +3,8 @@
 use serde_json::{json, Value};
 
 use crate::env::{
-    branch_dir, checkpoint_ref, keys, sha256_hex, tree_prefix, Store, TestEnv, EMPTY_TREE,
-    REFS_PREFIX, V1_BRANCH,
+    branch_dir, checkpoint_ref, keys, sha256_hex, tree_prefix, Store, TestEnv, REFS_PREFIX,
+    V1_BRANCH,
 };
 use crate::fixtures::{
     assert_json_format, assert_key_order, write_std, CREATED_AT, HEX_ID, HEX_ID_2, ROOT_KEY_ORDER,
@@ -544,7 +544,10 @@ fn branch_write_bootstraps_v1_branch() {
         "Initialize sessions branch",
         "single-line bootstrap message"
     );
-    assert_eq!(env.rev(&format!("{init}^{{tree}}")).unwrap(), EMPTY_TREE);
+    assert_eq!(
+        env.rev(&format!("{init}^{{tree}}")).unwrap(),
+        env.empty_tree()
+    );
     let tip = commits[0];
     assert_eq!(env.parents(tip), [init]);
     assert_eq!(
