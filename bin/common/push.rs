@@ -24,16 +24,25 @@ pub fn bound_hook(
 /// [`heal`]: entire_checkpoints::ops::hooks::heal
 pub fn heal_hooks(repo: &entire_checkpoints::git::repo::Repo, quiet: bool) {
     match entire_checkpoints::ops::hooks::heal(repo) {
-        Ok(healed) if healed.is_empty() || quiet => {}
-        Ok(healed) => eprintln!(
-            "entire: put back our {} hook (another tool had replaced it; its hook is kept and runs too)",
-            healed.join(", ")
-        ),
+        Ok(_) if quiet => {}
+        Ok(healed) => {
+            if !healed.put_back.is_empty() {
+                eprintln!(
+                    "entire: put back our {} hook (another tool had replaced it; its hook is kept and runs too)",
+                    healed.put_back.join(", ")
+                );
+            }
+            if !healed.lfs_removed.is_empty() {
+                eprintln!(
+                    "entire: git-lfs was uninstalled; removed the hooks its uninstall left behind ours: {}",
+                    healed.lfs_removed.join(", ")
+                );
+            }
+        }
         Err(e) => warn(
             quiet,
             format!(
-                "another tool replaced our {} hook, and it could not be put back: {}; run git entire-checkpoint hooks install",
-                entire_checkpoints::ops::hooks::displaced(repo).join(", "),
+                "our hooks could not be healed: {}; run git entire-checkpoint hooks install",
                 entire_checkpoints::base::error::error_chain(&e)
             ),
         ),

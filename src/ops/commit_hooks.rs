@@ -90,10 +90,19 @@ pub fn prepare_commit_msg(
             io_context(format!("commit message {}", msg_file.display()))(source),
         )
     })?;
-    let present = links(&without_comments(repo, &text), None);
+    let message = without_comments(repo, &text);
+    let present = links(&message, None);
+    // A replaced commit's link counts as carried only on a line of its own: `git merge
+    // --squash` quotes the squashed commits' trailers indented, where git sees no trailer.
+    let key = format!("{CHECKPOINT_TRAILER}:");
+    let own_lines: String = message
+        .split_inclusive('\n')
+        .filter(|l| l.starts_with(&key))
+        .collect();
+    let carried = links(&own_lines, None);
     let missing: Vec<CheckpointId> = replaced_links(repo)
         .into_iter()
-        .filter(|id| !present.contains(id))
+        .filter(|id| !carried.contains(id))
         .collect();
     if !missing.is_empty() {
         add_trailers(repo, msg_file, &missing, "addIfDifferent")?;
@@ -168,8 +177,9 @@ fn add_trailers(
 }
 
 /// The checkpoints of the commits the commit being prepared replaces: `HEAD` when amending,
-/// and the fixups and squashes an interactive rebase is folding into it
-/// (`<git dir>/rebase-merge/current-fixups`, one `<command> <commit>` a line). A rewrite map
+/// the fixups and squashes an interactive rebase is folding into it
+/// (`<git dir>/rebase-merge/current-fixups`, one `<command> <commit>` a line), and the commits
+/// `git merge --squash` squashed (oldest first, as git lists them newest first: reversed). A rewrite map
 /// that cannot be read only loses what it alone records; the trailers still count.
 fn replaced_links(repo: &Repo) -> Vec<CheckpointId> {
     let map = RewriteMap::load(repo).ok();
@@ -184,6 +194,17 @@ fn replaced_links(repo: &Repo) -> Vec<CheckpointId> {
                 .filter_map(|l| l.split_whitespace().last())
                 .map(str::to_owned),
         );
+    }
+    // `git merge --squash` lists the squashed commits in `SQUASH_MSG` (`commit <sha>` lines);
+    // their trailers reach the message only indented, where they link nothing.
+    if let Ok(text) = std::fs::read_to_string(repo.git_dir().join("SQUASH_MSG")) {
+        let squashed: Vec<String> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("commit "))
+            .filter(|sha| sha.len() >= 40 && sha.bytes().all(|b| b.is_ascii_hexdigit()))
+            .map(str::to_owned)
+            .collect();
+        commits.extend(squashed.into_iter().rev());
     }
     let mut out: Vec<CheckpointId> = Vec::new();
     for rev in commits {

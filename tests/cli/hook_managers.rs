@@ -1139,3 +1139,119 @@ fn enable_never_disables_the_users_own_hook_when_lefthook_installs() {
         "the user's hook still runs after hooks uninstall:\n{stderr}"
     );
 }
+
+/// `PATH` for [`Scenario::program_with_path`] without git-lfs: each directory of [`tool_path`]
+/// that holds it is replaced by one of links to everything else in it.
+fn path_without_git_lfs(s: &Scenario) -> std::ffi::OsString {
+    let mut dirs = Vec::new();
+    for (n, dir) in std::env::split_paths(&tool_path()).enumerate() {
+        if !dir.join("git-lfs").exists() {
+            dirs.push(dir);
+            continue;
+        }
+        let shadow = s.env.root().join("no-lfs").join(n.to_string());
+        std::fs::create_dir_all(&shadow).unwrap();
+        for entry in std::fs::read_dir(&dir).unwrap().flatten() {
+            if entry.file_name() != "git-lfs" {
+                let _ = std::os::unix::fs::symlink(entry.path(), shadow.join(entry.file_name()));
+            }
+        }
+        dirs.push(shadow);
+    }
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// git-lfs first, then ours (chaining LFS's pre-push and post-commit), then `git lfs
+/// uninstall`, which stops at our pre-push and leaves LFS's hooks: the next of ours to run
+/// removes what that uninstall left (the LFS hooks ours chains, LFS's post-checkout and
+/// post-merge), saying so in one line. A push on a machine without git-lfs then delivers the
+/// checkpoint, where LFS's chained hook failed it before.
+#[test]
+fn git_lfs_uninstall_after_ours_leaves_no_lfs_hook_behind() {
+    if !require("git-lfs") || !lfs_can_push_locally() {
+        return;
+    }
+    let s = Scenario::new();
+    assert_code(&s.git(&["lfs", "install"]), 0, "git lfs install");
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
+    assert_code(&s.git(&["lfs", "uninstall"]), 0, "git lfs uninstall");
+    let dir = hooks_dir(&s.env);
+    record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    s.env.write_file("a.txt", b"a\n");
+    assert_code(&s.git(&["add", "a.txt"]), 0, "git add");
+    let stderr = assert_code(&s.git(&["commit", "-q", "-m", "a"]), 0, "git commit");
+    let said: Vec<&str> = stderr.lines().filter(|l| l.contains("git-lfs")).collect();
+    assert_eq!(
+        said,
+        ["entire: git-lfs was uninstalled; removed the hooks its uninstall left behind ours: pre-push.pre-entire, post-commit.pre-entire, post-checkout, post-merge"],
+        "{stderr}"
+    );
+    for gone in [
+        "pre-push.pre-entire",
+        "post-commit.pre-entire",
+        "post-checkout",
+        "post-merge",
+    ] {
+        assert!(!dir.join(gone).exists(), "{gone} is gone");
+    }
+    assert!(is_ours(&dir.join("pre-push")) && is_ours(&dir.join("post-commit")));
+    let id = the_trailer(&s.env, "HEAD");
+    let out = s.program_with_path(
+        "git",
+        &["push", "-q", "origin", "main"],
+        &path_without_git_lfs(&s),
+    );
+    let stderr = assert_code(&out, 0, "git push without git-lfs");
+    assert_eq!(
+        rev_in(&s.env, &s.origin, &checkpoint_ref(&id)),
+        s.env.rev(&checkpoint_ref(&id)),
+        "the checkpoint reached the remote:\n{stderr}"
+    );
+}
+
+/// Ours (chaining the user's own pre-push), then husky, which moves `core.hooksPath` to
+/// `.husky/_`: `hooks uninstall` cleans the directory ours was installed in too, not only the one
+/// git uses now. The user's hook is back byte for byte, nothing of ours is left, and once the
+/// setting is unset the user's hook runs alone.
+#[test]
+fn hooks_uninstall_cleans_every_directory_it_installed_into() {
+    if !require("husky") {
+        return;
+    }
+    let s = Scenario::new();
+    let dir = hooks_dir(&s.env);
+    let users = s.user_hook("user-push");
+    write_executable(&dir.join("pre-push"), &users);
+    let before = std::fs::read_dir(&dir).unwrap().count();
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
+    husky_scripts(&s);
+    assert_code(&s.program("husky", &[]), 0, "husky");
+    let stderr = assert_code(&s.entire(&["hooks", "uninstall"]), 0, "hooks uninstall");
+    assert!(
+        stderr.contains(path_str(&dir)),
+        "says what it cleaned:\n{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pre-push")).unwrap(),
+        users
+    );
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .flatten()
+        .filter(|e| is_ours(&e.path()) || e.file_name().to_string_lossy().contains(".pre-entire"))
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "nothing of ours is left: {left:?}");
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), before);
+
+    assert_code(
+        &s.git(&["config", "--unset", "core.hooksPath"]),
+        0,
+        "git config",
+    );
+    s.env.write_file("b.txt", b"b\n");
+    assert_code(&s.git(&["add", "b.txt"]), 0, "git add");
+    assert_code(&s.git(&["commit", "-q", "-m", "b"]), 0, "git commit");
+    assert_code(&s.git(&["push", "-q", "origin", "main"]), 0, "git push");
+    assert_eq!(s.take_ran(), ["user-push"]);
+}

@@ -254,6 +254,7 @@ every_primary! {
     a_trailer_the_editor_drops_stays_linked_through_the_rewrite_map;
     a_rebase_records_the_new_commit_for_each_old_one;
     a_staged_session_waits_for_the_users_own_commit_while_git_recreates_commits;
+    merge_squash_keeps_every_link;
 }
 
 #[test]
@@ -351,4 +352,38 @@ fn a_staged_session_waits_for_the_users_own_commit_while_git_recreates_commits(
     assert_eq!(meta["session_id"], json!(STAGED), "{meta}");
     assert_eq!(meta["commit_sha"], json!(own), "{meta}");
     assert_eq!(linked_meta(&env)["commit_sha"], json!(linked));
+}
+
+/// `git merge --squash` then `git commit`: git lists the squashed commits in the message only as
+/// indented text, trailers included. The squash commit carries a trailer for each checkpoint
+/// they linked, as a squash in `rebase -i` does, and `show` resolves them all.
+fn merge_squash_keeps_every_link(primary: Option<Store>) {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    let (_, a) = linked_commit(&env, primary, "a.txt", "first");
+    let (_, b) = linked_commit(&env, primary, "b.txt", "second");
+    env.git(&["checkout", "-q", "main"]);
+    env.git_hooked_ok(primary, env.repo(), &["merge", "-q", "--squash", "feature"]);
+    let before = checkpoint_state(&env);
+    env.git_hooked_ok(primary, env.repo(), &["commit", "-q", "--no-edit"]);
+    let head = env.rev("HEAD").unwrap();
+    assert_eq!(
+        trailer_ids(&env, &head),
+        [a.clone(), b.clone()],
+        "{}",
+        env.message(&head)
+    );
+    assert_eq!(checkpoint_state(&env), before, "nothing written");
+    let shown = show_json(&env, "HEAD");
+    let mut shown: Vec<String> = shown
+        .as_array()
+        .unwrap_or_else(|| panic!("two checkpoints: {shown}"))
+        .iter()
+        .map(|d| d["checkpoint_id"].as_str().unwrap().to_owned())
+        .collect();
+    shown.sort();
+    let mut linked = vec![a, b];
+    linked.sort();
+    assert_eq!(shown, linked);
 }

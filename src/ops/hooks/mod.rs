@@ -229,28 +229,140 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
         write_script(&path, &text)?;
         states.push((name.to_string(), state(&dir, name, None)));
     }
+    record_written_dir(repo, &dir)?;
     Ok(Installed { states, warnings })
+}
+
+/// The file where `hooks install` records each hooks directory it wrote ours into (one path a
+/// line), so that `hooks uninstall` cleans every one of them, also after `core.hooksPath` moved
+/// (a manager installed after ours, a `.githooks` folder).
+fn written_dirs_file(repo: &Repo) -> PathBuf {
+    repo.common_dir().join("entire").join("hook-dirs")
+}
+
+/// The hooks directories ours may be in: the one git uses now, those `hooks install` recorded,
+/// and the default one (installs before they were recorded wrote there, or into the first).
+fn written_dirs(repo: &Repo) -> Vec<PathBuf> {
+    let recorded = std::fs::read_to_string(written_dirs_file(repo)).unwrap_or_default();
+    let mut dirs = vec![hooks_dir(repo)];
+    for dir in recorded
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(PathBuf::from)
+        .chain([repo.common_dir().join("hooks")])
+    {
+        if !dirs.contains(&dir) {
+            dirs.push(dir);
+        }
+    }
+    dirs
+}
+
+/// Adds `dir` to the [`written_dirs_file`].
+fn record_written_dir(repo: &Repo, dir: &Path) -> Result<(), HookError> {
+    let file = written_dirs_file(repo);
+    let mut text = std::fs::read_to_string(&file).unwrap_or_default();
+    let line = dir.display().to_string();
+    if text.lines().any(|l| l == line) {
+        return Ok(());
+    }
+    text.push_str(&line);
+    text.push('\n');
+    if let Some(parent) = file.parent() {
+        std::fs::create_dir_all(parent).map_err(io(format!("create {}", parent.display())))?;
+    }
+    crate::base::fs::write_atomic(&file, text.as_bytes(), 0o644)
+        .map_err(|e| io(format!("write {}", file.display()))(e).into())
+}
+
+/// What [`heal`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Healed {
+    /// Our hooks put back in place.
+    pub put_back: Vec<String>,
+    /// git-lfs's hooks removed after its uninstall (file names in the hooks directory).
+    pub lfs_removed: Vec<String>,
 }
 
 /// Puts ours back where another tool displaced one of our hooks after it was installed
 /// (`git lfs install --force`, `pre-commit install -f`, a hook manager's install), as
-/// `hooks install` does: the other tool's hook is kept and run, or the manager runs ours. Our
-/// hooks call this, so whichever of ours still runs heals the others. Nothing is done where
+/// `hooks install` does: the other tool's hook is kept and run, or the manager runs ours; and
+/// finishes an uninstall of git-lfs that ours stood in the way of ([`drop_uninstalled_lfs`]).
+/// Our hooks call this, so whichever of ours still runs heals the others. Nothing is done where
 /// none of ours is installed in the hooks directory (ours run from a manager's configuration,
-/// or by hand) or none is displaced. Returns the hooks put back.
-pub fn heal(repo: &Repo) -> Result<Vec<String>, HookError> {
-    let displaced = displaced(repo);
-    if displaced.is_empty() {
-        return Ok(displaced);
+/// or by hand).
+pub fn heal(repo: &Repo) -> Result<Healed, HookError> {
+    let put_back = displaced(repo);
+    if !put_back.is_empty() {
+        install(
+            repo,
+            InstallOptions {
+                force: false,
+                shared: true,
+            },
+        )?;
     }
-    install(
-        repo,
-        InstallOptions {
-            force: false,
-            shared: true,
-        },
-    )?;
-    Ok(displaced)
+    Ok(Healed {
+        put_back,
+        lfs_removed: drop_uninstalled_lfs(repo, &hooks_dir(repo))?,
+    })
+}
+
+/// The hooks `git lfs install` writes.
+const LFS_HOOKS: [&str; 4] = ["pre-push", "post-checkout", "post-commit", "post-merge"];
+
+/// Whether `text` is git-lfs's own `hook` script: nothing but the shebang, the guard that
+/// fails where git-lfs is missing, and the call of `git lfs <hook>`.
+fn is_lfs_hook(text: &str, hook: &str) -> bool {
+    let call = format!("git lfs {hook} \"$@\"");
+    text.contains(&call)
+        && text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .all(|l| l.starts_with("#!") || l.starts_with("command -v git-lfs ") || l == call)
+}
+
+/// `git lfs uninstall` removes git-lfs's `filter.lfs` configuration and its hooks, but stops at
+/// the first hook that is not its own: ours, chaining LFS's `pre-push`. Once the configuration
+/// is gone while ours chains one of LFS's hooks, this removes what that uninstall left: LFS's
+/// hooks ours chains, and LFS's `post-checkout` and `post-merge`. (Otherwise, where git-lfs is
+/// not installed any more, LFS's chained hook fails every push, telling the user to delete
+/// ours.) Returns the file names removed.
+fn drop_uninstalled_lfs(repo: &Repo, dir: &Path) -> Result<Vec<String>, HookError> {
+    let lfs_text = |file: &str, hook: &str| {
+        std::fs::read_to_string(dir.join(file)).is_ok_and(|t| is_lfs_hook(&t, hook))
+    };
+    let chained: Vec<String> = LFS_HOOKS
+        .iter()
+        .filter(|hook| is_ours(&our_path(dir, hook)))
+        .flat_map(|hook| {
+            chained_hooks(dir, hook)
+                .into_iter()
+                .filter(|f| lfs_text(f, hook))
+        })
+        .collect();
+    let configured = [
+        "filter.lfs.process",
+        "filter.lfs.clean",
+        "filter.lfs.smudge",
+    ]
+    .iter()
+    .any(|k| repo.config_string(k).is_some());
+    if chained.is_empty() || configured {
+        return Ok(Vec::new());
+    }
+    let own = LFS_HOOKS
+        .iter()
+        .filter(|hook| lfs_text(hook, hook))
+        .map(|hook| hook.to_string());
+    let mut removed = Vec::new();
+    for file in chained.into_iter().chain(own) {
+        let path = dir.join(&file);
+        std::fs::remove_file(&path).map_err(io(format!("remove {}", path.display())))?;
+        removed.push(file);
+    }
+    Ok(removed)
 }
 
 /// Our hooks that another tool displaced: not ours, not run by a manager, in a hooks directory
@@ -433,18 +545,37 @@ pub fn sharing(repo: &Repo, dir: &Path) -> Option<String> {
 /// one ours chains. Older chained hooks (which were not running either when the last install
 /// found a newer one in our place) stay where they are, each named in a warning. Foreign hooks
 /// are never touched. What `hooks install` put into a hook manager's configuration is taken
-/// out.
+/// out. Every hooks directory ours was installed into is cleaned ([`written_dirs`]), each one
+/// git no longer runs hooks from named in a warning.
 pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
     let dir = hooks_dir(repo);
     let mut warnings = match Manager::detect(repo, &dir) {
         Some(manager) => manager.unwire()?,
         None => Vec::new(),
     };
-    for (name, _) in SCRIPTS.into_iter().chain([GC_SCRIPT]) {
-        let path = our_path(&dir, name);
-        if is_ours(&path) {
-            warnings.extend(remove_ours(&dir, name, &path)?);
+    for d in written_dirs(repo) {
+        let mut removed = Vec::new();
+        for (name, _) in SCRIPTS.into_iter().chain([GC_SCRIPT]) {
+            // lefthook keeps a hook it replaced as `<name>.old`.
+            for path in [our_path(&d, name), d.join(format!("{name}.old"))] {
+                if is_ours(&path) {
+                    warnings.extend(remove_ours(&d, name, &path)?);
+                    removed.push(name);
+                }
+            }
         }
+        if d != dir && !removed.is_empty() {
+            warnings.push(format!(
+                "removed ours from {} too (git runs hooks from {} now), putting back what they ran: {}",
+                d.display(),
+                dir.display(),
+                removed.join(", ")
+            ));
+        }
+    }
+    let file = written_dirs_file(repo);
+    if file.exists() {
+        std::fs::remove_file(&file).map_err(io(format!("remove {}", file.display())))?;
     }
     Ok(Installed {
         states: status(repo),
