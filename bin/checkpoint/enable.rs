@@ -89,6 +89,9 @@ enum ChangeDoc {
     Enabled {
         file: String,
     },
+    Disabled {
+        file: String,
+    },
     Gitignore {
         file: &'static str,
         added: Vec<&'static str>,
@@ -110,6 +113,7 @@ impl ChangeDoc {
                 to: to.name(),
             },
             Change::Enabled { file } => ChangeDoc::Enabled { file: file.clone() },
+            Change::Disabled { file } => ChangeDoc::Disabled { file: file.clone() },
             Change::Ignored { added } => ChangeDoc::Gitignore {
                 file: ".entire/.gitignore",
                 added: added.clone(),
@@ -136,6 +140,7 @@ impl ChangeDoc {
             } => format!("primary store: {from} -> {to} ({file})"),
             ChangeDoc::Primary { file, to, .. } => format!("primary store: {to} ({file})"),
             ChangeDoc::Enabled { file } => format!("enabled: true ({file})"),
+            ChangeDoc::Disabled { file } => format!("enabled: false ({file})"),
             ChangeDoc::Gitignore { file, added } => {
                 format!("{file}: ignores {}", added.join(", "))
             }

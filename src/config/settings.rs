@@ -739,6 +739,15 @@ impl SettingsFiles {
         self.strategy_option(key).and_then(|(v, _, _)| v.as_bool())
     }
 
+    /// The top-level `enabled` key (`enable` sets it true, `disable` false in the per-clone
+    /// file): the local file's when it sets a boolean, else the committed file's; `None` when
+    /// neither does.
+    pub fn enabled(&self) -> Option<bool> {
+        self.parsed
+            .iter()
+            .find_map(|(_, _, v)| v.get("enabled").and_then(Value::as_bool))
+    }
+
     /// Whether checkpoint pushing is enabled: `strategy_options.push_sessions`; default true.
     pub fn push_sessions_enabled(&self) -> bool {
         self.bool_option("push_sessions").unwrap_or(true)

@@ -1108,7 +1108,7 @@ fn is_stale(path: &Path) -> bool {
         .is_some_and(|age| age >= STALE_AFTER)
 }
 
-/// `hook-missing`, `hook-foreign` and `hooks-path-shadowed`. The fix installs our hooks when
+/// `hook-missing`, `hook-foreign` and `hooks-path-shadowed`, where checkpoints are on. The fix installs our hooks when
 /// none of the hook files is foreign, no hook manager owns the directory and it is not shared
 /// (what `hooks install` does without `--force` or `--shared`); a foreign hook is only reported,
 /// since installing would move it aside to chain it. Each repair is the `hooks install` command
@@ -1118,6 +1118,27 @@ fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     let dir = hooks::hooks_dir(repo);
     let default_dir = repo.common_dir().join("hooks");
     let states = hooks::status(repo);
+    // Hooks are only missing where checkpoints are on: `"enabled": true` in the settings, or
+    // ours installed. A repository that never enabled them, or where `disable` recorded
+    // `"enabled": false`, is healthy without them.
+    // Ours in the default directory while git runs hooks from elsewhere, where ours are not.
+    let shadowed: Vec<&str> = hooks::HOOK_NAMES
+        .iter()
+        .copied()
+        .filter(|n| hooks::is_ours(&default_dir.join(n)))
+        .collect();
+    let ours = !shadowed.is_empty()
+        || states.iter().any(|(_, s)| {
+            matches!(
+                s,
+                HookState::Installed | HookState::Chained(_) | HookState::Managed(_)
+            )
+        });
+    match repo.settings().enabled() {
+        Some(false) => return Ok(Vec::new()),
+        None if !ours => return Ok(Vec::new()),
+        _ => {}
+    }
     let any_foreign = states.iter().any(|(_, s)| *s == HookState::Foreign);
     let any_missing = states.iter().any(|(_, s)| *s == HookState::Missing);
     let installed = cx.fix
@@ -1126,12 +1147,6 @@ fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
         && hooks::install(repo, hooks::InstallOptions::default()).is_ok();
     let repair = Command::ours(hooks::install_args(repo));
     let mut out = Vec::new();
-    // Ours in the default directory while git runs hooks from elsewhere, where ours are not.
-    let shadowed: Vec<&str> = hooks::HOOK_NAMES
-        .iter()
-        .copied()
-        .filter(|n| hooks::is_ours(&default_dir.join(n)))
-        .collect();
     if dir != default_dir && any_missing && !shadowed.is_empty() {
         out.push(
             Finding::new(

@@ -6,8 +6,8 @@ use serde_json::Value;
 use crate::base::error::{ExitStatus, USAGE};
 use crate::config::edit::{ignored_lines_missing, Document, EditError};
 use crate::config::settings::{
-    shown, ConfigSource, SettingsError, SettingsFiles, LOCAL_SETTINGS_FILE, SETTINGS_DIR,
-    SETTINGS_FILE,
+    read_settings_file, shown, ConfigSource, SettingsError, SettingsFiles, LOCAL_SETTINGS_FILE,
+    SETTINGS_DIR, SETTINGS_FILE,
 };
 use crate::git::repo::Repo;
 use crate::ops::hooks::{self, HookError, HookState, InstallOptions};
@@ -77,6 +77,11 @@ pub enum Change {
     },
     /// `"enabled": true` was set in `file`.
     Enabled {
+        /// The settings file, as shown.
+        file: String,
+    },
+    /// `"enabled": false` was set in `file` (by `disable`).
+    Disabled {
         /// The settings file, as shown.
         file: String,
     },
@@ -193,6 +198,15 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
         settings::set(repo, options.local, ENABLED_KEY, Value::Bool(true))?;
         changes.push(Change::Enabled { file: file.clone() });
     }
+    // A `disable` of this clone (`"enabled": false` in the local file, which wins) ends here.
+    let local = read_settings_file(worktree, LOCAL_SETTINGS_FILE);
+    if !options.local && local.and_then(|v| v.get(ENABLED_KEY).cloned()) == Some(Value::Bool(false))
+    {
+        settings::set(repo, true, ENABLED_KEY, Value::Bool(true))?;
+        changes.push(Change::Enabled {
+            file: shown(LOCAL_SETTINGS_FILE),
+        });
+    }
     let missing_now = ignored_lines_missing(worktree);
     let added: Vec<&'static str> = ignored_before
         .into_iter()
@@ -242,10 +256,24 @@ fn shown_origin(origin: ConfigSource) -> String {
 pub fn disable(repo: &Repo) -> Result<Enabled, EnableError> {
     let before = hooks::status(repo);
     let done = hooks::uninstall(repo)?;
+    let mut changes = hook_changes(&before, &done.states);
+    let mut warnings = done.warnings;
+    // The choice is recorded for this clone, so `doctor` does not report the hooks missing.
+    if repo.workdir().is_some() && repo.settings().enabled() != Some(false) {
+        match settings::set(repo, true, ENABLED_KEY, Value::Bool(false)) {
+            Ok(_) => changes.push(Change::Disabled {
+                file: shown(LOCAL_SETTINGS_FILE),
+            }),
+            Err(e) => warnings.push(format!(
+                "\"enabled\": false could not be recorded: {}",
+                crate::base::error::error_chain(&e)
+            )),
+        }
+    }
     Ok(Enabled {
-        changes: hook_changes(&before, &done.states),
+        changes,
         primary: None,
         hooks: done.states,
-        warnings: done.warnings,
+        warnings,
     })
 }

@@ -3,7 +3,7 @@
 //!
 //! Each session lives in `<git-common-dir>/entire/sessions/<SID>/` (`state.json` and
 //! `transcript`), so every worktree sees them, but a session belongs to the worktree it was
-//! recorded in and only that worktree's commits condense it. Every change happens under a
+//! last recorded in (the agent works there now) and only that worktree's commits condense it. Every change happens under a
 //! per-session lock file and is written through a temp file and a rename, so concurrent
 //! `record` calls never lose an update and a crash never leaves a torn file. Everything a record
 //! stages is redacted first, so no secret reaches the disk here either.
@@ -45,7 +45,7 @@ pub enum SessionError {
 pub struct SessionState {
     /// The session ID.
     pub session_id: String,
-    /// The git dir of the worktree the session belongs to.
+    /// The git dir of the worktree the session belongs to: where it was last recorded.
     pub worktree: String,
     /// Agent display name.
     #[serde(default)]
@@ -171,7 +171,7 @@ impl SessionStore {
             .map_err(|e| io(format!("write {}", path.display()))(e).into())
     }
 
-    /// Adds a record to session `sid` (creating it in this worktree), its transcript, prompts,
+    /// Adds a record to session `sid` (creating it, or moving it, to this worktree), its transcript, prompts,
     /// files and names redacted by `redactor` before anything is written.
     pub fn record(
         &self,
@@ -193,9 +193,10 @@ impl SessionStore {
         let _lock = self.lock(sid)?;
         let mut state = self.load(sid)?.unwrap_or_else(|| SessionState {
             session_id: sid.to_string(),
-            worktree: self.worktree.clone(),
             ..Default::default()
         });
+        // The session goes with the worktree the agent records it from now.
+        state.worktree = self.worktree.clone();
         if let Some(t) = &rec.transcript {
             let path = self.session_dir(sid).join("transcript");
             fs::create_dir_all(self.session_dir(sid))

@@ -1084,6 +1084,44 @@ fn a_linked_worktrees_session_is_condensed_only_by_its_own_commits() {
     assert_eq!(session_entry(&env, &wt, "sess-wt")["pending"], json!(false));
 }
 
+/// A session goes with the worktree where it was last recorded: recorded in the main worktree,
+/// then again from a linked one, it is condensed by the linked worktree's commit (trailer and
+/// checkpoint), and the main worktree's next commit takes nothing.
+#[test]
+fn a_session_recorded_again_in_another_worktree_moves_there() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    let wt = env.root().join("wt");
+    env.git(&["worktree", "add", "-q", "-b", "feature", path_str(&wt)]);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&lines(&[LINE_1])),
+        &["--prompt", "here"],
+    );
+    record(
+        &env,
+        &wt,
+        SESSION,
+        Some(&lines(&[LINE_1, LINE_2])),
+        &["--prompt", "there"],
+    );
+    let (wt_commit, _) = commit_in(&env, &wt, Some(Store::Refs), "w.txt", "worktree commit");
+    let id = the_trailer(&env, &wt_commit);
+    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    assert_eq!(meta["session_id"], json!(SESSION));
+    assert_eq!(meta["commit_sha"], json!(wt_commit));
+    assert_eq!(
+        env.blob(Store::Refs, &id, "0/full.jsonl"),
+        lines(&[LINE_1, LINE_2])
+    );
+    let before = checkpoint_state(&env);
+    let (main_commit, _) = commit(&env, Some(Store::Refs), "m.txt", "main commit");
+    assert!(trailer_ids(&env, &main_commit).is_empty());
+    assert_eq!(checkpoint_state(&env), before);
+}
+
 fn concurrent_worktree_commits(store: Store) {
     let env = TestEnv::new();
     install_hooks(&env);

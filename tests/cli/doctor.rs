@@ -694,9 +694,48 @@ fn stale_ref_locks_are_removed_and_fresh_ones_kept() {
     );
 }
 
+/// Checkpoints turned on for this clone without our hooks installed (`"enabled": true`).
+fn enabled_without_hooks(env: &TestEnv) {
+    env.write_file(".entire/settings.local.json", b"{\"enabled\": true}\n");
+}
+
+/// A repository that never enabled checkpoints, and one after `disable` (which records
+/// `"enabled": false` for the clone): doctor finds them healthy, exit 0, whatever hooks are
+/// (not) there.
+#[test]
+fn doctor_is_clean_where_checkpoints_were_never_enabled_or_were_disabled() {
+    let env = TestEnv::new();
+    let doc = json(&env, Store::Refs, false, 0);
+    assert!(codes(&doc).is_empty(), "{doc}");
+    let dir = hooks_dir(&env);
+    std::fs::create_dir_all(&dir).unwrap();
+    crate::env::write_executable(&dir.join("pre-push"), "#!/bin/sh\necho mine\n");
+    assert!(codes(&json(&env, Store::Refs, false, 0)).is_empty());
+
+    env.ok_default(&["enable"]);
+    let out = env.ok_default(&["disable"]);
+    assert!(
+        out.contains("enabled: false (.entire/settings.local.json)"),
+        "{out}"
+    );
+    let local = std::fs::read_to_string(env.repo().join(".entire/settings.local.json")).unwrap();
+    let local: Value = serde_json::from_str(&local).unwrap();
+    assert_eq!(local["enabled"], false, "{local}");
+    let doc = json(&env, Store::Refs, false, 0);
+    assert!(codes(&doc).is_empty(), "{doc}");
+    // enable turns it back on for the clone.
+    let out = env.ok_default(&["enable"]);
+    assert!(
+        out.contains("enabled: true (.entire/settings.local.json)"),
+        "{out}"
+    );
+    assert!(codes(&json(&env, Store::Refs, false, 0)).is_empty());
+}
+
 #[test]
 fn missing_hooks_are_installed_and_foreign_ones_left_alone() {
     let env = TestEnv::new();
+    enabled_without_hooks(&env);
     let dir = hooks_dir(&env);
     let doc = json(&env, Store::Refs, false, 1);
     assert_eq!(found(&doc, "hook-missing").len(), 4, "{doc}");
@@ -715,6 +754,7 @@ fn missing_hooks_are_installed_and_foreign_ones_left_alone() {
 
     // A foreign hook: reported, and --fix does not move it.
     let env = TestEnv::new();
+    enabled_without_hooks(&env);
     let dir = hooks_dir(&env);
     std::fs::create_dir_all(&dir).unwrap();
     crate::env::write_executable(&dir.join("pre-push"), "#!/bin/sh\necho mine\n");

@@ -548,6 +548,19 @@ fn pre_commit_first_then_ours_then_pre_commit_again() {
     let dir = hooks_dir(&s.env);
     let pre_commits_hook = std::fs::read_to_string(dir.join("pre-push")).unwrap();
     assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
+    let status = text(&s.entire(&["hooks", "status"]).stdout);
+    let line = |hook: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(&format!("{hook} ")))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        line("pre-push").contains("installed (run by pre-commit)")
+            && !line("post-commit").contains("run by"),
+        "{status}"
+    );
     commit_and_push_with(&s, "a.txt", "pre-commit");
 
     assert_code(

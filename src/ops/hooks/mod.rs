@@ -118,7 +118,8 @@ pub enum HookState {
     /// Ours, chaining the hooks that were there before (their file names, in the order they
     /// run).
     Chained(Vec<String>),
-    /// Run by the hook manager (named) from its own configuration.
+    /// Run by the hook manager (named): from its own configuration, or (pre-commit) as the hook
+    /// it runs before its own, `<hook>.legacy`.
     Managed(&'static str),
     /// Someone else's hook; ours is not installed.
     Foreign,
@@ -368,14 +369,11 @@ fn drop_uninstalled_lfs(repo: &Repo, dir: &Path) -> Result<Vec<String>, HookErro
 /// Our hooks that another tool displaced: not ours, not run by a manager, in a hooks directory
 /// where one of ours is installed. Empty where none of ours is.
 pub fn displaced(repo: &Repo) -> Vec<String> {
-    let states = status(repo);
-    if !states
-        .iter()
-        .any(|(_, s)| matches!(s, HookState::Installed | HookState::Chained(_)))
-    {
+    let dir = hooks_dir(repo);
+    if !HOOK_NAMES.iter().any(|n| is_ours(&our_path(&dir, n))) {
         return Vec::new();
     }
-    states
+    status(repo)
         .into_iter()
         .filter(|(_, s)| matches!(s, HookState::Foreign | HookState::Missing))
         .map(|(name, _)| name)
@@ -609,10 +607,12 @@ fn state(dir: &Path, name: &str, manager: Option<&Manager>) -> HookState {
     let path = our_path(dir, name);
     if is_ours(&path) {
         let chained = chained_hooks(dir, name);
-        if chained.is_empty() {
-            HookState::Installed
-        } else {
+        if !chained.is_empty() {
             HookState::Chained(chained)
+        } else if path != dir.join(name) {
+            HookState::Managed("pre-commit")
+        } else {
+            HookState::Installed
         }
     } else if let Some(m) = manager.filter(|m| path.exists() && m.runs_ours(name)) {
         HookState::Managed(m.name())
