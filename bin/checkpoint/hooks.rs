@@ -51,17 +51,20 @@ fn run_hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) -> Re
                 );
             }
             if let (Some(id), false) = (&report.checkpoint, report.sessions.is_empty()) {
+                // A commit says one line of ours; which recorded files it left out (a list that
+                // grows with everything the session ever touched) is a diagnostic (`-v`,
+                // `ENTIRE_LOG=info`).
                 if !quiet {
                     eprintln!(
                         "entire: checkpoint {id}: {} session(s) condensed",
                         report.sessions.len()
                     );
-                    for (sid, files) in &report.left_out {
-                        eprintln!(
-                            "entire: session {sid}: left out of the checkpoint, not changed by this commit: {}",
-                            files.join(", ")
-                        );
-                    }
+                }
+                for (sid, files) in &report.left_out {
+                    log::info!(
+                        "session {sid}: left out of the checkpoint, not changed by this commit: {}",
+                        files.join(", ")
+                    );
                 }
             }
         }

@@ -432,11 +432,13 @@ fn a_commit_with_a_staged_session_is_linked_and_condensed() {
         json!(["hello.txt"]),
         "the commit's files that the session touched"
     );
-    assert!(
-        stderr.contains(&format!(
-            "entire: session {SESSION}: left out of the checkpoint, not changed by this commit: not-committed.txt"
-        )),
-        "the commit says which of the session's files it left out: {stderr}"
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.starts_with("entire:"))
+            .collect::<Vec<_>>(),
+        [format!("entire: checkpoint {id}: 1 session(s) condensed")],
+        "a commit says one line of ours: {stderr}"
     );
     assert!(
         meta.get("checkpoint_transcript_start").is_none(),
@@ -472,6 +474,36 @@ fn a_commit_with_a_staged_session_is_linked_and_condensed() {
     let shown = show_json(&env, "HEAD");
     assert_eq!(shown["checkpoint_id"], json!(id), "{shown}");
     assert_eq!(shown["sessions"][0]["commit_sha"], json!(head));
+}
+
+/// Which of the session's recorded files the commit left out is a diagnostic: said with
+/// `ENTIRE_LOG=info` (or `-v`), not by every commit.
+#[test]
+fn the_files_a_commit_left_out_are_said_when_asked() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    record(
+        &env,
+        env.repo(),
+        SESSION,
+        Some(&lines(&[LINE_1])),
+        &["--files-touched", "in.txt", "--files-touched", "out.txt"],
+    );
+    env.write_file("in.txt", b"in\n");
+    env.git(&["add", "in.txt"]);
+    let out = env
+        .git_hooked_command(None, env.repo(), &["commit", "-q", "-m", "in"])
+        .env("ENTIRE_LOG", "info")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "entire: info: session {SESSION}: left out of the checkpoint, not changed by this commit: out.txt"
+        )),
+        "{stderr}"
+    );
 }
 
 #[test]
