@@ -53,6 +53,8 @@ mod evasion;
 mod exit_codes;
 #[path = "cli/fetch.rs"]
 mod fetch;
+#[path = "cli/first_day.rs"]
+mod first_day;
 #[path = "cli/formats.rs"]
 mod formats;
 #[path = "cli/fresh_clone.rs"]

@@ -13,6 +13,14 @@ use crate::common::cli::warn;
 use crate::common::error::Result;
 use crate::common::output::{print_json, write_stdout};
 
+/// What a clone whose committed settings enable checkpoints is told while its hooks are missing
+/// (`ops::enable::clone_needs_enable`); `enable` also says when the settings await `trust`.
+pub const NOT_ENABLED_HERE: &str = "this clone has no checkpoint hooks, so its commits are not \
+     linked to checkpoints and staged sessions are not condensed: run git entire-checkpoint enable";
+
+/// The committed settings file, as changes show it.
+const SHARED_FILE: &str = ".entire/settings.json";
+
 /// `enable`.
 pub fn enable(repo: &Repo, a: EnableArgs, quiet: bool) -> Result<()> {
     let store = a.store.map(|s| match s {
@@ -155,8 +163,9 @@ impl ChangeDoc {
 }
 
 impl EnableDoc {
-    /// One line per change, or that nothing changed; then, for `enable`, a primary other than
-    /// git-refs that the settings named and that was kept.
+    /// One line per change, or that nothing changed, and to commit `.entire/` when a change is
+    /// in its shared files; then, for `enable`, a primary other than git-refs that the settings
+    /// named and that was kept.
     fn human(&self) -> String {
         let mut text: String = self
             .changes
@@ -165,6 +174,17 @@ impl EnableDoc {
             .collect();
         if self.changes.is_empty() {
             text.push_str("nothing changed\n");
+        }
+        // The committed settings are what tell a teammate's clone to enable: say to commit them.
+        let shared = self.changes.iter().any(|c| match c {
+            ChangeDoc::Primary { file, .. } | ChangeDoc::Enabled { file } => file == SHARED_FILE,
+            ChangeDoc::Gitignore { .. } | ChangeDoc::Hook { .. } => false,
+        });
+        if shared {
+            text.push_str(
+                "commit .entire/ so that every clone of this repository is told to enable: \
+                 git add .entire && git commit\n",
+            );
         }
         // The default needs no word; another primary the settings name is kept, and said so.
         if let Some(p) = self

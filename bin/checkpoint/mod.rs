@@ -89,10 +89,20 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     let mut topo = Topology::open(&repo)?;
     let style = style::Style::decide(color, &repo);
+    let tell_enable = matches!(
+        command,
+        Command::Session(args::SessionCommand::Record { .. })
+            | Command::Status { .. }
+            | Command::List { .. }
+            | Command::Show(_)
+    ) && entire_checkpoints::ops::enable::clone_needs_enable(&repo);
     let result = dispatch(&repo, &mut topo, command, early, &style, quiet);
     // Every command may fail early: the notices of the reads are printed whatever happened.
     for notice in topo.notices() {
         warn(quiet, notice);
+    }
+    if tell_enable {
+        warn(quiet, enable::NOT_ENABLED_HERE);
     }
     result
 }

@@ -277,3 +277,18 @@ pub fn disable(repo: &Repo) -> Result<Enabled, EnableError> {
         warnings,
     })
 }
+
+/// Whether this clone should run `enable`: the committed settings enable checkpoints (the file
+/// parses and does not say `"enabled": false`) while a hook they need is missing here, as in a
+/// fresh clone (hooks are not cloned): its commits get no trailer and its staged sessions are
+/// never condensed into checkpoints.
+pub fn clone_needs_enable(repo: &Repo) -> bool {
+    let enabled = repo
+        .settings()
+        .committed()
+        .is_some_and(|doc| doc.get("enabled") != Some(&serde_json::Value::Bool(false)));
+    enabled
+        && crate::ops::hooks::status(repo)
+            .iter()
+            .any(|(_, state)| *state == crate::ops::hooks::HookState::Missing)
+}
