@@ -178,7 +178,9 @@ impl EnableDoc {
         // The committed settings are what tell a teammate's clone to enable: say to commit them.
         let shared = self.changes.iter().any(|c| match c {
             ChangeDoc::Primary { file, .. } | ChangeDoc::Enabled { file } => file == SHARED_FILE,
-            ChangeDoc::Gitignore { .. } | ChangeDoc::Hook { .. } => false,
+            ChangeDoc::Disabled { .. } | ChangeDoc::Gitignore { .. } | ChangeDoc::Hook { .. } => {
+                false
+            }
         });
         if shared {
             text.push_str(
