@@ -20,7 +20,7 @@ use clap::Parser;
 use common::cli::warn;
 use common::error::Result;
 use entire_checkpoints::git::repo::Repo;
-use entire_checkpoints::ops::fetch_many::{self, Progress, Report, Request, Status};
+use entire_checkpoints::ops::fetch_many::{self, Phase, Progress, Report, Request, Status};
 use fetch::args::Cli;
 
 fn main() -> ExitCode {
@@ -54,7 +54,16 @@ fn fetch(repo: &Repo, req: &Request, quiet: bool) -> Result<Report> {
         Some(b) => b.suspend(|| warn(quiet, m)),
         None => warn(quiet, m),
     };
-    let progress = |p: Progress| bar.set(p.done, p.total);
+    let progress = |p: Progress| {
+        let label = match p.phase {
+            Phase::Fetching => "fetching checkpoints",
+            Phase::WritingRefs => "writing checkpoint refs",
+        };
+        if let Some(b) = bar.0.as_ref().filter(|b| b.message() != label) {
+            b.set_message(label);
+        }
+        bar.set(p.done, p.total);
+    };
     let report = fetch_many::run(repo, req, notice, &progress);
     bar.finish();
     Ok(report?)

@@ -4,7 +4,8 @@
 use std::io::IsTerminal;
 
 /// A progress bar, or nothing; clones show the same bar. The bar itself is open for a command
-/// that prints while it runs ([`indicatif::ProgressBar::suspend`]).
+/// that prints while it runs ([`indicatif::ProgressBar::suspend`]) or relabels it for another
+/// stage (its message is the label).
 #[derive(Clone)]
 pub struct Bar(pub Option<indicatif::ProgressBar>);
 
@@ -13,13 +14,14 @@ impl Bar {
     pub fn new(what: &str, quiet: bool) -> Bar {
         let bar = (!quiet && std::io::stderr().is_terminal())
             .then(|| {
-                indicatif::ProgressStyle::with_template(&format!(
-                    "entire: {what} {{bar:30}} {{pos}}/{{len}}"
-                ))
-                .ok()
+                indicatif::ProgressStyle::with_template("entire: {msg} {bar:30} {pos}/{len}").ok()
             })
             .flatten()
-            .map(|style| indicatif::ProgressBar::new(0).with_style(style));
+            .map(|style| {
+                indicatif::ProgressBar::new(0)
+                    .with_style(style)
+                    .with_message(what.to_owned())
+            });
         Bar(bar)
     }
 

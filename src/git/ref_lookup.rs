@@ -40,7 +40,7 @@ pub(crate) enum Lookup {
 }
 
 /// The first line of a `packed-refs` file written by git: the traits it guarantees.
-const HEADER_PREFIX: &[u8] = b"# pack-refs with:";
+pub(crate) const HEADER_PREFIX: &[u8] = b"# pack-refs with:";
 /// How many bytes each read of `packed-refs` fetches while scanning for a line end.
 const CHUNK: usize = 256;
 

@@ -181,6 +181,48 @@ impl Repo {
         }
     }
 
+    /// The refs among `names` (full ref names) that exist, with their targets: [`Repo::ref_tip`]
+    /// of each, asked of git in one `for-each-ref --stdin` where a lookup is a process.
+    pub(crate) fn ref_tips(
+        &self,
+        names: &[String],
+    ) -> Result<std::collections::HashMap<String, Oid>, RepoError> {
+        let mut out = std::collections::HashMap::new();
+        match self.ref_format() {
+            RefFormat::Files => {
+                for name in names {
+                    if let Some(oid) = self.ref_tip(name)? {
+                        out.insert(name.clone(), oid);
+                    }
+                }
+            }
+            RefFormat::Reftable => {
+                if names.is_empty() {
+                    return Ok(out);
+                }
+                let wanted: std::collections::HashSet<&str> =
+                    names.iter().map(String::as_str).collect();
+                let input: String = names.iter().map(|n| format!("{n}\n")).collect();
+                let out_git = self.run_git(
+                    self.git_cmd()
+                        .args([
+                            "for-each-ref",
+                            "--format=%(objectname) %(symref) %(refname)",
+                            "--stdin",
+                        ])
+                        .input(input.into_bytes()),
+                    "look refs up",
+                )?;
+                self.parse_listing(&out_git, "for-each-ref --stdin", &mut |name, oid| {
+                    if let (true, Some(oid)) = (wanted.contains(name), oid) {
+                        out.insert(name.to_owned(), oid);
+                    }
+                })?;
+            }
+        }
+        Ok(out)
+    }
+
     /// Calls `each` with every ref whose name starts with `prefix` (ending in `/`), in byte
     /// order of name, with its target (`None` for a symbolic ref). In the files backend this is
     /// one sorted stream of the loose and packed refs (memory grows with the loose ones only);
@@ -257,9 +299,19 @@ impl Repo {
             ]),
             "list refs",
         )?;
+        self.parse_listing(&out, pattern, each)
+    }
+
+    /// The refs of a `for-each-ref --format='%(objectname) %(symref) %(refname)'` run.
+    fn parse_listing(
+        &self,
+        out: &crate::git::subprocess::Output,
+        what: &str,
+        each: &mut dyn FnMut(&str, Option<Oid>),
+    ) -> Result<(), RepoError> {
         if !out.success() {
             return Err(RepoError::GitFailed {
-                context: format!("git for-each-ref {pattern}"),
+                context: format!("git for-each-ref {what}"),
                 message: first_error_line(&out.stderr),
             });
         }
@@ -339,6 +391,41 @@ impl Repo {
                 self.update_refs(&[edit], reflog)
             }
         }
+    }
+
+    /// Creates the refs `new` (none may exist; each name once), all or none. In the files
+    /// backend, checkpoint refs are merged into `packed-refs` under its lock (`ref_update`), so
+    /// that a bulk fetch of a million refs does not become a million loose files; anything that
+    /// path does not handle (a reflog due, a name collision, an unusual `packed-refs`), and any
+    /// other backend, is one `git update-ref --stdin` transaction.
+    pub(crate) fn create_refs(
+        &self,
+        new: &[(String, Oid)],
+        reflog: &str,
+    ) -> Result<(), RefUpdateError> {
+        let first = || new.first().map(|(n, _)| n.clone()).unwrap_or_default();
+        if new.is_empty() {
+            return Ok(());
+        }
+        if self.ref_format() == RefFormat::Files {
+            let logs_all = self
+                .config_string("core.logAllRefUpdates")
+                .is_some_and(|v| v.eq_ignore_ascii_case("always"));
+            match ref_update::create_packed(self.files_backend(), new, logs_all) {
+                Cas::Done => return Ok(()),
+                Cas::Mismatch => return Err(RefUpdateError::Moved { name: first() }),
+                Cas::Locked => return Err(RefUpdateError::Locked { name: first() }),
+                Cas::NotHandled => {}
+            }
+        }
+        let edits: Vec<RefEdit> = new
+            .iter()
+            .map(|(name, new)| RefEdit::Create {
+                name: name.clone(),
+                new: *new,
+            })
+            .collect();
+        self.update_refs(&edits, reflog)
     }
 
     /// Points `name` at `new` whatever it points at now (a remote-tracking ref, which git

@@ -97,14 +97,25 @@ impl ExitStatus for FetchManyError {
     }
 }
 
-/// How far a fetch of many refs is: `done` of `total` refs asked for so far (reported before
-/// each `git fetch` of a chunk).
+/// How far a fetch of many refs is: `done` of `total` refs of its phase so far (reported before
+/// each `git fetch` of a chunk, and before new refs are written together).
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
-    /// Refs fetched so far.
+    /// What is being done.
+    pub phase: Phase,
+    /// Refs fetched (or written) so far.
     pub done: usize,
-    /// Refs to fetch in this phase.
+    /// Refs to fetch (or write) in this phase.
     pub total: usize,
+}
+
+/// The phases of a fetch of many refs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Fetching refs from the remote.
+    Fetching,
+    /// Creating the new refs fetched, together.
+    WritingRefs,
 }
 
 /// What to fetch, and from where.
@@ -491,6 +502,7 @@ fn fetch_named(
 ) {
     for (i, chunk) in ids.chunks(FETCH_CHUNK).enumerate() {
         progress(Progress {
+            phase: Phase::Fetching,
             done: i * FETCH_CHUNK,
             total: ids.len(),
         });
@@ -571,6 +583,7 @@ fn fetch_listed(
     }
     for (i, chunk) in held.chunks(FETCH_CHUNK).enumerate() {
         progress(Progress {
+            phase: Phase::Fetching,
             done: i * FETCH_CHUNK,
             total: held.len(),
         });
@@ -635,14 +648,91 @@ fn fetch_all(
                     .and_then(|r| store.locate_ref(r.id()).ok().flatten())
                     .is_some()
         });
-    let whole = here.chunks(FETCH_CHUNK).map(|c| (c, false));
-    let filtered = missing.chunks(FETCH_CHUNK).map(|c| (c, true));
-    let total = here.len() + missing.len();
-    for (i, (chunk, filtered)) in whole.chain(filtered).enumerate() {
+    // Whole checkpoints new here are fetched by the commits the listing gave (no ref is written
+    // by git) and their refs created together, not as a loose file each; the others (behind or
+    // diverged) are fetched by name, each published by compare-and-swap.
+    let tips: HashMap<&str, Oid> = to_fetch
+        .iter()
+        .filter_map(|(r, tip)| Some((r.name(), fetcher.repo().parse_oid(tip).ok()?)))
+        .collect();
+    let (mut new_here, mut here_by_name) = (Vec::new(), Vec::new());
+    for name in here {
+        match (local.contains_key(&name), tips.get(name.as_str())) {
+            (false, Some(tip)) => new_here.push((name, *tip)),
+            _ => here_by_name.push(name),
+        }
+    }
+    let total = new_here.len() + here_by_name.len() + missing.len();
+    fetcher.defer_creations();
+    let write_deferred = |outcomes: &mut Vec<Outcome>| {
+        let pending = fetcher.deferred_count();
+        if pending == 0 {
+            return;
+        }
         progress(Progress {
-            done: (i * FETCH_CHUNK).min(total),
+            phase: Phase::WritingRefs,
+            done: 0,
+            total: pending,
+        });
+        for (name, state) in fetcher.write_deferred() {
+            let Ok(r) = CheckpointRef::parse(&name) else {
+                continue;
+            };
+            let id = r.id().to_string();
+            if let Some(o) = outcomes.iter_mut().rev().find(|o| o.checkpoint_id == id) {
+                *o = match state {
+                    Ok(state) => Outcome::new(id, Status::from(&state)),
+                    Err(e) => Outcome {
+                        error: Some(crate::base::error::error_chain(&e)),
+                        ..Outcome::new(id, Status::Failed)
+                    },
+                };
+            }
+        }
+        progress(Progress {
+            phase: Phase::WritingRefs,
+            done: pending,
+            total: pending,
+        });
+    };
+    let fetched_new = fetcher.fetch_new_refs(&new_here, &|done, writing| {
+        progress(Progress {
+            phase: match writing {
+                true => Phase::WritingRefs,
+                false => Phase::Fetching,
+            },
+            done,
+            total: if writing { new_here.len() } else { total },
+        })
+    });
+    match fetched_new {
+        Ok(results) => outcomes.extend(results.into_iter().map(|(name, state)| {
+            let id = CheckpointRef::parse(&name)
+                .map(|r| r.id().to_string())
+                .unwrap_or(name);
+            match state {
+                Ok(s) => Outcome::new(id, Status::from(&s)),
+                Err(e) => Outcome {
+                    error: Some(crate::base::error::error_chain(&e)),
+                    ..Outcome::new(id, Status::Failed)
+                },
+            }
+        })),
+        Err(e) => {
+            transport_error.get_or_insert(e);
+            return Ok(());
+        }
+    }
+    let whole = here_by_name.chunks(FETCH_CHUNK).map(|c| (c, false));
+    let filtered = missing.chunks(FETCH_CHUNK).map(|c| (c, true));
+    let mut done = new_here.len();
+    for (chunk, filtered) in whole.chain(filtered) {
+        progress(Progress {
+            phase: Phase::Fetching,
+            done: done.min(total),
             total,
         });
+        done += chunk.len();
         let result = match filtered {
             true => mode.fetch_refs(chunk),
             false => fetcher.fetch_refs(chunk).map(|r| (r, false)),
@@ -663,6 +753,7 @@ fn fetch_all(
             }
         }
     }
+    write_deferred(outcomes);
     Ok(())
 }
 

@@ -32,6 +32,14 @@ use crate::git::url::Remote;
 use crate::remote::misses::{self, Misses, Tips};
 use crate::store::on_demand::FetchError;
 
+/// New refs created together by [`Fetcher::fetch_new_refs`]: each batch rewrites `packed-refs`
+/// once in the files backend, and a fetch interrupted later keeps the batches written.
+pub const CREATE_BATCH: usize = 100_000;
+
+/// A ref fetched with [`Fetcher::fetch_new_refs`] and its outcome, or why its ref could not be
+/// written.
+pub type RefOutcome = (String, Result<Fetched, FetchError>);
+
 /// How long one on-demand fetch may take.
 pub const READ_FETCH_BUDGET: Duration = Duration::from_secs(120);
 
@@ -116,6 +124,9 @@ pub struct Fetcher<'r> {
     filter: Option<FetchFilter>,
     notices: RefCell<Vec<String>>,
     on_notice: Option<NoticeSink>,
+    /// While set ([`Fetcher::defer_creations`]), refs that do not exist locally yet are
+    /// gathered here instead of being created one by one.
+    deferred: RefCell<Option<Vec<(String, Oid)>>>,
 }
 
 /// Whether git's stderr says the remote lacks the ref (as opposed to failing).
@@ -133,6 +144,7 @@ impl<'r> Fetcher<'r> {
             filter: None,
             notices: RefCell::new(Vec::new()),
             on_notice: None,
+            deferred: RefCell::new(None),
         }
     }
 
@@ -335,15 +347,13 @@ impl<'r> Fetcher<'r> {
         // Refs now equal to the remote's: recorded as delivered there, in one append.
         let mut published: Vec<(String, Oid)> = Vec::new();
         while !pending.is_empty() {
-            let locals: Vec<(String, Oid)> = pending
-                .iter()
-                .filter_map(|n| {
-                    crate::store::publish::tip_of(self.repo, n)
-                        .ok()
-                        .flatten()
-                        .map(|o| (n.clone(), o))
-                })
-                .collect();
+            // Looked up together: one git process in a reftable repository.
+            let local_tips = self
+                .repo
+                .ref_tips(&pending)
+                .map_err(|e| Self::local(&first, crate::base::error::error_chain(&e)))?;
+            let locals: Vec<(String, Oid)> =
+                local_tips.iter().map(|(n, o)| (n.clone(), *o)).collect();
             let side = SideRepo::new(self.repo, &locals)
                 .map_err(|e| Self::local(&first, format!("create side repository: {e}")))?;
             let specs: Vec<String> = pending
@@ -362,7 +372,8 @@ impl<'r> Fetcher<'r> {
                     out.push((name, Fetched::Absent));
                     continue;
                 };
-                let state = match self.publish(&name, theirs)? {
+                let before = local_tips.get(&name).copied();
+                let state = match self.publish(&name, theirs, before)? {
                     Publication::Same => {
                         published.push((name.clone(), theirs));
                         Fetched::Updated
@@ -374,6 +385,90 @@ impl<'r> Fetcher<'r> {
             }
         }
         crate::remote::destination::record_delivered(self.repo, &self.remote, &published);
+        Ok(out)
+    }
+
+    /// Fetches refs the repository does not hold yet, by the commits the remote advertised for
+    /// them (`refs`, from [`Fetcher::list_remote_tips`]): one `git fetch --stdin` of those
+    /// object IDs per chunk, from an empty side repository, so git writes no ref at all (a
+    /// million refs fetched by name would each become a loose file there, and matching that
+    /// many refspecs costs git time quadratic in their number); the refs are then created
+    /// together ([`Fetcher::write_deferred`], every [`CREATE_BATCH`] refs and at the end). A
+    /// chunk the remote refuses by ID (a ref moved or deleted since it was listed) is fetched
+    /// by name instead. `progress` gets how many refs were fetched so far, or (`true`) written.
+    /// Each ref's outcome, or why its ref could not be written.
+    pub fn fetch_new_refs(
+        &self,
+        refs: &[(String, Oid)],
+        progress: &dyn Fn(usize, bool),
+    ) -> Result<Vec<RefOutcome>, FetchError> {
+        const IDS_PER_FETCH: usize = 50_000;
+        self.defer_creations();
+        let first = refs.first().map(|(n, _)| n.clone()).unwrap_or_default();
+        let mut out: Vec<RefOutcome> = Vec::with_capacity(refs.len());
+        let write = |out: &mut Vec<RefOutcome>| {
+            progress(out.len(), true);
+            let mut changed: std::collections::HashMap<String, Result<Fetched, FetchError>> =
+                self.write_deferred().into_iter().collect();
+            if changed.is_empty() {
+                return;
+            }
+            for (name, state) in out.iter_mut() {
+                if let Some(new) = changed.remove(name.as_str()) {
+                    *state = new;
+                }
+            }
+        };
+        for (i, chunk) in refs.chunks(IDS_PER_FETCH).enumerate() {
+            progress(i * IDS_PER_FETCH, false);
+            self.earlier_failure(&first)?;
+            let deadline = Instant::now() + READ_FETCH_BUDGET;
+            let side = SideRepo::new(self.repo, &[])
+                .map_err(|e| Self::local(&first, format!("create side repository: {e}")))?;
+            let ids: String = chunk.iter().map(|(_, oid)| format!("{oid}\n")).collect();
+            let fetch = side
+                .git()
+                .args([
+                    "fetch",
+                    "--no-tags",
+                    "--no-write-fetch-head",
+                    "--no-auto-gc",
+                    "--stdin",
+                ])
+                .remote(&self.remote, Vec::<String>::new())
+                .input(ids.into_bytes());
+            let res = self.attempt(fetch, &mut Vec::new(), &mut Vec::new(), &first, deadline)?;
+            if res.as_ref().is_some_and(git::Output::success) {
+                match self.deferred.borrow_mut().as_mut() {
+                    Some(deferred) => deferred.extend(chunk.iter().cloned()),
+                    None => return Err(Self::local(&first, "new refs fetched without deferral")),
+                }
+                out.extend(chunk.iter().map(|(n, _)| (n.clone(), Ok(Fetched::Updated))));
+                if self.deferred_count() >= CREATE_BATCH {
+                    write(&mut out);
+                }
+                continue;
+            }
+            if let Some(res) = res {
+                if git::is_unreachable(&res.stderr) {
+                    return Err(self.transport(&first, git::first_error_line(&res.stderr)));
+                }
+                log::info!(
+                    "fetching {} refs by ID failed ({}); by name instead",
+                    chunk.len(),
+                    git::first_error_line(&res.stderr)
+                );
+            }
+            for names in chunk.chunks(500) {
+                let names: Vec<String> = names.iter().map(|(n, _)| n.clone()).collect();
+                out.extend(
+                    self.fetch_refs(&names)?
+                        .into_iter()
+                        .map(|(n, s)| (n, Ok(s))),
+                );
+            }
+        }
+        write(&mut out);
         Ok(out)
     }
 
@@ -419,12 +514,81 @@ impl<'r> Fetcher<'r> {
         Ok(Some(res))
     }
 
+    /// From now on, refs fetched that do not exist locally are not created one by one (each a
+    /// loose file in the files backend) but gathered, to be created together by
+    /// [`Fetcher::write_deferred`]; they are reported [`Fetched::Updated`] meanwhile.
+    pub fn defer_creations(&self) {
+        self.deferred.borrow_mut().get_or_insert_with(Vec::new);
+    }
+
+    /// How many creations wait for [`Fetcher::write_deferred`].
+    pub fn deferred_count(&self) -> usize {
+        self.deferred.borrow().as_ref().map_or(0, Vec::len)
+    }
+
+    /// Creates the refs gathered since [`Fetcher::defer_creations`] (which stays on), all in one
+    /// go (`Repo::create_refs`: into `packed-refs`, or one transaction). When that cannot be
+    /// done as a whole (a ref appeared meanwhile), each is published on its own, as without
+    /// deferral. Returns the refs whose state is not [`Fetched::Updated`] after all: another
+    /// state, or why the ref could not be written.
+    pub fn write_deferred(&self) -> Vec<RefOutcome> {
+        let pending = match self.deferred.borrow_mut().as_mut() {
+            Some(p) => std::mem::take(p),
+            None => return Vec::new(),
+        };
+        if pending.is_empty() {
+            return Vec::new();
+        }
+        let Err(e) = self.repo.create_refs(&pending, "entire: fetch checkpoint") else {
+            return Vec::new();
+        };
+        log::info!(
+            "creating {} fetched refs at once failed ({}); one by one instead",
+            pending.len(),
+            crate::base::error::error_chain(&e)
+        );
+        pending
+            .into_iter()
+            .filter_map(|(name, theirs)| {
+                let state = crate::store::publish::tip_of(self.repo, &name)
+                    .map_err(|e| Self::local(&name, crate::base::error::error_chain(&e)))
+                    .and_then(|ours| self.publish_over(&name, theirs, ours))
+                    .map(|p| match p {
+                        Publication::Same | Publication::Ahead => Fetched::Updated,
+                        Publication::Diverged => Fetched::Diverged,
+                    });
+                (!matches!(state, Ok(Fetched::Updated))).then_some((name, state))
+            })
+            .collect()
+    }
+
     /// Moves the local ref to `theirs` if that is a creation or a fast-forward; a local ref
-    /// ahead of `theirs` or diverged from it is left alone.
-    fn publish(&self, name: &str, theirs: Oid) -> Result<Publication, FetchError> {
-        let git = &self.repo.git;
+    /// ahead of `theirs` or diverged from it is left alone. `before` is the local ref's value
+    /// before the fetch: while creations are deferred, one that did not exist waits for
+    /// [`Fetcher::write_deferred`] (which checks again that it does not exist).
+    fn publish(
+        &self,
+        name: &str,
+        theirs: Oid,
+        before: Option<Oid>,
+    ) -> Result<Publication, FetchError> {
+        if let (None, Some(deferred)) = (before, self.deferred.borrow_mut().as_mut()) {
+            deferred.push((name.to_owned(), theirs));
+            return Ok(Publication::Same);
+        }
         let ours = crate::store::publish::tip_of(self.repo, name)
             .map_err(|e| Self::local(name, crate::base::error::error_chain(&e)))?;
+        self.publish_over(name, theirs, ours)
+    }
+
+    /// [`Fetcher::publish`] without deferral, the local ref being at `ours`.
+    fn publish_over(
+        &self,
+        name: &str,
+        theirs: Oid,
+        ours: Option<Oid>,
+    ) -> Result<Publication, FetchError> {
+        let git = &self.repo.git;
         let descends = |a, b| git.graph_descendant_of(a, b).unwrap_or(false);
         match ours {
             Some(o) if o == theirs => Ok(Publication::Same),

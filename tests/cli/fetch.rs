@@ -100,6 +100,99 @@ fn fetch_all() {
     assert_eq!(env.rev(&checkpoint_ref(ULID_ID)), Some(b));
 }
 
+/// A bare `origin` holding `n` checkpoint refs (one small orphan commit each), made in one
+/// `git fast-import` stream; returns its refs with their commits.
+fn remote_of_many(
+    env: &TestEnv,
+    n: usize,
+    init: &[&str],
+) -> std::collections::BTreeMap<String, String> {
+    let origin = env.root().join("origin.git");
+    let mut args = vec!["init", "-q", "--bare", "-b", "main"];
+    args.extend_from_slice(init);
+    args.push(crate::env::path_str(&origin));
+    env.git_in(env.root(), &args);
+    let mut stream = String::new();
+    for i in 0..n {
+        let id = format!("{i:012x}");
+        let meta = format!("{{\"checkpoint_id\": \"{id}\"}}\n");
+        let message = format!("Checkpoint: {id}\n");
+        stream.push_str(&format!(
+            "commit {}\ncommitter T <t@example.com> 1767225600 +0000\ndata {}\n{message}M 100644 inline metadata.json\ndata {}\n{meta}\n",
+            checkpoint_ref(&id),
+            message.len(),
+            meta.len()
+        ));
+    }
+    env.git_stdin_in(&origin, &["fast-import", "--quiet"], stream.as_bytes());
+    env.git(&["remote", "add", "origin", crate::env::path_str(&origin)]);
+    crate::env::refs_in(env, &origin, REFS_PREFIX)
+}
+
+/// `--all` from a remote of many refs creates them together: in the files backend as lines of
+/// `packed-refs` (not a loose file each), in reftable in one transaction; git reads every one
+/// at the remote's commit, and a second run finds them all present.
+#[test]
+fn fetch_all_of_many_refs_writes_them_together() {
+    const N: usize = 2_000;
+    for init in [crate::env::files_refs(), &["--ref-format=reftable"][..]] {
+        if init.contains(&"--ref-format=reftable")
+            && !crate::env::git_at_least(2, 45, "reftable repositories")
+        {
+            continue;
+        }
+        let env = TestEnv::without_repo();
+        env.init_repo(init);
+        env.git(&["commit", "-q", "--allow-empty", "-m", "init"]);
+        let remote = remote_of_many(&env, N, init);
+        assert_eq!(remote.len(), N);
+        let out = env.fetch_in(env.repo(), &["origin", "--all", "--json"]);
+        assert_success(&out, &["git-entire-fetch --all"]);
+        let outcomes = crate::env::parse_json(&out.stdout);
+        let fetched = outcomes
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|o| o["status"] == "fetched")
+            .count();
+        assert_eq!(fetched, N, "{init:?}");
+        assert_eq!(
+            env.checkpoint_tips(),
+            remote,
+            "{init:?}: every ref at the remote's commit"
+        );
+        let loose = env.common_dir().join("refs/entire");
+        let loose_files = walk_files(&loose);
+        assert_eq!(loose_files, 0, "{init:?}: no loose checkpoint ref");
+        crate::env::assert_fsck_clean(&env, env.repo());
+        let again = env.fetch_in(env.repo(), &["origin", "--all", "--json"]);
+        assert_success(&again, &["git-entire-fetch --all, again"]);
+        let again = crate::env::parse_json(&again.stdout);
+        assert!(
+            again
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|o| o["status"] == "present"),
+            "{init:?}"
+        );
+    }
+}
+
+/// The number of files under `dir` (0 when it does not exist).
+fn walk_files(dir: &std::path::Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.path().is_dir() {
+            true => walk_files(&e.path()),
+            false => 1,
+        })
+        .sum()
+}
+
 #[test]
 fn fetch_for_a_revision_range_fetches_exactly_the_trailers() {
     let env = TestEnv::new();
