@@ -31,7 +31,8 @@ fn main() -> ExitCode {
         prepush::args::Cli::command(),
     ];
     for cmd in commands {
-        if let Err(e) = write_pages(cmd, &dir) {
+        // clap's `help` subcommand gets no page of its own: the pages must not refer to one.
+        if let Err(e) = write_pages(cmd.disable_help_subcommand(true), &dir) {
             eprintln!("error: write the man pages into {}: {e}", dir.display());
             return ExitCode::FAILURE;
         }
@@ -39,19 +40,15 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Writes a page for `cmd` and one per visible subcommand (`git-entire-checkpoint-write.1`, ...),
-/// each with clap's sections (NAME from the command's own description) and the suite's EXIT
-/// STATUS, ENVIRONMENT, FILES and EXAMPLES.
+/// Writes a page for `cmd` and one per visible subcommand at any depth
+/// (`git-entire-checkpoint-write.1`, ...), each with clap's sections (NAME from the command's own
+/// description) and the suite's EXIT STATUS, ENVIRONMENT, FILES and EXAMPLES.
 fn write_pages(cmd: clap::Command, dir: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let name = cmd.get_name().to_owned();
     // The examples of a page are those of its command line: the binary's page shows them all.
     let mut pages = vec![(name.clone(), cmd.clone(), command_line(&name))];
-    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
-        let sub_name = format!("{name}-{}", sub.get_name());
-        let line = format!("{} {}", command_line(&name), sub.get_name());
-        pages.push((sub_name.clone(), sub.clone().name(sub_name), line));
-    }
+    subcommand_pages(&cmd, &name, &command_line(&name), &mut pages);
     for (name, page, line) in pages {
         let mut buf = Vec::new();
         clap_mangen::Man::new(page).render(&mut buf)?;
@@ -59,6 +56,23 @@ fn write_pages(cmd: clap::Command, dir: &Path) -> std::io::Result<()> {
         std::fs::write(dir.join(format!("{name}.1")), buf)?;
     }
     Ok(())
+}
+
+/// Adds a page for each visible subcommand of `cmd` (page `name`, typed as `line`), and for
+/// theirs (`git-entire-checkpoint-hooks-install`): a page lists its subcommands' pages.
+fn subcommand_pages(
+    cmd: &clap::Command,
+    name: &str,
+    line: &str,
+    pages: &mut Vec<(String, clap::Command, String)>,
+) {
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let sub_name = format!("{name}-{}", sub.get_name());
+        let sub_line = format!("{line} {}", sub.get_name());
+        let page = sub.clone().name(&sub_name).disable_help_subcommand(true);
+        subcommand_pages(&page, &sub_name, &sub_line, pages);
+        pages.push((sub_name, page, sub_line));
+    }
 }
 
 /// How a binary is typed through git: `git-entire-fetch` -> `git entire-fetch`.

@@ -32,6 +32,9 @@ pub enum BlameError {
         /// The revision (`the working tree` when none was given).
         rev: String,
     },
+    /// The path is a directory of the working tree: blame reads one file.
+    #[error("{0}: is a directory; blame reads a file")]
+    Directory(String),
     /// The file is binary: lines mean nothing.
     #[error("{0}: binary file, nothing to blame line by line")]
     Binary(String),
@@ -55,6 +58,7 @@ impl ExitStatus for BlameError {
             BlameError::BadRange(_)
             | BlameError::BadRev(_)
             | BlameError::NotInRevision { .. }
+            | BlameError::Directory(_)
             | BlameError::Binary(_)
             | BlameError::Rejected { .. } => USAGE,
             BlameError::Unfamiliar(_) => FAILURE,
@@ -256,6 +260,10 @@ impl PendingBlame {
                 .strip_prefix("fatal: ")
                 .unwrap_or(&message)
                 .to_owned();
+            // git says a directory of the working tree is no such path: say what it is.
+            if rev.is_none() && std::path::Path::new(&path).is_dir() {
+                return Err(BlameError::Directory(path));
+            }
             if message.starts_with("no such path") || message.contains("no such file or directory")
             {
                 return Err(BlameError::NotInRevision {

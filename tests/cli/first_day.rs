@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::commit_hooks::{commit, record};
-use crate::env::TestEnv;
+use crate::env::{assert_code, assert_success, TestEnv};
 
 /// The command a clone without hooks is told to run.
 const ENABLE: &str = "git entire-checkpoint enable";
@@ -106,5 +106,49 @@ fn a_clone_whose_settings_are_not_committed_is_not_told() {
     );
     for (cmd, lines) in told(&env, &mate, "c00000000001") {
         assert_eq!(lines, 0, "{cmd}");
+    }
+}
+
+/// `blame` of a directory says it is one, not that no such file exists (exit 2).
+#[test]
+fn blame_of_a_directory_says_it_is_one() {
+    let env = TestEnv::new();
+    env.write_file("src/a.txt", b"one\n");
+    env.git(&["add", "src"]);
+    env.git(&["commit", "-q", "-m", "src"]);
+    let err = assert_code(&env.run_default(&["blame", "src"]), 2, "blame src");
+    assert!(err.contains("src: is a directory"), "{err}");
+    assert!(!err.contains("no such file"), "{err}");
+}
+
+/// Every page the man pages refer to (`name(1)`) is one they generate: clap's `help`
+/// subcommand is not listed.
+#[test]
+fn the_man_pages_refer_only_to_pages_that_are_generated() {
+    let env = TestEnv::new();
+    let dir = env.root().join("man1");
+    let bin = Path::new(env!("CARGO_BIN_EXE_entire-checkpoints-man"));
+    let out = env.bin_cmd(bin).arg(&dir).output().unwrap();
+    assert_success(&out, &["entire-checkpoints-man"]);
+    let pages: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    for page in &pages {
+        let text = std::fs::read_to_string(dir.join(page))
+            .unwrap()
+            .replace("\\-", "-");
+        for (at, _) in text.match_indices("(1)") {
+            let name = text[..at]
+                .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .next()
+                .unwrap_or_default();
+            if name.starts_with("git-entire") {
+                assert!(
+                    pages.contains(&format!("{name}.1")),
+                    "{page} refers to {name}(1)"
+                );
+            }
+        }
     }
 }
