@@ -18,14 +18,25 @@ mod common {
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::Parser as _;
 
 use checkpoint::args::Cli;
 
 fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        // No command, as `git` alone: a short usage on stdout and exit 1, as git does.
+        Err(e)
+            if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                || e.kind() == clap::error::ErrorKind::MissingSubcommand =>
+        {
+            print!("{}", checkpoint::usage());
+            return ExitCode::from(1);
+        }
+        Err(e) => e.exit(),
+    };
     common::cli::main_with(
         || {
-            let cli = Cli::parse();
             cli.global.start();
             checkpoint::run(cli)
         },

@@ -96,8 +96,6 @@ fn render(report: &Report, json: bool, all: bool, quiet: bool) -> Result<()> {
             format!("{diverged} checkpoint(s) diverged from the remote and were left as they are; the next push merges them"),
         );
     }
-    if !quiet {
-        eprintln!("entire: {}", report.summary());
-    }
+    common::cli::info(quiet, report.summary());
     Ok(())
 }

@@ -112,7 +112,7 @@ fn prepush(remote: Option<String>, input: &str, started: Instant, quiet: bool) {
         CliError::Sync(SyncError::NotPushed(_)) => warn(quiet, chain),
         _ => warn(
             quiet,
-            format!("checkpoints were not pushed: {chain}; they stay queued for the next push"),
+            format!("checkpoints not pushed (they stay queued for the next push): {chain}"),
         ),
     }
 }

@@ -9,7 +9,7 @@ entire() {
         "$bin_dir/$tool" "$@"
     elif command -v "$tool" >/dev/null 2>&1; then
         [ -n "$bin_dir" ] &&
-            echo "entire: warning: $bin_dir/$tool is gone; running $tool from PATH (run git entire-checkpoint hooks install again)" >&2
+            echo "warning: $bin_dir/$tool is gone; running $tool from PATH (run git entire-checkpoint hooks install again)" >&2
         "$tool" "$@"
     else
         return 127

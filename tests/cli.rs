@@ -75,6 +75,8 @@ mod list;
 mod list_range;
 #[path = "cli/log.rs"]
 mod log;
+#[path = "cli/messages.rs"]
+mod messages;
 #[path = "cli/migrate.rs"]
 mod migrate;
 #[path = "cli/misshapen_refs.rs"]

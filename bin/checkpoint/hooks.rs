@@ -9,7 +9,7 @@ use entire_checkpoints::topology::Topology;
 
 use super::args::{HookCommand, HooksCommand};
 use super::gc;
-use crate::common::cli::warn;
+use crate::common::cli::{info, warn};
 use crate::common::error::Result;
 use crate::common::output::{print_json, write_stdout};
 
@@ -54,12 +54,13 @@ fn run_hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) -> Re
                 // A commit says one line of ours; which recorded files it left out (a list that
                 // grows with everything the session ever touched) is a diagnostic (`-v`,
                 // `ENTIRE_LOG=info`).
-                if !quiet {
-                    eprintln!(
-                        "entire: checkpoint {id}: {} session(s) condensed",
+                info(
+                    quiet,
+                    format!(
+                        "checkpoint {id}: {} session(s) condensed",
                         report.sessions.len()
-                    );
-                }
+                    ),
+                );
                 for (sid, files) in &report.left_out {
                     log::info!(
                         "session {sid}: left out of the checkpoint, not changed by this commit: {}",
@@ -86,11 +87,10 @@ fn run_hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) -> Re
             let mut input = String::new();
             std::io::stdin().lock().read_to_string(&mut input)?;
             for (commit, id) in commit_hooks::post_rewrite(repo, &input)? {
-                if !quiet {
-                    eprintln!(
-                        "entire: {commit} keeps its link to checkpoint {id} in the rewrite map"
-                    );
-                }
+                info(
+                    quiet,
+                    format!("{commit} keeps its link to checkpoint {id} in the rewrite map"),
+                );
             }
         }
     }

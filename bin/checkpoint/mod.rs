@@ -32,6 +32,32 @@ use crate::common::cli::{warn, warn_settings};
 use crate::common::error::Result;
 use args::{Cli, Command, FetchArgs};
 
+/// What `git entire-checkpoint` alone prints, as `git` alone does: the synopsis, the commands a
+/// user starts with, and where the rest is described.
+pub fn usage() -> &'static str {
+    "usage: git entire-checkpoint [-q | -v] [--no-pager] [--color[=<when>]] <command> [<args>]
+
+Checkpoints of AI coding sessions, kept in this git repository. To begin:
+   enable     turn checkpoints on here (settings and hooks)
+   trust      approve what the committed .entire/settings.json asks for
+
+Read them:
+   show       one checkpoint, by ID, prefix or commit
+   list       every checkpoint, or the commits of a range with theirs
+   log        the history of one checkpoint
+   blame      which lines of a file an agent wrote
+   why        the prompt behind one line
+
+Keep them healthy:
+   status     what is configured, waiting to be pushed, and installed
+   push       push the checkpoints waiting now
+   doctor     find, and with --fix repair, checkpoint trouble
+
+'git entire-checkpoint help' lists every command; 'git entire-checkpoint help <command>'
+or 'git entire-checkpoint <command> -h' describes one.
+"
+}
+
 /// Runs the command of `cli`.
 pub fn run(cli: Cli) -> Result<()> {
     let quiet = cli.global.quiet;

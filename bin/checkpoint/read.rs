@@ -26,7 +26,7 @@ use super::args::{DateFormat, RangeArgs, ShowArgs};
 use super::dates;
 use super::pager;
 use super::style::{escape, Slot, Style};
-use crate::common::cli::warn;
+use crate::common::cli::{info, warn};
 use crate::common::context::Context;
 use crate::common::error::{CliError, Result};
 use crate::common::output::{print_json, write_stdout};
@@ -555,7 +555,7 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs, style: &Style)
     let unreadable = shown.lines().take(limit).filter_map(|l| l.unreadable);
     let mut count = 0;
     for reason in unreadable {
-        eprintln!("entire: unreadable checkpoint: {reason}");
+        eprintln!("error: unreadable checkpoint: {}", escape_lines(reason));
         count += 1;
     }
     if let Some(e) = failed {
@@ -778,14 +778,15 @@ pub fn list_range(
     }
     out.flush()?;
     drop(out);
-    if !quiet {
-        eprintln!(
-            "entire: {} commit(s) scanned, {linked} with checkpoints",
+    info(
+        quiet,
+        format!(
+            "{} commit(s) scanned, {linked} with checkpoints",
             summary.scanned
-        );
-    }
+        ),
+    );
     for reason in &unreadable {
-        eprintln!("entire: unreadable checkpoint: {reason}");
+        eprintln!("error: unreadable checkpoint: {}", escape_lines(reason));
     }
     if let Some(e) = summary.fetch_failure {
         return Err(e.into());

@@ -18,7 +18,7 @@ use entire_checkpoints::topology::{Topology, WriteReport};
 
 use super::args::{BackfillCommand, SessionCommand, SessionData, WriteArgs};
 use super::style::{escape, Style};
-use crate::common::cli::warn;
+use crate::common::cli::{info, warn};
 use crate::common::context::Context;
 use crate::common::error::Result;
 use crate::common::output::{print_json, write_stdout};
@@ -136,8 +136,11 @@ pub fn backfill(topo: &Topology<'_>, b: BackfillCommand, quiet: bool) -> Result<
     };
     let report = topo.backfill(&backfill)?;
     report_mirrors(&report, quiet);
-    if !report.outcome.changed && !quiet {
-        eprintln!("entire: checkpoint {} already up to date", backfill.id());
+    if !report.outcome.changed {
+        info(
+            quiet,
+            format!("checkpoint {} already up to date", backfill.id()),
+        );
     }
     Ok(())
 }

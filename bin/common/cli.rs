@@ -27,8 +27,9 @@ pub fn main_with(run: impl FnOnce() -> Result<()>, finish: Option<fn()>) -> Exit
         // A closed stdout (`| head`, a pager quit early) is not an error worth a message.
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("error: {}", escape_lines(&error_chain(&err)));
-            ExitCode::from(u8::try_from(err.exit_code()).unwrap_or(1))
+            let code = err.exit_code();
+            eprint!("{}", render_error(&error_chain(&err), code, err.hint()));
+            ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
     };
     finish();
@@ -68,10 +69,86 @@ fn stop_git_on_termination(finish: fn()) {
     });
 }
 
-/// Prints a warning on stderr unless quiet.
+/// An error as git writes one (docs/cli.md, "Messages"): `fatal:` for what exits 128 (as git's
+/// own "not a git repository" does), else `error:`; what git itself said (a part of the chain
+/// that starts with git's `fatal:` or `error:`) on lines of its own after ours, quoted as the
+/// cause; then the next step to take, after `hint:`. No Rust internals: the `(os error N)` of
+/// the standard library's I/O errors is left out (its message says the same in words).
+pub fn render_error(chain: &str, code: i32, hint: Option<String>) -> String {
+    let prefix = match code {
+        entire_checkpoints::base::error::NOT_A_REPOSITORY => "fatal",
+        _ => "error",
+    };
+    render_message(prefix, chain, hint)
+}
+
+/// A message with its `prefix` (`error`, `fatal`, `warning`), what git said on lines of their
+/// own and the hint (see [`render_error`]).
+fn render_message(prefix: &str, chain: &str, hint: Option<String>) -> String {
+    let mut ours = Vec::new();
+    let mut git_said = Vec::new();
+    for part in split_chain(chain) {
+        let part = strip_os_error(part);
+        if part.starts_with("fatal: ") || part.starts_with("error: ") {
+            git_said.push(part);
+        } else {
+            ours.push(part);
+        }
+    }
+    let mut out = format!("{prefix}: {}\n", escape_lines(&ours.join(": ")));
+    for said in git_said {
+        for line in said.lines() {
+            out.push_str(&format!("git said: {}\n", escape_lines(line)));
+        }
+    }
+    if let Some(hint) = hint {
+        for line in hint.lines() {
+            out.push_str(&format!("hint: {}\n", escape_lines(line)));
+        }
+    }
+    out
+}
+
+/// An error chain (`outer: inner: innermost`) in two parts: ours, and what git itself said,
+/// which starts at the first `: fatal: ` or `: error: ` (git's message is the innermost cause
+/// and runs to the end).
+fn split_chain(chain: &str) -> Vec<&str> {
+    let at = [": fatal: ", ": error: "]
+        .iter()
+        .filter_map(|m| chain.find(m))
+        .min();
+    match at {
+        Some(at) => vec![&chain[..at], &chain[at + 2..]],
+        None => vec![chain],
+    }
+}
+
+/// `text` without the ` (os error N)` the standard library appends to an I/O error.
+fn strip_os_error(text: &str) -> &str {
+    match text.rfind(" (os error ") {
+        Some(at) if text.ends_with(')') => &text[..at],
+        _ => text,
+    }
+}
+
+/// Prints a warning on stderr unless quiet, as git does: `warning: <msg>`.
 pub fn warn(quiet: bool, msg: impl std::fmt::Display) {
     if !quiet {
-        eprintln!("entire: warning: {}", escape_lines(&msg.to_string()));
+        eprint!("{}", render_message("warning", &msg.to_string(), None));
+    }
+}
+
+/// Whether the `git` command running this hook was given `-q`/`--quiet` (`git commit -q`,
+/// `git push -q`; git passes no flag to hooks, its arguments tell; set by
+/// `push::bound_hook`, which every hook calls first): our informational lines are silenced too
+/// ([`info`]); warnings still show, as git's own errors do.
+pub static GIT_QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Prints an informational line on stderr (`entire: <msg>`) unless quiet, or a hook's git
+/// command was ([`GIT_QUIET`]).
+pub fn info(quiet: bool, msg: impl std::fmt::Display) {
+    if !quiet && !GIT_QUIET.load(std::sync::atomic::Ordering::Relaxed) {
+        eprintln!("entire: {}", escape_lines(&msg.to_string()));
     }
 }
 

@@ -161,3 +161,24 @@ impl CliError {
 
 /// A command's result.
 pub type Result<T, E = CliError> = std::result::Result<T, E>;
+
+impl CliError {
+    /// The next step to take, shown after `hint:` below the error (docs/cli.md, "Messages"),
+    /// where there is one the user can take.
+    pub fn hint(&self) -> Option<String> {
+        match self {
+            CliError::Context { source, .. } => source.hint(),
+            CliError::Settings(
+                entire_checkpoints::config::settings::SettingsError::Unparseable { .. },
+            ) => Some(
+                "fix the file (the warning above gives the line and column); `git entire-checkpoint config` checks it"
+                    .to_owned(),
+            ),
+            e if e.exit_code() == entire_checkpoints::base::error::NOT_FOUND => Some(
+                "`git entire-checkpoint list` lists the checkpoints held here; `list --remote` adds the remote's"
+                    .to_owned(),
+            ),
+            _ => None,
+        }
+    }
+}

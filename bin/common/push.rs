@@ -3,15 +3,19 @@
 
 use entire_checkpoints::ops::sync::{BranchPush, Flushed, Synced};
 
-use super::cli::warn;
+use super::cli::{info, warn};
 
-/// Bounds a hook's network work: no network git call of this process runs past the hook budget
-/// (`push::hook_budget`) counted from `started`, so a stalled remote cannot hold the user's
-/// git command. Returns the budget.
+/// Starts a hook: its informational lines follow the quietness of the git command that runs it
+/// (`cli::GIT_QUIET`), and its network work is bounded: no network git call of this process
+/// runs past the hook budget (`push::hook_budget`) counted from `started`, so a stalled remote
+/// cannot hold the user's git command. Returns the budget.
 pub fn bound_hook(
     repo: &entire_checkpoints::git::repo::Repo,
     started: std::time::Instant,
 ) -> std::time::Duration {
+    let quiet = entire_checkpoints::base::invoker::invoking_git()
+        .is_some_and(|args| entire_checkpoints::base::invoker::is_quiet(&args));
+    super::cli::GIT_QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
     let budget = entire_checkpoints::remote::push::hook_budget(repo);
     log::debug!("hook budget: {}s", budget.as_secs());
     entire_checkpoints::git::subprocess::set_network_deadline(started + budget);
@@ -72,12 +76,13 @@ it is pushed by your next `git push` there, or now by `git entire-checkpoint pus
                 ),
             ),
             BranchPush::Pushed { notes } => {
-                if !quiet {
-                    for note in notes {
-                        eprintln!("entire: {note}");
-                    }
-                    eprintln!("entire: pushing entire/checkpoints/v1 to {remote}... done");
+                for note in notes {
+                    info(quiet, note);
                 }
+                info(
+                    quiet,
+                    format!("pushing entire/checkpoints/v1 to {remote}... done"),
+                );
             }
         },
     }
@@ -87,9 +92,6 @@ fn report_flush(flushed: &Flushed, quiet: bool) {
     if let Some(w) = &flushed.public_remote_warning {
         warn(quiet, w);
     }
-    if quiet {
-        return;
-    }
     let report = &flushed.report;
     let d = &report.destination;
     let attempted = report.due - report.stale.len();
@@ -98,14 +100,18 @@ fn report_flush(flushed: &Flushed, quiet: bool) {
     }
     let n = report.pushed.len();
     if n == attempted {
-        eprintln!("entire: pushing {attempted} checkpoint ref(s) to {d}... done");
+        info(
+            quiet,
+            format!("pushing {attempted} checkpoint ref(s) to {d}... done"),
+        );
     } else {
-        eprintln!(
-            "entire: pushing {attempted} checkpoint ref(s) to {d}... pushed {n} of {attempted}"
+        info(
+            quiet,
+            format!("pushing {attempted} checkpoint ref(s) to {d}... pushed {n} of {attempted}"),
         );
     }
     for note in &report.merge_notes {
-        eprintln!("entire: {note}");
+        info(quiet, note);
     }
     if let Some((r, why)) = report.rejected.first() {
         warn(
@@ -116,14 +122,14 @@ fn report_flush(flushed: &Flushed, quiet: bool) {
     if let Some((r, why)) = report.failed.first() {
         warn(
             false,
-            format!("could not push {r}: {why} (showing one failure); it stays queued"),
+            format!("could not push {r} (showing one failure; it stays queued): {why}"),
         );
     }
     if let Some(why) = &report.stopped {
         warn(
             false,
             format!(
-                "stopped pushing: {why}; {} checkpoint ref(s) stay queued for the next push",
+                "stopped pushing ({} checkpoint ref(s) stay queued for the next push): {why}",
                 report.remaining()
             ),
         );

@@ -30,6 +30,25 @@ pub fn invoking_git() -> Option<Vec<String>> {
     None
 }
 
+/// Whether `args` (a `git` command line) are a `git push` with `--dry-run` or `-n`.
+pub fn is_dry_run_push(args: &[String]) -> bool {
+    // Options of `git push` that take a value: `-o` in a cluster, these as the next argument.
+    const LONG_WITH_VALUE: [&str; 3] = ["--push-option", "--repo", "--receive-pack"];
+    matches!(subcommand(args), Some(("push", rest))
+        if has_option(rest, "--dry-run", 'n', &LONG_WITH_VALUE, &['o']))
+}
+
+/// Whether `args` (a `git` command line) give the subcommand `-q` or `--quiet` (`git commit -q`,
+/// `git push --quiet`, `git commit -qm msg`).
+pub fn is_quiet(args: &[String]) -> bool {
+    // Short options of the commands that run hooks whose value follows (`-mmsg`, `-m msg`).
+    const SHORT_WITH_VALUE: [char; 7] = ['m', 'F', 'c', 'C', 't', 'o', 'X'];
+    const LONG_WITH_VALUE: [&str; 3] = ["--message", "--file", "--push-option"];
+    subcommand(args).is_some_and(|(_, rest)| {
+        has_option(rest, "--quiet", 'q', &LONG_WITH_VALUE, &SHORT_WITH_VALUE)
+    })
+}
+
 /// The subcommand of a `git` command line and the arguments after it, git's own options before
 /// it (`-C <dir>`, `-c <name>=<value>`, `--no-pager`, ...) skipped.
 fn subcommand(args: &[String]) -> Option<(&str, &[String])> {
@@ -56,13 +75,17 @@ pub fn recreates_commits(args: &[String]) -> bool {
     subcommand(args).is_some_and(|(c, _)| RECREATING.contains(&c))
 }
 
-/// Whether `args` (a `git` command line) are a `git push` with `--dry-run` or `-n`.
-pub fn is_dry_run_push(args: &[String]) -> bool {
-    let Some(("push", rest)) = subcommand(args) else {
-        return false;
-    };
-    // Options of `git push` that take their value as the next argument.
-    const WITH_VALUE: [&str; 4] = ["-o", "--push-option", "--repo", "--receive-pack"];
+/// Whether a subcommand's arguments give the option `long` or `-<short>`, alone or in a cluster
+/// (`-fn`), before `--`. Values are never read as options: those of `long_with_value` (the next
+/// argument) and of the letters in `short_with_value` (the rest of the word, or the next argument
+/// when the letter ends it).
+fn has_option(
+    rest: &[String],
+    long: &str,
+    short: char,
+    long_with_value: &[&str],
+    short_with_value: &[char],
+) -> bool {
     let mut value_next = false;
     for a in rest {
         if std::mem::take(&mut value_next) {
@@ -70,18 +93,18 @@ pub fn is_dry_run_push(args: &[String]) -> bool {
         }
         match a.as_str() {
             "--" => return false,
-            "--dry-run" => return true,
-            a if WITH_VALUE.contains(&a) => value_next = true,
+            a if a == long => return true,
+            a if long_with_value.contains(&a) => value_next = true,
             a if a.starts_with('-') && !a.starts_with("--") => {
-                // A cluster such as `-fn`; `-o` ends it with its value.
-                for c in a.chars().skip(1) {
-                    match c {
-                        'n' => return true,
-                        'o' => break,
-                        _ => {}
+                for (i, c) in a.char_indices().skip(1) {
+                    if c == short {
+                        return true;
+                    }
+                    if short_with_value.contains(&c) {
+                        value_next = i + c.len_utf8() == a.len();
+                        break;
                     }
                 }
-                value_next = a.ends_with('o');
             }
             _ => {}
         }
@@ -127,46 +150,72 @@ mod tests {
         s.split(' ').map(str::to_owned).collect()
     }
 
-    #[test]
-    fn dry_run_pushes_are_told_apart() {
-        for yes in [
-            "git push --dry-run origin main",
-            "git push -n",
-            "git -C /r push -fn origin",
-            "git -c push.default=current push -u -n origin",
-        ] {
-            assert!(is_dry_run_push(&args(yes)), "{yes}");
+    /// Asserts `check` holds for every command line of `yes` and none of `no`.
+    fn told_apart(check: fn(&[String]) -> bool, yes: &[&str], no: &[&str]) {
+        for y in yes {
+            assert!(check(&args(y)), "{y}");
         }
-        for no in [
-            "git push origin main",
-            "git push -o n origin",
-            "git push --push-option -n origin",
-            "git push -- -n",
-            "git commit -n",
-            "git -c core.x=-n push origin",
-        ] {
-            assert!(!is_dry_run_push(&args(no)), "{no}");
+        for n in no {
+            assert!(!check(&args(n)), "{n}");
         }
     }
 
     #[test]
+    fn dry_run_pushes_are_told_apart() {
+        told_apart(
+            is_dry_run_push,
+            &[
+                "git push --dry-run origin main",
+                "git push -n",
+                "git -C /r push -fn origin",
+                "git -c push.default=current push -u -n origin",
+            ],
+            &[
+                "git push origin main",
+                "git push -o n origin",
+                "git push --push-option -n origin",
+                "git push -- -n",
+                "git commit -n",
+                "git -c core.x=-n push origin",
+            ],
+        );
+    }
+
+    #[test]
+    fn quiet_git_commands_are_told_apart() {
+        told_apart(
+            is_quiet,
+            &[
+                "git commit -q -m x",
+                "git commit -qm x",
+                "git push --quiet origin",
+                "git -C /r push -q",
+                "git rebase -q main",
+            ],
+            &[
+                "git commit -m q",
+                "git commit -mq",
+                "git commit -m -q",
+                "git commit --message -q",
+                "git push origin -- -q",
+                "git -c x.y=-q commit",
+                "git commit",
+            ],
+        );
+    }
+
+    #[test]
     fn commands_that_recreate_commits_are_told_apart() {
-        for yes in [
-            "git rebase -q --onto a b",
-            "/usr/lib/git-core/git -c x=y cherry-pick main",
-            "git -C /r revert --no-edit HEAD",
-            "git pull --rebase",
-        ] {
-            assert!(recreates_commits(&args(yes)), "{yes}");
-        }
-        for no in [
-            "git commit -m rebase",
-            "git -c rebase push",
-            "git",
-            "git -C",
-        ] {
-            assert!(!recreates_commits(&args(no)), "{no}");
-        }
+        told_apart(
+            recreates_commits,
+            &[
+                "git rebase -q --onto a b",
+                "/usr/lib/git-core/git -c x=y cherry-pick main",
+                "git -C /r revert --no-edit HEAD",
+                "git pull --rebase",
+            ],
+            &["git commit -m rebase", "git -c rebase push", "git", "git -C"],
+        );
     }
 
     #[test]

@@ -11,7 +11,8 @@ use crate::git::version::GitVersion;
 /// Errors opening a repository.
 #[derive(Debug, thiserror::Error)]
 pub enum RepoError {
-    /// No repository at or above the working directory (or at `GIT_DIR`).
+    /// No repository at or above the working directory (or at `GIT_DIR`): what git names
+    /// there (`.git`, or the directory given).
     #[error("not a git repository (or any of the parent directories): {0}")]
     NotARepository(String),
     /// A repository format this tool refuses rather than misreads.
@@ -214,9 +215,11 @@ impl Repo {
                 refuse_implicit_bare(&git)?;
                 Self::from_git(git, formats)
             }
-            Err(e) if e.code() == git2::ErrorCode::NotFound => {
-                Err(RepoError::NotARepository(e.message().to_owned()))
-            }
+            // Named as git names it (`fatal: not a git repository ...: .git`), not as libgit2
+            // does ("could not find repository at '.'").
+            Err(e) if e.code() == git2::ErrorCode::NotFound => Err(RepoError::NotARepository(
+                std::env::var("GIT_DIR").unwrap_or_else(|_| ".git".to_owned()),
+            )),
             Err(e) if e.message().contains("extension") => {
                 Err(RepoError::Unsupported(e.message().to_owned()))
             }
@@ -228,7 +231,7 @@ impl Repo {
     pub fn open(path: &Path) -> Result<Repo, RepoError> {
         init_libgit2();
         let git = git2::Repository::open(path).map_err(|e| match e.code() {
-            git2::ErrorCode::NotFound => RepoError::NotARepository(e.message().to_owned()),
+            git2::ErrorCode::NotFound => RepoError::NotARepository(path.display().to_string()),
             _ if e.message().contains("extension") => {
                 RepoError::Unsupported(e.message().to_owned())
             }

@@ -71,7 +71,7 @@ pub enum FetchManyError {
     #[error(transparent)]
     Fetch(#[from] FetchError),
     /// Checkpoints named on the command line exist neither locally nor on the remote.
-    #[error("checkpoint {} not found, locally or on the remote", .missing.join(", "))]
+    #[error("no checkpoint matches {}: not here, nor on the remote", .missing.iter().map(|m| format!("{m:?}")).collect::<Vec<_>>().join(", "))]
     NotFound {
         /// Every checkpoint not found.
         missing: Vec<String>,

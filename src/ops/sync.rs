@@ -16,9 +16,10 @@ use crate::topology::{Topology, TopologyError};
 /// reached or refused the v1 branch. Nothing is lost: what did not land stays queued. `push`
 /// fails with it (exit 1); the pre-push hook warns and lets the user's push proceed.
 #[derive(Debug, thiserror::Error)]
-#[error("{reason}; {} stay queued for the next push", match .queued {
+// The reason last: it may end with what git said, which messages quote on lines of their own.
+#[error("checkpoints not pushed ({} stay queued for the next push): {reason}", match .queued {
     Some(n) => format!("{n} checkpoint ref(s)"),
-    None => "the checkpoints".to_owned(),
+    None => "they".to_owned(),
 })]
 pub struct NotPushed {
     /// What went wrong.

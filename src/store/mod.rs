@@ -71,13 +71,13 @@ impl fmt::Display for StoreKind {
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The checkpoint does not exist in this store.
-    #[error("checkpoint {id} not found")]
+    #[error("no checkpoint matches \"{id}\": this store does not hold it")]
     NotFound {
         /// The ID looked up.
         id: CheckpointId,
     },
     /// No store routing consults has the checkpoint, locally or on the remote.
-    #[error("checkpoint {id} not found (looked in {places})")]
+    #[error("no checkpoint matches \"{id}\": looked in {places}")]
     NotFoundAnywhere {
         /// The ID looked up.
         id: CheckpointId,
@@ -85,7 +85,7 @@ pub enum StoreError {
         places: String,
     },
     /// The checkpoint exists but has no such session.
-    #[error("checkpoint {id}: session {session} not found")]
+    #[error("checkpoint {id} has no session matching {session:?}")]
     SessionNotFound {
         /// The checkpoint.
         id: CheckpointId,

@@ -308,7 +308,7 @@ fn bad_checkpoint_remote_values_are_refused_and_nothing_moves() {
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "pre-push never fails the push");
         let err = stderr(&out);
-        assert_eq!(err.matches("entire: warning:").count(), 1, "{err}");
+        assert_eq!(err.matches("warning:").count(), 1, "{err}");
         assert!(err.contains(want) && err.contains("stay queued"), "{err}");
         assert!(!output_text(&out).contains(SECRET));
         assert_eq!(
@@ -349,11 +349,7 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
         "{err}"
     );
     assert!(err.contains("stay queued"), "{err}");
-    assert_eq!(
-        err.matches("entire: warning:").count(),
-        1,
-        "one warning: {err}"
-    );
+    assert_eq!(err.matches("warning:").count(), 1, "one warning: {err}");
     assert_eq!(
         env.git_in(&w.origin, &["rev-parse", "main"]),
         env.git(&["rev-parse", "main"])
@@ -378,11 +374,7 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
     assert_success(&out, &["push", "origin", "main"]);
     let err = stderr(&out);
     assert!(err.contains("it stays queued"), "{err}");
-    assert_eq!(
-        err.matches("entire: warning:").count(),
-        1,
-        "one warning: {err}"
-    );
+    assert_eq!(err.matches("warning:").count(), 1, "one warning: {err}");
     assert!(env.checkpoint_refs_in(&refusing).is_empty());
     assert!(env.checkpoint_refs_in(&w.origin).is_empty());
     assert_eq!(env.queued_in(Some(Store::Refs), env.repo()), 1);

@@ -278,7 +278,7 @@ fn one_command_fetches_the_branch_once_whatever_it_reads() {
     // The two held are shown; the dangling one is named (a partial read, docs/cli.md).
     assert_eq!(out.status.code(), Some(0), "{err}");
     assert!(
-        err.contains("checkpoint 0123456789ab not found"),
+        err.contains("no checkpoint matches \"0123456789ab\""),
         "the dangling one is named: {err}"
     );
     assert_eq!(parse_json(&out.stdout).as_array().map(Vec::len), Some(2));

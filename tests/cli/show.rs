@@ -261,7 +261,7 @@ fn a_commit_linking_an_absent_checkpoint_shows_the_others_and_names_it() {
         let out = env.run(Store::Branch, &args);
         let err = assert_code(&out, 0, &args.join(" "));
         assert!(
-            err.contains(&format!("HEAD: checkpoint {absent} not found")),
+            err.contains(&format!("HEAD: no checkpoint matches \"{absent}\"")),
             "{err}"
         );
         assert!(stdout(&out).contains(HEX_ID), "{}", stdout(&out));

@@ -21,7 +21,7 @@ pub fn index_path(env: &TestEnv) -> PathBuf {
 }
 
 /// The warning `list` prints for a damaged index.
-const WARNING: &str = "entire: warning: summary index ";
+const WARNING: &str = "warning: summary index ";
 
 fn list(env: &TestEnv) -> Output {
     env.run(Store::Refs, &["list", "--json"])
@@ -54,7 +54,7 @@ fn assert_ignored_and_rebuilt(env: &TestEnv, want: &Output, why: &str) {
         "{why}: a warning on stderr:\n{err}"
     );
     assert!(
-        err.contains("entire: unreadable checkpoint:"),
+        err.contains("error: unreadable checkpoint:"),
         "{why}: the unreadable checkpoint is still reported:\n{err}"
     );
     let meta = std::fs::symlink_metadata(index_path(env)).expect("the index was rewritten");
