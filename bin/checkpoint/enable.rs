@@ -14,9 +14,13 @@ use crate::common::error::Result;
 use crate::common::output::{print_json, write_stdout};
 
 /// What a clone whose committed settings enable checkpoints is told while its hooks are missing
-/// (`ops::enable::clone_needs_enable`); `enable` also says when the settings await `trust`.
-pub const NOT_ENABLED_HERE: &str = "this clone has no checkpoint hooks, so its commits are not \
-     linked to checkpoints and staged sessions are not condensed: run git entire-checkpoint enable";
+/// (`ops::enable::clone_needs_enable`), a warning and its hint; `enable` also says when the
+/// settings await `trust`.
+pub const NOT_ENABLED_HERE: [&str; 2] = [
+    "this clone has no checkpoint hooks, so its commits are not linked to checkpoints and staged \
+     sessions are not condensed",
+    "run git entire-checkpoint enable",
+];
 
 /// The committed settings file, as changes show it.
 const SHARED_FILE: &str = ".entire/settings.json";

@@ -28,7 +28,7 @@ use entire_checkpoints::remote::checkpoint_remote;
 use entire_checkpoints::remote::fetch::Fetcher;
 use entire_checkpoints::topology::Topology;
 
-use crate::common::cli::{warn, warn_settings};
+use crate::common::cli::{warn, warn_settings, warn_with_hint};
 use crate::common::error::Result;
 use args::{Cli, Command, FetchArgs};
 
@@ -128,7 +128,8 @@ pub fn run(cli: Cli) -> Result<()> {
         warn(quiet, notice);
     }
     if tell_enable {
-        warn(quiet, enable::NOT_ENABLED_HERE);
+        let [msg, hint] = enable::NOT_ENABLED_HERE;
+        warn_with_hint(quiet, msg, Some(hint));
     }
     result
 }

@@ -133,8 +133,14 @@ fn strip_os_error(text: &str) -> &str {
 
 /// Prints a warning on stderr unless quiet, as git does: `warning: <msg>`.
 pub fn warn(quiet: bool, msg: impl std::fmt::Display) {
+    warn_with_hint(quiet, msg, None);
+}
+
+/// [`warn`], followed by `hint: <next step>` when there is one.
+pub fn warn_with_hint(quiet: bool, msg: impl std::fmt::Display, hint: Option<&str>) {
     if !quiet {
-        eprint!("{}", render_message("warning", &msg.to_string(), None));
+        let hint = hint.map(str::to_owned);
+        eprint!("{}", render_message("warning", &msg.to_string(), hint));
     }
 }
 

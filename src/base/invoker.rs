@@ -214,7 +214,12 @@ mod tests {
                 "git -C /r revert --no-edit HEAD",
                 "git pull --rebase",
             ],
-            &["git commit -m rebase", "git -c rebase push", "git", "git -C"],
+            &[
+                "git commit -m rebase",
+                "git -c rebase push",
+                "git",
+                "git -C",
+            ],
         );
     }
 

@@ -165,7 +165,7 @@ fn push_gc_and_migrate_refuse() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert_reported_once(&stderr, ".entire/settings.json");
-    assert!(stderr.contains("checkpoints were not pushed"), "{stderr}");
+    assert!(stderr.contains("checkpoints not pushed"), "{stderr}");
     assert_eq!(env.refs_snapshot(), before, "nothing deleted or migrated");
     assert_eq!(
         env.git_in(Path::new(&remote), &["for-each-ref"]),
