@@ -651,6 +651,10 @@ impl<'r> Topology<'r> {
         // What the remote lacked a moment ago is not asked for again (docs/how-it-works.md,
         // "Reads ask the network once").
         if !self.refresh && Misses::open(repo).lacks(repo, remote, id) {
+            log::info!(
+                "checkpoint {id}: {} is not asked again: it lacked it a moment ago (--refresh asks)",
+                crate::git::url::redact(remote)
+            );
             return local;
         }
         let found = self.read_routed(id, false)?;
@@ -680,8 +684,20 @@ impl<'r> Topology<'r> {
                 (true, StoreKind::GitBranch) => self.branch.read_held(id),
             };
             match read {
-                Ok(Some(cp)) => return Ok(Some(cp)),
-                Ok(None) => {}
+                Ok(Some(cp)) => {
+                    log::info!(
+                        "checkpoint {id}: read from {} at commit {} ({} store)",
+                        cp.ref_name,
+                        cp.commit,
+                        kind.name()
+                    );
+                    return Ok(Some(cp));
+                }
+                Ok(None) => log::info!(
+                    "checkpoint {id}: not in the {} store{}",
+                    kind.name(),
+                    if offline { " here" } else { "" }
+                ),
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
@@ -847,6 +863,13 @@ impl<'r> Topology<'r> {
             .extend((0..listing.branch.len()).map(|i| Pick::Branch(i as u32)));
         let order = std::mem::take(&mut listing.order);
         listing.order = newest_first(&listing, order);
+        log::info!(
+            "listed {} checkpoints of the git-refs store ({}*, through its summary index) and {} of the git-branch store ({} and the copies of it fetched from remotes)",
+            listing.refs.len(),
+            crate::git::refname::CHECKPOINT_REF_PREFIX,
+            listing.branch.len(),
+            crate::store::branch::V1_BRANCH
+        );
         Ok(listing)
     }
 

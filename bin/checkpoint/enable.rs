@@ -108,6 +108,10 @@ enum ChangeDoc {
         file: &'static str,
         added: Vec<&'static str>,
     },
+    /// `man.viewer` in the repository's config (set, or removed).
+    HelpViewer {
+        set: bool,
+    },
     Hook {
         name: String,
         state: StateName,
@@ -130,6 +134,7 @@ impl ChangeDoc {
                 file: ".entire/.gitignore",
                 added: added.clone(),
             },
+            Change::HelpViewer { set } => ChangeDoc::HelpViewer { set: *set },
             Change::Hook { name, state } => {
                 let (state, chains, manager) = StateName::of(state);
                 ChangeDoc::Hook {
@@ -155,6 +160,13 @@ impl ChangeDoc {
             ChangeDoc::Disabled { file } => format!("enabled: false ({file})"),
             ChangeDoc::Gitignore { file, added } => {
                 format!("{file}: ignores {}", added.join(", "))
+            }
+            ChangeDoc::HelpViewer { set: true } => {
+                "git help: our help where no man page is installed (man.viewer in .git/config)"
+                    .to_owned()
+            }
+            ChangeDoc::HelpViewer { set: false } => {
+                "git help: man.viewer removed from .git/config".to_owned()
             }
             ChangeDoc::Hook {
                 name,
@@ -182,9 +194,10 @@ impl EnableDoc {
         // The committed settings are what tell a teammate's clone to enable: say to commit them.
         let shared = self.changes.iter().any(|c| match c {
             ChangeDoc::Primary { file, .. } | ChangeDoc::Enabled { file } => file == SHARED_FILE,
-            ChangeDoc::Disabled { .. } | ChangeDoc::Gitignore { .. } | ChangeDoc::Hook { .. } => {
-                false
-            }
+            ChangeDoc::Disabled { .. }
+            | ChangeDoc::Gitignore { .. }
+            | ChangeDoc::HelpViewer { .. }
+            | ChangeDoc::Hook { .. } => false,
         });
         if shared {
             text.push_str(

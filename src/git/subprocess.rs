@@ -663,10 +663,14 @@ impl Running {
             output = collect(&self.stdout, &self.stderr, Instant::now() + KILL_GRACE);
         }
         log::debug!(
-            "git {} finished in {:.1} ms with {:?}",
+            "git {} finished in {:.1} ms: {}",
             self.name,
             self.start.elapsed().as_secs_f64() * 1e3,
-            status.and_then(|s| s.code())
+            match status.map(|s| s.code()) {
+                Some(Some(code)) => format!("exit {code}"),
+                Some(None) => "killed by a signal".to_owned(),
+                None => "still running at the deadline".to_owned(),
+            }
         );
         let (Some(status), Some((stdout, stderr))) = (status, output) else {
             return Err(GitError::Timeout {

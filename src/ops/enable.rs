@@ -10,6 +10,7 @@ use crate::config::settings::{
     SETTINGS_DIR, SETTINGS_FILE,
 };
 use crate::git::repo::Repo;
+use crate::ops::help_viewer;
 use crate::ops::hooks::{self, HookError, HookState, InstallOptions};
 use crate::ops::settings::{self, SettingsOpError};
 use crate::store::StoreKind;
@@ -90,6 +91,13 @@ pub enum Change {
         /// The lines added.
         added: Vec<&'static str>,
     },
+    /// Our man viewer was named in the repository's config (`set`) or removed from it, so that
+    /// `git entire-checkpoint --help` finds help without installed man pages
+    /// ([`crate::ops::help_viewer`]).
+    HelpViewer {
+        /// Set (`enable`) or removed (`disable`).
+        set: bool,
+    },
     /// A hook's state changed.
     Hook {
         /// The hook.
@@ -165,6 +173,12 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
     let installed = hooks::install(repo, InstallOptions::default())?;
     let mut changes = hook_changes(&hooks_before, &installed.states);
     let mut warnings = installed.warnings;
+    help_viewer_change(
+        help_viewer::install(repo),
+        true,
+        &mut changes,
+        &mut warnings,
+    );
 
     let wanted = options.store.unwrap_or(StoreKind::GitRefs);
     let in_target = target
@@ -241,6 +255,25 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
     })
 }
 
+/// Records what [`help_viewer::install`] (`set`) or [`help_viewer::uninstall`] did: a change,
+/// or a warning (help is not worth failing `enable` or `disable` for).
+fn help_viewer_change(
+    done: Result<bool, help_viewer::HelpViewerError>,
+    set: bool,
+    changes: &mut Vec<Change>,
+    warnings: &mut Vec<String>,
+) {
+    match done {
+        Ok(true) => changes.push(Change::HelpViewer { set }),
+        Ok(false) => {}
+        Err(e) => warnings.push(format!(
+            "git help's man viewer could not be {}: {}",
+            if set { "set" } else { "removed" },
+            crate::base::error::error_chain(&e)
+        )),
+    }
+}
+
 /// The settings file a config source names, as shown.
 fn shown_origin(origin: ConfigSource) -> String {
     match origin {
@@ -258,6 +291,12 @@ pub fn disable(repo: &Repo) -> Result<Enabled, EnableError> {
     let done = hooks::uninstall(repo)?;
     let mut changes = hook_changes(&before, &done.states);
     let mut warnings = done.warnings;
+    help_viewer_change(
+        help_viewer::uninstall(repo),
+        false,
+        &mut changes,
+        &mut warnings,
+    );
     // The choice is recorded for this clone, so `doctor` does not report the hooks missing.
     if repo.workdir().is_some() && repo.settings().enabled() != Some(false) {
         match settings::set(repo, true, ENABLED_KEY, Value::Bool(false)) {

@@ -8,6 +8,7 @@ pub mod doctor;
 pub mod enable;
 pub mod fetch_many;
 pub mod gc;
+pub mod help_viewer;
 pub mod hooks;
 pub mod migrate;
 pub mod range;

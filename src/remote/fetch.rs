@@ -616,9 +616,21 @@ impl<'r> Fetcher<'r> {
             let result = self.fetch_refs(&[spelling.name().to_owned()])?;
             match result.first().map(|(_, f)| f.clone()) {
                 Some(Fetched::Absent) | None => continue,
-                Some(other) => return Ok(other),
+                Some(other) => {
+                    log::info!(
+                        "fetched {} from {}{}",
+                        spelling.name(),
+                        self.remote_display(),
+                        match other {
+                            Fetched::Diverged => " (it diverged from ours, which was kept)",
+                            Fetched::Updated | Fetched::Absent => "",
+                        }
+                    );
+                    return Ok(other);
+                }
             }
         }
+        log::info!("{} has no checkpoint {id}", self.remote_display());
         Ok(Fetched::Absent)
     }
 
@@ -639,6 +651,11 @@ impl<'r> Fetcher<'r> {
             .map_err(|e| Self::local(CHECKPOINT_REF_PREFIX, e.to_string()))?;
         match side.ls_remote_checkpoints(&self.remote, READ_FETCH_BUDGET) {
             Ok(refs) => {
+                log::info!(
+                    "{} has {} checkpoint refs (git ls-remote)",
+                    self.remote_display(),
+                    refs.len()
+                );
                 crate::remote::scale::record_remote_count(self.repo, &self.remote, refs.len());
                 let mut memo = Misses::open(self.repo);
                 let seen = refs.iter().map(|(r, oid)| (r.name(), oid.clone()));

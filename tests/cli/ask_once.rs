@@ -111,8 +111,7 @@ fn a_second_read_of_what_the_remote_lacks_asks_the_network_nothing() {
     let err = assert_code(&out, 3, "show of what the remote lacked");
     assert_eq!(asked, 0, "{err}");
     assert!(
-        err.contains(&format!("no checkpoint matches \"{ABSENT}\""))
-            && err.contains("--refresh"),
+        err.contains(&format!("no checkpoint matches \"{ABSENT}\"")) && err.contains("--refresh"),
         "{err}"
     );
     let (out, asked) = counted(&env, &server, &clone, &["list", "main", "--json"]);

@@ -186,3 +186,169 @@ fn hooks_honour_git_quiet() {
         "git push says what it pushed:\n{loud}"
     );
 }
+
+/// `git <args>` in the test repository as a user runs it (our binaries on `PATH`), man pages
+/// looked up only in `manpath` and printed without a pager.
+fn git_help(env: &TestEnv, manpath: &std::path::Path, args: &[&str]) -> std::process::Output {
+    env.git_hooked_command(None, env.repo(), args)
+        .env("MANPATH", manpath)
+        .env("MANPAGER", "cat")
+        .env("PAGER", "cat")
+        .output()
+        .unwrap()
+}
+
+/// The man viewer `enable` names in the repository's own config.
+fn man_config(env: &TestEnv) -> String {
+    env.git_command_in(
+        env.repo(),
+        &["config", "--local", "--get-regexp", "^man\\."],
+    )
+    .output()
+    .map(|o| text(&o.stdout))
+    .unwrap()
+}
+
+#[test]
+fn help_without_man_pages_is_our_long_help_and_an_installed_page_still_wins() {
+    let env = TestEnv::new();
+    let no_pages = env.root().join("no-pages");
+    std::fs::create_dir_all(&no_pages).unwrap();
+    // git turns `--help` into `man git-entire-checkpoint`: without pages, a dead end.
+    let out = git_help(&env, &no_pages, &["entire-checkpoint", "--help"]);
+    assert!(!out.status.success(), "no page and no viewer yet: {out:?}");
+
+    let json = env.ok_json_default(&["enable", "--json"]);
+    let changes = json["changes"].as_array().unwrap();
+    assert!(
+        changes.contains(&serde_json::json!({"change": "help_viewer", "set": true})),
+        "{json}"
+    );
+    assert!(
+        man_config(&env).contains("man.viewer entire-checkpoints"),
+        "{}",
+        man_config(&env)
+    );
+    for (args, says) in [
+        (
+            &["entire-checkpoint", "--help"][..],
+            "Usage: git-entire-checkpoint [OPTIONS] <COMMAND>",
+        ),
+        (
+            &["help", "entire-checkpoint"][..],
+            "Usage: git-entire-checkpoint [OPTIONS] <COMMAND>",
+        ),
+        (&["entire-fetch", "--help"][..], "Usage: git-entire-fetch"),
+    ] {
+        let out = git_help(&env, &no_pages, args);
+        assert_code(&out, 0, &format!("git {args:?}"));
+        assert!(text(&out.stdout).contains(says), "git {args:?}: {out:?}");
+    }
+
+    // An installed page wins, and every other page is man's as before.
+    let status = std::process::Command::new("man")
+        .arg("-w")
+        .arg("man")
+        .output();
+    if !status.is_ok_and(|o| o.status.success()) {
+        return crate::env::skip("no man(1) with its own page here");
+    }
+    let pages = env.root().join("pages");
+    let out = env
+        .bin_cmd(std::path::Path::new(env!(
+            "CARGO_BIN_EXE_entire-checkpoints-man"
+        )))
+        .arg(pages.join("man1"))
+        .output()
+        .unwrap();
+    assert_code(&out, 0, "entire-checkpoints-man");
+    // `git help mine` is the guide gitmine(7).
+    std::fs::create_dir_all(pages.join("man7")).unwrap();
+    std::fs::write(
+        pages.join("man7").join("gitmine.7"),
+        ".TH GITMINE 7\n.SH NAME\ngitmine \\- a page of the user's\n",
+    )
+    .unwrap();
+    for (args, says) in [
+        (&["entire-checkpoint", "--help"][..], "EXIT STATUS"),
+        (&["help", "mine"][..], "a page of the user's"),
+    ] {
+        let out = git_help(&env, &pages, args);
+        assert_code(&out, 0, &format!("git {args:?}"));
+        assert!(text(&out.stdout).contains(says), "git {args:?}: {out:?}");
+    }
+
+    // disable takes back what enable set, and nothing of it is left in .git/config.
+    let json = env.ok_json_default(&["disable", "--json"]);
+    assert!(
+        json["changes"]
+            .as_array()
+            .unwrap()
+            .contains(&serde_json::json!({"change": "help_viewer", "set": false})),
+        "{json}"
+    );
+    assert_eq!(man_config(&env), "");
+    let config = std::fs::read_to_string(env.common_dir().join("config")).unwrap();
+    assert!(!config.contains("[man"), "{config}");
+}
+
+#[test]
+fn a_man_viewer_of_the_users_is_left_alone() {
+    let env = TestEnv::new();
+    env.git(&["config", "--global", "man.viewer", "less"]);
+    let json = env.ok_json_default(&["enable", "--json"]);
+    assert!(!json.to_string().contains("help_viewer"), "{json}");
+    assert_eq!(man_config(&env), "");
+    env.git(&["config", "--local", "man.viewer", "mine"]);
+    env.ok_json_default(&["disable", "--json"]);
+    assert_eq!(man_config(&env), "man.viewer mine\n");
+}
+
+#[test]
+fn verbose_reads_say_what_they_read_and_from_where() {
+    let w = crate::remote_fetch::world();
+    crate::remote_fetch::publish(&w, HEX_ID, "sess-1", TRANSCRIPT);
+    let verbose = |args: &[&str]| {
+        let out = w.env.run_in(Store::Refs, &w.clone, args);
+        text(&out.stderr)
+    };
+    let reference = crate::env::checkpoint_ref(HEX_ID);
+    let origin = "origin";
+    // On demand: fetched from the remote, then read from the ref at its commit.
+    let said = verbose(&["show", "-v", HEX_ID]);
+    let tip = w.env.git_in(&w.clone, &["rev-parse", &reference]);
+    for line in [
+        format!("entire: info: fetched {reference} from {origin}"),
+        format!(
+            "entire: info: checkpoint {HEX_ID}: read from {reference} at commit {} (git-refs store)",
+            tip.trim()
+        ),
+    ] {
+        assert!(said.contains(&line), "{line:?} in:\n{said}");
+    }
+    // Held here now: no fetch said.
+    let said = verbose(&["show", "-v", HEX_ID]);
+    assert!(!said.contains("fetched"), "{said}");
+    // What the remote lacks is said, and that it is not asked again a moment later.
+    let absent = crate::remote_fetch::ABSENT_ID;
+    let said = verbose(&["show", "-v", absent]);
+    assert!(
+        said.contains(&format!(
+            "entire: info: {origin} has no checkpoint {absent}"
+        )),
+        "{said}"
+    );
+    let said = verbose(&["show", "-v", absent]);
+    assert!(said.contains("is not asked again"), "{said}");
+    // Listings name the stores and the remote they enumerated.
+    let said = verbose(&["list", "-v", "--remote"]);
+    for part in [
+        "entire: info: listed 1 checkpoints of the git-refs store (refs/entire/checkpoints/*",
+        &format!("entire: info: {origin} has 1 checkpoint refs (git ls-remote)"),
+    ] {
+        assert!(said.contains(part), "{part:?} in:\n{said}");
+    }
+    // Without -v, none of it.
+    let out = w.env.run_in(Store::Refs, &w.clone, &["show", HEX_ID]);
+    assert!(!text(&out.stderr).contains("info:"), "{out:?}");
+}
