@@ -11,8 +11,10 @@
 //! gone, merge the two case spellings of one checkpoint into one ref (every commit of both stays
 //! reachable), replay a disconnected v1 branch onto the push remote's remote-tracking branch
 //! (the push recovery, run locally), remove git ref lock files older than [`STALE_AFTER`],
-//! install hooks where none is foreign. It never deletes checkpoint data, never uses the network
-//! and never pushes, let alone forces. Every check runs offline but the trailer check, which asks
+//! install hooks where none is foreign, record a squash's lost links in the local rewrite map,
+//! acknowledge dangling links nothing can repair ([`crate::ops::lost_links`]). It never deletes
+//! checkpoint data, never rewrites a commit, never uses the network and never pushes, let alone
+//! forces. Every check runs offline but the trailer check, which asks
 //! the checkpoint remote once (see [`trailers`]); a remote that cannot be asked is a finding,
 //! never a failed run.
 //!
@@ -39,6 +41,7 @@ use crate::git::refs::RefEdit;
 use crate::git::repo::{Repo, RepoError};
 use crate::model::trailers::{checkpoint_trailers, TrailerValue};
 use crate::ops::hooks::{self, HookState};
+use crate::ops::lost_links::Acknowledged;
 use crate::ops::rewrites::RewriteMap;
 use crate::remote::fetch::Fetcher;
 use crate::store::branch::{GitBranchStore, V1_BRANCH_REF};
@@ -103,6 +106,9 @@ pub enum Code {
     TrailerDangling,
     /// A commit of the current branch has an `Entire-Checkpoint` trailer that is no ID.
     TrailerMalformed,
+    /// A commit of the current branch squashes another branch's commits without the checkpoint
+    /// links they carry.
+    SquashUnlinked,
     /// A commit of the current branch links a checkpoint held locally that the remote lacks.
     CheckpointUnpushed,
     /// The remote could not be asked which linked checkpoints it holds.
@@ -142,6 +148,7 @@ impl Code {
             Code::CheckpointRemoteInvalid => "checkpoint-remote-invalid",
             Code::TrailerDangling => "trailer-dangling",
             Code::TrailerMalformed => "trailer-malformed",
+            Code::SquashUnlinked => "squash-unlinked",
             Code::CheckpointUnpushed => "checkpoint-unpushed",
             Code::TrailersUnverified => "trailers-unverified",
             Code::SummaryIndex => "summary-index",
@@ -171,6 +178,7 @@ impl Code {
             | Code::RemoteRefCount
             | Code::TrailerDangling
             | Code::TrailerMalformed
+            | Code::SquashUnlinked
             | Code::CheckpointUnpushed
             | Code::TrailersUnverified
             | Code::SummaryIndex => Severity::Warning,
@@ -216,6 +224,15 @@ impl Command {
         let mut argv = vec!["git".to_owned(), "entire-checkpoint".to_owned()];
         argv.extend(args.into_iter().map(Into::into));
         Command(argv)
+    }
+
+    /// `git` followed by `args`.
+    pub fn git<S: Into<String>>(args: impl IntoIterator<Item = S>) -> Self {
+        Command(
+            std::iter::once("git".to_owned())
+                .chain(args.into_iter().map(Into::into))
+                .collect(),
+        )
     }
 
     /// The program and its arguments.
@@ -399,6 +416,9 @@ pub enum DoctorError {
     /// A file operation failed.
     #[error(transparent)]
     Io(#[from] crate::base::error::IoError),
+    /// The rewrite map could not be read or written.
+    #[error(transparent)]
+    RewriteMap(#[from] crate::ops::rewrites::RewriteMapError),
 }
 
 /// What every check sees.
@@ -474,6 +494,11 @@ pub fn default_checks() -> Vec<Check> {
         Check {
             name: "settings approval",
             run: settings_approval,
+        },
+        // Before the trailers: a squash re-linked by --fix is checked like any other link.
+        Check {
+            name: "squashes",
+            run: squashes,
         },
         // Last: its fetch moves the remote-tracking v1 branch the v1 check compares with.
         Check {
@@ -1212,6 +1237,8 @@ pub fn trailer_depth(repo: &Repo) -> usize {
 
 /// One commit's link to one checkpoint.
 struct Link {
+    /// The commit's full SHA.
+    sha: String,
     /// The commit's short SHA.
     commit: String,
     /// Its subject line.
@@ -1271,6 +1298,7 @@ fn history_links(repo: &Repo, depth: usize) -> Result<(Vec<Link>, Vec<Finding>),
             crate::ops::rewrites::links_of(trailers, inherited)
                 .into_iter()
                 .map(|id| Link {
+                    sha: oid.to_string(),
                     commit: short.clone(),
                     subject: subject.clone().into_owned(),
                     id,
@@ -1279,6 +1307,89 @@ fn history_links(repo: &Repo, depth: usize) -> Result<(Vec<Link>, Vec<Finding>),
         );
     }
     Ok((links, findings))
+}
+
+/// Whether a remote-tracking branch holds `commit`: it was pushed, and rewriting it would need
+/// a force-push.
+fn published(repo: &Repo, commit: Oid) -> bool {
+    let Ok(refs) = repo.refs_under("refs/remotes/") else {
+        return true;
+    };
+    refs.into_iter()
+        .filter_map(|(_, tip)| tip)
+        .any(|tip| tip == commit || repo.git.graph_descendant_of(tip, commit).unwrap_or(true))
+}
+
+/// `squash-unlinked`: commits of the current branch's last commits ([`TRAILER_DEPTH_SETTING`])
+/// that squash a branch's commits without their links ([`crate::ops::lost_links`]). `--fix`
+/// records the links in the local rewrite map, as `post-rewrite` does for a rewrite our hooks
+/// see, so `show` and `blame` of the squash read them here; the repair that reaches every clone
+/// is carrying them in the commit, which is only offered while it is `HEAD` and unpushed.
+fn squashes(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let depth = trailer_depth(cx.repo);
+    let (links, _) = history_links(cx.repo, depth)?;
+    let linked: HashSet<CheckpointId> = links.into_iter().map(|l| l.id).collect();
+    let map = RewriteMap::load(cx.repo).ok();
+    let found = crate::ops::lost_links::lost_squashes(cx.repo, map.as_ref(), &linked, depth)?;
+    let head = cx.repo.resolve_commit("HEAD");
+    let mut out = Vec::new();
+    for squash in found {
+        let commit = cx
+            .repo
+            .git
+            .find_commit(squash.commit)
+            .map_err(git_err("read a commit"))?;
+        let subject = String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default());
+        let short = commit.as_object().short_id().map_or_else(
+            |_| squash.commit.to_string(),
+            |b| String::from_utf8_lossy(&b).into_owned(),
+        );
+        let ids: Vec<&str> = squash.lost.iter().map(CheckpointId::as_str).collect();
+        let mut finding = Finding::new(
+            Code::SquashUnlinked,
+            &short,
+            format!(
+                "{subject:?} squashes {} linked commit(s) of {} without their links: it drops checkpoint(s) {}",
+                squash.squashed.len(),
+                squash.branch,
+                ids.join(", ")
+            ),
+        );
+        if cx.fix {
+            let trailers =
+                crate::ops::rewrites::links(&String::from_utf8_lossy(commit.message_bytes()), None);
+            let rewrites: Vec<crate::ops::rewrites::Rewrite> = squash
+                .squashed
+                .iter()
+                .map(|(old, old_links)| crate::ops::rewrites::Rewrite {
+                    old: old.to_string(),
+                    new: squash.commit.to_string(),
+                    old_links: old_links.clone(),
+                    new_trailers: trailers.clone(),
+                })
+                .collect();
+            crate::ops::rewrites::record(cx.repo, &rewrites)?;
+            finding.message +=
+                "; re-linked in this clone's rewrite map, which show and blame follow";
+            out.push(finding.fixed_if(true));
+            continue;
+        }
+        finding = if head == Some(squash.commit) && !published(cx.repo, squash.commit) {
+            let mut argv = vec!["commit".to_owned(), "--amend".into(), "--no-edit".into()];
+            for id in &ids {
+                argv.push("--trailer".into());
+                argv.push(format!("Entire-Checkpoint: {id}"));
+            }
+            finding.repair(Command::git(argv))
+        } else {
+            finding.advise(format!(
+                "git entire-checkpoint doctor --fix re-links them in this clone (show and blame follow the rewrite map); elsewhere each is read by its ID (git entire-checkpoint show {})",
+                ids[0]
+            ))
+        };
+        out.push(finding);
+    }
+    Ok(out)
 }
 
 /// The repair of a `trailer-dangling` link. The link dangles when the commit's post-commit hook
@@ -1320,9 +1431,13 @@ impl DanglingRepair {
             finding.message += ": our post-commit hook is not the one git runs, so the commit's sessions went into a later checkpoint or were not recorded";
             return finding.repair(self.install.clone());
         }
-        finding
+        finding.message += ": the sessions it recorded cannot be read from it";
+        finding.advise(ACKNOWLEDGE_ADVICE)
     }
 }
+
+/// The advice on a dangling link nothing here can repair; `--fix` acknowledges it.
+const ACKNOWLEDGE_ADVICE: &str = "push it from a clone that holds it, or acknowledge it as lost with git entire-checkpoint doctor --fix";
 
 /// What the remote holds, as far as one listing and one branch fetch could tell.
 struct RemoteHoldings<'r> {
@@ -1404,8 +1519,9 @@ fn ask_remote<'r>(
 /// remote's copy of it) and what the checkpoint remote holds (asked once, see [`ask_remote`]).
 /// The remote is asked first, so a local copy it no longer has is not counted. A link the
 /// remote could not be asked about is neither dangling nor unpushed: one `trailers-unverified`
-/// finding counts them. Nothing to fix: a dangling link cannot be brought back, and pushing is
-/// the named repair.
+/// finding counts them. A dangling link cannot be brought back: `--fix` acknowledges those with
+/// no repair to run (recorded locally, never reported again), and pushing is the named repair of
+/// an unpushed one.
 fn trailers(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     let Some(topology) = &cx.topology else {
         return Ok(Vec::new());
@@ -1446,36 +1562,59 @@ fn trailers(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     let repair = std::cell::OnceCell::new();
     let repair = || repair.get_or_init(|| DanglingRepair::new(cx.repo));
     let (mut unverified_here, mut unverified_nowhere) = (0, 0);
+    let acknowledged = Acknowledged::load(cx.repo);
+    // Dangling links --fix acknowledges: their findings' places in `out`.
+    let mut acknowledging: Vec<(usize, (String, CheckpointId))> = Vec::new();
     for link in &links {
         let (id, what) = (&link.id, &link.subject);
-        match (status[id], shown) {
-            ((false, Some(false)), Some(remote)) => out.push(repair().apply(
-                Finding::new(
-                    Code::TrailerDangling,
-                    &link.commit,
-                    format!("{what:?} links checkpoint {id}, which neither this repository nor {remote} holds"),
-                ),
-                link,
-            )),
-            ((false, Some(false)), None) => out.push(repair().apply(
-                Finding::new(
-                    Code::TrailerDangling,
-                    &link.commit,
-                    format!("{what:?} links checkpoint {id}, which this repository does not hold (and there is no remote)"),
-                ),
-                link,
-            )),
-            ((true, Some(false)), Some(remote)) => out.push(
+        let dangling = match (status[id], shown) {
+            ((false, Some(false)), Some(remote)) => Finding::new(
+                Code::TrailerDangling,
+                &link.commit,
+                format!("{what:?} links checkpoint {id}, which neither this repository nor {remote} holds"),
+            ),
+            ((false, Some(false)), None) => Finding::new(
+                Code::TrailerDangling,
+                &link.commit,
+                format!("{what:?} links checkpoint {id}, which this repository does not hold (and there is no remote)"),
+            ),
+            ((true, Some(false)), Some(remote)) => {
+                out.push(
                 Finding::new(
                     Code::CheckpointUnpushed,
                     &link.commit,
                     format!("{what:?} links checkpoint {id}, which is held here but not on {remote}"),
                 )
                 .repair(Command::ours(["push"])),
-            ),
-            ((true, None), _) => unverified_here += 1,
-            ((false, None), _) => unverified_nowhere += 1,
-            _ => {}
+                );
+                continue;
+            }
+            ((true, None), _) => {
+                unverified_here += 1;
+                continue;
+            }
+            ((false, None), _) => {
+                unverified_nowhere += 1;
+                continue;
+            }
+            _ => continue,
+        };
+        if acknowledged.contains(&link.sha, id) {
+            continue;
+        }
+        let dangling = repair().apply(dangling, link);
+        if cx.fix && !matches!(dangling.repair, Some(Repair::Run(_))) {
+            acknowledging.push((out.len(), (link.sha.clone(), id.clone())));
+        }
+        out.push(dangling);
+    }
+    if !acknowledging.is_empty() {
+        let links: Vec<_> = acknowledging.iter().map(|(_, l)| l.clone()).collect();
+        Acknowledged::add(cx.repo, &links)?;
+        for (at, _) in acknowledging {
+            out[at].message +=
+                "; acknowledged as lost in this clone, so doctor no longer reports it";
+            out[at].fixed = true;
         }
     }
     if let Some(r) = &remote {
@@ -1503,6 +1642,7 @@ impl crate::base::error::ExitStatus for DoctorError {
             DoctorError::Git(e) => e.exit_code(),
             DoctorError::Hooks(e) => e.exit_code(),
             DoctorError::Io(_) => crate::base::error::FAILURE,
+            DoctorError::RewriteMap(e) => e.exit_code(),
         }
     }
 }
@@ -1560,6 +1700,7 @@ mod tests {
             Code::CheckpointRemoteInvalid,
             Code::TrailerDangling,
             Code::TrailerMalformed,
+            Code::SquashUnlinked,
             Code::CheckpointUnpushed,
             Code::TrailersUnverified,
             Code::UnlistedSessions,

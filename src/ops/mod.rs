@@ -10,6 +10,7 @@ pub mod fetch_many;
 pub mod gc;
 pub mod help_viewer;
 pub mod hooks;
+pub mod lost_links;
 pub mod migrate;
 pub mod range;
 pub mod resolve;

@@ -1054,8 +1054,8 @@ fn assert_trailer_findings(env: &TestEnv, doc: &Value, code: &str, commits: &[(&
 /// Every kind of link in one history over a bare remote: a pushed checkpoint (no finding), a
 /// checkpoint never pushed, one linked only through the rewrite map (its commit's trailer was
 /// dropped by an amend), dangling hex and ULID trailers and a malformed one. The repair of the
-/// unpushed ones is the push the finding names; the dangling ones stay (nothing can bring them
-/// back) and doctor never changes anything about them.
+/// unpushed ones is the push the finding names; the dangling ones cannot be brought back, and
+/// `--fix` acknowledges them (recorded in this clone) without changing any ref.
 fn trailers_dangling_unpushed_and_rewritten(primary: Option<Store>) {
     let env = TestEnv::new();
     install_hooks(&env);
@@ -1097,8 +1097,12 @@ fn trailers_dangling_unpushed_and_rewritten(primary: Option<Store>) {
     for f in findings_of(&doc, "trailer-dangling") {
         assert_eq!(f["severity"], "warning");
         assert!(
-            f["repair"].is_null() && f["advice"].is_null(),
+            f["repair"].is_null(),
             "nothing destructive is suggested: {f}"
+        );
+        assert!(
+            f["advice"].as_str().unwrap().contains("doctor --fix"),
+            "acknowledging is: {f}"
         );
     }
     for f in findings_of(&doc, "checkpoint-unpushed") {
@@ -1111,14 +1115,20 @@ fn trailers_dangling_unpushed_and_rewritten(primary: Option<Store>) {
     assert!(findings_of(&doc, "trailers-unverified").is_empty(), "{doc}");
     human_names(&env, primary, 1, "trailer-dangling", &short(&env, &hex));
 
-    // --fix changes nothing about them; the named repair delivers the unpushed ones.
+    // --fix changes no ref and acknowledges the dangling ones; the named repair delivers the
+    // unpushed ones.
     let fixed = env.run_primary_in(primary, env.repo(), &["doctor", "--json", "--fix"]);
     assert_code(&fixed, 1, "doctor --fix");
     assert_eq!(checkpoint_state(&env), before);
+    let fixed = crate::env::parse_json(&fixed.stdout);
+    for f in findings_of(&fixed, "trailer-dangling") {
+        assert_eq!(f["fixed"], true, "{f}");
+    }
     env.ok_primary_in(primary, env.repo(), &["push"]);
     let doc = doctor_json(&env, primary, 1);
     assert!(findings_of(&doc, "checkpoint-unpushed").is_empty(), "{doc}");
-    assert_eq!(findings_of(&doc, "trailer-dangling").len(), 2, "{doc}");
+    assert!(findings_of(&doc, "trailer-dangling").is_empty(), "{doc}");
+    assert_eq!(codes(&doc), ["trailer-malformed"], "{doc}");
 }
 
 every_primary! {

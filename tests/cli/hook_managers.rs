@@ -907,6 +907,57 @@ fn a_dangling_trailer_behind_a_foreign_post_commit_names_hooks_install() {
     );
 }
 
+/// A dangling trailer nothing can repair (its session went elsewhere, the hooks are fine): doctor
+/// reports it once, saying what was lost and that `doctor --fix` acknowledges it; `--fix`
+/// records that in this clone (exit 0), and doctor is clean afterwards and says so. A link that
+/// can still be repaired (`HEAD` with its session staged) is never acknowledged.
+#[test]
+fn a_dangling_trailer_that_cannot_be_repaired_is_acknowledged_by_doctor_fix() {
+    let s = Scenario::new();
+    let id = dangling_commit(&s);
+    let before_fix = s.entire(&["doctor", "--fix", "--json"]);
+    assert_code(&before_fix, 1, "doctor --fix while the session is staged");
+    let doc = crate::env::parse_json(&before_fix.stdout);
+    let found = crate::doctor::findings_of(&doc, "trailer-dangling");
+    assert_eq!(found.len(), 1, "{doc}");
+    assert_eq!(
+        found[0]["fixed"], false,
+        "repairable, not acknowledged: {doc}"
+    );
+
+    assert_code(
+        &s.entire(&["session", "discard", SESSION]),
+        0,
+        "session discard",
+    );
+    let out = s.entire(&["doctor"]);
+    let report = assert_code(&out, 1, "doctor");
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout
+        .lines()
+        .filter(|l| l.contains("trailer-dangling"))
+        .collect();
+    assert_eq!(lines.len(), 1, "reported once:\n{stdout}{report}");
+    assert!(lines[0].contains(&id), "{stdout}");
+    assert!(
+        lines[0].contains("the sessions it recorded cannot be read from it")
+            && lines[0].contains("doctor --fix"),
+        "says what was lost and how to acknowledge it: {stdout}"
+    );
+    let before = s.env.refs_snapshot();
+    let fixed = s.entire(&["doctor", "--fix"]);
+    assert_code(&fixed, 0, "doctor --fix");
+    let stdout = text(&fixed.stdout);
+    assert!(
+        stdout.contains("acknowledged as lost") && stdout.contains("(fixed)"),
+        "{stdout}"
+    );
+    assert_eq!(s.env.refs_snapshot(), before, "no ref changed");
+    let clean = s.entire(&["doctor"]);
+    assert_code(&clean, 0, "doctor after --fix");
+    assert_eq!(text(&clean.stdout), "no problems found\n");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Hooks that heal
 // ---------------------------------------------------------------------------------------------

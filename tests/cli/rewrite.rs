@@ -247,6 +247,129 @@ fn a_rebase_records_the_new_commit_for_each_old_one(primary: Option<Store>) {
     assert_eq!(map["commits"][&new]["checkpoints"], json!([]), "{map}");
 }
 
+/// `git <args>` in `dir` where none of our hooks runs, as on a forge or in a clone without them.
+fn git_without_hooks(env: &TestEnv, dir: &Path, args: &[&str]) -> String {
+    let none = env.root().join("no-hooks");
+    std::fs::create_dir_all(&none).unwrap();
+    let setting = format!("core.hooksPath={}", path_str(&none));
+    let mut argv = vec!["-c", setting.as_str()];
+    argv.extend_from_slice(args);
+    env.git_in(dir, &argv)
+}
+
+/// doctor's `squash-unlinked` findings under `primary`, with the exit code asserted.
+fn squash_findings(env: &TestEnv, primary: Option<Store>, code: i32) -> Vec<Value> {
+    let out = env.run_primary_in(primary, env.repo(), &["doctor", "--json"]);
+    crate::env::assert_code(&out, code, "doctor --json");
+    let doc = parse_json(&out.stdout);
+    crate::doctor::findings_of(&doc, "squash-unlinked")
+        .into_iter()
+        .cloned()
+        .collect()
+}
+
+/// `git merge --squash`, then `git commit -m` where our hooks do not run: the squash carries no
+/// link. doctor reports it (after main moved on too), naming the branch and the checkpoints it
+/// drops; while it is `HEAD` and unpushed the repair is the amend that adds their trailers, and
+/// once run as given the commit links both and doctor is clean.
+fn a_squash_made_without_our_hooks_is_reported_and_relinked(primary: Option<Store>) {
+    let env = TestEnv::new();
+    let (a, b) = feature_with_two_links(&env, primary);
+    commit(&env, primary, "other.txt", "main moves on");
+    git_without_hooks(&env, env.repo(), &["merge", "-q", "--squash", "feature"]);
+    git_without_hooks(&env, env.repo(), &["commit", "-q", "-m", "Feature"]);
+    let squash = env.rev("HEAD").unwrap();
+    assert!(trailer_ids(&env, &squash).is_empty());
+
+    let found = squash_findings(&env, primary, 1);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let short = env.git(&["rev-parse", "--short", &squash]);
+    assert_eq!(found[0]["subject"], short.trim());
+    let message = found[0]["message"].as_str().unwrap();
+    for needle in ["\"Feature\"", "2 linked commit(s) of feature", &a, &b] {
+        assert!(message.contains(needle), "{message} names {needle}");
+    }
+    let argv = crate::env::repair_args(&found[0]).unwrap_or_else(|| panic!("{found:?}"));
+    let ta = format!("Entire-Checkpoint: {a}");
+    let tb = format!("Entire-Checkpoint: {b}");
+    assert_eq!(
+        argv,
+        [
+            "commit",
+            "--amend",
+            "--no-edit",
+            "--trailer",
+            &ta,
+            "--trailer",
+            &tb
+        ]
+    );
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    env.git_hooked_ok(primary, env.repo(), &argv);
+    assert_eq!(trailer_ids(&env, "HEAD"), [a, b]);
+    assert!(squash_findings(&env, primary, 0).is_empty());
+}
+
+/// A forge's squash merge (made in another clone without our hooks, keeping only the title)
+/// reaches this clone by a pull while the squashed branch is still here: doctor reports it with
+/// advice, not an amend (the commit is published); `--fix` re-links it in this clone's rewrite
+/// map, so `show` of the squash reads both checkpoints and doctor is clean.
+#[test]
+fn a_forge_squash_merge_is_reported_and_fix_relinks_it_here() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    let origin = env.bare_remote("origin");
+    env.git_hooked_ok(None, env.repo(), &["push", "-q", "origin", "main"]);
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    let (_, a) = linked_commit(&env, None, "a.txt", "first");
+    let (_, b) = linked_commit(&env, None, "b.txt", "second");
+    env.git_hooked_ok(None, env.repo(), &["push", "-q", "origin", "feature"]);
+    let forge = env.clone_of(&origin, "forge", &[]);
+    git_without_hooks(&env, &forge, &["merge", "-q", "--squash", "origin/feature"]);
+    git_without_hooks(&env, &forge, &["commit", "-q", "-m", "Feature (#1)"]);
+    git_without_hooks(&env, &forge, &["push", "-q", "origin", "main"]);
+    env.git(&["checkout", "-q", "main"]);
+    env.git_hooked_ok(
+        None,
+        env.repo(),
+        &["pull", "-q", "--ff-only", "origin", "main"],
+    );
+
+    let found = squash_findings(&env, None, 1);
+    assert_eq!(
+        found.len(),
+        1,
+        "once, though origin/feature holds them too: {found:?}"
+    );
+    assert!(found[0]["repair"].is_null(), "no amend of a pushed commit");
+    assert!(
+        found[0]["advice"]
+            .as_str()
+            .unwrap()
+            .contains("doctor --fix"),
+        "{found:?}"
+    );
+    let fixed = env.run_primary_in(None, env.repo(), &["doctor", "--fix"]);
+    crate::env::assert_code(&fixed, 0, "doctor --fix");
+    assert!(
+        text(&fixed.stdout).contains("re-linked"),
+        "{}",
+        text(&fixed.stdout)
+    );
+    assert!(squash_findings(&env, None, 0).is_empty());
+    let shown = show_json(&env, "HEAD");
+    let mut shown: Vec<&str> = shown
+        .as_array()
+        .unwrap_or_else(|| panic!("two checkpoints: {shown}"))
+        .iter()
+        .map(|d| d["checkpoint_id"].as_str().unwrap())
+        .collect();
+    shown.sort();
+    let mut linked = [a.as_str(), b.as_str()];
+    linked.sort();
+    assert_eq!(shown, linked);
+}
+
 every_primary! {
     amend_keeps_the_trailer_whatever_the_message_option;
     amend_with_a_new_message_condenses_new_activity_into_the_same_checkpoint;
@@ -255,6 +378,7 @@ every_primary! {
     a_rebase_records_the_new_commit_for_each_old_one;
     a_staged_session_waits_for_the_users_own_commit_while_git_recreates_commits;
     merge_squash_keeps_every_link;
+    a_squash_made_without_our_hooks_is_reported_and_relinked;
 }
 
 #[test]
@@ -354,16 +478,23 @@ fn a_staged_session_waits_for_the_users_own_commit_while_git_recreates_commits(
     assert_eq!(linked_meta(&env)["commit_sha"], json!(linked));
 }
 
+/// With our hooks installed, a branch `feature` of two linked commits (`a.txt`, `b.txt`); `main`
+/// checked out again. Returns their checkpoint IDs, oldest first.
+fn feature_with_two_links(env: &TestEnv, primary: Option<Store>) -> (String, String) {
+    install_hooks(env);
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    let (_, a) = linked_commit(env, primary, "a.txt", "first");
+    let (_, b) = linked_commit(env, primary, "b.txt", "second");
+    env.git(&["checkout", "-q", "main"]);
+    (a, b)
+}
+
 /// `git merge --squash` then `git commit`: git lists the squashed commits in the message only as
 /// indented text, trailers included. The squash commit carries a trailer for each checkpoint
 /// they linked, as a squash in `rebase -i` does, and `show` resolves them all.
 fn merge_squash_keeps_every_link(primary: Option<Store>) {
     let env = TestEnv::new();
-    install_hooks(&env);
-    env.git(&["checkout", "-q", "-b", "feature"]);
-    let (_, a) = linked_commit(&env, primary, "a.txt", "first");
-    let (_, b) = linked_commit(&env, primary, "b.txt", "second");
-    env.git(&["checkout", "-q", "main"]);
+    let (a, b) = feature_with_two_links(&env, primary);
     env.git_hooked_ok(primary, env.repo(), &["merge", "-q", "--squash", "feature"]);
     let before = checkpoint_state(&env);
     env.git_hooked_ok(primary, env.repo(), &["commit", "-q", "--no-edit"]);
