@@ -1,7 +1,11 @@
 //! Gemini CLI: one JSON document (`sessionId`, `projectHash`, `messages[]`). Prompts are the
 //! messages of `type` `user` (`content`, a string or a list of `{text}` parts); writes are the
 //! `toolCalls[]` of `gemini` messages named `write_file` (`args.content`), `replace` or
-//! `edit_file` (`args.new_string`), or `save_file`, the file in `args.file_path`.
+//! `edit_file` (`args.new_string`), or `save_file`, the file in `args.file_path`, or rather in
+//! `resultDisplay.filePath` when the call's result has it: `args.file_path` is often relative
+//! to the directory Gemini CLI ran in, which may be below the top of the repository (a session
+//! in `test-dir/` writes `test.txt`), while the result names the file written by its absolute
+//! path.
 
 use serde_json::Value;
 
@@ -37,7 +41,18 @@ pub(super) fn read(doc: &Value) -> AgentWrites {
                         t => t,
                     };
                     let args = call.get("args").unwrap_or(&Value::Null);
-                    out.tool_call(WRITE_TOOLS, str_at(call, "name"), args, when, i + 1);
+                    let name = str_at(call, "name");
+                    match call
+                        .pointer("/resultDisplay/filePath")
+                        .and_then(Value::as_str)
+                    {
+                        Some(written) if !written.is_empty() && args.is_object() => {
+                            let mut args = args.clone();
+                            args["file_path"] = Value::from(written);
+                            out.tool_call(WRITE_TOOLS, name, &args, when, i + 1);
+                        }
+                        _ => out.tool_call(WRITE_TOOLS, name, args, when, i + 1),
+                    }
                 }
             }
             _ => {}
@@ -93,5 +108,21 @@ mod tests {
         assert_eq!(w.writes[0].lines, ["hello there"]);
         assert_eq!(w.writes[0].timestamp, "2026-03-18T20:52:02.913Z");
         assert_eq!(w.writes[0].prompt, Some(0));
+    }
+
+    /// A session run in a subdirectory: `args.file_path` is relative to it, the result names
+    /// the file by its absolute path, which is what matches the repository's path.
+    #[test]
+    fn the_file_is_the_one_the_result_names() {
+        let doc = GEMINI.replace(
+            r#""timestamp": "2026-03-18T20:52:02.913Z""#,
+            r#""timestamp": "2026-03-18T20:52:02.913Z",
+          "resultDisplay": { "fileName": "greet.txt", "filePath": "/home/u/repo/sub/greet.txt" }"#,
+        );
+        let w = extract(doc.as_bytes());
+        assert_eq!(w.writes.len(), 1);
+        assert_eq!(w.writes[0].file, "/home/u/repo/sub/greet.txt");
+        assert!(super::super::same_file(&w.writes[0].file, "sub/greet.txt"));
+        assert!(!super::super::same_file("greet.txt", "sub/greet.txt"));
     }
 }
