@@ -15,7 +15,14 @@
 #   the snapshot), never a crash;
 # - `list main` lists exactly the commits of main that link checkpoints by the reference's trailer
 #   rule, with the same IDs in the same order, and exits 0;
-# - `blame` of every Go file of git-sync at main gives the attribution docs/blame.md reports.
+# - its figures are the corpus README's (commits of main, commits with trailers by the
+#   reference's rule and by git's, commits whose every trailer names a checkpoint held here,
+#   linked checkpoints held only in an archived layout, the v1 branch's checkpoints and commits);
+# - `migrate` imports every checkpoint it holds (v1 branch, unsharded v1 ref, checkpoints v2)
+#   into git-refs, and a second `migrate` finds them all up to date;
+# - `blame` of every Go file of git-sync at main gives the attribution docs/blame.md reports;
+# - `blame` of every text file a linked commit touched, on every branch of every repository,
+#   exits 0, and attributes to each agent format the lines docs/blame.md's table per agent says;
 # - the token usage `session record` and a commit derive from a sample of each agent's
 #   transcripts is the reference's (tests/corpus_tokens.py).
 # Uses the debug binaries `cargo build` made (built here when missing). Exit 1 on any failure.
@@ -41,6 +48,21 @@ git config --global init.defaultBranch main
 unset ENTIRE_CHECKPOINTS_PRIMARY ENTIRE_CHECKPOINTS_MIRRORS
 
 failures=0
+# The corpus README's figures of each repository: commits of main; commits with trailers by the
+# reference's rule, and by git's trailer parser; commits whose every trailer names a checkpoint
+# held here; linked checkpoints held only in an archived layout (the unsharded v1 ref,
+# checkpoints v2); checkpoints and commits of the v1 branch. (test-repo's are "see below" there:
+# these are its own, its five v2-only checkpoints as the README says.)
+figures() {
+    case "$1" in
+        git-sync) echo "527 402 402 348 0 381 793" ;;
+        external-agents) echo "104 56 56 36 0 37 86" ;;
+        test-repo) echo "57 21 21 19 5 59 108" ;;
+        nimbus) echo "92 49 49 49 0 50 517" ;;
+        chkit) echo "167 53 19 52 0 62 88" ;;
+        medgemma-hackathon) echo "359 59 57 58 0 82 1057" ;;
+    esac
+}
 fail() {
     echo "corpus: FAIL: $*" >&2
     failures=$((failures + 1))
@@ -76,11 +98,17 @@ for record in sys.stdin.read().split("\0"):
     if ids:
         print(sha, *ids)' >"$work/$name-links"
 
-    linked=0 shown=0 dangling=0 not_found=0
+    linked=0 shown=0 dangling=0 not_found=0 all_held=0 archived_only=""
     while read -r commit ids; do
         held_ids=0 absent_ids=""
         for id in $ids; do
-            if held "$id"; then held_ids=$((held_ids + 1)); continue; fi
+            if held "$id"; then
+                held_ids=$((held_ids + 1))
+                git -C "$origin" cat-file -e "refs/heads/entire/checkpoints/v1:${id:0:2}/${id:2}/metadata.json" 2>/dev/null ||
+                    [ -n "$(git -C "$origin" for-each-ref "refs/entire/checkpoints/${id: -2}/$id")" ] ||
+                    archived_only="$archived_only $id"
+                continue
+            fi
             absent_ids="$absent_ids $id"
             echo "$commit $id" >>"$work/$name-dangling"
         done
@@ -93,6 +121,7 @@ for record in sys.stdin.read().split("\0"):
             linked=$((linked + 1))
             named=1
             for id in $absent_ids; do [[ "$err" == *"checkpoint $id not found"* ]] || named=0; done
+            [ -n "$absent_ids" ] || all_held=$((all_held + 1))
             if [ "$rc" = 0 ] && [ "$named" = 1 ]; then shown=$((shown + 1)); else fail "$name: show $commit exited $rc: $err"; fi
         else
             dangling=$((dangling + 1))
@@ -104,6 +133,21 @@ for record in sys.stdin.read().split("\0"):
         fi
     done <"$work/$name-links"
     echo "corpus: $name: $shown of $linked linked commits shown; $not_found of $dangling commits whose trailers all dangle reported not found"
+
+    # The README's figures.
+    v1="refs/remotes/origin/entire/checkpoints/v1"
+    measured="$(git rev-list --count main) $(wc -l <"$work/$name-links") \
+$(git log --format='%(trailers:key=Entire-Checkpoint,valueonly,separator=%x2C)' main | grep -c . || true) \
+$all_held $(echo $archived_only | tr ' ' '\n' | sort -u | grep -c . || true) \
+$(git ls-tree -d -r --name-only "$v1" | awk -F/ 'NF == 2 && length($1) == 2' | wc -l) $(git rev-list --count "$v1")"
+    measured="$(echo $measured)"
+    if [ -z "$(figures "$name")" ]; then
+        echo "corpus: $name: no figures to compare (add them to figures()): $measured"
+    elif [ "$(figures "$name")" != "$measured" ]; then
+        fail "$name: figures $measured, the README's $(figures "$name") (commits, with trailers, by git's rule, all held, archived only, v1 checkpoints, v1 commits)"
+    else
+        echo "corpus: $name: the README's figures: $measured"
+    fi
 
     # doctor lists exactly the dangling trailers (commit and ID), with the remote reachable.
     set +e
@@ -177,6 +221,32 @@ for c in json.load(open(sys.argv[1]))["commits"]:
             fail "$name: list main lists $listed_commits commits, $with_trailers carry trailers: $(diff "$work/$name-links" "$work/listed" | head -5 | tr '\n' ' ')"
         echo "corpus: $name: list main lists the $listed_commits commits with trailers, with their IDs in order"
     fi
+
+    # migrate imports every checkpoint held here into git-refs; a second finds them up to date.
+    set +e
+    git entire-checkpoint migrate --json >"$work/migrate.json" 2>"$work/err"
+    rc=$?
+    git entire-checkpoint migrate --json >"$work/migrate2.json" 2>>"$work/err"
+    rc2=$?
+    set -e
+    if [ "$rc" != 0 ] || [ "$rc2" != 0 ]; then
+        fail "$name: migrate exited $rc, then $rc2: $(tail -3 "$work/err")"
+    else
+        missing=""
+        for id in $expected; do
+            [ -n "$(git for-each-ref "refs/entire/checkpoints/${id: -2}/$id")" ] || missing="$missing $id"
+        done
+        [ -z "$missing" ] || fail "$name: migrate left out$missing"
+        again="$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(len(d["migrated"]), len(d["up_to_date"]))' "$work/migrate2.json")"
+        [ "${again%% *}" = 0 ] || fail "$name: a second migrate migrated again: $again"
+        echo "corpus: $name: migrate: $(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print(", ".join("%d from %s (%d raw transcripts)" % (len(s["migrated"]), s["layout"], len(s.get("transcripts", []))) for s in d["sources"]))' "$work/migrate.json"); then ${again#* } up to date"
+    fi
     cd "$work"
 done
 
@@ -200,6 +270,18 @@ fi
 mkdir -p "$work/tokens"
 python3 "$root/tests/corpus_tokens.py" "$dir" "$work/tokens" 25 ||
     fail "tokens: some sessions' token usage differs from the reference's"
+
+# blame over every repository: every text file a linked commit touched, on every branch, exits 0,
+# and each agent format's figures are docs/blame.md's table per agent ("Every agent, measured").
+out="$(python3 "$root/benches/blame_corpus.py" "$dir" --agents --bin "$bins/git-entire-checkpoint")"
+echo "$out" | sed 's/^/corpus: blame --agents: /'
+if echo "$out" | grep -q "^failed: "; then
+    fail "blame: some files did not exit 0"
+fi
+measured="$(echo "$out" | grep '^format ' | sort)"
+documented="$(sed -n 's/^| `\([a-z()-]*\)` | \([0-9,]*\) | \([0-9,]*\) | \([0-9,]*\) | \([0-9,]*\) |$/format \1 sessions \2 read \3 writing \4 agent_lines \5/p' "$root/docs/blame.md" | tr -d , | sort)"
+[ "$measured" = "$documented" ] ||
+    fail "blame --agents: the figures per agent differ from docs/blame.md: $(diff <(echo "$documented") <(echo "$measured") | tr '\n' ' ')"
 
 if [ "$failures" -gt 0 ]; then
     echo "corpus: $failures failure(s)" >&2
