@@ -193,6 +193,7 @@ fn a_transcript_in_no_known_format_is_one_summary_line_and_the_lines_commit_link
         &[("a.txt", "one line\ntwo lines\nthree\n".to_owned())],
         other,
     );
+    let refs = env.refs_snapshot();
     let out = env.run(Store::Branch, &["blame", "a.txt", "--json", "--no-fetch"]);
     let err = assert_code(&out, 0, "blame with transcripts of no known format");
     assert_eq!(err.lines().count(), 1, "one summary line: {err}");
@@ -216,4 +217,7 @@ fn a_transcript_in_no_known_format_is_one_summary_line_and_the_lines_commit_link
     // The human form says it once too.
     let human = env.run(Store::Branch, &["blame", "a.txt", "--no-fetch"]);
     assert_eq!(stderr(&human).lines().count(), 1, "{}", stderr(&human));
+    let shown = env.run(Store::Branch, &["show", id, "--no-fetch"]);
+    assert_code(&shown, 0, "show of a transcript in no known format");
+    assert_eq!(env.refs_snapshot(), refs, "nothing written");
 }
