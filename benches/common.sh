@@ -7,7 +7,10 @@ command -v "$1" >/dev/null ||
     { apt-get update -qq && apt-get install -y -qq "$1" >/dev/null; }
 # BENCH_PROFILE=debug (what `compare.sh --smoke` uses, so CI reuses the test build instead of
 # compiling a release build only to check that every benchmark runs); release otherwise.
-if [ "${BENCH_PROFILE:-release}" = debug ]; then
+# BENCH_BIN=DIR: the binaries of DIR instead (a copy of an earlier build, for before/after runs).
+if [ -n "${BENCH_BIN:-}" ]; then
+    BIN="$BENCH_BIN"
+elif [ "${BENCH_PROFILE:-release}" = debug ]; then
     cargo build --locked --quiet --manifest-path "$ROOT/Cargo.toml" --bins
     BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug"
 else
@@ -42,4 +45,11 @@ write_objects_of_one_checkpoint() {
             git cat-file blob "$(ref_of "$id"):$f" > "$WORK/objs/$f"
         done
     )
+}
+
+# Instructions executed by "$@" and every process it starts (valgrind's callgrind; the scripts
+# that call it source this file with valgrind as TOOL).
+instructions() {
+    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=/dev/null "$@" \
+        2>&1 >/dev/null | awk '/I +refs:/ { gsub(",", "", $NF); s += $NF } END { printf "%d\n", s }'
 }

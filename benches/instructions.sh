@@ -22,11 +22,6 @@ done
 TSV="$WORK/instructions.tsv"
 : > "$TSV"
 
-# Instructions executed by a command and every process it starts.
-count() {
-    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=/dev/null "$@" \
-        2>&1 >/dev/null | awk '/I +refs:/ { gsub(",", "", $NF); s += $NF } END { print s }'
-}
 # Appends one row (results.tsv columns) and prints it.
 row() {
     local name="$1" n="$2" ours="$3" base="$4" base_ir="$5" target="$6"
@@ -45,23 +40,23 @@ for N in $SIZES; do
     REF="refs/entire/checkpoints/${ID: -2}/$ID"
     for layout in loose packed; do
         [ "$layout" = packed ] && git pack-refs --all
-        notes=$(count git notes add -f -F "$T" HEAD)
-        row "refs-write-$layout" "$N" "$(count git-entire-checkpoint write -q --session s --transcript "$T" --prompt p)" \
+        notes=$(instructions git notes add -f -F "$T" HEAD)
+        row "refs-write-$layout" "$N" "$(instructions git-entire-checkpoint write -q --session s --transcript "$T" --prompt p)" \
             notes-add "$notes" "<= 1"
-        row "branch-write-$layout" "$N" "$(count env ENTIRE_CHECKPOINTS_PRIMARY=git-branch git-entire-checkpoint write -q --session s --transcript "$T" --prompt p)" \
+        row "branch-write-$layout" "$N" "$(instructions env ENTIRE_CHECKPOINTS_PRIMARY=git-branch git-entire-checkpoint write -q --session s --transcript "$T" --prompt p)" \
             notes-add "$notes" "(legacy store)"
-        catfile=$(count git cat-file -p "$REF:metadata.json")
-        row "refs-show-$layout" "$N" "$(count git-entire-checkpoint show "$ID" --json)" \
+        catfile=$(instructions git cat-file -p "$REF:metadata.json")
+        row "refs-show-$layout" "$N" "$(instructions git-entire-checkpoint show "$ID" --json)" \
             "refs-cat-file-$layout" "$catfile" "<= 2"
-        row "refs-cat-$layout" "$N" "$(count git-entire-checkpoint cat "$ID" metadata.json)" \
+        row "refs-cat-$layout" "$N" "$(instructions git-entire-checkpoint cat "$ID" metadata.json)" \
             "refs-cat-file-$layout" "$catfile" "<= 2"
-        v1catfile=$(count git cat-file -p "entire/checkpoints/v1:${HEX:0:2}/${HEX:2}/metadata.json")
+        v1catfile=$(instructions git cat-file -p "entire/checkpoints/v1:${HEX:0:2}/${HEX:2}/metadata.json")
         # The first show after the branch moved walks its history for the author; later ones
         # read the author memo (docs/format.md, "The v1 author memo").
         rm -f .git/entire/branch-authors.json
-        row "branch-show-first-$layout" "$N" "$(count git-entire-checkpoint show "$HEX" --json)" \
+        row "branch-show-first-$layout" "$N" "$(instructions git-entire-checkpoint show "$HEX" --json)" \
             "branch-cat-file-$layout" "$v1catfile" "(first after a write)"
-        row "branch-show-$layout" "$N" "$(count git-entire-checkpoint show "$HEX" --json)" \
+        row "branch-show-$layout" "$N" "$(instructions git-entire-checkpoint show "$HEX" --json)" \
             "branch-cat-file-$layout" "$v1catfile" "<= 2"
     done
     cd "$ROOT"

@@ -8,7 +8,7 @@ Usage: paired.py [--runs N] [--warmup N] [--prepare NAME=SHELL]... [--tsv FILE] 
 Each COMMAND is split as a shell splits words and run without a shell, its output thrown away;
 `--prepare NAME=SHELL` runs SHELL (with a shell) before each run of NAME, untimed. Prints, per
 command, the median wall time and, against BASELINE, the median of the per-round ratios with
-their min and max; with `--tsv`, appends `name  n  median_s  baseline  baseline_median_s  ratio
+their min and max, and the median of the per-round differences (an overhead); with `--tsv`, appends `name  n  median_s  baseline  baseline_median_s  ratio
 ratio_min  ratio_max` rows.
 """
 
@@ -56,8 +56,10 @@ def main():
         ratios = [t / b for t, b in zip(times[name], times[base])]
         median = statistics.median(times[name])
         r = statistics.median(ratios)
+        extra = statistics.median(t - b for t, b in zip(times[name], times[base]))
         print(f"  {name:<34} {median * 1e3:8.2f} ms  ratio {r:5.2f}"
-              f"  (per round: min {min(ratios):.2f}, max {max(ratios):.2f})")
+              f"  (per round: min {min(ratios):.2f}, max {max(ratios):.2f})"
+              f"  {extra * 1e3:+.2f} ms")
         rows.append(f"{name}\t{a.n}\t{median:.6f}\t{base}\t{base_median:.6f}\t{r:.3f}\t"
                     f"{min(ratios):.3f}\t{max(ratios):.3f}\n")
     if a.tsv:
