@@ -268,11 +268,14 @@ pub struct ConfigArgs {
 pub enum ConfigAction {
     /// Set KEY (a dotted path such as strategy_options.push_sessions) to VALUE (JSON when it
     /// parses as JSON, else a string) in .entire/settings.json; refused when the result is
-    /// invalid.
+    /// invalid or KEY is not a known setting.
     Set {
         /// Edit .entire/settings.local.json (this clone only) instead.
         #[arg(long)]
         local: bool,
+        /// Set KEY even when it is not a setting this tool or the reference knows.
+        #[arg(long)]
+        force: bool,
         /// The dotted key.
         key: String,
         /// The value.

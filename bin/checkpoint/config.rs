@@ -198,8 +198,13 @@ pub fn config(repo: &Repo, topo: &Topology<'_>, json: bool) -> Result<()> {
 /// `config set` / `config unset`: silent on success, like `git config`.
 pub fn edit(repo: &Repo, action: ConfigAction) -> Result<()> {
     match action {
-        ConfigAction::Set { local, key, value } => {
-            settings::set(repo, local, &key, parse_value(&value))?;
+        ConfigAction::Set {
+            local,
+            force,
+            key,
+            value,
+        } => {
+            settings::set(repo, local, force, &key, parse_value(&value))?;
         }
         ConfigAction::Unset { local, key } => {
             settings::unset(repo, local, &key)?;

@@ -168,6 +168,7 @@ impl CliError {
     pub fn hint(&self) -> Option<String> {
         match self {
             CliError::Context { source, .. } => source.hint(),
+            CliError::SettingsOp(e) => e.hint(),
             CliError::Settings(
                 entire_checkpoints::config::settings::SettingsError::Unparseable { .. },
             ) => Some(

@@ -191,7 +191,13 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
         (Some(_), Some(asked)) => in_target != Some(asked.name()),
     };
     if write_primary {
-        settings::set(repo, options.local, PRIMARY_KEY, Value::from(wanted.name()))?;
+        settings::set(
+            repo,
+            options.local,
+            false,
+            PRIMARY_KEY,
+            Value::from(wanted.name()),
+        )?;
         let from = current.as_ref().map(|(kind, _)| kind.clone());
         if let Some(f) = from.as_deref().filter(|f| *f != wanted.name()) {
             let migrate = match wanted {
@@ -209,14 +215,14 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
         });
     }
     if target.get(ENABLED_KEY) != Some(&Value::Bool(true)) {
-        settings::set(repo, options.local, ENABLED_KEY, Value::Bool(true))?;
+        settings::set(repo, options.local, false, ENABLED_KEY, Value::Bool(true))?;
         changes.push(Change::Enabled { file: file.clone() });
     }
     // A `disable` of this clone (`"enabled": false` in the local file, which wins) ends here.
     let local = read_settings_file(worktree, LOCAL_SETTINGS_FILE);
     if !options.local && local.and_then(|v| v.get(ENABLED_KEY).cloned()) == Some(Value::Bool(false))
     {
-        settings::set(repo, true, ENABLED_KEY, Value::Bool(true))?;
+        settings::set(repo, true, false, ENABLED_KEY, Value::Bool(true))?;
         changes.push(Change::Enabled {
             file: shown(LOCAL_SETTINGS_FILE),
         });
@@ -299,7 +305,7 @@ pub fn disable(repo: &Repo) -> Result<Enabled, EnableError> {
     );
     // The choice is recorded for this clone, so `doctor` does not report the hooks missing.
     if repo.workdir().is_some() && repo.settings().enabled() != Some(false) {
-        match settings::set(repo, true, ENABLED_KEY, Value::Bool(false)) {
+        match settings::set(repo, true, false, ENABLED_KEY, Value::Bool(false)) {
             Ok(_) => changes.push(Change::Disabled {
                 file: shown(LOCAL_SETTINGS_FILE),
             }),

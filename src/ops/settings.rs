@@ -58,6 +58,29 @@ pub enum SettingsOpError {
     /// The approval of the edited file could not be recorded.
     #[error(transparent)]
     Repo(#[from] crate::git::repo::RepoError),
+    /// `config set` of a key no command reads (a misspelling, most likely), without `--force`.
+    #[error("unknown settings key {key}; nothing changed")]
+    UnknownKey {
+        /// The key as given.
+        key: String,
+        /// The known keys closest to it, closest first (empty when none is close).
+        close: Vec<&'static str>,
+    },
+}
+
+impl SettingsOpError {
+    /// The next step after an unknown key: the closest known keys, and `--force`.
+    pub fn hint(&self) -> Option<String> {
+        let SettingsOpError::UnknownKey { close, .. } = self else {
+            return None;
+        };
+        let force = "`config set --force` sets it anyway";
+        Some(match close.as_slice() {
+            [] => format!("`git entire-checkpoint config` lists the settings; {force}"),
+            [one] => format!("did you mean {one}? {force}"),
+            many => format!("did you mean one of {}? {force}", many.join(", ")),
+        })
+    }
 }
 
 /// Why edited settings are invalid: the error the commands would fail with.
@@ -89,7 +112,9 @@ impl crate::base::error::ExitStatus for SettingsOpError {
         match self {
             SettingsOpError::Bare => crate::base::error::FAILURE,
             SettingsOpError::Edit(e) => e.exit_code(),
-            SettingsOpError::Invalid { .. } => crate::base::error::USAGE,
+            SettingsOpError::Invalid { .. } | SettingsOpError::UnknownKey { .. } => {
+                crate::base::error::USAGE
+            }
             SettingsOpError::Settings(e) => e.exit_code(),
             SettingsOpError::Remote(e) => e.exit_code(),
             SettingsOpError::Gc(e) => e.exit_code(),
@@ -251,10 +276,92 @@ pub struct Edited {
     pub file: String,
 }
 
-/// `config set [--local] KEY VALUE`: sets `key` in `.entire/settings.json` (or
+/// Every key a settings file is read for, ours and those the reference writes (kept, not
+/// read: `strategy`, `telemetry`, ...). A key below one of them is known too: the blocks
+/// under `checkpoints` and `strategy_options.checkpoint_remote` have parsers of their own that
+/// refuse fields they do not know, and `redaction.rules` is a list.
+const KNOWN_KEYS: [&str; 21] = [
+    "enabled",
+    "checkpoints",
+    "strategy_options.push_sessions",
+    "strategy_options.checkpoint_remote",
+    "strategy_options.checkpoint_gc_days",
+    "strategy_options.filtered_fetches",
+    "strategy_options.hook_budget_seconds",
+    "strategy_options.checkpoint_ref_warn_threshold",
+    "strategy_options.doctor_trailer_depth",
+    "redaction.enabled",
+    "redaction.rules",
+    "limits.sessions_per_checkpoint",
+    "limits.tree_entries",
+    "limits.blob_bytes",
+    // The reference's own.
+    "strategy",
+    "telemetry",
+    "external_agents",
+    "log_level",
+    "strategy_options.checkpoints_v2",
+    "strategy_options.push_v2_refs",
+    "strategy_options.checkpoints_version",
+];
+
+/// Whether `key` is a known key, a block that holds known keys (`strategy_options`), or below a
+/// known key.
+fn is_known(key: &str) -> bool {
+    KNOWN_KEYS.iter().any(|k| {
+        k == &key
+            || k.strip_prefix(key)
+                .is_some_and(|rest| rest.starts_with('.'))
+            || key
+                .strip_prefix(k)
+                .is_some_and(|rest| rest.starts_with('.'))
+    })
+}
+
+/// The known keys close to `key` (a misspelling, a key given without its block), closest first:
+/// those as close as the closest, at most three.
+fn close_keys(key: &str) -> Vec<&'static str> {
+    let mut scored: Vec<(f64, &'static str)> = KNOWN_KEYS
+        .iter()
+        .map(|k| {
+            // A key given without its block (`push_sessions`) is compared with the last segment.
+            let against = match key.contains('.') {
+                true => k,
+                false => k.rsplit('.').next().unwrap_or(k),
+            };
+            (strsim::normalized_damerau_levenshtein(key, against), *k)
+        })
+        .filter(|(score, _)| *score >= 0.75)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let best = scored.first().map_or(0.0, |s| s.0);
+    scored
+        .into_iter()
+        .take_while(|(score, _)| *score >= best - 0.05)
+        .take(3)
+        .map(|(_, k)| k)
+        .collect()
+}
+
+/// `config set [--local] [--force] KEY VALUE`: sets `key` in `.entire/settings.json` (or
 /// `.entire/settings.local.json` with `local`), after checking that the settings it leaves are
-/// valid for every command; otherwise nothing is written ([`SettingsOpError::Invalid`]).
-pub fn set(repo: &Repo, local: bool, key: &str, value: Value) -> Result<Edited, SettingsOpError> {
+/// valid for every command; otherwise nothing is written ([`SettingsOpError::Invalid`]). A key
+/// no command reads is refused with the closest known ones ([`SettingsOpError::UnknownKey`])
+/// unless `force`.
+pub fn set(
+    repo: &Repo,
+    local: bool,
+    force: bool,
+    key: &str,
+    value: Value,
+) -> Result<Edited, SettingsOpError> {
+    let path = KeyPath::parse(key)?;
+    if !force && !is_known(&path.to_string()) {
+        return Err(SettingsOpError::UnknownKey {
+            key: path.to_string(),
+            close: close_keys(&path.to_string()),
+        });
+    }
     edit(repo, local, ("set", key), |doc, path| doc.set(path, value))
 }
 
@@ -325,4 +432,48 @@ fn validate(repo: &Repo, files: &SettingsFiles, key: &KeyPath) -> Result<(), Inv
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_keys_their_blocks_and_what_is_below_them() {
+        for key in [
+            "enabled",
+            "strategy_options",
+            "strategy_options.push_sessions",
+            "checkpoints.primary.type",
+            "checkpoints.mirrors",
+            "strategy_options.checkpoint_remote.provider",
+            "limits",
+            "telemetry",
+        ] {
+            assert!(is_known(key), "{key}");
+        }
+        for key in [
+            "strategy_options.push_session",
+            "push_sessions",
+            "strategy_option",
+            "enabledx",
+            "redaction.rule",
+        ] {
+            assert!(!is_known(key), "{key}");
+        }
+    }
+
+    #[test]
+    fn the_closest_known_keys_are_offered() {
+        assert_eq!(
+            close_keys("strategy_options.push_session")[0],
+            "strategy_options.push_sessions"
+        );
+        assert_eq!(
+            close_keys("push_sessions")[0],
+            "strategy_options.push_sessions"
+        );
+        assert_eq!(close_keys("redaction.rule")[0], "redaction.rules");
+        assert!(close_keys("zzz").is_empty());
+    }
 }

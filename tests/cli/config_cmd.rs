@@ -312,6 +312,53 @@ fn invalid_sets_are_refused_and_leave_the_file_byte_identical() {
     );
 }
 
+/// A misspelt key is refused with the closest known ones (as `git config` refuses a key without
+/// a section), exit 2, nothing written; `--force` sets it; a key of the reference is known.
+#[test]
+fn unknown_keys_are_refused_with_the_closest_known_one_unless_forced() {
+    let env = TestEnv::new();
+    for (key, offered) in [
+        (
+            "strategy_options.push_session",
+            "did you mean strategy_options.push_sessions?",
+        ),
+        (
+            "push_sessions",
+            "did you mean strategy_options.push_sessions?",
+        ),
+        ("redaction.rule", "did you mean redaction.rules?"),
+        (
+            "colour",
+            "`git entire-checkpoint config` lists the settings",
+        ),
+    ] {
+        let out = config(&env, &["set", key, "false"]);
+        let err = assert_code(&out, 2, key);
+        assert!(
+            err.starts_with(&format!(
+                "error: unknown settings key {key}; nothing changed\nhint: "
+            )),
+            "{key}: {err}"
+        );
+        assert!(err.contains(offered), "{key}: {err}");
+        assert!(err.contains("`config set --force` sets it anyway"), "{err}");
+        assert_eq!(read(&env, ".entire/settings.json"), None, "{key}");
+        assert!(!env.repo().join(".entire").exists(), "{key}");
+    }
+    assert_success(
+        &config(
+            &env,
+            &["set", "--force", "strategy_options.push_session", "false"],
+        ),
+        &["set", "--force"],
+    );
+    assert_success(&config(&env, &["set", "telemetry", "false"]), &["set"]);
+    assert_eq!(
+        read_json(&env, ".entire/settings.json"),
+        json!({"strategy_options": {"push_session": false}, "telemetry": false})
+    );
+}
+
 #[test]
 fn local_settings_are_set_there_and_ignored_by_git_after_hooks_install() {
     let env = TestEnv::new();
