@@ -91,6 +91,48 @@ impl Drop for FileLock {
     }
 }
 
+/// An exclusive lock whose file exists only while it is held, for locks named after user input
+/// (a session ID) that must not pile up: released, it removes its file before unlocking. A
+/// waiter that locked the file meanwhile removed (or replaced) finds that the path no longer
+/// names the file it holds, and locks again, so two holders never overlap. A file a crash left
+/// is simply locked and removed by the next holder.
+pub(crate) struct TransientLock {
+    /// Held until after the file is removed (fields drop after `drop`).
+    _lock: FileLock,
+    path: std::path::PathBuf,
+}
+
+impl TransientLock {
+    /// Takes the lock on `path` (created, with its directory, if missing), waiting for other
+    /// holders.
+    pub(crate) fn exclusive(path: &Path) -> std::io::Result<TransientLock> {
+        use std::os::unix::fs::MetadataExt;
+        loop {
+            let lock = FileLock::exclusive(path)?;
+            let held = lock.0.metadata()?;
+            match fs::symlink_metadata(path) {
+                Ok(now) if now.dev() == held.dev() && now.ino() == held.ino() => {
+                    return Ok(TransientLock {
+                        _lock: lock,
+                        path: path.to_owned(),
+                    })
+                }
+                // Released (removed) by its holder while we waited: lock the path anew.
+                Ok(_) => continue,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Drop for TransientLock {
+    fn drop(&mut self) {
+        // Removed while still locked: the lock is released after this, as its field drops.
+        let _ = fs::remove_file(&self.path);
+    }
+}
+
 /// Replaces `path` with `data` atomically: a temp file beside it with permissions `mode`,
 /// written, fsynced, then renamed over `path`. The temp file is removed on failure.
 pub(crate) fn write_atomic(path: &Path, data: &[u8], mode: u32) -> std::io::Result<()> {
@@ -235,6 +277,31 @@ mod tests {
             1,
             "no temp file left"
         );
+    }
+
+    #[test]
+    fn a_transient_lock_leaves_no_file_and_excludes_its_waiters() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s/.sid.lock");
+        drop(TransientLock::exclusive(&p).unwrap());
+        assert!(!p.exists(), "no file once released");
+        // Threads adding to a counter read and written under the lock never lose an update,
+        // however often the file is removed and made again.
+        let counter = dir.path().join("counter");
+        fs::write(&counter, "0").unwrap();
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..50 {
+                        let _l = TransientLock::exclusive(&p).unwrap();
+                        let n: u32 = fs::read_to_string(&counter).unwrap().parse().unwrap();
+                        fs::write(&counter, (n + 1).to_string()).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(fs::read_to_string(&counter).unwrap(), "200");
+        assert!(!p.exists());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! Each session lives in `<git-common-dir>/entire/sessions/<SID>/` (`state.json` and
 //! `transcript`), so every worktree sees them, but a session belongs to the worktree it was
 //! last recorded in (the agent works there now) and only that worktree's commits condense it. Every change happens under a
-//! per-session lock file and is written through a temp file and a rename, so concurrent
+//! per-session lock file (which exists only while held: no lock file outlives a command) and is written through a temp file and a rename, so concurrent
 //! `record` calls never lose an update and a crash never leaves a torn file. Everything a record
 //! stages is redacted first, so no secret reaches the disk here either.
 
@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use crate::base::error::io_context as io;
-use crate::base::fs::{read_owned, write_atomic, FileLock};
+use crate::base::fs::{read_owned, write_atomic, TransientLock};
 use crate::base::session_id::SessionId;
 use crate::git::repo::Repo;
 use crate::model::documents::TokenUsage;
@@ -142,9 +142,11 @@ impl SessionStore {
         self.dir.join(sid.as_str())
     }
 
-    fn lock(&self, sid: &SessionId) -> Result<FileLock, SessionError> {
+    /// The session's lock: its file exists only while a command holds it.
+    fn lock(&self, sid: &SessionId) -> Result<TransientLock, SessionError> {
         let path = self.dir.join(format!(".{sid}.lock"));
-        FileLock::exclusive(&path).map_err(|e| io(format!("lock {}", path.display()))(e).into())
+        TransientLock::exclusive(&path)
+            .map_err(|e| io(format!("lock {}", path.display()))(e).into())
     }
 
     fn load(&self, sid: &SessionId) -> Result<Option<SessionState>, SessionError> {
@@ -300,8 +302,13 @@ impl SessionStore {
 
     /// Drops a staged session.
     pub fn discard(&self, sid: &SessionId) -> Result<(), SessionError> {
-        let _lock = self.lock(sid)?;
         let dir = self.session_dir(sid);
+        // A session that is not there is not found without creating anything (a record racing
+        // this one is simply later); one that is is removed under its lock.
+        if !dir.exists() {
+            return Err(SessionError::NotFound(sid.to_string()));
+        }
+        let _lock = self.lock(sid)?;
         if !dir.exists() {
             return Err(SessionError::NotFound(sid.to_string()));
         }

@@ -152,3 +152,40 @@ fn the_man_pages_refer_only_to_pages_that_are_generated() {
         }
     }
 }
+
+/// The lock files under `<common>/entire/sessions`.
+fn session_locks(env: &TestEnv) -> Vec<String> {
+    let dir = env.common_dir().join("entire").join("sessions");
+    std::fs::read_dir(&dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.ends_with(".lock"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// No lock file outlives a session command: `session discard nosuch` fails (exit 1) without
+/// leaving `.nosuch.lock`, and a record, its condensation by a commit and a discard leave none.
+#[test]
+fn no_session_command_leaves_a_lock_file() {
+    let env = TestEnv::new();
+    let out = env.run_default(&["session", "discard", "nosuch"]);
+    let err = assert_code(&out, 1, "discard of a session never staged");
+    assert!(err.contains("no staged session nosuch"), "{err}");
+    assert!(
+        !env.common_dir().join("entire").join("sessions").exists(),
+        "nothing created"
+    );
+    crate::commit_hooks::install_hooks(&env);
+    record(&env, env.repo(), "s1", Some(b"{\"type\":\"user\"}\n"), &[]);
+    assert_eq!(session_locks(&env), Vec::<String>::new(), "after record");
+    commit(&env, None, "a.txt", "work");
+    env.ok_default(&["session", "list"]);
+    assert_eq!(session_locks(&env), Vec::<String>::new(), "after a commit");
+    env.ok_default(&["session", "discard", "s1"]);
+    let out = env.run_default(&["session", "discard", "s1"]);
+    assert_code(&out, 1, "a second discard");
+    assert_eq!(session_locks(&env), Vec::<String>::new(), "after discard");
+}
