@@ -33,6 +33,17 @@ for h in "$SRC"/hooks/*; do
     install -m 0755 "$h" "$PREFIX/share/entire-checkpoints/hooks/"
 done
 echo "entire: installed $BINS into $PREFIX/bin, man pages into $PREFIX/share/man/man1 and completions under $PREFIX/share"
+# bash loads a script from completions/ only through the bash-completion package (Debian's
+# and Homebrew's `bash-completion`); without it, say the one line that loads ours.
+have_bash_completion=
+for f in /usr/share/bash-completion/bash_completion /etc/bash_completion \
+    /usr/local/share/bash-completion/bash_completion /opt/homebrew/etc/profile.d/bash_completion.sh \
+    /usr/local/etc/profile.d/bash_completion.sh; do
+    if [ -r "$f" ]; then have_bash_completion=1; fi
+done
+if [ -z "$have_bash_completion" ]; then
+    echo "entire: note: bash completion needs the bash-completion package (not found); without it, add to ~/.bashrc after git's completion: source <(git entire-checkpoint completion bash)"
+fi
 
 case ":$PATH:" in
     *":$PREFIX/bin:"*) ;;

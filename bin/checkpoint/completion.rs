@@ -30,7 +30,14 @@ pub fn run(shell: CompletionShell, only: Option<CompletedCommand>) -> Result<()>
             CompletionShell::Zsh => Shell::Zsh,
             CompletionShell::Fish => Shell::Fish,
         };
-        clap_complete::generate(generator, &mut cmd, generated_name(shell, c), &mut script);
+        let mut generated = Vec::new();
+        clap_complete::generate(
+            generator,
+            &mut cmd,
+            generated_name(shell, c),
+            &mut generated,
+        );
+        script.extend_from_slice(without_hidden(shell, &cmd, &generated).as_bytes());
         let glue = match (shell, c) {
             (CompletionShell::Bash, CompletedCommand::Checkpoint) => bash_checkpoint(&cmd),
             (CompletionShell::Bash, CompletedCommand::Fetch) => BASH_FETCH.to_owned(),
@@ -47,6 +54,45 @@ pub fn run(shell: CompletionShell, only: Option<CompletedCommand>) -> Result<()>
         script.extend_from_slice(BASH_COMMON.as_bytes());
     }
     write_stdout(&script)
+}
+
+/// `script` without the hidden subcommands (`hook`, which only the installed hook scripts call)
+/// among the candidates, which `clap_complete` offers like any other: they are dropped from
+/// bash's word lists (`opts="..."`), zsh's `'name:description'` lines and fish's
+/// `complete ... -a "name"` lines. What completes the words after a hidden subcommand stays, in
+/// case someone types it.
+fn without_hidden(shell: CompletionShell, cmd: &clap::Command, script: &[u8]) -> String {
+    let script = String::from_utf8_lossy(script);
+    let hidden: Vec<&str> = cmd
+        .get_subcommands()
+        .filter(|s| s.is_hide_set())
+        .map(clap::Command::get_name)
+        .collect();
+    let mut out = String::with_capacity(script.len());
+    for line in script.split_inclusive('\n') {
+        let offered = |name: &str| match shell {
+            CompletionShell::Zsh => line.starts_with(&format!("'{name}:")),
+            CompletionShell::Fish => line.contains(&format!(" -a \"{name}\" ")),
+            CompletionShell::Bash => false,
+        };
+        if hidden.iter().any(|name| offered(name)) {
+            continue;
+        }
+        match shell {
+            CompletionShell::Bash if line.trim_start().starts_with("opts=\"") => {
+                let (head, words) = line.split_once('"').unwrap_or((line, ""));
+                let kept: Vec<&str> = words
+                    .trim_end()
+                    .trim_end_matches('"')
+                    .split(' ')
+                    .filter(|w| !hidden.contains(w))
+                    .collect();
+                out.push_str(&format!("{head}\"{}\"\n", kept.join(" ")));
+            }
+            _ => out.push_str(line),
+        }
+    }
+    out
 }
 
 /// The name the script is generated for. clap_complete's bash generator mishandles a name with

@@ -249,7 +249,7 @@ fn dispatch<'r>(
             push,
             json,
         } => push::migrate(repo, topo, dry_run, push, json, quiet),
-        Command::Session(c) => write::session(repo, topo, c, style),
+        Command::Session(c) => write::session(repo, topo, c, style, quiet),
         Command::Hook(h) => {
             hooks::hook(repo, topo, h, quiet);
             Ok(())

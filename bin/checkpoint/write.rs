@@ -37,10 +37,22 @@ fn read_input(path: &str) -> Result<Vec<u8>> {
 }
 
 impl SessionData {
-    /// Reads the transcript file, and the token usage: the one given, else what the transcript
-    /// records from entry `start` on.
-    fn load(&self) -> Result<(Option<Vec<u8>>, Option<TokenUsage>)> {
+    /// Reads the transcript file, and the token usage given. A transcript in no shape an agent
+    /// writes (not JSON lines, nor one JSON document of an agent that stores one) is accepted
+    /// as it is, with one warning: nothing can be read from it.
+    fn load(&self, quiet: bool) -> Result<(Option<Vec<u8>>, Option<TokenUsage>)> {
         let transcript = self.transcript.as_deref().map(read_input).transpose()?;
+        if let (Some(t), Some(name)) = (&transcript, &self.transcript) {
+            if !agent_writes::is_transcript_shaped(t) {
+                let name = if name == "-" { "standard input" } else { name };
+                warn(
+                    quiet,
+                    format!(
+                        "the transcript ({name}) is not JSON lines, nor one JSON document of Gemini CLI, OpenCode or Kiro: it is stored as given, but no prompt, file write or token usage can be read from it"
+                    ),
+                );
+            }
+        }
         Ok((transcript, self.token_usage.as_deref().cloned()))
     }
 }
@@ -59,7 +71,7 @@ pub fn write(repo: &Repo, topo: &Topology<'_>, a: WriteArgs, quiet: bool) -> Res
         None => topo.mint_id(),
     };
     let session_id = SessionId::parse(&a.session)?;
-    let (transcript, token_usage) = a.data.load()?;
+    let (transcript, token_usage) = a.data.load(quiet)?;
     let token_usage = token_usage.or_else(|| {
         transcript
             .as_deref()
@@ -204,7 +216,13 @@ impl StagedSession<'_> {
 }
 
 /// `session`.
-pub fn session(repo: &Repo, topo: &Topology<'_>, c: SessionCommand, style: &Style) -> Result<()> {
+pub fn session(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    c: SessionCommand,
+    style: &Style,
+    quiet: bool,
+) -> Result<()> {
     let store = SessionStore::new(repo);
     match c {
         SessionCommand::Record {
@@ -213,7 +231,7 @@ pub fn session(repo: &Repo, topo: &Topology<'_>, c: SessionCommand, style: &Styl
             json,
         } => {
             let sid = SessionId::parse(&session)?;
-            let (transcript, token_usage) = data.load()?;
+            let (transcript, token_usage) = data.load(quiet)?;
             // Staging is local and must not lose the agent's step: it goes on while a settings
             // file does not parse (with the built-in rules at least; the commit redacts again).
             let state = store.record(

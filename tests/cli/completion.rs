@@ -92,6 +92,10 @@ fn git_completes_subcommands_and_options() {
         complete(&env, &script, repo, "git entire-checkpoint sh"),
         ["show "]
     );
+    // The hidden `hook` (for the installed hook scripts) is not offered, nor through `help`.
+    for line in ["git entire-checkpoint ho", "git entire-checkpoint help ho"] {
+        assert_eq!(complete(&env, &script, repo, line), ["hooks "], "{line}");
+    }
     let words = complete(&env, &script, repo, "git entire-checkpoint ");
     for sub in ["write ", "show ", "list ", "completion "] {
         assert!(words.contains(&sub.to_owned()), "{sub:?} in {words:?}");
@@ -183,6 +187,10 @@ fn zsh_and_fish_scripts_are_generated_for_the_binaries() {
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(text.contains(marker), "{shell}: {text}");
         assert!(!text.contains(other), "{shell}: one binary");
+        assert!(
+            !text.contains("'hook:") && !text.contains(" -a \"hook\" "),
+            "{shell} offers the hidden hook"
+        );
     }
     let out = env
         .bin_cmd(&checkpoint_bin())
@@ -225,6 +233,7 @@ end";
             "git-entire-checkpoint sh",
             &format!("git-entire-checkpoint show {}", &HEX_ID[..4]),
             "git-entire-fetch --a",
+            "git-entire-checkpoint ho",
         ])
         .output()
         .expect("run fish");
@@ -237,6 +246,11 @@ end";
     assert!(blocks[0].contains(&"show"), "{text}");
     assert_eq!(blocks[1], [HEX_ID], "{text}");
     assert!(blocks[2].contains(&"--all"), "{text}");
+    assert_eq!(
+        blocks[3],
+        ["hooks"],
+        "the hidden hook is not offered: {text}"
+    );
 }
 
 #[test]

@@ -189,3 +189,39 @@ fn no_session_command_leaves_a_lock_file() {
     assert_code(&out, 1, "a second discard");
     assert_eq!(session_locks(&env), Vec::<String>::new(), "after discard");
 }
+
+/// A transcript in no shape an agent writes gets one warning from `write` and `session
+/// record`, and is stored as given; JSON lines and an agent's JSON document get none.
+#[test]
+fn a_transcript_that_is_not_json_lines_gets_one_warning() {
+    let env = TestEnv::new();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/transcripts");
+    let plain = env.input_file("notes.md", b"# What I did\nI asked the agent.\n");
+    let cases = [
+        (plain, 1),
+        (fixtures.join("claude-code.jsonl"), 0),
+        (fixtures.join("gemini-cli.json"), 0),
+        (fixtures.join("kiro.json"), 0),
+    ];
+    for (n, (file, warnings)) in cases.iter().enumerate() {
+        let file = file.to_str().unwrap();
+        let id = format!("c0000000000{n}");
+        let runs: [Vec<&str>; 2] = [
+            vec!["write", "--id", &id, "--session", "s", "--transcript", file],
+            vec!["session", "record", "--session", "s", "--transcript", file],
+        ];
+        for args in runs {
+            let out = env.run_default(&args);
+            assert_success(&out, &args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            let said = err.lines().filter(|l| l.starts_with("warning: ")).count();
+            assert_eq!(said, *warnings, "{args:?}: {err}");
+            if *warnings == 1 {
+                assert!(err.contains("is not JSON lines"), "{err}");
+                assert!(err.contains("stored as given"), "{err}");
+            }
+        }
+        let stored = env.ok_default(&["cat", &id, "0/full.jsonl"]);
+        assert_eq!(stored.as_bytes(), std::fs::read(file).unwrap(), "{file}");
+    }
+}

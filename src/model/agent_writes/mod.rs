@@ -314,6 +314,30 @@ pub fn extract(transcript: &[u8]) -> AgentWrites {
     out
 }
 
+/// Whether `transcript` is in a shape agents write: JSON lines (its first and last non-empty
+/// lines each parse as JSON; the lines between are left unparsed, so checking costs nothing
+/// on a large transcript), or one JSON document of an agent that stores one (Gemini CLI,
+/// OpenCode, Kiro). An empty transcript is one. A transcript that is not is still stored as
+/// given; only nothing can be read from it.
+pub fn is_transcript_shaped(transcript: &[u8]) -> bool {
+    if let Some(doc) = document(transcript) {
+        if gemini::is(&doc.value) || opencode::is(&doc.value) || kiro::is(&doc.value) {
+            return true;
+        }
+        if !doc.one_line {
+            return false;
+        }
+    }
+    let mut lines = transcript
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.trim_ascii().is_empty());
+    let json = |l: &[u8]| serde_json::from_slice::<serde::de::IgnoredAny>(l).is_ok();
+    match (lines.next(), lines.next_back()) {
+        (None, _) => true,
+        (Some(first), last) => json(first) && last.is_none_or(json),
+    }
+}
+
 /// A transcript that is one JSON document.
 struct Document {
     value: Value,
@@ -365,6 +389,32 @@ fn str_at<'v>(v: &'v Value, key: &str) -> &'v str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_lines_and_known_documents_are_transcript_shaped() {
+        for shaped in [
+            &b""[..],
+            b"\n\n",
+            b"{\"type\":\"user\"}\n",
+            b"{\"a\":1}\n{\"b\":2}\n\n",
+            b"{\"kind\":\"other\"}",
+            b"{\n  \"sessionId\": \"s\",\n  \"messages\": [{\"type\": \"user\", \"content\": \"hi\"}]\n}\n",
+        ] {
+            assert!(is_transcript_shaped(shaped), "{}", String::from_utf8_lossy(shaped));
+        }
+        for not in [
+            &b"plain text\n"[..],
+            b"{\"a\":1}\nthe end\n",
+            b"# Notes\n{\"a\":1}\n",
+            b"{\n  \"some\": \"document\"\n}\n",
+        ] {
+            assert!(
+                !is_transcript_shaped(not),
+                "{}",
+                String::from_utf8_lossy(not)
+            );
+        }
+    }
 
     #[test]
     fn what_is_not_a_known_transcript_yields_nothing() {
