@@ -54,10 +54,11 @@ fn pushes_checkpoint_refs(input: &str) -> bool {
 
 /// Pushes to `remote` and warns about whatever went wrong.
 fn prepush(remote: Option<String>, input: &str, started: Instant, quiet: bool) {
-    // A push that names checkpoint refs itself (`git push origin entire/checkpoints/v1`):
-    // pushing them too would race git for the same remote refs and fail its push.
+    // A push that names checkpoint refs itself (`git push origin entire/checkpoints/v1`,
+    // `git push --mirror`): pushing them too would race git for the same remote refs and fail
+    // its push. Nothing is wrong: information, not a warning.
     if pushes_checkpoint_refs(input) {
-        warn(
+        common::cli::info(
             quiet,
             "this push sends checkpoint refs itself; the queued ones go with the next push",
         );

@@ -9,7 +9,7 @@ use entire_checkpoints::store::StoreKind;
 
 use super::args::{EnableArgs, StoreChoice};
 use super::hooks::{HooksDoc, StateName};
-use crate::common::cli::warn;
+use crate::common::cli::{info, warn};
 use crate::common::error::Result;
 use crate::common::output::{print_json, write_stdout};
 
@@ -50,6 +50,9 @@ pub fn disable(repo: &Repo, json: bool, quiet: bool) -> Result<()> {
 fn render(repo: &Repo, done: &Enabled, json: bool, quiet: bool) -> Result<()> {
     for w in &done.warnings {
         warn(quiet, w);
+    }
+    for d in &done.done {
+        info(quiet, d);
     }
     let dir = hooks::hooks_dir(repo);
     let doc = EnableDoc {
@@ -183,11 +186,34 @@ impl EnableDoc {
     /// in its shared files; then, for `enable`, a primary other than git-refs that the settings
     /// named and that was kept.
     fn human(&self) -> String {
-        let mut text: String = self
+        // The hooks ours no longer holds (disable) are one line, whoever's they are now.
+        let removed: Vec<&str> = self
             .changes
             .iter()
-            .map(|c| format!("{}\n", c.human()))
+            .filter_map(|c| match c {
+                ChangeDoc::Hook {
+                    name,
+                    state: StateName::Foreign | StateName::Missing,
+                    ..
+                } => Some(name.as_str()),
+                _ => None,
+            })
             .collect();
+        let mut text = String::new();
+        for c in &self.changes {
+            match c {
+                ChangeDoc::Hook {
+                    name,
+                    state: StateName::Foreign | StateName::Missing,
+                    ..
+                } => {
+                    if removed.first() == Some(&name.as_str()) {
+                        text.push_str(&format!("removed our hooks: {}\n", removed.join(", ")));
+                    }
+                }
+                _ => text.push_str(&format!("{}\n", c.human())),
+            }
+        }
         if self.changes.is_empty() {
             text.push_str("nothing changed\n");
         }

@@ -97,29 +97,65 @@ fn run_hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) -> Re
     Ok(())
 }
 
-/// `hooks ...`: does what is asked, then shows every hook's state.
+/// `hooks ...`: does what is asked, then shows every hook's state; `uninstall` says what it
+/// removed instead.
 pub fn hooks(repo: &Repo, h: HooksCommand, quiet: bool) -> Result<()> {
     let json = matches!(h, HooksCommand::Status { json: true });
+    let before = hooks::status(repo);
+    let uninstall = matches!(h, HooksCommand::Uninstall);
     let done = match h {
         HooksCommand::Install { force, shared } => {
             hooks::install(repo, hooks::InstallOptions { force, shared })?
         }
         HooksCommand::Uninstall => hooks::uninstall(repo)?,
         HooksCommand::Status { .. } => hooks::Installed {
-            states: hooks::status(repo),
-            warnings: Vec::new(),
+            states: before.clone(),
+            ..Default::default()
         },
     };
     for w in &done.warnings {
         warn(quiet, w);
     }
+    for d in &done.done {
+        info(quiet, d);
+    }
     let dir = hooks::hooks_dir(repo);
+    if uninstall {
+        let removed = removed_hooks(&before, &done.states);
+        let line = if removed.is_empty() {
+            "no hook of ours was installed\n".to_owned()
+        } else {
+            format!("removed our hooks: {}\n", removed.join(", "))
+        };
+        return write_stdout(line.as_bytes());
+    }
     let doc = HooksDoc::of(&dir, hooks::sharing(repo, &dir), &done.states);
     if json {
         print_json(&doc)
     } else {
         write_stdout(doc.human().as_bytes())
     }
+}
+
+/// The hooks that were ours (installed, chained, run by a manager) in `before` and are not in
+/// `after`: what an uninstall removed.
+pub(super) fn removed_hooks(
+    before: &[(String, hooks::HookState)],
+    after: &[(String, hooks::HookState)],
+) -> Vec<String> {
+    let ours = |s: &hooks::HookState| {
+        matches!(
+            s,
+            hooks::HookState::Installed
+                | hooks::HookState::Chained(_)
+                | hooks::HookState::Managed(_)
+        )
+    };
+    before
+        .iter()
+        .filter(|(name, state)| ours(state) && !after.iter().any(|(n, s)| n == name && ours(s)))
+        .map(|(name, _)| name.clone())
+        .collect()
 }
 
 /// `hooks status --json`.

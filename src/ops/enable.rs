@@ -127,6 +127,9 @@ pub struct Enabled {
     pub primary: Option<Primary>,
     /// Every hook's state afterwards.
     pub hooks: Vec<(String, HookState)>,
+    /// What the hooks' install or uninstall changed besides their states (a hook manager's
+    /// configuration), one sentence each: information, not warnings.
+    pub done: Vec<String>,
     /// Warnings for the user, one sentence each.
     pub warnings: Vec<String>,
 }
@@ -173,6 +176,7 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
     let installed = hooks::install(repo, InstallOptions::default())?;
     let mut changes = hook_changes(&hooks_before, &installed.states);
     let mut warnings = installed.warnings;
+    let done = installed.done;
     help_viewer_change(
         help_viewer::install(repo),
         true,
@@ -257,6 +261,7 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
         changes,
         primary,
         hooks: installed.states,
+        done,
         warnings,
     })
 }
@@ -319,6 +324,7 @@ pub fn disable(repo: &Repo) -> Result<Enabled, EnableError> {
         changes,
         primary: None,
         hooks: done.states,
+        done: done.done,
         warnings,
     })
 }

@@ -129,11 +129,11 @@ impl Manager {
     /// [`Manager::check_wirable`]. `restored` are the user's hooks that ours chained and that
     /// taking ours out of the hooks directory put back where lefthook keeps what it displaced:
     /// lefthook runs them, with every hook of the user's that its install displaces now.
-    /// Returns one sentence per change, for the user.
-    pub fn wire(&self, restored: &[PathBuf]) -> Result<Vec<String>, HookError> {
+    /// Returns one sentence per change, then the warnings (one sentence each), for the user.
+    pub fn wire(&self, restored: &[PathBuf]) -> Result<(Vec<String>, Vec<String>), HookError> {
         self.check_wirable()?;
         match self {
-            Manager::Husky { scripts } => wire_husky(scripts),
+            Manager::Husky { scripts } => Ok((wire_husky(scripts)?, Vec::new())),
             Manager::Lefthook { root, hooks } => wire_lefthook(root, hooks, restored),
         }
     }
@@ -196,7 +196,7 @@ fn wire_lefthook(
     root: &Path,
     hooks: &Path,
     restored: &[PathBuf],
-) -> Result<Vec<String>, HookError> {
+) -> Result<(Vec<String>, Vec<String>), HookError> {
     let mut out = Vec::new();
     let existing = LEFTHOOK_LOCAL
         .iter()
@@ -214,12 +214,12 @@ fn wire_lefthook(
             .cloned()
             .collect::<Vec<_>>();
         if !kept.is_empty() {
-            out.push(format!(
+            let warning = format!(
                 "lefthook would not run your hooks {} once installed; add them to {} as jobs, then run `lefthook install`",
                 names(&kept),
                 path.display()
-            ));
-            return Ok(out);
+            );
+            return Ok((out, vec![warning]));
         }
     } else {
         let mut users = running_users_hooks(hooks, &text);
@@ -259,13 +259,12 @@ fn wire_lefthook(
         .stdin(std::process::Stdio::null())
         .output()
     {
-        Ok(o) if o.status.success() => {}
-        _ => out.push(
+        Ok(o) if o.status.success() => Ok((out, Vec::new())),
+        _ => Ok((out, vec![
             "could not run `lefthook install`: run it, so that lefthook installs the hooks it runs ours from"
                 .to_owned(),
-        ),
+        ])),
     }
-    Ok(out)
 }
 
 /// The git hooks a `lefthook install` in `root` writes into `hooks`: ours, and each hook a

@@ -166,6 +166,10 @@ pub struct InstallOptions {
 pub struct Installed {
     /// Each hook's state after the install.
     pub states: Vec<(String, HookState)>,
+    /// What was changed besides each hook's state (a manager's configuration written, a
+    /// user's hook that runs from elsewhere now, another directory cleaned), one sentence each:
+    /// information, not warnings.
+    pub done: Vec<String>,
     /// Warnings for the user, one sentence each.
     pub warnings: Vec<String>,
 }
@@ -193,15 +197,18 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
     if let Some(manager) = manager.filter(|_| !options.force) {
         manager.check_wirable()?;
         let (mut warnings, restored) = take_ours_out(&dir)?;
-        warnings.extend(manager.wire(&restored)?);
+        let (done, wire_warnings) = manager.wire(&restored)?;
+        warnings.extend(wire_warnings);
         warnings.extend(ignore_local_files(repo));
         return Ok(Installed {
             states: status(repo),
+            done,
             warnings,
         });
     }
     let shared = sharing(repo, &dir);
     let mut warnings = Vec::new();
+    let mut done = Vec::new();
     if let Some(why) = shared {
         if !options.shared {
             return Err(HookError::Shared {
@@ -224,14 +231,18 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
             warnings.extend(keep_foreign(&dir, name, &path)?);
         }
         if path != dir.join(name) {
-            warnings.extend(drop_chained_pre_commit(&dir, name)?);
+            done.extend(drop_chained_pre_commit(&dir, name)?);
         }
         let text = render(script, &mut warnings);
         write_script(&path, &text)?;
         states.push((name.to_string(), state(&dir, name, None)));
     }
     record_written_dir(repo, &dir)?;
-    Ok(Installed { states, warnings })
+    Ok(Installed {
+        states,
+        done,
+        warnings,
+    })
 }
 
 /// The file where `hooks install` records each hooks directory it wrote ours into (one path a
@@ -416,7 +427,7 @@ fn ignore_local_files(repo: &Repo) -> Option<String> {
 
 /// Where pre-commit's script runs ours, removes the copies of pre-commit's script that ours
 /// chains (an earlier `--force` install put them there): run from ours, pre-commit's script
-/// would run itself again, which it refuses. Returns the warnings for the user.
+/// would run itself again, which it refuses. Returns what it removed, for the user.
 fn drop_chained_pre_commit(dir: &Path, name: &str) -> Result<Vec<String>, HookError> {
     let mut warnings = Vec::new();
     for chained in chained_hooks(dir, name) {
@@ -547,10 +558,11 @@ pub fn sharing(repo: &Repo, dir: &Path) -> Option<String> {
 /// git no longer runs hooks from named in a warning.
 pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
     let dir = hooks_dir(repo);
-    let mut warnings = match Manager::detect(repo, &dir) {
+    let mut done = match Manager::detect(repo, &dir) {
         Some(manager) => manager.unwire()?,
         None => Vec::new(),
     };
+    let mut warnings = Vec::new();
     for d in written_dirs(repo) {
         let mut removed = Vec::new();
         for (name, _) in SCRIPTS.into_iter().chain([GC_SCRIPT]) {
@@ -563,7 +575,7 @@ pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
             }
         }
         if d != dir && !removed.is_empty() {
-            warnings.push(format!(
+            done.push(format!(
                 "removed ours from {} too (git runs hooks from {} now), putting back what they ran: {}",
                 d.display(),
                 dir.display(),
@@ -577,6 +589,7 @@ pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
     }
     Ok(Installed {
         states: status(repo),
+        done,
         warnings,
     })
 }
