@@ -1061,6 +1061,45 @@ impl crate::base::error::ExitStatus for TopologyError {
     }
 }
 
+/// How many checkpoints `remote` holds that are not here ([`crate::remote::held`]) (`is_local` says which are), as its
+/// last listing showed, and how many seconds ago it was listed. When nothing is remembered (or
+/// only a failure older than [`crate::remote::misses::DEFAULT_TTL`]) and `ask`, the remote is
+/// listed now (one `ls-remote`, bounded by the read deadline) and that is remembered, a failure
+/// too, so an unreachable remote is not asked again at every call. `None` when nothing is
+/// known.
+pub fn remote_not_here(
+    repo: &Repo,
+    remote: &Remote,
+    is_local: impl Fn(&str) -> bool,
+    ask: bool,
+) -> Option<(usize, u64)> {
+    let known = match crate::remote::held::last(repo, remote) {
+        Some(crate::remote::held::Held::Failed { age })
+            if age >= crate::remote::misses::DEFAULT_TTL =>
+        {
+            None
+        }
+        known => known,
+    };
+    let (age, ids) = match known {
+        Some(crate::remote::held::Held::Listed { age, ids }) => (age, ids),
+        Some(crate::remote::held::Held::Failed { .. }) => return None,
+        None if ask => {
+            let fetcher = crate::remote::fetch::Fetcher::new(repo, remote.clone());
+            match fetcher.list_remote() {
+                Ok(refs) => (0, refs.iter().map(|r| r.id().to_string()).collect()),
+                Err(e) => {
+                    log::info!("{e}");
+                    crate::remote::held::record_failure(repo, remote);
+                    return None;
+                }
+            }
+        }
+        None => return None,
+    };
+    Some((ids.iter().filter(|id| !is_local(id)).count(), age))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -85,10 +85,12 @@ pub enum Command {
         hydrate: bool,
         #[command(flatten)]
         range: RangeArgs,
-        /// With a revision range: never fetch a checkpoint missing locally (otherwise they are
-        /// fetched in one batch from --remote R, else the checkpoint remote, else origin, else
-        /// the only remote).
-        #[arg(long, requires = "RangeArgs")]
+        /// Never ask the network. With a revision range: never fetch a checkpoint missing
+        /// locally (otherwise they are fetched in one batch from --remote R, else the checkpoint
+        /// remote, else origin, else the only remote). Without: do not list the remote to say
+        /// how many checkpoints it holds that are not here (what its last listing showed is
+        /// still said).
+        #[arg(long, conflicts_with = "remote")]
         no_fetch: bool,
         /// With a revision range: ask the remote again for checkpoints it lacked a moment ago.
         #[arg(long, requires = "RangeArgs")]

@@ -226,6 +226,7 @@ fn dispatch<'r>(
             limit,
             remote,
             hydrate,
+            no_fetch,
             ..
         } => read::list(
             repo,
@@ -236,6 +237,7 @@ fn dispatch<'r>(
                 limit,
                 remote,
                 hydrate,
+                no_fetch,
                 date: date.date,
                 quiet,
             },

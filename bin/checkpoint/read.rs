@@ -17,6 +17,7 @@ use entire_checkpoints::model::documents::prompt_subject;
 use entire_checkpoints::ops::range::{self, Linked};
 use entire_checkpoints::ops::writes_cache::WritesCache;
 use entire_checkpoints::ops::{resolve, rewrites, sync};
+use entire_checkpoints::remote::checkpoint_remote;
 use entire_checkpoints::store::{
     archive, Checkpoint, CheckpointFiles, CheckpointInfo, CommitInfo, ListLine, StoreError,
 };
@@ -26,7 +27,7 @@ use super::args::{DateFormat, RangeArgs, ShowArgs};
 use super::dates;
 use super::pager;
 use super::style::{escape, Slot, Style};
-use crate::common::cli::{info, warn};
+use crate::common::cli::{info, warn, warn_with_hint};
 use crate::common::context::Context;
 use crate::common::error::{CliError, Result};
 use crate::common::output::{print_json, write_stdout};
@@ -492,6 +493,8 @@ pub struct ListArgs {
     pub remote: Option<Option<Remote>>,
     /// `--hydrate`.
     pub hydrate: bool,
+    /// `--no-fetch`.
+    pub no_fetch: bool,
     /// `--date`.
     pub date: DateFormat,
     /// `-q`: no progress.
@@ -552,6 +555,9 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs, style: &Style)
     }
     out.flush()?;
     drop(out);
+    if let (Shown::Local(_), false, false) = (&shown, a.json, a.ids) {
+        say_remote_only(repo, &shown, !a.no_fetch, a.quiet);
+    }
     let unreadable = shown.lines().take(limit).filter_map(|l| l.unreadable);
     let mut count = 0;
     for reason in unreadable {
@@ -565,6 +571,43 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs, style: &Style)
         return Err(format!("{count} checkpoint(s) could not be read").into());
     }
     Ok(())
+}
+
+/// After the human `list`: how many checkpoints the checkpoint remote holds that are not here
+/// (a fresh clone fetches none), as its last listing showed, or one made now when none is
+/// remembered and `ask`, with the command that fetches them. Nothing when there is no remote,
+/// it holds nothing more, or nothing is known.
+fn say_remote_only(repo: &Repo, shown: &Shown, ask: bool, quiet: bool) {
+    let Ok(Some(target)) = checkpoint_remote::resolve(repo, None) else {
+        return;
+    };
+    let local: std::collections::HashSet<&str> = shown.lines().map(|l| l.id).collect();
+    let known = entire_checkpoints::topology::remote_not_here(
+        repo,
+        &target.target,
+        |id| local.contains(id),
+        ask,
+    );
+    let Some((count, age)) = known.filter(|(count, _)| *count > 0) else {
+        return;
+    };
+    let when = match age {
+        0..5 => "just now".to_owned(),
+        _ => format!("{} ago", entire_checkpoints::remote::misses::age(age)),
+    };
+    let checkpoints = if count == 1 {
+        "checkpoint"
+    } else {
+        "checkpoints"
+    };
+    warn_with_hint(
+        quiet,
+        format!(
+            "{} holds {count} {checkpoints} not fetched here (listed {when})",
+            target.display
+        ),
+        Some("`git entire-fetch --all` fetches them; `git entire-checkpoint list --remote` lists them"),
+    );
 }
 
 /// What `list` shows: the local listing as the stores hold it, or, with `--remote`, owned entries.

@@ -657,6 +657,11 @@ impl<'r> Fetcher<'r> {
                     refs.len()
                 );
                 crate::remote::scale::record_remote_count(self.repo, &self.remote, refs.len());
+                crate::remote::held::record(
+                    self.repo,
+                    &self.remote,
+                    refs.iter().map(|(r, _)| r.id()),
+                );
                 let mut memo = Misses::open(self.repo);
                 let seen = refs.iter().map(|(r, oid)| (r.name(), oid.clone()));
                 memo.saw(self.repo, &self.remote, Tips::Refs, misses::digest(seen));

@@ -62,7 +62,8 @@ pub struct Misses {
     changed: bool,
 }
 
-fn now() -> u64 {
+/// Seconds since the epoch (0 before it).
+pub(crate) fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())

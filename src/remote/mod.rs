@@ -6,6 +6,7 @@
 pub mod checkpoint_remote;
 pub mod destination;
 pub mod fetch;
+pub mod held;
 pub mod misses;
 pub mod on_demand;
 pub mod partial;

@@ -225,3 +225,55 @@ fn a_transcript_that_is_not_json_lines_gets_one_warning() {
         assert_eq!(stored.as_bytes(), std::fs::read(file).unwrap(), "{file}");
     }
 }
+
+/// `list` in a fresh clone, where the checkpoints are on origin only: it says how many origin
+/// holds that are not here and the command that fetches them, from one listing of origin
+/// remembered for the next `list` (which asks nothing: it works with origin gone); `--no-fetch`
+/// asks nothing; `--json` and `--ids` are as before; after the fetch it says nothing.
+#[test]
+fn list_in_a_fresh_clone_says_what_the_remote_holds_and_how_to_fetch_it() {
+    let (env, origin, _head) = author();
+    let told = "warning: origin holds 1 checkpoint not fetched here";
+    let hint = "hint: `git entire-fetch --all` fetches them";
+    let list = |dir: &Path, args: &[&str]| {
+        let out = env.run_primary_in(None, dir, args);
+        assert_success(&out, args);
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // Without the network, nothing is known: nothing said, nothing remembered.
+    let quiet = env.clone_of(&origin, "quiet", &[]);
+    let (out, err) = list(&quiet, &["list", "--no-fetch"]);
+    assert_eq!(out, "");
+    assert!(!err.contains("holds"), "{err}");
+    assert!(!env
+        .common_dir_in(&quiet)
+        .join("entire/remote-held")
+        .exists());
+    // JSON and IDs are as they were, and ask nothing.
+    let mate = env.clone_of(&origin, "mate", &[]);
+    for args in [&["list", "--json"][..], &["list", "--ids"]] {
+        let (out, err) = list(&mate, args);
+        assert!(out.trim() == "[]" || out.is_empty(), "{args:?}: {out}");
+        assert!(!err.contains("holds"), "{args:?}: {err}");
+    }
+    let (out, err) = list(&mate, &["list"]);
+    assert_eq!(out, "", "nothing local yet");
+    assert!(err.contains(&format!("{told} (listed just now)")), "{err}");
+    assert!(err.contains(hint), "{err}");
+    // Remembered: origin is not asked again (it is gone), and --no-fetch reads the memory too.
+    let gone = origin.with_extension("gone");
+    std::fs::rename(&origin, &gone).unwrap();
+    for args in [&["list"][..], &["list", "--no-fetch"]] {
+        let (_, err) = list(&mate, args);
+        assert!(err.contains(told) && err.contains(hint), "{args:?}: {err}");
+    }
+    std::fs::rename(&gone, &origin).unwrap();
+    let fetched = env.fetch_in(&mate, &["--all"]);
+    assert!(fetched.status.success(), "{fetched:?}");
+    let (out, err) = list(&mate, &["list"]);
+    assert_eq!(out.lines().count(), 1, "{out}");
+    assert!(!err.contains("holds"), "{err}");
+}
