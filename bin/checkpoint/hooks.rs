@@ -122,8 +122,10 @@ pub fn hooks(repo: &Repo, h: HooksCommand, quiet: bool) -> Result<()> {
     let dir = hooks::hooks_dir(repo);
     if uninstall {
         let removed = removed_hooks(&before, &done.states);
-        let line = if removed.is_empty() {
+        let line = if removed.is_empty() && done.done.is_empty() {
             "no hook of ours was installed\n".to_owned()
+        } else if removed.is_empty() {
+            String::new()
         } else {
             format!("removed our hooks: {}\n", removed.join(", "))
         };

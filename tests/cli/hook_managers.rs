@@ -804,6 +804,37 @@ fn husky_first_then_ours_then_husky_again() {
     assert!(!s.repo().join(".husky/post-commit").exists());
 }
 
+/// husky, then ours (lines added to husky's scripts), then husky uninstalled as husky 9 says
+/// (`core.hooksPath` unset; the scripts stay): `hooks uninstall` still takes our lines out of
+/// the scripts, which are byte-identical to before.
+#[test]
+fn hooks_uninstall_after_husky_is_gone_takes_ours_out_of_its_scripts() {
+    if !require("husky") {
+        return;
+    }
+    let s = Scenario::new();
+    let scripts = husky_scripts(&s);
+    assert_code(&s.program("husky", &[]), 0, "husky");
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
+    assert_ne!(
+        std::fs::read_to_string(&scripts[1].0).unwrap(),
+        scripts[1].1
+    );
+    assert_code(
+        &s.git(&["config", "--unset", "core.hooksPath"]),
+        0,
+        "git config --unset core.hooksPath",
+    );
+    let stderr = assert_code(&s.entire(&["hooks", "uninstall"]), 0, "hooks uninstall");
+    assert!(stderr.contains(".husky/pre-push"), "says so: {stderr}");
+    for (path, body) in scripts {
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), body);
+    }
+    for hook in ["post-commit", "prepare-commit-msg", "post-rewrite"] {
+        assert!(!s.repo().join(".husky").join(hook).exists(), "{hook}");
+    }
+}
+
 /// Ours first, then husky (whose core.hooksPath shadows ours): doctor says so, and its repair
 /// (`hooks install`) has husky run ours.
 #[test]
@@ -1651,7 +1682,7 @@ fn the_whole_dance_with_pre_commit() {
 }
 
 #[test]
-#[ignore = "known gaps (issue 33 notes): ours lives in husky's scripts: after husky's uninstall (core.hooksPath unset) none of ours runs and hooks uninstall leaves our lines in .husky/*; after husky's install over ours, none of ours runs until hooks install (doctor says so)"]
+#[ignore = "known gaps (issue 33 notes): ours lives in husky's scripts: after husky's uninstall (core.hooksPath unset) none of ours runs; after husky's install over ours, none of ours runs until hooks install (doctor says so)"]
 fn the_whole_dance_with_husky() {
     dance(Theirs::Husky);
 }

@@ -76,6 +76,21 @@ impl Manager {
         })
     }
 
+    /// The managers whose configuration may still hold ours although `owner` (what
+    /// [`Manager::detect`] found) is not them: husky's scripts stay in `.husky` after husky is
+    /// uninstalled (husky 9 has no uninstall: `core.hooksPath` is unset, the scripts stay), so
+    /// `hooks uninstall` takes our lines out of them too.
+    pub fn leftovers(repo: &Repo, owner: Option<&Manager>) -> Vec<Manager> {
+        let Some(scripts) = repo.workdir().map(|w| w.join(".husky")) else {
+            return Vec::new();
+        };
+        let husky_owns = matches!(owner, Some(Manager::Husky { .. }));
+        if husky_owns || !scripts.is_dir() {
+            return Vec::new();
+        }
+        vec![Manager::Husky { scripts }]
+    }
+
     /// The manager's name.
     pub fn name(&self) -> &'static str {
         match self {

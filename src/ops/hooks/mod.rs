@@ -554,14 +554,19 @@ pub fn sharing(repo: &Repo, dir: &Path) -> Option<String> {
 /// one ours chains. Older chained hooks (which were not running either when the last install
 /// found a newer one in our place) stay where they are, each named in a warning. Foreign hooks
 /// are never touched. What `hooks install` put into a hook manager's configuration is taken
-/// out. Every hooks directory ours was installed into is cleaned ([`written_dirs`]), each one
-/// git no longer runs hooks from named in a warning.
+/// out, also from husky's scripts after husky was uninstalled ([`Manager::leftovers`]). Every
+/// hooks directory ours was installed into is cleaned ([`written_dirs`]), each one git no longer
+/// runs hooks from named in what is returned as done.
 pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
     let dir = hooks_dir(repo);
-    let mut done = match Manager::detect(repo, &dir) {
+    let owner = Manager::detect(repo, &dir);
+    let mut done = match &owner {
         Some(manager) => manager.unwire()?,
         None => Vec::new(),
     };
+    for manager in Manager::leftovers(repo, owner.as_ref()) {
+        done.extend(manager.unwire()?);
+    }
     let mut warnings = Vec::new();
     for d in written_dirs(repo) {
         let mut removed = Vec::new();
