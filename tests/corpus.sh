@@ -7,7 +7,7 @@
 # For each repository, in a fresh `git clone` of a copy (the corpus itself is never written):
 # - every commit of main whose Entire-Checkpoint trailers name a checkpoint the repository holds
 #   is shown by `show <commit>` (exit 0, each absent one beside it named on stderr), and every
-#   commit whose trailers all dangle gives exit 3 "not found";
+#   commit whose trailers all dangle gives exit 3 "no checkpoint matches";
 # - `doctor --json` lists exactly those dangling trailers (commit and ID) as `trailer-dangling`;
 # - every checkpoint of its v1 branch, of the layouts the reference archived (the unsharded v1
 #   ref, checkpoints v2) and its refs is listed (`list --remote`) and shown, and its
@@ -120,12 +120,12 @@ for record in sys.stdin.read().split("\0"):
             # Every checkpoint that is held is shown; an absent one beside it is named.
             linked=$((linked + 1))
             named=1
-            for id in $absent_ids; do [[ "$err" == *"checkpoint $id not found"* ]] || named=0; done
+            for id in $absent_ids; do [[ "$err" == *"no checkpoint matches \"$id\""* ]] || named=0; done
             [ -n "$absent_ids" ] || all_held=$((all_held + 1))
             if [ "$rc" = 0 ] && [ "$named" = 1 ]; then shown=$((shown + 1)); else fail "$name: show $commit exited $rc: $err"; fi
         else
             dangling=$((dangling + 1))
-            if [ "$rc" = 3 ] && [[ "$err" == *"not found"* ]]; then
+            if [ "$rc" = 3 ] && [[ "$err" == *"no checkpoint matches"* ]]; then
                 not_found=$((not_found + 1))
             else
                 fail "$name: dangling trailer of $commit: exit $rc: $err"
