@@ -35,7 +35,7 @@ fn main() -> ExitCode {
             // read it all, so git never sees a broken pipe.
             let mut input = String::new();
             let _ = std::io::Read::read_to_string(&mut std::io::stdin().lock(), &mut input);
-            prepush(cli.remote.or(cli.url), &input, started, cli.global.quiet);
+            prepush(cli.remote, cli.url, &input, started, cli.global.quiet);
             Ok(())
         },
         None,
@@ -53,7 +53,13 @@ fn pushes_checkpoint_refs(input: &str) -> bool {
 }
 
 /// Pushes to `remote` and warns about whatever went wrong.
-fn prepush(remote: Option<String>, input: &str, started: Instant, quiet: bool) {
+fn prepush(
+    remote: Option<String>,
+    url: Option<String>,
+    input: &str,
+    started: Instant,
+    quiet: bool,
+) {
     // A push that names checkpoint refs itself (`git push origin entire/checkpoints/v1`,
     // `git push --mirror`): pushing them too would race git for the same remote refs and fail
     // its push. Nothing is wrong: information, not a warning.
@@ -64,7 +70,9 @@ fn prepush(remote: Option<String>, input: &str, started: Instant, quiet: bool) {
         );
         return;
     }
-    let Some(remote) = remote else {
+    // As git names them to the hook: the pushed-to remote (or URL) and its URL.
+    let given = remote.clone().zip(url.clone());
+    let Some(remote) = remote.or(url) else {
         // git always names the remote; a hook manager's configuration may not pass it on
         // (pre-commit hands a hook neither git's arguments nor its input).
         warn(
@@ -95,6 +103,9 @@ fn prepush(remote: Option<String>, input: &str, started: Instant, quiet: bool) {
         }
         let topo = entire_checkpoints::topology::Topology::open(&repo)?;
         let synced = sync::push(&repo, &topo, Some(&remote), false, &|_, _| {})?;
+        if let (true, Some((remote, url))) = (synced.nothing_due(), &given) {
+            entire_checkpoints::ops::hooks::fast::push_was_idle(&repo, remote, url);
+        }
         common::push::report(&synced, None, quiet);
         Ok(())
     })();

@@ -69,6 +69,8 @@ mod hook_managers;
 mod hostile_data;
 #[path = "cli/human_output.rs"]
 mod human_output;
+#[path = "cli/idle_hooks.rs"]
+mod idle_hooks;
 #[path = "cli/list.rs"]
 mod list;
 #[path = "cli/list_range.rs"]

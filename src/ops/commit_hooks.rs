@@ -81,6 +81,17 @@ pub fn prepare_commit_msg(
     msg_file: &Path,
     source: Option<&str>,
 ) -> Result<Prepared, CommitHookError> {
+    let prepared = prepare(repo, msg_file, source);
+    let linked_none = matches!(prepared, Ok(Prepared::Nothing));
+    crate::ops::hooks::fast::prepare_commit_msg_ran(repo, msg_file, linked_none);
+    prepared
+}
+
+fn prepare(
+    repo: &Repo,
+    msg_file: &Path,
+    source: Option<&str>,
+) -> Result<Prepared, CommitHookError> {
     // A merge records other people's commits; their checkpoints are linked by their own trailers.
     if source == Some("merge") {
         return Ok(Prepared::Nothing);
@@ -333,6 +344,12 @@ fn changed_files(repo: &Repo) -> Result<(String, String, Vec<String>), git2::Err
 /// `post-commit`: condenses every staged session of this worktree with new activity into the
 /// checkpoint the new commit's trailer names.
 pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookError> {
+    let condensed = condense(repo, topo);
+    crate::ops::hooks::fast::post_commit_ran(repo);
+    condensed
+}
+
+fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookError> {
     let (sha, message, commit_files) =
         changed_files(repo).map_err(|e| CommitHookError::Commit(e.into()))?;
     let mut report = Condensed::default();
@@ -436,6 +453,7 @@ pub fn post_rewrite(
     repo: &Repo,
     input: &str,
 ) -> Result<Vec<(String, CheckpointId)>, CommitHookError> {
+    crate::ops::hooks::fast::post_rewrite_ran(repo);
     let map = RewriteMap::load(repo)?;
     let rewrites: Vec<Rewrite> = input
         .lines()

@@ -119,6 +119,10 @@ pub struct Record {
     pub token_usage: Option<TokenUsage>,
 }
 
+/// The marker in `<git-common-dir>/entire/` saying that no staged session has new activity: the
+/// commit hooks' scripts skip our binary while it holds (`ops::hooks::fast`).
+pub const IDLE_MARKER: &str = "hooks-idle";
+
 /// The staged sessions of a repository.
 pub struct SessionStore {
     dir: PathBuf,
@@ -226,7 +230,46 @@ impl SessionStore {
         state.activity += 1;
         state.updated_at = crate::base::time::now_rfc3339_nano();
         self.save(sid, &state)?;
+        // After the save: a post-commit that marks the store idle either sees this activity or
+        // marked it before this takes the marker away (both under the marker's lock).
+        self.not_idle()?;
         Ok(state)
+    }
+
+    /// The [`IDLE_MARKER`] and its lock.
+    fn idle_paths(&self) -> (PathBuf, PathBuf) {
+        (
+            self.dir.with_file_name(IDLE_MARKER),
+            self.dir.with_file_name(format!("{IDLE_MARKER}.lock")),
+        )
+    }
+
+    /// Takes the [`IDLE_MARKER`] away, under its lock.
+    fn not_idle(&self) -> Result<(), SessionError> {
+        let (marker, lock) = self.idle_paths();
+        let _lock =
+            TransientLock::exclusive(&lock).map_err(io(format!("lock {}", lock.display())))?;
+        match fs::remove_file(&marker) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(io(format!("remove {}", marker.display()))(e).into())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Writes the [`IDLE_MARKER`] where no staged session (of any worktree) has new activity,
+    /// under its lock; returns whether it did.
+    pub fn mark_idle(&self) -> Result<bool, SessionError> {
+        let (marker, lock) = self.idle_paths();
+        let _lock =
+            TransientLock::exclusive(&lock).map_err(io(format!("lock {}", lock.display())))?;
+        if self.list()?.iter().any(SessionState::pending) {
+            drop(_lock);
+            self.not_idle()?;
+            return Ok(false);
+        }
+        write_atomic(&marker, b"", 0o644).map_err(io(format!("write {}", marker.display())))?;
+        Ok(true)
     }
 
     /// Every staged session, sorted by ID.

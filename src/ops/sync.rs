@@ -77,6 +77,27 @@ pub enum Synced {
     },
 }
 
+impl Synced {
+    /// Whether nothing was due: pushing is off, or a git-refs flush found no ref due and
+    /// nothing went wrong (the pre-push hook's scripts may then skip the next such push while
+    /// nothing is queued, `ops::hooks::fast`).
+    pub fn nothing_due(&self) -> bool {
+        match self {
+            Synced::Disabled(_) => true,
+            Synced::Refs(f) => {
+                let r = &f.report;
+                r.due == 0
+                    && r.rejected.is_empty()
+                    && r.failed.is_empty()
+                    && r.unreachable.is_none()
+                    && r.stopped.is_none()
+                    && r.timed_out.is_none()
+            }
+            Synced::Branch { .. } => false,
+        }
+    }
+}
+
 /// A flush of the git-refs refs that reached its remote.
 #[derive(Debug)]
 pub struct Flushed {

@@ -1,5 +1,6 @@
 //! Where git looks for hooks, and whether ours are there.
 
+pub mod fast;
 mod managers;
 
 use std::path::{Path, PathBuf};

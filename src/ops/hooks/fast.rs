@@ -1,0 +1,121 @@
+//! The marker files that let our hook scripts skip our binary when it has nothing to do, so a
+//! hook with nothing to do costs a shell's start and a few file tests (docs/hooks.md, "Hooks
+//! that do nothing cost nothing"). The scripts read them with shell builtins only
+//! (`hooks/runner.sh`, `entire_idle`) and trust one only while it is newer than the hooks
+//! directory and our hooks (so a displaced hook still heals), git's configuration and the
+//! checkpoint settings; anything uncertain runs the binary. Our binary writes them after a run
+//! that found nothing to do, and takes them away where that stops being true:
+//!
+//! - `<git common dir>/entire/hooks-idle` ([`SessionStore::mark_idle`]): no staged session has
+//!   new activity; `session record` takes it away.
+//! - `<git dir>/entire-unlinked-head`: a commit of this worktree whose message never names a
+//!   checkpoint (no `Entire-Checkpoint` in any case, anywhere) and that no rewrite maps, so an
+//!   amend of it carries no link over. Written by post-commit (ours, or the script after the
+//!   fast path of prepare-commit-msg), taken away by post-rewrite.
+//! - `<git dir>/entire-commit-note`: the message file of the commit whose prepare-commit-msg
+//!   linked nothing (the script's fast path, or ours), for that commit's post-commit script.
+//! - `<git common dir>/entire/push-idle`: one `<remote> <url> <primary> <mirrors>` line (git's
+//!   arguments to pre-push, `ENTIRE_CHECKPOINTS_PRIMARY` and `ENTIRE_CHECKPOINTS_MIRRORS`) per
+//!   push that found nothing due; with no queue file present, the next such push has nothing
+//!   to do either.
+
+use std::path::Path;
+
+use crate::git::repo::Repo;
+use crate::ops::session::SessionStore;
+
+/// This worktree's last commit known to link no checkpoint, in the git dir.
+pub const UNLINKED_HEAD: &str = "entire-unlinked-head";
+/// The message file a fast prepare-commit-msg left for its post-commit, in the git dir.
+pub const COMMIT_NOTE: &str = "entire-commit-note";
+/// Pushes with nothing due, in `<git common dir>/entire/`.
+pub const PUSH_IDLE: &str = "push-idle";
+/// The most lines [`PUSH_IDLE`] keeps (the latest).
+const PUSH_IDLE_LINES: usize = 16;
+
+/// Whether a commit message may name a checkpoint, by the rule of the hook scripts: the key
+/// `Entire-Checkpoint`, in any case, anywhere.
+fn may_link(message: &[u8]) -> bool {
+    message
+        .windows(CHECKPOINT_KEY.len())
+        .any(|w| w.eq_ignore_ascii_case(CHECKPOINT_KEY))
+}
+const CHECKPOINT_KEY: &[u8] = b"entire-checkpoint";
+
+/// Best effort: a marker that cannot be written only costs the next hook a run of our binary.
+fn write(path: &Path, text: &str) {
+    if let Err(e) = crate::base::fs::write_atomic(path, text.as_bytes(), 0o644) {
+        log::info!("could not write {}: {e}", path.display());
+    }
+}
+
+/// Takes a marker away. One that cannot be removed is emptied, which the scripts read as none.
+fn remove(path: &Path) {
+    match std::fs::remove_file(path) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => {
+            log::info!("could not remove {}: {e}", path.display());
+            write(path, "");
+        }
+    }
+}
+
+/// After our prepare-commit-msg ran on `msg_file`: where it linked nothing (`linked_none`),
+/// the note the fast path leaves too, so the post-commit script can tell whether the new commit
+/// links a checkpoint by the message alone; else none.
+pub fn prepare_commit_msg_ran(repo: &Repo, msg_file: &Path, linked_none: bool) {
+    let note = repo.git_dir().join(COMMIT_NOTE);
+    match msg_file.to_str() {
+        Some(name) if linked_none && !name.contains('\n') => {
+            // The script reads the path from the hook's working directory.
+            let absolute = std::path::absolute(msg_file).unwrap_or_else(|_| msg_file.to_owned());
+            write(&note, &format!("{}\n", absolute.display()));
+        }
+        _ => remove(&note),
+    }
+}
+
+/// After our post-commit ran: whether the new commit links no checkpoint, and whether any
+/// staged session still has new activity.
+pub fn post_commit_ran(repo: &Repo) {
+    remove(&repo.git_dir().join(COMMIT_NOTE));
+    let unlinked = repo.git_dir().join(UNLINKED_HEAD);
+    let head = repo
+        .resolve_commit("HEAD")
+        .and_then(|oid| repo.git.find_commit(oid).ok());
+    match head {
+        Some(c) if !may_link(c.message_bytes()) => write(&unlinked, &format!("{}\n", c.id())),
+        _ => remove(&unlinked),
+    }
+    if let Err(e) = SessionStore::new(repo).mark_idle() {
+        log::info!("staged sessions: {e}");
+    }
+}
+
+/// After our post-rewrite ran: the rewritten commits now link what the ones they replace
+/// linked, so none is known to link nothing.
+pub fn post_rewrite_ran(repo: &Repo) {
+    remove(&repo.git_dir().join(UNLINKED_HEAD));
+}
+
+/// After a push to `remote` (`url`, as git gave them to pre-push) that found nothing due:
+/// the next one has nothing to do while nothing is queued.
+pub fn push_was_idle(repo: &Repo, remote: &str, url: &str) {
+    let env = |k| std::env::var(k).unwrap_or_default();
+    let line = format!(
+        "{remote} {url} {} {}",
+        env("ENTIRE_CHECKPOINTS_PRIMARY"),
+        env("ENTIRE_CHECKPOINTS_MIRRORS")
+    );
+    if line.contains('\n') {
+        return;
+    }
+    let path = repo.common_dir().join("entire").join(PUSH_IDLE);
+    let old = std::fs::read_to_string(&path).unwrap_or_default();
+    let mut lines: Vec<&str> = old.lines().filter(|l| *l != line).collect();
+    lines.push(&line);
+    let keep = &lines[lines.len().saturating_sub(PUSH_IDLE_LINES)..];
+    let _ = std::fs::create_dir_all(path.parent().unwrap_or(repo.common_dir()));
+    write(&path, &(keep.join("\n") + "\n"));
+}
