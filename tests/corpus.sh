@@ -25,7 +25,9 @@
 #   exits 0, and attributes to each agent format the lines docs/blame.md's table per agent says;
 # - the token usage `session record` and a commit derive from a sample of each agent's
 #   transcripts is the reference's (tests/corpus_tokens.py).
-# Uses the debug binaries `cargo build` made (built here when missing). Exit 1 on any failure.
+# Uses the debug binaries `cargo build` made (built here when missing), or those in the directory
+# ENTIRE_CORPUS_BINS names (.ci/run: the release build, which reads transcripts several times
+# faster). Prints how long each part took. Exit 1 on any failure.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 dir="${1:-$root/../shared/corpus}"
@@ -34,8 +36,13 @@ if [ ! -d "$dir" ]; then
     exit 2
 fi
 dir="$(cd "$dir" && pwd)"
-bins="$root/target/debug"
-[ -x "$bins/git-entire-checkpoint" ] || (cd "$root" && cargo build --locked -q)
+if [ -n "${ENTIRE_CORPUS_BINS:-}" ]; then
+    bins="$(cd "$ENTIRE_CORPUS_BINS" && pwd)"
+else
+    bins="$root/target/debug"
+    [ -x "$bins/git-entire-checkpoint" ] || (cd "$root" && cargo build --locked -q)
+fi
+[ -x "$bins/git-entire-checkpoint" ] || { echo "corpus: no git-entire-checkpoint in $bins" >&2; exit 2; }
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -70,6 +77,7 @@ fail() {
 
 for src in "$dir"/*.git; do
     name="$(basename "$src" .git)"
+    started=$SECONDS
     # A copy, so that nothing (not even a lock file) touches the corpus; then a clone of it.
     cp -r "$src" "$work/$name-origin.git"
     git clone -q "$work/$name-origin.git" "$work/$name"
@@ -247,11 +255,13 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 print(", ".join("%d from %s (%d raw transcripts)" % (len(s["migrated"]), s["layout"], len(s.get("transcripts", []))) for s in d["sources"]))' "$work/migrate.json"); then ${again#* } up to date"
     fi
+    echo "corpus: $name: checked in $((SECONDS - started)) s"
     cd "$work"
 done
 
 # blame over git-sync's Go files: the attribution docs/blame.md reports, and no file failing.
 if [ -d "$dir/git-sync.git" ]; then
+    started=$SECONDS
     out="$(python3 "$root/benches/blame_corpus.py" "$dir" --bin "$bins/git-entire-checkpoint")"
     echo "$out" | sed 's/^/corpus: blame: /'
     if echo "$out" | grep -q "files that failed"; then
@@ -263,16 +273,20 @@ if [ -d "$dir/git-sync.git" ]; then
         [ -n "$documented" ] && [ "$documented" = "$measured" ] ||
             fail "blame: $measured $label lines, docs/blame.md says ${documented:-nothing}"
     done
+    echo "corpus: blame: checked in $((SECONDS - started)) s"
 fi
 
 # Token usage derived from the transcripts: the reference's figures, for a sample of each agent's
 # sessions of each repository (tests/corpus_tokens.py says how they are compared).
 mkdir -p "$work/tokens"
+started=$SECONDS
 python3 "$root/tests/corpus_tokens.py" "$dir" "$work/tokens" 25 ||
     fail "tokens: some sessions' token usage differs from the reference's"
+echo "corpus: tokens: checked in $((SECONDS - started)) s"
 
 # blame over every repository: every text file a linked commit touched, on every branch, exits 0,
 # and each agent format's figures are docs/blame.md's table per agent ("Every agent, measured").
+started=$SECONDS
 out="$(python3 "$root/benches/blame_corpus.py" "$dir" --agents --bin "$bins/git-entire-checkpoint")"
 echo "$out" | sed 's/^/corpus: blame --agents: /'
 if echo "$out" | grep -q "^failed: "; then
@@ -282,6 +296,7 @@ measured="$(echo "$out" | grep '^format ' | sort)"
 documented="$(sed -n 's/^| `\([a-z()-]*\)` | \([0-9,]*\) | \([0-9,]*\) | \([0-9,]*\) | \([0-9,]*\) |$/format \1 sessions \2 read \3 writing \4 agent_lines \5/p' "$root/docs/blame.md" | tr -d , | sort)"
 [ "$measured" = "$documented" ] ||
     fail "blame --agents: the figures per agent differ from docs/blame.md: $(diff <(echo "$documented") <(echo "$measured") | tr '\n' ' ')"
+echo "corpus: blame --agents: checked in $((SECONDS - started)) s"
 
 if [ "$failures" -gt 0 ]; then
     echo "corpus: $failures failure(s)" >&2
