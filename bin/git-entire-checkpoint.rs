@@ -18,12 +18,10 @@ mod common {
 
 use std::process::ExitCode;
 
-use clap::Parser as _;
-
 use checkpoint::args::Cli;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match common::cli::parse::<Cli>() {
         Ok(cli) => cli,
         // No command, as `git` alone: a short usage on stdout and exit 1, as git does.
         Err(e)

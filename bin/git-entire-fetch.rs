@@ -15,8 +15,6 @@ mod common {
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use common::cli::warn;
 use common::error::Result;
 use entire_checkpoints::git::repo::Repo;
@@ -26,7 +24,7 @@ use fetch::args::Cli;
 fn main() -> ExitCode {
     common::cli::main_with(
         || {
-            let cli = Cli::parse();
+            let cli = common::cli::parse::<Cli>().unwrap_or_else(|e| e.exit());
             cli.global.start();
             let quiet = cli.global.quiet;
             entire_checkpoints::git::subprocess::require_supported()?;

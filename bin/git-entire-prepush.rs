@@ -17,8 +17,6 @@ mod common {
 use std::process::ExitCode;
 use std::time::Instant;
 
-use clap::Parser;
-
 use common::cli::warn;
 use common::error::{CliError, Result};
 use entire_checkpoints::ops::sync::{self, SyncError};
@@ -29,7 +27,7 @@ fn main() -> ExitCode {
     let started = Instant::now();
     common::cli::main_with(
         || {
-            let cli = Cli::parse();
+            let cli = common::cli::parse::<Cli>().unwrap_or_else(|e| e.exit());
             cli.global.start();
             // git writes the refs it is pushing on stdin (`<local ref> <sha> <remote ref> <sha>`);
             // read it all, so git never sees a broken pipe.

@@ -817,7 +817,7 @@ impl<'r> Topology<'r> {
 
     /// The checkpoint's author, from the store that serves it.
     pub fn author(&self, cp: &Checkpoint) -> Result<Option<Identity>, StoreError> {
-        self.reader(cp.store).author(&cp.id)
+        self.reader(cp.store).author(cp)
     }
 
     /// Whether routing would read `id` from `store` (a ULID is never read from the branch;

@@ -16,6 +16,15 @@ impl GlobalArgs {
     }
 }
 
+/// Parses the command line as `T` (`clap::Parser::try_parse`). The command tree clap builds is
+/// leaked, not dropped: freeing every argument of every subcommand cost more instructions than
+/// parsing (a seventh of a `--version`, docs/performance.md), and the process ends soon after.
+pub fn parse<T: clap::Parser>() -> std::result::Result<T, clap::Error> {
+    let cmd = Box::leak(Box::new(T::command()));
+    let mut matches = cmd.try_get_matches_from_mut(std::env::args_os())?;
+    T::from_arg_matches_mut(&mut matches).map_err(|e| e.format(cmd))
+}
+
 /// Runs `run`, prints any error as `error: ...` on stderr, calls `finish` if given (the last
 /// thing the process does, also when a signal ends it: waiting for a pager) and exits with the
 /// code the error decides (cli.md: 1 failure, 2 usage, 3 not found, 128 not a repository).

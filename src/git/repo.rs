@@ -146,6 +146,15 @@ fn init_libgit2() {
         if let Err(e) = unsafe { git2::opts::set_extensions(&["refstorage"]) } {
             log::warn!("libgit2 will refuse reftable repositories: {}", e.message());
         }
+        // libgit2 caches no tree over 4 KiB, and the v1 branch's root and shard trees are
+        // larger (256 shards: 7.7 KB): each lookup of a checkpoint by path inflated them again,
+        // from a delta chain when packed (a third of a git-branch `show`, docs/performance.md).
+        // SAFETY: as above.
+        if let Err(e) =
+            unsafe { git2::opts::set_cache_object_limit(git2::ObjectType::Tree, 1 << 20) }
+        {
+            log::info!("libgit2 object cache: {}", e.message());
+        }
     });
 }
 

@@ -501,13 +501,19 @@ impl CheckpointReader for GitBranchStore<'_> {
     /// The author of the newest commit whose subject is exactly `Checkpoint: <id>`, else of the
     /// oldest commit that changed the checkpoint since it last appeared on the branch.
     ///
-    /// One first-parent walk from the tip that holds the checkpoint, which stops at the first
+    /// One first-parent walk from the tip `cp` was read from, which stops at the first
     /// subject that matches (the reference writes one per checkpoint, so a recent checkpoint is
     /// found in a few steps) or where the checkpoint is absent. Each step reads the commit and
     /// the root tree; the shard tree only when its entry changed. The answer is remembered for
     /// that tip ([`AuthorMemo`]), so the walk runs once per checkpoint until the branch moves.
-    fn author(&self, id: &CheckpointId) -> Result<Option<Identity>, StoreError> {
-        let Some(tip) = self.tip_holding(id)? else {
+    fn author(&self, cp: &Checkpoint) -> Result<Option<Identity>, StoreError> {
+        let id = &cp.id;
+        let read_from = self
+            .repo
+            .parse_oid(&cp.commit)
+            .ok()
+            .and_then(|oid| self.repo.git.find_commit(oid).ok());
+        let Some(tip) = read_from.map_or_else(|| self.tip_holding(id), |c| Ok(Some(c)))? else {
             return Ok(None);
         };
         let memo = AuthorMemo::in_common_dir(self.repo.common_dir());

@@ -678,8 +678,9 @@ pub trait CheckpointReader {
     fn ids(&self) -> Result<Vec<CheckpointId>, StoreError>;
     /// The commits that changed this checkpoint, newest first; `None` when absent.
     fn history(&self, id: &CheckpointId) -> Result<Option<Vec<CommitInfo>>, StoreError>;
-    /// Who wrote the checkpoint (docs/format.md, "Authorship"); `None` when absent.
-    fn author(&self, id: &CheckpointId) -> Result<Option<Identity>, StoreError>;
+    /// Who wrote `cp`, as read by this store (docs/format.md, "Authorship"), found from the tip
+    /// it was read from (no second lookup of the checkpoint); `None` when that tip is gone.
+    fn author(&self, cp: &Checkpoint) -> Result<Option<Identity>, StoreError>;
 }
 
 /// The files of one checkpoint, its tree opened once: `show` reads every session's documents

@@ -543,8 +543,9 @@ impl CheckpointReader for GitRefsStore<'_> {
         Ok(Some(out))
     }
 
-    fn author(&self, id: &CheckpointId) -> Result<Option<Identity>, StoreError> {
-        let Some((git, _, _, tip)) = self.find_local(id)? else {
+    fn author(&self, cp: &Checkpoint) -> Result<Option<Identity>, StoreError> {
+        // Looked up again: the commit may be in the partial cache's repository.
+        let Some((git, _, _, tip)) = self.find_local(&cp.id)? else {
             return Ok(None);
         };
         let c = git.find_commit(tip).map_err(git_err("read commit"))?;
