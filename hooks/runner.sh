@@ -47,10 +47,12 @@ entire_idle() {
         [ ! -e "$f" ] || [ "$marker" -nt "$f" ] || return 1
     done
 }
-# The commit HEAD names, from its loose ref (fails where it is packed, or in a reftable).
+# The commit HEAD names, from its loose ref (fails where it is packed, or in a reftable). A
+# file that may be missing is read with 2>/dev/null first: redirections apply left to right,
+# and one that fails reports it before a later 2>/dev/null would silence it.
 entire_head() {
     read -r head <"$gd/HEAD" || return 1
     case $head in
-        "ref: "*) read -r head <"$common/${head#ref: }" 2>/dev/null || return 1 ;;
+        "ref: "*) read -r head 2>/dev/null <"$common/${head#ref: }" || return 1 ;;
     esac
 }

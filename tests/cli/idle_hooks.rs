@@ -123,6 +123,22 @@ fn commits_with_nothing_staged_run_no_binary_of_ours_and_a_staged_session_still_
         &format!("{}:0/full.jsonl", checkpoint_ref(&id)),
     ]);
     assert_eq!(full, format!("{LINE_1}\n"), "condensed into the checkpoint");
+
+    // The commits after it say nothing (no marker yet, then the fast path), also with every
+    // ref packed (HEAD's branch has no loose file to read: ours runs).
+    for (file, msg) in [("f.txt", "after the linked one"), ("g.txt", "idle")] {
+        let (_, stderr) = commit(&env, Some(Store::Refs), file, msg);
+        assert_eq!(stderr, "", "{msg}");
+    }
+    assert_eq!(
+        hooks_run(&runs(&log)),
+        ["prepare-commit-msg"],
+        "ours ran once, for the commit after the linked one (it may be its amend)"
+    );
+    env.git(&["pack-refs", "--all"]);
+    let (_, stderr) = commit(&env, Some(Store::Refs), "h.txt", "packed");
+    assert_eq!(stderr, "", "packed");
+    assert_eq!(hooks_run(&runs(&log)), ["prepare-commit-msg"]);
 }
 
 /// HEAD links a checkpoint: its amend with `-m` (which prepare-commit-msg cannot tell from a
