@@ -78,8 +78,9 @@ pub enum Synced {
 }
 
 impl Synced {
-    /// Whether nothing was due: pushing is off, or a git-refs flush found no ref due and
-    /// nothing went wrong (the pre-push hook's scripts may then skip the next such push while
+    /// Whether nothing was due: pushing is off, a git-refs flush found no ref due and nothing
+    /// went wrong, or the v1 branch has nothing the remote lacks (no branch, or the remote's
+    /// copy at its tip) (the pre-push hook's scripts may then skip the next such push while
     /// nothing is queued, `ops::hooks::fast`).
     pub fn nothing_due(&self) -> bool {
         match self {
@@ -93,7 +94,9 @@ impl Synced {
                     && r.stopped.is_none()
                     && r.timed_out.is_none()
             }
-            Synced::Branch { .. } => false,
+            Synced::Branch { outcome, .. } => {
+                matches!(outcome, BranchPush::NothingToPush | BranchPush::UpToDate)
+            }
         }
     }
 }

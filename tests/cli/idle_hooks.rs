@@ -57,6 +57,11 @@ fn hooks_logging_runs(env: &TestEnv) -> PathBuf {
     log
 }
 
+/// Stages session `sid` with one transcript line in the main worktree.
+fn stage(env: &TestEnv, sid: &str) {
+    record(env, env.repo(), sid, Some(&lines(&[LINE_1])), &[]);
+}
+
 /// Sets the mtime of `path` an hour back.
 fn age(path: &Path) {
     let f = std::fs::File::options().write(true).open(path).unwrap();
@@ -244,13 +249,7 @@ fn pushes_with_nothing_queued_run_no_binary_and_checkpoints_still_go() {
     push("origin");
     assert_eq!(runs(&log), Vec::<String>::new(), "no binary ran");
 
-    record(
-        &env,
-        env.repo(),
-        "sess-idle-2",
-        Some(&lines(&[LINE_1])),
-        &[],
-    );
+    stage(&env, "sess-idle-2");
     let (head, _) = commit(&env, Some(Store::Refs), "d.txt", "linked again");
     let second = the_trailer(&env, &head);
     runs(&log);
@@ -340,4 +339,48 @@ fn a_linked_worktree_skips_too_and_a_typed_trailer_still_reaches_ours() {
     );
     assert_eq!(hooks_run(&runs(&log)), ["post-commit"], "{stderr}");
     assert!(stderr.contains("malformed"), "{stderr}");
+}
+
+/// With default settings (the git-branch primary), a push whose v1 branch the remote already
+/// holds runs no binary of ours once ours found it so; a new checkpoint moves the branch and is
+/// pushed, and a branch only in packed-refs never counts as unmoved.
+#[test]
+fn pushes_on_the_default_store_skip_ours_until_the_v1_branch_moves() {
+    let env = TestEnv::new();
+    let origin = env.bare_remote("origin");
+    let log = hooks_logging_runs(&env);
+    let v1 = "refs/heads/entire/checkpoints/v1";
+    let push = || {
+        env.git_hooked_ok(None, env.repo(), &["push", "-q", "origin", "main"]);
+    };
+    record(&env, env.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    commit(&env, None, "a.txt", "linked");
+    push(); // main first: the v1 branch waits for a remote with a branch
+    push();
+    assert_eq!(rev_in(&env, &origin, v1), env.rev(v1));
+    push(); // ours finds the remote's copy at the tip
+    runs(&log);
+    push();
+    assert_eq!(runs(&log), Vec::<String>::new(), "no binary ran");
+
+    stage(&env, "sess-idle-2");
+    commit(&env, None, "b.txt", "linked again");
+    runs(&log);
+    push();
+    assert_eq!(
+        hooks_run(&runs(&log)),
+        ["prepush"],
+        "the branch moved: ours ran"
+    );
+    assert_eq!(rev_in(&env, &origin, v1), env.rev(v1), "and pushed it");
+
+    push();
+    env.git(&["pack-refs", "--all"]);
+    runs(&log);
+    push();
+    assert_eq!(
+        hooks_run(&runs(&log)),
+        ["prepush"],
+        "packed-refs written since: ours ran"
+    );
 }

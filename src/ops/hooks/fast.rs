@@ -14,10 +14,11 @@
 //!   fast path of prepare-commit-msg), taken away by post-rewrite.
 //! - `<git dir>/entire-commit-note`: the message file of the commit whose prepare-commit-msg
 //!   linked nothing (the script's fast path, or ours), for that commit's post-commit script.
-//! - `<git common dir>/entire/push-idle`: one `<remote> <url> <primary> <mirrors>` line (git's
-//!   arguments to pre-push, `ENTIRE_CHECKPOINTS_PRIMARY` and `ENTIRE_CHECKPOINTS_MIRRORS`) per
-//!   push that found nothing due; with no queue file present, the next such push has nothing
-//!   to do either.
+//! - `<git common dir>/entire/push-idle`: one `<remote> <url> <primary> <mirrors> <v1>` line
+//!   (git's arguments to pre-push, `ENTIRE_CHECKPOINTS_PRIMARY`, `ENTIRE_CHECKPOINTS_MIRRORS`
+//!   and the v1 branch's loose ref file, `-` for none) per push that found nothing due; with no
+//!   queue file present, the same v1 file and no `packed-refs` written since, the next such
+//!   push has nothing to do either (git-refs writes queue, git-branch writes move the v1 file).
 
 use std::path::Path;
 
@@ -99,16 +100,33 @@ pub fn post_rewrite_ran(repo: &Repo) {
     remove(&repo.git_dir().join(UNLINKED_HEAD));
 }
 
-/// After a push to `remote` (`url`, as git gave them to pre-push) that found nothing due:
-/// the next one has nothing to do while nothing is queued.
-pub fn push_was_idle(repo: &Repo, remote: &str, url: &str) {
+/// The v1 branch's loose ref file as the pre-push script reads it (its first line), `-` when
+/// there is none; `None` in a reftable repository, where the script cannot read refs.
+pub fn v1_file(repo: &Repo) -> Option<String> {
+    if repo.ref_format() != crate::git::format::RefFormat::Files {
+        return None;
+    }
+    let path = repo.common_dir().join(crate::store::branch::V1_BRANCH_REF);
+    Some(match std::fs::read_to_string(path) {
+        Ok(text) => text.lines().next().unwrap_or_default().to_owned(),
+        Err(_) => "-".to_owned(),
+    })
+}
+
+/// After a push to `remote` (`url`, as git gave them to pre-push) that found nothing due, with
+/// [`v1_file`] `v1` before it and still: the next one has nothing to do while nothing is queued
+/// and the v1 branch has not moved.
+pub fn push_was_idle(repo: &Repo, remote: &str, url: &str, v1: Option<String>) {
+    let Some(v1) = v1.filter(|before| Some(before) == v1_file(repo).as_ref()) else {
+        return;
+    };
     let env = |k| std::env::var(k).unwrap_or_default();
     let line = format!(
-        "{remote} {url} {} {}",
+        "{remote} {url} {} {} {v1}",
         env("ENTIRE_CHECKPOINTS_PRIMARY"),
         env("ENTIRE_CHECKPOINTS_MIRRORS")
     );
-    if line.contains('\n') {
+    if line.contains('\n') || v1.is_empty() {
         return;
     }
     let path = repo.common_dir().join("entire").join(PUSH_IDLE);
