@@ -90,6 +90,18 @@ pub enum TopologyError {
         /// Why nothing matched.
         why: Option<&'static str>,
     },
+    /// None of the checkpoints the commit `rev` links is held here, and `remote` (which reads
+    /// fetch from) was asked for them or lacked them a moment ago: the commit's author may not
+    /// have pushed them yet. The message is `error`'s; the hint says so.
+    #[error("{error}")]
+    LinkedButNotPushed {
+        /// The commit as named.
+        rev: String,
+        /// The remote that lacks the checkpoint, as shown to the user.
+        remote: String,
+        /// The first linked checkpoint's absence (boxed: a rare error keeps every result small).
+        error: Box<StoreError>,
+    },
     /// A commit named where one checkpoint is needed links several.
     #[error("{rev} links {} checkpoints ({}): name one of them", .ids.len(), .ids.join(", "))]
     SeveralLinked {
@@ -305,6 +317,8 @@ pub struct Topology<'r> {
     /// again (`remote::misses`) unless `refresh`.
     fetching: Option<(&'r Repo, Remote)>,
     refresh: bool,
+    /// What this process asked the remote for and it lacked (for "not found" to say so).
+    asked_now: std::sync::Mutex<Vec<CheckpointId>>,
 }
 
 impl<'r> Topology<'r> {
@@ -488,6 +502,7 @@ impl<'r> Topology<'r> {
             mirrors,
             fetching: None,
             refresh: false,
+            asked_now: std::sync::Mutex::default(),
         }
     }
 
@@ -659,6 +674,9 @@ impl<'r> Topology<'r> {
         }
         let found = self.read_routed(id, false)?;
         if found.is_none() {
+            if let Ok(mut asked) = self.asked_now.lock() {
+                asked.push(id.clone());
+            }
             // Opened again: the fetch may have changed the memo (the remote's tips moved).
             let mut misses = Misses::open(repo);
             misses.record(repo, remote, std::slice::from_ref(id));
@@ -737,6 +755,12 @@ impl<'r> Topology<'r> {
         self.branch.ignored()
     }
 
+    /// The remote reads fetch from, as shown to the user, when they do.
+    pub fn fetches_from(&self) -> Option<String> {
+        let (_, remote) = self.fetching.as_ref()?;
+        Some(crate::git::url::redact(remote))
+    }
+
     /// Where a read of `id` looks, in order, as shown to the user; last, when the remote was
     /// not asked because it lacked `id` a moment ago, when that was.
     pub fn places(&self, id: &CheckpointId) -> Vec<String> {
@@ -773,11 +797,15 @@ impl<'r> Topology<'r> {
                 }
             }
         }
-        if let Some((remote, ago)) = remembered {
-            out.push(format!(
+        let asked_now = self.asked_now.lock().is_ok_and(|a| a.contains(id));
+        match remembered {
+            // Asked by this very command: there is no memory to refresh.
+            Some((remote, _)) if asked_now => out.push(format!("{remote} (asked just now)")),
+            Some((remote, ago)) => out.push(format!(
                 "not {remote}, which lacked it {} ago (--refresh asks again)",
                 crate::remote::misses::age(ago)
-            ));
+            )),
+            None => {}
         }
         out
     }
@@ -1054,7 +1082,7 @@ impl crate::base::error::ExitStatus for TopologyError {
             | TopologyError::DuplicateType { .. }
             | TopologyError::Construct { .. } => FAILURE,
             TopologyError::Ambiguous { .. } | TopologyError::SeveralLinked { .. } => USAGE,
-            TopologyError::NoMatch { .. } => NOT_FOUND,
+            TopologyError::NoMatch { .. } | TopologyError::LinkedButNotPushed { .. } => NOT_FOUND,
             TopologyError::InvalidId(e) => e.exit_code(),
             TopologyError::Store(e) => e.exit_code(),
         }

@@ -175,6 +175,13 @@ impl CliError {
                 "fix the file (the warning above gives the line and column); `git entire-checkpoint config` checks it"
                     .to_owned(),
             ),
+            CliError::Topology(entire_checkpoints::topology::TopologyError::LinkedButNotPushed {
+                rev,
+                remote,
+                ..
+            }) => Some(format!(
+                "{rev} names it, but {remote} does not hold it: its author may not have pushed it yet (their next `git push` sends it; then `--refresh` reads it)"
+            )),
             e if e.exit_code() == entire_checkpoints::base::error::NOT_FOUND => Some(
                 "`git entire-checkpoint list` lists the checkpoints held here; `list --remote` adds the remote's"
                     .to_owned(),

@@ -37,9 +37,16 @@ pub fn checkpoints(
         for e in &absent {
             notice(&format!("{target}: {e}"));
         }
-        match first {
-            Some(e) => Err(e.into()),
-            None => Ok(found),
+        match (first, topo.fetches_from()) {
+            (Some(error), Some(remote)) if error.is_not_found() => {
+                Err(TopologyError::LinkedButNotPushed {
+                    rev: target.to_owned(),
+                    remote,
+                    error: Box::new(error),
+                })
+            }
+            (Some(e), _) => Err(e.into()),
+            (None, _) => Ok(found),
         }
     };
     match topo.resolve(target) {

@@ -14,6 +14,13 @@ const ENABLE: &str = "git entire-checkpoint enable";
 /// condensed session committed and everything pushed to a bare `origin`; returns the origin and
 /// the commit.
 fn author() -> (TestEnv, PathBuf, String) {
+    let (env, origin, head) = unpushed_author();
+    env.git_hooked_ok(None, env.repo(), &["push", "-q", "origin", "main"]);
+    (env, origin, head)
+}
+
+/// [`author`] before the push: the commit and its checkpoint are only in the author's clone.
+fn unpushed_author() -> (TestEnv, PathBuf, String) {
     let env = TestEnv::new();
     let origin = env.bare_remote("origin");
     // enable says to commit what it wrote to .entire/, which is what tells every clone.
@@ -34,7 +41,6 @@ fn author() -> (TestEnv, PathBuf, String) {
         &[],
     );
     let (head, _) = commit(&env, None, "a.txt", "work");
-    env.git_hooked_ok(None, env.repo(), &["push", "-q", "origin", "main"]);
     (env, origin, head)
 }
 
@@ -276,4 +282,42 @@ fn list_in_a_fresh_clone_says_what_the_remote_holds_and_how_to_fetch_it() {
     let (out, err) = list(&mate, &["list"]);
     assert_eq!(out.lines().count(), 1, "{out}");
     assert!(!err.contains("holds"), "{err}");
+}
+
+/// A commit whose checkpoint its author has not pushed yet (pushed with `--no-verify`, so our
+/// pre-push did not run): a teammate's `show` of it is "not found" (exit 3), and the hint says
+/// the author may not have pushed it, since the remote was asked and lacks it. Once the author
+/// pushes, `--refresh` reads it. An ID given by hand that no one holds gets no such hint.
+#[test]
+fn a_checkpoint_its_author_has_not_pushed_says_so() {
+    let (env, origin, head) = unpushed_author();
+    env.git_hooked_ok(
+        None,
+        env.repo(),
+        &["push", "-q", "--no-verify", "origin", "main"],
+    );
+    let held = env.git_in(
+        &origin,
+        &["for-each-ref", "--format=%(refname)", "refs/entire/"],
+    );
+    assert_eq!(held, "", "the checkpoint stayed with its author");
+
+    let mate = env.clone_of(&origin, "mate", &[]);
+    let hint = "may not have pushed it yet";
+    let out = env.run_primary_in(None, &mate, &["show", &head]);
+    let err = assert_code(&out, 3, "show of a commit whose checkpoint is not pushed");
+    assert!(err.contains("no checkpoint matches"), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("hint: ") && l.contains(hint)),
+        "{err}"
+    );
+    // A made-up ID names no commit: nothing suggests anyone will push it.
+    let out = env.run_primary_in(None, &mate, &["show", "a1b2c3d4e5f6"]);
+    let err = assert_code(&out, 3, "show of an ID no one holds");
+    assert!(!err.contains(hint), "{err}");
+
+    env.git_hooked_ok(None, env.repo(), &["push", "-q", "origin", "main"]);
+    let out = env.run_primary_in(None, &mate, &["show", "--refresh", &head]);
+    assert_success(&out, &["show", "--refresh", &head]);
 }
