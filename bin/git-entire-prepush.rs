@@ -80,11 +80,12 @@ fn prepush(
         return;
     };
     // git does not tell a pre-push hook about `--dry-run`; its own arguments do, where the
-    // platform shows them (docs/how-it-works.md: elsewhere a dry run pushes them).
+    // platform shows them (docs/how-it-works.md: elsewhere a dry run pushes them). Nothing is
+    // wrong: the user asked for a dry run, so this is information, not a warning.
     if entire_checkpoints::base::invoker::invoking_git()
         .is_some_and(|args| entire_checkpoints::base::invoker::is_dry_run_push(&args))
     {
-        warn(
+        common::cli::info(
             quiet,
             "dry run: checkpoint refs were not pushed (they stay queued)",
         );

@@ -1674,7 +1674,8 @@ fn a_disconnected_history_is_merged_not_reset() {
 }
 
 /// `git push --dry-run` (and `-n`) publishes nothing: the pre-push hook runs, but the checkpoint
-/// refs stay queued and never reach the remote; the real push then sends them.
+/// refs stay queued and never reach the remote, which it says as information (a dry run is
+/// what the user asked for: no `warning:`); the real push then sends them.
 #[test]
 fn a_dry_run_push_publishes_no_checkpoint() {
     let env = TestEnv::new();
@@ -1692,6 +1693,12 @@ fn a_dry_run_push_publishes_no_checkpoint() {
             &["push", flag, "origin", "main"],
         );
         assert!(out.status.success(), "git push {flag}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("entire: dry run: checkpoint refs were not pushed")
+                && !err.contains("warning:"),
+            "git push {flag}: {err}"
+        );
         assert!(
             env.checkpoint_tips_in(&origin).is_empty(),
             "git push {flag} pushed checkpoint refs"
