@@ -80,7 +80,8 @@ for GIT in "$(command -v git)" /usr/bin/git; do
     printf '  commit, staged session:  %6.1f / %6.1f\n' \
         "$(instructions "$GIT" -C "$plain" $commit | awk '{ print $1 / 1e6 }')" \
         "$(instructions "$GIT" -C "$hooks" $commit | awk '{ print $1 / 1e6 }')"
-    # The staged commit queued a checkpoint: pushed untimed, so nothing is left to push.
+    # The commits above and the queued checkpoint: pushed untimed, so nothing is left to push.
+    "$GIT" -C "$plain" push -q origin main
     "$GIT" -C "$hooks" push -q origin main
     printf '  push, nothing to push:   %6.1f / %6.1f\n' \
         "$(instructions "$GIT" -C "$plain" push -q origin main | awk '{ print $1 / 1e6 }')" \
