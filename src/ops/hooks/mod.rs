@@ -182,7 +182,10 @@ pub struct Installed {
 /// where it does not run. Where pre-commit's script is in place, ours goes where it runs it
 /// ([`our_path`]). Where husky or lefthook owns the directory, ours goes into its configuration
 /// instead ([`Manager::wire`]; ours left in the directory by an earlier install are taken out,
-/// what they chained put back), unless `options.force`. A shared or tracked directory
+/// what they chained put back), unless `options.force`; under husky ours also goes into the
+/// default `hooks` directory, which git runs again once husky's `core.hooksPath` is unset, and
+/// a plain install adds ours to husky's scripts where a `.husky` directory exists (husky's
+/// later install then runs ours). A shared or tracked directory
 /// ([`sharing`]) is left alone unless `options.shared`. `options.force` where husky owns the
 /// directory is refused ([`HookError::HuskyForced`]).
 pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookError> {
@@ -198,9 +201,21 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
     if let Some(manager) = manager.filter(|_| !options.force) {
         manager.check_wirable()?;
         let (mut warnings, restored) = take_ours_out(&dir)?;
-        let (done, wire_warnings) = manager.wire(&restored)?;
+        let (mut done, wire_warnings) = manager.wire(&restored)?;
         warnings.extend(wire_warnings);
         warnings.extend(ignore_local_files(repo));
+        if let Manager::Husky { .. } = manager {
+            // husky has no uninstall of its own: once `core.hooksPath` is unset, git runs the
+            // default directory again, and ours must be there (inert until then).
+            let default = repo.common_dir().join("hooks");
+            if default != dir {
+                write_ours(repo, &default, &mut warnings, &mut done)?;
+                done.push(format!(
+                    "installed ours in {} too: git runs them there once husky's core.hooksPath is unset",
+                    default.display()
+                ));
+            }
+        }
         return Ok(Installed {
             states: status(repo),
             done,
@@ -223,27 +238,45 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
         ));
     }
     warnings.extend(ignore_local_files(repo));
-    std::fs::create_dir_all(&dir).map_err(io(format!("create {}", dir.display())))?;
-    let mut states = Vec::new();
-    let gc = crate::ops::gc::enabled_in_settings(repo).then_some(GC_SCRIPT);
-    for (name, script) in SCRIPTS.into_iter().chain(gc) {
-        let path = our_path(&dir, name);
-        if path.exists() && !is_ours(&path) {
-            warnings.extend(keep_foreign(&dir, name, &path)?);
-        }
-        if path != dir.join(name) {
-            done.extend(drop_chained_pre_commit(&dir, name)?);
-        }
-        let text = render(script, &mut warnings);
-        write_script(&path, &text)?;
-        states.push((name.to_string(), state(&dir, name, None)));
+    let states = write_ours(repo, &dir, &mut warnings, &mut done)?;
+    // husky's committed scripts run ours once husky is installed (it points core.hooksPath
+    // away from `dir`, where ours would stop running).
+    for husky in Manager::leftovers(repo, None) {
+        done.extend(husky.wire(&[])?.0);
     }
-    record_written_dir(repo, &dir)?;
     Ok(Installed {
         states,
         done,
         warnings,
     })
+}
+
+/// Writes our scripts into the hooks directory `dir`, chaining each foreign hook in our place,
+/// and records `dir` for `hooks uninstall`. Returns each hook's state; adds what the user
+/// should be told to `warnings` and `done`.
+fn write_ours(
+    repo: &Repo,
+    dir: &Path,
+    warnings: &mut Vec<String>,
+    done: &mut Vec<String>,
+) -> Result<Vec<(String, HookState)>, HookError> {
+    std::fs::create_dir_all(dir).map_err(io(format!("create {}", dir.display())))?;
+    let mut states = Vec::new();
+    let gc = crate::ops::gc::enabled_in_settings(repo).then_some(GC_SCRIPT);
+    for (name, script) in SCRIPTS.into_iter().chain(gc) {
+        let path = our_path(dir, name);
+        if path.exists() && !is_ours(&path) {
+            warnings.extend(keep_foreign(dir, name, &path)?);
+        }
+        if path != dir.join(name) {
+            done.extend(drop_chained_pre_commit(dir, name)?);
+        }
+        let text = render(script, warnings);
+        write_script(&path, &text)?;
+        states.push((name.to_string(), state(dir, name, None)));
+    }
+    record_written_dir(repo, dir)?;
+    Ok(states)
 }
 
 /// The file where `hooks install` records each hooks directory it wrote ours into (one path a
