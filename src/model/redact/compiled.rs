@@ -1,14 +1,17 @@
 //! The engines of the built-in rules: the DFAs `build.rs` compiled from [`BUILTIN`], embedded
 //! in the binary and loaded in place, and, made the first time a rule needs them, the
 //! capture engine that reads a match's `value` group and the regex crate's `Regex` for a rule
-//! `build.rs` left without DFAs.
+//! `build.rs` left without DFAs; and the lazy DFA of every rule at once that finds, in one pass
+//! over a text, where some rule matches ([`any_rule`]).
 
 use std::sync::OnceLock;
 
 use regex::bytes::Regex;
 use regex_automata::dfa::{dense, regex::Regex as DfaRegex};
-use regex_automata::nfa::thompson::{self, pikevm::PikeVM};
+use regex_automata::hybrid;
+use regex_automata::nfa::thompson::{self, pikevm::PikeVM, WhichCaptures};
 use regex_automata::util::syntax;
+use regex_automata::MatchKind;
 
 use super::rules::{Builtin, BUILTIN};
 
@@ -107,6 +110,38 @@ pub(super) fn capturer(i: usize) -> &'static PikeVM {
             .syntax(builtin_syntax())
             .thompson(thompson::Config::new().utf8(false))
             .build(&(BUILTIN[i].pattern)())
+            .expect("built-in redaction rules compile")
+    })
+}
+
+/// The cache of [`any_rule`]'s lazy DFA: the states a large real transcript visits fit in it
+/// (measured on the corpus: docs/performance.md, "Redaction in one pass"), so it is filled once
+/// rather than cleared again and again.
+const ANY_RULE_CACHE: usize = 8 << 20;
+
+/// One lazy DFA over the patterns of every built-in rule together, which reports, searching
+/// forward with [`regex_automata::Input::earliest`], the first place where a match of some
+/// rule ends (all matches kept, [`MatchKind::All`], so none hides another). Built the first
+/// time a large text is redacted (about a millisecond); it never gives up on a text (no
+/// minimum of cache clears), so a search cannot fail.
+pub(super) fn any_rule() -> &'static hybrid::dfa::DFA {
+    static DFA: OnceLock<hybrid::dfa::DFA> = OnceLock::new();
+    DFA.get_or_init(|| {
+        let patterns: Vec<String> = BUILTIN.iter().map(|r| (r.pattern)()).collect();
+        hybrid::dfa::DFA::builder()
+            .configure(
+                hybrid::dfa::DFA::config()
+                    .match_kind(MatchKind::All)
+                    .cache_capacity(ANY_RULE_CACHE)
+                    .minimum_cache_clear_count(None),
+            )
+            .syntax(builtin_syntax())
+            .thompson(
+                thompson::Config::new()
+                    .utf8(false)
+                    .which_captures(WhichCaptures::None),
+            )
+            .build_many(&patterns)
             .expect("built-in redaction rules compile")
     })
 }

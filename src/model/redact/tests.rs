@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::compiled::{embedded, finder, Dfa};
-use super::matching::{replace_builtin, replace_secrets, Triggers, REFERENCE};
+use super::matching::{replace_builtin, replace_secrets, Triggers, ONE_PASS_ALWAYS, REFERENCE};
 use super::rules::BUILTIN;
 use super::*;
 
@@ -33,6 +33,15 @@ fn assert_same_as_reference(input: &[u8]) {
         r.redact_bytes(input),
         reference(&r, input),
         "{:?}",
+        String::from_utf8_lossy(input)
+    );
+    ONE_PASS_ALWAYS.set(true);
+    let one_pass = r.redact_bytes(input);
+    ONE_PASS_ALWAYS.set(false);
+    assert_eq!(
+        one_pass,
+        reference(&r, input),
+        "in one pass: {:?}",
         String::from_utf8_lossy(input)
     );
     for (i, rule) in BUILTIN.iter().enumerate() {
@@ -1240,4 +1249,53 @@ fn views_leave_look_alikes_alone() {
     for text in texts {
         assert_eq!(red(text), (text.to_owned(), 0), "{text}");
     }
+}
+
+/// Secrets of different rules that overlap (a token inside a credential assignment, a URL's
+/// password, a bearer JWT, a credential member holding a provider key) or touch (one right
+/// after another, on one line and on lines either side of a piece's cut `}\n{`) are redacted
+/// exactly as the rules one after another over the whole text do: the one-pass search finds
+/// the pieces, the rules in order decide what goes.
+#[test]
+fn overlapping_and_adjacent_secrets_of_different_rules() {
+    let ghp = "ghp_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2";
+    let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+    let cases = [
+        format!("token={ghp}"),
+        format!("GITHUB_TOKEN={ghp};"),
+        format!("https://alice:{ghp}@github.com/r"),
+        format!("Authorization: Bearer {jwt}"),
+        format!(r#"{{"api_key": "AKIAIOSFODNN7EXAMPLE"}}"#),
+        format!(r#"{{"c":"{{\"password\":\"{ghp}\"}}"}}"#),
+        format!("AKIAIOSFODNN7EXAMPLE {ghp} xoxb-1234567890-abcdefghij"),
+        format!("AKIAIOSFODNN7EXAMPLE,{ghp}"),
+        format!("pwd=hunter22;token={ghp}"),
+        format!("sk-proj-Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1 {ghp}"),
+        format!("-----BEGIN RSA PRIVATE KEY-----\\n{ghp}\\n-----END RSA PRIVATE KEY-----"),
+    ];
+    for case in &cases {
+        assert_same_as_reference(case.as_bytes());
+        let line = serde_json::json!({ "c": case }).to_string();
+        assert_same_as_reference(line.as_bytes());
+    }
+    // All of them on lines of one JSONL text, each next to the others across the cuts: the
+    // whole text redacts as each line alone does.
+    let lines: Vec<String> = cases
+        .iter()
+        .map(|c| serde_json::json!({ "c": c }).to_string())
+        .collect();
+    let text = lines.join("\n");
+    assert_same_as_reference(text.as_bytes());
+    let r = Redactor::builtin();
+    let (whole, n) = r.redact_bytes(text.as_bytes());
+    let each: Vec<(Vec<u8>, usize)> = lines.iter().map(|l| r.redact_bytes(l.as_bytes())).collect();
+    assert_eq!(n, each.iter().map(|(_, n)| n).sum::<usize>());
+    assert_eq!(
+        whole,
+        each.into_iter()
+            .map(|(t, _)| t)
+            .collect::<Vec<_>>()
+            .join(&b'\n')
+    );
+    assert!(!String::from_utf8_lossy(&whole).contains("a1B2a1B2"));
 }
