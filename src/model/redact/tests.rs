@@ -1265,7 +1265,7 @@ fn overlapping_and_adjacent_secrets_of_different_rules() {
         format!("GITHUB_TOKEN={ghp};"),
         format!("https://alice:{ghp}@github.com/r"),
         format!("Authorization: Bearer {jwt}"),
-        format!(r#"{{"api_key": "AKIAIOSFODNN7EXAMPLE"}}"#),
+        r#"{"api_key": "AKIAIOSFODNN7EXAMPLE"}"#.to_owned(),
         format!(r#"{{"c":"{{\"password\":\"{ghp}\"}}"}}"#),
         format!("AKIAIOSFODNN7EXAMPLE {ghp} xoxb-1234567890-abcdefghij"),
         format!("AKIAIOSFODNN7EXAMPLE,{ghp}"),
