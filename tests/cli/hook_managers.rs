@@ -1685,7 +1685,22 @@ fn dance(theirs: Theirs) {
             .filter(|f| !(before.contains(f) && after.contains(f)))
             .map(|(name, _, _)| name)
             .collect();
-        assert!(differ.is_empty(), "{order}: not as before: {differ:?}");
+        // What cannot be as before (docs/hooks.md, lefthook): `hooks uninstall` while lefthook
+        // runs the user's pre-push that ours had it run (ours came first, when the hook was
+        // running) keeps the job in lefthook-local.yml, or the hook would stop running; nothing
+        // of ours runs after `lefthook uninstall` to delete the file.
+        let left_behind = theirs == Theirs::Lefthook && !hidden_by_theirs && uninstalls[0] == "O";
+        if left_behind {
+            let local =
+                std::fs::read_to_string(s.repo().join("lefthook-local.yml")).unwrap_or_default();
+            assert!(
+                local.contains("pre-push.old") && !local.contains("name: entire-checkpoints"),
+                "{order}: lefthook-local.yml runs only the user's pre-push:\n{local}"
+            );
+            assert_eq!(differ, ["lefthook-local.yml"], "{order}: only it differs");
+        } else {
+            assert!(differ.is_empty(), "{order}: not as before: {differ:?}");
+        }
     }
 }
 
@@ -1705,7 +1720,6 @@ fn the_whole_dance_with_husky() {
 }
 
 #[test]
-#[ignore = "known gaps (issue 33, docs/hooks.md `The whole dance`): after lefthook is uninstalled first, ours (run only from lefthook-local.yml) no longer runs; hooks uninstall while lefthook is installed keeps lefthook-local.yml running the user's displaced hooks, which lefthook uninstall leaves behind"]
 fn the_whole_dance_with_lefthook() {
     dance(Theirs::Lefthook);
 }

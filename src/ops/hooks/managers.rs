@@ -65,9 +65,7 @@ impl Manager {
             });
         }
         let root = repo.workdir()?;
-        let hooks_are_lefthooks = HOOK_NAMES
-            .iter()
-            .any(|n| read(&dir.join(n)).contains("lefthook"));
+        let hooks_are_lefthooks = HOOK_NAMES.iter().any(|n| is_lefthook_hook(&dir.join(n)));
         (hooks_are_lefthooks || LEFTHOOK_CONFIGS.iter().any(|f| root.join(f).exists())).then(|| {
             Manager::Lefthook {
                 root: root.to_path_buf(),
@@ -78,17 +76,28 @@ impl Manager {
 
     /// The managers whose configuration may still hold ours although `owner` (what
     /// [`Manager::detect`] found) is not them: husky's scripts stay in `.husky` after husky is
-    /// uninstalled (husky 9 has no uninstall: `core.hooksPath` is unset, the scripts stay), so
-    /// `hooks uninstall` takes our lines out of them too.
+    /// uninstalled (husky 9 has no uninstall: `core.hooksPath` is unset, the scripts stay), and
+    /// our `lefthook-local.yml` stays after `lefthook uninstall`, so `hooks uninstall` takes ours
+    /// out of them too.
     pub fn leftovers(repo: &Repo, owner: Option<&Manager>) -> Vec<Manager> {
-        let Some(scripts) = repo.workdir().map(|w| w.join(".husky")) else {
+        let Some(root) = repo.workdir() else {
             return Vec::new();
         };
-        let husky_owns = matches!(owner, Some(Manager::Husky { .. }));
-        if husky_owns || !scripts.is_dir() {
-            return Vec::new();
+        let mut out = Vec::new();
+        let scripts = root.join(".husky");
+        if !matches!(owner, Some(Manager::Husky { .. })) && scripts.is_dir() {
+            out.push(Manager::Husky { scripts });
         }
-        vec![Manager::Husky { scripts }]
+        let ours_local = LEFTHOOK_LOCAL
+            .iter()
+            .any(|f| read(&root.join(f)).starts_with(ADDED_MARK));
+        if !matches!(owner, Some(Manager::Lefthook { .. })) && ours_local {
+            out.push(Manager::Lefthook {
+                root: root.to_path_buf(),
+                hooks: super::hooks_dir(repo),
+            });
+        }
+        out
     }
 
     /// The manager's name.
@@ -141,20 +150,23 @@ impl Manager {
     }
 
     /// Makes the manager's configuration run each of our hooks it does not run yet, after
-    /// [`Manager::check_wirable`]. `restored` are the user's hooks that ours chained and that
-    /// taking ours out of the hooks directory put back where lefthook keeps what it displaced:
-    /// lefthook runs them, with every hook of the user's that its install displaces now.
-    /// Returns one sentence per change, then the warnings (one sentence each), for the user.
-    pub fn wire(&self, restored: &[PathBuf]) -> Result<(Vec<String>, Vec<String>), HookError> {
+    /// [`Manager::check_wirable`]. `users` are the user's hooks that ours chains and that ran
+    /// until now (lefthook: ours is about to be moved aside to `<hook>.old`, where it does not
+    /// run them): lefthook runs them, with every hook of the user's that its install displaces
+    /// now. Returns one sentence per change, then the warnings (one sentence each), for the user.
+    pub fn wire(&self, users: &[PathBuf]) -> Result<(Vec<String>, Vec<String>), HookError> {
         self.check_wirable()?;
         match self {
             Manager::Husky { scripts } => Ok((wire_husky(scripts)?, Vec::new())),
-            Manager::Lefthook { root, hooks } => wire_lefthook(root, hooks, restored),
+            Manager::Lefthook { root, hooks } => wire_lefthook(root, hooks, users),
         }
     }
 
-    /// Takes out what [`Manager::wire`] put in; returns one sentence per change.
-    pub fn unwire(&self) -> Result<Vec<String>, HookError> {
+    /// Takes out what [`Manager::wire`] put in; returns one sentence per change. `moved` are
+    /// the user's hooks that taking ours out of the hooks directory put back, from where ours
+    /// chained them to where ours was: lefthook keeps running one it ran that is now where it
+    /// never runs a hook itself (`<hook>.old`).
+    pub fn unwire(&self, moved: &[(PathBuf, PathBuf)]) -> Result<Vec<String>, HookError> {
         let mut out = Vec::new();
         match self {
             Manager::Husky { scripts } => {
@@ -184,7 +196,15 @@ impl Manager {
                 };
                 // The user's hooks it runs keep running until lefthook's own uninstall puts
                 // them back.
-                let users = running_users_hooks(hooks, &read(&path));
+                let text = read(&path);
+                let mut users = running_users_hooks(hooks, &text);
+                for (from, to) in moved {
+                    let old = to.extension().is_some_and(|e| e == "old");
+                    if old && runs_users_hook(&text, from) && !users.contains(to) {
+                        users.push(to.clone());
+                    }
+                }
+                users.sort();
                 if users.is_empty() {
                     std::fs::remove_file(&path)
                         .map_err(io(format!("remove {}", path.display())))?;
@@ -192,9 +212,9 @@ impl Manager {
                 } else {
                     write_lefthook_local(&path, &users, false)?;
                     out.push(format!(
-                        "took ours out of {}; it still runs {} (`lefthook uninstall` puts them back)",
-                        path.display(),
-                        names(&users)
+                        "took ours out of {path}; it still runs {} (lefthook never runs a hook it keeps as .old itself): after `lefthook uninstall`, which puts them back in place, delete {path}",
+                        names(&users),
+                        path = path.display(),
                     ));
                 }
             }
@@ -206,13 +226,15 @@ impl Manager {
 /// Writes our `lefthook-local.yml` (unless one that runs ours is there) and runs
 /// `lefthook install`. lefthook moves a hook it finds in its place that is not its own to
 /// `<hook>.old` and never runs it: each hook of the user's it is about to displace, each in
-/// `restored`, and each our file already runs, is run by a job of the file, before ours.
+/// `chained` (ours chains them, and ran them until now), and each our file already runs, is run
+/// by a job of the file, before ours.
 fn wire_lefthook(
     root: &Path,
     hooks: &Path,
-    restored: &[PathBuf],
+    chained: &[PathBuf],
 ) -> Result<(Vec<String>, Vec<String>), HookError> {
     let mut out = Vec::new();
+    let mut newly_run = Vec::new();
     let existing = LEFTHOOK_LOCAL
         .iter()
         .map(|f| root.join(f))
@@ -223,7 +245,7 @@ fn wire_lefthook(
     if path.exists() && !text.starts_with(ADDED_MARK) {
         // The user's own file, which runs ours already (check_wirable), and which we do not
         // edit: lefthook's install would silently disable the hooks it displaces.
-        let kept = restored
+        let kept = chained
             .iter()
             .chain(&displaced)
             .cloned()
@@ -238,7 +260,12 @@ fn wire_lefthook(
         }
     } else {
         let mut users = running_users_hooks(hooks, &text);
-        for p in restored.iter().chain(&displaced) {
+        for p in chained {
+            if !users.contains(p) {
+                newly_run.push(p);
+            }
+        }
+        for p in chained.iter().chain(&displaced) {
             if !users.contains(p) {
                 users.push(p.clone());
             }
@@ -260,11 +287,12 @@ fn wire_lefthook(
             path.display()
         ));
     }
-    for p in restored {
+    for p in newly_run {
         out.push(format!(
-            "your hook {}, which ours ran, runs from {}",
+            "{} runs your {hook} hook {}, before ours: lefthook never runs the {hook}.old it moves a hook to",
+            path.display(),
             p.display(),
-            path.display()
+            hook = hook_of(p),
         ));
     }
     // lefthook installs a git hook only for the hooks its configuration has jobs for.
@@ -309,29 +337,40 @@ fn displaced_by_lefthook(root: &Path, hooks: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The user's hooks kept as `<hook>.old` in `hooks` that our `lefthook-local.yml` (`text`)
-/// runs.
+/// The user's hooks in `hooks` (kept as `<hook>.old` by lefthook, or chained by ours) that our
+/// `lefthook-local.yml` (`text`) runs.
 fn running_users_hooks(hooks: &Path, text: &str) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(hooks)
         .into_iter()
         .flatten()
         .filter_map(|e| Some(e.ok()?.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "old"))
-        .filter(|p| is_users_hook(p) && text.contains(&yaml_quoted(&users_job_run(p))))
+        .filter(|p| is_users_hook(p) && runs_users_hook(text, p))
         .collect();
     out.sort();
     out
 }
 
-/// Whether the file at `path` is a hook of the user's: neither lefthook's nor ours.
-fn is_users_hook(path: &Path) -> bool {
-    path.is_file() && !read(path).contains("lefthook") && !super::is_ours(path)
+/// Whether our `lefthook-local.yml` (`text`) has a job that runs the user's hook at `path`.
+fn runs_users_hook(text: &str, path: &Path) -> bool {
+    text.contains(&yaml_quoted(&users_job_run(path)))
 }
 
-/// The git hook a kept `<hook>.old` file is for.
+/// Whether the file at `path` is a hook of the user's: neither lefthook's nor ours.
+fn is_users_hook(path: &Path) -> bool {
+    path.is_file() && !is_lefthook_hook(path) && !super::is_ours(path)
+}
+
+/// Whether the hook file at `path` is lefthook's.
+pub(super) fn is_lefthook_hook(path: &Path) -> bool {
+    read(path).contains("lefthook")
+}
+
+/// The git hook a hook file kept under another name (`<hook>.old`, `<hook>.pre-entire.002`)
+/// is for: git's hook names have no dot.
 fn hook_of(kept: &Path) -> &str {
-    kept.file_stem()
+    kept.file_name()
         .and_then(|s| s.to_str())
+        .and_then(|s| s.split('.').next())
         .unwrap_or_default()
 }
 

@@ -181,9 +181,10 @@ pub struct Installed {
 /// kept earlier, as `<name>.pre-entire.NNN`, with a warning naming it: no hook is ever kept
 /// where it does not run. Where pre-commit's script is in place, ours goes where it runs it
 /// ([`our_path`]). Where husky or lefthook owns the directory, ours goes into its configuration
-/// instead ([`Manager::wire`]; ours left in the directory by an earlier install are taken out,
-/// what they chained put back), unless `options.force`; under husky ours also goes into the
-/// default `hooks` directory, which git runs again once husky's `core.hooksPath` is unset, and
+/// instead ([`Manager::wire`]), unless `options.force`: under husky, ours left in its directory
+/// by an earlier install are taken out (what they chained put back); under lefthook, ours also
+/// goes to `<name>.old` ([`keep_ours_under_lefthook`]), which `lefthook uninstall` puts back in
+/// place; under husky ours also goes into the default `hooks` directory, which git runs again once husky's `core.hooksPath` is unset, and
 /// a plain install adds ours to husky's scripts where a `.husky` directory exists (husky's
 /// later install then runs ours). A shared or tracked directory
 /// ([`sharing`]) is left alone unless `options.shared`. `options.force` where husky owns the
@@ -200,8 +201,19 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
     // changes nothing.
     if let Some(manager) = manager.filter(|_| !options.force) {
         manager.check_wirable()?;
-        let (mut warnings, restored) = take_ours_out(&dir)?;
-        let (mut done, wire_warnings) = manager.wire(&restored)?;
+        let mut warnings = Vec::new();
+        let mut done = Vec::new();
+        let users = match manager {
+            Manager::Lefthook { .. } => {
+                keep_ours_under_lefthook(&dir, &manager, &mut warnings, &mut done)?
+            }
+            Manager::Husky { .. } => {
+                warnings.extend(take_ours_out(&dir)?);
+                Vec::new()
+            }
+        };
+        let (wired, wire_warnings) = manager.wire(&users)?;
+        done.extend(wired);
         warnings.extend(wire_warnings);
         warnings.extend(ignore_local_files(repo));
         if let Manager::Husky { .. } = manager {
@@ -425,24 +437,89 @@ pub fn displaced(repo: &Repo) -> Vec<String> {
         .collect()
 }
 
-/// Takes ours out of a hooks directory a manager owns, putting back what each chained: ours at
-/// `<name>`, and ours at `<name>.old`, where lefthook keeps a hook it replaced and never runs
-/// it. Returns the warnings for the user and the hooks put back at `<name>.old` (lefthook runs
-/// them from then on, see [`Manager::wire`]).
-fn take_ours_out(dir: &Path) -> Result<(Vec<String>, Vec<PathBuf>), HookError> {
+/// Takes ours out of a hooks directory husky owns, putting back what each chained. Returns the
+/// warnings for the user.
+fn take_ours_out(dir: &Path) -> Result<Vec<String>, HookError> {
     let mut warnings = Vec::new();
-    let mut restored = Vec::new();
     for (name, _) in SCRIPTS {
-        for path in [dir.join(name), dir.join(format!("{name}.old"))] {
-            if is_ours(&path) {
-                warnings.extend(remove_ours(dir, name, &path)?);
-                if path.exists() && path.extension().is_some_and(|e| e == "old") {
-                    restored.push(path);
-                }
-            }
+        let path = dir.join(name);
+        if is_ours(&path) {
+            warnings.extend(remove_ours(dir, name, &path)?.0);
         }
     }
-    Ok((warnings, restored))
+    Ok(warnings)
+}
+
+/// Where lefthook owns the hooks directory `dir`: each of our hooks goes to `<name>.old`, where
+/// lefthook keeps the hook it replaced and from where `lefthook uninstall` puts it back, so ours
+/// runs again (chaining the user's hooks) once lefthook is uninstalled; until then lefthook runs
+/// ours from its configuration ([`Manager::wire`]). Where lefthook's hook is not in place yet,
+/// ours goes in place, and the `lefthook install` that follows moves it to `<name>.old` (where
+/// that install cannot run, ours runs as without lefthook). A hook of the user's in our place
+/// runs now: it is chained (`<name>.pre-entire`) and returned, for lefthook to run it. One
+/// lefthook keeps at `<name>.old`, which it does not run, is chained too, not returned: it runs
+/// again, with ours, once lefthook is uninstalled, as it would without ours. The hooks ours
+/// chains where it ran them until now (ours in place, or moved aside by lefthook without
+/// lefthook running ours yet) are returned too. Adds what the user should be told to `warnings`
+/// and `done`.
+fn keep_ours_under_lefthook(
+    dir: &Path,
+    manager: &Manager,
+    warnings: &mut Vec<String>,
+    done: &mut Vec<String>,
+) -> Result<Vec<PathBuf>, HookError> {
+    std::fs::create_dir_all(dir).map_err(io(format!("create {}", dir.display())))?;
+    let theirs = |p: &Path| p.exists() && !is_ours(p) && !managers::is_lefthook_hook(p);
+    let mut users = Vec::new();
+    for (name, script) in SCRIPTS {
+        let here = dir.join(name);
+        let old = dir.join(format!("{name}.old"));
+        if theirs(&old) {
+            let slot = chain(dir, name, &old)?;
+            done.push(format!(
+                "your hook {} (lefthook does not run it) is kept as {}: ours runs it again once lefthook is uninstalled",
+                old.display(),
+                slot.display()
+            ));
+        }
+        if is_ours(&here) || (is_ours(&old) && !manager.runs_ours(name)) {
+            users.extend(chained_hooks(dir, name).into_iter().map(|f| dir.join(f)));
+        }
+        if theirs(&here) {
+            users.push(chain(dir, name, &here)?);
+        }
+        let target = if here.exists() && !is_ours(&here) || is_ours(&old) {
+            old
+        } else {
+            here.clone()
+        };
+        if target != here && is_ours(&here) {
+            // lefthook cannot move ours aside onto ours.
+            std::fs::remove_file(&here).map_err(io(format!("remove {}", here.display())))?;
+        }
+        write_script(&target, &render(script, warnings))?;
+    }
+    Ok(users)
+}
+
+/// Renames the hook at `path` to the next of the hooks ours chains for `name` in `dir`
+/// ([`chain_slot`]); returns its new path.
+fn chain(dir: &Path, name: &str, path: &Path) -> Result<PathBuf, HookError> {
+    let slot = dir.join(chain_slot(dir, name));
+    std::fs::rename(path, &slot).map_err(io(format!("keep {}", path.display())))?;
+    Ok(slot)
+}
+
+/// The file name the next hook ours chains for `name` in `dir` gets: `<name>.pre-entire`, or
+/// after the hooks already kept there, `<name>.pre-entire.NNN`.
+fn chain_slot(dir: &Path, name: &str) -> String {
+    if chained_hooks(dir, name).is_empty() {
+        return format!("{name}{CHAINED_SUFFIX}");
+    }
+    (2..)
+        .map(|n| format!("{name}{CHAINED_SUFFIX}.{n:03}"))
+        .find(|f| !dir.join(f).exists())
+        .expect("a free slot")
 }
 
 /// Writes `.entire/.gitignore` so that the per-clone settings file is never committed (as the
@@ -485,8 +562,7 @@ fn drop_chained_pre_commit(dir: &Path, name: &str) -> Result<Vec<String>, HookEr
 fn keep_foreign(dir: &Path, name: &str, path: &Path) -> Result<Option<String>, HookError> {
     let kept = chained_hooks(dir, name);
     if kept.is_empty() {
-        let slot = dir.join(format!("{name}{CHAINED_SUFFIX}"));
-        std::fs::rename(path, slot).map_err(io(format!("keep {}", path.display())))?;
+        chain(dir, name, path)?;
         return Ok(None);
     }
     let found = std::fs::read(path).ok();
@@ -500,10 +576,7 @@ fn keep_foreign(dir: &Path, name: &str, path: &Path) -> Result<Option<String>, H
             path.display()
         )));
     }
-    let slot = (2..)
-        .map(|n| format!("{name}{CHAINED_SUFFIX}.{n:03}"))
-        .find(|f| !dir.join(f).exists())
-        .expect("a free slot");
+    let slot = chain_slot(dir, name);
     std::fs::rename(path, dir.join(&slot)).map_err(io(format!("keep {}", path.display())))?;
     Ok(Some(format!(
         "{} had replaced our {name} hook since it was installed; it is kept as {slot} and runs after {}, then ours",
@@ -594,27 +667,26 @@ pub fn sharing(repo: &Repo, dir: &Path) -> Option<String> {
 pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
     let dir = hooks_dir(repo);
     let owner = Manager::detect(repo, &dir);
-    let mut done = match &owner {
-        Some(manager) => manager.unwire()?,
-        None => Vec::new(),
-    };
-    for manager in Manager::leftovers(repo, owner.as_ref()) {
-        done.extend(manager.unwire()?);
-    }
     let mut warnings = Vec::new();
+    let mut elsewhere = Vec::new();
+    // The user's hooks put back in `dir`, from where to where: a manager's configuration that
+    // runs one follows it.
+    let mut moved = Vec::new();
     for d in written_dirs(repo) {
         let mut removed = Vec::new();
         for (name, _) in SCRIPTS.into_iter().chain([GC_SCRIPT]) {
             // lefthook keeps a hook it replaced as `<name>.old`.
             for path in [our_path(&d, name), d.join(format!("{name}.old"))] {
                 if is_ours(&path) {
-                    warnings.extend(remove_ours(&d, name, &path)?);
+                    let (older, put_back) = remove_ours(&d, name, &path)?;
+                    warnings.extend(older);
+                    moved.extend(put_back.filter(|_| d == dir));
                     removed.push(name);
                 }
             }
         }
         if d != dir && !removed.is_empty() {
-            done.push(format!(
+            elsewhere.push(format!(
                 "removed ours from {} too (git runs hooks from {} now), putting back what they ran: {}",
                 d.display(),
                 dir.display(),
@@ -622,6 +694,14 @@ pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
             ));
         }
     }
+    let mut done = match &owner {
+        Some(manager) => manager.unwire(&moved)?,
+        None => Vec::new(),
+    };
+    for manager in Manager::leftovers(repo, owner.as_ref()) {
+        done.extend(manager.unwire(&moved)?);
+    }
+    done.extend(elsewhere);
     let file = written_dirs_file(repo);
     if file.exists() {
         std::fs::remove_file(&file).map_err(io(format!("remove {}", file.display())))?;
@@ -633,16 +713,23 @@ pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
     })
 }
 
+/// A hook put back from where ours chained it (`.0`) to where ours was (`.1`).
+type PutBack = (PathBuf, PathBuf);
+
 /// Removes our `name` hook at `path` and puts the last hook it chains there. Returns a warning
-/// for each older chained hook, left where it is.
-fn remove_ours(dir: &Path, name: &str, path: &Path) -> Result<Vec<String>, HookError> {
+/// for each older chained hook, left where it is, and the hook put back.
+fn remove_ours(
+    dir: &Path,
+    name: &str,
+    path: &Path,
+) -> Result<(Vec<String>, Option<PutBack>), HookError> {
     std::fs::remove_file(path).map_err(io(format!("remove {}", path.display())))?;
     let mut kept = chained_hooks(dir, name);
-    if let Some(last) = kept.pop() {
-        std::fs::rename(dir.join(&last), path)
-            .map_err(io(format!("restore {}", path.display())))?;
+    let put_back = kept.pop().map(|last| (dir.join(last), path.to_path_buf()));
+    if let Some((from, to)) = &put_back {
+        std::fs::rename(from, to).map_err(io(format!("restore {}", to.display())))?;
     }
-    Ok(kept
+    let older = kept
         .into_iter()
         .map(|older| {
             format!(
@@ -650,7 +737,8 @@ fn remove_ours(dir: &Path, name: &str, path: &Path) -> Result<Vec<String>, HookE
                 dir.join(older).display()
             )
         })
-        .collect())
+        .collect();
+    Ok((older, put_back))
 }
 
 /// The state of our `name` hook in `dir` (run by pre-commit's script counts as installed), where
