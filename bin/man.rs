@@ -152,7 +152,7 @@ const FILES: [(&str, &str); 6] = [
 ];
 
 /// Example command lines and what they do; each page shows those of its command.
-const EXAMPLES: [(&str, &str); 12] = [
+const EXAMPLES: [(&str, &str); 13] = [
     (
         "git entire-checkpoint hooks install",
         "Link commits to checkpoints and push checkpoints with every git push.",
@@ -168,6 +168,12 @@ const EXAMPLES: [(&str, &str); 12] = [
     (
         "git entire-checkpoint show 01KVBJCWYA4YW6J5M9GP655HZN --json",
         "One checkpoint as JSON.",
+    ),
+    (
+        "git entire-checkpoint show HEAD --transcript",
+        "The latest session of the current commit's checkpoint as a conversation: each prompt, \
+         the agent's replies, each tool call with its file and the lines it wrote, long outputs \
+         elided, entries of no known shape as stored (--raw: the stored bytes).",
     ),
     (
         "git entire-checkpoint cat 01KVBJCWYA4YW6J5M9GP655HZN 0/full.jsonl",

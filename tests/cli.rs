@@ -37,6 +37,8 @@ mod completion;
 mod concurrency;
 #[path = "cli/config_cmd.rs"]
 mod config_cmd;
+#[path = "cli/conversation.rs"]
+mod conversation;
 #[path = "cli/crash.rs"]
 mod crash;
 #[path = "cli/credentials.rs"]

@@ -13,6 +13,8 @@
 #   ref, checkpoints v2) and its refs is listed (`list --remote`) and shown, and its
 #   transcript read either works or is a clear error naming the checkpoint (blobs absent from
 #   the snapshot), never a crash;
+# - the conversation view of every session's transcript present (as a terminal's pager gets
+#   `show --transcript`) exits 0 and accounts for every entry of it (tests/corpus_view.py);
 # - `list main` lists exactly the commits of main that link checkpoints by the reference's trailer
 #   rule, with the same IDs in the same order, and exits 0;
 # - its figures are the corpus README's (commits of main, commits with trailers by the
@@ -208,6 +210,12 @@ for e in json.load(sys.stdin):
         fi
     done
     echo "corpus: $name: $(echo "$expected" | wc -w) checkpoints listed and shown; transcripts: $read_ok read, $read_absent absent from the snapshot (clear error)"
+
+    # The conversation view of every transcript present: exit 0, every entry accounted for.
+    view_started=$SECONDS
+    python3 "$root/tests/corpus_view.py" "$origin" "$name" ||
+        fail "$name: view: some transcripts' conversation view failed or left entries out"
+    echo "corpus: $name: view checked in $((SECONDS - view_started)) s"
 
     # `list main`: every commit with a trailer is listed, the dangling ones as not found, and
     # nothing fails (absent transcript blobs do not matter to a list line).

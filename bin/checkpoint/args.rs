@@ -507,11 +507,13 @@ pub struct ShowArgs {
     /// Only this session (slot number or session ID).
     #[arg(long, value_name = "N|SID")]
     pub session: Option<String>,
-    /// Print the transcript of the session (default: the latest) instead.
+    /// Print the transcript of the session (default: the latest) instead: on a terminal the
+    /// conversation it records (prompts, replies, tool calls and the lines they wrote), else the
+    /// stored bytes.
     #[arg(long)]
     pub transcript: bool,
-    /// With --transcript: write the stored bytes as they are, also to a terminal (where control
-    /// characters are otherwise written out visibly).
+    /// With --transcript: write the stored bytes as they are, also to a terminal (instead of
+    /// the conversation). --json does the same.
     #[arg(long, requires = "transcript")]
     pub raw: bool,
     #[command(flatten)]

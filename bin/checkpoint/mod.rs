@@ -5,6 +5,7 @@ pub mod args;
 mod blame;
 mod completion;
 mod config;
+mod conversation;
 mod dates;
 mod demo;
 mod doctor;

@@ -24,6 +24,7 @@ use entire_checkpoints::store::{
 use entire_checkpoints::topology::{Listing, Topology};
 
 use super::args::{DateFormat, RangeArgs, ShowArgs};
+use super::conversation;
 use super::dates;
 use super::pager;
 use super::style::{escape, Slot, Style};
@@ -45,7 +46,7 @@ pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs, style: &Style) -> Res
     for cp in &checkpoints {
         let slot = a.session.as_deref().map(|s| cp.slot_of(s)).transpose()?;
         if a.transcript {
-            transcript(topo, cp, slot, a.raw)?;
+            transcript(topo, cp, slot, a.raw || a.json, style)?;
             continue;
         }
         let cache = (!a.json).then(|| WritesCache::in_common_dir(repo.common_dir()));
@@ -83,9 +84,16 @@ fn code_commits(repo: &Repo, map: Option<&rewrites::RewriteMap>, cp: &Checkpoint
     rewrites::linking_commits(repo, map, &cp.id).unwrap_or_default()
 }
 
-/// Streams the transcript of session `slot` (default: the latest) to stdout: memory stays
-/// bounded whatever its size escaped unless `raw`, see [`stream_stored`]).
-fn transcript(topo: &Topology<'_>, cp: &Checkpoint, slot: Option<usize>, raw: bool) -> Result<()> {
+/// Streams the transcript of session `slot` (default: the latest) to stdout, memory bounded
+/// whatever its size: on a terminal (or its pager) as a conversation unless `raw`
+/// ([`conversation`]), else the stored bytes ([`stream_stored`]).
+fn transcript(
+    topo: &Topology<'_>,
+    cp: &Checkpoint,
+    slot: Option<usize>,
+    raw: bool,
+    style: &Style,
+) -> Result<()> {
     let slot = match slot {
         Some(s) => s,
         None => cp
@@ -104,7 +112,11 @@ fn transcript(topo: &Topology<'_>, cp: &Checkpoint, slot: Option<usize>, raw: bo
             }
             other => other.into(),
         })?;
-    stream_stored(stream, raw)
+    if raw || pager::output() == pager::Output::Other {
+        return stream_stored(stream, true);
+    }
+    conversation::show(stream, style)?;
+    Ok(())
 }
 
 /// Copies stored content to stdout as it is read, so memory stays bounded whatever its size:

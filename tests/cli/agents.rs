@@ -3,18 +3,9 @@
 //! ones in the shapes real transcripts have), a transcript whose format is not its `agent`
 //! field's, and one in no known format.
 
-use std::path::{Path, PathBuf};
-
 use serde_json::Value;
 
-use crate::env::{assert_code, parse_json, stderr, Store, TestEnv};
-
-/// A fixture transcript.
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/transcripts")
-        .join(name)
-}
+use crate::env::{assert_code, parse_json, stderr, transcript_fixture, Store, TestEnv};
 
 /// Each fixture: its file, the `agent` its session is labelled with, the checkpoint, the file
 /// its transcript writes, the format blame must recognise, and the tool of the write.
@@ -104,7 +95,12 @@ fn labels(json: &Value) -> Vec<&str> {
 fn blame_attributes_the_lines_every_agents_transcript_shows_written() {
     let env = TestEnv::new();
     for (name, agent, id, short, _, _) in AGENTS {
-        checkpoint(&env, id, &std::fs::read(fixture(name)).unwrap(), agent);
+        checkpoint(
+            &env,
+            id,
+            &std::fs::read(transcript_fixture(name)).unwrap(),
+            agent,
+        );
         let written = format!("notes written by {short}\nsecond line from {short}\n");
         let mut files = vec![(
             format!("agents/{short}.txt"),

@@ -1435,3 +1435,42 @@ pub fn write_settings(env: &TestEnv, file: &str, value: &Value) {
         &serde_json::to_string_pretty(value).expect("settings JSON"),
     );
 }
+
+/// `git-entire-checkpoint <args>` run on a pseudo-terminal (util-linux `script`, `TERM=xterm`)
+/// in the repository, with a pager that marks each line it receives, and `extra` environment;
+/// what the terminal showed.
+pub fn on_terminal(env: &TestEnv, args: &str, extra: &[(&str, &str)]) -> String {
+    on_terminal_in(env, env.repo(), &checkpoint_bin(), args, extra)
+}
+
+/// [`on_terminal`] of the binary `program` in `dir`.
+pub fn on_terminal_in(
+    env: &TestEnv,
+    dir: &std::path::Path,
+    program: &std::path::Path,
+    args: &str,
+    extra: &[(&str, &str)],
+) -> String {
+    let command = format!("'{}' {args}", program.display());
+    let mut cmd = env.bin_cmd(std::path::Path::new("script"));
+    cmd.current_dir(dir)
+        .args(["-q", "-e", "-c", &command, "/dev/null"])
+        .env("ENTIRE_CHECKPOINTS_PRIMARY", Store::Refs.name())
+        .env("GIT_PAGER", "sed 's/^/PAGED: /'")
+        .env("TERM", "xterm")
+        .write_stdin("");
+    for (k, v) in extra {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert_success(&out, &["script", args]);
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A fixture transcript of `tests/fixtures/transcripts/` (small synthetic ones, in the shapes
+/// real transcripts of each agent have).
+pub fn transcript_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/transcripts")
+        .join(name)
+}

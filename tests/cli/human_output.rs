@@ -1,7 +1,9 @@
 //! How human output looks on a terminal: one date format in the local time zone (`--date`), and
 //! the pager (docs/cli.md, "Human output").
 
-use crate::env::{assert_success, fetch_bin, path_str, text, Store, TestEnv};
+use crate::env::{
+    assert_success, fetch_bin, on_terminal, on_terminal_in, path_str, text, Store, TestEnv,
+};
 use crate::fixtures::{write_std, CREATED_AT, HEX_ID, HEX_ID_2, TRANSCRIPT};
 
 /// stdout of `git-entire-checkpoint <args>` under `TZ=tz`.
@@ -55,37 +57,6 @@ fn times_are_shown_in_one_format_in_the_local_zone() {
         json.contains(&format!("\"created_at\": \"{CREATED_AT}\"")),
         "{json}"
     );
-}
-
-/// `git-entire-checkpoint <args>` run on a pseudo-terminal (util-linux `script`, `TERM=xterm`)
-/// in the repository, with a pager that marks each line it receives, and `extra` environment;
-/// what the terminal showed.
-fn on_terminal(env: &TestEnv, args: &str, extra: &[(&str, &str)]) -> String {
-    on_terminal_in(env, env.repo(), &crate::env::checkpoint_bin(), args, extra)
-}
-
-/// [`on_terminal`] of the binary `program` in `dir`.
-fn on_terminal_in(
-    env: &TestEnv,
-    dir: &std::path::Path,
-    program: &std::path::Path,
-    args: &str,
-    extra: &[(&str, &str)],
-) -> String {
-    let command = format!("'{}' {args}", program.display());
-    let mut cmd = env.bin_cmd(std::path::Path::new("script"));
-    cmd.current_dir(dir)
-        .args(["-q", "-e", "-c", &command, "/dev/null"])
-        .env("ENTIRE_CHECKPOINTS_PRIMARY", Store::Refs.name())
-        .env("GIT_PAGER", "sed 's/^/PAGED: /'")
-        .env("TERM", "xterm")
-        .write_stdin("");
-    for (k, v) in extra {
-        cmd.env(k, v);
-    }
-    let out = cmd.output().unwrap();
-    assert_success(&out, &["script", args]);
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]

@@ -6,19 +6,12 @@
 //! writes nothing. Results are read with `git cat-file`. (The figures are checked against the
 //! reference's on real transcripts by `tests/corpus_tokens.py`, from `tests/corpus.sh`.)
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{json, Value};
 
 use crate::commit_hooks::{commit, install_hooks, record, the_trailer};
-use crate::env::{assert_code, path_str, Store, TestEnv};
-
-/// A fixture transcript.
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/transcripts")
-        .join(name)
-}
+use crate::env::{assert_code, path_str, transcript_fixture, Store, TestEnv};
 
 /// Token usage as stored: the five counters.
 fn usage(input: i64, creation: i64, read: i64, output: i64, calls: i64) -> Value {
@@ -70,7 +63,12 @@ fn write_derives_token_usage_from_every_agent_transcript_that_records_it() {
     ];
     for (n, (file, expected)) in cases.iter().enumerate() {
         let expected = expected.map(|[i, c, r, o, calls]| usage(i, c, r, o, calls));
-        let (session, root) = written(&env, &format!("b0000000000{n}"), &fixture(file), &[]);
+        let (session, root) = written(
+            &env,
+            &format!("b0000000000{n}"),
+            &transcript_fixture(file),
+            &[],
+        );
         assert_eq!(
             session.get("token_usage"),
             expected.as_ref(),
@@ -91,7 +89,7 @@ fn a_given_token_usage_wins_and_a_bad_one_is_a_usage_error_that_writes_nothing()
     let (session, _) = written(
         &env,
         "b00000000011",
-        &fixture("claude-code.jsonl"),
+        &transcript_fixture("claude-code.jsonl"),
         &["--token-usage", given],
     );
     assert_eq!(session["token_usage"]["input_tokens"], 1);
@@ -121,7 +119,7 @@ fn a_given_token_usage_wins_and_a_bad_one_is_a_usage_error_that_writes_nothing()
 fn each_condensed_checkpoint_counts_the_calls_of_its_own_window() {
     let env = TestEnv::new();
     install_hooks(&env);
-    let full = std::fs::read(fixture("codex.jsonl")).unwrap();
+    let full = std::fs::read(transcript_fixture("codex.jsonl")).unwrap();
     let first: Vec<u8> = full
         .split_inclusive(|&b| b == b'\n')
         .take(4)
@@ -140,7 +138,7 @@ fn each_condensed_checkpoint_counts_the_calls_of_its_own_window() {
     assert_eq!(two["checkpoint_transcript_start"], 4);
 
     // An OpenCode session is one JSON document: its window counts messages, not lines.
-    let doc = std::fs::read(fixture("opencode.json")).unwrap();
+    let doc = std::fs::read(transcript_fixture("opencode.json")).unwrap();
     record(&env, env.repo(), "opencode-1", Some(&doc), &[]);
     let (three, _) = commit(&env, None, "c.txt", "third");
     let three = env.json(store, &the_trailer(&env, &three), "0/metadata.json");

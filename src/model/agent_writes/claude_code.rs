@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::jsonl::{Entry, Text};
-use super::AgentWrites;
+use super::{str_at, text_of, Turns};
 
 /// An entry's `message`.
 #[derive(Deserialize)]
@@ -62,26 +62,47 @@ struct Item {
     #[serde(default)]
     text: Text,
     #[serde(default)]
+    thinking: Text,
+    #[serde(default)]
     name: String,
     #[serde(default)]
-    input: Option<ToolInput>,
+    input: Option<Value>,
+    /// A `tool_result`'s content: a string or a list of parts.
+    #[serde(default)]
+    content: Option<Value>,
 }
 
-/// The inputs of the file-writing tools; other tools' inputs of other types are skipped.
-#[derive(Deserialize, Default)]
-struct ToolInput {
-    #[serde(default)]
-    file_path: Text,
-    #[serde(default)]
-    notebook_path: Text,
-    #[serde(default)]
-    new_string: Text,
-    #[serde(default)]
-    content: Text,
-    #[serde(default)]
-    new_source: Text,
-    #[serde(default)]
-    edits: Option<Value>,
+/// Entry types that hold nothing of the conversation: the harness's own bookkeeping.
+const BOOKKEEPING: &[&str] = &[
+    "agent-name",
+    "ai-title",
+    "attachment",
+    "bridge-session",
+    "custom-title",
+    "file-history-snapshot",
+    "last-prompt",
+    "mode",
+    "permission-mode",
+    "pr-link",
+    "progress",
+    "queue-operation",
+    "summary",
+    "system",
+];
+
+/// Whether an entry of type `kind` is Claude Code's bookkeeping, in a transcript known to be
+/// Claude Code's.
+pub(super) fn is_bookkeeping(kind: &str) -> bool {
+    BOOKKEEPING.contains(&kind)
+}
+
+/// Whether the entry `v`, before any entry said which agent's transcript it is, is Claude
+/// Code's bookkeeping: of one of its types, with one of its session or message identifiers.
+pub(super) fn looks_like_bookkeeping(v: &Value) -> bool {
+    is_bookkeeping(str_at(v, "type"))
+        && ["sessionId", "parentUuid", "messageId", "leafUuid", "uuid"]
+            .iter()
+            .any(|k| v.get(k).is_some())
 }
 
 /// Claude Code's harness commands that never prompt the model (they change a setting, print,
@@ -125,13 +146,13 @@ pub(super) fn slash_command(text: &str) -> Option<String> {
 }
 
 /// Reads one entry (on transcript line `line`).
-pub(super) fn entry(entry: Entry, line: usize, out: &mut AgentWrites) {
+pub(super) fn entry(entry: Entry, line: usize, out: &mut impl Turns) {
     let Some(message) = entry.message else {
         return;
     };
     let ts = entry.timestamp.as_str();
     match (entry.kind.as_str(), message.content) {
-        ("user", _) if entry.is_meta => {}
+        ("user", _) if entry.is_meta => out.known(),
         ("user", Content::Text(text)) => out.prompt(text, ts, line),
         ("user", Content::Items(items)) => {
             let texts: Vec<&str> = items
@@ -142,31 +163,46 @@ pub(super) fn entry(entry: Entry, line: usize, out: &mut AgentWrites) {
             if !texts.is_empty() {
                 out.prompt(texts.join("\n"), ts, line);
             }
+            for result in items.iter().filter(|i| i.kind == "tool_result") {
+                out.output(&text_of(result.content.as_ref().unwrap_or(&Value::Null)));
+            }
         }
+        ("assistant", Content::Text(text)) => out.reply(&text),
         ("assistant", Content::Items(items)) => {
-            for item in items.iter().filter(|i| i.kind == "tool_use") {
-                let Some(input) = &item.input else { continue };
-                let file = match input.file_path.as_str() {
-                    "" => input.notebook_path.as_str(),
-                    f => f,
-                };
-                let name = item.name.as_str();
-                match name {
-                    "Edit" => out.write(name, file, input.new_string.as_str(), ts, line),
-                    "Write" => out.write(name, file, input.content.as_str(), ts, line),
-                    "NotebookEdit" => out.write(name, file, input.new_source.as_str(), ts, line),
-                    "MultiEdit" => {
-                        let edits = input.edits.as_ref().and_then(Value::as_array);
-                        let text: Vec<&str> = edits
-                            .into_iter()
-                            .flatten()
-                            .filter_map(|e| e.get("new_string").and_then(Value::as_str))
-                            .collect();
-                        out.write(name, file, &text.join("\n"), ts, line);
-                    }
+            for item in &items {
+                match item.kind.as_str() {
+                    "text" => out.reply(item.text.as_str()),
+                    "thinking" => out.thinking(item.thinking.as_str()),
+                    "tool_use" => tool_use(item, ts, line, out),
                     _ => {}
                 }
             }
+        }
+        _ => {}
+    }
+}
+
+/// Reports a `tool_use` item, and what it wrote when it is one of the file-writing tools.
+fn tool_use(item: &Item, ts: &str, line: usize, out: &mut impl Turns) {
+    let Some(input) = &item.input else { return };
+    let name = item.name.as_str();
+    out.call(name, input);
+    let file = match str_at(input, "file_path") {
+        "" => str_at(input, "notebook_path"),
+        f => f,
+    };
+    match name {
+        "Edit" => out.write(name, file, str_at(input, "new_string"), ts, line),
+        "Write" => out.write(name, file, str_at(input, "content"), ts, line),
+        "NotebookEdit" => out.write(name, file, str_at(input, "new_source"), ts, line),
+        "MultiEdit" => {
+            let edits = input.get("edits").and_then(Value::as_array);
+            let text: Vec<&str> = edits
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.get("new_string").and_then(Value::as_str))
+                .collect();
+            out.write(name, file, &text.join("\n"), ts, line);
         }
         _ => {}
     }

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::jsonl::Entry;
-use super::AgentWrites;
+use super::{text_of, Turns};
 
 /// An entry's `payload`.
 #[derive(Deserialize)]
@@ -28,44 +28,85 @@ pub(super) struct Payload {
     content: Option<Value>,
     #[serde(default)]
     message: Option<Value>,
+    /// A tool call's result (`*_output` items).
+    #[serde(default)]
+    output: Option<Value>,
+    /// A reasoning item's summary parts.
+    #[serde(default)]
+    summary: Option<Value>,
+    /// What a `local_shell_call` or `web_search_call` did.
+    #[serde(default)]
+    action: Option<Value>,
 }
 
-/// Reads one entry (on transcript line `line`).
-pub(super) fn entry(entry: Entry, line: usize, out: &mut AgentWrites) {
-    let Some(p) = entry.payload else { return };
+/// Reads one entry (on transcript line `line`). Every `event_msg` but a `user_message`, and
+/// `session_meta`, `turn_context` and `compacted` entries, hold nothing of the conversation the
+/// response items do not (the events repeat them for the user interface).
+pub(super) fn entry(entry: Entry, line: usize, out: &mut impl Turns) {
+    let Some(p) = entry.payload else {
+        out.known();
+        return;
+    };
     let ts = entry.timestamp.as_str();
+    let texts = |v: &Option<Value>| -> Vec<String> {
+        let parts = v.as_ref().and_then(Value::as_array).into_iter().flatten();
+        parts
+            .filter_map(|c| c.get("text").and_then(Value::as_str))
+            .map(str::to_owned)
+            .collect()
+    };
     match (entry.kind.as_str(), p.kind.as_str()) {
         ("response_item", "message") if p.role == "user" => {
-            let texts: Vec<&str> = p
-                .content
-                .as_ref()
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(|c| c.get("text").and_then(Value::as_str))
-                .collect();
+            let texts = texts(&p.content);
             if !texts.is_empty() {
                 out.prompt(texts.join("\n"), ts, line);
             }
+        }
+        ("response_item", "message") if p.role == "assistant" => {
+            out.reply(&texts(&p.content).join("\n"));
+        }
+        ("response_item", "reasoning") => match texts(&p.summary) {
+            t if t.is_empty() => out.known(),
+            t => out.thinking(&t.join("\n")),
+        },
+        ("response_item", "custom_tool_call" | "function_call") => {
+            let args = match (&p.input, &p.arguments) {
+                (Some(input), _) => input.clone(),
+                (_, Some(Value::String(args))) => {
+                    serde_json::from_str(args).unwrap_or_else(|_| Value::from(args.as_str()))
+                }
+                (_, Some(args)) => args.clone(),
+                _ => Value::Null,
+            };
+            out.call(&p.name, &args);
+            if p.name == "apply_patch" {
+                let patch = match &args {
+                    Value::String(s) => Some(s.as_str()),
+                    v => v.get("input").and_then(Value::as_str),
+                };
+                for (file, added) in patch.map(patch_files).unwrap_or_default() {
+                    out.write(&p.name, &file, &added.join("\n"), ts, line);
+                }
+            }
+        }
+        ("response_item", "local_shell_call" | "web_search_call") => {
+            let name = p.kind.trim_end_matches("_call");
+            out.call(name, p.action.as_ref().unwrap_or(&Value::Null));
+        }
+        ("response_item", kind) if kind.ends_with("_output") => {
+            let output = p.output.as_ref().unwrap_or(&Value::Null);
+            out.output(&match output.get("content").or(output.get("output")) {
+                Some(inner) => text_of(inner),
+                None => text_of(output),
+            });
         }
         ("event_msg", "user_message") => {
             if let Some(text) = p.message.as_ref().and_then(Value::as_str) {
                 out.prompt(text.to_owned(), ts, line);
             }
         }
-        ("response_item", "custom_tool_call" | "function_call") if p.name == "apply_patch" => {
-            let patch = match (&p.input, &p.arguments) {
-                (Some(Value::String(s)), _) => Some(s.clone()),
-                (_, Some(Value::String(args))) => match serde_json::from_str::<Value>(args) {
-                    Ok(v) => v.get("input").and_then(Value::as_str).map(str::to_owned),
-                    Err(_) => Some(args.clone()),
-                },
-                _ => None,
-            };
-            for (file, added) in patch.as_deref().map(patch_files).unwrap_or_default() {
-                out.write(&p.name, &file, &added.join("\n"), ts, line);
-            }
-        }
+        ("response_item", "message")
+        | ("event_msg" | "session_meta" | "turn_context" | "compacted", _) => out.known(),
         _ => {}
     }
 }

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::{str_at, AgentWrites};
+use super::{str_at, text_of, Turns};
 
 const WRITE_TOOLS: &[&str] = &[
     "create",
@@ -18,15 +18,35 @@ const WRITE_TOOLS: &[&str] = &[
     "apply_patch",
 ];
 
-/// Reads one event (on transcript line `line`).
-pub(super) fn entry(v: &Value, line: usize, out: &mut AgentWrites) {
+/// Reads one event (on transcript line `line`). The tool requests of an `assistant.message`
+/// are the calls the `tool.execution_start` events report; `session.*`, `hook.*` and the
+/// other `assistant.*` events hold nothing of the conversation.
+pub(super) fn entry(v: &Value, line: usize, out: &mut impl Turns) {
     let ts = str_at(v, "timestamp");
     let data = v.get("data").unwrap_or(&Value::Null);
     match str_at(v, "type") {
         "user.message" => out.prompt(str_at(data, "content").to_owned(), ts, line),
+        "assistant.message" => match str_at(data, "content") {
+            "" => out.known(),
+            text => out.reply(text),
+        },
+        "assistant.reasoning" => out.thinking(str_at(data, "content")),
         "tool.execution_start" => {
             let args = data.get("arguments").unwrap_or(&Value::Null);
             out.tool_call(WRITE_TOOLS, str_at(data, "toolName"), args, ts, line);
+        }
+        "tool.execution_complete" => {
+            let result = data.get("result").unwrap_or(&Value::Null);
+            out.output(&match result.get("content") {
+                Some(content) => text_of(content),
+                None => text_of(result),
+            });
+        }
+        kind if ["session.", "hook.", "assistant."]
+            .iter()
+            .any(|p| kind.starts_with(p)) =>
+        {
+            out.known()
         }
         _ => {}
     }

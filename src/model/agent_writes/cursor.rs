@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::{AgentWrites, ItemTurns};
+use super::{ItemTurns, Turns};
 
 const TURNS: ItemTurns = ItemTurns {
     role_at: "/role",
@@ -24,7 +24,7 @@ fn user_query(text: &str) -> &str {
 }
 
 /// Reads one entry (on transcript line `line`).
-pub(super) fn entry(v: &Value, line: usize, out: &mut AgentWrites) {
+pub(super) fn entry(v: &Value, line: usize, out: &mut impl Turns) {
     TURNS.read(v, line, out);
 }
 

@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use super::{str_at, AgentWrites, ItemTurns};
+use super::{str_at, ItemTurns, Turns};
 
 const TURNS: ItemTurns = ItemTurns {
     role_at: "/message/role",
@@ -16,9 +16,12 @@ const TURNS: ItemTurns = ItemTurns {
     prompt: |text| (!text.trim_start().starts_with('<')).then_some(text),
 };
 
-/// Reads one entry (on transcript line `line`).
-pub(super) fn entry(v: &Value, line: usize, out: &mut AgentWrites) {
-    if str_at(v, "visibility") != "user_only" {
+/// Reads one entry (on transcript line `line`); the `session_start` header and what was shown
+/// to the user only hold nothing of the conversation.
+pub(super) fn entry(v: &Value, line: usize, out: &mut impl Turns) {
+    if str_at(v, "visibility") == "user_only" || str_at(v, "type") == "session_start" {
+        out.known();
+    } else {
         TURNS.read(v, line, out);
     }
 }

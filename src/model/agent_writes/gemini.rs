@@ -9,7 +9,7 @@
 
 use serde_json::Value;
 
-use super::{str_at, text_of, AgentWrites, TranscriptFormat};
+use super::{str_at, text_of, AgentWrites, TranscriptFormat, Turns};
 
 const WRITE_TOOLS: &[&str] = &["write_file", "replace", "edit_file", "save_file"];
 
@@ -28,37 +28,73 @@ pub(super) fn is(doc: &Value) -> bool {
 /// Reads the session; an entry is a message's number (from 1).
 pub(super) fn read(doc: &Value) -> AgentWrites {
     let mut out = AgentWrites::new(TranscriptFormat::GeminiCli);
-    let messages = doc.get("messages").and_then(Value::as_array);
-    for (i, m) in messages.into_iter().flatten().enumerate() {
-        let ts = str_at(m, "timestamp");
-        match str_at(m, "type") {
-            "user" => out.prompt(text_of(m.get("content").unwrap_or(&Value::Null)), ts, i + 1),
-            "gemini" => {
-                let calls = m.get("toolCalls").and_then(Value::as_array);
-                for call in calls.into_iter().flatten() {
-                    let when = match str_at(call, "timestamp") {
-                        "" => ts,
-                        t => t,
-                    };
-                    let args = call.get("args").unwrap_or(&Value::Null);
-                    let name = str_at(call, "name");
-                    match call
-                        .pointer("/resultDisplay/filePath")
-                        .and_then(Value::as_str)
-                    {
-                        Some(written) if !written.is_empty() && args.is_object() => {
-                            let mut args = args.clone();
-                            args["file_path"] = Value::from(written);
-                            out.tool_call(WRITE_TOOLS, name, &args, when, i + 1);
-                        }
-                        _ => out.tool_call(WRITE_TOOLS, name, args, when, i + 1),
-                    }
-                }
-            }
-            _ => {}
-        }
+    for (i, m) in messages(doc).iter().enumerate() {
+        message(m, i + 1, &mut out);
     }
     out
+}
+
+/// The session's messages.
+pub(super) fn messages(doc: &Value) -> &[Value] {
+    doc.get("messages")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// Reads message number `entry`; `info`, `error` and `warning` messages are the harness's.
+pub(super) fn message(m: &Value, entry: usize, out: &mut impl Turns) {
+    let ts = str_at(m, "timestamp");
+    match str_at(m, "type") {
+        "user" => out.prompt(text_of(m.get("content").unwrap_or(&Value::Null)), ts, entry),
+        "gemini" => {
+            let thoughts = m.get("thoughts").and_then(Value::as_array);
+            for t in thoughts.into_iter().flatten() {
+                out.thinking(&format!(
+                    "{}: {}",
+                    str_at(t, "subject"),
+                    str_at(t, "description")
+                ));
+            }
+            out.reply(&text_of(m.get("content").unwrap_or(&Value::Null)));
+            let calls = m.get("toolCalls").and_then(Value::as_array);
+            for call in calls.into_iter().flatten() {
+                tool_call(call, ts, entry, out);
+            }
+        }
+        "info" | "error" | "warning" => out.known(),
+        _ => {}
+    }
+}
+
+/// Reports a call and its result.
+fn tool_call(call: &Value, ts: &str, entry: usize, out: &mut impl Turns) {
+    let when = match str_at(call, "timestamp") {
+        "" => ts,
+        t => t,
+    };
+    let args = call.get("args").unwrap_or(&Value::Null);
+    let name = str_at(call, "name");
+    match call
+        .pointer("/resultDisplay/filePath")
+        .and_then(Value::as_str)
+    {
+        Some(written) if !written.is_empty() && args.is_object() => {
+            let mut args = args.clone();
+            args["file_path"] = Value::from(written);
+            out.tool_call(WRITE_TOOLS, name, &args, when, entry);
+        }
+        _ => out.tool_call(WRITE_TOOLS, name, args, when, entry),
+    }
+    let results = call.get("result").and_then(Value::as_array);
+    let outputs: Vec<String> = results
+        .into_iter()
+        .flatten()
+        .filter_map(|r| r.pointer("/functionResponse/response"))
+        .map(|r| text_of(r.get("output").or(r.get("error")).unwrap_or(&Value::Null)))
+        .collect();
+    if !outputs.is_empty() {
+        out.output(&outputs.join("\n"));
+    }
 }
 
 #[cfg(test)]

@@ -10,67 +10,98 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{
-    claude_code, codex, copilot, cursor, droid, pi, str_at, AgentWrites, TranscriptFormat,
+    claude_code, codex, copilot, cursor, droid, pi, str_at, AgentWrites, TranscriptFormat, Turns,
 };
 
 /// Reads the writes and prompts of a JSONL transcript.
 pub(super) fn extract(transcript: &[u8]) -> AgentWrites {
     let mut out = AgentWrites::new(TranscriptFormat::Unknown);
-    let mut known = None;
+    let mut reader = JsonLines::default();
     for (i, raw) in lines(transcript).enumerate() {
         let raw = raw.trim_ascii();
         if raw.is_empty() {
             continue;
         }
-        let line = i + 1;
+        match reader.line(raw, i + 1, &mut out) {
+            true => out.json_lines += 1,
+            false => out.skipped_lines += 1,
+        }
+    }
+    out.format = reader.format();
+    out
+}
+
+/// A JSONL transcript read a line at a time: the format, once an entry of a known shape said.
+#[derive(Default)]
+pub(super) struct JsonLines {
+    known: Option<TranscriptFormat>,
+}
+
+impl JsonLines {
+    /// The format recognised so far.
+    pub(super) fn format(&self) -> TranscriptFormat {
+        self.known.unwrap_or(TranscriptFormat::Unknown)
+    }
+
+    /// Reads the non-empty line `raw` (line number `line`), reporting to `out`; whether it is
+    /// JSON.
+    pub(super) fn line<T: Turns>(&mut self, raw: &[u8], line: usize, out: &mut T) -> bool {
+        let known = self.known;
         let typed = matches!(
             known,
             Some(TranscriptFormat::ClaudeCode | TranscriptFormat::Codex)
         );
         // Once the format is known to be Claude Code's or Codex's, only lines that can hold a
-        // prompt or a write are decoded; the others (tool results, most of a transcript's
-        // bytes) are only checked to look like a JSON object.
-        if typed && !may_matter(raw) {
-            match raw.first() == Some(&b'{') && raw.last() == Some(&b'}') {
-                true => out.json_lines += 1,
-                false => out.skipped_lines += 1,
-            }
-            continue;
+        // prompt or a write are decoded (unless every entry is wanted); the others (tool
+        // results, most of a transcript's bytes) are only checked to look like a JSON object.
+        if typed && !T::EVERY_ENTRY && !may_matter(raw) {
+            return raw.first() == Some(&b'{') && raw.last() == Some(&b'}');
         }
         if typed {
-            typed_entry(raw, line, known, &mut out);
-            continue;
+            return typed_entry(raw, line, known, out);
         }
         let Ok(value) = serde_json::from_slice::<Value>(raw) else {
-            out.skipped_lines += 1;
-            continue;
+            return false;
         };
-        out.json_lines += 1;
         let format = match known {
             Some(f) => f,
             None => match detect(&value) {
-                Some(f) => *known.insert(f),
-                None => continue,
+                Some(f) => *self.known.insert(f),
+                None => {
+                    if claude_code::looks_like_bookkeeping(&value) {
+                        out.known();
+                    }
+                    return true;
+                }
             },
         };
         match format {
+            // The entry that decided: read it as every later one is.
             TranscriptFormat::ClaudeCode | TranscriptFormat::Codex => {
-                // The entry that decided: read it as every later one is.
-                out.json_lines -= 1;
-                typed_entry(raw, line, known, &mut out);
+                typed_entry(raw, line, self.known, out)
             }
-            TranscriptFormat::Cursor => cursor::entry(&value, line, &mut out),
-            TranscriptFormat::CopilotCli => copilot::entry(&value, line, &mut out),
-            TranscriptFormat::Droid => droid::entry(&value, line, &mut out),
-            TranscriptFormat::Pi => pi::entry(&value, line, &mut out),
+            TranscriptFormat::Cursor => {
+                cursor::entry(&value, line, out);
+                true
+            }
+            TranscriptFormat::CopilotCli => {
+                copilot::entry(&value, line, out);
+                true
+            }
+            TranscriptFormat::Droid => {
+                droid::entry(&value, line, out);
+                true
+            }
+            TranscriptFormat::Pi => {
+                pi::entry(&value, line, out);
+                true
+            }
             TranscriptFormat::GeminiCli
             | TranscriptFormat::OpenCode
             | TranscriptFormat::Kiro
-            | TranscriptFormat::Unknown => {}
+            | TranscriptFormat::Unknown => true,
         }
     }
-    out.format = known.unwrap_or(TranscriptFormat::Unknown);
-    out
 }
 
 /// The format a JSONL entry is in, when its shape says.
@@ -94,31 +125,38 @@ pub(super) fn detect(v: &Value) -> Option<TranscriptFormat> {
 }
 
 /// Reads a Claude Code or Codex entry of a transcript in `known` format (a line of the other
-/// of the two formats is skipped).
-fn typed_entry(raw: &[u8], line: usize, known: Option<TranscriptFormat>, out: &mut AgentWrites) {
+/// of the two formats is skipped); whether it is JSON.
+fn typed_entry(
+    raw: &[u8],
+    line: usize,
+    known: Option<TranscriptFormat>,
+    out: &mut impl Turns,
+) -> bool {
     let entry: Entry = match serde_json::from_slice(raw) {
         Ok(e) => e,
-        Err(_) => {
-            match serde_json::from_slice::<IgnoredAny>(raw) {
-                Ok(_) => out.json_lines += 1,
-                Err(_) => out.skipped_lines += 1,
-            }
-            return;
-        }
+        Err(_) => return serde_json::from_slice::<IgnoredAny>(raw).is_ok(),
     };
-    out.json_lines += 1;
     let format = match entry.kind.as_str() {
         "user" | "assistant" if entry.message.is_some() => TranscriptFormat::ClaudeCode,
-        "response_item" | "event_msg" | "session_meta" | "turn_context" => TranscriptFormat::Codex,
-        _ => return,
+        "response_item" | "event_msg" | "session_meta" | "turn_context" | "compacted" => {
+            TranscriptFormat::Codex
+        }
+        kind if claude_code::is_bookkeeping(kind)
+            && known == Some(TranscriptFormat::ClaudeCode) =>
+        {
+            out.known();
+            return true;
+        }
+        _ => return true,
     };
     if known != Some(format) {
-        return;
+        return true;
     }
     match format {
         TranscriptFormat::ClaudeCode => claude_code::entry(entry, line, out),
         _ => codex::entry(entry, line, out),
     }
+    true
 }
 
 /// Whether a JSON line may be a prompt or a write: it has a `tool_use` item, an `apply_patch`

@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::{AgentWrites, TranscriptFormat};
+use super::{str_at, text_of, AgentWrites, TranscriptFormat, Turns};
 
 const WRITE_TOOLS: &[&str] = &["fs_write"];
 
@@ -18,24 +18,49 @@ pub(super) fn is(doc: &Value) -> bool {
 /// Reads the conversation; an entry is a turn's number (from 1).
 pub(super) fn read(doc: &Value) -> AgentWrites {
     let mut out = AgentWrites::new(TranscriptFormat::Kiro);
-    let history = doc.get("history").and_then(Value::as_array);
-    for (i, turn) in history.into_iter().flatten().enumerate() {
-        if let Some(p) = turn
-            .pointer("/user/content/Prompt/prompt")
-            .and_then(Value::as_str)
-        {
-            out.prompt(p.to_owned(), "", i + 1);
-        }
-        let uses = turn
-            .pointer("/assistant/ToolUse/tool_uses")
-            .and_then(Value::as_array);
-        for u in uses.into_iter().flatten() {
-            let name = u.get("name").and_then(Value::as_str).unwrap_or("");
-            let args = u.get("args").unwrap_or(&Value::Null);
-            out.tool_call(WRITE_TOOLS, name, args, "", i + 1);
-        }
+    for (i, turn) in turns(doc).iter().enumerate() {
+        self::turn(turn, i + 1, &mut out);
     }
     out
+}
+
+/// The conversation's turns.
+pub(super) fn turns(doc: &Value) -> &[Value] {
+    doc.get("history")
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+/// Reads turn number `entry`: the user's prompt or tool results, the assistant's response or
+/// tool uses.
+pub(super) fn turn(turn: &Value, entry: usize, out: &mut impl Turns) {
+    if let Some(p) = turn
+        .pointer("/user/content/Prompt/prompt")
+        .and_then(Value::as_str)
+    {
+        out.prompt(p.to_owned(), "", entry);
+    }
+    let results = turn
+        .pointer("/user/content/ToolUseResults/tool_use_results")
+        .and_then(Value::as_array);
+    for r in results.into_iter().flatten() {
+        out.output(&text_of(r.get("content").unwrap_or(&Value::Null)));
+    }
+    let assistant = turn.get("assistant").unwrap_or(&Value::Null);
+    if let Some(text) = assistant
+        .pointer("/Response/content")
+        .or(assistant.pointer("/ToolUse/content"))
+        .and_then(Value::as_str)
+    {
+        out.reply(text);
+    }
+    let uses = assistant
+        .pointer("/ToolUse/tool_uses")
+        .and_then(Value::as_array);
+    for u in uses.into_iter().flatten() {
+        let args = u.get("args").unwrap_or(&Value::Null);
+        out.tool_call(WRITE_TOOLS, str_at(u, "name"), args, "", entry);
+    }
 }
 
 #[cfg(test)]

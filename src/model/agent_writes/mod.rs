@@ -16,6 +16,7 @@
 
 mod claude_code;
 mod codex;
+pub mod conversation;
 mod copilot;
 mod cursor;
 mod droid;
@@ -176,23 +177,78 @@ impl AgentWrites {
         }
         out
     }
+}
 
-    /// Records `text` as a prompt unless the harness injected it, or it repeats the last prompt
-    /// (Codex logs each prompt twice: as a message and as an event).
-    fn prompt(&mut self, text: String, timestamp: &str, entry: usize) {
-        let text = claude_code::slash_command(&text).unwrap_or(text);
-        let trimmed = text.trim();
-        if trimmed.is_empty()
-            || trimmed.starts_with('<')
-            || trimmed.starts_with("[Request interrupted")
-        {
+/// A prompt's text as the user typed it (a slash command as `/name args`), or `None` when the
+/// harness injected it (it starts with `<`), it is a `[Request interrupted ...` marker, or it is
+/// empty.
+fn prompt_text(text: String) -> Option<String> {
+    let text = claude_code::slash_command(&text).unwrap_or(text);
+    let trimmed = text.trim();
+    let injected = trimmed.is_empty()
+        || trimmed.starts_with('<')
+        || trimmed.starts_with("[Request interrupted");
+    (!injected).then_some(text)
+}
+
+/// Whether `text` repeats the prompt before it (Codex logs each prompt twice: as a message and
+/// as an event).
+fn repeats(last: Option<&str>, text: &str) -> bool {
+    last.is_some_and(|l| l.trim() == text.trim())
+}
+
+/// What an agent's reader reports of the entries it reads, in transcript order: prompts and
+/// file-writing calls always; replies, thinking, every tool call and tool output, and entries
+/// of a known shape that hold nothing of the conversation, for a reader that wants them
+/// ([`conversation`]). One reader per agent serves both [`extract`] and the conversation view.
+trait Turns {
+    /// Whether every entry is read: else only those that may hold a prompt or a write.
+    const EVERY_ENTRY: bool;
+    /// A user turn (see [`prompt_text`]).
+    fn prompt(&mut self, text: String, timestamp: &str, entry: usize);
+    /// A call of `tool` that wrote `text` to `file` (reported after its [`Turns::call`]).
+    fn write(&mut self, tool: &str, file: &str, text: &str, timestamp: &str, entry: usize);
+    /// What the agent said.
+    fn reply(&mut self, _text: &str) {}
+    /// What the agent thought, when the transcript keeps it.
+    fn thinking(&mut self, _text: &str) {}
+    /// A call of any tool, with its arguments.
+    fn call(&mut self, _tool: &str, _args: &Value) {}
+    /// What a tool returned.
+    fn output(&mut self, _text: &str) {}
+    /// The entry is of a shape the agent's module knows, and holds nothing of the conversation
+    /// (a session header, token counts, a copy of what another entry says).
+    fn known(&mut self) {}
+
+    /// Reports a call of `tool` with arguments `args`, and what it wrote when `tool` is one of
+    /// the agent's file-writing tools (`write_tools`).
+    fn tool_call(
+        &mut self,
+        write_tools: &[&str],
+        tool: &str,
+        args: &Value,
+        timestamp: &str,
+        entry: usize,
+    ) {
+        self.call(tool, args);
+        if !write_tools.contains(&tool) {
             return;
         }
-        if self
-            .prompts
-            .last()
-            .is_some_and(|p| p.text.trim() == trimmed)
-        {
+        for (file, text) in tool_args::written(args) {
+            self.write(tool, &file, &text, timestamp, entry);
+        }
+    }
+}
+
+impl Turns for AgentWrites {
+    const EVERY_ENTRY: bool = false;
+
+    /// Records `text` as a prompt unless the harness injected it or it repeats the last one.
+    fn prompt(&mut self, text: String, timestamp: &str, entry: usize) {
+        let Some(text) = prompt_text(text) else {
+            return;
+        };
+        if repeats(self.prompts.last().map(|p| p.text.as_str()), &text) {
             return;
         }
         self.prompts.push(Prompt {
@@ -216,24 +272,6 @@ impl AgentWrites {
             entry,
         });
     }
-
-    /// Records what a call of `tool` with arguments `args` wrote, when `tool` is one of the
-    /// agent's file-writing tools (`write_tools`).
-    fn tool_call(
-        &mut self,
-        write_tools: &[&str],
-        tool: &str,
-        args: &Value,
-        timestamp: &str,
-        entry: usize,
-    ) {
-        if !write_tools.contains(&tool) {
-            return;
-        }
-        for (file, text) in tool_args::written(args) {
-            self.write(tool, &file, &text, timestamp, entry);
-        }
-    }
 }
 
 /// How an agent whose JSON lines hold a `message` of content items (Cursor, Droid, Pi) records
@@ -251,25 +289,42 @@ struct ItemTurns {
 
 impl ItemTurns {
     /// Reads the entry `v` (on transcript line `line`): its `message`, said by the role at
-    /// `role_at`, at its `timestamp`.
-    fn read(&self, v: &Value, line: usize, out: &mut AgentWrites) {
+    /// `role_at`, at its `timestamp`. Tool results are `tool_result` items (their `content`) or
+    /// a message of role `toolResult`.
+    fn read(&self, v: &Value, line: usize, out: &mut impl Turns) {
         let ts = str_at(v, "timestamp");
         let items = v.pointer("/message/content").and_then(Value::as_array);
         let items = items.into_iter().flatten();
         match v.pointer(self.role_at).and_then(Value::as_str) {
             Some("user") => {
                 let texts: Vec<&str> = items
+                    .clone()
                     .filter(|i| str_at(i, "type") == "text")
                     .filter_map(|i| (self.prompt)(str_at(i, "text")))
                     .collect();
                 out.prompt(texts.join("\n"), ts, line);
+                for result in items.filter(|i| str_at(i, "type") == "tool_result") {
+                    out.output(&text_of(result.get("content").unwrap_or(&Value::Null)));
+                }
             }
             Some("assistant") => {
                 let (kind, args) = self.call;
-                for item in items.filter(|i| str_at(i, "type") == kind) {
-                    let args = item.get(args).unwrap_or(&Value::Null);
-                    out.tool_call(self.write_tools, str_at(item, "name"), args, ts, line);
+                for item in items {
+                    match str_at(item, "type") {
+                        "text" => out.reply(str_at(item, "text")),
+                        "thinking" => out.thinking(str_at(item, "thinking")),
+                        k if k == kind => {
+                            let args = item.get(args).unwrap_or(&Value::Null);
+                            out.tool_call(self.write_tools, str_at(item, "name"), args, ts, line);
+                        }
+                        _ => {}
+                    }
                 }
+            }
+            Some("toolResult") => {
+                out.output(&text_of(
+                    v.pointer("/message/content").unwrap_or(&Value::Null),
+                ));
             }
             _ => {}
         }
@@ -450,6 +505,7 @@ mod tests {
     fn files_are_listed_once_in_the_order_first_written() {
         let mut w = AgentWrites::new(TranscriptFormat::Pi);
         for f in ["b.go", "a.go", "b.go"] {
+            use super::Turns;
             w.write("write", f, "x", "", 1);
         }
         assert_eq!(w.files(), ["b.go", "a.go"]);

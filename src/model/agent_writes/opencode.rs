@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use super::{str_at, AgentWrites, TranscriptFormat};
+use super::{str_at, text_of, AgentWrites, TranscriptFormat, Turns};
 
 const WRITE_TOOLS: &[&str] = &["write", "edit", "multiedit", "apply_patch", "patch"];
 
@@ -30,40 +30,61 @@ fn millis(v: Option<&Value>) -> String {
 /// Reads the session; an entry is a message's number (from 1).
 pub(super) fn read(doc: &Value) -> AgentWrites {
     let mut out = AgentWrites::new(TranscriptFormat::OpenCode);
-    let messages = doc.get("messages").and_then(Value::as_array);
-    for (i, m) in messages.into_iter().flatten().enumerate() {
-        let info = m.get("info").unwrap_or(&Value::Null);
-        let ts = millis(info.pointer("/time/created"));
-        let parts = m.get("parts").and_then(Value::as_array);
-        match str_at(info, "role") {
-            "user" => {
-                let texts: Vec<&str> = parts
-                    .into_iter()
-                    .flatten()
-                    .filter(|p| str_at(p, "type") == "text")
-                    .filter(|p| p.get("synthetic") != Some(&Value::Bool(true)))
-                    .map(|p| str_at(p, "text"))
-                    .collect();
-                out.prompt(texts.join("\n"), &ts, i + 1);
-            }
-            "assistant" => {
-                for p in parts.into_iter().flatten() {
-                    if str_at(p, "type") != "tool" {
-                        continue;
-                    }
-                    let state = p.get("state").unwrap_or(&Value::Null);
-                    let when = match millis(state.pointer("/time/start")) {
-                        t if t.is_empty() => ts.clone(),
-                        t => t,
-                    };
-                    let input = state.get("input").unwrap_or(&Value::Null);
-                    out.tool_call(WRITE_TOOLS, str_at(p, "tool"), input, &when, i + 1);
-                }
-            }
-            _ => {}
-        }
+    for (i, m) in super::gemini::messages(doc).iter().enumerate() {
+        message(m, i + 1, &mut out);
     }
     out
+}
+
+/// Parts that hold nothing of the conversation: step markers, snapshots, the patch summary.
+const BOOKKEEPING: &[&str] = &[
+    "step-start",
+    "step-finish",
+    "snapshot",
+    "patch",
+    "agent",
+    "compaction",
+];
+
+/// Reads message number `entry`.
+pub(super) fn message(m: &Value, entry: usize, out: &mut impl Turns) {
+    let info = m.get("info").unwrap_or(&Value::Null);
+    let ts = millis(info.pointer("/time/created"));
+    let parts = m.get("parts").and_then(Value::as_array);
+    let parts = parts.into_iter().flatten();
+    match str_at(info, "role") {
+        "user" => {
+            let texts: Vec<&str> = parts
+                .filter(|p| str_at(p, "type") == "text")
+                .filter(|p| p.get("synthetic") != Some(&Value::Bool(true)))
+                .map(|p| str_at(p, "text"))
+                .collect();
+            out.prompt(texts.join("\n"), &ts, entry);
+        }
+        "assistant" => {
+            for p in parts {
+                match str_at(p, "type") {
+                    "text" => out.reply(str_at(p, "text")),
+                    "reasoning" => out.thinking(str_at(p, "text")),
+                    "tool" => {
+                        let state = p.get("state").unwrap_or(&Value::Null);
+                        let when = match millis(state.pointer("/time/start")) {
+                            t if t.is_empty() => ts.clone(),
+                            t => t,
+                        };
+                        let input = state.get("input").unwrap_or(&Value::Null);
+                        out.tool_call(WRITE_TOOLS, str_at(p, "tool"), input, &when, entry);
+                        if let Some(output) = state.get("output").or(state.get("error")) {
+                            out.output(&text_of(output));
+                        }
+                    }
+                    kind if BOOKKEEPING.contains(&kind) => out.known(),
+                    _ => {}
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]

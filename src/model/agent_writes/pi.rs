@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use super::{str_at, AgentWrites, ItemTurns, TranscriptFormat};
+use super::{str_at, ItemTurns, TranscriptFormat, Turns};
 
 const TURNS: ItemTurns = ItemTurns {
     role_at: "/message/role",
@@ -30,9 +30,13 @@ pub(super) fn or_droid(v: &Value) -> Option<TranscriptFormat> {
     })
 }
 
-/// Reads one entry (on transcript line `line`).
-pub(super) fn entry(v: &Value, line: usize, out: &mut AgentWrites) {
-    TURNS.read(v, line, out);
+/// Reads one entry (on transcript line `line`); the `session` header and the `model_change`
+/// and `thinking_level_change` entries hold nothing of the conversation.
+pub(super) fn entry(v: &Value, line: usize, out: &mut impl Turns) {
+    match str_at(v, "type") {
+        "session" | "model_change" | "thinking_level_change" => out.known(),
+        _ => TURNS.read(v, line, out),
+    }
 }
 
 #[cfg(test)]

@@ -35,6 +35,33 @@ const TEXT_KEYS: [&str; 9] = [
 
 const PATCH_KEYS: [&str; 3] = ["patchText", "patch", "input"];
 
+/// What a call with arguments `args` is about, to show beside its tool: the file it names, else
+/// its command (a string, or a list of words), pattern, query, URL or description, else the
+/// first line of arguments that are a string; "" when none is found.
+pub(super) fn subject(args: &Value) -> String {
+    if let Value::String(s) = args {
+        return s.lines().next().unwrap_or("").to_owned();
+    }
+    if let Some(file) = FILE_KEYS
+        .iter()
+        .map(|k| str_at(args, k))
+        .find(|s| !s.is_empty())
+    {
+        return file.to_owned();
+    }
+    for key in ["command", "cmd", "pattern", "query", "url", "description"] {
+        match args.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => return s.clone(),
+            Some(Value::Array(words)) if !words.is_empty() => {
+                let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
+                return words.join(" ");
+            }
+            _ => {}
+        }
+    }
+    String::new()
+}
+
 /// Each file the call with arguments `args` wrote, with the text it wrote there.
 pub(super) fn written(args: &Value) -> Vec<(String, String)> {
     let patch = match args {
@@ -104,6 +131,16 @@ mod tests {
             [("x.ts".to_owned(), "let x = 1".to_owned())]
         );
         assert!(w(json!({"command": "ls"})).is_empty());
+        assert_eq!(subject(&json!({"command": "ls -la", "path": "src"})), "src");
+        assert_eq!(
+            subject(&json!({"command": ["bash", "-lc", "ls"]})),
+            "bash -lc ls"
+        );
+        assert_eq!(
+            subject(&json!("*** Begin Patch\n*** Add File: a")),
+            "*** Begin Patch"
+        );
+        assert_eq!(subject(&json!({"x": 1})), "");
         assert!(w(json!({"file_path": 7})).is_empty());
     }
 }

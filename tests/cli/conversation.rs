@@ -1,0 +1,172 @@
+//! `show --transcript` on a terminal reads like a conversation, for every agent's format (the
+//! fixtures of `tests/fixtures/transcripts/`, with entries of no known shape added): each
+//! prompt, the agent's replies, each tool call with the file it wrote, and every entry of no
+//! known shape shown raw. Into a pipe, with `--raw` and with `--json` the stored bytes go out
+//! exactly (compared with `git cat-file`).
+
+use serde_json::Value;
+
+use crate::env::{on_terminal, transcript_fixture, Store, TestEnv};
+
+/// Each fixture: its file, its prompt, a reply, and the file a tool call wrote.
+const AGENTS: &[(&str, &str, &str, &str)] = &[
+    (
+        "claude-code.jsonl",
+        "write the claude notes file",
+        "Done.",
+        "agents/claude.txt",
+    ),
+    (
+        "codex.jsonl",
+        "write the codex notes file",
+        "Wrote agents/codex.txt.",
+        "agents/codex.txt",
+    ),
+    (
+        "copilot-cli.jsonl",
+        "write the copilot notes file",
+        "Created agents/copilot.txt.",
+        "agents/copilot.txt",
+    ),
+    (
+        "cursor.jsonl",
+        "write the cursor notes file",
+        "Creating the notes file.",
+        "agents/cursor.txt",
+    ),
+    (
+        "droid.jsonl",
+        "write the droid notes file",
+        "Creating it.",
+        "agents/droid.txt",
+    ),
+    (
+        "gemini-cli.json",
+        "write the gemini notes file",
+        "I will create `agents/gemini.txt`.",
+        "agents/gemini.txt",
+    ),
+    (
+        "kiro.json",
+        "write the kiro notes file",
+        "I will write it.",
+        "agents/kiro.txt",
+    ),
+    (
+        "opencode.json",
+        "write the opencode notes file",
+        "Wrote the opencode notes.",
+        "agents/opencode.txt",
+    ),
+    (
+        "pi.jsonl",
+        "write the pi notes file",
+        "Wrote agents/pi.txt.",
+        "agents/pi.txt",
+    ),
+];
+
+/// The fixture `name` with entries of no known shape added: a JSON line and a line that is not
+/// JSON at the end of a JSONL transcript, a message (or turn) of no known shape at the end of a
+/// document. Each carries a marker (`kept-1`, ...) to look for.
+fn with_unknown_entries(name: &str) -> Vec<u8> {
+    let bytes = std::fs::read(transcript_fixture(name)).unwrap();
+    if name.ends_with(".jsonl") {
+        let mut out = bytes;
+        out.extend_from_slice(
+            b"{\"type\":\"from_the_future\",\"seen\":\"kept-1\"}\nnot json: kept-2\n",
+        );
+        return out;
+    }
+    let mut doc: Value = serde_json::from_slice(&bytes).unwrap();
+    let (list, unknown) = match name {
+        "kiro.json" => ("history", serde_json::json!({"from_the_future": "kept-1"})),
+        "opencode.json" => (
+            "messages",
+            serde_json::json!({"info": {"role": "narrator"}, "parts": [], "seen": "kept-1"}),
+        ),
+        _ => (
+            "messages",
+            serde_json::json!({"type": "from_the_future", "content": "kept-1"}),
+        ),
+    };
+    doc[list].as_array_mut().unwrap().push(unknown);
+    serde_json::to_vec_pretty(&doc).unwrap()
+}
+
+/// Writes checkpoint `id` with one session of `transcript` (git-refs store).
+fn write(env: &TestEnv, id: &str, transcript: &[u8]) {
+    let file = env.input_file(&format!("{id}.transcript"), transcript);
+    env.ok(
+        Store::Refs,
+        &[
+            "write",
+            "--session",
+            "s1",
+            "--id",
+            id,
+            "--transcript",
+            file.to_str().unwrap(),
+        ],
+    );
+}
+
+#[test]
+fn a_transcript_reads_as_a_conversation_on_a_terminal_for_every_agent() {
+    let env = TestEnv::new();
+    for (n, (name, prompt, reply, file)) in AGENTS.iter().enumerate() {
+        let id = format!("c0000000000{n}");
+        let transcript = with_unknown_entries(name);
+        write(&env, &id, &transcript);
+        let shown = on_terminal(&env, &format!("--no-pager show {id} --transcript"), &[]);
+        for (what, want) in [
+            ("the prompt", *prompt),
+            ("a reply", *reply),
+            ("the file a tool call wrote", *file),
+            ("an entry of no known shape", "kept-1"),
+        ] {
+            assert!(
+                shown.contains(want),
+                "{name}: {what} ({want:?}) not shown:\n{shown}"
+            );
+        }
+        if name.ends_with(".jsonl") {
+            assert!(shown.contains("not json: kept-2"), "{name}:\n{shown}");
+        }
+        assert!(
+            !shown.contains("\"type\":\"user\"") && !shown.contains("\"role\":\"user\""),
+            "{name}: the known entries are not shown as JSON:\n{shown}"
+        );
+        // The stored bytes: into a pipe, with --json, and with --raw on the terminal (where the
+        // terminal writes each newline as CR LF).
+        let stored = env.git_bytes(&[
+            "cat-file",
+            "-p",
+            &env.spec(Store::Refs, &id, "0/full.jsonl"),
+        ]);
+        assert_eq!(stored, transcript, "{name}: stored as given");
+        for args in [
+            vec!["show", &id, "--transcript"],
+            vec!["show", &id, "--transcript", "--json"],
+        ] {
+            let piped = env.cmd_as(Store::Refs).args(&args).output().unwrap();
+            assert!(piped.status.success(), "{name} {args:?}");
+            assert!(
+                piped.stdout == stored,
+                "{name} {args:?}: not the stored bytes"
+            );
+        }
+        for extra in ["--raw", "--json"] {
+            let raw = on_terminal(
+                &env,
+                &format!("--no-pager show {id} --transcript {extra}"),
+                &[],
+            );
+            assert_eq!(
+                raw.replace("\r\n", "\n").as_bytes(),
+                stored,
+                "{name} {extra} on a terminal"
+            );
+        }
+    }
+}
