@@ -10,6 +10,7 @@ tally per format. Usage: corpus_view.py ORIGIN NAME
 """
 
 import collections
+import concurrent.futures
 import json
 import os
 import re
@@ -61,34 +62,45 @@ def expected(transcript):
     return sum(1 for line in transcript.split(b"\n") if line.strip(b" \t\r\n\x0c")), b"lines"
 
 
+def view(cid, slot, env):
+    """The view of session `slot` of checkpoint `cid`: (exit status, stdout's end, stderr)."""
+    r = subprocess.run(["git", "entire-checkpoint", "--no-pager", "show", cid, "--session", slot,
+                        "--transcript", "--no-fetch"], capture_output=True, env=env)
+    return r.returncode, r.stdout[-4096:], r.stderr
+
+
 def main():
     origin, name = sys.argv[1], sys.argv[2]
     env = dict(os.environ, GIT_PAGER_IN_USE="true")
-    failures = 0
-    tally = collections.Counter()
     batch = subprocess.Popen(["git", "-C", origin, "cat-file", "--batch"], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE)
-    for ref, sdir, meta in sessions(origin):
-        batch.stdin.write(f"{ref}:{sdir}/full.jsonl\n".encode())
-        batch.stdin.flush()
-        header = batch.stdout.readline().split()
-        if header[-1] == b"missing":
-            continue  # absent from the snapshot
-        transcript = batch.stdout.read(int(header[2]))
-        batch.stdout.read(1)
-        shard, rest, slot = sdir.split("/")[-3:]
-        cid = shard + rest
-        view = subprocess.run(["git", "entire-checkpoint", "--no-pager", "show", cid, "--session",
-                               slot, "--transcript", "--no-fetch"], capture_output=True, env=env)
-        found = FOOTER.search(view.stdout[-4096:])
-        if view.returncode != 0 or not found:
+    runs = []
+    # Two views at a time: each is one process reading one transcript.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        for ref, sdir, _ in sessions(origin):
+            batch.stdin.write(f"{ref}:{sdir}/full.jsonl\n".encode())
+            batch.stdin.flush()
+            header = batch.stdout.readline().split()
+            if header[-1] == b"missing":
+                continue  # absent from the snapshot
+            want = expected(batch.stdout.read(int(header[2])))
+            batch.stdout.read(1)
+            shard, rest, slot = sdir.split("/")[-3:]
+            runs.append((shard + rest, slot, want, pool.submit(view, shard + rest, slot, env)))
+    batch.stdin.close()
+    batch.wait()
+    failures = 0
+    tally = collections.Counter()
+    for cid, slot, want, run in runs:
+        code, out, err = run.result()
+        found = FOOTER.search(out)
+        if code != 0 or not found:
             failures += 1
-            print(f"corpus: FAIL: view: {name} {cid} session {slot}: exit {view.returncode}: "
-                  f"{view.stderr.decode(errors='replace')[-500:]}", file=sys.stderr)
+            print(f"corpus: FAIL: view: {name} {cid} session {slot}: exit {code}: "
+                  f"{err.decode(errors='replace')[-500:]}", file=sys.stderr)
             continue
         fmt, entries, unit, shown, bookkeeping, raw = found.groups()
         entries, shown, bookkeeping, raw = map(int, (entries, shown, bookkeeping, raw))
-        want = expected(transcript)
         if (entries, unit) != want or entries != shown + bookkeeping + raw:
             failures += 1
             print(f"corpus: FAIL: view: {name} {cid} session {slot}: the view accounts for "
