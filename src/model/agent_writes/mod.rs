@@ -7,8 +7,10 @@
 //! agents store one JSON document ([`gemini`], [`opencode`], [`kiro`]); the others JSON lines,
 //! each line an entry ([`claude_code`], [`codex`], [`cursor`], [`copilot`], [`droid`], [`pi`]):
 //! the first entry of a known shape decides, and entries of another shape are skipped. One module
-//! per agent says where its prompts and file-writing tool calls are; what a call wrote is read
-//! from its arguments by [`tool_args`], whatever the agent names them.
+//! per agent says where its prompts and file-writing tool calls are, and its replies, thinking,
+//! other tool calls and their outputs, reporting each to a `Turns` sink: [`AgentWrites`] keeps
+//! prompts and writes, the [`conversation`] view everything. What a call wrote is read from its
+//! arguments by [`tool_args`], whatever the agent names them.
 //!
 //! Prompts are the user turns a person typed. Text the harness injects (it starts with `<`:
 //! `<environment_context>`, `<local-command-stdout>`, ...) and `[Request interrupted ...`
