@@ -488,7 +488,7 @@ impl<'r> Topology<'r> {
         }
         // Every remote's copies are local data: a read finds them before it fetches.
         for remote in repo.remote_names() {
-            branch.add_local_copy(crate::remote::on_demand::remote_copy(repo, &remote, None));
+            branch.add_local_copy(crate::remote::on_demand::remote_copy(repo, remote, None));
         }
         let mut refs = GitRefsStore::new(repo);
         refs.set_on_demand(Box::new(crate::remote::on_demand::Network::offline(repo)));

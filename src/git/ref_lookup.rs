@@ -88,13 +88,28 @@ fn parse_oid(hex: &[u8], format: ObjectFormat) -> Option<Oid> {
     format.parse(std::str::from_utf8(hex).ok()?).ok()
 }
 
-/// A record and the span of its line in `packed-refs`.
+/// A record's line in `packed-refs` (its hex ID checked to be hex, not yet parsed: a search
+/// parses only the record it ends on) and the span of that line.
 struct RecordAt {
-    record: Record,
+    line: Vec<u8>,
+    hex_len: usize,
     /// Where its line starts.
     start: u64,
     /// Just after its line.
     end: u64,
+}
+
+impl RecordAt {
+    fn name(&self) -> &[u8] {
+        &self.line[self.hex_len + 1..]
+    }
+
+    /// The record; `None` when its ID is not one of `format`.
+    fn into_record(mut self, format: ObjectFormat) -> Option<Record> {
+        let oid = parse_oid(&self.line[..self.hex_len], format)?;
+        self.line.drain(..=self.hex_len);
+        Some((self.line, oid))
+    }
 }
 
 /// Reads `packed-refs` through positioned reads: the header, then O(log n) lines.
@@ -140,10 +155,14 @@ impl Packed<'_> {
                 continue;
             }
             let hex_len = self.format.hex_len();
-            let hex = line.get(..hex_len)?;
-            let name = line.get(hex_len..)?.strip_prefix(b" ")?;
+            if !line.get(..hex_len)?.iter().all(u8::is_ascii_hexdigit)
+                || line.get(hex_len) != Some(&b' ')
+            {
+                return None;
+            }
             return Some(Some(RecordAt {
-                record: (name.to_vec(), parse_oid(hex, self.format)?),
+                line,
+                hex_len,
                 start,
                 end: next,
             }));
@@ -167,7 +186,10 @@ type Record = (Vec<u8>, Oid);
 /// none), by binary search; `None` when the file is not in a form this search may trust (no
 /// `sorted` trait, a malformed record).
 fn lower_bound(file: &File, key: &[u8], format: ObjectFormat) -> Option<Option<Record>> {
-    Some(lower_bound_at(file, key, format)?.map(|at| at.record))
+    match lower_bound_at(file, key, format)? {
+        Some(at) => Some(Some(at.into_record(format)?)),
+        None => Some(None),
+    }
 }
 
 /// As [`lower_bound`], with where the record's line starts.
@@ -191,7 +213,7 @@ fn lower_bound_at(file: &File, key: &[u8], format: ObjectFormat) -> Option<Optio
         match packed.record_from(start, hi)? {
             // No record starts in [mid, hi): the boundary lies before `mid`.
             None => hi = mid,
-            Some(at) if at.record.0.as_slice() < key => lo = at.end,
+            Some(at) if at.name() < key => lo = at.end,
             Some(at) => hi = at.start,
         }
     }
@@ -509,6 +531,12 @@ mod tests {
         // A malformed record met by the search.
         let d = dir_with_packed("# pack-refs with: sorted \ngarbage\n");
         assert_eq!(lookup(d.path(), "refs/a"), Lookup::Unknown);
+        // An ID that is not hex, on a line the search only passes through.
+        let not_hex = "z".repeat(40);
+        let d = dir_with_packed(&format!(
+            "# pack-refs with: sorted \n{not_hex} refs/a\n{B} refs/b\n"
+        ));
+        assert_eq!(lookup(d.path(), "refs/b"), Lookup::Unknown);
     }
 
     #[test]

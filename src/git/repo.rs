@@ -90,6 +90,9 @@ pub struct Repo {
     formats: Formats,
     /// The settings files, read on first use and then kept for the whole command.
     settings: std::cell::OnceCell<SettingsFiles>,
+    /// The remotes' names, listed on first use and then kept for the whole command (nothing in
+    /// the library adds or removes a remote; listing them walks every config entry).
+    remotes: std::cell::OnceCell<Vec<String>>,
 }
 
 /// Maps a git2 error into [`RepoError::Git`] with context.
@@ -264,6 +267,7 @@ impl Repo {
             common_dir,
             formats,
             settings: std::cell::OnceCell::new(),
+            remotes: std::cell::OnceCell::new(),
         })
     }
 
@@ -400,19 +404,21 @@ impl Repo {
             .is_ok_and(|oid| self.git.find_commit(oid).is_ok())
     }
 
-    /// The configured remotes' names, in config order.
-    pub fn remote_names(&self) -> Vec<String> {
-        self.git
-            .remotes()
-            .map(|names| {
-                names
-                    .iter()
-                    .flatten()
-                    .flatten()
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default()
+    /// The configured remotes' names, in config order, as they were when first asked for.
+    pub fn remote_names(&self) -> &[String] {
+        self.remotes.get_or_init(|| {
+            self.git
+                .remotes()
+                .map(|names| {
+                    names
+                        .iter()
+                        .flatten()
+                        .flatten()
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default()
+        })
     }
 
     /// A config value as the repository sees it (local, then global, then system).

@@ -738,7 +738,7 @@ fn corrupt_checkpoints(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     let branches = std::iter::once(V1_BRANCH_REF.to_owned()).chain(
         cx.repo
             .remote_names()
-            .into_iter()
+            .iter()
             .map(|r| format!("refs/remotes/{r}/entire/checkpoints/v1")),
     );
     let git = &cx.repo.git;

@@ -457,7 +457,7 @@ pub fn delivery_targets(repo: &Repo) -> Vec<String> {
             urls
         }
         // An invalid setting pushes nowhere; keep every queue until it is fixed.
-        _ => names,
+        _ => names.to_vec(),
     }
 }
 
