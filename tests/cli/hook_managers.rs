@@ -760,6 +760,61 @@ fn ours_first_then_lefthook() {
     assert_doctor_hooks_healthy(&s);
 }
 
+/// A team that drops lefthook: its configuration removed from the repository and
+/// `lefthook uninstall` run while ours ran from `lefthook-local.yml`. `lefthook uninstall` puts
+/// ours (kept as `<hook>.old`) back in place, and the next `hooks install` stays a plain one (it
+/// does not install lefthook again for the `lefthook-local.yml` left behind); `hooks uninstall`
+/// removes that file too, leaving the hooks directory as it was.
+#[test]
+fn lefthook_dropped_while_ours_ran_from_it() {
+    if !require("lefthook") {
+        return;
+    }
+    let s = Scenario::new();
+    let dir = hooks_dir(&s.env);
+    write_executable(&dir.join("pre-push"), &s.user_hook("user-push"));
+    lefthook_config(&s, "");
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
+    assert!(s.repo().join("lefthook-local.yml").exists());
+    assert_code(
+        &s.program("lefthook", &["uninstall"]),
+        0,
+        "lefthook uninstall",
+    );
+    assert_code(&s.git(&["rm", "-q", "lefthook.yml"]), 0, "git rm");
+    assert_code(
+        &s.git(&["commit", "-q", "-m", "no lefthook"]),
+        0,
+        "git commit",
+    );
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install again");
+    for name in ["pre-push", "post-commit"] {
+        assert!(is_ours(&dir.join(name)), "ours is in place of {name}");
+        assert!(!dir.join(format!("{name}.old")).exists(), "no {name}.old");
+    }
+    s.take_ran();
+    let id = s.commit("a.txt");
+    s.push(&id);
+    assert_eq!(s.take_ran(), ["user-push"]);
+    s.assert_push_refused();
+
+    assert_code(&s.entire(&["hooks", "uninstall"]), 0, "hooks uninstall");
+    assert!(
+        !s.repo().join("lefthook-local.yml").exists(),
+        "hooks uninstall removes the lefthook-local.yml it wrote"
+    );
+    let left: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|f| !f.ends_with(".sample"))
+        .collect();
+    assert_eq!(left, ["pre-push"], "only the user's hook is left");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pre-push")).unwrap(),
+        s.user_hook("user-push")
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // husky
 // ---------------------------------------------------------------------------------------------

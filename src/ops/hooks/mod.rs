@@ -252,8 +252,12 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
     warnings.extend(ignore_local_files(repo));
     let states = write_ours(repo, &dir, &mut warnings, &mut done)?;
     // husky's committed scripts run ours once husky is installed (it points core.hooksPath
-    // away from `dir`, where ours would stop running).
-    for husky in Manager::leftovers(repo, None) {
+    // away from `dir`, where ours would stop running). A `lefthook-local.yml` left behind is
+    // not a lefthook to install again.
+    for husky in Manager::leftovers(repo, None)
+        .into_iter()
+        .filter(|m| matches!(m, Manager::Husky { .. }))
+    {
         done.extend(husky.wire(&[])?.0);
     }
     Ok(Installed {
