@@ -52,10 +52,11 @@ struct View {
 }
 
 impl View {
-    fn new() -> View {
+    /// An empty view with room for `len` bytes (views are built a byte at a time).
+    fn with_capacity(len: usize) -> View {
         View {
-            text: Vec::new(),
-            src: Vec::new(),
+            text: Vec::with_capacity(len),
+            src: Vec::with_capacity(len),
         }
     }
 
@@ -294,9 +295,10 @@ fn escaped(text: &[u8], at: usize) -> bool {
 
 /// The runs of base64 characters of at least [`MIN_RUN`], continued across line breaks (and
 /// the indentation after them) where a line of a multiple of 4 characters ends, as a wrapped
-/// base64 or hex dump does; each run as its characters and their positions. A `\/` escape
-/// reads as `/`.
-fn base64_runs(text: &[u8]) -> Vec<Vec<(u8, Range<usize>)>> {
+/// base64 or hex dump does; `each` is called with each run as its characters and their
+/// positions, in order (one buffer reused from run to run: a large text holds many runs, and
+/// few of them decode to anything). A `\/` escape reads as `/`.
+fn base64_runs(text: &[u8], mut each: impl FnMut(&[(u8, Range<usize>)])) {
     let chunk_end = |mut i: usize| {
         while i < text.len() {
             if is_base64(text[i]) {
@@ -309,7 +311,7 @@ fn base64_runs(text: &[u8]) -> Vec<Vec<(u8, Range<usize>)>> {
         }
         i
     };
-    let mut out = Vec::new();
+    let mut run: Vec<(u8, Range<usize>)> = Vec::new();
     let mut i = 0;
     while i < text.len() {
         if !is_base64(text[i]) {
@@ -324,7 +326,7 @@ fn base64_runs(text: &[u8]) -> Vec<Vec<(u8, Range<usize>)>> {
             i = first.max(i + 1);
             continue;
         }
-        let mut run: Vec<(u8, Range<usize>)> = Vec::new();
+        run.clear();
         loop {
             let line_start = run.len();
             while i < text.len() {
@@ -360,13 +362,12 @@ fn base64_runs(text: &[u8]) -> Vec<Vec<(u8, Range<usize>)>> {
             i += 1;
         }
         if !text.get(i).is_some_and(u8::is_ascii_alphanumeric) {
-            out.push(run);
+            each(&run);
         }
         while i < text.len() && is_token(text[i]) {
             i += 1;
         }
     }
-    out
 }
 
 /// Whether `bytes` read as text: UTF-8 without control characters but white space.
@@ -389,8 +390,10 @@ fn base64_views(text: &[u8]) -> Vec<View> {
         })
     });
     let mut out = Vec::new();
-    for run in base64_runs(text) {
-        let chars: Vec<u8> = run.iter().map(|(c, _)| *c).collect();
+    let mut chars = Vec::new();
+    base64_runs(text, |run| {
+        chars.clear();
+        chars.extend(run.iter().map(|(c, _)| *c));
         if chars.len().is_multiple_of(2) && chars.iter().all(u8::is_ascii_hexdigit) {
             let pairs: Vec<(u8, u8, Range<usize>)> = run
                 .chunks_exact(2)
@@ -406,26 +409,26 @@ fn base64_views(text: &[u8]) -> Vec<View> {
         }
         let is_url_safe = chars.iter().any(|c| matches!(c, b'-' | b'_'));
         if is_url_safe && chars.iter().any(|c| matches!(c, b'+' | b'/')) {
-            continue;
+            return;
         }
         let usable = chars.len() / 4 * 4 + [0, 0, 2, 3][chars.len() % 4];
         let encoding = if is_url_safe { url_safe } else { standard };
         let Ok(decoded) = encoding.decode(&chars[..usable]) else {
-            continue;
+            return;
         };
         if decoded.len() < 8
             || !(is_text(&decoded)
                 || is_private_key(&decoded) && !after_pem_header(text, run[0].1.start))
         {
-            continue;
+            return;
         }
-        let mut view = View::new();
+        let mut view = View::with_capacity(decoded.len());
         for (k, b) in decoded.into_iter().enumerate() {
             let group = &run[k / 3 * 4..(k / 3 * 4 + 4).min(run.len())];
             view.push(b, group[0].1.start..group[group.len() - 1].1.end);
         }
         out.push(view);
-    }
+    });
     out
 }
 
@@ -454,7 +457,7 @@ fn hex_view(pairs: &[(u8, u8, Range<usize>)]) -> Option<View> {
     if bytes.len() < MIN_RUN / 2 || !is_text(&bytes) {
         return None;
     }
-    let mut view = View::new();
+    let mut view = View::with_capacity(bytes.len());
     for (b, (_, _, r)) in bytes.into_iter().zip(pairs) {
         view.push(b, r.clone());
     }
@@ -532,7 +535,7 @@ fn percent_views(text: &[u8]) -> Vec<View> {
         while end < text.len() && is_url(text[end]) {
             end += 1;
         }
-        let mut view = View::new();
+        let mut view = View::with_capacity(end - start);
         let mut i = start;
         while i < end {
             match (
@@ -605,7 +608,7 @@ fn string_literals(text: &[u8]) -> Vec<Range<usize>> {
 /// the rules read a JSON string with its line breaks escaped, as they read the strings of a
 /// transcript line, where `\n` is no white space (`api_key:\n  716` assigns nothing).
 fn unescape(text: &[u8], range: Range<usize>) -> View {
-    let mut view = View::new();
+    let mut view = View::with_capacity(range.len());
     let mut i = range.start;
     while i < range.end {
         if text[i] != b'\\' || i + 1 >= range.end {
@@ -724,7 +727,7 @@ fn run_start(text: &[u8], end: usize) -> usize {
 /// of each gap that is `noise` go with the byte after it (they are taken out of a token);
 /// the others are seams between two pieces of a token.
 fn joined(text: &[u8], start: usize, end: usize, gaps: &[(Range<usize>, bool)]) -> View {
-    let mut view = View::new();
+    let mut view = View::with_capacity(end - start);
     let mut at = start;
     let mut noise_from = None;
     let copy = |view: &mut View, range: Range<usize>, noise_from: &mut Option<usize>| {
@@ -976,8 +979,9 @@ fn string_pair_view(text: &[u8], a: &Range<usize>, b: &Range<usize>) -> Option<V
     {
         return None;
     }
-    let mut view = View::new();
-    view.copy(text, context_start(text, tail).max(a.start + 1)..a_end);
+    let from = context_start(text, tail).max(a.start + 1);
+    let mut view = View::with_capacity((a_end - from) + (head - b_start));
+    view.copy(text, from..a_end);
     view.copy(text, b_start..head);
     Some(view)
 }
