@@ -172,7 +172,7 @@ const EXAMPLES: [(&str, &str); 13] = [
     (
         "git entire-checkpoint show HEAD --transcript",
         "The latest session of the current commit's checkpoint as a conversation: each prompt, \
-         the agent's replies, each tool call with its file and the lines it wrote, long outputs \
+         the agent's replies, each tool call with its file and a short diff of what it wrote, long outputs \
          elided, entries of no known shape as stored (--raw: the stored bytes).",
     ),
     (

@@ -508,8 +508,8 @@ pub struct ShowArgs {
     #[arg(long, value_name = "N|SID")]
     pub session: Option<String>,
     /// Print the transcript of the session (default: the latest) instead: on a terminal the
-    /// conversation it records (prompts, replies, tool calls and the lines they wrote), else the
-    /// stored bytes.
+    /// conversation it records (prompts, replies, tool calls and a short diff of what they
+    /// wrote), else the stored bytes.
     #[arg(long)]
     pub transcript: bool,
     /// With --transcript: write the stored bytes as they are, also to a terminal (instead of

@@ -1,6 +1,6 @@
 //! The conversation view of `show --transcript` on a terminal (docs/cli.md, "Reading a
 //! transcript"): each prompt, the agent's replies and thinking, each tool call with what it is
-//! about and the lines it wrote, each tool's output, long texts elided; every entry of no known
+//! about and a short diff of what it wrote, each tool's output, long texts elided; every entry of no known
 //! shape as stored, marked `?`; then one line accounting for every entry. Written as the
 //! transcript is read, every text escaped ([`escape`]).
 
@@ -13,7 +13,7 @@ use super::style::{escape, Slot, Style};
 
 /// Lines of a tool's output shown before the rest is elided.
 const OUTPUT_LINES: usize = 5;
-/// Lines a tool call wrote to one file shown before the rest is elided.
+/// Lines a tool call replaced, and lines it wrote, in one file shown before the rest is elided.
 const WRITTEN_LINES: usize = 10;
 /// Lines of the agent's thinking shown before the rest is elided.
 const THINKING_LINES: usize = 3;
@@ -52,7 +52,8 @@ fn render(event: &Event, style: &Style) -> String {
     out
 }
 
-/// A tool call: `* <tool> <what it is about>`, then the lines it wrote to each file.
+/// A tool call: `* <tool> <what it is about>`, then for each file it wrote a short diff: the
+/// lines it replaced (`-`, when the call says) and those it wrote (`+`).
 fn tool_call(out: &mut String, call: &ToolCall) {
     let files: Vec<&str> = call.wrote.iter().map(|w| w.file.as_str()).collect();
     let about = match files.is_empty() {
@@ -65,11 +66,13 @@ fn tool_call(out: &mut String, call: &ToolCall) {
         if call.wrote.len() > 1 {
             out.push_str(&format!("    {}\n", shown(&w.file)));
         }
-        for line in w.lines.iter().take(WRITTEN_LINES) {
-            out.push_str(format!("    + {}", shown(line)).trim_end());
-            out.push('\n');
+        for (mark, lines) in [("-", &w.replaced), ("+", &w.lines)] {
+            for line in lines.iter().take(WRITTEN_LINES) {
+                out.push_str(format!("    {mark} {}", shown(line)).trim_end());
+                out.push('\n');
+            }
+            more(out, &format!("    {mark} "), lines.len(), WRITTEN_LINES);
         }
-        more(out, "    + ", w.lines.len(), WRITTEN_LINES);
     }
 }
 

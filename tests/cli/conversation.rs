@@ -170,3 +170,44 @@ fn a_transcript_reads_as_a_conversation_on_a_terminal_for_every_agent() {
         }
     }
 }
+
+/// A tool call that replaced text shows a short diff: the lines it replaced (`-`), then those it
+/// wrote (`+`), each list elided after ten lines; Codex's patches show their own `-` and `+`.
+#[test]
+fn an_edit_shows_what_it_replaced_and_what_it_wrote() {
+    let env = TestEnv::new();
+    let old: Vec<String> = (1..=12).map(|n| format!("old line {n}")).collect();
+    let claude = serde_json::json!({
+        "type": "assistant",
+        "message": {"role": "assistant", "content": [{
+            "type": "tool_use", "id": "t", "name": "Edit",
+            "input": {"file_path": "src/a.rs", "old_string": old.join("\n"), "new_string": "new line"}
+        }]}
+    });
+    let transcript = format!(
+        "{}\n{claude}\n",
+        r#"{"type":"user","message":{"role":"user","content":"tidy a.rs"}}"#
+    );
+    write(&env, "e00000000001", transcript.as_bytes());
+    let codex = concat!(
+        r#"{"type":"event_msg","payload":{"type":"user_message","message":"rename it"}}"#,
+        "\n",
+        r#"{"type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Update File: b.go\n@@\n-var old = 1\n+var renamed = 1\n*** End Patch\n"}}"#,
+        "\n",
+    );
+    write(&env, "e00000000002", codex.as_bytes());
+    let shown = on_terminal(&env, "--no-pager show e00000000001 --transcript", &[]);
+    let shown = shown.replace("\r\n", "\n");
+    assert!(
+        shown.contains("  * Edit src/a.rs\n    - old line 1\n")
+            && shown.contains("    - old line 10\n    - ... 2 more lines\n    + new line\n")
+            && !shown.contains("old line 11"),
+        "{shown}"
+    );
+    let shown = on_terminal(&env, "--no-pager show e00000000002 --transcript", &[]);
+    let shown = shown.replace("\r\n", "\n");
+    assert!(
+        shown.contains("  * apply_patch b.go\n    - var old = 1\n    + var renamed = 1\n"),
+        "{shown}"
+    );
+}

@@ -192,7 +192,10 @@ fn tool_use(item: &Item, ts: &str, line: usize, out: &mut impl Turns) {
         f => f,
     };
     match name {
-        "Edit" => out.write(name, file, str_at(input, "new_string"), ts, line),
+        "Edit" => {
+            out.write(name, file, str_at(input, "new_string"), ts, line);
+            out.replaced(str_at(input, "old_string"));
+        }
         "Write" => out.write(name, file, str_at(input, "content"), ts, line),
         "NotebookEdit" => out.write(name, file, str_at(input, "new_source"), ts, line),
         "MultiEdit" => {
@@ -203,6 +206,12 @@ fn tool_use(item: &Item, ts: &str, line: usize, out: &mut impl Turns) {
                 .filter_map(|e| e.get("new_string").and_then(Value::as_str))
                 .collect();
             out.write(name, file, &text.join("\n"), ts, line);
+            let old: Vec<&str> = edits
+                .into_iter()
+                .flatten()
+                .filter_map(|e| e.get("old_string").and_then(Value::as_str))
+                .collect();
+            out.replaced(&old.join("\n"));
         }
         _ => {}
     }

@@ -84,8 +84,9 @@ pub(super) fn entry(entry: Entry, line: usize, out: &mut impl Turns) {
                     Value::String(s) => Some(s.as_str()),
                     v => v.get("input").and_then(Value::as_str),
                 };
-                for (file, added) in patch.map(patch_files).unwrap_or_default() {
-                    out.write(&p.name, &file, &added.join("\n"), ts, line);
+                for f in patch.map(patch_files).unwrap_or_default() {
+                    out.write(&p.name, &f.file, &f.added.join("\n"), ts, line);
+                    out.replaced(&f.removed.join("\n"));
                 }
             }
         }
@@ -111,29 +112,43 @@ pub(super) fn entry(entry: Entry, line: usize, out: &mut impl Turns) {
     }
 }
 
+/// A file an `apply_patch` patch changes: the lines it adds and removes (without their `+`
+/// and `-`), in order.
+pub(super) struct PatchFile<'p> {
+    pub(super) file: String,
+    pub(super) added: Vec<&'p str>,
+    pub(super) removed: Vec<&'p str>,
+}
+
 /// The files an `apply_patch` patch (Codex's, and OpenCode's tool of that name) adds lines to,
-/// with those lines (without their `+`), in order.
-pub(super) fn patch_files(patch: &str) -> Vec<(String, Vec<&str>)> {
-    let mut files: Vec<(String, Vec<&str>)> = Vec::new();
+/// in order.
+pub(super) fn patch_files(patch: &str) -> Vec<PatchFile<'_>> {
+    let mut files: Vec<PatchFile<'_>> = Vec::new();
     let mut current: Option<usize> = None;
     for l in patch.lines() {
         if let Some(path) = l
             .strip_prefix("*** Add File: ")
             .or_else(|| l.strip_prefix("*** Update File: "))
         {
-            files.push((path.trim().to_owned(), Vec::new()));
+            files.push(PatchFile {
+                file: path.trim().to_owned(),
+                added: Vec::new(),
+                removed: Vec::new(),
+            });
             current = Some(files.len() - 1);
         } else if let Some(path) = l.strip_prefix("*** Move to: ") {
             if let Some(i) = current {
-                files[i].0 = path.trim().to_owned();
+                files[i].file = path.trim().to_owned();
             }
         } else if l.starts_with("*** Delete File: ") {
             current = None;
         } else if let (Some(added), Some(i)) = (l.strip_prefix('+'), current) {
-            files[i].1.push(added);
+            files[i].added.push(added);
+        } else if let (Some(removed), Some(i)) = (l.strip_prefix('-'), current) {
+            files[i].removed.push(removed);
         }
     }
-    files.retain(|(_, added)| !added.is_empty());
+    files.retain(|f| !f.added.is_empty());
     files
 }
 

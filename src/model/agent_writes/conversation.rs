@@ -56,6 +56,9 @@ pub struct Written {
     pub file: String,
     /// The text it wrote there, line by line.
     pub lines: Vec<String>,
+    /// The text it replaced, line by line, when the call says (an edit's old text, a patch's
+    /// `-` lines).
+    pub replaced: Vec<String>,
 }
 
 /// A [`Turn`] and the entry it comes from.
@@ -287,6 +290,7 @@ impl<E: FnMut(Event) -> std::io::Result<()>> Turns for Sink<'_, E> {
         let written = Written {
             file: file.to_owned(),
             lines: text.lines().map(str::to_owned).collect(),
+            replaced: Vec::new(),
         };
         match self.events.last_mut() {
             Some(Event {
@@ -301,6 +305,18 @@ impl<E: FnMut(Event) -> std::io::Result<()>> Turns for Sink<'_, E> {
                     wrote: vec![written],
                 }),
             ),
+        }
+    }
+
+    fn replaced(&mut self, text: &str) {
+        if let Some(Event {
+            turn: Turn::ToolCall(call),
+            ..
+        }) = self.events.last_mut()
+        {
+            if let Some(w) = call.wrote.last_mut() {
+                w.replaced = text.lines().map(str::to_owned).collect();
+            }
         }
     }
 
@@ -363,6 +379,7 @@ mod tests {
                 .map(|(f, l)| Written {
                     file: (*f).to_owned(),
                     lines: l.iter().map(|s| (*s).to_owned()).collect(),
+                    replaced: Vec::new(),
                 })
                 .collect(),
         })

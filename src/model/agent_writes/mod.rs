@@ -210,6 +210,8 @@ trait Turns {
     fn prompt(&mut self, text: String, timestamp: &str, entry: usize);
     /// A call of `tool` that wrote `text` to `file` (reported after its [`Turns::call`]).
     fn write(&mut self, tool: &str, file: &str, text: &str, timestamp: &str, entry: usize);
+    /// The text the call of the last [`Turns::write`] replaced in its file, when known.
+    fn replaced(&mut self, _text: &str) {}
     /// What the agent said.
     fn reply(&mut self, _text: &str) {}
     /// What the agent thought, when the transcript keeps it.
@@ -236,8 +238,9 @@ trait Turns {
         if !write_tools.contains(&tool) {
             return;
         }
-        for (file, text) in tool_args::written(args) {
-            self.write(tool, &file, &text, timestamp, entry);
+        for w in tool_args::written(args) {
+            self.write(tool, &w.file, &w.text, timestamp, entry);
+            self.replaced(&w.replaced);
         }
     }
 }

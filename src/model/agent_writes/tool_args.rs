@@ -33,6 +33,8 @@ const TEXT_KEYS: [&str; 9] = [
     "code_edit",
 ];
 
+const OLD_KEYS: [&str; 4] = ["old_string", "oldString", "old_str", "oldText"];
+
 const PATCH_KEYS: [&str; 3] = ["patchText", "patch", "input"];
 
 /// What a call with arguments `args` is about, to show beside its tool: the file it names, else
@@ -62,8 +64,20 @@ pub(super) fn subject(args: &Value) -> String {
     String::new()
 }
 
-/// Each file the call with arguments `args` wrote, with the text it wrote there.
-pub(super) fn written(args: &Value) -> Vec<(String, String)> {
+/// What a call wrote to one file.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Wrote {
+    pub(super) file: String,
+    /// The text it wrote.
+    pub(super) text: String,
+    /// The text it replaced, when its arguments say ("" otherwise).
+    pub(super) replaced: String,
+}
+
+/// Each file the call with arguments `args` wrote, with the text it wrote there and the text it
+/// replaced: the first of `old_string`, `oldString`, `old_str`, `oldText` (or every `edits[]`
+/// item's), or a patch's `-` lines.
+pub(super) fn written(args: &Value) -> Vec<Wrote> {
     let patch = match args {
         Value::String(s) => Some(s.as_str()),
         _ => PATCH_KEYS
@@ -74,7 +88,11 @@ pub(super) fn written(args: &Value) -> Vec<(String, String)> {
     if let Some(patch) = patch.filter(|p| p.contains("*** Begin Patch")) {
         return patch_files(patch)
             .into_iter()
-            .map(|(file, added)| (file, added.join("\n")))
+            .map(|f| Wrote {
+                file: f.file,
+                text: f.added.join("\n"),
+                replaced: f.removed.join("\n"),
+            })
             .collect();
     }
     let Some(file) = FILE_KEYS
@@ -84,18 +102,22 @@ pub(super) fn written(args: &Value) -> Vec<(String, String)> {
     else {
         return Vec::new();
     };
-    let text = match TEXT_KEYS.iter().find_map(|k| args.get(k)?.as_str()) {
+    let of = |keys: &[&str]| match keys.iter().find_map(|k| args.get(k)?.as_str()) {
         Some(t) => t.to_owned(),
         None => args
             .get("edits")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .filter_map(|e| TEXT_KEYS.iter().find_map(|k| e.get(k)?.as_str()))
+            .filter_map(|e| keys.iter().find_map(|k| e.get(k)?.as_str()))
             .collect::<Vec<_>>()
             .join("\n"),
     };
-    vec![(file.to_owned(), text)]
+    vec![Wrote {
+        file: file.to_owned(),
+        text: of(&TEXT_KEYS),
+        replaced: of(&OLD_KEYS),
+    }]
 }
 
 #[cfg(test)]
@@ -105,7 +127,9 @@ mod tests {
 
     #[test]
     fn the_file_and_text_whatever_the_keys() {
-        let w = |v: Value| written(&v);
+        let w = |v: Value| -> Vec<(String, String)> {
+            written(&v).into_iter().map(|w| (w.file, w.text)).collect()
+        };
         assert_eq!(
             w(json!({"filePath": "/p/a.ts", "oldString": "x", "newString": "y"})),
             [("/p/a.ts".to_owned(), "y".to_owned())]
@@ -142,5 +166,24 @@ mod tests {
         );
         assert_eq!(subject(&json!({"x": 1})), "");
         assert!(w(json!({"file_path": 7})).is_empty());
+        let replaced =
+            |v: Value| -> Vec<String> { written(&v).into_iter().map(|w| w.replaced).collect() };
+        assert_eq!(
+            replaced(json!({"filePath": "a", "oldString": "x", "newString": "y"})),
+            ["x"]
+        );
+        assert_eq!(
+            replaced(
+                json!({"path": "p", "edits": [{"oldText": "a", "newText": "b"}, {"oldText": "c"}]})
+            ),
+            ["a\nc"]
+        );
+        assert_eq!(
+            replaced(
+                json!({"patch": "*** Begin Patch\n*** Update File: x\n-gone\n+kept\n*** End Patch"})
+            ),
+            ["gone"]
+        );
+        assert_eq!(replaced(json!({"path": "n.md", "content": "x"})), [""]);
     }
 }
