@@ -3,11 +3,14 @@
 
 use super::json::is_json;
 
-/// The size from which [`super::Redactor::redact_vec`] redacts a text in parts, and about the size of
-/// each part: large enough that the rules' set-up per part costs little, small enough that the
-/// few copies a part's redaction makes stay a small fraction of the 64 MiB a 100 MB transcript
-/// may cost beside itself (docs/performance.md, target 5).
-pub(super) const PART_SIZE: usize = 4 << 20;
+/// The size from which [`super::Redactor::redact_vec`] redacts a text in parts, and about the
+/// size of each part: large enough that the rules' set-up per part costs little, small enough
+/// that what a part's redaction holds (its views cost about ten times the part: each byte of a
+/// view carries its source range) keeps a 100 MB write under the 64 MiB it may cost beside the
+/// transcript. Measured on real transcripts (docs/performance.md, "The write path after one
+/// pass"): 4 MiB parts took the 100 MB write over that budget, 2 MiB parts leave 15 MiB of it
+/// for 3% more instructions, 1 MiB parts cost 7.5% more.
+pub(super) const PART_SIZE: usize = 2 << 20;
 
 /// Where the part of `text` for the built-in stages that ends at or after `from` ends: the
 /// first newline at or after `from` with `}` before it and `{` after it, else the text's end.
