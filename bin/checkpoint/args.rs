@@ -513,7 +513,8 @@ pub struct ShowArgs {
     #[arg(long)]
     pub transcript: bool,
     /// With --transcript: write the stored bytes as they are, also to a terminal (instead of
-    /// the conversation). --json does the same.
+    /// the conversation). --json writes them too, on a terminal with their control characters
+    /// written out (as `cat` without --raw).
     #[arg(long, requires = "transcript")]
     pub raw: bool,
     #[command(flatten)]

@@ -46,7 +46,7 @@ pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs, style: &Style) -> Res
     for cp in &checkpoints {
         let slot = a.session.as_deref().map(|s| cp.slot_of(s)).transpose()?;
         if a.transcript {
-            transcript(topo, cp, slot, a.raw || a.json, style)?;
+            transcript(topo, cp, slot, (a.raw, a.json), style)?;
             continue;
         }
         let cache = (!a.json).then(|| WritesCache::in_common_dir(repo.common_dir()));
@@ -85,13 +85,14 @@ fn code_commits(repo: &Repo, map: Option<&rewrites::RewriteMap>, cp: &Checkpoint
 }
 
 /// Streams the transcript of session `slot` (default: the latest) to stdout, memory bounded
-/// whatever its size: on a terminal (or its pager) as a conversation unless `raw`
-/// ([`conversation`]), else the stored bytes ([`stream_stored`]).
+/// whatever its size: on a terminal (or its pager) as a conversation unless `raw` or `json`
+/// ([`conversation`]), else the stored bytes ([`stream_stored`]; to a terminal with `json`,
+/// their control characters written out).
 fn transcript(
     topo: &Topology<'_>,
     cp: &Checkpoint,
     slot: Option<usize>,
-    raw: bool,
+    (raw, json): (bool, bool),
     style: &Style,
 ) -> Result<()> {
     let slot = match slot {
@@ -112,8 +113,10 @@ fn transcript(
             }
             other => other.into(),
         })?;
-    if raw || pager::output() == pager::Output::Other {
-        return stream_stored(stream, true);
+    if raw || json || pager::output() == pager::Output::Other {
+        // `--json` asks for the stored document, not for what a remote stored to drive the
+        // terminal: on a terminal its control characters are written out, as `cat`'s are.
+        return stream_stored(stream, raw);
     }
     conversation::show(stream, style)?;
     Ok(())

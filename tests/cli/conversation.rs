@@ -211,3 +211,35 @@ fn an_edit_shows_what_it_replaced_and_what_it_wrote() {
         "{shown}"
     );
 }
+
+/// A stored transcript is untrusted: a line with an escape sequence reaches a terminal written
+/// out with `--json` (and in the conversation), as it was stored only with `--raw` (asked for)
+/// or into a pipe.
+#[test]
+fn json_to_a_terminal_writes_control_characters_out() {
+    let env = TestEnv::new();
+    let transcript = b"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n\x1b]0;owned\x07not json\n";
+    write(&env, "e00000000003", transcript);
+    for (extra, escaped) in [("--json", true), ("", true), ("--raw", false)] {
+        let shown = on_terminal(
+            &env,
+            &format!("--no-pager show e00000000003 --transcript {extra}"),
+            &[],
+        );
+        // (Our own color codes are ESC sequences too: look for the stored one.)
+        assert_eq!(
+            shown.contains("\x1b]0;owned"),
+            !escaped,
+            "{extra:?}: the stored ESC reaches the terminal only with --raw:\n{shown:?}"
+        );
+        if escaped {
+            assert!(shown.contains("\\e]0;owned"), "{extra:?}:\n{shown:?}");
+        }
+    }
+    let piped = env
+        .cmd_as(Store::Refs)
+        .args(["show", "e00000000003", "--transcript", "--json"])
+        .output()
+        .unwrap();
+    assert_eq!(piped.stdout, transcript, "into a pipe: the stored bytes");
+}
