@@ -51,5 +51,5 @@ write_objects_of_one_checkpoint() {
 # that call it source this file with valgrind as TOOL).
 instructions() {
     valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=/dev/null "$@" \
-        2>&1 >/dev/null | awk '/I +refs:/ { gsub(",", "", $NF); s += $NF } END { printf "%d\n", s }'
+        2>&1 >/dev/null | awk '/I +refs:/ { gsub(",", "", $NF); s += $NF } END { printf "%.0f\n", s }'
 }

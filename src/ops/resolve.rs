@@ -37,15 +37,14 @@ pub fn checkpoints(
         for e in &absent {
             notice(&format!("{target}: {e}"));
         }
+        // `first` is one of `absent`: not found anywhere this command looked.
         match (first, topo.fetches_from()) {
-            (Some(error), Some(remote)) if error.is_not_found() => {
-                Err(TopologyError::LinkedButNotPushed {
-                    rev: target.to_owned(),
-                    remote,
-                    error: Box::new(error),
-                })
-            }
-            (Some(e), _) => Err(e.into()),
+            (Some(error), Some(remote)) => Err(TopologyError::LinkedButNotPushed {
+                rev: target.to_owned(),
+                remote,
+                error: Box::new(error),
+            }),
+            (Some(e), None) => Err(e.into()),
             (None, _) => Ok(found),
         }
     };

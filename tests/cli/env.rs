@@ -1128,6 +1128,19 @@ pub fn rev_in(env: &TestEnv, dir: &Path, rev: &str) -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
 }
 
+/// Asserts that the repository at `remote` holds every checkpoint of `ids` at the commit its
+/// local ref names.
+pub fn assert_checkpoints_reached(env: &TestEnv, remote: &Path, ids: &[&str]) {
+    for id in ids {
+        assert_eq!(
+            rev_in(env, remote, &checkpoint_ref(id)),
+            env.rev(&checkpoint_ref(id)),
+            "{id} reached {}",
+            remote.display()
+        );
+    }
+}
+
 /// A JSON blob of the repository at `dir` (`<rev>:<path>`).
 pub fn json_in(env: &TestEnv, dir: &Path, spec: &str) -> Value {
     parse_json(&env.git_bytes_in(dir, &["cat-file", "blob", spec]))

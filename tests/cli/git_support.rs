@@ -8,8 +8,8 @@ use std::process::Output;
 
 use crate::commit_hooks::{lines, record, the_trailer, trailer_ids, LINE_1, SESSION};
 use crate::env::{
-    assert_code, checkpoint_bin, checkpoint_ref, parse_json, path_str, rev_in, skip, stderr,
-    stdout, text, write_executable, Store, TestEnv, V1_BRANCH,
+    assert_checkpoints_reached, assert_code, checkpoint_bin, checkpoint_ref, parse_json, path_str,
+    rev_in, skip, stderr, stdout, text, write_executable, Store, TestEnv, V1_BRANCH,
 };
 
 /// The oldest git the suite runs with (`ENTIRE_TEST_OLD_GIT`, else `/usr/bin/git`) and what
@@ -317,13 +317,7 @@ fn hooks_run_by_a_git_below_the_minimum_warn_once_and_lose_nothing() {
     env.git_hooked_ok(None, env.repo(), &["commit", "-q", "-m", "again"]);
     let again = the_trailer(&env, "HEAD");
     env.git_hooked_ok(None, env.repo(), &["push", "-q", "origin", "main"]);
-    for id in [&id, &again] {
-        assert_eq!(
-            rev_in(&env, &origin, &checkpoint_ref(id)),
-            env.rev(&checkpoint_ref(id)),
-            "{id} reached the remote"
-        );
-    }
+    assert_checkpoints_reached(&env, &origin, &[&id, &again]);
 }
 
 /// A hook runs the git that runs the hook, whatever comes first on the `PATH` it was given: git

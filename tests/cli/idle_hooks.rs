@@ -11,8 +11,8 @@ use crate::commit_hooks::{
     commit, commit_in, install_hooks, lines, record, the_trailer, LINE_1, SESSION,
 };
 use crate::env::{
-    checkpoint_bin, checkpoint_ref, hooks_dir, path_str, prepush_bin, rev_in, write_executable,
-    Store, TestEnv,
+    assert_checkpoints_reached, checkpoint_bin, checkpoint_ref, hooks_dir, path_str, prepush_bin,
+    rev_in, write_executable, Store, TestEnv,
 };
 
 /// Installs our hooks with our binaries behind stubs that log each run (`checkpoint <args>` or
@@ -262,13 +262,7 @@ fn pushes_with_nothing_queued_run_no_binary_and_checkpoints_still_go() {
 
     let other = env.bare_remote("other");
     push("other");
-    for id in [&first, &second] {
-        assert_eq!(
-            rev_in(&env, &other, &checkpoint_ref(id)),
-            env.rev(&checkpoint_ref(id)),
-            "a new remote gets {id}"
-        );
-    }
+    assert_checkpoints_reached(&env, &other, &[&first, &second]);
 }
 
 /// In a linked worktree (git gives its hooks the worktree's git dir) idle commits skip ours
