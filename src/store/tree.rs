@@ -693,8 +693,14 @@ impl Read for BlobReader<'_> {
     }
 }
 
+/// Writes `data` as a blob. Through the object database's write, which hashes the data first
+/// and writes nothing when the object is already there (a mirror in the same repository, a
+/// transcript written again), rather than `Repository::blob`, whose stream compresses and
+/// writes every byte before it knows the ID.
 fn write_blob(repo: &Repository, data: &[u8]) -> Result<Oid, StoreError> {
-    repo.blob(data).map_err(git_err("write blob"))
+    repo.odb()
+        .and_then(|odb| odb.write(ObjectType::Blob, data))
+        .map_err(git_err("write blob"))
 }
 
 /// Normalises paths to `/` and drops duplicates, keeping first-seen order.
@@ -793,11 +799,14 @@ fn entry_paths(
     }
 }
 
+/// Inserts the chunks of transcript `data` and its content hash `hash`
+/// ([`transcript::content_hash`] of `data`, computed once by the caller).
 fn insert_transcript(
     repo: &Repository,
     builder: &mut git2::TreeBuilder<'_>,
     id: &CheckpointId,
     data: &[u8],
+    hash: &str,
 ) -> Result<(), StoreError> {
     let chunks = transcript::split(data, transcript::MAX_CHUNK_SIZE).map_err(|source| {
         StoreError::Transcript {
@@ -808,12 +817,7 @@ fn insert_transcript(
     for (n, chunk) in chunks.iter().enumerate() {
         insert_blob(repo, builder, &transcript::chunk_name(n), chunk)?;
     }
-    insert_blob(
-        repo,
-        builder,
-        CONTENT_HASH,
-        transcript::content_hash(data).as_bytes(),
-    )
+    insert_blob(repo, builder, CONTENT_HASH, hash.as_bytes())
 }
 
 pub(crate) fn insert_blob(
@@ -927,7 +931,13 @@ pub(crate) fn build_session(
         .treebuilder(None)
         .map_err(git_err("start session tree"))?;
     if let Some(data) = &w.transcript {
-        insert_transcript(repo, &mut slot_tree, id, data)?;
+        insert_transcript(
+            repo,
+            &mut slot_tree,
+            id,
+            data,
+            &transcript::content_hash(data),
+        )?;
     }
     if !w.prompts.is_empty() {
         insert_blob(
@@ -1147,7 +1157,7 @@ pub(crate) fn build_backfill(
                         .remove(name)
                         .map_err(git_err("remove old transcript"))?;
                 }
-                insert_transcript(repo, &mut builder, id, data)?;
+                insert_transcript(repo, &mut builder, id, data, &hash)?;
                 // We do not derive compact transcripts; a replaced transcript must not keep a
                 // stale one (docs/format.md, "One checkpoint").
                 sessions[slot].compact_transcript_start = None;
