@@ -253,10 +253,13 @@ impl Scenario {
 // ---------------------------------------------------------------------------------------------
 
 /// A hook B that replaced ours after the first install is chained by the second (it runs, after
-/// the hook A the first install chained), with a warning naming it; uninstall puts back what
-/// was there before the second install: B in place, A where the first install kept it.
+/// the hook A the first install chained), with a warning naming it. Both were running, and git
+/// runs one pre-push: `hooks uninstall` leaves in its place a chain that runs A, then B (not
+/// ours: it pushes no checkpoint), and says so; no hook stops running. An install replaces that
+/// chain without chaining it (each runs once); once one of the two is gone, `hooks uninstall`
+/// puts the other back in place, byte for byte.
 #[test]
-fn a_hook_that_replaced_ours_is_chained_by_the_next_install_and_restored_by_uninstall() {
+fn a_hook_that_replaced_ours_keeps_running_with_the_first_after_uninstall() {
     let s = Scenario::new();
     let dir = hooks_dir(&s.env);
     let a = s.user_hook("A");
@@ -271,10 +274,8 @@ fn a_hook_that_replaced_ours_is_chained_by_the_next_install_and_restored_by_unin
             && stderr.contains("pre-push.pre-entire.002"),
         "warns, naming the hook it found and where it is kept:\n{stderr}"
     );
-    assert_eq!(
-        std::fs::read_to_string(dir.join("pre-push.pre-entire.002")).unwrap(),
-        b
-    );
+    let kept = |file: &str| std::fs::read_to_string(dir.join(file)).ok();
+    assert_eq!(kept("pre-push.pre-entire.002").as_deref(), Some(b.as_str()));
     let status = text(&s.entire(&["hooks", "status"]).stdout);
     assert!(
         status.contains("chains pre-push.pre-entire, pre-push.pre-entire.002"),
@@ -286,16 +287,62 @@ fn a_hook_that_replaced_ours_is_chained_by_the_next_install_and_restored_by_unin
     assert_eq!(s.take_ran(), ["A", "B"], "both chained hooks ran, in order");
     s.assert_push_refused();
 
-    let stderr = assert_code(&s.entire(&["hooks", "uninstall"]), 0, "hooks uninstall");
-    assert_eq!(std::fs::read_to_string(dir.join("pre-push")).unwrap(), b);
-    assert_eq!(
-        std::fs::read_to_string(dir.join("pre-push.pre-entire")).unwrap(),
-        a
-    );
-    assert!(!dir.join("pre-push.pre-entire.002").exists());
+    let out = s.entire(&["hooks", "uninstall"]);
+    let stderr = assert_code(&out, 0, "hooks uninstall");
+    assert_no_warning(&stderr, "hooks uninstall");
     assert!(
-        stderr.contains(path_str(&dir.join("pre-push.pre-entire"))),
-        "names the older hook it leaves in place:\n{stderr}"
+        stderr.contains(&format!(
+            "{} is now a chain",
+            path_str(&dir.join("pre-push"))
+        )) && stderr.contains("pre-push.pre-entire, ")
+            && stderr.contains("pre-push.pre-entire.002 in turn"),
+        "says it left a chain of both:\n{stderr}"
+    );
+    let chain = kept("pre-push").expect("a pre-push hook");
+    assert!(!is_ours(&dir.join("pre-push")), "ours is gone:\n{chain}");
+    assert_eq!(kept("pre-push.pre-entire").as_deref(), Some(a.as_str()));
+    assert_eq!(kept("pre-push.pre-entire.002").as_deref(), Some(b.as_str()));
+    s.env.write_file("b.txt", b"b\n");
+    assert_code(&s.git(&["add", "b.txt"]), 0, "git add");
+    assert_code(&s.git(&["commit", "-q", "-m", "b"]), 0, "git commit");
+    s.take_ran();
+    assert_code(&s.git(&["push", "-q", "origin", "main"]), 0, "git push");
+    assert_eq!(s.take_ran(), ["A", "B"], "both still run, in order");
+    s.assert_push_refused();
+
+    assert_code(
+        &s.entire(&["hooks", "install"]),
+        0,
+        "hooks install over the chain",
+    );
+    assert!(is_ours(&dir.join("pre-push")));
+    assert_eq!(kept("pre-push.pre-entire").as_deref(), Some(a.as_str()));
+    assert_eq!(kept("pre-push.pre-entire.002").as_deref(), Some(b.as_str()));
+    assert!(
+        !dir.join("pre-push.pre-entire.003").exists(),
+        "the chain is not chained"
+    );
+    let id = s.commit("c.txt");
+    s.take_ran();
+    s.push(&id);
+    assert_eq!(s.take_ran(), ["A", "B"], "each ran once");
+
+    assert_code(&s.entire(&["hooks", "uninstall"]), 0, "hooks uninstall");
+    std::fs::remove_file(dir.join("pre-push.pre-entire.002")).unwrap();
+    let stderr = assert_code(
+        &s.entire(&["hooks", "uninstall"]),
+        0,
+        "hooks uninstall once B is gone",
+    );
+    assert_eq!(
+        kept("pre-push").as_deref(),
+        Some(a.as_str()),
+        "A is back in place"
+    );
+    assert!(!dir.join("pre-push.pre-entire").exists());
+    assert!(
+        stderr.contains(&format!("at {}", path_str(&dir.join("pre-push")))),
+        "says it put A back:\n{stderr}"
     );
 }
 
@@ -1297,6 +1344,7 @@ fn enable_never_disables_the_users_own_hook_when_lefthook_installs() {
     s.env.write_file("b.txt", b"b\n");
     assert_code(&s.git(&["add", "b.txt"]), 0, "git add");
     assert_code(&s.git(&["commit", "-q", "-m", "b"]), 0, "git commit");
+    s.take_ran();
     assert_code(&s.git(&["push", "-q", "origin", "main"]), 0, "git push");
     assert!(
         s.take_ran().contains(&"user-push".to_owned()),
@@ -1482,6 +1530,7 @@ fn hooks_uninstall_cleans_every_directory_it_installed_into() {
     s.env.write_file("b.txt", b"b\n");
     assert_code(&s.git(&["add", "b.txt"]), 0, "git add");
     assert_code(&s.git(&["commit", "-q", "-m", "b"]), 0, "git commit");
+    s.take_ran();
     assert_code(&s.git(&["push", "-q", "origin", "main"]), 0, "git push");
     assert_eq!(s.take_ran(), ["user-push"]);
 }
@@ -1497,6 +1546,7 @@ enum Theirs {
     PreCommit,
     Husky,
     Lefthook,
+    GitLfs,
 }
 
 impl Theirs {
@@ -1507,6 +1557,7 @@ impl Theirs {
             Theirs::PreCommit => "pre-commit",
             Theirs::Husky => "husky",
             Theirs::Lefthook => "lefthook",
+            Theirs::GitLfs => "git-lfs",
         }
     }
 
@@ -1519,18 +1570,46 @@ impl Theirs {
                 husky_scripts(s);
             }
             Theirs::Lefthook => lefthook_config(s, ""),
+            Theirs::GitLfs => {
+                // `git lfs install`, even refused, writes this to the repository's config, and
+                // `git lfs uninstall` leaves it: git-lfs's own state, set first as if git-lfs
+                // had been used here before, so that the config compared is ours to keep.
+                s.env.git(&["config", "lfs.repositoryformatversion", "0"]);
+                s.env.write_file(
+                    ".gitattributes",
+                    b"*.bin filter=lfs diff=lfs merge=lfs -text\n",
+                );
+                assert_code(&s.git(&["add", ".gitattributes"]), 0, "git add");
+                assert_code(&s.git(&["commit", "-q", "-m", "lfs"]), 0, "git commit");
+            }
         }
     }
 
-    /// Its own install, as its documentation says to run it.
-    fn install(self, s: &Scenario) {
+    /// Its own install, as its documentation says to run it. Returns whether it is installed
+    /// now. `git lfs install` refuses (exit 2, nothing changed) where a hook it did not write is
+    /// in its way, the user's included; with ours `installed`, the user takes the way out its
+    /// message offers, `--force` (ours heals and keeps running the user's hook, which `--force`
+    /// alone would delete; without ours the user keeps their hook and goes without LFS).
+    fn install(self, s: &Scenario, ours: bool, installed: bool) -> bool {
         let (program, args): (&str, &[&str]) = match self {
-            Theirs::Plain => return,
+            Theirs::Plain => return true,
             Theirs::PreCommit => ("pre-commit", &["install"]),
             Theirs::Husky => ("husky", &[]),
             Theirs::Lefthook => ("lefthook", &["install"]),
+            Theirs::GitLfs => {
+                let out = s.git(&["lfs", "install"]);
+                if out.status.success() {
+                    return true;
+                }
+                assert_code(&out, 2, "git lfs install over a hook it did not write");
+                if !ours {
+                    return installed;
+                }
+                ("git", &["lfs", "install", "--force"])
+            }
         };
         assert_code(&s.program(program, args), 0, &format!("{program} install"));
+        true
     }
 
     /// Its own uninstall, as its documentation says (husky 9 has none: unset `core.hooksPath`
@@ -1559,6 +1638,9 @@ impl Theirs {
                     0,
                     "lefthook uninstall",
                 );
+            }
+            Theirs::GitLfs => {
+                assert_code(&s.git(&["lfs", "uninstall"]), 0, "git lfs uninstall");
             }
         }
     }
@@ -1614,6 +1696,14 @@ fn after_step(
     let file = format!("{}.txt", s.env.git(&["rev-list", "--count", "HEAD"]).trim());
     s.env.write_file(&file, b"step\n");
     assert_code(&s.git(&["add", "--", &file]), 0, "git add");
+    // With git-lfs installed, an LFS-tracked file: its object must reach the remote too.
+    let lfs_object = (theirs == Theirs::GitLfs && theirs_in).then(|| {
+        let content = format!("large {step}\n").repeat(100);
+        let bin = file.replace(".txt", ".bin");
+        s.env.write_file(&bin, content.as_bytes());
+        assert_code(&s.git(&["add", "--", &bin]), 0, "git add");
+        sha256_hex(content.as_bytes())
+    });
     let out = s.git(&["commit", "-q", "-m", step]);
     let stderr = assert_code(&out, 0, &format!("git commit after {step}"));
     let trailers = crate::commit_hooks::trailer_ids(&s.env, "HEAD");
@@ -1629,8 +1719,11 @@ fn after_step(
             "session discard",
         );
     }
+    if let Some(oid) = lfs_object {
+        s.assert_lfs_pushed(&oid);
+    }
     let ran = s.take_ran();
-    let manager_runs = theirs_in && theirs != Theirs::Plain;
+    let manager_runs = theirs_in && !matches!(theirs, Theirs::Plain | Theirs::GitLfs);
     let mut expected = Vec::new();
     if manager_runs {
         expected.push(format!("{}-commit", theirs.name()));
@@ -1662,6 +1755,7 @@ fn dance(theirs: Theirs) {
         } else {
             theirs.name()
         })
+        || theirs == Theirs::GitLfs && !lfs_can_push_locally()
     {
         return;
     }
@@ -1686,7 +1780,7 @@ fn dance(theirs: Theirs) {
         let hidden_by_theirs = match theirs {
             Theirs::Husky => true,
             Theirs::Lefthook => order.starts_with('T'),
-            Theirs::Plain | Theirs::PreCommit => false,
+            Theirs::Plain | Theirs::PreCommit | Theirs::GitLfs => false,
         };
         for (i, step) in order.chars().enumerate() {
             let name = format!(
@@ -1701,8 +1795,7 @@ fn dance(theirs: Theirs) {
                 );
                 ours = true;
             } else {
-                theirs.install(&s);
-                theirs_in = true;
+                theirs_in = theirs.install(&s, ours, theirs_in);
             }
             // A manager installed after ours may displace it; ours heals at the next commit,
             // which the step's commit is.
@@ -1714,13 +1807,22 @@ fn dance(theirs: Theirs) {
             );
         }
         let uninstalls = if n % 2 == 0 { ["O", "T"] } else { ["T", "O"] };
+        // Whether `hooks uninstall` left a chain: git-lfs's pre-push (forced over ours) and the
+        // user's both ran through ours, and git runs one.
+        let mut chain_left = false;
         for step in uninstalls {
             let name = format!(
                 "{order} uninstall {}",
                 if step == "O" { "ours" } else { theirs.name() }
             );
             if step == "O" {
-                assert_code(&s.entire(&["hooks", "uninstall"]), 0, &name);
+                let stderr = assert_code(&s.entire(&["hooks", "uninstall"]), 0, &name);
+                chain_left = theirs == Theirs::GitLfs && theirs_in;
+                assert_eq!(
+                    stderr.contains("pre-push is now a chain"),
+                    chain_left,
+                    "{name}: a chain is left only where git-lfs's pre-push ran beside the user's:\n{stderr}"
+                );
                 ours = false;
             } else {
                 theirs.uninstall(&s);
@@ -1732,6 +1834,21 @@ fn dance(theirs: Theirs) {
                 (ours, theirs_in, theirs_in && hidden_by_theirs),
                 &name,
             );
+        }
+        if chain_left {
+            // `git lfs uninstall` stops at the chain, as at any hook not its own; the chain's
+            // message says what ends it: `hooks uninstall` again, which removes what git-lfs's
+            // uninstall left and puts the user's hook back.
+            let stderr = assert_code(
+                &s.entire(&["hooks", "uninstall"]),
+                0,
+                &format!("{order}: hooks uninstall again"),
+            );
+            assert!(
+                stderr.contains("git-lfs was uninstalled") && stderr.contains("put back"),
+                "{order}: {stderr}"
+            );
+            after_step(&s, theirs, (false, false, false), &format!("{order} end"));
         }
         let after = hooks_snapshot(&s);
         let differ: Vec<&String> = before
@@ -1777,4 +1894,9 @@ fn the_whole_dance_with_husky() {
 #[test]
 fn the_whole_dance_with_lefthook() {
     dance(Theirs::Lefthook);
+}
+
+#[test]
+fn the_whole_dance_with_git_lfs() {
+    dance(Theirs::GitLfs);
 }

@@ -38,6 +38,15 @@ pub const SCRIPTS: [(&str, &str); 4] = [
 /// checkpoint refs the checkpoint remote holds.
 pub const GC_SCRIPT: (&str, &str) = ("pre-auto-gc", include_str!("../../../hooks/pre-auto-gc"));
 
+/// The script `hooks uninstall` leaves where ours ran two or more other hooks for one hook name
+/// (`@HOOK@` is that name): git runs one hook, so it runs each of them in turn, as ours did,
+/// and nothing else ([`leave_chain`]).
+const CHAIN: &str = include_str!("../../../hooks/chain");
+
+/// The line that marks a hook script as the chain `hooks uninstall` left ([`CHAIN`]): not ours
+/// (it runs nothing of checkpoints), but ours to replace or dissolve.
+const CHAIN_MARKER: &str = "Entire checkpoints chain";
+
 /// The line of each hook script that `hooks install` replaces with [`RUNNER`].
 const RUNNER_LINE: &str = "# @entire-runner@ (`hooks install` puts hooks/runner.sh here)\n";
 
@@ -208,7 +217,7 @@ pub fn install(repo: &Repo, options: InstallOptions) -> Result<Installed, HookEr
                 keep_ours_under_lefthook(&dir, &manager, &mut warnings, &mut done)?
             }
             Manager::Husky { .. } => {
-                warnings.extend(take_ours_out(&dir)?);
+                done.extend(take_ours_out(&dir)?);
                 Vec::new()
             }
         };
@@ -281,6 +290,8 @@ fn write_ours(
     let gc = crate::ops::gc::enabled_in_settings(repo).then_some(GC_SCRIPT);
     for (name, script) in SCRIPTS.into_iter().chain(gc) {
         let path = our_path(dir, name);
+        // The hooks a chain left by `hooks uninstall` runs are kept where ours runs them.
+        drop_chain(&path)?;
         if path.exists() && !is_ours(&path) {
             warnings.extend(keep_foreign(dir, name, &path)?);
         }
@@ -397,7 +408,10 @@ fn drop_uninstalled_lfs(repo: &Repo, dir: &Path) -> Result<Vec<String>, HookErro
     };
     let chained: Vec<String> = LFS_HOOKS
         .iter()
-        .filter(|hook| is_ours(&our_path(dir, hook)))
+        .filter(|hook| {
+            let path = our_path(dir, hook);
+            is_ours(&path) || is_chain(&path)
+        })
         .flat_map(|hook| {
             chained_hooks(dir, hook)
                 .into_iter()
@@ -441,17 +455,17 @@ pub fn displaced(repo: &Repo) -> Vec<String> {
         .collect()
 }
 
-/// Takes ours out of a hooks directory husky owns, putting back what each chained. Returns the
-/// warnings for the user.
+/// Takes ours out of a hooks directory husky owns, putting back what each chained
+/// ([`remove_ours`]). Returns what the user should be told.
 fn take_ours_out(dir: &Path) -> Result<Vec<String>, HookError> {
-    let mut warnings = Vec::new();
+    let mut done = Vec::new();
     for (name, _) in SCRIPTS {
         let path = dir.join(name);
         if is_ours(&path) {
-            warnings.extend(remove_ours(dir, name, &path)?.0);
+            done.extend(remove_ours(dir, name, &path)?.0);
         }
     }
-    Ok(warnings)
+    Ok(done)
 }
 
 /// Where lefthook owns the hooks directory `dir`: each of our hooks goes to `<name>.old`, where
@@ -478,6 +492,10 @@ fn keep_ours_under_lefthook(
     for (name, script) in SCRIPTS {
         let here = dir.join(name);
         let old = dir.join(format!("{name}.old"));
+        // A chain left by `hooks uninstall` goes (ours runs the hooks it ran); one in place
+        // was running them.
+        let chain_ran = drop_chain(&here)?;
+        drop_chain(&old)?;
         if theirs(&old) {
             let slot = chain(dir, name, &old)?;
             done.push(format!(
@@ -486,7 +504,7 @@ fn keep_ours_under_lefthook(
                 slot.display()
             ));
         }
-        if is_ours(&here) || (is_ours(&old) && !manager.runs_ours(name)) {
+        if chain_ran || is_ours(&here) || (is_ours(&old) && !manager.runs_ours(name)) {
             users.extend(chained_hooks(dir, name).into_iter().map(|f| dir.join(f)));
         }
         if theirs(&here) {
@@ -661,29 +679,41 @@ pub fn sharing(repo: &Repo, dir: &Path) -> Option<String> {
     })
 }
 
-/// Removes our hooks and puts back the hook that was there before the last install: the last
-/// one ours chains. Older chained hooks (which were not running either when the last install
-/// found a newer one in our place) stay where they are, each named in a warning. Foreign hooks
-/// are never touched. What `hooks install` put into a hook manager's configuration is taken
+/// Removes our hooks and puts back the hook each chains, in its place; where ours chains two or
+/// more (another tool replaced ours after an install, and an install or healing chained its
+/// hook too), they all ran, and git runs one: a chain that runs them in turn takes ours' place
+/// ([`leave_chain`]), so that no hook stops running. A chain an earlier uninstall left that now
+/// runs one hook or none is dissolved ([`dissolve_chains`]), and what an uninstall of git-lfs
+/// left behind ours is removed first ([`drop_uninstalled_lfs`]). Foreign hooks are never
+/// touched. What `hooks install` put into a hook manager's configuration is taken
 /// out, also from husky's scripts after husky was uninstalled ([`Manager::leftovers`]). Every
 /// hooks directory ours was installed into is cleaned ([`written_dirs`]), each one git no longer
 /// runs hooks from named in what is returned as done.
 pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
     let dir = hooks_dir(repo);
     let owner = Manager::detect(repo, &dir);
-    let mut warnings = Vec::new();
     let mut elsewhere = Vec::new();
     // The user's hooks put back in `dir`, from where to where: a manager's configuration that
     // runs one follows it.
     let mut moved = Vec::new();
+    let mut chains = Vec::new();
     for d in written_dirs(repo) {
+        let lfs = drop_uninstalled_lfs(repo, &d)?;
+        if !lfs.is_empty() {
+            chains.push(format!(
+                "git-lfs was uninstalled; removed the hooks its uninstall left behind ours in {}: {}",
+                d.display(),
+                lfs.join(", ")
+            ));
+        }
+        chains.extend(dissolve_chains(&d)?);
         let mut removed = Vec::new();
         for (name, _) in SCRIPTS.into_iter().chain([GC_SCRIPT]) {
             // lefthook keeps a hook it replaced as `<name>.old`.
             for path in [our_path(&d, name), d.join(format!("{name}.old"))] {
                 if is_ours(&path) {
-                    let (older, put_back) = remove_ours(&d, name, &path)?;
-                    warnings.extend(older);
+                    let (chain, put_back) = remove_ours(&d, name, &path)?;
+                    chains.extend(chain);
                     moved.extend(put_back.filter(|_| d == dir));
                     removed.push(name);
                 }
@@ -706,6 +736,7 @@ pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
         done.extend(manager.unwire(&moved)?);
     }
     done.extend(elsewhere);
+    done.extend(chains);
     let file = written_dirs_file(repo);
     if file.exists() {
         std::fs::remove_file(&file).map_err(io(format!("remove {}", file.display())))?;
@@ -713,36 +744,100 @@ pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
     Ok(Installed {
         states: status(repo),
         done,
-        warnings,
+        warnings: Vec::new(),
     })
 }
 
 /// A hook put back from where ours chained it (`.0`) to where ours was (`.1`).
 type PutBack = (PathBuf, PathBuf);
 
-/// Removes our `name` hook at `path` and puts the last hook it chains there. Returns a warning
-/// for each older chained hook, left where it is, and the hook put back.
+/// Removes our `name` hook at `path` and puts the hook it chains there; where it chains two or
+/// more, a chain of them instead ([`leave_chain`]). Returns what the user should be told of a
+/// chain left, and the hook put back.
 fn remove_ours(
     dir: &Path,
     name: &str,
     path: &Path,
-) -> Result<(Vec<String>, Option<PutBack>), HookError> {
+) -> Result<(Option<String>, Option<PutBack>), HookError> {
     std::fs::remove_file(path).map_err(io(format!("remove {}", path.display())))?;
-    let mut kept = chained_hooks(dir, name);
-    let put_back = kept.pop().map(|last| (dir.join(last), path.to_path_buf()));
+    let kept = chained_hooks(dir, name);
+    if kept.len() > 1 {
+        return Ok((Some(leave_chain(dir, name, path, &kept)?), None));
+    }
+    let put_back = kept.first().map(|one| (dir.join(one), path.to_path_buf()));
     if let Some((from, to)) = &put_back {
         std::fs::rename(from, to).map_err(io(format!("restore {}", to.display())))?;
     }
-    let older = kept
-        .into_iter()
-        .map(|older| {
-            format!(
-                "{} was not running before our hooks were last installed (another {name} hook had replaced ours); it is left where it is",
-                dir.join(older).display()
-            )
-        })
-        .collect();
-    Ok((older, put_back))
+    Ok((None, put_back))
+}
+
+/// Writes the [`CHAIN`] of the `name` hooks `kept` (in `dir`) at `path`, where ours was: they all
+/// ran through ours, and git runs one hook. Returns what the user should be told.
+fn leave_chain(dir: &Path, name: &str, path: &Path, kept: &[String]) -> Result<String, HookError> {
+    write_script(path, &CHAIN.replace("@HOOK@", name))?;
+    let lfs = kept
+        .iter()
+        .any(|k| std::fs::read_to_string(dir.join(k)).is_ok_and(|t| is_lfs_hook(&t, name)));
+    Ok(format!(
+        "{} is now a chain that runs {} in turn, as ours did (git runs one {name} hook, and each of them was running); to end it, merge them into one hook there, or delete all but one{} and run `git entire-checkpoint hooks uninstall` again",
+        path.display(),
+        kept.iter()
+            .map(|k| dir.join(k).display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        if lfs { " (git-lfs's goes with `git lfs uninstall`)" } else { "" }
+    ))
+}
+
+/// Whether the hook file at `path` is a chain `hooks uninstall` left ([`CHAIN`]).
+fn is_chain(path: &Path) -> bool {
+    std::fs::read_to_string(path).is_ok_and(|t| t.contains(CHAIN_MARKER))
+}
+
+/// Removes the chain `hooks uninstall` left at `path`, if one is there (the hooks it runs stay
+/// where they are). Returns whether one was.
+fn drop_chain(path: &Path) -> Result<bool, HookError> {
+    if !is_chain(path) {
+        return Ok(false);
+    }
+    std::fs::remove_file(path).map_err(io(format!("remove {}", path.display())))?;
+    Ok(true)
+}
+
+/// Dissolves each chain an earlier `hooks uninstall` left in `dir` that runs one hook or none
+/// now: the one is put back in the chain's place. Returns what the user should be told.
+fn dissolve_chains(dir: &Path) -> Result<Vec<String>, HookError> {
+    let mut done = Vec::new();
+    for (name, _) in SCRIPTS.into_iter().chain([GC_SCRIPT]) {
+        for place in [
+            name.to_owned(),
+            format!("{name}.legacy"),
+            format!("{name}.old"),
+        ] {
+            let path = dir.join(&place);
+            let kept = chained_hooks(dir, name);
+            if !is_chain(&path) || kept.len() > 1 {
+                continue;
+            }
+            drop_chain(&path)?;
+            match kept.first() {
+                Some(one) => {
+                    std::fs::rename(dir.join(one), &path)
+                        .map_err(io(format!("restore {}", path.display())))?;
+                    done.push(format!(
+                        "put back {} at {}: the chain there ran only it",
+                        dir.join(one).display(),
+                        path.display()
+                    ));
+                }
+                None => done.push(format!(
+                    "removed {}: the chain there ran no hook any more",
+                    path.display()
+                )),
+            }
+        }
+    }
+    Ok(done)
 }
 
 /// The state of our `name` hook in `dir` (run by pre-commit's script counts as installed), where
