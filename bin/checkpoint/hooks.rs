@@ -177,6 +177,7 @@ pub(super) enum StateName {
     Installed,
     Chained,
     Managed,
+    Chain,
     Foreign,
     Missing,
 }
@@ -188,6 +189,7 @@ impl StateName {
             hooks::HookState::Installed => (StateName::Installed, Vec::new(), None),
             hooks::HookState::Chained(c) => (StateName::Chained, c.clone(), None),
             hooks::HookState::Managed(m) => (StateName::Managed, Vec::new(), Some((*m).to_owned())),
+            hooks::HookState::Chain(c) => (StateName::Chain, c.clone(), None),
             hooks::HookState::Foreign => (StateName::Foreign, Vec::new(), None),
             hooks::HookState::Missing => (StateName::Missing, Vec::new(), None),
         }
@@ -199,6 +201,10 @@ impl StateName {
             StateName::Installed => "installed".to_owned(),
             StateName::Chained => format!("installed (chains {})", chains.join(", ")),
             StateName::Managed => format!("installed (run by {})", manager.unwrap_or_default()),
+            StateName::Chain => format!(
+                "not installed (a chain left by hooks uninstall runs {})",
+                chains.join(", ")
+            ),
             StateName::Foreign => "foreign hook (not ours)".to_owned(),
             StateName::Missing => "missing".to_owned(),
         }
@@ -210,7 +216,7 @@ impl StateName {
 struct HookDoc {
     name: String,
     state: StateName,
-    /// The hooks ours runs first (for `chained`).
+    /// The hooks ours runs first (for `chained`), or the chain runs (for `chain`).
     chains: Vec<String>,
     /// The hook manager that runs ours (for `managed`).
     manager: Option<String>,

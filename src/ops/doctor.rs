@@ -1165,7 +1165,11 @@ fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
         _ => {}
     }
     let any_foreign = states.iter().any(|(_, s)| *s == HookState::Foreign);
-    let any_missing = states.iter().any(|(_, s)| *s == HookState::Missing);
+    // A chain `hooks uninstall` left is no foreign hook: an install replaces it and runs what it
+    // ran.
+    let any_missing = states
+        .iter()
+        .any(|(_, s)| matches!(s, HookState::Missing | HookState::Chain(_)));
     let installed = cx.fix
         && any_missing
         && !any_foreign
@@ -1195,6 +1199,18 @@ fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
                     Code::HookMissing,
                     path,
                     format!("the {name} hook is not installed"),
+                )
+                .repair(repair.clone())
+                .fixed_if(installed),
+            ),
+            HookState::Chain(runs) => out.push(
+                Finding::new(
+                    Code::HookMissing,
+                    path,
+                    format!(
+                        "the {name} hook is not installed (a chain `hooks uninstall` left runs {})",
+                        runs.join(", ")
+                    ),
                 )
                 .repair(repair.clone())
                 .fixed_if(installed),

@@ -300,6 +300,19 @@ fn a_hook_that_replaced_ours_keeps_running_with_the_first_after_uninstall() {
     );
     let chain = kept("pre-push").expect("a pre-push hook");
     assert!(!is_ours(&dir.join("pre-push")), "ours is gone:\n{chain}");
+    let status: serde_json::Value =
+        serde_json::from_slice(&s.entire(&["hooks", "status", "--json"]).stdout).unwrap();
+    assert_eq!(
+        status["hooks"][0],
+        serde_json::json!({
+            "name": "pre-push",
+            "state": "chain",
+            "chains": ["pre-push.pre-entire", "pre-push.pre-entire.002"],
+            "manager": null,
+            "path": path_str(&dir.join("pre-push")),
+        }),
+        "hooks status tells the chain from a foreign hook"
+    );
     assert_eq!(kept("pre-push.pre-entire").as_deref(), Some(a.as_str()));
     assert_eq!(kept("pre-push.pre-entire.002").as_deref(), Some(b.as_str()));
     s.env.write_file("b.txt", b"b\n");

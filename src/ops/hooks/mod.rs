@@ -131,6 +131,9 @@ pub enum HookState {
     /// Run by the hook manager (named): from its own configuration, or (pre-commit) as the hook
     /// it runs before its own, `<hook>.legacy`.
     Managed(&'static str),
+    /// The chain `hooks uninstall` left where ours ran two or more hooks (the file names it
+    /// runs, in order); ours is not installed.
+    Chain(Vec<String>),
     /// Someone else's hook; ours is not installed.
     Foreign,
     /// No hook.
@@ -450,7 +453,12 @@ pub fn displaced(repo: &Repo) -> Vec<String> {
     }
     status(repo)
         .into_iter()
-        .filter(|(_, s)| matches!(s, HookState::Foreign | HookState::Missing))
+        .filter(|(_, s)| {
+            matches!(
+                s,
+                HookState::Foreign | HookState::Missing | HookState::Chain(_)
+            )
+        })
         .map(|(name, _)| name)
         .collect()
 }
@@ -855,6 +863,8 @@ fn state(dir: &Path, name: &str, manager: Option<&Manager>) -> HookState {
         }
     } else if let Some(m) = manager.filter(|m| path.exists() && m.runs_ours(name)) {
         HookState::Managed(m.name())
+    } else if is_chain(&path) {
+        HookState::Chain(chained_hooks(dir, name))
     } else if path.exists() {
         HookState::Foreign
     } else {
