@@ -103,7 +103,7 @@ fn prepush(
         let topo = entire_checkpoints::topology::Topology::open(&repo)?;
         let v1 = entire_checkpoints::ops::hooks::fast::v1_file(&repo);
         let synced = sync::push(&repo, &topo, Some(&remote), false, &|_, _| {})?;
-        if let (true, Some((remote, url))) = (synced.nothing_due(), &given) {
+        if let (true, Some((remote, url))) = (synced.nothing_left_due(), &given) {
             entire_checkpoints::ops::hooks::fast::push_was_idle(&repo, remote, url, v1);
         }
         common::push::report(&synced, None, quiet);

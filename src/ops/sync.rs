@@ -78,16 +78,17 @@ pub enum Synced {
 }
 
 impl Synced {
-    /// Whether nothing was due: pushing is off, a git-refs flush found no ref due and nothing
-    /// went wrong, or the v1 branch has nothing the remote lacks (no branch, or the remote's
-    /// copy at its tip) (the pre-push hook's scripts may then skip the next such push while
-    /// nothing is queued, `ops::hooks::fast`).
-    pub fn nothing_due(&self) -> bool {
+    /// Whether nothing is left due after this push: pushing is off, a git-refs flush
+    /// delivered every ref due (or found none) and nothing went wrong, or the v1 branch has
+    /// nothing the remote lacks (no branch, the remote's copy at its tip, or pushed there now)
+    /// (the pre-push hook's scripts may then skip the next such push while nothing is queued
+    /// and the v1 branch does not move, `ops::hooks::fast`).
+    pub fn nothing_left_due(&self) -> bool {
         match self {
             Synced::Disabled(_) => true,
             Synced::Refs(f) => {
                 let r = &f.report;
-                r.due == 0
+                r.remaining() == 0
                     && r.rejected.is_empty()
                     && r.failed.is_empty()
                     && r.unreachable.is_none()
@@ -95,7 +96,10 @@ impl Synced {
                     && r.timed_out.is_none()
             }
             Synced::Branch { outcome, .. } => {
-                matches!(outcome, BranchPush::NothingToPush | BranchPush::UpToDate)
+                matches!(
+                    outcome,
+                    BranchPush::NothingToPush | BranchPush::UpToDate | BranchPush::Pushed { .. }
+                )
             }
         }
     }

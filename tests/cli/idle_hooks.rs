@@ -219,8 +219,9 @@ fn a_hook_displaced_while_idle_heals_at_the_next_commit() {
     );
 }
 
-/// A push with nothing queued runs no binary of ours once ours found nothing due for that
-/// remote; a new checkpoint is still pushed, and a new remote still gets every checkpoint.
+/// A push with nothing queued runs no binary of ours once ours left nothing due for that
+/// remote (it delivered everything, or found nothing to deliver); a new checkpoint is still
+/// pushed, and a new remote still gets every checkpoint.
 #[test]
 fn pushes_with_nothing_queued_run_no_binary_and_checkpoints_still_go() {
     let env = TestEnv::new();
@@ -243,8 +244,8 @@ fn pushes_with_nothing_queued_run_no_binary_and_checkpoints_still_go() {
     );
     commit(&env, Some(Store::Refs), "b.txt", "idle");
     runs(&log);
-    push("origin"); // ours finds nothing due
-    assert_eq!(hooks_run(&runs(&log)), ["prepush"]);
+    push("origin"); // the last push delivered everything
+    assert_eq!(runs(&log), Vec::<String>::new(), "no binary ran");
     commit(&env, Some(Store::Refs), "c.txt", "idle too");
     push("origin");
     assert_eq!(runs(&log), Vec::<String>::new(), "no binary ran");
@@ -259,6 +260,8 @@ fn pushes_with_nothing_queued_run_no_binary_and_checkpoints_still_go() {
         rev_in(&env, &origin, &checkpoint_ref(&second)),
         env.rev(&checkpoint_ref(&second))
     );
+    push("origin");
+    assert_eq!(runs(&log), Vec::<String>::new(), "delivered: no binary ran");
 
     let other = env.bare_remote("other");
     push("other");
@@ -336,8 +339,8 @@ fn a_linked_worktree_skips_too_and_a_typed_trailer_still_reaches_ours() {
 }
 
 /// With default settings (the git-branch primary), a push whose v1 branch the remote already
-/// holds runs no binary of ours once ours found it so; a new checkpoint moves the branch and is
-/// pushed, and a branch only in packed-refs never counts as unmoved.
+/// holds runs no binary of ours once ours pushed it there or found it so; a new checkpoint moves
+/// the branch and is pushed, and a branch only in packed-refs never counts as unmoved.
 #[test]
 fn pushes_on_the_default_store_skip_ours_until_the_v1_branch_moves() {
     let env = TestEnv::new();
@@ -352,9 +355,8 @@ fn pushes_on_the_default_store_skip_ours_until_the_v1_branch_moves() {
     push(); // main first: the v1 branch waits for a remote with a branch
     push();
     assert_eq!(rev_in(&env, &origin, v1), env.rev(v1));
-    push(); // ours finds the remote's copy at the tip
     runs(&log);
-    push();
+    push(); // ours pushed the branch: the remote's copy is at the tip
     assert_eq!(runs(&log), Vec::<String>::new(), "no binary ran");
 
     stage(&env, "sess-idle-2");
@@ -368,7 +370,6 @@ fn pushes_on_the_default_store_skip_ours_until_the_v1_branch_moves() {
     );
     assert_eq!(rev_in(&env, &origin, v1), env.rev(v1), "and pushed it");
 
-    push();
     env.git(&["pack-refs", "--all"]);
     runs(&log);
     push();

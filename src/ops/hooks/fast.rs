@@ -16,7 +16,8 @@
 //!   linked nothing (the script's fast path, or ours), for that commit's post-commit script.
 //! - `<git common dir>/entire/push-idle`: one `<remote> <url> <primary> <mirrors> <v1>` line
 //!   (git's arguments to pre-push, `ENTIRE_CHECKPOINTS_PRIMARY`, `ENTIRE_CHECKPOINTS_MIRRORS`
-//!   and the v1 branch's loose ref file, `-` for none) per push that found nothing due; with no
+//!   and the v1 branch's loose ref file, `-` for none) per push that left nothing due (it
+//!   delivered everything, with the v1 branch where it was before, or found nothing to); with no
 //!   queue file present, the same v1 file and no `packed-refs` written since, the next such
 //!   push has nothing to do either (git-refs writes queue, git-branch writes move the v1 file).
 
@@ -113,7 +114,7 @@ pub fn v1_file(repo: &Repo) -> Option<String> {
     })
 }
 
-/// After a push to `remote` (`url`, as git gave them to pre-push) that found nothing due, with
+/// After a push to `remote` (`url`, as git gave them to pre-push) that left nothing due, with
 /// [`v1_file`] `v1` before it and still: the next one has nothing to do while nothing is queued
 /// and the v1 branch has not moved.
 pub fn push_was_idle(repo: &Repo, remote: &str, url: &str, v1: Option<String>) {
