@@ -36,6 +36,20 @@ pub fn heal_hooks(repo: &entire_checkpoints::git::repo::Repo, quiet: bool) {
                     healed.put_back.join(", ")
                 );
             }
+            let mut managers: Vec<&str> = healed.run_by.iter().map(|(_, m)| *m).collect();
+            managers.dedup();
+            for manager in managers {
+                let hooks: Vec<&str> = healed
+                    .run_by
+                    .iter()
+                    .filter(|(_, m)| *m == manager)
+                    .map(|(h, _)| h.as_str())
+                    .collect();
+                eprintln!(
+                    "entire: {manager} had taken the place of our {} hook; {manager} runs ours now, from its configuration, and what ours ran keeps running",
+                    hooks.join(", ")
+                );
+            }
             if !healed.lfs_removed.is_empty() {
                 eprintln!(
                     "entire: git-lfs was uninstalled; removed the hooks its uninstall left behind ours: {}",

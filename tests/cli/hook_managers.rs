@@ -820,6 +820,38 @@ fn ours_first_then_lefthook() {
     assert_doctor_hooks_healthy(&s);
 }
 
+/// Ours first, then lefthook, which moves our pre-push aside (lefthook installs the hooks its
+/// configuration names): the next commit, whose prepare-commit-msg is still ours, heals, and its
+/// one line says what happened: lefthook runs ours now (not "put back"). The push delivers the
+/// checkpoint through lefthook.
+#[test]
+fn ours_displaced_by_lefthook_heals_into_its_configuration_and_says_so() {
+    if !require("lefthook") {
+        return;
+    }
+    let s = Scenario::new();
+    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
+    lefthook_config(&s, "");
+    assert_code(&s.program("lefthook", &["install"]), 0, "lefthook install");
+    record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
+    s.env.write_file("a.txt", b"a\n");
+    assert_code(&s.git(&["add", "a.txt"]), 0, "git add");
+    let stderr = assert_code(&s.git(&["commit", "-q", "-m", "a"]), 0, "git commit");
+    let said: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("entire: ") && l.contains("pre-push"))
+        .collect();
+    assert_eq!(
+        said,
+        ["entire: lefthook had taken the place of our pre-push hook; lefthook runs ours now, from its configuration, and what ours ran keeps running"],
+        "{stderr}"
+    );
+    let id = the_trailer(&s.env, "HEAD");
+    s.take_ran();
+    s.push(&id);
+    assert_eq!(s.take_ran(), ["lefthook-push"]);
+}
+
 /// A team that drops lefthook: its configuration removed from the repository and
 /// `lefthook uninstall` run while ours ran from `lefthook-local.yml`. `lefthook uninstall` puts
 /// ours (kept as `<hook>.old`) back in place, and the next `hooks install` stays a plain one (it

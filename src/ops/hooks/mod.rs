@@ -356,6 +356,8 @@ fn record_written_dir(repo: &Repo, dir: &Path) -> Result<(), HookError> {
 pub struct Healed {
     /// Our hooks put back in place.
     pub put_back: Vec<String>,
+    /// Our hooks whose place a hook manager (named) had taken, and which it runs now.
+    pub run_by: Vec<(String, &'static str)>,
     /// git-lfs's hooks removed after its uninstall (file names in the hooks directory).
     pub lfs_removed: Vec<String>,
 }
@@ -368,18 +370,27 @@ pub struct Healed {
 /// none of ours is installed in the hooks directory (ours run from a manager's configuration,
 /// or by hand).
 pub fn heal(repo: &Repo) -> Result<Healed, HookError> {
-    let put_back = displaced(repo);
-    if !put_back.is_empty() {
-        install(
+    let (mut put_back, mut run_by) = (Vec::new(), Vec::new());
+    let displaced = displaced(repo);
+    if !displaced.is_empty() {
+        let installed = install(
             repo,
             InstallOptions {
                 force: false,
                 shared: true,
             },
         )?;
+        for name in displaced {
+            // pre-commit runs ours from `<hook>.legacy`, which is ours put back in a place.
+            match installed.states.iter().find(|(n, _)| *n == name) {
+                Some((_, HookState::Managed(m))) if *m != "pre-commit" => run_by.push((name, *m)),
+                _ => put_back.push(name),
+            }
+        }
     }
     Ok(Healed {
         put_back,
+        run_by,
         lfs_removed: drop_uninstalled_lfs(repo, &hooks_dir(repo))?,
     })
 }
