@@ -805,15 +805,24 @@ fn lefthook_first_then_ours_then_lefthook_again() {
 
 /// Ours first, then lefthook, which moves ours aside where it never runs: doctor says so, and
 /// its repair (`hooks install`) has lefthook run ours.
-#[test]
-fn ours_first_then_lefthook() {
+/// A repository with ours installed, then lefthook's committed configuration and `lefthook
+/// install` (which moves ours aside for the hooks it installs); `None` without lefthook.
+fn ours_then_lefthook() -> Option<Scenario> {
     if !require("lefthook") {
-        return;
+        return None;
     }
     let s = Scenario::new();
     assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
     lefthook_config(&s, "");
     assert_code(&s.program("lefthook", &["install"]), 0, "lefthook install");
+    Some(s)
+}
+
+#[test]
+fn ours_first_then_lefthook() {
+    let Some(s) = ours_then_lefthook() else {
+        return;
+    };
     repair_with_doctor(&s, "hook-foreign");
     commit_and_push_with(&s, "a.txt", "lefthook");
     s.assert_push_refused();
@@ -826,13 +835,9 @@ fn ours_first_then_lefthook() {
 /// checkpoint through lefthook.
 #[test]
 fn ours_displaced_by_lefthook_heals_into_its_configuration_and_says_so() {
-    if !require("lefthook") {
+    let Some(s) = ours_then_lefthook() else {
         return;
-    }
-    let s = Scenario::new();
-    assert_code(&s.entire(&["hooks", "install"]), 0, "hooks install");
-    lefthook_config(&s, "");
-    assert_code(&s.program("lefthook", &["install"]), 0, "lefthook install");
+    };
     record(&s.env, s.repo(), SESSION, Some(&lines(&[LINE_1])), &[]);
     s.env.write_file("a.txt", b"a\n");
     assert_code(&s.git(&["add", "a.txt"]), 0, "git add");
