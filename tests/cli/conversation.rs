@@ -243,3 +243,44 @@ fn json_to_a_terminal_writes_control_characters_out() {
         .unwrap();
     assert_eq!(piped.stdout, transcript, "into a pipe: the stored bytes");
 }
+
+/// Codex logs each prompt twice, as the `user_message` event of what the user typed and as a
+/// `user` message of the model's input, and adds input messages of its own, which have no event:
+/// the repository's instructions (`# AGENTS.md instructions for ...`), the environment, subagent
+/// notifications, and a prompt decorated with the files the user mentioned. (In the corpus every
+/// user message with an event is one of the user's prompts, and none of the others is.) The
+/// prompts are what the user typed, each once (blame's and why's extraction reads the same:
+/// `agent_writes::codex`'s unit tests).
+#[test]
+fn codex_prompts_are_what_the_user_typed() {
+    let env = TestEnv::new();
+    let codex = concat!(
+        r##"{"timestamp":"2026-04-20T07:18:30.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"# AGENTS.md instructions for /home/dev/proj\n\n<INSTRUCTIONS>\nkeep it short\n</INSTRUCTIONS>"}]}}"##,
+        "\n",
+        r#"{"timestamp":"2026-04-20T07:18:30.100Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"<environment_context>\n  <cwd>/home/dev/proj</cwd>\n</environment_context>"}]}}"#,
+        "\n",
+        r##"{"timestamp":"2026-04-20T07:18:31.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"# Files mentioned by the user:\n\n## logo.png: /home/dev/logo.png\n\n## My request for Codex:\nput the logo in the notes"}]}}"##,
+        "\n",
+        r#"{"timestamp":"2026-04-20T07:18:31.000Z","type":"event_msg","payload":{"type":"user_message","message":"put the logo in the notes","images":[]}}"#,
+        "\n",
+        r#"{"timestamp":"2026-04-20T07:18:41.000Z","type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","call_id":"call_1","input":"*** Begin Patch\n*** Add File: notes.md\n+![logo](logo.png)\n*** End Patch\n"}}"#,
+        "\n",
+        r#"{"timestamp":"2026-04-20T07:18:46.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Added the logo."}]}}"#,
+        "\n",
+    );
+    write(&env, "e00000000004", codex.as_bytes());
+    let shown = on_terminal(&env, "--no-pager show e00000000004 --transcript", &[]);
+    for text in [
+        "AGENTS.md",
+        "keep it short",
+        "environment_context",
+        "My request for Codex",
+    ] {
+        assert!(!shown.contains(text), "{text:?} is shown:\n{shown}");
+    }
+    assert_eq!(
+        shown.matches("put the logo in the notes").count(),
+        1,
+        "the prompt, once:\n{shown}"
+    );
+}

@@ -2,8 +2,11 @@
 //! `payload`. Writes are `response_item` payloads that are a `custom_tool_call` or
 //! `function_call` named `apply_patch`, whose patch (`input`, or the `input` of the JSON
 //! `arguments`) adds `+` lines under `*** Add File:` / `*** Update File:` (`*** Move to:`
-//! renames). Prompts are `user` messages and `user_message` events (each logged twice, kept
-//! once).
+//! renames). Prompts are the `user_message` events: what the user typed. A `user` message is
+//! the model's input, which repeats each prompt (decorated where the user mentioned files) and
+//! adds Codex's own (the repository's AGENTS.md instructions, the environment, subagent
+//! notifications, an interrupted turn), none of which has an event: in the corpus every `user`
+//! message with an event is a prompt, and none without one is.
 
 use serde::Deserialize;
 use serde_json::Value;
@@ -56,12 +59,6 @@ pub(super) fn entry(entry: Entry, line: usize, out: &mut impl Turns) {
             .collect()
     };
     match (entry.kind.as_str(), p.kind.as_str()) {
-        ("response_item", "message") if p.role == "user" => {
-            let texts = texts(&p.content);
-            if !texts.is_empty() {
-                out.prompt(texts.join("\n"), ts, line);
-            }
-        }
         ("response_item", "message") if p.role == "assistant" => {
             out.reply(&texts(&p.content).join("\n"));
         }
@@ -174,6 +171,26 @@ mod tests {
         r#"{"timestamp":"2026-02-01T09:01:10Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"sed -i s/a/b/ x.go\"}","call_id":"c3"}}"#,
         "\n",
     );
+
+    /// Codex's own input messages (no `user_message` event) are no prompts, and a prompt
+    /// decorated with the files the user mentioned is the text the user typed, once.
+    #[test]
+    fn prompts_are_what_the_user_typed() {
+        let codex = concat!(
+            r##"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"# AGENTS.md instructions for /w\n\n<INSTRUCTIONS>\nbe brief\n</INSTRUCTIONS>"}]}}"##,
+            "\n",
+            r##"{"type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"# Files mentioned by the user:\n\n## a.png: /w/a.png\n\n## My request for Codex:\nuse the image"}]}}"##,
+            "\n",
+            r#"{"type":"event_msg","payload":{"type":"user_message","message":"use the image"}}"#,
+            "\n",
+            r#"{"type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Add File: a.md\n+![a](a.png)\n*** End Patch\n"}}"#,
+            "\n",
+        );
+        let w = extract(codex.as_bytes());
+        let prompts: Vec<&str> = w.prompts.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(prompts, ["use the image"]);
+        assert_eq!(w.writes[0].prompt, Some(0));
+    }
 
     #[test]
     fn reads_codex_patches_and_prompts_once_each() {

@@ -136,7 +136,7 @@ pub struct AgentWrite {
 /// The version of what [`extract`] returns for a given transcript. Bump it whenever a change
 /// of the code would make it return something else for some transcript: results cached by an
 /// older version (`ops::writes_cache`) are then ignored.
-pub const EXTRACT_VERSION: u32 = 4;
+pub const EXTRACT_VERSION: u32 = 5;
 
 /// Everything [`extract`] read from one transcript.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
