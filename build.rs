@@ -39,7 +39,8 @@ fn write(out: &Path, name: &str, dfa: &dense::DFA<Vec<u32>>, big_endian: bool) {
 
 fn main() {
     println!("cargo::rerun-if-changed=build.rs");
-    println!("cargo::rerun-if-changed=src/model/redact/rules.rs");
+    println!("cargo::rerun-if-changed=src/model/redact");
+    println!("cargo::rerun-if-changed=Cargo.lock");
     let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     let big_endian = std::env::var("CARGO_CFG_TARGET_ENDIAN").as_deref() == Ok("big");
     let patterns: Vec<String> = redact_rules::BUILTIN
@@ -104,5 +105,41 @@ fn main() {
         "pub static REVERSE: [Option<&Aligned<[u8]>>; {n}] = [\n{reverse}];"
     )
     .unwrap();
+    writeln!(
+        rust,
+        "/// A digest of the redaction code (every file of `src/model/redact/`) and of `Cargo.lock`\n\
+         /// (the regex crates' versions): what the output of the built-in rules depends on."
+    )
+    .unwrap();
+    writeln!(
+        rust,
+        "pub const CODE_DIGEST: u64 = {:#018x};",
+        code_digest()
+    )
+    .unwrap();
     std::fs::write(out.join("redact_dfas.rs"), rust).expect("OUT_DIR is writable");
+}
+
+/// A digest of every file of `src/model/redact/` (by name, in order) and of `Cargo.lock`: it
+/// changes whenever the code that redacts, its rules or the crates they run on change, so a
+/// transcript redacted by another build is never taken for one redacted by this build
+/// (`Redactor::fingerprint`). Within one build only; a collision would need two versions of the
+/// source that hash alike, which no edit makes by chance.
+fn code_digest() -> u64 {
+    use std::hash::{Hash, Hasher};
+    let dir = Path::new("src/model/redact");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+        .expect("src/model/redact is readable")
+        .map(|e| e.expect("src/model/redact is readable").path())
+        .collect();
+    names.sort();
+    names.push(PathBuf::from("Cargo.lock"));
+    let mut hasher = std::hash::DefaultHasher::new();
+    for path in names {
+        path.file_name().hash(&mut hasher);
+        std::fs::read(&path)
+            .expect("the redaction sources are readable")
+            .hash(&mut hasher);
+    }
+    hasher.finish()
 }

@@ -433,9 +433,19 @@ impl<'r> Topology<'r> {
     /// Redacts secrets from everything `w` stores as text (transcript, prompts, files touched,
     /// names, the commit subject) in place, and adds the count. In place, not on a copy: a
     /// transcript may be hundreds of megabytes (docs/performance.md, target 5).
+    /// A transcript already redacted by rules with this redactor's fingerprint
+    /// ([`SessionWrite::transcript_redacted_by`]: a staged session's) is not redacted again:
+    /// the pass would change nothing.
     fn redact_write(&self, w: &mut SessionWrite) {
         let r = &self.redactor;
-        let mut n = w.transcript.as_mut().map_or(0, |t| r.redact_vec(t));
+        let redacted = w
+            .transcript_redacted_by
+            .take()
+            .is_some_and(|rules| rules == r.fingerprint());
+        let mut n = match &mut w.transcript {
+            Some(t) if !redacted => r.redact_vec(t),
+            _ => 0,
+        };
         n += r.redact_strings(
             w.prompts
                 .iter_mut()

@@ -92,6 +92,7 @@ pub fn write(repo: &Repo, topo: &Topology<'_>, a: WriteArgs, quiet: bool) -> Res
         commit_sha: String::new(),
         created_at,
         transcript,
+        transcript_redacted_by: None,
         checkpoints_count: a.data.prompts.len().max(1) as i64,
         prompts: a.data.prompts,
         files_touched: a.data.files_touched,

@@ -419,6 +419,11 @@ fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookErr
                     commit_sha: sha.clone(),
                     created_at: crate::base::time::now_rfc3339_nano(),
                     transcript: transcript.map(<[u8]>::to_vec),
+                    // `session record` redacted it; the write skips a second pass with the same
+                    // rules over the same bytes.
+                    transcript_redacted_by: transcript
+                        .and_then(|t| st.transcript_redacted_by(t))
+                        .map(str::to_owned),
                     checkpoints_count: prompts.len().max(1) as i64,
                     prompts,
                     files_touched: files,

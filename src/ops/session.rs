@@ -19,6 +19,7 @@ use crate::base::session_id::SessionId;
 use crate::git::repo::Repo;
 use crate::model::documents::TokenUsage;
 use crate::model::redact::Redactor;
+use crate::model::transcript::content_hash;
 
 /// Errors of the session store.
 #[derive(Debug, thiserror::Error)]
@@ -93,12 +94,35 @@ pub struct SessionState {
     /// RFC 3339 time of the last record.
     #[serde(default)]
     pub updated_at: String,
+    /// How the stored transcript was redacted when it was recorded; absent in a session staged
+    /// before this was kept (its transcript is then redacted again on commit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_redaction: Option<StagedRedaction>,
+}
+
+/// The redaction a staged transcript went through: the rules, and the bytes it came out as.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct StagedRedaction {
+    /// [`Redactor::fingerprint`] of the rules that redacted it.
+    pub rules: String,
+    /// [`content_hash`] of the bytes stored.
+    pub content_hash: String,
 }
 
 impl SessionState {
     /// Whether something was recorded since the last condensation.
     pub fn pending(&self) -> bool {
         self.activity > self.condensed_activity
+    }
+
+    /// The fingerprint of the rules `transcript` was redacted with when it was recorded, when it
+    /// is exactly the bytes that record stored (one changed or appended since, by anything but
+    /// a record, gives `None`: it must be redacted again).
+    pub fn transcript_redacted_by(&self, transcript: &[u8]) -> Option<&str> {
+        self.transcript_redaction
+            .as_ref()
+            .filter(|r| r.content_hash == content_hash(transcript))
+            .map(|r| r.rules.as_str())
     }
 }
 
@@ -209,6 +233,10 @@ impl SessionStore {
                 .map_err(io(format!("create {}", self.dir.display())))?;
             write_atomic(&path, t, 0o644).map_err(io(format!("write {}", path.display())))?;
             state.has_transcript = true;
+            state.transcript_redaction = Some(StagedRedaction {
+                rules: redactor.fingerprint(),
+                content_hash: content_hash(t),
+            });
         }
         state.prompts.extend(rec.prompts);
         for f in rec.files_touched {

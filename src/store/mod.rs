@@ -378,6 +378,10 @@ pub struct SessionWrite {
     pub created_at: String,
     /// The transcript bytes, stored exactly.
     pub transcript: Option<Vec<u8>>,
+    /// The fingerprint of the redaction rules `transcript` is already redacted with, byte for
+    /// byte (`Redactor::fingerprint`), when the caller knows it: the topology does not redact
+    /// it again when its own rules have that fingerprint.
+    pub transcript_redacted_by: Option<String>,
     /// This checkpoint's prompts.
     pub prompts: Vec<String>,
     /// Files the session touched (de-duplicated on write, `/`-separated).

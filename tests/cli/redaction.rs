@@ -885,3 +885,111 @@ fn session_record_redacts_what_it_stages_with_the_user_rules() {
     assert_eq!(state["files_touched"], json!(["keys/REDACTED.pem"]));
     assert_eq!(state["redactions"], json!(5));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The commit's write skips redacting a staged transcript again only when nothing changed since
+// `session record` redacted it: the rules (their fingerprint) and the bytes (their hash).
+// ---------------------------------------------------------------------------------------------
+
+/// A token no built-in rule takes for a secret, and a user rule that does.
+const BUILD_ID: &str = "ZX-99887766";
+const BUILD_ID_RULE: &str = r"ZX-[0-9]{8}";
+
+/// Records `transcript` as session `sess-skip` in the hooked repository of `env`, runs
+/// `between` (a change after the record), commits through the hooks on the git-refs primary
+/// and returns the stored `full.jsonl`, read with `git cat-file`.
+fn staged_then_committed(env: &TestEnv, transcript: &[u8], between: impl FnOnce()) -> Vec<u8> {
+    crate::commit_hooks::install_hooks(env);
+    crate::commit_hooks::record(env, env.repo(), "sess-skip", Some(transcript), &[]);
+    between();
+    let (head, _) = crate::commit_hooks::commit(env, Some(Store::Refs), "a.txt", "work");
+    let id = crate::commit_hooks::the_trailer(env, &head);
+    env.blob(Store::Refs, &id, "0/full.jsonl")
+}
+
+/// The staged transcript of session `sess-skip`.
+fn staged_transcript(env: &TestEnv) -> std::path::PathBuf {
+    env.common_dir()
+        .join("entire/sessions/sess-skip/transcript")
+}
+
+#[test]
+fn the_commit_redacts_a_staged_transcript_again_when_the_rules_changed_since_the_record() {
+    let build_line = format!(r#"{{"type":"user","message":"the build id is {BUILD_ID}"}}"#);
+    let with_build_id = crate::commit_hooks::lines(&[&build_line]);
+    // A user rule added to the local settings, or to the committed ones, after the record.
+    for file in ["settings.local.json", "settings.json"] {
+        let env = TestEnv::new();
+        let full = staged_then_committed(&env, &with_build_id, || {
+            let staged = std::fs::read(staged_transcript(&env)).unwrap();
+            assert!(contains(&staged, BUILD_ID), "no rule took it at record");
+            user_rule_in(&env, file, "build ids", BUILD_ID_RULE);
+        });
+        assert!(
+            !contains(&full, BUILD_ID) && contains(&full, "REDACTED"),
+            "a rule of {file} added after the record:\n{}",
+            text(&full)
+        );
+    }
+    // Redaction off when the session was recorded, on (the default) when it is committed.
+    let env = TestEnv::new();
+    write_settings_text(
+        &env,
+        "settings.local.json",
+        r#"{"redaction":{"enabled":false}}"#,
+    );
+    let full = staged_then_committed(&env, &secret_transcript(), || {
+        let staged = std::fs::read(staged_transcript(&env)).unwrap();
+        assert!(contains(&staged, &gh_token()), "staged verbatim");
+        std::fs::remove_file(env.repo().join(".entire/settings.local.json")).unwrap();
+    });
+    assert_redacted(&full, "recorded with redaction off");
+}
+
+#[test]
+fn the_commit_redacts_bytes_changed_in_a_staged_transcript_since_the_record() {
+    let clean = crate::commit_hooks::lines(&[crate::commit_hooks::LINE_1]);
+    // Appended to the staged file, by anything but `session record`.
+    let env = TestEnv::new();
+    let full = staged_then_committed(&env, &clean, || {
+        let mut staged = std::fs::read(staged_transcript(&env)).unwrap();
+        staged.extend_from_slice(&secret_transcript());
+        std::fs::write(staged_transcript(&env), staged).unwrap();
+    });
+    assert_redacted(&full, "secrets appended after the record");
+    // Replaced in place, at the same length.
+    let env = TestEnv::new();
+    let padded = {
+        let mut t = secret_transcript();
+        t.iter_mut()
+            .for_each(|b| *b = if *b == b'\n' { b'\n' } else { b' ' });
+        t
+    };
+    let full = staged_then_committed(&env, &padded, || {
+        let staged = std::fs::read(staged_transcript(&env)).unwrap();
+        assert_eq!(staged.len(), secret_transcript().len());
+        std::fs::write(staged_transcript(&env), secret_transcript()).unwrap();
+    });
+    assert_redacted(&full, "secrets written over the staged bytes");
+}
+
+#[test]
+fn a_staged_transcript_unchanged_since_the_record_is_stored_as_staged() {
+    let env = TestEnv::new();
+    user_rule_in(&env, "settings.local.json", "build ids", BUILD_ID_RULE);
+    let mut transcript = secret_transcript();
+    transcript.extend(crate::commit_hooks::lines(&[&format!(
+        r#"{{"type":"user","message":"the build id is {BUILD_ID}"}}"#
+    )]));
+    let mut staged = Vec::new();
+    let full = staged_then_committed(&env, &transcript, || {
+        staged = std::fs::read(staged_transcript(&env)).unwrap();
+    });
+    assert_redacted(&full, "the checkpoint");
+    assert!(!contains(&full, BUILD_ID));
+    assert_eq!(
+        text(&full),
+        text(&staged),
+        "the staged bytes, stored as they are"
+    );
+}

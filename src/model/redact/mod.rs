@@ -200,6 +200,26 @@ impl Redactor {
         self.enabled
     }
 
+    /// What this redactor's output depends on, as `sha256:<hex>`: whether it is on, the build of
+    /// the redaction code and its built-in rules ([`compiled::embedded::CODE_DIGEST`]), and
+    /// every user rule's pattern in order (names change nothing). Two redactors with the same
+    /// fingerprint give the same bytes for any text; text one of them redacted is redacted for
+    /// the other too (redaction is idempotent: a redacted text comes out unchanged), so a
+    /// transcript staged by `session record` with these rules need not be redacted again.
+    pub fn fingerprint(&self) -> String {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(b"entire-checkpoints redaction 1\0");
+        h.update(compiled::embedded::CODE_DIGEST.to_le_bytes());
+        h.update([u8::from(self.enabled)]);
+        for rule in &self.user {
+            let pattern = rule.pattern().as_bytes();
+            h.update((pattern.len() as u64).to_le_bytes());
+            h.update(pattern);
+        }
+        format!("sha256:{}", data_encoding::HEXLOWER.encode(&h.finalize()))
+    }
+
     /// The redacted bytes and the number of secrets replaced.
     pub fn redact_bytes(&self, input: &[u8]) -> (Vec<u8>, usize) {
         if !self.enabled {

@@ -1299,3 +1299,43 @@ fn overlapping_and_adjacent_secrets_of_different_rules() {
     );
     assert!(!String::from_utf8_lossy(&whole).contains("a1B2a1B2"));
 }
+
+/// The fingerprint a staged transcript is recorded with changes with everything that changes
+/// the output (on or off, each user rule's pattern, their order), and with nothing else (a
+/// rule's name; a rule an untrusted file had left out).
+#[test]
+fn the_fingerprint_follows_what_changes_the_output() {
+    let rule = |name: &str, pattern: &str| UserRule {
+        name: name.to_owned(),
+        pattern: pattern.to_owned(),
+    };
+    let with = |rules: Vec<UserRule>, enabled: Option<bool>| {
+        Redactor::new(&RedactionSettings { enabled, rules })
+            .unwrap()
+            .fingerprint()
+    };
+    let builtin = Redactor::builtin().fingerprint();
+    assert!(builtin.starts_with("sha256:") && builtin.len() == 7 + 64);
+    assert_eq!(with(Vec::new(), None), builtin);
+    assert_ne!(Redactor::disabled().fingerprint(), builtin);
+    let (a, b) = (rule("a", "ZX-[0-9]{8}"), rule("b", "QQ[a-z]{6}"));
+    let ab = with(vec![a.clone(), b.clone()], None);
+    assert_ne!(ab, builtin);
+    assert_ne!(ab, with(vec![b.clone(), a.clone()], None), "order");
+    assert_ne!(ab, with(vec![a.clone()], None));
+    assert_ne!(ab, with(vec![a.clone(), b.clone()], Some(false)));
+    assert_ne!(
+        ab,
+        with(vec![rule("a", "ZX-[0-9]{8}QQ[a-z]{6}")], None),
+        "boundaries"
+    );
+    assert_eq!(
+        ab,
+        with(vec![rule("x", &a.pattern), rule("y", &b.pattern)], None)
+    );
+    let broad = RedactionSettings {
+        enabled: None,
+        rules: vec![rule("all", "[a-z]+")],
+    };
+    assert_eq!(Redactor::untrusted(&broad).0.fingerprint(), builtin);
+}

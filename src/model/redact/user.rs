@@ -39,6 +39,11 @@ impl Rule {
         Ok(Rule { re })
     }
 
+    /// The pattern the rule was compiled from.
+    pub(super) fn pattern(&self) -> &str {
+        self.re.as_str()
+    }
+
     /// The rule, unless it matches more than [`MAX_SAMPLE_SHARE`] of the text of the
     /// [`SAMPLE`] transcript (the decoded strings and the numbers, as the rule would see them).
     pub(super) fn narrow(self, name: &str) -> Result<Rule, RedactError> {
