@@ -253,7 +253,6 @@ fn json_to_a_terminal_writes_control_characters_out() {
 /// `agent_writes::codex`'s unit tests).
 #[test]
 fn codex_prompts_are_what_the_user_typed() {
-    let env = TestEnv::new();
     let codex = concat!(
         r##"{"timestamp":"2026-04-20T07:18:30.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"# AGENTS.md instructions for /home/dev/proj\n\n<INSTRUCTIONS>\nkeep it short\n</INSTRUCTIONS>"}]}}"##,
         "\n",
@@ -268,19 +267,64 @@ fn codex_prompts_are_what_the_user_typed() {
         r#"{"timestamp":"2026-04-20T07:18:46.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Added the logo."}]}}"#,
         "\n",
     );
-    write(&env, "e00000000004", codex.as_bytes());
-    let shown = on_terminal(&env, "--no-pager show e00000000004 --transcript", &[]);
-    for text in [
-        "AGENTS.md",
-        "keep it short",
-        "environment_context",
-        "My request for Codex",
-    ] {
-        assert!(!shown.contains(text), "{text:?} is shown:\n{shown}");
-    }
+    let shown = view_of(
+        codex,
+        &[
+            "AGENTS.md",
+            "keep it short",
+            "environment_context",
+            "My request for Codex",
+        ],
+    );
     assert_eq!(
         shown.matches("put the logo in the notes").count(),
         1,
         "the prompt, once:\n{shown}"
     );
+}
+
+/// Codex's command output starts with its own header (`Command:`, `Chunk ID:`, `Wall time:`,
+/// `Process exited with code N`, `Original token count:`, `Output:`), and `apply_patch`'s is a
+/// JSON document: the view shows the output itself, so that its first lines are the command's,
+/// and an exit code other than 0 in a word.
+#[test]
+fn codex_command_output_shows_the_output_not_its_header() {
+    let codex = concat!(
+        r#"{"type":"event_msg","payload":{"type":"user_message","message":"run the tests"}}"#,
+        "\n",
+        r#"{"type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"go test ./...\"}","call_id":"c1"}}"#,
+        "\n",
+        r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"Command: /bin/zsh -lc 'go test ./...'\nChunk ID: 8c7cc0\nWall time: 0.5000 seconds\nProcess exited with code 1\nOriginal token count: 10\nOutput:\nFAIL example.com/x 0.01s\n"}}"#,
+        "\n",
+        r#"{"type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"c2","output":"{\"output\":\"Success. Updated the following files:\\nA notes.md\\n\",\"metadata\":{\"exit_code\":0,\"duration_seconds\":0.0}}"}}"#,
+        "\n",
+    );
+    let shown = view_of(
+        codex,
+        &[
+            "Chunk ID",
+            "Wall time",
+            "Original token count",
+            "\"metadata\"",
+        ],
+    );
+    for want in [
+        "FAIL example.com/x 0.01s",
+        "exit code 1",
+        "Success. Updated the following files:",
+    ] {
+        assert!(shown.contains(want), "{want:?} not shown:\n{shown}");
+    }
+}
+
+/// The conversation view of a checkpoint of `transcript`, on a terminal; asserts that none of
+/// `hidden` is shown.
+fn view_of(transcript: &str, hidden: &[&str]) -> String {
+    let env = TestEnv::new();
+    write(&env, "e00000000009", transcript.as_bytes());
+    let shown = on_terminal(&env, "--no-pager show e00000000009 --transcript", &[]);
+    for text in hidden {
+        assert!(!shown.contains(text), "{text:?} is shown:\n{shown}");
+    }
+    shown
 }

@@ -93,10 +93,11 @@ pub(super) fn entry(entry: Entry, line: usize, out: &mut impl Turns) {
         }
         ("response_item", kind) if kind.ends_with("_output") => {
             let output = p.output.as_ref().unwrap_or(&Value::Null);
-            out.output(&match output.get("content").or(output.get("output")) {
+            let text = match output.get("content").or(output.get("output")) {
                 Some(inner) => text_of(inner),
                 None => text_of(output),
-            });
+            };
+            out.output(&tool_output(&text));
         }
         ("event_msg", "user_message") => {
             if let Some(text) = p.message.as_ref().and_then(Value::as_str) {
@@ -106,6 +107,54 @@ pub(super) fn entry(entry: Entry, line: usize, out: &mut impl Turns) {
         ("response_item", "message")
         | ("event_msg" | "session_meta" | "turn_context" | "compacted", _) => out.known(),
         _ => {}
+    }
+}
+
+/// What a tool returned, as a person reads it: a command's output without the header Codex
+/// puts before it (lines of `Command:`, `Chunk ID:`, `Wall time:`, `Process exited with code
+/// N`, `Original token count:`, at least one, then the line `Output:`), with `exit code N`
+/// first where N is not 0; the `output` of a JSON document with one (`apply_patch`'s, with its
+/// `metadata`). Anything else as it is.
+fn tool_output(text: &str) -> String {
+    if let Ok(Value::Object(doc)) = serde_json::from_str::<Value>(text) {
+        if let Some(Value::String(inner)) = doc.get("output") {
+            let code = doc
+                .get("metadata")
+                .and_then(|m| m.get("exit_code"))
+                .and_then(Value::as_i64);
+            return with_exit_code(code, inner);
+        }
+    }
+    const HEADER: [&str; 6] = [
+        "Command: ",
+        "Chunk ID: ",
+        "Wall time: ",
+        "Process exited with code ",
+        "Process running with session ID ",
+        "Original token count: ",
+    ];
+    let mut code = None;
+    let mut rest = text;
+    while let Some((line, after)) = rest.split_once('\n') {
+        if line == "Output:" && rest.len() < text.len() {
+            return with_exit_code(code, after);
+        }
+        if !HEADER.iter().any(|h| line.starts_with(h)) {
+            break;
+        }
+        if let Some(n) = line.strip_prefix("Process exited with code ") {
+            code = n.trim().parse().ok();
+        }
+        rest = after;
+    }
+    text.to_owned()
+}
+
+/// `output` after the line `exit code N` where `code` is known and not 0.
+fn with_exit_code(code: Option<i64>, output: &str) -> String {
+    match code {
+        Some(n) if n != 0 => format!("exit code {n}\n{output}"),
+        _ => output.to_owned(),
     }
 }
 
@@ -171,6 +220,30 @@ mod tests {
         r#"{"timestamp":"2026-02-01T09:01:10Z","type":"response_item","payload":{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"sed -i s/a/b/ x.go\"}","call_id":"c3"}}"#,
         "\n",
     );
+
+    #[test]
+    fn tool_output_drops_codex_s_header_and_keeps_an_exit_code_other_than_0() {
+        use super::tool_output;
+        let header = "Command: ls\nChunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 0\nOriginal token count: 3\nOutput:\na\nb\n";
+        assert_eq!(tool_output(header), "a\nb\n");
+        let failed =
+            "Chunk ID: 1\nWall time: 0.1 seconds\nProcess exited with code 2\nOutput:\nno\n";
+        assert_eq!(tool_output(failed), "exit code 2\nno\n");
+        let running =
+            "Chunk ID: 1\nProcess running with session ID 7\nOriginal token count: 0\nOutput:\n";
+        assert_eq!(tool_output(running), "");
+        let patch = r#"{"output":"Success.\n","metadata":{"exit_code":0}}"#;
+        assert_eq!(tool_output(patch), "Success.\n");
+        // Not a header: as it is.
+        for plain in [
+            "Output:\nx",
+            "Plan updated",
+            "Command: x\nnot a header\nOutput:\ny",
+            r#"{"status":1}"#,
+        ] {
+            assert_eq!(tool_output(plain), plain);
+        }
+    }
 
     /// Codex's own input messages (no `user_message` event) are no prompts, and a prompt
     /// decorated with the files the user mentioned is the text the user typed, once.
