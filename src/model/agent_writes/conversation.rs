@@ -18,7 +18,8 @@ use serde_json::Value;
 
 use super::jsonl::JsonLines;
 use super::{
-    document, gemini, kiro, opencode, prompt_text, repeats, tool_args, TranscriptFormat, Turns,
+    array_at, document, gemini, kiro, opencode, prompt_text, repeats, tool_args, TranscriptFormat,
+    Turns,
 };
 
 /// One thing the conversation shows.
@@ -175,14 +176,14 @@ fn read_document(
         _ if gemini::is(v) => (
             TranscriptFormat::GeminiCli,
             Unit::Message,
-            gemini::messages(v),
+            array_at(v, "messages"),
         ),
         _ if opencode::is(v) => (
             TranscriptFormat::OpenCode,
             Unit::Message,
-            gemini::messages(v),
+            array_at(v, "messages"),
         ),
-        _ if kiro::is(v) => (TranscriptFormat::Kiro, Unit::Turn, kiro::turns(v)),
+        _ if kiro::is(v) => (TranscriptFormat::Kiro, Unit::Turn, array_at(v, "history")),
         _ => return Ok(None),
     };
     let mut sink = Sink::new(unit, emit);

@@ -28,17 +28,10 @@ pub(super) fn is(doc: &Value) -> bool {
 /// Reads the session; an entry is a message's number (from 1).
 pub(super) fn read(doc: &Value) -> AgentWrites {
     let mut out = AgentWrites::new(TranscriptFormat::GeminiCli);
-    for (i, m) in messages(doc).iter().enumerate() {
+    for (i, m) in super::array_at(doc, "messages").iter().enumerate() {
         message(m, i + 1, &mut out);
     }
     out
-}
-
-/// The session's messages.
-pub(super) fn messages(doc: &Value) -> &[Value] {
-    doc.get("messages")
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
 }
 
 /// Reads message number `entry`; `info`, `error` and `warning` messages are the harness's.

@@ -18,17 +18,10 @@ pub(super) fn is(doc: &Value) -> bool {
 /// Reads the conversation; an entry is a turn's number (from 1).
 pub(super) fn read(doc: &Value) -> AgentWrites {
     let mut out = AgentWrites::new(TranscriptFormat::Kiro);
-    for (i, turn) in turns(doc).iter().enumerate() {
+    for (i, turn) in super::array_at(doc, "history").iter().enumerate() {
         self::turn(turn, i + 1, &mut out);
     }
     out
-}
-
-/// The conversation's turns.
-pub(super) fn turns(doc: &Value) -> &[Value] {
-    doc.get("history")
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
 }
 
 /// Reads turn number `entry`: the user's prompt or tool results, the assistant's response or

@@ -446,6 +446,14 @@ fn str_at<'v>(v: &'v Value, key: &str) -> &'v str {
     v.get(key).and_then(Value::as_str).unwrap_or("")
 }
 
+/// The array at `key` of `v` (empty when absent or not an array): a document transcript's
+/// messages (Gemini CLI, OpenCode) or turns (Kiro).
+fn array_at<'v>(v: &'v Value, key: &str) -> &'v [Value] {
+    v.get(key)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

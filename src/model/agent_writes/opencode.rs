@@ -30,7 +30,7 @@ fn millis(v: Option<&Value>) -> String {
 /// Reads the session; an entry is a message's number (from 1).
 pub(super) fn read(doc: &Value) -> AgentWrites {
     let mut out = AgentWrites::new(TranscriptFormat::OpenCode);
-    for (i, m) in super::gemini::messages(doc).iter().enumerate() {
+    for (i, m) in super::array_at(doc, "messages").iter().enumerate() {
         message(m, i + 1, &mut out);
     }
     out
