@@ -443,7 +443,11 @@ impl<'r> Topology<'r> {
             .take()
             .is_some_and(|rules| rules == r.fingerprint());
         let mut n = match &mut w.transcript {
-            Some(t) if !redacted => r.redact_vec(t),
+            Some(t) if !redacted => {
+                // The bytes may change: a hash of them from before is no longer theirs.
+                w.transcript_hash = None;
+                r.redact_vec(t)
+            }
             _ => 0,
         };
         n += r.redact_strings(

@@ -93,6 +93,7 @@ pub fn write(repo: &Repo, topo: &Topology<'_>, a: WriteArgs, quiet: bool) -> Res
         created_at,
         transcript,
         transcript_redacted_by: None,
+        transcript_hash: None,
         checkpoints_count: a.data.prompts.len().max(1) as i64,
         prompts: a.data.prompts,
         files_touched: a.data.files_touched,

@@ -411,6 +411,7 @@ fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookErr
                     .token_usage
                     .clone()
                     .or_else(|| transcript.and_then(|t| agent_writes::token_usage(t, line_start)));
+                let hash = transcript.map(crate::model::transcript::content_hash);
                 let w = SessionWrite {
                     checkpoint_id: id.clone(),
                     session_id: sid.clone(),
@@ -420,10 +421,12 @@ fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookErr
                     created_at: crate::base::time::now_rfc3339_nano(),
                     transcript: transcript.map(<[u8]>::to_vec),
                     // `session record` redacted it; the write skips a second pass with the same
-                    // rules over the same bytes.
-                    transcript_redacted_by: transcript
-                        .and_then(|t| st.transcript_redacted_by(t))
+                    // rules over the same bytes (and hashes them once).
+                    transcript_redacted_by: hash
+                        .as_deref()
+                        .and_then(|h| st.transcript_redacted_by(h))
                         .map(str::to_owned),
+                    transcript_hash: hash,
                     checkpoints_count: prompts.len().max(1) as i64,
                     prompts,
                     files_touched: files,

@@ -115,13 +115,14 @@ impl SessionState {
         self.activity > self.condensed_activity
     }
 
-    /// The fingerprint of the rules `transcript` was redacted with when it was recorded, when it
-    /// is exactly the bytes that record stored (one changed or appended since, by anything but
-    /// a record, gives `None`: it must be redacted again).
-    pub fn transcript_redacted_by(&self, transcript: &[u8]) -> Option<&str> {
+    /// The fingerprint of the rules the transcript whose [`content_hash`] is `hash` was
+    /// redacted with when it was recorded, when it is exactly the bytes that record stored (one
+    /// changed or appended since, by anything but a record, gives `None`: it must be redacted
+    /// again).
+    pub fn transcript_redacted_by(&self, hash: &str) -> Option<&str> {
         self.transcript_redaction
             .as_ref()
-            .filter(|r| r.content_hash == content_hash(transcript))
+            .filter(|r| r.content_hash == hash)
             .map(|r| r.rules.as_str())
     }
 }

@@ -382,6 +382,9 @@ pub struct SessionWrite {
     /// byte (`Redactor::fingerprint`), when the caller knows it: the topology does not redact
     /// it again when its own rules have that fingerprint.
     pub transcript_redacted_by: Option<String>,
+    /// The content hash of `transcript` ([`crate::model::transcript::content_hash`]) when the
+    /// caller computed it already; the topology drops it when redaction changes the bytes.
+    pub transcript_hash: Option<String>,
     /// This checkpoint's prompts.
     pub prompts: Vec<String>,
     /// Files the session touched (de-duplicated on write, `/`-separated).

@@ -33,6 +33,7 @@ fn write(id: &str, session: &str, transcript: &[u8]) -> SessionWrite {
         created_at: "2026-01-01T00:00:00Z".into(),
         transcript: Some(transcript.to_vec()),
         transcript_redacted_by: None,
+        transcript_hash: None,
         prompts: vec![format!("prompt of {session}")],
         files_touched: vec!["b.rs".into(), "a.rs".into(), "a.rs".into()],
         agent: "Claude Code".into(),

@@ -936,7 +936,9 @@ pub(crate) fn build_session(
             &mut slot_tree,
             id,
             data,
-            &transcript::content_hash(data),
+            &w.transcript_hash
+                .clone()
+                .unwrap_or_else(|| transcript::content_hash(data)),
         )?;
     }
     if !w.prompts.is_empty() {

@@ -15,7 +15,8 @@ use std::process::{Output, Stdio};
 use serde_json::{json, Value};
 
 use crate::env::{
-    assert_jsonl, parse_json, path_str, path_with_bins, text, write_settings_text, Store, TestEnv,
+    assert_jsonl, parse_json, path_str, path_with_bins, sha256_hex, text, write_settings_text,
+    Store, TestEnv,
 };
 
 const AWS_KEY_ID: &str = "AKIAIOSFODNN7EXAMPLE";
@@ -904,7 +905,13 @@ fn staged_then_committed(env: &TestEnv, transcript: &[u8], between: impl FnOnce(
     between();
     let (head, _) = crate::commit_hooks::commit(env, Some(Store::Refs), "a.txt", "work");
     let id = crate::commit_hooks::the_trailer(env, &head);
-    env.blob(Store::Refs, &id, "0/full.jsonl")
+    let full = env.blob(Store::Refs, &id, "0/full.jsonl");
+    // The commit hashes the staged bytes once: the hash stored is that of the bytes stored.
+    assert_eq!(
+        env.blob_text(Store::Refs, &id, "0/content_hash.txt"),
+        format!("sha256:{}", sha256_hex(&full))
+    );
+    full
 }
 
 /// The staged transcript of session `sess-skip`.
