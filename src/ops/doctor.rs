@@ -1194,27 +1194,23 @@ fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     for (name, state) in states {
         let path = dir.join(&name).display().to_string();
         match state {
-            HookState::Missing => out.push(
-                Finding::new(
-                    Code::HookMissing,
-                    path,
-                    format!("the {name} hook is not installed"),
+            HookState::Missing | HookState::Chain(_) => {
+                let chain = match &state {
+                    HookState::Chain(runs) => {
+                        format!(" (a chain `hooks uninstall` left runs {})", runs.join(", "))
+                    }
+                    _ => String::new(),
+                };
+                out.push(
+                    Finding::new(
+                        Code::HookMissing,
+                        path,
+                        format!("the {name} hook is not installed{chain}"),
+                    )
+                    .repair(repair.clone())
+                    .fixed_if(installed),
                 )
-                .repair(repair.clone())
-                .fixed_if(installed),
-            ),
-            HookState::Chain(runs) => out.push(
-                Finding::new(
-                    Code::HookMissing,
-                    path,
-                    format!(
-                        "the {name} hook is not installed (a chain `hooks uninstall` left runs {})",
-                        runs.join(", ")
-                    ),
-                )
-                .repair(repair.clone())
-                .fixed_if(installed),
-            ),
+            }
             HookState::Foreign => out.push(
                 Finding::new(
                     Code::HookForeign,

@@ -783,11 +783,17 @@ fn remove_ours(
     if kept.len() > 1 {
         return Ok((Some(leave_chain(dir, name, path, &kept)?), None));
     }
-    let put_back = kept.first().map(|one| (dir.join(one), path.to_path_buf()));
-    if let Some((from, to)) = &put_back {
-        std::fs::rename(from, to).map_err(io(format!("restore {}", to.display())))?;
-    }
-    Ok((None, put_back))
+    Ok((None, put_back(dir, kept.first(), path)?))
+}
+
+/// Renames the chained hook `one` (a file name in `dir`), if any, to `path`.
+fn put_back(dir: &Path, one: Option<&String>, path: &Path) -> Result<Option<PutBack>, HookError> {
+    let Some(one) = one else {
+        return Ok(None);
+    };
+    let from = dir.join(one);
+    std::fs::rename(&from, path).map_err(io(format!("restore {}", path.display())))?;
+    Ok(Some((from, path.to_path_buf())))
 }
 
 /// Writes the [`CHAIN`] of the `name` hooks `kept` (in `dir`) at `path`, where ours was: they all
@@ -834,26 +840,25 @@ fn dissolve_chains(dir: &Path) -> Result<Vec<String>, HookError> {
             format!("{name}.old"),
         ] {
             let path = dir.join(&place);
+            if !is_chain(&path) {
+                continue;
+            }
             let kept = chained_hooks(dir, name);
-            if !is_chain(&path) || kept.len() > 1 {
+            if kept.len() > 1 {
                 continue;
             }
             drop_chain(&path)?;
-            match kept.first() {
-                Some(one) => {
-                    std::fs::rename(dir.join(one), &path)
-                        .map_err(io(format!("restore {}", path.display())))?;
-                    done.push(format!(
-                        "put back {} at {}: the chain there ran only it",
-                        dir.join(one).display(),
-                        path.display()
-                    ));
-                }
-                None => done.push(format!(
+            done.push(match put_back(dir, kept.first(), &path)? {
+                Some((from, _)) => format!(
+                    "put back {} at {}: the chain there ran only it",
+                    from.display(),
+                    path.display()
+                ),
+                None => format!(
                     "removed {}: the chain there ran no hook any more",
                     path.display()
-                )),
-            }
+                ),
+            });
         }
     }
     Ok(done)
