@@ -97,12 +97,24 @@ fn prepush(
         budget = Some(common::push::bound_hook(&repo, started));
         common::push::heal_hooks(&repo, quiet);
         common::cli::warn_settings(&repo, quiet);
-        if let Some(pending) = entire_checkpoints::ops::trust::pending_once(&repo) {
+        // A checkpoint remote awaiting approval holds the push, which says so on every push;
+        // what else awaits approval is said once.
+        let holding = entire_checkpoints::remote::checkpoint_remote::awaiting_approval(&repo);
+        if let Some(pending) = holding
+            .is_none()
+            .then(|| entire_checkpoints::ops::trust::pending_once(&repo))
+            .flatten()
+        {
             warn(quiet, pending);
         }
         let topo = entire_checkpoints::topology::Topology::open(&repo)?;
         let v1 = entire_checkpoints::ops::hooks::fast::v1_file(&repo);
-        let synced = sync::push(&repo, &topo, Some(&remote), false, &|_, _| {})?;
+        let ask = sync::PushAsk {
+            via: Some(&remote),
+            named: false,
+            reconcile: false,
+        };
+        let synced = sync::push(&repo, &topo, ask, &|_, _| {})?;
         if let (true, Some((remote, url))) = (synced.nothing_left_due(), &given) {
             entire_checkpoints::ops::hooks::fast::push_was_idle(&repo, remote, url, v1);
         }
@@ -121,7 +133,9 @@ fn prepush(
                 entire_checkpoints::config::settings::HOOK_BUDGET_SETTING
             ),
         ),
-        CliError::Sync(SyncError::NotPushed(_)) => warn(quiet, chain),
+        CliError::Sync(SyncError::NotPushed(_) | SyncError::AwaitingApproval(_)) => {
+            warn(quiet, chain)
+        }
         _ => warn(
             quiet,
             format!("checkpoints not pushed (they stay queued for the next push): {chain}"),

@@ -130,7 +130,7 @@ const FILES: [(&str, &str); 6] = [
         "The committed settings: stores, checkpoint remote, strategy options.",
     ),
     (
-        ".entire/settings.local.json",
+        ".git/entire/settings.local.json",
         "Per-clone settings, not committed; its keys win over settings.json.",
     ),
     (

@@ -43,7 +43,8 @@ entire_idle() {
         "$hook_dir/post-commit" "$hook_dir/post-rewrite" "$hook_dir/pre-auto-gc" \
         "$common/config" "$gd/config.worktree" \
         "${GIT_CONFIG_GLOBAL:-${HOME-}/.gitconfig}" "${XDG_CONFIG_HOME:-${HOME-}/.config}/git/config" \
-        "${GIT_CONFIG_SYSTEM:-/etc/gitconfig}" .entire/settings.json .entire/settings.local.json; do
+        "${GIT_CONFIG_SYSTEM:-/etc/gitconfig}" .entire/settings.json .entire/settings.local.json \
+        "$common/entire/settings.local.json"; do
         [ ! -e "$f" ] || [ "$marker" -nt "$f" ] || return 1
     done
 }

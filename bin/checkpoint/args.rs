@@ -272,7 +272,7 @@ pub enum ConfigAction {
     /// parses as JSON, else a string) in .entire/settings.json; refused when the result is
     /// invalid or KEY is not a known setting.
     Set {
-        /// Edit .entire/settings.local.json (this clone only) instead.
+        /// Edit .git/entire/settings.local.json (this clone only) instead.
         #[arg(long)]
         local: bool,
         /// Set KEY even when it is not a setting this tool or the reference knows.
@@ -286,7 +286,7 @@ pub enum ConfigAction {
     },
     /// Remove KEY from .entire/settings.json.
     Unset {
-        /// Edit .entire/settings.local.json (this clone only) instead.
+        /// Edit .git/entire/settings.local.json (this clone only) instead.
         #[arg(long)]
         local: bool,
         /// The dotted key.
@@ -562,7 +562,7 @@ pub struct LineArgs {
 /// `enable [--local] [--store <STORE>] [--json]`.
 #[derive(Args)]
 pub struct EnableArgs {
-    /// Write .entire/settings.local.json (this clone only) instead of .entire/settings.json.
+    /// Write .git/entire/settings.local.json (this clone only) instead of .entire/settings.json.
     #[arg(long)]
     pub local: bool,
     /// The primary store (default: the one the settings name, else git-refs). Naming another

@@ -25,9 +25,12 @@ pub fn push(
     quiet: bool,
 ) -> Result<()> {
     let bar = Bar::new("pushing checkpoint refs", quiet);
-    let synced = sync::push(repo, topo, remote.as_deref(), all, &|done, total| {
-        bar.set(done, total)
-    })?;
+    let ask = sync::PushAsk {
+        via: remote.as_deref(),
+        named: remote.is_some(),
+        reconcile: all,
+    };
+    let synced = sync::push(repo, topo, ask, &|done, total| bar.set(done, total))?;
     bar.finish();
     crate::common::push::report(
         &synced,
@@ -64,13 +67,14 @@ pub fn migrate(
     let synced = match push {
         Some(remote) if !dry_run => {
             let bar = Bar::new("pushing checkpoint refs", quiet);
-            let synced = sync::flush(
-                repo,
-                topo.refs_store(),
-                remote.as_deref(),
-                false,
-                &|done, total| bar.set(done, total),
-            )?;
+            let ask = sync::PushAsk {
+                via: remote.as_deref(),
+                named: remote.is_some(),
+                reconcile: false,
+            };
+            let synced = sync::flush(repo, topo.refs_store(), ask, &|done, total| {
+                bar.set(done, total)
+            })?;
             bar.finish();
             crate::common::push::report(
                 &synced,

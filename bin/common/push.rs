@@ -108,7 +108,17 @@ fn report_flush(flushed: &Flushed, quiet: bool) {
     }
     let report = &flushed.report;
     let d = &report.destination;
-    let attempted = report.due - report.stale.len();
+    if !report.withheld.is_empty() {
+        warn(
+            quiet,
+            format!(
+                "{} checkpoint ref(s) that {} received are not pushed to {d}: what a checkpoint remote received goes to another destination only when you name it (`git entire-checkpoint push <remote>`); they stay queued",
+                report.withheld.len(),
+                report.withheld_for.join(" and "),
+            ),
+        );
+    }
+    let attempted = report.due - report.stale.len() - report.withheld.len();
     if attempted == 0 {
         return;
     }

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
 
-use crate::config::settings::{shown, SettingsError, SETTINGS_DIR};
+use crate::config::settings::{
+    local_path, shown, ForeignDir, SettingsError, LOCAL_SETTINGS_FILE, SETTINGS_DIR, SETTINGS_FILE,
+};
 
 /// Errors of an edit.
 #[derive(Debug, thiserror::Error)]
@@ -57,6 +59,15 @@ pub enum EditError {
         /// The link, as shown.
         path: String,
     },
+    /// `.entire` is not the user's own directory (a submodule, say): what we write there would
+    /// land in someone else's files.
+    #[error("{why}; refusing to write {path} into it, nothing changed")]
+    Foreign {
+        /// The file that would have been written, as shown.
+        path: String,
+        /// Why `.entire` is not the user's.
+        why: ForeignDir,
+    },
     /// Reading or writing the file failed.
     #[error("cannot {action} {path}")]
     Io {
@@ -81,6 +92,7 @@ impl crate::base::error::ExitStatus for EditError {
             | EditError::Syntax(_)
             | EditError::NotADocument { .. }
             | EditError::Symlink { .. }
+            | EditError::Foreign { .. }
             | EditError::Io { .. } => FAILURE,
         }
     }
@@ -132,30 +144,71 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// One settings file of a work tree, loaded for editing.
+/// One settings file, loaded for editing.
 #[derive(Debug)]
 pub struct Document {
-    /// The file name inside `.entire/`.
+    /// The file's name ([`SETTINGS_FILE`] or [`LOCAL_SETTINGS_FILE`]).
     name: &'static str,
-    /// The work tree.
-    worktree: PathBuf,
+    /// Where it is.
+    path: PathBuf,
     /// The content (an object).
     doc: Map<String, Value>,
     /// The permissions of the existing file, kept when it is replaced.
     mode: Option<u32>,
 }
 
-impl Document {
-    /// Loads `.entire/<name>` of `worktree`; a missing or blank file is an empty document.
-    /// Refuses a file that does not parse or is not an object, and symbolic links.
-    pub fn load(worktree: &Path, name: &'static str) -> Result<Document, EditError> {
-        let dir = worktree.join(SETTINGS_DIR);
-        let path = dir.join(name);
-        for (p, what) in [(&dir, SETTINGS_DIR.to_owned()), (&path, shown(name))] {
-            if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
-                return Err(EditError::Symlink { path: what });
-            }
+/// Refuses to write `path` (shown as `what`) under `.entire` of `worktree` when `.entire` is
+/// not the user's own directory (`foreign`) or it or the file is a symbolic link.
+fn check_in_settings_dir(
+    worktree: &Path,
+    foreign: Option<ForeignDir>,
+    path: &Path,
+    what: &str,
+) -> Result<(), EditError> {
+    let dir = worktree.join(SETTINGS_DIR);
+    for (p, shown) in [(dir.as_path(), SETTINGS_DIR), (path, what)] {
+        if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(EditError::Symlink {
+                path: shown.to_owned(),
+            });
         }
+    }
+    match foreign {
+        Some(why) => Err(EditError::Foreign {
+            path: what.to_owned(),
+            why,
+        }),
+        None => Ok(()),
+    }
+}
+
+impl Document {
+    /// Loads the committed `.entire/settings.json` of `worktree`; `foreign` says why `.entire`
+    /// is not the user's own directory, if it is not (then nothing is loaded: see
+    /// [`Document::load_at`] for the rest).
+    pub fn load_committed(
+        worktree: &Path,
+        foreign: Option<ForeignDir>,
+    ) -> Result<Document, EditError> {
+        let path = worktree.join(SETTINGS_DIR).join(SETTINGS_FILE);
+        check_in_settings_dir(worktree, foreign, &path, &shown(SETTINGS_FILE))?;
+        Document::load_at(SETTINGS_FILE, path)
+    }
+
+    /// Loads the per-clone settings file of the repository whose git common dir is `common_dir`.
+    pub fn load_local(common_dir: &Path) -> Result<Document, EditError> {
+        let path = local_path(common_dir);
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(EditError::Symlink {
+                path: shown(LOCAL_SETTINGS_FILE),
+            });
+        }
+        Document::load_at(LOCAL_SETTINGS_FILE, path)
+    }
+
+    /// Loads the file `name` at `path`; a missing or blank file is an empty document. Refuses a
+    /// file that does not parse or is not an object.
+    fn load_at(name: &'static str, path: PathBuf) -> Result<Document, EditError> {
         let (bytes, mode) = match std::fs::read(&path) {
             Ok(b) => {
                 let mode = std::fs::metadata(&path)
@@ -188,13 +241,13 @@ impl Document {
         };
         Ok(Document {
             name,
-            worktree: worktree.to_owned(),
+            path,
             doc,
             mode,
         })
     }
 
-    /// The file name inside `.entire/`.
+    /// The file's name ([`SETTINGS_FILE`] or [`LOCAL_SETTINGS_FILE`]).
     pub fn name(&self) -> &'static str {
         self.name
     }
@@ -258,23 +311,20 @@ impl Document {
     }
 
     /// Writes the document back atomically (pretty-printed, one trailing newline), creating
-    /// `.entire/` when missing; the permissions of the file it replaces are kept.
+    /// its directory when missing; the permissions of the file it replaces are kept.
     pub fn save(&self) -> Result<(), EditError> {
         let io = |source| EditError::Io {
             action: "write",
             path: self.shown(),
             source,
         };
-        let dir = self.worktree.join(SETTINGS_DIR);
-        std::fs::create_dir_all(&dir).map_err(io)?;
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(io)?;
+        }
         let mut text = serde_json::to_string_pretty(&self.doc).expect("a JSON value serializes");
         text.push('\n');
-        crate::base::fs::write_atomic(
-            &dir.join(self.name),
-            text.as_bytes(),
-            self.mode.unwrap_or(0o644),
-        )
-        .map_err(io)
+        crate::base::fs::write_atomic(&self.path, text.as_bytes(), self.mode.unwrap_or(0o644))
+            .map_err(io)
     }
 }
 
@@ -299,16 +349,13 @@ pub fn ignored_lines_missing(worktree: &Path) -> Vec<&'static str> {
 
 /// Makes git ignore the per-clone files of `.entire/`: writes `.entire/.gitignore` with
 /// [`IGNORED`], or adds to an existing one only the lines it lacks (a user's own lines and
-/// their order are kept). Idempotent; creates `.entire/` when missing.
-pub fn ignore_local_files(worktree: &Path) -> Result<(), EditError> {
+/// their order are kept). Idempotent; creates `.entire/` when missing. Refused where `.entire`
+/// is not the user's own directory (`foreign`).
+pub fn ignore_local_files(worktree: &Path, foreign: Option<ForeignDir>) -> Result<(), EditError> {
     let dir = worktree.join(SETTINGS_DIR);
     let path = dir.join(".gitignore");
     let shown_path = format!("{SETTINGS_DIR}/.gitignore");
-    for (p, what) in [(&dir, SETTINGS_DIR.to_owned()), (&path, shown_path.clone())] {
-        if std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink()) {
-            return Err(EditError::Symlink { path: what });
-        }
-    }
+    check_in_settings_dir(worktree, foreign, &path, &shown_path)?;
     let io = |action| {
         let path = shown_path.clone();
         move |source| EditError::Io {
@@ -346,7 +393,7 @@ mod tests {
     fn doc(v: Value) -> Document {
         Document {
             name: "settings.json",
-            worktree: PathBuf::new(),
+            path: PathBuf::new(),
             doc: match v {
                 Value::Object(m) => m,
                 _ => unreachable!(),

@@ -1,11 +1,17 @@
-//! The `checkpoints` and `redaction` blocks of `.entire/settings.json` and
-//! `.entire/settings.local.json`, the environment override (docs/configuration.md, "The
-//! topology"), and the
-//! `strategy_options` keys.
+//! The `checkpoints` and `redaction` blocks of the committed `.entire/settings.json` and of the
+//! per-clone `<git-common-dir>/entire/settings.local.json`, the environment override
+//! (docs/configuration.md, "The topology"), and the `strategy_options` keys.
 //!
-//! A missing, unreadable or empty file, a symlink that escapes `.entire/`, or a file without the
+//! A missing, unreadable or empty file, a symbolic link (never followed), or a file without the
 //! block mean "no config" (the git-branch default, the built-in redaction rules). A present block that
 //! is itself invalid is an error, so typos surface instead of silently selecting the default.
+//!
+//! Only files the user made decide where checkpoints go or whether they are redacted
+//! (docs/security.md): the per-clone file lives in the git common dir, which no checkout can
+//! write and every worktree shares. Its old place, `.entire/settings.local.json` in the work
+//! tree, is read only to move it there, and only when it is the user's own file: a regular
+//! file, untracked, in a real `.entire` directory that is neither a symbolic link, nor a
+//! submodule, nor tracked by git as anything but a directory ([`ForeignDir`]).
 //!
 //! A file that exists but is not valid JSON is not "no config": what it says about the store and
 //! the redaction rules is unknown. [`SettingsFiles`] reports it ([`SettingsError::Syntax`]);
@@ -31,7 +37,21 @@ pub const SETTINGS_DIR: &str = ".entire";
 /// The committed settings file.
 pub const SETTINGS_FILE: &str = "settings.json";
 /// The per-clone settings file; its `checkpoints` block replaces the committed one wholesale.
+/// It lives in `<git-common-dir>/entire/` ([`local_path`]).
 pub const LOCAL_SETTINGS_FILE: &str = "settings.local.json";
+
+/// How messages show the per-clone settings file ([`local_path`]), as it is in a clone whose
+/// git dir is `.git`.
+pub const LOCAL_SHOWN: &str = ".git/entire/settings.local.json";
+
+/// The per-clone settings file's old place in the work tree, as shown: read only to move it to
+/// [`local_path`].
+pub const LEGACY_LOCAL_SHOWN: &str = ".entire/settings.local.json";
+
+/// Where the per-clone settings file of the repository whose git common dir is `common_dir` is.
+pub fn local_path(common_dir: &Path) -> PathBuf {
+    common_dir.join("entire").join(LOCAL_SETTINGS_FILE)
+}
 
 /// Errors of the settings files: a file that does not parse, or a present but invalid block.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -201,14 +221,12 @@ fn decode_block(value: Value, path: &str) -> Result<CheckpointsConfig, SettingsE
     })
 }
 
-/// Reads a settings file as a JSON value, confined to `.entire/`; `None` on any failure (the
-/// fail-soft cases, and a file that does not parse: see [`SettingsFiles`] for that one).
-pub fn read_settings_file(worktree: &Path, name: &str) -> Option<Value> {
-    read_file(worktree, name).ok().flatten().map(|f| f.value)
-}
-
-/// The file's path as shown in messages (relative to the work tree).
+/// The file's path as shown in messages: `.entire/<name>` for the committed file,
+/// [`LOCAL_SHOWN`] for the per-clone one.
 pub fn shown(name: &str) -> String {
+    if name == LOCAL_SETTINGS_FILE {
+        return LOCAL_SHOWN.to_owned();
+    }
     let path: PathBuf = [SETTINGS_DIR, name].iter().collect();
     path.to_string_lossy().into_owned()
 }
@@ -217,36 +235,24 @@ pub fn shown(name: &str) -> String {
 /// otherwise cost 1 GB of memory in every command), and counts as a file that does not parse.
 pub const MAX_SETTINGS_BYTES: u64 = 1 << 20;
 
-/// A settings file as read: its bytes (for the committed file's digest) and its JSON.
+/// A settings file as read: its bytes (for the approval of a committed file recorded by an
+/// older version, a digest of the bytes) and its JSON.
 struct ReadFile {
     bytes: Vec<u8>,
     value: Value,
 }
 
-/// Reads a settings file, confined to `.entire/`: `None` when it is missing, unreadable, not a
-/// regular file, empty (or only whitespace: it says nothing, so nothing is lost) or points
-/// outside `.entire/`; [`SettingsError::Syntax`] when it is not valid JSON, and
-/// [`SettingsError::TooLarge`] over [`MAX_SETTINGS_BYTES`].
-fn read_file(worktree: &Path, name: &str) -> Result<Option<ReadFile>, SettingsError> {
-    let dir = worktree.join(SETTINGS_DIR);
-    let path = dir.join(name);
-    let (Ok(real), Ok(real_dir)) = (std::fs::canonicalize(&path), std::fs::canonicalize(&dir))
-    else {
-        return Ok(None);
-    };
-    if !real.starts_with(&real_dir) {
-        log::warn!(
-            "ignoring {}: it points outside {SETTINGS_DIR}/",
-            path.display()
-        );
-        return Ok(None);
-    }
-    let bytes = match read_cache_file(&real, MAX_SETTINGS_BYTES) {
+/// The bytes of the settings file at `path` (shown as `shown`), never through a symbolic link
+/// at the file: `None` when it is missing, unreadable, not a regular file or empty (or only
+/// whitespace: it says nothing, so nothing is lost); [`SettingsError::TooLarge`] over
+/// [`MAX_SETTINGS_BYTES`].
+fn read_bytes(path: &Path, shown: &str) -> Result<Option<Vec<u8>>, SettingsError> {
+    let bytes = match read_cache_file(path, MAX_SETTINGS_BYTES) {
         Ok(Some(b)) => b,
         Ok(None) => return Ok(None),
         Err(CacheFileError::TooLarge { size, max }) => {
             return Err(SettingsError::TooLarge {
-                path: shown(name),
+                path: shown.to_owned(),
                 size,
                 max,
             })
@@ -256,19 +262,190 @@ fn read_file(worktree: &Path, name: &str) -> Result<Option<ReadFile>, SettingsEr
             return Ok(None);
         }
     };
-    if bytes.iter().all(u8::is_ascii_whitespace) {
+    Ok((!bytes.iter().all(u8::is_ascii_whitespace)).then_some(bytes))
+}
+
+/// [`read_bytes`], parsed: [`SettingsError::Syntax`] when it is not valid JSON.
+fn read_file(path: &Path, shown: &str) -> Result<Option<ReadFile>, SettingsError> {
+    let Some(bytes) = read_bytes(path, shown)? else {
         return Ok(None);
-    }
+    };
     let value = serde_json::from_slice(&bytes).map_err(|e| SettingsError::Syntax {
-        path: shown(name),
+        path: shown.to_owned(),
         message: e.to_string(),
     })?;
     Ok(Some(ReadFile { bytes, value }))
 }
 
+/// Whether `path` is a symbolic link (not followed).
+fn is_link(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+}
+
+/// How git tracks a path, as [`SettingsContext::tracked_kind`] reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tracked {
+    /// A regular file.
+    File,
+    /// A symbolic link.
+    Symlink,
+    /// A gitlink: a submodule.
+    Submodule,
+    /// A directory (of `HEAD`'s tree).
+    Directory,
+}
+
+/// Why the work tree's `.entire` is not a directory of the user's own, so that whoever can
+/// push wrote what is under it: its files are read as the committed file is (untrusted), and
+/// nothing of ours is written into it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ForeignDir {
+    /// `.entire` is a symbolic link (a checkout makes one where git tracks one).
+    #[error("{SETTINGS_DIR} is a symbolic link")]
+    Symlink,
+    /// `.entire` holds a `.git`: it is a repository of its own (a submodule).
+    #[error("{SETTINGS_DIR} is a submodule (a repository of its own)")]
+    Submodule,
+    /// git tracks `.entire` itself as something other than a directory.
+    #[error("git tracks {SETTINGS_DIR} as {}", match .0 {
+        Tracked::Symlink => "a symbolic link",
+        Tracked::Submodule => "a submodule",
+        Tracked::File | Tracked::Directory => "a file",
+    })]
+    Tracked(Tracked),
+}
+
+/// Why `.entire` of `worktree` is not the user's own directory, if it is not (see
+/// [`ForeignDir`]); `None` also when there is no `.entire`.
+pub fn foreign_settings_dir(worktree: &Path, context: &dyn SettingsContext) -> Option<ForeignDir> {
+    let dir = worktree.join(SETTINGS_DIR);
+    let meta = std::fs::symlink_metadata(&dir).ok();
+    if meta.as_ref().is_some_and(|m| m.file_type().is_symlink()) {
+        return Some(ForeignDir::Symlink);
+    }
+    if meta.is_some() && std::fs::symlink_metadata(dir.join(".git")).is_ok() {
+        return Some(ForeignDir::Submodule);
+    }
+    match context.tracked_kind(SETTINGS_DIR) {
+        None | Some(Tracked::Directory) => None,
+        Some(kind) => Some(ForeignDir::Tracked(kind)),
+    }
+}
+
+/// The committed settings file of `worktree`. The file itself is never read through a link
+/// (one warning says so); `.entire` may be one (its files are untrusted like the committed
+/// file) only while it resolves inside the work tree.
+fn read_committed(
+    worktree: &Path,
+    warnings: &mut Vec<SettingsWarning>,
+) -> Result<Option<ReadFile>, SettingsError> {
+    let dir = worktree.join(SETTINGS_DIR);
+    let path = dir.join(SETTINGS_FILE);
+    if is_link(&dir) {
+        let inside = std::fs::canonicalize(&dir)
+            .ok()
+            .zip(std::fs::canonicalize(worktree).ok())
+            .is_some_and(|(real, root)| real.starts_with(root));
+        if !inside {
+            log::warn!(
+                "ignoring {}: it points outside the work tree",
+                dir.display()
+            );
+            return Ok(None);
+        }
+    }
+    if is_link(&path) {
+        warnings.push(SettingsWarning::Link {
+            path: shown(SETTINGS_FILE),
+        });
+        return Ok(None);
+    }
+    read_file(&path, &shown(SETTINGS_FILE))
+}
+
+/// The per-clone file as found at its old place, `.entire/settings.local.json` of `worktree`,
+/// when it is the user's own (see the module docs): moved to [`local_path`] (a file already
+/// there is kept beside it as `settings.local.json.replaced`: the one in the work tree is the
+/// newer word). Otherwise it stays where it is, unread, with one warning saying why. Returns
+/// the bytes when the move failed, to be read where they are for this command.
+fn move_legacy_local(
+    worktree: &Path,
+    common_dir: &Path,
+    context: &dyn SettingsContext,
+    files: &mut SettingsFiles,
+) -> Option<Vec<u8>> {
+    let legacy = worktree.join(SETTINGS_DIR).join(LOCAL_SETTINGS_FILE);
+    let meta = std::fs::symlink_metadata(&legacy).ok()?;
+    let path = LEGACY_LOCAL_SHOWN.to_owned();
+    if let Some(why) = foreign_settings_dir(worktree, context) {
+        files
+            .warnings
+            .push(SettingsWarning::ForeignLocalFile { path, why });
+        return None;
+    }
+    if meta.file_type().is_symlink() {
+        files.warnings.push(SettingsWarning::Link { path });
+        return None;
+    }
+    if !meta.is_file() {
+        return None;
+    }
+    if context
+        .tracked_kind(&format!("{SETTINGS_DIR}/{LOCAL_SETTINGS_FILE}"))
+        .is_some()
+    {
+        files
+            .warnings
+            .push(SettingsWarning::TrackedLocalFile { path });
+        return None;
+    }
+    let bytes = match read_cache_file(&legacy, MAX_SETTINGS_BYTES) {
+        Ok(Some(b)) => b,
+        Ok(None) => return None,
+        Err(CacheFileError::TooLarge { size, max }) => {
+            files
+                .unparseable
+                .push(SettingsError::TooLarge { path, size, max });
+            return None;
+        }
+        Err(e) => {
+            log::info!("ignoring {}: {e}", legacy.display());
+            return None;
+        }
+    };
+    let target = local_path(common_dir);
+    let replaced = target.with_extension("json.replaced");
+    let moved = (|| -> std::io::Result<bool> {
+        std::fs::create_dir_all(common_dir.join("entire"))?;
+        let replacing = std::fs::symlink_metadata(&target).is_ok();
+        if replacing {
+            std::fs::rename(&target, &replaced)?;
+        }
+        crate::base::fs::write_atomic(&target, &bytes, 0o644)?;
+        match std::fs::remove_file(&legacy) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(replacing),
+        }
+    })();
+    match moved {
+        Ok(replacing) => {
+            files.warnings.push(SettingsWarning::Moved { replacing });
+            None
+        }
+        Err(e) => {
+            files.warnings.push(SettingsWarning::NotMoved {
+                reason: e.to_string(),
+            });
+            Some(bytes)
+        }
+    }
+}
+
 /// The key of the repository's local git config that records the user's approval of the
-/// committed settings file (`git entire-checkpoint trust`): the SHA-256, in hex, of the content
-/// approved, so that any change to the file (a pull that edits it) needs approval again.
+/// committed settings file (`git entire-checkpoint trust`): the digest of what the file asks
+/// for that needs approval ([`asks_digest`]), so that a change of where checkpoints go (a pull
+/// that edits the checkpoint remote or a mirror) needs approval again, and a change of
+/// anything else (redaction rules, the hook budget) does not.
 pub const TRUST_KEY: &str = "entire.trustedSettings";
 
 /// The `strategy_options` key of the dedicated checkpoint remote.
@@ -279,13 +456,13 @@ pub const CHECKPOINT_REMOTE_SETTING: &str = "checkpoint_remote";
 const NEEDS_APPROVAL: [&str; 1] = [CHECKPOINT_REMOTE_SETTING];
 
 /// What only git knows about the settings files: whether the user approved the committed one,
-/// and whether git tracks the per-clone one. The git layer implements it for a repository.
+/// and what git tracks. The git layer implements it for a repository.
 pub trait SettingsContext {
     /// The digest [`TRUST_KEY`] records, if any.
     fn approved_digest(&self) -> Option<String>;
-    /// Whether git tracks `path` (relative to the work tree, `/`-separated) in its index or in
-    /// `HEAD`.
-    fn tracks(&self, path: &str) -> bool;
+    /// How git tracks `path` (relative to the work tree, `/`-separated) in its index or in
+    /// `HEAD`, if it does (an entry of the index wins).
+    fn tracked_kind(&self, path: &str) -> Option<Tracked>;
 }
 
 /// No repository behind the files: nothing approved, nothing tracked.
@@ -295,8 +472,8 @@ impl SettingsContext for NoContext {
     fn approved_digest(&self) -> Option<String> {
         None
     }
-    fn tracks(&self, _: &str) -> bool {
-        false
+    fn tracked_kind(&self, _: &str) -> Option<Tracked> {
+        None
     }
 }
 
@@ -306,16 +483,22 @@ pub enum Approval {
     /// There is no committed file to approve (missing, empty, unreadable or not JSON).
     #[default]
     NoFile,
-    /// The user approved this content.
+    /// The user approved what this file asks for.
     Approved {
-        /// The SHA-256 of the file, in hex.
+        /// The file's [`asks_digest`].
         digest: String,
+        /// The approval recorded is an older version's digest of the file's bytes: the
+        /// repository records [`asks_digest`] instead the next time it reads the settings.
+        by_bytes: bool,
     },
-    /// The user has not approved this content (never, or an earlier one): the settings that
-    /// need approval are not used.
+    /// The user has not approved what this file asks for: the settings that need approval are
+    /// not used.
     NotApproved {
-        /// The SHA-256 of the file, in hex: what `trust` records.
+        /// The file's [`asks_digest`]: what `trust` records.
         digest: String,
+        /// The user approved what an earlier version of the file asked for (a pull changed
+        /// where it sends checkpoints).
+        lapsed: bool,
     },
 }
 
@@ -325,32 +508,90 @@ impl Approval {
         matches!(self, Approval::Approved { .. })
     }
 
-    /// The digest of the committed file, if there is one.
+    /// The digest of what the committed file asks for, if there is one.
     pub fn digest(&self) -> Option<&str> {
         match self {
             Approval::NoFile => None,
-            Approval::Approved { digest } | Approval::NotApproved { digest } => Some(digest),
+            Approval::Approved { digest, .. } | Approval::NotApproved { digest, .. } => {
+                Some(digest)
+            }
         }
     }
 }
 
-/// The SHA-256 of `bytes` in hex: the digest [`TRUST_KEY`] records.
+/// The SHA-256 of `bytes` in hex.
 pub fn digest(bytes: &[u8]) -> String {
     use sha2::Digest;
     data_encoding::HEXLOWER.encode(&sha2::Sha256::digest(bytes))
 }
 
+/// The digest [`TRUST_KEY`] records for the committed document `doc`: of what it asks for that
+/// needs approval (its checkpoint remote and its mirrors, as written), in a canonical form
+/// (keys sorted, no white space), so that editing anything else, or re-indenting, keeps the
+/// approval.
+pub fn asks_digest(doc: &Value) -> String {
+    fn canonical(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => {
+                let mut keys: Vec<&String> = m.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), canonical(&m[k])))
+                        .collect(),
+                )
+            }
+            Value::Array(a) => Value::Array(a.iter().map(canonical).collect()),
+            other => other.clone(),
+        }
+    }
+    let asks = serde_json::json!({
+        "approval": 2,
+        "checkpoint_remote": doc.pointer(&format!("/strategy_options/{CHECKPOINT_REMOTE_SETTING}")),
+        "mirrors": doc.pointer("/checkpoints/mirrors"),
+    });
+    digest(canonical(&asks).to_string().as_bytes())
+}
+
 /// Something in the settings files that is set aside, for one warning each.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SettingsWarning {
-    /// The per-clone file is tracked by git, so whoever can push wrote it.
-    #[error("{path} is tracked by git, so it is not trusted and is ignored: untrack it with `git rm --cached {path}` and commit (it is per clone: .entire/.gitignore lists it)")]
+    /// The per-clone file at its old place is tracked by git, so whoever can push wrote it.
+    #[error("{path} is tracked by git, so it is not trusted and is ignored: untrack it with `git rm --cached {path}` and commit (this clone's own settings are in {LOCAL_SHOWN})")]
     TrackedLocalFile {
         /// The file, as shown.
         path: String,
     },
+    /// The per-clone file at its old place is under a `.entire` that is not the user's.
+    #[error("{path} is ignored: {why}, so whoever can push wrote what is under it (this clone's own settings are in {LOCAL_SHOWN})")]
+    ForeignLocalFile {
+        /// The file, as shown.
+        path: String,
+        /// Why `.entire` is not the user's.
+        why: ForeignDir,
+    },
+    /// A settings file is a symbolic link, which is never followed.
+    #[error(
+        "{path} is ignored: it is a symbolic link, and settings files are never read through one"
+    )]
+    Link {
+        /// The file, as shown.
+        path: String,
+    },
+    /// The per-clone file was moved from its old place in the work tree.
+    #[error("moved {LEGACY_LOCAL_SHOWN} to {LOCAL_SHOWN}, where this clone's settings live now (no checkout can change them, and every worktree reads them){}", if *.replacing { "; the file that was there is kept as settings.local.json.replaced beside it" } else { "" })]
+    Moved {
+        /// A per-clone file was already there (kept beside it).
+        replacing: bool,
+    },
+    /// The per-clone file could not be moved from its old place: it is read there this time.
+    #[error("could not move {LEGACY_LOCAL_SHOWN} to {LOCAL_SHOWN} ({reason}); it is read where it is for now")]
+    NotMoved {
+        /// Why.
+        reason: String,
+    },
     /// The committed file turns redaction off, which only the user's own settings may do.
-    #[error("{path}: \"redaction\": {{\"enabled\": false}} is ignored: the committed settings cannot turn redaction off (set it in .entire/settings.local.json for this clone)")]
+    #[error("{path}: \"redaction\": {{\"enabled\": false}} is ignored: the committed settings cannot turn redaction off (set it in {LOCAL_SHOWN} for this clone)")]
     RedactionOff {
         /// The committed file, as shown.
         path: String,
@@ -388,42 +629,65 @@ pub struct SettingsFiles {
 }
 
 impl SettingsFiles {
-    /// Reads the files of `worktree` (`None` in a bare repository: no files); `context` says
-    /// what git knows of them.
-    pub fn read(worktree: Option<&Path>, context: &dyn SettingsContext) -> SettingsFiles {
+    /// Reads the per-clone file of the repository whose git common dir is `common_dir` (moved
+    /// there first from its old place in `worktree` when that is the user's file) and the
+    /// committed file of `worktree` (`None` in a bare repository); `context` says what git knows
+    /// of them.
+    pub fn read(
+        worktree: Option<&Path>,
+        common_dir: Option<&Path>,
+        context: &dyn SettingsContext,
+    ) -> SettingsFiles {
         let mut files = SettingsFiles::default();
-        let Some(root) = worktree else {
-            return files;
-        };
-        for (name, source) in [
-            (LOCAL_SETTINGS_FILE, ConfigSource::SettingsLocal),
-            (SETTINGS_FILE, ConfigSource::Settings),
-        ] {
-            match read_file(root, name) {
-                Ok(Some(file)) => {
-                    if source == ConfigSource::SettingsLocal
-                        && context.tracks(&format!("{SETTINGS_DIR}/{name}"))
-                    {
-                        files
-                            .warnings
-                            .push(SettingsWarning::TrackedLocalFile { path: shown(name) });
-                        continue;
-                    }
-                    if source == ConfigSource::Settings {
-                        let digest = digest(&file.bytes);
-                        files.approval = if context.approved_digest().as_deref() == Some(&digest) {
-                            Approval::Approved { digest }
-                        } else {
-                            Approval::NotApproved { digest }
-                        };
-                    }
-                    files.parsed.push((name, source, file.value));
-                }
-                Ok(None) => {}
-                Err(e) => files.unparseable.push(e),
+        if let Some(common) = common_dir {
+            let unmoved = worktree.and_then(|w| move_legacy_local(w, common, context, &mut files));
+            let local = match unmoved {
+                Some(bytes) => serde_json::from_slice(&bytes)
+                    .map(|value| Some(ReadFile { bytes, value }))
+                    .map_err(|e| SettingsError::Syntax {
+                        path: LEGACY_LOCAL_SHOWN.to_owned(),
+                        message: e.to_string(),
+                    }),
+                None => read_file(&local_path(common), LOCAL_SHOWN),
+            };
+            files.take(LOCAL_SETTINGS_FILE, ConfigSource::SettingsLocal, local);
+        }
+        if let Some(root) = worktree {
+            let committed = read_committed(root, &mut files.warnings);
+            if let Ok(Some(file)) = &committed {
+                let asks = asks_digest(&file.value);
+                files.approval = match context.approved_digest() {
+                    Some(recorded) if recorded == asks => Approval::Approved {
+                        digest: asks,
+                        by_bytes: false,
+                    },
+                    Some(recorded) if recorded == digest(&file.bytes) => Approval::Approved {
+                        digest: asks,
+                        by_bytes: true,
+                    },
+                    recorded => Approval::NotApproved {
+                        digest: asks,
+                        lapsed: recorded.is_some(),
+                    },
+                };
             }
+            files.take(SETTINGS_FILE, ConfigSource::Settings, committed);
         }
         files
+    }
+
+    /// Keeps what reading one file gave: its document, or why it cannot be read as settings.
+    fn take(
+        &mut self,
+        name: &'static str,
+        source: ConfigSource,
+        read: Result<Option<ReadFile>, SettingsError>,
+    ) {
+        match read {
+            Ok(Some(file)) => self.parsed.push((name, source, file.value)),
+            Ok(None) => {}
+            Err(e) => self.unparseable.push(e),
+        }
     }
 
     /// Whether the committed file's content has the user's approval.
@@ -442,6 +706,14 @@ impl SettingsFiles {
         self.parsed
             .iter()
             .find(|(_, source, _)| *source == ConfigSource::Settings)
+            .map(|(_, _, v)| v)
+    }
+
+    /// The per-clone file's document, when it parses.
+    pub fn local(&self) -> Option<&Value> {
+        self.parsed
+            .iter()
+            .find(|(_, source, _)| *source == ConfigSource::SettingsLocal)
             .map(|(_, _, v)| v)
     }
 
@@ -822,13 +1094,33 @@ mod tests {
         assert!(decode(json!({"primary": "git-refs"})).is_err());
     }
 
+    /// A work tree (with a `.git` common dir) holding `.entire/<name>` for each of `files`;
+    /// the settings files as read (the per-clone one moved into the common dir).
+    fn work_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, SettingsFiles) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(SETTINGS_DIR)).unwrap();
+        std::fs::create_dir(dir.path().join(".git")).unwrap();
+        for (name, text) in files {
+            std::fs::write(dir.path().join(SETTINGS_DIR).join(name), text).unwrap();
+        }
+        let read = read_again(dir.path());
+        (dir, read)
+    }
+
+    /// The settings files of the work tree [`work_tree`] made, read again.
+    fn read_again(root: &Path) -> SettingsFiles {
+        SettingsFiles::read(Some(root), Some(&root.join(".git")), &NoContext)
+    }
+
     #[test]
     fn files_fail_soft_and_local_wins() {
-        let dir = tempfile::tempdir().unwrap();
+        let (dir, files) = work_tree(&[]);
         let root = dir.path();
-        let resolved = || SettingsFiles::read(Some(root), &NoContext).checkpoints_config();
-        assert_eq!(resolved().unwrap().source, ConfigSource::Default);
-        std::fs::create_dir(root.join(".entire")).unwrap();
+        assert_eq!(
+            files.checkpoints_config().unwrap().source,
+            ConfigSource::Default
+        );
+        let resolved = || read_again(root).checkpoints_config();
         std::fs::write(root.join(".entire/settings.json"), "{not json").unwrap();
         assert_eq!(resolved().unwrap().config, None);
         std::fs::write(
@@ -859,35 +1151,140 @@ mod tests {
     }
 
     #[test]
-    fn escaping_symlink_is_ignored() {
-        let dir = tempfile::tempdir().unwrap();
-        let outside = dir.path().join("outside.json");
+    fn settings_files_are_never_read_through_a_link() {
+        let (dir, _) = work_tree(&[]);
+        let root = dir.path();
+        let outside = root.join("outside.json");
         std::fs::write(
             &outside,
             r#"{"checkpoints": {"primary": {"type": "git-refs"}}}"#,
         )
         .unwrap();
-        let root = dir.path().join("wt");
-        std::fs::create_dir_all(root.join(".entire")).unwrap();
         std::os::unix::fs::symlink(&outside, root.join(".entire/settings.json")).unwrap();
-        assert_eq!(read_settings_file(&root, SETTINGS_FILE), None);
-        std::fs::create_dir(root.join(".entire/settings.local.json")).unwrap();
+        std::fs::create_dir(root.join(".git/entire")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join(".git/entire/settings.local.json")).unwrap();
+        let files = read_again(root);
+        assert_eq!(files.checkpoints_config().unwrap().config, None);
         assert_eq!(
-            read_settings_file(&root, LOCAL_SETTINGS_FILE),
-            None,
-            "a directory is unreadable"
+            files.warnings(),
+            [SettingsWarning::Link {
+                path: ".entire/settings.json".into()
+            }]
         );
     }
 
-    /// A work tree with `.entire/` holding `files` (name, text); the settings files as read.
-    fn work_tree(files: &[(&str, &str)]) -> (tempfile::TempDir, SettingsFiles) {
+    #[test]
+    fn the_users_per_clone_file_moves_into_the_common_dir() {
+        let local = r#"{"checkpoints": {"primary": {"type": "git-refs"}}}"#;
+        let (dir, files) = work_tree(&[(LOCAL_SETTINGS_FILE, local)]);
+        let root = dir.path();
+        assert_eq!(
+            files.warnings(),
+            [SettingsWarning::Moved { replacing: false }]
+        );
+        assert!(!root.join(".entire/settings.local.json").exists());
+        assert_eq!(
+            std::fs::read_to_string(root.join(".git/entire/settings.local.json")).unwrap(),
+            local
+        );
+        assert_eq!(files.local(), Some(&serde_json::from_str(local).unwrap()));
+        // Written again at the old place, it is the newer word: it replaces the one moved, which
+        // is kept beside it.
+        let newer = r#"{"checkpoints": {"primary": {"type": "git-branch"}}}"#;
+        std::fs::write(root.join(".entire/settings.local.json"), newer).unwrap();
+        let files = read_again(root);
+        assert_eq!(
+            files.warnings(),
+            [SettingsWarning::Moved { replacing: true }]
+        );
+        assert_eq!(
+            files
+                .checkpoints_config()
+                .unwrap()
+                .config
+                .unwrap()
+                .primary
+                .kind,
+            "git-branch"
+        );
+        assert_eq!(
+            std::fs::read_to_string(root.join(".git/entire/settings.local.json.replaced")).unwrap(),
+            local
+        );
+        assert!(read_again(root).warnings().is_empty(), "moved once");
+    }
+
+    #[test]
+    fn a_per_clone_file_under_a_foreign_settings_dir_stays_unread() {
+        let local = r#"{"redaction": {"enabled": false}}"#;
+        // .entire a link to a directory of the work tree.
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir(dir.path().join(SETTINGS_DIR)).unwrap();
-        for (name, text) in files {
-            std::fs::write(dir.path().join(SETTINGS_DIR).join(name), text).unwrap();
-        }
-        let read = SettingsFiles::read(Some(dir.path()), &NoContext);
-        (dir, read)
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("conf")).unwrap();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        std::fs::write(root.join("conf/settings.local.json"), local).unwrap();
+        std::fs::write(
+            root.join("conf/settings.json"),
+            r#"{"redaction": {"enabled": false}}"#,
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("conf", root.join(".entire")).unwrap();
+        let files = read_again(root);
+        assert!(files.redactor().unwrap().is_enabled());
+        assert_eq!(files.local(), None);
+        assert!(files.committed().is_some(), "read as the committed file is");
+        assert!(matches!(
+            files.warnings(),
+            [SettingsWarning::ForeignLocalFile {
+                why: ForeignDir::Symlink,
+                ..
+            }]
+        ));
+        assert!(root.join("conf/settings.local.json").exists(), "left alone");
+        // .entire a repository of its own (a submodule).
+        let (dir, files) = work_tree(&[]);
+        std::fs::remove_dir(dir.path().join(".entire")).unwrap();
+        std::fs::create_dir_all(dir.path().join(".entire/.git")).unwrap();
+        std::fs::write(dir.path().join(".entire/settings.local.json"), local).unwrap();
+        drop(files);
+        let files = read_again(dir.path());
+        assert!(files.redactor().unwrap().is_enabled());
+        assert!(matches!(
+            files.warnings(),
+            [SettingsWarning::ForeignLocalFile {
+                why: ForeignDir::Submodule,
+                ..
+            }]
+        ));
+    }
+
+    #[test]
+    fn approval_is_of_what_the_file_asks_for() {
+        let doc = |v: &str| -> Value { serde_json::from_str(v).unwrap() };
+        let remote = r#"{"strategy_options": {"checkpoint_remote": {"url": "https://a/b"}, "push_sessions": true}, "redaction": {"rules": []}}"#;
+        let a = asks_digest(&doc(remote));
+        // Other keys, their order and white space do not change it.
+        assert_eq!(
+            a,
+            asks_digest(&doc(
+                r#"{"redaction": {"rules": [{"name": "x", "pattern": "y"}]},
+                    "strategy_options": {"push_sessions": false, "checkpoint_remote": {"url": "https://a/b"}}}"#
+            ))
+        );
+        // Where checkpoints go does.
+        assert_ne!(
+            a,
+            asks_digest(&doc(
+                r#"{"strategy_options": {"checkpoint_remote": {"url": "https://a/c"}}}"#
+            ))
+        );
+        assert_ne!(
+            a,
+            asks_digest(&doc(
+                r#"{"strategy_options": {"checkpoint_remote": {"url": "https://a/b"}}, "checkpoints": {"mirrors": [{"type": "fs"}]}}"#
+            ))
+        );
+        assert_ne!(a, asks_digest(&doc("{}")));
     }
 
     #[test]
@@ -916,7 +1313,7 @@ mod tests {
             .collect();
         assert_eq!(
             paths,
-            [".entire/settings.local.json", ".entire/settings.json"]
+            [".git/entire/settings.local.json", ".entire/settings.json"]
         );
         assert!(files.unparseable()[1]
             .to_string()
@@ -924,7 +1321,7 @@ mod tests {
         let refused = files.refuse_writes().unwrap_err();
         assert!(
             refused.to_string().starts_with(
-                "refusing to write checkpoints: .entire/settings.local.json and .entire/settings.json cannot be parsed"
+                "refusing to write checkpoints: .git/entire/settings.local.json and .entire/settings.json cannot be parsed"
             ),
             "{refused}"
         );
@@ -973,7 +1370,7 @@ mod tests {
         assert_eq!(
             err,
             SettingsError::Rule {
-                path: ".entire/settings.local.json".into(),
+                path: ".git/entire/settings.local.json".into(),
                 source: crate::model::redact::RedactError::MatchesEmpty {
                     name: "greedy".into()
                 }

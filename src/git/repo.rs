@@ -287,11 +287,25 @@ impl Repo {
         self.formats.objects.parse(hex)
     }
 
-    /// The settings files of the work tree (none in a bare repository), read once per command:
-    /// every setting a command uses comes from this one reading.
+    /// The settings files (the per-clone one of the common dir, the committed one of the work
+    /// tree: none in a bare repository), read once per command: every setting a command uses
+    /// comes from this one reading. An approval recorded by an older version (a digest of the
+    /// committed file's bytes) is recorded again as what the file asks for, so that edits of
+    /// anything else keep it.
     pub fn settings(&self) -> &SettingsFiles {
-        self.settings
-            .get_or_init(|| SettingsFiles::read(self.workdir(), self))
+        self.settings.get_or_init(|| {
+            let files = SettingsFiles::read(self.workdir(), Some(self.common_dir()), self);
+            if let crate::config::settings::Approval::Approved {
+                digest,
+                by_bytes: true,
+            } = files.approval()
+            {
+                if let Err(e) = self.approve_settings(digest) {
+                    log::info!("could not record the approval anew: {e}");
+                }
+            }
+            files
+        })
     }
 
     /// The git common dir (shared by all worktrees): where the queue and staged sessions live.

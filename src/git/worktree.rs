@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use crate::config::settings::{SettingsContext, TRUST_KEY};
+use crate::config::settings::{
+    foreign_settings_dir, ForeignDir, SettingsContext, Tracked, TRUST_KEY,
+};
 use crate::git::repo::{git_err, Repo, RepoError};
 
 impl SettingsContext for Repo {
@@ -17,22 +19,33 @@ impl SettingsContext for Repo {
             .ok()
     }
 
-    fn tracks(&self, path: &str) -> bool {
+    fn tracked_kind(&self, path: &str) -> Option<Tracked> {
+        let kind = |mode: u32| match mode & 0o170000 {
+            0o120000 => Tracked::Symlink,
+            0o160000 => Tracked::Submodule,
+            0o040000 => Tracked::Directory,
+            _ => Tracked::File,
+        };
         let path = Path::new(path);
-        let in_index = self
-            .git
-            .index()
-            .is_ok_and(|index| index.get_path(path, 0).is_some());
-        in_index
-            || self
-                .resolve_commit("HEAD")
-                .and_then(|id| self.git.find_commit(id).ok())
-                .and_then(|c| c.tree().ok())
-                .is_some_and(|tree| tree.get_path(path).is_ok())
+        if let Some(entry) = self.git.index().ok().and_then(|i| i.get_path(path, 0)) {
+            return Some(kind(entry.mode));
+        }
+        let tree = self
+            .resolve_commit("HEAD")
+            .and_then(|id| self.git.find_commit(id).ok())
+            .and_then(|c| c.tree().ok())?;
+        let entry = tree.get_path(path).ok()?;
+        Some(kind(u32::try_from(entry.filemode()).unwrap_or(0)))
     }
 }
 
 impl Repo {
+    /// Why the work tree's `.entire` is not the user's own directory, if it is not
+    /// ([`foreign_settings_dir`]); `None` in a bare repository.
+    pub fn foreign_settings_dir(&self) -> Option<ForeignDir> {
+        foreign_settings_dir(self.workdir()?, self)
+    }
+
     /// Records `digest` as the approved content of the committed settings file, in the
     /// repository's local git config (replacing an earlier approval).
     pub fn approve_settings(&self, digest: &str) -> Result<(), RepoError> {

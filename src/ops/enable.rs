@@ -6,8 +6,8 @@ use serde_json::Value;
 use crate::base::error::{ExitStatus, USAGE};
 use crate::config::edit::{ignored_lines_missing, Document, EditError};
 use crate::config::settings::{
-    read_settings_file, shown, ConfigSource, SettingsError, SettingsFiles, LOCAL_SETTINGS_FILE,
-    SETTINGS_DIR, SETTINGS_FILE,
+    shown, ConfigSource, SettingsError, SettingsFiles, LOCAL_SETTINGS_FILE, SETTINGS_DIR,
+    SETTINGS_FILE,
 };
 use crate::git::repo::Repo;
 use crate::ops::help_viewer;
@@ -170,7 +170,12 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
     let file = shown(name);
     let current = primary_of(repo.settings())?;
     // Loaded up front so that a file that cannot be edited stops everything before the hooks.
-    let target = Document::load(worktree, name)?.value();
+    let target = if options.local {
+        Document::load_local(repo.common_dir())?
+    } else {
+        Document::load_committed(worktree, repo.foreign_settings_dir())?
+    }
+    .value();
     let ignored_before = ignored_lines_missing(worktree);
     let hooks_before = hooks::status(repo);
     let installed = hooks::install(repo, InstallOptions::default())?;
@@ -223,9 +228,8 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
         changes.push(Change::Enabled { file: file.clone() });
     }
     // A `disable` of this clone (`"enabled": false` in the local file, which wins) ends here.
-    let local = read_settings_file(worktree, LOCAL_SETTINGS_FILE);
-    if !options.local && local.and_then(|v| v.get(ENABLED_KEY).cloned()) == Some(Value::Bool(false))
-    {
+    let local = repo.settings().local();
+    if !options.local && local.and_then(|v| v.get(ENABLED_KEY)) == Some(&Value::Bool(false)) {
         settings::set(repo, true, false, ENABLED_KEY, Value::Bool(true))?;
         changes.push(Change::Enabled {
             file: shown(LOCAL_SETTINGS_FILE),
@@ -240,7 +244,11 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
         changes.push(Change::Ignored { added });
     }
     // The settings as written now (the repository's were read once, before the edits).
-    let after = primary_of(&SettingsFiles::read(Some(worktree), repo))?;
+    let after = primary_of(&SettingsFiles::read(
+        Some(worktree),
+        Some(repo.common_dir()),
+        repo,
+    ))?;
     let primary = after.map(|(store, origin)| Primary {
         kept: !write_primary,
         store,

@@ -5,10 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::config::edit::{Document, EditError, KeyPath};
-use crate::config::settings::{
-    ConfigSource, SettingsError, SettingsFiles, HOOK_BUDGET_SETTING, LOCAL_SETTINGS_FILE,
-    SETTINGS_FILE,
-};
+use crate::config::settings::{ConfigSource, SettingsError, SettingsFiles, HOOK_BUDGET_SETTING};
 use crate::git::repo::Repo;
 use crate::git::subprocess as git;
 use crate::remote::checkpoint_remote::{self, CheckpointRemote, CheckpointRemoteError};
@@ -343,8 +340,8 @@ fn close_keys(key: &str) -> Vec<&'static str> {
         .collect()
 }
 
-/// `config set [--local] [--force] KEY VALUE`: sets `key` in `.entire/settings.json` (or
-/// `.entire/settings.local.json` with `local`), after checking that the settings it leaves are
+/// `config set [--local] [--force] KEY VALUE`: sets `key` in `.entire/settings.json` (or the
+/// per-clone `.git/entire/settings.local.json` with `local`), after checking that the settings it leaves are
 /// valid for every command; otherwise nothing is written ([`SettingsOpError::Invalid`]). A key
 /// no command reads is refused with the closest known ones ([`SettingsOpError::UnknownKey`])
 /// unless `force`.
@@ -379,14 +376,16 @@ fn edit(
 ) -> Result<Edited, SettingsOpError> {
     let path = KeyPath::parse(key)?;
     let worktree = repo.workdir().ok_or(SettingsOpError::Bare)?;
-    let name = if local {
-        LOCAL_SETTINGS_FILE
+    // Read first: a per-clone file at its old place in the work tree moves now, before the
+    // edit loads the file it moved to.
+    let files = repo.settings();
+    let mut doc = if local {
+        Document::load_local(repo.common_dir())?
     } else {
-        SETTINGS_FILE
+        Document::load_committed(worktree, repo.foreign_settings_dir())?
     };
-    let mut doc = Document::load(worktree, name)?;
     change(&mut doc, &path)?;
-    let candidate = repo.settings().with_document(doc.name(), doc.value());
+    let candidate = files.with_document(doc.name(), doc.value());
     validate(repo, &candidate, &path).map_err(|reason| SettingsOpError::Invalid {
         action,
         key: path.to_string(),
@@ -396,11 +395,8 @@ fn edit(
     // held something awaiting their approval, which an edit of another key does not give.
     let approve = !local && crate::ops::trust::pending(repo).is_none();
     doc.save()?;
-    if local {
-        crate::config::edit::ignore_local_files(worktree)?;
-    }
     if approve {
-        let saved = SettingsFiles::read(Some(worktree), repo);
+        let saved = SettingsFiles::read(Some(worktree), None, repo);
         if let Some(digest) = saved.approval().digest() {
             repo.approve_settings(digest)?;
         }

@@ -6,7 +6,9 @@
 use crate::base::error::{ExitStatus, FAILURE};
 use crate::git::repo::Repo;
 use crate::git::url::Remote;
-use crate::remote::checkpoint_remote::{self, CheckpointRemoteError, CheckpointTarget};
+use crate::remote::checkpoint_remote::{
+    self, AwaitingApproval, CheckpointRemoteError, CheckpointTarget,
+};
 use crate::remote::push::{self, FlushReport, PushError, V1Push};
 use crate::store::refs::GitRefsStore;
 use crate::store::StoreKind;
@@ -42,6 +44,10 @@ pub enum SyncError {
     /// The checkpoint remote setting is invalid, or the remote is refused.
     #[error(transparent)]
     Remote(#[from] CheckpointRemoteError),
+    /// The settings ask for a checkpoint remote the user has not approved: checkpoints stay
+    /// queued, and go nowhere else.
+    #[error("checkpoints not pushed (they stay queued): {0}")]
+    AwaitingApproval(#[from] AwaitingApproval),
     /// The push failed locally.
     #[error(transparent)]
     Push(#[from] PushError),
@@ -54,7 +60,9 @@ impl ExitStatus for SyncError {
     fn exit_code(&self) -> i32 {
         match self {
             SyncError::Topology(e) => e.exit_code(),
-            SyncError::NoRemote | SyncError::NotPushed(_) => FAILURE,
+            SyncError::NoRemote | SyncError::NotPushed(_) | SyncError::AwaitingApproval(_) => {
+                FAILURE
+            }
             SyncError::Remote(e) => e.exit_code(),
             SyncError::Push(e) => e.exit_code(),
         }
@@ -138,42 +146,54 @@ pub fn target(repo: &Repo, via: Option<&str>) -> Result<CheckpointTarget, SyncEr
     checkpoint_remote::resolve(repo, via)?.ok_or(SyncError::NoRemote)
 }
 
+/// What a push is asked to do.
+#[derive(Clone, Copy)]
+pub struct PushAsk<'a> {
+    /// The code remote the checkpoint remote is resolved for (`None`: the default remote).
+    pub via: Option<&'a str>,
+    /// The user named `via` on our command line (`push <remote>`): checkpoints a checkpoint
+    /// remote confirmed go there too. Unnamed (the pre-push hook, a bare `push`), they go to
+    /// no destination but checkpoint remotes.
+    pub named: bool,
+    /// Reconcile against the remote's listing even if the destination is known (`--all`).
+    pub reconcile: bool,
+}
+
 /// Pushes checkpoints the way the pre-push hook and `push` both do, to the checkpoint remote
-/// resolved for the code remote `via`. Refused while writes are; nothing when the settings turn
-/// pushing off. Checkpoint trouble is an error only when nothing could be pushed
+/// resolved for the code remote `ask.via`. Refused while writes are, and while the settings ask
+/// for a checkpoint remote the user has not approved ([`AwaitingApproval`]); nothing when the
+/// settings turn pushing off. Checkpoint trouble is an error only when nothing could be pushed
 /// ([`NotPushed`]); refusals of single refs are in the report and stay queued.
 ///
 /// `progress` is told `(refs attempted, refs to push)` as the git-refs push goes.
 pub fn push(
     repo: &Repo,
     topo: &Topology<'_>,
-    via: Option<&str>,
-    reconcile: bool,
+    ask: PushAsk<'_>,
     progress: &dyn Fn(usize, usize),
 ) -> Result<Synced, SyncError> {
     // The settings choose whether and where checkpoints go: unknown settings push nothing.
     topo.check_writable()?;
-    let target = match enabled_target(repo, via)? {
+    let target = match enabled_target(repo, ask.via)? {
         Ok(target) => target,
         Err(off) => return Ok(Synced::Disabled(off)),
     };
     if topo.primary() == StoreKind::GitBranch {
         return push_branch(repo, target.target);
     }
-    flush_to(repo, topo.refs_store(), &target, reconcile, progress)
+    flush_to(repo, topo.refs_store(), &target, ask, progress)
 }
 
-/// Pushes the git-refs checkpoint refs due for the checkpoint remote of `via`, whatever the
+/// Pushes the git-refs checkpoint refs due for the checkpoint remote of `ask.via`, whatever the
 /// primary (`migrate --push`); nothing when the settings turn pushing off.
 pub fn flush(
     repo: &Repo,
     refs_store: &GitRefsStore<'_>,
-    via: Option<&str>,
-    reconcile: bool,
+    ask: PushAsk<'_>,
     progress: &dyn Fn(usize, usize),
 ) -> Result<Synced, SyncError> {
-    match enabled_target(repo, via)? {
-        Ok(target) => flush_to(repo, refs_store, &target, reconcile, progress),
+    match enabled_target(repo, ask.via)? {
+        Ok(target) => flush_to(repo, refs_store, &target, ask, progress),
         Err(off) => Ok(Synced::Disabled(off)),
     }
 }
@@ -195,7 +215,8 @@ impl std::fmt::Display for PushOff {
     }
 }
 
-/// The checkpoint remote for `via`, or the setting that turns pushing off.
+/// The checkpoint remote for `via`, or the setting that turns pushing off; an error while the
+/// settings ask for a checkpoint remote that awaits approval.
 fn enabled_target(
     repo: &Repo,
     via: Option<&str>,
@@ -207,6 +228,9 @@ fn enabled_target(
             return Ok(Err(PushOff { file }));
         }
     }
+    if let Some(awaiting) = checkpoint_remote::awaiting_approval(repo) {
+        return Err(awaiting.into());
+    }
     target(repo, via).map(Ok)
 }
 
@@ -214,13 +238,15 @@ fn flush_to(
     repo: &Repo,
     refs_store: &GitRefsStore<'_>,
     target: &CheckpointTarget,
-    reconcile: bool,
+    ask: PushAsk<'_>,
     progress: &dyn Fn(usize, usize),
 ) -> Result<Synced, SyncError> {
     let dest = crate::remote::destination::destination(repo, &target.target);
     let opts = push::FlushOptions {
-        reconcile,
+        reconcile: ask.reconcile,
         progress,
+        checkpoint_remote: !target.carries_code(),
+        named: ask.named,
         ..Default::default()
     };
     let report = push::flush(repo, refs_store, &dest, &opts)?;

@@ -1,21 +1,21 @@
 //! Consent to the committed settings file (`git entire-checkpoint trust`): what it asks for
 //! that decides where checkpoints go (a checkpoint remote, a mirror outside git), what else it
-//! changes (redaction rules, the hook budget), and the approval of its content, recorded in
-//! the repository's local git config ([`crate::config::settings::TRUST_KEY`]). Until the user
-//! approves the file, checkpoints go where they would go without it; any change to the file
-//! (a pull that edits it) needs approval again, as direnv's `allow` works.
+//! changes (redaction rules, the hook budget), and the approval of what it asks for, recorded
+//! in the repository's local git config ([`crate::config::settings::TRUST_KEY`]). Until the
+//! user approves the file, a checkpoint remote it asks for holds every push (checkpoints stay
+//! queued: they go to no other destination) and a mirror it asks for is not written; a change
+//! of where it sends checkpoints (a pull that edits the checkpoint remote or a mirror) needs
+//! approval again, a change of anything else does not.
 
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::base::error::{ExitStatus, FAILURE};
 use crate::base::fs::{read_cache_file, write_atomic};
-use crate::config::settings::{
-    shown, Approval, ConfigSource, SettingsFiles, HOOK_BUDGET_SETTING, SETTINGS_FILE,
-};
+use crate::config::settings::{shown, Approval, ConfigSource, HOOK_BUDGET_SETTING, SETTINGS_FILE};
 use crate::git::repo::{Repo, RepoError};
-use crate::remote::checkpoint_remote::{self, CheckpointRemote, CheckpointRemoteError};
-use crate::remote::{destination, push};
+use crate::remote::checkpoint_remote::{self, CheckpointRemoteError};
+use crate::remote::push;
 use crate::topology::{self, TopologyError};
 
 /// Errors of `trust`.
@@ -82,7 +82,8 @@ pub struct MirrorAsk {
 pub struct TrustReport {
     /// The file, as shown.
     pub file: String,
-    /// The SHA-256 of its content, in hex (what the approval records); null without a file.
+    /// The digest of what it asks for that needs approval, in hex (what the approval records;
+    /// `config::settings::asks_digest`); null without a file.
     pub digest: Option<String>,
     /// Whether it is approved (after the command).
     pub state: TrustState,
@@ -125,7 +126,7 @@ pub fn report(repo: &Repo) -> Result<TrustReport, TrustError> {
     let files = repo.settings();
     let file = shown(SETTINGS_FILE);
     let state = state(repo);
-    let (checkpoint_remote, refused) = match asked_remote(repo, files) {
+    let (checkpoint_remote, refused) = match asked_remote(repo) {
         None => (None, None),
         Some(Ok(url)) => (Some(url), None),
         Some(Err(e)) => (None, Some(e.to_string())),
@@ -167,19 +168,8 @@ pub fn report(repo: &Repo) -> Result<TrustReport, TrustError> {
 
 /// The checkpoint remote the committed file asks for (approved or not), as its URL would be
 /// shown; `None` when it asks for none or the local file's key wins.
-fn asked_remote(
-    repo: &Repo,
-    files: &SettingsFiles,
-) -> Option<Result<String, CheckpointRemoteError>> {
-    let (value, source, file) = files.strategy_option_as_written(checkpoint_remote::SETTING)?;
-    if source != ConfigSource::Settings {
-        return None;
-    }
-    Some(CheckpointRemote::parse(&value, &file).map(|remote| {
-        let code = destination::default_remote(repo)
-            .map(|c| checkpoint_remote::remote_push_url(repo, &c).unwrap_or(c));
-        crate::git::url::redact(&remote.url_for(code.as_deref()))
-    }))
+fn asked_remote(repo: &Repo) -> Option<Result<String, CheckpointRemoteError>> {
+    checkpoint_remote::asked(repo).map(|(url, _)| url)
 }
 
 /// `trust`: approves the committed settings file as it is now, after checking that what it
@@ -189,7 +179,7 @@ pub fn approve(repo: &Repo, dry_run: bool) -> Result<TrustReport, TrustError> {
     let Some(digest) = report.digest.clone() else {
         return Err(TrustError::NoFile { file: report.file });
     };
-    if let Some(Err(source)) = asked_remote(repo, repo.settings()) {
+    if let Some(Err(source)) = asked_remote(repo) {
         return Err(TrustError::Remote {
             file: report.file,
             source,
@@ -219,7 +209,7 @@ pub fn revoke(repo: &Repo) -> Result<(TrustReport, bool), TrustError> {
 pub struct Pending {
     /// The file, as shown.
     pub file: String,
-    /// The SHA-256 of its content.
+    /// The digest of what it asks for (what `trust` records).
     pub digest: String,
     /// The checkpoint remote it asks for (as shown), or why its value is invalid.
     pub checkpoint_remote: Option<String>,
@@ -236,10 +226,14 @@ impl std::fmt::Display for Pending {
         for kind in &self.mirrors {
             asks.push(format!("to mirror checkpoints with the {kind} backend"));
         }
+        let until = if self.checkpoint_remote.is_some() {
+            "until then checkpoints stay queued and go nowhere else"
+        } else {
+            "until then checkpoints go where they would go without it"
+        };
         write!(
             f,
-            "{} asks {}; that is not used until you approve it: run `git entire-checkpoint trust` to see what it asks for and approve it \
-(until then checkpoints go where they would go without it)",
+            "{} asks {}; that is not used until you approve it: run `git entire-checkpoint trust` to see what it asks for and approve it ({until})",
             self.file,
             asks.join(" and ")
         )
@@ -249,10 +243,10 @@ impl std::fmt::Display for Pending {
 /// What awaits approval, if anything.
 pub fn pending(repo: &Repo) -> Option<Pending> {
     let files = repo.settings();
-    let Approval::NotApproved { digest } = files.approval() else {
+    let Approval::NotApproved { digest, .. } = files.approval() else {
         return None;
     };
-    let checkpoint_remote = asked_remote(repo, files).map(|r| match r {
+    let checkpoint_remote = asked_remote(repo).map(|r| match r {
         Ok(url) => url,
         Err(e) => format!("an invalid checkpoint remote ({e})"),
     });

@@ -22,7 +22,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::config::settings::ConfigSource;
+use crate::config::settings::{Approval, ConfigSource};
 use crate::git::repo::Repo;
 use crate::git::url::{self as remote, Remote, RemoteError};
 
@@ -370,6 +370,51 @@ pub fn configured(
         return Ok(None);
     };
     Ok(Some((CheckpointRemote::parse(&value, &file)?, source)))
+}
+
+/// The checkpoint remote the committed settings file asks for, approved or not, as its URL
+/// would be pushed to (credentials redacted), or why the value is invalid; with the file as
+/// shown. `None` when it asks for none, or the per-clone file sets the key (it wins).
+pub fn asked(repo: &Repo) -> Option<(Result<String, CheckpointRemoteError>, String)> {
+    let (value, source, file) = repo.settings().strategy_option_as_written(SETTING)?;
+    if source != ConfigSource::Settings {
+        return None;
+    }
+    let url = CheckpointRemote::parse(&value, &file).map(|remote| {
+        let code = crate::remote::destination::default_remote(repo)
+            .map(|c| remote_push_url(repo, &c).unwrap_or(c));
+        crate::git::url::redact(&remote.url_for(code.as_deref()))
+    });
+    Some((url, file))
+}
+
+/// A checkpoint remote the settings in force ask for that cannot be used now: the committed
+/// file's, not approved (never, or the file changed where it sends checkpoints since). Pushes
+/// hold: checkpoints stay queued and go to no other destination (the code remote least of
+/// all) until the user approves it or chooses another destination.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file} asks to push them to {remote}, {}; until you approve it they go nowhere else: `git entire-checkpoint trust` shows what it asks for and approves it", if *.lapsed { "and that changed since you approved the file" } else { "which you have not approved" })]
+pub struct AwaitingApproval {
+    /// The committed file, as shown.
+    pub file: String,
+    /// The checkpoint remote it asks for, as shown (or why its value is invalid).
+    pub remote: String,
+    /// The user approved an earlier version of the file.
+    pub lapsed: bool,
+}
+
+/// The committed file's checkpoint remote when it awaits the user's approval (see
+/// [`AwaitingApproval`]).
+pub fn awaiting_approval(repo: &Repo) -> Option<AwaitingApproval> {
+    let Approval::NotApproved { lapsed, .. } = repo.settings().approval() else {
+        return None;
+    };
+    let (url, file) = asked(repo)?;
+    Some(AwaitingApproval {
+        file,
+        remote: url.unwrap_or_else(|e| format!("an invalid checkpoint remote ({e})")),
+        lapsed: *lapsed,
+    })
 }
 
 /// Where checkpoint refs are pushed to and fetched from.

@@ -73,6 +73,11 @@ pub(crate) struct Delivery {
 #[derive(serde::Serialize, serde::Deserialize, Default)]
 pub(crate) struct KnownDestinations {
     pub(crate) destinations: BTreeMap<String, String>,
+    /// The destinations ever pushed to as a dedicated checkpoint remote (fingerprint -> how
+    /// shown), kept when they are no longer configured: what they confirmed goes nowhere else
+    /// unasked (`push::FlushOptions::named`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub(crate) checkpoint_remotes: BTreeMap<String, String>,
 }
 
 impl Delivery {
@@ -139,6 +144,27 @@ impl Delivery {
             .ok()
             .flatten()
             .map(|b| parse_record(&String::from_utf8_lossy(&b)))
+    }
+
+    /// Every ref a checkpoint remote other than `except` confirmed, and those remotes as shown
+    /// (the ones that confirmed any).
+    pub(crate) fn confirmed_by_checkpoint_remotes(
+        &self,
+        except: &str,
+    ) -> (std::collections::HashSet<String>, Vec<String>) {
+        let mut refs = std::collections::HashSet::new();
+        let mut by = Vec::new();
+        for (fp, display) in &self.load().checkpoint_remotes {
+            if fp == except {
+                continue;
+            }
+            let confirmed = self.delivered(fp).unwrap_or_default();
+            if !confirmed.is_empty() {
+                by.push(display.clone());
+                refs.extend(confirmed.into_keys());
+            }
+        }
+        (refs, by)
     }
 
     pub(crate) fn registry_path(&self) -> PathBuf {

@@ -169,6 +169,11 @@ pub struct FlushOptions<'p> {
     /// Told `(refs attempted, refs to push)` before each `git push` of a chunk, and once at
     /// the end.
     pub progress: &'p dyn Fn(usize, usize),
+    /// The destination is a dedicated checkpoint remote: what it confirms is never sent to
+    /// another destination unless the user names that one.
+    pub checkpoint_remote: bool,
+    /// The user named the destination: refs a checkpoint remote confirmed go there too.
+    pub named: bool,
 }
 
 impl Default for FlushOptions<'_> {
@@ -178,6 +183,8 @@ impl Default for FlushOptions<'_> {
             chunk: MAX_CHUNK,
             reconcile: false,
             progress: &|_, _| {},
+            checkpoint_remote: false,
+            named: false,
         }
     }
 }
@@ -195,6 +202,11 @@ pub struct FlushReport {
     pub created: usize,
     /// Queued refs that no longer exist locally (dropped from the queue).
     pub stale: Vec<String>,
+    /// Refs due that a checkpoint remote confirmed, not sent to this destination since the
+    /// user did not name it: they stay queued for it.
+    pub withheld: Vec<String>,
+    /// The checkpoint remotes that confirmed them, as shown.
+    pub withheld_for: Vec<String>,
     /// Refs the server refused: `(ref, git's summary)`. They stay queued.
     pub rejected: Vec<(String, String)>,
     /// Refs that failed otherwise: `(ref, reason)`. They stay queued.
@@ -265,10 +277,20 @@ pub fn flush(
             Err(ReconcileError::Push(e)) => return Err(e),
         }
     }
-    fan_out(repo, &delivery, shared, dest)?;
+    fan_out(repo, &delivery, shared, dest, opts.checkpoint_remote)?;
 
-    let due = dest_queue.drain()?;
+    let mut due = dest_queue.drain()?;
     report.due = due.len();
+    if !opts.checkpoint_remote && !opts.named {
+        let (confirmed, by) = delivery.confirmed_by_checkpoint_remotes(&dest.fingerprint);
+        if !confirmed.is_empty() {
+            let (withheld, rest) = due.into_iter().partition(|r| confirmed.contains(r));
+            (report.withheld, due) = (withheld, rest);
+            if !report.withheld.is_empty() {
+                report.withheld_for = by;
+            }
+        }
+    }
     log::debug!("{} checkpoint ref(s) due for {}", due.len(), dest.display);
     let mut existing: Vec<(String, Oid)> = Vec::new();
     for name in due {
@@ -441,11 +463,17 @@ pub fn flush(
 /// then clears them from the shared queue. Destinations no longer configured are forgotten; if
 /// they come back they are reconciled afresh. With a checkpoint remote configured, only it is a
 /// destination: the code remotes' queues are dropped (`checkpoint_remote::delivery_targets`).
+///
+/// A destination flushed as a dedicated checkpoint remote (`checkpoint_remote`) is remembered
+/// as one, and what it confirmed is kept when it is forgotten: those refs are never sent to
+/// another destination unless the user names it ([`FlushOptions::named`]), even once the
+/// setting that chose it is gone.
 fn fan_out(
     repo: &Repo,
     delivery: &Delivery,
     shared: &PushQueue,
     dest: &Destination,
+    checkpoint_remote: bool,
 ) -> Result<(), PushError> {
     let _lock = delivery.lock().map_err(io_err("lock destinations"))?;
     {
@@ -456,6 +484,10 @@ fn fan_out(
             .collect();
         reg.destinations
             .insert(dest.fingerprint.clone(), dest.display.clone());
+        if checkpoint_remote {
+            reg.checkpoint_remotes
+                .insert(dest.fingerprint.clone(), dest.display.clone());
+        }
         let gone: Vec<String> = reg
             .destinations
             .keys()
@@ -466,7 +498,9 @@ fn fan_out(
             reg.destinations.remove(&fp);
             let q = delivery.queue(&fp);
             let _ = std::fs::remove_file(q.path());
-            let _ = std::fs::remove_file(delivery.ledger(&fp));
+            if !reg.checkpoint_remotes.contains_key(&fp) {
+                let _ = std::fs::remove_file(delivery.ledger(&fp));
+            }
         }
         let announced = shared.drain()?;
         for fp in reg.destinations.keys() {

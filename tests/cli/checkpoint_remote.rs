@@ -293,7 +293,7 @@ fn bad_checkpoint_remote_values_are_refused_and_nothing_moves() {
             );
             let err = stderr(&out);
             assert!(err.contains(want), "{value} {args:?}: {err}");
-            assert!(err.contains(".entire/settings.local.json"), "{err}");
+            assert!(err.contains(".git/entire/settings.local.json"), "{err}");
             assert!(
                 !output_text(&out).contains(SECRET),
                 "{args:?} printed the secret"
@@ -318,7 +318,7 @@ fn bad_checkpoint_remote_values_are_refused_and_nothing_moves() {
         );
         assert!(env.checkpoint_refs_in(&w.origin).is_empty(), "{value}");
     }
-    std::fs::remove_file(env.repo().join(".entire/settings.local.json")).unwrap();
+    std::fs::remove_file(env.repo().join(".git/entire/settings.local.json")).unwrap();
     assert_eq!(
         env.queued_in(Some(Store::Refs), env.repo()),
         1,

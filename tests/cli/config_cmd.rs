@@ -1,6 +1,6 @@
 //! Settings you can see and set (issue 18): `config` lists every effective setting with its
 //! value and origin; `config set|unset [--local] KEY [VALUE]` edit `.entire/settings.json` or
-//! `.entire/settings.local.json` safely (validated by the commands' own parsers, atomic, unknown
+//! `.git/entire/settings.local.json` safely (validated by the commands' own parsers, atomic, unknown
 //! keys and key order kept); `hooks install` makes git ignore the per-clone file; a command that
 //! does nothing because of a setting names it.
 
@@ -81,7 +81,7 @@ fn config_lists_every_setting_with_its_origin() {
         br#"{"checkpoints": {"primary": {"type": "git-refs"}}, "strategy_options": {"push_sessions": false, "hook_budget_seconds": 12, "checkpoint_gc_days": 30}, "redaction": {"rules": [{"name": "corp", "pattern": "CORP-[0-9]+"}]}}"#,
     );
     env.write_file(
-        ".entire/settings.local.json",
+        ".git/entire/settings.local.json",
         br#"{"strategy_options": {"hook_budget_seconds": 7, "filtered_fetches": true}, "redaction": {"enabled": false}}"#,
     );
     let doc = listed(&env, &[]);
@@ -385,7 +385,7 @@ fn local_settings_are_set_there_and_ignored_by_git_after_hooks_install() {
         &["set", "--local"],
     );
     assert_eq!(
-        read_json(&env, ".entire/settings.local.json"),
+        read_json(&env, ".git/entire/settings.local.json"),
         json!({"strategy_options": {"filtered_fetches": true}})
     );
     assert_eq!(
@@ -409,7 +409,7 @@ fn local_settings_are_set_there_and_ignored_by_git_after_hooks_install() {
         &["unset", "--local"],
     );
     assert_eq!(
-        read_json(&env, ".entire/settings.local.json"),
+        read_json(&env, ".git/entire/settings.local.json"),
         json!({"strategy_options": {}})
     );
 }
@@ -422,7 +422,7 @@ fn hooks_install_writes_the_reference_gitignore() {
         String::from_utf8(read(&env, ".entire/.gitignore").unwrap()).unwrap(),
         "tmp/\nsettings.local.json\nmetadata/\nlogs/\n"
     );
-    env.write_file(".entire/settings.local.json", b"{}");
+    env.write_file(".git/entire/settings.local.json", b"{}");
     let status = env.git(&["status", "--porcelain", "--untracked-files=all"]);
     assert!(!status.contains("settings.local.json"), "{status}");
 }

@@ -696,7 +696,7 @@ fn stale_ref_locks_are_removed_and_fresh_ones_kept() {
 
 /// Checkpoints turned on for this clone without our hooks installed (`"enabled": true`).
 fn enabled_without_hooks(env: &TestEnv) {
-    env.write_file(".entire/settings.local.json", b"{\"enabled\": true}\n");
+    env.write_file(".git/entire/settings.local.json", b"{\"enabled\": true}\n");
 }
 
 /// A repository that never enabled checkpoints, and one after `disable` (which records
@@ -715,10 +715,11 @@ fn doctor_is_clean_where_checkpoints_were_never_enabled_or_were_disabled() {
     env.ok_default(&["enable"]);
     let out = env.ok_default(&["disable"]);
     assert!(
-        out.contains("enabled: false (.entire/settings.local.json)"),
+        out.contains("enabled: false (.git/entire/settings.local.json)"),
         "{out}"
     );
-    let local = std::fs::read_to_string(env.repo().join(".entire/settings.local.json")).unwrap();
+    let local =
+        std::fs::read_to_string(env.repo().join(".git/entire/settings.local.json")).unwrap();
     let local: Value = serde_json::from_str(&local).unwrap();
     assert_eq!(local["enabled"], false, "{local}");
     let doc = json(&env, Store::Refs, false, 0);
@@ -726,7 +727,7 @@ fn doctor_is_clean_where_checkpoints_were_never_enabled_or_were_disabled() {
     // enable turns it back on for the clone.
     let out = env.ok_default(&["enable"]);
     assert!(
-        out.contains("enabled: true (.entire/settings.local.json)"),
+        out.contains("enabled: true (.git/entire/settings.local.json)"),
         "{out}"
     );
     assert!(codes(&json(&env, Store::Refs, false, 0)).is_empty());
@@ -974,7 +975,7 @@ fn many_checkpoint_refs_on_the_code_remote_are_a_warning_until_a_checkpoint_remo
     let doc = crate::env::parse_json(&out.stdout);
     assert_eq!(
         found(&doc, "checkpoint-remote-invalid"),
-        [(".entire/settings.local.json".to_owned(), false)]
+        [(".git/entire/settings.local.json".to_owned(), false)]
     );
     let all = format!(
         "{}{}",
@@ -1173,7 +1174,7 @@ fn the_trailer_depth_bounds_the_history_read_and_is_clamped() {
     // The local file wins; the committed one is clamped: any value ends somewhere.
     depth("settings.json", serde_json::json!(u64::MAX));
     assert_eq!(subjects(&doctor_json(&env, None, 1)), all[..2]);
-    std::fs::remove_file(env.repo().join(".entire/settings.local.json")).unwrap();
+    std::fs::remove_file(env.repo().join(".git/entire/settings.local.json")).unwrap();
     assert_eq!(subjects(&doctor_json(&env, None, 1)), all);
     // 0 reads no commit; a value that is not a whole number is ignored.
     depth("settings.json", serde_json::json!(0));

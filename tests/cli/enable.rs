@@ -60,9 +60,10 @@ fn enable_in_a_fresh_repository_writes_settings_gitignore_and_hooks_then_changes
     assert_eq!(
         env.git(&["check-ignore", ".entire/settings.local.json"])
             .trim(),
-        ".entire/settings.local.json"
+        ".entire/settings.local.json",
+        "where the reference keeps it, it is never committed"
     );
-    assert!(read(&env, ".entire/settings.local.json").is_none());
+    assert!(read(&env, ".git/entire/settings.local.json").is_none());
 
     let files = |env: &TestEnv| {
         [".entire/settings.json", ".entire/.gitignore"]
@@ -88,12 +89,12 @@ fn enable_local_writes_only_the_local_settings() {
     let out = env.run_default(&["enable", "--local", "--store", "git-branch"]);
     assert_code(&out, 0, "enable --local");
     assert!(
-        stdout(&out).contains("primary store: git-branch (.entire/settings.local.json)"),
+        stdout(&out).contains("primary store: git-branch (.git/entire/settings.local.json)"),
         "{}",
         stdout(&out)
     );
     assert_eq!(
-        settings(&env, ".entire/settings.local.json"),
+        settings(&env, ".git/entire/settings.local.json"),
         json!({"checkpoints": {"primary": {"type": "git-branch"}}, "enabled": true})
     );
     assert!(read(&env, ".entire/settings.json").is_none());

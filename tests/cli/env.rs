@@ -1416,9 +1416,22 @@ fn serve_cgi(
     conn.flush()
 }
 
-/// Writes `text` as `.entire/<file>` of the test repository.
+/// Writes `text` as the settings file `file` of the test repository: `.entire/settings.json`,
+/// or the per-clone `settings.local.json` where it lives, in the common dir
+/// (`.git/entire/`).
 pub fn write_settings_text(env: &TestEnv, file: &str, text: &str) {
-    env.write_file(&format!(".entire/{file}"), text.as_bytes());
+    if file == "settings.local.json" {
+        let path = local_settings_path(env);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("create .git/entire");
+        std::fs::write(path, text).expect("write the per-clone settings");
+    } else {
+        env.write_file(&format!(".entire/{file}"), text.as_bytes());
+    }
+}
+
+/// The per-clone settings file of the test repository (`.git/entire/settings.local.json`).
+pub fn local_settings_path(env: &TestEnv) -> PathBuf {
+    env.common_dir().join("entire/settings.local.json")
 }
 
 /// Writes `text` as the committed `.entire/settings.json` of the test repository and records

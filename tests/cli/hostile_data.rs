@@ -112,7 +112,7 @@ fn a_checkpoint_naming_thousands_of_sessions_reads_linearly_and_past_the_cap_is_
 
     // The committed file's limits are ignored: the data and the settings may come from the same
     // stranger.
-    std::fs::remove_file(env.repo().join(".entire/settings.local.json")).unwrap();
+    std::fs::remove_file(env.repo().join(".git/entire/settings.local.json")).unwrap();
     write_settings_text(
         &env,
         "settings.json",

@@ -263,6 +263,23 @@ fn pushes_with_nothing_queued_run_no_binary_and_checkpoints_still_go() {
     push("origin");
     assert_eq!(runs(&log), Vec::<String>::new(), "delivered: no binary ran");
 
+    // An edit of the per-clone settings (in the common dir) may change where checkpoints go:
+    // ours runs.
+    let local = crate::env::local_settings_path(&env);
+    crate::env::write_settings_text(&env, "settings.local.json", "{}");
+    std::fs::File::options()
+        .write(true)
+        .open(&local)
+        .unwrap()
+        .set_modified(SystemTime::now() + Duration::from_secs(10))
+        .unwrap();
+    push("origin");
+    assert_eq!(
+        hooks_run(&runs(&log)),
+        ["prepush"],
+        "settings changed: ours ran"
+    );
+
     let other = env.bare_remote("other");
     push("other");
     assert_checkpoints_reached(&env, &other, &[&first, &second]);

@@ -185,9 +185,9 @@ fn filtered_fetch_reads_metadata_offline_and_fetches_the_transcript_on_read() {
 /// Turns on `strategy_options.filtered_fetches` in the clone and runs `show <ID> --json` there
 /// (a read that fetches on demand), which must succeed.
 fn show_with_filtered_reads(w: &World) -> Output {
-    std::fs::create_dir_all(w.clone.join(".entire")).unwrap();
+    std::fs::create_dir_all(w.clone.join(".git/entire")).unwrap();
     std::fs::write(
-        w.clone.join(".entire/settings.local.json"),
+        w.clone.join(".git/entire/settings.local.json"),
         r#"{"strategy_options": {"filtered_fetches": true}}"#,
     )
     .unwrap();

@@ -1170,7 +1170,7 @@ fn push_sessions_false_pushes_nothing_and_keeps_the_queue() {
     // A per-clone file that sets another strategy option leaves the committed
     // `push_sessions: false` in force: options override key by key, not block by block.
     env.write_file(
-        ".entire/settings.local.json",
+        ".git/entire/settings.local.json",
         br#"{"strategy_options": {"filtered_fetches": false}}"#,
     );
     assert_code(
@@ -1182,7 +1182,7 @@ fn push_sessions_false_pushes_nothing_and_keeps_the_queue() {
         refs_in(&env, &origin, "refs/").is_empty(),
         "the committed push_sessions: false still applies"
     );
-    std::fs::remove_file(env.repo().join(".entire/settings.local.json")).unwrap();
+    std::fs::remove_file(env.repo().join(".git/entire/settings.local.json")).unwrap();
 
     std::fs::remove_file(env.repo().join(".entire/settings.json")).unwrap();
     assert_code(

@@ -843,7 +843,11 @@ fn a_user_rule_that_can_match_the_empty_string_is_refused() {
         let out = write_out(&env, Store::Refs, &secret_transcript(), &["--prompt", "p"]);
         let stderr = text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{pattern:?}: exit 1:\n{stderr}");
-        for needle in ["greedy-rule", ".entire/settings.local.json", "empty string"] {
+        for needle in [
+            "greedy-rule",
+            ".git/entire/settings.local.json",
+            "empty string",
+        ] {
             assert!(
                 stderr.contains(needle),
                 "{pattern:?}: names {needle}:\n{stderr}"
@@ -948,7 +952,7 @@ fn the_commit_redacts_a_staged_transcript_again_when_the_rules_changed_since_the
     let full = staged_then_committed(&env, &secret_transcript(), || {
         let staged = std::fs::read(staged_transcript(&env)).unwrap();
         assert!(contains(&staged, &gh_token()), "staged verbatim");
-        std::fs::remove_file(env.repo().join(".entire/settings.local.json")).unwrap();
+        std::fs::remove_file(env.repo().join(".git/entire/settings.local.json")).unwrap();
     });
     assert_redacted(&full, "recorded with redaction off");
 }

@@ -76,7 +76,7 @@ fn assert_refused(out: &Output, file: &str, what: &str) {
 
 #[test]
 fn write_refuses_and_writes_nothing() {
-    for file in [".entire/settings.json", ".entire/settings.local.json"] {
+    for file in [".entire/settings.json", ".git/entire/settings.local.json"] {
         let env = TestEnv::new();
         env.write_file(".entire/settings.json", SETTINGS.as_bytes());
         env.write_file(file, broken().as_bytes());

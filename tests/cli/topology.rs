@@ -475,7 +475,7 @@ fn unreadable_settings_file_falls_back_to_the_default() {
 fn settings_path_that_is_a_directory_falls_back_to_the_default() {
     let env = TestEnv::new();
     std::fs::create_dir_all(env.repo().join(".entire/settings.json")).unwrap();
-    std::fs::create_dir_all(env.repo().join(".entire/settings.local.json")).unwrap();
+    std::fs::create_dir_all(env.repo().join(".git/entire/settings.local.json")).unwrap();
     assert_fail_soft(&env, "settings files are directories");
 }
 
@@ -496,20 +496,27 @@ fn settings_symlink_escaping_dot_entire_is_ignored() {
 }
 
 #[test]
-fn settings_symlink_inside_dot_entire_is_followed() {
-    // The positive control of the escaping-symlink test: confinement, not "no symlinks".
+fn a_settings_symlink_inside_dot_entire_is_not_followed() {
+    // Not even inside `.entire/`: a checkout makes the link, so its target is whatever the
+    // committer chose (docs/security.md, guarantee 1). One warning names it.
     let env = TestEnv::new();
     env.write_file(".entire/real-settings.json", REFS_ONLY.as_bytes());
-    std::os::unix::fs::symlink(
-        "real-settings.json",
-        env.repo().join(".entire/settings.json"),
-    )
-    .unwrap();
-    assert_config(
-        &config(&env),
-        &expected_config("git-refs", &[], "settings", "refs-only"),
-        "symlink inside .entire/",
-    );
+    for name in ["settings.json", "settings.local.json"] {
+        std::os::unix::fs::symlink("real-settings.json", env.repo().join(".entire").join(name))
+            .unwrap();
+    }
+    let out = run_with(&env, &[], &["config", "--json"]);
+    assert_success(&out, &["config", "--json"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    for name in ["settings.json", "settings.local.json"] {
+        assert_eq!(
+            err.matches(&format!(".entire/{name} is ignored: it is a symbolic link"))
+                .count(),
+            1,
+            "{err}"
+        );
+    }
+    assert_fail_soft(&env, "symlinks inside .entire/");
 }
 
 #[test]
@@ -604,7 +611,7 @@ fn invalid_local_block_names_the_local_file() {
     let err = assert_settings_rejected(env_text, true);
     assert!(
         err.starts_with(
-            "error: resolve checkpoints config: invalid checkpoints config in .entire/settings.local.json: "
+            "error: resolve checkpoints config: invalid checkpoints config in .git/entire/settings.local.json: "
         ),
         "stderr: {err}"
     );
@@ -621,7 +628,7 @@ fn invalid_local_block_is_not_rescued_by_a_valid_base() {
     );
     let out = env.run_default(&["config", "--json"]);
     let err = assert_code(&out, 1, "invalid local block over a valid base");
-    assert!(err.contains(".entire/settings.local.json"), "{err}");
+    assert!(err.contains(".git/entire/settings.local.json"), "{err}");
 }
 
 #[test]

@@ -146,7 +146,8 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
         assert!(commit.status.success(), "{commit:?}");
 
         // Copied into the per-clone file, it is used, and refused everywhere.
-        let local = ".entire/settings.local.json";
+        let local = ".git/entire/settings.local.json";
+        std::fs::create_dir_all(c.dir.join(".git/entire")).unwrap();
         std::fs::write(c.dir.join(local), settings.to_string()).unwrap();
         let push = user_push(&c);
         assert!(push.status.success(), "git push with {value:?}: {push:?}");
@@ -206,8 +207,8 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
             "{value:?}: the local checkpoint branch is kept"
         );
 
-        // Only in the committed file: not used (the checkpoints go where they would go without
-        // it, the user's code remote), and never approved.
+        // Only in the committed file: not used, and never approved; the checkpoints stay queued
+        // (the settings in force ask for a checkpoint remote, so they go nowhere else).
         std::fs::remove_file(c.dir.join(local)).unwrap();
         let committed = ".entire/settings.json";
         let out = in_clone(&c, &["trust"]);
@@ -232,7 +233,7 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
             output_text(&push)
         );
         assert!(
-            origin_has_checkpoints(&c),
+            !origin_has_checkpoints(&c),
             "{value:?}: went to the code remote"
         );
         let approved = c
@@ -325,13 +326,8 @@ fn committed_fs_mirror_dir_stays_inside_the_repository() {
 fn trusted_configuration_may_put_the_fs_mirror_anywhere() {
     let env = TestEnv::new();
     let outside = env.root().join("outside");
-    std::fs::create_dir_all(env.repo().join(".entire")).unwrap();
     let settings = json!({"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs", "config": {"dir": path_str(&outside)}}]}});
-    std::fs::write(
-        env.repo().join(".entire/settings.local.json"),
-        settings.to_string(),
-    )
-    .unwrap();
+    crate::env::write_settings_text(&env, "settings.local.json", &settings.to_string());
     let out = write_in(&env, env.repo(), &[], b"{}\n");
     assert!(out.status.success(), "{out:?}");
     let id = String::from_utf8_lossy(&out.stdout).trim().to_owned();

@@ -567,7 +567,7 @@ fn chain_slot(dir: &Path, name: &str) -> String {
 /// reference does on enable). Returns a warning when it cannot: the hooks work without it.
 fn ignore_local_files(repo: &Repo) -> Option<String> {
     let worktree = repo.workdir()?;
-    crate::config::edit::ignore_local_files(worktree)
+    crate::config::edit::ignore_local_files(worktree, repo.foreign_settings_dir())
         .err()
         .map(|e| {
             format!(
