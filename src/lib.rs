@@ -2,11 +2,13 @@
 //!
 //! The library holds everything but argument parsing and printing. Its layers, each importing
 //! only the ones before it (docs/architecture.md draws them; `.ci/layers` checks it):
-//! [`base`] → [`model`] → [`config`] → [`git`] → [`store`] → [`remote`] → [`topology`] → [`ops`].
+//! [`base`] → [`model`] → [`agents`] → [`config`] → [`git`] → [`store`] → [`remote`] →
+//! [`topology`] → [`ops`].
 //! Every error type decides its exit code through [`base::error::ExitStatus`].
 
 #![warn(missing_docs)]
 
+pub mod agents;
 pub mod base;
 pub mod config;
 pub mod git;

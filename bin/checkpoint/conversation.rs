@@ -6,8 +6,8 @@
 
 use std::io::{BufReader, Read, Write};
 
-use entire_checkpoints::model::agent_writes::conversation::{self, Event, Tally, ToolCall, Turn};
-use entire_checkpoints::model::agent_writes::TranscriptFormat;
+use entire_checkpoints::agents::conversation::{self, Event, Tally, ToolCall, Turn};
+use entire_checkpoints::agents::TranscriptFormat;
 
 use super::style::{escape, Slot, Style};
 

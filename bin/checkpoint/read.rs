@@ -7,12 +7,12 @@ use std::io::Write;
 use serde::Serialize;
 use serde_json::Value;
 
+use entire_checkpoints::agents::{AgentWrites, TranscriptFormat};
 use entire_checkpoints::base::error::error_chain;
 use entire_checkpoints::base::id;
 use entire_checkpoints::base::json::empty_as_null;
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
-use entire_checkpoints::model::agent_writes::{AgentWrites, TranscriptFormat};
 use entire_checkpoints::model::documents::prompt_subject;
 use entire_checkpoints::ops::range::{self, Linked};
 use entire_checkpoints::ops::writes_cache::WritesCache;

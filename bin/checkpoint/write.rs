@@ -5,12 +5,12 @@ use std::io::Read;
 use serde::Serialize;
 use serde_json::Value;
 
+use entire_checkpoints::agents;
 use entire_checkpoints::base::id::CheckpointId;
 use entire_checkpoints::base::json::empty_as_null;
 use entire_checkpoints::base::session_id::SessionId;
 use entire_checkpoints::base::time as timefmt;
 use entire_checkpoints::git::repo::Repo;
-use entire_checkpoints::model::agent_writes;
 use entire_checkpoints::model::documents::TokenUsage;
 use entire_checkpoints::ops::session::{Record, SessionState, SessionStore};
 use entire_checkpoints::store::{Backfill, SessionWrite};
@@ -43,7 +43,7 @@ impl SessionData {
     fn load(&self, quiet: bool) -> Result<(Option<Vec<u8>>, Option<TokenUsage>)> {
         let transcript = self.transcript.as_deref().map(read_input).transpose()?;
         if let (Some(t), Some(name)) = (&transcript, &self.transcript) {
-            if !agent_writes::is_transcript_shaped(t) {
+            if !agents::is_transcript_shaped(t) {
                 let name = if name == "-" { "standard input" } else { name };
                 warn(
                     quiet,
@@ -75,7 +75,7 @@ pub fn write(repo: &Repo, topo: &Topology<'_>, a: WriteArgs, quiet: bool) -> Res
     let token_usage = token_usage.or_else(|| {
         transcript
             .as_deref()
-            .and_then(|t| agent_writes::token_usage(t, 0))
+            .and_then(|t| agents::token_usage(t, 0))
     });
     let created_at = match &a.created_at {
         Some(t) => timefmt::rfc3339_nano_utc(timefmt::parse_rfc3339(t)?),

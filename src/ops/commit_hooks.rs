@@ -7,13 +7,13 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::agents;
 use crate::base::error::{io_context, IoError};
 use crate::base::id::CheckpointId;
 use crate::base::session_id::SessionId;
 use crate::config::settings::SettingsError;
 use crate::git::repo::{LibGitError, Repo};
 use crate::git::subprocess::{Git, GitError};
-use crate::model::agent_writes;
 use crate::model::documents::DEFAULT_STRATEGY;
 use crate::model::trailers::{checkpoint_trailers, TrailerValue, CHECKPOINT_TRAILER};
 use crate::ops::rewrites::{commit_links, links, Rewrite, RewriteMap, RewriteMapError};
@@ -405,12 +405,12 @@ fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookErr
                 }
                 let prompts: Vec<String> =
                     st.prompts.get(prompt_start..).unwrap_or_default().to_vec();
-                let lines = transcript.map_or(0, agent_writes::entry_count);
+                let lines = transcript.map_or(0, agents::entry_count);
                 // A --token-usage given to `session record` wins over what the transcript says.
                 let token_usage = st
                     .token_usage
                     .clone()
-                    .or_else(|| transcript.and_then(|t| agent_writes::token_usage(t, line_start)));
+                    .or_else(|| transcript.and_then(|t| agents::token_usage(t, line_start)));
                 let hash = transcript.map(crate::model::transcript::content_hash);
                 let w = SessionWrite {
                     checkpoint_id: id.clone(),

@@ -1,11 +1,11 @@
-//! The writes cache: what [`agent_writes::extract`] found in each session transcript, kept
+//! The writes cache: what [`agents::extract`] found in each session transcript, kept
 //! locally so that a repeated `blame` or `why` reads one small file per session instead of
 //! inflating and scanning the transcript (docs/format.md, "The writes cache").
 //!
 //! A cache, never the source of truth. An entry is named by a hash of the checkpoint's tree id
 //! and the session's directory, so it is only ever found for exactly the transcript bytes it was
 //! computed from (a tree id names its whole content). An entry of another
-//! [`agent_writes::EXTRACT_VERSION`], for another tree or directory, that does not parse, is
+//! [`agents::EXTRACT_VERSION`], for another tree or directory, that does not parse, is
 //! larger than [`MAX_BYTES`], or is a link or special file is ignored (and replaced). Entries
 //! are written atomically (renamed into place, not flushed to disk: a torn entry fails to parse),
 //! without a lock, and may be deleted at any time.
@@ -15,8 +15,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::agents::{self, AgentWrites};
 use crate::base::fs::{read_cache_file, write_cache_file};
-use crate::model::agent_writes::{self, AgentWrites};
 use crate::model::transcript::TRANSCRIPT_FILE;
 use crate::store::{Checkpoint, CheckpointFiles, StoreError};
 
@@ -72,7 +72,7 @@ impl WritesCache {
             }
         };
         let entry: Entry<String, AgentWrites> = serde_json::from_slice(&bytes).ok()?;
-        (entry.version == agent_writes::EXTRACT_VERSION && entry.tree == tree && entry.dir == dir)
+        (entry.version == agents::EXTRACT_VERSION && entry.tree == tree && entry.dir == dir)
             .then_some(entry.writes)
     }
 
@@ -93,7 +93,7 @@ impl WritesCache {
             Err(StoreError::FileNotFound { .. }) => return Ok(None),
             Err(e) => return Err(e),
         };
-        let writes = agent_writes::extract(&bytes);
+        let writes = agents::extract(&bytes);
         self.put(&cp.tree, dir, &writes);
         Ok(Some(writes))
     }
@@ -102,7 +102,7 @@ impl WritesCache {
     /// makes the next read slower.
     pub fn put(&self, tree: &str, dir: &str, writes: &AgentWrites) {
         let entry = Entry {
-            version: agent_writes::EXTRACT_VERSION,
+            version: agents::EXTRACT_VERSION,
             tree,
             dir,
             writes,
@@ -130,7 +130,7 @@ mod tests {
     use super::*;
 
     fn writes() -> AgentWrites {
-        agent_writes::extract(
+        agents::extract(
             concat!(
                 r#"{"type":"user","message":{"role":"user","content":"add it"},"timestamp":"t1"}"#,
                 "\n",
@@ -167,7 +167,7 @@ mod tests {
         let path = cache.path("t", "0");
         let text = std::fs::read_to_string(&path).unwrap();
         let older = text.replacen(
-            &format!("\"version\":{}", agent_writes::EXTRACT_VERSION),
+            &format!("\"version\":{}", agents::EXTRACT_VERSION),
             "\"version\":0",
             1,
         );

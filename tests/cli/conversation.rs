@@ -250,7 +250,7 @@ fn json_to_a_terminal_writes_control_characters_out() {
 /// notifications, and a prompt decorated with the files the user mentioned. (In the corpus every
 /// user message with an event is one of the user's prompts, and none of the others is.) The
 /// prompts are what the user typed, each once (blame's and why's extraction reads the same:
-/// `agent_writes::codex`'s unit tests).
+/// `agents::codex`'s unit tests).
 #[test]
 fn codex_prompts_are_what_the_user_typed() {
     let codex = concat!(

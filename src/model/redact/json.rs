@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
+use super::is_json;
 use super::matching::redact_builtin;
 
 /// Whether `text` holds a JSON escape that spells a character the rules look for (`\u0041` for
@@ -13,12 +14,6 @@ use super::matching::redact_builtin;
 /// from them until the string is decoded. (`\\u` counts too: a false alarm only costs a look.)
 pub(super) fn has_spelling_escape(text: &[u8]) -> bool {
     memchr::memmem::find(text, br"\u").is_some() || memchr::memmem::find(text, br"\/").is_some()
-}
-
-/// Whether `text` is exactly one JSON value (surrounding whitespace allowed).
-pub(super) fn is_json(text: &[u8]) -> bool {
-    std::str::from_utf8(text)
-        .is_ok_and(|s| serde_json::from_str::<serde::de::IgnoredAny>(s).is_ok())
 }
 
 /// A string literal (quotes included) or a number of a JSON text: the parts rules may rewrite.

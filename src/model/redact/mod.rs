@@ -43,6 +43,14 @@ use secret::{credential_start, is_credential_name, is_placeholder};
 /// The text every secret is replaced by.
 pub const PLACEHOLDER: &str = "REDACTED";
 
+/// Whether `text` is exactly one JSON value (surrounding whitespace allowed). Here, not in
+/// [`json`], because [`parts`] cuts a text at JSON lines too, and [`json`] reaches [`parts`]
+/// through [`matching`]: the folder's shared pieces are its own.
+fn is_json(text: &[u8]) -> bool {
+    std::str::from_utf8(text)
+        .is_ok_and(|s| serde_json::from_str::<serde::de::IgnoredAny>(s).is_ok())
+}
+
 /// Errors building a redactor.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RedactError {

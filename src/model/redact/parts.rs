@@ -1,7 +1,7 @@
 //! Rewriting a large text in place a part at a time, cut where redacting the parts one by one
 //! gives what redacting the whole text gives ([`super::Redactor::redact_vec`]).
 
-use super::json::is_json;
+use super::is_json;
 
 /// The size from which [`super::Redactor::redact_vec`] redacts a text in parts, and about the
 /// size of each part: large enough that the rules' set-up per part costs little, small enough

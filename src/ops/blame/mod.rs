@@ -5,12 +5,12 @@
 //! The labels ([`Attribution`]): `agent` when a session of a checkpoint linked to the line's
 //! commit (trailers, then the rewrite map) has a transcript whose file-writing tool call for
 //! this file wrote the line's text (trailing whitespace trimmed) and the line is evidence on
-//! its own ([`agent_writes::is_evidence`]: at least one letter or digit); `commit-linked` when
+//! its own ([`agents::is_evidence`]: at least one letter or digit); `commit-linked` when
 //! the commit links a checkpoint but no transcript shows that (or none could be read: the
 //! checkpoint says why); `human` when the commit links no checkpoint; `uncommitted` for lines
 //! of the working tree not committed yet. Each checkpoint and transcript is read once however
 //! many lines point at it ([`read`]); checkpoints missing locally are fetched first, in one
-//! batch. Transcripts of every agent the reference records are read (`model::agent_writes`); a
+//! batch. Transcripts of every agent the reference records are read (`agents`); a
 //! transcript in no known format is one summary line, never a failure ([`settle`]). `why`
 //! answers for one line ([`why`]).
 
@@ -23,12 +23,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::agents::{self, AgentWrites};
 use crate::base::error::error_chain;
 use crate::base::id::CheckpointId;
 use crate::git::blame::{self as git_blame, BlameCommit, BlameError, BlameRev, LineRange};
 use crate::git::repo::{Identity, Repo};
 use crate::git::url::Remote;
-use crate::model::agent_writes::{self, AgentWrites};
 use crate::ops::fetch_many::{self, Status};
 use crate::ops::rewrites::{self, RewriteMap};
 use crate::ops::writes_cache::WritesCache;
@@ -373,7 +373,7 @@ fn attribute(
         let commit = &blamed.commits[l.commit];
         let cps = &commit_cps[l.commit];
         let mut write = None;
-        if agent_writes::is_evidence(&l.text) {
+        if agents::is_evidence(&l.text) {
             let text = l.text.trim_end();
             for &c in cps {
                 for (s, writes) in loaded[c].sessions.iter().enumerate() {
@@ -503,7 +503,7 @@ fn fetch_batch(
 fn file_index(writes: &AgentWrites, file: &str) -> FileIndex {
     let mut index = FileIndex::new();
     for (i, w) in writes.writes.iter().enumerate() {
-        if agent_writes::same_file(&w.file, file) {
+        if agents::same_file(&w.file, file) {
             for line in &w.lines {
                 index.insert(line.clone(), i);
             }

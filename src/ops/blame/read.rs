@@ -4,10 +4,10 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Condvar, Mutex, PoisonError};
 
+use crate::agents::{self, AgentWrites};
 use crate::base::error::error_chain;
 use crate::base::id::CheckpointId;
 use crate::git::repo::RepoLocation;
-use crate::model::agent_writes::{self, AgentWrites};
 use crate::model::transcript;
 use crate::ops::writes_cache::WritesCache;
 use crate::store::content::ContentReader;
@@ -58,7 +58,7 @@ pub(super) fn read_all(
     }
     let queue: JobQueue<Job> = JobQueue::default();
     let extract = |bytes: &[u8], job: &Job| {
-        let writes = agent_writes::extract(bytes);
+        let writes = agents::extract(bytes);
         cache.put(&job.tree, &job.dir, &writes);
         writes
     };

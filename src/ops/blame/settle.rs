@@ -1,8 +1,8 @@
 //! What was read of each linked checkpoint, settled into its entry of the report: each
 //! session's transcript status, the warnings, and whether the command fails after its output.
 
+use crate::agents::TranscriptFormat;
 use crate::base::id::CheckpointId;
-use crate::model::agent_writes::TranscriptFormat;
 
 use super::read::{transcript_path, CheckpointRead, TranscriptMiss};
 use super::{CheckpointEntry, CheckpointStatus, Loaded, SessionEntry, TranscriptStatus};

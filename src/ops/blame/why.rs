@@ -3,11 +3,11 @@
 
 use serde::Serialize;
 
+use crate::agents;
 use crate::base::error::ExitStatus;
 use crate::git::blame::{BlameError, LineRange};
 use crate::git::repo::Repo;
 use crate::git::url::Remote;
-use crate::model::agent_writes;
 use crate::topology::Topology;
 
 use super::{
@@ -241,7 +241,7 @@ pub fn why(
     })
 }
 
-fn prompt_entry(p: &agent_writes::Prompt) -> PromptEntry {
+fn prompt_entry(p: &agents::Prompt) -> PromptEntry {
     PromptEntry {
         text: p.text.clone(),
         timestamp: p.timestamp.clone(),

@@ -8,8 +8,8 @@
 
 use serde_json::Value;
 
-use super::codex::patch_files;
-use super::str_at;
+use super::json::str_at;
+use super::patch::patch_files;
 
 const FILE_KEYS: [&str; 7] = [
     "file_path",
@@ -40,7 +40,7 @@ const PATCH_KEYS: [&str; 3] = ["patchText", "patch", "input"];
 /// What a call with arguments `args` is about, to show beside its tool: the file it names, else
 /// its command (a string, or a list of words), pattern, query, URL or description, else the
 /// first line of arguments that are a string; "" when none is found.
-pub(super) fn subject(args: &Value) -> String {
+pub(crate) fn subject(args: &Value) -> String {
     if let Value::String(s) = args {
         return s.lines().next().unwrap_or("").to_owned();
     }

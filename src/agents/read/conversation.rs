@@ -1,7 +1,7 @@
 //! The conversation a transcript records, for a person to read: each prompt, the agent's
 //! replies and thinking, each tool call with what it is about (a file, a command) and what it
 //! wrote, each tool's output, in transcript order. Every agent's module reads its own format for
-//! this as it does for [`extract`](super::extract) (the same code, reporting more).
+//! this as it does for [`extract`](crate::agents::extract) (the same code, reporting more).
 //!
 //! Nothing is dropped: every entry (a non-empty line of a JSONL transcript, a message or turn
 //! of a transcript that is one JSON document) either gives events, is of a shape its agent's
@@ -16,11 +16,14 @@ use std::io::BufRead;
 
 use serde_json::Value;
 
+pub use crate::agents::turns::Unit;
+
+use super::document;
 use super::jsonl::JsonLines;
-use super::{
-    array_at, document, gemini, kiro, opencode, prompt_text, repeats, tool_args, TranscriptFormat,
-    Turns,
-};
+use crate::agents::id::TranscriptFormat;
+use crate::agents::registry;
+use crate::agents::turns::prompt::{prompt_text, repeats};
+use crate::agents::turns::{subject, Turns};
 
 /// One thing the conversation shows.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,28 +75,6 @@ pub struct Event {
     pub timestamp: String,
     /// What it shows.
     pub turn: Turn,
-}
-
-/// What an entry of a transcript is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    /// A line (JSONL).
-    Line,
-    /// A message of a document (Gemini CLI, OpenCode).
-    Message,
-    /// A turn of a document (Kiro).
-    Turn,
-}
-
-impl Unit {
-    /// Its name, plural.
-    pub fn plural(self) -> &'static str {
-        match self {
-            Unit::Line => "lines",
-            Unit::Message => "messages",
-            Unit::Turn => "turns",
-        }
-    }
 }
 
 /// How the entries of a transcript were accounted for: `entries == shown + bookkeeping + raw`.
@@ -171,30 +152,15 @@ fn read_document(
     let Some(doc) = document(text) else {
         return Ok(None);
     };
-    let v = &doc.value;
-    let (format, unit, items): (_, _, &[Value]) = match () {
-        _ if gemini::is(v) => (
-            TranscriptFormat::GeminiCli,
-            Unit::Message,
-            array_at(v, "messages"),
-        ),
-        _ if opencode::is(v) => (
-            TranscriptFormat::OpenCode,
-            Unit::Message,
-            array_at(v, "messages"),
-        ),
-        _ if kiro::is(v) => (TranscriptFormat::Kiro, Unit::Turn, array_at(v, "history")),
-        _ => return Ok(None),
+    let Some(format) = registry::document_format(&doc.value) else {
+        return Ok(None);
     };
+    let (items, unit) = registry::entries(format, &doc.value);
     let mut sink = Sink::new(unit, emit);
     sink.tally.format = format;
     for (i, item) in items.iter().enumerate() {
         sink.begin(i + 1);
-        match format {
-            TranscriptFormat::GeminiCli => gemini::message(item, i + 1, &mut sink),
-            TranscriptFormat::OpenCode => opencode::message(item, i + 1, &mut sink),
-            _ => kiro::turn(item, i + 1, &mut sink),
-        }
+        registry::read_document_entry(format, item, i + 1, &mut sink);
         sink.end(true, || item.to_string())?;
     }
     Ok(Some(sink.tally))
@@ -332,7 +298,7 @@ impl<E: FnMut(Event) -> std::io::Result<()>> Turns for Sink<'_, E> {
     fn call(&mut self, tool: &str, args: &Value) {
         let call = ToolCall {
             tool: tool.to_owned(),
-            subject: tool_args::subject(args),
+            subject: subject(args),
             wrote: Vec::new(),
         };
         self.push("", Turn::ToolCall(call));

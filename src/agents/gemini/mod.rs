@@ -9,55 +9,64 @@
 
 use serde_json::Value;
 
-use super::{str_at, text_of, AgentWrites, TranscriptFormat, Turns};
+use super::id::TranscriptFormat;
+use super::turns::json::{int, str_at, text_of};
+use super::turns::{Turns, Unit};
+use super::{TranscriptReader, Usage};
+use crate::model::documents::TokenUsage;
+
+/// Gemini CLI's transcript reader.
+pub(crate) struct GeminiCli;
+
+impl GeminiCli {
+    /// Where the document's entries are, and what each is.
+    pub(crate) const ENTRIES: (&'static str, Unit) = ("messages", Unit::Message);
+}
+
+impl TranscriptReader for GeminiCli {
+    const FORMAT: TranscriptFormat = TranscriptFormat::GeminiCli;
+    const USAGE: Usage = Usage::Messages(tokens);
+    type Entry<'e> = &'e Value;
+
+    /// Whether `doc` is a Gemini CLI session: messages with a `type`, and not OpenCode's shape.
+    fn claims(doc: &Value) -> bool {
+        let Some(messages) = doc.get("messages").and_then(Value::as_array) else {
+            return false;
+        };
+        doc.get("sessionId").is_some()
+            || doc.get("projectHash").is_some()
+            || messages
+                .first()
+                .is_some_and(|m| m.get("type").is_some() && m.get("parts").is_none())
+    }
+
+    /// Reads message number `entry`; `info`, `error` and `warning` messages are the harness's.
+    fn read(m: &Value, entry: usize, out: &mut impl Turns) {
+        let ts = str_at(m, "timestamp");
+        match str_at(m, "type") {
+            "user" => out.prompt(text_of(m.get("content").unwrap_or(&Value::Null)), ts, entry),
+            "gemini" => {
+                let thoughts = m.get("thoughts").and_then(Value::as_array);
+                for t in thoughts.into_iter().flatten() {
+                    out.thinking(&format!(
+                        "{}: {}",
+                        str_at(t, "subject"),
+                        str_at(t, "description")
+                    ));
+                }
+                out.reply(&text_of(m.get("content").unwrap_or(&Value::Null)));
+                let calls = m.get("toolCalls").and_then(Value::as_array);
+                for call in calls.into_iter().flatten() {
+                    tool_call(call, ts, entry, out);
+                }
+            }
+            "info" | "error" | "warning" => out.known(),
+            _ => {}
+        }
+    }
+}
 
 const WRITE_TOOLS: &[&str] = &["write_file", "replace", "edit_file", "save_file"];
-
-/// Whether `doc` is a Gemini CLI session: messages with a `type`, and not OpenCode's shape.
-pub(super) fn is(doc: &Value) -> bool {
-    let Some(messages) = doc.get("messages").and_then(Value::as_array) else {
-        return false;
-    };
-    doc.get("sessionId").is_some()
-        || doc.get("projectHash").is_some()
-        || messages
-            .first()
-            .is_some_and(|m| m.get("type").is_some() && m.get("parts").is_none())
-}
-
-/// Reads the session; an entry is a message's number (from 1).
-pub(super) fn read(doc: &Value) -> AgentWrites {
-    let mut out = AgentWrites::new(TranscriptFormat::GeminiCli);
-    for (i, m) in super::array_at(doc, "messages").iter().enumerate() {
-        message(m, i + 1, &mut out);
-    }
-    out
-}
-
-/// Reads message number `entry`; `info`, `error` and `warning` messages are the harness's.
-pub(super) fn message(m: &Value, entry: usize, out: &mut impl Turns) {
-    let ts = str_at(m, "timestamp");
-    match str_at(m, "type") {
-        "user" => out.prompt(text_of(m.get("content").unwrap_or(&Value::Null)), ts, entry),
-        "gemini" => {
-            let thoughts = m.get("thoughts").and_then(Value::as_array);
-            for t in thoughts.into_iter().flatten() {
-                out.thinking(&format!(
-                    "{}: {}",
-                    str_at(t, "subject"),
-                    str_at(t, "description")
-                ));
-            }
-            out.reply(&text_of(m.get("content").unwrap_or(&Value::Null)));
-            let calls = m.get("toolCalls").and_then(Value::as_array);
-            for call in calls.into_iter().flatten() {
-                tool_call(call, ts, entry, out);
-            }
-        }
-        "info" | "error" | "warning" => out.known(),
-        _ => {}
-    }
-}
 
 /// Reports a call and its result.
 fn tool_call(call: &Value, ts: &str, entry: usize, out: &mut impl Turns) {
@@ -90,9 +99,20 @@ fn tool_call(call: &Value, ts: &str, entry: usize, out: &mut impl Turns) {
     }
 }
 
+/// A Gemini CLI `gemini` message's `tokens` (`input`, `output`, `cached`).
+fn tokens(m: &Value) -> Option<TokenUsage> {
+    let t = m.get("tokens").filter(|_| str_at(m, "type") == "gemini")?;
+    Some(TokenUsage {
+        input_tokens: int(t, "/input"),
+        cache_read_tokens: int(t, "/cached"),
+        output_tokens: int(t, "/output"),
+        ..TokenUsage::default()
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::{extract, TranscriptFormat};
+    use crate::agents::{extract, TranscriptFormat};
 
     /// The shape of a real session: pretty-printed, the prompt first, a `write_file` call.
     const GEMINI: &str = r#"{
@@ -151,7 +171,7 @@ mod tests {
         let w = extract(doc.as_bytes());
         assert_eq!(w.writes.len(), 1);
         assert_eq!(w.writes[0].file, "/home/u/repo/sub/greet.txt");
-        assert!(super::super::same_file(&w.writes[0].file, "sub/greet.txt"));
-        assert!(!super::super::same_file("greet.txt", "sub/greet.txt"));
+        assert!(crate::agents::same_file(&w.writes[0].file, "sub/greet.txt"));
+        assert!(!crate::agents::same_file("greet.txt", "sub/greet.txt"));
     }
 }

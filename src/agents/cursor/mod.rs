@@ -6,7 +6,31 @@
 
 use serde_json::Value;
 
-use super::{ItemTurns, Turns};
+use super::id::TranscriptFormat;
+use super::turns::items::ItemTurns;
+use super::turns::json::str_at;
+use super::turns::Turns;
+use super::TranscriptReader;
+
+/// Cursor's transcript reader.
+pub(crate) struct Cursor;
+
+impl TranscriptReader for Cursor {
+    const FORMAT: TranscriptFormat = TranscriptFormat::Cursor;
+    type Entry<'e> = &'e Value;
+
+    /// A line with no `type`, a `role` and a `message`.
+    fn claims(v: &Value) -> bool {
+        str_at(v, "type").is_empty()
+            && v.get("role").is_some_and(Value::is_string)
+            && v.get("message").is_some_and(Value::is_object)
+    }
+
+    /// Reads one entry (on transcript line `line`).
+    fn read(v: &Value, line: usize, out: &mut impl Turns) {
+        TURNS.read(v, line, out);
+    }
+}
 
 const TURNS: ItemTurns = ItemTurns {
     role_at: "/role",
@@ -23,14 +47,9 @@ fn user_query(text: &str) -> &str {
     inner.map_or(text, |(q, _)| q.trim())
 }
 
-/// Reads one entry (on transcript line `line`).
-pub(super) fn entry(v: &Value, line: usize, out: &mut impl Turns) {
-    TURNS.read(v, line, out);
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::{extract, TranscriptFormat};
+    use crate::agents::{extract, TranscriptFormat};
 
     #[test]
     fn reads_a_cursor_transcript() {

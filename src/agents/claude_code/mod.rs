@@ -4,72 +4,87 @@
 //! (`input.new_source`), the file in `input.file_path` (or `input.notebook_path`). Prompts are
 //! `user` entries with text content (not tool results, not `isMeta`); a slash command
 //! (`<command-name>/goal</command-name>...<command-args>x</command-args>`) is the prompt
-//! `/goal x`, unless it is one of the harness's own commands (`/model`, `/clear`, ...).
+//! `/goal x`, unless it is one of the harness's own commands (`/model`, `/clear`, ...): the
+//! sinks read that of every agent's prompts (`turns::prompt` says why).
 
-use serde::de::{Deserializer, SeqAccess, Visitor};
-use serde::Deserialize;
+mod message;
+mod usage;
+
+pub(crate) use message::Message;
+
 use serde_json::Value;
 
-use super::jsonl::{Entry, Text};
-use super::{str_at, text_of, Turns};
+use super::id::TranscriptFormat;
+use super::turns::json::{str_at, text_of};
+use super::turns::Turns;
+use super::{TranscriptReader, Usage};
+use message::{Content, Item};
 
-/// An entry's `message`.
-#[derive(Deserialize)]
-pub(super) struct Message {
-    #[serde(default)]
-    content: Content,
-}
+/// Claude Code's transcript reader.
+pub(crate) struct ClaudeCode;
 
-/// `message.content`: a string, or a list of items.
-#[derive(Default)]
-enum Content {
-    #[default]
-    None,
-    Text(String),
-    Items(Vec<Item>),
-}
+impl TranscriptReader for ClaudeCode {
+    const FORMAT: TranscriptFormat = TranscriptFormat::ClaudeCode;
+    const USAGE: Usage = Usage::Lines(usage::from_lines);
+    type Entry<'e> = Entry;
 
-impl<'de> Deserialize<'de> for Content {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Content;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a string or a list of content items")
-            }
-            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Content, E> {
-                Ok(Content::Text(s.to_owned()))
-            }
-            fn visit_unit<E: serde::de::Error>(self) -> Result<Content, E> {
-                Ok(Content::None)
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content, A::Error> {
-                let mut items = Vec::new();
-                while let Some(item) = seq.next_element()? {
-                    items.push(item);
+    fn claims(v: &Value) -> bool {
+        is_turn(
+            str_at(v, "type"),
+            v.get("message").is_some_and(Value::is_object),
+        )
+    }
+
+    /// Reads one entry (on transcript line `line`).
+    fn read(entry: Entry, line: usize, out: &mut impl Turns) {
+        let Some(message) = entry.message else {
+            return;
+        };
+        let ts = entry.timestamp.as_str();
+        match (entry.kind.as_str(), message.content) {
+            ("user", _) if entry.is_meta => out.known(),
+            ("user", Content::Text(text)) => out.prompt(text, ts, line),
+            ("user", Content::Items(items)) => {
+                let texts: Vec<&str> = items
+                    .iter()
+                    .filter(|i| i.kind == "text")
+                    .filter_map(|i| i.text.0.as_deref())
+                    .collect();
+                if !texts.is_empty() {
+                    out.prompt(texts.join("\n"), ts, line);
                 }
-                Ok(Content::Items(items))
+                for result in items.iter().filter(|i| i.kind == "tool_result") {
+                    out.output(&text_of(result.content.as_ref().unwrap_or(&Value::Null)));
+                }
             }
+            ("assistant", Content::Text(text)) => out.reply(&text),
+            ("assistant", Content::Items(items)) => {
+                for item in &items {
+                    match item.kind.as_str() {
+                        "text" => out.reply(item.text.as_str()),
+                        "thinking" => out.thinking(item.thinking.as_str()),
+                        "tool_use" => tool_use(item, ts, line, out),
+                        _ => {}
+                    }
+                }
+            }
+            _ => {}
         }
-        d.deserialize_any(V)
     }
 }
 
-#[derive(Deserialize)]
-struct Item {
-    #[serde(rename = "type", default)]
-    kind: String,
-    #[serde(default)]
-    text: Text,
-    #[serde(default)]
-    thinking: Text,
-    #[serde(default)]
-    name: String,
-    #[serde(default)]
-    input: Option<Value>,
-    /// A `tool_result`'s content: a string or a list of parts.
-    #[serde(default)]
-    content: Option<Value>,
+/// A Claude Code entry, decoded into types.
+pub(crate) struct Entry {
+    pub(crate) kind: String,
+    pub(crate) timestamp: String,
+    pub(crate) is_meta: bool,
+    pub(crate) message: Option<Message>,
+}
+
+/// Whether an entry of type `kind` is a turn of Claude Code's: a `user` or `assistant` entry
+/// with a `message` (`has_message`).
+pub(crate) fn is_turn(kind: &str, has_message: bool) -> bool {
+    matches!(kind, "user" | "assistant") && has_message
 }
 
 /// Entry types that hold nothing of the conversation: the harness's own bookkeeping.
@@ -92,94 +107,17 @@ const BOOKKEEPING: &[&str] = &[
 
 /// Whether an entry of type `kind` is Claude Code's bookkeeping, in a transcript known to be
 /// Claude Code's.
-pub(super) fn is_bookkeeping(kind: &str) -> bool {
+pub(crate) fn is_bookkeeping(kind: &str) -> bool {
     BOOKKEEPING.contains(&kind)
 }
 
 /// Whether the entry `v`, before any entry said which agent's transcript it is, is Claude
 /// Code's bookkeeping: of one of its types, with one of its session or message identifiers.
-pub(super) fn looks_like_bookkeeping(v: &Value) -> bool {
+pub(crate) fn looks_like_bookkeeping(v: &Value) -> bool {
     is_bookkeeping(str_at(v, "type"))
         && ["sessionId", "parentUuid", "messageId", "leafUuid", "uuid"]
             .iter()
             .any(|k| v.get(k).is_some())
-}
-
-/// Claude Code's harness commands that never prompt the model (they change a setting, print,
-/// or end the session).
-const LOCAL_COMMANDS: &[&str] = &[
-    "/clear",
-    "/compact",
-    "/config",
-    "/copy",
-    "/cost",
-    "/exit",
-    "/help",
-    "/login",
-    "/logout",
-    "/model",
-    "/permissions",
-    "/resume",
-    "/status",
-    "/theme",
-    "/vim",
-];
-
-/// A slash command the user typed, which Claude Code records as
-/// `<command-name>/goal</command-name> ... <command-args>text</command-args>`: the prompt
-/// `/goal text`, or an empty prompt (dropped) for a command that does not prompt the model.
-pub(super) fn slash_command(text: &str) -> Option<String> {
-    let between = |open: &str, close: &str| -> Option<&str> {
-        let start = text.find(open)? + open.len();
-        let len = text[start..].find(close)?;
-        Some(text[start..start + len].trim())
-    };
-    let name = between("<command-name>", "</command-name>")?;
-    if !text.trim_start().starts_with("<command-") {
-        return None;
-    }
-    if LOCAL_COMMANDS.contains(&name) {
-        return Some(String::new());
-    }
-    let args = between("<command-args>", "</command-args>").unwrap_or("");
-    Some(format!("{name} {args}").trim().to_owned())
-}
-
-/// Reads one entry (on transcript line `line`).
-pub(super) fn entry(entry: Entry, line: usize, out: &mut impl Turns) {
-    let Some(message) = entry.message else {
-        return;
-    };
-    let ts = entry.timestamp.as_str();
-    match (entry.kind.as_str(), message.content) {
-        ("user", _) if entry.is_meta => out.known(),
-        ("user", Content::Text(text)) => out.prompt(text, ts, line),
-        ("user", Content::Items(items)) => {
-            let texts: Vec<&str> = items
-                .iter()
-                .filter(|i| i.kind == "text")
-                .filter_map(|i| i.text.0.as_deref())
-                .collect();
-            if !texts.is_empty() {
-                out.prompt(texts.join("\n"), ts, line);
-            }
-            for result in items.iter().filter(|i| i.kind == "tool_result") {
-                out.output(&text_of(result.content.as_ref().unwrap_or(&Value::Null)));
-            }
-        }
-        ("assistant", Content::Text(text)) => out.reply(&text),
-        ("assistant", Content::Items(items)) => {
-            for item in &items {
-                match item.kind.as_str() {
-                    "text" => out.reply(item.text.as_str()),
-                    "thinking" => out.thinking(item.thinking.as_str()),
-                    "tool_use" => tool_use(item, ts, line, out),
-                    _ => {}
-                }
-            }
-        }
-        _ => {}
-    }
 }
 
 /// Reports a `tool_use` item, and what it wrote when it is one of the file-writing tools.
@@ -219,7 +157,7 @@ fn tool_use(item: &Item, ts: &str, line: usize, out: &mut impl Turns) {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{extract, TranscriptFormat};
+    use crate::agents::{extract, TranscriptFormat};
 
     const CLAUDE: &str = concat!(
         r#"{"type":"user","message":{"role":"user","content":"add a greeting"},"timestamp":"2026-01-01T10:00:00Z","cwd":"/home/u/proj"}"#,

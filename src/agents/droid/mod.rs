@@ -7,7 +7,38 @@
 
 use serde_json::Value;
 
-use super::{str_at, ItemTurns, Turns};
+use super::id::TranscriptFormat;
+use super::turns::items::{pi_or_droid, ItemTurns};
+use super::turns::json::str_at;
+use super::turns::Turns;
+use super::TranscriptReader;
+
+/// Factory AI Droid's transcript reader.
+pub(crate) struct Droid;
+
+impl TranscriptReader for Droid {
+    const FORMAT: TranscriptFormat = TranscriptFormat::Droid;
+    type Entry<'e> = &'e Value;
+
+    /// Its session header, or a `message` line that is Droid's rather than Pi's.
+    fn claims(v: &Value) -> bool {
+        match str_at(v, "type") {
+            "session_start" => true,
+            "message" => pi_or_droid(v) == Some(TranscriptFormat::Droid),
+            _ => false,
+        }
+    }
+
+    /// Reads one entry (on transcript line `line`); the `session_start` header and what was shown
+    /// to the user only hold nothing of the conversation.
+    fn read(v: &Value, line: usize, out: &mut impl Turns) {
+        if str_at(v, "visibility") == "user_only" || str_at(v, "type") == "session_start" {
+            out.known();
+        } else {
+            TURNS.read(v, line, out);
+        }
+    }
+}
 
 const TURNS: ItemTurns = ItemTurns {
     role_at: "/message/role",
@@ -16,19 +47,9 @@ const TURNS: ItemTurns = ItemTurns {
     prompt: |text| (!text.trim_start().starts_with('<')).then_some(text),
 };
 
-/// Reads one entry (on transcript line `line`); the `session_start` header and what was shown
-/// to the user only hold nothing of the conversation.
-pub(super) fn entry(v: &Value, line: usize, out: &mut impl Turns) {
-    if str_at(v, "visibility") == "user_only" || str_at(v, "type") == "session_start" {
-        out.known();
-    } else {
-        TURNS.read(v, line, out);
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::{extract, TranscriptFormat};
+    use crate::agents::{extract, TranscriptFormat};
 
     #[test]
     fn reads_a_droid_session() {

@@ -11,12 +11,113 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::jsonl::Entry;
-use super::{text_of, Turns};
+mod usage;
+
+use super::id::TranscriptFormat;
+use super::turns::json::{str_at, text_of};
+use super::turns::{patch_files, Turns};
+use super::{TranscriptReader, Usage};
+
+/// Codex's transcript reader.
+pub(crate) struct Codex;
+
+/// The entry types that decide a transcript is Codex's.
+const KINDS: [&str; 4] = ["response_item", "event_msg", "session_meta", "turn_context"];
+
+impl TranscriptReader for Codex {
+    const FORMAT: TranscriptFormat = TranscriptFormat::Codex;
+    const USAGE: Usage = Usage::Lines(usage::from_lines);
+    type Entry<'e> = Entry;
+
+    fn claims(v: &Value) -> bool {
+        KINDS.contains(&str_at(v, "type"))
+    }
+
+    /// Reads one entry (on transcript line `line`). Every `event_msg` but a `user_message`, and
+    /// `session_meta`, `turn_context` and `compacted` entries, hold nothing of the conversation
+    /// the response items do not (the events repeat them for the user interface).
+    fn read(entry: Entry, line: usize, out: &mut impl Turns) {
+        let Some(p) = entry.payload else {
+            out.known();
+            return;
+        };
+        let ts = entry.timestamp.as_str();
+        let texts = |v: &Option<Value>| -> Vec<String> {
+            let parts = v.as_ref().and_then(Value::as_array).into_iter().flatten();
+            parts
+                .filter_map(|c| c.get("text").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        };
+        match (entry.kind.as_str(), p.kind.as_str()) {
+            ("response_item", "message") if p.role == "assistant" => {
+                out.reply(&texts(&p.content).join("\n"));
+            }
+            ("response_item", "reasoning") => match texts(&p.summary) {
+                t if t.is_empty() => out.known(),
+                t => out.thinking(&t.join("\n")),
+            },
+            ("response_item", "custom_tool_call" | "function_call") => {
+                let args = match (&p.input, &p.arguments) {
+                    (Some(input), _) => input.clone(),
+                    (_, Some(Value::String(args))) => {
+                        serde_json::from_str(args).unwrap_or_else(|_| Value::from(args.as_str()))
+                    }
+                    (_, Some(args)) => args.clone(),
+                    _ => Value::Null,
+                };
+                out.call(&p.name, &args);
+                if p.name == "apply_patch" {
+                    let patch = match &args {
+                        Value::String(s) => Some(s.as_str()),
+                        v => v.get("input").and_then(Value::as_str),
+                    };
+                    for f in patch.map(patch_files).unwrap_or_default() {
+                        out.write(&p.name, &f.file, &f.added.join("\n"), ts, line);
+                        out.replaced(&f.removed.join("\n"));
+                    }
+                }
+            }
+            ("response_item", "local_shell_call" | "web_search_call") => {
+                let name = p.kind.trim_end_matches("_call");
+                out.call(name, p.action.as_ref().unwrap_or(&Value::Null));
+            }
+            ("response_item", kind) if kind.ends_with("_output") => {
+                let output = p.output.as_ref().unwrap_or(&Value::Null);
+                let text = match output.get("content").or(output.get("output")) {
+                    Some(inner) => text_of(inner),
+                    None => text_of(output),
+                };
+                out.output(&tool_output(&text));
+            }
+            ("event_msg", "user_message") => {
+                if let Some(text) = p.message.as_ref().and_then(Value::as_str) {
+                    out.prompt(text.to_owned(), ts, line);
+                }
+            }
+            ("response_item", "message")
+            | ("event_msg" | "session_meta" | "turn_context" | "compacted", _) => out.known(),
+            _ => {}
+        }
+    }
+}
+
+/// Whether an entry of type `kind` is Codex's, in a transcript known to be Codex's: one of the
+/// types that decide, or a `compacted` entry (which only follows others, so never decides).
+pub(crate) fn is_entry(kind: &str) -> bool {
+    KINDS.contains(&kind) || kind == "compacted"
+}
+
+/// A Codex entry, decoded into types.
+pub(crate) struct Entry {
+    pub(crate) kind: String,
+    pub(crate) timestamp: String,
+    pub(crate) payload: Option<Payload>,
+}
 
 /// An entry's `payload`.
 #[derive(Deserialize)]
-pub(super) struct Payload {
+pub(crate) struct Payload {
     #[serde(rename = "type", default)]
     kind: String,
     #[serde(default)]
@@ -40,74 +141,6 @@ pub(super) struct Payload {
     /// What a `local_shell_call` or `web_search_call` did.
     #[serde(default)]
     action: Option<Value>,
-}
-
-/// Reads one entry (on transcript line `line`). Every `event_msg` but a `user_message`, and
-/// `session_meta`, `turn_context` and `compacted` entries, hold nothing of the conversation the
-/// response items do not (the events repeat them for the user interface).
-pub(super) fn entry(entry: Entry, line: usize, out: &mut impl Turns) {
-    let Some(p) = entry.payload else {
-        out.known();
-        return;
-    };
-    let ts = entry.timestamp.as_str();
-    let texts = |v: &Option<Value>| -> Vec<String> {
-        let parts = v.as_ref().and_then(Value::as_array).into_iter().flatten();
-        parts
-            .filter_map(|c| c.get("text").and_then(Value::as_str))
-            .map(str::to_owned)
-            .collect()
-    };
-    match (entry.kind.as_str(), p.kind.as_str()) {
-        ("response_item", "message") if p.role == "assistant" => {
-            out.reply(&texts(&p.content).join("\n"));
-        }
-        ("response_item", "reasoning") => match texts(&p.summary) {
-            t if t.is_empty() => out.known(),
-            t => out.thinking(&t.join("\n")),
-        },
-        ("response_item", "custom_tool_call" | "function_call") => {
-            let args = match (&p.input, &p.arguments) {
-                (Some(input), _) => input.clone(),
-                (_, Some(Value::String(args))) => {
-                    serde_json::from_str(args).unwrap_or_else(|_| Value::from(args.as_str()))
-                }
-                (_, Some(args)) => args.clone(),
-                _ => Value::Null,
-            };
-            out.call(&p.name, &args);
-            if p.name == "apply_patch" {
-                let patch = match &args {
-                    Value::String(s) => Some(s.as_str()),
-                    v => v.get("input").and_then(Value::as_str),
-                };
-                for f in patch.map(patch_files).unwrap_or_default() {
-                    out.write(&p.name, &f.file, &f.added.join("\n"), ts, line);
-                    out.replaced(&f.removed.join("\n"));
-                }
-            }
-        }
-        ("response_item", "local_shell_call" | "web_search_call") => {
-            let name = p.kind.trim_end_matches("_call");
-            out.call(name, p.action.as_ref().unwrap_or(&Value::Null));
-        }
-        ("response_item", kind) if kind.ends_with("_output") => {
-            let output = p.output.as_ref().unwrap_or(&Value::Null);
-            let text = match output.get("content").or(output.get("output")) {
-                Some(inner) => text_of(inner),
-                None => text_of(output),
-            };
-            out.output(&tool_output(&text));
-        }
-        ("event_msg", "user_message") => {
-            if let Some(text) = p.message.as_ref().and_then(Value::as_str) {
-                out.prompt(text.to_owned(), ts, line);
-            }
-        }
-        ("response_item", "message")
-        | ("event_msg" | "session_meta" | "turn_context" | "compacted", _) => out.known(),
-        _ => {}
-    }
 }
 
 /// What a tool returned, as a person reads it: a command's output without the header Codex
@@ -158,49 +191,9 @@ fn with_exit_code(code: Option<i64>, output: &str) -> String {
     }
 }
 
-/// A file an `apply_patch` patch changes: the lines it adds and removes (without their `+`
-/// and `-`), in order.
-pub(super) struct PatchFile<'p> {
-    pub(super) file: String,
-    pub(super) added: Vec<&'p str>,
-    pub(super) removed: Vec<&'p str>,
-}
-
-/// The files an `apply_patch` patch (Codex's, and OpenCode's tool of that name) adds lines to,
-/// in order.
-pub(super) fn patch_files(patch: &str) -> Vec<PatchFile<'_>> {
-    let mut files: Vec<PatchFile<'_>> = Vec::new();
-    let mut current: Option<usize> = None;
-    for l in patch.lines() {
-        if let Some(path) = l
-            .strip_prefix("*** Add File: ")
-            .or_else(|| l.strip_prefix("*** Update File: "))
-        {
-            files.push(PatchFile {
-                file: path.trim().to_owned(),
-                added: Vec::new(),
-                removed: Vec::new(),
-            });
-            current = Some(files.len() - 1);
-        } else if let Some(path) = l.strip_prefix("*** Move to: ") {
-            if let Some(i) = current {
-                files[i].file = path.trim().to_owned();
-            }
-        } else if l.starts_with("*** Delete File: ") {
-            current = None;
-        } else if let (Some(added), Some(i)) = (l.strip_prefix('+'), current) {
-            files[i].added.push(added);
-        } else if let (Some(removed), Some(i)) = (l.strip_prefix('-'), current) {
-            files[i].removed.push(removed);
-        }
-    }
-    files.retain(|f| !f.added.is_empty());
-    files
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::{extract, TranscriptFormat};
+    use crate::agents::{extract, TranscriptFormat};
 
     const CODEX: &str = concat!(
         r#"{"timestamp":"2026-02-01T09:00:00Z","type":"session_meta","payload":{"id":"s","cwd":"/w/proj"}}"#,
