@@ -115,6 +115,13 @@ pub(crate) fn read_value_line(
     }
 }
 
+/// Whether the line `raw` of a transcript read through typed entries may hold a prompt or a
+/// write: of either of the two agents, whichever the transcript is (a line of the other is
+/// skipped once decoded).
+pub(crate) fn may_matter(raw: &[u8]) -> bool {
+    claude_code::may_matter(raw) || codex::may_matter(raw)
+}
+
 /// Reads the line `raw` (line number `line`) of a Claude Code or Codex transcript in `known`
 /// format (a line of the other of the two formats is skipped); whether it is JSON.
 pub(crate) fn read_typed_line(

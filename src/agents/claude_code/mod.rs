@@ -87,6 +87,32 @@ pub(crate) fn is_turn(kind: &str, has_message: bool) -> bool {
     matches!(kind, "user" | "assistant") && has_message
 }
 
+/// Whether a JSON line may hold a prompt or a write of Claude Code's: it has a `tool_use` item,
+/// or it is a user turn that is not only tool results. Strings are looked for with their
+/// quotes: inside a JSON string a quote is escaped, so text that mentions them does not match;
+/// a member (`"role": "user"`) may have whitespace around its colon.
+pub(crate) fn may_matter(line: &[u8]) -> bool {
+    /// The strings looked for, built once: building a searcher costs about as much as running
+    /// it over a short line.
+    static NEEDLES: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 4]> =
+        std::sync::LazyLock::new(|| {
+            ["\"tool_use\"", "\"role\"", "\"tool_use_id\"", "\"type\""]
+                .map(memchr::memmem::Finder::new)
+        });
+    let [tool_use, role, tool_use_id, kind] = &*NEEDLES;
+    // The occurrences of `"key"` that are a member's key, each with what follows its colon.
+    let members = |key: &'static memchr::memmem::Finder<'static>| {
+        key.find_iter(line).filter_map(|at| {
+            let rest = line[at + key.needle().len()..].trim_ascii_start();
+            Some(rest.strip_prefix(b":")?.trim_ascii_start())
+        })
+    };
+    let member = |key, value: &[u8]| members(key).any(|v| v.starts_with(value));
+    tool_use.find(line).is_some()
+        || (member(role, b"\"user\"")
+            && (members(tool_use_id).next().is_none() || member(kind, b"\"text\"")))
+}
+
 /// Entry types that hold nothing of the conversation: the harness's own bookkeeping.
 const BOOKKEEPING: &[&str] = &[
     "agent-name",

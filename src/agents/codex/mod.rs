@@ -108,6 +108,18 @@ pub(crate) fn is_entry(kind: &str) -> bool {
     KINDS.contains(&kind) || kind == "compacted"
 }
 
+/// Whether a JSON line may hold a prompt or a write of Codex's: it has an `apply_patch` call or
+/// a `user_message` event, looked for with their quotes (inside a JSON string a quote is
+/// escaped, so text that mentions them does not match).
+pub(crate) fn may_matter(line: &[u8]) -> bool {
+    /// The strings looked for, built once.
+    static NEEDLES: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 2]> =
+        std::sync::LazyLock::new(|| {
+            ["\"apply_patch\"", "\"user_message\""].map(memchr::memmem::Finder::new)
+        });
+    NEEDLES.iter().any(|f| f.find(line).is_some())
+}
+
 /// A Codex entry, decoded into types.
 pub(crate) struct Entry {
     pub(crate) kind: String,

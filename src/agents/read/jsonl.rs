@@ -2,8 +2,9 @@
 //!
 //! The first entry an agent claims decides the format ([`registry::line_format`]); entries of
 //! another shape are skipped. Claude Code and Codex transcripts, the large ones, are read
-//! through typed entries, and once the format is known only the lines that can hold a prompt or a write
-//! ([`may_matter`]) are decoded at all; the other agents' entries are read as JSON values.
+//! through typed entries, and once the format is known only the lines that can hold a prompt or
+//! a write ([`registry::may_matter`]) are decoded at all; the other agents' entries are read as
+//! JSON values.
 
 use serde_json::Value;
 
@@ -50,7 +51,7 @@ impl JsonLines {
         // Codex's), only lines that can hold a prompt or a write are decoded (unless every
         // entry is wanted); the others (tool results, most of a transcript's bytes) are only
         // checked to look like a JSON object.
-        if typed && !T::EVERY_ENTRY && !may_matter(raw) {
+        if typed && !T::EVERY_ENTRY && !registry::may_matter(raw) {
             return raw.first() == Some(&b'{') && raw.last() == Some(&b'}');
         }
         if typed {
@@ -78,42 +79,6 @@ impl JsonLines {
         registry::read_value_line(format, &value, line, out);
         true
     }
-}
-
-/// Whether a JSON line may be a prompt or a write: it has a `tool_use` item, an `apply_patch`
-/// call, a `user_message` event, or a user turn that is not only tool results. Strings are
-/// looked for with their quotes: inside a JSON string a quote is escaped, so text that mentions
-/// them does not match; a member (`"role": "user"`) may have whitespace around its colon.
-fn may_matter(line: &[u8]) -> bool {
-    /// The strings looked for, built once: building a searcher costs about as much as running
-    /// it over a short line.
-    static NEEDLES: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 6]> =
-        std::sync::LazyLock::new(|| {
-            [
-                "\"tool_use\"",
-                "\"apply_patch\"",
-                "\"user_message\"",
-                "\"role\"",
-                "\"tool_use_id\"",
-                "\"type\"",
-            ]
-            .map(memchr::memmem::Finder::new)
-        });
-    let [tool_use, apply_patch, user_message, role, tool_use_id, kind] = &*NEEDLES;
-    let has = |f: &memchr::memmem::Finder<'_>| f.find(line).is_some();
-    // The occurrences of `"key"` that are a member's key, each with what follows its colon.
-    let members = |key: &'static memchr::memmem::Finder<'static>| {
-        key.find_iter(line).filter_map(|at| {
-            let rest = line[at + key.needle().len()..].trim_ascii_start();
-            Some(rest.strip_prefix(b":")?.trim_ascii_start())
-        })
-    };
-    let member = |key, value: &[u8]| members(key).any(|v| v.starts_with(value));
-    has(tool_use)
-        || has(apply_patch)
-        || has(user_message)
-        || (member(role, b"\"user\"")
-            && (members(tool_use_id).next().is_none() || member(kind, b"\"text\"")))
 }
 
 /// The lines of `text`, without their newlines (as `split` on `\n` gives them, the last one
