@@ -21,6 +21,8 @@ mod bad_input;
 mod binaries;
 #[path = "cli/blame.rs"]
 mod blame;
+#[path = "cli/capture.rs"]
+mod capture;
 #[path = "cli/case_fold.rs"]
 mod case_fold;
 #[path = "cli/cat.rs"]

@@ -124,6 +124,16 @@ pub enum Command {
     /// Entry points the installed hook scripts call. Not for people.
     #[command(subcommand, hide = true)]
     Hook(HookCommand),
+    /// The entry point of an agent's own hooks (`enable --agent`): the agent's JSON payload on
+    /// standard input. Prints nothing on standard output and exits 0 whatever happens (a
+    /// failure is one line on standard error, and `status` shows it). Not for people.
+    #[command(hide = true)]
+    AgentHook {
+        /// The agent (claude-code, ...).
+        agent: String,
+        /// The event, as the agent names it.
+        event: String,
+    },
     /// Run the whole story in a scratch directory: hooks, a staged session, a commit, a push, a
     /// fresh clone reading the checkpoint on demand. Cleans up afterwards.
     Demo {
@@ -205,6 +215,10 @@ pub enum Command {
     },
     /// Remove the hooks; every checkpoint and setting stays (enable turns them back on).
     Disable {
+        /// Only take our hooks out of this agent's configuration (repeatable; `all`), leaving
+        /// everything else on.
+        #[arg(long = "agent", value_name = "AGENT")]
+        agents: Vec<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -569,6 +583,11 @@ pub struct EnableArgs {
     /// one than the settings do switches it; the checkpoints written so far stay where they are.
     #[arg(long, value_enum, value_name = "STORE")]
     pub store: Option<StoreChoice>,
+    /// Also wire the agent's own hooks, so that its sessions are recorded as it works
+    /// (claude-code; `all`: every agent used here). Repeatable. With --local, into the agent's
+    /// local, uncommitted file where it has one.
+    #[arg(long = "agent", value_name = "AGENT")]
+    pub agents: Vec<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use entire_checkpoints::config::edit::parse_value;
 use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::ops::agent_hooks::WiringState;
 use entire_checkpoints::ops::{hooks, settings, trust};
 use entire_checkpoints::remote::checkpoint_remote::{self, CheckpointRemote};
 use entire_checkpoints::remote::scale;
@@ -107,6 +108,10 @@ struct StatusDoc {
     settings: Option<Vec<SettingDoc>>,
     /// Whether the committed settings file is approved (`trust`), and what awaits approval.
     settings_approval: ApprovalDoc,
+    /// The agents' configuration files that hold our hooks.
+    agents: Vec<entire_checkpoints::ops::agent_hooks::AgentWiring>,
+    /// The last agent hook that failed, until a hook of that agent succeeds.
+    agent_hook_failure: Option<entire_checkpoints::ops::capture::HookFailure>,
 }
 
 /// The `settings_approval` of [`StatusDoc`].
@@ -242,6 +247,8 @@ pub fn status(repo: &Repo, topo: &Topology<'_>, json: bool) -> Result<()> {
             state: trust::state(repo),
             awaiting: trust::pending(repo).map(|p| p.to_string()),
         },
+        agents: entire_checkpoints::ops::agent_hooks::wiring(repo),
+        agent_hook_failure: entire_checkpoints::ops::capture::last_failure(repo.common_dir()),
     };
     if json {
         print_json(&doc)
@@ -269,6 +276,23 @@ impl StatusDoc {
         }
         if let Some(w) = &self.settings_approval.awaiting {
             out.push_str(&format!("trust    {w}\n"));
+        }
+        for a in &self.agents {
+            let state = match a.state {
+                WiringState::Wired => "wired",
+                WiringState::Partial => "partly wired (enable --agent wires the rest)",
+                WiringState::NotWired => "not wired",
+            };
+            out.push_str(&format!("agent    {} {state} ({})\n", a.agent, a.file));
+        }
+        if let Some(f) = &self.agent_hook_failure {
+            out.push_str(&format!(
+                "warning  the {} hook {} failed at {}, so that event was not recorded: {}\n",
+                f.agent,
+                f.event,
+                DateFormat::Iso.show(&f.at, 0),
+                f.message
+            ));
         }
         // The settings a user changed, one line each (`config` lists them all).
         let changed: Vec<&SettingDoc> = self

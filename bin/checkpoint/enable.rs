@@ -36,14 +36,15 @@ pub fn enable(repo: &Repo, a: EnableArgs, quiet: bool) -> Result<()> {
         EnableOptions {
             local: a.local,
             store,
+            agents: a.agents,
         },
     )?;
     render(repo, &done, a.json, quiet)
 }
 
-/// `disable`.
-pub fn disable(repo: &Repo, json: bool, quiet: bool) -> Result<()> {
-    let done = enable::disable(repo)?;
+/// `disable` (with `agents`, only those agents' hooks).
+pub fn disable(repo: &Repo, agents: &[String], json: bool, quiet: bool) -> Result<()> {
+    let done = enable::disable(repo, agents)?;
     render(repo, &done, json, quiet)
 }
 
@@ -115,6 +116,12 @@ enum ChangeDoc {
     HelpViewer {
         set: bool,
     },
+    /// Our hooks in an agent's configuration file (put in, or taken out).
+    Agent {
+        agent: &'static str,
+        file: &'static str,
+        wired: bool,
+    },
     Hook {
         name: String,
         state: StateName,
@@ -138,6 +145,11 @@ impl ChangeDoc {
                 added: added.clone(),
             },
             Change::HelpViewer { set } => ChangeDoc::HelpViewer { set: *set },
+            Change::Agent { agent, file, wired } => ChangeDoc::Agent {
+                agent,
+                file,
+                wired: *wired,
+            },
             Change::Hook { name, state } => {
                 let (state, chains, manager) = StateName::of(state);
                 ChangeDoc::Hook {
@@ -170,6 +182,14 @@ impl ChangeDoc {
             }
             ChangeDoc::HelpViewer { set: false } => {
                 "git help: man.viewer removed from .git/config".to_owned()
+            }
+            ChangeDoc::Agent {
+                agent,
+                file,
+                wired: true,
+            } => format!("agent {agent}: our hooks in {file}"),
+            ChangeDoc::Agent { agent, file, .. } => {
+                format!("agent {agent}: our hooks taken out of {file}")
             }
             ChangeDoc::Hook {
                 name,
@@ -223,6 +243,7 @@ impl EnableDoc {
             ChangeDoc::Disabled { .. }
             | ChangeDoc::Gitignore { .. }
             | ChangeDoc::HelpViewer { .. }
+            | ChangeDoc::Agent { .. }
             | ChangeDoc::Hook { .. } => false,
         });
         if shared {

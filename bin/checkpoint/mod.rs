@@ -68,6 +68,20 @@ pub fn run(cli: Cli) -> Result<()> {
     if let Command::Completion { shell, command } = command {
         return completion::run(shell, command);
     }
+    // An agent's hook never disturbs the agent: nothing on stdout, exit 0 (the failure is noted).
+    if let Command::AgentHook { agent, event } = command {
+        let run = entire_checkpoints::ops::capture::run_hook(&agent, &event, std::io::stdin());
+        if let Err(e) = run.result {
+            warn(
+                quiet,
+                format!(
+                    "agent hook {agent} {event}: {}; the session is not recorded (git entire-checkpoint status shows this)",
+                    entire_checkpoints::base::error::error_chain(&e)
+                ),
+            );
+        }
+        return Ok(());
+    }
     // Every other command needs a git we support, and says so before it does anything. The
     // hooks never fail the user's git command: what needs git warns when it finds it too old.
     if !matches!(command, Command::Hook(_)) {
@@ -106,7 +120,7 @@ pub fn run(cli: Cli) -> Result<()> {
     // what it lacks.
     match command {
         Command::Enable(args) => return enable::enable(&repo, args, quiet),
-        Command::Disable { json } => return enable::disable(&repo, json, quiet),
+        Command::Disable { agents, json } => return enable::disable(&repo, &agents, json, quiet),
         Command::Trust {
             revoke,
             dry_run,
@@ -286,7 +300,10 @@ fn dispatch<'r>(
             let remote = enable_fetch(repo, topo, &args.common.fetch, quiet)?;
             blame::why(repo, topo, args, started, remote, style, quiet)
         }
-        Command::Demo { .. } | Command::Doctor { .. } | Command::Completion { .. } => {
+        Command::Demo { .. }
+        | Command::Doctor { .. }
+        | Command::Completion { .. }
+        | Command::AgentHook { .. } => {
             unreachable!("handled before opening a repository")
         }
         Command::Enable(_) | Command::Disable { .. } | Command::Trust { .. } => {

@@ -245,6 +245,7 @@ pub fn session(
                     agent: data.agent,
                     model: data.model,
                     token_usage,
+                    ..Record::default()
                 },
                 topo.redactor(),
             )?;

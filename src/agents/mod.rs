@@ -23,10 +23,13 @@
 
 mod claude_code;
 mod codex;
+mod config_file;
 mod copilot;
 mod cursor;
 mod droid;
+mod event;
 mod gemini;
+mod hook;
 mod id;
 mod kiro;
 mod opencode;
@@ -35,7 +38,15 @@ mod read;
 mod registry;
 mod turns;
 
+pub use config_file::ConfigFileError;
+pub use event::{EventKind, HookEvent, PayloadError};
+pub use hook::{AgentHooks, Edit, Wiring};
 pub use id::TranscriptFormat;
+
+/// The agents whose hooks we install, and one by its name ([`hook::all`], [`hook::by_name`]).
+pub mod hooks {
+    pub use super::hook::{all, by_name, COMMAND};
+}
 pub use read::conversation;
 pub use read::{entry_count, extract, is_transcript_shaped, token_usage, EXTRACT_VERSION};
 pub use turns::{is_evidence, same_file, AgentWrite, AgentWrites, Prompt};

@@ -122,7 +122,15 @@ fn prepare(
     if !present.is_empty() {
         return Ok(Prepared::Kept);
     }
-    if recreated_by_git(repo) || SessionStore::new(repo).pending_here()?.is_empty() {
+    if recreated_by_git(repo) {
+        return Ok(Prepared::Nothing);
+    }
+    // An agent that commits by itself does so before its turn ends: its transcript as it is now
+    // is what this commit condenses.
+    for problem in crate::ops::capture::refresh_live(repo) {
+        log::warn!("the agent's transcript could not be read again: {problem}");
+    }
+    if SessionStore::new(repo).pending_here()?.is_empty() {
         return Ok(Prepared::Nothing);
     }
     // A trailer now would link a checkpoint that post-commit then refuses to write, or that no

@@ -10,6 +10,7 @@ use crate::config::settings::{
     SETTINGS_FILE,
 };
 use crate::git::repo::Repo;
+use crate::ops::agent_hooks::{self, AgentChange, AgentHooksError};
 use crate::ops::help_viewer;
 use crate::ops::hooks::{self, HookError, HookState, InstallOptions};
 use crate::ops::settings::{self, SettingsOpError};
@@ -39,6 +40,9 @@ pub enum EnableError {
     /// The hooks could not be installed or removed.
     #[error(transparent)]
     Hooks(#[from] HookError),
+    /// An agent's hooks could not be wired or taken out.
+    #[error(transparent)]
+    Agent(#[from] AgentHooksError),
 }
 
 impl ExitStatus for EnableError {
@@ -51,17 +55,21 @@ impl ExitStatus for EnableError {
             EnableError::Edit(e) => e.exit_code(),
             EnableError::Set(e) => e.exit_code(),
             EnableError::Hooks(e) => e.exit_code(),
+            EnableError::Agent(e) => e.exit_code(),
         }
     }
 }
 
 /// What `enable` was asked.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct EnableOptions {
-    /// Write `.entire/settings.local.json` (this clone only) instead of `.entire/settings.json`.
+    /// Write the per-clone `.git/entire/settings.local.json` instead of `.entire/settings.json`,
+    /// and each agent's local, uncommitted configuration file where it has one.
     pub local: bool,
     /// The primary store to set; `None` keeps the one the settings name (git-refs when none).
     pub store: Option<StoreKind>,
+    /// The agents whose own hooks to wire (`--agent`: names, or `all`).
+    pub agents: Vec<String>,
 }
 
 /// One thing `enable` or `disable` changed.
@@ -97,6 +105,15 @@ pub enum Change {
     HelpViewer {
         /// Set (`enable`) or removed (`disable`).
         set: bool,
+    },
+    /// Our hooks went into an agent's configuration file, or came out of it.
+    Agent {
+        /// The agent.
+        agent: &'static str,
+        /// The file, relative to the work tree.
+        file: &'static str,
+        /// In (`enable`) or out (`disable`).
+        wired: bool,
     },
     /// A hook's state changed.
     Hook {
@@ -168,8 +185,20 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
         SETTINGS_FILE
     };
     let file = shown(name);
+    let mut warnings_before = Vec::new();
     let current = primary_of(repo.settings())?;
     // Loaded up front so that a file that cannot be edited stops everything before the hooks.
+    let agents = agent_hooks::chosen(repo, &options.agents)?;
+    let mut planned = Vec::new();
+    for agent in &agents {
+        if options.local && agent.local_config.is_none() {
+            warnings_before.push(format!(
+                "{} has no local configuration file: its hooks go into {}",
+                agent.name, agent.config
+            ));
+        }
+        planned.extend(agent_hooks::plan(repo, agent, options.local)?);
+    }
     let target = if options.local {
         Document::load_local(repo.common_dir())?
     } else {
@@ -188,6 +217,10 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
         &mut changes,
         &mut warnings,
     );
+    warnings.append(&mut warnings_before);
+    for p in planned {
+        changes.push(agent_change(agent_hooks::apply(repo, p)?));
+    }
 
     let wanted = options.store.unwrap_or(StoreKind::GitRefs);
     let in_target = target
@@ -303,9 +336,27 @@ fn shown_origin(origin: ConfigSource) -> String {
 }
 
 /// `disable`: removes our hooks (and what `hooks install` put into a hook manager's
-/// configuration), putting back the hooks they chained. Every checkpoint, setting and
-/// `.entire/` file stays as it is, so `enable` turns everything back on.
-pub fn disable(repo: &Repo) -> Result<Enabled, EnableError> {
+/// configuration), putting back the hooks they chained, and our hooks from every agent's
+/// configuration. Every checkpoint, setting and `.entire/` file stays as it is, so `enable`
+/// turns everything back on. With `agents`, only those agents' hooks come out, nothing else.
+pub fn disable(repo: &Repo, agents: &[String]) -> Result<Enabled, EnableError> {
+    if !agents.is_empty() {
+        let mut changes = Vec::new();
+        for agent in agent_hooks::chosen(repo, agents)? {
+            changes.extend(
+                agent_hooks::unwire(repo, agent)?
+                    .into_iter()
+                    .map(agent_change),
+            );
+        }
+        return Ok(Enabled {
+            changes,
+            primary: None,
+            hooks: hooks::status(repo),
+            done: Vec::new(),
+            warnings: Vec::new(),
+        });
+    }
     let before = hooks::status(repo);
     let done = hooks::uninstall(repo)?;
     let mut changes = hook_changes(&before, &done.states);
@@ -316,6 +367,14 @@ pub fn disable(repo: &Repo) -> Result<Enabled, EnableError> {
         &mut changes,
         &mut warnings,
     );
+    if repo.workdir().is_some() {
+        for agent in crate::agents::hooks::all() {
+            match agent_hooks::unwire(repo, agent) {
+                Ok(out) => changes.extend(out.into_iter().map(agent_change)),
+                Err(e) => warnings.push(crate::base::error::error_chain(&e)),
+            }
+        }
+    }
     // The choice is recorded for this clone, so `doctor` does not report the hooks missing.
     if repo.workdir().is_some() && repo.settings().enabled() != Some(false) {
         match settings::set(repo, true, false, ENABLED_KEY, Value::Bool(false)) {
@@ -335,6 +394,15 @@ pub fn disable(repo: &Repo) -> Result<Enabled, EnableError> {
         done: done.done,
         warnings,
     })
+}
+
+/// The change an agent's wiring made.
+fn agent_change(c: AgentChange) -> Change {
+    Change::Agent {
+        agent: c.agent,
+        file: c.file,
+        wired: c.wired,
+    }
 }
 
 /// Whether this clone should run `enable`: the committed settings enable checkpoints (the file

@@ -2,7 +2,9 @@
 //! rewrite map, gc, migration, doctor, fetching many checkpoints, resolving what `show` names,
 //! the push policy, consent to the committed settings (`trust`), and `blame`/`why` (which checkpoint and prompt wrote a line). Each is one entry point over the layers below.
 
+pub mod agent_hooks;
 pub mod blame;
+pub mod capture;
 pub mod commit_hooks;
 pub mod doctor;
 pub mod enable;

@@ -98,6 +98,20 @@ pub struct SessionState {
     /// before this was kept (its transcript is then redacted again on commit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transcript_redaction: Option<StagedRedaction>,
+    /// The agent's own transcript file, when an agent hook recorded the session: the commit
+    /// hooks read it again as it is at the commit ([`LiveTranscript`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_transcript: Option<LiveTranscript>,
+}
+
+/// The agent's own transcript file of a session, and how long it was when it was last staged.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct LiveTranscript {
+    /// Its path.
+    pub path: String,
+    /// Its length in bytes when it was last read into the staged transcript (0: never).
+    #[serde(default)]
+    pub staged_len: u64,
 }
 
 /// The redaction a staged transcript went through: the rules, and the bytes it came out as.
@@ -142,6 +156,11 @@ pub struct Record {
     pub model: Option<String>,
     /// Token usage (replaces).
     pub token_usage: Option<TokenUsage>,
+    /// `prompts` are every prompt of the session so far, read from its transcript: they
+    /// replace the recorded ones instead of being appended.
+    pub prompts_complete: bool,
+    /// The agent's own transcript file (replaces; see [`SessionState::live_transcript`]).
+    pub live_transcript: Option<LiveTranscript>,
 }
 
 /// The marker in `<git-common-dir>/entire/` saying that no staged session has new activity: the
@@ -239,7 +258,14 @@ impl SessionStore {
                 content_hash: content_hash(t),
             });
         }
-        state.prompts.extend(rec.prompts);
+        if rec.prompts_complete {
+            state.prompts = rec.prompts;
+        } else {
+            state.prompts.extend(rec.prompts);
+        }
+        if let Some(live) = rec.live_transcript {
+            state.live_transcript = Some(live);
+        }
         for f in rec.files_touched {
             let f = f.replace('\\', "/");
             if !f.is_empty() && !state.files_touched.contains(&f) {
@@ -323,6 +349,16 @@ impl SessionStore {
         }
         out.sort_by(|a, b| a.session_id.cmp(&b.session_id));
         Ok(out)
+    }
+
+    /// The staged sessions of the current worktree whose agent's own transcript file is known
+    /// ([`SessionState::live_transcript`]).
+    pub fn live_here(&self) -> Result<Vec<SessionState>, SessionError> {
+        Ok(self
+            .list()?
+            .into_iter()
+            .filter(|s| s.worktree == self.worktree && s.live_transcript.is_some())
+            .collect())
     }
 
     /// The staged sessions of the current worktree with activity since their last condensation.

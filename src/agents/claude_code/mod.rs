@@ -7,9 +7,11 @@
 //! `/goal x`, unless it is one of the harness's own commands (`/model`, `/clear`, ...): the
 //! sinks read that of every agent's prompts (`turns::prompt` says why).
 
+mod hooks;
 mod message;
 mod usage;
 
+pub(crate) use hooks::HOOKS;
 pub(crate) use message::Message;
 
 use serde_json::Value;

@@ -1,0 +1,327 @@
+//! The contract of an agent's hooks: where its hook configuration lives and how it is laid out,
+//! which of its events we hook and what each means, and where its payload keeps the session,
+//! the transcript and the prompt. Each agent's folder describes its own ([`AgentHooks`]);
+//! [`all`] lists them. Installing and removing our entries is text in, text out: the caller
+//! reads and writes the files.
+
+use serde_json::{json, Map, Value};
+
+use super::config_file::{array_at, object_at, ConfigFileError, JsonConfig};
+use super::event::{EventKind, HookEvent, PayloadError, PayloadKeys};
+use super::id::TranscriptFormat;
+
+/// The command every hook of ours runs, before the agent's name and the event's.
+pub const COMMAND: &str = "git entire-checkpoint agent-hook";
+
+/// How an agent's hook configuration is laid out.
+#[derive(Debug, Clone, Copy)]
+pub enum Layout {
+    /// `{"hooks": {"<Event>": [{"matcher": "*", "hooks": [{"type": "command", "command":
+    /// "..."}]}]}}`, in a file the user shares with us (Claude Code, Droid, Codex, Gemini CLI);
+    /// with `named`, each handler carries a `name` too (Gemini CLI).
+    Nested {
+        /// Handlers carry a `name`.
+        named: bool,
+    },
+    /// `{"version": 1, "hooks": {"<event>": [{"command": "..."}]}}`, in a file the user shares
+    /// with us (Cursor).
+    Flat,
+    /// A file of ours alone, rendered whole (Copilot CLI's hook file, OpenCode's plugin).
+    OwnFile(fn(&AgentHooks) -> String),
+}
+
+/// One event of an agent that we hook.
+#[derive(Debug, Clone, Copy)]
+pub struct EventSpec {
+    /// The agent's name for it.
+    pub name: &'static str,
+    /// What it means.
+    pub kind: EventKind,
+    /// The matcher of its entry, for events of tools.
+    pub matcher: Option<&'static str>,
+}
+
+/// An agent's hooks.
+#[derive(Debug)]
+pub struct AgentHooks {
+    /// Its name on our command line (`enable --agent <name>`, `agent-hook <name> <event>`).
+    pub name: &'static str,
+    /// The format of its transcripts (and so the agent's name shown to people).
+    pub format: TranscriptFormat,
+    /// The configuration file (relative to the work tree) our hooks go into.
+    pub config: &'static str,
+    /// Its local, uncommitted variant, where the agent has one (`enable --agent <name> --local`).
+    pub local_config: Option<&'static str>,
+    /// How that file is laid out.
+    pub layout: Layout,
+    /// The events we hook.
+    pub events: &'static [EventSpec],
+    /// Where its payloads keep what we read.
+    pub payload: PayloadKeys,
+    /// The directory of its configuration in a repository, which says the agent is used there
+    /// (`enable --agent all`).
+    pub dir: &'static str,
+    /// Its command, which on `PATH` says the agent is installed (`enable --agent all`).
+    pub binary: &'static str,
+}
+
+/// What an edit of a configuration file comes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Edit {
+    /// Nothing changes.
+    Unchanged,
+    /// The file's new text.
+    Write(String),
+    /// The file is ours alone and goes.
+    Remove,
+}
+
+/// How many of our hooks a configuration holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wiring {
+    /// Every event we hook.
+    Wired,
+    /// Some of them (an edit by hand, or a version that hooked other events).
+    Partial,
+    /// None.
+    NotWired,
+}
+
+impl AgentHooks {
+    /// The command the hook of `event` runs.
+    pub fn command(&self, event: &EventSpec) -> String {
+        format!("{COMMAND} {} {}", self.name, event.name)
+    }
+
+    /// The event the agent names `name`, if we hook it.
+    pub fn event(&self, name: &str) -> Option<&EventSpec> {
+        self.events.iter().find(|e| e.name == name)
+    }
+
+    /// Reads the payload of the event the agent names `event`.
+    pub fn read_event(&self, event: &str, payload: &[u8]) -> Result<HookEvent, PayloadError> {
+        let kind = self.event(event).map_or(EventKind::ToolUsed, |e| e.kind);
+        self.payload.read(kind, payload)
+    }
+
+    /// Our hooks added to the configuration `text` (`None`: no file yet). Idempotent: where
+    /// they are all there, [`Edit::Unchanged`].
+    pub fn install(&self, text: Option<&str>) -> Result<Edit, ConfigFileError> {
+        if let Layout::OwnFile(render) = self.layout {
+            let ours = render(self);
+            return Ok(if text == Some(ours.as_str()) {
+                Edit::Unchanged
+            } else {
+                Edit::Write(ours)
+            });
+        }
+        let mut config = JsonConfig::parse(text)?;
+        let before = config.doc().clone();
+        let doc = config.doc_mut();
+        if matches!(self.layout, Layout::Flat) && !doc.contains_key("version") {
+            doc.insert("version".into(), json!(1));
+        }
+        let hooks = object_at(doc, "hooks")?;
+        for event in self.events {
+            let entries = array_at(hooks, event.name)?;
+            if entries.iter().any(|e| self.holds_ours(e)) {
+                continue;
+            }
+            entries.push(self.entry(event));
+        }
+        Ok(if *config.doc() == before && text.is_some() {
+            Edit::Unchanged
+        } else {
+            Edit::Write(config.to_text())
+        })
+    }
+
+    /// Our hooks taken out of the configuration `text`, and what they alone made (an entry, an
+    /// event's list, `hooks`, the file); everything else stays as it is.
+    pub fn uninstall(&self, text: &str) -> Result<Edit, ConfigFileError> {
+        if let Layout::OwnFile(_) = self.layout {
+            return Ok(Edit::Remove);
+        }
+        let mut config = JsonConfig::parse(Some(text))?;
+        let doc = config.doc_mut();
+        let Some(Value::Object(hooks)) = doc.get_mut("hooks") else {
+            return Ok(Edit::Unchanged);
+        };
+        let mut changed = false;
+        for event in self.events {
+            let Some(Value::Array(entries)) = hooks.get_mut(event.name) else {
+                continue;
+            };
+            let before = entries.len();
+            for entry in entries.iter_mut() {
+                if let Some(Value::Array(handlers)) = entry.get_mut("hooks") {
+                    let n = handlers.len();
+                    handlers.retain(|h| !self.is_ours(h));
+                    changed |= handlers.len() != n;
+                }
+            }
+            entries
+                .retain(|e| !(self.is_ours(e) || is_empty_at(e, "hooks") && self.nested_entry(e)));
+            if entries.len() != before {
+                changed = true;
+                if entries.is_empty() {
+                    hooks.remove(event.name);
+                }
+            }
+        }
+        if !changed {
+            return Ok(Edit::Unchanged);
+        }
+        if hooks.is_empty() {
+            doc.remove("hooks");
+            if matches!(self.layout, Layout::Flat) && doc.len() == 1 && doc.get("version").is_some()
+            {
+                doc.remove("version");
+            }
+        }
+        Ok(if config.doc().is_empty() {
+            Edit::Remove
+        } else {
+            Edit::Write(config.to_text())
+        })
+    }
+
+    /// How many of our hooks the configuration `text` holds (`None`: no file).
+    pub fn wiring(&self, text: Option<&str>) -> Wiring {
+        let Some(text) = text else {
+            return Wiring::NotWired;
+        };
+        if let Layout::OwnFile(_) = self.layout {
+            return Wiring::Wired;
+        }
+        let Ok(config) = JsonConfig::parse(Some(text)) else {
+            return Wiring::NotWired;
+        };
+        let wired = self
+            .events
+            .iter()
+            .filter(|event| {
+                config
+                    .doc()
+                    .get("hooks")
+                    .and_then(|h| h.get(event.name))
+                    .and_then(Value::as_array)
+                    .is_some_and(|entries| entries.iter().any(|e| self.holds_ours(e)))
+            })
+            .count();
+        match wired {
+            0 => Wiring::NotWired,
+            n if n == self.events.len() => Wiring::Wired,
+            _ => Wiring::Partial,
+        }
+    }
+
+    /// Our entry for `event`.
+    fn entry(&self, event: &EventSpec) -> Value {
+        let command = self.command(event);
+        match self.layout {
+            Layout::Flat => json!({ "command": command }),
+            Layout::Nested { named } => {
+                let mut handler = Map::new();
+                if named {
+                    handler.insert("name".into(), json!("entire-checkpoints"));
+                }
+                handler.insert("type".into(), json!("command"));
+                handler.insert("command".into(), json!(command));
+                let mut entry = Map::new();
+                if let Some(m) = event.matcher {
+                    entry.insert("matcher".into(), json!(m));
+                }
+                entry.insert("hooks".into(), json!([handler]));
+                Value::Object(entry)
+            }
+            Layout::OwnFile(_) => Value::Null,
+        }
+    }
+
+    /// Whether the entry `e` holds a handler of ours.
+    fn holds_ours(&self, e: &Value) -> bool {
+        self.is_ours(e)
+            || e.get("hooks")
+                .and_then(Value::as_array)
+                .is_some_and(|handlers| handlers.iter().any(|h| self.is_ours(h)))
+    }
+
+    /// Whether the handler (or flat entry) `h` runs our command.
+    fn is_ours(&self, h: &Value) -> bool {
+        h.get("command")
+            .and_then(Value::as_str)
+            .is_some_and(|c| c.starts_with(&format!("{COMMAND} {} ", self.name)))
+    }
+
+    /// Whether `e` is a nested entry (it has handlers), which goes when its last handler does.
+    fn nested_entry(&self, e: &Value) -> bool {
+        matches!(self.layout, Layout::Nested { .. }) && e.get("hooks").is_some()
+    }
+}
+
+/// Whether `v[key]` is an empty array.
+fn is_empty_at(v: &Value, key: &str) -> bool {
+    v.get(key)
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty)
+}
+
+/// Every agent whose hooks we install.
+pub fn all() -> [&'static AgentHooks; 1] {
+    [&super::claude_code::HOOKS]
+}
+
+/// The agent named `name` on our command line.
+pub fn by_name(name: &str) -> Option<&'static AgentHooks> {
+    all().into_iter().find(|a| a.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claude() -> &'static AgentHooks {
+        by_name("claude-code").unwrap()
+    }
+
+    const USERS: &str = r#"{
+    "permissions": {"allow": ["Bash(ls)"]},
+    "hooks": {
+        "PostToolUse": [
+            {"matcher": "Write", "hooks": [{"type": "command", "command": "./lint.sh"}]}
+        ]
+    },
+    "model": "opus"
+}
+"#;
+
+    #[test]
+    fn ours_go_in_once_and_come_out_exactly() {
+        let a = claude();
+        let Edit::Write(with) = a.install(Some(USERS)).unwrap() else {
+            panic!("nothing written");
+        };
+        assert_eq!(a.wiring(Some(&with)), Wiring::Wired);
+        assert_eq!(a.wiring(Some(USERS)), Wiring::NotWired);
+        assert_eq!(a.install(Some(&with)).unwrap(), Edit::Unchanged);
+        let v: Value = serde_json::from_str(&with).unwrap();
+        let post = v["hooks"]["PostToolUse"].as_array().unwrap();
+        assert_eq!(post.len(), 2, "the user's entry first, ours after: {with}");
+        assert_eq!(post[0]["hooks"][0]["command"], "./lint.sh");
+        assert!(with.starts_with("{\n    \"permissions\""), "{with}");
+        let Edit::Write(without) = a.uninstall(&with).unwrap() else {
+            panic!("nothing removed");
+        };
+        assert_eq!(
+            serde_json::from_str::<Value>(&without).unwrap(),
+            serde_json::from_str::<Value>(USERS).unwrap()
+        );
+        assert_eq!(a.uninstall(&without).unwrap(), Edit::Unchanged);
+        // A file we made alone goes whole.
+        let Edit::Write(made) = a.install(None).unwrap() else {
+            panic!()
+        };
+        assert_eq!(a.uninstall(&made).unwrap(), Edit::Remove);
+    }
+}

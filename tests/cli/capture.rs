@@ -1,0 +1,410 @@
+//! Capture (docs/agents.md): `enable --agent` writes an agent's own hook configuration, and the
+//! agent's hooks record its sessions with no glue. A Claude Code session is played as Claude Code
+//! plays it: each hook runs the command our configuration names, through `sh -c`, in the work
+//! tree, with the payload Claude Code sends on stdin, while the transcript grows line by line in
+//! Claude Code's format (the lines of `tests/fixtures/transcripts/claude-code.jsonl`, from real
+//! sessions), and the agent commits by itself before its turn ends.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command as StdCommand, Output, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::commit_hooks::{commit_in, the_trailer};
+use crate::env::{output_text, parse_json, path_str, path_with_bins, stderr, Store, TestEnv};
+
+const SID: &str = "7f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f";
+
+/// A Claude Code session in the test repository: its transcript file and the commands our
+/// configuration of `.claude/settings.json` runs for each event.
+struct Session<'e> {
+    env: &'e TestEnv,
+    transcript: PathBuf,
+    commands: Value,
+    line: usize,
+}
+
+impl<'e> Session<'e> {
+    fn start(env: &'e TestEnv) -> Session<'e> {
+        let settings: Value = serde_json::from_slice(
+            &std::fs::read(env.repo().join(".claude/settings.json")).expect("enable wrote it"),
+        )
+        .unwrap();
+        let dir = env
+            .root()
+            .join("home/.claude/projects")
+            .join(path_str(env.repo()).replace('/', "-"));
+        std::fs::create_dir_all(&dir).unwrap();
+        Session {
+            env,
+            transcript: dir.join(format!("{SID}.jsonl")),
+            commands: settings["hooks"].clone(),
+            line: 0,
+        }
+    }
+
+    /// Appends one transcript entry of Claude Code's shape.
+    fn append(&mut self, entry: Value) {
+        self.line += 1;
+        let mut e = entry;
+        e["uuid"] = json!(format!("e{}", self.line));
+        e["sessionId"] = json!(SID);
+        e["timestamp"] = json!(format!("2026-04-20T07:18:{:02}.000Z", self.line));
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.transcript)
+            .unwrap();
+        writeln!(f, "{e}").unwrap();
+    }
+
+    fn prompt(&mut self, text: &str) {
+        self.append(json!({"type": "user", "message": {"role": "user", "content": text}}));
+    }
+
+    fn tool(&mut self, id: &str, name: &str, input: Value, usage_out: u64) {
+        self.append(json!({"type": "assistant", "message": {"id": format!("msg_{id}"), "type": "message", "role": "assistant", "model": "claude-opus-4-7",
+            "content": [{"type": "tool_use", "id": id, "name": name, "input": input}],
+            "usage": {"input_tokens": 3, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 1000, "output_tokens": usage_out}}}));
+    }
+
+    fn result(&mut self, id: &str, text: &str) {
+        self.append(json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": id, "content": text}]}}));
+    }
+
+    fn reply(&mut self, text: &str) {
+        self.append(json!({"type": "assistant", "message": {"id": format!("msg_r{}", self.line), "type": "message", "role": "assistant", "model": "claude-opus-4-7",
+            "content": [{"type": "text", "text": text}],
+            "usage": {"input_tokens": 1, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 1200, "output_tokens": 4}}}));
+    }
+
+    /// Runs every hook command our configuration names for `event`, as Claude Code does: through
+    /// `sh -c`, in the work tree, the payload on stdin; asserts each prints nothing on stdout
+    /// and exits 0.
+    fn hook(&self, event: &str, extra: Value) -> Vec<Output> {
+        let mut payload = json!({
+            "session_id": SID,
+            "transcript_path": path_str(&self.transcript),
+            "cwd": path_str(self.env.repo()),
+            "hook_event_name": event,
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            payload[k] = v.clone();
+        }
+        let entries = self.commands[event].as_array().expect("our event is wired");
+        let mut outs = Vec::new();
+        for entry in entries {
+            for handler in entry["hooks"].as_array().unwrap() {
+                let command = handler["command"].as_str().unwrap();
+                let out = run_hook_command(self.env, command, &payload.to_string());
+                assert_eq!(out.status.code(), Some(0), "{event}: {}", output_text(&out));
+                assert!(
+                    out.stdout.is_empty(),
+                    "{event}: stdout {}",
+                    output_text(&out)
+                );
+                outs.push(out);
+            }
+        }
+        outs
+    }
+
+    /// The agent writes `file` (Write tool) and its PostToolUse hook runs.
+    fn write_file(&mut self, id: &str, file: &str, content: &str) {
+        let path = self.env.repo().join(file);
+        self.tool(
+            id,
+            "Write",
+            json!({"file_path": path_str(&path), "content": content}),
+            120,
+        );
+        std::fs::write(&path, content).unwrap();
+        self.result(id, "File created successfully");
+        self.hook("PostToolUse", json!({"tool_name": "Write", "tool_input": {"file_path": path_str(&path)}, "tool_response": {"success": true}}));
+    }
+}
+
+/// `sh -c <command>` in the test repository with our binaries on PATH and `payload` on stdin.
+fn run_hook_command(env: &TestEnv, command: &str, payload: &str) -> Output {
+    let git = env.git_command_in(env.repo(), &[]);
+    let mut sh = StdCommand::new("sh");
+    for (k, v) in git.get_envs() {
+        match v {
+            Some(v) => sh.env(k, v),
+            None => sh.env_remove(k),
+        };
+    }
+    let mut child = sh
+        .current_dir(env.repo())
+        .env("PATH", path_with_bins())
+        .args(["-c", command])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// The prompts a checkpoint's first session stored.
+fn prompts_of(env: &TestEnv, id: &str) -> String {
+    env.blob_text(Store::Refs, id, "0/prompt.txt")
+}
+
+#[test]
+fn a_claude_code_session_is_recorded_with_no_glue_and_the_agents_own_commit_is_linked() {
+    let env = TestEnv::new();
+    let origin = env.bare_remote("origin");
+    env.git(&["push", "-q", "origin", "main"]);
+    let out = env.run_primary_in(None, env.repo(), &["enable", "--agent", "claude-code"]);
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("agent claude-code: our hooks in .claude/settings.json"),
+        "{}",
+        output_text(&out)
+    );
+    let mut s = Session::start(&env);
+    s.hook("SessionStart", json!({"source": "startup"}));
+
+    // Prompt 1: the agent writes a file and commits it itself, before its turn ends.
+    s.prompt("write the notes file");
+    s.hook(
+        "UserPromptSubmit",
+        json!({"prompt": "write the notes file"}),
+    );
+    s.write_file("toolu_1", "notes.txt", "notes written by claude\n");
+    s.tool(
+        "toolu_2",
+        "Bash",
+        json!({"command": "git add notes.txt && git commit -m 'Add notes'"}),
+        40,
+    );
+    env.git(&["add", "notes.txt"]);
+    let agents_commit = env.git_hooked_ok(None, env.repo(), &["commit", "-q", "-m", "Add notes"]);
+    assert!(!agents_commit.contains("warning"), "{agents_commit}");
+    let first_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    s.result("toolu_2", "[main 1234567] Add notes");
+    s.hook("PostToolUse", json!({"tool_name": "Bash"}));
+    s.reply("Done.");
+    s.hook("Stop", json!({"stop_hook_active": false}));
+
+    // Prompt 2: another file; the user commits it.
+    s.prompt("now add a second file");
+    s.hook(
+        "UserPromptSubmit",
+        json!({"prompt": "now add a second file"}),
+    );
+    s.write_file("toolu_3", "second.txt", "second file\n");
+    s.reply("Added.");
+    s.hook("Stop", json!({"stop_hook_active": false}));
+    let (second_commit, _) = commit_in(&env, env.repo(), None, "second.txt", "Add second");
+    s.hook("SessionEnd", json!({"reason": "exit"}));
+
+    // Each commit links its own checkpoint, with its own prompt and file, read back from git.
+    let first = the_trailer(&env, &first_commit);
+    let second = the_trailer(&env, &second_commit);
+    assert_ne!(first, second);
+    assert_eq!(prompts_of(&env, &first), "write the notes file");
+    assert_eq!(prompts_of(&env, &second), "now add a second file");
+    let meta = env.json(Store::Refs, &first, "0/metadata.json");
+    assert_eq!(meta["agent"], json!("Claude Code"), "{meta}");
+    assert_eq!(meta["files_touched"], json!(["notes.txt"]), "{meta}");
+    let meta2 = env.json(Store::Refs, &second, "0/metadata.json");
+    assert_eq!(meta2["files_touched"], json!(["second.txt"]), "{meta2}");
+    // Token usage is the transcript's, counted once: the first checkpoint's lines are those up
+    // to the commit (the Write and the Bash calls: 120 + 40 out), the second's what came after
+    // (the first turn's closing reply, the second Write and its reply: 4 + 120 + 4).
+    assert_eq!(meta["token_usage"]["output_tokens"], json!(160), "{meta}");
+    assert_eq!(meta2["token_usage"]["output_tokens"], json!(128), "{meta2}");
+    let transcript = env.blob_text(Store::Refs, &first, "0/full.jsonl");
+    assert!(
+        transcript.contains("git add notes.txt && git commit"),
+        "the commit's own call is in: {transcript}"
+    );
+
+    // Pushed with the code, a teammate's fresh clone reads both.
+    env.git_hooked_ok(None, env.repo(), &["push", "-q", "origin", "main"]);
+    let teammate = env.clone_of(&origin, "teammate", &[]);
+    let shown = env.ok_primary_in(None, &teammate, &["show", &first_commit, "--json"]);
+    let v = parse_json(shown.as_bytes());
+    assert_eq!(v["checkpoint_id"], json!(first), "{v}");
+    assert_eq!(v["summary"]["files_touched"], json!(["notes.txt"]), "{v}");
+    let prompt = env.ok_primary_in(None, &teammate, &["cat", &first, "0/prompt.txt"]);
+    assert_eq!(prompt, "write the notes file");
+
+    // Nothing is left staged but the session, which stays (no work of it uncommitted).
+    let status = env.ok_primary_in(None, env.repo(), &["status", "--json"]);
+    let v = parse_json(status.as_bytes());
+    assert_eq!(
+        v["agents"],
+        json!([{"agent": "claude-code", "file": ".claude/settings.json", "state": "wired"}])
+    );
+    assert_eq!(v["agent_hook_failure"], Value::Null);
+}
+
+/// A hook never disturbs the agent: bad input, an unknown agent, no repository — exit 0,
+/// nothing on stdout, one line on stderr, and `status` shows the failure until a hook of that
+/// agent succeeds.
+#[test]
+fn an_agent_hook_never_disturbs_the_agent() {
+    let env = TestEnv::new();
+    env.ok_primary_in(None, env.repo(), &["enable", "--agent", "claude-code"]);
+    let command = "git entire-checkpoint agent-hook claude-code Stop";
+    for payload in [
+        "not json",
+        "[1]",
+        r#"{"session_id": "../escape"}"#,
+        r#"{"cwd": "/"}"#,
+    ] {
+        let out = run_hook_command(&env, command, payload);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{payload}: {}",
+            output_text(&out)
+        );
+        assert!(out.stdout.is_empty(), "{payload}: {}", output_text(&out));
+        assert_eq!(
+            stderr(&out).lines().count(),
+            1,
+            "{payload}: one line: {}",
+            output_text(&out)
+        );
+    }
+    let out = run_hook_command(
+        &env,
+        "git entire-checkpoint agent-hook no-such-agent Stop",
+        "{}",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    assert!(out.stdout.is_empty());
+    let status = env.ok_primary_in(None, env.repo(), &["status"]);
+    assert!(
+        status.contains("warning  the claude-code hook Stop failed"),
+        "{status}"
+    );
+    let transcript = env.input_file(
+        "t.jsonl",
+        b"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
+    );
+    let ok = json!({"session_id": "s-1", "transcript_path": path_str(&transcript), "cwd": path_str(env.repo())});
+    let out = run_hook_command(&env, command, &ok.to_string());
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "{}",
+        output_text(&out)
+    );
+    let status = env.ok_primary_in(None, env.repo(), &["status"]);
+    assert!(!status.contains("failed"), "{status}");
+    let staged = env.ok_primary_in(None, env.repo(), &["session", "list", "--json"]);
+    assert!(staged.contains("s-1"), "{staged}");
+}
+
+/// `enable --agent` merges into the user's file: their hooks, keys and order kept, ours added
+/// once; `disable --agent` gives the file back byte for byte, and a file we made goes.
+#[test]
+fn enable_agent_merges_into_the_users_file_and_disable_gives_it_back() {
+    let env = TestEnv::new();
+    let users = "{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"PostToolUse\": [\n            {\"matcher\": \"Edit\", \"hooks\": [{\"type\": \"command\", \"command\": \"./fmt.sh\"}]}\n        ]\n    },\n    \"permissions\": {\"allow\": [\"Bash(ls)\"]}\n}\n";
+    env.write_file(".claude/settings.json", users.as_bytes());
+    env.ok_primary_in(None, env.repo(), &["enable", "--agent", "claude-code"]);
+    let with = std::fs::read_to_string(env.repo().join(".claude/settings.json")).unwrap();
+    let v: Value = serde_json::from_str(&with).unwrap();
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["model", "hooks", "permissions"], "{with}");
+    assert_eq!(
+        v["hooks"]["PostToolUse"][0]["hooks"][0]["command"],
+        json!("./fmt.sh")
+    );
+    assert_eq!(v["hooks"]["PostToolUse"].as_array().unwrap().len(), 2);
+    assert!(
+        with.contains("\n    \"model\""),
+        "the file's indentation: {with}"
+    );
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PostToolUse",
+        "Stop",
+        "SubagentStop",
+        "SessionEnd",
+    ] {
+        assert!(
+            v["hooks"][event]
+                .to_string()
+                .contains("git entire-checkpoint agent-hook claude-code"),
+            "{event}: {with}"
+        );
+    }
+    // Idempotent.
+    let again = env.run_primary_in(None, env.repo(), &["enable", "--agent", "claude-code"]);
+    assert!(
+        !String::from_utf8_lossy(&again.stdout).contains("agent claude-code"),
+        "{}",
+        output_text(&again)
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join(".claude/settings.json")).unwrap(),
+        with
+    );
+    // disable --agent: the file as it was, and nothing else changes (our git hooks stay).
+    let out = env.ok_primary_in(None, env.repo(), &["disable", "--agent", "claude-code"]);
+    assert!(
+        out.contains("agent claude-code: our hooks taken out of .claude/settings.json"),
+        "{out}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join(".claude/settings.json")).unwrap(),
+        users
+    );
+    assert!(env
+        .ok_primary_in(None, env.repo(), &["hooks", "status"])
+        .contains("installed"));
+    // --local writes the local file, which a plain disable takes away whole.
+    env.ok_primary_in(
+        None,
+        env.repo(),
+        &["enable", "--local", "--agent", "claude-code"],
+    );
+    assert!(env.repo().join(".claude/settings.local.json").is_file());
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join(".claude/settings.json")).unwrap(),
+        users
+    );
+    env.ok_primary_in(None, env.repo(), &["disable"]);
+    assert!(!env.repo().join(".claude/settings.local.json").exists());
+}
+
+/// Bad input changes nothing: an unknown agent (usage error), a configuration that does not
+/// parse, and one behind a symbolic link that came with a clone.
+#[test]
+fn enable_agent_refuses_bad_input_and_changes_nothing() {
+    let env = TestEnv::new();
+    let refused = |agent: &str, code: i32, says: &str| {
+        let out = env.run_primary_in(None, env.repo(), &["enable", "--agent", agent]);
+        assert_eq!(out.status.code(), Some(code), "{}", output_text(&out));
+        assert!(stderr(&out).contains(says), "{}", output_text(&out));
+        assert!(!env.repo().join(".entire").exists(), "nothing changed");
+    };
+    refused("no-such-agent", 2, "unknown agent \"no-such-agent\"");
+    env.write_file(".claude/settings.json", b"{\"hooks\": ,}");
+    refused(
+        "claude-code",
+        1,
+        ".claude/settings.json: it is not valid JSON",
+    );
+    std::fs::remove_file(env.repo().join(".claude/settings.json")).unwrap();
+    let outside = env.root().join("outside.json");
+    std::fs::write(&outside, "{}").unwrap();
+    std::os::unix::fs::symlink(&outside, env.repo().join(".claude/settings.json")).unwrap();
+    refused("claude-code", 1, "is a symbolic link");
+    assert_eq!(std::fs::read_to_string(&outside).unwrap(), "{}");
+}
