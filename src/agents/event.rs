@@ -76,6 +76,14 @@ pub struct PayloadKeys {
 }
 
 impl PayloadKeys {
+    /// The keys of Claude Code's payloads, which Codex, Droid and Gemini CLI share.
+    pub const SNAKE_CASE: PayloadKeys = PayloadKeys {
+        session: &["/session_id"],
+        transcript: &["/transcript_path"],
+        cwd: &["/cwd"],
+        prompt: &["/prompt"],
+    };
+
     /// Reads the event `kind` from `payload` (the bytes the agent wrote on the hook's stdin).
     pub fn read(&self, kind: EventKind, payload: &[u8]) -> Result<HookEvent, PayloadError> {
         let v: Value =

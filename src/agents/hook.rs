@@ -13,6 +13,40 @@ use super::id::TranscriptFormat;
 /// The command every hook of ours runs, before the agent's name and the event's.
 pub const COMMAND: &str = "git entire-checkpoint agent-hook";
 
+/// Claude Code's events, whose names and meaning Codex and Droid share.
+pub(crate) const CLAUDE_SHAPED_EVENTS: [EventSpec; 6] = [
+    EventSpec {
+        name: "SessionStart",
+        kind: EventKind::SessionStart,
+        matcher: None,
+    },
+    EventSpec {
+        name: "UserPromptSubmit",
+        kind: EventKind::Prompt,
+        matcher: None,
+    },
+    EventSpec {
+        name: "PostToolUse",
+        kind: EventKind::ToolUsed,
+        matcher: Some("*"),
+    },
+    EventSpec {
+        name: "Stop",
+        kind: EventKind::TurnEnd,
+        matcher: None,
+    },
+    EventSpec {
+        name: "SubagentStop",
+        kind: EventKind::SubagentEnd,
+        matcher: None,
+    },
+    EventSpec {
+        name: "SessionEnd",
+        kind: EventKind::SessionEnd,
+        matcher: None,
+    },
+];
+
 /// How an agent's hook configuration is laid out.
 #[derive(Debug, Clone, Copy)]
 pub enum Layout {
@@ -268,8 +302,15 @@ fn is_empty_at(v: &Value, key: &str) -> bool {
 }
 
 /// Every agent whose hooks we install.
-pub fn all() -> [&'static AgentHooks; 1] {
-    [&super::claude_code::HOOKS]
+pub fn all() -> [&'static AgentHooks; 6] {
+    [
+        &super::claude_code::HOOKS,
+        &super::codex::HOOKS,
+        &super::gemini::HOOKS,
+        &super::cursor::HOOKS,
+        &super::copilot::HOOKS,
+        &super::droid::HOOKS,
+    ]
 }
 
 /// The agent named `name` on our command line.

@@ -408,3 +408,203 @@ fn enable_agent_refuses_bad_input_and_changes_nothing() {
     refused("claude-code", 1, "is a symbolic link");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "{}");
 }
+
+/// The command our configuration of `file` runs for `event` of `agent` (wherever the agent's
+/// layout keeps it: `command`, or Copilot CLI's `bash`).
+fn configured_command(env: &TestEnv, file: &str, agent: &str, event: &str) -> String {
+    fn find(v: &Value, want: &str, out: &mut Option<String>) {
+        match v {
+            Value::String(s) if s == want => *out = Some(s.clone()),
+            Value::Array(a) => a.iter().for_each(|x| find(x, want, out)),
+            Value::Object(m) => m.values().for_each(|x| find(x, want, out)),
+            _ => {}
+        }
+    }
+    let doc: Value =
+        serde_json::from_slice(&std::fs::read(env.repo().join(file)).unwrap()).unwrap();
+    let mut found = None;
+    find(
+        &doc,
+        &format!("git entire-checkpoint agent-hook {agent} {event}"),
+        &mut found,
+    );
+    found.unwrap_or_else(|| panic!("{file} runs nothing of ours on {event}: {doc}"))
+}
+
+/// One agent's hooks for the per-agent test: its name, its configuration file, the transcript
+/// fixture and the name its prompt and file use, its events (start, prompt, tool, turn end) and
+/// its payload for an event.
+struct Agent {
+    name: &'static str,
+    file: &'static str,
+    fixture: &'static str,
+    short: &'static str,
+    shown: &'static str,
+    events: [&'static str; 4],
+    payload: fn(sid: &str, transcript: &str, cwd: &str, event: &str, prompt: &str) -> Value,
+}
+
+fn snake_case(sid: &str, transcript: &str, cwd: &str, event: &str, prompt: &str) -> Value {
+    json!({"session_id": sid, "transcript_path": transcript, "cwd": cwd, "hook_event_name": event, "prompt": prompt})
+}
+
+const AGENTS: [Agent; 6] = [
+    Agent {
+        name: "claude-code",
+        file: ".claude/settings.json",
+        fixture: "claude-code.jsonl",
+        short: "claude",
+        shown: "Claude Code",
+        events: ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"],
+        payload: snake_case,
+    },
+    Agent {
+        name: "codex",
+        file: ".codex/hooks.json",
+        fixture: "codex.jsonl",
+        short: "codex",
+        shown: "Codex",
+        events: ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"],
+        payload: snake_case,
+    },
+    Agent {
+        name: "droid",
+        file: ".factory/settings.json",
+        fixture: "droid.jsonl",
+        short: "droid",
+        shown: "Factory AI Droid",
+        events: ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"],
+        payload: snake_case,
+    },
+    Agent {
+        name: "gemini",
+        file: ".gemini/settings.json",
+        fixture: "gemini-cli.json",
+        short: "gemini",
+        shown: "Gemini CLI",
+        events: ["SessionStart", "BeforeAgent", "AfterTool", "AfterAgent"],
+        payload: snake_case,
+    },
+    Agent {
+        name: "cursor",
+        file: ".cursor/hooks.json",
+        fixture: "cursor.jsonl",
+        short: "cursor",
+        shown: "Cursor",
+        events: [
+            "sessionStart",
+            "beforeSubmitPrompt",
+            "afterFileEdit",
+            "stop",
+        ],
+        payload: |sid, transcript, cwd, event, prompt| {
+            json!({"conversation_id": sid, "generation_id": "g-1", "hook_event_name": event,
+                "workspace_roots": [cwd], "transcript_path": transcript, "prompt": prompt})
+        },
+    },
+    Agent {
+        name: "copilot",
+        file: ".github/hooks/entire-checkpoints.json",
+        fixture: "copilot-cli.jsonl",
+        short: "copilot",
+        shown: "Copilot CLI",
+        events: [
+            "sessionStart",
+            "userPromptSubmitted",
+            "postToolUse",
+            "agentStop",
+        ],
+        // Copilot CLI names the transcript only when a turn ends.
+        payload: |sid, transcript, cwd, event, prompt| match event {
+            "agentStop" => {
+                json!({"sessionId": sid, "timestamp": 1, "cwd": cwd, "transcriptPath": transcript, "stopReason": "end_turn"})
+            }
+            _ => json!({"sessionId": sid, "timestamp": 1, "cwd": cwd, "prompt": prompt}),
+        },
+    },
+];
+
+/// Every agent: `enable --agent` wires it, and a session played through the commands it
+/// configured, in the agent's payload shape and transcript format, gives the user's commit a
+/// checkpoint with the agent, its prompt and its file; every hook prints nothing and exits 0.
+#[test]
+fn every_agent_is_captured_through_its_own_hooks() {
+    for a in &AGENTS {
+        let env = TestEnv::new();
+        let out = env.run_primary_in(None, env.repo(), &["enable", "--agent", a.name]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            a.name,
+            output_text(&out)
+        );
+        let fixture = std::fs::read_to_string(crate::env::transcript_fixture(a.fixture)).unwrap();
+        let transcript = env.input_file(
+            a.fixture,
+            fixture
+                .replace("/home/dev/proj", path_str(env.repo()))
+                .as_bytes(),
+        );
+        let sid = format!("{}-session-1", a.name);
+        let prompt = format!("write the {} notes file", a.short);
+        let fire = |event: &str| {
+            let command = configured_command(&env, a.file, a.name, event);
+            let payload = (a.payload)(
+                &sid,
+                path_str(&transcript),
+                path_str(env.repo()),
+                event,
+                &prompt,
+            );
+            let out = run_hook_command(&env, &command, &payload.to_string());
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "{} {event}: {}",
+                a.name,
+                output_text(&out)
+            );
+            assert!(
+                out.stdout.is_empty() && out.stderr.is_empty(),
+                "{} {event}: {}",
+                a.name,
+                output_text(&out)
+            );
+        };
+        for event in &a.events[..3] {
+            fire(event);
+        }
+        let (head, _) = commit_in(
+            &env,
+            env.repo(),
+            None,
+            &format!("agents/{}.txt", a.short),
+            "notes",
+        );
+        fire(a.events[3]);
+        let id = the_trailer(&env, &head);
+        assert_eq!(prompts_of(&env, &id), prompt, "{}", a.name);
+        let meta = env.json(Store::Refs, &id, "0/metadata.json");
+        assert_eq!(meta["agent"], json!(a.shown), "{}: {meta}", a.name);
+        assert_eq!(
+            meta["files_touched"],
+            json!([format!("agents/{}.txt", a.short)]),
+            "{}: {meta}",
+            a.name
+        );
+        let status = parse_json(
+            env.ok_primary_in(None, env.repo(), &["status", "--json"])
+                .as_bytes(),
+        );
+        assert_eq!(
+            status["agents"],
+            json!([{"agent": a.name, "file": a.file, "state": "wired"}]),
+            "{}",
+            a.name
+        );
+        // The staged session now holds the whole transcript, for the next commit.
+        let staged = env.ok_primary_in(None, env.repo(), &["session", "list", "--json"]);
+        assert!(staged.contains(&sid), "{}: {staged}", a.name);
+    }
+}

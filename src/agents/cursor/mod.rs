@@ -4,6 +4,9 @@
 //! `Edit`, `MultiEdit` or `search_replace`, the file in `input.path` (or `file_path`). Most
 //! Cursor transcripts keep only text: their sessions show prompts and no write.
 
+mod hooks;
+pub(crate) use hooks::HOOKS;
+
 use serde_json::Value;
 
 use super::id::TranscriptFormat;

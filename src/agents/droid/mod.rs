@@ -5,6 +5,9 @@
 //! named `Create`, `Write` (`input.content`), `Edit` (`input.new_string`), `MultiEdit` or
 //! `NotebookEdit`, the file in `input.file_path`.
 
+mod hooks;
+pub(crate) use hooks::HOOKS;
+
 use serde_json::Value;
 
 use super::id::TranscriptFormat;

@@ -7,6 +7,9 @@
 //! in `test-dir/` writes `test.txt`), while the result names the file written by its absolute
 //! path.
 
+mod hooks;
+pub(crate) use hooks::HOOKS;
+
 use serde_json::Value;
 
 use super::id::TranscriptFormat;

@@ -1,0 +1,20 @@
+//! Codex's hooks: `hooks` in `.codex/hooks.json`, laid out and named as Claude Code's (event,
+//! matcher, command handlers); the payload carries `session_id`, `transcript_path` (the rollout
+//! JSONL under `~/.codex/sessions/`), `cwd` and, for a prompt, `prompt` (docs/agents.md).
+
+use crate::agents::event::PayloadKeys;
+use crate::agents::hook::{AgentHooks, Layout, CLAUDE_SHAPED_EVENTS};
+use crate::agents::id::TranscriptFormat;
+
+/// Codex's hooks.
+pub(crate) static HOOKS: AgentHooks = AgentHooks {
+    name: "codex",
+    format: TranscriptFormat::Codex,
+    config: ".codex/hooks.json",
+    local_config: None,
+    layout: Layout::Nested { named: false },
+    events: &CLAUDE_SHAPED_EVENTS,
+    payload: PayloadKeys::SNAKE_CASE,
+    dir: ".codex",
+    binary: "codex",
+};
