@@ -19,31 +19,37 @@ pub(crate) const CLAUDE_SHAPED_EVENTS: [EventSpec; 6] = [
         name: "SessionStart",
         kind: EventKind::SessionStart,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "UserPromptSubmit",
         kind: EventKind::Prompt,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "PostToolUse",
         kind: EventKind::ToolUsed,
         matcher: Some("*"),
+        timeout: None,
     },
     EventSpec {
         name: "Stop",
         kind: EventKind::TurnEnd,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "SubagentStop",
         kind: EventKind::SubagentEnd,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "SessionEnd",
         kind: EventKind::SessionEnd,
         matcher: None,
+        timeout: Some(30),
     },
 ];
 
@@ -73,6 +79,9 @@ pub struct EventSpec {
     pub kind: EventKind,
     /// The matcher of its entry, for events of tools.
     pub matcher: Option<&'static str>,
+    /// The handler's `timeout` in the agent's unit, where its default is too short for what
+    /// the event does (Claude Code gives `SessionEnd` 1.5 s, and it reads the whole transcript).
+    pub timeout: Option<u32>,
 }
 
 /// An agent's hooks.
@@ -97,6 +106,11 @@ pub struct AgentHooks {
     pub dir: &'static str,
     /// Its command, which on `PATH` says the agent is installed (`enable --agent all`).
     pub binary: &'static str,
+    /// What the user must still do for the agent to run our hooks, said by `enable --agent`.
+    pub note: Option<&'static str>,
+    /// For an agent that keeps its sessions in a store of its own and names no transcript file
+    /// (OpenCode), its command whose `export <session ID>` prints the session's transcript.
+    pub export: Option<&'static str>,
 }
 
 /// What an edit of a configuration file comes to.
@@ -262,6 +276,9 @@ impl AgentHooks {
                 }
                 handler.insert("type".into(), json!("command"));
                 handler.insert("command".into(), json!(command));
+                if let Some(t) = event.timeout {
+                    handler.insert("timeout".into(), json!(t));
+                }
                 let mut entry = Map::new();
                 if let Some(m) = event.matcher {
                     entry.insert("matcher".into(), json!(m));
@@ -302,7 +319,7 @@ fn is_empty_at(v: &Value, key: &str) -> bool {
 }
 
 /// Every agent whose hooks we install.
-pub fn all() -> [&'static AgentHooks; 6] {
+pub fn all() -> [&'static AgentHooks; 7] {
     [
         &super::claude_code::HOOKS,
         &super::codex::HOOKS,
@@ -310,6 +327,7 @@ pub fn all() -> [&'static AgentHooks; 6] {
         &super::cursor::HOOKS,
         &super::copilot::HOOKS,
         &super::droid::HOOKS,
+        &super::opencode::HOOKS,
     ]
 }
 

@@ -57,6 +57,12 @@ pub(crate) fn document_format(doc: &Value) -> Option<TranscriptFormat> {
     claimed(&DOCUMENT_AGENTS, doc)
 }
 
+/// The document the JSON lines `text` come to, when they are the log of an agent that records
+/// its document that way (Gemini CLI since 0.60).
+pub(crate) fn replayed_document(text: &[u8]) -> Option<Value> {
+    super::gemini::replay(text)
+}
+
 /// The format of the first of `agents` that claims `v`.
 fn claimed(agents: &[Claim], v: &Value) -> Option<TranscriptFormat> {
     agents.iter().find(|(_, claims)| claims(v)).map(|(f, _)| *f)

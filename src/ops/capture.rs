@@ -180,8 +180,9 @@ pub fn record_event(
         path: p.display().to_string(),
         staged_len: 0,
     });
-    let read = match (&live, event.kind.stages_transcript()) {
-        (Some(live), true) => read_live(repo, &live.path)?,
+    let read = match (&live, event.kind.stages_transcript(), agent.export) {
+        (Some(live), true, _) => read_live(repo, &live.path)?,
+        (None, true, Some(program)) => exported(repo, program, &sid)?,
         _ => None,
     };
     let staged_transcript = read.is_some();
@@ -227,19 +228,85 @@ impl LiveRead {
             }
         }
         let len = self.bytes.len() as u64;
+        // The transcript says which agent wrote it: another agent may run this one's hooks
+        // (Cursor and Copilot CLI run Claude Code's).
+        let format = match writes.format {
+            crate::agents::TranscriptFormat::Unknown => agent.format,
+            format => format,
+        };
         Record {
             transcript: Some(self.bytes),
             prompts: writes.prompts.into_iter().map(|p| p.text).collect(),
             prompts_complete: true,
             files_touched: files,
-            agent: Some(agent.format.agent().to_owned()),
-            live_transcript: Some(LiveTranscript {
+            agent: Some(format.agent().to_owned()),
+            // An export has no file to read again at a commit.
+            live_transcript: (!self.path.is_empty()).then_some(LiveTranscript {
                 path: self.path,
                 staged_len: len,
             }),
             ..Record::default()
         }
     }
+}
+
+/// How long an agent's export of a session may take.
+const EXPORT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// The transcript of session `sid` as the agent's `program export <sid>` prints it (OpenCode
+/// keeps sessions in a store of its own), at most the read cap; `None` when it fails (the
+/// session is then staged without it, and the failure said once on stderr by the caller). A
+/// session ID that could be read as an option is not passed.
+fn exported(repo: &Repo, program: &str, sid: &SessionId) -> Result<Option<LiveRead>, CaptureError> {
+    if sid.as_str().starts_with('-') {
+        return Ok(None);
+    }
+    let failed = |source| CaptureError::Transcript {
+        path: format!("{program} export {sid}"),
+        source,
+    };
+    let mut child = std::process::Command::new(program)
+        .args(["export", sid.as_str()])
+        .current_dir(repo.workdir().unwrap_or(repo.git_dir()))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(failed)?;
+    let stdout = child.stdout.take().expect("piped");
+    let cap = repo.settings().limits().blob_bytes;
+    let reader = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        stdout.take(cap).read_to_end(&mut bytes).map(|_| bytes)
+    });
+    let deadline = std::time::Instant::now() + EXPORT_DEADLINE;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(failed)? {
+            break status;
+        }
+        if std::time::Instant::now() >= deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(failed(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "it did not finish in 60 s",
+            )));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let bytes = reader
+        .join()
+        .unwrap_or_else(|_| Ok(Vec::new()))
+        .map_err(failed)?;
+    if !status.success() {
+        return Err(failed(std::io::Error::other(format!(
+            "it exited with {status}"
+        ))));
+    }
+    Ok(Some(LiveRead {
+        path: String::new(),
+        bytes,
+    }))
 }
 
 /// `file` (as a tool call names it) relative to the work tree `root` (or its real path), when

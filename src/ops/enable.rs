@@ -221,6 +221,7 @@ pub fn enable(repo: &Repo, options: EnableOptions) -> Result<Enabled, EnableErro
     for p in planned {
         changes.push(agent_change(agent_hooks::apply(repo, p)?));
     }
+    warnings.extend(agents.iter().filter_map(|a| a.note).map(str::to_owned));
 
     let wanted = options.store.unwrap_or(StoreKind::GitRefs);
     let in_target = target

@@ -127,6 +127,16 @@ impl<'e> Session<'e> {
 
 /// `sh -c <command>` in the test repository with our binaries on PATH and `payload` on stdin.
 fn run_hook_command(env: &TestEnv, command: &str, payload: &str) -> Output {
+    run_hook_command_with_path(env, command, payload, &path_with_bins())
+}
+
+/// [`run_hook_command`] with `path` as PATH.
+fn run_hook_command_with_path(
+    env: &TestEnv,
+    command: &str,
+    payload: &str,
+    path: &std::ffi::OsStr,
+) -> Output {
     let git = env.git_command_in(env.repo(), &[]);
     let mut sh = StdCommand::new("sh");
     for (k, v) in git.get_envs() {
@@ -137,7 +147,7 @@ fn run_hook_command(env: &TestEnv, command: &str, payload: &str) -> Output {
     }
     let mut child = sh
         .current_dir(env.repo())
-        .env("PATH", path_with_bins())
+        .env("PATH", path)
         .args(["-c", command])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -607,4 +617,75 @@ fn every_agent_is_captured_through_its_own_hooks() {
         let staged = env.ok_primary_in(None, env.repo(), &["session", "list", "--json"]);
         assert!(staged.contains(&sid), "{}: {staged}", a.name);
     }
+}
+
+/// OpenCode has no hook commands: `enable --agent opencode` writes a plugin of ours that runs our
+/// command, and the session is read with `opencode export <session>` (a stand-in for the agent's
+/// command here, printing a session in OpenCode's export format).
+#[test]
+fn opencode_is_captured_through_our_plugin_and_its_export() {
+    let env = TestEnv::new();
+    let out = env.run_primary_in(None, env.repo(), &["enable", "--agent", "opencode"]);
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    let plugin =
+        std::fs::read_to_string(env.repo().join(".opencode/plugins/entire-checkpoints.ts"))
+            .unwrap();
+    assert!(
+        plugin.contains("git entire-checkpoint agent-hook opencode ${event}"),
+        "{plugin}"
+    );
+    let sid = "ses_5a1b2c3d4e5fXyZ9kLmN0pQrSt";
+    let export = std::fs::read_to_string(crate::env::transcript_fixture("opencode.json"))
+        .unwrap()
+        .replace("/home/dev/proj", path_str(env.repo()));
+    let exported = env.input_file("export.json", export.as_bytes());
+    let fake = env.root().join("fake-bin");
+    crate::env::write_executable(
+        &fake.join("opencode"),
+        &format!(
+            "#!/bin/sh\n[ \"$1\" = export ] && [ \"$2\" = {sid} ] && exec cat '{}'\nexit 1\n",
+            path_str(&exported)
+        ),
+    );
+    let mut path = fake.clone().into_os_string();
+    path.push(":");
+    path.push(path_with_bins());
+    let fire = |event: &str, extra: Value| {
+        let mut payload =
+            json!({"hook_event_name": event, "cwd": path_str(env.repo()), "session_id": sid});
+        for (k, v) in extra.as_object().unwrap() {
+            payload[k] = v.clone();
+        }
+        let command = format!("git entire-checkpoint agent-hook opencode {event}");
+        let out = run_hook_command_with_path(&env, &command, &payload.to_string(), &path);
+        assert_eq!(out.status.code(), Some(0), "{event}: {}", output_text(&out));
+        assert!(
+            out.stdout.is_empty() && out.stderr.is_empty(),
+            "{event}: {}",
+            output_text(&out)
+        );
+    };
+    fire("session.created", json!({}));
+    fire(
+        "chat.message",
+        json!({"prompt": "write the opencode notes file"}),
+    );
+    fire("tool.execute.after", json!({"tool": "write"}));
+    fire("session.idle", json!({}));
+    let (head, _) = commit_in(&env, env.repo(), None, "agents/opencode.txt", "notes");
+    let id = the_trailer(&env, &head);
+    assert_eq!(prompts_of(&env, &id), "write the opencode notes file");
+    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    assert_eq!(meta["agent"], json!("OpenCode"), "{meta}");
+    assert_eq!(
+        meta["files_touched"],
+        json!(["agents/opencode.txt"]),
+        "{meta}"
+    );
+    let stored = env.blob_text(Store::Refs, &id, "0/full.jsonl");
+    assert_eq!(
+        serde_json::from_str::<Value>(&stored).unwrap(),
+        serde_json::from_str::<Value>(&export).unwrap(),
+        "the export is the transcript"
+    );
 }

@@ -18,4 +18,6 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
     payload: PayloadKeys::SNAKE_CASE,
     dir: ".claude",
     binary: "claude",
+    note: None,
+    export: None,
 };

@@ -17,4 +17,8 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
     payload: PayloadKeys::SNAKE_CASE,
     dir: ".codex",
     binary: "codex",
+    note: Some(
+        "Codex runs a repository's hooks only once you trust them: start codex in this repository and approve them under /hooks (codex exec skips them unless given --dangerously-bypass-hook-trust)",
+    ),
+    export: None,
 };

@@ -16,31 +16,37 @@ const EVENTS: [EventSpec; 6] = [
         name: "sessionStart",
         kind: EventKind::SessionStart,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "userPromptSubmitted",
         kind: EventKind::Prompt,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "postToolUse",
         kind: EventKind::ToolUsed,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "agentStop",
         kind: EventKind::TurnEnd,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "subagentStop",
         kind: EventKind::SubagentEnd,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "sessionEnd",
         kind: EventKind::SessionEnd,
         matcher: None,
+        timeout: None,
     },
 ];
 
@@ -76,4 +82,6 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
     },
     dir: ".github/hooks",
     binary: "copilot",
+    note: None,
+    export: None,
 };

@@ -13,26 +13,31 @@ const EVENTS: [EventSpec; 5] = [
         name: "sessionStart",
         kind: EventKind::SessionStart,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "beforeSubmitPrompt",
         kind: EventKind::Prompt,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "afterFileEdit",
         kind: EventKind::ToolUsed,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "stop",
         kind: EventKind::TurnEnd,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "sessionEnd",
         kind: EventKind::SessionEnd,
         matcher: None,
+        timeout: None,
     },
 ];
 
@@ -52,4 +57,6 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
     },
     dir: ".cursor",
     binary: "cursor-agent",
+    note: None,
+    export: None,
 };

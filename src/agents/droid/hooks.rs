@@ -17,4 +17,6 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
     payload: PayloadKeys::SNAKE_CASE,
     dir: ".factory",
     binary: "droid",
+    note: None,
+    export: None,
 };

@@ -13,26 +13,31 @@ const EVENTS: [EventSpec; 5] = [
         name: "SessionStart",
         kind: EventKind::SessionStart,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "BeforeAgent",
         kind: EventKind::Prompt,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "AfterTool",
         kind: EventKind::ToolUsed,
         matcher: Some("*"),
+        timeout: None,
     },
     EventSpec {
         name: "AfterAgent",
         kind: EventKind::TurnEnd,
         matcher: None,
+        timeout: None,
     },
     EventSpec {
         name: "SessionEnd",
         kind: EventKind::SessionEnd,
         matcher: None,
+        timeout: None,
     },
 ];
 
@@ -47,4 +52,6 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
     payload: PayloadKeys::SNAKE_CASE,
     dir: ".gemini",
     binary: "gemini",
+    note: None,
+    export: None,
 };

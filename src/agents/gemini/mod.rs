@@ -6,6 +6,13 @@
 //! to the directory Gemini CLI ran in, which may be below the top of the repository (a session
 //! in `test-dir/` writes `test.txt`), while the result names the file written by its absolute
 //! path.
+//!
+//! Since 0.60 Gemini CLI records a session as JSON lines instead: a first line of the session's
+//! metadata (`sessionId`, `projectHash`, `startTime`, `kind`), then records appended as the
+//! session goes: a message (by `id`; one recorded again replaces the earlier, in its place), a
+//! metadata update (`{"$set": {...}}`, whose `messages` replace them all), a rewind
+//! (`{"$rewindTo": "<id>"}` drops that message and every later one). [`replay`] plays them back
+//! into the document older versions wrote, which is read as before.
 
 mod hooks;
 pub(crate) use hooks::HOOKS;
@@ -17,6 +24,62 @@ use super::turns::json::{int, str_at, text_of};
 use super::turns::{Turns, Unit};
 use super::{TranscriptReader, Usage};
 use crate::model::documents::TokenUsage;
+
+/// The document a Gemini CLI session recorded as JSON lines (`text`) comes to, when its first
+/// line is such a session's metadata; records that do not parse are skipped.
+pub(crate) fn replay(text: &[u8]) -> Option<Value> {
+    let mut lines = text
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.trim_ascii().is_empty());
+    let Value::Object(mut doc) = serde_json::from_slice(lines.next()?).ok()? else {
+        return None;
+    };
+    // Its metadata, not an entry of another agent's JSON lines (Claude Code's carry `sessionId`
+    // too).
+    let header = ["sessionId", "projectHash", "startTime"]
+        .iter()
+        .all(|k| doc.contains_key(*k))
+        && !doc.contains_key("messages")
+        && !doc.contains_key("type");
+    if !header {
+        return None;
+    }
+    let mut messages: Vec<Value> = Vec::new();
+    let id_of = |m: &Value| m.get("id").and_then(Value::as_str).map(str::to_owned);
+    for line in lines {
+        let Ok(Value::Object(record)) = serde_json::from_slice::<Value>(line) else {
+            continue;
+        };
+        if let Some(to) = record.get("$rewindTo").and_then(Value::as_str) {
+            let at = messages
+                .iter()
+                .position(|m| id_of(m).as_deref() == Some(to));
+            messages.truncate(at.unwrap_or(0));
+        } else if let Some(Value::Object(set)) = record.get("$set") {
+            for (k, v) in set {
+                match (k.as_str(), v) {
+                    ("messages", Value::Array(all)) => messages = all.clone(),
+                    _ => {
+                        doc.insert(k.clone(), v.clone());
+                    }
+                }
+            }
+        } else if let Some(id) = id_of(&Value::Object(record.clone())) {
+            let record = Value::Object(record);
+            match messages
+                .iter()
+                .position(|m| id_of(m).as_deref() == Some(&id))
+            {
+                Some(at) => messages[at] = record,
+                None => messages.push(record),
+            }
+        } else {
+            doc.extend(record);
+        }
+    }
+    doc.insert("messages".into(), Value::Array(messages));
+    Some(Value::Object(doc))
+}
 
 /// Gemini CLI's transcript reader.
 pub(crate) struct GeminiCli;
@@ -146,6 +209,33 @@ mod tests {
   ]
 }
 "#;
+
+    /// The JSON lines of 0.60 and later: messages recorded again replace the earlier ones in
+    /// their place, a rewind drops what came after, and what is left reads as the document.
+    #[test]
+    fn a_session_recorded_as_json_lines_reads_as_the_document() {
+        let lines = [
+            r#"{"sessionId":"s-1","projectHash":"8b4f","startTime":"2026-03-18T20:43:40.000Z","kind":"main"}"#,
+            r#"{"id":"u1","timestamp":"2026-03-18T20:43:43.177Z","type":"user","content":[{"text":"write a greeting file"}]}"#,
+            r#"{"id":"g1","timestamp":"2026-03-18T20:43:44.794Z","type":"gemini","content":"I will."}"#,
+            r#"{"id":"g1","timestamp":"2026-03-18T20:43:44.794Z","type":"gemini","content":"I will create it.","toolCalls":[{"id":"r","name":"read_file","args":{"file_path":"README.md"}},{"id":"w","name":"write_file","args":{"file_path":"greet.txt","content":"hello there\n"},"timestamp":"2026-03-18T20:52:02.913Z"}]}"#,
+            r#"{"$set":{"lastUpdated":"2026-03-18T20:52:03.000Z"}}"#,
+            r#"{"id":"u2","timestamp":"2026-03-18T20:53:00.000Z","type":"user","content":[{"text":"undo that"}]}"#,
+            r#"{"$rewindTo":"u2"}"#,
+        ]
+        .join("\n");
+        let w = extract(lines.as_bytes());
+        let doc = extract(GEMINI.as_bytes());
+        assert_eq!(w.format, TranscriptFormat::GeminiCli);
+        assert_eq!((w.prompts, w.writes), (doc.prompts, doc.writes));
+        assert!(crate::agents::is_transcript_shaped(lines.as_bytes()));
+        assert_eq!(super::replay(b"{\"type\":\"user\"}\n{}"), None);
+        assert_eq!(
+            super::replay(b"{\"type\":\"user\",\"sessionId\":\"s\"}\n{}"),
+            None,
+            "Claude Code's lines carry a sessionId"
+        );
+    }
 
     #[test]
     fn reads_a_gemini_session_document() {

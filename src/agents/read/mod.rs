@@ -18,7 +18,7 @@ use super::turns::AgentWrites;
 /// The version of what [`extract`] returns for a given transcript. Bump it whenever a change
 /// of the code would make it return something else for some transcript: results cached by an
 /// older version (`ops::writes_cache`) are then ignored.
-pub const EXTRACT_VERSION: u32 = 5;
+pub const EXTRACT_VERSION: u32 = 6;
 
 /// Reads the writes and prompts of a transcript, whatever its format.
 pub fn extract(transcript: &[u8]) -> AgentWrites {
@@ -74,7 +74,8 @@ struct Document {
 }
 
 /// The transcript as one JSON document, when it may be one: it is a single line, or its first
-/// line is not JSON on its own (a pretty-printed document). JSON lines are never parsed whole.
+/// line is not JSON on its own (a pretty-printed document), or it is the JSON lines of an agent
+/// that replays them into its document (Gemini CLI). Other JSON lines are never parsed whole.
 fn document(transcript: &[u8]) -> Option<Document> {
     let text = transcript.trim_ascii();
     if text.first() != Some(&b'{') {
@@ -86,7 +87,11 @@ fn document(transcript: &[u8]) -> Option<Document> {
     };
     let one_line = first.len() == text.len();
     if !one_line && serde_json::from_slice::<serde::de::IgnoredAny>(first).is_ok() {
-        return None;
+        // JSON lines: a log an agent replays into its document, or a JSONL transcript.
+        return registry::replayed_document(text).map(|value| Document {
+            value,
+            one_line: false,
+        });
     }
     let value = serde_json::from_slice(text).ok()?;
     Some(Document { value, one_line })
