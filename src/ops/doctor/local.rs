@@ -1,0 +1,235 @@
+//! The checks of this clone's own files and setup: ref lock files a crashed process left
+//! (`stale-lock`, removed by `--fix`), the summary index `list` reads (`summary-index`, deleted
+//! by `--fix`), our hooks (`hook-missing`, `hook-foreign`, `hooks-path-shadowed`, installed by
+//! `--fix` where none is foreign), and the committed settings awaiting approval
+//! (`settings-unapproved`).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::{Code, Command, Context, DoctorError, Finding};
+use crate::base::error::io_context as io_err;
+use crate::git::refname::CHECKPOINT_REF_PREFIX;
+use crate::ops::hooks::{self, HookState};
+use crate::store::branch::V1_BRANCH_REF;
+use crate::store::refs::GitRefsStore;
+use crate::store::summary;
+
+/// A git ref lock file at least this old is left over by a crashed process: git holds one for
+/// the milliseconds of a ref update.
+pub const STALE_AFTER: Duration = Duration::from_secs(15 * 60);
+
+/// What the committed settings ask for that awaits the user's approval (`trust`): information
+/// and the command, never a problem (a contributor may rightly never approve an upstream's
+/// checkpoint remote).
+pub(super) fn settings_approval(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    Ok(crate::ops::trust::pending(cx.repo)
+        .into_iter()
+        .map(|p| {
+            Finding::new(Code::SettingsUnapproved, p.file.clone(), p.to_string()).advise(
+                "review what it asks for with `git entire-checkpoint trust --dry-run`, approve it with `git entire-checkpoint trust`",
+            )
+        })
+        .collect())
+}
+
+/// `summary-index`: the summary index (`store::summary`) is damaged, which `list` notices,
+/// ignores and repairs by itself, or holds records for current tips that disagree with their
+/// checkpoints, which `list` would print. The fix deletes the file: it holds nothing that is
+/// not recomputed, and the next `list` writes it again.
+pub(super) fn summary_index(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let path = summary::path(cx.repo.common_dir());
+    let message = match summary::Index::load(&path, cx.repo.object_format()) {
+        Ok(None) => return Ok(Vec::new()),
+        Err(damage) => format!(
+            "damaged ({}); list ignores it and writes it again",
+            crate::base::error::error_chain(&damage)
+        ),
+        Ok(Some(index)) => {
+            let wrong = GitRefsStore::new(cx.repo).index_disagreements(&index)?;
+            let Some(first) = wrong.first() else {
+                return Ok(Vec::new());
+            };
+            format!(
+                "{} record(s) differ from their checkpoints (first: {first}); list shows them as recorded",
+                wrong.len()
+            )
+        }
+    };
+    let fixed = cx.fix && remove_index(&path);
+    let subject = path
+        .strip_prefix(cx.repo.common_dir())
+        .unwrap_or(&path)
+        .display()
+        .to_string();
+    Ok(vec![Finding::new(Code::SummaryIndex, subject, message)
+        .repair(Command::ours(["doctor", "--fix"]))
+        .fixed_if(fixed)])
+}
+
+/// Removes the summary index (a file, a link or a special file; a directory in its place is
+/// left to its owner).
+fn remove_index(path: &Path) -> bool {
+    std::fs::remove_file(path).is_ok()
+}
+
+/// `stale-lock`: git ref lock files (`<ref>.lock`) under the checkpoint namespace and of the v1
+/// branch, older than [`STALE_AFTER`]: git holds one only during a ref update, and a leftover
+/// blocks every later update of that ref. The fix removes them, re-checking the age first.
+/// Our own sidecar locks are advisory locks the kernel releases when their holder dies, so they
+/// are never stale and never reported.
+pub(super) fn stale_locks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let common = cx.repo.common_dir();
+    let mut locks = Vec::new();
+    collect_locks(&common.join(CHECKPOINT_REF_PREFIX), &mut locks)?;
+    let v1_lock = common.join(format!("{V1_BRANCH_REF}.lock"));
+    if v1_lock.is_file() {
+        locks.push(v1_lock);
+    }
+    let mut out = Vec::new();
+    for path in locks {
+        if !is_stale(&path) {
+            continue;
+        }
+        let fixed = cx.fix && is_stale(&path) && std::fs::remove_file(&path).is_ok();
+        let subject = path
+            .strip_prefix(common)
+            .unwrap_or(&path)
+            .display()
+            .to_string();
+        out.push(
+            Finding::new(
+                Code::StaleLock,
+                subject,
+                format!(
+                    "a ref lock file older than {} minutes, left by a crashed process; it blocks updates of that ref",
+                    STALE_AFTER.as_secs() / 60
+                ),
+            )
+            .repair(Command::ours(["doctor", "--fix"]))
+            .fixed_if(fixed),
+        );
+    }
+    Ok(out)
+}
+
+fn collect_locks(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), DoctorError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io_err(format!("read {}", dir.display()))(e).into()),
+    };
+    for entry in entries {
+        let entry = entry.map_err(io_err(format!("read {}", dir.display())))?;
+        let path = entry.path();
+        let kind = entry
+            .file_type()
+            .map_err(io_err(format!("stat {}", path.display())))?;
+        if kind.is_dir() {
+            collect_locks(&path, out)?;
+        } else if path.extension().is_some_and(|x| x == "lock") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+fn is_stale(path: &Path) -> bool {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| SystemTime::now().duration_since(t).ok())
+        .is_some_and(|age| age >= STALE_AFTER)
+}
+
+/// `hook-missing`, `hook-foreign` and `hooks-path-shadowed`, where checkpoints are on. The fix installs our hooks when
+/// none of the hook files is foreign, no hook manager owns the directory and it is not shared
+/// (what `hooks install` does without `--force` or `--shared`); a foreign hook is only reported,
+/// since installing would move it aside to chain it. Each repair is the `hooks install` command
+/// that works here as given.
+pub(super) fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let repo = cx.repo;
+    let dir = hooks::hooks_dir(repo);
+    let default_dir = repo.common_dir().join("hooks");
+    let states = hooks::status(repo);
+    // Hooks are only missing where checkpoints are on: `"enabled": true` in the settings, or
+    // ours installed. A repository that never enabled them, or where `disable` recorded
+    // `"enabled": false`, is healthy without them.
+    // Ours in the default directory while git runs hooks from elsewhere, where ours are not.
+    let shadowed: Vec<&str> = hooks::HOOK_NAMES
+        .iter()
+        .copied()
+        .filter(|n| hooks::is_ours(&default_dir.join(n)))
+        .collect();
+    let ours = !shadowed.is_empty()
+        || states.iter().any(|(_, s)| {
+            matches!(
+                s,
+                HookState::Installed | HookState::Chained(_) | HookState::Managed(_)
+            )
+        });
+    match repo.settings().enabled() {
+        Some(false) => return Ok(Vec::new()),
+        None if !ours => return Ok(Vec::new()),
+        _ => {}
+    }
+    let any_foreign = states.iter().any(|(_, s)| *s == HookState::Foreign);
+    // A chain `hooks uninstall` left is no foreign hook: an install replaces it and runs what it
+    // ran.
+    let any_missing = states
+        .iter()
+        .any(|(_, s)| matches!(s, HookState::Missing | HookState::Chain(_)));
+    let installed = cx.fix
+        && any_missing
+        && !any_foreign
+        && hooks::install(repo, hooks::InstallOptions::default()).is_ok();
+    let repair = Command::ours(hooks::install_args(repo));
+    let mut out = Vec::new();
+    if dir != default_dir && any_missing && !shadowed.is_empty() {
+        out.push(
+            Finding::new(
+                Code::HooksPathShadowed,
+                dir.display().to_string(),
+                format!(
+                    "core.hooksPath makes git run hooks from here, so ours in {} ({}) never run",
+                    default_dir.display(),
+                    shadowed.join(", ")
+                ),
+            )
+            .repair(repair.clone())
+            .fixed_if(installed),
+        );
+    }
+    for (name, state) in states {
+        let path = dir.join(&name).display().to_string();
+        match state {
+            HookState::Missing | HookState::Chain(_) => {
+                let chain = match &state {
+                    HookState::Chain(runs) => {
+                        format!(" (a chain `hooks uninstall` left runs {})", runs.join(", "))
+                    }
+                    _ => String::new(),
+                };
+                out.push(
+                    Finding::new(
+                        Code::HookMissing,
+                        path,
+                        format!("the {name} hook is not installed{chain}"),
+                    )
+                    .repair(repair.clone())
+                    .fixed_if(installed),
+                )
+            }
+            HookState::Foreign => out.push(
+                Finding::new(
+                    Code::HookForeign,
+                    path,
+                    format!("another tool's {name} hook is installed instead of ours"),
+                )
+                .repair(repair.clone()),
+            ),
+            HookState::Installed | HookState::Chained(_) | HookState::Managed(_) => {}
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,522 @@
+//! Building a checkpoint subtree: a session written into its slot (a new one, or the one that
+//! holds the session), a backfill of a transcript, a summary or the attribution, and the root
+//! summary recomputed from every session. Blobs are written only when the object database lacks
+//! them.
+
+use std::collections::HashSet;
+
+use super::read::{blob_at, read_documents, read_session, subtree, Documents};
+use super::{
+    CLI_VERSION, COMPACT_TRANSCRIPT, CONTENT_HASH, METADATA, MODE_BLOB, MODE_TREE, PROMPT,
+    PROMPT_SEPARATOR, REDACTIONS_KEY,
+};
+use crate::base::id::CheckpointId;
+use crate::config::settings::Limits;
+use crate::model::documents::{CheckpointSummary, SessionFilePaths, SessionMetadata, TokenUsage};
+use crate::model::transcript;
+use crate::store::{git_err, Backfill, SessionWrite, StoreError};
+use git2::{ObjectType, Oid, Repository, Tree};
+
+/// A new checkpoint subtree and the commit message that goes with it.
+pub(crate) struct Change {
+    /// The new checkpoint subtree.
+    pub tree: Oid,
+    /// The full commit message.
+    pub message: String,
+}
+
+/// Writes `data` as a blob. Through the object database's write, which hashes the data first
+/// and writes nothing when the object is already there (a mirror in the same repository, a
+/// transcript written again), rather than `Repository::blob`, whose stream compresses and
+/// writes every byte before it knows the ID.
+fn write_blob(repo: &Repository, data: &[u8]) -> Result<Oid, StoreError> {
+    repo.odb()
+        .and_then(|odb| odb.write(ObjectType::Blob, data))
+        .map_err(git_err("write blob"))
+}
+
+/// Normalises paths to `/` and drops duplicates, keeping first-seen order.
+fn dedup_paths(paths: &[String]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    paths
+        .iter()
+        .map(|p| p.replace('\\', "/"))
+        .filter(|p| !p.is_empty() && seen.insert(p.clone()))
+        .collect()
+}
+
+/// Who the summary's writer-owned fields come from: a session write sets them, a backfill keeps
+/// the previous summary's.
+pub(crate) struct Writer<'a> {
+    strategy: &'a str,
+    branch: &'a str,
+    commit_sha: &'a str,
+}
+
+/// Recomputes the root summary from all sessions (docs/format.md, "Session slots and the root
+/// summary"). Unknown keys and the sticky fields of the previous summary are kept.
+pub(crate) fn recompute_summary(
+    prev: Option<&CheckpointSummary>,
+    id: &CheckpointId,
+    sessions: &[SessionMetadata],
+    entries: Vec<SessionFilePaths>,
+    writer: Option<Writer<'_>>,
+) -> CheckpointSummary {
+    let mut s = prev.cloned().unwrap_or_default();
+    s.cli_version = CLI_VERSION.to_owned();
+    s.checkpoint_id = id.to_string();
+    if let Some(w) = writer {
+        s.strategy = w.strategy.to_owned();
+        s.branch = w.branch.to_owned();
+        if !w.commit_sha.is_empty() {
+            s.commit_sha = w.commit_sha.to_owned();
+        }
+    }
+    s.checkpoints_count = sessions.iter().map(|m| m.checkpoints_count).sum();
+    let mut files: Vec<String> = sessions
+        .iter()
+        .flat_map(|m| m.files_touched.iter().map(|f| f.replace('\\', "/")))
+        .collect();
+    files.sort();
+    files.dedup();
+    s.files_touched = files;
+    s.sessions = entries;
+    let mut usage: Option<TokenUsage> = None;
+    for m in sessions {
+        if let Some(u) = &m.token_usage {
+            usage.get_or_insert_with(Default::default).add(u);
+        }
+    }
+    s.token_usage = usage;
+    s.has_review |= sessions.iter().any(|m| m.kind == "agent_review");
+    s.has_investigation |= sessions.iter().any(|m| m.kind == "agent_investigate");
+    s.imported |= sessions.iter().any(|m| m.kind == "imported");
+    // The legacy format marker is not part of the baseline format; migration deletes it.
+    s
+}
+
+/// The `sessions[]` entry of a session directory, derived from which files its tree holds.
+pub(crate) fn entry_paths_of(slot_tree: &Tree, prefix: &str, dir: &str) -> SessionFilePaths {
+    let has = |name: &str| slot_tree.get_name(name).is_some();
+    let mut e = entry_paths(prefix, dir, has(transcript::TRANSCRIPT_FILE), has(PROMPT));
+    if has(COMPACT_TRANSCRIPT) {
+        e.compact_transcript = format!("{prefix}/{dir}/{COMPACT_TRANSCRIPT}");
+    }
+    e
+}
+
+fn entry_paths(
+    prefix: &str,
+    dir: &str,
+    has_transcript: bool,
+    has_prompt: bool,
+) -> SessionFilePaths {
+    let p = |name: &str| format!("{prefix}/{dir}/{name}");
+    SessionFilePaths {
+        metadata: p(METADATA),
+        transcript: if has_transcript {
+            p(transcript::TRANSCRIPT_FILE)
+        } else {
+            String::new()
+        },
+        compact_transcript: String::new(),
+        content_hash: if has_transcript {
+            p(CONTENT_HASH)
+        } else {
+            String::new()
+        },
+        prompt: if has_prompt { p(PROMPT) } else { String::new() },
+        assets_manifest: String::new(),
+        extra: Default::default(),
+    }
+}
+
+/// Inserts the chunks of transcript `data` and its content hash `hash`
+/// ([`transcript::content_hash`] of `data`, computed once by the caller).
+fn insert_transcript(
+    repo: &Repository,
+    builder: &mut git2::TreeBuilder<'_>,
+    id: &CheckpointId,
+    data: &[u8],
+    hash: &str,
+) -> Result<(), StoreError> {
+    let chunks = transcript::split(data, transcript::MAX_CHUNK_SIZE).map_err(|source| {
+        StoreError::Transcript {
+            id: id.clone(),
+            source,
+        }
+    })?;
+    for (n, chunk) in chunks.iter().enumerate() {
+        insert_blob(repo, builder, &transcript::chunk_name(n), chunk)?;
+    }
+    insert_blob(repo, builder, CONTENT_HASH, hash.as_bytes())
+}
+
+pub(crate) fn insert_blob(
+    repo: &Repository,
+    builder: &mut git2::TreeBuilder<'_>,
+    name: &str,
+    data: &[u8],
+) -> Result<(), StoreError> {
+    let oid = write_blob(repo, data)?;
+    builder
+        .insert(name, oid, MODE_BLOB)
+        .map(|_| ())
+        .map_err(git_err(format!("insert {name}")))
+}
+
+/// Writes the root tree: the base subtree's entries with `metadata.json` and the given session
+/// directories replaced.
+fn write_root(
+    repo: &Repository,
+    base: Option<&Tree>,
+    summary: &CheckpointSummary,
+    slots: &[(&str, Oid)],
+) -> Result<Oid, StoreError> {
+    let mut root = repo
+        .treebuilder(base)
+        .map_err(git_err("start checkpoint tree"))?;
+    insert_blob(repo, &mut root, METADATA, &summary.to_json())?;
+    for (dir, oid) in slots {
+        root.insert(dir, *oid, MODE_TREE)
+            .map_err(git_err("insert session slot"))?;
+    }
+    root.write().map_err(git_err("write checkpoint tree"))
+}
+
+/// The commit message of a session write (docs/format.md, "Commit messages").
+fn session_message(w: &SessionWrite) -> String {
+    let mut m = format!("Checkpoint: {}\n\n", w.checkpoint_id);
+    if let Some(subject) = w
+        .commit_subject
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        m.push_str(subject);
+        m.push_str("\n\n");
+    }
+    m.push_str(&format!("Entire-Session: {}\n", w.session_id));
+    m.push_str(&format!("Entire-Strategy: {}\n", w.strategy));
+    if !w.agent.is_empty() {
+        m.push_str(&format!("Entire-Agent: {}\n", w.agent));
+    }
+    m
+}
+
+/// Builds the subtree for a session write on top of `base` (the checkpoint's current subtree,
+/// `None` for a new checkpoint). `prefix` is the summary path prefix (`""` or `/ab/cdef...`).
+pub(crate) fn build_session(
+    repo: &Repository,
+    base: Option<&Tree>,
+    prefix: &str,
+    w: &SessionWrite,
+    limits: &Limits,
+) -> Result<Change, StoreError> {
+    let id = &w.checkpoint_id;
+    let docs = match base {
+        Some(tree) => read_documents(repo, tree, id, limits)?,
+        None => None,
+    };
+    if let (Some(tree), None) = (base, &docs) {
+        if !tree.is_empty() && read_session(repo, tree, id, "0", limits)?.is_none() {
+            return Err(StoreError::Corrupt {
+                id: id.clone(),
+                path: METADATA.to_owned(),
+                source: crate::model::documents::ModelError::Json {
+                    what: "root metadata.json",
+                    source: serde::de::Error::custom(
+                        "existing checkpoint tree has no root metadata",
+                    ),
+                },
+            });
+        }
+    }
+    let (prev_summary, mut sessions, dirs) = match docs {
+        Some(d) => (Some(d.summary), d.sessions, d.dirs),
+        None => (None, Vec::new(), Vec::new()),
+    };
+    let slot = sessions
+        .iter()
+        .position(|s| s.session_id == w.session_id.as_str())
+        .unwrap_or(sessions.len());
+    let dir = match dirs.get(slot) {
+        Some(d) => d.clone(),
+        None => free_dir(base, &dirs),
+    };
+    if slot == 0 {
+        if let Some(tree) = base {
+            if let Some(existing) = read_session(repo, tree, id, &dir, limits)? {
+                if existing.session_id != w.session_id.as_str() {
+                    return Err(StoreError::SlotConflict {
+                        id: id.clone(),
+                        existing: existing.session_id,
+                        incoming: w.session_id.to_string(),
+                        tree: tree.id().to_string(),
+                    });
+                }
+            }
+        }
+    }
+
+    let mut slot_tree = repo
+        .treebuilder(None)
+        .map_err(git_err("start session tree"))?;
+    if let Some(data) = &w.transcript {
+        insert_transcript(
+            repo,
+            &mut slot_tree,
+            id,
+            data,
+            &w.transcript_hash
+                .clone()
+                .unwrap_or_else(|| transcript::content_hash(data)),
+        )?;
+    }
+    if !w.prompts.is_empty() {
+        insert_blob(
+            repo,
+            &mut slot_tree,
+            PROMPT,
+            w.prompts.join(PROMPT_SEPARATOR).as_bytes(),
+        )?;
+    }
+    let previous = sessions.get(slot);
+    let meta = SessionMetadata {
+        cli_version: CLI_VERSION.to_owned(),
+        checkpoint_id: id.to_string(),
+        session_id: w.session_id.to_string(),
+        strategy: w.strategy.clone(),
+        created_at: w.created_at.clone(),
+        branch: w.branch.clone(),
+        commit_sha: w.commit_sha.clone(),
+        checkpoints_count: w.checkpoints_count,
+        files_touched: dedup_paths(&w.files_touched),
+        agent: w.agent.clone(),
+        model: w.model.clone(),
+        checkpoint_transcript_start: w.checkpoint_transcript_start,
+        transcript_lines_at_start: w.checkpoint_transcript_start,
+        token_usage: w.token_usage.clone(),
+        extra: previous.map(|p| p.extra.clone()).unwrap_or_default(),
+        ..Default::default()
+    };
+    let mut meta = meta;
+    if w.redactions > 0 {
+        meta.extra
+            .insert(REDACTIONS_KEY.to_owned(), w.redactions.into());
+    } else {
+        meta.extra.shift_remove(REDACTIONS_KEY);
+    }
+    insert_blob(repo, &mut slot_tree, METADATA, &meta.to_json())?;
+    let slot_oid = slot_tree.write().map_err(git_err("write session tree"))?;
+
+    if slot == sessions.len() {
+        sessions.push(meta);
+    } else {
+        sessions[slot] = meta;
+    }
+    let mut entries = prev_summary
+        .as_ref()
+        .map(|s| s.sessions.clone())
+        .unwrap_or_default();
+    let mut entry = entry_paths(prefix, &dir, w.transcript.is_some(), !w.prompts.is_empty());
+    if let Some(old) = entries.get(slot) {
+        entry.extra = old.extra.clone();
+    }
+    if slot < entries.len() {
+        entries[slot] = entry;
+    } else {
+        entries.push(entry);
+    }
+    let summary = recompute_summary(
+        prev_summary.as_ref(),
+        id,
+        &sessions,
+        entries,
+        Some(Writer {
+            strategy: &w.strategy,
+            branch: &w.branch,
+            commit_sha: &w.commit_sha,
+        }),
+    );
+    let tree = write_root(repo, base, &summary, &[(&dir, slot_oid)])?;
+    Ok(Change {
+        tree,
+        message: session_message(w),
+    })
+}
+
+/// The directory a new session goes to: the first number from the count of entries up that no
+/// entry names and the tree does not hold (so a slot gap never leads to overwriting a live or an
+/// orphaned directory).
+fn free_dir(base: Option<&Tree>, dirs: &[String]) -> String {
+    let named: HashSet<&str> = dirs.iter().map(String::as_str).collect();
+    (dirs.len()..)
+        .map(|n| n.to_string())
+        .find(|n| !named.contains(n.as_str()) && base.is_none_or(|t| t.get_name(n).is_none()))
+        .expect("an unbounded range has a free number")
+}
+
+/// The tree of session `slot`, which lives in `dirs[slot]`.
+fn session_tree<'r>(
+    repo: &'r Repository,
+    tree: &Tree,
+    id: &CheckpointId,
+    dirs: &[String],
+    slot: usize,
+    limits: &Limits,
+) -> Result<Tree<'r>, StoreError> {
+    let dir = &dirs[slot];
+    subtree(repo, tree, id, dir, limits)?.ok_or_else(|| StoreError::MissingSession {
+        id: id.clone(),
+        slot,
+        dir: dir.clone(),
+    })
+}
+
+/// How a backfill picks its session slot.
+pub(crate) enum SlotTarget<'a> {
+    /// The slot holding this session; falls back to the latest when `fallback_latest`.
+    Session { id: &'a str, fallback_latest: bool },
+    /// The latest slot.
+    Latest,
+}
+
+fn pick_slot(
+    id: &CheckpointId,
+    sessions: &[SessionMetadata],
+    target: &SlotTarget<'_>,
+) -> Result<usize, StoreError> {
+    let latest = sessions
+        .len()
+        .checked_sub(1)
+        .ok_or(StoreError::NotFound { id: id.clone() })?;
+    match target {
+        SlotTarget::Latest => Ok(latest),
+        SlotTarget::Session {
+            id: sid,
+            fallback_latest,
+        } => match sessions.iter().position(|s| s.session_id == *sid) {
+            Some(i) => Ok(i),
+            None if *fallback_latest => Ok(latest),
+            None => Err(StoreError::SessionNotFound {
+                id: id.clone(),
+                session: (*sid).to_owned(),
+            }),
+        },
+    }
+}
+
+/// Builds the subtree for a backfill. `Ok(None)` when the backfill changes nothing (same
+/// transcript hash and no new prompts). [`StoreError::NotFound`] when `base` is `None` or holds
+/// no session. `target` is the slot choice for transcript and summary backfills; the caller pins
+/// it to a session ID across retries.
+pub(crate) fn build_backfill(
+    repo: &Repository,
+    base: Option<&Tree>,
+    prefix: &str,
+    b: &Backfill,
+    target: &SlotTarget<'_>,
+    limits: &Limits,
+) -> Result<Option<(Change, String)>, StoreError> {
+    let id = b.id();
+    let not_found = || StoreError::NotFound { id: id.clone() };
+    let tree = base.ok_or_else(not_found)?;
+    let docs = read_documents(repo, tree, id, limits)?.ok_or_else(not_found)?;
+    if docs.sessions.is_empty() {
+        return Err(not_found());
+    }
+    let Documents {
+        summary: prev,
+        mut sessions,
+        dirs,
+        ..
+    } = docs;
+    match b {
+        Backfill::Attribution { attribution, .. } => {
+            let mut summary =
+                recompute_summary(Some(&prev), id, &sessions, prev.sessions.clone(), None);
+            summary.combined_attribution = Some(attribution.clone());
+            let tree = write_root(repo, Some(tree), &summary, &[])?;
+            let message = format!("Update checkpoint summary for {id}\n");
+            Ok(Some((Change { tree, message }, String::new())))
+        }
+        Backfill::Summary { summary: value, .. } => {
+            let slot = pick_slot(id, &sessions, target)?;
+            let dir = dirs[slot].as_str();
+            let slot_tree = session_tree(repo, tree, id, &dirs, slot, limits)?;
+            sessions[slot].summary = Some(value.clone());
+            let mut builder = repo
+                .treebuilder(Some(&slot_tree))
+                .map_err(git_err("start session tree"))?;
+            insert_blob(repo, &mut builder, METADATA, &sessions[slot].to_json())?;
+            let slot_oid = builder.write().map_err(git_err("write session tree"))?;
+            let summary =
+                recompute_summary(Some(&prev), id, &sessions, prev.sessions.clone(), None);
+            let tree = write_root(repo, Some(tree), &summary, &[(dir, slot_oid)])?;
+            let sid = sessions[slot].session_id.clone();
+            let message = format!("Update summary for checkpoint {id} (session: {sid})\n");
+            Ok(Some((Change { tree, message }, sid)))
+        }
+        Backfill::Transcript {
+            transcript: data,
+            prompts,
+            ..
+        } => {
+            let slot = pick_slot(id, &sessions, target)?;
+            let dir = dirs[slot].as_str();
+            let slot_tree = session_tree(repo, tree, id, &dirs, slot, limits)?;
+            let hash = transcript::content_hash(data);
+            let same_transcript = blob_at(repo, &slot_tree, id, CONTENT_HASH, limits)?.as_deref()
+                == Some(hash.as_bytes());
+            let joined = prompts.join(PROMPT_SEPARATOR);
+            let prompts_change = !prompts.is_empty()
+                && blob_at(repo, &slot_tree, id, PROMPT, limits)?.as_deref()
+                    != Some(joined.as_bytes());
+            let sid = sessions[slot].session_id.clone();
+            if same_transcript && !prompts_change {
+                return Ok(None);
+            }
+            let mut builder = repo
+                .treebuilder(Some(&slot_tree))
+                .map_err(git_err("start session tree"))?;
+            let stale: Vec<String> = slot_tree
+                .iter()
+                .filter_map(|e| e.name().ok().map(str::to_owned))
+                .filter(|n| transcript::chunk_index(n).is_some() || n == COMPACT_TRANSCRIPT)
+                .collect();
+            if !same_transcript {
+                for name in &stale {
+                    builder
+                        .remove(name)
+                        .map_err(git_err("remove old transcript"))?;
+                }
+                insert_transcript(repo, &mut builder, id, data, &hash)?;
+                // We do not derive compact transcripts; a replaced transcript must not keep a
+                // stale one (docs/format.md, "One checkpoint").
+                sessions[slot].compact_transcript_start = None;
+            }
+            if prompts_change {
+                insert_blob(repo, &mut builder, PROMPT, joined.as_bytes())?;
+            }
+            insert_blob(repo, &mut builder, METADATA, &sessions[slot].to_json())?;
+            let slot_oid = builder.write().map_err(git_err("write session tree"))?;
+            let mut entries = prev.sessions.clone();
+            if let Some(e) = entries.get_mut(slot) {
+                let p = |name: &str| format!("{prefix}/{dir}/{name}");
+                e.transcript = p(transcript::TRANSCRIPT_FILE);
+                e.content_hash = p(CONTENT_HASH);
+                if !same_transcript {
+                    e.compact_transcript.clear();
+                }
+                if prompts_change {
+                    e.prompt = p(PROMPT);
+                }
+            }
+            let summary = recompute_summary(Some(&prev), id, &sessions, entries, None);
+            let tree = write_root(repo, Some(tree), &summary, &[(dir, slot_oid)])?;
+            let message = format!("Finalize transcript for Checkpoint: {id}\n");
+            Ok(Some((Change { tree, message }, sid)))
+        }
+    }
+}
