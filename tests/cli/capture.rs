@@ -15,6 +15,7 @@ use crate::commit_hooks::{commit_in, the_trailer};
 use crate::env::{output_text, parse_json, path_str, path_with_bins, stderr, Store, TestEnv};
 
 const SID: &str = "7f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f";
+const AWS_KEY: &str = "AKIAQ7ZJ4KXW2NPLM3VB";
 
 /// A Claude Code session in the test repository: its transcript file and the commands our
 /// configuration of `.claude/settings.json` runs for each event.
@@ -213,6 +214,9 @@ fn a_claude_code_session_is_recorded_with_no_glue_and_the_agents_own_commit_is_l
         json!({"prompt": "now add a second file"}),
     );
     s.write_file("toolu_3", "second.txt", "second file\n");
+    s.tool("toolu_4", "Bash", json!({"command": "cat .env"}), 10);
+    s.result("toolu_4", &format!("AWS_ACCESS_KEY_ID={AWS_KEY}"));
+    s.hook("PostToolUse", json!({"tool_name": "Bash"}));
     s.reply("Added.");
     s.hook("Stop", json!({"stop_hook_active": false}));
     let (second_commit, _) = commit_in(&env, env.repo(), None, "second.txt", "Add second");
@@ -231,9 +235,24 @@ fn a_claude_code_session_is_recorded_with_no_glue_and_the_agents_own_commit_is_l
     assert_eq!(meta2["files_touched"], json!(["second.txt"]), "{meta2}");
     // Token usage is the transcript's, counted once: the first checkpoint's lines are those up
     // to the commit (the Write and the Bash calls: 120 + 40 out), the second's what came after
-    // (the first turn's closing reply, the second Write and its reply: 4 + 120 + 4).
+    // (the first turn's closing reply, the second Write, a Bash call and the reply: 4 + 120 +
+    // 10 + 4).
     assert_eq!(meta["token_usage"]["output_tokens"], json!(160), "{meta}");
-    assert_eq!(meta2["token_usage"]["output_tokens"], json!(128), "{meta2}");
+    assert_eq!(meta2["token_usage"]["output_tokens"], json!(138), "{meta2}");
+    // Redacted, as staged and as stored.
+    let stored = env.blob_text(Store::Refs, &second, "0/full.jsonl");
+    assert!(stored.contains("AWS_ACCESS_KEY_ID=REDACTED"), "{stored}");
+    let staged = std::fs::read_to_string(
+        env.common_dir()
+            .join("entire/sessions")
+            .join(SID)
+            .join("transcript"),
+    )
+    .unwrap();
+    assert!(
+        !staged.contains(AWS_KEY) && staged.contains("REDACTED"),
+        "{staged}"
+    );
     let transcript = env.blob_text(Store::Refs, &first, "0/full.jsonl");
     assert!(
         transcript.contains("git add notes.txt && git commit"),
@@ -258,6 +277,22 @@ fn a_claude_code_session_is_recorded_with_no_glue_and_the_agents_own_commit_is_l
         json!([{"agent": "claude-code", "file": ".claude/settings.json", "state": "wired"}])
     );
     assert_eq!(v["agent_hook_failure"], Value::Null);
+    let doctor = parse_json(
+        &env.run_primary_in(None, env.repo(), &["doctor", "--json"])
+            .stdout,
+    );
+    let wired: Vec<&Value> = doctor["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == json!("agent-wired"))
+        .collect();
+    assert_eq!(wired.len(), 1, "{doctor}");
+    assert_eq!(
+        wired[0]["subject"],
+        json!(".claude/settings.json"),
+        "{doctor}"
+    );
 }
 
 /// A hook never disturbs the agent: bad input, an unknown agent, no repository — exit 0,
@@ -289,6 +324,28 @@ fn an_agent_hook_never_disturbs_the_agent() {
             output_text(&out)
         );
     }
+    for a in &AGENTS {
+        let command = format!(
+            "git entire-checkpoint agent-hook {} {}",
+            a.name, a.events[3]
+        );
+        let out = run_hook_command(&env, &command, "{\"no\": \"session\"}");
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}: {}",
+            a.name,
+            output_text(&out)
+        );
+        assert!(out.stdout.is_empty(), "{}: {}", a.name, output_text(&out));
+        assert_eq!(
+            stderr(&out).lines().count(),
+            1,
+            "{}: {}",
+            a.name,
+            output_text(&out)
+        );
+    }
     let out = run_hook_command(
         &env,
         "git entire-checkpoint agent-hook no-such-agent Stop",
@@ -300,6 +357,12 @@ fn an_agent_hook_never_disturbs_the_agent() {
     assert!(
         status.contains("warning  the claude-code hook Stop failed"),
         "{status}"
+    );
+    let doctor = env.run_primary_in(None, env.repo(), &["doctor", "--json"]);
+    assert!(
+        String::from_utf8_lossy(&doctor.stdout).contains("\"agent-hook-failed\""),
+        "{}",
+        output_text(&doctor)
     );
     let transcript = env.input_file(
         "t.jsonl",
@@ -356,6 +419,12 @@ fn enable_agent_merges_into_the_users_file_and_disable_gives_it_back() {
     }
     // Idempotent.
     let again = env.run_primary_in(None, env.repo(), &["enable", "--agent", "claude-code"]);
+    let doctor = String::from_utf8(
+        env.run_primary_in(None, env.repo(), &["doctor", "--json"])
+            .stdout,
+    )
+    .unwrap();
+    assert!(doctor.contains("\"agent-wired\""), "{doctor}");
     assert!(
         !String::from_utf8_lossy(&again.stdout).contains("agent claude-code"),
         "{}",
@@ -364,6 +433,28 @@ fn enable_agent_merges_into_the_users_file_and_disable_gives_it_back() {
     assert_eq!(
         std::fs::read_to_string(env.repo().join(".claude/settings.json")).unwrap(),
         with
+    );
+    // One of ours taken out by hand: doctor says so, and enable --agent puts it back.
+    let mut edited = v.clone();
+    edited["hooks"].as_object_mut().unwrap().remove("Stop");
+    std::fs::write(
+        env.repo().join(".claude/settings.json"),
+        serde_json::to_string_pretty(&edited).unwrap(),
+    )
+    .unwrap();
+    let doctor = env.run_primary_in(None, env.repo(), &["doctor", "--json"]);
+    assert!(
+        String::from_utf8_lossy(&doctor.stdout).contains("\"agent-partly-wired\""),
+        "{}",
+        output_text(&doctor)
+    );
+    assert_eq!(doctor.status.code(), Some(1), "a warning");
+    env.ok_primary_in(None, env.repo(), &["enable", "--agent", "claude-code"]);
+    let doctor = env.run_primary_in(None, env.repo(), &["doctor", "--json"]);
+    assert!(
+        !String::from_utf8_lossy(&doctor.stdout).contains("\"agent-partly-wired\""),
+        "{}",
+        output_text(&doctor)
     );
     // disable --agent: the file as it was, and nothing else changes (our git hooks stay).
     let out = env.ok_primary_in(None, env.repo(), &["disable", "--agent", "claude-code"]);
@@ -687,5 +778,52 @@ fn opencode_is_captured_through_our_plugin_and_its_export() {
         serde_json::from_str::<Value>(&stored).unwrap(),
         serde_json::from_str::<Value>(&export).unwrap(),
         "the export is the transcript"
+    );
+}
+
+/// Two sessions at once, one in the main worktree and one in a linked worktree: each commit
+/// condenses only the session of its own worktree.
+#[test]
+fn sessions_in_two_worktrees_go_to_the_commits_of_their_own() {
+    let env = TestEnv::new();
+    env.ok_primary_in(None, env.repo(), &["enable", "--agent", "claude-code"]);
+    env.git(&["add", ".entire", ".claude"]);
+    env.git(&["commit", "-q", "-m", "Record checkpoints"]);
+    let wt = env.root().join("wt");
+    env.git(&["worktree", "add", "-q", "-b", "feature", path_str(&wt)]);
+    let transcript = |name: &str, prompt: &str| {
+        let line = json!({"type": "user", "message": {"role": "user", "content": prompt}, "uuid": "u", "sessionId": name});
+        env.input_file(name, format!("{line}\n").as_bytes())
+    };
+    let main_t = transcript("main.jsonl", "work in main");
+    let wt_t = transcript("wt.jsonl", "work in the worktree");
+    for (dir, sid, t) in [
+        (env.repo().to_path_buf(), "s-main", &main_t),
+        (wt.clone(), "s-wt", &wt_t),
+    ] {
+        let payload =
+            json!({"session_id": sid, "transcript_path": path_str(t), "cwd": path_str(&dir)});
+        for event in ["UserPromptSubmit", "Stop"] {
+            let out = run_hook_command(
+                &env,
+                &format!("git entire-checkpoint agent-hook claude-code {event}"),
+                &payload.to_string(),
+            );
+            assert!(
+                out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
+                "{}",
+                output_text(&out)
+            );
+        }
+    }
+    let (in_wt, _) = commit_in(&env, &wt, None, "w.txt", "in the worktree");
+    let (in_main, _) = commit_in(&env, env.repo(), None, "m.txt", "in main");
+    assert_eq!(
+        prompts_of(&env, &the_trailer(&env, &in_wt)),
+        "work in the worktree"
+    );
+    assert_eq!(
+        prompts_of(&env, &the_trailer(&env, &in_main)),
+        "work in main"
     );
 }

@@ -33,6 +33,49 @@ pub(super) fn settings_approval(cx: &Context<'_>) -> Result<Vec<Finding>, Doctor
         .collect())
 }
 
+/// `agent-wired`, `agent-partly-wired`, `agent-hook-failed`: which agents' configuration files
+/// hold our hooks (`enable --agent`), one with only some of them, and the last agent hook that
+/// failed with none of that agent's succeeding since.
+pub(super) fn agent_hooks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    use crate::ops::agent_hooks::{wiring, WiringState};
+    let mut out: Vec<Finding> = wiring(cx.repo)
+        .into_iter()
+        .map(|w| match w.state {
+            WiringState::Partial => Finding::new(
+                Code::AgentPartlyWired,
+                w.file.to_owned(),
+                format!(
+                    "{} holds some of our hooks for {}, not all: some of its events are not recorded",
+                    w.file, w.agent
+                ),
+            )
+            .advise(format!(
+                "git entire-checkpoint enable --agent {} puts back the rest",
+                w.agent
+            )),
+            WiringState::Wired | WiringState::NotWired => Finding::new(
+                Code::AgentWired,
+                w.file.to_owned(),
+                format!("{}'s sessions are recorded by our hooks in {}", w.agent, w.file),
+            ),
+        })
+        .collect();
+    if let Some(f) = crate::ops::capture::last_failure(cx.repo.common_dir()) {
+        out.push(
+            Finding::new(
+                Code::AgentHookFailed,
+                format!("{} {}", f.agent, f.event),
+                format!(
+                    "the {} hook {} failed at {}, so that event was not recorded: {}",
+                    f.agent, f.event, f.at, f.message
+                ),
+            )
+            .advise("the next hook of that agent that succeeds clears it; the session's next events are recorded as usual"),
+        );
+    }
+    Ok(out)
+}
+
 /// `summary-index`: the summary index (`store::summary`) is damaged, which `list` notices,
 /// ignores and repairs by itself, or holds records for current tips that disagree with their
 /// checkpoints, which `list` would print. The fix deletes the file: it holds nothing that is

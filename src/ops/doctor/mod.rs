@@ -100,6 +100,13 @@ pub enum Code {
     SettingsUnapproved,
     /// A checkpoint's tree holds session directories its `sessions[]` does not list.
     UnlistedSessions,
+    /// An agent's configuration holds our hooks (`enable --agent`): its sessions are recorded.
+    AgentWired,
+    /// An agent's configuration holds some of our hooks, not all: some of its events are not
+    /// recorded.
+    AgentPartlyWired,
+    /// An agent's hook failed, and no later hook of that agent succeeded.
+    AgentHookFailed,
 }
 
 impl Code {
@@ -133,6 +140,9 @@ impl Code {
             Code::SummaryIndex => "summary-index",
             Code::SettingsUnapproved => "settings-unapproved",
             Code::UnlistedSessions => "unlisted-sessions",
+            Code::AgentWired => "agent-wired",
+            Code::AgentPartlyWired => "agent-partly-wired",
+            Code::AgentHookFailed => "agent-hook-failed",
         }
     }
 
@@ -160,12 +170,15 @@ impl Code {
             | Code::SquashUnlinked
             | Code::CheckpointUnpushed
             | Code::TrailersUnverified
-            | Code::SummaryIndex => Severity::Warning,
+            | Code::SummaryIndex
+            | Code::AgentPartlyWired
+            | Code::AgentHookFailed => Severity::Warning,
             Code::ForeignRef
             | Code::DeliveryUnrecorded
             | Code::PolicyRef
             | Code::SettingsUnapproved
-            | Code::UnlistedSessions => Severity::Info,
+            | Code::UnlistedSessions
+            | Code::AgentWired => Severity::Info,
         }
     }
 }
@@ -473,6 +486,10 @@ pub fn default_checks() -> Vec<Check> {
         Check {
             name: "settings approval",
             run: local::settings_approval,
+        },
+        Check {
+            name: "agent hooks",
+            run: local::agent_hooks,
         },
         // Before the trailers: a squash re-linked by --fix is checked like any other link.
         Check {
