@@ -104,6 +104,7 @@ pub fn write(repo: &Repo, topo: &Topology<'_>, a: WriteArgs, quiet: bool) -> Res
         commit_subject: a.commit_subject,
         author: None,
         redactions: 0,
+        tasks: Vec::new(),
     };
     let report = topo.write_session(w)?;
     report_mirrors(&report, quiet);

@@ -49,6 +49,17 @@ pub struct HookEvent {
     pub cwd: Option<PathBuf>,
     /// The prompt the user submitted, for a [`EventKind::Prompt`] whose payload carries it.
     pub prompt: Option<String>,
+    /// The subagent that finished, for a [`EventKind::SubagentEnd`] whose payload names it.
+    pub subagent: Option<SubagentRef>,
+}
+
+/// A subagent, as the event of its end names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubagentRef {
+    /// Its ID.
+    pub id: String,
+    /// Its own transcript, when the payload names it.
+    pub transcript: Option<PathBuf>,
 }
 
 /// Why a payload could not be read.
@@ -73,6 +84,10 @@ pub struct PayloadKeys {
     pub cwd: &'static [&'static str],
     /// The prompt.
     pub prompt: &'static [&'static str],
+    /// The ID of a subagent that finished.
+    pub agent_id: &'static [&'static str],
+    /// That subagent's transcript.
+    pub agent_transcript: &'static [&'static str],
 }
 
 impl PayloadKeys {
@@ -82,6 +97,8 @@ impl PayloadKeys {
         transcript: &["/transcript_path"],
         cwd: &["/cwd"],
         prompt: &["/prompt"],
+        agent_id: &["/agent_id"],
+        agent_transcript: &["/agent_transcript_path"],
     };
 
     /// Reads the event `kind` from `payload` (the bytes the agent wrote on the hook's stdin).
@@ -109,6 +126,13 @@ impl PayloadKeys {
             prompt: (kind == EventKind::Prompt)
                 .then(|| text(self.prompt))
                 .flatten(),
+            subagent: (kind == EventKind::SubagentEnd)
+                .then(|| text(self.agent_id))
+                .flatten()
+                .map(|id| SubagentRef {
+                    id,
+                    transcript: text(self.agent_transcript).map(PathBuf::from),
+                }),
         })
     }
 }
@@ -122,6 +146,8 @@ mod tests {
         transcript: &["/transcript_path"],
         cwd: &["/cwd"],
         prompt: &["/prompt"],
+        agent_id: &["/agent_id"],
+        agent_transcript: &["/agent_transcript_path"],
     };
 
     #[test]

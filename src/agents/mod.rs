@@ -39,9 +39,10 @@ mod registry;
 mod turns;
 
 pub use config_file::ConfigFileError;
-pub use event::{EventKind, HookEvent, PayloadError};
+pub use event::{EventKind, HookEvent, PayloadError, SubagentRef};
 pub use hook::{AgentHooks, Edit, Wiring};
 pub use id::TranscriptFormat;
+pub use registry::subagent_call;
 
 /// The agents whose hooks we install, and one by its name ([`hook::all`], [`hook::by_name`]).
 pub mod hooks {

@@ -63,6 +63,13 @@ pub(crate) fn replayed_document(text: &[u8]) -> Option<Value> {
     super::gemini::replay(text)
 }
 
+/// The tool call that started the subagent `agent_id` of the session whose transcript is
+/// `transcript`, and the subagent's type, where the agent's transcript records them (Claude
+/// Code's does).
+pub fn subagent_call(transcript: &[u8], agent_id: &str) -> Option<(String, Option<String>)> {
+    claude_code::subagent_call(transcript, agent_id)
+}
+
 /// The format of the first of `agents` that claims `v`.
 fn claimed(agents: &[Claim], v: &Value) -> Option<TranscriptFormat> {
     agents.iter().find(|(_, claims)| claims(v)).map(|(f, _)| *f)

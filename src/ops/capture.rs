@@ -26,7 +26,10 @@ use crate::base::fs::{read_owned, write_atomic};
 use crate::base::session_id::{InvalidSessionIdError, SessionId};
 use crate::git::repo::{Repo, RepoError};
 use crate::model::redact::Redactor;
-use crate::ops::session::{LiveTranscript, Record, SessionError, SessionState, SessionStore};
+use crate::ops::session::{
+    LiveTranscript, Record, SessionError, SessionState, SessionStore, StagedSubagent,
+};
+use crate::store::{TaskName, TaskWrite};
 
 /// The most bytes of a hook's payload read (a tool's output can be large; what we use is not).
 const MAX_PAYLOAD_BYTES: u64 = 64 << 20;
@@ -186,7 +189,11 @@ pub fn record_event(
         _ => None,
     };
     let staged_transcript = read.is_some();
-    let rec = match read {
+    let subagent = event.subagent.as_ref().map(|s| StagedSubagent {
+        id: s.id.clone(),
+        transcript: s.transcript.as_ref().map(|p| p.display().to_string()),
+    });
+    let mut rec = match read {
         Some(read) => read.into_record(repo, agent),
         None => Record {
             // Without a transcript, the payload's prompt is all there is; with one, prompts are
@@ -200,6 +207,7 @@ pub fn record_event(
             ..Record::default()
         },
     };
+    rec.subagent = subagent;
     store.record(&sid, rec, redactor)?;
     Ok(Captured {
         session: sid.to_string(),
@@ -401,6 +409,33 @@ fn agent_of(state: &SessionState) -> Option<&'static AgentHooks> {
     agents::hooks::all()
         .into_iter()
         .find(|a| a.format.agent() == state.agent)
+}
+
+/// The tasks of the subagents of `state` that its transcript (`transcript`, the session's)
+/// shows the calls of: each with its own transcript, read now at most the per-clone read cap
+/// (redaction is the store's). Subagents whose call is not there yet wait for a later commit.
+pub fn subagent_tasks(repo: &Repo, state: &SessionState, transcript: &[u8]) -> Vec<TaskWrite> {
+    let cap = repo.settings().limits().blob_bytes;
+    state
+        .subagents
+        .iter()
+        .filter_map(|sub| {
+            let (call, kind) = agents::subagent_call(transcript, &sub.id)?;
+            let read = |path: &String| -> Option<Vec<u8>> {
+                let mut bytes = Vec::new();
+                std::fs::File::open(path)
+                    .and_then(|f| f.take(cap).read_to_end(&mut bytes))
+                    .ok()
+                    .map(|_| bytes)
+            };
+            Some(TaskWrite {
+                tool_use_id: TaskName::parse(&call)?,
+                agent_id: TaskName::parse(&sub.id)?,
+                subagent_type: kind,
+                transcript: sub.transcript.as_ref().and_then(read),
+            })
+        })
+        .collect()
 }
 
 /// The note of a hook that failed: when, which, and why.

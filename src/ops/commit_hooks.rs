@@ -387,6 +387,7 @@ fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookErr
         let Ok(sid) = SessionId::parse(&state.session_id) else {
             continue;
         };
+        let mut stored_tasks: Vec<String> = Vec::new();
         let result = store.condense(
             &sid,
             id.as_str(),
@@ -420,6 +421,12 @@ fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookErr
                     .clone()
                     .or_else(|| transcript.and_then(|t| agents::token_usage(t, line_start)));
                 let hash = transcript.map(crate::model::transcript::content_hash);
+                let tasks =
+                    crate::ops::capture::subagent_tasks(repo, st, transcript.unwrap_or_default());
+                stored_tasks = tasks
+                    .iter()
+                    .map(|t| t.agent_id.as_str().to_owned())
+                    .collect();
                 let w = SessionWrite {
                     checkpoint_id: id.clone(),
                     session_id: sid.clone(),
@@ -445,6 +452,7 @@ fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookErr
                     commit_subject: (!subject.is_empty()).then(|| subject.clone()),
                     author: None,
                     redactions: st.redactions,
+                    tasks,
                 };
                 let written = topo.write_session(w)?;
                 report.warnings.extend(written.warnings());
@@ -452,7 +460,12 @@ fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookErr
             },
         )?;
         match result {
-            Ok(()) => report.sessions.push(sid.to_string()),
+            Ok(()) => {
+                if let Err(e) = store.subagents_stored(&sid, &stored_tasks) {
+                    log::warn!("session {sid}: its stored subagents stay listed: {e}");
+                }
+                report.sessions.push(sid.to_string())
+            }
             Err(e) => report
                 .failed
                 .push((sid.to_string(), crate::base::error::error_chain(&e))),

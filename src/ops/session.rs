@@ -102,6 +102,19 @@ pub struct SessionState {
     /// hooks read it again as it is at the commit ([`LiveTranscript`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub live_transcript: Option<LiveTranscript>,
+    /// Subagents that finished and are not yet stored in a checkpoint, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subagents: Vec<StagedSubagent>,
+}
+
+/// A subagent of a session that finished: its ID, and its own transcript file.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct StagedSubagent {
+    /// The subagent's ID.
+    pub id: String,
+    /// Its transcript file, when the agent named it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<String>,
 }
 
 /// The agent's own transcript file of a session, and how long it was when it was last staged.
@@ -161,6 +174,8 @@ pub struct Record {
     pub prompts_complete: bool,
     /// The agent's own transcript file (replaces; see [`SessionState::live_transcript`]).
     pub live_transcript: Option<LiveTranscript>,
+    /// A subagent that finished (added once).
+    pub subagent: Option<StagedSubagent>,
 }
 
 /// The marker in `<git-common-dir>/entire/` saying that no staged session has new activity: the
@@ -265,6 +280,11 @@ impl SessionStore {
         }
         if let Some(live) = rec.live_transcript {
             state.live_transcript = Some(live);
+        }
+        if let Some(sub) = rec.subagent {
+            if !state.subagents.iter().any(|s| s.id == sub.id) {
+                state.subagents.push(sub);
+            }
         }
         for f in rec.files_touched {
             let f = f.replace('\\', "/");
@@ -406,6 +426,19 @@ impl SessionStore {
                 Ok(Ok(()))
             }
         }
+    }
+
+    /// Takes the subagents `ids` off session `sid`: their tasks are stored.
+    pub fn subagents_stored(&self, sid: &SessionId, ids: &[String]) -> Result<(), SessionError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let _lock = self.lock(sid)?;
+        let Some(mut state) = self.load(sid)? else {
+            return Ok(());
+        };
+        state.subagents.retain(|s| !ids.contains(&s.id));
+        self.save(sid, &state)
     }
 
     /// Drops a staged session.

@@ -406,6 +406,44 @@ pub struct SessionWrite {
     /// Secrets already redacted from this session's data before it got here (the topology adds
     /// what it redacts itself); recorded as the session metadata key `redactions` when non-zero.
     pub redactions: usize,
+    /// Subagent tasks of the session to store under the checkpoint's `tasks/` (kept beside the
+    /// ones it holds).
+    pub tasks: Vec<TaskWrite>,
+}
+
+/// A subagent's task, stored as `tasks/<tool-use-id>/` of a checkpoint: `task.json` and the
+/// subagent's transcript `agent-<agent-id>.jsonl` (docs/format.md, "Subagent tasks").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskWrite {
+    /// The tool call that started the subagent: its directory's name.
+    pub tool_use_id: TaskName,
+    /// The subagent's ID: its transcript's name.
+    pub agent_id: TaskName,
+    /// The subagent's type, when the transcript says.
+    pub subagent_type: Option<String>,
+    /// The subagent's transcript, when it could be read.
+    pub transcript: Option<Vec<u8>>,
+}
+
+/// A tool-use or agent ID that names a file or directory of a task: 1 to 128 ASCII letters,
+/// digits, `_` and `-`, so that it can be nothing else than one path component.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TaskName(String);
+
+impl TaskName {
+    /// `s`, when it is one.
+    pub fn parse(s: &str) -> Option<TaskName> {
+        let ok = !s.is_empty()
+            && s.len() <= 128
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        ok.then(|| TaskName(s.to_owned()))
+    }
+
+    /// The name.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
 }
 
 /// An update of an existing checkpoint.

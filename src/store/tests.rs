@@ -47,6 +47,7 @@ fn write(id: &str, session: &str, transcript: &[u8]) -> SessionWrite {
             email: "t@example.com".into(),
         }),
         redactions: 0,
+        tasks: Vec::new(),
     }
 }
 

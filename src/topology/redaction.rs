@@ -22,7 +22,7 @@ impl<'r> Topology<'r> {
     }
 
     /// Redacts secrets from everything `w` stores as text (transcript, prompts, files touched,
-    /// names, the commit subject) in place, and adds the count. In place, not on a copy: a
+    /// names, the commit subject, subagents' transcripts) in place, and adds the count. In place, not on a copy: a
     /// transcript may be hundreds of megabytes (docs/performance.md, target 5).
     /// A transcript already redacted by rules with this redactor's fingerprint
     /// ([`SessionWrite::transcript_redacted_by`]: a staged session's) is not redacted again:
@@ -41,12 +41,16 @@ impl<'r> Topology<'r> {
             }
             _ => 0,
         };
+        for task in &mut w.tasks {
+            n += task.transcript.as_mut().map_or(0, |t| r.redact_vec(t));
+        }
         n += r.redact_strings(
             w.prompts
                 .iter_mut()
                 .chain(&mut w.files_touched)
                 .chain([&mut w.agent, &mut w.model, &mut w.branch, &mut w.strategy])
-                .chain(&mut w.commit_subject),
+                .chain(&mut w.commit_subject)
+                .chain(w.tasks.iter_mut().filter_map(|t| t.subagent_type.as_mut())),
         );
         w.redactions += n;
     }

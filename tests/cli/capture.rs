@@ -126,6 +126,16 @@ impl<'e> Session<'e> {
     }
 }
 
+/// Asserts a hook's run exited 0 with nothing on stdout nor stderr.
+fn assert_silent(out: &Output, what: &str) {
+    assert_eq!(out.status.code(), Some(0), "{what}: {}", output_text(out));
+    assert!(
+        out.stdout.is_empty() && out.stderr.is_empty(),
+        "{what}: {}",
+        output_text(out)
+    );
+}
+
 /// `sh -c <command>` in the test repository with our binaries on PATH and `payload` on stdin.
 fn run_hook_command(env: &TestEnv, command: &str, payload: &str) -> Output {
     run_hook_command_with_path(env, command, payload, &path_with_bins())
@@ -217,6 +227,32 @@ fn a_claude_code_session_is_recorded_with_no_glue_and_the_agents_own_commit_is_l
     s.tool("toolu_4", "Bash", json!({"command": "cat .env"}), 10);
     s.result("toolu_4", &format!("AWS_ACCESS_KEY_ID={AWS_KEY}"));
     s.hook("PostToolUse", json!({"tool_name": "Bash"}));
+    // A subagent (the Agent tool): its own transcript, its SubagentStop, then the call's result
+    // in the session's transcript naming it.
+    let agent_id = "a7c3e9f1b2d4";
+    s.tool(
+        "toolu_5",
+        "Agent",
+        json!({"description": "find call sites", "prompt": "find them", "subagent_type": "general-purpose"}),
+        0,
+    );
+    let sub_dir = s.transcript.with_extension("").join("subagents");
+    std::fs::create_dir_all(&sub_dir).unwrap();
+    let sub = sub_dir.join(format!("agent-{agent_id}.jsonl"));
+    std::fs::write(
+        &sub,
+        format!(
+            "{}\n",
+            json!({"type": "user", "isSidechain": true, "agentId": agent_id, "message": {"role": "user", "content": format!("find them, token {AWS_KEY}")}})
+        ),
+    )
+    .unwrap();
+    s.hook(
+        "SubagentStop",
+        json!({"agent_id": agent_id, "agent_type": "general-purpose", "agent_transcript_path": path_str(&sub)}),
+    );
+    s.append(json!({"type": "user", "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_5", "content": "3 call sites"}]},
+        "toolUseResult": {"agentId": agent_id, "agentType": "general-purpose", "status": "completed"}}));
     s.reply("Added.");
     s.hook("Stop", json!({"stop_hook_active": false}));
     let (second_commit, _) = commit_in(&env, env.repo(), None, "second.txt", "Add second");
@@ -239,6 +275,34 @@ fn a_claude_code_session_is_recorded_with_no_glue_and_the_agents_own_commit_is_l
     // 10 + 4).
     assert_eq!(meta["token_usage"]["output_tokens"], json!(160), "{meta}");
     assert_eq!(meta2["token_usage"]["output_tokens"], json!(138), "{meta2}");
+    // The subagent's task, under the checkpoint of the commit after it, redacted.
+    let task: Value =
+        serde_json::from_str(&env.blob_text(Store::Refs, &second, "tasks/toolu_5/task.json"))
+            .unwrap();
+    assert_eq!(
+        task,
+        json!({"tool_use_id": "toolu_5", "agent_id": agent_id, "subagent_type": "general-purpose"})
+    );
+    let sub_stored = env.blob_text(
+        Store::Refs,
+        &second,
+        &format!("tasks/toolu_5/agent-{agent_id}.jsonl"),
+    );
+    assert!(
+        sub_stored.contains("find them, token REDACTED"),
+        "{sub_stored}"
+    );
+    assert!(
+        env.git(&[
+            "ls-tree",
+            "-r",
+            "--name-only",
+            &crate::env::checkpoint_ref(&first)
+        ])
+        .lines()
+        .all(|f| !f.starts_with("tasks/")),
+        "the first checkpoint has no task"
+    );
     // Redacted, as staged and as stored.
     let stored = env.blob_text(Store::Refs, &second, "0/full.jsonl");
     assert!(stored.contains("AWS_ACCESS_KEY_ID=REDACTED"), "{stored}");
@@ -369,11 +433,9 @@ fn an_agent_hook_never_disturbs_the_agent() {
         b"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
     );
     let ok = json!({"session_id": "s-1", "transcript_path": path_str(&transcript), "cwd": path_str(env.repo())});
-    let out = run_hook_command(&env, command, &ok.to_string());
-    assert!(
-        out.stdout.is_empty() && out.stderr.is_empty(),
-        "{}",
-        output_text(&out)
+    assert_silent(
+        &run_hook_command(&env, command, &ok.to_string()),
+        "a good payload",
     );
     let status = env.ok_primary_in(None, env.repo(), &["status"]);
     assert!(!status.contains("failed"), "{status}");
@@ -659,19 +721,7 @@ fn every_agent_is_captured_through_its_own_hooks() {
                 &prompt,
             );
             let out = run_hook_command(&env, &command, &payload.to_string());
-            assert_eq!(
-                out.status.code(),
-                Some(0),
-                "{} {event}: {}",
-                a.name,
-                output_text(&out)
-            );
-            assert!(
-                out.stdout.is_empty() && out.stderr.is_empty(),
-                "{} {event}: {}",
-                a.name,
-                output_text(&out)
-            );
+            assert_silent(&out, &format!("{} {event}", a.name));
         };
         for event in &a.events[..3] {
             fire(event);
@@ -749,12 +799,7 @@ fn opencode_is_captured_through_our_plugin_and_its_export() {
         }
         let command = format!("git entire-checkpoint agent-hook opencode {event}");
         let out = run_hook_command_with_path(&env, &command, &payload.to_string(), &path);
-        assert_eq!(out.status.code(), Some(0), "{event}: {}", output_text(&out));
-        assert!(
-            out.stdout.is_empty() && out.stderr.is_empty(),
-            "{event}: {}",
-            output_text(&out)
-        );
+        assert_silent(&out, event);
     };
     fire("session.created", json!({}));
     fire(
@@ -809,11 +854,7 @@ fn sessions_in_two_worktrees_go_to_the_commits_of_their_own() {
                 &format!("git entire-checkpoint agent-hook claude-code {event}"),
                 &payload.to_string(),
             );
-            assert!(
-                out.status.success() && out.stdout.is_empty() && out.stderr.is_empty(),
-                "{}",
-                output_text(&out)
-            );
+            assert_silent(&out, event);
         }
     }
     let (in_wt, _) = commit_in(&env, &wt, None, "w.txt", "in the worktree");

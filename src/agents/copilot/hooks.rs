@@ -79,6 +79,8 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
         transcript: &["/transcriptPath", "/transcript_path"],
         cwd: &["/cwd"],
         prompt: &["/prompt"],
+        agent_id: &[],
+        agent_transcript: &[],
     },
     dir: ".github/hooks",
     binary: "copilot",

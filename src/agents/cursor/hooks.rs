@@ -54,6 +54,8 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
         transcript: &["/transcript_path"],
         cwd: &["/workspace_roots/0", "/cwd"],
         prompt: &["/prompt"],
+        agent_id: &[],
+        agent_transcript: &[],
     },
     dir: ".cursor",
     binary: "cursor-agent",

@@ -184,6 +184,59 @@ fn write_root(
     root.write().map_err(git_err("write checkpoint tree"))
 }
 
+/// The directory of a checkpoint that holds its subagent tasks.
+const TASKS: &str = "tasks";
+
+/// The `tasks/` tree of a checkpoint: the one of `base` with each task of `w` written into its
+/// `<tool-use-id>/` (its `task.json`, and its transcript when read), next to what is there.
+fn write_tasks(
+    repo: &Repository,
+    base: Option<&Tree>,
+    w: &SessionWrite,
+    limits: &Limits,
+) -> Result<Oid, StoreError> {
+    let id = &w.checkpoint_id;
+    let existing = match base {
+        Some(b) => subtree(repo, b, id, TASKS, limits)?,
+        None => None,
+    };
+    let mut all = repo
+        .treebuilder(existing.as_ref())
+        .map_err(git_err("start tasks tree"))?;
+    for task in &w.tasks {
+        let name = task.tool_use_id.as_str();
+        let previous = match &existing {
+            Some(t) => subtree(repo, t, id, name, limits)?,
+            None => None,
+        };
+        let mut dir = repo
+            .treebuilder(previous.as_ref())
+            .map_err(git_err("start task tree"))?;
+        if let Some(t) = &task.transcript {
+            let file = format!("agent-{}.jsonl", task.agent_id.as_str());
+            insert_blob(repo, &mut dir, &file, t)?;
+        }
+        let mut meta = serde_json::Map::new();
+        meta.insert("tool_use_id".into(), name.into());
+        meta.insert("agent_id".into(), task.agent_id.as_str().into());
+        if let Some(kind) = &task.subagent_type {
+            meta.insert("subagent_type".into(), kind.as_str().into());
+        }
+        if task.transcript.is_none() {
+            meta.insert(
+                "transcript_unavailable_reason".into(),
+                "transcript unreadable".into(),
+            );
+        }
+        let json = crate::model::documents::to_json_bytes(&serde_json::Value::Object(meta));
+        insert_blob(repo, &mut dir, "task.json", &json)?;
+        let oid = dir.write().map_err(git_err("write task tree"))?;
+        all.insert(name, oid, MODE_TREE)
+            .map_err(git_err("insert task tree"))?;
+    }
+    all.write().map_err(git_err("write tasks tree"))
+}
+
 /// The commit message of a session write (docs/format.md, "Commit messages").
 fn session_message(w: &SessionWrite) -> String {
     let mut m = format!("Checkpoint: {}\n\n", w.checkpoint_id);
@@ -339,7 +392,11 @@ pub(crate) fn build_session(
             commit_sha: &w.commit_sha,
         }),
     );
-    let tree = write_root(repo, base, &summary, &[(&dir, slot_oid)])?;
+    let mut slots = vec![(dir.as_str(), slot_oid)];
+    if !w.tasks.is_empty() {
+        slots.push((TASKS, write_tasks(repo, base, w, limits)?));
+    }
+    let tree = write_root(repo, base, &summary, &slots)?;
     Ok(Change {
         tree,
         message: session_message(w),
