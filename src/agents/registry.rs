@@ -65,9 +65,10 @@ pub(crate) fn replayed_document(text: &[u8]) -> Option<Value> {
 
 /// The tool call that started the subagent `agent_id` of the session whose transcript is
 /// `transcript`, and the subagent's type, where the agent's transcript records them (Claude
-/// Code's does).
+/// Code's and Codex's do).
 pub fn subagent_call(transcript: &[u8], agent_id: &str) -> Option<(String, Option<String>)> {
     claude_code::subagent_call(transcript, agent_id)
+        .or_else(|| codex::subagent_call(transcript, agent_id))
 }
 
 /// The format of the first of `agents` that claims `v`.

@@ -206,8 +206,45 @@ fn with_exit_code(code: Option<i64>, output: &str) -> String {
     }
 }
 
+/// The tool call that started the subagent `agent_id`, as Codex's rollout records it: the
+/// output of the call that spawned it (`spawn_agent`) names the subagent, and answers the
+/// call's `call_id`. The subagent's type is not recorded there. Only lines that hold the ID are
+/// parsed.
+pub(crate) fn subagent_call(transcript: &[u8], agent_id: &str) -> Option<(String, Option<String>)> {
+    let needle = agent_id.as_bytes();
+    transcript
+        .split(|&b| b == b'\n')
+        .filter(|line| memchr::memmem::find(line, needle).is_some())
+        .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
+        .find_map(|v| {
+            let p = v.get("payload")?;
+            let output = p.get("output")?;
+            let names = match output {
+                Value::String(text) => text.contains(agent_id),
+                other => other.to_string().contains(agent_id),
+            };
+            (str_at(p, "type") == "function_call_output" && names)
+                .then(|| (str_at(p, "call_id").to_owned(), None))
+                .filter(|(call, _)| !call.is_empty())
+        })
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_call_whose_output_names_a_subagent_started_it() {
+        let rollout = [
+            r#"{"type":"response_item","payload":{"type":"function_call","name":"spawn_agent","arguments":"{\"message\":\"find\"}","call_id":"call_7"}}"#,
+            r#"{"type":"response_item","payload":{"type":"function_call_output","call_id":"call_7","output":"{\"agent_id\":\"019b-agent\"}"}}"#,
+        ]
+        .join("\n");
+        assert_eq!(
+            super::subagent_call(rollout.as_bytes(), "019b-agent"),
+            Some(("call_7".to_owned(), None))
+        );
+        assert_eq!(super::subagent_call(rollout.as_bytes(), "other"), None);
+    }
+
     use crate::agents::{extract, TranscriptFormat};
 
     const CODEX: &str = concat!(
