@@ -868,3 +868,24 @@ fn sessions_in_two_worktrees_go_to_the_commits_of_their_own() {
         "work in main"
     );
 }
+
+/// `--agent all` wires every agent used here: by its configuration directory in the work tree
+/// (or its command on PATH), and no other.
+#[test]
+fn enable_agent_all_wires_the_agents_used_here() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.repo().join(".gemini")).unwrap();
+    std::fs::create_dir_all(env.repo().join(".cursor")).unwrap();
+    let out = env.run_primary_in(None, env.repo(), &["enable", "--agent", "all", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    let v = parse_json(&out.stdout);
+    let wired: Vec<&str> = v["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["change"] == json!("agent"))
+        .map(|c| c["agent"].as_str().unwrap())
+        .collect();
+    assert_eq!(wired, ["gemini", "cursor"], "{v}");
+    crate::schemas::assert_valid("enable.json", "enable --agent all --json", &v);
+}
