@@ -105,23 +105,7 @@ impl FsMirror {
         config: Option<&Value>,
         source: ConfigSource,
     ) -> Result<Self, FsConfigError> {
-        let dir = match config {
-            None | Some(Value::Null) => None,
-            Some(Value::Object(m)) => {
-                for key in m.keys() {
-                    if key != "dir" {
-                        return Err(FsConfigError::UnknownField(key.clone()));
-                    }
-                }
-                match m.get("dir") {
-                    None => None,
-                    Some(Value::String(s)) if !s.is_empty() => Some(PathBuf::from(s)),
-                    Some(_) => return Err(FsConfigError::DirNotAString),
-                }
-            }
-            Some(_) => return Err(FsConfigError::NotAnObject),
-        };
-        let Some(given) = dir else {
+        let Some(given) = Self::dir_setting(config)? else {
             return Ok(FsMirror {
                 limits: repo.settings().limits(),
                 ..FsMirror::new(repo.common_dir().join(DEFAULT_FS_DIR))
@@ -154,6 +138,27 @@ impl FsMirror {
         Ok(FsMirror {
             limits: repo.settings().limits(),
             ..FsMirror::new(dir)
+        })
+    }
+
+    /// The directory the settings `config` give, as given (`None`: the default), or why they
+    /// are refused: the only settings [`FsMirror::from_config`] refuses, read from them alone.
+    pub fn dir_setting(config: Option<&Value>) -> Result<Option<PathBuf>, FsConfigError> {
+        Ok(match config {
+            None | Some(Value::Null) => None,
+            Some(Value::Object(m)) => {
+                for key in m.keys() {
+                    if key != "dir" {
+                        return Err(FsConfigError::UnknownField(key.clone()));
+                    }
+                }
+                match m.get("dir") {
+                    None => None,
+                    Some(Value::String(s)) if !s.is_empty() => Some(PathBuf::from(s)),
+                    Some(_) => return Err(FsConfigError::DirNotAString),
+                }
+            }
+            Some(_) => return Err(FsConfigError::NotAnObject),
         })
     }
 

@@ -19,8 +19,23 @@ pub type MirrorFactory = for<'r> fn(
     ConfigSource,
 ) -> Result<Box<dyn CheckpointWriter + 'r>, MirrorConfigError>;
 
+/// Checks a mirror-only backend's settings `config` from the settings alone: no store is
+/// opened, no file read, nothing built.
+pub type MirrorCheck = fn(Option<&Value>) -> Result<(), MirrorConfigError>;
+
 /// Why a mirror-only backend refused its settings: the factory's own error.
 pub type MirrorConfigError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A mirror-only backend: how its settings are checked, and how it is built from them. `build`
+/// refuses exactly the settings `check` refuses, with the same error, so that whether the
+/// settings open a topology (and so which ID a new checkpoint gets) is known without building it.
+#[derive(Clone, Copy)]
+pub struct MirrorBackend {
+    /// Checks the settings.
+    pub check: MirrorCheck,
+    /// Builds the backend.
+    pub build: MirrorFactory,
+}
 
 /// Errors registering a backend.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -43,12 +58,23 @@ pub enum Backend {
     /// A built-in git-backed store.
     Git(StoreKind),
     /// A mirror-only backend.
-    MirrorOnly(MirrorFactory),
+    MirrorOnly(MirrorBackend),
 }
 
 /// The set of backend types a topology may name.
 pub struct Registry {
-    mirror_only: BTreeMap<String, MirrorFactory>,
+    mirror_only: BTreeMap<String, MirrorBackend>,
+}
+
+/// The fs mirror ([`FsMirror`]).
+const FS: MirrorBackend = MirrorBackend {
+    check: fs_check,
+    build: fs_factory,
+};
+
+fn fs_check(config: Option<&Value>) -> Result<(), MirrorConfigError> {
+    FsMirror::dir_setting(config)?;
+    Ok(())
 }
 
 fn fs_factory<'r>(
@@ -72,17 +98,17 @@ impl Registry {
         let mut r = Registry {
             mirror_only: BTreeMap::new(),
         };
-        r.register(FS_BACKEND, fs_factory)
+        r.register(FS_BACKEND, FS)
             .expect("the fs backend name is free in a new registry");
         r
     }
 
     /// Registers a mirror-only backend under `kind`.
-    pub fn register(&mut self, kind: &str, factory: MirrorFactory) -> Result<(), RegistryError> {
+    pub fn register(&mut self, kind: &str, backend: MirrorBackend) -> Result<(), RegistryError> {
         if self.lookup(kind).is_some() {
             return Err(RegistryError::AlreadyRegistered(kind.to_owned()));
         }
-        self.mirror_only.insert(kind.to_owned(), factory);
+        self.mirror_only.insert(kind.to_owned(), backend);
         Ok(())
     }
 
@@ -122,11 +148,11 @@ mod tests {
         assert!(matches!(r.lookup("fs"), Some(Backend::MirrorOnly(_))));
         assert!(r.lookup("nope").is_none());
         assert_eq!(
-            r.register("git-refs", fs_factory).unwrap_err().to_string(),
+            r.register("git-refs", FS).unwrap_err().to_string(),
             "checkpoint: backend type \"git-refs\" already registered"
         );
-        assert!(r.register("fs", fs_factory).is_err());
-        r.register("other", fs_factory).unwrap();
+        assert!(r.register("fs", FS).is_err());
+        r.register("other", FS).unwrap();
         assert_eq!(r.names().len(), 4);
     }
 }

@@ -8,13 +8,98 @@ use crate::git::repo::Repo;
 use crate::model::redact::Redactor;
 use crate::store::branch::GitBranchStore;
 use crate::store::refs::GitRefsStore;
-use crate::store::registry::{Backend, Registry};
+use crate::store::registry::{Backend, MirrorConfigError, Registry};
 use crate::store::{CheckpointWriter, StoreKind};
 
 /// Whether the mirrors of `resolved` come from the committed settings file and the user has
 /// not approved it.
 fn awaits_approval(files: &SettingsFiles, resolved: &ResolvedConfig) -> bool {
     resolved.source == ConfigSource::Settings && !files.approval().approved()
+}
+
+/// What the settings make of the topology, checked as opening it checks them, with no store
+/// opened and nothing built: what [`Topology::open`] fails with, this fails with.
+pub(super) struct Plan<'c> {
+    /// The primary's kind.
+    pub(super) primary: StoreKind,
+    /// Each mirror in settings order with its index there; no backend for a mirror left out
+    /// until the user approves the committed settings file.
+    mirrors: Vec<(usize, &'c BackendSpec, Option<Backend>)>,
+    /// The redactor of the `redaction` block.
+    redactor: Redactor,
+}
+
+/// The plan of `resolved` (no checkpoints block: a git-branch primary without mirrors), its
+/// backend types looked up in `registry` and each mirror-only backend's settings checked
+/// ([`crate::store::registry::MirrorBackend::check`]); the redaction rules of `files` compiled.
+/// With `consent`, a mirror outside git (the fs mirror) that the committed settings file asks for
+/// is left out, unchecked, until the user approves that file ([`mirrors_needing_approval`]): it
+/// writes checkpoints where the user did not choose.
+pub(super) fn plan<'c>(
+    registry: &Registry,
+    files: &SettingsFiles,
+    resolved: &'c ResolvedConfig,
+    consent: bool,
+) -> Result<Plan<'c>, TopologyError> {
+    let redactor = files.redactor().map_err(TopologyError::Redaction)?;
+    let gated = consent && awaits_approval(files, resolved);
+    let Some(config) = &resolved.config else {
+        return Ok(Plan {
+            primary: StoreKind::GitBranch,
+            mirrors: Vec::new(),
+            redactor,
+        });
+    };
+    let unknown = |location: String, kind: &str| TopologyError::UnknownBackend {
+        location,
+        kind: kind.to_owned(),
+        registered: registry.names().join(", "),
+    };
+    let primary = match registry.lookup(&config.primary.kind) {
+        Some(Backend::Git(kind)) => kind,
+        Some(Backend::MirrorOnly(_)) => {
+            return Err(TopologyError::NotGitBacked {
+                kind: config.primary.kind.clone(),
+            })
+        }
+        None => return Err(unknown("checkpoints.primary".into(), &config.primary.kind)),
+    };
+    let mut used = vec![config.primary.kind.clone()];
+    let mut mirrors = Vec::new();
+    for (index, spec) in config.mirrors.iter().enumerate() {
+        if used.contains(&spec.kind) {
+            return Err(TopologyError::DuplicateType {
+                index,
+                kind: spec.kind.clone(),
+            });
+        }
+        used.push(spec.kind.clone());
+        let backend = match registry.lookup(&spec.kind) {
+            Some(Backend::MirrorOnly(_)) if gated => None,
+            Some(Backend::MirrorOnly(backend)) => {
+                (backend.check)(spec.config.as_ref())
+                    .map_err(|source| construct(index, spec, source))?;
+                Some(Backend::MirrorOnly(backend))
+            }
+            Some(git) => Some(git),
+            None => return Err(unknown(format!("checkpoints.mirrors[{index}]"), &spec.kind)),
+        };
+        mirrors.push((index, spec, backend));
+    }
+    Ok(Plan {
+        primary,
+        mirrors,
+        redactor,
+    })
+}
+
+/// Mirror `index` (`spec`) refused its settings.
+fn construct(index: usize, spec: &BackendSpec, source: MirrorConfigError) -> TopologyError {
+    TopologyError::Construct {
+        index,
+        kind: spec.kind.clone(),
+        source,
+    }
 }
 
 /// The mirrors of the committed settings file that need the user's approval of the file
@@ -59,9 +144,7 @@ impl<'r> Topology<'r> {
         Self::build(repo, &Registry::builtin(), files, resolved, false).map(drop)
     }
 
-    /// The topology `resolved` describes. With `consent`, a mirror outside git (the fs mirror)
-    /// that the committed settings file asks for is left out until the user approves that
-    /// file ([`mirrors_needing_approval`]): it writes checkpoints where the user did not choose.
+    /// The topology `resolved` describes ([`plan`]), its stores opened and its mirrors built.
     fn build(
         repo: &'r Repo,
         registry: &Registry,
@@ -69,64 +152,29 @@ impl<'r> Topology<'r> {
         resolved: ResolvedConfig,
         consent: bool,
     ) -> Result<Self, TopologyError> {
-        let redactor = files.redactor().map_err(TopologyError::Redaction)?;
+        let plan = plan(registry, files, &resolved, consent)?;
         let refused = files.refuse_writes().err();
-        let gated = consent && awaits_approval(files, &resolved);
-        let Some(config) = resolved.config else {
-            let mut t = Self::with_primary(repo, StoreKind::GitBranch, Vec::new(), resolved.source);
-            t.redactor = redactor;
-            t.refused = refused;
-            return Ok(t);
-        };
-        let unknown = |location: String, kind: &str| TopologyError::UnknownBackend {
-            location,
-            kind: kind.to_owned(),
-            registered: registry.names().join(", "),
-        };
-        let primary = match registry.lookup(&config.primary.kind) {
-            Some(Backend::Git(kind)) => kind,
-            Some(Backend::MirrorOnly(_)) => {
-                return Err(TopologyError::NotGitBacked {
-                    kind: config.primary.kind,
-                })
-            }
-            None => return Err(unknown("checkpoints.primary".into(), &config.primary.kind)),
-        };
-        let mut used = vec![config.primary.kind.clone()];
         let mut mirrors: Vec<Box<dyn CheckpointWriter + 'r>> = Vec::new();
-        for (index, spec) in config.mirrors.iter().enumerate() {
-            if used.contains(&spec.kind) {
-                return Err(TopologyError::DuplicateType {
-                    index,
-                    kind: spec.kind.clone(),
-                });
-            }
-            used.push(spec.kind.clone());
-            let mirror: Box<dyn CheckpointWriter + 'r> = match registry.lookup(&spec.kind) {
+        for (index, spec, backend) in plan.mirrors {
+            let mirror: Box<dyn CheckpointWriter + 'r> = match backend {
                 Some(Backend::Git(StoreKind::GitBranch)) => Box::new(GitBranchStore::mirror(repo)),
                 Some(Backend::Git(StoreKind::GitRefs)) => Box::new(GitRefsStore::new(repo)),
-                Some(Backend::MirrorOnly(_)) if gated => {
+                Some(Backend::MirrorOnly(backend)) => {
+                    (backend.build)(repo, spec.config.as_ref(), resolved.source)
+                        .map_err(|source| construct(index, spec, source))?
+                }
+                None => {
                     log::info!(
                         "checkpoints.mirrors[{index}] ({}) of the committed settings awaits approval (git entire-checkpoint trust)",
                         spec.kind
                     );
                     continue;
                 }
-                Some(Backend::MirrorOnly(factory)) => {
-                    factory(repo, spec.config.as_ref(), resolved.source).map_err(|source| {
-                        TopologyError::Construct {
-                            index,
-                            kind: spec.kind.clone(),
-                            source,
-                        }
-                    })?
-                }
-                None => return Err(unknown(format!("checkpoints.mirrors[{index}]"), &spec.kind)),
             };
             mirrors.push(mirror);
         }
-        let mut t = Self::with_primary(repo, primary, mirrors, resolved.source);
-        t.redactor = redactor;
+        let mut t = Self::with_primary(repo, plan.primary, mirrors, resolved.source);
+        t.redactor = plan.redactor;
         t.refused = refused;
         Ok(t)
     }

@@ -20,43 +20,40 @@
 //! ## Credentials
 //! [`redact`] hides the password or token of every URL (and of every scheme-less
 //! `user:password@host`) in a text; git's standard error is redacted before anyone sees it.
+//!
+//! Here: the command builder ([`Git`]) and the git it starts ([`Running`], [`Stream`]); in
+//! `deadline` how long a call may take, in `process` the process groups, in `program` which git
+//! and its version, in `porcelain` what git prints, read, and in `pager` the pager git would
+//! use.
+
+mod deadline;
+mod pager;
+mod porcelain;
+mod process;
+mod program;
 
 use std::ffi::OsString;
 use std::io::Read;
 use std::marker::PhantomData;
-use std::ops::RangeInclusive;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{ChildStdout, Command, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
-use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::git::url::Remote;
 use crate::git::url::{redact, redact_url};
-use crate::git::version::{BinaryId, GitVersion, VersionMemo, MIN_GIT_VERSION};
+use crate::git::version::MIN_GIT_VERSION;
+use deadline::{limit_for, ssh_command};
+use process::{collect, drain, kill_group, read_in_thread, Tracked, KILL_GRACE};
 
-/// Environment variable: the most seconds one network git call of an interactive command may
-/// take (whole seconds within [`NETWORK_TIMEOUT_RANGE`]).
-pub const ENV_NETWORK_TIMEOUT: &str = "ENTIRE_NETWORK_TIMEOUT_SECONDS";
-/// The network timeout when [`ENV_NETWORK_TIMEOUT`] is unset.
-pub const DEFAULT_NETWORK_TIMEOUT: Duration = Duration::from_secs(120);
-/// The values [`ENV_NETWORK_TIMEOUT`] accepts, in seconds; others are clamped into it.
-pub const NETWORK_TIMEOUT_RANGE: RangeInclusive<u64> = 1..=3600;
-/// The git subcommands that talk to a remote, bounded by [`network_timeout`] and the network
-/// deadline.
-pub const NETWORK_SUBCOMMANDS: [&str; 6] = [
-    "push",
-    "fetch",
-    "ls-remote",
-    "fetch-pack",
-    "send-pack",
-    "clone",
-];
-/// OpenSSH's connect timeout when the deadline leaves more time than this.
-const MAX_SSH_CONNECT: Duration = Duration::from_secs(60);
-/// How long the output of a killed process group may take to close.
-const KILL_GRACE: Duration = Duration::from_secs(2);
+pub use deadline::{
+    clamped_seconds, env_seconds, network_deadline, network_timeout, set_network_deadline,
+    DEFAULT_NETWORK_TIMEOUT, ENV_NETWORK_TIMEOUT, NETWORK_SUBCOMMANDS, NETWORK_TIMEOUT_RANGE,
+};
+pub use pager::pager_for;
+pub use porcelain::{first_error_line, is_unreachable, parse_push_porcelain, PushedRef};
+pub use process::kill_live_groups;
+pub use program::{program, require_supported, version};
 
 /// Errors running git.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -118,254 +115,6 @@ pub struct Git {
     gated: bool,
 }
 
-/// `seconds` clamped into `range`, as a duration.
-pub fn clamped_seconds(seconds: u64, range: RangeInclusive<u64>) -> Duration {
-    Duration::from_secs(seconds.clamp(*range.start(), *range.end()))
-}
-
-/// A whole number of seconds from the environment variable `name`, clamped into `range`;
-/// `None` when unset. A value that is not a whole number is ignored with a logged warning.
-pub fn env_seconds(name: &str, range: RangeInclusive<u64>) -> Option<Duration> {
-    let raw = std::env::var(name).ok()?;
-    match raw.trim().parse::<u64>() {
-        Ok(s) => Some(clamped_seconds(s, range)),
-        Err(_) => {
-            log::warn!("ignoring {name}={raw:?}: not a whole number of seconds");
-            None
-        }
-    }
-}
-
-/// The most one network git call may take: [`ENV_NETWORK_TIMEOUT`], else
-/// [`DEFAULT_NETWORK_TIMEOUT`]. Read once per process.
-pub fn network_timeout() -> Duration {
-    static TIMEOUT: OnceLock<Duration> = OnceLock::new();
-    *TIMEOUT.get_or_init(|| {
-        env_seconds(ENV_NETWORK_TIMEOUT, NETWORK_TIMEOUT_RANGE).unwrap_or(DEFAULT_NETWORK_TIMEOUT)
-    })
-}
-
-static NETWORK_DEADLINE: OnceLock<Instant> = OnceLock::new();
-
-/// Ends every network git call this process starts by `at` at the latest (a hook's budget).
-/// The first call wins; later ones are ignored.
-pub fn set_network_deadline(at: Instant) {
-    let _ = NETWORK_DEADLINE.set(at);
-}
-
-/// The deadline set by [`set_network_deadline`], if any.
-pub fn network_deadline() -> Option<Instant> {
-    NETWORK_DEADLINE.get().copied()
-}
-
-/// The process groups of the git processes running now, and whether the process is going down.
-struct Live {
-    groups: Vec<i32>,
-    terminating: bool,
-}
-
-static LIVE: Mutex<Live> = Mutex::new(Live {
-    groups: Vec::new(),
-    terminating: false,
-});
-
-fn live() -> std::sync::MutexGuard<'static, Live> {
-    LIVE.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Kills every process group in `group` (SIGKILL to `-pgid`).
-fn kill_group(pgid: i32) {
-    // SAFETY: kill(2) has no memory-safety preconditions; a negative pid names a process group.
-    unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
-    }
-}
-
-/// Kills every git process this process started that is still running, with everything they
-/// started, and makes later spawns fail. For a SIGINT/SIGTERM handler: git runs in process
-/// groups of its own, which the terminal's Ctrl-C does not reach.
-pub fn kill_live_groups() {
-    let mut live = live();
-    live.terminating = true;
-    for &g in &live.groups {
-        kill_group(g);
-    }
-}
-
-/// Makes the child killed when this process dies, even by SIGKILL, which no handler sees: in its
-/// own process group, git no longer dies with ours (Linux only; elsewhere the deadline and the
-/// signal handler are all there is).
-#[cfg(target_os = "linux")]
-fn die_with_parent(cmd: &mut Command) {
-    // SAFETY: the closure runs between fork and exec and only makes async-signal-safe calls
-    // (prctl, getppid, _exit). The death signal follows the spawning thread, which waits for the
-    // child in `Git::run` and so outlives it.
-    unsafe {
-        let parent = libc::getpid();
-        cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The parent died before the prctl: nobody would ever kill this git.
-            if libc::getppid() != parent {
-                libc::_exit(1);
-            }
-            Ok(())
-        });
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn die_with_parent(_cmd: &mut Command) {}
-
-/// A spawned git, its process group registered while it lives.
-struct Tracked {
-    pgid: i32,
-    stdin: Option<ChildStdin>,
-    stdout: Option<ChildStdout>,
-    stderr: Option<ChildStderr>,
-    /// The leader's exit status, sent by the thread that reaps it.
-    exited: Receiver<std::io::Result<ExitStatus>>,
-}
-
-impl Tracked {
-    /// Spawns `cmd` as the leader of a new process group and registers the group. Spawning and
-    /// registering happen under the registry lock, so a signal handler's [`kill_live_groups`]
-    /// either sees the group or prevents the spawn. A thread waits for the leader, so that the
-    /// caller hears of its exit at once (no polling) or not at all before its deadline.
-    fn spawn(cmd: &mut Command) -> Result<Self, GitError> {
-        let mut live = live();
-        if live.terminating {
-            return Err(GitError::Spawn("the process is terminating".into()));
-        }
-        cmd.process_group(0);
-        die_with_parent(cmd);
-        let mut child = cmd.spawn().map_err(|e| GitError::Spawn(e.to_string()))?;
-        let pgid = i32::try_from(child.id()).map_err(|e| GitError::Spawn(e.to_string()))?;
-        live.groups.push(pgid);
-        Ok(Tracked {
-            pgid,
-            stdin: child.stdin.take(),
-            stdout: child.stdout.take(),
-            stderr: child.stderr.take(),
-            exited: reap_in_thread(child, pgid),
-        })
-    }
-
-    /// Kills the group and waits until the leader is reaped.
-    fn kill(&self) {
-        kill_group(self.pgid);
-        let _ = self.exited.recv();
-    }
-}
-
-/// Waits for `child`, the leader of group `pgid`, in a thread: once it has exited (still
-/// unreaped, so that its process id, which is the group id, cannot be reused meanwhile), the
-/// group is unregistered, then the leader reaped and its status sent.
-fn reap_in_thread(mut child: Child, pgid: i32) -> Receiver<std::io::Result<ExitStatus>> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        wait_unreaped(pgid);
-        live().groups.retain(|&g| g != pgid);
-        let _ = tx.send(child.wait());
-    });
-    rx
-}
-
-/// Blocks until process `pid` (a child of this process) has exited, without reaping it.
-fn wait_unreaped(pid: i32) {
-    let Ok(id) = libc::id_t::try_from(pid) else {
-        return;
-    };
-    loop {
-        // SAFETY: waitid(2) writes only into `info`, a zeroed siginfo_t we own.
-        let rc = unsafe {
-            let mut info: libc::siginfo_t = std::mem::zeroed();
-            libc::waitid(libc::P_PID, id, &mut info, libc::WEXITED | libc::WNOWAIT)
-        };
-        if rc == 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-            return;
-        }
-    }
-}
-
-/// Reads `pipe` to its end in a thread, sending what each read returns; the channel closes
-/// once every writer is gone.
-fn read_in_thread(pipe: Option<impl Read + Send + 'static>) -> Receiver<Vec<u8>> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let Some(mut p) = pipe else { return };
-        // A pipe gives at most 64 KiB a read.
-        let mut buf = vec![0; 64 << 10];
-        loop {
-            match p.read(&mut buf) {
-                Ok(0) => return,
-                Ok(n) => {
-                    if tx.send(buf[..n].to_vec()).is_err() {
-                        return;
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => return,
-            }
-        }
-    });
-    rx
-}
-
-/// The rest of what `pipe`'s reader sends, if it finishes by `until`.
-fn drain(pipe: &Receiver<Vec<u8>>, until: Instant) -> Option<Vec<u8>> {
-    let mut bytes = Vec::new();
-    loop {
-        match pipe.recv_timeout(until.saturating_duration_since(Instant::now())) {
-            Ok(piece) if bytes.is_empty() => bytes = piece,
-            Ok(piece) => bytes.extend_from_slice(&piece),
-            Err(RecvTimeoutError::Disconnected) => return Some(bytes),
-            Err(RecvTimeoutError::Timeout) => return None,
-        }
-    }
-}
-
-/// Both outputs, if their readers finish by `until`.
-fn collect(
-    out: &Receiver<Vec<u8>>,
-    err: &Receiver<Vec<u8>>,
-    until: Instant,
-) -> Option<(Vec<u8>, Vec<u8>)> {
-    Some((drain(out, until)?, drain(err, until)?))
-}
-
-/// The user's `GIT_SSH_COMMAND`, read once.
-fn user_ssh_command() -> Option<&'static str> {
-    static CMD: OnceLock<Option<String>> = OnceLock::new();
-    CMD.get_or_init(|| {
-        std::env::var("GIT_SSH_COMMAND")
-            .ok()
-            .filter(|c| !c.trim().is_empty())
-    })
-    .as_deref()
-}
-
-/// The ssh command of a git call that must end within `limit`. An explicit user choice is
-/// respected; OpenSSH must never prompt (a hook has no terminal) and must give up connecting to
-/// a dead host before the deadline kills it (so the error says why).
-fn ssh_command(limit: Duration) -> String {
-    let connect = limit.min(MAX_SSH_CONNECT).as_secs().max(1);
-    let Some(user) = user_ssh_command() else {
-        return format!("ssh -o BatchMode=yes -o ConnectTimeout={connect}");
-    };
-    let mut c = user.to_owned();
-    if !c.contains("BatchMode") {
-        c.push_str(" -o BatchMode=yes");
-    }
-    let program = c.split_whitespace().next().unwrap_or("");
-    let is_openssh = Path::new(program).file_name().is_some_and(|n| n == "ssh");
-    if is_openssh && !c.contains("ConnectTimeout") {
-        c.push_str(&format!(" -o ConnectTimeout={connect}"));
-    }
-    c
-}
-
 /// The git subcommand of `args`: the first word that is not a global option (`-c <v>` and
 /// `-C <v>` take a value).
 fn subcommand(args: &[OsString]) -> String {
@@ -380,19 +129,6 @@ fn subcommand(args: &[OsString]) -> String {
     args.first()
         .map(|a| a.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-/// The deadline of a call of `subcommand` asked to end within `deadline`: network calls are
-/// bounded further by [`network_timeout`] and the process's network deadline.
-fn limit_for(subcommand: &str, deadline: Duration) -> Duration {
-    if !NETWORK_SUBCOMMANDS.contains(&subcommand) {
-        return deadline;
-    }
-    let limit = deadline.min(network_timeout());
-    match network_deadline() {
-        Some(at) => limit.min(at.saturating_duration_since(Instant::now())),
-        None => limit,
-    }
 }
 
 impl Git {
@@ -694,216 +430,6 @@ impl Drop for Running {
     }
 }
 
-/// The line of git's stderr worth showing: the first `fatal:`/`error:` line, else the first
-/// non-empty one.
-pub fn first_error_line(stderr: &str) -> String {
-    stderr
-        .lines()
-        .map(str::trim)
-        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
-        .or_else(|| stderr.lines().map(str::trim).find(|l| !l.is_empty()))
-        .unwrap_or("git failed without a message")
-        .to_owned()
-}
-
-/// The git this process runs, found once: the `git` of `GIT_EXEC_PATH` when it has one (git sets
-/// it for the hooks and subcommands it runs, so that a hook runs the git that runs the hook,
-/// even when a hook manager or a GUI client changed `PATH`), else the first `git` on `PATH`, as
-/// an absolute path. Just `git` when neither has one (spawning it then fails and says so).
-pub fn program() -> &'static Path {
-    static PROGRAM: OnceLock<std::path::PathBuf> = OnceLock::new();
-    PROGRAM.get_or_init(|| {
-        find_program(std::env::var_os("GIT_EXEC_PATH"), std::env::var_os("PATH"))
-            .unwrap_or_else(|| "git".into())
-    })
-}
-
-/// Where [`program`] finds git, given `GIT_EXEC_PATH` and `PATH`.
-fn find_program(exec_path: Option<OsString>, path: Option<OsString>) -> Option<std::path::PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let runnable = |p: &Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
-    let from_exec = exec_path
-        .filter(|d| !d.is_empty())
-        .map(|d| Path::new(&d).join("git"));
-    let on_path = path
-        .iter()
-        .flat_map(std::env::split_paths)
-        // An empty entry is the current directory, as for execvp.
-        .map(|d| match d.as_os_str().is_empty() {
-            true => Path::new(".").join("git"),
-            false => d.join("git"),
-        });
-    from_exec
-        .into_iter()
-        .chain(on_path)
-        .find(|p| runnable(p))
-        .and_then(|p| std::path::absolute(p).ok())
-}
-
-/// The version of [`program`], found once per process: from the user's memo of their git
-/// binaries when this binary is in it, else by asking it (`git --version`, remembered then).
-pub fn version() -> Result<GitVersion, GitError> {
-    static VERSION: OnceLock<Result<GitVersion, GitError>> = OnceLock::new();
-    VERSION
-        .get_or_init(|| {
-            let program = program();
-            let memo = VersionMemo::of_user();
-            let id = BinaryId::of(program);
-            let remembered = match (&memo, &id) {
-                (Some(memo), Some(id)) => memo.recall(program, id),
-                _ => None,
-            };
-            let text = match remembered {
-                Some(text) => text,
-                None => {
-                    let text = ask_version()?;
-                    if let (Some(memo), Some(id)) = (&memo, &id) {
-                        if GitVersion::parse(&text).is_some() {
-                            memo.remember(program, id, &text);
-                        }
-                    }
-                    text
-                }
-            };
-            GitVersion::parse(&text).ok_or_else(|| GitError::UnknownVersion {
-                text,
-                program: program.to_owned(),
-            })
-        })
-        .clone()
-}
-
-/// What `git --version` prints, without its `git version ` prefix.
-fn ask_version() -> Result<String, GitError> {
-    let mut git = Git::new(Path::new("/")).args(["--version"]);
-    git.gated = false;
-    let out = git.run(Duration::from_secs(10))?;
-    let text = out.stdout.trim();
-    Ok(text.strip_prefix("git version ").unwrap_or(text).to_owned())
-}
-
-/// The version of [`program`] when it is one we support ([`MIN_GIT_VERSION`] or newer), else
-/// [`GitError::TooOld`] naming it, the version it is and the version needed. Every git call
-/// checks it before it starts; commands that must not write anything with an old git call it
-/// first.
-pub fn require_supported() -> Result<GitVersion, GitError> {
-    let v = version()?;
-    if v.is_supported() {
-        return Ok(v);
-    }
-    Err(GitError::TooOld {
-        found: v.to_string(),
-        program: program().to_owned(),
-    })
-}
-
-/// The pager git would start for `git <command>` run in `dir`, by git's rules:
-/// `pager.<command>` (`false` turns paging off, `true` keeps the default, any other value is the
-/// pager), else `git var GIT_PAGER` (`GIT_PAGER`, `core.pager`, `PAGER`, else `less`). `None`
-/// when that is no pager (`false`, empty, `cat`) or git cannot say.
-pub fn pager_for(dir: &Path, command: &str) -> Option<String> {
-    let budget = Duration::from_secs(10);
-    let key = format!("pager.{command}");
-    let configured = Git::new(dir)
-        .args(["config", "--type=bool-or-str", "--get", &key])
-        .run(budget)
-        .ok()
-        .filter(Output::success)
-        .map(|o| o.stdout.trim().to_owned());
-    let pager = match configured.as_deref() {
-        Some("false") => return None,
-        Some("true") | None => Git::new(dir)
-            .args(["var", "GIT_PAGER"])
-            .run(budget)
-            .ok()
-            .filter(Output::success)?
-            .stdout
-            .trim()
-            .to_owned(),
-        Some(other) => other.to_owned(),
-    };
-    (!pager.is_empty() && pager != "cat").then_some(pager)
-}
-
-/// One line of `git push --porcelain` output.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PushedRef {
-    /// The status flag: ` ` fast-forward, `+` forced, `-` deleted, `*` new, `!` rejected,
-    /// `=` up to date.
-    pub flag: char,
-    /// The local side of the refspec.
-    pub src: String,
-    /// The remote ref.
-    pub dst: String,
-    /// The summary, e.g. `[rejected] (non-fast-forward)` or `[new reference]`.
-    pub summary: String,
-}
-
-impl PushedRef {
-    /// Whether the remote now has the ref at the value pushed.
-    pub fn landed(&self) -> bool {
-        matches!(self.flag, ' ' | '*' | '=')
-    }
-
-    /// Whether the remote refused because it has commits we lack (recoverable by merging).
-    pub fn non_fast_forward(&self) -> bool {
-        self.flag == '!'
-            && (self.summary.contains("non-fast-forward")
-                || self.summary.contains("fetch first")
-                || self.summary.contains("stale info"))
-    }
-
-    /// Whether a server hook or policy refused it (not recoverable by merging).
-    pub fn remote_rejected(&self) -> bool {
-        self.flag == '!' && self.summary.contains("remote rejected")
-    }
-}
-
-/// Parses `git push --porcelain` standard output.
-pub fn parse_push_porcelain(stdout: &str) -> Vec<PushedRef> {
-    stdout
-        .lines()
-        .filter_map(|line| {
-            let mut fields = line.splitn(3, '\t');
-            let flag_field = fields.next()?;
-            let refs = fields.next()?;
-            let summary = fields.next().unwrap_or("").to_owned();
-            let mut flag_chars = flag_field.chars();
-            let flag = flag_chars.next()?;
-            if flag_chars.next().is_some() || !" +-*!=".contains(flag) {
-                return None;
-            }
-            let (src, dst) = refs.split_once(':')?;
-            Some(PushedRef {
-                flag,
-                src: src.to_owned(),
-                dst: dst.to_owned(),
-                summary,
-            })
-        })
-        .collect()
-}
-
-/// Whether git's stderr says the remote could not be reached at all (as opposed to a refusal).
-pub fn is_unreachable(stderr: &str) -> bool {
-    const MARKERS: [&str; 11] = [
-        "Could not resolve host",
-        "Could not read from remote repository",
-        "does not appear to be a git repository",
-        "Connection refused",
-        "Connection timed out",
-        "Failed to connect",
-        "No route to host",
-        "unable to access",
-        "Name or service not known",
-        "Temporary failure in name resolution",
-        "Network is unreachable",
-    ];
-    MARKERS.iter().any(|m| stderr.contains(m))
-}
-
 /// A directory under `parent` removed when dropped.
 pub struct TempDir(tempfile::TempDir);
 
@@ -938,28 +464,6 @@ impl crate::base::error::ExitStatus for GitError {
 mod tests {
     use super::*;
     use std::borrow::Cow;
-
-    // Captured from git 2.47 pushing to a local bare remote with one new ref, one fast-forward,
-    // one up-to-date, one non-fast-forward and one refused by a pre-receive hook.
-    const CAPTURED: &str = "To /tmp/remote.git\n\
-*\trefs/entire/checkpoints/f6/a1b2c3d4e5f6:refs/entire/checkpoints/f6/a1b2c3d4e5f6\t[new reference]\n \
-\trefs/entire/checkpoints/a1/f6e5d4c3b2a1:refs/entire/checkpoints/a1/f6e5d4c3b2a1\t4b825dc..1e2f3a4\n\
-=\trefs/entire/checkpoints/ZN/01KVBJCWYA4YW6J5M9GP655HZN:refs/entire/checkpoints/ZN/01KVBJCWYA4YW6J5M9GP655HZN\t[up to date]\n\
-!\trefs/entire/checkpoints/00/aaaaaaaaaa00:refs/entire/checkpoints/00/aaaaaaaaaa00\t[rejected] (non-fast-forward)\n\
-!\trefs/entire/checkpoints/11/bbbbbbbbbb11:refs/entire/checkpoints/11/bbbbbbbbbb11\t[remote rejected] (pre-receive hook declined)\n\
-Done\n";
-
-    #[test]
-    fn parses_captured_porcelain() {
-        let r = parse_push_porcelain(CAPTURED);
-        assert_eq!(r.len(), 5);
-        assert!(r[0].landed() && r[0].flag == '*');
-        assert!(r[1].landed() && r[1].flag == ' ');
-        assert!(r[2].landed());
-        assert!(!r[3].landed() && r[3].non_fast_forward() && !r[3].remote_rejected());
-        assert!(r[4].remote_rejected() && !r[4].non_fast_forward());
-        assert_eq!(r[0].dst, "refs/entire/checkpoints/f6/a1b2c3d4e5f6");
-    }
 
     /// The password of these tests: it must never survive redaction.
     const PW: &str = "s3cr3tpw";
@@ -1080,61 +584,6 @@ Done\n";
             600
         );
         assert!(limit_for("fetch", Duration::from_secs(7200)) <= network_timeout());
-    }
-
-    #[test]
-    fn ssh_gives_up_connecting_within_the_deadline() {
-        if user_ssh_command().is_none() {
-            assert_eq!(
-                ssh_command(Duration::from_secs(3)),
-                "ssh -o BatchMode=yes -o ConnectTimeout=3"
-            );
-            assert!(ssh_command(Duration::from_secs(600)).ends_with("ConnectTimeout=60"));
-            assert!(ssh_command(Duration::from_millis(10)).ends_with("ConnectTimeout=1"));
-        }
-    }
-
-    #[test]
-    fn the_git_on_path_is_supported() {
-        assert!(require_supported().is_ok_and(|v| v.is_supported()));
-        assert!(program().is_absolute());
-    }
-
-    /// A hook runs the git that runs it: `GIT_EXEC_PATH`'s when it has one, else `PATH`'s.
-    #[test]
-    fn finds_the_git_that_runs_us() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let make = |sub: &str, mode: u32| {
-            let d = dir.path().join(sub);
-            std::fs::create_dir_all(&d).unwrap();
-            let git = d.join("git");
-            std::fs::write(&git, "").unwrap();
-            std::fs::set_permissions(&git, std::fs::Permissions::from_mode(mode)).unwrap();
-            d
-        };
-        let exec = make("libexec", 0o755);
-        let first = make("first", 0o644);
-        let second = make("second", 0o755);
-        let path = std::env::join_paths([&first, &second]).unwrap();
-        let found =
-            |e: Option<&Path>| find_program(e.map(|p| p.as_os_str().into()), Some(path.clone()));
-        assert_eq!(found(Some(&exec)), Some(exec.join("git")));
-        // Not executable: skipped, as execvp does.
-        assert_eq!(found(None), Some(second.join("git")));
-        assert_eq!(
-            found(Some(&dir.path().join("none"))),
-            Some(second.join("git"))
-        );
-        assert_eq!(find_program(None, None), None);
-    }
-
-    #[test]
-    fn unreachable_markers() {
-        assert!(is_unreachable(
-            "fatal: unable to access 'https://x/': Could not resolve host: x"
-        ));
-        assert!(!is_unreachable("! [remote rejected] x (hook declined)"));
     }
 
     /// Runs the shell alias `script` with a deadline of `ms`; returns the result and how long

@@ -1,0 +1,126 @@
+//! What git prints, read: `git push --porcelain` per ref, whether standard error says the remote
+//! could not be reached, and the line of it worth showing.
+
+/// The line of git's stderr worth showing: the first `fatal:`/`error:` line, else the first
+/// non-empty one.
+pub fn first_error_line(stderr: &str) -> String {
+    stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("fatal:") || l.starts_with("error:"))
+        .or_else(|| stderr.lines().map(str::trim).find(|l| !l.is_empty()))
+        .unwrap_or("git failed without a message")
+        .to_owned()
+}
+
+/// One line of `git push --porcelain` output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushedRef {
+    /// The status flag: ` ` fast-forward, `+` forced, `-` deleted, `*` new, `!` rejected,
+    /// `=` up to date.
+    pub flag: char,
+    /// The local side of the refspec.
+    pub src: String,
+    /// The remote ref.
+    pub dst: String,
+    /// The summary, e.g. `[rejected] (non-fast-forward)` or `[new reference]`.
+    pub summary: String,
+}
+
+impl PushedRef {
+    /// Whether the remote now has the ref at the value pushed.
+    pub fn landed(&self) -> bool {
+        matches!(self.flag, ' ' | '*' | '=')
+    }
+
+    /// Whether the remote refused because it has commits we lack (recoverable by merging).
+    pub fn non_fast_forward(&self) -> bool {
+        self.flag == '!'
+            && (self.summary.contains("non-fast-forward")
+                || self.summary.contains("fetch first")
+                || self.summary.contains("stale info"))
+    }
+
+    /// Whether a server hook or policy refused it (not recoverable by merging).
+    pub fn remote_rejected(&self) -> bool {
+        self.flag == '!' && self.summary.contains("remote rejected")
+    }
+}
+
+/// Parses `git push --porcelain` standard output.
+pub fn parse_push_porcelain(stdout: &str) -> Vec<PushedRef> {
+    stdout
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.splitn(3, '\t');
+            let flag_field = fields.next()?;
+            let refs = fields.next()?;
+            let summary = fields.next().unwrap_or("").to_owned();
+            let mut flag_chars = flag_field.chars();
+            let flag = flag_chars.next()?;
+            if flag_chars.next().is_some() || !" +-*!=".contains(flag) {
+                return None;
+            }
+            let (src, dst) = refs.split_once(':')?;
+            Some(PushedRef {
+                flag,
+                src: src.to_owned(),
+                dst: dst.to_owned(),
+                summary,
+            })
+        })
+        .collect()
+}
+
+/// Whether git's stderr says the remote could not be reached at all (as opposed to a refusal).
+pub fn is_unreachable(stderr: &str) -> bool {
+    const MARKERS: [&str; 11] = [
+        "Could not resolve host",
+        "Could not read from remote repository",
+        "does not appear to be a git repository",
+        "Connection refused",
+        "Connection timed out",
+        "Failed to connect",
+        "No route to host",
+        "unable to access",
+        "Name or service not known",
+        "Temporary failure in name resolution",
+        "Network is unreachable",
+    ];
+    MARKERS.iter().any(|m| stderr.contains(m))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Captured from git 2.47 pushing to a local bare remote with one new ref, one fast-forward,
+    // one up-to-date, one non-fast-forward and one refused by a pre-receive hook.
+    const CAPTURED: &str = "To /tmp/remote.git\n\
+*\trefs/entire/checkpoints/f6/a1b2c3d4e5f6:refs/entire/checkpoints/f6/a1b2c3d4e5f6\t[new reference]\n \
+\trefs/entire/checkpoints/a1/f6e5d4c3b2a1:refs/entire/checkpoints/a1/f6e5d4c3b2a1\t4b825dc..1e2f3a4\n\
+=\trefs/entire/checkpoints/ZN/01KVBJCWYA4YW6J5M9GP655HZN:refs/entire/checkpoints/ZN/01KVBJCWYA4YW6J5M9GP655HZN\t[up to date]\n\
+!\trefs/entire/checkpoints/00/aaaaaaaaaa00:refs/entire/checkpoints/00/aaaaaaaaaa00\t[rejected] (non-fast-forward)\n\
+!\trefs/entire/checkpoints/11/bbbbbbbbbb11:refs/entire/checkpoints/11/bbbbbbbbbb11\t[remote rejected] (pre-receive hook declined)\n\
+Done\n";
+
+    #[test]
+    fn parses_captured_porcelain() {
+        let r = parse_push_porcelain(CAPTURED);
+        assert_eq!(r.len(), 5);
+        assert!(r[0].landed() && r[0].flag == '*');
+        assert!(r[1].landed() && r[1].flag == ' ');
+        assert!(r[2].landed());
+        assert!(!r[3].landed() && r[3].non_fast_forward() && !r[3].remote_rejected());
+        assert!(r[4].remote_rejected() && !r[4].non_fast_forward());
+        assert_eq!(r[0].dst, "refs/entire/checkpoints/f6/a1b2c3d4e5f6");
+    }
+
+    #[test]
+    fn unreachable_markers() {
+        assert!(is_unreachable(
+            "fatal: unable to access 'https://x/': Could not resolve host: x"
+        ));
+        assert!(!is_unreachable("! [remote rejected] x (hook declined)"));
+    }
+}
