@@ -71,7 +71,7 @@ pub fn run(cli: Cli) -> Result<()> {
     // An agent's hook never disturbs the agent: nothing on stdout, exit 0 (the failure is noted).
     if let Command::AgentHook { agent, event } = command {
         let run = entire_checkpoints::ops::capture::run_hook(&agent, &event, std::io::stdin());
-        if let Err(e) = run.result {
+        if let Err(e) = run {
             warn(
                 quiet,
                 format!(

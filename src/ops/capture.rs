@@ -93,12 +93,12 @@ pub fn known_agents() -> String {
 }
 
 /// The agent named `name`.
-pub fn agent(name: &str) -> Result<&'static AgentHooks, CaptureError> {
+fn agent(name: &str) -> Result<&'static AgentHooks, CaptureError> {
     agents::hooks::by_name(name).ok_or_else(|| CaptureError::UnknownAgent(name.to_owned()))
 }
 
 /// Reads a hook's payload from `input`, at most [`MAX_PAYLOAD_BYTES`].
-pub fn read_payload(input: impl Read) -> Result<Vec<u8>, CaptureError> {
+fn read_payload(input: impl Read) -> Result<Vec<u8>, CaptureError> {
     let mut buf = Vec::new();
     input
         .take(MAX_PAYLOAD_BYTES)
@@ -118,21 +118,16 @@ pub struct Captured {
     pub staged_transcript: bool,
 }
 
-/// What `agent-hook <agent> <event>` did: the git common dir of the repository it found (for
-/// the note of a failure), and what it recorded.
-pub struct HookRun {
-    /// The repository's git common dir, when it was found.
-    pub common_dir: Option<PathBuf>,
-    /// What was recorded, or why nothing was.
-    pub result: Result<Captured, CaptureError>,
-}
-
 /// `agent-hook <agent> <event>`: reads the payload from `input`, finds the repository the event
 /// is about (the payload's working directory, where the process moves, else the current one)
 /// and records the event there, redacted with the settings' rules (the built-in ones at least,
 /// while a settings file does not parse: staging must not lose the agent's step, and the commit
 /// redacts again). A failure is noted for `status` and a success clears that note.
-pub fn run_hook(agent_name: &str, event_name: &str, input: impl Read) -> HookRun {
+pub fn run_hook(
+    agent_name: &str,
+    event_name: &str,
+    input: impl Read,
+) -> Result<Captured, CaptureError> {
     let mut common_dir = None;
     let result = (|| {
         let agent = agent(agent_name)?;
@@ -163,11 +158,11 @@ pub fn run_hook(agent_name: &str, event_name: &str, input: impl Read) -> HookRun
             ),
         }
     }
-    HookRun { common_dir, result }
+    result
 }
 
 /// Records the event `event` of `agent` into the staged sessions of `repo`, with `redactor`.
-pub fn record_event(
+fn record_event(
     repo: &Repo,
     agent: &AgentHooks,
     event: &HookEvent,
@@ -456,7 +451,7 @@ fn failure_note(common_dir: &Path) -> PathBuf {
 }
 
 /// Notes that a hook failed, for `status` (best effort: the hook must not fail for it).
-pub fn note_failure(common_dir: &Path, failure: &HookFailure) {
+fn note_failure(common_dir: &Path, failure: &HookFailure) {
     let dir = common_dir.join("entire");
     let written = std::fs::create_dir_all(&dir).and_then(|()| {
         write_atomic(
@@ -471,7 +466,7 @@ pub fn note_failure(common_dir: &Path, failure: &HookFailure) {
 }
 
 /// Takes away the note of a failed hook: a hook of that agent has succeeded since.
-pub fn clear_failure(common_dir: &Path, agent: &str) {
+fn clear_failure(common_dir: &Path, agent: &str) {
     if last_failure(common_dir).is_some_and(|f| f.agent == agent) {
         let _ = std::fs::remove_file(failure_note(common_dir));
     }
