@@ -93,6 +93,8 @@ mod packed_refs;
 mod partial_fetch;
 #[path = "cli/push.rs"]
 mod push;
+#[path = "cli/real_agents.rs"]
+mod real_agents;
 #[path = "cli/redaction.rs"]
 mod redaction;
 #[path = "cli/remote_fetch.rs"]

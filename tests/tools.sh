@@ -3,7 +3,8 @@
 # - the hook managers: pre-commit 4 (PyPI, in a virtualenv), husky 9 and lefthook 2 (npm), in a
 #   tools directory outside the checkout ($ENTIRE_TEST_HOOK_TOOLS, else
 #   ~/.cache/entire-checkpoints/hook-tools; the tests look there), and git-lfs 3 (Debian);
-# - git's bash completion, zsh, fish and man (Debian), for the completion and man page tests.
+# - git's bash completion, zsh, fish and man (Debian), for the completion and man page tests;
+# - the real agents the capture tests run offline (npm; tests/agents.versions).
 # Quick when everything is there; fails loudly, naming what could not be installed. Debian
 # packages need root: run as root, or with sudo that does not ask for a password, or install
 # the packages it names yourself.
@@ -62,5 +63,21 @@ if ! husky_version | grep -q '^9\.' ||
         fail "npm install husky lefthook failed"
 fi
 
+# The real agents the capture tests run offline (tests/cli/real_agents.rs), at the versions
+# tests/agents.versions pins. Claude Code's package carries its native binary in a platform
+# sub-package (an optional dependency): no install script is needed.
+claude_version=$(awk '$1 == "@anthropic-ai/claude-code" { print $2 }' "$(dirname "$0")/agents.versions")
+claude_installed() {
+    node -p "require('$tools/agents/node_modules/@anthropic-ai/claude-code/package.json').version" 2>/dev/null
+}
+if [ "$(claude_installed)" != "$claude_version" ]; then
+    echo "tests/tools.sh: installing Claude Code $claude_version into $tools/agents"
+    mkdir -p "$tools/agents"
+    (cd "$tools/agents" && npm install --prefix "$tools/agents" --ignore-scripts --no-fund --no-audit \
+        --loglevel=error "@anthropic-ai/claude-code@$claude_version") ||
+        fail "npm install @anthropic-ai/claude-code failed"
+fi
+
 echo "tests/tools.sh: $("$tools/venv/bin/pre-commit" --version), husky $(husky_version)," \
-    "lefthook $("$npm_bin/lefthook" version), $(git lfs version | cut -d' ' -f1), zsh, fish, man"
+    "lefthook $("$npm_bin/lefthook" version), $(git lfs version | cut -d' ' -f1), zsh, fish, man," \
+    "Claude Code $(claude_installed)"

@@ -928,6 +928,16 @@ pub fn hook_is_ours(doc: &Value, name: &str) -> bool {
     matches!(hook_state(doc, name), "installed" | "chained" | "managed")
 }
 
+/// The directory `tests/tools.sh` installs the tools the tests run into (the hook managers, the
+/// agents).
+pub fn tools_dir() -> PathBuf {
+    match std::env::var_os("ENTIRE_TEST_HOOK_TOOLS") {
+        Some(d) => PathBuf::from(d),
+        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
+            .join(".cache/entire-checkpoints/hook-tools"),
+    }
+}
+
 /// Whether `tool`, which a test runs for real, is installed (`found`). Under `./test.sh`
 /// (`ENTIRE_TEST_REQUIRE_TOOLS` set) a missing tool fails the test, so that a run that proves the
 /// suite skips nothing; under a plain `cargo test` the test is skipped, and says so in a line the

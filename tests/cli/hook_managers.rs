@@ -9,17 +9,8 @@ use std::process::{Output, Stdio};
 use crate::commit_hooks::{lines, record, the_trailer, LINE_1, SESSION};
 use crate::env::{
     assert_code, checkpoint_bin, checkpoint_ref, hooks_dir, path_str, path_with_bins, rev_in,
-    sha256_hex, text, tool_available, write_executable, Store, TestEnv,
+    sha256_hex, text, tool_available, tools_dir, write_executable, Store, TestEnv,
 };
-
-/// The directory `tests/tools.sh` installs the hook managers into.
-fn tools_dir() -> PathBuf {
-    match std::env::var_os("ENTIRE_TEST_HOOK_TOOLS") {
-        Some(d) => PathBuf::from(d),
-        None => PathBuf::from(std::env::var_os("HOME").expect("HOME is set"))
-            .join(".cache/entire-checkpoints/hook-tools"),
-    }
-}
 
 /// The directories of the installed tools, then our binaries, then the test's own `PATH`.
 fn tool_path() -> std::ffi::OsString {

@@ -1,0 +1,181 @@
+//! The real agents, offline (docs/agents.md, "How it is tested"): the agent installed from npm by
+//! `tests/tools.sh` runs whole sessions here against a scripted model endpoint on 127.0.0.1
+//! (`tests/model_endpoint.py`), so that its own hooks fire with their real payloads, it writes its
+//! real transcript, and it runs `git commit` itself before its turn ends. That, not a payload
+//! typed from documentation, proves capture.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command as StdCommand, Output, Stdio};
+
+use serde_json::{json, Value};
+
+use crate::commit_hooks::{commit_in, the_trailer};
+use crate::env::{
+    output_text, path_str, path_with_bins, tool_available, tools_dir, Store, TestEnv,
+};
+
+/// The scripted endpoint, killed when dropped.
+struct Endpoint {
+    child: Child,
+    port: u16,
+    log: PathBuf,
+}
+
+impl Endpoint {
+    /// Starts the endpoint with `script` (see `tests/model_endpoint.py`).
+    fn start(env: &TestEnv, script: &Value) -> Endpoint {
+        let file = env.input_file("model-script.json", script.to_string().as_bytes());
+        let log = env.root().join("model-requests.jsonl");
+        let mut child = StdCommand::new("python3")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/model_endpoint.py"))
+            .args([&file, &log])
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("run python3 tests/model_endpoint.py");
+        let mut line = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().expect("the endpoint prints its port");
+        Endpoint { child, port, log }
+    }
+
+    /// Every request body the endpoint received.
+    fn requests(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Endpoint {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Claude Code's native binary as `tests/tools.sh` installs it, if it is there.
+fn claude_binary() -> Option<PathBuf> {
+    let scope = tools_dir().join("agents/node_modules/@anthropic-ai");
+    std::fs::read_dir(scope)
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with("claude-code-linux-")
+        })
+        .map(|e| e.path().join("claude"))
+        .find(|p| p.is_file())
+}
+
+/// `claude -p <prompt> <extra>` in the test repository against `endpoint`, as a user runs it:
+/// the hermetic environment, our binaries on PATH (Claude Code's hooks run `git
+/// entire-checkpoint`), permissions skipped (as root that needs `IS_SANDBOX`), at most 3
+/// minutes.
+fn claude(env: &TestEnv, bin: &Path, endpoint: &Endpoint, prompt: &str, extra: &[&str]) -> Output {
+    let git = env.git_command_in(env.repo(), &[]);
+    let mut cmd = StdCommand::new("timeout");
+    for (k, v) in git.get_envs() {
+        match v {
+            Some(v) => cmd.env(k, v),
+            None => cmd.env_remove(k),
+        };
+    }
+    cmd.current_dir(env.repo())
+        .env("PATH", path_with_bins())
+        .env(
+            "ANTHROPIC_BASE_URL",
+            format!("http://127.0.0.1:{}", endpoint.port),
+        )
+        .env("ANTHROPIC_API_KEY", "sk-test-offline")
+        .env("IS_SANDBOX", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .arg("180")
+        .arg(bin)
+        .args(["-p", prompt, "--dangerously-skip-permissions"])
+        .args(extra)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run claude")
+}
+
+/// A whole Claude Code session, run by the real Claude Code: `enable --agent claude-code`; a first
+/// prompt whose turn writes a file and commits it from the agent's own shell; a second prompt
+/// (`--continue`) that writes another file, which the user commits. The agent's own commit's
+/// checkpoint holds prompt 1, its file and the tokens the endpoint reported for it; the user's
+/// holds prompt 2 and not prompt 1. Neither the agent's output nor what it sent the model
+/// carries anything of ours.
+#[test]
+fn the_real_claude_code_is_captured_with_no_glue() {
+    let Some(bin) = claude_binary() else {
+        tool_available("Claude Code (npm @anthropic-ai/claude-code)", false);
+        return;
+    };
+    let env = TestEnv::new();
+    env.ok_primary_in(None, env.repo(), &["enable", "--agent", "claude-code"]);
+    let notes = env.repo().join("notes.txt");
+    let second = env.repo().join("second.txt");
+    let endpoint = Endpoint::start(
+        &env,
+        &json!({
+            "PROMPT-ONE": [
+                {"tool": "Write", "input": {"file_path": path_str(&notes), "content": "notes by the agent\n"}, "output_tokens": 120},
+                {"tool": "Bash", "input": {"command": "git add notes.txt && git commit -q -m 'Add notes'", "description": "Commit the notes"}, "output_tokens": 40},
+                {"text": "Done.", "output_tokens": 4}
+            ],
+            "PROMPT-TWO": [
+                {"tool": "Write", "input": {"file_path": path_str(&second), "content": "a second file\n"}, "output_tokens": 100},
+                {"text": "Added.", "output_tokens": 3}
+            ]
+        }),
+    );
+    let first_prompt = "write the notes file and commit it PROMPT-ONE";
+    let out = claude(&env, &bin, &endpoint, first_prompt, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Done.");
+    let agents_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    assert_eq!(env.git(&["log", "-1", "--format=%s"]).trim(), "Add notes");
+
+    let second_prompt = "now add a second file PROMPT-TWO";
+    let out = claude(&env, &bin, &endpoint, second_prompt, &["--continue"]);
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Added.");
+    assert!(second.is_file());
+    let (users_commit, _) = commit_in(&env, env.repo(), None, "second.txt", "Add second");
+
+    let first = the_trailer(&env, &agents_commit);
+    let next = the_trailer(&env, &users_commit);
+    assert_eq!(
+        env.blob_text(Store::Refs, &first, "0/prompt.txt"),
+        first_prompt
+    );
+    assert_eq!(
+        env.blob_text(Store::Refs, &next, "0/prompt.txt"),
+        second_prompt
+    );
+    let meta = env.json(Store::Refs, &first, "0/metadata.json");
+    assert_eq!(meta["agent"], json!("Claude Code"), "{meta}");
+    assert_eq!(meta["files_touched"], json!(["notes.txt"]), "{meta}");
+    let meta2 = env.json(Store::Refs, &next, "0/metadata.json");
+    assert_eq!(meta2["files_touched"], json!(["second.txt"]), "{meta2}");
+    // Every token the endpoint reported is counted once: the Write's in the agent's own
+    // commit's checkpoint, the Bash call that commits there too unless Claude Code had not yet
+    // written its entry when the commit read the transcript (it writes it as the call starts),
+    // then in the next one, with the rest.
+    let (a, b) = (
+        meta["token_usage"]["output_tokens"].as_u64().unwrap(),
+        meta2["token_usage"]["output_tokens"].as_u64().unwrap(),
+    );
+    assert!(a == 120 || a == 120 + 40, "{meta}");
+    assert_eq!(a + b, 120 + 40 + 4 + 100 + 3, "{meta} {meta2}");
+
+    // Nothing of ours reached the model or the agent's output.
+    let requests = endpoint.requests();
+    for ours in ["agent-hook", "entire: ", "warning: "] {
+        assert!(!requests.contains(ours), "a request carries {ours:?}");
+    }
+}
