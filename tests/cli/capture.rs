@@ -7,7 +7,7 @@
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::process::{Command as StdCommand, Output, Stdio};
+use std::process::{Output, Stdio};
 
 use serde_json::{json, Value};
 
@@ -148,16 +148,8 @@ fn run_hook_command_with_path(
     payload: &str,
     path: &std::ffi::OsStr,
 ) -> Output {
-    let git = env.git_command_in(env.repo(), &[]);
-    let mut sh = StdCommand::new("sh");
-    for (k, v) in git.get_envs() {
-        match v {
-            Some(v) => sh.env(k, v),
-            None => sh.env_remove(k),
-        };
-    }
-    let mut child = sh
-        .current_dir(env.repo())
+    let mut child = env
+        .program_in("sh", env.repo())
         .env("PATH", path)
         .args(["-c", command])
         .stdin(Stdio::piped())

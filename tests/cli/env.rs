@@ -454,6 +454,15 @@ impl TestEnv {
         }
     }
 
+    /// `program` with the hermetic environment (git's identity, dates, config, HOME), run in
+    /// `dir`: an agent or a shell that runs git as a user's does.
+    pub fn program_in(&self, program: impl AsRef<std::ffi::OsStr>, dir: &Path) -> StdCommand {
+        let mut cmd = StdCommand::new(program);
+        self.apply_std(&mut cmd);
+        cmd.current_dir(dir);
+        cmd
+    }
+
     /// A `git` process with the hermetic environment, run in `dir`. A bare repository (a test's
     /// remote) is addressed explicitly (`GIT_DIR`), as `safe.bareRepository=explicit` (Git
     /// 3.0's default) wants.

@@ -76,15 +76,7 @@ fn claude_binary() -> Option<PathBuf> {
 /// entire-checkpoint`), permissions skipped (as root that needs `IS_SANDBOX`), at most 3
 /// minutes.
 fn claude(env: &TestEnv, bin: &Path, endpoint: &Endpoint, prompt: &str, extra: &[&str]) -> Output {
-    let git = env.git_command_in(env.repo(), &[]);
-    let mut cmd = StdCommand::new("timeout");
-    for (k, v) in git.get_envs() {
-        match v {
-            Some(v) => cmd.env(k, v),
-            None => cmd.env_remove(k),
-        };
-    }
-    cmd.current_dir(env.repo())
+    env.program_in("timeout", env.repo())
         .env("PATH", path_with_bins())
         .env(
             "ANTHROPIC_BASE_URL",
