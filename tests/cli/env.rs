@@ -670,8 +670,9 @@ impl TestEnv {
     }
 
     /// A `git-entire-checkpoint write --session <session>` in the repository under `primary`
-    /// (`None`: the settings files decide): the one way the tests write a checkpoint through
-    /// the binary. Add arguments with [`WriteCheckpoint`]'s methods, then run it.
+    /// (`None`: the settings files decide): the builder every shared helper that writes a
+    /// checkpoint through the binary runs. Add arguments with [`WriteCheckpoint`]'s methods,
+    /// then run it.
     pub fn write(&self, primary: impl Into<Option<Store>>, session: &str) -> WriteCheckpoint<'_> {
         WriteCheckpoint {
             env: self,
