@@ -17,6 +17,8 @@ pub mod refs;
 pub mod repo;
 pub(crate) mod side;
 pub mod subprocess;
+#[cfg(test)]
+pub(crate) mod test_repo;
 pub mod url;
 pub mod version;
 pub mod worktree;

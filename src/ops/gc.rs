@@ -362,8 +362,7 @@ mod tests {
 
     #[test]
     fn deletion_is_a_compare_and_swap_against_the_checked_commit() {
-        let dir = tempfile::tempdir().unwrap();
-        let raw = git2::Repository::init(dir.path()).unwrap();
+        let (dir, raw) = crate::git::test_repo::init();
         let sig = git2::Signature::now("t", "t@example.com").unwrap();
         let tree = raw
             .find_tree(raw.treebuilder(None).unwrap().write().unwrap())

@@ -97,9 +97,7 @@ mod tests {
 
     #[test]
     fn a_listing_or_a_failure_is_remembered_per_remote() {
-        let dir = tempfile::tempdir().unwrap();
-        git2::Repository::init(dir.path()).unwrap();
-        let repo = Repo::open(dir.path()).unwrap();
+        let (_dir, repo) = crate::git::test_repo::open();
         let origin = Remote::parse("origin").unwrap();
         let other = Remote::parse("https://example.com/other.git").unwrap();
         assert_eq!(last(&repo, &origin), None);

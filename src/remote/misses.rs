@@ -217,9 +217,7 @@ mod tests {
     use super::*;
 
     fn setup() -> (tempfile::TempDir, Repo, Remote, Vec<CheckpointId>) {
-        let dir = tempfile::tempdir().unwrap();
-        git2::Repository::init(dir.path()).unwrap();
-        let repo = Repo::open(dir.path()).unwrap();
+        let (dir, repo) = crate::git::test_repo::open();
         let remote = Remote::parse("origin").unwrap();
         let ids = ["a1b2c3d4e5f6", "0badc0ffee00"]
             .map(|i| CheckpointId::parse(i).unwrap())

@@ -158,9 +158,7 @@ mod tests {
 
     #[test]
     fn warns_above_the_threshold_only_on_a_remote_that_carries_code() {
-        let dir = tempfile::tempdir().unwrap();
-        git2::Repository::init(dir.path()).unwrap();
-        let repo = Repo::open(dir.path()).unwrap();
+        let (dir, repo) = crate::git::test_repo::open();
         assert_eq!(warning(&repo, &target(None)), None, "nothing known yet");
         record_remote_count(&repo, "origin", 5_000);
         assert_eq!(warning(&repo, &target(None)), None, "at the threshold");

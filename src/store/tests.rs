@@ -2,11 +2,12 @@
 //! git-refs and git-branch stores on a fresh repository (no subprocess, no network). Results
 //! are checked through libgit2 directly, not only through the stores' own readers.
 
-use git2::{Oid, Repository};
+use git2::Oid;
 
 use crate::base::id::CheckpointId;
 use crate::base::session_id::SessionId;
 use crate::git::repo::{Identity, Repo};
+use crate::git::test_repo;
 use crate::store::branch::GitBranchStore;
 use crate::store::merge::merge_trees;
 use crate::store::refs::GitRefsStore;
@@ -14,14 +15,6 @@ use crate::store::{Backfill, CheckpointReader, CheckpointWriter, SessionWrite};
 
 const ULID: &str = "01JQ7Z8X9Y2K3M4N5P6Q7R8S9T";
 const HEX: &str = "a1b2c3d4e5f6";
-
-/// A fresh repository (kept alive by the returned directory).
-fn repo() -> (tempfile::TempDir, Repo) {
-    let dir = tempfile::tempdir().unwrap();
-    Repository::init(dir.path()).unwrap();
-    let repo = Repo::open(dir.path()).unwrap();
-    (dir, repo)
-}
 
 fn write(id: &str, session: &str, transcript: &[u8]) -> SessionWrite {
     SessionWrite {
@@ -61,7 +54,7 @@ fn blob(repo: &Repo, tip: &str, path: &str) -> String {
 
 #[test]
 fn a_session_builds_the_documented_tree_and_publishes_its_ref() {
-    let (_dir, repo) = repo();
+    let (_dir, repo) = test_repo::open();
     let store = GitRefsStore::new(&repo);
     let out = store
         .write_session(&write(ULID, "s-1", b"{\"a\":1}\n"))
@@ -91,7 +84,7 @@ fn a_session_builds_the_documented_tree_and_publishes_its_ref() {
 
 #[test]
 fn the_same_write_again_builds_the_same_tree_and_a_new_session_takes_the_next_slot() {
-    let (_dir, repo) = repo();
+    let (_dir, repo) = test_repo::open();
     let store = GitRefsStore::new(&repo);
     let first = store.write_session(&write(ULID, "s-1", b"one\n")).unwrap();
     let again = store.write_session(&write(ULID, "s-1", b"one\n")).unwrap();
@@ -142,7 +135,7 @@ fn the_same_write_again_builds_the_same_tree_and_a_new_session_takes_the_next_sl
 
 #[test]
 fn a_transcript_backfill_for_an_unknown_session_goes_to_the_latest_slot() {
-    let (_dir, repo) = repo();
+    let (_dir, repo) = test_repo::open();
     let store = GitRefsStore::new(&repo);
     store.write_session(&write(ULID, "s-1", b"one\n")).unwrap();
     store.write_session(&write(ULID, "s-2", b"two\n")).unwrap();
@@ -171,7 +164,7 @@ fn a_transcript_backfill_for_an_unknown_session_goes_to_the_latest_slot() {
 
 #[test]
 fn the_branch_store_keeps_every_checkpoint_under_its_shard_on_one_branch() {
-    let (_dir, repo) = repo();
+    let (_dir, repo) = test_repo::open();
     let store = GitBranchStore::primary(&repo);
     let a = store.write_session(&write(HEX, "s-1", b"one\n")).unwrap();
     let b = store
@@ -222,7 +215,7 @@ fn commit_on_branch(repo: &Repo, id: &str, subtree: Option<Oid>, author: &str, s
 
 #[test]
 fn the_branch_author_is_the_newest_checkpoint_commit_else_the_oldest_change() {
-    let (_dir, repo) = repo();
+    let (_dir, repo) = test_repo::open();
     let store = GitBranchStore::primary(&repo);
     let by = |w: SessionWrite, name: &str| SessionWrite {
         author: Some(Identity {
@@ -291,7 +284,7 @@ fn the_branch_author_is_the_newest_checkpoint_commit_else_the_oldest_change() {
 
 #[test]
 fn merging_two_versions_keeps_every_session_of_both() {
-    let (_dir, repo) = repo();
+    let (_dir, repo) = test_repo::open();
     let id = CheckpointId::parse(ULID).unwrap();
     let store = GitRefsStore::new(&repo);
     let base = store.write_session(&write(ULID, "s-1", b"one\n")).unwrap();

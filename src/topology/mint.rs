@@ -110,8 +110,7 @@ mod tests {
             ),
         ];
         for (local, committed, kind) in cases {
-            let dir = tempfile::tempdir().unwrap();
-            git2::Repository::init(dir.path()).unwrap();
+            let (dir, _) = crate::git::test_repo::init();
             if let Some(text) = local {
                 let path = crate::config::settings::local_path(&dir.path().join(".git"));
                 std::fs::create_dir_all(path.parent().unwrap()).unwrap();

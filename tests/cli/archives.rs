@@ -373,11 +373,11 @@ fn migrate_imports_the_archived_layouts_merged_by_session_and_says_from_where() 
         "other.jsonl",
         b"{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n",
     );
-    env.ok_primary_in(
-        Some(crate::env::Store::Refs),
-        &clone,
-        &crate::fixtures::write_args(ARCHIVED, "already-here", &t),
-    );
+    env.write(crate::env::Store::Refs, "already-here")
+        .id(ARCHIVED)
+        .transcript(&t)
+        .in_dir(&clone)
+        .ok();
     let out = env.run_primary_in(None, &clone, &["migrate", "--json"]);
     // GAPPED cannot be imported (a chunk is missing): named, the rest migrated, exit 1.
     let err = assert_code(

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::env::{assert_code, parse_json, path_str, stderr, stdout, Store, TestEnv};
+use crate::env::{assert_code, parse_json, stderr, stdout, Store, TestEnv};
 use crate::fixtures::{hand_made, HEX_ID, HEX_ID_2};
 
 pub(crate) const FILE: &str = "src/hello.go";
@@ -51,25 +51,13 @@ pub fn checkpoint(
     agent: &str,
 ) {
     let file = env.input_file(&format!("t-{id}.jsonl"), transcript.as_bytes());
-    env.ok_in(
-        store,
-        dir,
-        &[
-            "write",
-            "--id",
-            id,
-            "--session",
-            &format!("sess-{id}"),
-            "--transcript",
-            path_str(&file),
-            "--agent",
-            agent,
-            "--model",
-            "test-model",
-            "--created-at",
-            "2026-01-01T10:00:00Z",
-        ],
-    );
+    env.write(store, &format!("sess-{id}"))
+        .id(id)
+        .transcript(&file)
+        .args(&["--agent", agent, "--model", "test-model"])
+        .created_at("2026-01-01T10:00:00Z")
+        .in_dir(dir)
+        .ok();
 }
 
 /// Commits `text` as the file with `message`.

@@ -58,32 +58,33 @@ fn transcript_for(tag: &str) -> Vec<u8> {
 }
 
 fn run_job(env: &TestEnv, store: Store, job: &Job, file_tag: &str) -> Output {
-    let (args, transcript): (Vec<&str>, &[u8]) = match job {
+    let file = |transcript: &[u8]| env.input_file(&format!("{file_tag}.jsonl"), transcript);
+    match job {
         Job::Shared {
             session,
             transcript,
-        } => (
-            vec!["write", "--id", SHARED_ID, "--session", session],
-            transcript,
-        ),
+        } => env
+            .write(store, session)
+            .id(SHARED_ID)
+            .transcript(&file(transcript))
+            .run(),
         Job::New {
             session,
             transcript,
-        } => (vec!["write", "--session", session], transcript),
+        } => env
+            .write(store, session)
+            .transcript(&file(transcript))
+            .run(),
         Job::Backfill {
             session,
             transcript,
-        } => (
-            vec!["backfill", "transcript", SHARED_ID, "--session", session],
-            transcript,
-        ),
-    };
-    let file = env.input_file(&format!("{file_tag}.jsonl"), transcript);
-    env.std_cmd(store)
-        .args(&args)
-        .args(["--transcript", path_str(&file)])
-        .output()
-        .expect("run git-entire-checkpoint")
+        } => env
+            .std_cmd(store)
+            .args(["backfill", "transcript", SHARED_ID, "--session", session])
+            .args(["--transcript", path_str(&file(transcript))])
+            .output()
+            .expect("run git-entire-checkpoint"),
+    }
 }
 
 /// The session IDs of `id`'s slots in order, read from each `N/metadata.json` with `git

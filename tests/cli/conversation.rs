@@ -97,18 +97,7 @@ fn with_unknown_entries(name: &str) -> Vec<u8> {
 /// Writes checkpoint `id` with one session of `transcript` (git-refs store).
 fn write(env: &TestEnv, id: &str, transcript: &[u8]) {
     let file = env.input_file(&format!("{id}.transcript"), transcript);
-    env.ok(
-        Store::Refs,
-        &[
-            "write",
-            "--session",
-            "s1",
-            "--id",
-            id,
-            "--transcript",
-            file.to_str().unwrap(),
-        ],
-    );
+    env.write(Store::Refs, "s1").id(id).transcript(&file).ok();
 }
 
 #[test]

@@ -15,7 +15,7 @@ use crate::env::{
     assert_code, assert_fsck_clean, checkpoint_ref, path_str, rev_in, write_executable, Store,
     TestEnv, REFS_PREFIX, V1_BRANCH,
 };
-use crate::fixtures::{write_args, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
+use crate::fixtures::{HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID};
 use crate::push::{add_remote, all_queued_refs, assert_never_forced};
 
 /// The variable that arms a crash point in our binaries.
@@ -50,7 +50,10 @@ fn pushed_once(env: &TestEnv, store: Store) -> PathBuf {
     env.git(&["push", "-q", "origin", "main"]);
     env.git(&["fetch", "-q", "origin"]);
     let first = env.input_file("first.jsonl", TRANSCRIPT_2);
-    env.ok(store, &write_args(HEX_ID_2, "first", &first));
+    env.write(store, "first")
+        .id(HEX_ID_2)
+        .transcript(&first)
+        .ok();
     assert_code(&env.run(store, &["push", "origin"]), 0, "first push");
     origin
 }
@@ -117,7 +120,10 @@ fn writer_killed(store: Store, crash: WriterCrash) {
     run_until_crash(
         &env,
         store,
-        &write_args(HEX_ID, "crashed", &transcript),
+        &env.write(store, "crashed")
+            .id(HEX_ID)
+            .transcript(&transcript)
+            .argv(),
         crash.point,
     );
     assert_fsck_clean(&env, env.repo());
@@ -129,7 +135,10 @@ fn writer_killed(store: Store, crash: WriterCrash) {
     );
     // The next write works (no stale lock, no torn queue line swallowing its record).
     let later = env.input_file("later.jsonl", TRANSCRIPT_2);
-    env.ok(store, &write_args(LATER_ID, "later", &later));
+    env.write(store, "later")
+        .id(LATER_ID)
+        .transcript(&later)
+        .ok();
     assert_code(
         &env.run(store, &["push", "origin"]),
         0,
@@ -213,7 +222,10 @@ fn pusher_killed(store: Store, point: &str) {
             continue; // the git-branch primary refuses ULIDs
         }
         let t = env.input_file(&format!("t{i}.jsonl"), TRANSCRIPT);
-        env.ok(store, &write_args(id, &format!("s{i}"), &t));
+        env.write(store, &format!("s{i}"))
+            .id(id)
+            .transcript(&t)
+            .ok();
     }
     let local_before = env.refs_snapshot();
     run_until_crash(&env, store, &["push", "origin"], point);
@@ -305,7 +317,7 @@ fn pusher_hung_up_during_git_push(store: Store) {
     let env = TestEnv::new();
     let origin = pushed_once(&env, store);
     let t = env.input_file("t.jsonl", TRANSCRIPT);
-    env.ok(store, &write_args(HEX_ID, "during", &t));
+    env.write(store, "during").id(HEX_ID).transcript(&t).ok();
     let (started, gate) = gate_pushes(&origin);
     let mut child = env
         .std_cmd(store)

@@ -664,6 +664,33 @@ impl TestEnv {
             .expect("run git-entire-fetch")
     }
 
+    /// `git-entire-fetch --json <args>` in `dir`, primary left to the default, asserting
+    /// success; returns the one JSON document it printed.
+    pub fn entire_fetch(&self, dir: &Path, args: &[&str]) -> Value {
+        let out = self
+            .bin_cmd(&fetch_bin())
+            .current_dir(dir)
+            .args(["--json"])
+            .args(args)
+            .output()
+            .expect("run git-entire-fetch");
+        assert_code(&out, 0, &format!("entire-fetch {args:?}"));
+        parse_json(&out.stdout)
+    }
+
+    /// A `git-entire-checkpoint write --session <session>` in the repository under `primary`
+    /// (`None`: the settings files decide): the builder every shared helper that writes a
+    /// checkpoint through the binary runs. Add arguments with [`WriteCheckpoint`]'s methods,
+    /// then run it.
+    pub fn write(&self, primary: impl Into<Option<Store>>, session: &str) -> WriteCheckpoint<'_> {
+        WriteCheckpoint {
+            env: self,
+            primary: primary.into(),
+            dir: self.repo.clone(),
+            args: vec!["write".into(), "--session".into(), session.into()],
+        }
+    }
+
     /// Writes `bytes` to `<tmp>/inputs/<name>` (outside the work tree); returns the path.
     pub fn input_file(&self, name: &str, bytes: &[u8]) -> PathBuf {
         let path = self.root.path().join("inputs").join(name);
@@ -905,6 +932,81 @@ impl TestEnv {
         self.git(&["log", "-1", "--format=%s", commit])
             .trim_end()
             .to_string()
+    }
+}
+
+/// A `git-entire-checkpoint write` being built by [`TestEnv::write`]: `write --session
+/// <session>`, then the arguments in the order they were added.
+pub struct WriteCheckpoint<'e> {
+    env: &'e TestEnv,
+    primary: Option<Store>,
+    dir: PathBuf,
+    args: Vec<String>,
+}
+
+impl WriteCheckpoint<'_> {
+    /// `--id <id>`.
+    pub fn id(self, id: &str) -> Self {
+        self.args(&["--id", id])
+    }
+
+    /// `--transcript <file>`.
+    pub fn transcript(self, file: &Path) -> Self {
+        self.args(&["--transcript", path_str(file)])
+    }
+
+    /// `--transcript` of `bytes` written to a new input file ([`TestEnv::input`]).
+    pub fn transcript_bytes(self, bytes: &[u8]) -> Self {
+        let file = self.env.input(bytes);
+        self.transcript(&file)
+    }
+
+    /// `--prompt <prompt>`.
+    pub fn prompt(self, prompt: &str) -> Self {
+        self.args(&["--prompt", prompt])
+    }
+
+    /// `--files-touched <file>` for each of `files`, in order.
+    pub fn files_touched(mut self, files: &[&str]) -> Self {
+        for file in files {
+            self = self.args(&["--files-touched", file]);
+        }
+        self
+    }
+
+    /// `--created-at <at>`.
+    pub fn created_at(self, at: &str) -> Self {
+        self.args(&["--created-at", at])
+    }
+
+    /// Any other arguments, as given.
+    pub fn args(mut self, args: &[&str]) -> Self {
+        self.args.extend(args.iter().map(|a| a.to_string()));
+        self
+    }
+
+    /// Runs it in `dir` (another clone) instead of the repository.
+    pub fn in_dir(mut self, dir: &Path) -> Self {
+        self.dir = dir.to_path_buf();
+        self
+    }
+
+    /// The whole argument list, `write` first: for a caller that runs it its own way (another
+    /// environment, a spawned process).
+    pub fn argv(&self) -> Vec<&str> {
+        self.args.iter().map(String::as_str).collect()
+    }
+
+    /// Runs it; returns the raw output.
+    pub fn run(&self) -> Output {
+        self.env
+            .run_primary_in(self.primary, &self.dir, &self.argv())
+    }
+
+    /// Runs it, asserting success; returns stdout (the checkpoint ID line).
+    pub fn ok(&self) -> String {
+        self.env
+            .ok_primary_in(self.primary, &self.dir, &self.argv())
     }
 }
 

@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use data_encoding::{BASE64, BASE64URL_NOPAD, HEXLOWER, HEXUPPER};
 use serde_json::Value;
 
-use crate::env::{assert_jsonl, path_str, text, Store, TestEnv};
+use crate::env::{assert_jsonl, text, Store, TestEnv};
 
 fn corpus_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/evasion")
@@ -36,16 +36,7 @@ fn planted() -> BTreeMap<String, Vec<String>> {
 /// Writes `file` of the corpus as a checkpoint; returns the stored transcript.
 fn store(env: &TestEnv, file: &str) -> Vec<u8> {
     let path = corpus_dir().join(file);
-    let out = env.run(
-        Store::Refs,
-        &[
-            "write",
-            "--session",
-            "evasion",
-            "--transcript",
-            path_str(&path),
-        ],
-    );
+    let out = env.write(Store::Refs, "evasion").transcript(&path).run();
     assert_eq!(out.status.code(), Some(0), "{file}: {}", text(&out.stderr));
     let id = text(&out.stdout).trim().to_owned();
     let r = crate::env::checkpoint_ref(&id);

@@ -1,11 +1,9 @@
 //! Shared test data: the standard session write, the reference key orders, the
 //! byte-level JSON format check, and checkpoints laid out by hand with git plumbing.
 
-use std::path::Path;
-
 use serde_json::Value;
 
-use crate::env::{checkpoint_ref, keys, path_str, tree_prefix, Store, TestEnv, V1_BRANCH};
+use crate::env::{checkpoint_ref, keys, tree_prefix, Store, TestEnv, V1_BRANCH};
 
 pub const HEX_ID: &str = "a1b2c3d4e5f6";
 pub const HEX_ID_2: &str = "f6e5d4c3b2a1";
@@ -150,19 +148,6 @@ pub fn assert_json_format(raw: &[u8], what: &str) {
     );
 }
 
-/// `write --id <id> --session <session> --transcript <transcript>`.
-pub fn write_args<'a>(id: &'a str, session: &'a str, transcript: &'a Path) -> Vec<&'a str> {
-    vec![
-        "write",
-        "--id",
-        id,
-        "--session",
-        session,
-        "--transcript",
-        path_str(transcript),
-    ]
-}
-
 /// The standard session write of these tests: prompt "do the thing", files [a.go],
 /// fixed `created_at`. Returns stdout (the ID line).
 pub fn write_std(
@@ -173,24 +158,13 @@ pub fn write_std(
     transcript: &[u8],
 ) -> String {
     let file = env.input_file(&format!("transcript-{session}-{id}.jsonl"), transcript);
-    env.ok(
-        store,
-        &[
-            "write",
-            "--session",
-            session,
-            "--id",
-            id,
-            "--transcript",
-            file.to_str().unwrap(),
-            "--prompt",
-            "do the thing",
-            "--files-touched",
-            "a.go",
-            "--created-at",
-            CREATED_AT,
-        ],
-    )
+    env.write(store, session)
+        .id(id)
+        .transcript(&file)
+        .prompt("do the thing")
+        .files_touched(&["a.go"])
+        .created_at(CREATED_AT)
+        .ok()
 }
 
 /// A node of a tree built by hand.

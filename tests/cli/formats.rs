@@ -8,15 +8,13 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
-
 use crate::blame::{AGENT_VERSION, CLAUDE, FILE};
 use crate::commit_hooks::{record, the_trailer};
 use crate::env::{
-    assert_code, assert_fsck_clean, checkpoint_ids, checkpoint_ref, fetch_bin, parse_json,
-    path_str, Store, TestEnv, REFS_PREFIX,
+    assert_code, assert_fsck_clean, checkpoint_ids, checkpoint_ref, parse_json, path_str, Store,
+    TestEnv, REFS_PREFIX,
 };
-use crate::fixtures::{write_args, HEX_ID};
+use crate::fixtures::HEX_ID;
 use crate::schemas::assert_valid;
 
 /// The formats of a test repository and of its remote, as `git init` options.
@@ -80,18 +78,6 @@ fn formats_of(env: &TestEnv, dir: &Path) -> (String, String) {
     (lines.next().unwrap(), lines.next().unwrap())
 }
 
-fn entire_fetch(env: &TestEnv, dir: &Path, args: &[&str]) -> Value {
-    let out = env
-        .bin_cmd(&fetch_bin())
-        .current_dir(dir)
-        .args(["--json"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert_code(&out, 0, &format!("entire-fetch {args:?}"));
-    parse_json(&out.stdout)
-}
-
 fn user_story(formats: Formats) {
     let what = format!("{formats:?}");
     if formats.init.contains(&"--ref-format=reftable")
@@ -119,7 +105,10 @@ fn user_story(formats: Formats) {
 
     // A legacy checkpoint on the v1 branch, migrated into a ref.
     let t = env.input_file("legacy.jsonl", b"{\"type\":\"user\",\"n\":1}\n");
-    env.ok(Store::Branch, &write_args(HEX_ID, "sess-legacy", &t));
+    env.write(Store::Branch, "sess-legacy")
+        .id(HEX_ID)
+        .transcript(&t)
+        .ok();
     env.ok_default(&["migrate"]);
     env.git(&[
         "cat-file",
@@ -186,7 +175,7 @@ fn user_story(formats: Formats) {
     let mut expected = vec![id.clone(), HEX_ID.to_owned()];
     expected.sort();
     assert_eq!(ids, expected, "{what}: list --remote");
-    let fetched = entire_fetch(&env, &teammate, &["origin", "--all"]);
+    let fetched = env.entire_fetch(&teammate, &["origin", "--all"]);
     assert!(
         fetched
             .as_array()
@@ -228,7 +217,7 @@ fn user_story(formats: Formats) {
     }
     clone.extend_from_slice(&[path_str(&origin), path_str(&partial)]);
     env.git_in(env.root(), &clone);
-    let fetched = entire_fetch(&env, &partial, &["--filter=blob:none", "origin", &id]);
+    let fetched = env.entire_fetch(&partial, &["--filter=blob:none", "origin", &id]);
     assert_eq!(fetched[0]["status"], "fetched", "{what}: {fetched}");
     assert_eq!(fetched[0]["partial"], true, "{what}: {fetched}");
     let transcript = env.ok_primary_in(None, &partial, &["cat", &id, "0/full.jsonl"]);

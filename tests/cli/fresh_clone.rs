@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::env::{assert_code, checkpoint_ids, fetch_bin, parse_json, TestEnv, V1_BRANCH};
-use crate::fixtures::{write_args, HEX_ID, HEX_ID_2, ULID_ID};
+use crate::env::{assert_code, checkpoint_ids, parse_json, TestEnv, V1_BRANCH};
+use crate::fixtures::{HEX_ID, HEX_ID_2, ULID_ID};
 
 /// A writer repository with a bare `origin` holding `main`.
 fn writer() -> (TestEnv, PathBuf) {
@@ -21,7 +21,11 @@ fn writer() -> (TestEnv, PathBuf) {
 /// a new commit on main and pushes both.
 fn write_linked(env: &TestEnv, dir: &Path, id: &str, session: &str) {
     let t = env.input_file(&format!("{id}.jsonl"), b"{\"type\":\"user\",\"n\":1}\n");
-    env.ok_primary_in(None, dir, &write_args(id, session, &t));
+    env.write(None, session)
+        .id(id)
+        .transcript(&t)
+        .in_dir(dir)
+        .ok();
     env.git_in(
         dir,
         &[
@@ -50,18 +54,6 @@ fn listed(env: &TestEnv, dir: &Path, args: &[&str]) -> Vec<String> {
     all.extend_from_slice(args);
     let v = parse_json(env.ok_primary_in(None, dir, &all).as_bytes());
     checkpoint_ids(v.as_array().unwrap())
-}
-
-fn entire_fetch(env: &TestEnv, dir: &Path, args: &[&str]) -> Value {
-    let out = env
-        .bin_cmd(&fetch_bin())
-        .current_dir(dir)
-        .args(["--json"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert_code(&out, 0, &format!("entire-fetch {args:?}"));
-    parse_json(&out.stdout)
 }
 
 fn statuses(v: &Value) -> Vec<(String, String)> {
@@ -96,7 +88,7 @@ fn default_store_is_read_from_the_remote_tracking_branch_of_a_fresh_clone() {
     assert_eq!(show_id(&env, &dir, HEX_ID), HEX_ID);
     assert_eq!(listed(&env, &dir, &[]), vec![HEX_ID.to_owned()]);
     assert_eq!(
-        statuses(&entire_fetch(&env, &dir, &["origin", HEX_ID])),
+        statuses(&env.entire_fetch(&dir, &["origin", HEX_ID])),
         vec![(HEX_ID.to_owned(), "present".to_owned())]
     );
 }
@@ -120,7 +112,7 @@ fn a_single_branch_clone_fetches_the_branch_on_demand_once() {
 
     let other = env.clone_of(&origin, "single-2", &["--single-branch"]);
     assert_eq!(
-        statuses(&entire_fetch(&env, &other, &["origin", HEX_ID])),
+        statuses(&env.entire_fetch(&other, &["origin", HEX_ID])),
         vec![(HEX_ID.to_owned(), "fetched".to_owned())]
     );
     let third = env.clone_of(&origin, "single-3", &["--single-branch"]);
@@ -167,7 +159,7 @@ fn the_first_push_to_an_empty_remote_says_the_branch_waits() {
     let env = TestEnv::new();
     let origin = env.bare_remote("origin");
     let t = env.input_file("t.jsonl", b"{}\n");
-    env.ok_primary_in(None, env.repo(), &write_args(HEX_ID, "s1", &t));
+    env.write(None, "s1").id(HEX_ID).transcript(&t).ok();
     let out = env.run_primary_in(None, env.repo(), &["push", "origin"]);
     let err = assert_code(&out, 0, "push to an empty remote");
     assert!(
@@ -204,7 +196,11 @@ fn a_remote_tracking_branch_that_is_not_a_commit_is_set_aside_with_a_warning() {
     let dir = env.clone_of(&origin, "teammate", &[]);
     // A local checkpoint of the teammate's own, then a broken remote-tracking ref.
     let t = env.input_file("local.jsonl", b"{}\n");
-    env.ok_primary_in(None, &dir, &write_args(HEX_ID_2, "s2", &t));
+    env.write(None, "s2")
+        .id(HEX_ID_2)
+        .transcript(&t)
+        .in_dir(&dir)
+        .ok();
     let tree = env.git_in(&dir, &["rev-parse", "HEAD^{tree}"]);
     let tracking = "refs/remotes/origin/entire/checkpoints/v1";
     env.git_in(&dir, &["update-ref", tracking, tree.trim()]);
@@ -227,7 +223,7 @@ fn entire_fetch_for_and_all_bring_v1_checkpoints() {
     write_linked(&env, env.repo(), HEX_ID_2, "s2");
 
     let dir = env.clone_of(&origin, "for", &["--single-branch"]);
-    let mut got = statuses(&entire_fetch(&env, &dir, &["--for", "HEAD~2..HEAD"]));
+    let mut got = statuses(&env.entire_fetch(&dir, &["--for", "HEAD~2..HEAD"]));
     got.sort();
     let mut want = vec![
         (HEX_ID.to_owned(), "fetched".to_owned()),
@@ -235,15 +231,15 @@ fn entire_fetch_for_and_all_bring_v1_checkpoints() {
     ];
     want.sort();
     assert_eq!(got, want);
-    let mut again = statuses(&entire_fetch(&env, &dir, &["--for", "HEAD~2..HEAD"]));
+    let mut again = statuses(&env.entire_fetch(&dir, &["--for", "HEAD~2..HEAD"]));
     again.sort();
     assert!(again.iter().all(|(_, s)| s == "present"), "{again:?}");
 
     let dir = env.clone_of(&origin, "all", &["--single-branch"]);
-    let mut got = statuses(&entire_fetch(&env, &dir, &["--all"]));
+    let mut got = statuses(&env.entire_fetch(&dir, &["--all"]));
     got.sort();
     assert_eq!(got, want, "--all fetched the branch's checkpoints");
-    let again = statuses(&entire_fetch(&env, &dir, &["--all"]));
+    let again = statuses(&env.entire_fetch(&dir, &["--all"]));
     assert!(again.iter().all(|(_, s)| s == "present"), "{again:?}");
 }
 
@@ -289,7 +285,7 @@ fn pushing_the_checkpoint_branch_by_hand_with_the_hooks_installed_works() {
     let (env, origin) = writer();
     env.ok_primary_in(None, env.repo(), &["hooks", "install"]);
     let t = env.input_file("t.jsonl", b"{}\n");
-    env.ok_primary_in(None, env.repo(), &write_args(HEX_ID, "s1", &t));
+    env.write(None, "s1").id(HEX_ID).transcript(&t).ok();
     let out = env
         .git_command_in(env.repo(), &["push", "origin", "entire/checkpoints/v1"])
         .env("PATH", crate::env::path_with_bins())

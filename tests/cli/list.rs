@@ -29,19 +29,12 @@ fn write_with(
     created_at: &str,
     extra: &[&str],
 ) {
-    let mut args = vec![
-        "write",
-        "--session",
-        session,
-        "--id",
-        id,
-        "--prompt",
-        "do the thing",
-        "--created-at",
-        created_at,
-    ];
-    args.extend_from_slice(extra);
-    env.ok(store, &args);
+    env.write(store, session)
+        .id(id)
+        .prompt("do the thing")
+        .created_at(created_at)
+        .args(extra)
+        .ok();
 }
 
 fn list(env: &TestEnv, store: Store, extra: &[&str]) -> Vec<Value> {

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value};
 
 use crate::env::{assert_code, checkpoint_ref, parse_json, stdout, Store, TestEnv};
-use crate::fixtures::{write_args, HEX_ID, HEX_ID_2, TRANSCRIPT, ULID_ID};
+use crate::fixtures::{HEX_ID, HEX_ID_2, TRANSCRIPT, ULID_ID};
 
 /// A ULID no store holds.
 const NOWHERE: &str = "01KVBJCWYA4YW6J5M9GP655HZZ";
@@ -18,8 +18,11 @@ const NOWHERE: &str = "01KVBJCWYA4YW6J5M9GP655HZZ";
 /// for each of `links`; returns the commit.
 fn linked(env: &TestEnv, dir: &Path, store: Store, subject: &str, links: &[&str]) -> String {
     for id in links.iter().filter(|id| **id != NOWHERE) {
-        let t = env.input(TRANSCRIPT);
-        env.ok_in(store, dir, &write_args(id, "sess-1", &t));
+        env.write(store, "sess-1")
+            .id(id)
+            .transcript_bytes(TRANSCRIPT)
+            .in_dir(dir)
+            .ok();
     }
     let trailers: Vec<String> = links
         .iter()
@@ -405,8 +408,11 @@ fn every_command_finds_links_by_the_references_rule_not_gits_trailer_paragraph()
     let env = TestEnv::new();
     let repo = env.repo().to_path_buf();
     for id in [HEX_ID, HEX_ID_2] {
-        let t = env.input(TRANSCRIPT);
-        env.ok_in(Store::Branch, &repo, &write_args(id, "sess-1", &t));
+        env.write(Store::Branch, "sess-1")
+            .id(id)
+            .transcript_bytes(TRANSCRIPT)
+            .in_dir(&repo)
+            .ok();
     }
     let commit = |file: &str, message: &str| {
         env.write_file(file, b"line\n");

@@ -191,24 +191,17 @@ fn write_full(
     transcript: &[u8],
     files: &[&str],
 ) -> String {
-    let file = env.input(transcript);
-    let mut args = vec![
-        "write",
-        "--session",
-        session,
-        "--transcript",
-        path_str(&file),
-        "--prompt",
-        "do the thing",
-    ];
+    let mut write = env
+        .write(store, session)
+        .transcript_bytes(transcript)
+        .prompt("do the thing")
+        .in_dir(dir);
     if let Some(id) = id {
-        args.extend_from_slice(&["--id", id]);
+        write = write.id(id);
     }
-    for f in files {
-        args.extend_from_slice(&["--files-touched", f]);
-    }
-    let out = env.run_in(store, dir, &args);
-    assert_code(&out, 0, &format!("write {args:?}"));
+    let write = write.files_touched(files);
+    let out = write.run();
+    assert_code(&out, 0, &format!("{:?}", write.argv()));
     let id = String::from_utf8(out.stdout).expect("utf-8 ID");
     let id = id.trim().to_string();
     assert!(!id.is_empty(), "write printed no ID");

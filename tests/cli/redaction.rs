@@ -108,16 +108,10 @@ fn redactions(meta: &Value) -> u64 {
 
 /// `write --session sess-r --transcript <bytes> <extra...>` under `store`; returns the output.
 fn write_out(env: &TestEnv, store: Store, transcript: &[u8], extra: &[&str]) -> Output {
-    let file = env.input(transcript);
-    let mut args = vec![
-        "write",
-        "--session",
-        "sess-r",
-        "--transcript",
-        path_str(&file),
-    ];
-    args.extend_from_slice(extra);
-    env.run(store, &args)
+    env.write(store, "sess-r")
+        .transcript_bytes(transcript)
+        .args(extra)
+        .run()
 }
 
 fn write(env: &TestEnv, store: Store, transcript: &[u8], extra: &[&str]) -> String {

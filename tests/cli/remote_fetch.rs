@@ -72,24 +72,13 @@ pub(crate) fn publish(w: &World, id: &str, session: &str, transcript: &[u8]) -> 
 
 /// `write --session <s> --id <id> --transcript <t>` in `dir` under git-refs.
 fn write_in(env: &TestEnv, dir: &Path, id: &str, session: &str, transcript: &[u8]) -> Output {
-    let file = env.input(transcript);
-    env.run_in(
-        Store::Refs,
-        dir,
-        &[
-            "write",
-            "--session",
-            session,
-            "--id",
-            id,
-            "--transcript",
-            path_str(&file),
-            "--prompt",
-            "do the thing",
-            "--files-touched",
-            "a.go",
-        ],
-    )
+    env.write(Store::Refs, session)
+        .id(id)
+        .transcript_bytes(transcript)
+        .prompt("do the thing")
+        .files_touched(&["a.go"])
+        .in_dir(dir)
+        .run()
 }
 
 /// `backfill summary <id> --summary <file>` in `dir`.

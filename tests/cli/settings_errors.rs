@@ -30,13 +30,7 @@ fn transcript() -> Vec<u8> {
 /// `write` of [`transcript`] for session [`SESSION`].
 fn write(env: &TestEnv) -> Output {
     let file = env.input_file("bad-settings-transcript.jsonl", &transcript());
-    env.run_default(&[
-        "write",
-        "--session",
-        SESSION,
-        "--transcript",
-        path_str(&file),
-    ])
+    env.write(None, SESSION).transcript(&file).run()
 }
 
 /// A checkpoint written with [`SETTINGS`], which then get the syntax error; returns its ID.

@@ -11,7 +11,7 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::commit_hooks::{commit, install_hooks, record, the_trailer};
-use crate::env::{assert_code, path_str, transcript_fixture, Store, TestEnv};
+use crate::env::{assert_code, transcript_fixture, Store, TestEnv};
 
 /// Token usage as stored: the five counters.
 fn usage(input: i64, creation: i64, read: i64, output: i64, calls: i64) -> Value {
@@ -27,17 +27,11 @@ fn usage(input: i64, creation: i64, read: i64, output: i64, calls: i64) -> Value
 /// `write` of checkpoint `id` with the transcript `file` and `extra` arguments, under the
 /// git-branch store; returns session 0's metadata and the root summary, read with git.
 fn written(env: &TestEnv, id: &str, file: &Path, extra: &[&str]) -> (Value, Value) {
-    let mut args = vec![
-        "write",
-        "--id",
-        id,
-        "--session",
-        "s1",
-        "--transcript",
-        path_str(file),
-    ];
-    args.extend_from_slice(extra);
-    env.ok(Store::Branch, &args);
+    env.write(Store::Branch, "s1")
+        .id(id)
+        .transcript(file)
+        .args(extra)
+        .ok();
     (
         env.json(Store::Branch, id, "0/metadata.json"),
         env.json(Store::Branch, id, "metadata.json"),

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::env::{
     assert_code, assert_success, branch_dir, checkpoint_ref, is_hex12, is_ulid, parse_json,
     sha256_hex, stderr, stdout, write_approved_settings, write_settings_text, Store, TestEnv,
-    REFS_PREFIX, V1_BRANCH,
+    WriteCheckpoint, REFS_PREFIX, V1_BRANCH,
 };
 use crate::fixtures::{
     strip_v1_prefix, write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2, ULID_ID,
@@ -68,29 +68,33 @@ fn assert_config(actual: &Value, expected: &Value, what: &str) {
     }
 }
 
-/// The write arguments for a session with a transcript, optionally with an explicit ID.
-fn write_args(env: &TestEnv, id: Option<&str>, session: &str, transcript: &[u8]) -> Vec<String> {
+/// The write of a session with a transcript, optionally with an explicit ID, the settings
+/// deciding the topology.
+fn session_write<'e>(
+    env: &'e TestEnv,
+    id: Option<&str>,
+    session: &str,
+    transcript: &[u8],
+) -> WriteCheckpoint<'e> {
     let file = env.input_file(
         &format!("t-{session}-{}.jsonl", id.unwrap_or("minted")),
         transcript,
     );
-    let mut args: Vec<String> = ["write", "--session", session, "--transcript"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    args.push(file.to_str().expect("utf-8 path").to_string());
-    args.extend(["--prompt", "do the thing", "--files-touched", "a.go"].map(String::from));
-    if let Some(id) = id {
-        args.push("--id".into());
-        args.push(id.into());
+    let write = env
+        .write(None, session)
+        .transcript(&file)
+        .prompt("do the thing")
+        .files_touched(&["a.go"]);
+    match id {
+        Some(id) => write.id(id),
+        None => write,
     }
-    args
 }
 
 /// A write with the settings deciding the topology; returns the printed ID.
 fn write(env: &TestEnv, id: Option<&str>, session: &str, transcript: &[u8]) -> String {
-    let args = write_args(env, id, session, transcript);
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = session_write(env, id, session, transcript);
+    let refs = args.argv();
     let out = env.run_default(&refs);
     assert_success(&out, &refs);
     let printed = stdout(&out);
@@ -551,8 +555,8 @@ fn assert_settings_rejected(text: &str, local: bool) -> String {
     } else {
         write_approved_settings(&env, text);
     }
-    let args = write_args(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = session_write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
+    let refs = args.argv();
     let out = env.run_default(&refs);
     let err = assert_code(&out, 1, &format!("write with settings {text}"));
     assert!(stdout(&out).is_empty(), "no ID printed: {}", stdout(&out));
@@ -759,8 +763,8 @@ fn registry_errors_from_the_environment() {
             ("ENTIRE_CHECKPOINTS_PRIMARY", *primary),
             ("ENTIRE_CHECKPOINTS_MIRRORS", *mirrors),
         ];
-        let args = write_args(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let args = session_write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
+        let refs = args.argv();
         let out = run_with(&env, &vars, &refs);
         let err = assert_code(&out, 1, &format!("env {primary:?} / {mirrors:?}"));
         assert!(
@@ -895,8 +899,8 @@ fn env_topology_drives_writes_to_every_backend() {
         ("ENTIRE_CHECKPOINTS_PRIMARY", "git-refs"),
         ("ENTIRE_CHECKPOINTS_MIRRORS", "git-branch, fs"),
     ];
-    let args = write_args(&env, None, "sess-1", TRANSCRIPT);
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = session_write(&env, None, "sess-1", TRANSCRIPT);
+    let refs = args.argv();
     let out = run_with(&env, &vars, &refs);
     assert_success(&out, &refs);
     let id = stdout(&out).trim().to_string();
@@ -936,8 +940,8 @@ fn rollout_default_writes_hex_to_the_branch_only() {
 fn rollout_default_refuses_a_ulid_and_writes_nothing() {
     let env = TestEnv::new();
     write_approved_settings(&env, DEFAULT_BLOCK);
-    let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = session_write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
+    let refs = args.argv();
     let out = env.run_default(&refs);
     let err = assert_code(&out, 1, "ULID under a git-branch primary");
     assert!(err.contains("refusing to write ULID checkpoint"), "{err}");
@@ -953,8 +957,8 @@ fn branch_primary_with_fs_mirror_refuses_a_ulid_everywhere() {
         &env,
         r#"{"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "fs"}]}}"#,
     );
-    let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = session_write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
+    let refs = args.argv();
     let out = env.run_default(&refs);
     let err = assert_code(&out, 1, "ULID under git-branch + fs");
     assert!(err.contains("refusing to write ULID checkpoint"), "{err}");
@@ -1092,11 +1096,11 @@ fn rollout_custom_refs_branch_and_fs_with_relative_dir() {
     );
     // Run from a subdirectory: a relative dir is taken from the work tree root, not the cwd.
     std::fs::create_dir_all(env.repo().join("src/deep")).unwrap();
-    let args = write_args(&env, None, "sess-1", TRANSCRIPT);
+    let args = session_write(&env, None, "sess-1", TRANSCRIPT);
     let out = env
         .cmd()
         .current_dir(env.repo().join("src/deep"))
-        .args(&args)
+        .args(args.argv())
         .output()
         .unwrap();
     assert_success(&out, &["write from a subdirectory"]);
@@ -1152,8 +1156,13 @@ fn fs_mirror_defaults_to_the_common_dir_from_a_linked_worktree() {
     std::fs::create_dir_all(wt.join(".entire")).unwrap();
     std::fs::write(wt.join(".entire/settings.json"), REFS_FS).unwrap();
     env.trust_in(&wt);
-    let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
-    let out = env.cmd().current_dir(&wt).args(&args).output().unwrap();
+    let args = session_write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
+    let out = env
+        .cmd()
+        .current_dir(&wt)
+        .args(args.argv())
+        .output()
+        .unwrap();
     assert_success(&out, &["write from a linked worktree"]);
     // The main work tree has no settings, so its own resolution is the default; the files
     // must still be in the shared common dir.
@@ -1174,8 +1183,8 @@ fn fs_mirror_failure_warns_and_the_primary_write_succeeds() {
         &env,
         r#"{"checkpoints": {"primary": {"type": "git-refs"}, "mirrors": [{"type": "fs", "config": {"dir": "blocker/mirror"}}]}}"#,
     );
-    let args = write_args(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = session_write(&env, Some(ULID_ID), "sess-1", TRANSCRIPT);
+    let refs = args.argv();
     let out = env.run_default(&refs);
     assert_success(&out, &refs);
     assert_eq!(stdout(&out), format!("{ULID_ID}\n"));
@@ -1207,9 +1216,9 @@ fn fs_mirror_failure_warns_and_the_primary_write_succeeds() {
         json!("x")
     );
     // -q silences the warning, not the write.
-    let args = write_args(&env, Some(ULID_ID), "sess-2", TRANSCRIPT_2);
+    let args = session_write(&env, Some(ULID_ID), "sess-2", TRANSCRIPT_2);
     let mut refs: Vec<&str> = vec!["-q"];
-    refs.extend(args.iter().map(String::as_str));
+    refs.extend(args.argv());
     let out = env.run_default(&refs);
     assert_success(&out, &refs);
     assert_eq!(stderr(&out), "", "-q silences the mirror warning");
@@ -1223,8 +1232,8 @@ fn branch_mirror_failure_warns_and_the_primary_write_succeeds() {
     let env = TestEnv::new();
     env.git(&["update-ref", "refs/heads/entire/checkpoints", "HEAD"]);
     write_approved_settings(&env, PARALLEL);
-    let args = write_args(&env, None, "sess-1", TRANSCRIPT);
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = session_write(&env, None, "sess-1", TRANSCRIPT);
+    let refs = args.argv();
     let out = env.run_default(&refs);
     assert_success(&out, &refs);
     let id = stdout(&out).trim().to_string();
@@ -1242,8 +1251,8 @@ fn branch_mirror_failure_warns_and_the_primary_write_succeeds() {
         &env,
         r#"{"checkpoints": {"primary": {"type": "git-branch"}, "mirrors": [{"type": "fs"}]}}"#,
     );
-    let args = write_args(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let args = session_write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
+    let refs = args.argv();
     let out = env.run_default(&refs);
     assert_code(&out, 1, "git-branch primary cannot write");
     assert!(

@@ -13,7 +13,7 @@ use serde_json::json;
 use crate::env::{
     fetch_bin, output_text, path_str, path_with_bins, write_approved_settings, Store, TestEnv,
 };
-use crate::fixtures::{write_args, HEX_ID};
+use crate::fixtures::HEX_ID;
 
 /// The hostile `checkpoint_remote.url` values; `MARKER` is replaced by the path of a file that
 /// must never be created.
@@ -121,7 +121,13 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
         let (c, settings) = hostile_clone(value);
         // A checkpoint queued and linked, so pre-push and push have work to do.
         let transcript = c.env.input_file("t.jsonl", b"{\"a\":1}\n");
-        let write = in_clone(&c, &write_args(HEX_ID, "s1", &transcript));
+        let write = c
+            .env
+            .write(None, "s1")
+            .id(HEX_ID)
+            .transcript(&transcript)
+            .in_dir(&c.dir)
+            .run();
         assert!(
             write.status.success(),
             "write with {value:?}: {}",
@@ -252,13 +258,11 @@ fn hostile_checkpoint_remote_is_refused_on_every_command_path() {
 /// `write --session s1 --transcript <transcript> <extra>` in `dir`, with the default primary
 /// (the settings files decide).
 fn write_in(env: &TestEnv, dir: &std::path::Path, extra: &[&str], transcript: &[u8]) -> Output {
-    env.cmd()
-        .current_dir(dir)
-        .args(["write", "--session", "s1", "--transcript"])
-        .arg(env.input_file("t.jsonl", transcript))
+    env.write(None, "s1")
+        .transcript(&env.input_file("t.jsonl", transcript))
         .args(extra)
-        .output()
-        .unwrap()
+        .in_dir(dir)
+        .run()
 }
 
 /// Where a value of the fs mirror's `dir` in the committed settings, approved, leads; the

@@ -1,0 +1,21 @@
+//! Temporary repositories for the library's unit tests: the one place a test makes one.
+
+use tempfile::TempDir;
+
+use crate::git::repo::Repo;
+
+/// A new, empty, non-bare repository (`git2::Repository::init`) in a new temporary directory,
+/// removed when the returned [`TempDir`] is dropped, with libgit2's handle on it: for a test
+/// that lays out objects, refs or files before the code under test opens the repository.
+pub(crate) fn init() -> (TempDir, git2::Repository) {
+    let dir = tempfile::tempdir().expect("create a temporary directory");
+    let raw = git2::Repository::init(dir.path()).expect("initialise a repository");
+    (dir, raw)
+}
+
+/// [`init`], opened as a command opens its repository ([`Repo::open`]).
+pub(crate) fn open() -> (TempDir, Repo) {
+    let (dir, _) = init();
+    let repo = Repo::open(dir.path()).expect("open the new repository");
+    (dir, repo)
+}
