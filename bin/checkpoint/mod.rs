@@ -70,16 +70,9 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     // An agent's hook never disturbs the agent: nothing on stdout, exit 0 (the failure is noted).
     if let Command::AgentHook { agent, event } = command {
-        let run = entire_checkpoints::ops::capture::run_hook(&agent, &event, std::io::stdin());
-        if let Err(e) = run.result {
-            warn(
-                quiet,
-                format!(
-                    "agent hook {agent} {event}: {}; the session is not recorded (git entire-checkpoint status shows this)",
-                    entire_checkpoints::base::error::error_chain(&e)
-                ),
-            );
-        }
+        let report =
+            entire_checkpoints::ops::hook_runner::agent_hook(&agent, &event, std::io::stdin());
+        crate::common::push::report_hook(&report, quiet, |_| {});
         return Ok(());
     }
     // Every other command needs a git we support, and says so before it does anything. The
@@ -107,7 +100,7 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     let early = start_early(&command)?;
     let repo = Repo::discover()?;
-    warn_settings(&repo, quiet);
+    warn_settings(&entire_checkpoints::ops::settings::warnings(&repo), quiet);
     // An edit needs no topology: it may be what repairs settings the topology refuses.
     if let Command::Config(args::ConfigArgs {
         action: Some(action),

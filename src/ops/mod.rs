@@ -1,6 +1,6 @@
 //! The operations commands run: staged sessions, the commit hooks and their installation, the
 //! rewrite map, gc, migration, doctor, fetching many checkpoints, resolving what `show` names,
-//! the push policy, consent to the committed settings (`trust`), and `blame`/`why` (which checkpoint and prompt wrote a line). Each is one entry point over the layers below.
+//! the push policy, the one hook runner, consent to the committed settings (`trust`), and `blame`/`why` (which checkpoint and prompt wrote a line). Each is one entry point over the layers below.
 
 pub mod agent_hooks;
 pub mod blame;
@@ -11,6 +11,7 @@ pub mod enable;
 pub mod fetch_many;
 pub mod gc;
 pub mod help_viewer;
+pub mod hook_runner;
 pub mod hooks;
 pub mod lost_links;
 pub mod migrate;
