@@ -15,13 +15,11 @@ use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::model::documents::prompt_subject;
 use entire_checkpoints::ops::range::{self, Linked};
+use entire_checkpoints::ops::read::{self, CheckpointInfo, CommitInfo, ListLine, Shown};
 use entire_checkpoints::ops::writes_cache::WritesCache;
-use entire_checkpoints::ops::{resolve, rewrites, sync};
-use entire_checkpoints::remote::checkpoint_remote;
-use entire_checkpoints::store::{
-    archive, Checkpoint, CheckpointFiles, CheckpointInfo, CommitInfo, ListLine, StoreError,
-};
-use entire_checkpoints::topology::{Listing, Topology};
+use entire_checkpoints::ops::{resolve, rewrites};
+use entire_checkpoints::store::{archive, Checkpoint, CheckpointFiles, StoreError};
+use entire_checkpoints::topology::Topology;
 
 use super::args::{DateFormat, RangeArgs, ShowArgs};
 use super::conversation;
@@ -34,10 +32,6 @@ use crate::common::error::{CliError, Result};
 use crate::common::output::{print_json, write_stdout};
 use crate::common::progress::Bar;
 use crate::common::text::escape_lines;
-
-/// How long `list --remote --hydrate` fetches remote-only checkpoints before it lists the rest
-/// bare.
-const HYDRATE_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// `show`: the checkpoints its target names, as documents, or the transcript of a session.
 pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs, style: &Style) -> Result<()> {
@@ -456,8 +450,14 @@ fn list_or_none(items: &[impl AsRef<str>]) -> String {
 
 /// `cat`: one file of the checkpoint `target` names (as for `show`), as stored.
 pub fn cat(repo: &Repo, topo: &Topology<'_>, target: &str, path: &str, raw: bool) -> Result<()> {
-    let cp = resolve::checkpoint(repo, topo, target, |m| warn(false, m))?;
-    stream_stored(topo.files(&cp)?.stream(path)?, raw)
+    read::cat(
+        repo,
+        topo,
+        target,
+        path,
+        |m| warn(false, m),
+        |stream| stream_stored(stream, raw),
+    )?
 }
 
 /// `log`: the history of the checkpoint `target` names (as for `show`).
@@ -469,8 +469,7 @@ pub fn log(
     date: DateFormat,
     style: &Style,
 ) -> Result<()> {
-    let cp = resolve::checkpoint(repo, topo, target, |m| warn(false, m))?;
-    let history = topo.history(&cp)?;
+    let history = read::log(repo, topo, target, |m| warn(false, m))?;
     if json {
         print_json(&history)
     } else {
@@ -519,39 +518,26 @@ pub struct ListArgs {
 /// `list`: every checkpoint, newest first; with `--remote` the remote's too. Fails after the
 /// list when the remote cannot be listed or a checkpoint cannot be read.
 pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs, style: &Style) -> Result<()> {
-    let mut failed = None;
-    let (shown, index_damage) = match a.remote {
-        None => {
-            let mut listing = topo.list()?;
-            let damage = listing.index_damage.take();
-            (Shown::Local(listing), damage)
-        }
-        Some(r) => {
-            let r = match r {
-                Some(r) => r,
-                None => sync::target(repo, None)?.target,
-            };
-            let listing = topo.list_with_remote(repo, &r)?;
-            let mut entries = listing.entries;
-            match listing.enumeration_error {
-                // The local checkpoints are still listed; the command fails after.
-                Some(e) => {
-                    failed = Some(CliError::Failed(format!(
-                        "could not list the checkpoints of {r} (local checkpoints listed only): {}",
-                        e.reason()
-                    )))
-                }
-                None if a.hydrate => {
-                    let bar = Bar::new("reading remote checkpoints", a.quiet);
-                    let progress = |done, total| bar.set(done, total);
-                    topo.hydrate(repo, &r, &mut entries, HYDRATE_BUDGET, &progress);
-                    bar.finish();
-                }
-                None => {}
-            }
-            (Shown::Remote(entries), listing.index_damage)
-        }
+    let bar =
+        (a.hydrate && a.remote.is_some()).then(|| Bar::new("reading remote checkpoints", a.quiet));
+    let progress = |done, total| bar.iter().for_each(|b| b.set(done, total));
+    let ask = read::ListAsk {
+        remote: a.remote,
+        hydrate: a.hydrate,
     };
+    let listed = read::list(repo, topo, ask, &progress);
+    bar.iter().for_each(Bar::finish);
+    let read::Listed {
+        shown,
+        index_damage,
+        remote_failure,
+    } = listed?;
+    // The local checkpoints are still listed; the command fails after.
+    let failed = remote_failure.map(|(r, reason)| {
+        CliError::Failed(format!(
+            "could not list the checkpoints of {r} (local checkpoints listed only): {reason}"
+        ))
+    });
     if let Some(damage) = index_damage {
         warn(false, error_chain(&damage));
     }
@@ -571,7 +557,7 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs, style: &Style)
     out.flush()?;
     drop(out);
     if let (Shown::Local(_), false, false) = (&shown, a.json, a.ids) {
-        say_remote_only(repo, &shown, !a.no_fetch, a.quiet);
+        say_remote_only(read::remote_only(repo, &shown, !a.no_fetch), a.quiet);
     }
     let unreadable = shown.lines().take(limit).filter_map(|l| l.unreadable);
     let mut count = 0;
@@ -589,26 +575,14 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs, style: &Style)
 }
 
 /// After the human `list`: how many checkpoints the checkpoint remote holds that are not here
-/// (a fresh clone fetches none), as its last listing showed, or one made now when none is
-/// remembered and `ask`, with the command that fetches them. Nothing when there is no remote,
-/// it holds nothing more, or nothing is known.
-fn say_remote_only(repo: &Repo, shown: &Shown, ask: bool, quiet: bool) {
-    let Ok(Some(target)) = checkpoint_remote::resolve(repo, None) else {
-        return;
-    };
-    let local: std::collections::HashSet<&str> = shown.lines().map(|l| l.id).collect();
-    let known = entire_checkpoints::topology::remote_not_here(
-        repo,
-        &target.target,
-        |id| local.contains(id),
-        ask,
-    );
-    let Some((count, age)) = known.filter(|(count, _)| *count > 0) else {
+/// ([`read::remote_only`]), with the command that fetches them.
+fn say_remote_only(known: Option<read::RemoteOnly>, quiet: bool) {
+    let Some(read::RemoteOnly { remote, count, age }) = known else {
         return;
     };
     let when = match age {
         0..5 => "just now".to_owned(),
-        _ => format!("{} ago", entire_checkpoints::remote::misses::age(age)),
+        _ => format!("{} ago", read::age(age)),
     };
     let checkpoints = if count == 1 {
         "checkpoint"
@@ -617,27 +591,9 @@ fn say_remote_only(repo: &Repo, shown: &Shown, ask: bool, quiet: bool) {
     };
     warn_with_hint(
         quiet,
-        format!(
-            "{} holds {count} {checkpoints} not fetched here (listed {when})",
-            target.display
-        ),
+        format!("{remote} holds {count} {checkpoints} not fetched here (listed {when})"),
         Some("`git entire-fetch --all` fetches them; `git entire-checkpoint list --remote` lists them"),
     );
-}
-
-/// What `list` shows: the local listing as the stores hold it, or, with `--remote`, owned entries.
-enum Shown {
-    Local(Listing),
-    Remote(Vec<CheckpointInfo>),
-}
-
-impl Shown {
-    fn lines(&self) -> Box<dyn Iterator<Item = ListLine<'_>> + '_> {
-        match self {
-            Shown::Local(listing) => Box::new(listing.lines()),
-            Shown::Remote(entries) => Box::new(entries.iter().map(CheckpointInfo::line)),
-        }
-    }
 }
 
 /// `list --json`: the stable shape of cli.md.

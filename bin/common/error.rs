@@ -115,6 +115,17 @@ impl<E: Into<CliError>> From<(String, E)> for CliError {
     }
 }
 
+/// A read's error is the error of the layer it comes from, so that its exit code and hint are.
+impl From<entire_checkpoints::ops::read::ReadError> for CliError {
+    fn from(e: entire_checkpoints::ops::read::ReadError) -> Self {
+        match e {
+            entire_checkpoints::ops::read::ReadError::Topology(e) => CliError::Topology(e),
+            entire_checkpoints::ops::read::ReadError::Store(e) => CliError::Store(e),
+            entire_checkpoints::ops::read::ReadError::Sync(e) => CliError::Sync(e),
+        }
+    }
+}
+
 impl ExitStatus for CliError {
     fn exit_code(&self) -> i32 {
         match self {

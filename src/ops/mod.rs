@@ -16,6 +16,7 @@ pub mod hooks;
 pub mod lost_links;
 pub mod migrate;
 pub mod range;
+pub mod read;
 pub mod resolve;
 pub mod rewrites;
 pub mod session;
