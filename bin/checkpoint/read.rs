@@ -7,7 +7,6 @@ use std::io::Write;
 use serde::Serialize;
 use serde_json::Value;
 
-use entire_checkpoints::agents::{AgentWrites, TranscriptFormat};
 use entire_checkpoints::base::error::error_chain;
 use entire_checkpoints::base::id;
 use entire_checkpoints::base::json::empty_as_null;
@@ -15,10 +14,12 @@ use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::model::documents::prompt_subject;
 use entire_checkpoints::ops::range::{self, Linked};
-use entire_checkpoints::ops::read::{self, CheckpointInfo, CommitInfo, ListLine, Shown};
+use entire_checkpoints::ops::read::{
+    self, layout_of, AgentWrites, Checkpoint, CheckpointFiles, CheckpointInfo, CommitInfo,
+    ListLine, Shown, TranscriptFormat,
+};
+use entire_checkpoints::ops::rewrites;
 use entire_checkpoints::ops::writes_cache::WritesCache;
-use entire_checkpoints::ops::{resolve, rewrites};
-use entire_checkpoints::store::{archive, Checkpoint, CheckpointFiles, StoreError};
 use entire_checkpoints::topology::Topology;
 
 use super::args::{DateFormat, RangeArgs, ShowArgs};
@@ -27,7 +28,6 @@ use super::dates;
 use super::pager;
 use super::style::{escape, Slot, Style};
 use crate::common::cli::{info, warn, warn_with_hint};
-use crate::common::context::Context;
 use crate::common::error::{CliError, Result};
 use crate::common::output::{print_json, write_stdout};
 use crate::common::progress::Bar;
@@ -35,7 +35,7 @@ use crate::common::text::escape_lines;
 
 /// `show`: the checkpoints its target names, as documents, or the transcript of a session.
 pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs, style: &Style) -> Result<()> {
-    let checkpoints = resolve::checkpoints(repo, topo, &a.target, |m| warn(false, m))?;
+    let checkpoints = read::checkpoints(repo, topo, &a.target, |m| warn(false, m))?;
     let mut docs = Vec::new();
     for cp in &checkpoints {
         let slot = a.session.as_deref().map(|s| cp.slot_of(s)).transpose()?;
@@ -60,22 +60,12 @@ pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs, style: &Style) -> Res
         let text: Vec<String> = docs
             .iter()
             .map(|(cp, d)| {
-                let code = code_commits(repo, map.as_ref(), cp);
+                let code = read::code_commits(repo, map.as_ref(), cp);
                 d.human(cp, &code, a.date.date, now, style)
             })
             .collect();
         write_stdout(text.join("\n").as_bytes())
     }
-}
-
-/// The commits that link `cp`: the one its summary records, else those found by their trailers
-/// (a checkpoint written by the reference records none). A failed search shows none: the rest
-/// of `show` stands without it.
-fn code_commits(repo: &Repo, map: Option<&rewrites::RewriteMap>, cp: &Checkpoint) -> Vec<String> {
-    if !cp.summary.commit_sha.is_empty() {
-        return vec![cp.summary.commit_sha.clone()];
-    }
-    rewrites::linking_commits(repo, map, &cp.id).unwrap_or_default()
 }
 
 /// Streams the transcript of session `slot` (default: the latest) to stdout, memory bounded
@@ -89,31 +79,15 @@ fn transcript(
     (raw, json): (bool, bool),
     style: &Style,
 ) -> Result<()> {
-    let slot = match slot {
-        Some(s) => s,
-        None => cp
-            .sessions
-            .len()
-            .checked_sub(1)
-            .context("checkpoint has no sessions")?,
-    };
-    let dir = &cp.session_dirs[slot];
-    let files = topo.files(cp)?;
-    let stream = files
-        .stream(&format!("{dir}/full.jsonl"))
-        .map_err(|e| match e {
-            StoreError::FileNotFound { id, .. } => {
-                CliError::Failed(format!("checkpoint {id}: session {slot} has no transcript"))
-            }
-            other => other.into(),
-        })?;
-    if raw || json || pager::output() == pager::Output::Other {
-        // `--json` asks for the stored document, not for what a remote stored to drive the
-        // terminal: on a terminal its control characters are written out, as `cat`'s are.
-        return stream_stored(stream, raw);
-    }
-    conversation::show(stream, style)?;
-    Ok(())
+    read::transcript(topo, cp, slot, |stream| {
+        if raw || json || pager::output() == pager::Output::Other {
+            // `--json` asks for the stored document, not for what a remote stored to drive the
+            // terminal: on a terminal its control characters are written out, as `cat`'s are.
+            return stream_stored(stream, raw);
+        }
+        conversation::show(stream, style)?;
+        Ok(())
+    })?
 }
 
 /// Copies stored content to stdout as it is read, so memory stays bounded whatever its size:
@@ -225,67 +199,39 @@ struct ShowDoc<'t> {
 }
 
 impl<'t> ShowDoc<'t> {
-    /// Reads the documents of `cp`, of all sessions or only the one in slot `only`: as stored
-    /// for `--json` (without a writes `cache`); with a writes `cache` (the human form), the
-    /// prompts and what each session's transcript shows, beside what `cp` holds decoded.
+    /// The documents of `cp` ([`read::documents`]), of all sessions or only the one in slot
+    /// `only`: as stored for `--json` (without a writes `cache`), for people with one.
     fn read(
         topo: &'t Topology<'_>,
         cp: &Checkpoint,
         only: Option<usize>,
         cache: Option<&WritesCache>,
     ) -> Result<ShowDoc<'t>> {
-        let json = cache.is_none();
-        // One opened tree for every document: a checkpoint may list many sessions.
-        let files = topo.files(cp)?;
-        let raw = |path: &str| -> Result<Value> {
-            let bytes = files.read(path)?;
-            serde_json::from_slice(&bytes)
-                .with_context(|| format!("checkpoint {}: {path} is corrupt", cp.id))
-        };
-        let summary = if json {
-            raw("metadata.json")?
-        } else {
-            Value::Null
-        };
-        let mut dirs = Vec::new();
-        let mut slots = Vec::new();
-        let mut prompts = Vec::new();
-        let mut transcripts = Vec::new();
-        for (slot, dir) in cp.session_dirs.iter().enumerate() {
-            if only.is_none_or(|o| o == slot) {
-                slots.push(slot);
-                if let Some(cache) = cache {
-                    // Only for people: a prompt that cannot be read is left out, never an
-                    // error.
-                    let prompt = files.read(&format!("{dir}/prompt.txt")).ok();
-                    prompts.push(prompt.and_then(|p| prompt_subject(&p)));
-                    let writes = cache.session_writes(files.as_ref(), cp, dir);
-                    transcripts.push(writes.map_err(|e| error_chain(&e)).transpose());
-                } else {
-                    dirs.push(dir.clone());
-                }
-            }
-        }
-        let author = topo.author(cp)?.unwrap_or_default();
+        let d = read::documents(topo, cp, only, cache)?;
         Ok(ShowDoc {
             checkpoint_id: cp.id.as_str().to_owned(),
             store: cp.store.name(),
             ref_name: cp.ref_name.clone(),
             commit: cp.commit.clone(),
             author: Author {
-                name: author.name,
-                email: author.email,
+                name: d.author.name,
+                email: d.author.email,
             },
-            summary,
+            summary: d.summary,
             sessions: SessionDocs {
-                files: json.then_some(files),
+                files: d.files,
                 id: cp.id.to_string(),
-                dirs,
+                dirs: d.dirs,
             },
-            unlisted_sessions: slots.iter().copied().filter(|&s| s >= cp.listed).collect(),
-            slots,
-            prompts,
-            transcripts,
+            unlisted_sessions: d
+                .slots
+                .iter()
+                .copied()
+                .filter(|&s| s >= cp.listed)
+                .collect(),
+            slots: d.slots,
+            prompts: d.prompts,
+            transcripts: d.transcripts,
         })
     }
 
@@ -312,7 +258,7 @@ impl<'t> ShowDoc<'t> {
             "store",
             &format_args!(
                 "{} ({})",
-                archive::layout_of(&cp.ref_name).unwrap_or(cp.store.name()),
+                layout_of(&cp.ref_name).unwrap_or(cp.store.name()),
                 escape(&cp.ref_name)
             ),
         );

@@ -122,6 +122,10 @@ impl From<entire_checkpoints::ops::read::ReadError> for CliError {
             entire_checkpoints::ops::read::ReadError::Topology(e) => CliError::Topology(e),
             entire_checkpoints::ops::read::ReadError::Store(e) => CliError::Store(e),
             entire_checkpoints::ops::read::ReadError::Sync(e) => CliError::Sync(e),
+            entire_checkpoints::ops::read::ReadError::Corrupt { context, source } => {
+                CliError::from((context, source))
+            }
+            entire_checkpoints::ops::read::ReadError::Missing(what) => CliError::Failed(what),
         }
     }
 }

@@ -1,18 +1,25 @@
-//! The read use cases: one file of a checkpoint (`cat`), its history (`log`), what `list`
+//! The read use cases: what `show` reads of a checkpoint (its documents, a session's
+//! transcript, the commits that link it), one file of it (`cat`), its history (`log`), what `list`
 //! shows (the stores' listing, with `--remote` the remote's too) and how many checkpoints the
 //! checkpoint remote holds that are not here.
 
-use crate::base::error::ExitStatus;
-use crate::git::repo::Repo;
+use serde_json::Value;
+
+use crate::base::error::{error_chain, ExitStatus, FAILURE};
+use crate::git::repo::{Identity, Repo};
 use crate::git::url::Remote;
-use crate::ops::resolve;
+use crate::model::documents::prompt_subject;
 use crate::ops::sync::{self, SyncError};
+use crate::ops::writes_cache::WritesCache;
+use crate::ops::{resolve, rewrites};
 use crate::store::StoreError;
 use crate::topology::{Topology, TopologyError};
 
+pub use crate::agents::{AgentWrites, TranscriptFormat};
 pub use crate::remote::misses::age;
+pub use crate::store::archive::layout_of;
 pub use crate::store::refs::IndexDamage;
-pub use crate::store::{CheckpointInfo, CommitInfo, ListLine};
+pub use crate::store::{Checkpoint, CheckpointFiles, CheckpointInfo, CommitInfo, ListLine};
 pub use crate::topology::Listing;
 
 /// How long `list --remote --hydrate` fetches remote-only checkpoints before it lists the rest
@@ -31,6 +38,141 @@ pub enum ReadError {
     /// There is no checkpoint remote to list.
     #[error(transparent)]
     Sync(#[from] SyncError),
+    /// A stored document does not parse.
+    #[error("{context}")]
+    Corrupt {
+        /// Which checkpoint and file.
+        context: String,
+        /// Why it does not parse.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// What was asked for is not there (a session's transcript, any session).
+    #[error("{0}")]
+    Missing(String),
+}
+
+/// `show`: the checkpoints `target` names (an ID, a prefix, a commit with trailers), what is
+/// not found told to `notice`.
+pub fn checkpoints(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    target: &str,
+    notice: impl Fn(&str),
+) -> Result<Vec<Checkpoint>, ReadError> {
+    Ok(resolve::checkpoints(repo, topo, target, notice)?)
+}
+
+/// What `show` reads of one checkpoint, through its tree opened once (a checkpoint may list
+/// many sessions).
+pub struct Documents<'t> {
+    /// The tree, for the shown sessions' `metadata.json` read as they are written out
+    /// (`--json` only).
+    pub files: Option<Box<dyn CheckpointFiles + 't>>,
+    /// `metadata.json` as stored (`--json`; null otherwise).
+    pub summary: Value,
+    /// The shown sessions' directories (`--json` only).
+    pub dirs: Vec<String>,
+    /// The slots of the shown sessions.
+    pub slots: Vec<usize>,
+    /// The first line of each shown session's first prompt, where it has one (human form).
+    pub prompts: Vec<Option<String>>,
+    /// What each shown session's transcript shows (human form): its writes, or why they could
+    /// not be read; `None` when no transcript is stored.
+    pub transcripts: Vec<Option<Result<AgentWrites, String>>>,
+    /// The author of the checkpoint's commit.
+    pub author: Identity,
+}
+
+/// Reads the documents of `cp`, of all sessions or only the one in slot `only`: as stored for
+/// `--json` (without a writes `cache`); with a writes `cache` (the human form), the prompts and
+/// what each session's transcript shows, beside what `cp` holds decoded.
+pub fn documents<'t>(
+    topo: &'t Topology<'_>,
+    cp: &Checkpoint,
+    only: Option<usize>,
+    cache: Option<&WritesCache>,
+) -> Result<Documents<'t>, ReadError> {
+    let json = cache.is_none();
+    let files = topo.files(cp)?;
+    let summary = if json {
+        let path = "metadata.json";
+        let bytes = files.read(path)?;
+        serde_json::from_slice(&bytes).map_err(|source| ReadError::Corrupt {
+            context: format!("checkpoint {}: {path} is corrupt", cp.id),
+            source,
+        })?
+    } else {
+        Value::Null
+    };
+    let (mut dirs, mut slots, mut prompts, mut transcripts) = (vec![], vec![], vec![], vec![]);
+    for (slot, dir) in cp.session_dirs.iter().enumerate() {
+        if only.is_none_or(|o| o == slot) {
+            slots.push(slot);
+            if let Some(cache) = cache {
+                // Only for people: a prompt that cannot be read is left out, never an error.
+                let prompt = files.read(&format!("{dir}/prompt.txt")).ok();
+                prompts.push(prompt.and_then(|p| prompt_subject(&p)));
+                let writes = cache.session_writes(files.as_ref(), cp, dir);
+                transcripts.push(writes.map_err(|e| error_chain(&e)).transpose());
+            } else {
+                dirs.push(dir.clone());
+            }
+        }
+    }
+    let author = topo.author(cp)?.unwrap_or_default();
+    Ok(Documents {
+        files: json.then_some(files),
+        summary,
+        dirs,
+        slots,
+        prompts,
+        transcripts,
+        author,
+    })
+}
+
+/// The commits that link `cp`: the one its summary records, else those found by their trailers
+/// (a checkpoint written by the reference records none). A failed search shows none: the rest
+/// of `show` stands without it.
+pub fn code_commits(
+    repo: &Repo,
+    map: Option<&rewrites::RewriteMap>,
+    cp: &Checkpoint,
+) -> Vec<String> {
+    if !cp.summary.commit_sha.is_empty() {
+        return vec![cp.summary.commit_sha.clone()];
+    }
+    rewrites::linking_commits(repo, map, &cp.id).unwrap_or_default()
+}
+
+/// The transcript of session `slot` of `cp` (default: the latest), handed to `read` as a
+/// stream so that memory stays bounded whatever its size.
+pub fn transcript<T>(
+    topo: &Topology<'_>,
+    cp: &Checkpoint,
+    slot: Option<usize>,
+    read: impl for<'s> FnOnce(Box<dyn std::io::Read + 's>) -> T,
+) -> Result<T, ReadError> {
+    let slot = match slot {
+        Some(s) => s,
+        None => cp
+            .sessions
+            .len()
+            .checked_sub(1)
+            .ok_or_else(|| ReadError::Missing("checkpoint has no sessions".to_owned()))?,
+    };
+    let dir = &cp.session_dirs[slot];
+    let files = topo.files(cp)?;
+    let stream = files
+        .stream(&format!("{dir}/full.jsonl"))
+        .map_err(|e| match e {
+            StoreError::FileNotFound { id, .. } => {
+                ReadError::Missing(format!("checkpoint {id}: session {slot} has no transcript"))
+            }
+            other => other.into(),
+        })?;
+    Ok(read(stream))
 }
 
 /// `cat`: the file `path` of the checkpoint `target` names (as for `show`, what is not found
@@ -172,6 +314,7 @@ impl ExitStatus for ReadError {
             ReadError::Topology(e) => e.exit_code(),
             ReadError::Store(e) => e.exit_code(),
             ReadError::Sync(e) => e.exit_code(),
+            ReadError::Corrupt { .. } | ReadError::Missing(_) => FAILURE,
         }
     }
 }
