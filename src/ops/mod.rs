@@ -23,4 +23,5 @@ pub mod session;
 pub mod settings;
 pub mod sync;
 pub mod trust;
+pub mod write;
 pub mod writes_cache;
