@@ -885,7 +885,7 @@ impl<'a> RangeCommitDoc<'a> {
 mod tests {
     use super::*;
     use entire_checkpoints::base::id::CheckpointId;
-    use entire_checkpoints::store::StoreKind;
+    use entire_checkpoints::ops::read::StoreKind;
 
     /// A reader that hands out `step` bytes at a time.
     struct Trickle<'a> {

@@ -15,11 +15,13 @@ use crate::ops::{resolve, rewrites};
 use crate::store::StoreError;
 use crate::topology::{Topology, TopologyError};
 
-pub use crate::agents::{AgentWrites, TranscriptFormat};
+pub use crate::agents::{conversation, AgentWrites, TranscriptFormat};
 pub use crate::remote::misses::age;
 pub use crate::store::archive::layout_of;
 pub use crate::store::refs::IndexDamage;
-pub use crate::store::{Checkpoint, CheckpointFiles, CheckpointInfo, CommitInfo, ListLine};
+pub use crate::store::{
+    Checkpoint, CheckpointFiles, CheckpointInfo, CommitInfo, ListLine, StoreKind,
+};
 pub use crate::topology::Listing;
 
 /// How long `list --remote --hydrate` fetches remote-only checkpoints before it lists the rest
