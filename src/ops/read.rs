@@ -1,7 +1,7 @@
-//! The read use cases: what `show` reads of a checkpoint (its documents, a session's
-//! transcript, the commits that link it), one file of it (`cat`), its history (`log`), what `list`
-//! shows (the stores' listing, with `--remote` the remote's too) and how many checkpoints the
-//! checkpoint remote holds that are not here.
+//! The read use cases: the remote reads fetch missing checkpoints from, what `show` reads of a
+//! checkpoint (its documents, a session's transcript, the commits that link it), one file of it
+//! (`cat`), its history (`log`), what `list` shows (the stores' listing, with `--remote` the
+//! remote's too) and how many checkpoints the checkpoint remote holds that are not here.
 
 use serde_json::Value;
 
@@ -12,6 +12,7 @@ use crate::model::documents::prompt_subject;
 use crate::ops::sync::{self, SyncError};
 use crate::ops::writes_cache::WritesCache;
 use crate::ops::{resolve, rewrites};
+use crate::remote::checkpoint_remote::CheckpointRemoteError;
 use crate::store::StoreError;
 use crate::topology::{Topology, TopologyError};
 
@@ -52,6 +53,41 @@ pub enum ReadError {
     /// What was asked for is not there (a session's transcript, any session).
     #[error("{0}")]
     Missing(String),
+}
+
+/// The remote reads fetch missing checkpoints from: none with `no_fetch`, else `remote`, else
+/// the checkpoint remote, else origin, else the only remote (none without remotes).
+pub fn fetch_remote(
+    repo: &Repo,
+    no_fetch: bool,
+    remote: Option<&Remote>,
+) -> Result<Option<Remote>, CheckpointRemoteError> {
+    if no_fetch {
+        return Ok(None);
+    }
+    Ok(match remote {
+        Some(r) => Some(r.clone()),
+        None => crate::remote::checkpoint_remote::resolve(repo, None)?.map(|t| t.target),
+    })
+}
+
+/// Turns on the on-demand fetch of checkpoints missing locally from the remote
+/// [`fetch_remote`] gives (nothing without one: a miss is simply "not found"), its notices told
+/// to `notice`; with `refresh`, what is held locally is read again from the remote. Returns
+/// the remote fetched from.
+pub fn enable_fetch<'r>(
+    repo: &'r Repo,
+    topo: &mut Topology<'r>,
+    (no_fetch, remote, refresh): (bool, Option<&Remote>, bool),
+    notice: impl Fn(&str) + 'static,
+) -> Result<Option<Remote>, CheckpointRemoteError> {
+    let remote = fetch_remote(repo, no_fetch, remote)?;
+    topo.set_refresh(refresh);
+    if let Some(remote) = &remote {
+        let fetcher = crate::remote::fetch::Fetcher::new(repo, remote.clone()).on_notice(notice);
+        topo.enable_fetch_with(fetcher);
+    }
+    Ok(remote)
 }
 
 /// `show`: the checkpoints `target` names (an ID, a prefix, a commit with trailers), what is
