@@ -29,7 +29,7 @@ fn main() -> ExitCode {
             let quiet = cli.global.quiet;
             entire_checkpoints::git::subprocess::require_supported()?;
             let repo = Repo::discover()?;
-            common::cli::warn_settings(&repo, quiet);
+            common::cli::warn_settings(&entire_checkpoints::ops::settings::warnings(&repo), quiet);
             let req = Request::from_words(&repo, &cli.args, cli.all, cli.for_range, cli.filter)?;
             let report = fetch(&repo, &req, quiet)?;
             render(&report, cli.json, cli.all, quiet)?;

@@ -6,8 +6,8 @@
 
 use std::io::{BufReader, Read, Write};
 
-use entire_checkpoints::agents::conversation::{self, Event, Tally, ToolCall, Turn};
-use entire_checkpoints::agents::TranscriptFormat;
+use entire_checkpoints::ops::read::conversation::{self, Event, Tally, ToolCall, Turn};
+use entire_checkpoints::ops::read::TranscriptFormat;
 
 use super::style::{escape, Slot, Style};
 

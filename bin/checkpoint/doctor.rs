@@ -30,7 +30,7 @@ pub fn run(fix: bool, json: bool, quiet: bool) -> Result<()> {
             return Err(e.into());
         }
     };
-    warn_settings(&repo, quiet);
+    warn_settings(&entire_checkpoints::ops::settings::warnings(&repo), quiet);
     let report = doctor::run(&repo, &doctor::default_checks(), fix);
     print(&report, json)?;
     match report.open_problems() {

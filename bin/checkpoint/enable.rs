@@ -3,9 +3,8 @@
 use serde::Serialize;
 
 use entire_checkpoints::git::repo::Repo;
-use entire_checkpoints::ops::enable::{self, Change, EnableOptions, Enabled};
+use entire_checkpoints::ops::enable::{self, Change, EnableOptions, Enabled, StoreKind};
 use entire_checkpoints::ops::hooks;
-use entire_checkpoints::store::StoreKind;
 
 use super::args::{EnableArgs, StoreChoice};
 use super::hooks::{HooksDoc, StateName};

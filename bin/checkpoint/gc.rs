@@ -78,7 +78,8 @@ impl GcDoc {
     }
 }
 
-fn report_human(days: u32, dry_run: bool, r: &GcReport) -> String {
+/// gc's run with a retention of `days`, in words: what it deleted and kept.
+pub(super) fn report_human(days: u32, dry_run: bool, r: &GcReport) -> String {
     let verb = if dry_run { "Would delete" } else { "Deleted" };
     let mut text = format!(
         "{verb} {} local checkpoint ref(s) confirmed on {} and older than {days} day(s).\n",

@@ -1,9 +1,9 @@
 //! `hook ...` (the entry points the installed hook scripts call) and `hooks ...` (install,
 //! uninstall, status).
 
-use std::io::Read;
-
+use entire_checkpoints::base::error::error_chain;
 use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::ops::hook_runner::{self, GitHook, GitHookDone};
 use entire_checkpoints::ops::{commit_hooks, hooks};
 use entire_checkpoints::topology::Topology;
 
@@ -13,88 +13,76 @@ use crate::common::cli::{info, warn};
 use crate::common::error::Result;
 use crate::common::output::{print_json, write_stdout};
 
-/// `hook ...`: never fails the user's git command; every problem is a warning.
+/// `hook ...` ([`hook_runner::git_hook`]): never fails the user's git command; every problem
+/// is a warning.
 pub fn hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) {
-    crate::common::push::bound_hook(repo, std::time::Instant::now());
-    crate::common::push::heal_hooks(repo, quiet);
-    if let Err(e) = run_hook(repo, topo, h, quiet) {
-        warn(
-            quiet,
-            format!(
-                "checkpoint hook: {}",
-                entire_checkpoints::base::error::error_chain(&e)
-            ),
-        );
-    }
-}
-
-fn run_hook(repo: &Repo, topo: &Topology<'_>, h: HookCommand, quiet: bool) -> Result<()> {
-    match h {
-        HookCommand::PrepareCommitMsg { file, source, .. } => {
-            commit_hooks::prepare_commit_msg(repo, &file, source.as_deref())?;
-        }
-        HookCommand::PostCommit => {
-            let report = commit_hooks::post_commit(repo, topo)?;
-            for tok in &report.malformed {
-                warn(
-                    quiet,
-                    format!("ignoring malformed Entire-Checkpoint trailer {tok:?}"),
-                );
-            }
-            for w in &report.warnings {
-                warn(quiet, w);
-            }
-            for (sid, e) in &report.failed {
-                warn(
-                    quiet,
-                    format!("session {sid} was not condensed (it stays staged): {e}"),
-                );
-            }
-            if let (Some(id), false) = (&report.checkpoint, report.sessions.is_empty()) {
-                // A commit says one line of ours; which recorded files it left out (a list that
-                // grows with everything the session ever touched) is a diagnostic (`-v`,
-                // `ENTIRE_LOG=info`).
-                info(
-                    quiet,
-                    format!(
-                        "checkpoint {id}: {} session(s) condensed",
-                        report.sessions.len()
-                    ),
-                );
-                for (sid, files) in &report.left_out {
-                    log::info!(
-                        "session {sid}: left out of the checkpoint, not changed by this commit: {}",
-                        files.join(", ")
-                    );
-                }
+    let mut stdin = std::io::stdin().lock();
+    let hook = match &h {
+        HookCommand::PrepareCommitMsg { file, source, .. } => GitHook::PrepareCommitMsg {
+            file,
+            source: source.as_deref(),
+        },
+        HookCommand::PostCommit => GitHook::PostCommit,
+        HookCommand::PreAutoGc => GitHook::PreAutoGc,
+        HookCommand::PostRewrite { .. } => GitHook::PostRewrite { input: &mut stdin },
+    };
+    let report = hook_runner::git_hook(repo, topo, hook);
+    crate::common::push::report_hook(&report, quiet, |done| match done {
+        GitHookDone::Prepared | GitHookDone::Collected(None) => {}
+        GitHookDone::Committed(report) => committed(report, quiet),
+        // As `gc --quiet` says it: what it deleted and kept, on stdout.
+        GitHookDone::Collected(Some((days, report))) => {
+            let text = gc::report_human(*days, false, report);
+            if let Err(e) = write_stdout(text.as_bytes()) {
+                warn(quiet, format!("checkpoint hook: {}", error_chain(&e)));
             }
         }
-        HookCommand::PreAutoGc => {
-            if entire_checkpoints::ops::gc::enabled_in_settings(repo) {
-                gc::run(
-                    repo,
-                    topo,
-                    gc::GcArgs {
-                        keep_days: None,
-                        dry_run: false,
-                        json: false,
-                        quiet: true,
-                    },
-                )?;
-            }
-        }
-        HookCommand::PostRewrite { .. } => {
-            let mut input = String::new();
-            std::io::stdin().lock().read_to_string(&mut input)?;
-            for (commit, id) in commit_hooks::post_rewrite(repo, &input)? {
+        GitHookDone::Rewritten(kept) => {
+            for (commit, id) in kept {
                 info(
                     quiet,
                     format!("{commit} keeps its link to checkpoint {id} in the rewrite map"),
                 );
             }
         }
+    });
+}
+
+/// What `post-commit` says of the staged sessions it condensed.
+fn committed(report: &commit_hooks::Condensed, quiet: bool) {
+    for tok in &report.malformed {
+        warn(
+            quiet,
+            format!("ignoring malformed Entire-Checkpoint trailer {tok:?}"),
+        );
     }
-    Ok(())
+    for w in &report.warnings {
+        warn(quiet, w);
+    }
+    for (sid, e) in &report.failed {
+        warn(
+            quiet,
+            format!("session {sid} was not condensed (it stays staged): {e}"),
+        );
+    }
+    if let (Some(id), false) = (&report.checkpoint, report.sessions.is_empty()) {
+        // A commit says one line of ours; which recorded files it left out (a list that
+        // grows with everything the session ever touched) is a diagnostic (`-v`,
+        // `ENTIRE_LOG=info`).
+        info(
+            quiet,
+            format!(
+                "checkpoint {id}: {} session(s) condensed",
+                report.sessions.len()
+            ),
+        );
+        for (sid, files) in &report.left_out {
+            log::info!(
+                "session {sid}: left out of the checkpoint, not changed by this commit: {}",
+                files.join(", ")
+            );
+        }
+    }
 }
 
 /// `hooks ...`: does what is asked, then shows every hook's state; `uninstall` says what it

@@ -25,8 +25,7 @@ use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::ops::blame as ops_blame;
 use entire_checkpoints::ops::range::{self, RangeArgs};
-use entire_checkpoints::remote::checkpoint_remote;
-use entire_checkpoints::remote::fetch::Fetcher;
+use entire_checkpoints::ops::read as ops_read;
 use entire_checkpoints::topology::Topology;
 
 use crate::common::cli::{warn, warn_settings, warn_with_hint};
@@ -70,16 +69,9 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     // An agent's hook never disturbs the agent: nothing on stdout, exit 0 (the failure is noted).
     if let Command::AgentHook { agent, event } = command {
-        let run = entire_checkpoints::ops::capture::run_hook(&agent, &event, std::io::stdin());
-        if let Err(e) = run {
-            warn(
-                quiet,
-                format!(
-                    "agent hook {agent} {event}: {}; the session is not recorded (git entire-checkpoint status shows this)",
-                    entire_checkpoints::base::error::error_chain(&e)
-                ),
-            );
-        }
+        let report =
+            entire_checkpoints::ops::hook_runner::agent_hook(&agent, &event, std::io::stdin());
+        crate::common::push::report_hook(&report, quiet, |_| {});
         return Ok(());
     }
     // Every other command needs a git we support, and says so before it does anything. The
@@ -107,7 +99,7 @@ pub fn run(cli: Cli) -> Result<()> {
     }
     let early = start_early(&command)?;
     let repo = Repo::discover()?;
-    warn_settings(&repo, quiet);
+    warn_settings(&entire_checkpoints::ops::settings::warnings(&repo), quiet);
     // An edit needs no topology: it may be what repairs settings the topology refuses.
     if let Command::Config(args::ConfigArgs {
         action: Some(action),
@@ -227,7 +219,7 @@ fn dispatch<'r>(
                 refresh,
             };
             topo.set_refresh(refresh);
-            let from = fetch_remote(repo, &fetch)?;
+            let from = ops_read::fetch_remote(repo, fetch.no_fetch, fetch.remote.as_ref())?;
             let Some(Early::Log(log)) = early else {
                 unreachable!("the guard saw it")
             };
@@ -312,31 +304,16 @@ fn dispatch<'r>(
     }
 }
 
-/// Turns on the on-demand fetch of checkpoints missing locally, unless `--no-fetch` or there is
-/// no remote (then a miss is simply "not found"); returns the remote fetched from.
+/// Turns on the on-demand fetch of checkpoints missing locally ([`ops_read::enable_fetch`]);
+/// returns the remote fetched from.
 fn enable_fetch<'r>(
     repo: &'r Repo,
     topo: &mut Topology<'r>,
     args: &FetchArgs,
     quiet: bool,
 ) -> Result<Option<Remote>> {
-    let remote = fetch_remote(repo, args)?;
-    topo.set_refresh(args.refresh);
-    if let Some(remote) = &remote {
-        let fetcher = Fetcher::new(repo, remote.clone()).on_notice(move |m| warn(quiet, m));
-        topo.enable_fetch_with(fetcher);
-    }
-    Ok(remote)
-}
-
-/// The remote reads fetch missing checkpoints from: none with `--no-fetch`, else `--remote`,
-/// else the checkpoint remote, else origin, else the only remote (none without remotes).
-fn fetch_remote(repo: &Repo, args: &FetchArgs) -> Result<Option<Remote>> {
-    if args.no_fetch {
-        return Ok(None);
-    }
-    Ok(match &args.remote {
-        Some(r) => Some(r.clone()),
-        None => checkpoint_remote::resolve(repo, None)?.map(|t| t.target),
-    })
+    let ask = (args.no_fetch, args.remote.as_ref(), args.refresh);
+    Ok(ops_read::enable_fetch(repo, topo, ask, move |m| {
+        warn(quiet, m)
+    })?)
 }

@@ -7,7 +7,6 @@ use std::io::Write;
 use serde::Serialize;
 use serde_json::Value;
 
-use entire_checkpoints::agents::{AgentWrites, TranscriptFormat};
 use entire_checkpoints::base::error::error_chain;
 use entire_checkpoints::base::id;
 use entire_checkpoints::base::json::empty_as_null;
@@ -15,13 +14,13 @@ use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::model::documents::prompt_subject;
 use entire_checkpoints::ops::range::{self, Linked};
-use entire_checkpoints::ops::writes_cache::WritesCache;
-use entire_checkpoints::ops::{resolve, rewrites, sync};
-use entire_checkpoints::remote::checkpoint_remote;
-use entire_checkpoints::store::{
-    archive, Checkpoint, CheckpointFiles, CheckpointInfo, CommitInfo, ListLine, StoreError,
+use entire_checkpoints::ops::read::{
+    self, layout_of, AgentWrites, Checkpoint, CheckpointFiles, CheckpointInfo, CommitInfo,
+    ListLine, Shown, TranscriptFormat,
 };
-use entire_checkpoints::topology::{Listing, Topology};
+use entire_checkpoints::ops::rewrites;
+use entire_checkpoints::ops::writes_cache::WritesCache;
+use entire_checkpoints::topology::Topology;
 
 use super::args::{DateFormat, RangeArgs, ShowArgs};
 use super::conversation;
@@ -29,19 +28,14 @@ use super::dates;
 use super::pager;
 use super::style::{escape, Slot, Style};
 use crate::common::cli::{info, warn, warn_with_hint};
-use crate::common::context::Context;
 use crate::common::error::{CliError, Result};
 use crate::common::output::{print_json, write_stdout};
 use crate::common::progress::Bar;
 use crate::common::text::escape_lines;
 
-/// How long `list --remote --hydrate` fetches remote-only checkpoints before it lists the rest
-/// bare.
-const HYDRATE_BUDGET: std::time::Duration = std::time::Duration::from_secs(30);
-
 /// `show`: the checkpoints its target names, as documents, or the transcript of a session.
 pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs, style: &Style) -> Result<()> {
-    let checkpoints = resolve::checkpoints(repo, topo, &a.target, |m| warn(false, m))?;
+    let checkpoints = read::checkpoints(repo, topo, &a.target, |m| warn(false, m))?;
     let mut docs = Vec::new();
     for cp in &checkpoints {
         let slot = a.session.as_deref().map(|s| cp.slot_of(s)).transpose()?;
@@ -66,22 +60,12 @@ pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs, style: &Style) -> Res
         let text: Vec<String> = docs
             .iter()
             .map(|(cp, d)| {
-                let code = code_commits(repo, map.as_ref(), cp);
+                let code = read::code_commits(repo, map.as_ref(), cp);
                 d.human(cp, &code, a.date.date, now, style)
             })
             .collect();
         write_stdout(text.join("\n").as_bytes())
     }
-}
-
-/// The commits that link `cp`: the one its summary records, else those found by their trailers
-/// (a checkpoint written by the reference records none). A failed search shows none: the rest
-/// of `show` stands without it.
-fn code_commits(repo: &Repo, map: Option<&rewrites::RewriteMap>, cp: &Checkpoint) -> Vec<String> {
-    if !cp.summary.commit_sha.is_empty() {
-        return vec![cp.summary.commit_sha.clone()];
-    }
-    rewrites::linking_commits(repo, map, &cp.id).unwrap_or_default()
 }
 
 /// Streams the transcript of session `slot` (default: the latest) to stdout, memory bounded
@@ -95,31 +79,15 @@ fn transcript(
     (raw, json): (bool, bool),
     style: &Style,
 ) -> Result<()> {
-    let slot = match slot {
-        Some(s) => s,
-        None => cp
-            .sessions
-            .len()
-            .checked_sub(1)
-            .context("checkpoint has no sessions")?,
-    };
-    let dir = &cp.session_dirs[slot];
-    let files = topo.files(cp)?;
-    let stream = files
-        .stream(&format!("{dir}/full.jsonl"))
-        .map_err(|e| match e {
-            StoreError::FileNotFound { id, .. } => {
-                CliError::Failed(format!("checkpoint {id}: session {slot} has no transcript"))
-            }
-            other => other.into(),
-        })?;
-    if raw || json || pager::output() == pager::Output::Other {
-        // `--json` asks for the stored document, not for what a remote stored to drive the
-        // terminal: on a terminal its control characters are written out, as `cat`'s are.
-        return stream_stored(stream, raw);
-    }
-    conversation::show(stream, style)?;
-    Ok(())
+    read::transcript(topo, cp, slot, |stream| {
+        if raw || json || pager::output() == pager::Output::Other {
+            // `--json` asks for the stored document, not for what a remote stored to drive the
+            // terminal: on a terminal its control characters are written out, as `cat`'s are.
+            return stream_stored(stream, raw);
+        }
+        conversation::show(stream, style)?;
+        Ok(())
+    })?
 }
 
 /// Copies stored content to stdout as it is read, so memory stays bounded whatever its size:
@@ -231,67 +199,39 @@ struct ShowDoc<'t> {
 }
 
 impl<'t> ShowDoc<'t> {
-    /// Reads the documents of `cp`, of all sessions or only the one in slot `only`: as stored
-    /// for `--json` (without a writes `cache`); with a writes `cache` (the human form), the
-    /// prompts and what each session's transcript shows, beside what `cp` holds decoded.
+    /// The documents of `cp` ([`read::documents`]), of all sessions or only the one in slot
+    /// `only`: as stored for `--json` (without a writes `cache`), for people with one.
     fn read(
         topo: &'t Topology<'_>,
         cp: &Checkpoint,
         only: Option<usize>,
         cache: Option<&WritesCache>,
     ) -> Result<ShowDoc<'t>> {
-        let json = cache.is_none();
-        // One opened tree for every document: a checkpoint may list many sessions.
-        let files = topo.files(cp)?;
-        let raw = |path: &str| -> Result<Value> {
-            let bytes = files.read(path)?;
-            serde_json::from_slice(&bytes)
-                .with_context(|| format!("checkpoint {}: {path} is corrupt", cp.id))
-        };
-        let summary = if json {
-            raw("metadata.json")?
-        } else {
-            Value::Null
-        };
-        let mut dirs = Vec::new();
-        let mut slots = Vec::new();
-        let mut prompts = Vec::new();
-        let mut transcripts = Vec::new();
-        for (slot, dir) in cp.session_dirs.iter().enumerate() {
-            if only.is_none_or(|o| o == slot) {
-                slots.push(slot);
-                if let Some(cache) = cache {
-                    // Only for people: a prompt that cannot be read is left out, never an
-                    // error.
-                    let prompt = files.read(&format!("{dir}/prompt.txt")).ok();
-                    prompts.push(prompt.and_then(|p| prompt_subject(&p)));
-                    let writes = cache.session_writes(files.as_ref(), cp, dir);
-                    transcripts.push(writes.map_err(|e| error_chain(&e)).transpose());
-                } else {
-                    dirs.push(dir.clone());
-                }
-            }
-        }
-        let author = topo.author(cp)?.unwrap_or_default();
+        let d = read::documents(topo, cp, only, cache)?;
         Ok(ShowDoc {
             checkpoint_id: cp.id.as_str().to_owned(),
             store: cp.store.name(),
             ref_name: cp.ref_name.clone(),
             commit: cp.commit.clone(),
             author: Author {
-                name: author.name,
-                email: author.email,
+                name: d.author.name,
+                email: d.author.email,
             },
-            summary,
+            summary: d.summary,
             sessions: SessionDocs {
-                files: json.then_some(files),
+                files: d.files,
                 id: cp.id.to_string(),
-                dirs,
+                dirs: d.dirs,
             },
-            unlisted_sessions: slots.iter().copied().filter(|&s| s >= cp.listed).collect(),
-            slots,
-            prompts,
-            transcripts,
+            unlisted_sessions: d
+                .slots
+                .iter()
+                .copied()
+                .filter(|&s| s >= cp.listed)
+                .collect(),
+            slots: d.slots,
+            prompts: d.prompts,
+            transcripts: d.transcripts,
         })
     }
 
@@ -318,7 +258,7 @@ impl<'t> ShowDoc<'t> {
             "store",
             &format_args!(
                 "{} ({})",
-                archive::layout_of(&cp.ref_name).unwrap_or(cp.store.name()),
+                layout_of(&cp.ref_name).unwrap_or(cp.store.name()),
                 escape(&cp.ref_name)
             ),
         );
@@ -456,8 +396,14 @@ fn list_or_none(items: &[impl AsRef<str>]) -> String {
 
 /// `cat`: one file of the checkpoint `target` names (as for `show`), as stored.
 pub fn cat(repo: &Repo, topo: &Topology<'_>, target: &str, path: &str, raw: bool) -> Result<()> {
-    let cp = resolve::checkpoint(repo, topo, target, |m| warn(false, m))?;
-    stream_stored(topo.files(&cp)?.stream(path)?, raw)
+    read::cat(
+        repo,
+        topo,
+        target,
+        path,
+        |m| warn(false, m),
+        |stream| stream_stored(stream, raw),
+    )?
 }
 
 /// `log`: the history of the checkpoint `target` names (as for `show`).
@@ -469,8 +415,7 @@ pub fn log(
     date: DateFormat,
     style: &Style,
 ) -> Result<()> {
-    let cp = resolve::checkpoint(repo, topo, target, |m| warn(false, m))?;
-    let history = topo.history(&cp)?;
+    let history = read::log(repo, topo, target, |m| warn(false, m))?;
     if json {
         print_json(&history)
     } else {
@@ -519,39 +464,26 @@ pub struct ListArgs {
 /// `list`: every checkpoint, newest first; with `--remote` the remote's too. Fails after the
 /// list when the remote cannot be listed or a checkpoint cannot be read.
 pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs, style: &Style) -> Result<()> {
-    let mut failed = None;
-    let (shown, index_damage) = match a.remote {
-        None => {
-            let mut listing = topo.list()?;
-            let damage = listing.index_damage.take();
-            (Shown::Local(listing), damage)
-        }
-        Some(r) => {
-            let r = match r {
-                Some(r) => r,
-                None => sync::target(repo, None)?.target,
-            };
-            let listing = topo.list_with_remote(repo, &r)?;
-            let mut entries = listing.entries;
-            match listing.enumeration_error {
-                // The local checkpoints are still listed; the command fails after.
-                Some(e) => {
-                    failed = Some(CliError::Failed(format!(
-                        "could not list the checkpoints of {r} (local checkpoints listed only): {}",
-                        e.reason()
-                    )))
-                }
-                None if a.hydrate => {
-                    let bar = Bar::new("reading remote checkpoints", a.quiet);
-                    let progress = |done, total| bar.set(done, total);
-                    topo.hydrate(repo, &r, &mut entries, HYDRATE_BUDGET, &progress);
-                    bar.finish();
-                }
-                None => {}
-            }
-            (Shown::Remote(entries), listing.index_damage)
-        }
+    let bar =
+        (a.hydrate && a.remote.is_some()).then(|| Bar::new("reading remote checkpoints", a.quiet));
+    let progress = |done, total| bar.iter().for_each(|b| b.set(done, total));
+    let ask = read::ListAsk {
+        remote: a.remote,
+        hydrate: a.hydrate,
     };
+    let listed = read::list(repo, topo, ask, &progress);
+    bar.iter().for_each(Bar::finish);
+    let read::Listed {
+        shown,
+        index_damage,
+        remote_failure,
+    } = listed?;
+    // The local checkpoints are still listed; the command fails after.
+    let failed = remote_failure.map(|(r, reason)| {
+        CliError::Failed(format!(
+            "could not list the checkpoints of {r} (local checkpoints listed only): {reason}"
+        ))
+    });
     if let Some(damage) = index_damage {
         warn(false, error_chain(&damage));
     }
@@ -571,7 +503,7 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs, style: &Style)
     out.flush()?;
     drop(out);
     if let (Shown::Local(_), false, false) = (&shown, a.json, a.ids) {
-        say_remote_only(repo, &shown, !a.no_fetch, a.quiet);
+        say_remote_only(read::remote_only(repo, &shown, !a.no_fetch), a.quiet);
     }
     let unreadable = shown.lines().take(limit).filter_map(|l| l.unreadable);
     let mut count = 0;
@@ -589,26 +521,14 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs, style: &Style)
 }
 
 /// After the human `list`: how many checkpoints the checkpoint remote holds that are not here
-/// (a fresh clone fetches none), as its last listing showed, or one made now when none is
-/// remembered and `ask`, with the command that fetches them. Nothing when there is no remote,
-/// it holds nothing more, or nothing is known.
-fn say_remote_only(repo: &Repo, shown: &Shown, ask: bool, quiet: bool) {
-    let Ok(Some(target)) = checkpoint_remote::resolve(repo, None) else {
-        return;
-    };
-    let local: std::collections::HashSet<&str> = shown.lines().map(|l| l.id).collect();
-    let known = entire_checkpoints::topology::remote_not_here(
-        repo,
-        &target.target,
-        |id| local.contains(id),
-        ask,
-    );
-    let Some((count, age)) = known.filter(|(count, _)| *count > 0) else {
+/// ([`read::remote_only`]), with the command that fetches them.
+fn say_remote_only(known: Option<read::RemoteOnly>, quiet: bool) {
+    let Some(read::RemoteOnly { remote, count, age }) = known else {
         return;
     };
     let when = match age {
         0..5 => "just now".to_owned(),
-        _ => format!("{} ago", entire_checkpoints::remote::misses::age(age)),
+        _ => format!("{} ago", read::age(age)),
     };
     let checkpoints = if count == 1 {
         "checkpoint"
@@ -617,27 +537,9 @@ fn say_remote_only(repo: &Repo, shown: &Shown, ask: bool, quiet: bool) {
     };
     warn_with_hint(
         quiet,
-        format!(
-            "{} holds {count} {checkpoints} not fetched here (listed {when})",
-            target.display
-        ),
+        format!("{remote} holds {count} {checkpoints} not fetched here (listed {when})"),
         Some("`git entire-fetch --all` fetches them; `git entire-checkpoint list --remote` lists them"),
     );
-}
-
-/// What `list` shows: the local listing as the stores hold it, or, with `--remote`, owned entries.
-enum Shown {
-    Local(Listing),
-    Remote(Vec<CheckpointInfo>),
-}
-
-impl Shown {
-    fn lines(&self) -> Box<dyn Iterator<Item = ListLine<'_>> + '_> {
-        match self {
-            Shown::Local(listing) => Box::new(listing.lines()),
-            Shown::Remote(entries) => Box::new(entries.iter().map(CheckpointInfo::line)),
-        }
-    }
 }
 
 /// `list --json`: the stable shape of cli.md.
@@ -983,7 +885,7 @@ impl<'a> RangeCommitDoc<'a> {
 mod tests {
     use super::*;
     use entire_checkpoints::base::id::CheckpointId;
-    use entire_checkpoints::store::StoreKind;
+    use entire_checkpoints::ops::read::StoreKind;
 
     /// A reader that hands out `step` bytes at a time.
     struct Trickle<'a> {

@@ -154,9 +154,8 @@ pub fn warn_with_hint(quiet: bool, msg: impl std::fmt::Display, hint: Option<&st
 }
 
 /// Whether the `git` command running this hook was given `-q`/`--quiet` (`git commit -q`,
-/// `git push -q`; git passes no flag to hooks, its arguments tell; set by
-/// `push::bound_hook`, which every hook calls first): our informational lines are silenced too
-/// ([`info`]); warnings still show, as git's own errors do.
+/// `git push -q`; as the hook runner's report tells, set by `push::report_hook`): our
+/// informational lines are silenced too ([`info`]); warnings still show, as git's own errors do.
 pub static GIT_QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Prints an informational line on stderr (`entire: <msg>`) unless quiet, or a hook's git
@@ -167,21 +166,10 @@ pub fn info(quiet: bool, msg: impl std::fmt::Display) {
     }
 }
 
-/// Warns about each settings file of `repo` that does not parse, and about each thing the
-/// settings files ask for that is set aside (a tracked per-clone file, the committed file
-/// turning redaction off or a redaction rule of it refused); every command calls this once.
-pub fn warn_settings(repo: &entire_checkpoints::git::repo::Repo, quiet: bool) {
-    let files = repo.settings();
-    for e in files.unparseable() {
-        warn(
-            quiet,
-            format!("{e}; it is ignored, and nothing is written or pushed until it is fixed"),
-        );
-    }
-    for w in files.warnings() {
-        warn(quiet, w);
-    }
-    for w in files.redaction_warnings() {
+/// Prints the settings files' warnings (`ops::settings::warnings`): every command prints them
+/// once.
+pub fn warn_settings(warnings: &[String], quiet: bool) {
+    for w in warnings {
         warn(quiet, w);
     }
 }

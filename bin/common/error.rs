@@ -115,6 +115,39 @@ impl<E: Into<CliError>> From<(String, E)> for CliError {
     }
 }
 
+/// A read's error is the error of the layer it comes from, so that its exit code and hint are.
+impl From<entire_checkpoints::ops::read::ReadError> for CliError {
+    fn from(e: entire_checkpoints::ops::read::ReadError) -> Self {
+        match e {
+            entire_checkpoints::ops::read::ReadError::Topology(e) => CliError::Topology(e),
+            entire_checkpoints::ops::read::ReadError::Store(e) => CliError::Store(e),
+            entire_checkpoints::ops::read::ReadError::Sync(e) => CliError::Sync(e),
+            entire_checkpoints::ops::read::ReadError::Corrupt { context, source } => {
+                CliError::from((context, source))
+            }
+            entire_checkpoints::ops::read::ReadError::Missing(what) => CliError::Failed(what),
+        }
+    }
+}
+
+/// A write's error is the error of the layer it comes from, so that its exit code and hint
+/// are; a file argument that cannot be read is what it was reading, with why.
+impl From<entire_checkpoints::ops::write::WriteError> for CliError {
+    fn from(e: entire_checkpoints::ops::write::WriteError) -> Self {
+        use entire_checkpoints::ops::write::WriteError;
+        match e {
+            WriteError::Input { context, source } => CliError::from((context, source)),
+            WriteError::NotJson { context, source } => CliError::from((context, source)),
+            e @ WriteError::NotObject(_) => CliError::Failed(e.to_string()),
+            WriteError::InvalidId(e) => CliError::InvalidId(e),
+            WriteError::InvalidSessionId(e) => CliError::InvalidSessionId(e),
+            WriteError::InvalidTime(e) => CliError::InvalidTime(e),
+            WriteError::Topology(e) => CliError::Topology(e),
+            WriteError::Session(e) => CliError::Session(e),
+        }
+    }
+}
+
 impl ExitStatus for CliError {
     fn exit_code(&self) -> i32 {
         match self {

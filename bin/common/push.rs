@@ -1,33 +1,35 @@
 //! What `push`, `migrate --push` and the pre-push hook say about a push (the policy is
-//! `ops::sync`), the hook budget, and what a hook says when it heals the others.
+//! `ops::sync`), and what every hook says around its work (the runner is `ops::hook_runner`).
 
+use entire_checkpoints::ops::hook_runner::{HookOutcome, HookReport};
+use entire_checkpoints::ops::hooks::{Healed, HookError};
 use entire_checkpoints::ops::sync::{BranchPush, Flushed, Synced};
 
 use super::cli::{info, warn};
 
-/// Starts a hook: its informational lines follow the quietness of the git command that runs it
-/// (`cli::GIT_QUIET`), and its network work is bounded: no network git call of this process
-/// runs past the hook budget (`push::hook_budget`) counted from `started`, so a stalled remote
-/// cannot hold the user's git command. Returns the budget.
-pub fn bound_hook(
-    repo: &entire_checkpoints::git::repo::Repo,
-    started: std::time::Instant,
-) -> std::time::Duration {
-    let quiet = entire_checkpoints::base::invoker::invoking_git()
-        .is_some_and(|args| entire_checkpoints::base::invoker::is_quiet(&args));
-    super::cli::GIT_QUIET.store(quiet, std::sync::atomic::Ordering::Relaxed);
-    let budget = entire_checkpoints::remote::push::hook_budget(repo);
-    log::debug!("hook budget: {}s", budget.as_secs());
-    entire_checkpoints::git::subprocess::set_network_deadline(started + budget);
-    budget
+/// Prints what a hook did ([`HookReport`]) on stderr, in its order: the hooks healed, the
+/// settings warnings, what awaits approval, then the outcome, rendering what the hook did with
+/// `done`. Informational lines follow the quietness of the git command running the hook too.
+pub fn report_hook<T>(report: &HookReport<T>, quiet: bool, done: impl FnOnce(&T)) {
+    super::cli::GIT_QUIET.store(report.git_quiet, std::sync::atomic::Ordering::Relaxed);
+    if let Some(healed) = &report.healed {
+        report_healed(healed, quiet);
+    }
+    super::cli::warn_settings(&report.settings_warnings, quiet);
+    if let Some(pending) = &report.pending {
+        warn(quiet, pending);
+    }
+    match &report.outcome {
+        HookOutcome::Done(t) => done(t),
+        HookOutcome::Skipped(why) => info(quiet, why),
+        HookOutcome::Warning(w) => warn(quiet, w),
+    }
 }
 
-/// Puts back those of our hooks another tool displaced ([`heal`]), from one of ours that runs:
-/// one line when it put any back, a warning when it could not.
-///
-/// [`heal`]: entire_checkpoints::ops::hooks::heal
-pub fn heal_hooks(repo: &entire_checkpoints::git::repo::Repo, quiet: bool) {
-    match entire_checkpoints::ops::hooks::heal(repo) {
+/// What a hook says of healing ours: one line when it put any back, a warning when it could
+/// not.
+fn report_healed(healed: &Result<Healed, HookError>, quiet: bool) {
+    match healed {
         Ok(_) if quiet => {}
         Ok(healed) => {
             if !healed.put_back.is_empty() {
@@ -61,7 +63,7 @@ pub fn heal_hooks(repo: &entire_checkpoints::git::repo::Repo, quiet: bool) {
             quiet,
             format!(
                 "our hooks could not be healed: {}; run git entire-checkpoint hooks install",
-                entire_checkpoints::base::error::error_chain(&e)
+                entire_checkpoints::base::error::error_chain(e)
             ),
         ),
     }

@@ -2,7 +2,7 @@
 
 use clap::Parser;
 
-use entire_checkpoints::remote::fetch::FetchFilter;
+use entire_checkpoints::ops::fetch_many::FetchFilter;
 
 use crate::common::args::GlobalArgs;
 

@@ -14,7 +14,8 @@ use crate::ops::agent_hooks::{self, AgentChange, AgentHooksError};
 use crate::ops::help_viewer;
 use crate::ops::hooks::{self, HookError, HookState, InstallOptions};
 use crate::ops::settings::{self, SettingsOpError};
-use crate::store::StoreKind;
+
+pub use crate::store::StoreKind;
 
 /// The settings key of the primary store.
 const PRIMARY_KEY: &str = "checkpoints.primary.type";

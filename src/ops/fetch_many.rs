@@ -18,7 +18,6 @@ use crate::git::repo::{Repo, RepoError};
 use crate::git::url::{self, Remote, RemoteError};
 use crate::model::trailers::{checkpoint_trailers, TrailerValue};
 use crate::remote::checkpoint_remote::{self, CheckpointRemoteError};
-use crate::remote::fetch::FetchFilter;
 use crate::remote::fetch::{Fetched, Fetcher};
 use crate::remote::misses::Misses;
 use crate::remote::partial::PartialCache;
@@ -26,6 +25,8 @@ use crate::store::branch::GitBranchStore;
 use crate::store::on_demand::FetchError;
 use crate::store::refs::GitRefsStore;
 use crate::store::{CheckpointReader, StoreError};
+
+pub use crate::remote::fetch::FetchFilter;
 
 /// Refs per `git fetch` when fetching many.
 const FETCH_CHUNK: usize = 500;

@@ -12,6 +12,21 @@ use crate::remote::checkpoint_remote::{self, CheckpointRemote, CheckpointRemoteE
 use crate::remote::{push, scale};
 use crate::topology::{Topology, TopologyError};
 
+/// What every command warns about the settings files of `repo`: each file that does not parse,
+/// and each thing the files ask for that is set aside (a tracked per-clone file, the committed
+/// file turning redaction off or a redaction rule of it refused).
+pub fn warnings(repo: &Repo) -> Vec<String> {
+    let files = repo.settings();
+    let mut said: Vec<String> = files
+        .unparseable()
+        .iter()
+        .map(|e| format!("{e}; it is ignored, and nothing is written or pushed until it is fixed"))
+        .collect();
+    said.extend(files.warnings().iter().map(ToString::to_string));
+    said.extend(files.redaction_warnings().iter().map(ToString::to_string));
+    said
+}
+
 /// One effective setting.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Setting {
