@@ -15,36 +15,11 @@ pub const COMMAND: &str = "git entire-checkpoint agent-hook";
 
 /// Claude Code's events, whose names and meaning Codex and Droid share.
 pub(crate) const CLAUDE_SHAPED_EVENTS: [EventSpec; 6] = [
-    EventSpec {
-        name: "SessionStart",
-        kind: EventKind::SessionStart,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "UserPromptSubmit",
-        kind: EventKind::Prompt,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "PostToolUse",
-        kind: EventKind::ToolUsed,
-        matcher: Some("*"),
-        timeout: None,
-    },
-    EventSpec {
-        name: "Stop",
-        kind: EventKind::TurnEnd,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "SubagentStop",
-        kind: EventKind::SubagentEnd,
-        matcher: None,
-        timeout: None,
-    },
+    EventSpec::on("SessionStart", EventKind::SessionStart),
+    EventSpec::on("UserPromptSubmit", EventKind::Prompt),
+    EventSpec::on("PostToolUse", EventKind::ToolUsed).matching("*"),
+    EventSpec::on("Stop", EventKind::TurnEnd),
+    EventSpec::on("SubagentStop", EventKind::SubagentEnd),
     EventSpec {
         name: "SessionEnd",
         kind: EventKind::SessionEnd,
@@ -82,6 +57,26 @@ pub struct EventSpec {
     /// The handler's `timeout` in the agent's unit, where its default is too short for what
     /// the event does (Claude Code gives `SessionEnd` 1.5 s, and it reads the whole transcript).
     pub timeout: Option<u32>,
+}
+
+impl EventSpec {
+    /// The event `name`, meaning `kind`, with no matcher and the agent's default timeout.
+    pub const fn on(name: &'static str, kind: EventKind) -> EventSpec {
+        EventSpec {
+            name,
+            kind,
+            matcher: None,
+            timeout: None,
+        }
+    }
+
+    /// This event with the matcher `m` (events of tools).
+    pub const fn matching(self, m: &'static str) -> EventSpec {
+        EventSpec {
+            matcher: Some(m),
+            ..self
+        }
+    }
 }
 
 /// An agent's hooks.

@@ -12,7 +12,9 @@ use std::process::{Output, Stdio};
 use serde_json::{json, Value};
 
 use crate::commit_hooks::{commit_in, the_trailer};
-use crate::env::{output_text, parse_json, path_str, path_with_bins, stderr, Store, TestEnv};
+use crate::env::{
+    assert_code, output_text, parse_json, path_str, path_with_bins, stderr, Store, TestEnv,
+};
 
 const SID: &str = "7f1c2d3e-4b5a-4c6d-8e9f-0a1b2c3d4e5f";
 const AWS_KEY: &str = "AKIAQ7ZJ4KXW2NPLM3VB";
@@ -386,13 +388,7 @@ fn an_agent_hook_never_disturbs_the_agent() {
             a.name, a.events[3]
         );
         let out = run_hook_command(&env, &command, "{\"no\": \"session\"}");
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}: {}",
-            a.name,
-            output_text(&out)
-        );
+        assert_code(&out, 0, a.name);
         assert!(out.stdout.is_empty(), "{}: {}", a.name, output_text(&out));
         assert_eq!(
             stderr(&out).lines().count(),
@@ -687,13 +683,7 @@ fn every_agent_is_captured_through_its_own_hooks() {
     for a in &AGENTS {
         let env = TestEnv::new();
         let out = env.run_primary_in(None, env.repo(), &["enable", "--agent", a.name]);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{}: {}",
-            a.name,
-            output_text(&out)
-        );
+        assert_code(&out, 0, a.name);
         let fixture = std::fs::read_to_string(crate::env::transcript_fixture(a.fixture)).unwrap();
         let transcript = env.input_file(
             a.fixture,

@@ -188,27 +188,22 @@ fn tool_use(item: &Item, ts: &str, line: usize, out: &mut impl Turns) {
 /// (`toolUseResult.agentId`) and answers the call's `tool_use_id`. Only lines that hold the ID
 /// are parsed.
 pub(crate) fn subagent_call(transcript: &[u8], agent_id: &str) -> Option<(String, Option<String>)> {
-    let needle = agent_id.as_bytes();
-    transcript
-        .split(|&b| b == b'\n')
-        .filter(|line| memchr::memmem::find(line, needle).is_some())
-        .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
-        .find_map(|v| {
-            let result = v.get("toolUseResult")?;
-            if result.get("agentId").and_then(Value::as_str) != Some(agent_id) {
-                return None;
-            }
-            let call = v
-                .pointer("/message/content")?
-                .as_array()?
-                .iter()
-                .find_map(|c| c.get("tool_use_id").and_then(Value::as_str))?;
-            let kind = result
-                .get("agentType")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            Some((call.to_owned(), kind))
-        })
+    super::turns::json::lines_holding(transcript, agent_id).find_map(|v| {
+        let result = v.get("toolUseResult")?;
+        if result.get("agentId").and_then(Value::as_str) != Some(agent_id) {
+            return None;
+        }
+        let call = v
+            .pointer("/message/content")?
+            .as_array()?
+            .iter()
+            .find_map(|c| c.get("tool_use_id").and_then(Value::as_str))?;
+        let kind = result
+            .get("agentType")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        Some((call.to_owned(), kind))
+    })
 }
 
 #[cfg(test)]

@@ -211,22 +211,17 @@ fn with_exit_code(code: Option<i64>, output: &str) -> String {
 /// call's `call_id`. The subagent's type is not recorded there. Only lines that hold the ID are
 /// parsed.
 pub(crate) fn subagent_call(transcript: &[u8], agent_id: &str) -> Option<(String, Option<String>)> {
-    let needle = agent_id.as_bytes();
-    transcript
-        .split(|&b| b == b'\n')
-        .filter(|line| memchr::memmem::find(line, needle).is_some())
-        .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
-        .find_map(|v| {
-            let p = v.get("payload")?;
-            let output = p.get("output")?;
-            let names = match output {
-                Value::String(text) => text.contains(agent_id),
-                other => other.to_string().contains(agent_id),
-            };
-            (str_at(p, "type") == "function_call_output" && names)
-                .then(|| (str_at(p, "call_id").to_owned(), None))
-                .filter(|(call, _)| !call.is_empty())
-        })
+    super::turns::json::lines_holding(transcript, agent_id).find_map(|v| {
+        let p = v.get("payload")?;
+        let output = p.get("output")?;
+        let names = match output {
+            Value::String(text) => text.contains(agent_id),
+            other => other.to_string().contains(agent_id),
+        };
+        (str_at(p, "type") == "function_call_output" && names)
+            .then(|| (str_at(p, "call_id").to_owned(), None))
+            .filter(|(call, _)| !call.is_empty())
+    })
 }
 
 #[cfg(test)]

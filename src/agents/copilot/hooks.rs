@@ -12,42 +12,12 @@ use crate::agents::id::TranscriptFormat;
 
 /// The events of Copilot CLI we hook.
 const EVENTS: [EventSpec; 6] = [
-    EventSpec {
-        name: "sessionStart",
-        kind: EventKind::SessionStart,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "userPromptSubmitted",
-        kind: EventKind::Prompt,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "postToolUse",
-        kind: EventKind::ToolUsed,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "agentStop",
-        kind: EventKind::TurnEnd,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "subagentStop",
-        kind: EventKind::SubagentEnd,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "sessionEnd",
-        kind: EventKind::SessionEnd,
-        matcher: None,
-        timeout: None,
-    },
+    EventSpec::on("sessionStart", EventKind::SessionStart),
+    EventSpec::on("userPromptSubmitted", EventKind::Prompt),
+    EventSpec::on("postToolUse", EventKind::ToolUsed),
+    EventSpec::on("agentStop", EventKind::TurnEnd),
+    EventSpec::on("subagentStop", EventKind::SubagentEnd),
+    EventSpec::on("sessionEnd", EventKind::SessionEnd),
 ];
 
 /// Our hook file, whole.

@@ -9,36 +9,11 @@ use crate::agents::id::TranscriptFormat;
 
 /// The events of Cursor we hook.
 const EVENTS: [EventSpec; 5] = [
-    EventSpec {
-        name: "sessionStart",
-        kind: EventKind::SessionStart,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "beforeSubmitPrompt",
-        kind: EventKind::Prompt,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "afterFileEdit",
-        kind: EventKind::ToolUsed,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "stop",
-        kind: EventKind::TurnEnd,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "sessionEnd",
-        kind: EventKind::SessionEnd,
-        matcher: None,
-        timeout: None,
-    },
+    EventSpec::on("sessionStart", EventKind::SessionStart),
+    EventSpec::on("beforeSubmitPrompt", EventKind::Prompt),
+    EventSpec::on("afterFileEdit", EventKind::ToolUsed),
+    EventSpec::on("stop", EventKind::TurnEnd),
+    EventSpec::on("sessionEnd", EventKind::SessionEnd),
 ];
 
 /// Cursor's hooks.

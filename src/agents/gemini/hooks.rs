@@ -9,36 +9,11 @@ use crate::agents::id::TranscriptFormat;
 
 /// The events of Gemini CLI we hook.
 const EVENTS: [EventSpec; 5] = [
-    EventSpec {
-        name: "SessionStart",
-        kind: EventKind::SessionStart,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "BeforeAgent",
-        kind: EventKind::Prompt,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "AfterTool",
-        kind: EventKind::ToolUsed,
-        matcher: Some("*"),
-        timeout: None,
-    },
-    EventSpec {
-        name: "AfterAgent",
-        kind: EventKind::TurnEnd,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "SessionEnd",
-        kind: EventKind::SessionEnd,
-        matcher: None,
-        timeout: None,
-    },
+    EventSpec::on("SessionStart", EventKind::SessionStart),
+    EventSpec::on("BeforeAgent", EventKind::Prompt),
+    EventSpec::on("AfterTool", EventKind::ToolUsed).matching("*"),
+    EventSpec::on("AfterAgent", EventKind::TurnEnd),
+    EventSpec::on("SessionEnd", EventKind::SessionEnd),
 ];
 
 /// Gemini CLI's hooks.

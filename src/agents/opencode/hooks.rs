@@ -11,30 +11,10 @@ use crate::agents::id::TranscriptFormat;
 
 /// The events of OpenCode our plugin reports.
 const EVENTS: [EventSpec; 4] = [
-    EventSpec {
-        name: "session.created",
-        kind: EventKind::SessionStart,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "chat.message",
-        kind: EventKind::Prompt,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "tool.execute.after",
-        kind: EventKind::ToolUsed,
-        matcher: None,
-        timeout: None,
-    },
-    EventSpec {
-        name: "session.idle",
-        kind: EventKind::TurnEnd,
-        matcher: None,
-        timeout: None,
-    },
+    EventSpec::on("session.created", EventKind::SessionStart),
+    EventSpec::on("chat.message", EventKind::Prompt),
+    EventSpec::on("tool.execute.after", EventKind::ToolUsed),
+    EventSpec::on("session.idle", EventKind::TurnEnd),
 ];
 
 /// Our plugin, whole. Bun's shell runs our command with the payload on stdin, quietly and never

@@ -5,6 +5,18 @@ use serde_json::Value;
 
 /// The text of a string, or of a list of parts (strings, or objects with a `text`), joined by
 /// newlines; "" for anything else.
+/// The JSON lines of `transcript` that hold `needle` (its other lines are not parsed), parsed;
+/// lines that do not parse are skipped.
+pub(crate) fn lines_holding<'t>(
+    transcript: &'t [u8],
+    needle: &'t str,
+) -> impl Iterator<Item = Value> + 't {
+    transcript
+        .split(|&b| b == b'\n')
+        .filter(move |line| memchr::memmem::find(line, needle.as_bytes()).is_some())
+        .filter_map(|line| serde_json::from_slice::<Value>(line).ok())
+}
+
 pub(crate) fn text_of(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
