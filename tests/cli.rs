@@ -105,6 +105,8 @@ mod rewrite;
 mod scale;
 #[path = "cli/schemas.rs"]
 mod schemas;
+#[path = "cli/session_import.rs"]
+mod session_import;
 #[path = "cli/settings_errors.rs"]
 mod settings_errors;
 #[path = "cli/shapes.rs"]

@@ -453,6 +453,8 @@ fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookErr
                     author: None,
                     redactions: st.redactions,
                     tasks,
+                    kind: String::new(),
+                    linked_commits: Vec::new(),
                 };
                 let written = topo.write_session(w)?;
                 report.warnings.extend(written.warnings());
