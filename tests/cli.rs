@@ -93,7 +93,7 @@ mod packed_refs;
 mod partial_fetch;
 #[path = "cli/push.rs"]
 mod push;
-#[path = "cli/real_agents.rs"]
+#[path = "cli/real_agents/mod.rs"]
 mod real_agents;
 #[path = "cli/redaction.rs"]
 mod redaction;

@@ -1,64 +1,17 @@
-//! The real agents, offline (docs/agents.md, "How it is tested"): the agent installed from npm by
-//! `tests/tools.sh` runs whole sessions here against a scripted model endpoint on 127.0.0.1
-//! (`tests/model_endpoint.py`), so that its own hooks fire with their real payloads, it writes its
-//! real transcript, and it runs `git commit` itself before its turn ends. That, not a payload
-//! typed from documentation, proves capture.
+//! Claude Code (`@anthropic-ai/claude-code`), run offline against the Messages API.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command as StdCommand, Output, Stdio};
+use std::process::{Output, Stdio};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
+use super::{agent_package, Endpoint};
 use crate::commit_hooks::{commit_in, the_trailer};
-use crate::env::{
-    output_text, path_str, path_with_bins, tool_available, tools_dir, Store, TestEnv,
-};
-
-/// The scripted endpoint, killed when dropped.
-struct Endpoint {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl Endpoint {
-    /// Starts the endpoint with `script` (see `tests/model_endpoint.py`).
-    fn start(env: &TestEnv, script: &Value) -> Endpoint {
-        let file = env.input_file("model-script.json", script.to_string().as_bytes());
-        let log = env.root().join("model-requests.jsonl");
-        let mut child = StdCommand::new("python3")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/model_endpoint.py"))
-            .args([&file, &log])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("run python3 tests/model_endpoint.py");
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line.trim().parse().expect("the endpoint prints its port");
-        Endpoint { child, port, log }
-    }
-
-    /// Every request body the endpoint received.
-    fn requests(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Endpoint {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use crate::env::{output_text, path_str, path_with_bins, tool_available, Store, TestEnv};
 
 /// Claude Code's native binary as `tests/tools.sh` installs it, if it is there.
 fn claude_binary() -> Option<PathBuf> {
-    let scope = tools_dir().join("agents/node_modules/@anthropic-ai");
+    let scope = agent_package("@anthropic-ai/claude-code")?.join("node_modules/@anthropic-ai");
     std::fs::read_dir(scope)
         .ok()?
         .flatten()
@@ -78,10 +31,7 @@ fn claude_binary() -> Option<PathBuf> {
 fn claude(env: &TestEnv, bin: &Path, endpoint: &Endpoint, prompt: &str, extra: &[&str]) -> Output {
     env.program_in("timeout", env.repo())
         .env("PATH", path_with_bins())
-        .env(
-            "ANTHROPIC_BASE_URL",
-            format!("http://127.0.0.1:{}", endpoint.port),
-        )
+        .env("ANTHROPIC_BASE_URL", endpoint.url())
         .env("ANTHROPIC_API_KEY", "sk-test-offline")
         .env("IS_SANDBOX", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
