@@ -121,3 +121,69 @@ fn the_real_claude_code_is_captured_with_no_glue() {
         assert!(!requests.contains(ours), "a request carries {ours:?}");
     }
 }
+
+/// The sessions that came before: the real Claude Code runs a session in a repository whose
+/// checkpoints are not enabled (its `git commit` prints the commit's summary line), and
+/// `session import` finds that session in Claude Code's own store, writes it as a checkpoint
+/// linked from its side to the commit the agent made, and writes nothing on a second import.
+#[test]
+fn a_session_the_real_claude_code_left_in_its_store_is_imported() {
+    let Some(bin) = claude_binary() else {
+        tool_available("Claude Code (npm @anthropic-ai/claude-code)", false);
+        return;
+    };
+    let env = TestEnv::new();
+    let notes = env.repo().join("notes.txt");
+    let endpoint = Endpoint::start(
+        &env,
+        &json!({
+            "PROMPT-ONE": [
+                {"tool": "Write", "input": {"file_path": path_str(&notes), "content": "notes by the agent\n"}, "output_tokens": 120},
+                {"tool": "Bash", "input": {"command": "git add notes.txt && git commit -m 'Add notes'", "description": "Commit the notes"}, "output_tokens": 40},
+                {"text": "Done.", "output_tokens": 4}
+            ]
+        }),
+    );
+    let prompt = "write the notes file and commit it PROMPT-ONE";
+    let out = claude(&env, &bin, &endpoint, prompt, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    let agents_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    assert_eq!(env.git(&["log", "-1", "--format=%s"]).trim(), "Add notes");
+    let refs = || env.git(&["for-each-ref", "refs/entire/checkpoints/"]);
+    assert!(refs().is_empty(), "nothing recorded it as it ran");
+
+    let listed = env.ok_json(Store::Refs, &["session", "import", "--json"]);
+    let sessions = listed["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{listed}");
+    assert_eq!(sessions[0]["agent"], json!("claude-code"));
+    assert_eq!(sessions[0]["state"], json!("new"));
+    assert_eq!(sessions[0]["subject"], json!(prompt));
+    assert_eq!(sessions[0]["commits"], json!([agents_commit]));
+
+    let done = env.ok_json(Store::Refs, &["session", "import", "--all", "--json"]);
+    let id = done["sessions"][0]["checkpoint_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let root = env.json(Store::Refs, &id, "metadata.json");
+    assert_eq!(
+        root["linked_commits"],
+        json!([{"sha": agents_commit}]),
+        "{root}"
+    );
+    assert_eq!(root["imported"], json!(true), "{root}");
+    assert_eq!(env.blob_text(Store::Refs, &id, "0/prompt.txt"), prompt);
+    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    assert_eq!(meta["session_id"], sessions[0]["session_id"], "{meta}");
+    assert_eq!(meta["files_touched"], json!(["notes.txt"]), "{meta}");
+    assert_eq!(
+        meta["token_usage"]["output_tokens"],
+        json!(120 + 40 + 4),
+        "{meta}"
+    );
+
+    let written = refs();
+    let again = env.ok_json(Store::Refs, &["session", "import", "--all", "--json"]);
+    assert_eq!(again["sessions"][0]["state"], json!("recorded"), "{again}");
+    assert_eq!(refs(), written, "a second import writes nothing");
+}
