@@ -132,7 +132,8 @@ pub struct FoundSession {
     pub commits: Vec<String>,
     /// Whether it is new, recorded already, or imported now.
     pub state: FoundState,
-    /// The checkpoint written for it now, `null` otherwise.
+    /// The checkpoint written for it now; absent otherwise (a checkpoint ID is never `null`).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub checkpoint_id: Option<String>,
 }
 

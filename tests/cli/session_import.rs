@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 use crate::env::{
     assert_code, checkpoint_ref, parse_json, path_str, transcript_fixture, Store, TestEnv,
 };
+use crate::schemas::assert_valid;
 
 const AWS_KEY: &str = "AKIAQ7ZJ4KXW2NPLM3VB";
 
@@ -159,6 +160,7 @@ fn past_sessions_of_every_agent_are_listed_imported_linked_and_imported_once() {
             .into_bytes(),
     );
     assert_eq!(listed["dry_run"], json!(true));
+    assert_valid("session-import.json", "session import --json", &listed);
     let expected: Vec<(String, String, String)> = [
         ("claude-code", sid),
         ("codex", "019da-codex"),
@@ -196,7 +198,7 @@ fn past_sessions_of_every_agent_are_listed_imported_linked_and_imported_once() {
         .into_bytes(),
     );
     assert!(states(&dry).iter().all(|(_, _, s)| s == "imported"));
-    assert!(dry["sessions"][0]["checkpoint_id"].is_null());
+    assert!(dry["sessions"][0].get("checkpoint_id").is_none());
     assert!(checkpoint_refs(&env).is_empty(), "a dry run writes nothing");
 
     // Importing writes one checkpoint per session.
@@ -205,6 +207,7 @@ fn past_sessions_of_every_agent_are_listed_imported_linked_and_imported_once() {
             .into_bytes(),
     );
     assert_eq!(done["dry_run"], json!(false));
+    assert_valid("session-import.json", "session import --all --json", &done);
     assert!(
         states(&done).iter().all(|(_, _, s)| s == "imported"),
         "{done}"
@@ -328,6 +331,8 @@ fn enable_agent_import_history_imports_that_agents_sessions() {
         "--json",
     ]);
     let doc = parse_json(&out.into_bytes());
+    assert_valid("enable.json", "enable --import-history --json", &doc);
+    assert_valid("session-import.json", "enable's import", &doc["import"]);
     assert_eq!(doc["import"]["sessions"][0]["state"], json!("recorded"));
     assert_eq!(checkpoint_refs(&env), refs);
 }
