@@ -362,43 +362,42 @@ both_stores! {
 }
 
 /// `hooks install` and `hooks uninstall` killed where they move the user's hook (issue 55: a
-/// kill between renaming the user's `post-commit` away and writing ours left no hook at all,
-/// and the user's checks silently stopped). At every such point the user's hook is in place
-/// and runs on the next commit; the install run again then runs it once per commit, not twice.
+/// kill between renaming the user's `pre-push` away and writing ours left no hook at all, and
+/// the user's checks silently stopped; `pre-push` is the first hook installed, so none of ours
+/// was there to put it back). At every such point the user's hook is in place and runs on the
+/// next push; the install run again then runs it once per push, not twice.
 #[test]
 fn a_hooks_install_killed_half_way_never_leaves_the_users_hook_unrun() {
     let env = TestEnv::new();
     let dir = crate::env::hooks_dir(&env);
+    env.bare_remote("origin");
     let log = env.root().join("user-hook.log");
     let users = format!("#!/bin/sh\necho ran >> '{}'\n", path_str(&log));
-    write_executable(&dir.join("post-commit"), &users);
+    write_executable(&dir.join("pre-push"), &users);
     let runs = || {
         std::fs::read_to_string(&log)
             .unwrap_or_default()
             .lines()
             .count()
     };
-    let commit = |n: usize| {
-        env.git_hooked_ok(
-            None,
-            env.repo(),
-            &["commit", "-q", "--allow-empty", "-m", &format!("c{n}")],
-        );
+    let push = |n: usize| {
+        env.git(&["commit", "-q", "--allow-empty", "-m", &format!("c{n}")]);
+        env.git_hooked_ok(REFS, env.repo(), &["push", "-q", "origin", "HEAD:main"]);
     };
 
     run_until_crash(&env, Store::Refs, &["hooks", "install"], "hooks.after-keep");
-    commit(1);
+    push(1);
     assert_eq!(runs(), 1, "the user's hook runs after a killed install");
 
     env.ok_default(&["hooks", "install"]);
-    commit(2);
+    push(2);
     assert_eq!(
         runs(),
         2,
-        "the user's hook runs once per commit, through ours"
+        "the user's hook runs once per push, through ours"
     );
     assert!(
-        std::fs::read_to_string(dir.join("post-commit"))
+        std::fs::read_to_string(dir.join("pre-push"))
             .unwrap()
             .contains("entire"),
         "ours is in place"
@@ -410,15 +409,15 @@ fn a_hooks_install_killed_half_way_never_leaves_the_users_hook_unrun() {
         &["hooks", "uninstall"],
         "hooks.before-put-back",
     );
-    commit(3);
+    push(3);
     assert_eq!(runs(), 3, "the user's hook runs after a killed uninstall");
     env.ok_default(&["hooks", "uninstall"]);
     assert_eq!(
-        std::fs::read_to_string(dir.join("post-commit")).unwrap(),
+        std::fs::read_to_string(dir.join("pre-push")).unwrap(),
         users,
         "the user's hook is back in its place"
     );
-    commit(4);
+    push(4);
     assert_eq!(runs(), 4);
 }
 
