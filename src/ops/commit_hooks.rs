@@ -227,59 +227,86 @@ pub fn promised(repo: &Repo) -> bool {
     Promise::path(repo).exists()
 }
 
-/// Keeps the promise a stopped `post-commit` left ([`Promise`]): finds the commit whose message
-/// names its checkpoint (`HEAD` or, within [`PROMISE_DEPTH`] first parents, an older one) and
-/// condenses the promised sessions still staged into that checkpoint, for that commit. Where
-/// no commit names it (the commit was abandoned after its message was prepared), the promise
-/// goes and the sessions stay staged for the next commit. `None` when nothing was promised.
-/// The promise stays while writing fails (the next run tries again).
-pub fn heal_promised(
-    repo: &Repo,
-    topo: &Topology<'_>,
-) -> Option<Result<Option<Healed>, CommitHookError>> {
-    let promise = Promise::read(repo)?;
-    let Ok(id) = CheckpointId::parse(&promise.checkpoint) else {
-        let _ = std::fs::remove_file(Promise::path(repo));
-        return None;
+/// A [`Promise`] not kept: the commit whose trailer names its checkpoint, and the promised
+/// sessions still staged.
+pub struct Unkept {
+    /// The checkpoint the commit links.
+    pub checkpoint: CheckpointId,
+    /// The revision (`HEAD~<n>`) of the commit.
+    rev: String,
+    sessions: Vec<crate::ops::session::SessionState>,
+}
+
+/// The promise a stopped `post-commit` left, if one is left to keep: a commit whose message
+/// names its checkpoint (`HEAD` or, within [`PROMISE_DEPTH`] first parents, an older one), and
+/// promised sessions still staged. Changes nothing.
+pub fn unkept_promise(repo: &Repo) -> Result<Option<Unkept>, CommitHookError> {
+    let Some(promise) = Promise::read(repo) else {
+        return Ok(None);
     };
-    let commit = (0..PROMISE_DEPTH)
+    let Ok(id) = CheckpointId::parse(&promise.checkpoint) else {
+        return Ok(None);
+    };
+    let rev = (0..PROMISE_DEPTH)
         .map(|n| format!("HEAD~{n}"))
         .map_while(|rev| Some((repo.commit_message(&rev)?, rev)))
         .find(|(message, _)| links(message, None).contains(&id))
         .map(|(_, rev)| rev);
-    let Some(rev) = commit else {
-        let _ = std::fs::remove_file(Promise::path(repo));
-        return Some(Ok(None));
+    let Some(rev) = rev else {
+        return Ok(None);
     };
-    Some(heal(repo, topo, &promise, &id, &rev))
-}
-
-fn heal(
-    repo: &Repo,
-    topo: &Topology<'_>,
-    promise: &Promise,
-    id: &CheckpointId,
-    rev: &str,
-) -> Result<Option<Healed>, CommitHookError> {
-    let commit = changed_files(repo, rev).map_err(|e| CommitHookError::Commit(e.into()))?;
-    let promised: Vec<_> = SessionStore::new(repo)
+    let sessions: Vec<_> = SessionStore::new(repo)
         .pending_here()?
         .into_iter()
         .filter(|s| promise.sessions.contains(&s.session_id))
         .collect();
+    Ok((!sessions.is_empty()).then_some(Unkept {
+        checkpoint: id,
+        rev,
+        sessions,
+    }))
+}
+
+/// Keeps the promise a stopped `post-commit` left ([`Promise`], [`unkept_promise`]): condenses
+/// the promised sessions still staged into its checkpoint, for the commit that names it. A
+/// promise with nothing left to keep goes (no commit names its checkpoint: the commit was
+/// abandoned after its message was prepared, and the sessions stay staged for the next commit;
+/// or no promised session is staged any more). The promise stays while writing fails (the next
+/// run tries again). `None` when nothing was promised.
+pub fn heal_promised(
+    repo: &Repo,
+    topo: &Topology<'_>,
+) -> Option<Result<Option<Healed>, CommitHookError>> {
+    if !promised(repo) {
+        return None;
+    }
+    let unkept = match unkept_promise(repo) {
+        Ok(Some(unkept)) => unkept,
+        Ok(None) => {
+            let _ = std::fs::remove_file(Promise::path(repo));
+            return Some(Ok(None));
+        }
+        Err(e) => return Some(Err(e)),
+    };
+    Some(heal(repo, topo, unkept).map(Some))
+}
+
+fn heal(repo: &Repo, topo: &Topology<'_>, unkept: Unkept) -> Result<Healed, CommitHookError> {
+    let commit = changed_files(repo, &unkept.rev).map_err(|e| CommitHookError::Commit(e.into()))?;
+    let id = unkept.checkpoint;
     let report = Condensed {
         checkpoint: Some(id.clone()),
         ..Condensed::default()
     };
-    let condensed = condense_into(repo, topo, &commit, id, promised, report)?;
+    let condensed = condense_into(repo, topo, &commit, &id, unkept.sessions, report)?;
     if condensed.failed.is_empty() {
-        Promise::kept(repo, id);
+        Promise::kept(repo, &id);
     }
-    Ok(Some(Healed {
-        checkpoint: id.clone(),
+    Ok(Healed {
+        checkpoint: id,
         commit: commit.0,
         condensed,
-    }))
+    })
 }
 
 /// The message as git will record it, as far as links go: without its comment lines (git's

@@ -32,11 +32,24 @@ pub(super) fn unwritten_checkpoint(cx: &Context<'_>) -> Result<Vec<Finding>, Doc
         Finding::new(Code::CheckpointUnwritten, subject, message)
             .repair(Command::ours(["doctor", "--fix"]))
     };
-    if !cx.fix {
-        return Ok(vec![finding(
+    let failed = |e: &commit_hooks::CommitHookError| {
+        finding(
             commit_hooks::PROMISE_FILE.to_owned(),
-            "a commit links a checkpoint its post-commit hook did not write (it was stopped or failed); its sessions are still staged, and the next commit or push writes it".to_owned(),
-        )]);
+            format!(
+                "a commit links a checkpoint its post-commit hook did not write, and it could not be read or written: {}",
+                crate::base::error::error_chain(e)
+            ),
+        )
+    };
+    if !cx.fix {
+        return Ok(match commit_hooks::unkept_promise(cx.repo) {
+            Ok(None) => Vec::new(),
+            Ok(Some(u)) => vec![finding(
+                u.checkpoint.to_string(),
+                "a commit links this checkpoint, which its post-commit hook did not write (it was stopped or failed): it never existed here; its sessions are still staged, and the next commit or push writes it".to_owned(),
+            )],
+            Err(e) => vec![failed(&e)],
+        });
     }
     Ok(match commit_hooks::heal_promised(cx.repo, topo) {
         None | Some(Ok(None)) => Vec::new(),
@@ -49,13 +62,7 @@ pub(super) fn unwritten_checkpoint(cx: &Context<'_>) -> Result<Vec<Finding>, Doc
             ),
         )
         .fixed_if(h.condensed.failed.is_empty())],
-        Some(Err(e)) => vec![finding(
-            commit_hooks::PROMISE_FILE.to_owned(),
-            format!(
-                "a commit links a checkpoint its post-commit hook did not write, and writing it failed: {}",
-                crate::base::error::error_chain(&e)
-            ),
-        )],
+        Some(Err(e)) => vec![failed(&e)],
     })
 }
 
