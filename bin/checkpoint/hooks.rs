@@ -59,6 +59,9 @@ fn committed(report: &commit_hooks::Condensed, quiet: bool) {
     for w in &report.warnings {
         warn(quiet, w);
     }
+    for u in &report.unreadable {
+        warn(quiet, u.to_string());
+    }
     for (sid, e) in &report.failed {
         warn(
             quiet,

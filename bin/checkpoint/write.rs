@@ -170,6 +170,9 @@ pub fn session(
             Ok(())
         }
         SessionCommand::List { json } => {
+            for u in store.unreadable()? {
+                warn(quiet, u.to_string());
+            }
             let all = store.list()?;
             let staged: Vec<StagedSession<'_>> = all.iter().map(StagedSession::from).collect();
             if json {

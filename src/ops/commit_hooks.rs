@@ -482,6 +482,8 @@ pub struct Condensed {
     /// Files a session recorded as touched that the commit did not change, left out of the
     /// checkpoint: `(session, files)`.
     pub left_out: Vec<(String, Vec<String>)>,
+    /// Staged sessions whose state cannot be read, passed over.
+    pub unreadable: Vec<crate::ops::session::Unreadable>,
 }
 
 /// The commit `rev` names: its ID, its message, and the files it changed (against its first
@@ -543,7 +545,9 @@ fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookErr
     if recreated_by_git(repo) {
         return Ok(report);
     }
-    let pending = SessionStore::new(repo).pending_here()?;
+    let store = SessionStore::new(repo);
+    let pending = store.pending_here()?;
+    report.unreadable = store.unreadable()?;
     crate::base::crashpoint::crashpoint("post-commit.before-condense");
     condense_into(repo, topo, &commit, &id, pending, report)
 }

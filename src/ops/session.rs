@@ -182,6 +182,34 @@ pub struct Record {
 /// commit hooks' scripts skip our binary while it holds (`ops::hooks::fast`).
 pub const IDLE_MARKER: &str = "hooks-idle";
 
+/// A staged session whose state cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unreadable {
+    /// The session.
+    pub session: String,
+    /// Why, with its causes.
+    pub error: String,
+}
+
+impl Unreadable {
+    /// What removes it (its transcript and records are lost with it; the agent's own
+    /// transcript file is not touched).
+    pub fn repair(&self) -> String {
+        format!("git entire-checkpoint session discard {}", self.session)
+    }
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} (it is passed over; `{}` removes it)",
+            self.error,
+            self.repair()
+        )
+    }
+}
+
 /// The staged sessions of a repository.
 pub struct SessionStore {
     dir: PathBuf,
@@ -353,12 +381,27 @@ impl SessionStore {
 
     /// Every staged session, sorted by ID.
     pub fn list(&self) -> Result<Vec<SessionState>, SessionError> {
+        Ok(self.scan()?.0)
+    }
+
+    /// The staged sessions whose state cannot be read (a damaged `state.json`): every command
+    /// passes over them, so that one cannot hold back the others, and the hooks, `session
+    /// list` and `doctor` name each with its repair ([`Unreadable::repair`]).
+    pub fn unreadable(&self) -> Result<Vec<Unreadable>, SessionError> {
+        Ok(self.scan()?.1)
+    }
+
+    /// Every staged session, sorted by ID, and those that cannot be read.
+    fn scan(&self) -> Result<(Vec<SessionState>, Vec<Unreadable>), SessionError> {
         let entries = match fs::read_dir(&self.dir) {
             Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok((Vec::new(), Vec::new()))
+            }
             Err(e) => return Err(io(format!("read {}", self.dir.display()))(e).into()),
         };
         let mut out = Vec::new();
+        let mut unreadable = Vec::new();
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
             let Ok(sid) = SessionId::parse(&name) else {
@@ -367,12 +410,18 @@ impl SessionStore {
             if name.starts_with('.') || !e.path().is_dir() {
                 continue;
             }
-            if let Some(s) = self.load(&sid)? {
-                out.push(s);
+            match self.load(&sid) {
+                Ok(Some(s)) => out.push(s),
+                Ok(None) => {}
+                Err(e) => unreadable.push(Unreadable {
+                    session: sid.to_string(),
+                    error: crate::base::error::error_chain(&e),
+                }),
             }
         }
         out.sort_by(|a, b| a.session_id.cmp(&b.session_id));
-        Ok(out)
+        unreadable.sort_by(|a, b| a.session.cmp(&b.session));
+        Ok((out, unreadable))
     }
 
     /// The staged sessions of the current worktree whose agent's own transcript file is known

@@ -538,3 +538,47 @@ fn the_next_commit_or_doctor_fix_writes_a_killed_post_commits_checkpoint() {
         );
     }
 }
+
+/// A staged session whose `state.json` was torn (issue 55: every commit then linked nothing,
+/// the valid session was never condensed either, `session list` exited 1 and `doctor` found
+/// no problem). The torn one is passed over with a warning naming its repair; the others are
+/// condensed; `session list` lists them; `doctor` reports it.
+#[test]
+fn a_corrupt_staged_session_holds_back_no_other() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    record(&env, env.repo(), "s1", Some(TRANSCRIPT), &[]);
+    record(&env, env.repo(), "s2", Some(TRANSCRIPT_2), &[]);
+    let common = PathBuf::from(env.git(&["rev-parse", "--git-common-dir"]).trim());
+    let state = env
+        .repo()
+        .join(common)
+        .join("entire/sessions/s1/state.json");
+    let text = std::fs::read(&state).unwrap();
+    std::fs::write(&state, &text[..text.len() / 2]).unwrap();
+
+    let (head, stderr) = commit_in(&env, env.repo(), None, "a.txt", "Work of s2");
+    assert!(
+        stderr.contains("s1") && stderr.contains("git entire-checkpoint session discard s1"),
+        "{stderr}"
+    );
+    let id = the_trailer(&env, &head);
+    let meta = env.json(Store::Branch, &id, "0/metadata.json");
+    assert_eq!(meta["session_id"], json!("s2"), "{meta}");
+
+    let out = env.run_default(&["session", "list", "--json"]);
+    let stderr = assert_code(&out, 0, "session list");
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(listed.contains("s2") && !listed.contains("s1"), "{listed}");
+    assert!(stderr.contains("session discard s1"), "{stderr}");
+
+    let doctor = env.run_default(&["doctor", "--json"]);
+    let doc = crate::env::parse_json(&doctor.stdout);
+    let found = crate::doctor::findings_of(&doc, "session-unreadable");
+    assert_eq!(found.len(), 1, "{doc}");
+    assert_eq!(found[0]["subject"], json!("s1"), "{doc}");
+    assert_eq!(
+        crate::env::repair_args(&found[0]).unwrap(),
+        ["entire-checkpoint", "session", "discard", "s1"]
+    );
+}

@@ -20,6 +20,27 @@ use crate::store::summary;
 /// the milliseconds of a ref update.
 pub const STALE_AFTER: Duration = Duration::from_secs(15 * 60);
 
+/// `session-unreadable`: a staged session whose state cannot be read (a damaged `state.json`),
+/// which every command passes over. Never removed by `--fix`: its repair (`session discard`)
+/// loses what it staged, which is the user's call.
+pub(super) fn unreadable_sessions(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let unreadable = crate::ops::session::SessionStore::new(cx.repo).unreadable()?;
+    Ok(unreadable
+        .into_iter()
+        .map(|u| {
+            Finding::new(
+                Code::SessionUnreadable,
+                u.session.clone(),
+                format!(
+                    "a staged session that cannot be read, passed over by every commit: {}",
+                    u.error
+                ),
+            )
+            .repair(Command::ours(["session", "discard", u.session.as_str()]))
+        })
+        .collect())
+}
+
 /// `checkpoint-unwritten`: a commit's trailer names a checkpoint its `post-commit` did not write
 /// (killed, a full disk, a read-only `.git/entire`), so the checkpoint never existed here; the
 /// staged sessions it was to hold are still staged. The fix writes it for that commit, as the

@@ -69,6 +69,8 @@ pub enum Code {
     PolicyRef,
     /// A git ref lock file under our refs, left by a crashed process.
     StaleLock,
+    /// A staged session whose state cannot be read: every command passes over it.
+    SessionUnreadable,
     /// A commit links a checkpoint its `post-commit` did not write (it was killed or failed):
     /// the checkpoint never existed here, and the next commit or push writes it.
     CheckpointUnwritten,
@@ -131,6 +133,7 @@ impl Code {
             Code::PolicyRef => "policy-ref",
             Code::StaleLock => "stale-lock",
             Code::CheckpointUnwritten => "checkpoint-unwritten",
+            Code::SessionUnreadable => "session-unreadable",
             Code::HookMissing => "hook-missing",
             Code::HookForeign => "hook-foreign",
             Code::HooksPathShadowed => "hooks-path-shadowed",
@@ -166,6 +169,7 @@ impl Code {
             | Code::UlidOnV1
             | Code::StaleLock
             | Code::CheckpointUnwritten
+            | Code::SessionUnreadable
             | Code::HookMissing
             | Code::HookForeign
             | Code::HooksPathShadowed
@@ -416,6 +420,9 @@ pub enum DoctorError {
     /// The rewrite map could not be read or written.
     #[error(transparent)]
     RewriteMap(#[from] crate::ops::rewrites::RewriteMapError),
+    /// The staged sessions could not be listed.
+    #[error(transparent)]
+    Sessions(#[from] crate::ops::session::SessionError),
 }
 
 /// What every check sees.
@@ -475,6 +482,10 @@ pub fn default_checks() -> Vec<Check> {
         Check {
             name: "lock files",
             run: local::stale_locks,
+        },
+        Check {
+            name: "staged sessions",
+            run: local::unreadable_sessions,
         },
         Check {
             name: "unwritten checkpoint",
@@ -585,6 +596,7 @@ impl crate::base::error::ExitStatus for DoctorError {
             DoctorError::Hooks(e) => e.exit_code(),
             DoctorError::Io(_) => crate::base::error::FAILURE,
             DoctorError::RewriteMap(e) => e.exit_code(),
+            DoctorError::Sessions(e) => e.exit_code(),
         }
     }
 }
@@ -638,6 +650,7 @@ mod tests {
             Code::PolicyRef,
             Code::StaleLock,
             Code::CheckpointUnwritten,
+            Code::SessionUnreadable,
             Code::HookMissing,
             Code::HookForeign,
             Code::HooksPathShadowed,
