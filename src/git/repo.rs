@@ -340,8 +340,8 @@ impl Repo {
 
     /// The message of the commit `rev` names (any commit-ish), or `None` when it names none.
     pub fn commit_message(&self, rev: &str) -> Option<String> {
-        let commit = self.git.find_commit(self.resolve_commit(rev)?).ok()?;
-        Some(String::from_utf8_lossy(commit.message_bytes()).into_owned())
+        let (_, message) = self.commit_and_message(rev)?;
+        Some(String::from_utf8_lossy(&message).into_owned())
     }
 
     /// The messages of the commits in `range`: `A..B` (reachable from B, not from A), or one

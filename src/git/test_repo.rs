@@ -19,3 +19,11 @@ pub(crate) fn open() -> (TempDir, Repo) {
     let repo = Repo::open(dir.path()).expect("open the new repository");
     (dir, repo)
 }
+
+/// Sets `key` to `value` in `repo`'s own config, as `git config` would.
+pub(crate) fn set_config(repo: &Repo, key: &str, value: &str) {
+    repo.git
+        .config()
+        .and_then(|mut c| c.set_str(key, value))
+        .expect("set a config value");
+}

@@ -5,15 +5,15 @@
 //! sessions stay staged until the file is fixed (a later commit condenses them).
 
 use std::path::Path;
-use std::time::Duration;
 
 use crate::agents;
 use crate::base::error::{io_context, IoError};
 use crate::base::id::CheckpointId;
 use crate::base::session_id::SessionId;
 use crate::config::settings::SettingsError;
+use crate::git::plumbing::{self, PlumbingError};
 use crate::git::repo::{LibGitError, Repo};
-use crate::git::subprocess::{Git, GitError};
+use crate::git::subprocess::GitError;
 use crate::model::documents::DEFAULT_STRATEGY;
 use crate::model::trailers::{checkpoint_trailers, TrailerValue, CHECKPOINT_TRAILER};
 use crate::ops::rewrites::{commit_links, links, Rewrite, RewriteMap, RewriteMapError};
@@ -177,22 +177,14 @@ fn add_trailers(
     if_exists: &str,
 ) -> Result<(), CommitHookError> {
     let cwd = repo.workdir().unwrap_or(repo.git_dir());
-    let mut git =
-        Git::new(cwd).args(["interpret-trailers", "--in-place", "--if-exists", if_exists]);
-    for id in ids {
-        git = git.args([
-            "--trailer".to_owned(),
-            format!("{CHECKPOINT_TRAILER}: {id}"),
-        ]);
-    }
-    let out = git
-        .args([msg_file.as_os_str()])
-        .run(Duration::from_secs(30))
-        .map_err(CommitHookError::TrailerGit)?;
-    if !out.success() {
-        return Err(CommitHookError::Trailer(out.stderr.trim().to_owned()));
-    }
-    Ok(())
+    let trailers: Vec<String> = ids
+        .iter()
+        .map(|id| format!("{CHECKPOINT_TRAILER}: {id}"))
+        .collect();
+    plumbing::add_trailers(cwd, msg_file, &trailers, if_exists).map_err(|e| match e {
+        PlumbingError::Git(e) => CommitHookError::TrailerGit(e),
+        PlumbingError::Failed { stderr, .. } => CommitHookError::Trailer(stderr),
+    })
 }
 
 /// The checkpoints of the commits the commit being prepared replaces: `HEAD` when amending,

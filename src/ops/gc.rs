@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use git2::Oid;
+use crate::git::objects::Oid;
 
 use crate::config::settings::SettingsFiles;
 use crate::git::refname::CHECKPOINT_REF_PREFIX;
@@ -265,7 +265,7 @@ pub fn run(
             match remote.get(name.as_str()) {
                 None => Some(KeepReason::Unpushed),
                 Some(theirs) if *theirs != oid => {
-                    if repo.git.graph_descendant_of(oid, *theirs).unwrap_or(false) {
+                    if repo.is_descendant_of(oid, *theirs).unwrap_or(false) {
                         Some(KeepReason::Ahead)
                     } else {
                         Some(KeepReason::Diverged)
