@@ -16,7 +16,7 @@ use crate::base::error::io_context as io_err;
 use crate::git::refname::CheckpointRef;
 use crate::git::repo::Repo;
 use crate::git::side::{SideError, SideRepo};
-use crate::git::subprocess::{self as git, GitError, PushedRef};
+use crate::git::subprocess::{self as git, GitError, PushStatus, PushedRef};
 use crate::remote::destination::{fingerprint_of, Delivery, Destination};
 use crate::store::queue::PushQueue;
 use crate::store::refs::GitRefsStore;
@@ -206,7 +206,7 @@ pub fn flush(
                 let mut any_failed = false;
                 for (name, oid) in batch {
                     let result = by_dst.get(name.as_str()).copied();
-                    if result.is_some_and(|r| r.flag == '*') {
+                    if result.is_some_and(|r| r.status == PushStatus::New) {
                         report.created += 1;
                     }
                     match RefResult::of(result) {
@@ -271,7 +271,10 @@ pub fn flush(
             Ok(results) => match RefResult::find(&results, &name) {
                 RefResult::Landed => {
                     consecutive = 0;
-                    if results.iter().any(|r| r.dst == name && r.flag == '*') {
+                    if results
+                        .iter()
+                        .any(|r| r.dst == name && r.status == PushStatus::New)
+                    {
                         report.created += 1;
                     }
                     dest_queue.remove(std::slice::from_ref(&name))?;
