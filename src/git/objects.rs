@@ -21,6 +21,18 @@ pub fn stream_blob(git_dir: &Path, oid: &str) -> Result<Stream, GitError> {
         .stream()
 }
 
+/// A commit and what it changed against its first parent.
+#[derive(Debug, Clone)]
+pub struct CommitChange {
+    /// The commit.
+    pub id: Oid,
+    /// Its message (lossily UTF-8).
+    pub message: String,
+    /// The paths it changed (both sides of a rename), `/`-separated, each once, in the diff's
+    /// order.
+    pub paths: Vec<String>,
+}
+
 /// Walks of the commit graph and reads of single commits, for the layers above that need an
 /// answer about history and no libgit2 type.
 impl Repo {
@@ -32,6 +44,11 @@ impl Repo {
     /// Whether the histories of `a` and `b` meet (they have a merge base).
     pub fn histories_meet(&self, a: Oid, b: Oid) -> bool {
         self.git.merge_base(a, b).is_ok()
+    }
+
+    /// When commit `id` was made: its committer time, in seconds since the epoch.
+    pub fn commit_time(&self, id: Oid) -> Result<i64, LibGitError> {
+        Ok(self.git.find_commit(id)?.time().seconds())
     }
 
     /// The commit `rev` names (any commit-ish) and its raw message, or `None` when it names
@@ -51,5 +68,35 @@ impl Repo {
             .flatten()
             .or_else(|| remote.url().ok())
             .map(str::to_owned)
+    }
+
+    /// The commit `HEAD` names and what it changed against its first parent (everything, for
+    /// a root commit); an error when `HEAD` names no commit.
+    pub fn head_change(&self) -> Result<CommitChange, LibGitError> {
+        let git = &self.git;
+        let head = self
+            .resolve_commit("HEAD")
+            .ok_or_else(|| git2::Error::from_str("HEAD names no commit"))
+            .and_then(|oid| git.find_commit(oid))?;
+        let tree = head.tree()?;
+        let parent_tree = head.parents().next().and_then(|p| p.tree().ok());
+        let diff = git.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), None)?;
+        let mut paths = Vec::new();
+        for d in diff.deltas() {
+            for f in [d.new_file().path(), d.old_file().path()]
+                .into_iter()
+                .flatten()
+            {
+                let p = f.to_string_lossy().replace('\\', "/");
+                if !paths.contains(&p) {
+                    paths.push(p);
+                }
+            }
+        }
+        Ok(CommitChange {
+            id: head.id(),
+            message: String::from_utf8_lossy(head.message_bytes()).into_owned(),
+            paths,
+        })
     }
 }

@@ -316,31 +316,6 @@ pub struct Condensed {
     pub left_out: Vec<(String, Vec<String>)>,
 }
 
-fn changed_files(repo: &Repo) -> Result<(String, String, Vec<String>), git2::Error> {
-    let git = &repo.git;
-    let head = repo
-        .resolve_commit("HEAD")
-        .ok_or_else(|| git2::Error::from_str("HEAD names no commit"))
-        .and_then(|oid| git.find_commit(oid))?;
-    let tree = head.tree()?;
-    let parent_tree = head.parents().next().and_then(|p| p.tree().ok());
-    let diff = git.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), None)?;
-    let mut files = Vec::new();
-    for d in diff.deltas() {
-        for f in [d.new_file().path(), d.old_file().path()]
-            .into_iter()
-            .flatten()
-        {
-            let p = f.to_string_lossy().replace('\\', "/");
-            if !files.contains(&p) {
-                files.push(p);
-            }
-        }
-    }
-    let message = String::from_utf8_lossy(head.message_bytes()).into_owned();
-    Ok((head.id().to_string(), message, files))
-}
-
 /// `post-commit`: condenses every staged session of this worktree with new activity into the
 /// checkpoint the new commit's trailer names.
 pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookError> {
@@ -350,8 +325,8 @@ pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, Commit
 }
 
 fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookError> {
-    let (sha, message, commit_files) =
-        changed_files(repo).map_err(|e| CommitHookError::Commit(e.into()))?;
+    let head = repo.head_change().map_err(CommitHookError::Commit)?;
+    let (sha, message, commit_files) = (head.id.to_string(), head.message, head.paths);
     let mut report = Condensed::default();
     let mut ids = Vec::new();
     for t in checkpoint_trailers(&message) {

@@ -273,11 +273,8 @@ pub fn run(
                 }
                 Some(_) => {
                     let time = repo
-                        .git
-                        .find_commit(oid)
-                        .map_err(crate::store::git_err("read checkpoint tip"))?
-                        .time()
-                        .seconds();
+                        .commit_time(oid)
+                        .map_err(|e| StoreError::Repo(e.context("read checkpoint tip")))?;
                     (time > cutoff).then_some(KeepReason::TooNew)
                 }
             }
@@ -363,12 +360,8 @@ mod tests {
     #[test]
     fn deletion_is_a_compare_and_swap_against_the_checked_commit() {
         let (dir, raw) = crate::git::test_repo::init();
-        let sig = git2::Signature::now("t", "t@example.com").unwrap();
-        let tree = raw
-            .find_tree(raw.treebuilder(None).unwrap().write().unwrap())
-            .unwrap();
-        let one = raw.commit(None, &sig, &sig, "one", &tree, &[]).unwrap();
-        let two = raw.commit(None, &sig, &sig, "two", &tree, &[]).unwrap();
+        let one = crate::git::test_repo::empty_commit(&raw, "one");
+        let two = crate::git::test_repo::empty_commit(&raw, "two");
         let a = "refs/entire/checkpoints/f6/a1b2c3d4e5f6";
         let b = "refs/entire/checkpoints/a1/f6e5d4c3b2a1";
         raw.reference(a, one, true, "t").unwrap();
