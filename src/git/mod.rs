@@ -10,6 +10,7 @@
 pub mod blame;
 pub mod format;
 pub mod objects;
+pub mod plumbing;
 mod ref_lookup;
 mod ref_update;
 pub mod refname;

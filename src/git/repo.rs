@@ -68,6 +68,16 @@ pub enum RepoError {
 #[error("{}", .0.message())]
 pub struct LibGitError(#[from] git2::Error);
 
+impl LibGitError {
+    /// This error as a [`RepoError::Git`] of doing `context`.
+    pub fn context(self, context: impl Into<String>) -> RepoError {
+        RepoError::Git {
+            context: context.into(),
+            source: self,
+        }
+    }
+}
+
 /// A person: name and email.
 #[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
 pub struct Identity {
@@ -98,10 +108,7 @@ pub struct Repo {
 /// Maps a git2 error into [`RepoError::Git`] with context.
 pub(crate) fn git_err(context: impl Into<String>) -> impl FnOnce(git2::Error) -> RepoError {
     let context = context.into();
-    move |e| RepoError::Git {
-        context,
-        source: e.into(),
-    }
+    move |e| LibGitError::from(e).context(context)
 }
 
 /// The formats of the repository whose git dir is `git_dir` (a linked worktree's are its
@@ -340,8 +347,8 @@ impl Repo {
 
     /// The message of the commit `rev` names (any commit-ish), or `None` when it names none.
     pub fn commit_message(&self, rev: &str) -> Option<String> {
-        let commit = self.git.find_commit(self.resolve_commit(rev)?).ok()?;
-        Some(String::from_utf8_lossy(commit.message_bytes()).into_owned())
+        let (_, message) = self.commit_and_message(rev)?;
+        Some(String::from_utf8_lossy(&message).into_owned())
     }
 
     /// The messages of the commits in `range`: `A..B` (reachable from B, not from A), or one

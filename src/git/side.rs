@@ -10,11 +10,12 @@
 
 use git2::Oid;
 
+use std::path::Path;
 use std::time::Duration;
 
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::repo::Repo;
-use crate::git::subprocess::{first_error_line, Git, GitError, TempDir};
+use crate::git::subprocess::{first_error_line, Git, GitError, Output, TempDir};
 use crate::git::url::Remote;
 
 /// `path` as a git-config value: double-quoted with `\\`, `"`, newline and tab escaped, so a
@@ -33,6 +34,60 @@ pub(crate) fn config_quoted(path: &std::path::Path) -> String {
     }
     out.push('"');
     out
+}
+
+/// The options of every checkpoint-ref fetch (before the remote and the refspecs). What arrived
+/// is read from the refs it wrote, so every supported git does the same (`--porcelain`, which
+/// would say it too, is 2.41's).
+const FETCH_ARGS: [&str; 4] = [
+    "fetch",
+    "--no-tags",
+    "--no-write-fetch-head",
+    "--no-auto-gc",
+];
+
+/// git on the repository beside `repo` whose git dir is `git_dir` and whose objects are
+/// `objects`, run from the real work tree so relative remote paths resolve as they do there.
+fn beside(repo: &Repo, git_dir: &Path, objects: &Path) -> Git {
+    let cwd = repo.workdir().unwrap_or(repo.common_dir());
+    Git::side(cwd, git_dir, objects)
+}
+
+/// The fetch of `wants` (refspecs or object IDs) from the promisor remote `promisor` with
+/// `filter` (a `--filter` spec) into the partial cache of `repo` at `cache` (a bare repository
+/// of its own objects), for the caller to run by its deadline.
+pub(crate) fn filtered_fetch<I, S>(
+    repo: &Repo,
+    cache: &Path,
+    promisor: &str,
+    filter: &str,
+    wants: I,
+) -> Git
+where
+    I: IntoIterator<Item = S>,
+    S: Into<std::ffi::OsString>,
+{
+    beside(repo, cache, &cache.join("objects"))
+        .args(FETCH_ARGS)
+        .args([format!("--filter={filter}"), promisor.to_owned()])
+        .args(wants)
+}
+
+/// `git cat-file --batch-check` of `ids` in the partial cache of `repo` at `cache`, with git's
+/// lazy fetch of missing objects from its promisor remotes allowed: each object git could not
+/// get is a line ending ` missing`.
+pub(crate) fn fetch_missing(
+    repo: &Repo,
+    cache: &Path,
+    ids: &[Oid],
+    deadline: Duration,
+) -> Result<Output, GitError> {
+    let input: String = ids.iter().map(|o| format!("{o}\n")).collect();
+    beside(repo, cache, &cache.join("objects"))
+        .env_remove("GIT_NO_LAZY_FETCH")
+        .args(["cat-file", "--batch-check"])
+        .input(input.into_bytes())
+        .run(deadline)
 }
 
 /// Why a side repository learned nothing from the remote.
@@ -85,13 +140,50 @@ impl<'a> SideRepo<'a> {
 
     /// A git command on this side repository, run from the real work tree so relative remote
     /// paths resolve as they do there.
-    pub(crate) fn git(&self) -> Git {
-        let cwd = self.repo.workdir().unwrap_or(self.repo.common_dir());
-        Git::side(
-            cwd,
+    fn git(&self) -> Git {
+        beside(
+            self.repo,
             self.dir.path(),
             &self.repo.common_dir().join("objects"),
         )
+    }
+
+    /// The fetch of `specs` (refspecs) from `remote` into this side repository, for the caller
+    /// to run by its deadline.
+    pub(crate) fn fetch_refspecs(&self, remote: &Remote, specs: Vec<String>) -> Git {
+        self.git().args(FETCH_ARGS).remote(remote, specs)
+    }
+
+    /// The fetch of the objects `ids` (and what they reach) from `remote`, given on standard
+    /// input so that any number fit, into this side repository; it writes no ref. For the
+    /// caller to run by its deadline.
+    pub(crate) fn fetch_ids(&self, remote: &Remote, ids: &[Oid]) -> Git {
+        let ids: String = ids.iter().map(|oid| format!("{oid}\n")).collect();
+        self.git()
+            .args(FETCH_ARGS)
+            .args(["--stdin"])
+            .remote(remote, Vec::<String>::new())
+            .input(ids.into_bytes())
+    }
+
+    /// One `git push --porcelain --no-verify` of `specs` (refspecs) to `remote` from this side
+    /// repository, by `deadline`; git's per-ref results are in its output. `--no-verify`: the
+    /// side repository includes the real config, so the user's pre-push hook (ours among them)
+    /// would otherwise run again for our own push.
+    pub(crate) fn push<I, S>(
+        &self,
+        remote: &Remote,
+        specs: I,
+        deadline: Duration,
+    ) -> Result<Output, GitError>
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<std::ffi::OsString>,
+    {
+        self.git()
+            .args(["push", "--porcelain", "--no-verify"])
+            .remote(remote, specs)
+            .run(deadline)
     }
 
     /// The value of a ref in the side repository: its loose file, else its `packed-refs` line.

@@ -19,3 +19,23 @@ pub(crate) fn open() -> (TempDir, Repo) {
     let repo = Repo::open(dir.path()).expect("open the new repository");
     (dir, repo)
 }
+
+/// Sets `key` to `value` in `repo`'s own config, as `git config` would.
+pub(crate) fn set_config(repo: &Repo, key: &str, value: &str) {
+    repo.git
+        .config()
+        .and_then(|mut c| c.set_str(key, value))
+        .expect("set a config value");
+}
+
+/// A new root commit of the empty tree with `message`, by `t <t@example.com>` now, on no ref.
+pub(crate) fn empty_commit(raw: &git2::Repository, message: &str) -> git2::Oid {
+    let sig = git2::Signature::now("t", "t@example.com").expect("make a signature");
+    let tree = raw
+        .treebuilder(None)
+        .and_then(|b| b.write())
+        .and_then(|id| raw.find_tree(id))
+        .expect("write the empty tree");
+    raw.commit(None, &sig, &sig, message, &tree, &[])
+        .expect("write a commit")
+}

@@ -5,15 +5,15 @@
 //! sessions stay staged until the file is fixed (a later commit condenses them).
 
 use std::path::Path;
-use std::time::Duration;
 
 use crate::agents;
 use crate::base::error::{io_context, IoError};
 use crate::base::id::CheckpointId;
 use crate::base::session_id::SessionId;
 use crate::config::settings::SettingsError;
+use crate::git::plumbing::{self, PlumbingError};
 use crate::git::repo::{LibGitError, Repo};
-use crate::git::subprocess::{Git, GitError};
+use crate::git::subprocess::GitError;
 use crate::model::documents::DEFAULT_STRATEGY;
 use crate::model::trailers::{checkpoint_trailers, TrailerValue, CHECKPOINT_TRAILER};
 use crate::ops::rewrites::{commit_links, links, Rewrite, RewriteMap, RewriteMapError};
@@ -292,7 +292,7 @@ pub fn heal_promised(
 }
 
 fn heal(repo: &Repo, topo: &Topology<'_>, unkept: Unkept) -> Result<Healed, CommitHookError> {
-    let commit = changed_files(repo, &unkept.rev).map_err(|e| CommitHookError::Commit(e.into()))?;
+    let commit = changed_files(repo, &unkept.rev).map_err(CommitHookError::Commit)?;
     let id = unkept.checkpoint;
     let report = Condensed {
         checkpoint: Some(id.clone()),
@@ -337,22 +337,14 @@ fn add_trailers(
     if_exists: &str,
 ) -> Result<(), CommitHookError> {
     let cwd = repo.workdir().unwrap_or(repo.git_dir());
-    let mut git =
-        Git::new(cwd).args(["interpret-trailers", "--in-place", "--if-exists", if_exists]);
-    for id in ids {
-        git = git.args([
-            "--trailer".to_owned(),
-            format!("{CHECKPOINT_TRAILER}: {id}"),
-        ]);
-    }
-    let out = git
-        .args([msg_file.as_os_str()])
-        .run(Duration::from_secs(30))
-        .map_err(CommitHookError::TrailerGit)?;
-    if !out.success() {
-        return Err(CommitHookError::Trailer(out.stderr.trim().to_owned()));
-    }
-    Ok(())
+    let trailers: Vec<String> = ids
+        .iter()
+        .map(|id| format!("{CHECKPOINT_TRAILER}: {id}"))
+        .collect();
+    plumbing::add_trailers(cwd, msg_file, &trailers, if_exists).map_err(|e| match e {
+        PlumbingError::Git(e) => CommitHookError::TrailerGit(e),
+        PlumbingError::Failed { stderr, .. } => CommitHookError::Trailer(stderr),
+    })
 }
 
 /// The checkpoints of the commits the commit being prepared replaces: `HEAD` when amending,
@@ -488,29 +480,9 @@ pub struct Condensed {
 
 /// The commit `rev` names: its ID, its message, and the files it changed (against its first
 /// parent).
-fn changed_files(repo: &Repo, rev: &str) -> Result<(String, String, Vec<String>), git2::Error> {
-    let git = &repo.git;
-    let head = repo
-        .resolve_commit(rev)
-        .ok_or_else(|| git2::Error::from_str("the revision names no commit"))
-        .and_then(|oid| git.find_commit(oid))?;
-    let tree = head.tree()?;
-    let parent_tree = head.parents().next().and_then(|p| p.tree().ok());
-    let diff = git.diff_tree_to_tree(parent_tree.as_ref(), Some(&tree), None)?;
-    let mut files = Vec::new();
-    for d in diff.deltas() {
-        for f in [d.new_file().path(), d.old_file().path()]
-            .into_iter()
-            .flatten()
-        {
-            let p = f.to_string_lossy().replace('\\', "/");
-            if !files.contains(&p) {
-                files.push(p);
-            }
-        }
-    }
-    let message = String::from_utf8_lossy(head.message_bytes()).into_owned();
-    Ok((head.id().to_string(), message, files))
+fn changed_files(repo: &Repo, rev: &str) -> Result<(String, String, Vec<String>), LibGitError> {
+    let c = repo.commit_change(rev)?;
+    Ok((c.id.to_string(), c.message, c.paths))
 }
 
 /// `post-commit`: condenses every staged session of this worktree with new activity into the
@@ -529,7 +501,7 @@ pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, Commit
 }
 
 fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookError> {
-    let commit = changed_files(repo, "HEAD").map_err(|e| CommitHookError::Commit(e.into()))?;
+    let commit = changed_files(repo, "HEAD").map_err(CommitHookError::Commit)?;
     let mut report = Condensed::default();
     let mut ids = Vec::new();
     for t in checkpoint_trailers(&commit.1) {

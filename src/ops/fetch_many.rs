@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use git2::Oid;
+use crate::git::objects::Oid;
 
 use serde::Serialize;
 

@@ -17,7 +17,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use git2::Oid;
+use crate::git::objects::Oid;
 
 use crate::config::settings::SettingsFiles;
 use crate::git::refname::CHECKPOINT_REF_PREFIX;
@@ -265,7 +265,7 @@ pub fn run(
             match remote.get(name.as_str()) {
                 None => Some(KeepReason::Unpushed),
                 Some(theirs) if *theirs != oid => {
-                    if repo.git.graph_descendant_of(oid, *theirs).unwrap_or(false) {
+                    if repo.is_descendant_of(oid, *theirs).unwrap_or(false) {
                         Some(KeepReason::Ahead)
                     } else {
                         Some(KeepReason::Diverged)
@@ -273,11 +273,8 @@ pub fn run(
                 }
                 Some(_) => {
                     let time = repo
-                        .git
-                        .find_commit(oid)
-                        .map_err(crate::store::git_err("read checkpoint tip"))?
-                        .time()
-                        .seconds();
+                        .commit_time(oid)
+                        .map_err(|e| StoreError::Repo(e.context("read checkpoint tip")))?;
                     (time > cutoff).then_some(KeepReason::TooNew)
                 }
             }
@@ -363,12 +360,8 @@ mod tests {
     #[test]
     fn deletion_is_a_compare_and_swap_against_the_checked_commit() {
         let (dir, raw) = crate::git::test_repo::init();
-        let sig = git2::Signature::now("t", "t@example.com").unwrap();
-        let tree = raw
-            .find_tree(raw.treebuilder(None).unwrap().write().unwrap())
-            .unwrap();
-        let one = raw.commit(None, &sig, &sig, "one", &tree, &[]).unwrap();
-        let two = raw.commit(None, &sig, &sig, "two", &tree, &[]).unwrap();
+        let one = crate::git::test_repo::empty_commit(&raw, "one");
+        let two = crate::git::test_repo::empty_commit(&raw, "two");
         let a = "refs/entire/checkpoints/f6/a1b2c3d4e5f6";
         let b = "refs/entire/checkpoints/a1/f6e5d4c3b2a1";
         raw.reference(a, one, true, "t").unwrap();

@@ -7,25 +7,17 @@
 //! format other than man pages, nothing is set.
 
 use std::path::Path;
-use std::time::Duration;
 
+use crate::git::plumbing::{self, ConfigScope, PlumbingError};
 use crate::git::repo::Repo;
-use crate::git::subprocess::{Git, GitError};
 
-/// Errors reading or writing the viewer's config.
+/// Errors reading or writing the viewer's config: git could not be run, or `git config`
+/// refused.
 #[derive(Debug, thiserror::Error)]
 pub enum HelpViewerError {
-    /// git could not be run.
+    /// git could not be run, or refused.
     #[error(transparent)]
-    Git(#[from] GitError),
-    /// `git config` refused.
-    #[error("git config {args} failed: {stderr}")]
-    Config {
-        /// Its arguments.
-        args: String,
-        /// What it said.
-        stderr: String,
-    },
+    Git(#[from] PlumbingError),
 }
 
 /// The name of our viewer in `man.viewer` and `man.<tool>.cmd`.
@@ -44,9 +36,6 @@ fn command_key() -> String {
     format!("man.{VIEWER}.cmd")
 }
 
-/// How long a `git config` may take.
-const BUDGET: Duration = Duration::from_secs(30);
-
 /// Names our viewer in `repo`'s config (`man.viewer`, `man.entire-checkpoints.cmd`) unless
 /// another viewer is configured at any level or `help.format` is not `man`. `Ok(true)` when it
 /// set it now, `Ok(false)` when it was set already or is left to the user's choice.
@@ -62,8 +51,8 @@ pub fn install(repo: &Repo) -> Result<bool, HelpViewerError> {
     if cfg!(windows) || format.last().is_some_and(|f| f != "man") {
         return Ok(false);
     }
-    config(dir, &["--local", &command_key(), COMMAND])?;
-    config(dir, &["--local", "man.viewer", VIEWER])?;
+    plumbing::config_set_local(dir, &command_key(), COMMAND)?;
+    plumbing::config_set_local(dir, "man.viewer", VIEWER)?;
     Ok(true)
 }
 
@@ -73,14 +62,11 @@ pub fn uninstall(repo: &Repo) -> Result<bool, HelpViewerError> {
     let dir = config_dir(repo);
     let ours = get_local(dir, "man.viewer")? == [VIEWER];
     if ours {
-        config(dir, &["--local", "--unset", "man.viewer"])?;
+        plumbing::config_unset_local(dir, "man.viewer")?;
     }
     if get_local(dir, &command_key())?.len() == 1 {
         // `--remove-section` also drops the section header git leaves behind an `--unset`.
-        config(
-            dir,
-            &["--local", "--remove-section", &format!("man.{VIEWER}")],
-        )?;
+        plumbing::config_remove_section_local(dir, &format!("man.{VIEWER}"))?;
     }
     if ours && get_local(dir, "man.viewer")?.is_empty() {
         // Only when nothing else is left in it: a `[man]` section the user had stays.
@@ -96,55 +82,19 @@ fn config_dir(repo: &Repo) -> &Path {
 
 /// Every value of `key` at every level, in git's order.
 fn get_all(dir: &Path, key: &str) -> Result<Vec<String>, HelpViewerError> {
-    values(dir, &["--get-all", key])
+    Ok(plumbing::config_get_all(dir, ConfigScope::All, key)?)
 }
 
 /// Every value of `key` in the repository's own config.
 fn get_local(dir: &Path, key: &str) -> Result<Vec<String>, HelpViewerError> {
-    values(dir, &["--local", "--get-all", key])
-}
-
-/// The values `git config <args>` prints; none when the key is unset (exit 1).
-fn values(dir: &Path, args: &[&str]) -> Result<Vec<String>, HelpViewerError> {
-    let out = Git::new(dir).args(["config"]).args(args).run(BUDGET)?;
-    match out.code {
-        Some(0) => Ok(out.stdout.lines().map(str::to_owned).collect()),
-        Some(1) => Ok(Vec::new()),
-        _ => Err(refused(args, out.stderr)),
-    }
-}
-
-/// Runs `git config <args>`.
-fn config(dir: &Path, args: &[&str]) -> Result<(), HelpViewerError> {
-    let out = Git::new(dir).args(["config"]).args(args).run(BUDGET)?;
-    if out.success() {
-        Ok(())
-    } else {
-        Err(refused(args, out.stderr))
-    }
-}
-
-/// The error of a `git config <args>` that failed saying `stderr`.
-fn refused(args: &[&str], stderr: String) -> HelpViewerError {
-    HelpViewerError::Config {
-        args: args.join(" "),
-        stderr: stderr.trim().to_owned(),
-    }
+    Ok(plumbing::config_get_all(dir, ConfigScope::Local, key)?)
 }
 
 /// Removes `[section]` from the repository's config when no key is left in it.
 fn remove_empty_section(dir: &Path, section: &str) -> Result<(), HelpViewerError> {
-    let left = values(
-        dir,
-        &[
-            "--local",
-            "--name-only",
-            "--get-regexp",
-            &format!("^{section}\\."),
-        ],
-    )?;
+    let left = plumbing::config_names_matching(dir, ConfigScope::Local, &format!("^{section}\\."))?;
     if left.is_empty() {
-        config(dir, &["--local", "--remove-section", section])?;
+        plumbing::config_remove_section_local(dir, section)?;
     }
     Ok(())
 }

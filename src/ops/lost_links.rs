@@ -24,7 +24,8 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
-use git2::{Oid, Repository};
+use crate::git::objects::Oid;
+use git2::Repository;
 
 use crate::base::error::{io_context, IoError};
 use crate::base::id::CheckpointId;

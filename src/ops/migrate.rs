@@ -10,7 +10,8 @@
 //! has a commit with exactly that tree on its first-parent chain is up to date, so a re-run
 //! writes nothing. A malformed subtree is skipped and reported; the rest still migrate.
 
-use git2::{Oid, Tree};
+use crate::git::objects::Oid;
+use git2::Tree;
 
 use crate::base::id::CheckpointId;
 use crate::git::repo::Repo;

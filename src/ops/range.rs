@@ -14,8 +14,9 @@ use std::time::Duration;
 
 use crate::base::error::{error_chain, ExitStatus, FAILURE, USAGE};
 use crate::base::id::CheckpointId;
+use crate::git::plumbing;
 use crate::git::repo::Repo;
-use crate::git::subprocess::{first_error_line, Git, GitError, Running};
+use crate::git::subprocess::{first_error_line, GitError, Running};
 use crate::git::url::Remote;
 use crate::model::trailers::{checkpoint_trailers, TrailerValue};
 use crate::ops::fetch_many::{self, FetchManyError, Request};
@@ -209,14 +210,8 @@ pub struct RangeLog {
 pub fn start(cwd: &Path, range: &RangeArgs) -> Result<RangeLog, RangeError> {
     // The whole message: links are found by the reference's rule, anywhere in it
     // (docs/format.md, "Trailers"), not by git's trailer parsing.
-    let format = "--format=%H %aI %s%n%B";
-    let git = Git::new(cwd)
-        .args(["log", "-z", format])
-        .args(&range.options)
-        .args(["--end-of-options"])
-        .args(&range.revisions)
-        .args(["--"])
-        .start(LOG_BUDGET)?;
+    let format = "%H %aI %s%n%B";
+    let git = plumbing::start_log(cwd, format, &range.options, &range.revisions, LOG_BUDGET)?;
     Ok(RangeLog { git })
 }
 

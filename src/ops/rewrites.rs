@@ -114,28 +114,11 @@ pub fn linking_commits(
 ) -> Result<Vec<String>, crate::git::subprocess::GitError> {
     let dir = repo.workdir().unwrap_or(repo.common_dir());
     // A parsed ID is letters and digits only: it cannot become an option or a pattern.
-    let out = crate::git::subprocess::Git::new(dir)
-        .args([
-            "log",
-            "--exclude=entire/checkpoints/*",
-            "--branches",
-            "--exclude=*/entire/checkpoints/*",
-            "--remotes",
-            "--tags",
-            "--fixed-strings",
-            "-i",
-            &format!("--grep={id}"),
-            "--format=%H%x00%B%x00",
-        ])
-        .run(SEARCH_BUDGET)?;
     let mut found = Vec::new();
-    if out.success() {
-        let mut fields = out.stdout.split('\0');
-        while let (Some(sha), Some(message)) = (fields.next(), fields.next()) {
-            let sha = sha.trim();
-            if links(message, map.and_then(|m| m.get(sha))).contains(id) {
-                found.push(sha.to_owned());
-            }
+    for (sha, message) in crate::git::plumbing::commits_mentioning(dir, id.as_str(), SEARCH_BUDGET)?
+    {
+        if links(&message, map.and_then(|m| m.get(&sha))).contains(id) {
+            found.push(sha);
         }
     }
     for (sha, r) in map.into_iter().flat_map(|m| &m.file.commits) {
@@ -243,9 +226,9 @@ pub struct CommitLinks {
 /// The checkpoints the commit `rev` names (any commit-ish) links, through its trailers and
 /// `map`; `None` when `rev` names no commit.
 pub fn commit_links(repo: &Repo, map: Option<&RewriteMap>, rev: &str) -> Option<CommitLinks> {
-    let commit = repo.git.find_commit(repo.resolve_commit(rev)?).ok()?;
-    let sha = commit.id().to_string();
-    let message = String::from_utf8_lossy(commit.message_bytes());
+    let (commit, message) = repo.commit_and_message(rev)?;
+    let sha = commit.to_string();
+    let message = String::from_utf8_lossy(&message);
     let malformed = checkpoint_trailers(&message)
         .into_iter()
         .filter_map(|t| match t {

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
-use git2::Oid;
+use crate::git::objects::Oid;
 use sha2::{Digest, Sha256};
 
 use crate::base::fs::{open_append, read_owned, write_atomic, FileLock};
@@ -50,13 +50,7 @@ pub fn destination(repo: &Repo, target: &Remote) -> Destination {
 
 /// The push URL of a configured remote named `target`, if it is one.
 fn configured_url(repo: &Repo, target: &str) -> Option<String> {
-    repo.git.find_remote(target).ok().and_then(|r| {
-        r.pushurl()
-            .ok()
-            .flatten()
-            .or_else(|| r.url().ok())
-            .map(str::to_owned)
-    })
+    repo.push_url(target)
 }
 
 /// The stable bookkeeping key of a remote name (its push URL) or a raw URL.

@@ -21,7 +21,7 @@ use std::rc::Rc;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use git2::Oid;
+use crate::git::objects::Oid;
 
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::refs::RefEdit;
@@ -94,16 +94,6 @@ enum Publication {
     /// Local and remote histories diverged.
     Diverged,
 }
-
-/// The options of every checkpoint-ref fetch (before the remote and the refspecs). What arrived
-/// is read from the refs it wrote, so every supported git does the same (`--porcelain`, which
-/// would say it too, is 2.41's).
-pub(crate) const FETCH_ARGS: [&str; 4] = [
-    "fetch",
-    "--no-tags",
-    "--no-write-fetch-head",
-    "--no-auto-gc",
-];
 
 /// Where a fetch into a side repository puts the remote's `name`: a name of its own, forced, so
 /// that git never refuses it (the side repository's `name` holds our tip, offered to the remote
@@ -360,7 +350,7 @@ impl<'r> Fetcher<'r> {
                 .iter()
                 .map(|n| format!("+{n}:{}", fetched_name(n)))
                 .collect();
-            let fetch = side.git().args(FETCH_ARGS).remote(&self.remote, specs);
+            let fetch = side.fetch_refspecs(&self.remote, specs);
             let Some(res) = self.attempt(fetch, &mut pending, &mut out, &first, deadline)? else {
                 continue;
             };
@@ -425,18 +415,8 @@ impl<'r> Fetcher<'r> {
             let deadline = Instant::now() + READ_FETCH_BUDGET;
             let side = SideRepo::new(self.repo, &[])
                 .map_err(|e| Self::local(&first, format!("create side repository: {e}")))?;
-            let ids: String = chunk.iter().map(|(_, oid)| format!("{oid}\n")).collect();
-            let fetch = side
-                .git()
-                .args([
-                    "fetch",
-                    "--no-tags",
-                    "--no-write-fetch-head",
-                    "--no-auto-gc",
-                    "--stdin",
-                ])
-                .remote(&self.remote, Vec::<String>::new())
-                .input(ids.into_bytes());
+            let ids: Vec<Oid> = chunk.iter().map(|(_, oid)| *oid).collect();
+            let fetch = side.fetch_ids(&self.remote, &ids);
             let res = self.attempt(fetch, &mut Vec::new(), &mut Vec::new(), &first, deadline)?;
             if res.as_ref().is_some_and(git::Output::success) {
                 match self.deferred.borrow_mut().as_mut() {
@@ -588,8 +568,7 @@ impl<'r> Fetcher<'r> {
         theirs: Oid,
         ours: Option<Oid>,
     ) -> Result<Publication, FetchError> {
-        let git = &self.repo.git;
-        let descends = |a, b| git.graph_descendant_of(a, b).unwrap_or(false);
+        let descends = |a, b| self.repo.is_descendant_of(a, b).unwrap_or(false);
         match ours {
             Some(o) if o == theirs => Ok(Publication::Same),
             Some(o) if descends(o, theirs) => Ok(Publication::Ahead),

@@ -267,11 +267,7 @@ mod tests {
     fn the_lifetime_comes_from_git_config_and_0_remembers_nothing() {
         let (_dir, repo, origin, ids) = setup();
         assert_eq!(Misses::open(&repo).ttl, DEFAULT_TTL);
-        repo.git
-            .config()
-            .unwrap()
-            .set_str("entire.fetchMissTtl", "0")
-            .unwrap();
+        crate::git::test_repo::set_config(&repo, "entire.fetchMissTtl", "0");
         let mut m = Misses::open(&repo);
         m.record(&repo, &origin, &ids);
         assert!(!m.lacks(&repo, &origin, &ids[0]));

@@ -5,7 +5,8 @@
 //! the partial cache (created on first use); offline it only opens the cache. The partial cache
 //! and the fetcher implement the store's traits directly.
 
-use git2::{Oid, Repository};
+use crate::git::objects::Oid;
+use git2::Repository;
 
 use crate::base::id::CheckpointId;
 use crate::git::refname::CheckpointRef;

@@ -21,17 +21,19 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use git2::{ObjectType, Oid, Repository, TreeWalkMode, TreeWalkResult};
+use crate::git::objects::Oid;
+use git2::{ObjectType, Repository, TreeWalkMode, TreeWalkResult};
 
 use crate::git::refs::RefEdit;
 
 use crate::base::id::CheckpointId;
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::repo::Repo;
-use crate::git::subprocess::{self as git, Git, GitError, TempDir};
+use crate::git::side;
+use crate::git::subprocess::{self as git, GitError, TempDir};
 use crate::git::url::Remote;
 use crate::model::transcript;
-use crate::remote::fetch::{FetchFilter, Fetched, Fetcher, FETCH_ARGS, READ_FETCH_BUDGET};
+use crate::remote::fetch::{FetchFilter, Fetched, Fetcher, READ_FETCH_BUDGET};
 use crate::store::on_demand::FetchError;
 
 /// What git prints when the server ignored `--filter` and sent everything.
@@ -112,13 +114,6 @@ impl<'r> PartialCache<'r> {
             }
         }
         Self::open(repo)?.ok_or_else(|| local_error("the partial cache vanished"))
-    }
-
-    /// git on the cache, run from the work tree so relative remote paths resolve as they do in
-    /// the repository.
-    fn git_cmd(&self) -> Git {
-        let cwd = self.repo.workdir().unwrap_or(self.repo.common_dir());
-        Git::side(cwd, &self.dir, &self.dir.join("objects"))
     }
 
     /// The cache's own libgit2 handle (for commits, trees and documents already present).
@@ -274,11 +269,8 @@ impl<'r> PartialCache<'r> {
         let mut results = Vec::new();
         let mut ignored = false;
         while !pending.is_empty() {
-            let fetch = self
-                .git_cmd()
-                .args(FETCH_ARGS)
-                .args([format!("--filter={}", filter.spec()), remote.clone()])
-                .args(pending.iter().map(|n| format!("+{n}:{n}")));
+            let wants = pending.iter().map(|n| format!("+{n}:{n}"));
+            let fetch = side::filtered_fetch(self.repo, &self.dir, &remote, filter.spec(), wants);
             let Some(res) = fetcher.attempt(fetch, &mut pending, &mut results, &first, deadline)?
             else {
                 continue;
@@ -395,11 +387,8 @@ impl<'r> PartialCache<'r> {
         wanted.dedup();
         let first = names.first().map(String::as_str).unwrap_or_default();
         for chunk in wanted.chunks(OIDS_PER_FETCH) {
-            let fetch = self
-                .git_cmd()
-                .args(FETCH_ARGS)
-                .args([format!("--filter={}", filter.spec()), remote.to_owned()])
-                .args(chunk.iter().map(Oid::to_string));
+            let wants = chunk.iter().map(Oid::to_string);
+            let fetch = side::filtered_fetch(self.repo, &self.dir, remote, filter.spec(), wants);
             // No refs are asked for, so none can be reported missing.
             let res = fetcher.attempt(fetch, &mut Vec::new(), &mut Vec::new(), first, deadline)?;
             if let Some(res) = res.filter(|r| !r.success()) {
@@ -430,13 +419,7 @@ impl<'r> PartialCache<'r> {
         if missing.is_empty() {
             return Ok(());
         }
-        let input: String = missing.iter().map(|o| format!("{o}\n")).collect();
-        let run = self
-            .git_cmd()
-            .env_remove("GIT_NO_LAZY_FETCH")
-            .args(["cat-file", "--batch-check"])
-            .input(input.into_bytes())
-            .run(READ_FETCH_BUDGET);
+        let run = side::fetch_missing(self.repo, &self.dir, &missing, READ_FETCH_BUDGET);
         let transport = |message: String| FetchError::Transport {
             reference: reference.to_owned(),
             remote: self.promisors_display(),

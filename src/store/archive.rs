@@ -11,7 +11,8 @@
 //! them: `current`, then the archived ones, newest first. These refs are never written,
 //! pushed or deleted; a remote's copies live under a private prefix (`remote::on_demand`).
 
-use git2::{ObjectType, Oid};
+use crate::git::objects::Oid;
+use git2::ObjectType;
 
 use crate::base::id::CheckpointId;
 use crate::git::repo::Repo;

@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use git2::Oid;
+use crate::git::objects::Oid;
 use serde::{Deserialize, Serialize};
 
 use crate::base::fs::{read_cache_file, write_atomic};

@@ -6,7 +6,8 @@
 use std::cell::{Cell, RefCell};
 use std::path::Path;
 
-use git2::{build::TreeUpdateBuilder, FileMode, ObjectType, Oid};
+use crate::git::objects::Oid;
+use git2::{build::TreeUpdateBuilder, FileMode, ObjectType};
 
 use crate::base::id::{CheckpointId, IdKind};
 use crate::git::repo::{Identity, Repo};

@@ -11,7 +11,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use git2::{ObjectType, Oid, Repository, Tree};
+use crate::git::objects::Oid;
+use git2::{ObjectType, Repository, Tree};
 use serde_json::Value;
 
 use crate::base::fs::{is_temp_name, read_owned, write_atomic, FileLock};

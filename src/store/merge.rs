@@ -17,7 +17,8 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use git2::{ObjectType, Oid, Repository, Tree};
+use crate::git::objects::Oid;
+use git2::{ObjectType, Repository, Tree};
 
 use crate::base::id::CheckpointId;
 use crate::config::settings::Limits;

@@ -12,7 +12,8 @@
 //! Their one failure type, [`FetchError`], never means absence: a remote that lacks the
 //! checkpoint is success with nothing found.
 
-use git2::{Oid, Repository};
+use crate::git::objects::Oid;
+use git2::Repository;
 
 use crate::base::id::CheckpointId;
 use crate::git::refname::CheckpointRef;

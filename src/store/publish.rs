@@ -8,7 +8,8 @@
 
 use std::time::Duration;
 
-use git2::{Commit, Oid};
+use crate::git::objects::Oid;
+use git2::Commit;
 
 use crate::base::crashpoint::crashpoint;
 use crate::git::repo::{Identity, Repo};

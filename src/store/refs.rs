@@ -5,7 +5,7 @@
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
-use git2::Oid;
+use crate::git::objects::Oid;
 
 use crate::base::id::{CheckpointId, ULID_LEN};
 use crate::config::settings::Limits;

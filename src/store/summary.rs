@@ -13,7 +13,7 @@
 
 use std::path::{Path, PathBuf};
 
-use git2::Oid;
+use crate::git::objects::Oid;
 use sha2::{Digest, Sha256};
 
 use crate::base::fs::{read_cache_file, write_atomic, CacheFileError};

@@ -2,7 +2,7 @@
 //! git-refs and git-branch stores on a fresh repository (no subprocess, no network). Results
 //! are checked through libgit2 directly, not only through the stores' own readers.
 
-use git2::Oid;
+use crate::git::objects::Oid;
 
 use crate::base::id::CheckpointId;
 use crate::base::session_id::SessionId;

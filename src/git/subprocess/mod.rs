@@ -51,7 +51,9 @@ pub use deadline::{
     DEFAULT_NETWORK_TIMEOUT, ENV_NETWORK_TIMEOUT, NETWORK_SUBCOMMANDS, NETWORK_TIMEOUT_RANGE,
 };
 pub use pager::pager_for;
-pub use porcelain::{first_error_line, is_unreachable, parse_push_porcelain, PushedRef};
+pub use porcelain::{
+    first_error_line, is_unreachable, parse_push_porcelain, PushStatus, PushedRef,
+};
 pub use process::kill_live_groups;
 pub use program::{program, require_supported, version};
 

@@ -13,12 +13,56 @@ pub fn first_error_line(stderr: &str) -> String {
         .to_owned()
 }
 
+/// What `git push --porcelain` says became of one ref (its flag, and for a refusal its
+/// summary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushStatus {
+    /// ` `: fast-forwarded.
+    FastForward,
+    /// `+`: forced.
+    Forced,
+    /// `-`: deleted.
+    Deleted,
+    /// `*`: created.
+    New,
+    /// `=`: already at the value pushed.
+    UpToDate,
+    /// `!` because the remote has commits we lack (`non-fast-forward`, `fetch first`, `stale
+    /// info`): recoverable by merging.
+    RejectedNonFastForward,
+    /// `!` `[remote rejected]`: a server hook or policy refused it.
+    RemoteRejected,
+    /// `!` for any other reason.
+    Rejected,
+}
+
+impl PushStatus {
+    /// The status of flag `flag` with summary `summary`; `None` for a flag git does not print.
+    fn of(flag: char, summary: &str) -> Option<PushStatus> {
+        Some(match flag {
+            ' ' => PushStatus::FastForward,
+            '+' => PushStatus::Forced,
+            '-' => PushStatus::Deleted,
+            '*' => PushStatus::New,
+            '=' => PushStatus::UpToDate,
+            '!' if ["non-fast-forward", "fetch first", "stale info"]
+                .iter()
+                .any(|s| summary.contains(s)) =>
+            {
+                PushStatus::RejectedNonFastForward
+            }
+            '!' if summary.contains("remote rejected") => PushStatus::RemoteRejected,
+            '!' => PushStatus::Rejected,
+            _ => return None,
+        })
+    }
+}
+
 /// One line of `git push --porcelain` output.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PushedRef {
-    /// The status flag: ` ` fast-forward, `+` forced, `-` deleted, `*` new, `!` rejected,
-    /// `=` up to date.
-    pub flag: char,
+    /// What became of the ref.
+    pub status: PushStatus,
     /// The local side of the refspec.
     pub src: String,
     /// The remote ref.
@@ -30,24 +74,25 @@ pub struct PushedRef {
 impl PushedRef {
     /// Whether the remote now has the ref at the value pushed.
     pub fn landed(&self) -> bool {
-        matches!(self.flag, ' ' | '*' | '=')
+        matches!(
+            self.status,
+            PushStatus::FastForward | PushStatus::New | PushStatus::UpToDate
+        )
     }
 
     /// Whether the remote refused because it has commits we lack (recoverable by merging).
     pub fn non_fast_forward(&self) -> bool {
-        self.flag == '!'
-            && (self.summary.contains("non-fast-forward")
-                || self.summary.contains("fetch first")
-                || self.summary.contains("stale info"))
+        self.status == PushStatus::RejectedNonFastForward
     }
 
     /// Whether a server hook or policy refused it (not recoverable by merging).
     pub fn remote_rejected(&self) -> bool {
-        self.flag == '!' && self.summary.contains("remote rejected")
+        self.status == PushStatus::RemoteRejected
     }
 }
 
-/// Parses `git push --porcelain` standard output.
+/// Parses `git push --porcelain` standard output: one [`PushedRef`] per ref line (the `To`
+/// and `Done` lines, and any other, are not refs).
 pub fn parse_push_porcelain(stdout: &str) -> Vec<PushedRef> {
     stdout
         .lines()
@@ -58,12 +103,13 @@ pub fn parse_push_porcelain(stdout: &str) -> Vec<PushedRef> {
             let summary = fields.next().unwrap_or("").to_owned();
             let mut flag_chars = flag_field.chars();
             let flag = flag_chars.next()?;
-            if flag_chars.next().is_some() || !" +-*!=".contains(flag) {
+            if flag_chars.next().is_some() {
                 return None;
             }
+            let status = PushStatus::of(flag, &summary)?;
             let (src, dst) = refs.split_once(':')?;
             Some(PushedRef {
-                flag,
+                status,
                 src: src.to_owned(),
                 dst: dst.to_owned(),
                 summary,
@@ -108,8 +154,8 @@ Done\n";
     fn parses_captured_porcelain() {
         let r = parse_push_porcelain(CAPTURED);
         assert_eq!(r.len(), 5);
-        assert!(r[0].landed() && r[0].flag == '*');
-        assert!(r[1].landed() && r[1].flag == ' ');
+        assert!(r[0].landed() && r[0].status == PushStatus::New);
+        assert!(r[1].landed() && r[1].status == PushStatus::FastForward);
         assert!(r[2].landed());
         assert!(!r[3].landed() && r[3].non_fast_forward() && !r[3].remote_rejected());
         assert!(r[4].remote_rejected() && !r[4].non_fast_forward());

@@ -7,7 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use git2::Oid;
+use crate::git::objects::Oid;
 
 use super::{git_err, Code, Command, Context, DoctorError, Finding, Repair};
 use crate::base::id::CheckpointId;

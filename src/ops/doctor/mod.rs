@@ -23,7 +23,7 @@ mod local;
 mod namespace;
 mod push;
 
-use git2::Oid;
+use crate::git::objects::Oid;
 use serde_json::{json, Value};
 
 use crate::git::refname::{CheckpointRef, ForeignRef, CHECKPOINT_REF_PREFIX};

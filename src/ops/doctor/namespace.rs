@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use git2::Oid;
+use crate::git::objects::Oid;
 
 use super::{git_err, scan, Code, Command, Context, DoctorError, Finding};
 use crate::base::id::CheckpointId;

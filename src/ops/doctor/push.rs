@@ -15,7 +15,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use git2::Oid;
+use crate::git::objects::Oid;
 
 use super::{git_err, scan, Code, Command, Context, DoctorError, Finding};
 use crate::base::id::IdKind;
@@ -163,7 +163,7 @@ pub(super) fn v1_branch(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
         let Some(theirs) = crate::store::publish::tip_of(repo, &tracking)? else {
             continue;
         };
-        if repo.git.merge_base(local, theirs).is_ok() {
+        if repo.histories_meet(local, theirs) {
             continue;
         }
         let fixed = cx.fix

@@ -83,11 +83,8 @@ pub fn prepare_commit_msg_ran(repo: &Repo, msg_file: &Path, linked_none: bool) {
 pub fn post_commit_ran(repo: &Repo) {
     remove(&repo.git_dir().join(COMMIT_NOTE));
     let unlinked = repo.git_dir().join(UNLINKED_HEAD);
-    let head = repo
-        .resolve_commit("HEAD")
-        .and_then(|oid| repo.git.find_commit(oid).ok());
-    match head {
-        Some(c) if !may_link(c.message_bytes()) => write(&unlinked, &format!("{}\n", c.id())),
+    match repo.commit_and_message("HEAD") {
+        Some((id, message)) if !may_link(&message) => write(&unlinked, &format!("{id}\n")),
         _ => remove(&unlinked),
     }
     if let Err(e) = SessionStore::new(repo).mark_idle() {

@@ -689,21 +689,13 @@ pub fn sharing(repo: &Repo, dir: &Path) -> Option<String> {
         return None;
     }
     let cwd = repo.workdir().unwrap_or(repo.common_dir());
-    let git = |args: &[&str]| {
-        crate::git::subprocess::Git::new(cwd)
-            .args(args)
-            .run(std::time::Duration::from_secs(30))
-            .ok()
-            .filter(|o| o.success())
-            .map(|o| o.stdout)
-    };
     let tracked = repo
         .workdir()
         .filter(|w| dir.starts_with(canonical(w)))
-        .and_then(|_| git(&["ls-files", "--", &dir.to_string_lossy()]))
-        .is_some_and(|out| !out.trim().is_empty());
-    let scope = git(&["config", "--show-scope", "--get", "core.hooksPath"])
-        .and_then(|out| out.split('\t').next().map(str::to_owned))
+        .is_some_and(|_| crate::git::plumbing::tracks(cwd, &dir).unwrap_or(false));
+    let scope = crate::git::plumbing::config_scope_of(cwd, "core.hooksPath")
+        .ok()
+        .flatten()
         .unwrap_or_default();
     Some(match scope.as_str() {
         "global" | "system" => format!(

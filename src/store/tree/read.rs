@@ -9,10 +9,11 @@ use std::io::Read;
 use super::{METADATA, PROMPT};
 use crate::base::id::{CheckpointId, IdKind};
 use crate::config::settings::{Limits, LIMIT_BLOB_BYTES, LIMIT_SESSIONS, LIMIT_TREE_ENTRIES};
+use crate::git::objects::Oid;
 use crate::model::documents::{CheckpointSummary, SessionMetadata};
 use crate::model::transcript;
 use crate::store::{git_err, CheckpointFiles, StoreError};
-use git2::{ObjectType, Oid, Repository, Tree};
+use git2::{ObjectType, Repository, Tree};
 
 /// The decoded documents of a checkpoint subtree.
 pub(crate) struct Documents {

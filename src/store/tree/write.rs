@@ -12,10 +12,11 @@ use super::{
 };
 use crate::base::id::CheckpointId;
 use crate::config::settings::Limits;
+use crate::git::objects::Oid;
 use crate::model::documents::{CheckpointSummary, SessionFilePaths, SessionMetadata, TokenUsage};
 use crate::model::transcript;
 use crate::store::{git_err, Backfill, SessionWrite, StoreError};
-use git2::{ObjectType, Oid, Repository, Tree};
+use git2::{ObjectType, Repository, Tree};
 
 /// A new checkpoint subtree and the commit message that goes with it.
 pub(crate) struct Change {
