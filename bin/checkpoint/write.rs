@@ -7,7 +7,7 @@ use entire_checkpoints::base::session_id::SessionId;
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::ops::session::{SessionState, SessionStore};
 use entire_checkpoints::ops::write;
-use entire_checkpoints::topology::Topology;
+use entire_checkpoints::ops::Topology;
 
 use super::args::{BackfillCommand, SessionCommand, SessionData, WriteArgs};
 use super::style::{escape, Style};
