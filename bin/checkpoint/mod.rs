@@ -212,13 +212,8 @@ fn dispatch<'r>(
             refresh,
             ..
         } if matches!(early, Some(Early::Log(_))) => {
-            let fetch = FetchArgs {
-                no_fetch,
-                remote: remote.flatten(),
-                refresh,
-            };
-            topo.set_refresh(refresh);
-            let from = ops_read::fetch_remote(repo, fetch.no_fetch, fetch.remote.as_ref())?;
+            let remote = remote.flatten();
+            let from = ops_read::choose_remote(repo, topo, (no_fetch, remote.as_ref(), refresh))?;
             let Some(Early::Log(log)) = early else {
                 unreachable!("the guard saw it")
             };
