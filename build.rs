@@ -120,23 +120,30 @@ fn main() {
     std::fs::write(out.join("redact_dfas.rs"), rust).expect("OUT_DIR is writable");
 }
 
-/// A digest of every file of `src/model/redact/` (by name, in order) and of `Cargo.lock`: it
+/// A digest of every file of `src/model/redact/` and its folders (by path, in order) and of
+/// `Cargo.lock`: it
 /// changes whenever the code that redacts, its rules or the crates they run on change, so a
 /// transcript redacted by another build is never taken for one redacted by this build
 /// (`Redactor::fingerprint`). Within one build only; a collision would need two versions of the
 /// source that hash alike, which no edit makes by chance.
 fn code_digest() -> u64 {
     use std::hash::{Hash, Hasher};
-    let dir = Path::new("src/model/redact");
-    let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
-        .expect("src/model/redact is readable")
-        .map(|e| e.expect("src/model/redact is readable").path())
-        .collect();
+    let mut names = Vec::new();
+    let mut dirs = vec![PathBuf::from("src/model/redact")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("src/model/redact is readable") {
+            let path = entry.expect("src/model/redact is readable").path();
+            match path.is_dir() {
+                true => dirs.push(path),
+                false => names.push(path),
+            }
+        }
+    }
     names.sort();
     names.push(PathBuf::from("Cargo.lock"));
     let mut hasher = std::hash::DefaultHasher::new();
     for path in names {
-        path.file_name().hash(&mut hasher);
+        path.hash(&mut hasher);
         std::fs::read(&path)
             .expect("the redaction sources are readable")
             .hash(&mut hasher);

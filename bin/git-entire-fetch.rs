@@ -27,7 +27,7 @@ fn main() -> ExitCode {
             let cli = common::cli::parse::<Cli>().unwrap_or_else(|e| e.exit());
             cli.global.start();
             let quiet = cli.global.quiet;
-            entire_checkpoints::git::subprocess::require_supported()?;
+            entire_checkpoints::ops::process::require_supported()?;
             let repo = Repo::discover()?;
             common::cli::warn_settings(&entire_checkpoints::ops::settings::warnings(&repo), quiet);
             let req = Request::from_words(&repo, &cli.args, cli.all, cli.for_range, cli.filter)?;

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
-use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::model::documents::{TokenUsage, DEFAULT_STRATEGY};
+use entire_checkpoints::ops::Remote;
 
 use crate::common::args::GlobalArgs;
 

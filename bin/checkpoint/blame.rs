@@ -3,11 +3,11 @@
 use std::fmt::Write as _;
 
 use entire_checkpoints::base::id;
-use entire_checkpoints::git::blame::{BlameRev, LineRange};
 use entire_checkpoints::git::repo::Repo;
-use entire_checkpoints::git::url::Remote;
-use entire_checkpoints::ops::blame::{self, Attribution, BlameReport, BlameTarget, WhyReport};
-use entire_checkpoints::topology::Topology;
+use entire_checkpoints::ops::blame::{
+    self, Attribution, BlameReport, BlameRev, BlameTarget, LineRange, WhyReport,
+};
+use entire_checkpoints::ops::{Remote, Topology};
 
 use super::args::{BlameArgs, DateFormat, WhyArgs};
 use super::dates;

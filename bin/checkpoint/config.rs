@@ -4,47 +4,16 @@
 
 use serde::Serialize;
 
-use entire_checkpoints::config::edit::parse_value;
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::ops::agent_hooks::WiringState;
-use entire_checkpoints::ops::{hooks, settings, trust};
-use entire_checkpoints::remote::checkpoint_remote::{self, CheckpointRemote};
-use entire_checkpoints::remote::scale;
-use entire_checkpoints::topology::Topology;
+use entire_checkpoints::ops::settings::parse_value;
+use entire_checkpoints::ops::status::{self, Delivery, RefCounts, TopologyNames};
+use entire_checkpoints::ops::{hooks, settings, trust, Topology};
 
 use super::args::{ConfigAction, DateFormat};
 use super::hooks::HooksDoc;
 use crate::common::error::Result;
 use crate::common::output::{print_json, write_stdout};
-
-/// The topology (`config --json` starts with it).
-#[derive(Serialize)]
-struct TopologyDoc {
-    primary: &'static str,
-    mirrors: Vec<String>,
-    source: &'static str,
-    rollout: &'static str,
-}
-
-/// The dedicated checkpoint remote, URL with credentials redacted.
-#[derive(Serialize)]
-struct DedicatedRemote {
-    url: String,
-    source: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    provider: Option<&'static str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    repo: Option<String>,
-}
-
-/// Where checkpoints travel: `checkpoint_remote` (the dedicated checkpoint remote, or `null`)
-/// and `checkpoint_delivery` (the remote checkpoint refs are pushed to and fetched from by
-/// default, or `null` without any remote).
-#[derive(Serialize)]
-struct Delivery {
-    checkpoint_remote: Option<DedicatedRemote>,
-    checkpoint_delivery: Option<String>,
-}
 
 /// One effective setting of `config --json`.
 #[derive(Serialize)]
@@ -77,25 +46,17 @@ impl SettingDoc {
 #[derive(Serialize)]
 struct ConfigDoc {
     #[serde(flatten)]
-    topology: TopologyDoc,
+    topology: TopologyNames,
     #[serde(flatten)]
     delivery: Delivery,
     settings: Vec<SettingDoc>,
-}
-
-/// How many checkpoint refs there are: here, and on the delivery remote as last recorded.
-#[derive(Serialize)]
-struct RefCounts {
-    local_count: usize,
-    remote_count: Option<u64>,
-    remote_counted_at: Option<String>,
 }
 
 /// `status --json`.
 #[derive(Serialize)]
 struct StatusDoc {
     #[serde(flatten)]
-    topology: TopologyDoc,
+    topology: TopologyNames,
     queued: usize,
     /// The hooks, as `hooks status --json` shows them.
     hooks: HooksDoc,
@@ -123,67 +84,28 @@ struct ApprovalDoc {
     awaiting: Option<String>,
 }
 
-impl TopologyDoc {
-    fn of(topo: &Topology<'_>) -> TopologyDoc {
-        TopologyDoc {
-            primary: topo.primary().name(),
-            mirrors: topo.mirror_names(),
-            source: topo.source().name(),
-            rollout: topo.rollout().name(),
-        }
-    }
-
-    fn human(&self, delivery: &Delivery) -> String {
-        let mirrors = match self.mirrors.is_empty() {
-            true => "(none)".to_owned(),
-            false => self.mirrors.join(", "),
-        };
-        let remote = match (&delivery.checkpoint_remote, &delivery.checkpoint_delivery) {
-            (Some(d), _) => format!("{} (dedicated checkpoint remote, from {})", d.url, d.source),
-            (None, Some(code)) => format!("{code} (the code remote; no checkpoint_remote set)"),
-            (None, None) => "(none)".to_owned(),
-        };
-        format!(
-            "primary  {}\nmirrors  {mirrors}\nsource   {}\nrollout  {}\nremote   {remote}\n",
-            self.primary, self.source, self.rollout
-        )
-    }
-}
-
-impl Delivery {
-    /// An invalid `checkpoint_remote` setting is an error.
-    fn of(repo: &Repo) -> Result<Delivery> {
-        let configured = checkpoint_remote::configured(repo)?;
-        let target = checkpoint_remote::resolve(repo, None)?;
-        let checkpoint_remote = match (&configured, &target) {
-            (Some((remote, source)), Some(t)) => {
-                let (provider, repo) = match remote {
-                    CheckpointRemote::Forge { provider, repo } => {
-                        (Some(provider.name()), Some(repo.as_str().to_owned()))
-                    }
-                    _ => (None, None),
-                };
-                Some(DedicatedRemote {
-                    url: t.display.clone(),
-                    source: source.name(),
-                    provider,
-                    repo,
-                })
-            }
-            _ => None,
-        };
-        Ok(Delivery {
-            checkpoint_remote,
-            checkpoint_delivery: target.map(|t| t.display),
-        })
-    }
+/// The topology and where checkpoints travel, in words (`config` and `status` start with them).
+fn topology_human(topology: &TopologyNames, delivery: &Delivery) -> String {
+    let mirrors = match topology.mirrors.is_empty() {
+        true => "(none)".to_owned(),
+        false => topology.mirrors.join(", "),
+    };
+    let remote = match (&delivery.checkpoint_remote, &delivery.checkpoint_delivery) {
+        (Some(d), _) => format!("{} (dedicated checkpoint remote, from {})", d.url, d.source),
+        (None, Some(code)) => format!("{code} (the code remote; no checkpoint_remote set)"),
+        (None, None) => "(none)".to_owned(),
+    };
+    format!(
+        "primary  {}\nmirrors  {mirrors}\nsource   {}\nrollout  {}\nremote   {remote}\n",
+        topology.primary, topology.source, topology.rollout
+    )
 }
 
 /// `config`.
 pub fn config(repo: &Repo, topo: &Topology<'_>, json: bool) -> Result<()> {
     let doc = ConfigDoc {
-        topology: TopologyDoc::of(topo),
-        delivery: Delivery::of(repo)?,
+        topology: status::topology(topo),
+        delivery: status::delivery(repo)?,
         settings: settings::effective(repo)?
             .into_iter()
             .map(SettingDoc::of)
@@ -192,7 +114,7 @@ pub fn config(repo: &Repo, topo: &Topology<'_>, json: bool) -> Result<()> {
     if json {
         return print_json(&doc);
     }
-    let mut out = doc.topology.human(&doc.delivery);
+    let mut out = topology_human(&doc.topology, &doc.delivery);
     out.push('\n');
     for s in &doc.settings {
         out.push_str(&s.human());
@@ -222,24 +144,14 @@ pub fn edit(repo: &Repo, action: ConfigAction) -> Result<()> {
 pub fn status(repo: &Repo, topo: &Topology<'_>, json: bool) -> Result<()> {
     let dir = hooks::hooks_dir(repo);
     let hooks = HooksDoc::of(&dir, hooks::sharing(repo, &dir), &hooks::status(repo));
-    let topology = TopologyDoc::of(topo);
-    let queued = entire_checkpoints::remote::destination::pending_count(repo, topo.refs_store());
-    let delivery = Delivery::of(repo)?;
-    let target = checkpoint_remote::resolve(repo, None)?;
-    let known = target
-        .as_ref()
-        .and_then(|t| scale::last_remote_count(repo, &t.target));
+    let shown = status::status(repo, topo)?;
     let doc = StatusDoc {
-        topology,
-        queued,
+        topology: shown.topology,
+        queued: shown.queued,
         hooks,
-        delivery,
-        checkpoint_refs: RefCounts {
-            local_count: scale::local_count(repo),
-            remote_count: known.as_ref().map(|k| k.count),
-            remote_counted_at: known.map(|k| k.at),
-        },
-        scale_warning: target.as_ref().and_then(|t| scale::warning(repo, t)),
+        delivery: shown.delivery,
+        checkpoint_refs: shown.checkpoint_refs,
+        scale_warning: shown.scale_warning,
         settings: settings::effective(repo)
             .ok()
             .map(|all| all.into_iter().map(SettingDoc::of).collect()),
@@ -259,7 +171,7 @@ pub fn status(repo: &Repo, topo: &Topology<'_>, json: bool) -> Result<()> {
 
 impl StatusDoc {
     fn human(&self) -> String {
-        let mut out = self.topology.human(&self.delivery);
+        let mut out = topology_human(&self.topology, &self.delivery);
         out.push_str(&format!("queued   {}\n", self.queued));
         out.push_str(&format!("hooks    {}\n", self.hooks.summary()));
         let refs = &self.checkpoint_refs;

@@ -2,10 +2,9 @@
 
 use serde::Serialize;
 
-use entire_checkpoints::git::refname::CheckpointRef;
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::ops::gc::{self, GcOutcome, GcReport, KeepReason};
-use entire_checkpoints::topology::Topology;
+use entire_checkpoints::ops::Topology;
 
 use crate::common::cli::warn;
 use crate::common::error::Result;
@@ -21,12 +20,6 @@ pub struct GcArgs {
     pub json: bool,
     /// `--quiet`.
     pub quiet: bool,
-}
-
-fn id_of(name: &str) -> String {
-    CheckpointRef::parse(name)
-        .map(|r| r.id().to_string())
-        .unwrap_or_else(|_| name.to_owned())
 }
 
 /// `gc --json`: one shape, whether gc ran or is off (then `keep_days`, `remote` and
@@ -57,7 +50,7 @@ impl GcDoc {
             keep_days: Some(days),
             remote: Some(r.remote.clone()),
             remote_count: Some(r.remote_count),
-            deleted: r.deleted.iter().map(|n| id_of(n)).collect(),
+            deleted: r.deleted_ids(),
             kept: KeepReason::ALL
                 .iter()
                 .map(|reason| (reason.name(), r.kept.get(reason).map_or(0, Vec::len)))

@@ -4,8 +4,7 @@
 use entire_checkpoints::base::error::error_chain;
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::ops::hook_runner::{self, GitHook, GitHookDone};
-use entire_checkpoints::ops::{commit_hooks, hooks};
-use entire_checkpoints::topology::Topology;
+use entire_checkpoints::ops::{commit_hooks, hooks, Topology};
 
 use super::args::{HookCommand, HooksCommand};
 use super::gc;

@@ -22,11 +22,10 @@ mod write;
 use std::path::Path;
 
 use entire_checkpoints::git::repo::Repo;
-use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::ops::blame as ops_blame;
 use entire_checkpoints::ops::range::{self, RangeArgs};
 use entire_checkpoints::ops::read as ops_read;
-use entire_checkpoints::topology::Topology;
+use entire_checkpoints::ops::{Remote, Topology};
 
 use crate::common::cli::{warn, warn_settings, warn_with_hint};
 use crate::common::error::Result;
@@ -77,7 +76,7 @@ pub fn run(cli: Cli) -> Result<()> {
     // Every other command needs a git we support, and says so before it does anything. The
     // hooks never fail the user's git command: what needs git warns when it finds it too old.
     if !matches!(command, Command::Hook(_)) {
-        entire_checkpoints::git::subprocess::require_supported()?;
+        entire_checkpoints::ops::process::require_supported()?;
     }
     if let Command::Demo { keep } = command {
         return demo::run(keep);
@@ -213,13 +212,8 @@ fn dispatch<'r>(
             refresh,
             ..
         } if matches!(early, Some(Early::Log(_))) => {
-            let fetch = FetchArgs {
-                no_fetch,
-                remote: remote.flatten(),
-                refresh,
-            };
-            topo.set_refresh(refresh);
-            let from = ops_read::fetch_remote(repo, fetch.no_fetch, fetch.remote.as_ref())?;
+            let remote = remote.flatten();
+            let from = ops_read::choose_remote(repo, topo, (no_fetch, remote.as_ref(), refresh))?;
             let Some(Early::Log(log)) = early else {
                 unreachable!("the guard saw it")
             };

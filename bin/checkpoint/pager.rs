@@ -94,8 +94,7 @@ pub fn start(no_pager: bool) {
     let Ok(cwd) = std::env::current_dir() else {
         return;
     };
-    let Some(pager) = entire_checkpoints::git::subprocess::pager_for(&cwd, "entire-checkpoint")
-    else {
+    let Some(pager) = entire_checkpoints::ops::process::pager_for(&cwd, "entire-checkpoint") else {
         return;
     };
     let mut cmd = Command::new("sh");

@@ -4,10 +4,9 @@ use serde::Serialize;
 
 use entire_checkpoints::base::id::CheckpointId;
 use entire_checkpoints::git::repo::Repo;
-use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::ops::migrate::{self, MigrateReport};
 use entire_checkpoints::ops::sync::{self, BranchPush, Synced};
-use entire_checkpoints::topology::Topology;
+use entire_checkpoints::ops::{Remote, Topology};
 
 use crate::common::cli::warn;
 use crate::common::error::Result;
@@ -52,14 +51,10 @@ pub fn migrate(
     json: bool,
     quiet: bool,
 ) -> Result<()> {
-    if !dry_run {
-        topo.check_writable()?;
-    }
     let bar = Bar::new("migrating checkpoints", quiet);
-    let report =
-        migrate::migrate_branch_to_refs(repo, topo.refs_store(), dry_run, &mut |done, total| {
-            bar.set(done, total)
-        })?;
+    let report = migrate::migrate_branch_to_refs(repo, topo, dry_run, &mut |done, total| {
+        bar.set(done, total)
+    })?;
     bar.finish();
     if !json {
         tell_migrated(&report, dry_run, quiet);
@@ -72,9 +67,7 @@ pub fn migrate(
                 named: remote.is_some(),
                 reconcile: false,
             };
-            let synced = sync::flush(repo, topo.refs_store(), ask, &|done, total| {
-                bar.set(done, total)
-            })?;
+            let synced = sync::flush(repo, topo, ask, &|done, total| bar.set(done, total))?;
             bar.finish();
             crate::common::push::report(
                 &synced,
@@ -239,7 +232,7 @@ impl<'a> From<&'a Synced> for PushDoc<'a> {
             }
             Synced::Branch { remote, outcome } => PushDoc {
                 store: "git-branch",
-                destination: Some(entire_checkpoints::git::url::redact(remote)),
+                destination: Some(remote.to_string()),
                 branch: Some(match outcome {
                     BranchPush::NothingToPush => "nothing-to-push",
                     BranchPush::UpToDate => "up-to-date",

@@ -11,7 +11,6 @@ use entire_checkpoints::base::error::error_chain;
 use entire_checkpoints::base::id;
 use entire_checkpoints::base::json::empty_as_null;
 use entire_checkpoints::git::repo::Repo;
-use entire_checkpoints::git::url::Remote;
 use entire_checkpoints::model::documents::prompt_subject;
 use entire_checkpoints::ops::range::{self, Linked};
 use entire_checkpoints::ops::read::{
@@ -20,7 +19,7 @@ use entire_checkpoints::ops::read::{
 };
 use entire_checkpoints::ops::rewrites;
 use entire_checkpoints::ops::writes_cache::WritesCache;
-use entire_checkpoints::topology::Topology;
+use entire_checkpoints::ops::{Remote, Topology};
 
 use super::args::{DateFormat, RangeArgs, ShowArgs};
 use super::conversation;

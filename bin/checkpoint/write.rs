@@ -8,7 +8,7 @@ use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::ops::import::{self, FoundState, ImportAsk, ImportReport};
 use entire_checkpoints::ops::session::{SessionState, SessionStore};
 use entire_checkpoints::ops::write;
-use entire_checkpoints::topology::Topology;
+use entire_checkpoints::ops::Topology;
 
 use super::args::{BackfillCommand, ImportArgs, SessionCommand, SessionData, WriteArgs};
 use super::style::{escape, Style};

@@ -71,7 +71,7 @@ fn stop_git_on_termination(finish: fn()) {
         let mut sig = 0;
         // SAFETY: `set` is an initialised signal set and `sig` a valid out-pointer.
         if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
-            entire_checkpoints::git::subprocess::kill_live_groups();
+            entire_checkpoints::ops::process::kill_live_groups();
             finish();
             std::process::exit(128 + sig);
         }

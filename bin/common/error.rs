@@ -12,16 +12,16 @@ pub enum CliError {
     Repo(#[from] entire_checkpoints::git::repo::RepoError),
     /// The topology, or a checkpoint named on the command line.
     #[error(transparent)]
-    Topology(#[from] entire_checkpoints::topology::TopologyError),
+    Topology(#[from] entire_checkpoints::ops::TopologyError),
     /// Reading or writing a checkpoint.
     #[error(transparent)]
-    Store(#[from] entire_checkpoints::store::StoreError),
+    Store(#[from] entire_checkpoints::ops::StoreError),
     /// A settings file.
     #[error(transparent)]
-    Settings(#[from] entire_checkpoints::config::settings::SettingsError),
+    Settings(#[from] entire_checkpoints::ops::SettingsError),
     /// The checkpoint remote.
     #[error(transparent)]
-    CheckpointRemote(#[from] entire_checkpoints::remote::checkpoint_remote::CheckpointRemoteError),
+    CheckpointRemote(#[from] entire_checkpoints::ops::CheckpointRemoteError),
     /// A checkpoint ID argument.
     #[error(transparent)]
     InvalidId(#[from] entire_checkpoints::base::id::InvalidIdError),
@@ -63,7 +63,7 @@ pub enum CliError {
     FetchMany(#[from] entire_checkpoints::ops::fetch_many::FetchManyError),
     /// `blame`.
     #[error(transparent)]
-    Blame(#[from] entire_checkpoints::git::blame::BlameError),
+    Blame(#[from] entire_checkpoints::ops::blame::BlameError),
     /// `why`.
     #[error(transparent)]
     Why(#[from] entire_checkpoints::ops::blame::WhyError),
@@ -81,7 +81,7 @@ pub enum CliError {
     Import(#[from] entire_checkpoints::ops::import::ImportError),
     /// git cannot run, or is older than we support.
     #[error(transparent)]
-    Git(#[from] entire_checkpoints::git::subprocess::GitError),
+    Git(#[from] entire_checkpoints::ops::process::GitError),
     /// Reading input or writing output.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -207,12 +207,12 @@ impl CliError {
             CliError::Context { source, .. } => source.hint(),
             CliError::SettingsOp(e) => e.hint(),
             CliError::Settings(
-                entire_checkpoints::config::settings::SettingsError::Unparseable { .. },
+                entire_checkpoints::ops::SettingsError::Unparseable { .. },
             ) => Some(
                 "fix the file (the warning above gives the line and column); `git entire-checkpoint config` checks it"
                     .to_owned(),
             ),
-            CliError::Topology(entire_checkpoints::topology::TopologyError::LinkedButNotPushed {
+            CliError::Topology(entire_checkpoints::ops::TopologyError::LinkedButNotPushed {
                 rev,
                 remote,
                 ..

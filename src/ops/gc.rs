@@ -20,7 +20,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use crate::git::objects::Oid;
 
 use crate::config::settings::SettingsFiles;
-use crate::git::refname::CHECKPOINT_REF_PREFIX;
+use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::refs::{RefEdit, RefUpdateError};
 use crate::git::repo::{Repo, RepoError};
 use crate::remote::checkpoint_remote::{CheckpointRemoteError, CheckpointTarget};
@@ -138,6 +138,20 @@ pub struct GcReport {
     pub kept: BTreeMap<KeepReason, Vec<String>>,
     /// The refs that are not checkpoints, with why (also kept as [`KeepReason::NotACheckpoint`]).
     pub misshapen: Vec<(String, String)>,
+}
+
+impl GcReport {
+    /// The checkpoint IDs of the refs deleted, in order (a ref that names none, whole).
+    pub fn deleted_ids(&self) -> Vec<String> {
+        self.deleted
+            .iter()
+            .map(|name| {
+                CheckpointRef::parse(name)
+                    .map(|r| r.id().to_string())
+                    .unwrap_or_else(|_| name.to_owned())
+            })
+            .collect()
+    }
 }
 
 /// The retention in days from settings (`None`: gc is off by default).

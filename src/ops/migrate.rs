@@ -26,6 +26,7 @@ use crate::store::queue::QueueError;
 use crate::store::refs::GitRefsStore;
 use crate::store::tree::Change;
 use crate::store::{git_err, StoreError};
+use crate::topology::{Topology, TopologyError};
 
 /// The remote-tracking branch read when the local v1 branch is absent.
 pub const V1_TRACKING_REF: &str = "refs/remotes/origin/entire/checkpoints/v1";
@@ -34,6 +35,9 @@ pub const V1_TRACKING_REF: &str = "refs/remotes/origin/entire/checkpoints/v1";
 /// instead, see [`MigrateReport::skipped`]).
 #[derive(Debug, thiserror::Error)]
 pub enum MigrateError {
+    /// The settings forbid writing checkpoints.
+    #[error(transparent)]
+    Topology(#[from] TopologyError),
     /// Reading the branch or writing a ref failed.
     #[error(transparent)]
     Store(#[from] StoreError),
@@ -45,6 +49,7 @@ pub enum MigrateError {
 impl crate::base::error::ExitStatus for MigrateError {
     fn exit_code(&self) -> i32 {
         match self {
+            MigrateError::Topology(e) => e.exit_code(),
             MigrateError::Store(e) => e.exit_code(),
             MigrateError::Queue(_) => crate::base::error::FAILURE,
         }
@@ -229,13 +234,18 @@ fn source_of(repo: &Repo, layout: &str) -> Result<Option<(String, Oid)>, StoreEr
 /// refs would slow every git command down). `origin`'s copies of the archived layouts are
 /// fetched first (one fetch; not for a dry run). `progress(done, total)` is called after each
 /// checkpoint. With `dry_run` no ref is written, and no object but those a v2 checkpoint's
-/// import builds (unreachable, left to `git gc`).
+/// import builds (unreachable, left to `git gc`); without it, settings that forbid writing
+/// stop the migration before it reads anything.
 pub fn migrate_branch_to_refs(
     repo: &Repo,
-    refs: &GitRefsStore<'_>,
+    topo: &Topology<'_>,
     dry_run: bool,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<MigrateReport, MigrateError> {
+    if !dry_run {
+        topo.check_writable()?;
+    }
+    let refs = topo.refs_store();
     let mut report = MigrateReport {
         misshapen: crate::store::refs::misshapen_refs(repo)?,
         ..Default::default()

@@ -71,18 +71,28 @@ pub fn fetch_remote(
     })
 }
 
-/// Turns on the on-demand fetch of checkpoints missing locally from the remote
-/// [`fetch_remote`] gives (nothing without one: a miss is simply "not found"), its notices told
-/// to `notice`; with `refresh`, what is held locally is read again from the remote. Returns
-/// the remote fetched from.
-pub fn enable_fetch<'r>(
+/// The remote reads fetch from ([`fetch_remote`]); with `refresh`, what is held locally is read
+/// again from it. The on-demand fetch is not turned on (`list <range>` fetches the range's
+/// checkpoints itself; [`enable_fetch`] turns it on for the other reads).
+pub fn choose_remote<'r>(
     repo: &'r Repo,
     topo: &mut Topology<'r>,
     (no_fetch, remote, refresh): (bool, Option<&Remote>, bool),
+) -> Result<Option<Remote>, CheckpointRemoteError> {
+    topo.set_refresh(refresh);
+    fetch_remote(repo, no_fetch, remote)
+}
+
+/// Turns on the on-demand fetch of checkpoints missing locally from the remote
+/// [`choose_remote`] gives (nothing without one: a miss is simply "not found"), its notices
+/// told to `notice`. Returns the remote fetched from.
+pub fn enable_fetch<'r>(
+    repo: &'r Repo,
+    topo: &mut Topology<'r>,
+    ask: (bool, Option<&Remote>, bool),
     notice: impl Fn(&str) + 'static,
 ) -> Result<Option<Remote>, CheckpointRemoteError> {
-    let remote = fetch_remote(repo, no_fetch, remote)?;
-    topo.set_refresh(refresh);
+    let remote = choose_remote(repo, topo, ask)?;
     if let Some(remote) = &remote {
         let fetcher = crate::remote::fetch::Fetcher::new(repo, remote.clone()).on_notice(notice);
         topo.enable_fetch_with(fetcher);

@@ -12,6 +12,9 @@ use crate::remote::checkpoint_remote::{self, CheckpointRemote, CheckpointRemoteE
 use crate::remote::{push, scale};
 use crate::topology::{Topology, TopologyError};
 
+/// How `config set` reads a value from the command line (JSON, else a string).
+pub use crate::config::edit::parse_value;
+
 /// What every command warns about the settings files of `repo`: each file that does not parse,
 /// and each thing the files ask for that is set aside (a tracked per-clone file, the committed
 /// file turning redaction off or a redaction rule of it refused).

@@ -188,12 +188,12 @@ pub fn push(
 /// primary (`migrate --push`); nothing when the settings turn pushing off.
 pub fn flush(
     repo: &Repo,
-    refs_store: &GitRefsStore<'_>,
+    topo: &Topology<'_>,
     ask: PushAsk<'_>,
     progress: &dyn Fn(usize, usize),
 ) -> Result<Synced, SyncError> {
     match enabled_target(repo, ask.via)? {
-        Ok(target) => flush_to(repo, refs_store, &target, ask, progress),
+        Ok(target) => flush_to(repo, topo.refs_store(), &target, ask, progress),
         Err(off) => Ok(Synced::Disabled(off)),
     }
 }

@@ -27,7 +27,7 @@ pub struct Builtin {
     /// a zero-width `\b`), so no capture search is needed to find it.
     pub value_is_match: bool,
     /// A match is a provider's token, recognisable by its prefix alone: found in pieces put
-    /// back together (`src/model/redact/decode.rs`), it is a secret still. The other rules
+    /// back together (`src/model/redact/decode/`), it is a secret still. The other rules
     /// read a name and a value, which pieces put together make of ordinary text
     /// (`password = password` on one line, `2398` on the next).
     pub prefixed: bool,

@@ -1131,7 +1131,7 @@ proptest::proptest! {
     }
 }
 
-/// Secrets only a decoded, cleaned or joined view shows (`decode.rs`): each redacted where it
+/// Secrets only a decoded, cleaned or joined view shows (`decode/`): each redacted where it
 /// stands in the text (the encoded run, each piece of a split token), every line still JSON.
 #[test]
 fn encodings_and_splits_do_not_hide_secrets() {

@@ -26,7 +26,7 @@ use serde::Serialize;
 use crate::agents::{self, AgentWrites};
 use crate::base::error::error_chain;
 use crate::base::id::CheckpointId;
-use crate::git::blame::{self as git_blame, BlameCommit, BlameError, BlameRev, LineRange};
+use crate::git::blame::{self as git_blame, BlameCommit};
 use crate::git::repo::{Identity, Repo};
 use crate::git::url::Remote;
 use crate::ops::fetch_many::{self, Status};
@@ -35,6 +35,8 @@ use crate::ops::writes_cache::WritesCache;
 use crate::store::Checkpoint;
 use crate::topology::Topology;
 
+/// What `git blame` is asked (the lines, the revision) and how it fails, as the arguments give them.
+pub use crate::git::blame::{BlameError, BlameRev, LineRange};
 use settle::Settled;
 pub use why::{
     start_why, why, why_target, PromptEntry, SessionPrompts, StartedWhy, WhyError, WhyReport,
