@@ -50,8 +50,9 @@ pub fn main_with(run: impl FnOnce() -> Result<()>, finish: Option<fn()>) -> Exit
 /// its own (so its deadline can kill everything it started), which the terminal's signals no
 /// longer reach.
 ///
-/// The signals are blocked in every thread (threads inherit the mask; std resets it in the
-/// children it spawns) and taken by one thread with `sigwait`, which may take locks, unlike a
+/// The signals are blocked in every thread (threads inherit the mask; so would the processes
+/// spawned, and the git calls unblock them before they run: `git::subprocess`) and taken by
+/// one thread with `sigwait`, which may take locks, unlike a
 /// signal handler. Call it before any other thread exists.
 fn stop_git_on_termination(finish: fn()) {
     // SAFETY: a zeroed sigset_t is a valid argument to sigemptyset, which initialises it; the

@@ -578,7 +578,88 @@ fn a_corrupt_staged_session_holds_back_no_other() {
     assert_eq!(found.len(), 1, "{doc}");
     assert_eq!(found[0]["subject"], json!("s1"), "{doc}");
     assert_eq!(
-        crate::env::repair_args(&found[0]).unwrap(),
+        crate::env::repair_args(found[0]).unwrap(),
         ["entire-checkpoint", "session", "discard", "s1"]
     );
+}
+
+/// Every `.lock` file git may leave in the ref store: under `refs/entire/`, and `packed-refs.lock`.
+fn ref_locks(env: &TestEnv) -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "lock") {
+                out.push(p);
+            }
+        }
+    }
+    let common = env
+        .repo()
+        .join(env.git(&["rev-parse", "--git-common-dir"]).trim());
+    let mut out = Vec::new();
+    walk(&common.join("refs/entire"), &mut out);
+    let packed = common.join("packed-refs.lock");
+    if packed.exists() {
+        out.push(packed);
+    }
+    out
+}
+
+/// `gc` killed (SIGKILL: the OOM killer, a CI timeout) while git holds its ref transaction
+/// (issue 55: git died by our death signal, SIGKILL, and could not remove its locks:
+/// `packed-refs.lock` and a `.lock` per ref stayed, and every later gc, write and the user's own
+/// `git branch -d` failed). A git on PATH that holds the transaction open (its script without
+/// the final `commit`) makes the moment certain. git now gets SIGTERM, with the signals our
+/// process blocks for its own handling unblocked, removes its locks, and the next gc works.
+#[test]
+fn a_killed_gc_leaves_no_ref_lock_behind() {
+    let w = crate::gc::cases();
+    let env = &w.env;
+    let real_git = std::env::split_paths(&crate::env::path_with_bins())
+        .map(|d| d.join("git"))
+        .find(|p| p.is_file())
+        .expect("git on PATH");
+    let bin = env.root().join("holding-git");
+    write_executable(
+        &bin.join("git"),
+        "#!/bin/bash\n\
+         case \" $* \" in\n\
+         *' update-ref '*'--stdin'*)\n\
+             exec \"$REAL_GIT\" \"$@\" < <(python3 -c 'import sys; sys.stdout.buffer.write(sys.stdin.buffer.read().replace(b\"commit\\0\", b\"\"))'; sleep 20) ;;\n\
+         esac\n\
+         exec \"$REAL_GIT\" \"$@\"\n",
+    );
+    let mut path = vec![bin];
+    path.extend(std::env::split_paths(&crate::env::path_with_bins()));
+    let mut gc = env
+        .std_cmd(Store::Refs)
+        .env("PATH", std::env::join_paths(path).unwrap())
+        .env("REAL_GIT", &real_git)
+        .args(["gc", "--keep-days", "30"])
+        .spawn()
+        .expect("run gc");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while ref_locks(env).is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "gc never held a ref lock"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    gc.kill().unwrap();
+    gc.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !ref_locks(env).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(
+        ref_locks(env),
+        Vec::<PathBuf>::new(),
+        "git removed its locks"
+    );
+    let out = env.run(Store::Refs, &["gc", "--keep-days", "30"]);
+    assert_code(&out, 0, "the next gc");
+    assert_fsck_clean(env, env.repo());
 }

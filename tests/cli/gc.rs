@@ -58,8 +58,8 @@ fn set_remote(env: &TestEnv, id: &str, commit: &str) {
 }
 
 /// The world with one checkpoint per case, and the ones gc may delete.
-struct Cases {
-    env: TestEnv,
+pub(crate) struct Cases {
+    pub(crate) env: TestEnv,
     origin: PathBuf,
     deletable: Vec<String>,
 }
@@ -72,7 +72,7 @@ struct Cases {
 /// - `DIVERGED`: local and remote are different children of one commit;
 /// - `BEHIND`: the remote is a child of the local commit;
 /// - `TOO_NEW`: pushed, but committed now.
-fn cases() -> Cases {
+pub(crate) fn cases() -> Cases {
     let env = TestEnv::new();
     let origin = env.bare_remote("origin");
     env.git(&["push", "-q", "origin", "main"]);

@@ -44,7 +44,7 @@ use crate::git::url::Remote;
 use crate::git::url::{redact, redact_url};
 use crate::git::version::MIN_GIT_VERSION;
 use deadline::{limit_for, ssh_command};
-use process::{collect, drain, kill_group, read_in_thread, Tracked, KILL_GRACE};
+use process::{collect, drain, kill_group, kill_group_now, read_in_thread, Tracked, KILL_GRACE};
 
 pub use deadline::{
     clamped_seconds, env_seconds, network_deadline, network_timeout, set_network_deadline,
@@ -399,6 +399,10 @@ impl Running {
         if output.is_none() && status.is_some() {
             kill_group(git.pgid);
             output = collect(&self.stdout, &self.stderr, Instant::now() + KILL_GRACE);
+            if output.is_none() {
+                kill_group_now(git.pgid);
+                output = collect(&self.stdout, &self.stderr, Instant::now() + KILL_GRACE);
+            }
         }
         log::debug!(
             "git {} finished in {:.1} ms: {}",

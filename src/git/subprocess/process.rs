@@ -30,11 +30,22 @@ fn live() -> std::sync::MutexGuard<'static, Live> {
     LIVE.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Kills every process group in `group` (SIGKILL to `-pgid`).
+/// Ends the process group `pgid` with SIGTERM: git removes its lock files and temporary files
+/// on SIGTERM (a SIGKILL leaves `<ref>.lock` and `packed-refs.lock` behind, and every later
+/// update of those refs fails until someone removes them).
 pub(super) fn kill_group(pgid: i32) {
+    signal_group(pgid, libc::SIGTERM);
+}
+
+/// Kills the process group `pgid` with SIGKILL: for what did not end on SIGTERM.
+pub(super) fn kill_group_now(pgid: i32) {
+    signal_group(pgid, libc::SIGKILL);
+}
+
+fn signal_group(pgid: i32, signal: i32) {
     // SAFETY: kill(2) has no memory-safety preconditions; a negative pid names a process group.
     unsafe {
-        libc::kill(-pgid, libc::SIGKILL);
+        libc::kill(-pgid, signal);
     }
 }
 
@@ -49,18 +60,25 @@ pub fn kill_live_groups() {
     }
 }
 
-/// Makes the child killed when this process dies, even by SIGKILL, which no handler sees: in its
+/// Makes the child end when this process dies, even by SIGKILL, which no handler sees: in its
 /// own process group, git no longer dies with ours (Linux only; elsewhere the deadline and the
-/// signal handler are all there is).
+/// signal handler are all there is). The signal is SIGTERM, which git cleans up after: a git
+/// killed in the middle of a ref transaction removes its locks.
 #[cfg(target_os = "linux")]
 fn die_with_parent(cmd: &mut Command) {
     // SAFETY: the closure runs between fork and exec and only makes async-signal-safe calls
-    // (prctl, getppid, _exit). The death signal follows the spawning thread, which waits for the
+    // (sigemptyset, sigprocmask, prctl, getppid, _exit). The death signal follows the spawning thread, which waits for the
     // child in `Git::run` and so outlives it.
     unsafe {
         let parent = libc::getpid();
         cmd.pre_exec(move || {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+            // The signals this process blocks to take them in a thread of its own
+            // (`stop_git_on_termination` in the binaries) would stay blocked in git, which
+            // then ignores the SIGTERM meant to end it. sigprocmask is async-signal-safe.
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             // The parent died before the prctl: nobody would ever kill this git.
@@ -109,10 +127,14 @@ impl Tracked {
         })
     }
 
-    /// Kills the group and waits until the leader is reaped.
+    /// Ends the group (SIGTERM, then SIGKILL after [`KILL_GRACE`]) and waits until the leader
+    /// is reaped.
     pub(super) fn kill(&self) {
         kill_group(self.pgid);
-        let _ = self.exited.recv();
+        if self.exited.recv_timeout(KILL_GRACE).is_err() {
+            kill_group_now(self.pgid);
+            let _ = self.exited.recv();
+        }
     }
 }
 

@@ -193,9 +193,15 @@ pub(super) fn stale_locks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError>
     let common = cx.repo.common_dir();
     let mut locks = Vec::new();
     collect_locks(&common.join(CHECKPOINT_REF_PREFIX), &mut locks)?;
-    let v1_lock = common.join(format!("{V1_BRANCH_REF}.lock"));
-    if v1_lock.is_file() {
-        locks.push(v1_lock);
+    // git locks packed-refs to delete or pack refs: a leftover blocks every deletion, ours
+    // (gc) and the user's (`git branch -d`, `git gc`).
+    for lock in [
+        common.join(format!("{V1_BRANCH_REF}.lock")),
+        common.join("packed-refs.lock"),
+    ] {
+        if lock.is_file() {
+            locks.push(lock);
+        }
     }
     let mut out = Vec::new();
     for path in locks {
