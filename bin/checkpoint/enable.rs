@@ -118,7 +118,7 @@ enum ChangeDoc {
     /// Our hooks in an agent's configuration file (put in, or taken out).
     Agent {
         agent: &'static str,
-        file: &'static str,
+        file: String,
         wired: bool,
     },
     Hook {
@@ -146,7 +146,7 @@ impl ChangeDoc {
             Change::HelpViewer { set } => ChangeDoc::HelpViewer { set: *set },
             Change::Agent { agent, file, wired } => ChangeDoc::Agent {
                 agent,
-                file,
+                file: file.clone(),
                 wired: *wired,
             },
             Change::Hook { name, state } => {
