@@ -535,7 +535,8 @@ fn enable_agent_merges_into_the_users_file_and_disable_gives_it_back() {
 }
 
 /// Bad input changes nothing: an unknown agent (usage error), a configuration that does not
-/// parse, and one behind a symbolic link that came with a clone.
+/// parse, one behind a symbolic link that came with a clone, and a hook script of the user's
+/// where ours goes (Cline names its scripts after its events).
 #[test]
 fn enable_agent_refuses_bad_input_and_changes_nothing() {
     let env = TestEnv::new();
@@ -558,6 +559,19 @@ fn enable_agent_refuses_bad_input_and_changes_nothing() {
     std::os::unix::fs::symlink(&outside, env.repo().join(".claude/settings.json")).unwrap();
     refused("claude-code", 1, "is a symbolic link");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "{}");
+    let theirs = "#!/bin/sh\n./lint.sh\n";
+    env.write_file(".clinerules/hooks/PostToolUse", theirs.as_bytes());
+    refused(
+        "cline",
+        1,
+        ".clinerules/hooks/PostToolUse: it is a hook script that is not ours",
+    );
+    let hooks = std::fs::read_dir(env.repo().join(".clinerules/hooks")).unwrap();
+    assert_eq!(hooks.count(), 1, "no script of ours was written");
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join(".clinerules/hooks/PostToolUse")).unwrap(),
+        theirs
+    );
 }
 
 /// The command our configuration of `file` runs for `event` of `agent` (wherever the agent's
