@@ -16,7 +16,7 @@ entire() {
     fi
 }
 # Whether our binary left the marker $1 (in <git common dir>/entire/) saying that this hook has
-# nothing to do, and it still holds: it is newer than everything that could change that (the
+# nothing to do, and it still holds (and no checkpoint a commit links is left to write): it is newer than everything that could change that (the
 # hooks directory and our hooks, which another tool may have displaced, git's configuration,
 # the checkpoint settings). Shell builtins only: this is what a hook with nothing to do costs.
 # Sets gd (this worktree's git dir) and common. Where anything is uncertain (no marker, a git
@@ -37,6 +37,9 @@ entire_idle() {
         read -r common <"$gd/commondir" || [ -n "$common" ] || return 1
         case $common in /*) ;; *) common=$gd/$common ;; esac
     fi
+    # A checkpoint a commit's trailer names that its post-commit did not write: the binary
+    # writes it first thing (a commit or a push).
+    [ ! -e "$gd/entire-promised-checkpoint" ] || return 1
     marker=$common/entire/$1
     [ -f "$marker" ] || return 1
     for f in "$hook_dir" "$hook_dir/pre-push" "$hook_dir/prepare-commit-msg" \

@@ -13,7 +13,8 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BINS="${ENTIRE_CORPUS_BINS:-$ROOT/target/debug}"
-CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/entire-checkpoints/agents"
+# Where tests/tools.sh installs the agents too.
+CACHE="${ENTIRE_TEST_HOOK_TOOLS:-$HOME/.cache/entire-checkpoints/hook-tools}/agents"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 

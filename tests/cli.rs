@@ -93,7 +93,7 @@ mod packed_refs;
 mod partial_fetch;
 #[path = "cli/push.rs"]
 mod push;
-#[path = "cli/real_agents.rs"]
+#[path = "cli/real_agents/mod.rs"]
 mod real_agents;
 #[path = "cli/redaction.rs"]
 mod redaction;
@@ -105,6 +105,8 @@ mod rewrite;
 mod scale;
 #[path = "cli/schemas.rs"]
 mod schemas;
+#[path = "cli/session_import.rs"]
+mod session_import;
 #[path = "cli/settings_errors.rs"]
 mod settings_errors;
 #[path = "cli/shapes.rs"]

@@ -63,21 +63,23 @@ if ! husky_version | grep -q '^9\.' ||
         fail "npm install husky lefthook failed"
 fi
 
-# The real agents the capture tests run offline (tests/cli/real_agents.rs), at the versions
-# tests/agents.versions pins. Claude Code's package carries its native binary in a platform
-# sub-package (an optional dependency): no install script is needed.
-claude_version=$(awk '$1 == "@anthropic-ai/claude-code" { print $2 }' "$(dirname "$0")/agents.versions")
-claude_installed() {
-    node -p "require('$tools/agents/node_modules/@anthropic-ai/claude-code/package.json').version" 2>/dev/null
-}
-if [ "$(claude_installed)" != "$claude_version" ]; then
-    echo "tests/tools.sh: installing Claude Code $claude_version into $tools/agents"
-    mkdir -p "$tools/agents"
-    (cd "$tools/agents" && npm install --prefix "$tools/agents" --ignore-scripts --no-fund --no-audit \
-        --loglevel=error "@anthropic-ai/claude-code@$claude_version") ||
-        fail "npm install @anthropic-ai/claude-code failed"
-fi
+# The real agents the capture tests run offline (tests/cli/real_agents/), each at the version
+# tests/agents.versions pins, in a prefix of its own ($tools/agents/<package, / as +>@<version>),
+# so that changing one pin installs that one. No install script runs (--ignore-scripts): the
+# agents that ship a native binary carry it in a platform sub-package (an optional dependency).
+agents=()
+while read -r package version; do
+    case $package in '' | '#'*) continue ;; esac
+    prefix=$tools/agents/${package//\//+}@$version
+    if [ ! -f "$prefix/node_modules/$package/package.json" ]; then
+        echo "tests/tools.sh: installing $package $version into $prefix"
+        mkdir -p "$prefix"
+        (cd "$prefix" && npm install --prefix "$prefix" --ignore-scripts --no-fund --no-audit \
+            --loglevel=error "$package@$version") || fail "npm install $package@$version failed"
+    fi
+    agents+=("$package $version")
+done <"$(dirname "$0")/agents.versions"
 
 echo "tests/tools.sh: $("$tools/venv/bin/pre-commit" --version), husky $(husky_version)," \
     "lefthook $("$npm_bin/lefthook" version), $(git lfs version | cut -d' ' -f1), zsh, fish, man," \
-    "Claude Code $(claude_installed)"
+    "agents: $(IFS=,; echo "${agents[*]}")"

@@ -429,6 +429,34 @@ pub enum SessionCommand {
         /// The session.
         session: String,
     },
+    /// Find the sessions agents ran in this work tree before their hooks recorded them (in
+    /// each agent's own store), list them, and import the chosen ones as checkpoints, linked
+    /// to the commits their transcripts show the agent making.
+    Import(ImportArgs),
+}
+
+/// `session import [--agent <AGENT>]... [--list | --all | <SID>...] [--dry-run] [--json]`.
+#[derive(Args)]
+pub struct ImportArgs {
+    /// The sessions to import, by ID (as listed).
+    #[arg(value_name = "SID", conflicts_with_all = ["all", "list"])]
+    pub sessions: Vec<String>,
+    /// Import every session found that no checkpoint or staged session holds yet.
+    #[arg(long, conflicts_with = "list")]
+    pub all: bool,
+    /// Only list the sessions found (what a plain `session import` does).
+    #[arg(long)]
+    pub list: bool,
+    /// Only this agent's sessions (repeatable): claude-code, codex, gemini, cursor, copilot,
+    /// droid.
+    #[arg(long = "agent", value_name = "AGENT")]
+    pub agents: Vec<String>,
+    /// Say what would be imported, and write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Subcommand)]
@@ -588,6 +616,10 @@ pub struct EnableArgs {
     /// local, uncommitted file where it has one.
     #[arg(long = "agent", value_name = "AGENT")]
     pub agents: Vec<String>,
+    /// Also import the sessions those agents ran in this work tree before (as `session import
+    /// --all --agent <AGENT>` does).
+    #[arg(long, requires = "agents")]
+    pub import_history: bool,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

@@ -5,9 +5,11 @@ use serde::Serialize;
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::ops::enable::{self, Change, EnableOptions, Enabled, StoreKind};
 use entire_checkpoints::ops::hooks;
+use entire_checkpoints::ops::import::{self, ImportAsk, ImportReport};
 
 use super::args::{EnableArgs, StoreChoice};
 use super::hooks::{HooksDoc, StateName};
+use super::style::Style;
 use crate::common::cli::{info, warn};
 use crate::common::error::Result;
 use crate::common::output::{print_json, write_stdout};
@@ -30,6 +32,7 @@ pub fn enable(repo: &Repo, a: EnableArgs, quiet: bool) -> Result<()> {
         StoreChoice::GitRefs => StoreKind::GitRefs,
         StoreChoice::GitBranch => StoreKind::GitBranch,
     });
+    let agents = a.agents.clone();
     let done = enable::enable(
         repo,
         EnableOptions {
@@ -38,16 +41,37 @@ pub fn enable(repo: &Repo, a: EnableArgs, quiet: bool) -> Result<()> {
             agents: a.agents,
         },
     )?;
-    render(repo, &done, a.json, quiet)
+    // The history is imported once the settings say where checkpoints go.
+    let imported = a
+        .import_history
+        .then(|| {
+            let all = agents.iter().any(|name| name == "all");
+            import::import_after_enable(
+                repo,
+                &ImportAsk {
+                    agents: if all { Vec::new() } else { agents },
+                    all: true,
+                    ..ImportAsk::default()
+                },
+            )
+        })
+        .transpose()?;
+    render(repo, &done, imported.as_ref(), a.json, quiet)
 }
 
 /// `disable` (with `agents`, only those agents' hooks).
 pub fn disable(repo: &Repo, agents: &[String], json: bool, quiet: bool) -> Result<()> {
     let done = enable::disable(repo, agents)?;
-    render(repo, &done, json, quiet)
+    render(repo, &done, None, json, quiet)
 }
 
-fn render(repo: &Repo, done: &Enabled, json: bool, quiet: bool) -> Result<()> {
+fn render(
+    repo: &Repo,
+    done: &Enabled,
+    imported: Option<&ImportReport>,
+    json: bool,
+    quiet: bool,
+) -> Result<()> {
     for w in &done.warnings {
         warn(quiet, w);
     }
@@ -63,23 +87,33 @@ fn render(repo: &Repo, done: &Enabled, json: bool, quiet: bool) -> Result<()> {
             kept: p.kept,
         }),
         hooks: HooksDoc::of(&dir, hooks::sharing(repo, &dir), &done.hooks),
+        import: imported,
     };
     if json {
-        print_json(&doc)
-    } else {
-        write_stdout(doc.human().as_bytes())
+        return print_json(&doc);
     }
+    write_stdout(doc.human().as_bytes())?;
+    if let Some(report) = imported {
+        for w in &report.warnings {
+            warn(quiet, w);
+        }
+        write_stdout(super::write::import_human(report, &Style::plain()).as_bytes())?;
+    }
+    Ok(())
 }
 
 /// `enable --json` / `disable --json` (docs/schema/enable.json).
 #[derive(Serialize)]
-struct EnableDoc {
+struct EnableDoc<'a> {
     /// What changed, in order; empty when nothing had to.
     changes: Vec<ChangeDoc>,
     /// The primary store afterwards (null for `disable`).
     primary: Option<PrimaryDoc>,
     /// The hooks afterwards, as `hooks status --json`.
     hooks: HooksDoc,
+    /// What `--import-history` imported, as `session import --json` prints it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    import: Option<&'a ImportReport>,
 }
 
 /// The primary store of [`EnableDoc`].
@@ -200,7 +234,7 @@ impl ChangeDoc {
     }
 }
 
-impl EnableDoc {
+impl EnableDoc<'_> {
     /// One line per change, or that nothing changed, and to commit `.entire/` when a change is
     /// in its shared files; then, for `enable`, a primary other than git-refs that the settings
     /// named and that was kept.

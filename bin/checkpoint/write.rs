@@ -5,11 +5,12 @@ use serde::Serialize;
 use entire_checkpoints::base::json::empty_as_null;
 use entire_checkpoints::base::session_id::SessionId;
 use entire_checkpoints::git::repo::Repo;
+use entire_checkpoints::ops::import::{self, FoundState, ImportAsk, ImportReport};
 use entire_checkpoints::ops::session::{SessionState, SessionStore};
 use entire_checkpoints::ops::write;
 use entire_checkpoints::topology::Topology;
 
-use super::args::{BackfillCommand, SessionCommand, SessionData, WriteArgs};
+use super::args::{BackfillCommand, ImportArgs, SessionCommand, SessionData, WriteArgs};
 use super::style::{escape, Style};
 use crate::common::cli::{info, warn};
 use crate::common::error::Result;
@@ -186,5 +187,80 @@ pub fn session(
             store.discard(&SessionId::parse(&session)?)?;
             Ok(())
         }
+        SessionCommand::Import(a) => session_import(repo, topo, a, style, quiet),
     }
+}
+
+/// `session import`.
+fn session_import(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    a: ImportArgs,
+    style: &Style,
+    quiet: bool,
+) -> Result<()> {
+    let report = import::import(
+        repo,
+        topo,
+        &ImportAsk {
+            agents: a.agents,
+            sessions: a.sessions,
+            all: a.all,
+            dry_run: a.dry_run,
+        },
+    )?;
+    for w in &report.warnings {
+        warn(quiet, w);
+    }
+    if a.json {
+        return print_json(&report);
+    }
+    write_stdout(import_human(&report, style).as_bytes())?;
+    let new = report
+        .sessions
+        .iter()
+        .filter(|s| s.state == FoundState::New)
+        .count();
+    if new > 0 && !a.all {
+        info(
+            quiet,
+            format!("{new} session(s) not recorded yet: `git entire-checkpoint session import --all` (or naming them) imports them"),
+        );
+    }
+    Ok(())
+}
+
+/// The human listing of `session import` (and `enable --import-history`): one line per session
+/// found, oldest first: when its transcript was last written, its agent, what became of it, its
+/// ID, its prompts, the commits it is linked to and what it was about.
+pub fn import_human(report: &ImportReport, style: &Style) -> String {
+    let mut text = String::new();
+    for s in &report.sessions {
+        let state = match (s.state, &s.checkpoint_id) {
+            (FoundState::New, _) => "new".to_owned(),
+            (FoundState::Recorded, _) => "recorded".to_owned(),
+            (FoundState::Imported, Some(id)) => format!("imported as {id}"),
+            (FoundState::Imported, None) => "would be imported".to_owned(),
+        };
+        let when = s
+            .updated_at
+            .as_deref()
+            .map_or("-", |t| t.get(..16).unwrap_or(t));
+        let mut line = format!(
+            "{}  {:<12}  {}  {}  {} prompt(s)",
+            when.replace('T', " "),
+            s.agent,
+            escape(&s.session_id),
+            state,
+            s.prompt_count
+        );
+        if !s.commits.is_empty() {
+            let short: Vec<&str> = s.commits.iter().map(|c| c.get(..12).unwrap_or(c)).collect();
+            line.push_str(&format!("  commits {}", short.join(",")));
+        }
+        style.append_subject(&mut line, s.subject.as_deref().unwrap_or(""));
+        line.push('\n');
+        text.push_str(&line);
+    }
+    text
 }

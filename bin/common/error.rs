@@ -76,6 +76,9 @@ pub enum CliError {
     /// `trust`.
     #[error(transparent)]
     Trust(#[from] entire_checkpoints::ops::trust::TrustError),
+    /// `session import`.
+    #[error(transparent)]
+    Import(#[from] entire_checkpoints::ops::import::ImportError),
     /// git cannot run, or is older than we support.
     #[error(transparent)]
     Git(#[from] entire_checkpoints::git::subprocess::GitError),
@@ -174,6 +177,7 @@ impl ExitStatus for CliError {
             CliError::Enable(e) => e.exit_code(),
             CliError::Range(e) => e.exit_code(),
             CliError::Trust(e) => e.exit_code(),
+            CliError::Import(e) => e.exit_code(),
             CliError::Git(e) => e.exit_code(),
             CliError::Io(_) | CliError::Json(_) | CliError::Failed(_) => FAILURE,
             CliError::Context { source, .. } => source.exit_code(),

@@ -1,6 +1,7 @@
 //! What `push`, `migrate --push` and the pre-push hook say about a push (the policy is
 //! `ops::sync`), and what every hook says around its work (the runner is `ops::hook_runner`).
 
+use entire_checkpoints::base::error::error_chain;
 use entire_checkpoints::ops::hook_runner::{HookOutcome, HookReport};
 use entire_checkpoints::ops::hooks::{Healed, HookError};
 use entire_checkpoints::ops::sync::{BranchPush, Flushed, Synced};
@@ -14,6 +15,35 @@ pub fn report_hook<T>(report: &HookReport<T>, quiet: bool, done: impl FnOnce(&T)
     super::cli::GIT_QUIET.store(report.git_quiet, std::sync::atomic::Ordering::Relaxed);
     if let Some(healed) = &report.healed {
         report_healed(healed, quiet);
+    }
+    match &report.promised {
+        Some(Ok(Some(h))) => {
+            for (sid, e) in &h.condensed.failed {
+                warn(
+                    quiet,
+                    format!("session {sid} was not condensed into checkpoint {} (it stays staged; the next hook tries again): {e}", h.checkpoint),
+                );
+            }
+            if !h.condensed.sessions.is_empty() {
+                info(
+                    quiet,
+                    format!(
+                        "checkpoint {} of commit {}: {} session(s) condensed (its post-commit had not finished)",
+                        h.checkpoint,
+                        &h.commit[..h.commit.len().min(12)],
+                        h.condensed.sessions.len()
+                    ),
+                );
+            }
+        }
+        Some(Err(e)) => warn(
+            quiet,
+            format!(
+                "the checkpoint an earlier commit links is not written yet (the next hook tries again): {}",
+                error_chain(e)
+            ),
+        ),
+        Some(Ok(None)) | None => {}
     }
     super::cli::warn_settings(&report.settings_warnings, quiet);
     if let Some(pending) = &report.pending {

@@ -31,6 +31,7 @@ mod cursor;
 mod droid;
 mod event;
 mod gemini;
+mod history;
 mod hook;
 mod id;
 mod kiro;
@@ -42,10 +43,15 @@ mod turns;
 
 pub use config_file::ConfigFileError;
 pub use event::{EventKind, HookEvent, PayloadError, SubagentRef};
+pub use history::History;
 pub use hook::{AgentHooks, Edit, Layout, Wiring};
 pub use id::TranscriptFormat;
 pub use registry::subagent_call;
 
+/// The agents whose past sessions can be found as files ([`history::all`]).
+pub mod histories {
+    pub use super::history::all;
+}
 /// The agents whose hooks we install, and one by its name ([`hook::all`], [`hook::by_name`]).
 pub mod hooks {
     pub use super::hook::{all, by_name, COMMAND};

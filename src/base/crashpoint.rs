@@ -19,6 +19,10 @@
 //! | `push.after-fan-out` | announced refs copied into the destination queues, shared queue not yet cleared |
 //! | `push.before-git-push` | the refs due for a destination listed, `git push` not yet run |
 //! | `push.after-git-push` | `git push` returned, its landed refs not yet removed from the queue |
+//! | `hooks.after-keep` | `hooks install` kept the user's hook for ours to chain, ours not yet in its place |
+//! | `hooks.before-put-back` | `hooks uninstall` about to put the user's hook back over ours |
+//! | `session.after-save` | `session record` saved the session, the idle marker not yet taken away again |
+//! | `post-commit.before-condense` | the commit links its checkpoint, nothing of it written yet |
 
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};

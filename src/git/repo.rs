@@ -418,6 +418,18 @@ impl Repo {
             .is_ok_and(|oid| self.git.find_commit(oid).is_ok())
     }
 
+    /// The full ID of the one commit whose ID starts with `hex` (7 hex digits or more, as git
+    /// abbreviates them), when exactly one does.
+    pub fn commit_with_prefix(&self, hex: &str) -> Option<String> {
+        if hex.len() < 7 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        self.git
+            .find_object_by_prefix(hex, Some(git2::ObjectType::Commit))
+            .ok()
+            .map(|o| o.id().to_string())
+    }
+
     /// The configured remotes' names, in config order, as they were when first asked for.
     pub fn remote_names(&self) -> &[String] {
         self.remotes.get_or_init(|| {

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::agents::{self, AgentHooks, EventKind, HookEvent, PayloadError};
+use crate::agents::{self, AgentHooks, EventKind, HookEvent, PayloadError, TranscriptFormat};
 use crate::base::error::{ExitStatus, FAILURE, USAGE};
 use crate::base::fs::{read_owned, write_atomic};
 use crate::base::session_id::{InvalidSessionIdError, SessionId};
@@ -189,7 +189,7 @@ fn record_event(
         transcript: s.transcript.as_ref().map(|p| p.display().to_string()),
     });
     let mut rec = match read {
-        Some(read) => read.into_record(repo, agent),
+        Some(read) => read.into_record(repo, agent.format),
         None => Record {
             // Without a transcript, the payload's prompt is all there is; with one, prompts are
             // read from it when it is staged (a prompt noted here would be counted twice).
@@ -212,14 +212,18 @@ fn record_event(
 }
 
 /// An agent's transcript as read now.
-struct LiveRead {
-    path: String,
-    bytes: Vec<u8>,
+pub(crate) struct LiveRead {
+    /// Its file, to read again at a commit; empty: none (an export, or a session imported whole).
+    pub path: String,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
 }
 
 impl LiveRead {
-    /// The record of this transcript: it whole, with every prompt and file it shows.
-    fn into_record(self, repo: &Repo, agent: &AgentHooks) -> Record {
+    /// The record of this transcript: it whole, with every prompt and file it shows; the agent
+    /// is the one whose format it is, else the one of `fallback` (the agent whose hooks or
+    /// store it came from).
+    pub(crate) fn into_record(self, repo: &Repo, fallback: TranscriptFormat) -> Record {
         let writes = agents::extract(&self.bytes);
         let root = repo.workdir().map(Path::to_path_buf);
         let real_root = root.as_deref().and_then(|r| std::fs::canonicalize(r).ok());
@@ -234,7 +238,7 @@ impl LiveRead {
         // The transcript says which agent wrote it: another agent may run this one's hooks
         // (Cursor and Copilot CLI run Claude Code's).
         let format = match writes.format {
-            crate::agents::TranscriptFormat::Unknown => agent.format,
+            TranscriptFormat::Unknown => fallback,
             format => format,
         };
         Record {
@@ -395,7 +399,7 @@ fn refresh_one(
         return Ok(());
     };
     let sid = SessionId::parse(&state.session_id)?;
-    store.record(&sid, read.into_record(repo, agent), redactor)?;
+    store.record(&sid, read.into_record(repo, agent.format), redactor)?;
     Ok(())
 }
 

@@ -130,7 +130,8 @@ fn prepare(
     for problem in crate::ops::capture::refresh_live(repo) {
         log::warn!("the agent's transcript could not be read again: {problem}");
     }
-    if SessionStore::new(repo).pending_here()?.is_empty() {
+    let pending = SessionStore::new(repo).pending_here()?;
+    if pending.is_empty() {
         return Ok(Prepared::Nothing);
     }
     // A trailer now would link a checkpoint that post-commit then refuses to write, or that no
@@ -145,8 +146,167 @@ fn prepare(
         return Err(CommitHookError::PostCommitDisplaced);
     }
     let id = crate::topology::mint_checkpoint_id(repo);
+    // Kept before the trailer is written: whatever stops post-commit, the next hook (or
+    // `doctor --fix`) writes this checkpoint for the commit that names it (`heal_promised`).
+    Promise {
+        checkpoint: id.to_string(),
+        sessions: pending.iter().map(|s| s.session_id.clone()).collect(),
+    }
+    .keep(repo)?;
     add_trailers(repo, msg_file, std::slice::from_ref(&id), "doNothing")?;
     Ok(Prepared::Added(id))
+}
+
+/// The file, in this worktree's git dir, of the checkpoint its last `prepare-commit-msg` linked
+/// ([`Promise`]).
+pub const PROMISE_FILE: &str = "entire-promised-checkpoint";
+
+/// How far back from `HEAD` (first parents) the commit a [`Promise`] names is looked for: its
+/// post-commit was stopped, and the user may have committed since with our hooks off.
+const PROMISE_DEPTH: usize = 64;
+
+/// A checkpoint `prepare-commit-msg` linked with a trailer and `post-commit` has not written
+/// yet, with the sessions it is to hold. Written before the trailer, removed once post-commit
+/// wrote every one of them: one left behind means post-commit was killed or failed (a full
+/// disk, a read-only `.git/entire`), and the trailer names a checkpoint that does not exist.
+/// The next hook run writes it, for the commit that names it ([`heal_promised`]), before
+/// anything else, so the sessions never go to the next commit's checkpoint instead.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Promise {
+    checkpoint: String,
+    sessions: Vec<String>,
+}
+
+impl Promise {
+    fn path(repo: &Repo) -> std::path::PathBuf {
+        repo.git_dir().join(PROMISE_FILE)
+    }
+
+    /// Writes it; a promise that cannot be kept links nothing.
+    fn keep(&self, repo: &Repo) -> Result<(), CommitHookError> {
+        let path = Self::path(repo);
+        let text = serde_json::to_vec(self).expect("a promise serializes");
+        crate::base::fs::write_atomic(&path, &text, 0o644).map_err(|e| {
+            CommitHookError::Message(io_context(format!("write {}", path.display()))(e))
+        })
+    }
+
+    /// The promise left in `repo`'s git dir, if any (one that does not parse is dropped: it
+    /// cannot name a checkpoint).
+    fn read(repo: &Repo) -> Option<Promise> {
+        let path = Self::path(repo);
+        let bytes = std::fs::read(&path).ok()?;
+        let promise = serde_json::from_slice(&bytes).ok();
+        if promise.is_none() {
+            let _ = std::fs::remove_file(&path);
+        }
+        promise
+    }
+
+    /// Removes the promise of checkpoint `id`, which is kept; another is left alone.
+    fn kept(repo: &Repo, id: &CheckpointId) {
+        if Promise::read(repo).is_some_and(|p| p.checkpoint == id.as_str()) {
+            let _ = std::fs::remove_file(Self::path(repo));
+        }
+    }
+}
+
+/// A checkpoint a commit linked whose `post-commit` did not write it, written now.
+#[derive(Debug)]
+pub struct Healed {
+    /// The checkpoint.
+    pub checkpoint: CheckpointId,
+    /// The commit that links it.
+    pub commit: String,
+    /// What writing it did.
+    pub condensed: Condensed,
+}
+
+/// Whether a [`Promise`] is left in `repo` (cheap: one file test).
+pub fn promised(repo: &Repo) -> bool {
+    Promise::path(repo).exists()
+}
+
+/// A [`Promise`] not kept: the commit whose trailer names its checkpoint, and the promised
+/// sessions still staged.
+pub struct Unkept {
+    /// The checkpoint the commit links.
+    pub checkpoint: CheckpointId,
+    /// The revision (`HEAD~<n>`) of the commit.
+    rev: String,
+    sessions: Vec<crate::ops::session::SessionState>,
+}
+
+/// The promise a stopped `post-commit` left, if one is left to keep: a commit whose message
+/// names its checkpoint (`HEAD` or, within [`PROMISE_DEPTH`] first parents, an older one), and
+/// promised sessions still staged. Changes nothing.
+pub fn unkept_promise(repo: &Repo) -> Result<Option<Unkept>, CommitHookError> {
+    let Some(promise) = Promise::read(repo) else {
+        return Ok(None);
+    };
+    let Ok(id) = CheckpointId::parse(&promise.checkpoint) else {
+        return Ok(None);
+    };
+    let rev = (0..PROMISE_DEPTH)
+        .map(|n| format!("HEAD~{n}"))
+        .map_while(|rev| Some((repo.commit_message(&rev)?, rev)))
+        .find(|(message, _)| links(message, None).contains(&id))
+        .map(|(_, rev)| rev);
+    let Some(rev) = rev else {
+        return Ok(None);
+    };
+    let sessions: Vec<_> = SessionStore::new(repo)
+        .pending_here()?
+        .into_iter()
+        .filter(|s| promise.sessions.contains(&s.session_id))
+        .collect();
+    Ok((!sessions.is_empty()).then_some(Unkept {
+        checkpoint: id,
+        rev,
+        sessions,
+    }))
+}
+
+/// Keeps the promise a stopped `post-commit` left ([`Promise`], [`unkept_promise`]): condenses
+/// the promised sessions still staged into its checkpoint, for the commit that names it. A
+/// promise with nothing left to keep goes (no commit names its checkpoint: the commit was
+/// abandoned after its message was prepared, and the sessions stay staged for the next commit;
+/// or no promised session is staged any more). The promise stays while writing fails (the next
+/// run tries again). `None` when nothing was promised.
+pub fn heal_promised(
+    repo: &Repo,
+    topo: &Topology<'_>,
+) -> Option<Result<Option<Healed>, CommitHookError>> {
+    if !promised(repo) {
+        return None;
+    }
+    let unkept = match unkept_promise(repo) {
+        Ok(Some(unkept)) => unkept,
+        Ok(None) => {
+            let _ = std::fs::remove_file(Promise::path(repo));
+            return Some(Ok(None));
+        }
+        Err(e) => return Some(Err(e)),
+    };
+    Some(heal(repo, topo, unkept).map(Some))
+}
+
+fn heal(repo: &Repo, topo: &Topology<'_>, unkept: Unkept) -> Result<Healed, CommitHookError> {
+    let commit = changed_files(repo, &unkept.rev).map_err(|e| CommitHookError::Commit(e.into()))?;
+    let id = unkept.checkpoint;
+    let report = Condensed {
+        checkpoint: Some(id.clone()),
+        ..Condensed::default()
+    };
+    let condensed = condense_into(repo, topo, &commit, &id, unkept.sessions, report)?;
+    if condensed.failed.is_empty() {
+        Promise::kept(repo, &id);
+    }
+    Ok(Healed {
+        checkpoint: id,
+        commit: commit.0,
+        condensed,
+    })
 }
 
 /// The message as git will record it, as far as links go: without its comment lines (git's
@@ -324,11 +484,13 @@ pub struct Condensed {
     pub left_out: Vec<(String, Vec<String>)>,
 }
 
-fn changed_files(repo: &Repo) -> Result<(String, String, Vec<String>), git2::Error> {
+/// The commit `rev` names: its ID, its message, and the files it changed (against its first
+/// parent).
+fn changed_files(repo: &Repo, rev: &str) -> Result<(String, String, Vec<String>), git2::Error> {
     let git = &repo.git;
     let head = repo
-        .resolve_commit("HEAD")
-        .ok_or_else(|| git2::Error::from_str("HEAD names no commit"))
+        .resolve_commit(rev)
+        .ok_or_else(|| git2::Error::from_str("the revision names no commit"))
         .and_then(|oid| git.find_commit(oid))?;
     let tree = head.tree()?;
     let parent_tree = head.parents().next().and_then(|p| p.tree().ok());
@@ -353,16 +515,22 @@ fn changed_files(repo: &Repo) -> Result<(String, String, Vec<String>), git2::Err
 /// checkpoint the new commit's trailer names.
 pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookError> {
     let condensed = condense(repo, topo);
+    if let Ok(report) = &condensed {
+        if report.failed.is_empty() {
+            if let Some(id) = &report.checkpoint {
+                Promise::kept(repo, id);
+            }
+        }
+    }
     crate::ops::hooks::fast::post_commit_ran(repo);
     condensed
 }
 
 fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookError> {
-    let (sha, message, commit_files) =
-        changed_files(repo).map_err(|e| CommitHookError::Commit(e.into()))?;
+    let commit = changed_files(repo, "HEAD").map_err(|e| CommitHookError::Commit(e.into()))?;
     let mut report = Condensed::default();
     let mut ids = Vec::new();
-    for t in checkpoint_trailers(&message) {
+    for t in checkpoint_trailers(&commit.1) {
         match t {
             TrailerValue::Valid(id) => ids.push(id),
             TrailerValue::Malformed(tok) => report.malformed.push(tok),
@@ -375,8 +543,23 @@ fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookErr
     if recreated_by_git(repo) {
         return Ok(report);
     }
+    let pending = SessionStore::new(repo).pending_here()?;
+    crate::base::crashpoint::crashpoint("post-commit.before-condense");
+    condense_into(repo, topo, &commit, &id, pending, report)
+}
+
+/// Condenses the staged sessions `pending` into checkpoint `id`, linked by `commit` (its ID,
+/// message and changed files), adding what happened to `report`.
+fn condense_into(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    commit: &(String, String, Vec<String>),
+    id: &CheckpointId,
+    pending: Vec<crate::ops::session::SessionState>,
+    mut report: Condensed,
+) -> Result<Condensed, CommitHookError> {
+    let (sha, message, commit_files) = commit;
     let store = SessionStore::new(repo);
-    let pending = store.pending_here()?;
     if !pending.is_empty() {
         topo.check_writable()
             .map_err(CommitHookError::NotCondensed)?;
@@ -453,6 +636,8 @@ fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookErr
                     author: None,
                     redactions: st.redactions,
                     tasks,
+                    kind: String::new(),
+                    linked_commits: Vec::new(),
                 };
                 let written = topo.write_session(w)?;
                 report.warnings.extend(written.warnings());

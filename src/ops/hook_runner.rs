@@ -17,7 +17,7 @@ use crate::git::refname::CHECKPOINT_REF_PREFIX;
 use crate::git::repo::Repo;
 use crate::git::subprocess::set_network_deadline;
 use crate::ops::capture::{self, Captured};
-use crate::ops::commit_hooks::{self, Condensed};
+use crate::ops::commit_hooks::{self, CommitHookError, Condensed};
 use crate::ops::gc::{self, GcOutcome, GcReport};
 use crate::ops::hooks::{self, Healed, HookError};
 use crate::ops::sync::{self, SyncError, Synced};
@@ -37,6 +37,10 @@ pub struct HookReport<T> {
     /// Our hooks put back, or why they could not be (`None`: the hook does not heal, or no
     /// repository was found).
     pub healed: Option<Result<Healed, HookError>>,
+    /// The checkpoint an earlier commit links that its stopped `post-commit` did not write,
+    /// written now ([`commit_hooks::heal_promised`]; `None`: nothing was promised, or this hook
+    /// does not heal).
+    pub promised: Option<Result<Option<commit_hooks::Healed>, CommitHookError>>,
     /// The settings files' warnings, when this hook opened the repository itself.
     pub settings_warnings: Vec<String>,
     /// What awaits the user's approval, said once.
@@ -60,6 +64,7 @@ impl<T> HookReport<T> {
         HookReport {
             git_quiet: false,
             healed: None,
+            promised: None,
             settings_warnings: Vec::new(),
             pending: None,
             outcome,
@@ -121,6 +126,11 @@ pub fn git_hook(repo: &Repo, topo: &Topology<'_>, hook: GitHook<'_>) -> HookRepo
     let git_quiet = git_quiet();
     bound(repo, Instant::now());
     let healed = Some(hooks::heal(repo));
+    // Before a new commit's message is prepared: the sessions an earlier commit's trailer
+    // promised go to that commit's checkpoint, not to this one.
+    let promised = matches!(hook, GitHook::PrepareCommitMsg { .. })
+        .then(|| commit_hooks::heal_promised(repo, topo))
+        .flatten();
     let outcome = match run_git_hook(repo, topo, hook) {
         Ok(done) => HookOutcome::Done(done),
         Err(e) => HookOutcome::Warning(format!("checkpoint hook: {}", error_chain(&*e))),
@@ -128,6 +138,7 @@ pub fn git_hook(repo: &Repo, topo: &Topology<'_>, hook: GitHook<'_>) -> HookRepo
     HookReport {
         git_quiet,
         healed,
+        promised,
         ..HookReport::new(outcome)
     }
 }
@@ -217,6 +228,11 @@ pub fn pre_push(hook: PrePush<'_>) -> HookReport<Synced> {
     let git_quiet = git_quiet();
     let budget = bound(&repo, hook.started);
     let healed = Some(hooks::heal(&repo));
+    // Before the push: the checkpoint a pushed commit links is written, and goes with it.
+    let promised = commit_hooks::promised(&repo)
+        .then(|| Topology::open(&repo).ok())
+        .flatten()
+        .and_then(|topo| commit_hooks::heal_promised(&repo, &topo));
     let settings_warnings = crate::ops::settings::warnings(&repo);
     // A checkpoint remote awaiting approval holds the push, which says so on every push;
     // what else awaits approval is said once.
@@ -243,6 +259,7 @@ pub fn pre_push(hook: PrePush<'_>) -> HookReport<Synced> {
     HookReport {
         git_quiet,
         healed,
+        promised,
         settings_warnings,
         pending,
         outcome,

@@ -13,6 +13,7 @@ pub mod gc;
 pub mod help_viewer;
 pub mod hook_runner;
 pub mod hooks;
+pub mod import;
 pub mod lost_links;
 pub mod migrate;
 pub mod range;

@@ -304,9 +304,13 @@ impl SessionStore {
         state.redactions += redactions;
         state.activity += 1;
         state.updated_at = crate::base::time::now_rfc3339_nano();
+        // Before the save, so that a process killed right after it leaves no marker that says
+        // there is nothing staged; and again after it: a post-commit that marks the store idle
+        // either sees this activity or marked it before this takes the marker away (both under
+        // the marker's lock).
+        self.not_idle()?;
         self.save(sid, &state)?;
-        // After the save: a post-commit that marks the store idle either sees this activity or
-        // marked it before this takes the marker away (both under the marker's lock).
+        crate::base::crashpoint::crashpoint("session.after-save");
         self.not_idle()?;
         Ok(state)
     }

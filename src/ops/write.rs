@@ -214,6 +214,8 @@ pub fn write(
         author: None,
         redactions: 0,
         tasks: Vec::new(),
+        kind: String::new(),
+        linked_commits: Vec::new(),
     };
     let report = topo.write_session(w)?;
     Ok(Written {

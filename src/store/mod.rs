@@ -409,6 +409,12 @@ pub struct SessionWrite {
     /// Subagent tasks of the session to store under the checkpoint's `tasks/` (kept beside the
     /// ones it holds).
     pub tasks: Vec<TaskWrite>,
+    /// The session's `kind` (`imported` for a session imported from an agent's own store; empty:
+    /// a session recorded as it ran).
+    pub kind: String,
+    /// Commits linked to the checkpoint from its side (the root's `linked_commits`, unioned with
+    /// those it lists): commits made before the checkpoint, which no trailer can name.
+    pub linked_commits: Vec<String>,
 }
 
 /// A subagent's task, stored as `tasks/<tool-use-id>/` of a checkpoint: `task.json` and the

@@ -41,6 +41,8 @@ fn write(id: &str, session: &str, transcript: &[u8]) -> SessionWrite {
         }),
         redactions: 0,
         tasks: Vec::new(),
+        kind: String::new(),
+        linked_commits: Vec::new(),
     }
 }
 

@@ -11,6 +11,7 @@ use std::process::Output;
 
 use serde_json::{json, Value};
 
+use crate::commit_hooks::{commit_in, install_hooks, record, the_trailer, trailer_ids};
 use crate::env::{
     assert_code, assert_fsck_clean, checkpoint_ref, path_str, rev_in, write_executable, Store,
     TestEnv, REFS_PREFIX, V1_BRANCH,
@@ -358,4 +359,182 @@ fn pusher_hung_up_during_git_push(store: Store) {
 
 both_stores! {
     a_pusher_hung_up_during_git_push_is_completed_by_the_next_push => pusher_hung_up_during_git_push;
+}
+
+/// `hooks install` and `hooks uninstall` killed where they move the user's hook (issue 55: a
+/// kill between renaming the user's `pre-push` away and writing ours left no hook at all, and
+/// the user's checks silently stopped; `pre-push` is the first hook installed, so none of ours
+/// was there to put it back). At every such point the user's hook is in place and runs on the
+/// next push; the install run again then runs it once per push, not twice.
+#[test]
+fn a_hooks_install_killed_half_way_never_leaves_the_users_hook_unrun() {
+    let env = TestEnv::new();
+    let dir = crate::env::hooks_dir(&env);
+    env.bare_remote("origin");
+    let log = env.root().join("user-hook.log");
+    let users = format!("#!/bin/sh\necho ran >> '{}'\n", path_str(&log));
+    write_executable(&dir.join("pre-push"), &users);
+    let runs = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    let push = |n: usize| {
+        env.git(&["commit", "-q", "--allow-empty", "-m", &format!("c{n}")]);
+        env.git_hooked_ok(REFS, env.repo(), &["push", "-q", "origin", "HEAD:main"]);
+    };
+
+    run_until_crash(&env, Store::Refs, &["hooks", "install"], "hooks.after-keep");
+    push(1);
+    assert_eq!(runs(), 1, "the user's hook runs after a killed install");
+
+    env.ok_default(&["hooks", "install"]);
+    push(2);
+    assert_eq!(
+        runs(),
+        2,
+        "the user's hook runs once per push, through ours"
+    );
+    assert!(
+        std::fs::read_to_string(dir.join("pre-push"))
+            .unwrap()
+            .contains("entire"),
+        "ours is in place"
+    );
+
+    run_until_crash(
+        &env,
+        Store::Refs,
+        &["hooks", "uninstall"],
+        "hooks.before-put-back",
+    );
+    push(3);
+    assert_eq!(runs(), 3, "the user's hook runs after a killed uninstall");
+    env.ok_default(&["hooks", "uninstall"]);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("pre-push")).unwrap(),
+        users,
+        "the user's hook is back in its place"
+    );
+    push(4);
+    assert_eq!(runs(), 4);
+}
+
+/// The git-refs primary, for a test that pushes (git-branch waits for the remote's first branch).
+const REFS: Option<Store> = Some(Store::Refs);
+
+/// `session record` killed after saving the session, before it took the hooks' idle marker
+/// away (issue 55: the marker stayed, and the commit hooks' fast path skipped the staged
+/// session: the next commit linked nothing). The marker goes before the save too.
+#[test]
+fn a_session_record_killed_after_its_save_still_links_the_next_commit() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    // A commit with nothing staged leaves the idle marker.
+    commit_in(&env, env.repo(), None, "a.txt", "Nothing to link");
+    let marker = PathBuf::from(env.git(&["rev-parse", "--git-common-dir"]).trim());
+    let marker = env.repo().join(marker).join("entire/hooks-idle");
+    assert!(marker.exists(), "the commit left the idle marker");
+
+    let transcript = env.input(TRANSCRIPT);
+    run_until_crash(
+        &env,
+        Store::Refs,
+        &[
+            "session",
+            "record",
+            "--session",
+            "s1",
+            "--transcript",
+            path_str(&transcript),
+        ],
+        "session.after-save",
+    );
+    let (head, _) = commit_in(&env, env.repo(), None, "b.txt", "Work of s1");
+    let id = the_trailer(&env, &head);
+    let meta = env.json(Store::Branch, &id, "0/metadata.json");
+    assert_eq!(meta["session_id"], json!("s1"), "{meta}");
+}
+
+/// `post-commit` killed before it wrote the checkpoint its commit's trailer names (issue 55:
+/// the trailer named a checkpoint that never existed, and the next commit took the session
+/// into a checkpoint of its own). The next hook writes it, for that commit: a push (which
+/// then delivers it), and a commit that follows links nothing new.
+#[test]
+fn a_commit_whose_post_commit_was_killed_gets_its_own_checkpoint() {
+    let env = TestEnv::new();
+    install_hooks(&env);
+    let origin = env.bare_remote("origin");
+    record(&env, env.repo(), "s1", Some(TRANSCRIPT), &[]);
+    std::fs::write(env.repo().join("a.txt"), "a\n").unwrap();
+    env.git(&["add", "a.txt"]);
+    let out = env
+        .git_hooked_command(REFS, env.repo(), &["commit", "-q", "-m", "Work of s1"])
+        .env(CRASHPOINT, "post-commit.before-condense")
+        .output()
+        .unwrap();
+    assert_code(&out, 0, "git commit (its post-commit killed)");
+    let first = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    let id = the_trailer(&env, &first);
+    let refs =
+        |repo: &Path| env.git_in(repo, &["for-each-ref", "--format=%(refname)", REFS_PREFIX]);
+    assert!(!refs(env.repo()).contains(&id), "nothing written yet");
+    let doctor = env.run_primary_in(REFS, env.repo(), &["doctor", "--json"]);
+    assert!(
+        String::from_utf8_lossy(&doctor.stdout).contains("checkpoint-unwritten"),
+        "doctor reports it: {}",
+        String::from_utf8_lossy(&doctor.stdout)
+    );
+
+    // The push writes it first, and delivers it with the commit.
+    let stderr = env.git_hooked_ok(REFS, env.repo(), &["push", "origin", "HEAD:main"]);
+    assert!(stderr.contains("post-commit had not finished"), "{stderr}");
+    assert!(refs(env.repo()).contains(&id), "written for its commit");
+    assert!(refs(&origin).contains(&id), "pushed with the commit");
+    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    assert_eq!(meta["session_id"], json!("s1"), "{meta}");
+
+    // The session is not staged any more: the next commit links nothing.
+    let (next, _) = commit_in(&env, env.repo(), REFS, "b.txt", "By hand");
+    assert!(
+        !env.message(&next).contains("Entire-Checkpoint"),
+        "{}",
+        env.message(&next)
+    );
+    let doctor = env.run_primary_in(REFS, env.repo(), &["doctor", "--json"]);
+    assert!(!String::from_utf8_lossy(&doctor.stdout).contains("checkpoint-unwritten"));
+}
+
+/// The same stop healed by the next commit's hook, and by `doctor --fix`.
+#[test]
+fn the_next_commit_or_doctor_fix_writes_a_killed_post_commits_checkpoint() {
+    for by_doctor in [false, true] {
+        let env = TestEnv::new();
+        install_hooks(&env);
+        record(&env, env.repo(), "s1", Some(TRANSCRIPT), &[]);
+        std::fs::write(env.repo().join("a.txt"), "a\n").unwrap();
+        env.git(&["add", "a.txt"]);
+        let out = env
+            .git_hooked_command(None, env.repo(), &["commit", "-q", "-m", "Work of s1"])
+            .env(CRASHPOINT, "post-commit.before-condense")
+            .output()
+            .unwrap();
+        assert_code(&out, 0, "git commit (its post-commit killed)");
+        let first = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+        let id = the_trailer(&env, &first);
+        // More of the session after the stopped commit, then the next commit.
+        record(&env, env.repo(), "s1", Some(TRANSCRIPT_2), &[]);
+        if by_doctor {
+            env.ok_default(&["doctor", "--fix"]);
+        }
+        let (next, _) = commit_in(&env, env.repo(), None, "b.txt", "Next");
+        let meta = env.json(Store::Branch, &id, "0/metadata.json");
+        assert_eq!(meta["session_id"], json!("s1"), "{meta}");
+        assert_ne!(
+            trailer_ids(&env, &next),
+            vec![id.clone()],
+            "the next commit does not take the stopped one's checkpoint"
+        );
+    }
 }

@@ -1091,15 +1091,16 @@ fn a_dangling_trailer_behind_a_foreign_post_commit_names_hooks_install() {
 fn a_dangling_trailer_that_cannot_be_repaired_is_acknowledged_by_doctor_fix() {
     let s = Scenario::new();
     let id = dangling_commit(&s);
-    let before_fix = s.entire(&["doctor", "--fix", "--json"]);
-    assert_code(&before_fix, 1, "doctor --fix while the session is staged");
-    let doc = crate::env::parse_json(&before_fix.stdout);
+    // While the session is staged, the link is repairable (`doctor --fix` writes it:
+    // `checkpoint-unwritten`), never acknowledged.
+    let before = s.entire(&["doctor", "--json"]);
+    assert_code(&before, 1, "doctor while the session is staged");
+    let doc = crate::env::parse_json(&before.stdout);
     let found = crate::doctor::findings_of(&doc, "trailer-dangling");
     assert_eq!(found.len(), 1, "{doc}");
-    assert_eq!(
-        found[0]["fixed"], false,
-        "repairable, not acknowledged: {doc}"
-    );
+    let unwritten = crate::doctor::findings_of(&doc, "checkpoint-unwritten");
+    assert_eq!(unwritten.len(), 1, "{doc}");
+    assert_eq!(unwritten[0]["subject"], serde_json::json!(id), "{doc}");
 
     assert_code(
         &s.entire(&["session", "discard", SESSION]),

@@ -380,7 +380,10 @@ fn every_schema_is_checked_against_real_output() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut sources = String::new();
     for entry in std::fs::read_dir(root.join("tests/cli")).unwrap() {
-        sources.push_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap());
+        // A folder of tests (real_agents/) holds no schema check.
+        if let Ok(text) = std::fs::read_to_string(entry.unwrap().path()) {
+            sources.push_str(&text);
+        }
     }
     for entry in std::fs::read_dir(root.join("docs/schema")).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();

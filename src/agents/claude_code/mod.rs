@@ -7,10 +7,12 @@
 //! `/goal x`, unless it is one of the harness's own commands (`/model`, `/clear`, ...): the
 //! sinks read that of every agent's prompts (`turns::prompt` says why).
 
+mod history;
 mod hooks;
 mod message;
 mod usage;
 
+pub(crate) use history::HISTORY;
 pub(crate) use hooks::HOOKS;
 pub(crate) use message::Message;
 

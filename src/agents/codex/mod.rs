@@ -8,7 +8,9 @@
 //! notifications, an interrupted turn), none of which has an event: in the corpus every `user`
 //! message with an event is a prompt, and none without one is.
 
+mod history;
 mod hooks;
+pub(crate) use history::HISTORY;
 pub(crate) use hooks::HOOKS;
 
 use serde::Deserialize;

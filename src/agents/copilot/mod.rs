@@ -5,7 +5,9 @@
 //! `create` (`arguments.file_text`), `edit` or `str_replace` (`arguments.new_str`), or
 //! `str_replace_editor`, `write` or `apply_patch`, the file in `arguments.path`.
 
+mod history;
 mod hooks;
+pub(crate) use history::HISTORY;
 pub(crate) use hooks::HOOKS;
 
 use serde_json::Value;

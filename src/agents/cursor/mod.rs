@@ -4,7 +4,9 @@
 //! `Edit`, `MultiEdit` or `search_replace`, the file in `input.path` (or `file_path`). Most
 //! Cursor transcripts keep only text: their sessions show prompts and no write.
 
+mod history;
 mod hooks;
+pub(crate) use history::HISTORY;
 pub(crate) use hooks::HOOKS;
 
 use serde_json::Value;

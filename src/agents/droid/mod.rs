@@ -5,7 +5,9 @@
 //! named `Create`, `Write` (`input.content`), `Edit` (`input.new_string`), `MultiEdit` or
 //! `NotebookEdit`, the file in `input.file_path`.
 
+mod history;
 mod hooks;
+pub(crate) use history::HISTORY;
 pub(crate) use hooks::HOOKS;
 
 use serde_json::Value;

@@ -14,7 +14,9 @@
 //! (`{"$rewindTo": "<id>"}` drops that message and every later one). [`replay`] plays them back
 //! into the document older versions wrote, which is read as before.
 
+mod history;
 mod hooks;
+pub(crate) use history::HISTORY;
 pub(crate) use hooks::HOOKS;
 
 use serde_json::Value;

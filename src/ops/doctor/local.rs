@@ -10,6 +10,7 @@ use std::time::{Duration, SystemTime};
 use super::{Code, Command, Context, DoctorError, Finding};
 use crate::base::error::io_context as io_err;
 use crate::git::refname::CHECKPOINT_REF_PREFIX;
+use crate::ops::commit_hooks;
 use crate::ops::hooks::{self, HookState};
 use crate::store::branch::V1_BRANCH_REF;
 use crate::store::refs::GitRefsStore;
@@ -18,6 +19,52 @@ use crate::store::summary;
 /// A git ref lock file at least this old is left over by a crashed process: git holds one for
 /// the milliseconds of a ref update.
 pub const STALE_AFTER: Duration = Duration::from_secs(15 * 60);
+
+/// `checkpoint-unwritten`: a commit's trailer names a checkpoint its `post-commit` did not write
+/// (killed, a full disk, a read-only `.git/entire`), so the checkpoint never existed here; the
+/// staged sessions it was to hold are still staged. The fix writes it for that commit, as the
+/// next commit's or push's hook would ([`commit_hooks::heal_promised`]).
+pub(super) fn unwritten_checkpoint(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let (true, Some(topo)) = (commit_hooks::promised(cx.repo), cx.topology.as_ref()) else {
+        return Ok(Vec::new());
+    };
+    let finding = |subject: String, message: String| {
+        Finding::new(Code::CheckpointUnwritten, subject, message)
+            .repair(Command::ours(["doctor", "--fix"]))
+    };
+    let failed = |e: &commit_hooks::CommitHookError| {
+        finding(
+            commit_hooks::PROMISE_FILE.to_owned(),
+            format!(
+                "a commit links a checkpoint its post-commit hook did not write, and it could not be read or written: {}",
+                crate::base::error::error_chain(e)
+            ),
+        )
+    };
+    if !cx.fix {
+        return Ok(match commit_hooks::unkept_promise(cx.repo) {
+            Ok(None) => Vec::new(),
+            Ok(Some(u)) => vec![finding(
+                u.checkpoint.to_string(),
+                "a commit links this checkpoint, which its post-commit hook did not write (it was stopped or failed): it never existed here; its sessions are still staged, and the next commit or push writes it".to_owned(),
+            )],
+            Err(e) => vec![failed(&e)],
+        });
+    }
+    Ok(match commit_hooks::heal_promised(cx.repo, topo) {
+        None | Some(Ok(None)) => Vec::new(),
+        Some(Ok(Some(h))) => vec![finding(
+            h.checkpoint.to_string(),
+            format!(
+                "commit {} links this checkpoint, which its post-commit hook did not write; written now with {} session(s)",
+                h.commit,
+                h.condensed.sessions.len()
+            ),
+        )
+        .fixed_if(h.condensed.failed.is_empty())],
+        Some(Err(e)) => vec![failed(&e)],
+    })
+}
 
 /// What the committed settings ask for that awaits the user's approval (`trust`): information
 /// and the command, never a problem (a contributor may rightly never approve an upstream's

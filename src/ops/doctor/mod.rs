@@ -69,6 +69,9 @@ pub enum Code {
     PolicyRef,
     /// A git ref lock file under our refs, left by a crashed process.
     StaleLock,
+    /// A commit links a checkpoint its `post-commit` did not write (it was killed or failed):
+    /// the checkpoint never existed here, and the next commit or push writes it.
+    CheckpointUnwritten,
     /// One of our hooks is not installed.
     HookMissing,
     /// Another tool's hook sits where ours should be.
@@ -127,6 +130,7 @@ impl Code {
             Code::V1Disconnected => "v1-disconnected",
             Code::PolicyRef => "policy-ref",
             Code::StaleLock => "stale-lock",
+            Code::CheckpointUnwritten => "checkpoint-unwritten",
             Code::HookMissing => "hook-missing",
             Code::HookForeign => "hook-foreign",
             Code::HooksPathShadowed => "hooks-path-shadowed",
@@ -161,6 +165,7 @@ impl Code {
             | Code::QueueOrphan
             | Code::UlidOnV1
             | Code::StaleLock
+            | Code::CheckpointUnwritten
             | Code::HookMissing
             | Code::HookForeign
             | Code::HooksPathShadowed
@@ -472,6 +477,10 @@ pub fn default_checks() -> Vec<Check> {
             run: local::stale_locks,
         },
         Check {
+            name: "unwritten checkpoint",
+            run: local::unwritten_checkpoint,
+        },
+        Check {
             name: "hooks",
             run: local::hook_checks,
         },
@@ -628,6 +637,7 @@ mod tests {
             Code::V1Disconnected,
             Code::PolicyRef,
             Code::StaleLock,
+            Code::CheckpointUnwritten,
             Code::HookMissing,
             Code::HookForeign,
             Code::HooksPathShadowed,

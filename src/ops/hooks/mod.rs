@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 pub use managers::Manager;
 
+use crate::base::crashpoint::crashpoint;
 use crate::base::error::io_context as io;
 use crate::git::repo::Repo;
 
@@ -293,9 +294,10 @@ fn write_ours(
     let gc = crate::ops::gc::enabled_in_settings(repo).then_some(GC_SCRIPT);
     for (name, script) in SCRIPTS.into_iter().chain(gc) {
         let path = our_path(dir, name);
-        // The hooks a chain left by `hooks uninstall` runs are kept where ours runs them.
-        drop_chain(&path)?;
-        if path.exists() && !is_ours(&path) {
+        // The hooks a chain left by `hooks uninstall` runs are kept where ours runs them: ours
+        // goes over the chain. A foreign hook is kept for ours to run, and stays in place until
+        // ours goes over it: at no moment is there no hook.
+        if path.exists() && !is_ours(&path) && !is_chain(&path) {
             warnings.extend(keep_foreign(dir, name, &path)?);
         }
         if path != dir.join(name) {
@@ -551,6 +553,21 @@ fn chain(dir: &Path, name: &str, path: &Path) -> Result<PathBuf, HookError> {
     Ok(slot)
 }
 
+/// Keeps the hook at `path` also as the next of the hooks ours chains for `name` in `dir`
+/// ([`chain_slot`]), leaving it in place: ours is then written over it in one rename, so that
+/// a process killed in between leaves the user's hook running where it was (a rename away
+/// first would leave no hook at all). A hard link (of a symbolic link, the link itself), or a
+/// copy where the file system has none. Returns the slot's file name.
+fn keep_in_place(dir: &Path, name: &str, path: &Path) -> Result<String, HookError> {
+    let slot = chain_slot(dir, name);
+    let to = dir.join(&slot);
+    std::fs::hard_link(path, &to)
+        .or_else(|_| std::fs::copy(path, &to).map(drop))
+        .map_err(io(format!("keep {}", path.display())))?;
+    crashpoint("hooks.after-keep");
+    Ok(slot)
+}
+
 /// The file name the next hook ours chains for `name` in `dir` gets: `<name>.pre-entire`, or
 /// after the hooks already kept there, `<name>.pre-entire.NNN`.
 fn chain_slot(dir: &Path, name: &str) -> String {
@@ -603,7 +620,7 @@ fn drop_chained_pre_commit(dir: &Path, name: &str) -> Result<Vec<String>, HookEr
 fn keep_foreign(dir: &Path, name: &str, path: &Path) -> Result<Option<String>, HookError> {
     let kept = chained_hooks(dir, name);
     if kept.is_empty() {
-        chain(dir, name, path)?;
+        keep_in_place(dir, name, path)?;
         return Ok(None);
     }
     let found = std::fs::read(path).ok();
@@ -611,14 +628,13 @@ fn keep_foreign(dir: &Path, name: &str, path: &Path) -> Result<Option<String>, H
         .iter()
         .find(|k| std::fs::read(dir.join(k)).ok() == found)
     {
-        std::fs::remove_file(path).map_err(io(format!("remove {}", path.display())))?;
+        // Ours goes over it (in one rename: the hook runs until then).
         return Ok(Some(format!(
             "{} had replaced our {name} hook; it is the same as {same}, which ours runs",
             path.display()
         )));
     }
-    let slot = chain_slot(dir, name);
-    std::fs::rename(path, dir.join(&slot)).map_err(io(format!("keep {}", path.display())))?;
+    let slot = keep_in_place(dir, name, path)?;
     Ok(Some(format!(
         "{} had replaced our {name} hook since it was installed; it is kept as {slot} and runs after {}, then ours",
         path.display(),
@@ -770,23 +786,30 @@ pub fn uninstall(repo: &Repo) -> Result<Installed, HookError> {
 /// A hook put back from where ours chained it (`.0`) to where ours was (`.1`).
 type PutBack = (PathBuf, PathBuf);
 
-/// Removes our `name` hook at `path` and puts the hook it chains there; where it chains two or
-/// more, a chain of them instead ([`leave_chain`]). Returns what the user should be told of a
+/// Replaces our `name` hook at `path` with the hook it chains, in one rename (there is a hook at
+/// every moment); where it chains two or more, with a chain of them ([`leave_chain`]); where
+/// none, removes it. Returns what the user should be told of a
 /// chain left, and the hook put back.
 fn remove_ours(
     dir: &Path,
     name: &str,
     path: &Path,
 ) -> Result<(Option<String>, Option<PutBack>), HookError> {
-    std::fs::remove_file(path).map_err(io(format!("remove {}", path.display())))?;
     let kept = chained_hooks(dir, name);
     if kept.len() > 1 {
         return Ok((Some(leave_chain(dir, name, path, &kept)?), None));
     }
-    Ok((None, put_back(dir, kept.first(), path)?))
+    crashpoint("hooks.before-put-back");
+    match put_back(dir, kept.first(), path)? {
+        Some(moved) => Ok((None, Some(moved))),
+        None => {
+            std::fs::remove_file(path).map_err(io(format!("remove {}", path.display())))?;
+            Ok((None, None))
+        }
+    }
 }
 
-/// Renames the chained hook `one` (a file name in `dir`), if any, to `path`.
+/// Renames the chained hook `one` (a file name in `dir`), if any, to `path` (over what is there).
 fn put_back(dir: &Path, one: Option<&String>, path: &Path) -> Result<Option<PutBack>, HookError> {
     let Some(one) = one else {
         return Ok(None);

@@ -95,6 +95,33 @@ pub(crate) fn recompute_summary(
     s
 }
 
+/// The root key of the commits linked from the checkpoint's side (docs/format.md).
+const LINKED_COMMITS: &str = "linked_commits";
+
+/// Adds each of `shas` the summary's `linked_commits` lacks, as `{"sha": ...}`, after those it
+/// lists (links are unioned, never dropped).
+fn link_commits(summary: &mut CheckpointSummary, shas: &[String]) {
+    if shas.is_empty() {
+        return;
+    }
+    let links = summary
+        .extra
+        .entry(LINKED_COMMITS)
+        .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+    if !links.is_array() {
+        *links = serde_json::Value::Array(Vec::new());
+    }
+    let list = links.as_array_mut().expect("an array");
+    for sha in shas {
+        let listed = list
+            .iter()
+            .any(|l| l.get("sha").and_then(serde_json::Value::as_str) == Some(sha));
+        if !listed {
+            list.push(serde_json::json!({ "sha": sha }));
+        }
+    }
+}
+
 /// The `sessions[]` entry of a session directory, derived from which files its tree holds.
 pub(crate) fn entry_paths_of(slot_tree: &Tree, prefix: &str, dir: &str) -> SessionFilePaths {
     let has = |name: &str| slot_tree.get_name(name).is_some();
@@ -350,6 +377,7 @@ pub(crate) fn build_session(
         checkpoint_transcript_start: w.checkpoint_transcript_start,
         transcript_lines_at_start: w.checkpoint_transcript_start,
         token_usage: w.token_usage.clone(),
+        kind: w.kind.clone(),
         extra: previous.map(|p| p.extra.clone()).unwrap_or_default(),
         ..Default::default()
     };
@@ -381,7 +409,7 @@ pub(crate) fn build_session(
     } else {
         entries.push(entry);
     }
-    let summary = recompute_summary(
+    let mut summary = recompute_summary(
         prev_summary.as_ref(),
         id,
         &sessions,
@@ -392,6 +420,7 @@ pub(crate) fn build_session(
             commit_sha: &w.commit_sha,
         }),
     );
+    link_commits(&mut summary, &w.linked_commits);
     let mut slots = vec![(dir.as_str(), slot_oid)];
     if !w.tasks.is_empty() {
         slots.push((TASKS, write_tasks(repo, base, w, limits)?));

@@ -1,64 +1,17 @@
-//! The real agents, offline (docs/agents.md, "How it is tested"): the agent installed from npm by
-//! `tests/tools.sh` runs whole sessions here against a scripted model endpoint on 127.0.0.1
-//! (`tests/model_endpoint.py`), so that its own hooks fire with their real payloads, it writes its
-//! real transcript, and it runs `git commit` itself before its turn ends. That, not a payload
-//! typed from documentation, proves capture.
+//! Claude Code (`@anthropic-ai/claude-code`), run offline against the Messages API.
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command as StdCommand, Output, Stdio};
+use std::process::{Output, Stdio};
 
-use serde_json::{json, Value};
+use serde_json::json;
 
+use super::{agent_package, Endpoint};
 use crate::commit_hooks::{commit_in, the_trailer};
-use crate::env::{
-    output_text, path_str, path_with_bins, tool_available, tools_dir, Store, TestEnv,
-};
-
-/// The scripted endpoint, killed when dropped.
-struct Endpoint {
-    child: Child,
-    port: u16,
-    log: PathBuf,
-}
-
-impl Endpoint {
-    /// Starts the endpoint with `script` (see `tests/model_endpoint.py`).
-    fn start(env: &TestEnv, script: &Value) -> Endpoint {
-        let file = env.input_file("model-script.json", script.to_string().as_bytes());
-        let log = env.root().join("model-requests.jsonl");
-        let mut child = StdCommand::new("python3")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/model_endpoint.py"))
-            .args([&file, &log])
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("run python3 tests/model_endpoint.py");
-        let mut line = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line.trim().parse().expect("the endpoint prints its port");
-        Endpoint { child, port, log }
-    }
-
-    /// Every request body the endpoint received.
-    fn requests(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-}
-
-impl Drop for Endpoint {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use crate::env::{output_text, path_str, path_with_bins, tool_available, Store, TestEnv};
 
 /// Claude Code's native binary as `tests/tools.sh` installs it, if it is there.
 fn claude_binary() -> Option<PathBuf> {
-    let scope = tools_dir().join("agents/node_modules/@anthropic-ai");
+    let scope = agent_package("@anthropic-ai/claude-code")?.join("node_modules/@anthropic-ai");
     std::fs::read_dir(scope)
         .ok()?
         .flatten()
@@ -78,10 +31,7 @@ fn claude_binary() -> Option<PathBuf> {
 fn claude(env: &TestEnv, bin: &Path, endpoint: &Endpoint, prompt: &str, extra: &[&str]) -> Output {
     env.program_in("timeout", env.repo())
         .env("PATH", path_with_bins())
-        .env(
-            "ANTHROPIC_BASE_URL",
-            format!("http://127.0.0.1:{}", endpoint.port),
-        )
+        .env("ANTHROPIC_BASE_URL", endpoint.url())
         .env("ANTHROPIC_API_KEY", "sk-test-offline")
         .env("IS_SANDBOX", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
@@ -170,4 +120,70 @@ fn the_real_claude_code_is_captured_with_no_glue() {
     for ours in ["agent-hook", "entire: ", "warning: "] {
         assert!(!requests.contains(ours), "a request carries {ours:?}");
     }
+}
+
+/// The sessions that came before: the real Claude Code runs a session in a repository whose
+/// checkpoints are not enabled (its `git commit` prints the commit's summary line), and
+/// `session import` finds that session in Claude Code's own store, writes it as a checkpoint
+/// linked from its side to the commit the agent made, and writes nothing on a second import.
+#[test]
+fn a_session_the_real_claude_code_left_in_its_store_is_imported() {
+    let Some(bin) = claude_binary() else {
+        tool_available("Claude Code (npm @anthropic-ai/claude-code)", false);
+        return;
+    };
+    let env = TestEnv::new();
+    let notes = env.repo().join("notes.txt");
+    let endpoint = Endpoint::start(
+        &env,
+        &json!({
+            "PROMPT-ONE": [
+                {"tool": "Write", "input": {"file_path": path_str(&notes), "content": "notes by the agent\n"}, "output_tokens": 120},
+                {"tool": "Bash", "input": {"command": "git add notes.txt && git commit -m 'Add notes'", "description": "Commit the notes"}, "output_tokens": 40},
+                {"text": "Done.", "output_tokens": 4}
+            ]
+        }),
+    );
+    let prompt = "write the notes file and commit it PROMPT-ONE";
+    let out = claude(&env, &bin, &endpoint, prompt, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    let agents_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    assert_eq!(env.git(&["log", "-1", "--format=%s"]).trim(), "Add notes");
+    let refs = || env.git(&["for-each-ref", "refs/entire/checkpoints/"]);
+    assert!(refs().is_empty(), "nothing recorded it as it ran");
+
+    let listed = env.ok_json(Store::Refs, &["session", "import", "--json"]);
+    let sessions = listed["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{listed}");
+    assert_eq!(sessions[0]["agent"], json!("claude-code"));
+    assert_eq!(sessions[0]["state"], json!("new"));
+    assert_eq!(sessions[0]["subject"], json!(prompt));
+    assert_eq!(sessions[0]["commits"], json!([agents_commit]));
+
+    let done = env.ok_json(Store::Refs, &["session", "import", "--all", "--json"]);
+    let id = done["sessions"][0]["checkpoint_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let root = env.json(Store::Refs, &id, "metadata.json");
+    assert_eq!(
+        root["linked_commits"],
+        json!([{"sha": agents_commit}]),
+        "{root}"
+    );
+    assert_eq!(root["imported"], json!(true), "{root}");
+    assert_eq!(env.blob_text(Store::Refs, &id, "0/prompt.txt"), prompt);
+    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    assert_eq!(meta["session_id"], sessions[0]["session_id"], "{meta}");
+    assert_eq!(meta["files_touched"], json!(["notes.txt"]), "{meta}");
+    assert_eq!(
+        meta["token_usage"]["output_tokens"],
+        json!(120 + 40 + 4),
+        "{meta}"
+    );
+
+    let written = refs();
+    let again = env.ok_json(Store::Refs, &["session", "import", "--all", "--json"]);
+    assert_eq!(again["sessions"][0]["state"], json!("recorded"), "{again}");
+    assert_eq!(refs(), written, "a second import writes nothing");
 }
