@@ -152,7 +152,7 @@ enum ChangeDoc {
     /// Our hooks in an agent's configuration file (put in, or taken out).
     Agent {
         agent: &'static str,
-        file: &'static str,
+        file: String,
         wired: bool,
     },
     Hook {
@@ -180,7 +180,7 @@ impl ChangeDoc {
             Change::HelpViewer { set } => ChangeDoc::HelpViewer { set: *set },
             Change::Agent { agent, file, wired } => ChangeDoc::Agent {
                 agent,
-                file,
+                file: file.clone(),
                 wired: *wired,
             },
             Change::Hook { name, state } => {

@@ -13,6 +13,10 @@ pub enum ConfigFileError {
     /// The file is JSON but not an object, or a key we write into holds something else.
     #[error("{0} is not a JSON object; fix it by hand first")]
     NotAnObject(String),
+    /// A hook script of someone else's is where ours goes (the agent names its scripts after
+    /// its events).
+    #[error("it is a hook script that is not ours; move its commands elsewhere first")]
+    NotOurs,
 }
 
 /// A JSON configuration document, with how its text was laid out.

@@ -4,6 +4,8 @@
 //! [`all`] lists them. Installing and removing our entries is text in, text out: the caller
 //! reads and writes the files.
 
+use std::path::PathBuf;
+
 use serde_json::{json, Map, Value};
 
 use super::config_file::{array_at, object_at, ConfigFileError, JsonConfig};
@@ -41,8 +43,13 @@ pub enum Layout {
     /// `{"version": 1, "hooks": {"<event>": [{"command": "..."}]}}`, in a file the user shares
     /// with us (Cursor).
     Flat,
-    /// A file of ours alone, rendered whole (Copilot CLI's hook file, OpenCode's plugin).
+    /// A file of ours alone, rendered whole (Copilot CLI's hook file, OpenCode's plugin, Pi's
+    /// extension).
     OwnFile(fn(&AgentHooks) -> String),
+    /// A script of ours alone per event, rendered whole, named as the event in the directory
+    /// the configuration names (Cline runs each file of its hooks directory named after one of
+    /// its events).
+    Scripts(fn(&AgentHooks, &EventSpec) -> String),
 }
 
 /// One event of an agent that we hook.
@@ -86,7 +93,8 @@ pub struct AgentHooks {
     pub name: &'static str,
     /// The format of its transcripts (and so the agent's name shown to people).
     pub format: TranscriptFormat,
-    /// The configuration file (relative to the work tree) our hooks go into.
+    /// The configuration file (relative to the work tree) our hooks go into; for
+    /// [`Layout::Scripts`], the directory of the scripts.
     pub config: &'static str,
     /// Its local, uncommitted variant, where the agent has one (`enable --agent <name> --local`).
     pub local_config: Option<&'static str>,
@@ -106,6 +114,9 @@ pub struct AgentHooks {
     /// For an agent that keeps its sessions in a store of its own and names no transcript file
     /// (OpenCode), its command whose `export <session ID>` prints the session's transcript.
     pub export: Option<&'static str>,
+    /// For an agent whose payloads do not name the transcript (Cline), where it keeps the
+    /// transcript of a session, by the session's ID.
+    pub transcript_of: Option<fn(&str) -> Option<PathBuf>>,
 }
 
 /// What an edit of a configuration file comes to.
@@ -141,15 +152,60 @@ impl AgentHooks {
         self.events.iter().find(|e| e.name == name)
     }
 
-    /// Reads the payload of the event the agent names `event`.
+    /// Reads the payload of the event the agent names `event`; the transcript is where the
+    /// agent keeps the session's when the payload does not name it.
     pub fn read_event(&self, event: &str, payload: &[u8]) -> Result<HookEvent, PayloadError> {
         let kind = self.event(event).map_or(EventKind::ToolUsed, |e| e.kind);
-        self.payload.read(kind, payload)
+        let mut read = self.payload.read(kind, payload)?;
+        if read.transcript.is_none() {
+            read.transcript = self.transcript_of.and_then(|at| at(&read.session_id));
+        }
+        Ok(read)
     }
 
-    /// Our hooks added to the configuration `text` (`None`: no file yet). Idempotent: where
-    /// they are all there, [`Edit::Unchanged`].
-    pub fn install(&self, text: Option<&str>) -> Result<Edit, ConfigFileError> {
+    /// The files (relative to the work tree) our hooks go into: the configuration, or with
+    /// `local` its local variant where the agent has one; for [`Layout::Scripts`], one script
+    /// per event.
+    pub fn files(&self, local: bool) -> Vec<String> {
+        match (self.layout, local, self.local_config) {
+            (Layout::Scripts(_), _, _) => self
+                .events
+                .iter()
+                .map(|e| format!("{}/{}", self.config, e.name))
+                .collect(),
+            (_, true, Some(file)) => vec![file.to_owned()],
+            _ => vec![self.config.to_owned()],
+        }
+    }
+
+    /// Every file our hooks may be in: [`AgentHooks::files`], local or not.
+    pub fn all_files(&self) -> Vec<String> {
+        let mut files = self.files(false);
+        files.extend(self.local_config.map(str::to_owned));
+        files
+    }
+
+    /// The event whose script is `file`, for [`Layout::Scripts`].
+    fn script_event(&self, file: &str) -> Option<&EventSpec> {
+        let name = file.strip_prefix(self.config)?.strip_prefix('/')?;
+        self.event(name)
+    }
+
+    /// Our hooks added to `file`, one of [`AgentHooks::files`], whose text is `text` (`None`:
+    /// no file yet). Idempotent: where they are all there, [`Edit::Unchanged`]. A script of
+    /// someone else's where ours goes is refused.
+    pub fn install(&self, file: &str, text: Option<&str>) -> Result<Edit, ConfigFileError> {
+        if let Layout::Scripts(render) = self.layout {
+            let Some(event) = self.script_event(file) else {
+                return Ok(Edit::Unchanged);
+            };
+            let ours = render(self, event);
+            return match text {
+                Some(t) if t == ours => Ok(Edit::Unchanged),
+                Some(t) if !self.runs_ours(t) => Err(ConfigFileError::NotOurs),
+                _ => Ok(Edit::Write(ours)),
+            };
+        }
         if let Layout::OwnFile(render) = self.layout {
             let ours = render(self);
             return Ok(if text == Some(ours.as_str()) {
@@ -179,11 +235,16 @@ impl AgentHooks {
         })
     }
 
-    /// Our hooks taken out of the configuration `text`, and what they alone made (an entry, an
-    /// event's list, `hooks`, the file); everything else stays as it is.
-    pub fn uninstall(&self, text: &str) -> Result<Edit, ConfigFileError> {
-        if let Layout::OwnFile(_) = self.layout {
-            return Ok(Edit::Remove);
+    /// Our hooks taken out of `file`, whose text is `text`, and what they alone made (an
+    /// entry, an event's list, `hooks`, the file); everything else stays as it is.
+    pub fn uninstall(&self, file: &str, text: &str) -> Result<Edit, ConfigFileError> {
+        match self.layout {
+            Layout::OwnFile(_) => return Ok(Edit::Remove),
+            Layout::Scripts(_) if self.runs_ours(text) && self.script_event(file).is_some() => {
+                return Ok(Edit::Remove)
+            }
+            Layout::Scripts(_) => return Ok(Edit::Unchanged),
+            _ => {}
         }
         let mut config = JsonConfig::parse(Some(text))?;
         let doc = config.doc_mut();
@@ -229,13 +290,19 @@ impl AgentHooks {
         })
     }
 
-    /// How many of our hooks the configuration `text` holds (`None`: no file).
-    pub fn wiring(&self, text: Option<&str>) -> Wiring {
+    /// How many of our hooks the file `file` of [`AgentHooks::all_files`] holds, by its text
+    /// `text` (`None`: no file).
+    pub fn wiring(&self, file: &str, text: Option<&str>) -> Wiring {
         let Some(text) = text else {
             return Wiring::NotWired;
         };
-        if let Layout::OwnFile(_) = self.layout {
-            return Wiring::Wired;
+        match self.layout {
+            Layout::OwnFile(_) => return Wiring::Wired,
+            Layout::Scripts(_) if self.runs_ours(text) && self.script_event(file).is_some() => {
+                return Wiring::Wired
+            }
+            Layout::Scripts(_) => return Wiring::NotWired,
+            _ => {}
         }
         let Ok(config) = JsonConfig::parse(Some(text)) else {
             return Wiring::NotWired;
@@ -281,8 +348,13 @@ impl AgentHooks {
                 entry.insert("hooks".into(), json!([handler]));
                 Value::Object(entry)
             }
-            Layout::OwnFile(_) => Value::Null,
+            Layout::OwnFile(_) | Layout::Scripts(_) => Value::Null,
         }
+    }
+
+    /// Whether the script `text` runs a hook of ours for this agent.
+    fn runs_ours(&self, text: &str) -> bool {
+        text.contains(&format!("{COMMAND} {} ", self.name))
     }
 
     /// Whether the entry `e` holds a handler of ours.
@@ -313,8 +385,41 @@ fn is_empty_at(v: &Value, key: &str) -> bool {
         .is_some_and(Vec::is_empty)
 }
 
+/// The TypeScript of `run(event, cwd, payload)` for a plugin of ours that Node or Bun runs (Pi's
+/// extension, Amp's plugin; it needs `spawn` from `node:child_process`): runs our command for
+/// `event` of `agent` through a shell, as agents run hook commands, in `cwd`, with `payload` on
+/// stdin and its output going nowhere (the agent's interface owns the terminal), killed after
+/// 60 s. It resolves when the command ends and never rejects: a failing hook must not disturb
+/// the agent.
+pub(crate) fn plugin_runner(agent: &str) -> String {
+    format!(
+        r#"  const run = (event: string, cwd: string | undefined, payload: string) =>
+    new Promise<void>((resolve) => {{
+      try {{
+        const child = spawn(`{COMMAND} {agent} ${{event}}`, {{
+          shell: true,
+          cwd,
+          stdio: ["pipe", "ignore", "ignore"],
+        }});
+        const timer = setTimeout(() => child.kill(), 60_000);
+        const done = () => {{
+          clearTimeout(timer);
+          resolve();
+        }};
+        child.on("error", done);
+        child.on("close", done);
+        child.stdin?.on("error", () => {{}});
+        child.stdin?.end(payload);
+      }} catch {{
+        resolve(); // never disturb the agent
+      }}
+    }});
+"#
+    )
+}
+
 /// Every agent whose hooks we install.
-pub fn all() -> [&'static AgentHooks; 7] {
+pub fn all() -> [&'static AgentHooks; 10] {
     [
         &super::claude_code::HOOKS,
         &super::codex::HOOKS,
@@ -323,6 +428,9 @@ pub fn all() -> [&'static AgentHooks; 7] {
         &super::copilot::HOOKS,
         &super::droid::HOOKS,
         &super::opencode::HOOKS,
+        &super::pi::HOOKS,
+        &super::cline::HOOKS,
+        &super::amp::HOOKS,
     ]
 }
 
@@ -339,6 +447,8 @@ mod tests {
         by_name("claude-code").unwrap()
     }
 
+    const F: &str = ".claude/settings.json";
+
     const USERS: &str = r#"{
     "permissions": {"allow": ["Bash(ls)"]},
     "hooks": {
@@ -353,29 +463,29 @@ mod tests {
     #[test]
     fn ours_go_in_once_and_come_out_exactly() {
         let a = claude();
-        let Edit::Write(with) = a.install(Some(USERS)).unwrap() else {
+        let Edit::Write(with) = a.install(F, Some(USERS)).unwrap() else {
             panic!("nothing written");
         };
-        assert_eq!(a.wiring(Some(&with)), Wiring::Wired);
-        assert_eq!(a.wiring(Some(USERS)), Wiring::NotWired);
-        assert_eq!(a.install(Some(&with)).unwrap(), Edit::Unchanged);
+        assert_eq!(a.wiring(F, Some(&with)), Wiring::Wired);
+        assert_eq!(a.wiring(F, Some(USERS)), Wiring::NotWired);
+        assert_eq!(a.install(F, Some(&with)).unwrap(), Edit::Unchanged);
         let v: Value = serde_json::from_str(&with).unwrap();
         let post = v["hooks"]["PostToolUse"].as_array().unwrap();
         assert_eq!(post.len(), 2, "the user's entry first, ours after: {with}");
         assert_eq!(post[0]["hooks"][0]["command"], "./lint.sh");
         assert!(with.starts_with("{\n    \"permissions\""), "{with}");
-        let Edit::Write(without) = a.uninstall(&with).unwrap() else {
+        let Edit::Write(without) = a.uninstall(F, &with).unwrap() else {
             panic!("nothing removed");
         };
         assert_eq!(
             serde_json::from_str::<Value>(&without).unwrap(),
             serde_json::from_str::<Value>(USERS).unwrap()
         );
-        assert_eq!(a.uninstall(&without).unwrap(), Edit::Unchanged);
+        assert_eq!(a.uninstall(F, &without).unwrap(), Edit::Unchanged);
         // A file we made alone goes whole.
-        let Edit::Write(made) = a.install(None).unwrap() else {
+        let Edit::Write(made) = a.install(F, None).unwrap() else {
             panic!()
         };
-        assert_eq!(a.uninstall(&made).unwrap(), Edit::Remove);
+        assert_eq!(a.uninstall(F, &made).unwrap(), Edit::Remove);
     }
 }

@@ -33,6 +33,12 @@ pub enum TranscriptFormat {
     /// Pi's session JSONL.
     #[serde(rename = "pi")]
     Pi,
+    /// Cline's session messages, one JSON document.
+    #[serde(rename = "cline")]
+    Cline,
+    /// Amp's thread messages, as our plugin writes them: JSON lines.
+    #[serde(rename = "amp")]
+    Amp,
     /// None of these: no write is read from it.
     #[serde(rename = "unknown")]
     Unknown,
@@ -51,6 +57,8 @@ impl TranscriptFormat {
             TranscriptFormat::Kiro => "kiro",
             TranscriptFormat::Droid => "droid",
             TranscriptFormat::Pi => "pi",
+            TranscriptFormat::Cline => "cline",
+            TranscriptFormat::Amp => "amp",
             TranscriptFormat::Unknown => "unknown",
         }
     }
@@ -67,6 +75,8 @@ impl TranscriptFormat {
             TranscriptFormat::Kiro => "Kiro",
             TranscriptFormat::Droid => "Factory AI Droid",
             TranscriptFormat::Pi => "Pi",
+            TranscriptFormat::Cline => "Cline",
+            TranscriptFormat::Amp => "Amp",
             TranscriptFormat::Unknown => "an unknown agent",
         }
     }

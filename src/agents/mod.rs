@@ -21,7 +21,9 @@
 //! `<environment_context>`, `<local-command-stdout>`, ...) and `[Request interrupted ...`
 //! markers are not prompts. Writes made by shell commands are not seen.
 
+mod amp;
 mod claude_code;
+mod cline;
 mod codex;
 mod config_file;
 mod copilot;
@@ -42,7 +44,7 @@ mod turns;
 pub use config_file::ConfigFileError;
 pub use event::{EventKind, HookEvent, PayloadError, SubagentRef};
 pub use history::History;
-pub use hook::{AgentHooks, Edit, Wiring};
+pub use hook::{AgentHooks, Edit, Layout, Wiring};
 pub use id::TranscriptFormat;
 pub use registry::subagent_call;
 

@@ -5,7 +5,9 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 
+use super::amp::Amp;
 use super::claude_code::{self, ClaudeCode};
+use super::cline::Cline;
 use super::codex::{self, Codex};
 use super::copilot::CopilotCli;
 use super::cursor::Cursor;
@@ -23,18 +25,20 @@ use super::{TranscriptReader, Usage};
 type Claim = (TranscriptFormat, fn(&Value) -> bool);
 
 /// The agents that write JSON lines, each with its claim on a line. No two claim the same line.
-const LINE_AGENTS: [Claim; 6] = [
+const LINE_AGENTS: [Claim; 7] = [
     (ClaudeCode::FORMAT, ClaudeCode::claims),
     (Codex::FORMAT, Codex::claims),
     (Droid::FORMAT, Droid::claims),
     (Pi::FORMAT, Pi::claims),
     (CopilotCli::FORMAT, CopilotCli::claims),
     (Cursor::FORMAT, Cursor::claims),
+    (Amp::FORMAT, Amp::claims),
 ];
 
 /// The agents that write one JSON document, each with its claim on a document, in the order
 /// asked (the first that claims a document has it).
-const DOCUMENT_AGENTS: [Claim; 3] = [
+const DOCUMENT_AGENTS: [Claim; 4] = [
+    (Cline::FORMAT, Cline::claims),
     (GeminiCli::FORMAT, GeminiCli::claims),
     (OpenCode::FORMAT, OpenCode::claims),
     (Kiro::FORMAT, Kiro::claims),
@@ -81,6 +85,7 @@ pub(crate) fn entries(format: TranscriptFormat, doc: &Value) -> (&[Value], Unit)
     let (key, unit) = match format {
         TranscriptFormat::GeminiCli => GeminiCli::ENTRIES,
         TranscriptFormat::OpenCode => OpenCode::ENTRIES,
+        TranscriptFormat::Cline => Cline::ENTRIES,
         TranscriptFormat::Kiro => Kiro::ENTRIES,
         _ => return (&[], Unit::Message),
     };
@@ -97,6 +102,7 @@ pub(crate) fn read_document_entry(
     match format {
         TranscriptFormat::GeminiCli => GeminiCli::read(item, entry, out),
         TranscriptFormat::OpenCode => OpenCode::read(item, entry, out),
+        TranscriptFormat::Cline => Cline::read(item, entry, out),
         TranscriptFormat::Kiro => Kiro::read(item, entry, out),
         _ => {}
     }
@@ -125,6 +131,7 @@ pub(crate) fn read_value_line(
         TranscriptFormat::CopilotCli => CopilotCli::read(v, line, out),
         TranscriptFormat::Droid => Droid::read(v, line, out),
         TranscriptFormat::Pi => Pi::read(v, line, out),
+        TranscriptFormat::Amp => Amp::read(v, line, out),
         _ => {}
     }
 }
@@ -218,6 +225,8 @@ pub(crate) fn usage(format: TranscriptFormat) -> Usage {
         TranscriptFormat::Kiro => Kiro::USAGE,
         TranscriptFormat::Droid => Droid::USAGE,
         TranscriptFormat::Pi => Pi::USAGE,
+        TranscriptFormat::Cline => Cline::USAGE,
+        TranscriptFormat::Amp => Amp::USAGE,
         TranscriptFormat::Unknown => Usage::None,
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::agents::{self, AgentHooks, ConfigFileError, Edit, Wiring};
+use crate::agents::{self, AgentHooks, ConfigFileError, Edit, Layout, Wiring};
 use crate::base::error::{ExitStatus, FAILURE, USAGE};
 use crate::base::fs::{read_owned, write_atomic};
 use crate::git::repo::Repo;
@@ -104,8 +104,8 @@ fn used_here(repo: &Repo, agent: &AgentHooks) -> bool {
 pub struct AgentWiring {
     /// The agent.
     pub agent: &'static str,
-    /// The file, relative to the work tree.
-    pub file: &'static str,
+    /// The file (for hook scripts, their directory), relative to the work tree.
+    pub file: String,
     /// `wired`, `partial` or `not_wired`.
     pub state: WiringState,
 }
@@ -138,26 +138,41 @@ pub struct AgentChange {
     /// The agent.
     pub agent: &'static str,
     /// The file, relative to the work tree.
-    pub file: &'static str,
+    pub file: String,
     /// Whether our hooks went in (or came out).
     pub wired: bool,
 }
 
-/// The files of `agent` our hooks may be in: its configuration, and its local one.
-fn files_of(agent: &AgentHooks) -> impl Iterator<Item = &'static str> {
-    std::iter::once(agent.config).chain(agent.local_config)
-}
-
-/// Every agent's wiring in each of its files that holds any of our hooks.
+/// Every agent's wiring in each of its files that holds any of our hooks; an agent's hook
+/// scripts are one row, their directory, wired when every script is there.
 pub fn wiring(repo: &Repo) -> Vec<AgentWiring> {
     let Some(root) = repo.workdir() else {
         return Vec::new();
     };
     let mut out = Vec::new();
     for agent in agents::hooks::all() {
-        for file in files_of(agent) {
-            let text = read_text(&root.join(file), file).ok().flatten();
-            let state = agent.wiring(text.as_deref());
+        let states: Vec<(String, Wiring)> = agent
+            .all_files()
+            .into_iter()
+            .map(|file| {
+                let text = read_text(&root.join(&file), &file).ok().flatten();
+                let state = agent.wiring(&file, text.as_deref());
+                (file, state)
+            })
+            .collect();
+        let rows = match agent.layout {
+            Layout::Scripts(_) => {
+                let wired = states.iter().filter(|(_, s)| *s == Wiring::Wired).count();
+                let state = match wired {
+                    0 => Wiring::NotWired,
+                    n if n == states.len() => Wiring::Wired,
+                    _ => Wiring::Partial,
+                };
+                vec![(agent.config.to_owned(), state)]
+            }
+            _ => states,
+        };
+        for (file, state) in rows {
             if state != Wiring::NotWired {
                 out.push(AgentWiring {
                     agent: agent.name,
@@ -174,52 +189,54 @@ pub fn wiring(repo: &Repo) -> Vec<AgentWiring> {
 #[derive(Debug)]
 pub struct Planned {
     agent: &'static AgentHooks,
-    file: &'static str,
+    file: String,
     path: PathBuf,
     before: Option<String>,
     text: String,
 }
 
 /// What putting our hooks into `agent`'s configuration would write (with `local`, its local,
-/// uncommitted file where it has one), checked: `None` when they are all there. Nothing is
-/// written, so every agent's file can be checked before anything changes.
+/// uncommitted file where it has one; each of its hook scripts), checked: nothing where they
+/// are all there. Nothing is written, so every agent's file can be checked before anything
+/// changes.
 pub fn plan(
     repo: &Repo,
     agent: &'static AgentHooks,
     local: bool,
-) -> Result<Option<Planned>, AgentHooksError> {
+) -> Result<Vec<Planned>, AgentHooksError> {
     let root = repo.workdir().ok_or(AgentHooksError::Bare)?;
-    let file = match (local, agent.local_config) {
-        (true, Some(file)) => file,
-        _ => agent.config,
-    };
-    let path = root.join(file);
-    refuse_links(root, file)?;
-    let before = read_text(&path, file)?;
-    let edit = agent
-        .install(before.as_deref())
-        .map_err(|source| AgentHooksError::Config {
-            file: file.to_owned(),
-            source,
-        })?;
-    Ok(match edit {
-        Edit::Write(text) => Some(Planned {
-            agent,
-            file,
-            path,
-            before,
-            text,
-        }),
-        Edit::Unchanged | Edit::Remove => None,
-    })
+    let mut planned = Vec::new();
+    for file in agent.files(local) {
+        let path = root.join(&file);
+        refuse_links(root, &file)?;
+        let before = read_text(&path, &file)?;
+        let edit =
+            agent
+                .install(&file, before.as_deref())
+                .map_err(|source| AgentHooksError::Config {
+                    file: file.clone(),
+                    source,
+                })?;
+        if let Edit::Write(text) = edit {
+            planned.push(Planned {
+                agent,
+                file,
+                path,
+                before,
+                text,
+            });
+        }
+    }
+    Ok(planned)
 }
 
 /// Writes a [`plan`]ned edit, keeping the file as it was for `disable`.
 pub fn apply(repo: &Repo, planned: Planned) -> Result<AgentChange, AgentHooksError> {
     if let Some(before) = &planned.before {
-        keep_original(repo, planned.agent, planned.file, before)?;
+        keep_original(repo, planned.agent, &planned.file, before)?;
     }
-    write_text(&planned.path, planned.file, &planned.text)?;
+    let executable = matches!(planned.agent.layout, Layout::Scripts(_));
+    write_text(&planned.path, &planned.file, &planned.text, executable)?;
     Ok(AgentChange {
         agent: planned.agent.name,
         file: planned.file,
@@ -234,25 +251,25 @@ pub fn unwire(
 ) -> Result<Vec<AgentChange>, AgentHooksError> {
     let root = repo.workdir().ok_or(AgentHooksError::Bare)?;
     let mut changes = Vec::new();
-    for file in files_of(agent) {
-        let path = root.join(file);
-        refuse_links(root, file)?;
-        let Some(text) = read_text(&path, file)? else {
+    for file in agent.all_files() {
+        let path = root.join(&file);
+        refuse_links(root, &file)?;
+        let Some(text) = read_text(&path, &file)? else {
             continue;
         };
         let edit = agent
-            .uninstall(&text)
+            .uninstall(&file, &text)
             .map_err(|source| AgentHooksError::Config {
-                file: file.to_owned(),
+                file: file.clone(),
                 source,
             })?;
-        let original = original_path(repo, agent, file);
-        let kept = read_text(&original, file).ok().flatten();
+        let original = original_path(repo, agent, &file);
+        let kept = read_text(&original, &file).ok().flatten();
         match edit {
             Edit::Unchanged => continue,
             Edit::Remove => std::fs::remove_file(&path).map_err(|source| AgentHooksError::Io {
                 action: "remove",
-                file: file.to_owned(),
+                file: file.clone(),
                 source,
             })?,
             Edit::Write(left) => {
@@ -260,8 +277,9 @@ pub fn unwire(
                 let same = kept.as_deref().is_some_and(|k| same_json(k, &left));
                 write_text(
                     &path,
-                    file,
+                    &file,
                     kept.as_deref().filter(|_| same).unwrap_or(&left),
+                    false,
                 )?;
             }
         }
@@ -340,9 +358,14 @@ fn read_text(path: &Path, file: &str) -> Result<Option<String>, AgentHooksError>
     }
 }
 
-/// Writes `text` to `path` (shown as `file`), its directory made when missing, the permissions
-/// of the file it replaces kept.
-fn write_text(path: &Path, file: &str, text: &str) -> Result<(), AgentHooksError> {
+/// Writes `text` to `path` (shown as `file`), its directory made when missing: `executable`
+/// (a hook script the agent runs), or with the permissions of the file it replaces.
+fn write_text(
+    path: &Path,
+    file: &str,
+    text: &str,
+    executable: bool,
+) -> Result<(), AgentHooksError> {
     use std::os::unix::fs::PermissionsExt;
     let io = |source| AgentHooksError::Io {
         action: "write",
@@ -352,6 +375,10 @@ fn write_text(path: &Path, file: &str, text: &str) -> Result<(), AgentHooksError
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;
     }
-    let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o7777);
+    let mode = match std::fs::metadata(path) {
+        _ if executable => 0o755,
+        Ok(m) => m.permissions().mode() & 0o7777,
+        Err(_) => 0o644,
+    };
     write_atomic(path, text.as_bytes(), mode).map_err(io)
 }

@@ -112,7 +112,7 @@ pub enum Change {
         /// The agent.
         agent: &'static str,
         /// The file, relative to the work tree.
-        file: &'static str,
+        file: String,
         /// In (`enable`) or out (`disable`).
         wired: bool,
     },

@@ -60,6 +60,22 @@ const AGENTS: &[(&str, &str, &str, &str, &str, &str)] = &[
         "Create",
     ),
     ("pi.jsonl", "Pi", "a00000000007", "pi", "pi", "write"),
+    (
+        "cline.json",
+        "Cline",
+        "a00000000008",
+        "cline",
+        "cline",
+        "editor",
+    ),
+    (
+        "amp.jsonl",
+        "Amp",
+        "a00000000009",
+        "amp",
+        "amp",
+        "create_file",
+    ),
 ];
 
 /// Writes checkpoint `id` with one session of the transcript `bytes` under the git-branch store.

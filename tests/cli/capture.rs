@@ -535,7 +535,8 @@ fn enable_agent_merges_into_the_users_file_and_disable_gives_it_back() {
 }
 
 /// Bad input changes nothing: an unknown agent (usage error), a configuration that does not
-/// parse, and one behind a symbolic link that came with a clone.
+/// parse, one behind a symbolic link that came with a clone, and a hook script of the user's
+/// where ours goes (Cline names its scripts after its events).
 #[test]
 fn enable_agent_refuses_bad_input_and_changes_nothing() {
     let env = TestEnv::new();
@@ -558,6 +559,19 @@ fn enable_agent_refuses_bad_input_and_changes_nothing() {
     std::os::unix::fs::symlink(&outside, env.repo().join(".claude/settings.json")).unwrap();
     refused("claude-code", 1, "is a symbolic link");
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "{}");
+    let theirs = "#!/bin/sh\n./lint.sh\n";
+    env.write_file(".clinerules/hooks/PostToolUse", theirs.as_bytes());
+    refused(
+        "cline",
+        1,
+        ".clinerules/hooks/PostToolUse: it is a hook script that is not ours",
+    );
+    let hooks = std::fs::read_dir(env.repo().join(".clinerules/hooks")).unwrap();
+    assert_eq!(hooks.count(), 1, "no script of ours was written");
+    assert_eq!(
+        std::fs::read_to_string(env.repo().join(".clinerules/hooks/PostToolUse")).unwrap(),
+        theirs
+    );
 }
 
 /// The command our configuration of `file` runs for `event` of `agent` (wherever the agent's
@@ -582,64 +596,83 @@ fn configured_command(env: &TestEnv, file: &str, agent: &str, event: &str) -> St
     found.unwrap_or_else(|| panic!("{file} runs nothing of ours on {event}: {doc}"))
 }
 
-/// One agent's hooks for the per-agent test: its name, its configuration file, the transcript
-/// fixture and the name its prompt and file use, its events (start, prompt, tool, turn end) and
-/// its payload for an event.
+/// One agent's hooks for the per-agent test: its name, the file `enable` writes (for hook
+/// scripts, their directory), the transcript fixture (and where the agent keeps it, when its
+/// payload does not say) and the name its prompt and file use, its events (start, prompt, tool,
+/// turn end), the command the agent runs for an event where it is not in a JSON configuration
+/// (read from what `enable` wrote, and checked there), its payload for an event, and the output
+/// tokens its fixture records, where checked.
 struct Agent {
     name: &'static str,
     file: &'static str,
     fixture: &'static str,
+    kept_at: Option<fn(env: &TestEnv, sid: &str) -> PathBuf>,
     short: &'static str,
     shown: &'static str,
     events: [&'static str; 4],
+    command: Option<fn(env: &TestEnv, event: &str) -> String>,
     payload: fn(sid: &str, transcript: &str, cwd: &str, event: &str, prompt: &str) -> Value,
+    output_tokens: Option<u64>,
 }
 
 fn snake_case(sid: &str, transcript: &str, cwd: &str, event: &str, prompt: &str) -> Value {
     json!({"session_id": sid, "transcript_path": transcript, "cwd": cwd, "hook_event_name": event, "prompt": prompt})
 }
 
-const AGENTS: [Agent; 6] = [
+const AGENTS: [Agent; 9] = [
     Agent {
         name: "claude-code",
         file: ".claude/settings.json",
         fixture: "claude-code.jsonl",
+        kept_at: None,
         short: "claude",
         shown: "Claude Code",
         events: ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"],
+        command: None,
         payload: snake_case,
+        output_tokens: None,
     },
     Agent {
         name: "codex",
         file: ".codex/hooks.json",
         fixture: "codex.jsonl",
+        kept_at: None,
         short: "codex",
         shown: "Codex",
         events: ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"],
+        command: None,
         payload: snake_case,
+        output_tokens: None,
     },
     Agent {
         name: "droid",
         file: ".factory/settings.json",
         fixture: "droid.jsonl",
+        kept_at: None,
         short: "droid",
         shown: "Factory AI Droid",
         events: ["SessionStart", "UserPromptSubmit", "PostToolUse", "Stop"],
+        command: None,
         payload: snake_case,
+        output_tokens: None,
     },
     Agent {
         name: "gemini",
         file: ".gemini/settings.json",
         fixture: "gemini-cli.json",
+        kept_at: None,
         short: "gemini",
         shown: "Gemini CLI",
         events: ["SessionStart", "BeforeAgent", "AfterTool", "AfterAgent"],
+        command: None,
         payload: snake_case,
+        output_tokens: None,
     },
     Agent {
         name: "cursor",
         file: ".cursor/hooks.json",
         fixture: "cursor.jsonl",
+        kept_at: None,
         short: "cursor",
         shown: "Cursor",
         events: [
@@ -648,15 +681,18 @@ const AGENTS: [Agent; 6] = [
             "afterFileEdit",
             "stop",
         ],
+        command: None,
         payload: |sid, transcript, cwd, event, prompt| {
             json!({"conversation_id": sid, "generation_id": "g-1", "hook_event_name": event,
                 "workspace_roots": [cwd], "transcript_path": transcript, "prompt": prompt})
         },
+        output_tokens: None,
     },
     Agent {
         name: "copilot",
         file: ".github/hooks/entire-checkpoints.json",
         fixture: "copilot-cli.jsonl",
+        kept_at: None,
         short: "copilot",
         shown: "Copilot CLI",
         events: [
@@ -665,6 +701,7 @@ const AGENTS: [Agent; 6] = [
             "postToolUse",
             "agentStop",
         ],
+        command: None,
         // Copilot CLI names the transcript only when a turn ends.
         payload: |sid, transcript, cwd, event, prompt| match event {
             "agentStop" => {
@@ -672,29 +709,151 @@ const AGENTS: [Agent; 6] = [
             }
             _ => json!({"sessionId": sid, "timestamp": 1, "cwd": cwd, "prompt": prompt}),
         },
+        output_tokens: None,
+    },
+    Agent {
+        name: "pi",
+        file: ".pi/extensions/entire-checkpoints.ts",
+        fixture: "pi.jsonl",
+        kept_at: None,
+        short: "pi",
+        shown: "Pi",
+        events: [
+            "session_start",
+            "before_agent_start",
+            "tool_result",
+            "agent_end",
+        ],
+        // Our extension subscribes to Pi's event and runs our command named after it.
+        command: Some(|env: &TestEnv, event: &str| {
+            let ts =
+                std::fs::read_to_string(env.repo().join(".pi/extensions/entire-checkpoints.ts"))
+                    .unwrap();
+            assert!(
+                ts.contains(&format!("pi.on(\"{event}\""))
+                    && ts.contains(&format!("send(\"{event}\"")),
+                "the extension does not report {event}: {ts}"
+            );
+            assert!(
+                ts.contains("git entire-checkpoint agent-hook pi ${event}"),
+                "{ts}"
+            );
+            format!("git entire-checkpoint agent-hook pi {event}")
+        }),
+        // What our extension sends: Pi's session manager names the session and its file.
+        payload: |sid, transcript, cwd, event, prompt| json!({"hook_event_name": event, "session_id": sid, "transcript_path": transcript, "cwd": cwd, "prompt": prompt}),
+        output_tokens: Some(113),
+    },
+    Agent {
+        name: "cline",
+        file: ".clinerules/hooks",
+        fixture: "cline.json",
+        // Cline's data directory under the test's HOME.
+        kept_at: Some(|env, sid| {
+            env.root()
+                .join("home/.cline/data/sessions")
+                .join(sid)
+                .join(format!("{sid}.messages.json"))
+        }),
+        short: "cline",
+        shown: "Cline",
+        events: [
+            "TaskStart",
+            "UserPromptSubmit",
+            "PostToolUse",
+            "TaskComplete",
+        ],
+        // Cline runs each executable file named after the event, through its shebang.
+        command: Some(|env: &TestEnv, event: &str| {
+            use std::os::unix::fs::PermissionsExt;
+            let script = env.repo().join(".clinerules/hooks").join(event);
+            let mode = std::fs::metadata(&script).unwrap().permissions().mode();
+            assert_eq!(mode & 0o111, 0o111, "{event} is not executable");
+            let text = std::fs::read_to_string(&script).unwrap();
+            assert!(text.starts_with("#!/bin/sh\n"), "{text}");
+            assert!(
+                text.contains(&format!("git entire-checkpoint agent-hook cline {event}")),
+                "{text}"
+            );
+            path_str(&script).to_owned()
+        }),
+        // Cline's payload (its SDK's `HookEventPayloadBase`): no transcript, which is found by
+        // the session under Cline's data directory (`CLINE_SESSION_DATA_DIR` here).
+        payload: |sid, _, cwd, event, prompt| {
+            let mut p = json!({"clineVersion": "3.0.56", "hookName": event, "timestamp": "2026-04-22T17:42:10.123Z",
+                "taskId": sid, "sessionContext": {"rootSessionId": sid}, "workspaceRoots": [cwd],
+                "userId": "dev", "agent_id": "agent_1", "parent_agent_id": null});
+            match event {
+                "UserPromptSubmit" => {
+                    p["userPromptSubmit"] = json!({"prompt": prompt, "attachments": []})
+                }
+                "PostToolUse" => {
+                    p["postToolUse"] = json!({"toolName": "editor", "parameters": {}, "result": "ok", "success": true, "executionTimeMs": 3})
+                }
+                "TaskComplete" => p["taskComplete"] = json!({"taskMetadata": {}}),
+                _ => p["taskStart"] = json!({"taskMetadata": {}}),
+            }
+            p
+        },
+        output_tokens: Some(8 + 5),
+    },
+    Agent {
+        name: "amp",
+        file: ".amp/plugins/entire-checkpoints.ts",
+        fixture: "amp.jsonl",
+        kept_at: None,
+        short: "amp",
+        shown: "Amp",
+        events: ["session.start", "agent.start", "tool.result", "agent.end"],
+        command: Some(|env: &TestEnv, event: &str| {
+            let ts = std::fs::read_to_string(env.repo().join(".amp/plugins/entire-checkpoints.ts"))
+                .unwrap();
+            assert!(
+                ts.contains(&format!("amp.on(\"{event}\""))
+                    && ts.contains(&format!("send(\"{event}\"")),
+                "the plugin does not report {event}: {ts}"
+            );
+            assert!(
+                ts.contains("git entire-checkpoint agent-hook amp ${event}"),
+                "{ts}"
+            );
+            format!("git entire-checkpoint agent-hook amp {event}")
+        }),
+        payload: |sid, transcript, cwd, event, prompt| json!({"hook_event_name": event, "session_id": sid, "transcript_path": transcript, "cwd": cwd, "prompt": prompt}),
+        output_tokens: None,
     },
 ];
 
 /// Every agent: `enable --agent` wires it, and a session played through the commands it
-/// configured, in the agent's payload shape and transcript format, gives the user's commit a
-/// checkpoint with the agent, its prompt and its file; every hook prints nothing and exits 0.
+/// configured (in its JSON configuration, or Pi's extension, Cline's scripts, Amp's plugin), in
+/// the agent's payload shape and transcript format, gives the user's commit a checkpoint with
+/// the agent, its prompt, its file and its tokens; every hook prints nothing and exits 0; and
+/// `disable --agent` leaves nothing of ours.
 #[test]
 fn every_agent_is_captured_through_its_own_hooks() {
     for a in &AGENTS {
         let env = TestEnv::new();
         let out = env.run_primary_in(None, env.repo(), &["enable", "--agent", a.name]);
         assert_code(&out, 0, a.name);
-        let fixture = std::fs::read_to_string(crate::env::transcript_fixture(a.fixture)).unwrap();
-        let transcript = env.input_file(
-            a.fixture,
-            fixture
-                .replace("/home/dev/proj", path_str(env.repo()))
-                .as_bytes(),
-        );
+        let fixture = std::fs::read_to_string(crate::env::transcript_fixture(a.fixture))
+            .unwrap()
+            .replace("/home/dev/proj", path_str(env.repo()));
         let sid = format!("{}-session-1", a.name);
+        let transcript = match a.kept_at {
+            Some(at) => {
+                let path = at(&env, &sid);
+                std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+                std::fs::write(&path, &fixture).unwrap();
+                path
+            }
+            None => env.input_file(a.fixture, fixture.as_bytes()),
+        };
         let prompt = format!("write the {} notes file", a.short);
         let fire = |event: &str| {
-            let command = configured_command(&env, a.file, a.name, event);
+            let command = match a.command {
+                Some(command) => command(&env, event),
+                None => configured_command(&env, a.file, a.name, event),
+            };
             let payload = (a.payload)(
                 &sid,
                 path_str(&transcript),
@@ -726,6 +885,14 @@ fn every_agent_is_captured_through_its_own_hooks() {
             "{}: {meta}",
             a.name
         );
+        if let Some(tokens) = a.output_tokens {
+            assert_eq!(
+                meta["token_usage"]["output_tokens"],
+                json!(tokens),
+                "{}: {meta}",
+                a.name
+            );
+        }
         let status = parse_json(
             env.ok_primary_in(None, env.repo(), &["status", "--json"])
                 .as_bytes(),
@@ -739,6 +906,11 @@ fn every_agent_is_captured_through_its_own_hooks() {
         // The staged session now holds the whole transcript, for the next commit.
         let staged = env.ok_primary_in(None, env.repo(), &["session", "list", "--json"]);
         assert!(staged.contains(&sid), "{}: {staged}", a.name);
+        // `disable` leaves nothing of ours.
+        let out = env.run_primary_in(None, env.repo(), &["disable", "--agent", a.name]);
+        assert_code(&out, 0, a.name);
+        let left = env.git(&["status", "--porcelain", "--untracked-files=all"]);
+        assert!(!left.contains(a.file), "{}: {left}", a.name);
     }
 }
 

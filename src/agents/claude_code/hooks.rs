@@ -20,4 +20,5 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
     binary: "claude",
     note: None,
     export: None,
+    transcript_of: None,
 };

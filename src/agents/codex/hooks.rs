@@ -21,4 +21,5 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
         "Codex runs a repository's hooks only once you trust them: start codex in this repository and approve them under /hooks (codex exec skips them unless given --dangerously-bypass-hook-trust)",
     ),
     export: None,
+    transcript_of: None,
 };

@@ -56,4 +56,5 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
     binary: "copilot",
     note: None,
     export: None,
+    transcript_of: None,
 };

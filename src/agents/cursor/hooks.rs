@@ -36,4 +36,5 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
     binary: "cursor-agent",
     note: None,
     export: None,
+    transcript_of: None,
 };

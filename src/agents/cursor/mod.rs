@@ -38,6 +38,7 @@ impl TranscriptReader for Cursor {
 }
 
 const TURNS: ItemTurns = ItemTurns {
+    message_at: "/message",
     role_at: "/role",
     call: ("tool_use", "input"),
     write_tools: &["Write", "StrReplace", "Edit", "MultiEdit", "search_replace"],

@@ -19,4 +19,5 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
     binary: "droid",
     note: None,
     export: None,
+    transcript_of: None,
 };

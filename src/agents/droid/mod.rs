@@ -46,6 +46,7 @@ impl TranscriptReader for Droid {
 }
 
 const TURNS: ItemTurns = ItemTurns {
+    message_at: "/message",
     role_at: "/message/role",
     call: ("tool_use", "input"),
     write_tools: &["Create", "Write", "Edit", "MultiEdit", "NotebookEdit"],

@@ -29,4 +29,5 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
     binary: "gemini",
     note: None,
     export: None,
+    transcript_of: None,
 };

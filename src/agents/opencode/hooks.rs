@@ -69,4 +69,5 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
     binary: "opencode",
     note: None,
     export: Some("opencode"),
+    transcript_of: None,
 };

@@ -3,6 +3,9 @@
 //! are assistant `toolCall` items named `write` (`arguments.content`) or `edit`
 //! (`arguments.newText`, or each of `arguments.edits[]`), the file in `arguments.path`.
 
+mod hooks;
+pub(crate) use hooks::HOOKS;
+
 use serde_json::Value;
 
 use super::id::TranscriptFormat;
@@ -40,6 +43,7 @@ impl TranscriptReader for Pi {
 }
 
 const TURNS: ItemTurns = ItemTurns {
+    message_at: "/message",
     role_at: "/message/role",
     call: ("toolCall", "arguments"),
     write_tools: &["write", "edit"],

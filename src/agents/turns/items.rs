@@ -1,5 +1,6 @@
-//! The agents whose JSON lines hold a `message` of content items (Cursor, Droid, Pi): how such
-//! a line reports its turn, and which of Pi and Droid a line is in.
+//! The agents whose entries are messages of content items (Cursor, Droid and Pi in JSON lines,
+//! Cline in one document): how such an entry reports its turn, and which of Pi and Droid a line
+//! is in.
 
 use serde_json::Value;
 
@@ -7,9 +8,11 @@ use super::json::{str_at, text_of};
 use super::Turns;
 use crate::agents::id::TranscriptFormat;
 
-/// How an agent whose JSON lines hold a `message` of content items (Cursor, Droid, Pi) records
+/// How an agent whose entries are messages of content items (Cursor, Droid, Pi, Cline) records
 /// a turn: prompts are the `text` items of user messages, tool calls items of one type.
 pub(crate) struct ItemTurns {
+    /// Where an entry keeps its message (a JSON pointer; "": the entry is the message).
+    pub(crate) message_at: &'static str,
     /// Where an entry says who speaks (a JSON pointer).
     pub(crate) role_at: &'static str,
     /// The type of a tool-call item, and the member holding its arguments.
@@ -21,12 +24,14 @@ pub(crate) struct ItemTurns {
 }
 
 impl ItemTurns {
-    /// Reads the entry `v` (on transcript line `line`): its `message`, said by the role at
-    /// `role_at`, at its `timestamp`. Tool results are `tool_result` items (their `content`) or
-    /// a message of role `toolResult`.
+    /// Reads the entry `v` (on transcript line `line`): its message (at `message_at`), said by
+    /// the role at `role_at`, at its `timestamp`. Tool results are `tool_result` items (their
+    /// `content`) or a message of role `toolResult`.
     pub(crate) fn read(&self, v: &Value, line: usize, out: &mut impl Turns) {
         let ts = str_at(v, "timestamp");
-        let items = v.pointer("/message/content").and_then(Value::as_array);
+        let message = v.pointer(self.message_at);
+        let content = message.and_then(|m| m.get("content"));
+        let items = content.and_then(Value::as_array);
         let items = items.into_iter().flatten();
         match v.pointer(self.role_at).and_then(Value::as_str) {
             Some("user") => {
@@ -55,9 +60,7 @@ impl ItemTurns {
                 }
             }
             Some("toolResult") => {
-                out.output(&text_of(
-                    v.pointer("/message/content").unwrap_or(&Value::Null),
-                ));
+                out.output(&text_of(content.unwrap_or(&Value::Null)));
             }
             _ => {}
         }

@@ -1,7 +1,7 @@
 //! What a file-writing tool call wrote, read from its arguments whatever the agent names them:
 //! the file is the first of `file_path`, `filePath`, `path`, `notebook_path`, `absolute_path`,
 //! `target_file`, `filename`; the text the first of `content`, `contents`, `file_text`,
-//! `new_string`, `newString`, `new_str`, `newText`, `new_source`, `code_edit`, or every
+//! `new_string`, `newString`, `new_str`, `newText`, `new_text`, `new_source`, `code_edit`, or every
 //! `edits[]` item's new text; a patch (`patchText`, `patch`, `input`) in the `apply_patch`
 //! form names its files itself. A call that names a file but holds no text (Kiro records only
 //! the path) is a write of no lines: the file is listed as written, no line is attributed.
@@ -21,7 +21,7 @@ const FILE_KEYS: [&str; 7] = [
     "filename",
 ];
 
-const TEXT_KEYS: [&str; 9] = [
+const TEXT_KEYS: [&str; 10] = [
     "content",
     "contents",
     "file_text",
@@ -29,11 +29,12 @@ const TEXT_KEYS: [&str; 9] = [
     "newString",
     "new_str",
     "newText",
+    "new_text",
     "new_source",
     "code_edit",
 ];
 
-const OLD_KEYS: [&str; 4] = ["old_string", "oldString", "old_str", "oldText"];
+const OLD_KEYS: [&str; 5] = ["old_string", "oldString", "old_str", "oldText", "old_text"];
 
 const PATCH_KEYS: [&str; 3] = ["patchText", "patch", "input"];
 
