@@ -355,19 +355,27 @@ fn read_live(repo: &Repo, path: &str) -> Result<Option<LiveRead>, CaptureError> 
 }
 
 /// Stages again, as they are now, the agents' transcripts of this worktree's sessions that
-/// changed since they were last staged: what the commit being made condenses. Best effort: a
-/// transcript that cannot be read keeps what was staged, and the reason is returned.
+/// changed since they were last staged: what the commit being made condenses. A session whose
+/// agent keeps it in a store of its own (OpenCode) is exported again while it has been active
+/// since its last condensation: the agent may commit before its turn ends, and so before its
+/// hooks export the session. Best effort: a transcript that cannot be read keeps what was
+/// staged, and the reason is returned.
 pub fn refresh_live(repo: &Repo) -> Vec<String> {
     let store = SessionStore::new(repo);
     let Ok(sessions) = store.live_here() else {
         return Vec::new();
     };
+    let exported_here = store
+        .pending_here()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|s| s.live_transcript.is_none() && agent_of(s).is_some_and(|a| a.export.is_some()));
     let redactor = repo
         .settings()
         .redactor()
         .unwrap_or_else(|_| Redactor::builtin());
     let mut problems = Vec::new();
-    for state in sessions {
+    for state in sessions.into_iter().chain(exported_here) {
         if let Err(e) = refresh_one(repo, &store, &state, &redactor) {
             problems.push(format!(
                 "session {}: {}",
@@ -385,21 +393,24 @@ fn refresh_one(
     state: &SessionState,
     redactor: &Redactor,
 ) -> Result<(), CaptureError> {
-    let Some(live) = &state.live_transcript else {
-        return Ok(());
-    };
-    let len = std::fs::metadata(&live.path).map_or(0, |m| m.len());
-    if len == 0 || len == live.staged_len {
-        return Ok(());
-    }
     let Some(agent) = agent_of(state) else {
         return Ok(());
     };
-    let Some(read) = read_live(repo, &live.path)? else {
-        return Ok(());
-    };
     let sid = SessionId::parse(&state.session_id)?;
-    store.record(&sid, read.into_record(repo, agent.format), redactor)?;
+    let read = match (&state.live_transcript, agent.export) {
+        (Some(live), _) => {
+            let len = std::fs::metadata(&live.path).map_or(0, |m| m.len());
+            if len == 0 || len == live.staged_len {
+                return Ok(());
+            }
+            read_live(repo, &live.path)?
+        }
+        (None, Some(program)) => exported(repo, program, &sid)?,
+        (None, None) => None,
+    };
+    if let Some(read) = read {
+        store.record(&sid, read.into_record(repo, agent.format), redactor)?;
+    }
     Ok(())
 }
 

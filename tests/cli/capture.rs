@@ -5,6 +5,7 @@
 //! Claude Code's format (the lines of `tests/fixtures/transcripts/claude-code.jsonl`, from real
 //! sessions), and the agent commits by itself before its turn ends.
 
+use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Output, Stdio};
@@ -914,12 +915,14 @@ fn every_agent_is_captured_through_its_own_hooks() {
     }
 }
 
-/// OpenCode has no hook commands: `enable --agent opencode` writes a plugin of ours that runs our
-/// command, and the session is read with `opencode export <session>` (a stand-in for the agent's
-/// command here, printing a session in OpenCode's export format).
-#[test]
-fn opencode_is_captured_through_our_plugin_and_its_export() {
-    let env = TestEnv::new();
+/// The session of [`opencode_session`].
+const OPENCODE_SESSION: &str = "ses_5a1b2c3d4e5fXyZ9kLmN0pQrSt";
+
+/// An OpenCode session in `env` after `enable --agent opencode`: the export a stand-in
+/// `opencode` prints for it (`opencode export <session>`, in OpenCode's export format), and the
+/// `PATH` that holds the stand-in before our binaries (as OpenCode's own command is for the
+/// agent and its shell).
+fn opencode_session(env: &TestEnv) -> (String, OsString) {
     let out = env.run_primary_in(None, env.repo(), &["enable", "--agent", "opencode"]);
     assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
     let plugin =
@@ -929,7 +932,6 @@ fn opencode_is_captured_through_our_plugin_and_its_export() {
         plugin.contains("git entire-checkpoint agent-hook opencode ${event}"),
         "{plugin}"
     );
-    let sid = "ses_5a1b2c3d4e5fXyZ9kLmN0pQrSt";
     let export = std::fs::read_to_string(crate::env::transcript_fixture("opencode.json"))
         .unwrap()
         .replace("/home/dev/proj", path_str(env.repo()));
@@ -938,46 +940,83 @@ fn opencode_is_captured_through_our_plugin_and_its_export() {
     crate::env::write_executable(
         &fake.join("opencode"),
         &format!(
-            "#!/bin/sh\n[ \"$1\" = export ] && [ \"$2\" = {sid} ] && exec cat '{}'\nexit 1\n",
+            "#!/bin/sh\n[ \"$1\" = export ] && [ \"$2\" = {OPENCODE_SESSION} ] && exec cat '{}'\nexit 1\n",
             path_str(&exported)
         ),
     );
-    let mut path = fake.clone().into_os_string();
+    let mut path = fake.into_os_string();
     path.push(":");
     path.push(path_with_bins());
-    let fire = |event: &str, extra: Value| {
-        let mut payload =
-            json!({"hook_event_name": event, "cwd": path_str(env.repo()), "session_id": sid});
-        for (k, v) in extra.as_object().unwrap() {
-            payload[k] = v.clone();
-        }
-        let command = format!("git entire-checkpoint agent-hook opencode {event}");
-        let out = run_hook_command_with_path(&env, &command, &payload.to_string(), &path);
-        assert_silent(&out, event);
-    };
-    fire("session.created", json!({}));
-    fire(
-        "chat.message",
-        json!({"prompt": "write the opencode notes file"}),
-    );
-    fire("tool.execute.after", json!({"tool": "write"}));
-    fire("session.idle", json!({}));
-    let (head, _) = commit_in(&env, env.repo(), None, "agents/opencode.txt", "notes");
-    let id = the_trailer(&env, &head);
-    assert_eq!(prompts_of(&env, &id), "write the opencode notes file");
-    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    (export, path)
+}
+
+/// Fires our plugin's `event` of [`opencode_session`] with `extra` payload fields, as the
+/// plugin runs our command, with `path`.
+fn fire_opencode(env: &TestEnv, path: &OsString, event: &str, extra: Value) {
+    let mut payload = json!({"hook_event_name": event, "cwd": path_str(env.repo()), "session_id": OPENCODE_SESSION});
+    for (k, v) in extra.as_object().unwrap() {
+        payload[k] = v.clone();
+    }
+    let command = format!("git entire-checkpoint agent-hook opencode {event}");
+    let out = run_hook_command_with_path(env, &command, &payload.to_string(), path);
+    assert_silent(&out, event);
+}
+
+/// Fires our plugin's events of a turn of [`opencode_session`] up to its tool call.
+fn opencode_turn_up_to_its_tool(env: &TestEnv, path: &OsString) {
+    fire_opencode(env, path, "session.created", json!({}));
+    let prompt = json!({"prompt": "write the opencode notes file"});
+    fire_opencode(env, path, "chat.message", prompt);
+    fire_opencode(env, path, "tool.execute.after", json!({"tool": "write"}));
+}
+
+/// Checks that checkpoint `id` holds the OpenCode session of [`opencode_session`], exported.
+fn assert_opencode_checkpoint(env: &TestEnv, id: &str, export: &str) {
+    assert_eq!(prompts_of(env, id), "write the opencode notes file");
+    let meta = env.json(Store::Refs, id, "0/metadata.json");
     assert_eq!(meta["agent"], json!("OpenCode"), "{meta}");
     assert_eq!(
         meta["files_touched"],
         json!(["agents/opencode.txt"]),
         "{meta}"
     );
-    let stored = env.blob_text(Store::Refs, &id, "0/full.jsonl");
+    let stored = env.blob_text(Store::Refs, id, "0/full.jsonl");
     assert_eq!(
         serde_json::from_str::<Value>(&stored).unwrap(),
-        serde_json::from_str::<Value>(&export).unwrap(),
+        serde_json::from_str::<Value>(export).unwrap(),
         "the export is the transcript"
     );
+}
+
+/// OpenCode has no hook commands: `enable --agent opencode` writes a plugin of ours that runs our
+/// command, and the session is read with `opencode export <session>` at the end of a turn.
+#[test]
+fn opencode_is_captured_through_our_plugin_and_its_export() {
+    let env = TestEnv::new();
+    let (export, path) = opencode_session(&env);
+    opencode_turn_up_to_its_tool(&env, &path);
+    fire_opencode(&env, &path, "session.idle", json!({}));
+    let (head, _) = commit_in(&env, env.repo(), None, "agents/opencode.txt", "notes");
+    assert_opencode_checkpoint(&env, &the_trailer(&env, &head), &export);
+}
+
+/// OpenCode commits by itself before its turn ends, before any `session.idle` exported the
+/// session: the commit exports it as it is then, as it reads another agent's transcript again.
+#[test]
+fn an_opencode_commit_during_a_turn_holds_the_session_as_exported_then() {
+    let env = TestEnv::new();
+    let (export, path) = opencode_session(&env);
+    opencode_turn_up_to_its_tool(&env, &path);
+    env.write_file("agents/opencode.txt", b"notes\n");
+    env.git(&["add", "agents/opencode.txt"]);
+    let out = env
+        .git_hooked_command(None, env.repo(), &["commit", "-q", "-m", "notes"])
+        .env("PATH", &path)
+        .output()
+        .unwrap();
+    assert_code(&out, 0, "the agent's commit");
+    let head = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    assert_opencode_checkpoint(&env, &the_trailer(&env, &head), &export);
 }
 
 /// Two sessions at once, one in the main worktree and one in a linked worktree: each commit

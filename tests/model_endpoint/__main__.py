@@ -4,6 +4,8 @@ the tests. It stands in for a model provider, nothing of ours. Each wire format 
 is one module beside this file (`wire_<provider>.py`), chosen by the request's path:
 
 - wire_anthropic: the Anthropic Messages API, streamed and not (Claude Code).
+- wire_openai_responses: the OpenAI Responses API, streamed and not (Codex).
+- wire_openai_chat: OpenAI's Chat Completions, streamed and not (OpenCode).
 
 Usage: python3 tests/model_endpoint SCRIPT LOG
   SCRIPT: JSON {"<marker>": [step, ...], ...}. A request belongs to the prompt whose marker its
@@ -23,9 +25,12 @@ import threading
 
 import script
 import wire_anthropic
+import wire_openai_chat
+import wire_openai_responses
 
 # Each wire format: (whether a request path is its own, the function that answers).
 WIRES = [wire_anthropic.WIRE]
+WIRES += [wire_openai_responses.WIRE, wire_openai_chat.WIRE]
 
 script.load(sys.argv[1])
 LOG = open(sys.argv[2], "a")

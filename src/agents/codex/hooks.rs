@@ -18,7 +18,7 @@ pub(crate) static HOOKS: AgentHooks = AgentHooks {
     dir: ".codex",
     binary: "codex",
     note: Some(
-        "Codex runs a repository's hooks only once you trust them: start codex in this repository and approve them under /hooks (codex exec skips them unless given --dangerously-bypass-hook-trust)",
+        "Codex runs a repository's hooks only in a folder you trust, once you trust the hooks: start codex in this repository, trust it and approve them under /hooks (then codex exec runs them too; or give codex exec --dangerously-bypass-hook-trust)",
     ),
     export: None,
     transcript_of: None,

@@ -18,7 +18,8 @@ const EVENTS: [EventSpec; 4] = [
 ];
 
 /// Our plugin, whole. Bun's shell runs our command with the payload on stdin, quietly and never
-/// throwing: a failing hook must not disturb OpenCode.
+/// throwing, and not at all when our command is not on `PATH` (OpenCode 1.18.33 then hung on
+/// git's failure, run after run): a failing hook must not disturb OpenCode.
 fn render(_: &AgentHooks) -> String {
     format!(
         r#"// Written by `git entire-checkpoint enable --agent opencode`: records this repository's
@@ -26,6 +27,8 @@ fn render(_: &AgentHooks) -> String {
 export const EntireCheckpoints = async ({{ $, directory }}: any) => {{
   const send = async (event: string, fields: Record<string, unknown>) => {{
     const payload = JSON.stringify({{ hook_event_name: event, cwd: directory, ...fields }})
+    // Without our command on PATH, Bun's shell can wait forever on git's "not a git command".
+    if (!Bun.which("git-entire-checkpoint")) return
     try {{
       await $`{COMMAND} opencode ${{event}} < ${{new Response(payload)}}`.cwd(directory).quiet().nothrow()
     }} catch {{

@@ -14,6 +14,9 @@ use serde_json::Value;
 use crate::env::{tools_dir, TestEnv};
 
 mod claude_code;
+mod codex;
+mod opencode;
+mod session;
 
 /// The scripted endpoint, killed when dropped.
 pub struct Endpoint {
