@@ -4,6 +4,7 @@ the tests. It stands in for a model provider, nothing of ours. Each wire format 
 is one module beside this file (`wire_<provider>.py`), chosen by the request's path:
 
 - wire_anthropic: the Anthropic Messages API, streamed and not (Claude Code).
+- wire_gemini: the Gemini API's generateContent, streamed (SSE) and not (Gemini CLI).
 
 Usage: python3 tests/model_endpoint SCRIPT LOG
   SCRIPT: JSON {"<marker>": [step, ...], ...}. A request belongs to the prompt whose marker its
@@ -23,9 +24,11 @@ import threading
 
 import script
 import wire_anthropic
+import wire_gemini
 
 # Each wire format: (whether a request path is its own, the function that answers).
 WIRES = [wire_anthropic.WIRE]
+WIRES += [wire_gemini.WIRE]
 
 script.load(sys.argv[1])
 LOG = open(sys.argv[2], "a")

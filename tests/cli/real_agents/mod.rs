@@ -14,6 +14,10 @@ use serde_json::Value;
 use crate::env::{tools_dir, TestEnv};
 
 mod claude_code;
+mod copilot;
+mod droid;
+mod gemini;
+mod session;
 
 /// The scripted endpoint, killed when dropped.
 pub struct Endpoint {

@@ -1,0 +1,165 @@
+//! The scenario every real agent but Claude Code runs (Claude Code's, in `claude_code.rs`, came
+//! first): two prompts of one session, the agent's own commit, the user's, and the checks on
+//! their checkpoints; and the same session with our binary gone from `PATH`.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Output;
+
+use serde_json::{json, Value};
+
+use super::Endpoint;
+use crate::commit_hooks::{commit_in, the_trailer};
+use crate::env::{output_text, path_with_bins, profile_path, Store, TestEnv};
+
+/// The first prompt of [`the_session`]: its turn writes `notes.txt` and commits it.
+pub const FIRST_PROMPT: &str = "write the notes file and commit it PROMPT-ONE";
+/// The second prompt: its turn writes `second.txt`.
+pub const SECOND_PROMPT: &str = "now add a second file PROMPT-TWO";
+
+/// An agent as [`the_session`] drives it.
+pub struct Agent<'a> {
+    /// The agent as a checkpoint's `metadata.json` names it.
+    pub name: &'static str,
+    /// The step of the endpoint's script (`{"tool", "input"}`) that writes `content` to `file`
+    /// with the agent's own tool.
+    pub write: &'a dyn Fn(&Path, &str) -> Value,
+    /// The step that runs `command` in the agent's own shell.
+    pub shell: &'a dyn Fn(&str) -> Value,
+    /// Runs the agent on `prompt` with `PATH` set to `path`, in a new session, or in the last
+    /// one (`resume`), bounded in time.
+    pub run: &'a dyn Fn(&Endpoint, OsString, &str, bool) -> Output,
+}
+
+/// The script of [`the_session`]: the first prompt writes a file, commits it from the agent's
+/// shell, then answers `Done.`; the second writes another file, then answers `Added.`.
+fn script(env: &TestEnv, agent: &Agent) -> Value {
+    let commit = "git add notes.txt && git commit -q -m 'Add notes'";
+    let notes = env.repo().join("notes.txt");
+    let second = env.repo().join("second.txt");
+    let with = |mut step: Value, tokens: u64| {
+        step["output_tokens"] = json!(tokens);
+        step
+    };
+    json!({
+        "PROMPT-ONE": [
+            with((agent.write)(&notes, "notes by the agent\n"), 120),
+            with((agent.shell)(commit), 40),
+            {"text": "Done.", "output_tokens": 4}
+        ],
+        "PROMPT-TWO": [
+            with((agent.write)(&second, "a second file\n"), 100),
+            {"text": "Added.", "output_tokens": 3}
+        ]
+    })
+}
+
+/// Runs `agent` on `prompt`, which must succeed with `reply` on stdout.
+fn turn(
+    agent: &Agent,
+    endpoint: &Endpoint,
+    path: OsString,
+    prompt: &str,
+    resume: bool,
+    reply: &str,
+) -> Output {
+    let out = (agent.run)(endpoint, path, prompt, resume);
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        reply,
+        "{}",
+        output_text(&out)
+    );
+    out
+}
+
+/// A whole session, run by the real `agent` after `enable --agent <agent_arg>`: a first prompt
+/// whose turn writes a file and commits it from the agent's own shell; a second prompt, resuming
+/// the session, that writes another file, which the user commits. The agent's own commit's
+/// checkpoint holds prompt 1, its file and `tokens.0` output tokens; the user's holds prompt 2,
+/// not prompt 1, and `tokens.1`. Neither the agent's output nor what it sent the model carries
+/// anything of ours.
+pub fn the_session(env: &TestEnv, agent_arg: &str, agent: &Agent, tokens: (u64, u64)) {
+    env.ok_primary_in(None, env.repo(), &["enable", "--agent", agent_arg]);
+    let endpoint = Endpoint::start(env, &script(env, agent));
+    let mut outputs = vec![turn(
+        agent,
+        &endpoint,
+        path_with_bins(),
+        FIRST_PROMPT,
+        false,
+        "Done.",
+    )];
+    let agents_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    assert_eq!(env.git(&["log", "-1", "--format=%s"]).trim(), "Add notes");
+    outputs.push(turn(
+        agent,
+        &endpoint,
+        path_with_bins(),
+        SECOND_PROMPT,
+        true,
+        "Added.",
+    ));
+    assert!(env.repo().join("second.txt").is_file());
+    let (users_commit, _) = commit_in(env, env.repo(), None, "second.txt", "Add second");
+
+    let first = the_trailer(env, &agents_commit);
+    let next = the_trailer(env, &users_commit);
+    assert_eq!(
+        env.blob_text(Store::Refs, &first, "0/prompt.txt"),
+        FIRST_PROMPT
+    );
+    assert_eq!(
+        env.blob_text(Store::Refs, &next, "0/prompt.txt"),
+        SECOND_PROMPT
+    );
+    let meta = env.json(Store::Refs, &first, "0/metadata.json");
+    assert_eq!(meta["agent"], json!(agent.name), "{meta}");
+    assert_eq!(meta["files_touched"], json!(["notes.txt"]), "{meta}");
+    assert_eq!(
+        meta["token_usage"]["output_tokens"],
+        json!(tokens.0),
+        "{meta}"
+    );
+    let meta = env.json(Store::Refs, &next, "0/metadata.json");
+    assert_eq!(meta["files_touched"], json!(["second.txt"]), "{meta}");
+    assert_eq!(
+        meta["token_usage"]["output_tokens"],
+        json!(tokens.1),
+        "{meta}"
+    );
+
+    let requests = endpoint.requests();
+    for ours in ["agent-hook", "entire: ", "warning: "] {
+        assert!(!requests.contains(ours), "a request carries {ours:?}");
+        for out in &outputs {
+            assert!(!output_text(out).contains(ours), "{}", output_text(out));
+        }
+    }
+}
+
+/// Our binary gone from `PATH` between two prompts (uninstalled, or a shell without it): every
+/// hook of the second prompt fails, and `agent` still finishes its turn, exit 0, with the
+/// model's answer.
+pub fn our_binary_gone(env: &TestEnv, agent_arg: &str, agent: &Agent) {
+    env.ok_primary_in(None, env.repo(), &["enable", "--agent", agent_arg]);
+    let endpoint = Endpoint::start(env, &script(env, agent));
+    turn(
+        agent,
+        &endpoint,
+        path_with_bins(),
+        FIRST_PROMPT,
+        false,
+        "Done.",
+    );
+    turn(
+        agent,
+        &endpoint,
+        profile_path(),
+        SECOND_PROMPT,
+        true,
+        "Added.",
+    );
+    assert!(env.repo().join("second.txt").is_file());
+}
