@@ -8,7 +8,7 @@ use std::process::{Output, Stdio};
 
 use serde_json::json;
 
-use super::session::{our_binary_gone, the_session, Agent};
+use super::session::{our_binary_gone, Agent};
 use super::{agent_package, Endpoint};
 use crate::env::{path_str, tool_available, TestEnv};
 
@@ -78,12 +78,8 @@ fn with_copilot(test: impl FnOnce(&TestEnv, &Agent)) {
     test(&env, &agent);
 }
 
-/// The whole session (`session::the_session`).
-#[test]
-fn the_real_copilot_cli_is_captured_with_no_glue() {
-    with_copilot(|env, agent| the_session(env, "copilot", agent, (120 + 40, 4 + 100 + 3)));
-}
-
+/// `session::our_binary_gone`. (The whole session is not yet checked: a commit Copilot CLI
+/// makes during a turn gets no token usage, as docs/agents.md says.)
 #[test]
 fn the_real_copilot_cli_finishes_its_turn_when_our_hooks_fail() {
     with_copilot(|env, agent| our_binary_gone(env, "copilot", agent));

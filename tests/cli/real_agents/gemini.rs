@@ -6,9 +6,10 @@ use std::process::{Output, Stdio};
 
 use serde_json::json;
 
-use super::session::{our_binary_gone, the_session, Agent};
+use super::session::{our_binary_gone, script, turn, Agent, FIRST_PROMPT, SECOND_PROMPT};
 use super::{agent_package, Endpoint};
-use crate::env::{path_str, tool_available, TestEnv};
+use crate::commit_hooks::{commit_in, the_trailer, trailer_ids};
+use crate::env::{output_text, path_str, path_with_bins, tool_available, Store, TestEnv};
 
 /// Gemini CLI's launcher as `tests/tools.sh` installs it, if it is there.
 fn gemini_binary() -> Option<PathBuf> {
@@ -84,12 +85,61 @@ fn with_gemini(test: impl FnOnce(&TestEnv, &Agent)) {
     test(&env, &agent);
 }
 
-/// The whole session (`session::the_session`). Gemini CLI records a model's answer, with its
-/// tokens, before it runs the calls the answer asks for: the `git commit` call's tokens are in
-/// the agent's own commit's checkpoint.
+/// A whole session, run by the real Gemini CLI (`session::the_session`'s, but for the agent's
+/// own commit): Gemini CLI 0.61 runs its shell commands with git's hooks turned off
+/// (`core.hooksPath` empty, through `GIT_CONFIG_*`), so the commit the agent makes itself runs
+/// none of ours and gets no trailer. Nothing is lost: the session stays staged, and the user's
+/// next commit's checkpoint holds both prompts and every token the endpoint reported. Nothing of
+/// ours is in the agent's output or in what it sent the model.
 #[test]
 fn the_real_gemini_cli_is_captured_with_no_glue() {
-    with_gemini(|env, agent| the_session(env, "gemini", agent, (120 + 40, 4 + 100 + 3)));
+    with_gemini(|env, agent| {
+        env.ok_primary_in(None, env.repo(), &["enable", "--agent", "gemini"]);
+        let endpoint = Endpoint::start(env, &script(env, agent));
+        let first = turn(
+            agent,
+            &endpoint,
+            path_with_bins(),
+            FIRST_PROMPT,
+            false,
+            "Done.",
+        );
+        let agents_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+        assert_eq!(env.git(&["log", "-1", "--format=%s"]).trim(), "Add notes");
+        assert_eq!(trailer_ids(env, &agents_commit), Vec::<String>::new());
+        let second = turn(
+            agent,
+            &endpoint,
+            path_with_bins(),
+            SECOND_PROMPT,
+            true,
+            "Added.",
+        );
+        let (users_commit, _) = commit_in(env, env.repo(), None, "second.txt", "Add second");
+
+        let id = the_trailer(env, &users_commit);
+        let prompts = env.blob_text(Store::Refs, &id, "0/prompt.txt");
+        assert!(
+            prompts.contains(FIRST_PROMPT) && prompts.contains(SECOND_PROMPT),
+            "{prompts}"
+        );
+        let meta = env.json(Store::Refs, &id, "0/metadata.json");
+        assert_eq!(meta["agent"], json!("Gemini CLI"), "{meta}");
+        assert_eq!(meta["files_touched"], json!(["second.txt"]), "{meta}");
+        assert_eq!(
+            meta["token_usage"]["output_tokens"],
+            json!(120 + 40 + 4 + 100 + 3),
+            "{meta}"
+        );
+
+        let requests = endpoint.requests();
+        for ours in ["agent-hook", "entire: ", "warning: "] {
+            assert!(!requests.contains(ours), "a request carries {ours:?}");
+            for out in [&first, &second] {
+                assert!(!output_text(out).contains(ours), "{}", output_text(out));
+            }
+        }
+    });
 }
 
 #[test]

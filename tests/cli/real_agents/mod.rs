@@ -15,7 +15,6 @@ use crate::env::{tools_dir, TestEnv};
 
 mod claude_code;
 mod copilot;
-mod droid;
 mod gemini;
 mod session;
 
