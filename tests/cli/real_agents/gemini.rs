@@ -85,8 +85,7 @@ fn with_gemini(test: impl FnOnce(&TestEnv, &Agent)) {
     test(&env, &agent);
 }
 
-/// A whole session, run by the real Gemini CLI (`session::the_session`'s, but for the agent's
-/// own commit): Gemini CLI 0.61 runs its shell commands with git's hooks turned off
+/// A whole session, run by the real Gemini CLI: Gemini CLI 0.61 runs its shell commands with git's hooks turned off
 /// (`core.hooksPath` empty, through `GIT_CONFIG_*`), so the commit the agent makes itself runs
 /// none of ours and gets no trailer. Nothing is lost: the session stays staged, and the user's
 /// next commit's checkpoint holds both prompts and every token the endpoint reported. Nothing of
@@ -124,7 +123,7 @@ fn the_real_gemini_cli_is_captured_with_no_glue() {
             "{prompts}"
         );
         let meta = env.json(Store::Refs, &id, "0/metadata.json");
-        assert_eq!(meta["agent"], json!("Gemini CLI"), "{meta}");
+        assert_eq!(meta["agent"], json!(agent.name), "{meta}");
         assert_eq!(meta["files_touched"], json!(["second.txt"]), "{meta}");
         assert_eq!(
             meta["token_usage"]["output_tokens"],

@@ -9,15 +9,14 @@ use std::process::Output;
 use serde_json::{json, Value};
 
 use super::Endpoint;
-use crate::commit_hooks::{commit_in, the_trailer};
-use crate::env::{output_text, path_with_bins, profile_path, Store, TestEnv};
+use crate::env::{output_text, path_with_bins, profile_path, TestEnv};
 
-/// The first prompt of [`the_session`]: its turn writes `notes.txt` and commits it.
+/// The first prompt of [`script`]: its turn writes `notes.txt` and commits it.
 pub const FIRST_PROMPT: &str = "write the notes file and commit it PROMPT-ONE";
 /// The second prompt: its turn writes `second.txt`.
 pub const SECOND_PROMPT: &str = "now add a second file PROMPT-TWO";
 
-/// An agent as [`the_session`] drives it.
+/// An agent as the real-agent tests drive it.
 pub struct Agent<'a> {
     /// The agent as a checkpoint's `metadata.json` names it.
     pub name: &'static str,
@@ -31,7 +30,7 @@ pub struct Agent<'a> {
     pub run: &'a dyn Fn(&Endpoint, OsString, &str, bool) -> Output,
 }
 
-/// The script of [`the_session`]: the first prompt writes a file, commits it from the agent's
+/// The script of a session: the first prompt writes a file, commits it from the agent's
 /// shell, then answers `Done.`; the second writes another file, then answers `Added.`.
 pub fn script(env: &TestEnv, agent: &Agent) -> Value {
     let commit = "git add notes.txt && git commit -q -m 'Add notes'";
@@ -72,71 +71,6 @@ pub fn turn(
         output_text(&out)
     );
     out
-}
-
-/// A whole session, run by the real `agent` after `enable --agent <agent_arg>`: a first prompt
-/// whose turn writes a file and commits it from the agent's own shell; a second prompt, resuming
-/// the session, that writes another file, which the user commits. The agent's own commit's
-/// checkpoint holds prompt 1, its file and `tokens.0` output tokens; the user's holds prompt 2,
-/// not prompt 1, and `tokens.1`. Neither the agent's output nor what it sent the model carries
-/// anything of ours.
-pub fn the_session(env: &TestEnv, agent_arg: &str, agent: &Agent, tokens: (u64, u64)) {
-    env.ok_primary_in(None, env.repo(), &["enable", "--agent", agent_arg]);
-    let endpoint = Endpoint::start(env, &script(env, agent));
-    let mut outputs = vec![turn(
-        agent,
-        &endpoint,
-        path_with_bins(),
-        FIRST_PROMPT,
-        false,
-        "Done.",
-    )];
-    let agents_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
-    assert_eq!(env.git(&["log", "-1", "--format=%s"]).trim(), "Add notes");
-    outputs.push(turn(
-        agent,
-        &endpoint,
-        path_with_bins(),
-        SECOND_PROMPT,
-        true,
-        "Added.",
-    ));
-    assert!(env.repo().join("second.txt").is_file());
-    let (users_commit, _) = commit_in(env, env.repo(), None, "second.txt", "Add second");
-
-    let first = the_trailer(env, &agents_commit);
-    let next = the_trailer(env, &users_commit);
-    assert_eq!(
-        env.blob_text(Store::Refs, &first, "0/prompt.txt"),
-        FIRST_PROMPT
-    );
-    assert_eq!(
-        env.blob_text(Store::Refs, &next, "0/prompt.txt"),
-        SECOND_PROMPT
-    );
-    let meta = env.json(Store::Refs, &first, "0/metadata.json");
-    assert_eq!(meta["agent"], json!(agent.name), "{meta}");
-    assert_eq!(meta["files_touched"], json!(["notes.txt"]), "{meta}");
-    assert_eq!(
-        meta["token_usage"]["output_tokens"],
-        json!(tokens.0),
-        "{meta}"
-    );
-    let meta = env.json(Store::Refs, &next, "0/metadata.json");
-    assert_eq!(meta["files_touched"], json!(["second.txt"]), "{meta}");
-    assert_eq!(
-        meta["token_usage"]["output_tokens"],
-        json!(tokens.1),
-        "{meta}"
-    );
-
-    let requests = endpoint.requests();
-    for ours in ["agent-hook", "entire: ", "warning: "] {
-        assert!(!requests.contains(ours), "a request carries {ours:?}");
-        for out in &outputs {
-            assert!(!output_text(out).contains(ours), "{}", output_text(out));
-        }
-    }
 }
 
 /// Our binary gone from `PATH` between two prompts (uninstalled, or a shell without it): every
