@@ -6,6 +6,7 @@ is one module beside this file (`wire_<provider>.py`), chosen by the request's p
 - wire_anthropic: the Anthropic Messages API, streamed and not (Claude Code).
 - wire_openai_responses: the OpenAI Responses API, streamed and not (Codex).
 - wire_openai_chat: OpenAI's Chat Completions, streamed and not (OpenCode).
+- wire_gemini: the Gemini API's generateContent, streamed (SSE) and not (Gemini CLI).
 
 Usage: python3 tests/model_endpoint SCRIPT LOG
   SCRIPT: JSON {"<marker>": [step, ...], ...}. A request belongs to the prompt whose marker its
@@ -25,12 +26,12 @@ import threading
 
 import script
 import wire_anthropic
+import wire_gemini
 import wire_openai_chat
 import wire_openai_responses
 
 # Each wire format: (whether a request path is its own, the function that answers).
-WIRES = [wire_anthropic.WIRE]
-WIRES += [wire_openai_responses.WIRE, wire_openai_chat.WIRE]
+WIRES = [wire_anthropic.WIRE, wire_openai_responses.WIRE, wire_openai_chat.WIRE, wire_gemini.WIRE]
 
 script.load(sys.argv[1])
 LOG = open(sys.argv[2], "a")

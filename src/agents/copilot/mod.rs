@@ -75,16 +75,30 @@ const WRITE_TOOLS: &[&str] = &[
     "apply_patch",
 ];
 
-/// The usage of the events from the line of index `start` on: the `modelMetrics` of
-/// `session.shutdown` events (totals per model), else the `outputTokens` of each
-/// `assistant.message`.
+/// The usage of the events from the line of index `start` on: the `usage` of each
+/// `session.usage_record` (one per model call, as 1.0.102 records them), else the
+/// `modelMetrics` of `session.shutdown` events (totals per model), else the `outputTokens` of
+/// each `assistant.message`.
 fn usage(lines: Lines<'_, '_>, start: usize) -> Option<TokenUsage> {
+    let mut records = TokenUsage::default();
     let (mut messages, mut shutdown) = (TokenUsage::default(), TokenUsage::default());
+    let add = |sum: &mut TokenUsage, usage: &Value, calls: i64| {
+        sum.input_tokens += int(usage, "/inputTokens");
+        sum.cache_creation_tokens += int(usage, "/cacheWriteTokens");
+        sum.cache_read_tokens += int(usage, "/cacheReadTokens");
+        sum.output_tokens += int(usage, "/outputTokens");
+        sum.api_call_count += calls;
+    };
     for (_, raw) in lines.filter(|(i, _)| *i >= start) {
         let Ok(v) = serde_json::from_slice::<Value>(raw) else {
             continue;
         };
         match str_at(&v, "type") {
+            "session.usage_record" => {
+                if let Some(usage) = v.pointer("/data/usage") {
+                    add(&mut records, usage, 1);
+                }
+            }
             "assistant.message" => {
                 if let Some(out) = v.pointer("/data/outputTokens").and_then(Value::as_i64) {
                     messages.output_tokens += out;
@@ -94,27 +108,58 @@ fn usage(lines: Lines<'_, '_>, start: usize) -> Option<TokenUsage> {
             "session.shutdown" => {
                 let models = v.pointer("/data/modelMetrics").and_then(Value::as_object);
                 for m in models.into_iter().flat_map(|m| m.values()) {
-                    shutdown.input_tokens += int(m, "/usage/inputTokens");
-                    shutdown.cache_creation_tokens += int(m, "/usage/cacheWriteTokens");
-                    shutdown.cache_read_tokens += int(m, "/usage/cacheReadTokens");
-                    shutdown.output_tokens += int(m, "/usage/outputTokens");
-                    shutdown.api_call_count += int(m, "/requests/count");
+                    let usage = m.get("usage").unwrap_or(&Value::Null);
+                    add(&mut shutdown, usage, int(m, "/requests/count"));
                 }
             }
             _ => {}
         }
     }
-    // A shutdown's totals, when there is one, include every message's output.
-    Some(if shutdown.api_call_count > 0 {
-        shutdown
-    } else {
-        messages
-    })
+    // The records count each call once, in the window; a shutdown's totals include every
+    // message's output.
+    Some(
+        [records, shutdown]
+            .into_iter()
+            .find(|u| u.api_call_count > 0)
+            .unwrap_or(messages),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use crate::agents::{extract, TranscriptFormat};
+
+    /// 1.0.102 records each model call's usage as it comes, so a commit made during a turn (the
+    /// agent's own) counts the calls before it, and the next one the rest.
+    #[test]
+    fn each_model_call_counts_once_from_its_usage_record() {
+        let record = |out: u32| {
+            format!(
+                r#"{{"type":"session.usage_record","data":{{"usage":{{"model":"m","inputTokens":10,"outputTokens":{out},"cacheReadTokens":2,"cacheWriteTokens":0}}}}}}"#
+            )
+        };
+        let lines = [
+            r#"{"type":"user.message","data":{"content":"hi"}}"#.to_owned(),
+            record(120),
+            r#"{"type":"assistant.message","data":{"content":""}}"#.to_owned(),
+            record(40),
+            r#"{"type":"assistant.message","data":{"content":"Done."}}"#.to_owned(),
+            r#"{"type":"session.shutdown","data":{"modelMetrics":{"m":{"requests":{"count":2},"usage":{"inputTokens":20,"outputTokens":160}}}}}"#.to_owned(),
+        ]
+        .join("\n");
+        let usage = crate::agents::token_usage(lines.as_bytes(), 0).unwrap();
+        assert_eq!(
+            (
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cache_read_tokens,
+                usage.api_call_count
+            ),
+            (20, 160, 4, 2)
+        );
+        let usage = crate::agents::token_usage(lines.as_bytes(), 3).unwrap();
+        assert_eq!((usage.output_tokens, usage.api_call_count), (40, 1));
+    }
 
     #[test]
     fn reads_a_copilot_events_file() {

@@ -12,14 +12,19 @@
 //! session goes: a message (by `id`; one recorded again replaces the earlier, in its place), a
 //! metadata update (`{"$set": {...}}`, whose `messages` replace them all), a rewind
 //! (`{"$rewindTo": "<id>"}` drops that message and every later one). [`replay`] plays them back
-//! into the document older versions wrote, which is read as before.
+//! into the document older versions wrote, which is read as before. A session resumed in the
+//! minute it started in is recorded in the same file again: the messages are set to the resumed
+//! history, whose model answers kept their IDs but not their tokens nor their tool calls; each
+//! message keeps what it recorded before and the new record lacks.
 
 mod history;
 mod hooks;
 pub(crate) use history::HISTORY;
 pub(crate) use hooks::HOOKS;
 
-use serde_json::Value;
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
 
 use super::id::TranscriptFormat;
 use super::turns::json::{int, str_at, text_of};
@@ -47,6 +52,9 @@ pub(crate) fn replay(text: &[u8]) -> Option<Value> {
         return None;
     }
     let mut messages: Vec<Value> = Vec::new();
+    // Every message as last recorded, by ID: a resumed history set anew keeps what its
+    // messages recorded before and it lacks (a model answer's tokens and tool calls).
+    let mut recorded: HashMap<String, Map<String, Value>> = HashMap::new();
     let id_of = |m: &Value| m.get("id").and_then(Value::as_str).map(str::to_owned);
     for line in lines {
         let Ok(Value::Object(record)) = serde_json::from_slice::<Value>(line) else {
@@ -60,7 +68,12 @@ pub(crate) fn replay(text: &[u8]) -> Option<Value> {
         } else if let Some(Value::Object(set)) = record.get("$set") {
             for (k, v) in set {
                 match (k.as_str(), v) {
-                    ("messages", Value::Array(all)) => messages = all.clone(),
+                    ("messages", Value::Array(all)) => {
+                        messages = all.iter().map(|m| with_earlier(&recorded, m)).collect();
+                        for m in &messages {
+                            remember(&mut recorded, m);
+                        }
+                    }
                     _ => {
                         doc.insert(k.clone(), v.clone());
                     }
@@ -68,6 +81,7 @@ pub(crate) fn replay(text: &[u8]) -> Option<Value> {
             }
         } else if let Some(id) = id_of(&Value::Object(record.clone())) {
             let record = Value::Object(record);
+            remember(&mut recorded, &record);
             match messages
                 .iter()
                 .position(|m| id_of(m).as_deref() == Some(&id))
@@ -81,6 +95,30 @@ pub(crate) fn replay(text: &[u8]) -> Option<Value> {
     }
     doc.insert("messages".into(), Value::Array(messages));
     Some(Value::Object(doc))
+}
+
+/// Notes `message` as the last record of its ID.
+fn remember(recorded: &mut HashMap<String, Map<String, Value>>, message: &Value) {
+    if let (Some(id), Value::Object(fields)) = (message.get("id").and_then(Value::as_str), message)
+    {
+        recorded.insert(id.to_owned(), fields.clone());
+    }
+}
+
+/// `message` with the fields it lacks taken from the earlier record of its ID, if any.
+fn with_earlier(recorded: &HashMap<String, Map<String, Value>>, message: &Value) -> Value {
+    let earlier = message
+        .get("id")
+        .and_then(Value::as_str)
+        .and_then(|id| recorded.get(id));
+    match (earlier, message) {
+        (Some(earlier), Value::Object(fields)) => {
+            let mut merged = earlier.clone();
+            merged.extend(fields.clone());
+            Value::Object(merged)
+        }
+        _ => message.clone(),
+    }
 }
 
 /// Gemini CLI's transcript reader.
@@ -237,6 +275,32 @@ mod tests {
             None,
             "Claude Code's lines carry a sessionId"
         );
+    }
+
+    /// A session resumed (`--resume`) in the minute it was started in: Gemini CLI 0.61 starts
+    /// its file again there (a second metadata line, the messages set to its opening context),
+    /// then sets the messages to the resumed history, whose model answers have kept their IDs
+    /// but lost their tokens and tool calls. What those answers recorded before still counts.
+    #[test]
+    fn a_resumed_history_keeps_what_its_messages_recorded_before() {
+        let lines = [
+            r#"{"sessionId":"s-1","projectHash":"8b4f","startTime":"2026-03-18T20:43:40.000Z","kind":"main"}"#,
+            r#"{"$set":{"messages":[{"id":"ctx","type":"user","content":[{"text":"<session_context>"}]}]}}"#,
+            r#"{"id":"u1","type":"user","content":[{"text":"write a greeting file"}]}"#,
+            r#"{"id":"g1","type":"gemini","content":"","tokens":{"input":10,"output":120},"toolCalls":[{"id":"w","name":"write_file","args":{"file_path":"greet.txt","content":"hello there\n"}}]}"#,
+            r#"{"sessionId":"s-1","projectHash":"8b4f","startTime":"2026-03-18T20:43:50.000Z","kind":"main"}"#,
+            r#"{"$set":{"messages":[{"id":"ctx","type":"user","content":[{"text":"<session_context>"}]}]}}"#,
+            r#"{"$set":{"messages":[{"id":"ctx","type":"user","content":[{"text":"<session_context>"}]},{"id":"u1","type":"user","content":[{"text":"write a greeting file"}]},{"id":"g1","type":"gemini","content":[{"functionCall":{"name":"write_file"}}]}]}}"#,
+            r#"{"id":"u2","type":"user","content":[{"text":"and another"}]}"#,
+            r#"{"id":"g2","type":"gemini","content":"Added.","tokens":{"input":10,"output":3}}"#,
+        ]
+        .join("\n");
+        let w = extract(lines.as_bytes());
+        let prompts: Vec<&str> = w.prompts.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(prompts, ["write a greeting file", "and another"]);
+        assert_eq!(w.writes.len(), 1, "{:?}", w.writes);
+        let usage = crate::agents::token_usage(lines.as_bytes(), 0).unwrap();
+        assert_eq!((usage.output_tokens, usage.api_call_count), (123, 2));
     }
 
     #[test]

@@ -10,7 +10,8 @@
 //!   window minus the last one before it.
 //! - OpenCode and Gemini CLI: the `tokens` of each assistant message.
 //! - Pi: the `usage` of each assistant message.
-//! - Copilot CLI: the `modelMetrics` of `session.shutdown` events (totals per model), else the
+//! - Copilot CLI: the `usage` of each `session.usage_record`, else the `modelMetrics` of
+//!   `session.shutdown` events (totals per model), else the
 //!   `outputTokens` of each `assistant.message`.
 //!
 //! Cursor, Kiro and Droid transcripts record no usage: none is derived from them.

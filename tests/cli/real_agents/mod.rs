@@ -15,6 +15,8 @@ use crate::env::{tools_dir, TestEnv};
 
 mod claude_code;
 mod codex;
+mod copilot;
+mod gemini;
 mod opencode;
 mod session;
 

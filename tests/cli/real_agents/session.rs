@@ -33,7 +33,7 @@ pub struct Agent<'a> {
 
 /// The script of [`the_session`]: the first prompt writes a file, commits it from the agent's
 /// shell, then answers `Done.`; the second writes another file, then answers `Added.`.
-fn script(env: &TestEnv, agent: &Agent) -> Value {
+pub fn script(env: &TestEnv, agent: &Agent) -> Value {
     let commit = "git add notes.txt && git commit -q -m 'Add notes'";
     let notes = env.repo().join("notes.txt");
     let second = env.repo().join("second.txt");
@@ -55,7 +55,7 @@ fn script(env: &TestEnv, agent: &Agent) -> Value {
 }
 
 /// Runs `agent` on `prompt`, which must succeed with `reply` on stdout.
-fn turn(
+pub fn turn(
     agent: &Agent,
     endpoint: &Endpoint,
     path: OsString,
