@@ -663,3 +663,39 @@ fn a_killed_gc_leaves_no_ref_lock_behind() {
     assert_code(&out, 0, "the next gc");
     assert_fsck_clean(env, env.repo());
 }
+
+/// A stderr that cannot be written (`/dev/full`: a full disk under a redirected log) never turns
+/// a command into a panic (issue 55: exit 101 instead of the command's own code): what cannot be
+/// said is dropped, and the exit code is the command's.
+#[test]
+fn a_full_stderr_never_panics() {
+    let env = TestEnv::new();
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    // An error (not found: 3), and a warning on a success (a session record where no hooks
+    // are installed says they are not).
+    let out = env
+        .std_cmd(Store::Refs)
+        .args(["show", "0123456789ab"])
+        .stderr(full())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "show of a missing checkpoint");
+    let transcript = env.input(TRANSCRIPT);
+    let out = env
+        .std_cmd(Store::Refs)
+        .args(["session", "record", "--session", "s1", "--transcript"])
+        .arg(&transcript)
+        .stderr(full())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "session record, with its warning"
+    );
+}
