@@ -699,3 +699,29 @@ fn a_full_stderr_never_panics() {
         "session record, with its warning"
     );
 }
+
+/// A checkpoint ref whose tip is a blob or a tree (put there with plumbing): `show` and `list`
+/// say what it is, as `doctor` does, in one line each and none of libgit2's internals (issue 55:
+/// `class=Invalid (3); code=NotFound (-3)`, twice).
+#[test]
+fn a_checkpoint_ref_that_is_no_commit_is_said_in_our_words() {
+    let env = TestEnv::new();
+    let blob = env.git_stdin(&["hash-object", "-w", "--stdin"], b"hi\n");
+    env.git(&["update-ref", &checkpoint_ref(HEX_ID), &blob]);
+    let tree = env.git(&["write-tree"]).trim().to_owned();
+    env.git(&["update-ref", &checkpoint_ref(HEX_ID_2), &tree]);
+    for args in [&["show", HEX_ID][..], &["list"][..]] {
+        let out = env.run(Store::Refs, args);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            !stderr.contains("class=") && !stderr.contains("code="),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("its tip {blob} is a blob, not a commit")),
+            "{args:?}: {stderr}"
+        );
+        let said = stderr.matches("is a blob, not a commit").count();
+        assert_eq!(said, 1, "said once: {args:?}: {stderr}");
+    }
+}
