@@ -578,7 +578,7 @@ fn a_corrupt_staged_session_holds_back_no_other() {
     assert_eq!(found.len(), 1, "{doc}");
     assert_eq!(found[0]["subject"], json!("s1"), "{doc}");
     assert_eq!(
-        crate::env::repair_args(&found[0]).unwrap(),
+        crate::env::repair_args(found[0]).unwrap(),
         ["entire-checkpoint", "session", "discard", "s1"]
     );
 }
