@@ -2,7 +2,7 @@
 //! reads and writes refs: the opened repository and its formats (object IDs of SHA-1 or
 //! SHA-256, refs in files or reftable), every ref operation through the backend the format
 //! needs (`refs`: our own readers of the files backend or git's plumbing), checkpoint ref
-//! names, blobs of any size streamed (`objects`), the one `git` subprocess wrapper and which
+//! names, the object database (`objects`: blobs, of any size streamed, commits, and trees read, built and edited in `tree`), the one `git` subprocess wrapper and which
 //! gits it supports (`version`), validated remote URLs, side repositories, `git blame` parsed
 //! into typed records, and what git knows of the settings files (their approval, whether git
 //! tracks them). Knows nothing of checkpoints' stores.
@@ -20,6 +20,7 @@ pub(crate) mod side;
 pub mod subprocess;
 #[cfg(test)]
 pub(crate) mod test_repo;
+pub mod tree;
 pub mod url;
 pub mod version;
 pub mod worktree;

@@ -5,8 +5,9 @@
 
 use std::path::Path;
 
-use crate::git::repo::{LibGitError, Repo};
+use crate::git::repo::{Identity, LibGitError, Repo, Signature};
 use crate::git::subprocess::{Git, GitError, Stream};
+pub use crate::git::tree::{ObjectKind, Tree, TreeBuilder, TreeEdits, TreeEntry};
 
 /// The ID of an object, of either format ([`crate::git::format::ObjectFormat`]). It is
 /// libgit2's for now: every layer above names it from here, so that its representation can
@@ -43,7 +44,53 @@ impl Repo {
 
     /// Whether the histories of `a` and `b` meet (they have a merge base).
     pub fn histories_meet(&self, a: Oid, b: Oid) -> bool {
-        self.git.merge_base(a, b).is_ok()
+        self.merge_base(a, b).is_some()
+    }
+
+    /// The best common ancestor of `a` and `b`, or `None` when their histories do not meet
+    /// (or cannot be read).
+    pub fn merge_base(&self, a: Oid, b: Oid) -> Option<Oid> {
+        self.git.merge_base(a, b).ok()
+    }
+
+    /// The ID `data` has as a blob of this repository's format; nothing is written.
+    pub fn hash_blob(&self, data: &[u8]) -> Result<Oid, LibGitError> {
+        Ok(Oid::hash_object_ext(
+            git2::ObjectType::Blob,
+            data,
+            self.object_format().git2(),
+        )?)
+    }
+
+    /// The commits reachable from `from` and not from `hide`, newest first (parents after
+    /// their children, then by time), at most `limit`.
+    pub fn commits_newest_first(
+        &self,
+        from: &[Oid],
+        hide: Option<Oid>,
+        limit: usize,
+    ) -> Result<Vec<Oid>, LibGitError> {
+        let mut walk = self.git.revwalk()?;
+        for tip in from {
+            walk.push(*tip)?;
+        }
+        if let Some(hide) = hide {
+            walk.hide(hide)?;
+        }
+        walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)?;
+        Ok(walk.take(limit).collect::<Result<_, _>>()?)
+    }
+
+    /// The shortest abbreviation of commit `id` that is unique here (at least `core.abbrev`
+    /// digits), or its full ID when that cannot be worked out.
+    pub fn short_id(&self, id: Oid) -> String {
+        self.git
+            .find_object(id, None)
+            .and_then(|o| o.short_id())
+            .map_or_else(
+                |_| id.to_string(),
+                |b| String::from_utf8_lossy(&b).into_owned(),
+            )
     }
 
     /// When commit `id` was made: its committer time, in seconds since the epoch.
@@ -98,5 +145,203 @@ impl Repo {
             message: String::from_utf8_lossy(head.message_bytes()).into_owned(),
             paths,
         })
+    }
+}
+
+/// The object database of a repository, for reading and writing blobs, trees and commits
+/// without naming libgit2: of a [`Repo`] ([`Repo::objects`]), of a side repository, or of a
+/// [`ScratchObjects`]. A handle: copying it copies a reference.
+#[derive(Clone, Copy)]
+pub struct Objects<'r>(&'r git2::Repository);
+
+impl Repo {
+    /// The object database of this repository.
+    pub fn objects(&self) -> Objects<'_> {
+        Objects(&self.git)
+    }
+}
+
+impl<'r> Objects<'r> {
+    /// The git dir of the repository it belongs to (a scratch one has none of its own).
+    pub fn git_dir(self) -> &'r Path {
+        self.0.path()
+    }
+
+    /// The tree `oid`.
+    pub fn find_tree(self, oid: Oid) -> Result<Tree<'r>, LibGitError> {
+        Ok(Tree(self.0.find_tree(oid)?))
+    }
+
+    /// The commit `oid`.
+    pub fn find_commit(self, oid: Oid) -> Result<Commit<'r>, LibGitError> {
+        Ok(Commit(self.0.find_commit(oid)?))
+    }
+
+    /// The whole contents of blob `oid`.
+    pub fn read_blob(self, oid: Oid) -> Result<Vec<u8>, LibGitError> {
+        Ok(self.0.find_blob(oid)?.content().to_vec())
+    }
+
+    /// The size and kind of object `oid`, read from its header without inflating it.
+    pub fn header(self, oid: Oid) -> Result<(usize, Option<ObjectKind>), LibGitError> {
+        let (size, kind) = self.0.odb()?.read_header(oid)?;
+        Ok((size, ObjectKind::of(Some(kind))))
+    }
+
+    /// The kind of object `oid`, when the database holds it (the object is parsed).
+    pub fn kind_of(self, oid: Oid) -> Result<Option<ObjectKind>, LibGitError> {
+        Ok(ObjectKind::of(self.0.find_object(oid, None)?.kind()))
+    }
+
+    /// Writes `data` as a blob. Through the object database's write, which hashes the data
+    /// first and writes nothing when the object is already there, rather than libgit2's blob
+    /// stream, which compresses and writes every byte before it knows the ID.
+    pub fn write_blob(self, data: &[u8]) -> Result<Oid, LibGitError> {
+        Ok(self.0.odb()?.write(git2::ObjectType::Blob, data)?)
+    }
+
+    /// A builder of a tree starting from `base`'s entries (none when `None`).
+    pub fn tree_builder(self, base: Option<&Tree<'_>>) -> Result<TreeBuilder<'r>, LibGitError> {
+        Ok(TreeBuilder(self.0.treebuilder(base.map(|t| &t.0))?))
+    }
+
+    /// Writes `edits` applied to `base`, and returns the new tree.
+    pub fn write_edits(self, base: &Tree<'_>, edits: &mut TreeEdits) -> Result<Oid, LibGitError> {
+        Ok(edits.0.create_updated(self.0, &base.0)?)
+    }
+
+    /// The paths (both sides of a rename, raw) that differ between trees `old` and `new`.
+    pub fn changed_paths(
+        self,
+        old: Oid,
+        new: Oid,
+    ) -> Result<std::collections::BTreeSet<Vec<u8>>, LibGitError> {
+        let diff = self.diff(old, new)?;
+        Ok(diff
+            .deltas()
+            .flat_map(|d| [d.old_file().path_bytes(), d.new_file().path_bytes()])
+            .flatten()
+            .map(<[u8]>::to_vec)
+            .collect())
+    }
+
+    /// The patch ID of the change from tree `old` to tree `new` (as `git patch-id` gives it:
+    /// the same for the same change made on different bases).
+    pub fn patch_id(self, old: Oid, new: Oid) -> Result<Oid, LibGitError> {
+        Ok(self.diff(old, new)?.patchid(None)?)
+    }
+
+    fn diff(self, old: Oid, new: Oid) -> Result<git2::Diff<'r>, LibGitError> {
+        let (old, new) = (self.0.find_tree(old)?, self.0.find_tree(new)?);
+        Ok(self.0.diff_tree_to_tree(Some(&old), Some(&new), None)?)
+    }
+
+    /// Writes a commit of `tree` on `parents` (in order), and returns it. No ref moves.
+    pub fn commit(
+        self,
+        author: &Signature,
+        committer: &Signature,
+        message: &str,
+        tree: &Tree<'_>,
+        parents: &[&Commit<'_>],
+    ) -> Result<Oid, LibGitError> {
+        let parents: Vec<&git2::Commit<'_>> = parents.iter().map(|c| &c.0).collect();
+        Ok(self
+            .0
+            .commit(None, &author.0, &committer.0, message, &tree.0, &parents)?)
+    }
+}
+
+/// An object database in memory, written to and read from but never saved: for trees built
+/// only to be looked at (the file-system mirror's).
+pub struct ScratchObjects(git2::Repository);
+
+impl ScratchObjects {
+    /// A new, empty one.
+    pub fn new() -> Result<Self, LibGitError> {
+        let odb = git2::Odb::new()?;
+        odb.add_new_mempack_backend(1000)?;
+        Ok(ScratchObjects(git2::Repository::from_odb(odb)?))
+    }
+
+    /// Its object database.
+    pub fn objects(&self) -> Objects<'_> {
+        Objects(&self.0)
+    }
+}
+
+/// A commit read from an object database.
+#[derive(Clone)]
+pub struct Commit<'r>(git2::Commit<'r>);
+
+impl<'r> Commit<'r> {
+    /// Its ID.
+    pub fn id(&self) -> Oid {
+        self.0.id()
+    }
+
+    /// Its tree.
+    pub fn tree(&self) -> Result<Tree<'r>, LibGitError> {
+        Ok(Tree(self.0.tree()?))
+    }
+
+    /// The ID of its tree.
+    pub fn tree_id(&self) -> Oid {
+        self.0.tree_id()
+    }
+
+    /// Its parents, in order (those that can be read).
+    pub fn parents(&self) -> impl Iterator<Item = Commit<'r>> + '_ {
+        self.0.parents().map(Commit)
+    }
+
+    /// Its author: name and email (lossily UTF-8).
+    pub fn author(&self) -> Identity {
+        let a = self.0.author();
+        Identity {
+            name: String::from_utf8_lossy(a.name_bytes()).into_owned(),
+            email: String::from_utf8_lossy(a.email_bytes()).into_owned(),
+        }
+    }
+
+    /// When it was authored: seconds since the epoch, and the author's zone offset in minutes.
+    pub fn author_when(&self) -> (i64, i32) {
+        let when = self.0.author().when();
+        (when.seconds(), when.offset_minutes())
+    }
+
+    /// The first paragraph of its message, on one line (empty when it has none).
+    pub fn summary(&self) -> String {
+        self.0.summary().ok().flatten().unwrap_or("").to_owned()
+    }
+
+    /// When it was made: its committer time, in seconds since the epoch.
+    pub fn time(&self) -> i64 {
+        self.0.time().seconds()
+    }
+
+    /// Its author and when it was authored, to make another commit with.
+    pub fn author_signature(&self) -> Signature {
+        Signature(self.0.author().to_owned())
+    }
+
+    /// The first paragraph of its message, raw (`None` when it has none).
+    pub fn summary_bytes(&self) -> Option<&[u8]> {
+        self.0.summary_bytes()
+    }
+
+    /// The ID of its parent number `n` (from 0).
+    pub fn parent_id(&self, n: usize) -> Result<Oid, LibGitError> {
+        Ok(self.0.parent_id(n)?)
+    }
+
+    /// How many parents it has.
+    pub fn parent_count(&self) -> usize {
+        self.0.parent_count()
+    }
+
+    /// Its raw message.
+    pub fn message_bytes(&self) -> &[u8] {
+        self.0.message_bytes()
     }
 }

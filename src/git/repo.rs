@@ -69,6 +69,16 @@ pub enum RepoError {
 pub struct LibGitError(#[from] git2::Error);
 
 impl LibGitError {
+    /// An error of our own, worded as libgit2 would word it.
+    pub fn new(message: &str) -> Self {
+        LibGitError(git2::Error::from_str(message))
+    }
+
+    /// Whether it says that what was asked for does not exist.
+    pub fn is_not_found(&self) -> bool {
+        self.0.code() == git2::ErrorCode::NotFound
+    }
+
     /// This error as a [`RepoError::Git`] of doing `context`.
     pub fn context(self, context: impl Into<String>) -> RepoError {
         RepoError::Git {
@@ -86,6 +96,10 @@ pub struct Identity {
     /// Email address.
     pub email: String,
 }
+
+/// Who made a commit, and when: what [`Repo::signature`] makes, to write one with
+/// [`crate::git::objects::Objects::commit`].
+pub struct Signature(pub(in crate::git) git2::Signature<'static>);
 
 /// The identity used when neither the environment nor the config has one.
 pub const FALLBACK_NAME: &str = "Unknown";
@@ -106,9 +120,11 @@ pub struct Repo {
 }
 
 /// Maps a git2 error into [`RepoError::Git`] with context.
-pub(crate) fn git_err(context: impl Into<String>) -> impl FnOnce(git2::Error) -> RepoError {
+pub(crate) fn git_err<E: Into<LibGitError>>(
+    context: impl Into<String>,
+) -> impl FnOnce(E) -> RepoError {
     let context = context.into();
-    move |e| LibGitError::from(e).context(context)
+    move |e| e.into().context(context)
 }
 
 /// The formats of the repository whose git dir is `git_dir` (a linked worktree's are its
@@ -479,11 +495,7 @@ impl Repo {
 
     /// A signature for `who` at `GIT_<ROLE>_DATE` when set (so scripted runs are
     /// reproducible, as with git itself), else now in the local zone.
-    pub(crate) fn signature(
-        &self,
-        who: &Identity,
-        role: &str,
-    ) -> Result<git2::Signature<'static>, RepoError> {
+    pub fn signature(&self, who: &Identity, role: &str) -> Result<Signature, RepoError> {
         let date = std::env::var(format!("GIT_{role}_DATE"))
             .ok()
             .and_then(|d| timefmt::parse_git_date(&d));
@@ -493,6 +505,7 @@ impl Repo {
             }
             None => git2::Signature::now(&who.name, &who.email),
         }
+        .map(Signature)
         .map_err(git_err("make commit signature"))
     }
 }

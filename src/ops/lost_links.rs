@@ -25,11 +25,10 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
 use crate::git::objects::Oid;
-use git2::Repository;
 
 use crate::base::error::{io_context, IoError};
 use crate::base::id::CheckpointId;
-use crate::git::repo::{Repo, RepoError};
+use crate::git::repo::{LibGitError, Repo, RepoError};
 use crate::ops::rewrites::{links, RewriteMap};
 
 /// The most unmerged commits read over all branches: a repository with many stale branches
@@ -51,8 +50,8 @@ pub struct LostSquash {
 }
 
 /// Every link of `oid`: its trailers and what `map` says it inherited.
-fn commit_links(git: &Repository, map: Option<&RewriteMap>, oid: Oid) -> Vec<CheckpointId> {
-    git.find_commit(oid).map_or_else(
+fn commit_links(repo: &Repo, map: Option<&RewriteMap>, oid: Oid) -> Vec<CheckpointId> {
+    repo.objects().find_commit(oid).map_or_else(
         |_| Vec::new(),
         |c| {
             links(
@@ -75,7 +74,7 @@ fn unmerged_tips(repo: &Repo, head: Oid) -> Result<Vec<(String, Oid)>, RepoError
             if name.contains("/entire/checkpoints/") || name.ends_with("/HEAD") {
                 continue;
             }
-            if tip == head || repo.git.graph_descendant_of(head, tip).unwrap_or(true) {
+            if tip == head || repo.is_descendant_of(head, tip).unwrap_or(true) {
                 continue;
             }
             let short = name.strip_prefix(prefix).unwrap_or(&name).to_owned();
@@ -87,18 +86,12 @@ fn unmerged_tips(repo: &Repo, head: Oid) -> Result<Vec<(String, Oid)>, RepoError
 
 /// The commits of `from` not reachable from `hide`, newest first, at most `limit`.
 fn commits_between(
-    git: &Repository,
+    repo: &Repo,
     from: &[Oid],
     hide: Oid,
     limit: usize,
-) -> Result<Vec<Oid>, git2::Error> {
-    let mut walk = git.revwalk()?;
-    for tip in from {
-        walk.push(*tip)?;
-    }
-    walk.hide(hide)?;
-    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)?;
-    walk.take(limit).collect()
+) -> Result<Vec<Oid>, LibGitError> {
+    repo.commits_newest_first(from, Some(hide), limit)
 }
 
 /// A change as [`same_change`] compares it: the paths it touches and its patch ID.
@@ -109,32 +102,25 @@ struct Change {
 
 impl Change {
     /// The change from commit `base`'s tree to commit `tip`'s.
-    fn between(git: &Repository, base: Oid, tip: Oid) -> Result<Option<Change>, git2::Error> {
-        let old = git.find_commit(base)?.tree()?;
-        let new = git.find_commit(tip)?.tree()?;
-        let diff = git.diff_tree_to_tree(Some(&old), Some(&new), None)?;
-        let paths: BTreeSet<Vec<u8>> = diff
-            .deltas()
-            .flat_map(|d| [d.old_file().path_bytes(), d.new_file().path_bytes()])
-            .flatten()
-            .map(<[u8]>::to_vec)
-            .collect();
+    fn between(repo: &Repo, base: Oid, tip: Oid) -> Result<Option<Change>, LibGitError> {
+        let git = repo.objects();
+        let old = git.find_commit(base)?.tree_id();
+        let new = git.find_commit(tip)?.tree_id();
+        let paths = git.changed_paths(old, new)?;
         Ok((!paths.is_empty()).then_some(Change {
             paths,
-            diff_of: (old.id(), new.id()),
+            diff_of: (old, new),
         }))
     }
 
-    fn patch_id(&self, git: &Repository) -> Result<Oid, git2::Error> {
+    fn patch_id(&self, repo: &Repo) -> Result<Oid, LibGitError> {
         let (old, new) = self.diff_of;
-        let diff =
-            git.diff_tree_to_tree(Some(&git.find_tree(old)?), Some(&git.find_tree(new)?), None)?;
-        diff.patchid(None)
+        repo.objects().patch_id(old, new)
     }
 }
 
 /// Whether two changes are the same patch: the same paths, then the same patch ID.
-fn same_change(git: &Repository, a: &Change, b: &Change) -> Result<bool, git2::Error> {
+fn same_change(git: &Repo, a: &Change, b: &Change) -> Result<bool, LibGitError> {
     Ok(a.paths == b.paths && (a.diff_of == b.diff_of || a.patch_id(git)? == b.patch_id(git)?))
 }
 
@@ -155,19 +141,19 @@ pub fn lost_squashes(
     if tips.is_empty() {
         return Ok(Vec::new());
     }
-    squashes_of(&repo.git, map, linked, depth, head, tips)
+    squashes_of(repo, map, linked, depth, head, tips)
         .map_err(crate::git::repo::git_err("look for squashes"))
 }
 
 /// [`lost_squashes`] of the current branch at `head`, among the unmerged branches `tips`.
 fn squashes_of(
-    git: &Repository,
+    git: &Repo,
     map: Option<&RewriteMap>,
     linked: &HashSet<CheckpointId>,
     depth: usize,
     head: Oid,
     tips: Vec<(String, Oid)>,
-) -> Result<Vec<LostSquash>, git2::Error> {
+) -> Result<Vec<LostSquash>, LibGitError> {
     // One walk over everything unmerged finds the commits with links the branch lacks.
     let all: Vec<Oid> = tips.iter().map(|(_, t)| *t).collect();
     let mut unmerged_links: HashMap<Oid, Vec<CheckpointId>> = HashMap::new();
@@ -179,7 +165,7 @@ fn squashes_of(
     }
     let mut found: Vec<LostSquash> = Vec::new();
     for (branch, tip) in tips {
-        let holds = |c: &Oid| *c == tip || git.graph_descendant_of(tip, *c).unwrap_or(false);
+        let holds = |c: &Oid| *c == tip || git.is_descendant_of(tip, *c).unwrap_or(false);
         if !unmerged_links.keys().any(holds) {
             continue;
         }
@@ -188,14 +174,14 @@ fn squashes_of(
                 .into_iter()
                 .filter_map(|c| unmerged_links.get(&c).map(|ids| (c, ids.clone())))
                 .collect();
-        let Ok(base) = git.merge_base(head, tip) else {
+        let Some(base) = git.merge_base(head, tip) else {
             continue;
         };
         let Some(theirs) = Change::between(git, base, tip)? else {
             continue;
         };
         for candidate in commits_between(git, &[head], base, depth)? {
-            let commit = git.find_commit(candidate)?;
+            let commit = git.objects().find_commit(candidate)?;
             if commit.parent_count() != 1 || found.iter().any(|f| f.commit == candidate) {
                 continue;
             }

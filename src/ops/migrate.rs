@@ -10,11 +10,10 @@
 //! has a commit with exactly that tree on its first-parent chain is up to date, so a re-run
 //! writes nothing. A malformed subtree is skipped and reported; the rest still migrate.
 
-use crate::git::objects::Oid;
-use git2::Tree;
+use crate::git::objects::{Oid, Tree};
 
 use crate::base::id::CheckpointId;
-use crate::git::repo::Repo;
+use crate::git::repo::{LibGitError, Repo};
 use crate::git::url::Remote;
 use crate::model::documents::CheckpointSummary;
 use crate::remote::fetch::Fetcher;
@@ -71,8 +70,8 @@ enum SkipReason {
     Json(#[from] serde_json::Error),
     #[error(transparent)]
     Id(#[from] crate::base::id::InvalidIdError),
-    #[error("{}", .0.message())]
-    Git(#[from] git2::Error),
+    #[error("{0}")]
+    Git(#[from] LibGitError),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -166,7 +165,7 @@ fn tree_matches(candidate: &Tree<'_>, subtree: &Tree<'_>, metadata: Option<Oid>)
         return false;
     }
     candidate.iter().zip(subtree.iter()).all(|(a, b)| {
-        let (Ok(an), Ok(bn)) = (a.name(), b.name()) else {
+        let (Some(an), Some(bn)) = (a.name(), b.name()) else {
             return false;
         };
         an == bn
@@ -187,7 +186,7 @@ fn already_migrated(
 ) -> Result<bool, StoreError> {
     let mut cur = match tip {
         Some(t) => Some(
-            repo.git
+            repo.objects()
                 .find_commit(t)
                 .map_err(git_err("read checkpoint ref"))?,
         ),
@@ -257,7 +256,7 @@ pub fn migrate_branch_to_refs(
     for layout in LAYOUTS {
         if let Some((name, tip)) = source_of(repo, layout)? {
             let tip = repo
-                .git
+                .objects()
                 .find_commit(tip)
                 .map_err(git_err(format!("read {name}")))?;
             let root = tip
@@ -375,7 +374,7 @@ fn migrate_one(
     author: &crate::git::repo::Identity,
     v2: Option<&str>,
 ) -> Result<One, SkipReason> {
-    let git = &repo.git;
+    let git = repo.objects();
     let id = CheckpointId::parse(raw_id)?;
     let (subtree_id, transcripts) = match v2 {
         None => (subtree_id, Vec::new()),
@@ -394,15 +393,11 @@ fn migrate_one(
     let meta = subtree
         .get_name("metadata.json")
         .ok_or(SkipReason::NoMetadata)?;
-    let bytes = git.find_blob(meta.id())?.content().to_vec();
+    let bytes = git.read_blob(meta.id())?;
     let new_meta = normalised_summary(&bytes, &id)?;
     let new_meta_oid = match &new_meta {
-        Some(b) if dry_run => Some(Oid::hash_object_ext(
-            git2::ObjectType::Blob,
-            b,
-            repo.object_format().git2(),
-        )?),
-        Some(b) => Some(git.blob(b)?),
+        Some(b) if dry_run => Some(repo.hash_blob(b)?),
+        Some(b) => Some(git.write_blob(b)?),
         None => None,
     };
     let loc = refs.locate(&id)?;
@@ -415,7 +410,7 @@ fn migrate_one(
     let tree = match new_meta_oid {
         None => subtree_id,
         Some(m) => {
-            let mut b = git.treebuilder(Some(&subtree))?;
+            let mut b = git.tree_builder(Some(&subtree))?;
             b.insert("metadata.json", m, 0o100644)?;
             b.write()?
         }

@@ -5,8 +5,7 @@
 //! the partial cache (created on first use); offline it only opens the cache. The partial cache
 //! and the fetcher implement the store's traits directly.
 
-use crate::git::objects::Oid;
-use git2::Repository;
+use crate::git::objects::{Objects, Oid};
 
 use crate::base::id::CheckpointId;
 use crate::git::refname::CheckpointRef;
@@ -68,8 +67,8 @@ impl<'r> OnDemand<'r> for Network<'r> {
 }
 
 impl PartialObjects for PartialCache<'_> {
-    fn repository(&self) -> &Repository {
-        PartialCache::repository(self)
+    fn objects(&self) -> Objects<'_> {
+        PartialCache::objects(self)
     }
 
     fn tip(&self, name: &str) -> Option<Oid> {

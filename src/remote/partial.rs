@@ -21,8 +21,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::git::objects::Oid;
-use git2::{ObjectType, Repository, TreeWalkMode, TreeWalkResult};
+use crate::git::objects::{Objects, Oid};
+use git2::{ObjectType, TreeWalkMode, TreeWalkResult};
 
 use crate::git::refs::RefEdit;
 
@@ -116,9 +116,9 @@ impl<'r> PartialCache<'r> {
         Self::open(repo)?.ok_or_else(|| local_error("the partial cache vanished"))
     }
 
-    /// The cache's own libgit2 handle (for commits, trees and documents already present).
-    pub(crate) fn repository(&self) -> &Repository {
-        &self.cache.git
+    /// The cache's object database (for commits, trees and documents already present).
+    pub(crate) fn objects(&self) -> Objects<'_> {
+        self.cache.objects()
     }
 
     /// The commit `name` points at in the cache.

@@ -12,7 +12,7 @@
 //! pushed or deleted; a remote's copies live under a private prefix (`remote::on_demand`).
 
 use crate::git::objects::Oid;
-use git2::ObjectType;
+use crate::git::objects::{ObjectKind, Tree};
 
 use crate::base::id::CheckpointId;
 use crate::git::repo::Repo;
@@ -124,16 +124,16 @@ pub(crate) fn read_raw(
     let mut skipped = None;
     for (name, tip) in generations(repo, &prefix)? {
         let tree = tip
-            .and_then(|t| repo.git.find_commit(t).ok())
+            .and_then(|t| repo.objects().find_commit(t).ok())
             .and_then(|c| c.tree().ok());
         let Some(root) = tree else {
             skipped.get_or_insert(name);
             continue;
         };
         let session = format!("{}/{dir}", id.v1_path());
-        let slot = match root.get_path(std::path::Path::new(&session)) {
-            Ok(e) if e.kind() == Some(ObjectType::Tree) => repo
-                .git
+        let slot = match root.get_path(&session) {
+            Ok(e) if e.kind() == Some(ObjectKind::Tree) => repo
+                .objects()
                 .find_tree(e.id())
                 .map_err(git_err(format!("read {session} of {name}")))?,
             _ => continue,
@@ -142,13 +142,13 @@ pub(crate) fn read_raw(
             RawFile::Transcript => ["raw_transcript", transcript::TRANSCRIPT_FILE]
                 .into_iter()
                 .find_map(|base| {
-                    tree::read_chunks(&repo.git, &slot, id, &path, base, &limits).transpose()
+                    tree::read_chunks(repo.objects(), &slot, id, &path, base, &limits).transpose()
                 })
                 .transpose()?,
             RawFile::Hash => ["raw_transcript_hash.txt", "content_hash.txt"]
                 .into_iter()
                 .find_map(|name| {
-                    tree::read_blob_in(&repo.git, &slot, id, &path, name, &limits).transpose()
+                    tree::read_blob_in(repo.objects(), &slot, id, &path, name, &limits).transpose()
                 })
                 .transpose()?,
         };
@@ -244,16 +244,18 @@ pub(crate) fn import_v2(
     repo: &Repo,
     main: &str,
     id: &CheckpointId,
-    docs: &git2::Tree<'_>,
+    docs: &Tree<'_>,
 ) -> Result<Imported, StoreError> {
-    let git = &repo.git;
+    let git = repo.objects();
     let limits = repo.settings().limits();
     let read =
         tree::read_documents(git, docs, id, &limits)?.ok_or_else(|| StoreError::FileNotFound {
             id: id.clone(),
             path: "metadata.json".to_owned(),
         })?;
-    let mut root = git.treebuilder(Some(docs)).map_err(git_err("start tree"))?;
+    let mut root = git
+        .tree_builder(Some(docs))
+        .map_err(git_err("start tree"))?;
     let mut transcripts = Vec::new();
     for (slot, dir) in read.dirs.iter().enumerate() {
         let Some((bytes, generation)) = read_raw(repo, main, id, dir, RawFile::Transcript)? else {
@@ -272,7 +274,7 @@ pub(crate) fn import_v2(
                 dir: dir.clone(),
             })?;
         let mut b = git
-            .treebuilder(Some(&session))
+            .tree_builder(Some(&session))
             .map_err(git_err("start tree"))?;
         let chunks = transcript::split(&bytes, transcript::MAX_CHUNK_SIZE).map_err(|source| {
             StoreError::Transcript {
@@ -291,8 +293,7 @@ pub(crate) fn import_v2(
     }
     let summary = docs
         .get_name("metadata.json")
-        .and_then(|e| git.find_blob(e.id()).ok())
-        .map(|b| b.content().to_vec())
+        .and_then(|e| git.read_blob(e.id()).ok())
         .unwrap_or_default();
     let mut doc: serde_json::Value =
         serde_json::from_slice(&summary).map_err(|e| StoreError::Corrupt {

@@ -4,10 +4,9 @@
 //! `Initialize sessions branch`.
 
 use std::cell::{Cell, RefCell};
-use std::path::Path;
 
 use crate::git::objects::Oid;
-use git2::{build::TreeUpdateBuilder, FileMode, ObjectType};
+use crate::git::objects::{Commit, ObjectKind, Tree, TreeEdits};
 
 use crate::base::id::{CheckpointId, IdKind};
 use crate::git::repo::{Identity, Repo};
@@ -89,7 +88,7 @@ impl<'r> RemoteCopy<'r> {
 /// One ref reads look at for checkpoints at `<id[:2]>/<id[2:]>/`, with its tip.
 struct Source<'r> {
     name: String,
-    commit: git2::Commit<'r>,
+    commit: Commit<'r>,
 }
 
 impl<'r> GitBranchStore<'r> {
@@ -171,7 +170,7 @@ impl<'r> GitBranchStore<'r> {
             if out.iter().any(|s| s.commit.id() == tip) {
                 continue;
             }
-            let commit = match self.repo.git.find_commit(tip) {
+            let commit = match self.repo.objects().find_commit(tip) {
                 Ok(c) => c,
                 Err(_) if name != V1_BRANCH_REF => {
                     let note = format!("{name} is not a commit ({tip}): the checkpoints it would hold are not read");
@@ -239,7 +238,7 @@ impl<'r> GitBranchStore<'r> {
                 continue;
             };
             // A copy that is not a commit holds nothing (reads set it aside and say so).
-            let Ok(commit) = self.repo.git.find_commit(tip) else {
+            let Ok(commit) = self.repo.objects().find_commit(tip) else {
                 continue;
             };
             if self.subtree_in(Some(&commit), id)?.is_some() {
@@ -256,31 +255,28 @@ impl<'r> GitBranchStore<'r> {
         })
     }
 
-    fn root_of(
-        &self,
-        commit: Option<&git2::Commit<'r>>,
-    ) -> Result<Option<git2::Tree<'r>>, StoreError> {
+    fn root_of(&self, commit: Option<&Commit<'r>>) -> Result<Option<Tree<'r>>, StoreError> {
         tree_of_commit(self.repo, commit)
     }
 
     /// The checkpoint's subtree inside a branch commit.
     fn subtree_in(
         &self,
-        commit: Option<&git2::Commit<'r>>,
+        commit: Option<&Commit<'r>>,
         id: &CheckpointId,
-    ) -> Result<Option<git2::Tree<'r>>, StoreError> {
+    ) -> Result<Option<Tree<'r>>, StoreError> {
         let Some(root) = self.root_of(commit)? else {
             return Ok(None);
         };
-        match root.get_path(Path::new(&id.v1_path())) {
-            Ok(e) if e.kind() == Some(ObjectType::Tree) => self
+        match root.get_path(&id.v1_path()) {
+            Ok(e) if e.kind() == Some(ObjectKind::Tree) => self
                 .repo
-                .git
+                .objects()
                 .find_tree(e.id())
                 .map(Some)
                 .map_err(git_err("read checkpoint subtree")),
             Ok(_) => Ok(None),
-            Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+            Err(e) if e.is_not_found() => Ok(None),
             Err(e) => Err(git_err("look up checkpoint subtree")(e)),
         }
     }
@@ -288,25 +284,25 @@ impl<'r> GitBranchStore<'r> {
     /// Replaces the checkpoint subtree at `id[:2]/id[2:]`, leaving every other entry as it is.
     fn splice(
         &self,
-        commit: Option<&git2::Commit<'r>>,
+        commit: Option<&Commit<'r>>,
         id: &CheckpointId,
         change: Change,
     ) -> Result<Change, StoreError> {
-        let git = &self.repo.git;
+        let git = self.repo.objects();
         let root = match self.root_of(commit)? {
             Some(t) => t,
             None => {
                 let empty = git
-                    .treebuilder(None)
+                    .tree_builder(None)
                     .and_then(|b| b.write())
                     .map_err(git_err("write empty tree"))?;
                 git.find_tree(empty).map_err(git_err("read empty tree"))?
             }
         };
-        let mut update = TreeUpdateBuilder::new();
-        update.upsert(id.v1_path(), change.tree, FileMode::Tree);
-        let tree = update
-            .create_updated(git, &root)
+        let mut update = TreeEdits::default();
+        update.put_tree(&id.v1_path(), change.tree);
+        let tree = git
+            .write_edits(&root, &mut update)
             .map_err(git_err("splice checkpoint into v1 tree"))?;
         Ok(Change {
             tree,
@@ -327,15 +323,19 @@ impl<'r> GitBranchStore<'r> {
     fn checkpoint_in(
         &self,
         ref_name: &str,
-        commit: &git2::Commit<'r>,
+        commit: &Commit<'r>,
         id: &CheckpointId,
     ) -> Result<Option<Checkpoint>, StoreError> {
         let tip = commit.id();
         let Some(sub) = self.subtree_in(Some(commit), id)? else {
             return Ok(None);
         };
-        let Some(docs) =
-            tree::read_documents(&self.repo.git, &sub, id, &self.repo.settings().limits())?
+        let Some(docs) = tree::read_documents(
+            self.repo.objects(),
+            &sub,
+            id,
+            &self.repo.settings().limits(),
+        )?
         else {
             return Ok(None);
         };
@@ -355,10 +355,7 @@ impl<'r> GitBranchStore<'r> {
 
     /// Every `<xx>/<rest>` directory of a branch commit that is a valid checkpoint ID, with the
     /// subtree's object ID.
-    fn entries_at(
-        &self,
-        commit: &git2::Commit<'_>,
-    ) -> Result<Vec<(CheckpointId, Oid)>, StoreError> {
+    fn entries_at(&self, commit: &Commit<'_>) -> Result<Vec<(CheckpointId, Oid)>, StoreError> {
         let root = commit.tree().map_err(git_err("read v1 tree"))?;
         Ok(v1_subtrees(self.repo, &root)?
             .into_iter()
@@ -379,23 +376,23 @@ pub(crate) struct V1Entry {
 
 /// Every `<xx>/<rest>` entry of a v1 root tree (two-character shard directories only), trees or
 /// not.
-pub(crate) fn v1_subtrees(repo: &Repo, root: &git2::Tree<'_>) -> Result<Vec<V1Entry>, StoreError> {
+pub(crate) fn v1_subtrees(repo: &Repo, root: &Tree<'_>) -> Result<Vec<V1Entry>, StoreError> {
     let mut out = Vec::new();
     for shard in root.iter() {
-        let (Ok(prefix), Some(ObjectType::Tree)) = (shard.name(), shard.kind()) else {
+        let (Some(prefix), Some(ObjectKind::Tree)) = (shard.name(), shard.kind()) else {
             continue;
         };
         if prefix.len() != 2 {
             continue;
         }
         let sub = repo
-            .git
+            .objects()
             .find_tree(shard.id())
             .map_err(git_err("read v1 shard"))?;
         for e in sub.iter() {
             // Every entry, not only trees: a blob where a checkpoint belongs is reported by
             // list and migrate, never silently skipped.
-            if let Ok(rest) = e.name() {
+            if let Some(rest) = e.name() {
                 out.push(V1Entry {
                     path: format!("{prefix}/{rest}"),
                     raw_id: format!("{prefix}{rest}"),
@@ -426,8 +423,8 @@ impl CheckpointReader for GitBranchStore<'_> {
 
     fn files<'s>(&'s self, cp: &Checkpoint) -> Result<Box<dyn CheckpointFiles + 's>, StoreError> {
         let limits = self.repo.settings().limits();
-        let tree = checkpoint_tree(&self.repo.git, cp, &limits)?;
-        let files = tree::TreeFiles::new(&self.repo.git, tree, &cp.id, limits);
+        let tree = checkpoint_tree(self.repo.objects(), cp, &limits)?;
+        let files = tree::TreeFiles::new(self.repo.objects(), tree, &cp.id, limits);
         // A checkpoints-v2 session keeps its raw transcript and hash in a generation.
         match archive::generations_of(&cp.ref_name) {
             Some(_) => Ok(Box::new(archive::V2Files::new(
@@ -452,7 +449,7 @@ impl CheckpointReader for GitBranchStore<'_> {
                 let unreadable =
                     |reason| CheckpointInfo::unreadable(id.clone(), StoreKind::GitBranch, reason);
                 out.push(match self.checkpoint_in(name, &commit, &id) {
-                    Ok(Some(cp)) => info_read(&self.repo.git, &cp),
+                    Ok(Some(cp)) => info_read(self.repo.objects(), &cp),
                     Ok(None) => unreadable(format!(
                         "{} on {name} is not a checkpoint (no tree with a metadata.json)",
                         id.v1_path()
@@ -479,13 +476,8 @@ impl CheckpointReader for GitBranchStore<'_> {
             return Ok(None);
         };
         let path = id.v1_path();
-        let subtree_id = |c: &git2::Commit<'_>| -> Option<Oid> {
-            c.tree()
-                .ok()?
-                .get_path(Path::new(&path))
-                .ok()
-                .map(|e| e.id())
-        };
+        let subtree_id =
+            |c: &Commit<'_>| -> Option<Oid> { c.tree().ok()?.get_path(&path).ok().map(|e| e.id()) };
         let mut out = Vec::new();
         let mut cur = Some(tip);
         while let Some(c) = cur {
@@ -513,7 +505,7 @@ impl CheckpointReader for GitBranchStore<'_> {
             .repo
             .parse_oid(&cp.commit)
             .ok()
-            .and_then(|oid| self.repo.git.find_commit(oid).ok());
+            .and_then(|oid| self.repo.objects().find_commit(oid).ok());
         let Some(tip) = read_from.map_or_else(|| self.tip_holding(id), |c| Ok(Some(c)))? else {
             return Ok(None);
         };
@@ -533,7 +525,7 @@ impl CheckpointReader for GitBranchStore<'_> {
 impl<'r> GitBranchStore<'r> {
     /// The first tip of the branch's copies (the local branch, then the remote's) that holds
     /// checkpoint `id`.
-    fn tip_holding(&self, id: &CheckpointId) -> Result<Option<git2::Commit<'r>>, StoreError> {
+    fn tip_holding(&self, id: &CheckpointId) -> Result<Option<Commit<'r>>, StoreError> {
         for s in self.sources()? {
             if self.subtree_in(Some(&s.commit), id)?.is_some() {
                 return Ok(Some(s.commit));
@@ -543,22 +535,21 @@ impl<'r> GitBranchStore<'r> {
     }
 
     /// The walk behind [`GitBranchStore::author`], from `tip`, which holds the checkpoint.
-    fn walk_for_author(&self, tip: git2::Commit<'r>, id: &CheckpointId) -> Option<Identity> {
+    fn walk_for_author(&self, tip: Commit<'r>, id: &CheckpointId) -> Option<Identity> {
         let subject = format!("Checkpoint: {id}");
-        let git = &self.repo.git;
+        let git = self.repo.objects();
         let (shard, rest) = id.as_str().split_at(2);
         // The (shard tree, checkpoint subtree) ids at a commit; the subtree is looked up only
         // when the shard tree differs from `known`'s.
-        let at = |c: &git2::Commit<'_>,
-                  known: Option<(Oid, Option<Oid>)>|
-         -> Option<(Oid, Option<Oid>)> {
-            let shard_id = c.tree().ok()?.get_name(shard)?.id();
-            if let Some((k, sub)) = known.filter(|(k, _)| *k == shard_id) {
-                return Some((k, sub));
-            }
-            let sub = git.find_tree(shard_id).ok()?.get_name(rest).map(|e| e.id());
-            Some((shard_id, sub))
-        };
+        let at =
+            |c: &Commit<'_>, known: Option<(Oid, Option<Oid>)>| -> Option<(Oid, Option<Oid>)> {
+                let shard_id = c.tree().ok()?.get_name(shard)?.id();
+                if let Some((k, sub)) = known.filter(|(k, _)| *k == shard_id) {
+                    return Some((k, sub));
+                }
+                let sub = git.find_tree(shard_id).ok()?.get_name(rest).map(|e| e.id());
+                Some((shard_id, sub))
+            };
         let mut here = at(&tip, None);
         let mut oldest = None;
         let mut cur = Some(tip);
@@ -602,13 +593,10 @@ impl<'r> Layout<'r> for BranchLayout<'_, 'r> {
     fn bootstrap(&self) -> Option<&'static str> {
         Some(BOOTSTRAP_MESSAGE)
     }
-    fn subtree(
-        &self,
-        tip: Option<&git2::Commit<'r>>,
-    ) -> Result<Option<git2::Tree<'r>>, StoreError> {
+    fn subtree(&self, tip: Option<&Commit<'r>>) -> Result<Option<Tree<'r>>, StoreError> {
         self.store.subtree_in(tip, self.id)
     }
-    fn place(&self, tip: Option<&git2::Commit<'r>>, change: Change) -> Result<Change, StoreError> {
+    fn place(&self, tip: Option<&Commit<'r>>, change: Change) -> Result<Change, StoreError> {
         self.store.splice(tip, self.id, change)
     }
 }

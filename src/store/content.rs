@@ -35,7 +35,7 @@ impl ContentReader {
             .repo
             .parse_oid(tree_id)
             .map_err(|e| StoreError::Repo(e.into()))?;
-        let tree = tree::tree_within(&self.repo.git, oid, id, "of the checkpoint", &limits)?;
-        tree::TreeFiles::new(&self.repo.git, tree, id, limits).read(path)
+        let tree = tree::tree_within(self.repo.objects(), oid, id, "of the checkpoint", &limits)?;
+        tree::TreeFiles::new(self.repo.objects(), tree, id, limits).read(path)
     }
 }

@@ -12,7 +12,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use crate::git::objects::Oid;
-use git2::{ObjectType, Repository, Tree};
+use crate::git::objects::{ObjectKind, Objects, ScratchObjects, Tree};
 use serde_json::Value;
 
 use crate::base::fs::{is_temp_name, read_owned, write_atomic, FileLock};
@@ -171,21 +171,18 @@ impl FsMirror {
         }
     }
 
-    fn scratch() -> Result<Repository, StoreError> {
-        let odb = git2::Odb::new().map_err(git_err("create in-memory object database"))?;
-        odb.add_new_mempack_backend(1000)
-            .map_err(git_err("create in-memory object database"))?;
-        Repository::from_odb(odb).map_err(git_err("create in-memory repository"))
+    fn scratch() -> Result<ScratchObjects, StoreError> {
+        ScratchObjects::new().map_err(git_err("create in-memory object database"))
     }
 
     /// Reads a directory tree into the scratch object database.
-    fn import(repo: &Repository, path: &Path, limits: &Limits) -> Result<Option<Oid>, StoreError> {
+    fn import(repo: Objects<'_>, path: &Path, limits: &Limits) -> Result<Option<Oid>, StoreError> {
         let entries = match fs::read_dir(path) {
             Ok(e) => e,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(io_err(format!("read {}", path.display()))(e)),
         };
-        let mut builder = repo.treebuilder(None).map_err(git_err("start tree"))?;
+        let mut builder = repo.tree_builder(None).map_err(git_err("start tree"))?;
         for entry in entries {
             let entry = entry.map_err(io_err(format!("read {}", path.display())))?;
             let name = entry.file_name();
@@ -207,7 +204,7 @@ impl FsMirror {
                 let data = read_owned(&p, limits.blob_bytes)
                     .map_err(io_err(format!("read {}", p.display())))?
                     .unwrap_or_default();
-                let oid = repo.blob(&data).map_err(git_err("write blob"))?;
+                let oid = repo.write_blob(&data).map_err(git_err("write blob"))?;
                 builder
                     .insert(name, oid, 0o100644)
                     .map_err(git_err("insert blob"))?;
@@ -220,18 +217,18 @@ impl FsMirror {
     ///
     /// A symlink where a directory goes is replaced by a directory, never followed: the mirror
     /// may sit in a work tree whose content came from a remote.
-    fn export(repo: &Repository, tree: &Tree<'_>, path: &Path) -> Result<(), StoreError> {
+    fn export(repo: Objects<'_>, tree: &Tree<'_>, path: &Path) -> Result<(), StoreError> {
         if fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
             fs::remove_file(path).map_err(io_err(format!("remove {}", path.display())))?;
         }
         fs::create_dir_all(path).map_err(io_err(format!("create {}", path.display())))?;
         let mut keep = std::collections::HashSet::new();
         for entry in tree.iter() {
-            let Ok(name) = entry.name() else { continue };
+            let Some(name) = entry.name() else { continue };
             keep.insert(name.to_owned());
             let target = path.join(name);
             match entry.kind() {
-                Some(ObjectType::Tree) => {
+                Some(ObjectKind::Tree) => {
                     if target.is_file() {
                         fs::remove_file(&target)
                             .map_err(io_err(format!("remove {}", target.display())))?;
@@ -239,17 +236,17 @@ impl FsMirror {
                     let sub = repo.find_tree(entry.id()).map_err(git_err("read tree"))?;
                     Self::export(repo, &sub, &target)?;
                 }
-                Some(ObjectType::Blob) => {
-                    let blob = repo.find_blob(entry.id()).map_err(git_err("read blob"))?;
-                    let size = blob.content().len() as u64;
-                    if read_owned(&target, size).ok().flatten().as_deref() == Some(blob.content()) {
+                Some(ObjectKind::Blob) => {
+                    let blob = repo.read_blob(entry.id()).map_err(git_err("read blob"))?;
+                    let size = blob.len() as u64;
+                    if read_owned(&target, size).ok().flatten().as_deref() == Some(&blob[..]) {
                         continue;
                     }
                     if target.is_dir() {
                         fs::remove_dir_all(&target)
                             .map_err(io_err(format!("remove {}", target.display())))?;
                     }
-                    write_atomic(&target, blob.content(), 0o644)
+                    write_atomic(&target, &blob, 0o644)
                         .map_err(io_err(format!("write {}", target.display())))?;
                 }
                 _ => {}
@@ -277,7 +274,7 @@ impl FsMirror {
     fn update(
         &self,
         id: &crate::base::id::CheckpointId,
-        build: impl FnOnce(&Repository, Option<&Tree<'_>>) -> Result<Option<tree::Change>, StoreError>,
+        build: impl FnOnce(Objects<'_>, Option<&Tree<'_>>) -> Result<Option<tree::Change>, StoreError>,
     ) -> Result<WriteOutcome, StoreError> {
         let dir = self
             .dir()
@@ -289,13 +286,14 @@ impl FsMirror {
         let lock_path = dir.join(format!(".{id}.lock"));
         let _lock = FileLock::exclusive(&lock_path)
             .map_err(io_err(format!("lock {}", lock_path.display())))?;
-        let repo = Self::scratch()?;
+        let scratch = Self::scratch()?;
+        let repo = scratch.objects();
         let target = dir.join(id.as_str());
-        let base = match Self::import(&repo, &target, &self.limits)? {
+        let base = match Self::import(repo, &target, &self.limits)? {
             Some(oid) => Some(repo.find_tree(oid).map_err(git_err("read tree"))?),
             None => None,
         };
-        let Some(change) = build(&repo, base.as_ref())? else {
+        let Some(change) = build(repo, base.as_ref())? else {
             return Ok(WriteOutcome {
                 ref_name: target.display().to_string(),
                 commit: String::new(),
@@ -304,7 +302,7 @@ impl FsMirror {
             });
         };
         let tree = repo.find_tree(change.tree).map_err(git_err("read tree"))?;
-        Self::export(&repo, &tree, &target)?;
+        Self::export(repo, &tree, &target)?;
         Ok(WriteOutcome {
             ref_name: target.display().to_string(),
             commit: change.tree.to_string(),
@@ -324,7 +322,7 @@ fn confined(repo: &Repo, dir: &Path) -> Option<PathBuf> {
     if real.starts_with(common.join("entire")) {
         return Some(real);
     }
-    let git_dir = canon(repo.git.path())?;
+    let git_dir = canon(repo.git_dir())?;
     let worktree = canon(repo.workdir()?)?;
     (real.starts_with(&worktree) && !real.starts_with(&common) && !real.starts_with(&git_dir))
         .then_some(real)

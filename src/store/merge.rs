@@ -18,7 +18,8 @@
 use std::collections::{HashMap, VecDeque};
 
 use crate::git::objects::Oid;
-use git2::{ObjectType, Repository, Tree};
+use crate::git::objects::{ObjectKind, Objects, Tree};
+use crate::git::repo::LibGitError;
 
 use crate::base::id::CheckpointId;
 use crate::config::settings::Limits;
@@ -45,9 +46,9 @@ fn slots(root: &Tree<'_>, docs: &Documents) -> Result<Vec<Slot>, StoreError> {
     for (meta, dir) in docs.sessions.iter().zip(&docs.dirs) {
         let entry = root
             .get_name(dir)
-            .filter(|e| e.kind() == Some(ObjectType::Tree))
+            .filter(|e| e.kind() == Some(ObjectKind::Tree))
             .ok_or_else(|| {
-                git_err("read session slot")(git2::Error::from_str("slot directory missing"))
+                git_err("read session slot")(LibGitError::new("slot directory missing"))
             })?;
         out.push(Slot {
             meta: meta.clone(),
@@ -58,7 +59,7 @@ fn slots(root: &Tree<'_>, docs: &Documents) -> Result<Vec<Slot>, StoreError> {
 }
 
 fn transcript_of(
-    repo: &Repository,
+    repo: Objects<'_>,
     id: &CheckpointId,
     slot: Oid,
     limits: &Limits,
@@ -73,7 +74,7 @@ fn transcript_of(
 
 /// Picks between the local and remote versions of one session.
 fn choose(
-    repo: &Repository,
+    repo: Objects<'_>,
     id: &CheckpointId,
     local: Slot,
     remote: Slot,
@@ -106,7 +107,7 @@ fn choose(
         // Carry a summary written on the other side only (e.g. a backfill there).
         keep.meta.summary = other.meta.summary;
         let mut b = repo
-            .treebuilder(Some(
+            .tree_builder(Some(
                 &repo
                     .find_tree(keep.tree)
                     .map_err(git_err("read session slot"))?,
@@ -127,7 +128,7 @@ fn is_slot_name(name: &str) -> bool {
 /// nothing (data-less commits, e.g. an empty bootstrap, are dropped). Both sides are read within
 /// `limits`; linear in the number of sessions.
 pub(crate) fn merge_trees(
-    repo: &Repository,
+    repo: Objects<'_>,
     id: &CheckpointId,
     local: &Tree<'_>,
     remote: &Tree<'_>,
@@ -194,18 +195,15 @@ pub(crate) fn merge_trees(
     let summary = tree::recompute_summary(Some(&prev), id, &metas, entries, None);
 
     let mut root = repo
-        .treebuilder(None)
+        .tree_builder(None)
         .map_err(git_err("start checkpoint tree"))?;
     // Other root entries: the remote's, then the local ones it lacks; `tasks/` unioned by name.
     for side in [remote, local] {
         for e in side.iter() {
-            let Ok(name) = e.name() else { continue };
-            if name == "metadata.json"
-                || is_slot_name(name)
-                || root.get(name).ok().flatten().is_some()
-            {
+            let Some(name) = e.name() else { continue };
+            if name == "metadata.json" || is_slot_name(name) || root.get_id(name).is_some() {
                 if name == "tasks" && side.id() == local.id() {
-                    if let Some(existing) = root.get(name).ok().flatten().map(|x| x.id()) {
+                    if let Some(existing) = root.get_id(name) {
                         let union = union_dirs(repo, existing, e.id())?;
                         root.insert(name, union, 0o040000)
                             .map_err(git_err("insert tasks"))?;
@@ -219,7 +217,7 @@ pub(crate) fn merge_trees(
     }
     tree::insert_blob(repo, &mut root, "metadata.json", &summary.to_json())?;
     for (i, s) in merged.iter().enumerate() {
-        root.insert(i.to_string(), s.tree, 0o040000)
+        root.insert(&i.to_string(), s.tree, 0o040000)
             .map_err(git_err("insert slot"))?;
     }
     let tree = root.write().map_err(git_err("write merged tree"))?;
@@ -227,13 +225,13 @@ pub(crate) fn merge_trees(
 }
 
 /// The union of two directories by entry name (entries of `a` win).
-fn union_dirs(repo: &Repository, a: Oid, b: Oid) -> Result<Oid, StoreError> {
+fn union_dirs(repo: Objects<'_>, a: Oid, b: Oid) -> Result<Oid, StoreError> {
     let a = repo.find_tree(a).map_err(git_err("read tree"))?;
     let b = repo.find_tree(b).map_err(git_err("read tree"))?;
-    let mut out = repo.treebuilder(Some(&a)).map_err(git_err("start tree"))?;
+    let mut out = repo.tree_builder(Some(&a)).map_err(git_err("start tree"))?;
     for e in b.iter() {
-        let Ok(name) = e.name() else { continue };
-        if out.get(name).ok().flatten().is_none() {
+        let Some(name) = e.name() else { continue };
+        if out.get_id(name).is_none() {
             out.insert(name, e.id(), e.filemode())
                 .map_err(git_err("insert entry"))?;
         }

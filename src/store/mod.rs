@@ -28,7 +28,8 @@ use serde_json::Value;
 use crate::base::error::ExitStatus;
 use crate::base::id::CheckpointId;
 use crate::base::session_id::SessionId;
-use crate::git::repo::{Identity, Repo, RepoError};
+use crate::git::objects::{Commit, Tree};
+use crate::git::repo::{Identity, LibGitError, Repo, RepoError};
 use crate::model::documents::{CheckpointSummary, ModelError, SessionMetadata, TokenUsage};
 use crate::model::transcript::TranscriptError;
 use crate::store::publish::Located;
@@ -305,10 +306,9 @@ pub(crate) trait Layout<'r> {
     /// The message of an empty orphan commit to start a new ref with, if any.
     fn bootstrap(&self) -> Option<&'static str>;
     /// The checkpoint subtree inside a tip commit.
-    fn subtree(&self, tip: Option<&git2::Commit<'r>>)
-        -> Result<Option<git2::Tree<'r>>, StoreError>;
+    fn subtree(&self, tip: Option<&Commit<'r>>) -> Result<Option<Tree<'r>>, StoreError>;
     /// Turns a new checkpoint subtree into the new tree of the ref.
-    fn place(&self, tip: Option<&git2::Commit<'r>>, change: Change) -> Result<Change, StoreError>;
+    fn place(&self, tip: Option<&Commit<'r>>, change: Change) -> Result<Change, StoreError>;
 }
 
 /// A session write through `layout`, by compare-and-swap.
@@ -327,7 +327,7 @@ pub(crate) fn write_via<'r>(
         &mut |tip| {
             let base = layout.subtree(tip)?;
             let change = tree::build_session(
-                &repo.git,
+                repo.objects(),
                 base.as_ref(),
                 &prefix,
                 w,
@@ -353,7 +353,7 @@ pub(crate) fn backfill_via<'r>(
         let base = layout.subtree(tip)?;
         let target = b.slot_target(pinned.as_deref());
         let limits = repo.settings().limits();
-        match tree::build_backfill(&repo.git, base.as_ref(), &prefix, b, &target, &limits)? {
+        match tree::build_backfill(repo.objects(), base.as_ref(), &prefix, b, &target, &limits)? {
             None => Ok(None),
             Some((change, sid)) => {
                 if pinned.is_none() && !sid.is_empty() {
@@ -365,8 +365,10 @@ pub(crate) fn backfill_via<'r>(
     })
 }
 
-/// Maps a git2 error into [`StoreError::Repo`] with context.
-pub(crate) fn git_err(context: impl Into<String>) -> impl FnOnce(git2::Error) -> StoreError {
+/// Maps an error of the object or ref database into [`StoreError::Repo`] with context.
+pub(crate) fn git_err<E: Into<LibGitError>>(
+    context: impl Into<String>,
+) -> impl FnOnce(E) -> StoreError {
     let f = crate::git::repo::git_err(context);
     move |e| StoreError::Repo(f(e))
 }

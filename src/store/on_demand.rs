@@ -12,8 +12,8 @@
 //! Their one failure type, [`FetchError`], never means absence: a remote that lacks the
 //! checkpoint is success with nothing found.
 
+use crate::git::objects::Objects;
 use crate::git::objects::Oid;
-use git2::Repository;
 
 use crate::base::id::CheckpointId;
 use crate::git::refname::CheckpointRef;
@@ -88,7 +88,7 @@ pub trait OnDemand<'r> {
 /// A repository of checkpoints fetched without their transcripts (the partial cache).
 pub trait PartialObjects {
     /// Its object database, for commits, trees and documents already present.
-    fn repository(&self) -> &Repository;
+    fn objects(&self) -> Objects<'_>;
 
     /// The commit `name` points at in it.
     fn tip(&self, name: &str) -> Option<Oid>;

@@ -8,8 +8,8 @@
 
 use std::time::Duration;
 
+use crate::git::objects::Commit;
 use crate::git::objects::Oid;
-use git2::Commit;
 
 use crate::base::crashpoint::crashpoint;
 use crate::git::repo::{Identity, Repo};
@@ -65,7 +65,7 @@ pub(crate) fn publish<'r>(
     author: &Identity,
     build: &mut dyn FnMut(Option<&Commit<'r>>) -> BuildResult,
 ) -> Result<WriteOutcome, StoreError> {
-    let git = &repo.git;
+    let git = repo.objects();
     let author_sig = repo.signature(author, "AUTHOR")?;
     let committer_sig = repo.signature(&repo.identity("COMMITTER"), "COMMITTER")?;
     let mut last_seen = String::new();
@@ -97,13 +97,12 @@ pub(crate) fn publish<'r>(
             (Some(c), _) => Some(c.clone()),
             (None, Some(msg)) => {
                 let empty = git
-                    .treebuilder(None)
+                    .tree_builder(None)
                     .and_then(|b| b.write())
                     .map_err(git_err("write empty tree"))?;
                 let empty = git.find_tree(empty).map_err(git_err("read empty tree"))?;
                 let oid = git
                     .commit(
-                        None,
                         &author_sig,
                         &committer_sig,
                         &format!("{msg}\n"),
@@ -121,7 +120,6 @@ pub(crate) fn publish<'r>(
         let parents: Vec<&Commit<'r>> = parent.iter().collect();
         let new = git
             .commit(
-                None,
                 &author_sig,
                 &committer_sig,
                 &change.message,

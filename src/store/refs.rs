@@ -5,7 +5,7 @@
 use std::cell::OnceCell;
 use std::collections::BTreeMap;
 
-use crate::git::objects::Oid;
+use crate::git::objects::{Commit, Objects, Oid, Tree};
 
 use crate::base::id::{CheckpointId, ULID_LEN};
 use crate::config::settings::Limits;
@@ -85,11 +85,11 @@ impl<'r> GitRefsStore<'r> {
     fn find_local(&self, id: &CheckpointId) -> Result<Option<Found<'_>>, StoreError> {
         let loc = self.locate(id)?;
         if let Some(tip) = loc.tip {
-            return Ok(Some((&self.repo.git, None, loc.name, tip)));
+            return Ok(Some((self.repo.objects(), None, loc.name, tip)));
         }
         Ok(self.cache().and_then(|c| {
             c.locate(id)
-                .map(|(name, tip)| (c.repository(), Some(c), name, tip))
+                .map(|(name, tip)| (c.objects(), Some(c), name, tip))
         }))
     }
 
@@ -105,7 +105,7 @@ impl<'r> GitRefsStore<'r> {
     /// first.
     fn read_found(
         &self,
-        git: &git2::Repository,
+        git: Objects<'_>,
         cache: Option<&dyn PartialObjects>,
         id: &CheckpointId,
         name: String,
@@ -158,10 +158,7 @@ impl<'r> GitRefsStore<'r> {
         })
     }
 
-    fn tree_of(
-        &self,
-        commit: Option<&git2::Commit<'r>>,
-    ) -> Result<Option<git2::Tree<'r>>, StoreError> {
+    fn tree_of(&self, commit: Option<&Commit<'r>>) -> Result<Option<Tree<'r>>, StoreError> {
         tree_of_commit(self.repo, commit)
     }
 
@@ -217,7 +214,7 @@ impl<'r> GitRefsStore<'r> {
                 }
                 _ => {
                     let (id, name) = (r.checkpoint_id(), r.name());
-                    let info = listed(&self.repo.git, &id, &name, r.tip, &limits);
+                    let info = listed(self.repo.objects(), &id, &name, r.tip, &limits);
                     match built.push(&name[CHECKPOINT_REF_PREFIX.len()..], r.tip, &info) {
                         Some(new) => Line::Indexed(new),
                         None => Line::Read(Box::new(info)),
@@ -252,7 +249,7 @@ impl<'r> GitRefsStore<'r> {
                 if listing.contains(id) || !seen.insert(id.clone()) {
                     continue;
                 }
-                let git = cache.repository();
+                let git = cache.objects();
                 let name = r.name().to_owned();
                 if let Ok(Some(cp)) = self.read_found(git, Some(cache), id, name, tip) {
                     listing
@@ -275,7 +272,7 @@ impl<'r> GitRefsStore<'r> {
         let mut out = Vec::new();
         for (id, (name, tip)) in self.refs()? {
             if let Some(line) = lines.get(&name, tip, &id) {
-                if listed(&self.repo.git, &id, &name, tip, &limits) != line {
+                if listed(self.repo.objects(), &id, &name, tip, &limits) != line {
                     out.push(name);
                 }
             }
@@ -320,14 +317,14 @@ impl<'r> GitRefsStore<'r> {
 /// readable root `metadata.json` (`doctor` checks more). Such a ref is never pushed
 /// (it would break every clone's `gc`), and `migrate`, `gc` and `doctor` report it.
 pub(crate) fn shape_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Option<String> {
-    let git = &repo.git;
+    let git = repo.objects();
     let commit = match git.find_commit(tip) {
         Ok(c) => c,
         Err(_) => return Some(not_a_commit(git, tip)),
     };
     let tree = match commit.tree() {
         Ok(t) => t,
-        Err(e) => return Some(format!("the tree of {tip} is unreadable: {}", e.message())),
+        Err(e) => return Some(format!("the tree of {tip} is unreadable: {e}")),
     };
     match tree::read_documents(git, &tree, id, &repo.settings().limits()) {
         Ok(Some(_)) => None,
@@ -338,11 +335,11 @@ pub(crate) fn shape_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Option<
 
 /// What the tip `tip` of a checkpoint ref is, when it is no commit: `its tip <oid> is a blob,
 /// not a commit` (a tree, a tag, an unreadable object).
-pub(crate) fn not_a_commit(git: &git2::Repository, tip: Oid) -> String {
+pub(crate) fn not_a_commit(git: Objects<'_>, tip: Oid) -> String {
     let kind = git
-        .find_object(tip, None)
+        .kind_of(tip)
         .ok()
-        .and_then(|o| o.kind())
+        .flatten()
         .map_or("an unreadable object".to_owned(), |k| format!("a {k}"));
     format!("its tip {tip} is {kind}, not a commit")
 }
@@ -361,7 +358,7 @@ pub(crate) fn misshapen_refs(repo: &Repo) -> Result<Vec<(String, String)>, Store
 /// Reads the checkpoint `id` whose ref `name` points at `tip` from the object database of `git`,
 /// within `limits`.
 fn checkpoint_at(
-    git: &git2::Repository,
+    git: Objects<'_>,
     id: &CheckpointId,
     name: String,
     tip: Oid,
@@ -371,7 +368,7 @@ fn checkpoint_at(
     let commit = match git.find_commit(tip) {
         Ok(c) => c,
         // Of another type than a commit: said as `doctor` says it, not in libgit2's words.
-        Err(e) if e.code() == git2::ErrorCode::NotFound && git.find_object(tip, None).is_ok() => {
+        Err(e) if e.is_not_found() && git.kind_of(tip).is_ok() => {
             return Err(StoreError::NotACommit {
                 why: not_a_commit(git, tip),
                 ref_name: name,
@@ -406,21 +403,16 @@ fn checkpoint_at(
 
 /// A checkpoint found without the network: the object database holding it, the partial cache
 /// when that is where it is, its ref name and tip.
-type Found<'a> = (
-    &'a git2::Repository,
-    Option<&'a dyn PartialObjects>,
-    String,
-    Oid,
-);
+type Found<'a> = (Objects<'a>, Option<&'a dyn PartialObjects>, String, Oid);
 
 /// The tree of `commit`, if there is one.
 pub(crate) fn tree_of_commit<'r>(
     repo: &'r Repo,
-    commit: Option<&git2::Commit<'r>>,
-) -> Result<Option<git2::Tree<'r>>, StoreError> {
+    commit: Option<&Commit<'r>>,
+) -> Result<Option<Tree<'r>>, StoreError> {
     commit
         .map(|c| {
-            repo.git
+            repo.objects()
                 .find_tree(c.tree_id())
                 .map_err(git_err("read commit tree"))
         })
@@ -428,16 +420,13 @@ pub(crate) fn tree_of_commit<'r>(
 }
 
 /// The commit's author and first message line, for `log`.
-pub(crate) fn commit_info(c: &git2::Commit<'_>) -> CommitInfo {
-    let a = c.author();
+pub(crate) fn commit_info(c: &Commit<'_>) -> CommitInfo {
+    let (seconds, offset_minutes) = c.author_when();
     CommitInfo {
         commit: c.id().to_string(),
-        authored_at: crate::base::time::rfc3339_at(a.when().seconds(), a.when().offset_minutes()),
-        author: Identity {
-            name: String::from_utf8_lossy(a.name_bytes()).into_owned(),
-            email: String::from_utf8_lossy(a.email_bytes()).into_owned(),
-        },
-        subject: c.summary().ok().flatten().unwrap_or("").to_owned(),
+        authored_at: crate::base::time::rfc3339_at(seconds, offset_minutes),
+        author: c.author(),
+        subject: c.summary(),
     }
 }
 
@@ -448,10 +437,10 @@ fn oid_err(e: crate::git::format::OidError) -> StoreError {
 
 /// Reads the tree object of a [`Checkpoint`].
 pub(crate) fn checkpoint_tree<'a>(
-    git: &'a git2::Repository,
+    git: Objects<'a>,
     cp: &Checkpoint,
     limits: &Limits,
-) -> Result<git2::Tree<'a>, StoreError> {
+) -> Result<Tree<'a>, StoreError> {
     // Read by this process from a repository of this format: its length says which.
     let oid = ObjectFormat::parse_any(&cp.tree).map_err(oid_err)?;
     tree::tree_within(git, oid, &cp.id, "of the checkpoint", limits)
@@ -506,21 +495,21 @@ impl CheckpointReader for GitRefsStore<'_> {
             _ => self.cache().filter(|c| c.tip(&cp.ref_name) == Some(tip)),
         };
         let Some(cache) = cached else {
-            let tree = checkpoint_tree(&self.repo.git, cp, &limits)?;
+            let tree = checkpoint_tree(self.repo.objects(), cp, &limits)?;
             return Ok(Box::new(tree::TreeFiles::new(
-                &self.repo.git,
+                self.repo.objects(),
                 tree,
                 &cp.id,
                 limits,
             )));
         };
         cache.ensure_for_path(&cp.ref_name, tip, None)?;
-        let tree = checkpoint_tree(cache.repository(), cp, &limits)?;
+        let tree = checkpoint_tree(cache.objects(), cp, &limits)?;
         Ok(Box::new(CachedFiles {
             cache,
             ref_name: cp.ref_name.clone(),
             tip,
-            files: tree::TreeFiles::new(cache.repository(), tree, &cp.id, limits),
+            files: tree::TreeFiles::new(cache.objects(), tree, &cp.id, limits),
         }))
     }
 
@@ -566,7 +555,7 @@ impl CheckpointReader for GitRefsStore<'_> {
 }
 
 /// The list line of a checkpoint read from `git` (its subject read there too).
-pub(crate) fn info_read(git: &git2::Repository, cp: &Checkpoint) -> CheckpointInfo {
+pub(crate) fn info_read(git: Objects<'_>, cp: &Checkpoint) -> CheckpointInfo {
     let subject = ObjectFormat::parse_any(&cp.tree)
         .ok()
         .and_then(|t| git.find_tree(t).ok())
@@ -601,7 +590,7 @@ pub(crate) fn info_of(cp: &Checkpoint, subject: String) -> CheckpointInfo {
 /// The list line of checkpoint `id` whose ref `name` points at `tip`, read from `git`: an
 /// unreadable checkpoint gets its line all the same, saying why.
 pub(crate) fn listed(
-    git: &git2::Repository,
+    git: Objects<'_>,
     id: &CheckpointId,
     name: &str,
     tip: Oid,
@@ -774,15 +763,12 @@ impl<'r> Layout<'r> for RefsLayout<'_, 'r> {
     fn bootstrap(&self) -> Option<&'static str> {
         None
     }
-    fn subtree(
-        &self,
-        tip: Option<&git2::Commit<'r>>,
-    ) -> Result<Option<git2::Tree<'r>>, StoreError> {
+    fn subtree(&self, tip: Option<&Commit<'r>>) -> Result<Option<Tree<'r>>, StoreError> {
         self.store.tree_of(tip)
     }
     fn place(
         &self,
-        _tip: Option<&git2::Commit<'r>>,
+        _tip: Option<&Commit<'r>>,
         change: tree::Change,
     ) -> Result<tree::Change, StoreError> {
         Ok(change)

@@ -306,14 +306,14 @@ fn merging_two_versions_keeps_every_session_of_both() {
         .write_session(&write(ULID, "s-3", b"remote\n"))
         .unwrap();
     let tree_of = |c: &str| {
-        repo.git
+        repo.objects()
             .find_commit(Oid::from_str(c).unwrap())
             .unwrap()
             .tree()
             .unwrap()
     };
     let merged = merge_trees(
-        &repo.git,
+        repo.objects(),
         &id,
         &tree_of(&local.commit),
         &tree_of(&remote.commit),

@@ -70,24 +70,19 @@ fn history_links(repo: &Repo, depth: usize) -> Result<(Vec<Link>, Vec<Finding>),
         })
         .ok();
     let mut links = Vec::new();
-    let mut walk = repo.git.revwalk().map_err(git_err("walk the branch"))?;
     let Some(head) = repo.resolve_commit("HEAD") else {
         return Ok((links, findings));
     };
-    walk.push(head).map_err(git_err("walk the branch"))?;
-    walk.set_sorting(git2::Sort::TOPOLOGICAL | git2::Sort::TIME)
+    let walk = repo
+        .commits_newest_first(&[head], None, depth)
         .map_err(git_err("walk the branch"))?;
-    for (n, oid) in walk.take(depth).enumerate() {
-        let oid = oid.map_err(git_err("walk the branch"))?;
+    for (n, oid) in walk.into_iter().enumerate() {
         let commit = repo
-            .git
+            .objects()
             .find_commit(oid)
             .map_err(git_err("read a commit"))?;
         let message = String::from_utf8_lossy(commit.message_bytes());
-        let short = commit.as_object().short_id().map_or_else(
-            |_| oid.to_string(),
-            |b| String::from_utf8_lossy(&b).into_owned(),
-        );
+        let short = repo.short_id(oid);
         let subject = String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default());
         let trailers = checkpoint_trailers(&message);
         for t in &trailers {
@@ -123,7 +118,7 @@ fn published(repo: &Repo, commit: Oid) -> bool {
     };
     refs.into_iter()
         .filter_map(|(_, tip)| tip)
-        .any(|tip| tip == commit || repo.git.graph_descendant_of(tip, commit).unwrap_or(true))
+        .any(|tip| tip == commit || repo.is_descendant_of(tip, commit).unwrap_or(true))
 }
 
 /// `squash-unlinked`: commits of the current branch's last commits ([`TRAILER_DEPTH_SETTING`])
@@ -142,14 +137,11 @@ pub(super) fn squashes(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     for squash in found {
         let commit = cx
             .repo
-            .git
+            .objects()
             .find_commit(squash.commit)
             .map_err(git_err("read a commit"))?;
         let subject = String::from_utf8_lossy(commit.summary_bytes().unwrap_or_default());
-        let short = commit.as_object().short_id().map_or_else(
-            |_| squash.commit.to_string(),
-            |b| String::from_utf8_lossy(&b).into_owned(),
-        );
+        let short = cx.repo.short_id(squash.commit);
         let ids: Vec<&str> = squash.lost.iter().map(CheckpointId::as_str).collect();
         let mut finding = Finding::new(
             Code::SquashUnlinked,

@@ -27,7 +27,7 @@ use crate::git::objects::Oid;
 use serde_json::{json, Value};
 
 use crate::git::refname::{CheckpointRef, ForeignRef, CHECKPOINT_REF_PREFIX};
-use crate::git::repo::{Repo, RepoError};
+use crate::git::repo::{LibGitError, Repo, RepoError};
 use crate::ops::hooks;
 use crate::store::queue::QueueError;
 use crate::store::StoreError;
@@ -559,7 +559,7 @@ pub fn run(repo: &Repo, checks: &[Check], fix: bool) -> Report {
     report
 }
 
-fn git_err(context: impl Into<String>) -> impl FnOnce(git2::Error) -> DoctorError {
+fn git_err<E: Into<LibGitError>>(context: impl Into<String>) -> impl FnOnce(E) -> DoctorError {
     let f = crate::store::git_err(context);
     move |e| DoctorError::Store(f(e))
 }
@@ -622,7 +622,7 @@ mod tests {
         assert_eq!(repo.exit_code(), NOT_A_REPOSITORY);
         let other = StoreError::Repo(RepoError::Git {
             context: "c".into(),
-            source: git2::Error::from_str("m").into(),
+            source: LibGitError::new("m"),
         });
         assert_eq!(other.exit_code(), FAILURE);
         // Transparent wrappers follow the error they wrap.

@@ -62,11 +62,11 @@ fn collapse(
     canon: &(CheckpointRef, Oid),
     folded: &(CheckpointRef, Oid),
 ) -> Result<bool, DoctorError> {
-    let git = &repo.git;
+    let git = repo.objects();
     let (c, f) = (canon.1, folded.1);
-    let target = if c == f || git.graph_descendant_of(c, f).unwrap_or(false) {
+    let target = if c == f || repo.is_descendant_of(c, f).unwrap_or(false) {
         c
-    } else if git.graph_descendant_of(f, c).unwrap_or(false) {
+    } else if repo.is_descendant_of(f, c).unwrap_or(false) {
         f
     } else {
         let ours = git.find_commit(c).map_err(git_err("read canonical tip"))?;
@@ -89,15 +89,8 @@ fn collapse(
             folded.0.name(),
             canon.0.name()
         );
-        git.commit(
-            None,
-            &author,
-            &committer,
-            &message,
-            &tree,
-            &[&ours, &theirs],
-        )
-        .map_err(git_err("write merge commit"))?
+        git.commit(&author, &committer, &message, &tree, &[&ours, &theirs])
+            .map_err(git_err("write merge commit"))?
     };
     if target != c
         && repo
@@ -191,7 +184,7 @@ pub(super) fn corrupt_checkpoints(cx: &Context<'_>) -> Result<Vec<Finding>, Doct
             .iter()
             .map(|r| format!("refs/remotes/{r}/entire/checkpoints/v1")),
     );
-    let git = &cx.repo.git;
+    let git = cx.repo.objects();
     let mut seen = HashSet::new();
     for branch in branches {
         let Some(tip) = crate::store::publish::tip_of(cx.repo, &branch)? else {
@@ -243,7 +236,7 @@ fn checkpoint_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Result<Vec<St
     if let Some(why) = crate::store::refs::shape_problem(repo, id, tip) {
         return Err(why);
     }
-    let git = &repo.git;
+    let git = repo.objects();
     let Ok(tree) = git.find_commit(tip).and_then(|c| c.tree()) else {
         return Ok(Vec::new());
     };

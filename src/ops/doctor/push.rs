@@ -140,7 +140,7 @@ pub(super) fn v1_branch(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
         .is_some_and(|t| t.primary() == StoreKind::GitBranch)
     {
         let commit = repo
-            .git
+            .objects()
             .find_commit(local)
             .map_err(git_err("read the v1 tip"))?;
         let tree = commit.tree().map_err(git_err("read the v1 tree"))?;

@@ -2,7 +2,6 @@
 //! checkpoint ref or for the v1 branch.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use crate::git::objects::Oid;
 
@@ -12,8 +11,11 @@ use crate::store::merge;
 use crate::store::StoreError;
 
 /// The merged tree of one replayed commit: given the local commit and the current tip's tree.
-pub(super) type MergeStep<'a> =
-    dyn Fn(&git2::Commit<'_>, &git2::Tree<'_>) -> Result<(Oid, Vec<String>), StoreError> + 'a;
+pub(super) type MergeStep<'a> = dyn Fn(
+        &crate::git::objects::Commit<'_>,
+        &crate::git::objects::Tree<'_>,
+    ) -> Result<(Oid, Vec<String>), StoreError>
+    + 'a;
 
 /// Replays the local commits since the merge base (all of them when the histories are
 /// disconnected) on top of `remote`, each tree merged with the current tip by `step`. Commits
@@ -25,9 +27,9 @@ pub(super) fn replay(
     remote: Oid,
     step: &MergeStep<'_>,
 ) -> Result<(Oid, Vec<String>), StoreError> {
-    let git = &repo.git;
+    let git = repo.objects();
     let err = crate::store::git_err;
-    let base = git.merge_base(local, remote).ok();
+    let base = repo.merge_base(local, remote);
     if base == Some(local) {
         return Ok((remote, Vec::new()));
     }
@@ -54,7 +56,7 @@ pub(super) fn replay(
         let tree = git.find_tree(merged).map_err(err("read merged tree"))?;
         let message = String::from_utf8_lossy(c.message_bytes()).into_owned();
         let oid = git
-            .commit(None, &c.author(), &committer, &message, &tree, &[&tip])
+            .commit(&c.author_signature(), &committer, &message, &tree, &[&tip])
             .map_err(err("write replayed commit"))?;
         tip = git.find_commit(oid).map_err(err("read replayed commit"))?;
     }
@@ -66,10 +68,21 @@ pub(super) fn replay(
 pub(super) fn checkpoint_step<'a>(
     repo: &'a Repo,
     id: &'a CheckpointId,
-) -> impl Fn(&git2::Commit<'_>, &git2::Tree<'_>) -> Result<(Oid, Vec<String>), StoreError> + 'a {
+) -> impl Fn(
+    &crate::git::objects::Commit<'_>,
+    &crate::git::objects::Tree<'_>,
+) -> Result<(Oid, Vec<String>), StoreError>
+       + 'a {
     move |c, theirs| {
         let ours = c.tree().map_err(crate::store::git_err("read local tree"))?;
-        let m = merge::merge_trees(&repo.git, id, &ours, theirs, "", &repo.settings().limits())?;
+        let m = merge::merge_trees(
+            repo.objects(),
+            id,
+            &ours,
+            theirs,
+            "",
+            &repo.settings().limits(),
+        )?;
         Ok((m.tree, m.notes))
     }
 }
@@ -78,10 +91,14 @@ pub(super) fn checkpoint_step<'a>(
 /// into the tip's tree (a deletion is never replayed: nothing is dropped).
 pub(super) fn v1_step(
     repo: &Repo,
-) -> impl Fn(&git2::Commit<'_>, &git2::Tree<'_>) -> Result<(Oid, Vec<String>), StoreError> + '_ {
+) -> impl Fn(
+    &crate::git::objects::Commit<'_>,
+    &crate::git::objects::Tree<'_>,
+) -> Result<(Oid, Vec<String>), StoreError>
+       + '_ {
     use crate::store::branch::v1_subtrees;
     move |c, theirs| {
-        let git = &repo.git;
+        let git = repo.objects();
         let err = crate::store::git_err;
         let ours = c.tree().map_err(err("read local tree"))?;
         let before: HashMap<String, Oid> = match c.parents().next() {
@@ -91,7 +108,7 @@ pub(super) fn v1_step(
                 .collect(),
             None => HashMap::new(),
         };
-        let mut update = git2::build::TreeUpdateBuilder::new();
+        let mut update = crate::git::objects::TreeEdits::default();
         let mut notes = Vec::new();
         let mut changed = false;
         for e in v1_subtrees(repo, &ours)? {
@@ -101,7 +118,7 @@ pub(super) fn v1_step(
             let Ok(id) = CheckpointId::parse(&e.raw_id) else {
                 continue;
             };
-            let merged = match theirs.get_path(Path::new(&e.path)) {
+            let merged = match theirs.get_path(&e.path) {
                 Ok(r) if r.id() != e.tree => {
                     let local = git
                         .find_tree(e.tree)
@@ -123,14 +140,14 @@ pub(super) fn v1_step(
                 Ok(_) => continue,
                 Err(_) => e.tree,
             };
-            update.upsert(e.path.as_str(), merged, git2::FileMode::Tree);
+            update.put_tree(&e.path, merged);
             changed = true;
         }
         if !changed {
             return Ok((theirs.id(), notes));
         }
-        let tree = update
-            .create_updated(git, theirs)
+        let tree = git
+            .write_edits(theirs, &mut update)
             .map_err(err("write merged v1 tree"))?;
         Ok((tree, notes))
     }

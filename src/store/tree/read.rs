@@ -10,10 +10,11 @@ use super::{METADATA, PROMPT};
 use crate::base::id::{CheckpointId, IdKind};
 use crate::config::settings::{Limits, LIMIT_BLOB_BYTES, LIMIT_SESSIONS, LIMIT_TREE_ENTRIES};
 use crate::git::objects::Oid;
+use crate::git::objects::{ObjectKind, Objects, Tree};
+use crate::git::repo::LibGitError;
 use crate::model::documents::{CheckpointSummary, SessionMetadata};
 use crate::model::transcript;
 use crate::store::{git_err, CheckpointFiles, StoreError};
-use git2::{ObjectType, Repository, Tree};
 
 /// The decoded documents of a checkpoint subtree.
 pub(crate) struct Documents {
@@ -112,7 +113,7 @@ pub(crate) fn session_dirs(
 /// The blob at `path` of `tree`, `None` when there is none; one over
 /// [`Limits::blob_bytes`] is [`StoreError::OverLimit`], and is not read.
 pub(super) fn blob_at(
-    repo: &Repository,
+    repo: Objects<'_>,
     tree: &Tree,
     id: &CheckpointId,
     path: &str,
@@ -125,10 +126,10 @@ pub(super) fn blob_at(
 
 /// The id of the blob at `path` of `tree`, `None` when there is none.
 fn blob_id(tree: &Tree, path: &str) -> Result<Option<Oid>, StoreError> {
-    match tree.get_path(std::path::Path::new(path)) {
-        Ok(e) if e.kind() == Some(ObjectType::Blob) => Ok(Some(e.id())),
+    match tree.get_path(path) {
+        Ok(e) if e.kind() == Some(ObjectKind::Blob) => Ok(Some(e.id())),
         Ok(_) => Ok(None),
-        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) if e.is_not_found() => Ok(None),
         Err(e) => Err(git_err(format!("look up {path}"))(e)),
     }
 }
@@ -136,29 +137,26 @@ fn blob_id(tree: &Tree, path: &str) -> Result<Option<Oid>, StoreError> {
 /// The bytes of blob `oid` (`path` of checkpoint `id`); one over [`Limits::blob_bytes`] is
 /// [`StoreError::OverLimit`], and is not inflated.
 fn read_blob(
-    repo: &Repository,
+    repo: Objects<'_>,
     oid: Oid,
     id: &CheckpointId,
     path: &str,
     limits: &Limits,
 ) -> Result<Vec<u8>, StoreError> {
     check_blob_size(blob_size(repo, oid, id, path)?, id, path, limits)?;
-    let blob = repo
-        .find_blob(oid)
-        .map_err(|e| absent_or(e, id, path, oid, "read"))?;
-    Ok(blob.content().to_vec())
+    repo.read_blob(oid)
+        .map_err(|e| absent_or(e, id, path, oid, "read"))
 }
 
 /// The size of object `oid` (of `path` in checkpoint `id`), from its header: nothing is
 /// inflated.
 fn blob_size(
-    repo: &Repository,
+    repo: Objects<'_>,
     oid: Oid,
     id: &CheckpointId,
     path: &str,
 ) -> Result<u64, StoreError> {
-    let odb = repo.odb().map_err(git_err("open the object database"))?;
-    odb.read_header(oid)
+    repo.header(oid)
         .map(|(size, _)| size as u64)
         .map_err(|e| absent_or(e, id, path, oid, "read"))
 }
@@ -192,7 +190,7 @@ const TREE_BYTES_PER_ENTRY: u64 = 96;
 /// [`Limits::tree_entries`] is [`StoreError::OverLimit`]; one whose object is much larger than
 /// that allows is refused unparsed.
 pub(crate) fn tree_within<'r>(
-    repo: &'r Repository,
+    repo: Objects<'r>,
     oid: Oid,
     id: &CheckpointId,
     what: &str,
@@ -223,19 +221,17 @@ pub(crate) fn tree_within<'r>(
 /// The subject of a checkpoint subtree ([`crate::model::documents::prompt_subject`]): from the
 /// `prompt.txt` of the first of `dirs` that has one, "" when none has. Only for people: a prompt
 /// that cannot be read, or is larger than [`SUBJECT_BLOB_MAX`], gives no subject, never an error.
-pub(crate) fn subject(repo: &Repository, tree: &Tree, dirs: &[String]) -> String {
+pub(crate) fn subject(repo: Objects<'_>, tree: &Tree, dirs: &[String]) -> String {
     let read = |dir: &String| -> Option<Vec<u8>> {
-        let entry = tree
-            .get_path(std::path::Path::new(&format!("{dir}/{PROMPT}")))
-            .ok()?;
-        if entry.kind() != Some(ObjectType::Blob) {
+        let entry = tree.get_path(&format!("{dir}/{PROMPT}")).ok()?;
+        if entry.kind() != Some(ObjectKind::Blob) {
             return None;
         }
-        let (size, _) = repo.odb().ok()?.read_header(entry.id()).ok()?;
+        let (size, _) = repo.header(entry.id()).ok()?;
         if size > SUBJECT_BLOB_MAX {
             return None;
         }
-        Some(repo.find_blob(entry.id()).ok()?.content().to_vec())
+        repo.read_blob(entry.id()).ok()
     };
     dirs.iter()
         .find_map(read)
@@ -249,8 +245,8 @@ const SUBJECT_BLOB_MAX: usize = 1 << 20;
 
 /// [`StoreError::AbsentBlob`] when git could not find blob `oid` (of `path` in checkpoint `id`)
 /// at all, as in a partial clone; else the git error.
-fn absent_or(e: git2::Error, id: &CheckpointId, path: &str, oid: Oid, what: &str) -> StoreError {
-    if e.code() == git2::ErrorCode::NotFound {
+fn absent_or(e: LibGitError, id: &CheckpointId, path: &str, oid: Oid, what: &str) -> StoreError {
+    if e.is_not_found() {
         StoreError::AbsentBlob {
             id: id.clone(),
             path: path.to_owned(),
@@ -262,18 +258,18 @@ fn absent_or(e: git2::Error, id: &CheckpointId, path: &str, oid: Oid, what: &str
 }
 
 pub(super) fn subtree<'r>(
-    repo: &'r Repository,
+    repo: Objects<'r>,
     tree: &Tree,
     id: &CheckpointId,
     path: &str,
     limits: &Limits,
 ) -> Result<Option<Tree<'r>>, StoreError> {
-    match tree.get_path(std::path::Path::new(path)) {
-        Ok(e) if e.kind() == Some(ObjectType::Tree) => {
+    match tree.get_path(path) {
+        Ok(e) if e.kind() == Some(ObjectKind::Tree) => {
             tree_within(repo, e.id(), id, path, limits).map(Some)
         }
         Ok(_) => Ok(None),
-        Err(e) if e.code() == git2::ErrorCode::NotFound => Ok(None),
+        Err(e) if e.is_not_found() => Ok(None),
         Err(e) => Err(git_err(format!("look up {path}"))(e)),
     }
 }
@@ -281,7 +277,7 @@ pub(super) fn subtree<'r>(
 /// Reads the summary and every listed session of a checkpoint subtree. `Ok(None)` when the
 /// subtree has no root `metadata.json`.
 pub(crate) fn read_documents(
-    repo: &Repository,
+    repo: Objects<'_>,
     tree: &Tree,
     id: &CheckpointId,
     limits: &Limits,
@@ -355,7 +351,7 @@ impl Documents {
 /// readable `metadata.json`, in numeric order. One that cannot be read is left out (and logged):
 /// it is listed nowhere, and must not stop the listed sessions from being read.
 fn unlisted_sessions(
-    repo: &Repository,
+    repo: Objects<'_>,
     tree: &Tree,
     id: &CheckpointId,
     dirs: &[String],
@@ -364,8 +360,8 @@ fn unlisted_sessions(
     let listed: HashSet<&str> = dirs.iter().map(String::as_str).collect();
     let mut found: Vec<(u64, String)> = tree
         .iter()
-        .filter(|e| e.kind() == Some(ObjectType::Tree))
-        .filter_map(|e| e.name().ok().map(str::to_owned))
+        .filter(|e| e.kind() == Some(ObjectKind::Tree))
+        .filter_map(|e| e.name().map(str::to_owned))
         .filter(|n| !listed.contains(n.as_str()))
         .filter_map(|n| Some((n.parse::<u64>().ok()?, n)))
         .filter(|(_, n)| n.bytes().all(|b| b.is_ascii_digit()))
@@ -389,7 +385,7 @@ fn unlisted_sessions(
 }
 
 pub(super) fn read_session(
-    repo: &Repository,
+    repo: Objects<'_>,
     tree: &Tree,
     id: &CheckpointId,
     dir: &str,
@@ -417,7 +413,7 @@ fn decode_session(
 /// The files of one checkpoint subtree, read through the tree opened once
 /// ([`CheckpointFiles`]): what both git stores serve their files with.
 pub(crate) struct TreeFiles<'r> {
-    repo: &'r Repository,
+    repo: Objects<'r>,
     tree: Tree<'r>,
     id: CheckpointId,
     limits: Limits,
@@ -437,7 +433,7 @@ const CACHED_BLOB: usize = 64 << 10;
 impl<'r> TreeFiles<'r> {
     /// The files of the checkpoint `id` whose subtree is `tree` in `repo`.
     pub(crate) fn new(
-        repo: &'r Repository,
+        repo: Objects<'r>,
         tree: Tree<'r>,
         id: &CheckpointId,
         limits: Limits,
@@ -476,7 +472,7 @@ impl<'r> TreeFiles<'r> {
 
 /// The chunks of the transcript of `slot`, in order, with their sizes; `None` without one.
 fn transcript_chunks(
-    repo: &Repository,
+    repo: Objects<'_>,
     slot: &Tree,
     id: &CheckpointId,
     path: &str,
@@ -489,7 +485,7 @@ fn transcript_chunks(
 /// missing from the middle of the sequence is [`StoreError::ChunkGap`]: joining around it
 /// would hand out a transcript with a hole.
 fn file_chunks(
-    repo: &Repository,
+    repo: Objects<'_>,
     slot: &Tree,
     id: &CheckpointId,
     path: &str,
@@ -498,8 +494,8 @@ fn file_chunks(
     let mut chunks: Vec<(usize, Oid)> = slot
         .iter()
         .filter_map(|e| {
-            let n = transcript::chunk_index_of(base, e.name().ok()?)?;
-            (e.kind() == Some(ObjectType::Blob)).then_some((n, e.id()))
+            let n = transcript::chunk_index_of(base, e.name()?)?;
+            (e.kind() == Some(ObjectKind::Blob)).then_some((n, e.id()))
         })
         .collect();
     if !chunks.iter().any(|(n, _)| *n == 0) {
@@ -528,7 +524,7 @@ fn file_chunks(
 /// transcripts are (`path` names it in errors; over `limits`, [`StoreError::OverLimit`]);
 /// `None` when there is no chunk 0.
 pub(crate) fn read_chunks(
-    repo: &Repository,
+    repo: Objects<'_>,
     slot: &Tree,
     id: &CheckpointId,
     path: &str,
@@ -543,16 +539,16 @@ pub(crate) fn read_chunks(
     let mut parts = Vec::with_capacity(chunks.len());
     for (oid, _) in chunks {
         let blob = repo
-            .find_blob(oid)
+            .read_blob(oid)
             .map_err(|e| absent_or(e, id, path, oid, "read a transcript chunk of"))?;
-        parts.push(blob.content().to_vec());
+        parts.push(blob);
     }
     Ok(Some(transcript::join(&parts)))
 }
 
 /// The blob `name` of a session slot tree (`path` names it in errors), `None` when absent.
 pub(crate) fn read_blob_in(
-    repo: &Repository,
+    repo: Objects<'_>,
     slot: &Tree,
     id: &CheckpointId,
     path: &str,
@@ -560,7 +556,7 @@ pub(crate) fn read_blob_in(
     limits: &Limits,
 ) -> Result<Option<Vec<u8>>, StoreError> {
     match slot.get_name(name) {
-        Some(e) if e.kind() == Some(ObjectType::Blob) => {
+        Some(e) if e.kind() == Some(ObjectKind::Blob) => {
             read_blob(repo, e.id(), id, path, limits).map(Some)
         }
         _ => Ok(None),
@@ -589,9 +585,9 @@ impl CheckpointFiles for TreeFiles<'_> {
         for (oid, _) in chunks {
             let blob = self
                 .repo
-                .find_blob(oid)
+                .read_blob(oid)
                 .map_err(|e| absent_or(e, &self.id, clean, oid, "read a transcript chunk of"))?;
-            parts.push(blob.content().to_vec());
+            parts.push(blob);
         }
         Ok(transcript::join(&parts))
     }
@@ -603,9 +599,9 @@ impl CheckpointFiles for TreeFiles<'_> {
             None => {
                 let entry = self
                     .tree
-                    .get_path(std::path::Path::new(clean))
+                    .get_path(clean)
                     .ok()
-                    .filter(|e| e.kind() == Some(ObjectType::Blob))
+                    .filter(|e| e.kind() == Some(ObjectKind::Blob))
                     .ok_or_else(|| self.not_found(path))?;
                 vec![(
                     entry.id(),
@@ -630,14 +626,14 @@ const STREAM_FROM: u64 = 8 << 20;
 
 /// The bytes of one blob, opened on the first read: small ones read whole, large ones streamed.
 struct BlobReader<'r> {
-    repo: &'r Repository,
+    repo: Objects<'r>,
     oid: Oid,
     size: u64,
     open: Option<Box<dyn Read + 'r>>,
 }
 
 impl<'r> BlobReader<'r> {
-    fn new(repo: &'r Repository, oid: Oid, size: u64) -> Self {
+    fn new(repo: Objects<'r>, oid: Oid, size: u64) -> Self {
         BlobReader {
             repo,
             oid,
@@ -650,11 +646,11 @@ impl<'r> BlobReader<'r> {
         if self.size <= STREAM_FROM {
             let blob = self
                 .repo
-                .find_blob(self.oid)
+                .read_blob(self.oid)
                 .map_err(std::io::Error::other)?;
-            return Ok(Box::new(std::io::Cursor::new(blob.content().to_vec())));
+            return Ok(Box::new(std::io::Cursor::new(blob)));
         }
-        crate::git::objects::stream_blob(self.repo.path(), &self.oid.to_string())
+        crate::git::objects::stream_blob(self.repo.git_dir(), &self.oid.to_string())
             .map(|s| Box::new(s) as Box<dyn Read + 'r>)
             .map_err(std::io::Error::other)
     }

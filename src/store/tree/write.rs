@@ -13,10 +13,10 @@ use super::{
 use crate::base::id::CheckpointId;
 use crate::config::settings::Limits;
 use crate::git::objects::Oid;
+use crate::git::objects::{Objects, Tree, TreeBuilder};
 use crate::model::documents::{CheckpointSummary, SessionFilePaths, SessionMetadata, TokenUsage};
 use crate::model::transcript;
 use crate::store::{git_err, Backfill, SessionWrite, StoreError};
-use git2::{ObjectType, Repository, Tree};
 
 /// A new checkpoint subtree and the commit message that goes with it.
 pub(crate) struct Change {
@@ -26,14 +26,10 @@ pub(crate) struct Change {
     pub message: String,
 }
 
-/// Writes `data` as a blob. Through the object database's write, which hashes the data first
-/// and writes nothing when the object is already there (a mirror in the same repository, a
-/// transcript written again), rather than `Repository::blob`, whose stream compresses and
-/// writes every byte before it knows the ID.
-fn write_blob(repo: &Repository, data: &[u8]) -> Result<Oid, StoreError> {
-    repo.odb()
-        .and_then(|odb| odb.write(ObjectType::Blob, data))
-        .map_err(git_err("write blob"))
+/// Writes `data` as a blob ([`Objects::write_blob`], which writes nothing when the object is
+/// already there: a mirror in the same repository, a transcript written again).
+fn write_blob(repo: Objects<'_>, data: &[u8]) -> Result<Oid, StoreError> {
+    repo.write_blob(data).map_err(git_err("write blob"))
 }
 
 /// Normalises paths to `/` and drops duplicates, keeping first-seen order.
@@ -162,8 +158,8 @@ fn entry_paths(
 /// Inserts the chunks of transcript `data` and its content hash `hash`
 /// ([`transcript::content_hash`] of `data`, computed once by the caller).
 fn insert_transcript(
-    repo: &Repository,
-    builder: &mut git2::TreeBuilder<'_>,
+    repo: Objects<'_>,
+    builder: &mut TreeBuilder<'_>,
     id: &CheckpointId,
     data: &[u8],
     hash: &str,
@@ -181,8 +177,8 @@ fn insert_transcript(
 }
 
 pub(crate) fn insert_blob(
-    repo: &Repository,
-    builder: &mut git2::TreeBuilder<'_>,
+    repo: Objects<'_>,
+    builder: &mut TreeBuilder<'_>,
     name: &str,
     data: &[u8],
 ) -> Result<(), StoreError> {
@@ -196,13 +192,13 @@ pub(crate) fn insert_blob(
 /// Writes the root tree: the base subtree's entries with `metadata.json` and the given session
 /// directories replaced.
 fn write_root(
-    repo: &Repository,
+    repo: Objects<'_>,
     base: Option<&Tree>,
     summary: &CheckpointSummary,
     slots: &[(&str, Oid)],
 ) -> Result<Oid, StoreError> {
     let mut root = repo
-        .treebuilder(base)
+        .tree_builder(base)
         .map_err(git_err("start checkpoint tree"))?;
     insert_blob(repo, &mut root, METADATA, &summary.to_json())?;
     for (dir, oid) in slots {
@@ -218,7 +214,7 @@ const TASKS: &str = "tasks";
 /// The `tasks/` tree of a checkpoint: the one of `base` with each task of `w` written into its
 /// `<tool-use-id>/` (its `task.json`, and its transcript when read), next to what is there.
 fn write_tasks(
-    repo: &Repository,
+    repo: Objects<'_>,
     base: Option<&Tree>,
     w: &SessionWrite,
     limits: &Limits,
@@ -229,7 +225,7 @@ fn write_tasks(
         None => None,
     };
     let mut all = repo
-        .treebuilder(existing.as_ref())
+        .tree_builder(existing.as_ref())
         .map_err(git_err("start tasks tree"))?;
     for task in &w.tasks {
         let name = task.tool_use_id.as_str();
@@ -238,7 +234,7 @@ fn write_tasks(
             None => None,
         };
         let mut dir = repo
-            .treebuilder(previous.as_ref())
+            .tree_builder(previous.as_ref())
             .map_err(git_err("start task tree"))?;
         if let Some(t) = &task.transcript {
             let file = format!("agent-{}.jsonl", task.agent_id.as_str());
@@ -288,7 +284,7 @@ fn session_message(w: &SessionWrite) -> String {
 /// Builds the subtree for a session write on top of `base` (the checkpoint's current subtree,
 /// `None` for a new checkpoint). `prefix` is the summary path prefix (`""` or `/ab/cdef...`).
 pub(crate) fn build_session(
-    repo: &Repository,
+    repo: Objects<'_>,
     base: Option<&Tree>,
     prefix: &str,
     w: &SessionWrite,
@@ -341,7 +337,7 @@ pub(crate) fn build_session(
     }
 
     let mut slot_tree = repo
-        .treebuilder(None)
+        .tree_builder(None)
         .map_err(git_err("start session tree"))?;
     if let Some(data) = &w.transcript {
         insert_transcript(
@@ -446,7 +442,7 @@ fn free_dir(base: Option<&Tree>, dirs: &[String]) -> String {
 
 /// The tree of session `slot`, which lives in `dirs[slot]`.
 fn session_tree<'r>(
-    repo: &'r Repository,
+    repo: Objects<'r>,
     tree: &Tree,
     id: &CheckpointId,
     dirs: &[String],
@@ -499,7 +495,7 @@ fn pick_slot(
 /// no session. `target` is the slot choice for transcript and summary backfills; the caller pins
 /// it to a session ID across retries.
 pub(crate) fn build_backfill(
-    repo: &Repository,
+    repo: Objects<'_>,
     base: Option<&Tree>,
     prefix: &str,
     b: &Backfill,
@@ -534,7 +530,7 @@ pub(crate) fn build_backfill(
             let slot_tree = session_tree(repo, tree, id, &dirs, slot, limits)?;
             sessions[slot].summary = Some(value.clone());
             let mut builder = repo
-                .treebuilder(Some(&slot_tree))
+                .tree_builder(Some(&slot_tree))
                 .map_err(git_err("start session tree"))?;
             insert_blob(repo, &mut builder, METADATA, &sessions[slot].to_json())?;
             let slot_oid = builder.write().map_err(git_err("write session tree"))?;
@@ -565,11 +561,11 @@ pub(crate) fn build_backfill(
                 return Ok(None);
             }
             let mut builder = repo
-                .treebuilder(Some(&slot_tree))
+                .tree_builder(Some(&slot_tree))
                 .map_err(git_err("start session tree"))?;
             let stale: Vec<String> = slot_tree
                 .iter()
-                .filter_map(|e| e.name().ok().map(str::to_owned))
+                .filter_map(|e| e.name().map(str::to_owned))
                 .filter(|n| transcript::chunk_index(n).is_some() || n == COMPACT_TRANSCRIPT)
                 .collect();
             if !same_transcript {
