@@ -134,7 +134,7 @@ fn tell_migrated(report: &MigrateReport, dry_run: bool, quiet: bool) {
                     generations.join(", ")
                 ));
             }
-            eprintln!("{line}");
+            crate::common::cli::to_stderr(&format!("{line}\n"));
         }
     }
     for (path, reason) in &report.skipped {

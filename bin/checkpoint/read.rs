@@ -507,7 +507,10 @@ pub fn list<'r>(repo: &'r Repo, topo: &Topology<'r>, a: ListArgs, style: &Style)
     let unreadable = shown.lines().take(limit).filter_map(|l| l.unreadable);
     let mut count = 0;
     for reason in unreadable {
-        eprintln!("error: unreadable checkpoint: {}", escape_lines(reason));
+        crate::common::cli::to_stderr(&format!(
+            "error: unreadable checkpoint: {}\n",
+            escape_lines(reason)
+        ));
         count += 1;
     }
     if let Some(e) = failed {
@@ -745,7 +748,10 @@ pub fn list_range(
         ),
     );
     for reason in &unreadable {
-        eprintln!("error: unreadable checkpoint: {}", escape_lines(reason));
+        crate::common::cli::to_stderr(&format!(
+            "error: unreadable checkpoint: {}\n",
+            escape_lines(reason)
+        ));
     }
     if let Some(e) = summary.fetch_failure {
         return Err(e.into());

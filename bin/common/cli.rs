@@ -37,7 +37,7 @@ pub fn main_with(run: impl FnOnce() -> Result<()>, finish: Option<fn()>) -> Exit
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
         Err(err) => {
             let code = err.exit_code();
-            eprint!("{}", render_error(&error_chain(&err), code, err.hint()));
+            to_stderr(&render_error(&error_chain(&err), code, err.hint()));
             ExitCode::from(u8::try_from(code).unwrap_or(1))
         }
     };
@@ -150,7 +150,7 @@ pub fn warn(quiet: bool, msg: impl std::fmt::Display) {
 pub fn warn_with_hint(quiet: bool, msg: impl std::fmt::Display, hint: Option<&str>) {
     if !quiet {
         let hint = hint.map(str::to_owned);
-        eprint!("{}", render_message("warning", &msg.to_string(), hint));
+        to_stderr(&render_message("warning", &msg.to_string(), hint));
     }
 }
 
@@ -159,11 +159,19 @@ pub fn warn_with_hint(quiet: bool, msg: impl std::fmt::Display, hint: Option<&st
 /// informational lines are silenced too ([`info`]); warnings still show, as git's own errors do.
 pub static GIT_QUIET: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// Writes `text` on stderr. A stderr that cannot take it (a full disk under a redirect, a
+/// closed pipe) loses it: a diagnostic never fails the command, nor panics it as `eprint!`
+/// would.
+pub fn to_stderr(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
 /// Prints an informational line on stderr (`entire: <msg>`) unless quiet, or a hook's git
 /// command was ([`GIT_QUIET`]).
 pub fn info(quiet: bool, msg: impl std::fmt::Display) {
     if !quiet && !GIT_QUIET.load(std::sync::atomic::Ordering::Relaxed) {
-        eprintln!("entire: {}", escape_lines(&msg.to_string()));
+        to_stderr(&format!("entire: {}\n", escape_lines(&msg.to_string())));
     }
 }
 
@@ -187,7 +195,7 @@ impl log::Log for StderrLogger {
         if self.enabled(record.metadata()) {
             let level = record.level().to_string().to_ascii_lowercase();
             let text = record.args().to_string();
-            eprintln!("entire: {level}: {}", escape_lines(&text));
+            to_stderr(&format!("entire: {level}: {}\n", escape_lines(&text)));
         }
     }
 

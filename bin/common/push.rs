@@ -63,10 +63,10 @@ fn report_healed(healed: &Result<Healed, HookError>, quiet: bool) {
         Ok(_) if quiet => {}
         Ok(healed) => {
             if !healed.put_back.is_empty() {
-                eprintln!(
-                    "entire: put back our {} hook (another tool had replaced it; its hook is kept and runs too)",
+                super::cli::to_stderr(&format!(
+                    "entire: put back our {} hook (another tool had replaced it; its hook is kept and runs too)\n",
                     healed.put_back.join(", ")
-                );
+                ));
             }
             let mut managers: Vec<&str> = healed.run_by.iter().map(|(_, m)| *m).collect();
             managers.dedup();
@@ -77,16 +77,16 @@ fn report_healed(healed: &Result<Healed, HookError>, quiet: bool) {
                     .filter(|(_, m)| *m == manager)
                     .map(|(h, _)| h.as_str())
                     .collect();
-                eprintln!(
-                    "entire: {manager} had taken the place of our {} hook; {manager} runs ours now, from its configuration, and what ours ran keeps running",
+                super::cli::to_stderr(&format!(
+                    "entire: {manager} had taken the place of our {} hook; {manager} runs ours now, from its configuration, and what ours ran keeps running\n",
                     hooks.join(", ")
-                );
+                ));
             }
             if !healed.lfs_removed.is_empty() {
-                eprintln!(
-                    "entire: git-lfs was uninstalled; removed the hooks its uninstall left behind ours: {}",
+                super::cli::to_stderr(&format!(
+                    "entire: git-lfs was uninstalled; removed the hooks its uninstall left behind ours: {}\n",
                     healed.lfs_removed.join(", ")
-                );
+                ));
             }
         }
         Err(e) => warn(

@@ -92,6 +92,12 @@ pub(crate) fn entries(format: TranscriptFormat, doc: &Value) -> (&[Value], Unit)
     (array_at(doc, key), unit)
 }
 
+/// Whether `item`, an entry of a document transcript in `format`, is still being written: an
+/// OpenCode assistant message whose step has not ended (OpenCode records its tokens then).
+pub(crate) fn in_progress(format: TranscriptFormat, item: &Value) -> bool {
+    format == TranscriptFormat::OpenCode && super::opencode::in_progress(item)
+}
+
 /// Reads `item`, entry number `entry` of a document transcript in `format`.
 pub(crate) fn read_document_entry(
     format: TranscriptFormat,

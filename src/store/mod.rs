@@ -209,6 +209,15 @@ pub enum StoreError {
         /// The tip found instead.
         actual: String,
     },
+    /// A checkpoint ref whose tip is no commit (a blob, tree or tag put there by hand or by
+    /// another tool): worded as `doctor` words it.
+    #[error("{ref_name}: {why}")]
+    NotACommit {
+        /// The ref.
+        ref_name: String,
+        /// What its tip is ([`refs::not_a_commit`]).
+        why: String,
+    },
     /// A ULID checkpoint would land on the v1 branch as the primary, where readers never look.
     #[error("refusing to write ULID checkpoint {id} to the git-branch store: ULIDs belong in git-refs (git-branch is the primary, so readers would never find it)")]
     UlidOnBranch {
@@ -258,6 +267,7 @@ impl ExitStatus for StoreError {
             | StoreError::OverLimit { .. }
             | StoreError::SlotConflict { .. }
             | StoreError::CasExhausted { .. }
+            | StoreError::NotACommit { .. }
             | StoreError::UlidOnBranch { .. }
             | StoreError::Refused(_)
             | StoreError::Io(_) => crate::base::error::FAILURE,

@@ -323,14 +323,7 @@ pub(crate) fn shape_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Option<
     let git = &repo.git;
     let commit = match git.find_commit(tip) {
         Ok(c) => c,
-        Err(_) => {
-            let kind = git
-                .find_object(tip, None)
-                .ok()
-                .and_then(|o| o.kind())
-                .map_or("an unreadable object".to_owned(), |k| format!("a {k}"));
-            return Some(format!("its tip {tip} is {kind}, not a commit"));
-        }
+        Err(_) => return Some(not_a_commit(git, tip)),
     };
     let tree = match commit.tree() {
         Ok(t) => t,
@@ -341,6 +334,17 @@ pub(crate) fn shape_problem(repo: &Repo, id: &CheckpointId, tip: Oid) -> Option<
         Ok(None) => Some("its tree has no root metadata.json".into()),
         Err(e) => Some(crate::base::error::error_chain(&e)),
     }
+}
+
+/// What the tip `tip` of a checkpoint ref is, when it is no commit: `its tip <oid> is a blob,
+/// not a commit` (a tree, a tag, an unreadable object).
+pub(crate) fn not_a_commit(git: &git2::Repository, tip: Oid) -> String {
+    let kind = git
+        .find_object(tip, None)
+        .ok()
+        .and_then(|o| o.kind())
+        .map_or("an unreadable object".to_owned(), |k| format!("a {k}"));
+    format!("its tip {tip} is {kind}, not a commit")
 }
 
 /// Every checkpoint ref that is not a checkpoint ([`shape_problem`]), with why.
@@ -364,9 +368,17 @@ fn checkpoint_at(
     limits: &Limits,
 ) -> Result<Checkpoint, StoreError> {
     // The error context is formatted only on failure: `list` reads every checkpoint.
-    let commit = git
-        .find_commit(tip)
-        .map_err(|e| git_err(format!("read commit of {name}"))(e))?;
+    let commit = match git.find_commit(tip) {
+        Ok(c) => c,
+        // Of another type than a commit: said as `doctor` says it, not in libgit2's words.
+        Err(e) if e.code() == git2::ErrorCode::NotFound && git.find_object(tip, None).is_ok() => {
+            return Err(StoreError::NotACommit {
+                why: not_a_commit(git, tip),
+                ref_name: name,
+            })
+        }
+        Err(e) => return Err(git_err(format!("read commit of {name}"))(e)),
+    };
     let tree = tree::tree_within(git, commit.tree_id(), id, "of the checkpoint", limits)?;
     let Some(docs) = tree::read_documents(git, &tree, id, limits)? else {
         return Err(StoreError::Corrupt {

@@ -1019,6 +1019,58 @@ fn an_opencode_commit_during_a_turn_holds_the_session_as_exported_then() {
     assert_opencode_checkpoint(&env, &the_trailer(&env, &head), &export);
 }
 
+/// OpenCode records a step's tokens when the step ends, after the tool calls it asks for: a
+/// commit from its shell exports the session with that step's message still without them. The
+/// next commit's checkpoint counts them, as that message is read again, whole, in its window.
+#[test]
+fn an_opencode_step_still_running_at_a_commit_counts_in_the_next_checkpoint() {
+    let env = TestEnv::new();
+    let (export, path) = opencode_session(&env);
+    let mut doc: Value = serde_json::from_str(&export).unwrap();
+    let message = |output: u64, completed: bool, part: Value| {
+        let mut time = json!({"created": 1772924700000_u64});
+        if completed {
+            time["completed"] = json!(1772924705000_u64);
+        }
+        json!({
+            "info": {"role": "assistant", "time": time, "tokens": {"input": 0, "output": output}},
+            "parts": [part]
+        })
+    };
+    let commit_call =
+        json!({"type": "tool", "tool": "bash", "state": {"input": {"command": "git commit"}}});
+    let messages = doc["messages"].as_array_mut().unwrap();
+    messages.push(message(0, false, commit_call.clone()));
+    env.input_file("export.json", doc.to_string().as_bytes());
+    opencode_turn_up_to_its_tool(&env, &path);
+    env.write_file("agents/opencode.txt", b"notes\n");
+    env.git(&["add", "agents/opencode.txt"]);
+    let commit = |msg: &str| {
+        let out = env
+            .git_hooked_command(None, env.repo(), &["commit", "-q", "-m", msg])
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert_code(&out, 0, msg);
+        the_trailer(&env, env.git(&["rev-parse", "HEAD"]).trim())
+    };
+    let first = commit("the agent's commit");
+    let messages = doc["messages"].as_array_mut().unwrap();
+    messages.pop();
+    messages.push(message(40, true, commit_call));
+    messages.push(message(4, true, json!({"type": "text", "text": "Done."})));
+    env.input_file("export.json", doc.to_string().as_bytes());
+    fire_opencode(&env, &path, "session.idle", json!({}));
+    env.write_file("agents/more.txt", b"more\n");
+    env.git(&["add", "agents/more.txt"]);
+    let next = commit("the user's commit");
+
+    let meta = env.json(Store::Refs, &first, "0/metadata.json");
+    assert_eq!(meta["token_usage"]["output_tokens"], json!(185), "{meta}");
+    let meta = env.json(Store::Refs, &next, "0/metadata.json");
+    assert_eq!(meta["token_usage"]["output_tokens"], json!(44), "{meta}");
+}
+
 /// Two sessions at once, one in the main worktree and one in a linked worktree: each commit
 /// condenses only the session of its own worktree.
 #[test]

@@ -663,3 +663,65 @@ fn a_killed_gc_leaves_no_ref_lock_behind() {
     assert_code(&out, 0, "the next gc");
     assert_fsck_clean(env, env.repo());
 }
+
+/// A stderr that cannot be written (`/dev/full`: a full disk under a redirected log) never turns
+/// a command into a panic (issue 55: exit 101 instead of the command's own code): what cannot be
+/// said is dropped, and the exit code is the command's.
+#[test]
+fn a_full_stderr_never_panics() {
+    let env = TestEnv::new();
+    let full = || {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap()
+    };
+    // An error (not found: 3), and a warning on a success (a session record where no hooks
+    // are installed says they are not).
+    let out = env
+        .std_cmd(Store::Refs)
+        .args(["show", "0123456789ab"])
+        .stderr(full())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "show of a missing checkpoint");
+    let transcript = env.input(TRANSCRIPT);
+    let out = env
+        .std_cmd(Store::Refs)
+        .args(["session", "record", "--session", "s1", "--transcript"])
+        .arg(&transcript)
+        .stderr(full())
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "session record, with its warning"
+    );
+}
+
+/// A checkpoint ref whose tip is a blob or a tree (put there with plumbing): `show` and `list`
+/// say what it is, as `doctor` does, in one line each and none of libgit2's internals (issue 55:
+/// `class=Invalid (3); code=NotFound (-3)`, twice).
+#[test]
+fn a_checkpoint_ref_that_is_no_commit_is_said_in_our_words() {
+    let env = TestEnv::new();
+    let blob = env.git_stdin(&["hash-object", "-w", "--stdin"], b"hi\n");
+    env.git(&["update-ref", &checkpoint_ref(HEX_ID), &blob]);
+    let tree = env.git(&["write-tree"]).trim().to_owned();
+    env.git(&["update-ref", &checkpoint_ref(HEX_ID_2), &tree]);
+    for args in [&["show", HEX_ID][..], &["list"][..]] {
+        let out = env.run(Store::Refs, args);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            !stderr.contains("class=") && !stderr.contains("code="),
+            "{args:?}: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("its tip {blob} is a blob, not a commit")),
+            "{args:?}: {stderr}"
+        );
+        let said = stderr.matches("is a blob, not a commit").count();
+        assert_eq!(said, 1, "said once: {args:?}: {stderr}");
+    }
+}

@@ -99,6 +99,13 @@ const BOOKKEEPING: &[&str] = &[
     "compaction",
 ];
 
+/// Whether `m` is an assistant message OpenCode has not completed yet (no
+/// `info.time.completed`): its step's tokens are not recorded yet.
+pub(crate) fn in_progress(m: &Value) -> bool {
+    let info = m.get("info").unwrap_or(&Value::Null);
+    str_at(info, "role") == "assistant" && info.pointer("/time/completed").is_none()
+}
+
 /// An OpenCode assistant message's `info.tokens` (`input`, `output`, `cache.read/write`).
 fn tokens(m: &Value) -> Option<TokenUsage> {
     let info = m.get("info").filter(|i| str_at(i, "role") == "assistant")?;

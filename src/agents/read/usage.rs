@@ -40,14 +40,20 @@ pub fn token_usage(transcript: &[u8], start: usize) -> Option<TokenUsage> {
 }
 
 /// How many entries `transcript` holds, as [`token_usage`]'s `start` counts them: the
-/// messages of a transcript that is one JSON document of a known agent, else its non-empty
-/// lines.
+/// messages of a transcript that is one JSON document of a known agent, up to the first one
+/// still being written (its tokens come when it ends, in a later export: the next window reads
+/// it again), else its non-empty lines.
 pub fn entry_count(transcript: &[u8]) -> usize {
     if let Some(doc) = document(transcript) {
-        let known = registry::document_format(&doc.value).is_some();
-        if known && !(doc.one_line && is_jsonl_entry(&doc.value)) {
-            let messages = doc.value.get("messages").and_then(Value::as_array);
-            return messages.map_or(0, Vec::len);
+        if let Some(format) = registry::document_format(&doc.value) {
+            if !(doc.one_line && is_jsonl_entry(&doc.value)) {
+                let messages = doc.value.get("messages").and_then(Value::as_array);
+                return messages.map_or(0, |m| {
+                    m.iter()
+                        .position(|m| registry::in_progress(format, m))
+                        .unwrap_or(m.len())
+                });
+            }
         }
     }
     non_empty_lines(transcript).count()

@@ -187,3 +187,76 @@ fn a_session_the_real_claude_code_left_in_its_store_is_imported() {
     assert_eq!(again["sessions"][0]["state"], json!("recorded"), "{again}");
     assert_eq!(refs(), written, "a second import writes nothing");
 }
+
+/// The real Claude Code delegating to a subagent (its `Agent` tool): the subagent's own
+/// conversation goes to the endpoint as a request of its own, its transcript lands beside the
+/// session's, and the user's commit after the turn stores it under the checkpoint's
+/// `tasks/<tool-use-id>/` (`task.json` naming the call, `agent-<id>.jsonl`). Pushed with the code,
+/// a teammate's fresh clone reads the checkpoint.
+#[test]
+fn the_real_claude_codes_subagent_is_stored_and_a_teammate_reads_it() {
+    let Some(bin) = claude_binary() else {
+        tool_available("Claude Code (npm @anthropic-ai/claude-code)", false);
+        return;
+    };
+    let env = TestEnv::new();
+    let origin = env.bare_remote("origin");
+    env.ok_primary_in(None, env.repo(), &["enable", "--agent", "claude-code"]);
+    let endpoint = Endpoint::start(
+        &env,
+        &json!({
+            "PROMPT-THREE": [
+                {"tool": "Agent", "input": {"description": "Look around", "prompt": "SUBTASK-MARK say what you see", "subagent_type": "claude"}, "output_tokens": 30},
+                {"text": "Delegated.", "output_tokens": 2}
+            ],
+            "SUBTASK-MARK": [
+                {"text": "I see a repository.", "output_tokens": 5}
+            ]
+        }),
+    );
+    let prompt = "ask a subagent to look around PROMPT-THREE";
+    let out = claude(&env, &bin, &endpoint, prompt, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "Delegated.");
+    assert!(
+        endpoint
+            .requests()
+            .contains("SUBTASK-MARK say what you see"),
+        "the subagent asked the endpoint"
+    );
+    let (users_commit, _) = commit_in(&env, env.repo(), None, "by-hand.txt", "By hand");
+    let id = the_trailer(&env, &users_commit);
+    let files = env.git(&[
+        "ls-tree",
+        "-r",
+        "--name-only",
+        &format!("refs/entire/checkpoints/{}/{id}", &id[id.len() - 2..]),
+    ]);
+    let task: Vec<&str> = files.lines().filter(|f| f.starts_with("tasks/")).collect();
+    assert!(
+        task.iter().any(|f| f.ends_with("/task.json"))
+            && task
+                .iter()
+                .any(|f| f.contains("/agent-") && f.ends_with(".jsonl")),
+        "the subagent under tasks/: {files}"
+    );
+    let task_json = task.iter().find(|f| f.ends_with("/task.json")).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&env.blob_text(Store::Refs, &id, task_json)).unwrap();
+    assert_eq!(v["subagent_type"], json!("claude"), "{v}");
+    assert!(
+        task_json.contains(v["tool_use_id"].as_str().unwrap()),
+        "{task_json} {v}"
+    );
+    let agent_file = task.iter().find(|f| f.contains("/agent-")).unwrap();
+    assert!(
+        env.blob_text(Store::Refs, &id, agent_file)
+            .contains("I see a repository."),
+        "the subagent's own transcript"
+    );
+
+    env.git_hooked_ok(None, env.repo(), &["push", "-q", "origin", "main"]);
+    let teammate = env.clone_of(&origin, "teammate", &[]);
+    let shown = env.ok_primary_in(None, &teammate, &["cat", &id, "0/prompt.txt"]);
+    assert_eq!(shown, prompt);
+}

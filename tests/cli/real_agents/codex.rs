@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::session::{our_binary_gone, the_session, Agent};
 use super::{agent_package, Endpoint};
-use crate::env::{path_str, tool_available, TestEnv};
+use crate::env::{path_str, path_with_bins, tool_available, TestEnv};
 
 /// Codex's native binary as `tests/tools.sh` installs it (in its platform sub-package), if it
 /// is there.
@@ -92,6 +92,7 @@ fn with_codex(test: impl FnOnce(&TestEnv, &Agent)) {
         write: &write,
         shell: &shell,
         run: &run,
+        user_path: path_with_bins(),
     };
     test(&env, &agent);
 }

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::session::{our_binary_gone, Agent};
 use super::{agent_package, Endpoint};
-use crate::env::{path_str, tool_available, TestEnv};
+use crate::env::{path_str, path_with_bins, tool_available, TestEnv};
 
 /// Copilot CLI's launcher as `tests/tools.sh` installs it, if it is there.
 fn copilot_binary() -> Option<PathBuf> {
@@ -74,6 +74,7 @@ fn with_copilot(test: impl FnOnce(&TestEnv, &Agent)) {
         write: &write,
         shell: &shell,
         run: &run,
+        user_path: path_with_bins(),
     };
     test(&env, &agent);
 }

@@ -81,6 +81,7 @@ fn with_gemini(test: impl FnOnce(&TestEnv, &Agent)) {
         write: &write,
         shell: &shell,
         run: &run,
+        user_path: path_with_bins(),
     };
     test(&env, &agent);
 }

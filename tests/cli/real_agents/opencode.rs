@@ -9,7 +9,7 @@ use serde_json::json;
 
 use super::session::{our_binary_gone, the_session, Agent};
 use super::{agent_package, Endpoint};
-use crate::env::{path_str, tool_available, TestEnv};
+use crate::env::{path_str, path_with_bins, tool_available, TestEnv};
 
 /// OpenCode's native binary as `tests/tools.sh` installs it (in its platform sub-package; with
 /// no install script run, the package's own `bin/` holds only a placeholder), if it is there.
@@ -66,10 +66,8 @@ fn set_up(env: &TestEnv, endpoint: &Endpoint) {
 /// after it (our hook reads the session with `opencode export`), no update check, no models
 /// list fetched, no default plugins, at most 3 minutes.
 fn opencode(env: &TestEnv, bin: &Path, path: OsString, prompt: &str, resume: bool) -> Output {
-    let mut dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
-    dirs.push(bin.parent().unwrap().to_path_buf());
     env.program_in("timeout", env.repo())
-        .env("PATH", std::env::join_paths(dirs).unwrap())
+        .env("PATH", with_opencode_dir(path, bin))
         // OpenCode takes its directory from `PWD` before the working directory.
         .env("PWD", env.repo())
         .env("OPENCODE_DISABLE_AUTOUPDATE", "1")
@@ -85,6 +83,13 @@ fn opencode(env: &TestEnv, bin: &Path, path: OsString, prompt: &str, resume: boo
         .stdin(Stdio::null())
         .output()
         .expect("run opencode")
+}
+
+/// `path` with the directory of OpenCode's binary `bin` after it.
+fn with_opencode_dir(path: OsString, bin: &Path) -> OsString {
+    let mut dirs: Vec<PathBuf> = std::env::split_paths(&path).collect();
+    dirs.push(bin.parent().unwrap().to_path_buf());
+    std::env::join_paths(dirs).unwrap()
 }
 
 /// Runs `test` with OpenCode set up in a new [`TestEnv`], or skips it when OpenCode is not
@@ -106,6 +111,7 @@ fn with_opencode(test: impl FnOnce(&TestEnv, &Agent)) {
         write: &write,
         shell: &shell,
         run: &run,
+        user_path: with_opencode_dir(path_with_bins(), &bin),
     };
     test(&env, &agent);
 }
@@ -113,7 +119,6 @@ fn with_opencode(test: impl FnOnce(&TestEnv, &Agent)) {
 /// The whole session (`session::the_session`). OpenCode records a step's tokens when the step
 /// ends, after the calls it asks for: the `git commit` call's tokens are in the next checkpoint.
 #[test]
-#[ignore = "the user's commit's checkpoint holds prompt 2 but neither second.txt nor the second turn's tokens (only the first turn's closing message): under investigation"]
 fn the_real_opencode_is_captured_with_no_glue() {
     with_opencode(|env, agent| the_session(env, "opencode", agent, (120, 40 + 4 + 100 + 3)));
 }

@@ -9,7 +9,7 @@ use std::process::Output;
 use serde_json::{json, Value};
 
 use super::Endpoint;
-use crate::commit_hooks::{commit_in, the_trailer};
+use crate::commit_hooks::the_trailer;
 use crate::env::{output_text, path_with_bins, profile_path, Store, TestEnv};
 
 /// The first prompt of [`the_session`]: its turn writes `notes.txt` and commits it.
@@ -29,6 +29,9 @@ pub struct Agent<'a> {
     /// Runs the agent on `prompt` with `PATH` set to `path`, in a new session, or in the last
     /// one (`resume`), bounded in time.
     pub run: &'a dyn Fn(&Endpoint, OsString, &str, bool) -> Output,
+    /// `PATH` in the user's shell that commits: our binaries, and the agent's own directory, as
+    /// a user who runs the agent has it (OpenCode's session is exported again at a commit).
+    pub user_path: OsString,
 }
 
 /// The script of [`the_session`]: the first prompt writes a file, commits it from the agent's
@@ -102,7 +105,16 @@ pub fn the_session(env: &TestEnv, agent_arg: &str, agent: &Agent, tokens: (u64, 
         "Added.",
     ));
     assert!(env.repo().join("second.txt").is_file());
-    let (users_commit, _) = commit_in(env, env.repo(), None, "second.txt", "Add second");
+    // The user commits the agent's file at once: OpenCode ends its run before our hook of the
+    // turn's end has read the session, so the commit reads it again itself.
+    env.git(&["add", "second.txt"]);
+    let out = env
+        .git_hooked_command(None, env.repo(), &["commit", "-q", "-m", "Add second"])
+        .env("PATH", &agent.user_path)
+        .output()
+        .expect("run git commit");
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    let users_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
 
     let first = the_trailer(env, &agents_commit);
     let next = the_trailer(env, &users_commit);
