@@ -99,7 +99,6 @@ fn with_codex(test: impl FnOnce(&TestEnv, &Agent)) {
 
 /// The whole session (`session::the_session`).
 #[test]
-#[ignore = "Codex 0.171.0 writes no user_message event: its prompts are item_completed events of a UserMessage item, which src/agents/codex does not read yet, so no prompt is captured"]
 fn the_real_codex_is_captured_with_no_glue() {
     with_codex(|env, agent| the_session(env, "codex", agent, (120 + 40, 4 + 100 + 3)));
 }
