@@ -502,7 +502,12 @@ pub fn post_commit(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, Commit
 
 fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookError> {
     let commit = changed_files(repo, "HEAD").map_err(CommitHookError::Commit)?;
-    let mut report = Condensed::default();
+    let store = SessionStore::new(repo);
+    // Named on every commit, linked or not, until it is repaired.
+    let mut report = Condensed {
+        unreadable: store.unreadable()?,
+        ..Condensed::default()
+    };
     let mut ids = Vec::new();
     for t in checkpoint_trailers(&commit.1) {
         match t {
@@ -517,9 +522,7 @@ fn condense(repo: &Repo, topo: &Topology<'_>) -> Result<Condensed, CommitHookErr
     if recreated_by_git(repo) {
         return Ok(report);
     }
-    let store = SessionStore::new(repo);
     let pending = store.pending_here()?;
-    report.unreadable = store.unreadable()?;
     crate::base::crashpoint::crashpoint("post-commit.before-condense");
     condense_into(repo, topo, &commit, &id, pending, report)
 }

@@ -757,7 +757,10 @@ fn post_commit_trouble_is_a_warning_and_the_commit_succeeds() {
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "the commit succeeds:\n{stderr}");
     assert_eq!(env.subject("HEAD"), "corrupt session");
-    assert!(stderr.contains("warning: "), "a warning:\n{stderr}");
+    assert!(
+        stderr.contains("warning: ") && stderr.contains("session discard"),
+        "a warning naming the repair:\n{stderr}"
+    );
 }
 
 #[test]
