@@ -457,6 +457,21 @@ fn a_session_record_killed_after_its_save_still_links_the_next_commit() {
     assert_eq!(meta["session_id"], json!("s1"), "{meta}");
 }
 
+/// Records session `s1`, then commits a file under `primary` with `post-commit` killed before
+/// it condenses (the commit itself succeeds); returns the checkpoint its trailer names.
+fn commit_with_post_commit_killed(env: &TestEnv, primary: Option<Store>) -> String {
+    record(env, env.repo(), "s1", Some(TRANSCRIPT), &[]);
+    std::fs::write(env.repo().join("a.txt"), "a\n").unwrap();
+    env.git(&["add", "a.txt"]);
+    let out = env
+        .git_hooked_command(primary, env.repo(), &["commit", "-q", "-m", "Work of s1"])
+        .env(CRASHPOINT, "post-commit.before-condense")
+        .output()
+        .unwrap();
+    assert_code(&out, 0, "git commit (its post-commit killed)");
+    the_trailer(env, "HEAD")
+}
+
 /// `post-commit` killed before it wrote the checkpoint its commit's trailer names (issue 55:
 /// the trailer named a checkpoint that never existed, and the next commit took the session
 /// into a checkpoint of its own). The next hook writes it, for that commit: a push (which
@@ -466,17 +481,7 @@ fn a_commit_whose_post_commit_was_killed_gets_its_own_checkpoint() {
     let env = TestEnv::new();
     install_hooks(&env);
     let origin = env.bare_remote("origin");
-    record(&env, env.repo(), "s1", Some(TRANSCRIPT), &[]);
-    std::fs::write(env.repo().join("a.txt"), "a\n").unwrap();
-    env.git(&["add", "a.txt"]);
-    let out = env
-        .git_hooked_command(REFS, env.repo(), &["commit", "-q", "-m", "Work of s1"])
-        .env(CRASHPOINT, "post-commit.before-condense")
-        .output()
-        .unwrap();
-    assert_code(&out, 0, "git commit (its post-commit killed)");
-    let first = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
-    let id = the_trailer(&env, &first);
+    let id = commit_with_post_commit_killed(&env, REFS);
     let refs =
         |repo: &Path| env.git_in(repo, &["for-each-ref", "--format=%(refname)", REFS_PREFIX]);
     assert!(!refs(env.repo()).contains(&id), "nothing written yet");
@@ -512,17 +517,7 @@ fn the_next_commit_or_doctor_fix_writes_a_killed_post_commits_checkpoint() {
     for by_doctor in [false, true] {
         let env = TestEnv::new();
         install_hooks(&env);
-        record(&env, env.repo(), "s1", Some(TRANSCRIPT), &[]);
-        std::fs::write(env.repo().join("a.txt"), "a\n").unwrap();
-        env.git(&["add", "a.txt"]);
-        let out = env
-            .git_hooked_command(None, env.repo(), &["commit", "-q", "-m", "Work of s1"])
-            .env(CRASHPOINT, "post-commit.before-condense")
-            .output()
-            .unwrap();
-        assert_code(&out, 0, "git commit (its post-commit killed)");
-        let first = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
-        let id = the_trailer(&env, &first);
+        let id = commit_with_post_commit_killed(&env, None);
         // More of the session after the stopped commit, then the next commit.
         record(&env, env.repo(), "s1", Some(TRANSCRIPT_2), &[]);
         if by_doctor {
