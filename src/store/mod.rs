@@ -559,7 +559,7 @@ pub struct Checkpoint {
     /// The root summary.
     pub summary: CheckpointSummary,
     /// Each session's metadata, in slot (`sessions[]` entry) order.
-    pub sessions: Vec<SessionMetadata>,
+    pub sessions: Vec<std::sync::Arc<SessionMetadata>>,
     /// The directory of each session inside the checkpoint, in slot order: what its
     /// `sessions[]` entry names (else its slot number when the directory it names is not
     /// there), not necessarily the slot number.
@@ -592,7 +592,9 @@ impl Checkpoint {
 
 /// The newest `created_at` of a set of sessions. RFC 3339 UTC strings written by Go and by us
 /// have the same width up to the fraction, so parse to compare rather than trusting string order.
-pub(crate) fn newest_created_at(sessions: &[SessionMetadata]) -> String {
+pub(crate) fn newest_created_at<S: std::ops::Deref<Target = SessionMetadata>>(
+    sessions: &[S],
+) -> String {
     sessions
         .iter()
         .filter_map(|s| {
