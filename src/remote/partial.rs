@@ -33,7 +33,7 @@ use crate::git::side;
 use crate::git::subprocess::{self as git, GitError, TempDir};
 use crate::git::url::Remote;
 use crate::model::transcript;
-use crate::remote::fetch::{FetchFilter, Fetched, Fetcher, READ_FETCH_BUDGET};
+use crate::remote::fetch::{exact_glob, FetchFilter, Fetched, Fetcher, READ_FETCH_BUDGET};
 use crate::store::on_demand::FetchError;
 
 /// What git prints when the server ignored `--filter` and sent everything.
@@ -219,27 +219,6 @@ impl<'r> PartialCache<'r> {
         }
     }
 
-    /// Fetches one checkpoint with `filter`: the canonical spelling, then the case-folded one on
-    /// absence only.
-    pub fn fetch_checkpoint(
-        &self,
-        fetcher: &Fetcher<'_>,
-        id: &CheckpointId,
-        filter: FetchFilter,
-    ) -> Result<FilteredFetch, FetchError> {
-        let mut last = FilteredFetch {
-            results: Vec::new(),
-            whole: false,
-        };
-        for spelling in CheckpointRef::spellings(id) {
-            last = self.fetch_refs(fetcher, &[spelling.name().to_owned()], filter)?;
-            if last.results.iter().any(|(_, f)| *f != Fetched::Absent) {
-                break;
-            }
-        }
-        Ok(last)
-    }
-
     /// Fetches `names` from the fetcher's remote with `filter` into the cache (forced: the cache
     /// only mirrors the remote and nothing is ever pushed from it), then the documents of every
     /// fetched checkpoint. A server that ignored the filter gets the refs moved into the
@@ -258,7 +237,7 @@ impl<'r> PartialCache<'r> {
         let mut results = Vec::new();
         let mut ignored = false;
         while !pending.is_empty() {
-            let wants = pending.iter().map(|n| format!("+{n}:{n}"));
+            let wants = pending.iter().map(|n| exact_glob(n, n));
             let fetch = side::filtered_fetch(self.repo, &self.dir, &remote, filter.spec(), wants);
             let Some(res) = fetcher.attempt(fetch, &mut pending, &mut results, &first, deadline)?
             else {

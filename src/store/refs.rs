@@ -2,8 +2,8 @@
 //! commit's tree is the checkpoint. The first write is an orphan commit; later writes are
 //! children of the tip, so each checkpoint has its own linear history.
 
-use std::cell::OnceCell;
-use std::collections::BTreeMap;
+use std::cell::{OnceCell, RefCell};
+use std::collections::{BTreeMap, HashSet};
 
 use crate::git::objects::{Commit, Objects, Oid, Tree};
 
@@ -31,6 +31,9 @@ pub struct GitRefsStore<'r> {
     on_demand: Option<Box<dyn OnDemand<'r> + 'r>>,
     /// The partial cache, opened on the first local miss that finds one.
     partial: OnceCell<Box<dyn PartialObjects + 'r>>,
+    /// What [`GitRefsStore::prefetch`] asked the remote for: a read that misses one of these
+    /// does not ask again.
+    prefetched: RefCell<HashSet<CheckpointId>>,
 }
 
 impl<'r> GitRefsStore<'r> {
@@ -41,6 +44,7 @@ impl<'r> GitRefsStore<'r> {
             queue: PushQueue::in_common_dir(repo.common_dir()),
             on_demand: None,
             partial: OnceCell::new(),
+            prefetched: RefCell::new(HashSet::new()),
         }
     }
 
@@ -117,12 +121,33 @@ impl<'r> GitRefsStore<'r> {
         checkpoint_at(git, id, name, tip, &self.repo.settings().limits()).map(Some)
     }
 
+    /// Fetches, in one batch, those of `ids` held neither in the repository nor in the partial
+    /// cache, when reads fetch; later reads of them look here only. So a command that reads many
+    /// checkpoints (a commit's trailers) asks the remote once, not once per checkpoint.
+    pub fn prefetch(&self, ids: &[CheckpointId]) -> Result<(), StoreError> {
+        let Some(on_demand) = self.fetching() else {
+            return Ok(());
+        };
+        let mut missing = Vec::new();
+        for id in ids {
+            if self.find_local(id)?.is_none() {
+                missing.push(id.clone());
+            }
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        on_demand.fetch_checkpoints(&missing)?;
+        self.prefetched.borrow_mut().extend(missing);
+        Ok(())
+    }
+
     /// On a local miss, fetches the checkpoint if a fetcher is set; returns the new location.
     fn locate_or_fetch(&self, id: &CheckpointId) -> Result<Located, StoreError> {
         let loc = self.locate(id)?;
         match (&loc.tip, self.fetching()) {
             (None, Some(f)) => {
-                f.fetch_checkpoint(id)?;
+                f.fetch_checkpoints(std::slice::from_ref(id))?;
                 self.locate(id)
             }
             _ => Ok(loc),
@@ -481,7 +506,10 @@ impl CheckpointReader for GitRefsStore<'_> {
         let Some(on_demand) = self.fetching() else {
             return Ok(None);
         };
-        on_demand.fetch_checkpoint(id)?;
+        if self.prefetched.borrow().contains(id) {
+            return Ok(None);
+        }
+        on_demand.fetch_checkpoints(std::slice::from_ref(id))?;
         self.read_local(id)
     }
 
