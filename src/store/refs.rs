@@ -239,8 +239,9 @@ impl<'r> GitRefsStore<'r> {
                 }
                 _ => {
                     let (id, name) = (r.checkpoint_id(), r.name());
-                    let info = listed(self.repo.objects(), &id, &name, r.tip, &limits);
-                    match built.push(&name[CHECKPOINT_REF_PREFIX.len()..], r.tip, &info) {
+                    let (info, corrupt) = listed(self.repo.objects(), &id, &name, r.tip, &limits);
+                    let leaf = &name[CHECKPOINT_REF_PREFIX.len()..];
+                    match built.push(leaf, r.tip, &info, corrupt) {
                         Some(new) => Line::Indexed(new),
                         None => Line::Read(Box::new(info)),
                     }
@@ -297,7 +298,7 @@ impl<'r> GitRefsStore<'r> {
         let mut out = Vec::new();
         for (id, (name, tip)) in self.refs()? {
             if let Some(line) = lines.get(&name, tip, &id) {
-                if listed(self.repo.objects(), &id, &name, tip, &limits) != line {
+                if listed(self.repo.objects(), &id, &name, tip, &limits).0 != line {
                     out.push(name);
                 }
             }
@@ -616,24 +617,27 @@ pub(crate) fn info_of(cp: &Checkpoint, subject: String) -> CheckpointInfo {
 }
 
 /// The list line of checkpoint `id` whose ref `name` points at `tip`, read from `git`: an
-/// unreadable checkpoint gets its line all the same, saying why.
+/// unreadable checkpoint gets its line all the same, saying why; and whether it is unreadable
+/// because a document does not parse ([`StoreError::Corrupt`]: a fact of the objects at `tip`,
+/// which the summary index may record, unlike a missing blob or a limit of the settings).
 pub(crate) fn listed(
     git: Objects<'_>,
     id: &CheckpointId,
     name: &str,
     tip: Oid,
     limits: &Limits,
-) -> CheckpointInfo {
+) -> (CheckpointInfo, bool) {
     // One unreadable checkpoint must not hide the others. Reading on several threads (one
     // repository each over the shared object database) was measured slower on a busy 2-core
     // machine (docs/performance.md, note (d)), so a listing stays one pass on one thread.
     match checkpoint_at(git, id, name.to_owned(), tip, limits) {
-        Ok(cp) => info_read(git, &cp),
-        Err(e) => CheckpointInfo::unreadable(
-            id.clone(),
-            StoreKind::GitRefs,
-            crate::base::error::error_chain(&e),
-        ),
+        Ok(cp) => (info_read(git, &cp), false),
+        Err(e) => {
+            let corrupt = matches!(e, StoreError::Corrupt { .. });
+            let reason = crate::base::error::error_chain(&e);
+            let info = CheckpointInfo::unreadable(id.clone(), StoreKind::GitRefs, reason);
+            (info, corrupt)
+        }
     }
 }
 

@@ -352,7 +352,8 @@ fn files_we_own_are_never_read_through_a_link_fifo_or_device() {
 
 /// Many checkpoint refs at one commit whose root document does not parse: each is listed as
 /// unreadable with the same reason (the document is remembered as corrupt after its first
-/// parse, and the reason given again is the same), and `show` of any of them names it.
+/// parse, and the reason given again is the same), and `show` of any of them names it. The
+/// summary index records them, so the next `list` does not read the document again.
 #[test]
 fn refs_sharing_one_corrupt_document_are_each_reported_with_its_reason() {
     let env = TestEnv::new();
@@ -381,6 +382,21 @@ fn refs_sharing_one_corrupt_document_are_each_reported_with_its_reason() {
         "{reasons:?}"
     );
     assert!(reasons.iter().all(|r| *r == reasons[0]), "{reasons:?}");
+
+    // Recorded: with the document gone from the object store, `list` still says what it said
+    // (reading it again would say the blob is missing).
+    let again = |env: &TestEnv| {
+        let out = env.run(Store::Refs, &["list", "--json"]);
+        parse_json(&out.stdout)
+    };
+    let doc = doc.trim();
+    let loose = env
+        .repo()
+        .join(format!(".git/objects/{}/{}", &doc[..2], &doc[2..]));
+    let kept = std::fs::read(&loose).unwrap();
+    std::fs::remove_file(&loose).unwrap();
+    assert_eq!(again(&env), listed, "read from the summary index");
+    std::fs::write(&loose, kept).unwrap();
     let out = env.run(Store::Refs, &["show", &ids[3]]);
     assert_eq!(out.status.code(), Some(1), "{}", output_text(&out));
     assert!(
