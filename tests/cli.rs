@@ -91,6 +91,8 @@ mod migrate;
 mod misshapen_refs;
 #[path = "cli/packed_refs.rs"]
 mod packed_refs;
+#[path = "cli/partial_clone.rs"]
+mod partial_clone;
 #[path = "cli/partial_fetch.rs"]
 mod partial_fetch;
 #[path = "cli/push.rs"]

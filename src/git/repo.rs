@@ -117,6 +117,8 @@ pub struct Repo {
     /// The remotes' names, listed on first use and then kept for the whole command (nothing in
     /// the library adds or removes a remote; listing them walks every config entry).
     remotes: std::cell::OnceCell<Vec<String>>,
+    /// Its promisor remote when it is a partial clone, read on first use.
+    promisor: std::cell::OnceCell<Option<String>>,
 }
 
 /// Maps a git2 error into [`RepoError::Git`] with context.
@@ -291,6 +293,7 @@ impl Repo {
             formats,
             settings: std::cell::OnceCell::new(),
             remotes: std::cell::OnceCell::new(),
+            promisor: std::cell::OnceCell::new(),
         })
     }
 
@@ -468,6 +471,28 @@ impl Repo {
                 })
                 .unwrap_or_default()
         })
+    }
+
+    /// The promisor remote of a partial clone (`git clone --filter`): `extensions.partialClone`,
+    /// else the first remote with `remote.<name>.promisor` set. Objects its refs reach may be
+    /// missing, to be fetched from there. `None` when the repository is no partial clone.
+    pub fn promisor_remote(&self) -> Option<&str> {
+        self.promisor
+            .get_or_init(|| {
+                let config = self.git.config().ok()?;
+                if let Ok(name) = config.get_string("extensions.partialclone") {
+                    return Some(name);
+                }
+                self.remote_names()
+                    .iter()
+                    .find(|name| {
+                        config
+                            .get_bool(&format!("remote.{name}.promisor"))
+                            .unwrap_or(false)
+                    })
+                    .cloned()
+            })
+            .as_deref()
     }
 
     /// A config value as the repository sees it (local, then global, then system).

@@ -154,13 +154,15 @@ impl<'a> SideRepo<'a> {
         self.git().args(FETCH_ARGS).remote(remote, specs)
     }
 
-    /// The fetch of the objects `ids` (and what they reach) from `remote`, given on standard
-    /// input so that any number fit, into this side repository; it writes no ref. For the
-    /// caller to run by its deadline.
-    pub(crate) fn fetch_ids(&self, remote: &Remote, ids: &[Oid]) -> Git {
+    /// The fetch of the objects `ids` (and what they reach, but for what `filter` leaves out: a
+    /// `--filter` spec, else the remote's configured one) from `remote`, given on standard input
+    /// so that any number fit, into this side repository; it writes no ref. For the caller to
+    /// run by its deadline.
+    pub(crate) fn fetch_ids(&self, remote: &Remote, ids: &[Oid], filter: Option<&str>) -> Git {
         let ids: String = ids.iter().map(|oid| format!("{oid}\n")).collect();
         self.git()
             .args(FETCH_ARGS)
+            .args(filter.map(|f| format!("--filter={f}")))
             .args(["--stdin"])
             .remote(remote, Vec::<String>::new())
             .input(ids.into_bytes())

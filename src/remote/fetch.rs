@@ -429,7 +429,7 @@ impl<'r> Fetcher<'r> {
             let side = SideRepo::new(self.repo, &[])
                 .map_err(|e| Self::local(&first, format!("create side repository: {e}")))?;
             let ids: Vec<Oid> = chunk.iter().map(|(_, oid)| *oid).collect();
-            let fetch = side.fetch_ids(&self.remote, &ids);
+            let fetch = side.fetch_ids(&self.remote, &ids, None);
             let res = self.attempt(fetch, &mut Vec::new(), &mut Vec::new(), &first, deadline)?;
             if res.as_ref().is_some_and(git::Output::success) {
                 match self.deferred.borrow_mut().as_mut() {
@@ -463,6 +463,32 @@ impl<'r> Fetcher<'r> {
         }
         write(&mut out);
         Ok(out)
+    }
+
+    /// Fetches the objects `ids` (and what they reach) from the remote into the repository by
+    /// object ID, writing no ref: what a partial clone lacks for a read of the checkpoint whose
+    /// ref is `reference`. One `git fetch` per thousand objects.
+    pub fn fetch_objects(&self, reference: &str, ids: &[Oid]) -> Result<(), FetchError> {
+        const IDS_PER_FETCH: usize = 1000;
+        self.earlier_failure(reference)?;
+        let deadline = Instant::now() + READ_FETCH_BUDGET;
+        for chunk in ids.chunks(IDS_PER_FETCH) {
+            let side = SideRepo::new(self.repo, &[])
+                .map_err(|e| Self::local(reference, format!("create side repository: {e}")))?;
+            // Blobs are asked for by ID; a tree asked for (`--filter=tree:0`) brings the trees
+            // below it, whatever filter the clone was made with, and no blob.
+            let fetch = side.fetch_ids(&self.remote, chunk, Some("blob:none"));
+            let res = self.attempt(fetch, &mut Vec::new(), &mut Vec::new(), reference, deadline)?;
+            if let Some(res) = res.filter(|r| !r.success()) {
+                return Err(self.transport(reference, git::first_error_line(&res.stderr)));
+            }
+        }
+        log::info!(
+            "fetched {} missing object(s) of {reference} from {}",
+            ids.len(),
+            self.remote_display()
+        );
+        Ok(())
     }
 
     /// Runs one `git fetch` of `pending` and sorts out what does not depend on where it ran: a

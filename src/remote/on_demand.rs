@@ -10,10 +10,11 @@ use crate::git::objects::{Objects, Oid};
 use crate::base::id::CheckpointId;
 use crate::git::refname::CheckpointRef;
 use crate::git::repo::Repo;
+use crate::git::url::Remote;
 use crate::remote::fetch::{fetch_spellings, Fetcher};
-use crate::remote::partial::PartialCache;
+use crate::remote::partial::{missing_for_path, PartialCache};
 use crate::store::branch::{RemoteCopy, V1_BRANCH};
-use crate::store::on_demand::{BranchFetch, FetchError, OnDemand, PartialObjects};
+use crate::store::on_demand::{BranchFetch, Complete, FetchError, OnDemand, PartialObjects};
 
 /// The git-refs store's network: the partial cache of a repository, and a fetcher when reads
 /// fetch.
@@ -21,6 +22,8 @@ pub struct Network<'r> {
     repo: &'r Repo,
     /// The fetcher and its remote as shown (credentials redacted once, not per miss).
     fetcher: Option<(Fetcher<'r>, String)>,
+    /// The promisor remote's fetcher, when the repository is a partial clone ([`promisor`]).
+    promisor: Option<Fetcher<'r>>,
 }
 
 impl<'r> Network<'r> {
@@ -29,6 +32,7 @@ impl<'r> Network<'r> {
         Network {
             repo,
             fetcher: None,
+            promisor: promisor(repo),
         }
     }
 
@@ -36,6 +40,7 @@ impl<'r> Network<'r> {
     pub fn fetching(fetcher: Fetcher<'r>) -> Self {
         Network {
             repo: fetcher.repo(),
+            promisor: promisor(fetcher.repo()),
             fetcher: Some({
                 let shown = fetcher.remote_display();
                 (fetcher, shown)
@@ -68,6 +73,10 @@ impl<'r> OnDemand<'r> for Network<'r> {
     fn open_partial(&self) -> Result<Option<Box<dyn PartialObjects + 'r>>, FetchError> {
         Ok(PartialCache::open(self.repo)?.map(|c| Box::new(c) as Box<dyn PartialObjects + 'r>))
     }
+
+    fn promised(&self) -> Option<&dyn Complete> {
+        self.promisor.as_ref().map(|f| f as &dyn Complete)
+    }
 }
 
 impl PartialObjects for PartialCache<'_> {
@@ -86,7 +95,9 @@ impl PartialObjects for PartialCache<'_> {
     fn refs(&self) -> Vec<(CheckpointRef, Oid)> {
         PartialCache::refs(self)
     }
+}
 
+impl Complete for PartialCache<'_> {
     fn ensure_for_path(
         &self,
         reference: &str,
@@ -97,10 +108,88 @@ impl PartialObjects for PartialCache<'_> {
     }
 }
 
+/// The repository itself, a partial clone: what a read needs and it lacks is fetched from the
+/// fetcher's remote by object ID, one `git fetch` per read (git's own lazy fetch would ask once
+/// per object).
+impl Complete for Fetcher<'_> {
+    fn ensure_for_path(
+        &self,
+        reference: &str,
+        tip: Oid,
+        path: Option<&str>,
+    ) -> Result<(), FetchError> {
+        self.ensure_documents_and(&[(reference.to_owned(), tip)], path)
+    }
+
+    fn ensure_documents(&self, refs: &[(String, Oid)]) -> Result<(), FetchError> {
+        self.ensure_documents_and(refs, None)
+    }
+
+    fn ensure_trees(&self, reference: &str, tree: Oid) -> Result<(), FetchError> {
+        let whole = self
+            .repo()
+            .objects()
+            .find_tree(tree)
+            .and_then(|t| t.blobs().map(drop));
+        match whole {
+            Ok(()) => Ok(()),
+            Err(_) => self.fetch_objects(reference, &[tree]),
+        }
+    }
+}
+
+/// How many rounds completing a read takes at most: with `--filter=tree:0` the first brings the
+/// checkpoints' trees, the second their blobs.
+const COMPLETE_ROUNDS: usize = 2;
+
+trait CompleteHere {
+    /// Fetches what reads of `path` (of the documents, when `None`) of the checkpoints of `refs`
+    /// (a name and its commit or tree) need and the repository lacks, in one fetch per round.
+    fn ensure_documents_and(
+        &self,
+        refs: &[(String, Oid)],
+        path: Option<&str>,
+    ) -> Result<(), FetchError>;
+}
+
+impl CompleteHere for Fetcher<'_> {
+    fn ensure_documents_and(
+        &self,
+        refs: &[(String, Oid)],
+        path: Option<&str>,
+    ) -> Result<(), FetchError> {
+        let Some((first, _)) = refs.first() else {
+            return Ok(());
+        };
+        let objects = self.repo().objects();
+        for _ in 0..COMPLETE_ROUNDS {
+            let mut missing = Vec::new();
+            for (name, tip) in refs {
+                let unreadable = |e| Fetcher::local(name, format!("read {name}: {e}"));
+                missing.extend(missing_for_path(objects, *tip, path).map_err(unreadable)?);
+            }
+            if missing.is_empty() {
+                return Ok(());
+            }
+            missing.sort_unstable();
+            missing.dedup();
+            self.fetch_objects(first, &missing)?;
+        }
+        Ok(())
+    }
+}
+
 impl BranchFetch for Fetcher<'_> {
     fn fetch_copies(&self, tracking: &str, copies: &str) -> Result<bool, FetchError> {
         Fetcher::fetch_copies(self, tracking, copies)
     }
+}
+
+/// The fetcher of `repo`'s promisor remote, when it is a partial clone: what completes the
+/// objects reads of its checkpoints need ([`Complete`]).
+pub fn promisor(repo: &Repo) -> Option<Fetcher<'_>> {
+    let remote = Remote::parse(repo.promisor_remote()?).ok()?;
+    Some(Fetcher::new(repo, remote))
 }
 
 /// The ref that holds `remote`'s copy of the v1 branch: for a configured remote its

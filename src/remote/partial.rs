@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::git::config_file::ConfigFile;
-use crate::git::objects::{sha1_blob_id, Objects, Oid, Tree};
+use crate::git::objects::{sha1_blob_id, Objects, Oid};
 use crate::git::refs::RefEdit;
 use crate::git::repo::LibGitError;
 
@@ -306,23 +306,9 @@ impl<'r> PartialCache<'r> {
         Ok(moved)
     }
 
-    /// The tree of commit `tip` in the cache.
-    fn tree_of(&self, tip: Oid) -> Result<Tree<'_>, FetchError> {
-        self.objects()
-            .find_commit(tip)
-            .and_then(|c| c.tree())
-            .map_err(read_error)
-    }
-
-    /// The documents (blobs that are not transcript chunks) of `tip`'s tree missing from the
-    /// cache.
+    /// The documents of `tip`'s tree missing from the cache ([`missing_for_path`]).
     fn missing_documents(&self, tip: Oid) -> Result<Vec<Oid>, FetchError> {
-        let documents = self.tree_of(tip)?.blobs().map_err(read_error)?;
-        let documents = documents
-            .iter()
-            .filter(|e| e.name().and_then(transcript::chunk_index).is_none())
-            .map(|e| e.id());
-        self.objects().missing(documents).map_err(read_error)
+        missing_for_path(self.objects(), tip, None).map_err(read_error)
     }
 
     /// Fetches the documents (every blob but the transcript chunks) of the `names` just
@@ -365,15 +351,7 @@ impl<'r> PartialCache<'r> {
         tip: Oid,
         path: Option<&str>,
     ) -> Result<(), FetchError> {
-        let mut missing = self.missing_documents(tip)?;
-        let slot = path
-            .map(|p| p.trim_start_matches('/'))
-            .and_then(|p| p.rsplit_once('/'))
-            .filter(|(_, name)| *name == transcript::TRANSCRIPT_FILE)
-            .map(|(slot, _)| slot);
-        if let Some(slot) = slot {
-            missing.extend(self.missing_chunks(tip, slot)?);
-        }
+        let missing = missing_for_path(self.objects(), tip, path).map_err(read_error)?;
         if missing.is_empty() {
             return Ok(());
         }
@@ -399,22 +377,54 @@ impl<'r> PartialCache<'r> {
         }
         Ok(())
     }
+}
 
-    /// The missing transcript chunks of session slot `slot` at `tip`.
-    fn missing_chunks(&self, tip: Oid, slot: &str) -> Result<Vec<Oid>, FetchError> {
-        let Ok(entry) = self.tree_of(tip)?.get_path(slot) else {
-            return Ok(Vec::new());
-        };
-        let Ok(slot_tree) = self.objects().find_tree(entry.id()) else {
-            return Ok(Vec::new());
-        };
-        let chunks = slot_tree
-            .iter()
-            .filter(|e| e.name().and_then(transcript::chunk_index).is_some())
-            .map(|e| e.id())
-            .collect::<Vec<_>>();
-        self.objects().missing(chunks).map_err(read_error)
+/// The objects a read of `path` (of the documents, when `None`) of the checkpoint at `tip` (its
+/// commit, or its tree) needs and `objects` lacks, as in a partial clone: every document (each
+/// blob that is not a transcript chunk), and for a session's `N/full.jsonl` that session's
+/// chunks; when its tree itself is missing (`--filter=tree:0`), that tree, which brings the
+/// others (the blobs are asked for once the trees are there). The commit must be there.
+pub(crate) fn missing_for_path(
+    objects: Objects<'_>,
+    tip: Oid,
+    path: Option<&str>,
+) -> Result<Vec<Oid>, LibGitError> {
+    let tree_id = match objects.find_commit(tip) {
+        Ok(commit) => commit.tree_id(),
+        Err(_) => tip,
+    };
+    let tree = match objects.find_tree(tree_id) {
+        Ok(tree) => tree,
+        Err(e) if e.is_not_found() => return Ok(vec![tree_id]),
+        Err(e) => return Err(e),
+    };
+    let Ok(blobs) = tree.blobs() else {
+        // A tree below it is missing: asked for whole.
+        return Ok(vec![tree_id]);
+    };
+    let is_chunk = |name: Option<&str>| name.and_then(transcript::chunk_index).is_some();
+    let mut wanted: Vec<Oid> = blobs
+        .iter()
+        .filter(|e| !is_chunk(e.name()))
+        .map(|e| e.id())
+        .collect();
+    let slot = path
+        .map(|p| p.trim_start_matches('/'))
+        .and_then(|p| p.rsplit_once('/'))
+        .filter(|(_, name)| *name == transcript::TRANSCRIPT_FILE)
+        .map(|(slot, _)| slot);
+    if let Some(slot_tree) = slot
+        .and_then(|slot| tree.get_path(slot).ok())
+        .and_then(|entry| objects.find_tree(entry.id()).ok())
+    {
+        wanted.extend(
+            slot_tree
+                .iter()
+                .filter(|e| is_chunk(e.name()))
+                .map(|e| e.id()),
+        );
     }
+    objects.missing(wanted)
 }
 
 /// A failure reading the cache's own objects.

@@ -12,7 +12,7 @@ use crate::base::id::{CheckpointId, IdKind};
 use crate::git::repo::{Identity, Repo};
 use crate::store::archive;
 use crate::store::author_memo::AuthorMemo;
-use crate::store::on_demand::BranchFetch;
+use crate::store::on_demand::{BranchFetch, Complete, CompletedFiles};
 use crate::store::publish::{self, Located};
 use crate::store::refs::{checkpoint_tree, commit_info, info_read, tree_of_commit};
 use crate::store::tree::{self, Change};
@@ -39,6 +39,8 @@ pub struct GitBranchStore<'r> {
     others: Vec<RemoteCopy<'r>>,
     /// Copies reads set aside (a ref that is not a commit), said once each.
     ignored: RefCell<Vec<String>>,
+    /// What completes the objects a read needs, when the repository is a partial clone.
+    promised: Option<Box<dyn Complete + 'r>>,
 }
 
 /// Where reads of the branch look after the local branch: a remote's copy of it, held by a
@@ -101,6 +103,7 @@ impl<'r> GitBranchStore<'r> {
             remote: None,
             others: Vec::new(),
             ignored: RefCell::new(Vec::new()),
+            promised: None,
         }
     }
 
@@ -281,6 +284,17 @@ impl<'r> GitBranchStore<'r> {
         }
     }
 
+    /// The repository's own promisor remote, when it is a partial clone.
+    fn promised(&self) -> Option<&dyn Complete> {
+        self.promised.as_deref()
+    }
+
+    /// Makes reads complete the objects they need through `complete` (the repository is a
+    /// partial clone).
+    pub fn set_promised(&mut self, complete: Box<dyn Complete + 'r>) {
+        self.promised = Some(complete);
+    }
+
     /// Replaces the checkpoint subtree at `id[:2]/id[2:]`, leaving every other entry as it is.
     fn splice(
         &self,
@@ -327,9 +341,18 @@ impl<'r> GitBranchStore<'r> {
         id: &CheckpointId,
     ) -> Result<Option<Checkpoint>, StoreError> {
         let tip = commit.id();
+        // In a partial clone the branch's trees (with `--filter=tree:0`) and the checkpoint's
+        // documents may be missing: fetched first, the documents of this checkpoint only.
+        let promised = self.promised();
+        if let Some(complete) = promised {
+            complete.ensure_trees(ref_name, commit.tree_id())?;
+        }
         let Some(sub) = self.subtree_in(Some(commit), id)? else {
             return Ok(None);
         };
+        if let Some(complete) = promised {
+            complete.ensure_for_path(ref_name, sub.id(), None)?;
+        }
         let Some(docs) = tree::read_documents(
             self.repo.objects(),
             &sub,
@@ -424,17 +447,27 @@ impl CheckpointReader for GitBranchStore<'_> {
     fn files<'s>(&'s self, cp: &Checkpoint) -> Result<Box<dyn CheckpointFiles + 's>, StoreError> {
         let limits = self.repo.settings().limits();
         let tree = checkpoint_tree(self.repo.objects(), cp, &limits)?;
+        let subtree = tree.id();
         let files = tree::TreeFiles::new(self.repo.objects(), tree, &cp.id, limits);
         // A checkpoints-v2 session keeps its raw transcript and hash in a generation.
-        match archive::generations_of(&cp.ref_name) {
-            Some(_) => Ok(Box::new(archive::V2Files::new(
+        let files: Box<dyn CheckpointFiles + 's> = match archive::generations_of(&cp.ref_name) {
+            Some(_) => Box::new(archive::V2Files::new(
                 self.repo,
                 &cp.ref_name,
                 &cp.id,
                 files,
-            ))),
-            None => Ok(Box::new(files)),
-        }
+            )),
+            None => Box::new(files),
+        };
+        Ok(match self.promised() {
+            Some(complete) => Box::new(CompletedFiles {
+                complete,
+                reference: cp.ref_name.clone(),
+                tip: subtree,
+                files,
+            }),
+            None => files,
+        })
     }
 
     fn list(&self) -> Result<Vec<CheckpointInfo>, StoreError> {
@@ -442,6 +475,24 @@ impl CheckpointReader for GitBranchStore<'_> {
         let mut out = Vec::new();
         for Source { name, commit, .. } in self.sources()? {
             let name = name.as_str();
+            // In a partial clone, the documents of every checkpoint of this source are fetched
+            // first, in one batch; a failure leaves their lines unreadable, saying why.
+            if let Some(complete) = self.promised() {
+                let fetched = complete
+                    .ensure_trees(name, commit.tree_id())
+                    .and_then(|()| {
+                        let entries = self.entries_at(&commit).unwrap_or_default();
+                        let subtrees: Vec<(String, Oid)> = entries
+                            .into_iter()
+                            .filter(|(id, _)| !seen.contains(id))
+                            .map(|(_, sub)| (name.to_owned(), sub))
+                            .collect();
+                        complete.ensure_documents(&subtrees)
+                    });
+                if let Err(e) = fetched {
+                    log::warn!("{e}");
+                }
+            }
             for (id, _) in self.entries_at(&commit)? {
                 if !seen.insert(id.clone()) {
                     continue;

@@ -17,6 +17,7 @@ use crate::git::objects::Oid;
 
 use crate::base::id::CheckpointId;
 use crate::git::refname::CheckpointRef;
+use crate::store::{CheckpointFiles, StoreError};
 
 /// Errors of a fetch.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -84,10 +85,72 @@ pub trait OnDemand<'r> {
 
     /// The partial cache, if one exists (created by a filtered fetch).
     fn open_partial(&self) -> Result<Option<Box<dyn PartialObjects + 'r>>, FetchError>;
+
+    /// The repository itself as a partial clone (`git clone --filter`): what completes the
+    /// objects a read of its checkpoints needs from its promisor remote, whether or not reads
+    /// fetch missing checkpoints (as git's own lazy fetch does); `None` when it is no partial
+    /// clone.
+    fn promised(&self) -> Option<&dyn Complete>;
 }
 
-/// A repository of checkpoints fetched without their transcripts (the partial cache).
-pub trait PartialObjects {
+/// Completing the objects a read of a checkpoint needs from a promisor remote.
+pub trait Complete {
+    /// Makes sure every object a read of `path` (or of the documents, when `None`) of the
+    /// checkpoint at `tip` (the commit of its ref `reference`, or the checkpoint's tree) needs is
+    /// present, fetching what is missing in one batch.
+    fn ensure_for_path(
+        &self,
+        reference: &str,
+        tip: Oid,
+        path: Option<&str>,
+    ) -> Result<(), FetchError>;
+
+    /// Makes sure the documents of every checkpoint of `refs` (ref name, tip) are present: what
+    /// a listing reads. One checkpoint after the other unless the implementation batches them.
+    fn ensure_documents(&self, refs: &[(String, Oid)]) -> Result<(), FetchError> {
+        refs.iter()
+            .try_for_each(|(name, tip)| self.ensure_for_path(name, *tip, None))
+    }
+
+    /// Makes sure every tree below `tree` (of the branch `reference`) is present, without
+    /// fetching a blob: what finding a checkpoint's directory in a branch needs. Nothing to do
+    /// unless the trees may be missing (`--filter=tree:0`).
+    fn ensure_trees(&self, _reference: &str, _tree: Oid) -> Result<(), FetchError> {
+        Ok(())
+    }
+}
+
+/// The files of a checkpoint whose objects may be missing (read from the partial cache, or from
+/// a repository that is a partial clone): every read first makes sure the objects it needs are
+/// there, fetching a transcript on its first read.
+pub(crate) struct CompletedFiles<'s> {
+    /// What fetches the missing objects.
+    pub complete: &'s dyn Complete,
+    /// The checkpoint's ref (or branch), for messages.
+    pub reference: String,
+    /// The checkpoint's commit, or its tree.
+    pub tip: Oid,
+    /// The files, read once their objects are there.
+    pub files: Box<dyn CheckpointFiles + 's>,
+}
+
+impl CheckpointFiles for CompletedFiles<'_> {
+    fn read(&self, path: &str) -> Result<Vec<u8>, StoreError> {
+        self.complete
+            .ensure_for_path(&self.reference, self.tip, Some(path))?;
+        self.files.read(path)
+    }
+
+    fn stream(&self, path: &str) -> Result<Box<dyn std::io::Read + '_>, StoreError> {
+        self.complete
+            .ensure_for_path(&self.reference, self.tip, Some(path))?;
+        self.files.stream(path)
+    }
+}
+
+/// A repository of checkpoints fetched without their transcripts (the partial cache); it
+/// completes what a read needs ([`Complete`]).
+pub trait PartialObjects: Complete {
     /// Its object database, for commits, trees and documents already present.
     fn objects(&self) -> Objects<'_>;
 
@@ -99,15 +162,6 @@ pub trait PartialObjects {
 
     /// Every checkpoint ref it holds, with its tip.
     fn refs(&self) -> Vec<(CheckpointRef, Oid)>;
-
-    /// Makes sure every object a read of `path` (or of the documents, when `None`) of the
-    /// checkpoint at `tip` needs is present, fetching what is missing.
-    fn ensure_for_path(
-        &self,
-        reference: &str,
-        tip: Oid,
-        path: Option<&str>,
-    ) -> Result<(), FetchError>;
 }
 
 /// Fetching a remote's copy of the v1 branch and of the layouts it archived, for the

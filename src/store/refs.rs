@@ -13,7 +13,7 @@ use crate::git::format::ObjectFormat;
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::refs::Listed;
 use crate::git::repo::{Identity, Repo};
-use crate::store::on_demand::{OnDemand, PartialObjects};
+use crate::store::on_demand::{Complete, CompletedFiles, OnDemand, PartialObjects};
 use crate::store::publish::{self, Located};
 use crate::store::queue::PushQueue;
 use crate::store::{
@@ -105,8 +105,8 @@ impl<'r> GitRefsStore<'r> {
         }
     }
 
-    /// Reads a checkpoint found locally; a cached one gets any document still missing fetched
-    /// first.
+    /// Reads a checkpoint found locally; one in the partial cache, or in a repository that is a
+    /// partial clone, gets any document still missing fetched first.
     fn read_found(
         &self,
         git: Objects<'_>,
@@ -115,10 +115,19 @@ impl<'r> GitRefsStore<'r> {
         name: String,
         tip: Oid,
     ) -> Result<Option<Checkpoint>, StoreError> {
-        if let Some(cache) = cache {
-            cache.ensure_for_path(&name, tip, None)?;
+        let complete = match cache {
+            Some(cache) => Some(cache as &dyn Complete),
+            None => self.promised(),
+        };
+        if let Some(complete) = complete {
+            complete.ensure_for_path(&name, tip, None)?;
         }
         checkpoint_at(git, id, name, tip, &self.repo.settings().limits()).map(Some)
+    }
+
+    /// The repository's own promisor remote, when it is a partial clone.
+    fn promised(&self) -> Option<&dyn Complete> {
+        self.on_demand.as_deref().and_then(|o| o.promised())
     }
 
     /// Fetches, in one batch, those of `ids` held neither in the repository nor in the partial
@@ -221,6 +230,24 @@ impl<'r> GitRefsStore<'r> {
                 }),
             ),
         };
+        // In a partial clone, the documents of every checkpoint the index does not answer for
+        // are fetched first, in one batch; a failure leaves those lines unreadable, saying why.
+        if let Some(promised) = self.promised() {
+            let mut recorded = old.as_ref().map(summary::Index::lines);
+            let unindexed: Vec<(String, Oid)> = refs
+                .iter()
+                .filter(|r| {
+                    let found = recorded
+                        .as_mut()
+                        .and_then(|l| l.find(r.shard(), r.id(), r.tip));
+                    found.is_none()
+                })
+                .map(|r| (r.name(), r.tip))
+                .collect();
+            if let Err(e) = promised.ensure_documents(&unindexed) {
+                log::warn!("{e}");
+            }
+        }
         let mut built = summary::Builder::new(refs.len(), format);
         let mut lines = Vec::with_capacity(refs.len());
         let (mut hits, mut recorded) = (0, 0);
@@ -472,29 +499,6 @@ pub(crate) fn checkpoint_tree<'a>(
     tree::tree_within(git, oid, &cp.id, "of the checkpoint", limits)
 }
 
-/// The files of a checkpoint read from the partial cache: every read first makes sure the
-/// objects it needs are there (fetching a transcript on its first read).
-struct CachedFiles<'s> {
-    cache: &'s dyn PartialObjects,
-    ref_name: String,
-    tip: Oid,
-    files: tree::TreeFiles<'s>,
-}
-
-impl CheckpointFiles for CachedFiles<'_> {
-    fn read(&self, path: &str) -> Result<Vec<u8>, StoreError> {
-        self.cache
-            .ensure_for_path(&self.ref_name, self.tip, Some(path))?;
-        self.files.read(path)
-    }
-
-    fn stream(&self, path: &str) -> Result<Box<dyn std::io::Read + '_>, StoreError> {
-        self.cache
-            .ensure_for_path(&self.ref_name, self.tip, Some(path))?;
-        self.files.stream(path)
-    }
-}
-
 impl CheckpointReader for GitRefsStore<'_> {
     fn kind(&self) -> StoreKind {
         StoreKind::GitRefs
@@ -525,20 +529,29 @@ impl CheckpointReader for GitRefsStore<'_> {
         };
         let Some(cache) = cached else {
             let tree = checkpoint_tree(self.repo.objects(), cp, &limits)?;
-            return Ok(Box::new(tree::TreeFiles::new(
+            let files = Box::new(tree::TreeFiles::new(
                 self.repo.objects(),
                 tree,
                 &cp.id,
                 limits,
-            )));
+            ));
+            return Ok(match self.promised() {
+                Some(complete) => Box::new(CompletedFiles {
+                    complete,
+                    reference: cp.ref_name.clone(),
+                    tip,
+                    files,
+                }),
+                None => files,
+            });
         };
         cache.ensure_for_path(&cp.ref_name, tip, None)?;
         let tree = checkpoint_tree(cache.objects(), cp, &limits)?;
-        Ok(Box::new(CachedFiles {
-            cache,
-            ref_name: cp.ref_name.clone(),
+        Ok(Box::new(CompletedFiles {
+            complete: cache,
+            reference: cp.ref_name.clone(),
             tip,
-            files: tree::TreeFiles::new(cache.objects(), tree, &cp.id, limits),
+            files: Box::new(tree::TreeFiles::new(cache.objects(), tree, &cp.id, limits)),
         }))
     }
 

@@ -199,6 +199,10 @@ impl<'r> Topology<'r> {
         for remote in repo.remote_names() {
             branch.add_local_copy(crate::remote::on_demand::remote_copy(repo, remote, None));
         }
+        // A partial clone completes what a read needs from its promisor remote, as git does.
+        if let Some(promisor) = crate::remote::on_demand::promisor(repo) {
+            branch.set_promised(Box::new(promisor));
+        }
         let mut refs = GitRefsStore::new(repo);
         refs.set_on_demand(Box::new(crate::remote::on_demand::Network::offline(repo)));
         Topology {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::env::{assert_code, parse_json, stderr, stdout, Store, TestEnv};
+use crate::env::{assert_code, network_calls, parse_json, stderr, stdout, Store, TestEnv};
 use crate::fixtures::{hand_made, HEX_ID, HEX_ID_2};
 
 pub(crate) const FILE: &str = "src/hello.go";
@@ -242,12 +242,6 @@ fn remote_and_clone(env: &TestEnv, store: Store) -> (PathBuf, PathBuf) {
 }
 
 /// The network git runs (`fetch`, `ls-remote`) an `ENTIRE_LOG=debug` stderr shows.
-fn network_calls(err: &str) -> usize {
-    err.lines()
-        .filter(|l| l.contains("run git fetch ") || l.contains("run git ls-remote "))
-        .count()
-}
-
 #[test]
 fn a_fresh_clone_fetches_the_checkpoints_in_one_batch() {
     for store in Store::ALL {

@@ -1183,6 +1183,14 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// How many network commands (`git fetch`, `git ls-remote`) a run with `ENTIRE_LOG=debug` made,
+/// from its stderr.
+pub fn network_calls(err: &str) -> usize {
+    err.lines()
+        .filter(|l| l.contains("run git fetch ") || l.contains("run git ls-remote "))
+        .count()
+}
+
 /// Generates one test per store for a body `fn(Store)`: `<name>::refs` and `<name>::branch`.
 macro_rules! both_stores {
     ($($name:ident => $body:ident;)+) => {
