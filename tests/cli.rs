@@ -113,6 +113,8 @@ mod schemas;
 mod session_import;
 #[path = "cli/settings_errors.rs"]
 mod settings_errors;
+#[path = "cli/shallow_clone.rs"]
+mod shallow_clone;
 #[path = "cli/shapes.rs"]
 mod shapes;
 #[path = "cli/show.rs"]

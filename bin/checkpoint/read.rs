@@ -747,6 +747,15 @@ pub fn list_range(
             summary.scanned
         ),
     );
+    if !summary.history_ends_at.is_empty() {
+        info(
+            quiet,
+            format!(
+                "history ends at {} (a shallow clone): `git fetch --deepen=<n>` or `git fetch --unshallow` reads further",
+                summary.history_ends_at.join(", ")
+            ),
+        );
+    }
     for reason in &unreadable {
         crate::common::cli::to_stderr(&format!(
             "error: unreadable checkpoint: {}\n",

@@ -495,6 +495,15 @@ impl Repo {
             .as_deref()
     }
 
+    /// Where history ends in a shallow clone (`git clone --depth`, `--shallow-since`): the
+    /// commits git lists in `<git-common-dir>/shallow`, whose parents it does not have. Empty
+    /// in a repository with its whole history.
+    pub fn shallow_boundary(&self) -> Vec<String> {
+        std::fs::read_to_string(self.common_dir.join("shallow"))
+            .map(|text| text.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default()
+    }
+
     /// A config value as the repository sees it (local, then global, then system).
     pub fn config_string(&self, key: &str) -> Option<String> {
         self.git.config().ok()?.get_string(key).ok()

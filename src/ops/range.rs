@@ -77,10 +77,12 @@ pub enum RangeError {
         value: String,
     },
     /// git rejected the range.
-    #[error("not a revision range of this repository: {message}")]
+    #[error("not a revision range of this repository: {message}{}", .shallow.as_ref().map_or(String::new(), |end| format!(" (a shallow clone: its history ends at {end}; `git fetch --deepen=<n>` or `git fetch --unshallow` reads further)")))]
     Rejected {
         /// git's error line.
         message: String,
+        /// Where history ends, when the repository is a shallow clone (the likely reason).
+        shallow: Option<String>,
     },
     /// git could not be run.
     #[error(transparent)]
@@ -190,6 +192,9 @@ pub struct RangeSummary {
     /// Why the batch fetch failed, when it did: the checkpoints it was for are shown as not
     /// found, and the command fails after the listing.
     pub fetch_failure: Option<FetchManyError>,
+    /// The commits of the range where history ends (a shallow clone's boundary: their parents
+    /// are not here), short, in the order met.
+    pub history_ends_at: Vec<String>,
 }
 
 /// One commit as `git log` printed it: hash, author date, subject, whole message.
@@ -252,6 +257,8 @@ pub fn list(
     };
     let fetching = fetch_from.is_some();
     let mut scanned = 0;
+    let boundary: HashSet<String> = repo.shallow_boundary().into_iter().collect();
+    let mut history_ends_at = Vec::new();
     // The commits not emitted yet, in order: while the way to read checkpoints is not chosen,
     // and from the first that names a checkpoint to fetch on.
     let mut held: VecDeque<(RangeCommit, Vec<CheckpointId>)> = VecDeque::new();
@@ -284,6 +291,9 @@ pub fn list(
             scanned += 1;
             let trailers = checkpoint_trailers(message);
             let short = &sha[..sha.len().min(12)];
+            if boundary.contains(sha) {
+                history_ends_at.push(short.to_owned());
+            }
             for t in &trailers {
                 if let TrailerValue::Malformed(tok) = t {
                     notice(&format!(
@@ -339,6 +349,10 @@ pub fn list(
             message: repo
                 .foreign_oid_in(&message)
                 .map_or(message, |e| e.to_string()),
+            shallow: repo
+                .shallow_boundary()
+                .first()
+                .map(|sha| sha[..sha.len().min(12)].to_owned()),
         });
     }
     // In order of first mention, each once.
@@ -381,6 +395,7 @@ pub fn list(
     Ok(RangeSummary {
         scanned,
         fetch_failure,
+        history_ends_at,
     })
 }
 

@@ -367,6 +367,21 @@ fn attribute(
         ..
     } = settled;
     warnings.extend(summary);
+    // A shallow clone's boundary commit takes the blame for every older line: said, so that a
+    // line labelled by it is not taken for its own.
+    let boundary: std::collections::HashSet<String> = repo.shallow_boundary().into_iter().collect();
+    let ends: Vec<&str> = blamed
+        .commits
+        .iter()
+        .filter(|c| boundary.contains(&c.sha))
+        .map(|c| &c.sha[..c.sha.len().min(12)])
+        .collect();
+    if !ends.is_empty() {
+        warnings.push(format!(
+            "history ends at {} (a shallow clone): older lines are blamed on it; `git fetch --deepen=<n>` or `git fetch --unshallow` reads further",
+            ends.join(", ")
+        ));
+    }
 
     let mut indexes: HashMap<(usize, usize, usize), FileIndex> = HashMap::new();
     let mut counts = Counts::default();
