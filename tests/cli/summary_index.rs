@@ -88,8 +88,8 @@ fn damaged_index_files_are_ignored_and_rebuilt() {
     assert_eq!(&valid[..4], b"ECSI");
     assert_eq!(
         record_count(&env),
-        21,
-        "every readable checkpoint, not the unreadable one"
+        22,
+        "every checkpoint, the one whose metadata.json does not parse with why"
     );
 
     let damage: Vec<(&str, Damaging)> = vec![
@@ -162,7 +162,7 @@ fn moved_and_deleted_refs_are_recomputed_not_trusted() {
     let env = TestEnv::new();
     let (ids, _) = many_checkpoints(&env, 10);
     uncached(&env);
-    assert_eq!(record_count(&env), 21);
+    assert_eq!(record_count(&env), 22);
 
     // A new session moves one ref; another ref is moved by hand onto a third checkpoint's
     // commit (its record's tip no longer matches); a fourth ref is deleted.
@@ -200,7 +200,7 @@ fn moved_and_deleted_refs_are_recomputed_not_trusted() {
         .all(|e| e["checkpoint_id"] != ids[4].as_str()));
     assert_eq!(
         record_count(&env),
-        20,
+        21,
         "the deleted ref's record was dropped"
     );
 }
