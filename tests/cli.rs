@@ -119,6 +119,8 @@ mod shallow_clone;
 mod shapes;
 #[path = "cli/show.rs"]
 mod show;
+#[path = "cli/sparse_checkout.rs"]
+mod sparse_checkout;
 #[path = "cli/summary_index.rs"]
 mod summary_index;
 #[path = "cli/token_usage.rs"]

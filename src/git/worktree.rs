@@ -9,7 +9,26 @@ use crate::config::settings::{
 };
 use crate::git::repo::{git_err, Repo, RepoError};
 
+/// The skip-worktree bit of an index entry's extended flags: a sparse checkout leaves the
+/// file out of the work tree.
+const SKIP_WORKTREE: u16 = 1 << 14;
+
 impl SettingsContext for Repo {
+    fn sparse_file(&self, path: &str, max: u64) -> Option<Result<Vec<u8>, u64>> {
+        let index = self.git.index().ok()?;
+        let entry = index.get_path(Path::new(path), 0)?;
+        if entry.flags_extended & SKIP_WORKTREE == 0 {
+            return None;
+        }
+        let odb = self.git.odb().ok()?;
+        let (size, _) = odb.read_header(entry.id).ok()?;
+        if size as u64 > max {
+            return Some(Err(size as u64));
+        }
+        let object = odb.read(entry.id).ok()?;
+        Some(Ok(object.data().to_vec()))
+    }
+
     fn approved_digest(&self) -> Option<String> {
         let config = self.git.config().ok()?;
         config

@@ -27,6 +27,10 @@ pub trait SettingsContext {
     /// How git tracks `path` (relative to the work tree, `/`-separated) in its index or in
     /// `HEAD`, if it does (an entry of the index wins).
     fn tracked_kind(&self, path: &str) -> Option<Tracked>;
+    /// The bytes git holds for the file `path` (relative to the work tree, `/`-separated) when a
+    /// sparse checkout leaves it out of the work tree (its index entry has the skip-worktree
+    /// bit): at most `max` bytes, else `Err(size)`. `None` when the work tree is meant to have it.
+    fn sparse_file(&self, path: &str, max: u64) -> Option<Result<Vec<u8>, u64>>;
 }
 
 /// No repository behind the files: nothing approved, nothing tracked.
@@ -37,6 +41,9 @@ impl SettingsContext for NoContext {
         None
     }
     fn tracked_kind(&self, _: &str) -> Option<Tracked> {
+        None
+    }
+    fn sparse_file(&self, _: &str, _: u64) -> Option<Result<Vec<u8>, u64>> {
         None
     }
 }

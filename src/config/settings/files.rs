@@ -119,10 +119,32 @@ pub fn foreign_settings_dir(worktree: &Path, context: &dyn SettingsContext) -> O
 /// file) only while it resolves inside the work tree.
 pub(super) fn read_committed(
     worktree: &Path,
+    context: &dyn SettingsContext,
     warnings: &mut Vec<SettingsWarning>,
 ) -> Result<Option<ReadFile>, SettingsError> {
     let dir = worktree.join(SETTINGS_DIR);
     let path = dir.join(SETTINGS_FILE);
+    // A sparse checkout that leaves `.entire/` out of its cone: the file as git holds it in the
+    // index, as git reads `.gitmodules` (the settings are never silently the defaults there).
+    if let Some(held) = context.sparse_file(
+        &format!("{SETTINGS_DIR}/{SETTINGS_FILE}"),
+        MAX_SETTINGS_BYTES,
+    ) {
+        let shown = shown(SETTINGS_FILE);
+        let bytes = held.map_err(|size| SettingsError::TooLarge {
+            path: shown.clone(),
+            size,
+            max: MAX_SETTINGS_BYTES,
+        })?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok(None);
+        }
+        let value = serde_json::from_slice(&bytes).map_err(|e| SettingsError::Syntax {
+            path: shown,
+            message: e.to_string(),
+        })?;
+        return Ok(Some(ReadFile { bytes, value }));
+    }
     if is_link(&dir) {
         let inside = std::fs::canonicalize(&dir)
             .ok()

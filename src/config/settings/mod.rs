@@ -239,7 +239,7 @@ impl SettingsFiles {
             files.take(LOCAL_SETTINGS_FILE, ConfigSource::SettingsLocal, local);
         }
         if let Some(root) = worktree {
-            let committed = read_committed(root, &mut files.warnings);
+            let committed = read_committed(root, context, &mut files.warnings);
             if let Ok(Some(file)) = &committed {
                 let asks = asks_digest(&file.value);
                 files.approval = match context.approved_digest() {
