@@ -6,7 +6,9 @@ use std::process::{Output, Stdio};
 
 use serde_json::json;
 
-use super::session::{our_binary_gone, script, turn, Agent, FIRST_PROMPT, SECOND_PROMPT};
+use super::session::{
+    imported_from_its_store, our_binary_gone, script, turn, Agent, FIRST_PROMPT, SECOND_PROMPT,
+};
 use super::{agent_package, Endpoint};
 use crate::commit_hooks::{commit_in, the_trailer, trailer_ids};
 use crate::env::{output_text, path_str, path_with_bins, tool_available, Store, TestEnv};
@@ -145,4 +147,10 @@ fn the_real_gemini_cli_is_captured_with_no_glue() {
 #[test]
 fn the_real_gemini_cli_finishes_its_turn_when_our_hooks_fail() {
     with_gemini(|env, agent| our_binary_gone(env, "gemini", agent));
+}
+
+/// `session::imported_from_its_store`: Gemini CLI's chat under `~/.gemini/tmp/<project>/chats/`.
+#[test]
+fn a_session_the_real_gemini_cli_left_in_its_store_is_imported() {
+    with_gemini(|env, agent| imported_from_its_store(env, "gemini", agent, 120 + 40 + 4));
 }

@@ -37,7 +37,15 @@ pub struct Agent<'a> {
 /// The script of [`the_session`]: the first prompt writes a file, commits it from the agent's
 /// shell, then answers `Done.`; the second writes another file, then answers `Added.`.
 pub fn script(env: &TestEnv, agent: &Agent) -> Value {
-    let commit = "git add notes.txt && git commit -q -m 'Add notes'";
+    script_committing(
+        env,
+        agent,
+        "git add notes.txt && git commit -q -m 'Add notes'",
+    )
+}
+
+/// [`script`] with the first prompt's commit made by `commit`.
+fn script_committing(env: &TestEnv, agent: &Agent, commit: &str) -> Value {
     let notes = env.repo().join("notes.txt");
     let second = env.repo().join("second.txt");
     let with = |mut step: Value, tokens: u64| {
@@ -176,4 +184,78 @@ pub fn our_binary_gone(env: &TestEnv, agent_arg: &str, agent: &Agent) {
         "Added.",
     );
     assert!(env.repo().join("second.txt").is_file());
+}
+
+/// The sessions that came before, on the store the real `agent` leaves: it runs the first
+/// prompt of [`the_session`] in a repository whose checkpoints are not enabled, its `git commit`
+/// printing the commit's summary line, and `session import --agent <agent_arg>` finds that
+/// session in the agent's own store, lists it with its prompt and the commit, writes it as a
+/// checkpoint linked from its side to that commit, with its file and the `tokens` output tokens
+/// the endpoint reported, and writes nothing on a second import.
+pub fn imported_from_its_store(env: &TestEnv, agent_arg: &str, agent: &Agent, tokens: u64) {
+    let commit = "git add notes.txt && git commit -m 'Add notes'";
+    let endpoint = Endpoint::start(env, &script_committing(env, agent, commit));
+    turn(
+        agent,
+        &endpoint,
+        path_with_bins(),
+        FIRST_PROMPT,
+        false,
+        "Done.",
+    );
+    let agents_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    assert_eq!(env.git(&["log", "-1", "--format=%s"]).trim(), "Add notes");
+    let refs = || env.git(&["for-each-ref", "refs/entire/checkpoints/"]);
+    assert!(refs().is_empty(), "nothing recorded it as it ran");
+
+    let import = |extra: &[&str]| {
+        let mut args = vec!["session", "import", "--agent", agent_arg, "--json"];
+        args.extend(extra);
+        let out = env
+            .std_cmd(Store::Refs)
+            .args(&args)
+            .env("PATH", &agent.user_path)
+            .output()
+            .expect("run session import");
+        assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+        serde_json::from_slice::<Value>(&out.stdout).expect("session import --json")
+    };
+    let listed = import(&[]);
+    let sessions = listed["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{listed}");
+    assert_eq!(sessions[0]["agent"], json!(agent_arg), "{listed}");
+    assert_eq!(sessions[0]["state"], json!("new"), "{listed}");
+    assert_eq!(sessions[0]["subject"], json!(FIRST_PROMPT), "{listed}");
+    assert_eq!(sessions[0]["commits"], json!([agents_commit]), "{listed}");
+
+    let done = import(&["--all"]);
+    let id = done["sessions"][0]["checkpoint_id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{done}"))
+        .to_owned();
+    let root = env.json(Store::Refs, &id, "metadata.json");
+    assert_eq!(
+        root["linked_commits"],
+        json!([{"sha": agents_commit}]),
+        "{root}"
+    );
+    assert_eq!(root["imported"], json!(true), "{root}");
+    assert_eq!(
+        env.blob_text(Store::Refs, &id, "0/prompt.txt"),
+        FIRST_PROMPT
+    );
+    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    assert_eq!(meta["agent"], json!(agent.name), "{meta}");
+    assert_eq!(meta["session_id"], sessions[0]["session_id"], "{meta}");
+    assert_eq!(meta["files_touched"], json!(["notes.txt"]), "{meta}");
+    assert_eq!(
+        meta["token_usage"]["output_tokens"],
+        json!(tokens),
+        "{meta}"
+    );
+
+    let written = refs();
+    let again = import(&["--all"]);
+    assert_eq!(again["sessions"][0]["state"], json!("recorded"), "{again}");
+    assert_eq!(refs(), written, "a second import writes nothing");
 }
