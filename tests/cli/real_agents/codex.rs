@@ -100,7 +100,7 @@ fn with_codex(test: impl FnOnce(&TestEnv, &Agent)) {
 /// The whole session (`session::the_session`).
 #[test]
 fn the_real_codex_is_captured_with_no_glue() {
-    with_codex(|env, agent| the_session(env, "codex", agent, (120 + 40, 4 + 100 + 3)));
+    with_codex(|env, agent| the_session(env, "codex", agent, (Some(120 + 40), 4 + 100 + 3)));
 }
 
 #[test]

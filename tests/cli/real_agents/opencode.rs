@@ -120,7 +120,7 @@ fn with_opencode(test: impl FnOnce(&TestEnv, &Agent)) {
 /// ends, after the calls it asks for: the `git commit` call's tokens are in the next checkpoint.
 #[test]
 fn the_real_opencode_is_captured_with_no_glue() {
-    with_opencode(|env, agent| the_session(env, "opencode", agent, (120, 40 + 4 + 100 + 3)));
+    with_opencode(|env, agent| the_session(env, "opencode", agent, (Some(120), 40 + 4 + 100 + 3)));
 }
 
 #[test]
