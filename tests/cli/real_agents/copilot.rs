@@ -8,7 +8,7 @@ use std::process::{Output, Stdio};
 
 use serde_json::json;
 
-use super::session::{our_binary_gone, the_session, Agent};
+use super::session::{imported_from_its_store, our_binary_gone, the_session, Agent};
 use super::{agent_package, Endpoint};
 use crate::env::{path_str, path_with_bins, tool_available, TestEnv};
 
@@ -91,4 +91,10 @@ fn the_real_copilot_cli_is_captured_with_no_glue() {
 #[test]
 fn the_real_copilot_cli_finishes_its_turn_when_our_hooks_fail() {
     with_copilot(|env, agent| our_binary_gone(env, "copilot", agent));
+}
+
+/// `session::imported_from_its_store`: Copilot CLI's `~/.copilot/session-state/<id>/events.jsonl`.
+#[test]
+fn a_session_the_real_copilot_cli_left_in_its_store_is_imported() {
+    with_copilot(|env, agent| imported_from_its_store(env, "copilot", agent, 120 + 40 + 4));
 }
