@@ -111,5 +111,5 @@ fn the_real_codex_finishes_its_turn_when_our_hooks_fail() {
 /// `session::imported_from_its_store`: Codex's rollout under `~/.codex/sessions/`.
 #[test]
 fn a_session_the_real_codex_left_in_its_store_is_imported() {
-    with_codex(|env, agent| imported_from_its_store(env, "codex", agent, 120 + 40 + 4));
+    with_codex(|env, agent| imported_from_its_store(env, "codex", agent, Some(120 + 40 + 4)));
 }

@@ -96,5 +96,5 @@ fn the_real_copilot_cli_finishes_its_turn_when_our_hooks_fail() {
 /// `session::imported_from_its_store`: Copilot CLI's `~/.copilot/session-state/<id>/events.jsonl`.
 #[test]
 fn a_session_the_real_copilot_cli_left_in_its_store_is_imported() {
-    with_copilot(|env, agent| imported_from_its_store(env, "copilot", agent, 120 + 40 + 4));
+    with_copilot(|env, agent| imported_from_its_store(env, "copilot", agent, Some(120 + 40 + 4)));
 }

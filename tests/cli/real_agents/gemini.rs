@@ -152,5 +152,5 @@ fn the_real_gemini_cli_finishes_its_turn_when_our_hooks_fail() {
 /// `session::imported_from_its_store`: Gemini CLI's chat under `~/.gemini/tmp/<project>/chats/`.
 #[test]
 fn a_session_the_real_gemini_cli_left_in_its_store_is_imported() {
-    with_gemini(|env, agent| imported_from_its_store(env, "gemini", agent, 120 + 40 + 4));
+    with_gemini(|env, agent| imported_from_its_store(env, "gemini", agent, Some(120 + 40 + 4)));
 }

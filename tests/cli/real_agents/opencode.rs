@@ -133,7 +133,7 @@ fn the_real_opencode_finishes_its_turn_when_our_hooks_fail() {
 #[test]
 fn a_session_the_real_opencode_left_in_its_store_is_imported() {
     with_opencode(|env, agent| {
-        imported_from_its_store(env, "opencode", agent, 120 + 40 + 4);
+        imported_from_its_store(env, "opencode", agent, Some(120 + 40 + 4));
         // Without `opencode` on PATH, OpenCode has no sessions to list: not an error.
         let none = env.ok_json(
             Store::Refs,

@@ -85,33 +85,59 @@ pub fn turn(
     out
 }
 
-/// A whole session, run by the real `agent` after `enable --agent <agent_arg>`: a first prompt
-/// whose turn writes a file and commits it from the agent's own shell; a second prompt, resuming
-/// the session, that writes another file, which the user commits. The agent's own commit's
-/// checkpoint holds prompt 1, its file and `tokens.0` output tokens (`None`: no token usage, the
-/// agent had not written its transcript yet); the user's holds prompt 2, not prompt 1, and
-/// `tokens.1`. Neither the agent's output nor what it sent the model carries anything of ours.
-pub fn the_session(env: &TestEnv, agent_arg: &str, agent: &Agent, tokens: (Option<u64>, u64)) {
+/// The first prompt of [`the_session`], run by the real `agent` after `enable --agent
+/// <agent_arg>`: its turn writes a file and commits it from the agent's own shell. That commit's
+/// checkpoint holds prompt 1, the agent, its file and `tokens` output tokens (`None`: no token
+/// usage, the agent had not written its transcript yet). Returns the endpoint, the agent's
+/// output and its commit.
+pub fn the_agents_own_commit(
+    env: &TestEnv,
+    agent_arg: &str,
+    agent: &Agent,
+    tokens: Option<u64>,
+) -> (Endpoint, Output, String) {
     env.ok_primary_in(None, env.repo(), &["enable", "--agent", agent_arg]);
     let endpoint = Endpoint::start(env, &script(env, agent));
-    let mut outputs = vec![turn(
+    let out = turn(
         agent,
         &endpoint,
         path_with_bins(),
         FIRST_PROMPT,
         false,
         "Done.",
-    )];
+    );
     let agents_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
     assert_eq!(env.git(&["log", "-1", "--format=%s"]).trim(), "Add notes");
-    outputs.push(turn(
+    let id = the_trailer(env, &agents_commit);
+    assert_eq!(
+        env.blob_text(Store::Refs, &id, "0/prompt.txt"),
+        FIRST_PROMPT
+    );
+    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    assert_eq!(meta["agent"], json!(agent.name), "{meta}");
+    assert_eq!(meta["files_touched"], json!(["notes.txt"]), "{meta}");
+    assert_eq!(
+        meta["token_usage"].get("output_tokens"),
+        tokens.map(|t| json!(t)).as_ref(),
+        "{meta}"
+    );
+    (endpoint, out, agents_commit)
+}
+
+/// A whole session: [`the_agents_own_commit`], then a second prompt, resuming the session, that
+/// writes another file, which the user commits: the user's commit's checkpoint holds prompt 2,
+/// not prompt 1, and `tokens.1` output tokens. Neither the agent's output nor what it sent the
+/// model carries anything of ours.
+pub fn the_session(env: &TestEnv, agent_arg: &str, agent: &Agent, tokens: (Option<u64>, u64)) {
+    let (endpoint, first, _) = the_agents_own_commit(env, agent_arg, agent, tokens.0);
+    let second = turn(
         agent,
         &endpoint,
         path_with_bins(),
         SECOND_PROMPT,
         true,
         "Added.",
-    ));
+    );
     assert!(env.repo().join("second.txt").is_file());
     // The user commits the agent's file at once: OpenCode ends its run before our hook of the
     // turn's end has read the session, so the commit reads it again itself.
@@ -124,23 +150,10 @@ pub fn the_session(env: &TestEnv, agent_arg: &str, agent: &Agent, tokens: (Optio
     assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
     let users_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
 
-    let first = the_trailer(env, &agents_commit);
     let next = the_trailer(env, &users_commit);
-    assert_eq!(
-        env.blob_text(Store::Refs, &first, "0/prompt.txt"),
-        FIRST_PROMPT
-    );
     assert_eq!(
         env.blob_text(Store::Refs, &next, "0/prompt.txt"),
         SECOND_PROMPT
-    );
-    let meta = env.json(Store::Refs, &first, "0/metadata.json");
-    assert_eq!(meta["agent"], json!(agent.name), "{meta}");
-    assert_eq!(meta["files_touched"], json!(["notes.txt"]), "{meta}");
-    assert_eq!(
-        meta["token_usage"].get("output_tokens"),
-        tokens.0.map(|t| json!(t)).as_ref(),
-        "{meta}"
     );
     let meta = env.json(Store::Refs, &next, "0/metadata.json");
     assert_eq!(meta["files_touched"], json!(["second.txt"]), "{meta}");
@@ -149,13 +162,16 @@ pub fn the_session(env: &TestEnv, agent_arg: &str, agent: &Agent, tokens: (Optio
         json!(tokens.1),
         "{meta}"
     );
+    nothing_of_ours(&endpoint, &[first, second]);
+}
 
-    // Our own lines only: the agents print warnings of their own (Codex, one about
-    // `--dangerously-bypass-hook-trust`).
+/// Neither the agent's `outputs` nor what it sent `endpoint` carries a line of ours (the agents
+/// print warnings of their own: Codex, one about `--dangerously-bypass-hook-trust`).
+pub fn nothing_of_ours(endpoint: &Endpoint, outputs: &[Output]) {
     let requests = endpoint.requests();
     for ours in ["agent-hook", "entire: "] {
         assert!(!requests.contains(ours), "a request carries {ours:?}");
-        for out in &outputs {
+        for out in outputs {
             assert!(!output_text(out).contains(ours), "{}", output_text(out));
         }
     }
@@ -191,8 +207,9 @@ pub fn our_binary_gone(env: &TestEnv, agent_arg: &str, agent: &Agent) {
 /// printing the commit's summary line, and `session import --agent <agent_arg>` finds that
 /// session in the agent's own store, lists it with its prompt and the commit, writes it as a
 /// checkpoint linked from its side to that commit, with its file and the `tokens` output tokens
-/// the endpoint reported, and writes nothing on a second import.
-pub fn imported_from_its_store(env: &TestEnv, agent_arg: &str, agent: &Agent, tokens: u64) {
+/// the endpoint reported (`None`: no token usage, the agent's transcript records none), and
+/// writes nothing on a second import.
+pub fn imported_from_its_store(env: &TestEnv, agent_arg: &str, agent: &Agent, tokens: Option<u64>) {
     let commit = "git add notes.txt && git commit -m 'Add notes'";
     let endpoint = Endpoint::start(env, &script_committing(env, agent, commit));
     turn(
@@ -249,8 +266,8 @@ pub fn imported_from_its_store(env: &TestEnv, agent_arg: &str, agent: &Agent, to
     assert_eq!(meta["session_id"], sessions[0]["session_id"], "{meta}");
     assert_eq!(meta["files_touched"], json!(["notes.txt"]), "{meta}");
     assert_eq!(
-        meta["token_usage"]["output_tokens"],
-        json!(tokens),
+        meta["token_usage"].get("output_tokens"),
+        tokens.map(|t| json!(t)).as_ref(),
         "{meta}"
     );
 
