@@ -366,16 +366,16 @@ fn listed_by_command(
     warnings: &mut Vec<String>,
 ) -> Vec<Candidate> {
     let program = history.program;
-    let mut failed = |what: String, e: std::io::Error| {
+    let mut failed = |what: String, left_out: &str, e: std::io::Error| {
         warnings.push(format!(
-            "`{program} {what}` failed, its sessions are not listed: {e}"
+            "`{program} {what}` failed, so {left_out} not listed: {e}"
         ));
     };
     let listing = match agent_command_output(repo, program, history.list) {
         Ok(listing) => listing,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
         Err(e) => {
-            failed(history.list.join(" "), e);
+            failed(history.list.join(" "), "its sessions are", e);
             return Vec::new();
         }
     };
@@ -400,7 +400,7 @@ fn listed_by_command(
                 recorded,
             )),
             Ok(None) => {}
-            Err(e) => failed(format!("export {}", s.id), e),
+            Err(e) => failed(format!("export {}", s.id), "that session is", e),
         }
     }
     out
