@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::id::TranscriptFormat;
+use crate::model::documents::TokenUsage;
 
 /// An agent's store of past sessions, as files.
 #[derive(Debug)]
@@ -26,6 +27,18 @@ pub struct History {
     /// The ID of the session the file at `path` holds, when it is a session run in `worktree`
     /// (or below it); `head` is the file's start, its first line at least.
     pub session: fn(path: &Path, head: &[u8], worktree: &Path) -> Option<String>,
+    /// For an agent whose transcript records no token usage, the file beside the transcript at
+    /// `path` that holds the session's (its totals), and how to read it from that file's bytes.
+    pub usage_beside: Option<UsageBeside>,
+}
+
+/// Where an agent keeps a session's token usage beside its transcript, and how it is read.
+#[derive(Debug, Clone, Copy)]
+pub struct UsageBeside {
+    /// The file, given the transcript's path.
+    pub file: fn(transcript: &Path) -> Option<PathBuf>,
+    /// The session's token usage, from that file's bytes.
+    pub read: fn(bytes: &[u8]) -> Option<TokenUsage>,
 }
 
 /// An agent's store of past sessions that only its own command reads: `<program> <list...>`,

@@ -22,7 +22,7 @@ use crate::agents::{self, CommandHistory, History, TranscriptFormat};
 use crate::base::error::{ExitStatus, FAILURE, USAGE};
 use crate::base::session_id::{InvalidSessionIdError, SessionId};
 use crate::git::repo::{Repo, RepoError};
-use crate::model::documents::DEFAULT_STRATEGY;
+use crate::model::documents::{TokenUsage, DEFAULT_STRATEGY};
 use crate::ops::capture::{agent_command_output, export_of, LiveRead};
 use crate::ops::session::{SessionError, SessionStore};
 use crate::store::{SessionWrite, StoreError};
@@ -161,6 +161,8 @@ struct Candidate {
     /// The format of the agent's transcripts.
     format: TranscriptFormat,
     bytes: Vec<u8>,
+    /// The token usage the agent keeps beside the transcript, where the transcript records none.
+    usage_beside: Option<TokenUsage>,
 }
 
 /// `enable --import-history`: [`import`] with the topology the settings `enable` just wrote
@@ -344,7 +346,7 @@ fn candidate(
         .ok()
         .map(|t| crate::base::time::rfc3339_nano_utc(t.into()));
     let transcript = path.display().to_string();
-    Some(read(
+    let mut c = read(
         repo,
         (history.agent, history.format),
         sid,
@@ -352,7 +354,15 @@ fn candidate(
         updated_at,
         bytes,
         recorded,
-    ))
+    );
+    c.usage_beside = history.usage_beside.and_then(|beside| {
+        let mut bytes = Vec::new();
+        std::fs::File::open((beside.file)(path)?)
+            .and_then(|f| f.take(cap).read_to_end(&mut bytes))
+            .ok()?;
+        (beside.read)(&bytes)
+    });
+    Some(c)
 }
 
 /// The past sessions of the work tree that `history`'s command lists, each exported; none when
@@ -439,6 +449,7 @@ fn read(
         },
         format: agent.1,
         bytes,
+        usage_beside: None,
     }
 }
 
@@ -484,7 +495,8 @@ fn write(
     let token_usage = rec
         .transcript
         .as_deref()
-        .and_then(|t| agents::token_usage(t, 0));
+        .and_then(|t| agents::token_usage(t, 0))
+        .or(c.usage_beside);
     let id = topo.mint_id();
     let w = SessionWrite {
         checkpoint_id: id.clone(),

@@ -117,9 +117,9 @@ fn the_real_droid_finishes_its_turn_when_our_hooks_fail() {
     });
 }
 
-/// `session::imported_from_its_store`: Droid's `~/.factory/sessions/<directory>/<id>.jsonl` (no
-/// token usage in it).
+/// `session::imported_from_its_store`: Droid's `~/.factory/sessions/<directory>/<id>.jsonl`, its
+/// token usage read from the `<id>.settings.json` beside it.
 #[test]
 fn a_session_the_real_droid_left_in_its_store_is_imported() {
-    with_droid(|env, agent| imported_from_its_store(env, "droid", agent, None));
+    with_droid(|env, agent| imported_from_its_store(env, "droid", agent, Some(120 + 40 + 4)));
 }
