@@ -1,6 +1,7 @@
 //! `session import`: the sessions agents ran in this work tree before their hooks recorded them,
 //! found in each agent's own store (the path rules of [`crate::agents::histories`], or the
-//! agent's own command where only it reads its store), listed, and written as checkpoints (docs/agents.md, "Importing the sessions that came before").
+//! agent's own command where only it reads its store), listed, and written as checkpoints
+//! (docs/agents.md, "Importing the sessions that came before").
 //!
 //! An imported session is read as the agent hook reads a transcript (its prompts, the files it
 //! wrote, its agent, its token usage) and written as `write` writes a session, redacted by the
