@@ -6,14 +6,21 @@
 #     N = 100,000);
 #  2. a transcript of S bytes of zeros (a few MB on the wire): peak memory of
 #     `show --transcript` and `cat` (/usr/bin/time -v, the largest of our process and the git
-#     it runs; target: under 256 MiB at 2 GiB), and that the bytes arrive whole.
-# Usage: benches/hostile.sh [N] [S]   (defaults 100000 and 2147483648)
-#        benches/hostile.sh --smoke   (N = 2000, S = 64 MiB, debug binaries: that it runs)
+#     it runs; target: under 256 MiB at 2 GiB), and that the bytes arrive whole;
+#  3. eight sessions sharing one session document padded to D bytes (a few KB on the wire):
+#     peak memory of `show --json` just under the document cap and far over it (400 MiB,
+#     refused unread); and R checkpoint refs at one commit whose root document is D bytes that
+#     do not parse: wall time of `list --ids` (the document is parsed once, not once per ref).
+# Usage: benches/hostile.sh [N] [S]   (defaults 100000 and 2147483648; D = 15 MiB, R = 200)
+#        benches/hostile.sh --smoke   (N = 2000, S = 64 MiB, D = 2 MiB, R = 20, debug binaries:
+#                                      that it runs)
 set -euo pipefail
 N=100000
 S=$((2 << 30))
+D=$((15 << 20))
+R=200
 if [ "${1:-}" = --smoke ]; then
-    N=2000 S=$((64 << 20))
+    N=2000 S=$((64 << 20)) D=$((2 << 20)) R=20
     export BENCH_PROFILE=debug
 else
     N="${1:-$N}" S="${2:-$S}"
@@ -59,7 +66,8 @@ timed "show" git entire-checkpoint show "$ID" --no-pager
 timed "show --json" git entire-checkpoint show "$ID" --json
 timed "list (summary index written)" git entire-checkpoint list --no-pager
 timed "list (summary index read)" git entire-checkpoint list --no-pager
-timed "list --ids" git entire-checkpoint list --ids
+timed "list (each listed unreadable)" sh -c "git entire-checkpoint list --no-pager 2>/dev/null || true"
+timed "list --ids" sh -c "git entire-checkpoint list --ids 2>/dev/null || true"
 
 # 2. A transcript of S zero bytes, stored as git stores a large file (streamed into a loose
 #    object, a few MB compressed), as session 0 of the checkpoint's first version.
@@ -90,3 +98,53 @@ peak() {
 }
 peak "show --transcript" git entire-checkpoint show "$ID" --transcript --no-pager
 peak "cat 0/full.jsonl" git entire-checkpoint cat "$ID" 0/full.jsonl
+
+# 3. Eight sessions sharing one padded session document; R refs at one unparsable root document.
+BASE=$(git rev-parse "$REF~2")   # the checkpoint as written, before sections 1 and 2
+padded() {
+    python3 - "$REF" "$BASE" "$1" <<'EOF'
+import json, subprocess, sys
+ref, base, pad = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def git(*a, inp=None):
+    return subprocess.run(["git", *a], input=inp, capture_output=True, check=True).stdout.decode().strip()
+meta = json.loads(git("cat-file", "blob", base + ":0/metadata.json"))
+meta["padding"] = "a" * pad
+doc = git("hash-object", "-w", "--stdin", inp=json.dumps(meta).encode())
+slot = [l for l in git("ls-tree", base + ":0").splitlines() if not l.endswith("\tmetadata.json")]
+slot.append(f"100644 blob {doc}\tmetadata.json")
+slot_tree = git("mktree", inp=("\n".join(slot) + "\n").encode())
+root = json.loads(git("cat-file", "blob", base + ":metadata.json"))
+root["sessions"] = [dict(root["sessions"][0], metadata=f"/{i}/metadata.json") for i in range(8)]
+rdoc = git("hash-object", "-w", "--stdin", inp=json.dumps(root).encode())
+entries = [f"100644 blob {rdoc}\tmetadata.json"] + [f"040000 tree {slot_tree}\t{i}" for i in range(8)]
+tree = git("mktree", inp=("\n".join(entries) + "\n").encode())
+git("update-ref", ref, git("commit-tree", tree, "-p", git("rev-parse", ref), "-m", "padded"))
+EOF
+}
+peak_of() {
+    local what="$1"
+    shift
+    /usr/bin/time -v "$@" 2>time.txt >/dev/null || true
+    printf '  %-34s %6d MiB peak\n' "$what" \
+        $(($(awk -F': ' '/Maximum resident set size/ { print $2 }' time.txt) / 1024))
+}
+echo "checkpoint $ID: 8 sessions sharing one session document"
+padded "$D"
+peak_of "show --json, $((D >> 20)) MiB document" git entire-checkpoint show "$ID" --json
+padded $((400 << 20))
+peak_of "show --json, 400 MiB (refused)" git entire-checkpoint show "$ID" --json
+{ git entire-checkpoint show "$ID" 2>&1 >/dev/null || true; } | sed "s/^/    /"
+python3 - "$R" "$D" <<'EOF'
+import subprocess, sys
+r, pad = int(sys.argv[1]), int(sys.argv[2])
+def git(*a, inp=None):
+    return subprocess.run(["git", *a], input=inp, capture_output=True, check=True).stdout.decode().strip()
+doc = git("hash-object", "-w", "--stdin", inp=b'{"padding": "' + b"a" * pad + b'", ')
+tree = git("mktree", inp=f"100644 blob {doc}\tmetadata.json\n".encode())
+commit = git("commit-tree", tree, "-m", "unparsable")
+refs = "".join(f"create refs/entire/checkpoints/{i % 100:02d}/{i:010x}{i % 100:02d}\0{commit}\0" for i in range(r))
+subprocess.run(["git", "update-ref", "-z", "--stdin"], input=refs.encode(), check=True)
+EOF
+echo "$R checkpoint refs at one commit whose root document does not parse ($D bytes)"
+timed "list (each listed unreadable)" sh -c "git entire-checkpoint list --no-pager 2>/dev/null || true"
+timed "list --ids" sh -c "git entire-checkpoint list --ids 2>/dev/null || true"

@@ -14,6 +14,7 @@
 //! |---|---|
 //! | `publish.before-ref-update` | a checkpoint write's objects are stored, its ref not moved |
 //! | `publish.after-ref-update` | the ref moved; for git-refs, not yet enqueued for push |
+//! | `publish.commit-lost` | a fault, not a crash: the checkpoint commit just written is removed from the object database, as a full disk lost it |
 //! | `queue.mid-append` | half of a queue append written (a torn last line) |
 //! | `queue.before-rewrite` | a queue compaction or removal decided, the file not yet replaced |
 //! | `push.after-fan-out` | announced refs copied into the destination queues, shared queue not yet cleared |
@@ -64,6 +65,12 @@ fn fires(point: &str) -> bool {
         Some(a) if a.point == point => a.seen.fetch_add(1, Ordering::Relaxed) + 1 == a.visit,
         _ => false,
     }
+}
+
+/// Whether this visit of `point` is armed, for a fault that is no crash: the caller makes it
+/// happen (`publish.commit-lost`: the disk loses the commit just written) and goes on.
+pub(crate) fn fault(point: &str) -> bool {
+    fires(point)
 }
 
 /// Aborts the process immediately if this visit of `point` is armed; otherwise does nothing.

@@ -8,6 +8,7 @@
 //! tracks them). Knows nothing of checkpoints' stores.
 
 pub mod blame;
+pub mod config_file;
 pub mod format;
 pub mod objects;
 pub mod plumbing;

@@ -22,6 +22,12 @@ pub fn stream_blob(git_dir: &Path, oid: &str) -> Result<Stream, GitError> {
         .stream()
 }
 
+/// The SHA-1 ID `data` has as a blob, whatever any repository's format: a stable name derived
+/// from contents (not an object of any repository).
+pub fn sha1_blob_id(data: &[u8]) -> Result<Oid, LibGitError> {
+    Ok(Oid::hash_object(git2::ObjectType::Blob, data)?)
+}
+
 /// A commit and what it changed against its first parent.
 #[derive(Debug, Clone)]
 pub struct CommitChange {
@@ -180,6 +186,13 @@ impl<'r> Objects<'r> {
     /// The whole contents of blob `oid`.
     pub fn read_blob(self, oid: Oid) -> Result<Vec<u8>, LibGitError> {
         Ok(self.0.find_blob(oid)?.content().to_vec())
+    }
+
+    /// Those of `oids` the object database does not hold (a partial clone's promised objects),
+    /// in the order given.
+    pub fn missing(self, oids: impl IntoIterator<Item = Oid>) -> Result<Vec<Oid>, LibGitError> {
+        let odb = self.0.odb()?;
+        Ok(oids.into_iter().filter(|o| !odb.exists(*o)).collect())
     }
 
     /// The size and kind of object `oid`, read from its header without inflating it.

@@ -108,7 +108,7 @@ pub const FALLBACK_EMAIL: &str = "unknown@local";
 
 /// An open repository. git2 types stay inside the crate.
 pub struct Repo {
-    pub(crate) git: git2::Repository,
+    pub(in crate::git) git: git2::Repository,
     common_dir: PathBuf,
     /// Its object and ref formats, read from its config when it was opened.
     formats: Formats,

@@ -28,6 +28,18 @@ pub(crate) fn set_config(repo: &Repo, key: &str, value: &str) {
         .expect("set a config value");
 }
 
+/// The text of blob `spec` (`<commit>:<path>`, as git names it) of `repo`, read by `git
+/// cat-file`: what a test checks a store wrote, not through the store's own reader.
+pub(crate) fn cat_blob(repo: &Repo, spec: &str) -> String {
+    let out = crate::git::subprocess::Git::new(repo.git_dir())
+        .env("GIT_DIR", repo.git_dir())
+        .args(["cat-file", "blob", spec])
+        .run(std::time::Duration::from_secs(60))
+        .expect("run git cat-file");
+    assert!(out.success(), "git cat-file blob {spec}: {}", out.stderr);
+    out.stdout
+}
+
 /// A new root commit of the empty tree with `message`, by `t <t@example.com>` now, on no ref.
 pub(crate) fn empty_commit(raw: &git2::Repository, message: &str) -> git2::Oid {
     let sig = git2::Signature::now("t", "t@example.com").expect("make a signature");

@@ -77,6 +77,20 @@ impl Tree<'_> {
     pub fn iter(&self) -> impl Iterator<Item = TreeEntry<'_>> {
         self.0.iter().map(TreeEntry)
     }
+
+    /// The entries naming blobs at any depth below it, parents' before their children's (git's
+    /// order within a tree). Every tree below must be in the object database; the blobs need
+    /// not be (a partial clone's).
+    pub fn blobs(&self) -> Result<Vec<TreeEntry<'static>>, LibGitError> {
+        let mut out = Vec::new();
+        self.0.walk(git2::TreeWalkMode::PreOrder, |_, e| {
+            if e.kind() == Some(git2::ObjectType::Blob) {
+                out.push(TreeEntry(e.to_owned()));
+            }
+            git2::TreeWalkResult::Ok
+        })?;
+        Ok(out)
+    }
 }
 
 /// One entry of a tree: a name, and the mode and ID of what it names.

@@ -16,7 +16,7 @@ use crate::base::id::{CheckpointId, IdKind, InvalidIdError};
 use crate::git::refname::CheckpointRef;
 use crate::git::repo::{Repo, RepoError};
 use crate::git::url::{self, Remote, RemoteError};
-use crate::model::trailers::{checkpoint_trailers, TrailerValue};
+use crate::model::trailers::{checkpoint_trailers, ignored_notice, TrailerValue};
 use crate::remote::checkpoint_remote::{self, CheckpointRemoteError};
 use crate::remote::fetch::{Fetched, Fetcher};
 use crate::remote::misses::Misses;
@@ -394,10 +394,12 @@ pub fn run(
 
     let mut wanted: Vec<CheckpointId> = req.ids.clone();
     if let Some(range) = &req.range {
-        for t in trailers_in(repo, range)? {
+        let mut seen: HashSet<CheckpointId> = wanted.iter().cloned().collect();
+        let (trailers, ignored) = trailers_in(repo, range)?;
+        for t in trailers {
             match t {
                 TrailerValue::Valid(id) => {
-                    if !wanted.contains(&id) {
+                    if seen.insert(id.clone()) {
                         wanted.push(id)
                     }
                 }
@@ -405,6 +407,9 @@ pub fn run(
                     "ignoring malformed Entire-Checkpoint trailer {tok:?}"
                 )),
             }
+        }
+        if let Some(ignored) = ignored_notice(ignored) {
+            notice(&ignored);
         }
     }
     let mut to_fetch = Vec::new();
@@ -807,22 +812,17 @@ fn search_branch(
 
 /// Orders `results` like `names` (fetch reports absent refs first).
 fn results_in_order(names: &[String], results: Vec<(String, Fetched)>) -> Vec<(String, Fetched)> {
+    let mut by_name: HashMap<String, Fetched> = results.into_iter().collect();
     names
         .iter()
-        .map(|n| {
-            let state = results
-                .iter()
-                .find(|(r, _)| r == n)
-                .map(|(_, s)| s.clone())
-                .unwrap_or(Fetched::Absent);
-            (n.clone(), state)
-        })
+        .map(|n| (n.clone(), by_name.remove(n).unwrap_or(Fetched::Absent)))
         .collect()
 }
 
 /// Every `Entire-Checkpoint:` trailer of the commits in `range` (`A..B`, or one revision and
-/// everything it reaches), in walk order, duplicates dropped.
-fn trailers_in(repo: &Repo, range: &str) -> Result<Vec<TrailerValue>, FetchManyError> {
+/// everything it reaches), in walk order, duplicates dropped; and how many were not read, over
+/// the bound of their message ([`crate::model::trailers::MAX_TRAILERS`]).
+fn trailers_in(repo: &Repo, range: &str) -> Result<(Vec<TrailerValue>, usize), FetchManyError> {
     let messages = repo
         .commit_messages_in(range)
         .map_err(|source| FetchManyError::Range {
@@ -830,12 +830,16 @@ fn trailers_in(repo: &Repo, range: &str) -> Result<Vec<TrailerValue>, FetchManyE
             source,
         })?;
     let mut out: Vec<TrailerValue> = Vec::new();
+    let mut seen: HashSet<TrailerValue> = HashSet::new();
+    let mut ignored = 0;
     for m in messages {
-        for t in checkpoint_trailers(&m) {
-            if !out.contains(&t) {
+        let trailers = checkpoint_trailers(&m);
+        ignored += trailers.ignored;
+        for t in trailers {
+            if seen.insert(t.clone()) {
                 out.push(t);
             }
         }
     }
-    Ok(out)
+    Ok((out, ignored))
 }

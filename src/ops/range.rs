@@ -283,13 +283,16 @@ pub fn list(
             };
             scanned += 1;
             let trailers = checkpoint_trailers(message);
+            let short = &sha[..sha.len().min(12)];
             for t in &trailers {
                 if let TrailerValue::Malformed(tok) = t {
                     notice(&format!(
-                        "{}: ignoring malformed Entire-Checkpoint trailer {tok:?}",
-                        &sha[..sha.len().min(12)]
+                        "{short}: ignoring malformed Entire-Checkpoint trailer {tok:?}"
                     ));
                 }
+            }
+            if let Some(ignored) = trailers.ignored_notice() {
+                notice(&format!("{short}: {ignored}"));
             }
             let ids = rewrites::links_of(trailers, map.as_ref().and_then(|m| m.get(sha)));
             if ids.is_empty() {

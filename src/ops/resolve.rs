@@ -21,6 +21,8 @@ pub fn checkpoints(
     // Every linked checkpoint that can be read; those found nowhere are named through `notice`,
     // and only when none is found is the commit's link "not found".
     let by_trailers = |ids: Vec<CheckpointId>| -> Result<Vec<Checkpoint>, TopologyError> {
+        // Those missing here are asked for together: one fetch, not one per trailer.
+        topo.prefetch(&ids)?;
         let mut found = Vec::new();
         let mut absent = Vec::new();
         for id in &ids {
@@ -113,6 +115,9 @@ fn commit_trailer_ids(
         notice(&format!(
             "{rev}: ignoring malformed Entire-Checkpoint trailer {tok:?}"
         ));
+    }
+    if let Some(ignored) = &links.ignored {
+        notice(&format!("{rev}: {ignored}"));
     }
     if links.ids.is_empty() {
         return Err(TopologyError::NoMatch {

@@ -17,7 +17,7 @@
 //! carries it today.
 
 use crate::base::error::{io_context, IoError};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use crate::base::fs::{read_owned, write_atomic, FileLock};
 use crate::base::id::CheckpointId;
 use crate::git::repo::Repo;
-use crate::model::trailers::{checkpoint_trailers, TrailerValue};
+use crate::model::trailers::{checkpoint_trailers, TrailerValue, Trailers};
 
 const FILE: &str = "rewrites.json";
 const VERSION: u32 = 1;
@@ -137,7 +137,7 @@ pub fn links(message: &str, inherited: Option<&Rewritten>) -> Vec<CheckpointId> 
 }
 
 /// [`links`] of a message whose trailers are already parsed.
-pub fn links_of(trailers: Vec<TrailerValue>, inherited: Option<&Rewritten>) -> Vec<CheckpointId> {
+pub fn links_of(trailers: Trailers, inherited: Option<&Rewritten>) -> Vec<CheckpointId> {
     let mut out: Vec<CheckpointId> = trailers
         .into_iter()
         .filter_map(|t| match t {
@@ -145,9 +145,10 @@ pub fn links_of(trailers: Vec<TrailerValue>, inherited: Option<&Rewritten>) -> V
             TrailerValue::Malformed(_) => None,
         })
         .collect();
+    let mut seen: HashSet<CheckpointId> = out.iter().cloned().collect();
     for id in inherited.into_iter().flat_map(|r| &r.checkpoints) {
         if let Ok(id) = CheckpointId::parse(id) {
-            if !out.contains(&id) {
+            if seen.insert(id.clone()) {
                 out.push(id);
             }
         }
@@ -221,6 +222,9 @@ pub struct CommitLinks {
     pub ids: Vec<CheckpointId>,
     /// Its malformed `Entire-Checkpoint` values (ignored).
     pub malformed: Vec<String>,
+    /// The warning for the trailers beyond the bound, not read
+    /// ([`crate::model::trailers::MAX_TRAILERS`]).
+    pub ignored: Option<String>,
 }
 
 /// The checkpoints the commit `rev` names (any commit-ish) links, through its trailers and
@@ -229,18 +233,21 @@ pub fn commit_links(repo: &Repo, map: Option<&RewriteMap>, rev: &str) -> Option<
     let (commit, message) = repo.commit_and_message(rev)?;
     let sha = commit.to_string();
     let message = String::from_utf8_lossy(&message);
-    let malformed = checkpoint_trailers(&message)
+    let trailers = checkpoint_trailers(&message);
+    let malformed = (&trailers)
         .into_iter()
         .filter_map(|t| match t {
-            TrailerValue::Malformed(tok) => Some(tok),
+            TrailerValue::Malformed(tok) => Some(tok.clone()),
             TrailerValue::Valid(_) => None,
         })
         .collect();
-    let ids = links(&message, map.and_then(|m| m.get(&sha)));
+    let ignored = trailers.ignored_notice();
+    let ids = links_of(trailers, map.and_then(|m| m.get(&sha)));
     Some(CommitLinks {
         sha,
         ids,
         malformed,
+        ignored,
     })
 }
 

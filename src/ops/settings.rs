@@ -295,7 +295,7 @@ pub struct Edited {
 /// read: `strategy`, `telemetry`, ...). A key below one of them is known too: the blocks
 /// under `checkpoints` and `strategy_options.checkpoint_remote` have parsers of their own that
 /// refuse fields they do not know, and `redaction.rules` is a list.
-const KNOWN_KEYS: [&str; 21] = [
+const KNOWN_KEYS: [&str; 22] = [
     "enabled",
     "checkpoints",
     "strategy_options.push_sessions",
@@ -310,6 +310,7 @@ const KNOWN_KEYS: [&str; 21] = [
     "limits.sessions_per_checkpoint",
     "limits.tree_entries",
     "limits.blob_bytes",
+    "limits.document_bytes",
     // The reference's own.
     "strategy",
     "telemetry",

@@ -9,20 +9,22 @@
 //! it for the reads above, with the tips each fetch and listing sees.
 //!
 //! No `ls-remote` probe is made first: it sends no ref prefix, so it downloads every ref name of
-//! the remote. `git fetch` over protocol v2 asks only for the one ref, and says itself whether
-//! the ref exists (`couldn't find remote ref`).
+//! the remote. `git fetch` over protocol v2 asks only for the refs named, each by a glob that
+//! matches nothing when the remote lacks it, so one fetch answers for any number of refs, present
+//! or not.
 //!
 //! Fetches run in a side repository holding only the local tips involved, then move the real
 //! refs by compare-and-swap: a missing ref is created, a ref behind the remote fast-forwards, a
 //! diverged one is left for push recovery. A local checkpoint is never rewound or forced.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::rc::Rc;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
+use crate::base::id::CheckpointId;
 use crate::git::objects::Oid;
-
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::refs::RefEdit;
 use crate::git::repo::Repo;
@@ -100,6 +102,16 @@ enum Publication {
 /// as what we have) and it says what the remote has whatever ours is.
 fn fetched_name(name: &str) -> String {
     format!("refs/fetched/{name}")
+}
+
+/// The refspec that fetches the remote's ref `name`, forced, into `dest` when the remote has it:
+/// a glob whose star follows the whole name, so that a ref the remote lacks matches nothing
+/// instead of failing the fetch (git stops a fetch at the first exact ref the remote lacks: a
+/// fetch per absent ref made a commit with a thousand trailers ask the remote a thousand
+/// times). Over protocol v2 the remote is asked only for refs starting with `name`; a longer
+/// one it holds (a foreign ref) is fetched beside it under its own name and never read.
+pub(crate) fn exact_glob(name: &str, dest: &str) -> String {
+    format!("+{name}*:{dest}*")
 }
 
 /// Where a fetcher's notices go (the binaries print them as warnings).
@@ -327,7 +339,8 @@ impl<'r> Fetcher<'r> {
     }
 
     /// Fetches the given refs (at most a few hundred) in one `git fetch`, and publishes each
-    /// locally. Refs the remote lacks are dropped and the fetch retried without them.
+    /// locally; those the remote lacks are [`Fetched::Absent`], in the same fetch
+    /// ([`exact_glob`]).
     pub fn fetch_refs(&self, names: &[String]) -> Result<Vec<(String, Fetched)>, FetchError> {
         let first = names.first().cloned().unwrap_or_default();
         self.earlier_failure(&first)?;
@@ -348,7 +361,7 @@ impl<'r> Fetcher<'r> {
                 .map_err(|e| Self::local(&first, format!("create side repository: {e}")))?;
             let specs: Vec<String> = pending
                 .iter()
-                .map(|n| format!("+{n}:{}", fetched_name(n)))
+                .map(|n| exact_glob(n, &fetched_name(n)))
                 .collect();
             let fetch = side.fetch_refspecs(&self.remote, specs);
             let Some(res) = self.attempt(fetch, &mut pending, &mut out, &first, deadline)? else {
@@ -585,32 +598,24 @@ impl<'r> Fetcher<'r> {
         }
     }
 
-    /// Fetches one checkpoint on demand: the canonical spelling, then the case-folded one on
-    /// absence only.
-    pub fn fetch_checkpoint(
+    /// Fetches the checkpoints of `ids` on demand, whole, in two fetches at most
+    /// ([`fetch_spellings`]); which the remote had.
+    pub fn fetch_checkpoints(
         &self,
-        id: &crate::base::id::CheckpointId,
-    ) -> Result<Fetched, FetchError> {
-        for spelling in CheckpointRef::spellings(id) {
-            let result = self.fetch_refs(&[spelling.name().to_owned()])?;
-            match result.first().map(|(_, f)| f.clone()) {
-                Some(Fetched::Absent) | None => continue,
-                Some(other) => {
-                    log::info!(
-                        "fetched {} from {}{}",
-                        spelling.name(),
-                        self.remote_display(),
-                        match other {
-                            Fetched::Diverged => " (it diverged from ours, which was kept)",
-                            Fetched::Updated | Fetched::Absent => "",
-                        }
-                    );
-                    return Ok(other);
-                }
+        ids: &[CheckpointId],
+    ) -> Result<Vec<(CheckpointId, Fetched)>, FetchError> {
+        let found = fetch_spellings(ids, |names| self.fetch_refs(names))?;
+        for (id, state) in &found {
+            match state {
+                Fetched::Absent => log::info!("{} has no checkpoint {id}", self.remote_display()),
+                Fetched::Updated => log::info!("fetched {id} from {}", self.remote_display()),
+                Fetched::Diverged => log::info!(
+                    "fetched {id} from {}: it diverged from ours, which was kept",
+                    self.remote_display()
+                ),
             }
         }
-        log::info!("{} has no checkpoint {id}", self.remote_display());
-        Ok(Fetched::Absent)
+        Ok(found)
     }
 
     /// Every checkpoint ref name on the remote (one `ls-remote` with the prefix; foreign refs
@@ -650,6 +655,51 @@ impl<'r> Fetcher<'r> {
             Err(e) => Err(self.transport(CHECKPOINT_REF_PREFIX, e.to_string())),
         }
     }
+}
+
+/// Fetches the refs of `ids` through `fetch` (one fetch of named refs, whole or filtered): every
+/// canonical spelling at once, then, at once too, the case-folded spelling of those the remote
+/// lacks (a ref packed on a case-insensitive filesystem), so any number of checkpoints costs
+/// two fetches at most. What each ID's ref came to, in the order of `ids`.
+pub fn fetch_spellings(
+    ids: &[CheckpointId],
+    fetch: impl Fn(&[String]) -> Result<Vec<(String, Fetched)>, FetchError>,
+) -> Result<Vec<(CheckpointId, Fetched)>, FetchError> {
+    let by_name = |names: &[String]| -> Result<HashMap<String, Fetched>, FetchError> {
+        match names.is_empty() {
+            true => Ok(HashMap::new()),
+            false => Ok(fetch(names)?.into_iter().collect()),
+        }
+    };
+    let canonical: Vec<String> = ids
+        .iter()
+        .map(|id| CheckpointRef::canonical(id).name().to_owned())
+        .collect();
+    let first = by_name(&canonical)?;
+    let state = |found: &HashMap<String, Fetched>, name: &str| {
+        found.get(name).cloned().unwrap_or(Fetched::Absent)
+    };
+    let folded: Vec<Option<String>> = ids
+        .iter()
+        .zip(&canonical)
+        .map(|(id, name)| match state(&first, name) {
+            Fetched::Absent => CheckpointRef::folded(id).map(|r| r.name().to_owned()),
+            _ => None,
+        })
+        .collect();
+    let asked: Vec<String> = folded.iter().flatten().cloned().collect();
+    let second = by_name(&asked)?;
+    Ok(ids
+        .iter()
+        .zip(canonical.iter().zip(&folded))
+        .map(|(id, (name, folded))| {
+            let found = match folded {
+                Some(f) => state(&second, f),
+                None => state(&first, name),
+            };
+            (id.clone(), found)
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The network as the stores see it: the remote layer's implementations of the traits in
 //! [`crate::store::on_demand`], handed to the stores by the topology.
 //!
-//! [`Network`] fetches a missing checkpoint whole into the repository, or, with a filter, into
+//! [`Network`] fetches missing checkpoints whole into the repository, or, with a filter, into
 //! the partial cache (created on first use); offline it only opens the cache. The partial cache
 //! and the fetcher implement the store's traits directly.
 
@@ -10,7 +10,7 @@ use crate::git::objects::{Objects, Oid};
 use crate::base::id::CheckpointId;
 use crate::git::refname::CheckpointRef;
 use crate::git::repo::Repo;
-use crate::remote::fetch::Fetcher;
+use crate::remote::fetch::{fetch_spellings, Fetcher};
 use crate::remote::partial::PartialCache;
 use crate::store::branch::{RemoteCopy, V1_BRANCH};
 use crate::store::on_demand::{BranchFetch, FetchError, OnDemand, PartialObjects};
@@ -49,15 +49,19 @@ impl<'r> OnDemand<'r> for Network<'r> {
         self.fetcher.as_ref().map(|(_, shown)| shown.as_str())
     }
 
-    fn fetch_checkpoint(&self, id: &CheckpointId) -> Result<(), FetchError> {
+    fn fetch_checkpoints(&self, ids: &[CheckpointId]) -> Result<(), FetchError> {
         let Some((fetcher, _)) = &self.fetcher else {
             return Ok(());
         };
         match fetcher.filter() {
-            None => fetcher.fetch_checkpoint(id).map(drop),
-            Some(filter) => PartialCache::create(self.repo)?
-                .fetch_checkpoint(fetcher, id, filter)
-                .map(drop),
+            None => fetcher.fetch_checkpoints(ids).map(drop),
+            Some(filter) => {
+                let cache = PartialCache::create(self.repo)?;
+                fetch_spellings(ids, |names| {
+                    Ok(cache.fetch_refs(fetcher, names, filter)?.results)
+                })
+                .map(drop)
+            }
         }
     }
 

@@ -21,10 +21,10 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use crate::git::objects::{Objects, Oid};
-use git2::{ObjectType, TreeWalkMode, TreeWalkResult};
-
+use crate::git::config_file::ConfigFile;
+use crate::git::objects::{sha1_blob_id, Objects, Oid, Tree};
 use crate::git::refs::RefEdit;
+use crate::git::repo::LibGitError;
 
 use crate::base::id::CheckpointId;
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
@@ -33,7 +33,7 @@ use crate::git::side;
 use crate::git::subprocess::{self as git, GitError, TempDir};
 use crate::git::url::Remote;
 use crate::model::transcript;
-use crate::remote::fetch::{FetchFilter, Fetched, Fetcher, READ_FETCH_BUDGET};
+use crate::remote::fetch::{exact_glob, FetchFilter, Fetched, Fetcher, READ_FETCH_BUDGET};
 use crate::store::on_demand::FetchError;
 
 /// What git prints when the server ignored `--filter` and sent everything.
@@ -166,13 +166,11 @@ impl<'r> PartialCache<'r> {
                     crate::git::url::redact_url(remote)
                 )));
             }
-            let hash = Oid::hash_object(ObjectType::Blob, remote.as_bytes())
-                .map_err(|e| local_error(e.message().to_owned()))?;
+            let hash = sha1_blob_id(remote.as_bytes()).map_err(|e| local_error(e.to_string()))?;
             format!("entire-{}", &hash.to_string()[..12])
         };
-        let cfg_err =
-            |e: git2::Error| local_error(format!("configure the partial cache: {}", e.message()));
-        let mut cfg = git2::Config::open(&self.dir.join("config")).map_err(cfg_err)?;
+        let cfg_err = |e: LibGitError| local_error(format!("configure the partial cache: {e}"));
+        let mut cfg = ConfigFile::open(&self.dir.join("config")).map_err(cfg_err)?;
         if cfg
             .get_bool(&format!("remote.{name}.promisor"))
             .unwrap_or(false)
@@ -199,56 +197,26 @@ impl<'r> PartialCache<'r> {
 
     /// The promisor remotes of the cache as shown to the user (credentials redacted).
     fn promisors_display(&self) -> String {
-        let Ok(cfg) = git2::Config::open(&self.dir.join("config")) else {
+        let Ok(cfg) = ConfigFile::open(&self.dir.join("config")) else {
             return "the promisor remote".to_owned();
         };
-        let mut names = Vec::new();
-        if let Ok(mut entries) = cfg.entries(Some(r"remote\..*\.promisor")) {
-            while let Some(Ok(e)) = entries.next() {
-                let Some(name) = e
-                    .name()
-                    .ok()
-                    .and_then(|n| n.strip_prefix("remote."))
-                    .and_then(|n| n.strip_suffix(".promisor"))
-                else {
-                    continue;
-                };
-                let shown = match name.starts_with("entire-") {
-                    true => cfg
-                        .get_string(&format!("remote.{name}.url"))
-                        .map(|u| crate::git::url::redact(&u))
-                        .unwrap_or_else(|_| name.to_owned()),
-                    false => name.to_owned(),
-                };
-                names.push(shown);
-            }
-        }
+        let names: Vec<String> = cfg
+            .keys_matching(r"remote\..*\.promisor")
+            .iter()
+            .filter_map(|key| key.strip_prefix("remote.")?.strip_suffix(".promisor"))
+            .map(|name| match name.starts_with("entire-") {
+                true => cfg
+                    .get_string(&format!("remote.{name}.url"))
+                    .map(|u| crate::git::url::redact(&u))
+                    .unwrap_or_else(|| name.to_owned()),
+                false => name.to_owned(),
+            })
+            .collect();
         if names.is_empty() {
             "the promisor remote".to_owned()
         } else {
             names.join(", ")
         }
-    }
-
-    /// Fetches one checkpoint with `filter`: the canonical spelling, then the case-folded one on
-    /// absence only.
-    pub fn fetch_checkpoint(
-        &self,
-        fetcher: &Fetcher<'_>,
-        id: &CheckpointId,
-        filter: FetchFilter,
-    ) -> Result<FilteredFetch, FetchError> {
-        let mut last = FilteredFetch {
-            results: Vec::new(),
-            whole: false,
-        };
-        for spelling in CheckpointRef::spellings(id) {
-            last = self.fetch_refs(fetcher, &[spelling.name().to_owned()], filter)?;
-            if last.results.iter().any(|(_, f)| *f != Fetched::Absent) {
-                break;
-            }
-        }
-        Ok(last)
     }
 
     /// Fetches `names` from the fetcher's remote with `filter` into the cache (forced: the cache
@@ -269,7 +237,7 @@ impl<'r> PartialCache<'r> {
         let mut results = Vec::new();
         let mut ignored = false;
         while !pending.is_empty() {
-            let wants = pending.iter().map(|n| format!("+{n}:{n}"));
+            let wants = pending.iter().map(|n| exact_glob(n, n));
             let fetch = side::filtered_fetch(self.repo, &self.dir, &remote, filter.spec(), wants);
             let Some(res) = fetcher.attempt(fetch, &mut pending, &mut results, &first, deadline)?
             else {
@@ -338,33 +306,23 @@ impl<'r> PartialCache<'r> {
         Ok(moved)
     }
 
-    /// The cache's object database and the tree of commit `tip`.
-    fn odb_and_tree(&self, tip: Oid) -> Result<(git2::Odb<'_>, git2::Tree<'_>), FetchError> {
-        let err = |e: git2::Error| local_error(format!("read the partial cache: {}", e.message()));
-        let odb = self.cache.git.odb().map_err(err)?;
-        let tree = self
-            .cache
-            .git
+    /// The tree of commit `tip` in the cache.
+    fn tree_of(&self, tip: Oid) -> Result<Tree<'_>, FetchError> {
+        self.objects()
             .find_commit(tip)
             .and_then(|c| c.tree())
-            .map_err(err)?;
-        Ok((odb, tree))
+            .map_err(read_error)
     }
 
     /// The documents (blobs that are not transcript chunks) of `tip`'s tree missing from the
     /// cache.
     fn missing_documents(&self, tip: Oid) -> Result<Vec<Oid>, FetchError> {
-        let (odb, tree) = self.odb_and_tree(tip)?;
-        let mut out = Vec::new();
-        tree.walk(TreeWalkMode::PreOrder, |_, e| {
-            let is_chunk = e.name().ok().and_then(transcript::chunk_index).is_some();
-            if e.kind() == Some(ObjectType::Blob) && !is_chunk && !odb.exists(e.id()) {
-                out.push(e.id());
-            }
-            TreeWalkResult::Ok
-        })
-        .map_err(|e| local_error(format!("read the partial cache: {}", e.message())))?;
-        Ok(out)
+        let documents = self.tree_of(tip)?.blobs().map_err(read_error)?;
+        let documents = documents
+            .iter()
+            .filter(|e| e.name().and_then(transcript::chunk_index).is_none())
+            .map(|e| e.id());
+        self.objects().missing(documents).map_err(read_error)
     }
 
     /// Fetches the documents (every blob but the transcript chunks) of the `names` just
@@ -444,20 +402,24 @@ impl<'r> PartialCache<'r> {
 
     /// The missing transcript chunks of session slot `slot` at `tip`.
     fn missing_chunks(&self, tip: Oid, slot: &str) -> Result<Vec<Oid>, FetchError> {
-        let (odb, tree) = self.odb_and_tree(tip)?;
-        let Ok(entry) = tree.get_path(Path::new(slot)) else {
+        let Ok(entry) = self.tree_of(tip)?.get_path(slot) else {
             return Ok(Vec::new());
         };
-        let Ok(slot_tree) = self.cache.git.find_tree(entry.id()) else {
+        let Ok(slot_tree) = self.objects().find_tree(entry.id()) else {
             return Ok(Vec::new());
         };
-        Ok(slot_tree
+        let chunks = slot_tree
             .iter()
-            .filter(|e| e.name().ok().and_then(transcript::chunk_index).is_some())
+            .filter(|e| e.name().and_then(transcript::chunk_index).is_some())
             .map(|e| e.id())
-            .filter(|o| !odb.exists(*o))
-            .collect())
+            .collect::<Vec<_>>();
+        self.objects().missing(chunks).map_err(read_error)
     }
+}
+
+/// A failure reading the cache's own objects.
+fn read_error(e: LibGitError) -> FetchError {
+    local_error(format!("read the partial cache: {e}"))
 }
 
 #[cfg(test)]

@@ -16,6 +16,7 @@
 //! The result is a fast-forward of the remote tip, so the retry is still not a forced push.
 
 use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
 
 use crate::git::objects::Oid;
 use crate::git::objects::{ObjectKind, Objects, Tree};
@@ -37,7 +38,7 @@ pub(crate) struct Merged {
 }
 
 struct Slot {
-    meta: SessionMetadata,
+    meta: Arc<SessionMetadata>,
     tree: Oid,
 }
 
@@ -51,7 +52,7 @@ fn slots(root: &Tree<'_>, docs: &Documents) -> Result<Vec<Slot>, StoreError> {
                 git_err("read session slot")(LibGitError::new("slot directory missing"))
             })?;
         out.push(Slot {
-            meta: meta.clone(),
+            meta: Arc::clone(meta),
             tree: entry.id(),
         });
     }
@@ -105,7 +106,7 @@ fn choose(
     notes.push(format!("checkpoint {id}: session {sid}: {why}"));
     if keep.meta.summary.is_none() && other.meta.summary.is_some() {
         // Carry a summary written on the other side only (e.g. a backfill there).
-        keep.meta.summary = other.meta.summary;
+        Arc::make_mut(&mut keep.meta).summary = other.meta.summary.clone();
         let mut b = repo
             .tree_builder(Some(
                 &repo
@@ -184,7 +185,7 @@ pub(crate) fn merge_trees(
     prev.has_review |= ld.summary.has_review;
     prev.has_investigation |= ld.summary.has_investigation;
     prev.imported |= ld.summary.imported;
-    let metas: Vec<SessionMetadata> = merged.iter().map(|s| s.meta.clone()).collect();
+    let metas: Vec<Arc<SessionMetadata>> = merged.iter().map(|s| Arc::clone(&s.meta)).collect();
     let mut entries = Vec::new();
     for (i, s) in merged.iter().enumerate() {
         let t = repo

@@ -219,6 +219,15 @@ pub enum StoreError {
         /// What its tip is ([`refs::not_a_commit`]).
         why: String,
     },
+    /// A commit just written is not in the object database: its write failed without saying so
+    /// (seen on a full disk). Nothing was published: no ref may point at a missing object.
+    #[error("{ref_name}: not updated: the commit {oid} just written for it is not in the object database (is the disk full, or the objects directory not writable?)")]
+    ObjectNotStored {
+        /// The ref that was to move.
+        ref_name: String,
+        /// The commit that was written.
+        oid: String,
+    },
     /// A ULID checkpoint would land on the v1 branch as the primary, where readers never look.
     #[error("refusing to write ULID checkpoint {id} to the git-branch store: ULIDs belong in git-refs (git-branch is the primary, so readers would never find it)")]
     UlidOnBranch {
@@ -269,6 +278,7 @@ impl ExitStatus for StoreError {
             | StoreError::SlotConflict { .. }
             | StoreError::CasExhausted { .. }
             | StoreError::NotACommit { .. }
+            | StoreError::ObjectNotStored { .. }
             | StoreError::UlidOnBranch { .. }
             | StoreError::Refused(_)
             | StoreError::Io(_) => crate::base::error::FAILURE,
@@ -559,7 +569,7 @@ pub struct Checkpoint {
     /// The root summary.
     pub summary: CheckpointSummary,
     /// Each session's metadata, in slot (`sessions[]` entry) order.
-    pub sessions: Vec<SessionMetadata>,
+    pub sessions: Vec<std::sync::Arc<SessionMetadata>>,
     /// The directory of each session inside the checkpoint, in slot order: what its
     /// `sessions[]` entry names (else its slot number when the directory it names is not
     /// there), not necessarily the slot number.
@@ -592,7 +602,9 @@ impl Checkpoint {
 
 /// The newest `created_at` of a set of sessions. RFC 3339 UTC strings written by Go and by us
 /// have the same width up to the fraction, so parse to compare rather than trusting string order.
-pub(crate) fn newest_created_at(sessions: &[SessionMetadata]) -> String {
+pub(crate) fn newest_created_at<S: std::ops::Deref<Target = SessionMetadata>>(
+    sessions: &[S],
+) -> String {
     sessions
         .iter()
         .filter_map(|s| {

@@ -2,7 +2,7 @@
 //! implements (its `on_demand` module). The stores never fetch on their own: the topology
 //! hands them a capability, and without one a read sees only what is held locally.
 //!
-//! - [`OnDemand`]: fetch one missing checkpoint (whole into the repository, or partially into
+//! - [`OnDemand`]: fetch missing checkpoints, in one batch (whole into the repository, or partially into
 //!   the partial cache), and open that cache.
 //! - [`PartialObjects`]: read a checkpoint from the partial cache, completing the objects a read
 //!   needs (documents, a transcript's chunks) from the promisor remote.
@@ -76,10 +76,11 @@ pub trait OnDemand<'r> {
     /// The remote a miss is fetched from (credentials redacted); `None` when reads do not fetch.
     fn remote_display(&self) -> Option<&str>;
 
-    /// Fetches `id` so that a local read finds it, in the repository or in the partial cache.
-    /// Only asked when [`OnDemand::remote_display`] names a remote. A remote that lacks it is
-    /// `Ok`.
-    fn fetch_checkpoint(&self, id: &CheckpointId) -> Result<(), FetchError>;
+    /// Fetches the checkpoints of `ids` so that a local read finds them, in the repository or in
+    /// the partial cache: all in one batch (two fetches at most, however many there are). Only
+    /// asked when [`OnDemand::remote_display`] names a remote. A remote that lacks some or all
+    /// of them is `Ok`.
+    fn fetch_checkpoints(&self, ids: &[CheckpointId]) -> Result<(), FetchError>;
 
     /// The partial cache, if one exists (created by a filtered fetch).
     fn open_partial(&self) -> Result<Option<Box<dyn PartialObjects + 'r>>, FetchError>;

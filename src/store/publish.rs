@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::git::objects::Commit;
 use crate::git::objects::Oid;
 
-use crate::base::crashpoint::crashpoint;
+use crate::base::crashpoint::{crashpoint, fault};
 use crate::git::repo::{Identity, Repo};
 use crate::store::tree::Change;
 use crate::store::{git_err, StoreError, WriteOutcome};
@@ -127,6 +127,18 @@ pub(crate) fn publish<'r>(
                 &parents,
             )
             .map_err(git_err("write checkpoint commit"))?;
+        if fault("publish.commit-lost") {
+            lose_loose_object(repo, new);
+        }
+        // A write that failed without saying so (seen on a full disk) is named as such, not as
+        // the ref update's "target OID doesn't exist"; and no ref is moved onto a missing
+        // commit (git-refs' own compare-and-swap does not look at the object).
+        if git.header(new).is_err() {
+            return Err(StoreError::ObjectNotStored {
+                ref_name: loc.name,
+                oid: new.to_string(),
+            });
+        }
         let reflog = change.message.lines().next().unwrap_or("checkpoint");
         // The expected old value is checked under the ref's lock. A create expects "must not
         // exist": libgit2's plain non-forced create checks existence before taking the lock,
@@ -163,4 +175,18 @@ pub(crate) fn publish<'r>(
         expected,
         actual: last_seen,
     })
+}
+
+/// The fault `publish.commit-lost` (`base::crashpoint`): removes the loose object `oid`, as a
+/// full disk that lost its write would leave the object database.
+fn lose_loose_object(repo: &Repo, oid: Oid) {
+    let hex = oid.to_string();
+    let path = repo
+        .common_dir()
+        .join("objects")
+        .join(&hex[..2])
+        .join(&hex[2..]);
+    if let Err(e) = std::fs::remove_file(&path) {
+        log::warn!("fault publish.commit-lost: remove {}: {e}", path.display());
+    }
 }

@@ -2,8 +2,8 @@
 //! commit's tree is the checkpoint. The first write is an orphan commit; later writes are
 //! children of the tip, so each checkpoint has its own linear history.
 
-use std::cell::OnceCell;
-use std::collections::BTreeMap;
+use std::cell::{OnceCell, RefCell};
+use std::collections::{BTreeMap, HashSet};
 
 use crate::git::objects::{Commit, Objects, Oid, Tree};
 
@@ -31,6 +31,9 @@ pub struct GitRefsStore<'r> {
     on_demand: Option<Box<dyn OnDemand<'r> + 'r>>,
     /// The partial cache, opened on the first local miss that finds one.
     partial: OnceCell<Box<dyn PartialObjects + 'r>>,
+    /// What [`GitRefsStore::prefetch`] asked the remote for: a read that misses one of these
+    /// does not ask again.
+    prefetched: RefCell<HashSet<CheckpointId>>,
 }
 
 impl<'r> GitRefsStore<'r> {
@@ -41,6 +44,7 @@ impl<'r> GitRefsStore<'r> {
             queue: PushQueue::in_common_dir(repo.common_dir()),
             on_demand: None,
             partial: OnceCell::new(),
+            prefetched: RefCell::new(HashSet::new()),
         }
     }
 
@@ -117,12 +121,33 @@ impl<'r> GitRefsStore<'r> {
         checkpoint_at(git, id, name, tip, &self.repo.settings().limits()).map(Some)
     }
 
+    /// Fetches, in one batch, those of `ids` held neither in the repository nor in the partial
+    /// cache, when reads fetch; later reads of them look here only. So a command that reads many
+    /// checkpoints (a commit's trailers) asks the remote once, not once per checkpoint.
+    pub fn prefetch(&self, ids: &[CheckpointId]) -> Result<(), StoreError> {
+        let Some(on_demand) = self.fetching() else {
+            return Ok(());
+        };
+        let mut missing = Vec::new();
+        for id in ids {
+            if self.find_local(id)?.is_none() {
+                missing.push(id.clone());
+            }
+        }
+        if missing.is_empty() {
+            return Ok(());
+        }
+        on_demand.fetch_checkpoints(&missing)?;
+        self.prefetched.borrow_mut().extend(missing);
+        Ok(())
+    }
+
     /// On a local miss, fetches the checkpoint if a fetcher is set; returns the new location.
     fn locate_or_fetch(&self, id: &CheckpointId) -> Result<Located, StoreError> {
         let loc = self.locate(id)?;
         match (&loc.tip, self.fetching()) {
             (None, Some(f)) => {
-                f.fetch_checkpoint(id)?;
+                f.fetch_checkpoints(std::slice::from_ref(id))?;
                 self.locate(id)
             }
             _ => Ok(loc),
@@ -214,8 +239,9 @@ impl<'r> GitRefsStore<'r> {
                 }
                 _ => {
                     let (id, name) = (r.checkpoint_id(), r.name());
-                    let info = listed(self.repo.objects(), &id, &name, r.tip, &limits);
-                    match built.push(&name[CHECKPOINT_REF_PREFIX.len()..], r.tip, &info) {
+                    let (info, corrupt) = listed(self.repo.objects(), &id, &name, r.tip, &limits);
+                    let leaf = &name[CHECKPOINT_REF_PREFIX.len()..];
+                    match built.push(leaf, r.tip, &info, corrupt) {
                         Some(new) => Line::Indexed(new),
                         None => Line::Read(Box::new(info)),
                     }
@@ -272,7 +298,7 @@ impl<'r> GitRefsStore<'r> {
         let mut out = Vec::new();
         for (id, (name, tip)) in self.refs()? {
             if let Some(line) = lines.get(&name, tip, &id) {
-                if listed(self.repo.objects(), &id, &name, tip, &limits) != line {
+                if listed(self.repo.objects(), &id, &name, tip, &limits).0 != line {
                     out.push(name);
                 }
             }
@@ -481,7 +507,10 @@ impl CheckpointReader for GitRefsStore<'_> {
         let Some(on_demand) = self.fetching() else {
             return Ok(None);
         };
-        on_demand.fetch_checkpoint(id)?;
+        if self.prefetched.borrow().contains(id) {
+            return Ok(None);
+        }
+        on_demand.fetch_checkpoints(std::slice::from_ref(id))?;
         self.read_local(id)
     }
 
@@ -588,24 +617,27 @@ pub(crate) fn info_of(cp: &Checkpoint, subject: String) -> CheckpointInfo {
 }
 
 /// The list line of checkpoint `id` whose ref `name` points at `tip`, read from `git`: an
-/// unreadable checkpoint gets its line all the same, saying why.
+/// unreadable checkpoint gets its line all the same, saying why; and whether it is unreadable
+/// because a document does not parse ([`StoreError::Corrupt`]: a fact of the objects at `tip`,
+/// which the summary index may record, unlike a missing blob or a limit of the settings).
 pub(crate) fn listed(
     git: Objects<'_>,
     id: &CheckpointId,
     name: &str,
     tip: Oid,
     limits: &Limits,
-) -> CheckpointInfo {
+) -> (CheckpointInfo, bool) {
     // One unreadable checkpoint must not hide the others. Reading on several threads (one
     // repository each over the shared object database) was measured slower on a busy 2-core
     // machine (docs/performance.md, note (d)), so a listing stays one pass on one thread.
     match checkpoint_at(git, id, name.to_owned(), tip, limits) {
-        Ok(cp) => info_read(git, &cp),
-        Err(e) => CheckpointInfo::unreadable(
-            id.clone(),
-            StoreKind::GitRefs,
-            crate::base::error::error_chain(&e),
-        ),
+        Ok(cp) => (info_read(git, &cp), false),
+        Err(e) => {
+            let corrupt = matches!(e, StoreError::Corrupt { .. });
+            let reason = crate::base::error::error_chain(&e);
+            let info = CheckpointInfo::unreadable(id.clone(), StoreKind::GitRefs, reason);
+            (info, corrupt)
+        }
     }
 }
 

@@ -6,10 +6,11 @@
 //! that ref still points at the commit the record was computed from; anything else is read from
 //! the checkpoint again. A file that is missing, truncated, corrupt, of another version, too
 //! large or not a regular file is ignored whole (with a [`Damage`] for the caller to warn about)
-//! and replaced. Unreadable checkpoints are never recorded, so a checkpoint that becomes readable
-//! (a blob fetched into a partial clone) is listed as it is. Writers replace the file atomically
-//! and take no lock: two racing writers each leave a complete index, and a record the loser
-//! wrote for a tip that has moved on only costs recomputation.
+//! and replaced. An unreadable checkpoint is recorded only when a document of it does not parse
+//! (a fact of the objects at the recorded tip); any other is never recorded, so a checkpoint that
+//! becomes readable (a blob fetched into a partial clone) is listed as it is. Writers replace the
+//! file atomically and take no lock: two racing writers each leave a complete index, and a
+//! record the loser wrote for a tip that has moved on only costs recomputation.
 
 use std::path::{Path, PathBuf};
 
@@ -26,9 +27,10 @@ use crate::store::{CheckpointInfo, StoreKind};
 pub const INDEX_FILE: &str = "summary-index";
 /// The first four bytes of every index.
 const MAGIC: &[u8; 4] = b"ECSI";
-/// The format version this code reads and writes (2 added each line's subject; a version 1
-/// index is ignored and rebuilt).
-pub const VERSION: u8 = 2;
+/// The format version this code reads and writes (2 added each line's subject, 3 why a
+/// checkpoint whose documents do not parse is unreadable; an index of an earlier version is
+/// ignored and rebuilt).
+pub const VERSION: u8 = 3;
 /// Magic, version, object id length, two reserved bytes, record count.
 const HEADER_LEN: usize = 12;
 /// The SHA-256 of everything before it.
@@ -105,6 +107,9 @@ pub struct Record<'a> {
     pub agent: &'a str,
     /// The list line's subject.
     pub subject: &'a str,
+    /// Why the checkpoint is unreadable, when its documents do not parse at that tip (a fact of
+    /// its objects, which never changes); "" for a readable one.
+    pub corrupt: &'a str,
     /// The session IDs, in slot order.
     pub session_ids: Vec<&'a str>,
 }
@@ -265,7 +270,7 @@ impl<'a> Record<'a> {
             agent: self.agent,
             subject: self.subject,
             remote_only: false,
-            unreadable: None,
+            unreadable: (!self.corrupt.is_empty()).then_some(self.corrupt),
         }
     }
 }
@@ -282,8 +287,13 @@ impl Record<'_> {
             agent: self.agent.to_owned(),
             subject: self.subject.to_owned(),
             remote_only: false,
-            unreadable: None,
+            unreadable: self.unreadable().map(str::to_owned),
         }
+    }
+
+    /// Why the checkpoint is unreadable, when the record says it is.
+    fn unreadable(&self) -> Option<&str> {
+        (!self.corrupt.is_empty()).then_some(self.corrupt)
     }
 
     /// The checkpoint ID of the record's ref.
@@ -329,10 +339,17 @@ impl Builder {
     }
 
     /// Appends the record of `info`, the line of the ref `<prefix><leaf>` at `tip`; `None`
-    /// (nothing appended) when the line is unreadable or remote-only, a string or the session
-    /// count does not fit the format, or the index would exceed [`MAX_BYTES`].
-    pub fn push(&mut self, leaf: &str, tip: Oid, info: &CheckpointInfo) -> Option<RecordNo> {
-        if info.unreadable.is_some()
+    /// (nothing appended) when the line is unreadable for a reason that may pass (`corrupt`
+    /// false: a blob not fetched yet, a limit of the settings) or remote-only, a string or the
+    /// session count does not fit the format, or the index would exceed [`MAX_BYTES`].
+    pub fn push(
+        &mut self,
+        leaf: &str,
+        tip: Oid,
+        info: &CheckpointInfo,
+        corrupt: bool,
+    ) -> Option<RecordNo> {
+        if (info.unreadable.is_some() && !corrupt)
             || info.remote_only
             || tip.as_bytes().len() != self.format.raw_len()
         {
@@ -431,6 +448,7 @@ fn decode(body: &[u8], at: usize, oid_len: usize) -> Result<(Record<'_>, usize),
     let created_at = cur.string()?;
     let agent = cur.string()?;
     let subject = cur.string()?;
+    let corrupt = cur.string()?;
     let count = usize::from(cur.u16()?);
     let mut session_ids = Vec::with_capacity(count.min(body.len()));
     for _ in 0..count {
@@ -443,6 +461,7 @@ fn decode(body: &[u8], at: usize, oid_len: usize) -> Result<(Record<'_>, usize),
             created_at,
             agent,
             subject,
+            corrupt,
             session_ids,
         },
         cur.at,
@@ -489,6 +508,7 @@ fn encode_record(out: &mut Vec<u8>, leaf: &str, tip: Oid, info: &CheckpointInfo)
     string(out, &info.created_at)?;
     string(out, &info.agent)?;
     string(out, &info.subject)?;
+    string(out, info.unreadable.as_deref().unwrap_or(""))?;
     out.extend_from_slice(&u16::try_from(info.session_ids.len()).ok()?.to_le_bytes());
     for s in &info.session_ids {
         string(out, s)?;
@@ -523,7 +543,7 @@ mod tests {
         sorted.dedup_by(|a, b| id_of(a.0) == id_of(b.0));
         let mut builder = Builder::new(sorted.len(), SHA1);
         for (leaf, tip, info) in sorted {
-            builder.push(leaf, tip, info);
+            builder.push(leaf, tip, info, false);
         }
         let mut index = builder.finish();
         let sum = Sha256::digest(&index.bytes);
@@ -647,9 +667,11 @@ mod tests {
         let info = line(A, "Codex", &["s"]);
         let mut builder = Builder::new(1, ObjectFormat::Sha256);
         let leaf = &name(A)[CHECKPOINT_REF_PREFIX.len()..];
-        assert!(builder.push(leaf, tip, &info).is_some());
+        assert!(builder.push(leaf, tip, &info, false).is_some());
         assert!(
-            builder.push(leaf, super::tests::tip(1), &info).is_none(),
+            builder
+                .push(leaf, super::tests::tip(1), &info, false)
+                .is_none(),
             "a SHA-1 tip is not recorded in a SHA-256 index"
         );
         let dir = tempfile::tempdir().unwrap();

@@ -1,8 +1,10 @@
 //! In-process tests of tree building, publishing, slot handling and merging, through the
 //! git-refs and git-branch stores on a fresh repository (no subprocess, no network). Results
-//! are checked through libgit2 directly, not only through the stores' own readers.
+//! are checked with `git cat-file` and the object facade, not only through the stores' own
+//! readers.
 
 use crate::git::objects::Oid;
+use crate::git::refs::RefEdit;
 
 use crate::base::id::CheckpointId;
 use crate::base::session_id::SessionId;
@@ -46,12 +48,16 @@ fn write(id: &str, session: &str, transcript: &[u8]) -> SessionWrite {
     }
 }
 
-/// The text of `path` in the tree of commit `tip`, read with libgit2.
+/// The text of `path` in the tree of commit `tip`, read with `git cat-file`.
 fn blob(repo: &Repo, tip: &str, path: &str) -> String {
-    let commit = repo.git.find_commit(Oid::from_str(tip).unwrap()).unwrap();
-    let entry = commit.tree().unwrap().get_path(path.as_ref()).unwrap();
-    let blob = repo.git.find_blob(entry.id()).unwrap();
-    String::from_utf8(blob.content().to_vec()).unwrap()
+    test_repo::cat_blob(repo, &format!("{tip}:{path}"))
+}
+
+/// Commit `hex` of `repo`.
+fn commit<'r>(repo: &'r Repo, hex: &str) -> crate::git::objects::Commit<'r> {
+    repo.objects()
+        .find_commit(Oid::from_str(hex).unwrap())
+        .unwrap()
 }
 
 #[test]
@@ -63,7 +69,7 @@ fn a_session_builds_the_documented_tree_and_publishes_its_ref() {
         .unwrap();
     assert!(out.changed);
     assert_eq!(out.ref_name, format!("refs/entire/checkpoints/9T/{ULID}"));
-    let tip = repo.git.refname_to_id(&out.ref_name).unwrap();
+    let tip = repo.ref_tip(&out.ref_name).unwrap().unwrap();
     assert_eq!(tip.to_string(), out.commit);
     let root: serde_json::Value =
         serde_json::from_str(&blob(&repo, &out.commit, "metadata.json")).unwrap();
@@ -79,8 +85,8 @@ fn a_session_builds_the_documented_tree_and_publishes_its_ref() {
     );
     assert_eq!(blob(&repo, &out.commit, "0/full.jsonl"), "{\"a\":1}\n");
     assert_eq!(blob(&repo, &out.commit, "0/prompt.txt"), "prompt of s-1");
-    let commit = repo.git.find_commit(tip).unwrap();
-    assert_eq!(commit.author().name().unwrap(), "Tester");
+    let commit = commit(&repo, &out.commit);
+    assert_eq!(commit.author().name, "Tester");
     assert_eq!(commit.parent_count(), 0);
 }
 
@@ -90,12 +96,7 @@ fn the_same_write_again_builds_the_same_tree_and_a_new_session_takes_the_next_sl
     let store = GitRefsStore::new(&repo);
     let first = store.write_session(&write(ULID, "s-1", b"one\n")).unwrap();
     let again = store.write_session(&write(ULID, "s-1", b"one\n")).unwrap();
-    let tree_of = |c: &str| {
-        repo.git
-            .find_commit(Oid::from_str(c).unwrap())
-            .unwrap()
-            .tree_id()
-    };
+    let tree_of = |c: &str| commit(&repo, c).tree_id();
     assert_eq!(
         tree_of(&again.commit),
         tree_of(&first.commit),
@@ -114,12 +115,7 @@ fn the_same_write_again_builds_the_same_tree_and_a_new_session_takes_the_next_sl
         "one, longer\n"
     );
     assert_eq!(blob(&repo, &replaced.commit, "1/full.jsonl"), "two\n");
-    let parent = repo
-        .git
-        .find_commit(Oid::from_str(&replaced.commit).unwrap())
-        .unwrap()
-        .parent_id(0)
-        .unwrap();
+    let parent = commit(&repo, &replaced.commit).parent_id(0).unwrap();
     assert_eq!(
         parent.to_string(),
         second.commit,
@@ -192,27 +188,35 @@ fn the_branch_store_keeps_every_checkpoint_under_its_shard_on_one_branch() {
 /// Commits on the v1 branch, as another tool might, the tree of its tip with checkpoint `id`'s
 /// subtree set to `subtree` (or removed), by `author`, with the message `subject`.
 fn commit_on_branch(repo: &Repo, id: &str, subtree: Option<Oid>, author: &str, subject: &str) {
-    let git = &repo.git;
+    let objects = repo.objects();
     let branch = "refs/heads/entire/checkpoints/v1";
-    let tip = git
-        .find_reference(branch)
-        .unwrap()
-        .peel_to_commit()
-        .unwrap();
+    let old = repo.ref_tip(branch).unwrap().unwrap();
+    let tip = objects.find_commit(old).unwrap();
     let root = tip.tree().unwrap();
     let (shard, rest) = id.split_at(2);
-    let shard_tree = root.get_name(shard).map(|e| git.find_tree(e.id()).unwrap());
-    let mut sb = git.treebuilder(shard_tree.as_ref()).unwrap();
+    let shard_tree = root
+        .get_name(shard)
+        .map(|e| objects.find_tree(e.id()).unwrap());
+    let mut sb = objects.tree_builder(shard_tree.as_ref()).unwrap();
     match subtree {
-        Some(t) => sb.insert(rest, t, 0o040000).map(drop).unwrap(),
+        Some(t) => sb.insert(rest, t, 0o040000).unwrap(),
         None => sb.remove(rest).unwrap(),
     }
-    let mut rb = git.treebuilder(Some(&root)).unwrap();
+    let mut rb = objects.tree_builder(Some(&root)).unwrap();
     rb.insert(shard, sb.write().unwrap(), 0o040000).unwrap();
-    let tree = git.find_tree(rb.write().unwrap()).unwrap();
-    let sig = git2::Signature::now(author, &format!("{author}@example.com")).unwrap();
-    git.commit(Some(branch), &sig, &sig, subject, &tree, &[&tip])
-        .unwrap();
+    let tree = objects.find_tree(rb.write().unwrap()).unwrap();
+    let who = Identity {
+        name: author.into(),
+        email: format!("{author}@example.com"),
+    };
+    let sig = repo.signature(&who, "AUTHOR").unwrap();
+    let new = objects.commit(&sig, &sig, subject, &tree, &[&tip]).unwrap();
+    let edit = RefEdit::Update {
+        name: branch.into(),
+        new,
+        old,
+    };
+    repo.update_refs(&[edit], "test").unwrap();
 }
 
 #[test]
@@ -258,13 +262,14 @@ fn the_branch_author_is_the_newest_checkpoint_commit_else_the_oldest_change() {
 
     // A checkpoint no `Checkpoint: <id>` commit wrote: the commit that brought its current
     // line of history, not one before it was removed.
-    let subtree_of = |commit: &str, id: &str| {
-        let c = repo
-            .git
-            .find_commit(Oid::from_str(commit).unwrap())
-            .unwrap();
+    let subtree_of = |hex: &str, id: &str| {
         let path = format!("{}/{}", &id[..2], &id[2..]);
-        c.tree().unwrap().get_path(path.as_ref()).unwrap().id()
+        commit(&repo, hex)
+            .tree()
+            .unwrap()
+            .get_path(&path)
+            .unwrap()
+            .id()
     };
     let custom = "fedcba987654";
     let (one, other_tree) = (
@@ -294,14 +299,12 @@ fn merging_two_versions_keeps_every_session_of_both() {
         .write_session(&write(ULID, "s-2", b"local\n"))
         .unwrap();
     // The other side: the same base plus a different session, published elsewhere.
-    repo.git
-        .reference(
-            &base.ref_name,
-            Oid::from_str(&base.commit).unwrap(),
-            true,
-            "test",
-        )
-        .unwrap();
+    let rewind = RefEdit::Update {
+        name: base.ref_name.clone(),
+        new: Oid::from_str(&base.commit).unwrap(),
+        old: Oid::from_str(&local.commit).unwrap(),
+    };
+    repo.update_refs(&[rewind], "test").unwrap();
     let remote = store
         .write_session(&write(ULID, "s-3", b"remote\n"))
         .unwrap();
@@ -321,21 +324,15 @@ fn merging_two_versions_keeps_every_session_of_both() {
         &Default::default(),
     )
     .unwrap();
-    let tree = repo.git.find_tree(merged.tree).unwrap();
+    let tree = repo.objects().find_tree(merged.tree).unwrap();
     let mut transcripts = Vec::new();
     for slot in ["0", "1", "2"] {
-        let entry = tree
-            .get_path(format!("{slot}/full.jsonl").as_ref())
-            .unwrap();
-        let blob = repo.git.find_blob(entry.id()).unwrap();
-        transcripts.push(String::from_utf8(blob.content().to_vec()).unwrap());
+        let entry = tree.get_path(&format!("{slot}/full.jsonl")).unwrap();
+        transcripts.push(test_repo::cat_blob(&repo, &entry.id().to_string()));
     }
     transcripts.sort();
     assert_eq!(transcripts, ["local\n", "one\n", "remote\n"]);
-    let root = repo
-        .git
-        .find_blob(tree.get_path("metadata.json".as_ref()).unwrap().id())
-        .unwrap();
-    let root: serde_json::Value = serde_json::from_slice(root.content()).unwrap();
+    let root = tree.get_path("metadata.json").unwrap().id().to_string();
+    let root: serde_json::Value = serde_json::from_str(&test_repo::cat_blob(&repo, &root)).unwrap();
     assert_eq!(root["sessions"].as_array().unwrap().len(), 3);
 }

@@ -235,7 +235,10 @@ impl<'r> Topology<'r> {
             if std::time::Instant::now() >= deadline {
                 break;
             }
-            if fetcher.fetch_checkpoint(&e.id).is_err() {
+            if fetcher
+                .fetch_checkpoints(std::slice::from_ref(&e.id))
+                .is_err()
+            {
                 continue;
             }
             if let Ok(Some(cp)) = self.refs.read(&e.id) {

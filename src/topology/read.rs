@@ -45,6 +45,24 @@ impl<'r> Topology<'r> {
         Ok(found)
     }
 
+    /// Fetches, in one batch, the checkpoints of `ids` that reads would fetch one by one: those
+    /// routed to the git-refs store and held nowhere here, except what the remote lacked a
+    /// moment ago (unless refreshing). A command that reads many checkpoints calls it first, so
+    /// that it asks the remote once, however many there are.
+    pub fn prefetch(&self, ids: &[CheckpointId]) -> Result<(), StoreError> {
+        let Some((repo, remote)) = &self.fetching else {
+            return Ok(());
+        };
+        let misses = Misses::open(repo);
+        let wanted: Vec<CheckpointId> = ids
+            .iter()
+            .filter(|id| self.read_order(id.kind()).contains(&StoreKind::GitRefs))
+            .filter(|id| self.refresh || !misses.lacks(repo, remote, id))
+            .cloned()
+            .collect();
+        self.refs.prefetch(&wanted)
+    }
+
     /// [`Topology::read`] through routing; with `offline`, from what is held here only.
     fn read_routed(
         &self,

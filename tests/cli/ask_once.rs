@@ -35,6 +35,13 @@ fn world(env: &TestEnv) -> (PathBuf, HttpBackend, PathBuf) {
         "one\ntwo\n",
         &format!("two\n\nEntire-Checkpoint: {ABSENT}"),
     );
+    served_clone(env, &["main", crate::env::V1_BRANCH])
+}
+
+/// Pushes `refspecs` of the writer repository to `<root>/served/origin.git`, serves it over
+/// smart HTTP and clones it from there, with default settings. Returns the bare remote, the
+/// server and the clone.
+pub(crate) fn served_clone(env: &TestEnv, refspecs: &[&str]) -> (PathBuf, HttpBackend, PathBuf) {
     let served = env.root().join("served");
     std::fs::create_dir_all(&served).unwrap();
     let origin = served.join("origin.git");
@@ -42,13 +49,7 @@ fn world(env: &TestEnv) -> (PathBuf, HttpBackend, PathBuf) {
         env.root(),
         &["init", "-q", "--bare", "-b", "main", path_str(&origin)],
     );
-    env.git(&[
-        "push",
-        "-q",
-        path_str(&origin),
-        "main",
-        crate::env::V1_BRANCH,
-    ]);
+    env.git(&[&["push", "-q", path_str(&origin)][..], refspecs].concat());
     let server = HttpBackend::start(env, &served);
     let clone = env.root().join("clone");
     env.git_in(

@@ -194,7 +194,51 @@ fn writer_killed_after_ref_update(store: Store) {
     );
 }
 
+/// A commit write the disk lost (issue 55, item 8c: a full disk did it without an error, and
+/// libgit2's "target OID for the reference doesn't exist" was all the user saw): the write
+/// fails with one line in our words naming the ref and the commit, moves no ref and queues
+/// nothing; the next write works.
+fn writer_whose_commit_is_lost(store: Store) {
+    let env = TestEnv::new();
+    crate::fixtures::write_std(&env, store, HEX_ID_2, "first", TRANSCRIPT_2);
+    let before = env.refs_snapshot();
+    let queued = all_queued_refs(&env);
+    let transcript = env.input_file("lost.jsonl", TRANSCRIPT);
+    let out = env
+        .std_cmd(store)
+        .env(CRASHPOINT, "publish.commit-lost")
+        .args(
+            env.write(store, "lost")
+                .id(HEX_ID)
+                .transcript(&transcript)
+                .argv(),
+        )
+        .output()
+        .unwrap();
+    let err = assert_code(&out, 1, "a write whose commit the disk lost");
+    assert_eq!(err.lines().count(), 1, "one line: {err}");
+    assert!(
+        !err.contains("class=") && !err.contains("target OID"),
+        "our words: {err}"
+    );
+    let target = match store {
+        Store::Refs => checkpoint_ref(HEX_ID),
+        Store::Branch => V1_BRANCH.to_owned(),
+    };
+    assert!(
+        err.contains(&format!("{target}: not updated: the commit "))
+            && err.contains("is not in the object database (is the disk full"),
+        "{err}"
+    );
+    assert_eq!(env.refs_snapshot(), before, "no ref moved");
+    assert_eq!(all_queued_refs(&env), queued, "nothing queued");
+    assert_fsck_clean(&env, env.repo());
+    crate::fixtures::write_std(&env, store, HEX_ID, "lost", TRANSCRIPT);
+    assert!(written_whole(&env, store, HEX_ID, "lost", TRANSCRIPT));
+}
+
 both_stores! {
+    a_writer_whose_commit_the_disk_lost_says_so_and_moves_nothing => writer_whose_commit_is_lost;
     a_writer_killed_before_the_ref_update_leaves_no_checkpoint => writer_killed_before_ref_update;
     a_writer_killed_after_the_ref_update_leaves_a_whole_checkpoint => writer_killed_after_ref_update;
 }

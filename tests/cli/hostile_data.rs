@@ -121,6 +121,83 @@ fn a_checkpoint_naming_thousands_of_sessions_reads_linearly_and_past_the_cap_is_
     env.ok(Store::Refs, &["show", HEX_ID, "--json"]);
 }
 
+/// Rewrites checkpoint `HEX_ID` (git-refs) so that its `sessions[]` names `n` directories that
+/// all share one subtree whose `metadata.json` carries an unknown key padded to `pad` bytes:
+/// a few KB on the wire, `n` times `pad` for a reader that copies the document per session.
+fn sessions_sharing_a_padded_document(env: &TestEnv, n: usize, pad: usize) {
+    let r = crate::env::checkpoint_ref(HEX_ID);
+    let mut session: Value =
+        serde_json::from_str(&env.git(&["cat-file", "blob", &format!("{r}:0/metadata.json")]))
+            .unwrap();
+    session["padding"] = Value::String("a".repeat(pad));
+    let doc = env.git_stdin(
+        &["hash-object", "-w", "--stdin"],
+        session.to_string().as_bytes(),
+    );
+    let mut slot = String::new();
+    for line in env.git(&["ls-tree", &format!("{r}:0")]).lines() {
+        if !line.ends_with("\tmetadata.json") {
+            slot.push_str(line);
+            slot.push('\n');
+        }
+    }
+    slot.push_str(&format!("100644 blob {}\tmetadata.json\n", doc.trim()));
+    let slot = env.git_stdin(&["mktree"], slot.as_bytes());
+    let mut root = format!(
+        "100644 blob {}\tmetadata.json\n",
+        env.git(&["rev-parse", &format!("{r}:metadata.json")])
+            .trim()
+    );
+    for i in 0..n {
+        root.push_str(&format!("040000 tree {}\t{i}\n", slot.trim()));
+    }
+    let tree = env.git_stdin(&["mktree"], root.as_bytes());
+    let tip = env.git(&["rev-parse", &r]);
+    let commit = env.git(&["commit-tree", tree.trim(), "-p", tip.trim(), "-m", "padded"]);
+    env.git(&["update-ref", &r, commit.trim()]);
+}
+
+/// A session document is parsed only up to `limits.document_bytes` (larger is one error naming
+/// the setting, read from its header, never inflated), and sessions naming one document share
+/// one copy of it: what `show --json` prints is each session's, and the read stays bounded.
+#[test]
+fn an_oversized_session_document_is_one_error_and_a_shared_one_is_read_once() {
+    let env = TestEnv::new();
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    many_sessions(&env, 8);
+    sessions_sharing_a_padded_document(&env, 8, 17 << 20);
+    let before = env.refs_snapshot();
+    for args in [
+        &["show", HEX_ID][..],
+        &["show", HEX_ID, "--json"],
+        &["write", "--id", HEX_ID, "--session", "s2"],
+    ] {
+        let out = env.run(Store::Refs, args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        let err = stderr(&out);
+        assert!(
+            err.contains(&format!("checkpoint {HEX_ID}: 0/metadata.json is ")),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.contains("more than the limit of 16777216 (limits.document_bytes"),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+    }
+    assert_eq!(env.refs_snapshot(), before, "nothing written");
+    let out = env.run(Store::Refs, &["list"]);
+    assert!(stdout(&out).contains(HEX_ID), "{}", output_text(&out));
+
+    limits(&env, json!({"document_bytes": 32 << 20}));
+    let v = env.ok_json(Store::Refs, &["show", HEX_ID, "--json"]);
+    let sessions = v["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 8);
+    for s in sessions {
+        assert_eq!(s["session_id"], "s1");
+    }
+}
+
 /// Writes checkpoint `HEX_ID` (git-refs) whose session 0 transcript is stored as the given
 /// chunks (`full.jsonl`, `full.jsonl.001`, ...).
 fn chunked(env: &TestEnv, chunks: &[&[u8]]) {
@@ -271,4 +348,60 @@ fn files_we_own_are_never_read_through_a_link_fifo_or_device() {
         "nothing written through the link"
     );
     assert!(env.checkpoint_refs_in(&origin).len() <= 1);
+}
+
+/// Many checkpoint refs at one commit whose root document does not parse: each is listed as
+/// unreadable with the same reason (the document is remembered as corrupt after its first
+/// parse, and the reason given again is the same), and `show` of any of them names it. The
+/// summary index records them, so the next `list` does not read the document again.
+#[test]
+fn refs_sharing_one_corrupt_document_are_each_reported_with_its_reason() {
+    let env = TestEnv::new();
+    let doc = env.git_stdin(&["hash-object", "-w", "--stdin"], b"{\"sessions\": [");
+    let tree = env.git_stdin(
+        &["mktree"],
+        format!("100644 blob {}\tmetadata.json\n", doc.trim()).as_bytes(),
+    );
+    let commit = env.git(&["commit-tree", tree.trim(), "-m", "corrupt"]);
+    let ids: Vec<String> = (0..5).map(|i| format!("{i:010x}a{i}")).collect();
+    for id in &ids {
+        env.git(&["update-ref", &crate::env::checkpoint_ref(id), commit.trim()]);
+    }
+    let out = env.run(Store::Refs, &["list", "--json"]);
+    let listed = parse_json(&out.stdout);
+    let lines = listed.as_array().unwrap();
+    assert_eq!(lines.len(), 5, "{}", output_text(&out));
+    // Each names its own checkpoint, then the same reason.
+    let reasons: Vec<&str> = lines
+        .iter()
+        .map(|l| l["error"].as_str().unwrap_or_default())
+        .map(|e| e.split_once(": ").map_or(e, |(_, reason)| reason))
+        .collect();
+    assert!(
+        reasons[0].starts_with("metadata.json is corrupt: invalid root metadata.json: EOF"),
+        "{reasons:?}"
+    );
+    assert!(reasons.iter().all(|r| *r == reasons[0]), "{reasons:?}");
+
+    // Recorded: with the document gone from the object store, `list` still says what it said
+    // (reading it again would say the blob is missing).
+    let again = |env: &TestEnv| {
+        let out = env.run(Store::Refs, &["list", "--json"]);
+        parse_json(&out.stdout)
+    };
+    let doc = doc.trim();
+    let loose = env
+        .repo()
+        .join(format!(".git/objects/{}/{}", &doc[..2], &doc[2..]));
+    let kept = std::fs::read(&loose).unwrap();
+    std::fs::remove_file(&loose).unwrap();
+    assert_eq!(again(&env), listed, "read from the summary index");
+    std::fs::write(&loose, kept).unwrap();
+    let out = env.run(Store::Refs, &["show", &ids[3]]);
+    assert_eq!(out.status.code(), Some(1), "{}", output_text(&out));
+    assert!(
+        stderr(&out).contains(&format!("checkpoint {}: metadata.json is corrupt", ids[3])),
+        "{}",
+        output_text(&out)
+    );
 }

@@ -16,6 +16,10 @@ pub struct Limits {
     /// The most bytes one file of a checkpoint (a transcript: all its chunks) may hold to be
     /// read into memory (`limits.blob_bytes`); larger ones are only streamed.
     pub blob_bytes: u64,
+    /// The most bytes one JSON document of a checkpoint (a root or session `metadata.json`)
+    /// may hold to be parsed (`limits.document_bytes`): refused from its object header, never
+    /// inflated.
+    pub document_bytes: u64,
 }
 
 impl Default for Limits {
@@ -24,6 +28,9 @@ impl Default for Limits {
             sessions_per_checkpoint: 100_000,
             tree_entries: 1_000_000,
             blob_bytes: 512 << 20,
+            // The largest real document seen is 89 KB; a root `metadata.json` listing the
+            // 100,000 sessions `sessions_per_checkpoint` allows is about 12 MiB.
+            document_bytes: 16 << 20,
         }
     }
 }
@@ -34,6 +41,8 @@ pub const LIMIT_SESSIONS: &str = "limits.sessions_per_checkpoint";
 pub const LIMIT_TREE_ENTRIES: &str = "limits.tree_entries";
 /// See [`LIMIT_SESSIONS`].
 pub const LIMIT_BLOB_BYTES: &str = "limits.blob_bytes";
+/// See [`LIMIT_SESSIONS`].
+pub const LIMIT_DOCUMENT_BYTES: &str = "limits.document_bytes";
 
 impl SettingsFiles {
     /// The caps of the per-clone file's `limits` block, each key a whole number (at least 1;
@@ -58,6 +67,7 @@ impl SettingsFiles {
             sessions_per_checkpoint: size("sessions_per_checkpoint", d.sessions_per_checkpoint),
             tree_entries: size("tree_entries", d.tree_entries),
             blob_bytes: get("blob_bytes").unwrap_or(d.blob_bytes),
+            document_bytes: get("document_bytes").unwrap_or(d.document_bytes),
         }
     }
 }

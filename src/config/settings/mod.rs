@@ -36,7 +36,9 @@ pub use approval::CHECKPOINT_REMOTE_SETTING;
 pub use approval::{asks_digest, digest, Approval, NoContext, SettingsContext, TRUST_KEY};
 pub use checkpoints::{BackendSpec, CheckpointsConfig, ConfigSource, ResolvedConfig};
 pub use files::{foreign_settings_dir, ForeignDir, Tracked, MAX_SETTINGS_BYTES};
-pub use limits::{Limits, LIMIT_BLOB_BYTES, LIMIT_SESSIONS, LIMIT_TREE_ENTRIES};
+pub use limits::{
+    Limits, LIMIT_BLOB_BYTES, LIMIT_DOCUMENT_BYTES, LIMIT_SESSIONS, LIMIT_TREE_ENTRIES,
+};
 
 use approval::NEEDS_APPROVAL;
 use checkpoints::{decode_block, from_env};

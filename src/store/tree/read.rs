@@ -3,30 +3,34 @@
 //! tree opened once ([`TreeFiles`]: transcripts joined from their chunks or streamed), every read
 //! within the caps of [`Limits`].
 
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
+use std::sync::Arc;
 
 use super::{METADATA, PROMPT};
 use crate::base::id::{CheckpointId, IdKind};
-use crate::config::settings::{Limits, LIMIT_BLOB_BYTES, LIMIT_SESSIONS, LIMIT_TREE_ENTRIES};
+use crate::config::settings::{
+    Limits, LIMIT_BLOB_BYTES, LIMIT_DOCUMENT_BYTES, LIMIT_SESSIONS, LIMIT_TREE_ENTRIES,
+};
 use crate::git::objects::Oid;
 use crate::git::objects::{ObjectKind, Objects, Tree};
 use crate::git::repo::LibGitError;
-use crate::model::documents::{CheckpointSummary, SessionMetadata};
+use crate::model::documents::{CheckpointSummary, ModelError, SessionMetadata};
 use crate::model::transcript;
 use crate::store::{git_err, CheckpointFiles, StoreError};
 
 /// The decoded documents of a checkpoint subtree.
 pub(crate) struct Documents {
     pub summary: CheckpointSummary,
-    /// The sessions `sessions[]` lists, in its order.
-    pub sessions: Vec<SessionMetadata>,
+    /// The sessions `sessions[]` lists, in its order; entries naming one document share it.
+    pub sessions: Vec<Arc<SessionMetadata>>,
     /// The directory of each session, in `sessions` order (see [`read_documents`]).
     pub dirs: Vec<String>,
     /// Session directories the tree holds that `sessions[]` does not list (numbered
     /// directories with a readable `metadata.json`), in numeric order: readers show them after
     /// the listed ones; writers leave them as they are.
-    pub unlisted: Vec<(String, SessionMetadata)>,
+    pub unlisted: Vec<(String, Arc<SessionMetadata>)>,
 }
 
 /// The directory each `sessions[]` entry of `summary` names: the directory of its `metadata`
@@ -143,9 +147,70 @@ fn read_blob(
     path: &str,
     limits: &Limits,
 ) -> Result<Vec<u8>, StoreError> {
-    check_blob_size(blob_size(repo, oid, id, path)?, id, path, limits)?;
+    let cap = (limits.blob_bytes, LIMIT_BLOB_BYTES);
+    read_within(repo, oid, id, path, cap)
+}
+
+/// The bytes of blob `oid` (`path` of checkpoint `id`) when its header says it holds at most
+/// `cap.0` bytes; else [`StoreError::OverLimit`] naming the setting `cap.1`, and nothing is
+/// inflated.
+fn read_within(
+    repo: Objects<'_>,
+    oid: Oid,
+    id: &CheckpointId,
+    path: &str,
+    cap: (u64, &'static str),
+) -> Result<Vec<u8>, StoreError> {
+    check_size(blob_size(repo, oid, id, path)?, id, path, cap)?;
     repo.read_blob(oid)
         .map_err(|e| absent_or(e, id, path, oid, "read"))
+}
+
+/// The most documents [`parse_document`] remembers as unparsable in one process.
+const UNPARSABLE_MAX: usize = 4096;
+
+thread_local! {
+    /// Documents found not to parse, by object ID, with which document and why: a blob's bytes
+    /// never change, so one found corrupt is corrupt for the rest of the process whichever
+    /// checkpoints name it. Hostile refs may all point at one costly document; it is inflated
+    /// and parsed once per command, not once per ref.
+    static UNPARSABLE: RefCell<HashMap<Oid, (&'static str, String)>> = RefCell::new(HashMap::new());
+}
+
+/// The JSON document `oid` (`path` of checkpoint `id`) read when within
+/// [`Limits::document_bytes`] (else [`StoreError::OverLimit`], nothing inflated) and decoded with
+/// `parse`; one that does not decode is
+/// [`StoreError::Corrupt`], and is remembered so that it is neither read nor parsed again.
+fn parse_document<T>(
+    repo: Objects<'_>,
+    oid: Oid,
+    id: &CheckpointId,
+    path: &str,
+    limits: &Limits,
+    parse: fn(&[u8]) -> Result<T, ModelError>,
+) -> Result<T, StoreError> {
+    let corrupt = |source| StoreError::Corrupt {
+        id: id.clone(),
+        path: path.to_owned(),
+        source,
+    };
+    if let Some((what, message)) = UNPARSABLE.with(|m| m.borrow().get(&oid).cloned()) {
+        let source = serde::de::Error::custom(message);
+        return Err(corrupt(ModelError::Json { what, source }));
+    }
+    let cap = (limits.document_bytes, LIMIT_DOCUMENT_BYTES);
+    let bytes = read_within(repo, oid, id, path, cap)?;
+    parse(&bytes).map_err(|e| {
+        if let ModelError::Json { what, source } = &e {
+            UNPARSABLE.with(|m| {
+                let mut m = m.borrow_mut();
+                if m.len() < UNPARSABLE_MAX {
+                    m.insert(oid, (what, source.to_string()));
+                }
+            });
+        }
+        corrupt(e)
+    })
 }
 
 /// The size of object `oid` (of `path` in checkpoint `id`), from its header: nothing is
@@ -161,14 +226,26 @@ fn blob_size(
         .map_err(|e| absent_or(e, id, path, oid, "read"))
 }
 
-/// [`StoreError::OverLimit`] when `size` bytes of `path` are more than a read may hold.
+/// [`StoreError::OverLimit`] when `size` bytes of `path` are more than a file read into memory
+/// may hold ([`Limits::blob_bytes`]).
 fn check_blob_size(
     size: u64,
     id: &CheckpointId,
     path: &str,
     limits: &Limits,
 ) -> Result<(), StoreError> {
-    if size <= limits.blob_bytes {
+    check_size(size, id, path, (limits.blob_bytes, LIMIT_BLOB_BYTES))
+}
+
+/// [`StoreError::OverLimit`] when `size` bytes of `path` are more than `cap.0`, the limit the
+/// setting `cap.1` sets.
+fn check_size(
+    size: u64,
+    id: &CheckpointId,
+    path: &str,
+    (max, setting): (u64, &'static str),
+) -> Result<(), StoreError> {
+    if size <= max {
         return Ok(());
     }
     Err(StoreError::OverLimit {
@@ -176,8 +253,8 @@ fn check_blob_size(
         what: path.to_owned(),
         size,
         unit: "bytes",
-        max: limits.blob_bytes,
-        setting: LIMIT_BLOB_BYTES,
+        max,
+        setting,
     })
 }
 
@@ -282,14 +359,17 @@ pub(crate) fn read_documents(
     id: &CheckpointId,
     limits: &Limits,
 ) -> Result<Option<Documents>, StoreError> {
-    let Some(bytes) = blob_at(repo, tree, id, METADATA, limits)? else {
+    let Some(oid) = blob_id(tree, METADATA)? else {
         return Ok(None);
     };
-    let summary = CheckpointSummary::from_json(&bytes).map_err(|source| StoreError::Corrupt {
-        id: id.clone(),
-        path: METADATA.to_owned(),
-        source,
-    })?;
+    let summary = parse_document(
+        repo,
+        oid,
+        id,
+        METADATA,
+        limits,
+        CheckpointSummary::from_json,
+    )?;
     let mut dirs = session_dirs(&summary, id, limits)?;
     // An entry whose directory is not there is read from `<slot>/`, as the reference reads
     // every entry (when no other entry names that directory).
@@ -304,10 +384,11 @@ pub(crate) fn read_documents(
             *dir = own;
         }
     }
-    let mut sessions: Vec<SessionMetadata> = Vec::with_capacity(dirs.len());
-    // Each distinct document is read and decoded once: sessions may share one (many entries
-    // naming copies of one directory cost one read, not one each).
-    let mut decoded: std::collections::HashMap<Oid, usize> = std::collections::HashMap::new();
+    let mut sessions: Vec<Arc<SessionMetadata>> = Vec::with_capacity(dirs.len());
+    // Each distinct document is read and decoded once, and held once: sessions may share one
+    // (many entries naming copies of one directory cost one read and one copy in memory, not
+    // one each).
+    let mut decoded: HashMap<Oid, usize> = HashMap::new();
     for (slot, dir) in dirs.iter().enumerate() {
         let path = format!("{dir}/{METADATA}");
         let oid = blob_id(tree, &path)?.ok_or_else(|| StoreError::MissingSession {
@@ -316,10 +397,11 @@ pub(crate) fn read_documents(
             dir: dir.clone(),
         })?;
         let session = match decoded.get(&oid) {
-            Some(&earlier) => sessions[earlier].clone(),
+            Some(&earlier) => Arc::clone(&sessions[earlier]),
             None => {
                 decoded.insert(oid, slot);
-                decode_session(&read_blob(repo, oid, id, &path, limits)?, id, path)?
+                let parse = SessionMetadata::from_json;
+                Arc::new(parse_document(repo, oid, id, &path, limits, parse)?)
             }
         };
         sessions.push(session);
@@ -336,7 +418,14 @@ pub(crate) fn read_documents(
 impl Documents {
     /// The summary, every session (listed, then unlisted) with its directory, and how many of
     /// them `sessions[]` lists: what a [`crate::store::Checkpoint`] holds.
-    pub(crate) fn into_read(self) -> (CheckpointSummary, Vec<SessionMetadata>, Vec<String>, usize) {
+    pub(crate) fn into_read(
+        self,
+    ) -> (
+        CheckpointSummary,
+        Vec<Arc<SessionMetadata>>,
+        Vec<String>,
+        usize,
+    ) {
         let listed = self.sessions.len();
         let (mut sessions, mut dirs) = (self.sessions, self.dirs);
         for (dir, meta) in self.unlisted {
@@ -356,7 +445,7 @@ fn unlisted_sessions(
     id: &CheckpointId,
     dirs: &[String],
     limits: &Limits,
-) -> Vec<(String, SessionMetadata)> {
+) -> Vec<(String, Arc<SessionMetadata>)> {
     let listed: HashSet<&str> = dirs.iter().map(String::as_str).collect();
     let mut found: Vec<(u64, String)> = tree
         .iter()
@@ -373,7 +462,7 @@ fn unlisted_sessions(
         .into_iter()
         .filter_map(
             |(_, dir)| match read_session(repo, tree, id, &dir, limits) {
-                Ok(Some(meta)) => Some((dir, meta)),
+                Ok(Some(meta)) => Some((dir, Arc::new(meta))),
                 Ok(None) => None,
                 Err(e) => {
                     log::info!("checkpoint {id}: unlisted session {dir}/ is unreadable: {e}");
@@ -392,22 +481,10 @@ pub(super) fn read_session(
     limits: &Limits,
 ) -> Result<Option<SessionMetadata>, StoreError> {
     let path = format!("{dir}/{METADATA}");
-    let Some(bytes) = blob_at(repo, tree, id, &path, limits)? else {
+    let Some(oid) = blob_id(tree, &path)? else {
         return Ok(None);
     };
-    decode_session(&bytes, id, path).map(Some)
-}
-
-fn decode_session(
-    bytes: &[u8],
-    id: &CheckpointId,
-    path: String,
-) -> Result<SessionMetadata, StoreError> {
-    SessionMetadata::from_json(bytes).map_err(|source| StoreError::Corrupt {
-        id: id.clone(),
-        path,
-        source,
-    })
+    parse_document(repo, oid, id, &path, limits, SessionMetadata::from_json).map(Some)
 }
 
 /// The files of one checkpoint subtree, read through the tree opened once

@@ -4,6 +4,7 @@
 //! them.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use super::read::{blob_at, read_documents, read_session, subtree, Documents};
 use super::{
@@ -55,7 +56,7 @@ pub(crate) struct Writer<'a> {
 pub(crate) fn recompute_summary(
     prev: Option<&CheckpointSummary>,
     id: &CheckpointId,
-    sessions: &[SessionMetadata],
+    sessions: &[Arc<SessionMetadata>],
     entries: Vec<SessionFilePaths>,
     writer: Option<Writer<'_>>,
 ) -> CheckpointSummary {
@@ -389,9 +390,9 @@ pub(crate) fn build_session(
     let slot_oid = slot_tree.write().map_err(git_err("write session tree"))?;
 
     if slot == sessions.len() {
-        sessions.push(meta);
+        sessions.push(Arc::new(meta));
     } else {
-        sessions[slot] = meta;
+        sessions[slot] = Arc::new(meta);
     }
     let mut entries = prev_summary
         .as_ref()
@@ -467,7 +468,7 @@ pub(crate) enum SlotTarget<'a> {
 
 fn pick_slot(
     id: &CheckpointId,
-    sessions: &[SessionMetadata],
+    sessions: &[Arc<SessionMetadata>],
     target: &SlotTarget<'_>,
 ) -> Result<usize, StoreError> {
     let latest = sessions
@@ -528,7 +529,7 @@ pub(crate) fn build_backfill(
             let slot = pick_slot(id, &sessions, target)?;
             let dir = dirs[slot].as_str();
             let slot_tree = session_tree(repo, tree, id, &dirs, slot, limits)?;
-            sessions[slot].summary = Some(value.clone());
+            Arc::make_mut(&mut sessions[slot]).summary = Some(value.clone());
             let mut builder = repo
                 .tree_builder(Some(&slot_tree))
                 .map_err(git_err("start session tree"))?;
@@ -577,7 +578,7 @@ pub(crate) fn build_backfill(
                 insert_transcript(repo, &mut builder, id, data, &hash)?;
                 // We do not derive compact transcripts; a replaced transcript must not keep a
                 // stale one (docs/format.md, "One checkpoint").
-                sessions[slot].compact_transcript_start = None;
+                Arc::make_mut(&mut sessions[slot]).compact_transcript_start = None;
             }
             if prompts_change {
                 insert_blob(repo, &mut builder, PROMPT, joined.as_bytes())?;
