@@ -599,18 +599,18 @@ impl<'r> Fetcher<'r> {
     }
 
     /// Fetches the checkpoints of `ids` on demand, whole, in two fetches at most
-    /// ([`fetch_spellings`]); which the remote had.
+    /// ([`fetch_spellings`]); which the remote had, under which ref.
     pub fn fetch_checkpoints(
         &self,
         ids: &[CheckpointId],
-    ) -> Result<Vec<(CheckpointId, Fetched)>, FetchError> {
+    ) -> Result<Vec<(CheckpointId, String, Fetched)>, FetchError> {
         let found = fetch_spellings(ids, |names| self.fetch_refs(names))?;
-        for (id, state) in &found {
+        for (id, name, state) in &found {
             match state {
                 Fetched::Absent => log::info!("{} has no checkpoint {id}", self.remote_display()),
-                Fetched::Updated => log::info!("fetched {id} from {}", self.remote_display()),
+                Fetched::Updated => log::info!("fetched {name} from {}", self.remote_display()),
                 Fetched::Diverged => log::info!(
-                    "fetched {id} from {}: it diverged from ours, which was kept",
+                    "fetched {name} from {}: it diverged from ours, which was kept",
                     self.remote_display()
                 ),
             }
@@ -660,11 +660,12 @@ impl<'r> Fetcher<'r> {
 /// Fetches the refs of `ids` through `fetch` (one fetch of named refs, whole or filtered): every
 /// canonical spelling at once, then, at once too, the case-folded spelling of those the remote
 /// lacks (a ref packed on a case-insensitive filesystem), so any number of checkpoints costs
-/// two fetches at most. What each ID's ref came to, in the order of `ids`.
+/// two fetches at most. What each ID's ref came to, in the order of `ids`, with the name of the
+/// spelling the remote had (the canonical one when it had neither).
 pub fn fetch_spellings(
     ids: &[CheckpointId],
     fetch: impl Fn(&[String]) -> Result<Vec<(String, Fetched)>, FetchError>,
-) -> Result<Vec<(CheckpointId, Fetched)>, FetchError> {
+) -> Result<Vec<(CheckpointId, String, Fetched)>, FetchError> {
     let by_name = |names: &[String]| -> Result<HashMap<String, Fetched>, FetchError> {
         match names.is_empty() {
             true => Ok(HashMap::new()),
@@ -692,12 +693,12 @@ pub fn fetch_spellings(
     Ok(ids
         .iter()
         .zip(canonical.iter().zip(&folded))
-        .map(|(id, (name, folded))| {
-            let found = match folded {
-                Some(f) => state(&second, f),
-                None => state(&first, name),
-            };
-            (id.clone(), found)
+        .map(|(id, (name, folded))| match folded {
+            Some(f) if state(&second, f) != Fetched::Absent => {
+                (id.clone(), f.clone(), state(&second, f))
+            }
+            Some(_) => (id.clone(), name.clone(), Fetched::Absent),
+            None => (id.clone(), name.clone(), state(&first, name)),
         })
         .collect())
 }
