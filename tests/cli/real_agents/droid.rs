@@ -15,7 +15,8 @@ use std::process::{Output, Stdio};
 use serde_json::json;
 
 use super::session::{
-    imported_from_its_store, nothing_of_ours, the_agents_own_commit, turn, Agent, FIRST_PROMPT,
+    imported_from_its_store, nothing_of_ours, recorded_in_its_store, the_agents_own_commit, turn,
+    Agent, FIRST_PROMPT,
 };
 use super::{agent_package, Endpoint};
 use crate::env::{path_str, path_with_bins, profile_path, tool_available, TestEnv};
@@ -89,12 +90,13 @@ fn with_droid(test: impl FnOnce(&TestEnv, &Agent)) {
 /// `session::the_agents_own_commit`: Droid's own `git commit` gets its checkpoint, with the
 /// prompt and the file (no token usage: 0.215.0 writes none in its transcript, only session
 /// totals in the `<session>.settings.json` beside it); nothing of ours reaches Droid's output or
-/// the model.
+/// the model; `session import` finds the session in Droid's store recorded already.
 #[test]
 fn the_real_droids_own_commit_is_captured_with_no_glue() {
     with_droid(|env, agent| {
         let (endpoint, out, _) = the_agents_own_commit(env, "droid", agent, None);
         nothing_of_ours(&endpoint, &[out]);
+        recorded_in_its_store(env, "droid", agent);
     });
 }
 

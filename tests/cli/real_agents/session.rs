@@ -127,7 +127,8 @@ pub fn the_agents_own_commit(
 /// A whole session: [`the_agents_own_commit`], then a second prompt, resuming the session, that
 /// writes another file, which the user commits: the user's commit's checkpoint holds prompt 2,
 /// not prompt 1, and `tokens.1` output tokens. Neither the agent's output nor what it sent the
-/// model carries anything of ours.
+/// model carries anything of ours. `session import` then finds the session in the agent's own
+/// store recorded already, and writes nothing.
 pub fn the_session(env: &TestEnv, agent_arg: &str, agent: &Agent, tokens: (Option<u64>, u64)) {
     let (endpoint, first, _) = the_agents_own_commit(env, agent_arg, agent, tokens.0);
     let second = turn(
@@ -163,6 +164,27 @@ pub fn the_session(env: &TestEnv, agent_arg: &str, agent: &Agent, tokens: (Optio
         "{meta}"
     );
     nothing_of_ours(&endpoint, &[first, second]);
+    recorded_in_its_store(env, agent_arg, agent);
+}
+
+/// The agent's own store holds the one session its hooks recorded: `session import` finds it
+/// recorded already and writes nothing.
+pub fn recorded_in_its_store(env: &TestEnv, agent_arg: &str, agent: &Agent) {
+    let refs = || env.git(&["for-each-ref", "refs/entire/checkpoints/"]);
+    let written = refs();
+    let again = import(env, agent_arg, agent, &["--all"]);
+    let states: Vec<&Value> = again["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| &s["state"])
+        .collect();
+    assert_eq!(states, [&json!("recorded")], "{again}");
+    assert_eq!(
+        refs(),
+        written,
+        "importing what the hooks recorded writes nothing"
+    );
 }
 
 /// Neither the agent's `outputs` nor what it sent `endpoint` carries a line of ours (the agents
@@ -202,6 +224,21 @@ pub fn our_binary_gone(env: &TestEnv, agent_arg: &str, agent: &Agent) {
     assert!(env.repo().join("second.txt").is_file());
 }
 
+/// `session import --agent <agent_arg> --json <extra>` with the `PATH` of the user of `agent`,
+/// which must succeed: its document.
+fn import(env: &TestEnv, agent_arg: &str, agent: &Agent, extra: &[&str]) -> Value {
+    let mut args = vec!["session", "import", "--agent", agent_arg, "--json"];
+    args.extend(extra);
+    let out = env
+        .std_cmd(Store::Refs)
+        .args(&args)
+        .env("PATH", &agent.user_path)
+        .output()
+        .expect("run session import");
+    assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
+    serde_json::from_slice(&out.stdout).expect("session import --json")
+}
+
 /// The sessions that came before, on the store the real `agent` leaves: it runs the first
 /// prompt of [`the_session`] in a repository whose checkpoints are not enabled, its `git commit`
 /// printing the commit's summary line, and `session import --agent <agent_arg>` finds that
@@ -225,18 +262,7 @@ pub fn imported_from_its_store(env: &TestEnv, agent_arg: &str, agent: &Agent, to
     let refs = || env.git(&["for-each-ref", "refs/entire/checkpoints/"]);
     assert!(refs().is_empty(), "nothing recorded it as it ran");
 
-    let import = |extra: &[&str]| {
-        let mut args = vec!["session", "import", "--agent", agent_arg, "--json"];
-        args.extend(extra);
-        let out = env
-            .std_cmd(Store::Refs)
-            .args(&args)
-            .env("PATH", &agent.user_path)
-            .output()
-            .expect("run session import");
-        assert_eq!(out.status.code(), Some(0), "{}", output_text(&out));
-        serde_json::from_slice::<Value>(&out.stdout).expect("session import --json")
-    };
+    let import = |extra: &[&str]| import(env, agent_arg, agent, extra);
     let listed = import(&[]);
     let sessions = listed["sessions"].as_array().unwrap();
     assert_eq!(sessions.len(), 1, "{listed}");
