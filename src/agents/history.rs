@@ -1,14 +1,16 @@
 //! Where each agent keeps the sessions it ran, for importing them (`session import`,
 //! docs/agents.md, "Importing the sessions that came before"): the directories that may hold a
 //! work tree's sessions, given the home directory, and which session a file there holds, read
-//! from its name and its first line (its header). Pure: `ops::import` lists the directories and
-//! reads the files.
+//! from its name and its first line (its header); or, for an agent whose store only its own
+//! command reads (OpenCode's database), that command, and which sessions its listing names.
+//! Pure: `ops::import` lists the directories, reads the files and runs the commands.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
 use super::id::TranscriptFormat;
+use crate::model::documents::TokenUsage;
 
 /// An agent's store of past sessions, as files.
 #[derive(Debug)]
@@ -25,6 +27,50 @@ pub struct History {
     /// The ID of the session the file at `path` holds, when it is a session run in `worktree`
     /// (or below it); `head` is the file's start, its first line at least.
     pub session: fn(path: &Path, head: &[u8], worktree: &Path) -> Option<String>,
+    /// For an agent whose transcript records no token usage, the file beside the transcript at
+    /// `path` that holds the session's (its totals), and how to read it from that file's bytes.
+    pub usage_beside: Option<UsageBeside>,
+}
+
+/// Where an agent keeps a session's token usage beside its transcript, and how it is read.
+#[derive(Debug, Clone, Copy)]
+pub struct UsageBeside {
+    /// The file, given the transcript's path.
+    pub file: fn(transcript: &Path) -> Option<PathBuf>,
+    /// The session's token usage, from that file's bytes.
+    pub read: fn(bytes: &[u8]) -> Option<TokenUsage>,
+}
+
+/// An agent's store of past sessions that only its own command reads: `<program> <list...>`,
+/// run in the work tree, lists the sessions of its project, and `<program> export <session ID>`
+/// prints one session's transcript.
+#[derive(Debug)]
+pub struct CommandHistory {
+    /// The agent's name on our command line (`--agent`).
+    pub agent: &'static str,
+    /// The format of its transcripts (its exports).
+    pub format: TranscriptFormat,
+    /// Its command.
+    pub program: &'static str,
+    /// The arguments that make it list the sessions.
+    pub list: &'static [&'static str],
+    /// The sessions run in `worktree` (or below it) that `listing`, what the list command
+    /// printed, names; none when it is not a listing.
+    pub sessions: fn(listing: &[u8], worktree: &Path) -> Vec<ListedSession>,
+}
+
+/// A session an agent's listing names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedSession {
+    /// Its ID.
+    pub id: String,
+    /// When it was last updated (RFC 3339), when the listing says.
+    pub updated_at: Option<String>,
+}
+
+/// Every agent whose past sessions only its own command reads.
+pub fn by_command() -> [&'static CommandHistory; 1] {
+    [&super::opencode::HISTORY]
 }
 
 /// Every agent whose past sessions can be found as files.

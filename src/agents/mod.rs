@@ -43,14 +43,15 @@ mod turns;
 
 pub use config_file::ConfigFileError;
 pub use event::{EventKind, HookEvent, PayloadError, SubagentRef};
-pub use history::History;
+pub use history::{CommandHistory, History, ListedSession};
 pub use hook::{AgentHooks, Edit, Layout, Wiring};
 pub use id::TranscriptFormat;
 pub use registry::subagent_call;
 
-/// The agents whose past sessions can be found as files ([`history::all`]).
+/// The agents whose past sessions can be found as files ([`history::all`]), and those whose
+/// own command reads them ([`history::by_command`]).
 pub mod histories {
-    pub use super::history::all;
+    pub use super::history::{all, by_command};
 }
 /// The agents whose hooks we install, and one by its name ([`hook::all`], [`hook::by_name`]).
 pub mod hooks {

@@ -257,63 +257,81 @@ impl LiveRead {
     }
 }
 
-/// How long an agent's export of a session may take.
-const EXPORT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
+/// How long an agent's command (the export of a session, a listing of sessions) may take.
+const AGENT_COMMAND_DEADLINE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The transcript of session `sid` as the agent's `program export <sid>` prints it (OpenCode
 /// keeps sessions in a store of its own), at most the read cap; `None` when it fails (the
-/// session is then staged without it, and the failure said once on stderr by the caller). A
-/// session ID that could be read as an option is not passed.
+/// session is then staged without it, and the failure said once on stderr by the caller).
 fn exported(repo: &Repo, program: &str, sid: &SessionId) -> Result<Option<LiveRead>, CaptureError> {
+    let bytes = export_of(repo, program, sid).map_err(|source| CaptureError::Transcript {
+        path: format!("{program} export {sid}"),
+        source,
+    })?;
+    Ok(bytes.map(|bytes| LiveRead {
+        path: String::new(),
+        bytes,
+    }))
+}
+
+/// What the agent's `program export <sid>` prints, by [`agent_command_output`]; `None` for a
+/// session ID that could be read as an option, which is not passed.
+pub(crate) fn export_of(
+    repo: &Repo,
+    program: &str,
+    sid: &SessionId,
+) -> std::io::Result<Option<Vec<u8>>> {
     if sid.as_str().starts_with('-') {
         return Ok(None);
     }
-    let failed = |source| CaptureError::Transcript {
-        path: format!("{program} export {sid}"),
-        source,
-    };
+    agent_command_output(repo, program, &["export", sid.as_str()]).map(Some)
+}
+
+/// What the agent's command `program args` prints on stdout, at most the per-clone read cap,
+/// run in the work tree (and with `PWD` naming it: OpenCode takes its directory from `PWD`
+/// before the working directory) with nothing on stdin, within 60 s. An error when it cannot
+/// be started (`NotFound`: the agent is not installed), does not finish in time (it is killed)
+/// or fails.
+pub(crate) fn agent_command_output(
+    repo: &Repo,
+    program: &str,
+    args: &[&str],
+) -> std::io::Result<Vec<u8>> {
+    let dir = repo.workdir().unwrap_or(repo.git_dir());
     let mut child = std::process::Command::new(program)
-        .args(["export", sid.as_str()])
-        .current_dir(repo.workdir().unwrap_or(repo.git_dir()))
+        .args(args)
+        .current_dir(dir)
+        .env("PWD", dir)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
-        .spawn()
-        .map_err(failed)?;
+        .spawn()?;
     let stdout = child.stdout.take().expect("piped");
     let cap = repo.settings().limits().blob_bytes;
     let reader = std::thread::spawn(move || {
         let mut bytes = Vec::new();
         stdout.take(cap).read_to_end(&mut bytes).map(|_| bytes)
     });
-    let deadline = std::time::Instant::now() + EXPORT_DEADLINE;
+    let deadline = std::time::Instant::now() + AGENT_COMMAND_DEADLINE;
     let status = loop {
-        if let Some(status) = child.try_wait().map_err(failed)? {
+        if let Some(status) = child.try_wait()? {
             break status;
         }
         if std::time::Instant::now() >= deadline {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(failed(std::io::Error::new(
+            return Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 "it did not finish in 60 s",
-            )));
+            ));
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     };
-    let bytes = reader
-        .join()
-        .unwrap_or_else(|_| Ok(Vec::new()))
-        .map_err(failed)?;
+    let bytes = reader.join().unwrap_or_else(|_| Ok(Vec::new()))?;
     if !status.success() {
-        return Err(failed(std::io::Error::other(format!(
-            "it exited with {status}"
-        ))));
+        return Err(std::io::Error::other(format!("it exited with {status}")));
     }
-    Ok(Some(LiveRead {
-        path: String::new(),
-        bytes,
-    }))
+    Ok(bytes)
 }
 
 /// `file` (as a tool call names it) relative to the work tree `root` (or its real path), when

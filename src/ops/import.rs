@@ -1,6 +1,7 @@
 //! `session import`: the sessions agents ran in this work tree before their hooks recorded them,
-//! found in each agent's own store (the path rules of [`crate::agents::histories`]), listed, and
-//! written as checkpoints (docs/agents.md, "Importing the sessions that came before").
+//! found in each agent's own store (the path rules of [`crate::agents::histories`], or the
+//! agent's own command where only it reads its store), listed, and written as checkpoints
+//! (docs/agents.md, "Importing the sessions that came before").
 //!
 //! An imported session is read as the agent hook reads a transcript (its prompts, the files it
 //! wrote, its agent, its token usage) and written as `write` writes a session, redacted by the
@@ -18,12 +19,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::agents::{self, History};
+use crate::agents::{self, CommandHistory, History, TranscriptFormat};
 use crate::base::error::{ExitStatus, FAILURE, USAGE};
 use crate::base::session_id::{InvalidSessionIdError, SessionId};
 use crate::git::repo::{Repo, RepoError};
-use crate::model::documents::DEFAULT_STRATEGY;
-use crate::ops::capture::LiveRead;
+use crate::model::documents::{TokenUsage, DEFAULT_STRATEGY};
+use crate::ops::capture::{agent_command_output, export_of, LiveRead};
 use crate::ops::session::{SessionError, SessionStore};
 use crate::store::{SessionWrite, StoreError};
 use crate::topology::{Topology, TopologyError};
@@ -78,13 +79,17 @@ impl ExitStatus for ImportError {
     }
 }
 
+/// The agents whose past sessions are found, by their `--agent` names.
+fn agents_known() -> Vec<&'static str> {
+    let files = agents::histories::all().into_iter().map(|h| h.agent);
+    files
+        .chain(agents::histories::by_command().into_iter().map(|h| h.agent))
+        .collect()
+}
+
 /// The agents whose past sessions are found, for messages.
 fn known() -> String {
-    agents::histories::all()
-        .iter()
-        .map(|h| h.agent)
-        .collect::<Vec<_>>()
-        .join(", ")
+    agents_known().join(", ")
 }
 
 /// What `session import` is asked.
@@ -120,7 +125,8 @@ pub struct FoundSession {
     pub agent: &'static str,
     /// The session's ID, as the agent names it (and its hooks would have).
     pub session_id: String,
-    /// The agent's transcript file.
+    /// The agent's transcript file, or the command that prints the transcript
+    /// (`opencode export <session ID>`).
     pub transcript: String,
     /// When the transcript was last written (RFC 3339), `null` when not known.
     pub updated_at: Option<String>,
@@ -144,16 +150,20 @@ pub struct ImportReport {
     pub dry_run: bool,
     /// Every past session of this work tree found, oldest first.
     pub sessions: Vec<FoundSession>,
-    /// Mirror failures of the writes.
+    /// What went wrong on the way: an agent's command that failed (its sessions are not
+    /// listed), the mirrors' failures of the writes.
     #[serde(skip)]
     pub warnings: Vec<String>,
 }
 
-/// A session file found, read.
+/// A past session found, read.
 struct Candidate {
     found: FoundSession,
-    history: &'static History,
+    /// The format of the agent's transcripts.
+    format: TranscriptFormat,
     bytes: Vec<u8>,
+    /// The token usage the agent keeps beside the transcript, where the transcript records none.
+    usage_beside: Option<TokenUsage>,
 }
 
 /// `enable --import-history`: [`import`] with the topology the settings `enable` just wrote
@@ -165,7 +175,8 @@ pub fn import_after_enable(repo: &Repo, ask: &ImportAsk) -> Result<ImportReport,
 }
 
 /// `session import`: finds this work tree's past sessions in the agents' stores under the home
-/// directory (`HOME`) and imports those `ask` names (none, when it names none: a listing).
+/// directory (`HOME`), or as the agent's own command lists and exports them (an agent not
+/// installed has none), and imports those `ask` names (none, when it names none: a listing).
 pub fn import(
     repo: &Repo,
     topo: &Topology<'_>,
@@ -177,24 +188,23 @@ pub fn import(
             .ok_or(ImportError::NoHome)?,
     );
     let home = home.as_path();
-    let histories: Vec<&'static History> = if ask.agents.is_empty() {
-        agents::histories::all().to_vec()
-    } else {
-        ask.agents
-            .iter()
-            .map(|name| {
-                agents::histories::all()
-                    .into_iter()
-                    .find(|h| h.agent == name)
-                    .ok_or_else(|| ImportError::UnknownAgent(name.clone()))
-            })
-            .collect::<Result<_, _>>()?
-    };
+    if let Some(name) = ask
+        .agents
+        .iter()
+        .find(|a| !agents_known().contains(&a.as_str()))
+    {
+        return Err(ImportError::UnknownAgent(name.clone()));
+    }
+    let wanted = |agent: &str| ask.agents.is_empty() || ask.agents.iter().any(|a| a == agent);
     let worktrees = worktree_paths(repo)?;
     let recorded = recorded_sessions(repo, topo)?;
+    let mut warnings = Vec::new();
     let mut candidates = Vec::new();
     let mut seen = HashSet::new();
-    for history in histories {
+    for history in agents::histories::all() {
+        if !wanted(history.agent) {
+            continue;
+        }
         for file in session_files(history, home, &worktrees) {
             let Some(c) = candidate(repo, history, &file, &worktrees, &recorded) else {
                 continue;
@@ -202,6 +212,17 @@ pub fn import(
             if seen.insert((history.agent, c.found.session_id.clone())) {
                 candidates.push(c);
             }
+        }
+    }
+    for history in agents::histories::by_command() {
+        if wanted(history.agent) {
+            candidates.extend(listed_by_command(
+                repo,
+                history,
+                &worktrees,
+                &recorded,
+                &mut warnings,
+            ));
         }
     }
     candidates.sort_by(|a, b| a.found.updated_at.cmp(&b.found.updated_at));
@@ -216,7 +237,7 @@ pub fn import(
     let mut report = ImportReport {
         dry_run: ask.dry_run || (!ask.all && ask.sessions.is_empty()),
         sessions: Vec::new(),
-        warnings: Vec::new(),
+        warnings,
     };
     for c in candidates {
         let mut found = c.found.clone();
@@ -321,16 +342,98 @@ fn candidate(
             Ok(meta)
         })
         .ok()?;
-    let writes = agents::extract(&bytes);
     let updated_at = meta
         .modified()
         .ok()
         .map(|t| crate::base::time::rfc3339_nano_utc(t.into()));
-    Some(Candidate {
+    let transcript = path.display().to_string();
+    let mut c = read(
+        repo,
+        (history.agent, history.format),
+        sid,
+        transcript,
+        updated_at,
+        bytes,
+        recorded,
+    );
+    c.usage_beside = history.usage_beside.and_then(|beside| {
+        let mut bytes = Vec::new();
+        std::fs::File::open((beside.file)(path)?)
+            .and_then(|f| f.take(cap).read_to_end(&mut bytes))
+            .ok()?;
+        (beside.read)(&bytes)
+    });
+    Some(c)
+}
+
+/// The past sessions of the work tree that `history`'s command lists, each exported; none when
+/// the agent is not installed. A command that fails is said in `warnings`, and its session, or
+/// the listing, left out.
+fn listed_by_command(
+    repo: &Repo,
+    history: &'static CommandHistory,
+    worktrees: &[PathBuf],
+    recorded: &HashSet<String>,
+    warnings: &mut Vec<String>,
+) -> Vec<Candidate> {
+    let program = history.program;
+    let mut failed = |what: String, left_out: &str, e: std::io::Error| {
+        warnings.push(format!(
+            "`{program} {what}` failed, so {left_out} not listed: {e}"
+        ));
+    };
+    let listing = match agent_command_output(repo, program, history.list) {
+        Ok(listing) => listing,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Vec::new(),
+        Err(e) => {
+            failed(history.list.join(" "), "its sessions are", e);
+            return Vec::new();
+        }
+    };
+    let mut ids = HashSet::new();
+    let listed = worktrees
+        .iter()
+        .flat_map(|w| (history.sessions)(&listing, w))
+        .filter(|s| ids.insert(s.id.clone()));
+    let mut out = Vec::new();
+    for s in listed.collect::<Vec<_>>() {
+        let Ok(sid) = SessionId::parse(&s.id) else {
+            continue;
+        };
+        match export_of(repo, program, &sid) {
+            Ok(Some(bytes)) => out.push(read(
+                repo,
+                (history.agent, history.format),
+                sid,
+                format!("{program} export {}", s.id),
+                s.updated_at,
+                bytes,
+                recorded,
+            )),
+            Ok(None) => {}
+            Err(e) => failed(format!("export {}", s.id), "that session is", e),
+        }
+    }
+    out
+}
+
+/// The past session `sid` of `agent` (its `--agent` name, the format of its transcripts), read
+/// from `bytes`, its transcript (the file, or the command, `transcript`).
+fn read(
+    repo: &Repo,
+    agent: (&'static str, TranscriptFormat),
+    sid: SessionId,
+    transcript: String,
+    updated_at: Option<String>,
+    bytes: Vec<u8>,
+    recorded: &HashSet<String>,
+) -> Candidate {
+    let writes = agents::extract(&bytes);
+    Candidate {
         found: FoundSession {
-            agent: history.agent,
+            agent: agent.0,
             session_id: sid.to_string(),
-            transcript: path.display().to_string(),
+            transcript,
             updated_at,
             prompt_count: writes.prompts.len(),
             subject: writes
@@ -345,9 +448,10 @@ fn candidate(
             },
             checkpoint_id: None,
         },
-        history,
+        format: agent.1,
         bytes,
-    })
+        usage_beside: None,
+    }
 }
 
 /// The commits of this repository a transcript shows `git commit` reporting, in order: the
@@ -388,11 +492,12 @@ fn write(
         path: String::new(),
         bytes: c.bytes,
     }
-    .into_record(repo, c.history.format);
+    .into_record(repo, c.format);
     let token_usage = rec
         .transcript
         .as_deref()
-        .and_then(|t| agents::token_usage(t, 0));
+        .and_then(|t| agents::token_usage(t, 0))
+        .or(c.usage_beside);
     let id = topo.mint_id();
     let w = SessionWrite {
         checkpoint_id: id.clone(),

@@ -336,3 +336,84 @@ fn enable_agent_import_history_imports_that_agents_sessions() {
     assert_eq!(doc["import"]["sessions"][0]["state"], json!("recorded"));
     assert_eq!(checkpoint_refs(&env), refs);
 }
+
+/// OpenCode's sessions are read through its own command: a stand-in `opencode` lists three
+/// sessions of the repository (as `opencode session list --format json` does), two run in this
+/// work tree and one in another clone, and exports one of them; the other's export fails. The
+/// work tree's exported session is listed and imported; the failing export is a warning on
+/// stderr, not an error; the other clone's session is not listed.
+#[test]
+fn opencode_sessions_are_listed_and_exported_by_its_own_command() {
+    let env = TestEnv::new();
+    let exported = env.input_file(
+        "export.json",
+        fixture_here(&env, "opencode.json").as_bytes(),
+    );
+    let listing = json!([
+        {"id": "ses_here", "updated": 1796547898716u64, "directory": path_str(env.repo())},
+        {"id": "ses_broken", "updated": 1796547898716u64, "directory": path_str(env.repo())},
+        {"id": "ses_clone", "updated": 1796547898716u64, "directory": format!("{}-clone", path_str(env.repo()))}
+    ]);
+    let listed = env.input_file("listing.json", listing.to_string().as_bytes());
+    let fake = env.root().join("fake-bin");
+    crate::env::write_executable(
+        &fake.join("opencode"),
+        &format!(
+            "#!/bin/sh\n\
+             [ \"$*\" = 'session list --format json' ] && exec cat '{}'\n\
+             [ \"$*\" = 'export ses_here' ] && exec cat '{}'\n\
+             exit 3\n",
+            path_str(&listed),
+            path_str(&exported)
+        ),
+    );
+    let mut path = fake.into_os_string();
+    path.push(":");
+    path.push(crate::env::path_with_bins());
+    let import = |extra: &[&str]| {
+        let mut args = vec!["session", "import", "--agent", "opencode", "--json"];
+        args.extend(extra);
+        let out = env
+            .std_cmd(Store::Refs)
+            .args(&args)
+            .env("PATH", &path)
+            .output()
+            .unwrap();
+        assert_code(&out, 0, "session import --agent opencode");
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        (parse_json(&out.stdout), stderr)
+    };
+
+    let (doc, stderr) = import(&[]);
+    assert_valid("session-import.json", "session import --json", &doc);
+    let found: Vec<(&str, &str)> = doc["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["session_id"].as_str().unwrap(),
+                s["state"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(found, [("ses_here", "new")], "{doc}");
+    assert_eq!(
+        doc["sessions"][0]["transcript"],
+        json!("opencode export ses_here")
+    );
+    assert_eq!(
+        doc["sessions"][0]["subject"],
+        json!("write the opencode notes file")
+    );
+    assert!(
+        stderr.contains("`opencode export ses_broken` failed"),
+        "{stderr}"
+    );
+
+    let (done, _) = import(&["--all"]);
+    let id = done["sessions"][0]["checkpoint_id"].as_str().unwrap();
+    let meta = env.json(Store::Refs, id, "0/metadata.json");
+    assert_eq!(meta["session_id"], json!("ses_here"), "{meta}");
+    assert_eq!(meta["agent"], json!("OpenCode"), "{meta}");
+}

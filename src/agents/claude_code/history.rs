@@ -22,4 +22,5 @@ pub(crate) static HISTORY: History = History {
     places,
     depth: 1,
     session,
+    usage_beside: None,
 };

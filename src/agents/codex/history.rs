@@ -32,4 +32,5 @@ pub(crate) static HISTORY: History = History {
     places,
     depth: 4,
     session,
+    usage_beside: None,
 };

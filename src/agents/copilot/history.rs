@@ -33,4 +33,5 @@ pub(crate) static HISTORY: History = History {
     places,
     depth: 2,
     session,
+    usage_beside: None,
 };

@@ -27,4 +27,5 @@ pub(crate) static HISTORY: History = History {
     places,
     depth: 2,
     session,
+    usage_beside: None,
 };

@@ -4,7 +4,9 @@
 //! assistant messages named `write` (`state.input.content`), `edit` (`state.input.newString`),
 //! `multiedit` or `apply_patch` (`state.input.patchText`), the file in `state.input.filePath`.
 
+mod history;
 mod hooks;
+pub(crate) use history::HISTORY;
 pub(crate) use hooks::HOOKS;
 
 use serde_json::Value;

@@ -6,7 +6,7 @@ use std::process::{Output, Stdio};
 
 use serde_json::json;
 
-use super::session::{our_binary_gone, the_session, Agent};
+use super::session::{imported_from_its_store, our_binary_gone, the_session, Agent};
 use super::{agent_package, Endpoint};
 use crate::env::{path_str, path_with_bins, tool_available, TestEnv};
 
@@ -100,10 +100,16 @@ fn with_codex(test: impl FnOnce(&TestEnv, &Agent)) {
 /// The whole session (`session::the_session`).
 #[test]
 fn the_real_codex_is_captured_with_no_glue() {
-    with_codex(|env, agent| the_session(env, "codex", agent, (120 + 40, 4 + 100 + 3)));
+    with_codex(|env, agent| the_session(env, "codex", agent, (Some(120 + 40), 4 + 100 + 3)));
 }
 
 #[test]
 fn the_real_codex_finishes_its_turn_when_our_hooks_fail() {
     with_codex(|env, agent| our_binary_gone(env, "codex", agent));
+}
+
+/// `session::imported_from_its_store`: Codex's rollout under `~/.codex/sessions/`.
+#[test]
+fn a_session_the_real_codex_left_in_its_store_is_imported() {
+    with_codex(|env, agent| imported_from_its_store(env, "codex", agent, Some(120 + 40 + 4)));
 }

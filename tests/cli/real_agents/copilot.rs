@@ -8,7 +8,7 @@ use std::process::{Output, Stdio};
 
 use serde_json::json;
 
-use super::session::{our_binary_gone, Agent};
+use super::session::{imported_from_its_store, our_binary_gone, the_session, Agent};
 use super::{agent_package, Endpoint};
 use crate::env::{path_str, path_with_bins, tool_available, TestEnv};
 
@@ -79,9 +79,22 @@ fn with_copilot(test: impl FnOnce(&TestEnv, &Agent)) {
     test(&env, &agent);
 }
 
-/// `session::our_binary_gone`. (The whole session is not yet checked: a commit Copilot CLI
-/// makes during a turn gets no token usage, as docs/agents.md says.)
+/// The whole session (`session::the_session`). Copilot CLI 1.0.102 names its transcript only when
+/// a turn ends, and writes that file late and in batches (it may not exist yet, or not yet show
+/// the turn's prompt, when the agent commits): the agent's own commit's checkpoint holds the
+/// payload's prompt and its file but no token usage, and every token is in the user's commit's.
+#[test]
+fn the_real_copilot_cli_is_captured_with_no_glue() {
+    with_copilot(|env, agent| the_session(env, "copilot", agent, (None, 120 + 40 + 4 + 100 + 3)));
+}
+
 #[test]
 fn the_real_copilot_cli_finishes_its_turn_when_our_hooks_fail() {
     with_copilot(|env, agent| our_binary_gone(env, "copilot", agent));
+}
+
+/// `session::imported_from_its_store`: Copilot CLI's `~/.copilot/session-state/<id>/events.jsonl`.
+#[test]
+fn a_session_the_real_copilot_cli_left_in_its_store_is_imported() {
+    with_copilot(|env, agent| imported_from_its_store(env, "copilot", agent, Some(120 + 40 + 4)));
 }

@@ -6,7 +6,10 @@ use std::process::{Output, Stdio};
 
 use serde_json::json;
 
-use super::session::{our_binary_gone, script, turn, Agent, FIRST_PROMPT, SECOND_PROMPT};
+use super::session::{
+    imported_from_its_store, our_binary_gone, recorded_in_its_store, script, turn, Agent,
+    FIRST_PROMPT, SECOND_PROMPT,
+};
 use super::{agent_package, Endpoint};
 use crate::commit_hooks::{commit_in, the_trailer, trailer_ids};
 use crate::env::{output_text, path_str, path_with_bins, tool_available, Store, TestEnv};
@@ -90,7 +93,8 @@ fn with_gemini(test: impl FnOnce(&TestEnv, &Agent)) {
 /// (`core.hooksPath` empty, through `GIT_CONFIG_*`), so the commit the agent makes itself runs
 /// none of ours and gets no trailer. Nothing is lost: the session stays staged, and the user's
 /// next commit's checkpoint holds both prompts and every token the endpoint reported. Nothing of
-/// ours is in the agent's output or in what it sent the model.
+/// ours is in the agent's output or in what it sent the model, and `session import` finds the
+/// session in Gemini CLI's store recorded already.
 #[test]
 fn the_real_gemini_cli_is_captured_with_no_glue() {
     with_gemini(|env, agent| {
@@ -139,10 +143,17 @@ fn the_real_gemini_cli_is_captured_with_no_glue() {
                 assert!(!output_text(out).contains(ours), "{}", output_text(out));
             }
         }
+        recorded_in_its_store(env, "gemini", agent);
     });
 }
 
 #[test]
 fn the_real_gemini_cli_finishes_its_turn_when_our_hooks_fail() {
     with_gemini(|env, agent| our_binary_gone(env, "gemini", agent));
+}
+
+/// `session::imported_from_its_store`: Gemini CLI's chat under `~/.gemini/tmp/<project>/chats/`.
+#[test]
+fn a_session_the_real_gemini_cli_left_in_its_store_is_imported() {
+    with_gemini(|env, agent| imported_from_its_store(env, "gemini", agent, Some(120 + 40 + 4)));
 }

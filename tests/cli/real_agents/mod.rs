@@ -16,6 +16,7 @@ use crate::env::{tools_dir, TestEnv};
 mod claude_code;
 mod codex;
 mod copilot;
+mod droid;
 mod gemini;
 mod opencode;
 mod session;

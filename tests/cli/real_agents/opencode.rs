@@ -7,9 +7,9 @@ use std::process::{Output, Stdio};
 
 use serde_json::json;
 
-use super::session::{our_binary_gone, the_session, Agent};
+use super::session::{imported_from_its_store, our_binary_gone, the_session, Agent};
 use super::{agent_package, Endpoint};
-use crate::env::{path_str, path_with_bins, tool_available, TestEnv};
+use crate::env::{path_str, path_with_bins, tool_available, Store, TestEnv};
 
 /// OpenCode's native binary as `tests/tools.sh` installs it (in its platform sub-package; with
 /// no install script run, the package's own `bin/` holds only a placeholder), if it is there.
@@ -120,10 +120,25 @@ fn with_opencode(test: impl FnOnce(&TestEnv, &Agent)) {
 /// ends, after the calls it asks for: the `git commit` call's tokens are in the next checkpoint.
 #[test]
 fn the_real_opencode_is_captured_with_no_glue() {
-    with_opencode(|env, agent| the_session(env, "opencode", agent, (120, 40 + 4 + 100 + 3)));
+    with_opencode(|env, agent| the_session(env, "opencode", agent, (Some(120), 40 + 4 + 100 + 3)));
 }
 
 #[test]
 fn the_real_opencode_finishes_its_turn_when_our_hooks_fail() {
     with_opencode(|env, agent| our_binary_gone(env, "opencode", agent));
+}
+
+/// `session::imported_from_its_store`: OpenCode's database, listed by `opencode session list`
+/// and read by `opencode export`, the real ones.
+#[test]
+fn a_session_the_real_opencode_left_in_its_store_is_imported() {
+    with_opencode(|env, agent| {
+        imported_from_its_store(env, "opencode", agent, Some(120 + 40 + 4));
+        // Without `opencode` on PATH, OpenCode has no sessions to list: not an error.
+        let none = env.ok_json(
+            Store::Refs,
+            &["session", "import", "--agent", "opencode", "--json"],
+        );
+        assert_eq!(none["sessions"], json!([]), "{none}");
+    });
 }
