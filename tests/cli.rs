@@ -81,6 +81,8 @@ mod list;
 mod list_range;
 #[path = "cli/log.rs"]
 mod log;
+#[path = "cli/maintenance.rs"]
+mod maintenance;
 #[path = "cli/many_trailers.rs"]
 mod many_trailers;
 #[path = "cli/messages.rs"]
