@@ -20,6 +20,8 @@
 # - its figures are the corpus README's (commits of main, commits with trailers by the
 #   reference's rule and by git's, commits whose every trailer names a checkpoint held here,
 #   linked checkpoints held only in an archived layout, the v1 branch's checkpoints and commits);
+# - a blobless clone (`--filter=blob:none`) lists `main`'s commits with the same checkpoints
+#   found as the full clone;
 # - `migrate` imports every checkpoint it holds (v1 branch, unsharded v1 ref, checkpoints v2)
 #   into git-refs, and a second `migrate` finds them all up to date;
 # - `blame` of every Go file of git-sync at main gives the attribution docs/blame.md reports;
@@ -247,6 +249,30 @@ for c in json.load(open(sys.argv[1]))["commits"]:
             fail "$name: list main lists $listed_commits commits, $with_trailers carry trailers: $(diff "$work/$name-links" "$work/listed" | head -5 | tr '\n' ' ')"
         echo "corpus: $name: list main lists the $listed_commits commits with trailers, with their IDs in order"
     fi
+
+    # A blobless clone (`git clone --filter=blob:none`, served as forges serve it) lists the
+    # same commits with the same checkpoints found as this full clone: what a read needs is
+    # fetched by ID from the promisor remote.
+    git -C "$origin" config uploadpack.allowFilter true
+    git clone -q --filter=blob:none "file://$origin" "$work/$name-blobless"
+    set +e
+    (cd "$work/$name-blobless" && git entire-checkpoint list main --json) >"$work/blobless.json" 2>"$work/err"
+    rc=$?
+    set -e
+    found() {
+        python3 -c '
+import json, sys
+for c in json.load(open(sys.argv[1]))["commits"]:
+    print(c["commit"], *["%s:%s" % (cp["checkpoint_id"], cp.get("found")) for cp in c["checkpoints"]])' "$1"
+    }
+    if [ "$rc" != 0 ]; then
+        fail "$name: list main in a blobless clone exited $rc: $(tail -3 "$work/err")"
+    elif [ -s "$work/range.json" ] && [ "$(found "$work/range.json")" != "$(found "$work/blobless.json")" ]; then
+        fail "$name: a blobless clone lists other checkpoints than a full one: $(diff <(found "$work/range.json") <(found "$work/blobless.json") | head -5 | tr '\n' ' ')"
+    else
+        echo "corpus: $name: a blobless clone lists the $(found "$work/blobless.json" | grep -o ':True' | wc -l) linked checkpoints found in a full one"
+    fi
+    rm -rf "$work/$name-blobless"
 
     # migrate imports every checkpoint held here into git-refs; a second finds them up to date.
     set +e
