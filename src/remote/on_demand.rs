@@ -14,7 +14,9 @@ use crate::git::url::Remote;
 use crate::remote::fetch::{fetch_spellings, Fetcher};
 use crate::remote::partial::{missing_for_path, PartialCache};
 use crate::store::branch::{RemoteCopy, V1_BRANCH};
-use crate::store::on_demand::{BranchFetch, Complete, FetchError, OnDemand, PartialObjects};
+use crate::store::on_demand::{
+    BranchFetch, Complete, FetchError, OnDemand, PartialObjects, Wanted,
+};
 
 /// The git-refs store's network: the partial cache of a repository, and a fetcher when reads
 /// fetch.
@@ -118,11 +120,12 @@ impl Complete for Fetcher<'_> {
         tip: Oid,
         path: Option<&str>,
     ) -> Result<(), FetchError> {
-        self.ensure_documents_and(&[(reference.to_owned(), tip)], path)
+        let wanted = Wanted::documents_and(path);
+        self.ensure_wanted(&[(reference.to_owned(), tip)], wanted)
     }
 
-    fn ensure_documents(&self, refs: &[(String, Oid)]) -> Result<(), FetchError> {
-        self.ensure_documents_and(refs, None)
+    fn ensure_many(&self, refs: &[(String, Oid)], wanted: Wanted<'_>) -> Result<(), FetchError> {
+        self.ensure_wanted(refs, wanted)
     }
 
     fn ensure_trees(&self, reference: &str, tree: Oid) -> Result<(), FetchError> {
@@ -143,21 +146,13 @@ impl Complete for Fetcher<'_> {
 const COMPLETE_ROUNDS: usize = 2;
 
 trait CompleteHere {
-    /// Fetches what reads of `path` (of the documents, when `None`) of the checkpoints of `refs`
-    /// (a name and its commit or tree) need and the repository lacks, in one fetch per round.
-    fn ensure_documents_and(
-        &self,
-        refs: &[(String, Oid)],
-        path: Option<&str>,
-    ) -> Result<(), FetchError>;
+    /// Fetches what `wanted` names of the checkpoints of `refs` (a name and its commit or tree)
+    /// that the repository lacks, in one fetch per round.
+    fn ensure_wanted(&self, refs: &[(String, Oid)], wanted: Wanted<'_>) -> Result<(), FetchError>;
 }
 
 impl CompleteHere for Fetcher<'_> {
-    fn ensure_documents_and(
-        &self,
-        refs: &[(String, Oid)],
-        path: Option<&str>,
-    ) -> Result<(), FetchError> {
+    fn ensure_wanted(&self, refs: &[(String, Oid)], wanted: Wanted<'_>) -> Result<(), FetchError> {
         let Some((first, _)) = refs.first() else {
             return Ok(());
         };
@@ -166,7 +161,7 @@ impl CompleteHere for Fetcher<'_> {
             let mut missing = Vec::new();
             for (name, tip) in refs {
                 let unreadable = |e| Fetcher::local(name, format!("read {name}: {e}"));
-                missing.extend(missing_for_path(objects, *tip, path).map_err(unreadable)?);
+                missing.extend(missing_for_path(objects, *tip, wanted).map_err(unreadable)?);
             }
             if missing.is_empty() {
                 return Ok(());

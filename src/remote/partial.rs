@@ -34,7 +34,7 @@ use crate::git::subprocess::{self as git, GitError, TempDir};
 use crate::git::url::Remote;
 use crate::model::transcript;
 use crate::remote::fetch::{exact_glob, FetchFilter, Fetched, Fetcher, READ_FETCH_BUDGET};
-use crate::store::on_demand::FetchError;
+use crate::store::on_demand::{FetchError, Wanted};
 
 /// What git prints when the server ignored `--filter` and sent everything.
 const FILTER_IGNORED: &str = "filtering not recognized by server";
@@ -308,7 +308,7 @@ impl<'r> PartialCache<'r> {
 
     /// The documents of `tip`'s tree missing from the cache ([`missing_for_path`]).
     fn missing_documents(&self, tip: Oid) -> Result<Vec<Oid>, FetchError> {
-        missing_for_path(self.objects(), tip, None).map_err(read_error)
+        missing_for_path(self.objects(), tip, Wanted::Documents).map_err(read_error)
     }
 
     /// Fetches the documents (every blob but the transcript chunks) of the `names` just
@@ -351,7 +351,8 @@ impl<'r> PartialCache<'r> {
         tip: Oid,
         path: Option<&str>,
     ) -> Result<(), FetchError> {
-        let missing = missing_for_path(self.objects(), tip, path).map_err(read_error)?;
+        let wanted = Wanted::documents_and(path);
+        let missing = missing_for_path(self.objects(), tip, wanted).map_err(read_error)?;
         if missing.is_empty() {
             return Ok(());
         }
@@ -379,15 +380,15 @@ impl<'r> PartialCache<'r> {
     }
 }
 
-/// The objects a read of `path` (of the documents, when `None`) of the checkpoint at `tip` (its
-/// commit, or its tree) needs and `objects` lacks, as in a partial clone: every document (each
-/// blob that is not a transcript chunk), and for a session's `N/full.jsonl` that session's
-/// chunks; when its tree itself is missing (`--filter=tree:0`), that tree, which brings the
-/// others (the blobs are asked for once the trees are there). The commit must be there.
+/// The objects of what `wanted` names of the checkpoint at `tip` (its commit, or its tree) that
+/// `objects` lacks, as in a partial clone: documents are the blobs that are not transcript
+/// chunks, a session's `N/full.jsonl` is its chunks. When its tree itself, or one below it, is
+/// missing (`--filter=tree:0`), that tree, which brings the others (the blobs are asked for once
+/// the trees are there). The commit must be there.
 pub(crate) fn missing_for_path(
     objects: Objects<'_>,
     tip: Oid,
-    path: Option<&str>,
+    wanted: Wanted<'_>,
 ) -> Result<Vec<Oid>, LibGitError> {
     let tree_id = match objects.find_commit(tip) {
         Ok(commit) => commit.tree_id(),
@@ -399,32 +400,34 @@ pub(crate) fn missing_for_path(
         Err(e) => return Err(e),
     };
     let Ok(blobs) = tree.blobs() else {
-        // A tree below it is missing: asked for whole.
         return Ok(vec![tree_id]);
     };
     let is_chunk = |name: Option<&str>| name.and_then(transcript::chunk_index).is_some();
-    let mut wanted: Vec<Oid> = blobs
+    let mut ids: Vec<Oid> = blobs
         .iter()
-        .filter(|e| !is_chunk(e.name()))
+        .filter(|e| wanted == Wanted::All || !is_chunk(e.name()))
         .map(|e| e.id())
         .collect();
-    let slot = path
-        .map(|p| p.trim_start_matches('/'))
-        .and_then(|p| p.rsplit_once('/'))
-        .filter(|(_, name)| *name == transcript::TRANSCRIPT_FILE)
-        .map(|(slot, _)| slot);
+    let slot = match wanted {
+        Wanted::File(path) => path
+            .trim_start_matches('/')
+            .rsplit_once('/')
+            .filter(|(_, name)| *name == transcript::TRANSCRIPT_FILE)
+            .map(|(slot, _)| slot),
+        Wanted::Documents | Wanted::All => None,
+    };
     if let Some(slot_tree) = slot
         .and_then(|slot| tree.get_path(slot).ok())
         .and_then(|entry| objects.find_tree(entry.id()).ok())
     {
-        wanted.extend(
+        ids.extend(
             slot_tree
                 .iter()
                 .filter(|e| is_chunk(e.name()))
                 .map(|e| e.id()),
         );
     }
-    objects.missing(wanted)
+    objects.missing(ids)
 }
 
 /// A failure reading the cache's own objects.

@@ -12,7 +12,7 @@ use crate::base::id::{CheckpointId, IdKind};
 use crate::git::repo::{Identity, Repo};
 use crate::store::archive;
 use crate::store::author_memo::AuthorMemo;
-use crate::store::on_demand::{BranchFetch, Complete, CompletedFiles};
+use crate::store::on_demand::{BranchFetch, Complete, CompletedFiles, Wanted};
 use crate::store::publish::{self, Located};
 use crate::store::refs::{checkpoint_tree, commit_info, info_read, tree_of_commit};
 use crate::store::tree::{self, Change};
@@ -284,6 +284,31 @@ impl<'r> GitBranchStore<'r> {
         }
     }
 
+    /// In a partial clone, fetches every object of the checkpoints of `ids` the branch (or a
+    /// remote's copy) holds that the repository lacks (their transcripts included), in one batch:
+    /// what a command that reads them all (`blame`) asks first. Nothing to do in any other
+    /// repository.
+    pub fn complete(&self, ids: &[CheckpointId]) -> Result<(), StoreError> {
+        let Some(promised) = self.promised() else {
+            return Ok(());
+        };
+        let mut subtrees = Vec::new();
+        let mut found = std::collections::HashSet::new();
+        for source in self.sources()? {
+            promised.ensure_trees(&source.name, source.commit.tree_id())?;
+            for id in ids {
+                if found.contains(id) {
+                    continue;
+                }
+                if let Some(sub) = self.subtree_in(Some(&source.commit), id)? {
+                    found.insert(id.clone());
+                    subtrees.push((source.name.clone(), sub.id()));
+                }
+            }
+        }
+        Ok(promised.ensure_many(&subtrees, Wanted::All)?)
+    }
+
     /// The repository's own promisor remote, when it is a partial clone.
     fn promised(&self) -> Option<&dyn Complete> {
         self.promised.as_deref()
@@ -487,7 +512,7 @@ impl CheckpointReader for GitBranchStore<'_> {
                             .filter(|(id, _)| !seen.contains(id))
                             .map(|(_, sub)| (name.to_owned(), sub))
                             .collect();
-                        complete.ensure_documents(&subtrees)
+                        complete.ensure_many(&subtrees, Wanted::Documents)
                     });
                 if let Err(e) = fetched {
                     log::warn!("{e}");

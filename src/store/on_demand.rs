@@ -93,6 +93,24 @@ pub trait OnDemand<'r> {
     fn promised(&self) -> Option<&dyn Complete>;
 }
 
+/// What of a checkpoint a read needs present.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wanted<'a> {
+    /// Its documents: every blob but the transcripts' chunks.
+    Documents,
+    /// Its documents and the file at this path (for a session's `N/full.jsonl`, its chunks).
+    File(&'a str),
+    /// Every blob: the documents and every session's transcript.
+    All,
+}
+
+impl<'a> Wanted<'a> {
+    /// The documents, with the file at `path` when there is one.
+    pub fn documents_and(path: Option<&'a str>) -> Self {
+        path.map_or(Wanted::Documents, Wanted::File)
+    }
+}
+
 /// Completing the objects a read of a checkpoint needs from a promisor remote.
 pub trait Complete {
     /// Makes sure every object a read of `path` (or of the documents, when `None`) of the
@@ -105,11 +123,16 @@ pub trait Complete {
         path: Option<&str>,
     ) -> Result<(), FetchError>;
 
-    /// Makes sure the documents of every checkpoint of `refs` (ref name, tip) are present: what
-    /// a listing reads. One checkpoint after the other unless the implementation batches them.
-    fn ensure_documents(&self, refs: &[(String, Oid)]) -> Result<(), FetchError> {
+    /// Makes sure what `wanted` names of every checkpoint of `refs` (ref name, tip) is present:
+    /// a listing's documents, `blame`'s transcripts. One checkpoint after the other unless the
+    /// implementation batches them (the partial cache fetches transcripts when they are read).
+    fn ensure_many(&self, refs: &[(String, Oid)], wanted: Wanted<'_>) -> Result<(), FetchError> {
+        let path = match wanted {
+            Wanted::File(path) => Some(path),
+            Wanted::Documents | Wanted::All => None,
+        };
         refs.iter()
-            .try_for_each(|(name, tip)| self.ensure_for_path(name, *tip, None))
+            .try_for_each(|(name, tip)| self.ensure_for_path(name, *tip, path))
     }
 
     /// Makes sure every tree below `tree` (of the branch `reference`) is present, without

@@ -13,7 +13,7 @@ use crate::git::format::ObjectFormat;
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::refs::Listed;
 use crate::git::repo::{Identity, Repo};
-use crate::store::on_demand::{Complete, CompletedFiles, OnDemand, PartialObjects};
+use crate::store::on_demand::{Complete, CompletedFiles, OnDemand, PartialObjects, Wanted};
 use crate::store::publish::{self, Located};
 use crate::store::queue::PushQueue;
 use crate::store::{
@@ -123,6 +123,23 @@ impl<'r> GitRefsStore<'r> {
             complete.ensure_for_path(&name, tip, None)?;
         }
         checkpoint_at(git, id, name, tip, &self.repo.settings().limits()).map(Some)
+    }
+
+    /// In a partial clone, fetches every object of the checkpoints of `ids` held here that the
+    /// repository lacks (their transcripts included), in one batch: what a command that reads
+    /// them all (`blame`) asks first. Nothing to do in any other repository.
+    pub fn complete(&self, ids: &[CheckpointId]) -> Result<(), StoreError> {
+        let Some(promised) = self.promised() else {
+            return Ok(());
+        };
+        let mut refs = Vec::new();
+        for id in ids {
+            let located = self.locate(id)?;
+            if let Some(tip) = located.tip {
+                refs.push((located.name, tip));
+            }
+        }
+        Ok(promised.ensure_many(&refs, Wanted::All)?)
     }
 
     /// The repository's own promisor remote, when it is a partial clone.
@@ -244,7 +261,7 @@ impl<'r> GitRefsStore<'r> {
                 })
                 .map(|r| (r.name(), r.tip))
                 .collect();
-            if let Err(e) = promised.ensure_documents(&unindexed) {
+            if let Err(e) = promised.ensure_many(&unindexed, Wanted::Documents) {
                 log::warn!("{e}");
             }
         }

@@ -63,6 +63,19 @@ impl<'r> Topology<'r> {
         self.refs.prefetch(&wanted)
     }
 
+    /// In a partial clone, fetches every object of the checkpoints of `ids` held here that the
+    /// repository lacks (their transcripts included), in one batch per store: what a command
+    /// that reads them all (`blame`, `why`) asks first, rather than once per checkpoint. A
+    /// failure is for the reads that follow to report, each naming its checkpoint; it is only
+    /// logged here.
+    pub fn complete(&self, ids: &[CheckpointId]) {
+        for done in [self.refs.complete(ids), self.branch.complete(ids)] {
+            if let Err(e) = done {
+                log::info!("completing the checkpoints' objects: {e}");
+            }
+        }
+    }
+
     /// [`Topology::read`] through routing; with `offline`, from what is held here only.
     fn read_routed(
         &self,

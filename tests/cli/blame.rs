@@ -493,3 +493,36 @@ fn a_second_blame_reads_the_writes_cache_and_a_damaged_entry_is_ignored() {
         assert_eq!(env.ok_json(store, &["blame", FILE, "--json"]), first);
     }
 }
+
+/// A teammate's blobless clone (`git clone --filter=blob:none`) blames as a full clone does,
+/// its checkpoints' missing documents and transcripts fetched in one batch, not per checkpoint.
+fn a_partial_clone_blames_with_one_fetch_of_the_missing_objects(store: Store) {
+    let env = TestEnv::new();
+    let (remote, _) = remote_and_clone(&env, store);
+    env.git_in(&remote, &["config", "uploadpack.allowFilter", "true"]);
+    let url = format!("file://{}", remote.display());
+    let dir = env.root().join("blobless");
+    let dir_arg = dir.to_str().unwrap().to_owned();
+    env.git_in(
+        env.root(),
+        &["clone", "-q", "--filter=blob:none", &url, &dir_arg],
+    );
+    let out = env
+        .cmd_as(store)
+        .current_dir(&dir)
+        .env("ENTIRE_LOG", "debug")
+        .args(["blame", FILE, "--json"])
+        .output()
+        .unwrap();
+    let err = assert_code(&out, 0, "blame in a blobless clone");
+    assert_eq!(labels(&parse_json(&out.stdout)), owned(ALL_LABELS), "{err}");
+    let fetches = err
+        .lines()
+        .filter(|l| l.contains("run git fetch ") && l.contains("--filter=blob:none"))
+        .count();
+    assert_eq!(fetches, 1, "one fetch of the missing objects:\n{err}");
+}
+
+both_stores! {
+    a_partial_clone_blames => a_partial_clone_blames_with_one_fetch_of_the_missing_objects;
+}

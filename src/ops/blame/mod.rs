@@ -347,6 +347,7 @@ fn attribute(
         .cloned()
         .collect();
     let missing = fetch_batch(repo, topo, remote, &elsewhere, notice, &mut warnings);
+    topo.complete(&ids);
     let mut entries = Vec::new();
     let mut loaded = Vec::new();
     let cache = WritesCache::in_common_dir(repo.common_dir());
