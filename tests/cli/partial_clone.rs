@@ -70,7 +70,11 @@ fn holds(env: &TestEnv, dir: &Path, spec: &str) -> bool {
 }
 
 fn a_partial_clone_reads_the_checkpoint_behind_a_commit(store: Store) {
-    for filter in ["--filter=blob:none", "--filter=tree:0", "--filter=blob:limit=16"] {
+    for filter in [
+        "--filter=blob:none",
+        "--filter=tree:0",
+        "--filter=blob:limit=16",
+    ] {
         let env = TestEnv::new();
         let url = served(&env, store);
         let mate = partial_clone(&env, &url, filter, "mate");
