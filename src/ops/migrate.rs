@@ -203,7 +203,7 @@ fn already_migrated(
 }
 
 /// The layouts a migration reads, each from the repository's own ref, else `origin`'s copy.
-const LAYOUTS: [&str; 3] = ["v1-branch", "v1-ref", "checkpoints-v2"];
+const LAYOUTS: [&str; 4] = ["v1-branch", "v1-ref", "v1.1-ref", "checkpoints-v2"];
 
 /// The ref a migration reads `layout` from: the repository's own, else `origin`'s copy.
 fn source_of(repo: &Repo, layout: &str) -> Result<Option<(String, Oid)>, StoreError> {
@@ -213,6 +213,10 @@ fn source_of(repo: &Repo, layout: &str) -> Result<Option<(String, Oid)>, StoreEr
         "v1-ref" => [
             archive::V1_REF.to_owned(),
             archive::copy_name(&copies, archive::V1_REF),
+        ],
+        "v1.1-ref" => [
+            archive::V1_1_REF.to_owned(),
+            archive::copy_name(&copies, archive::V1_1_REF),
         ],
         _ => [
             archive::V2_MAIN.to_owned(),
@@ -227,7 +231,8 @@ fn source_of(repo: &Repo, layout: &str) -> Result<Option<(String, Oid)>, StoreEr
     Ok(None)
 }
 
-/// Migrates every checkpoint of the v1 branch, of the v1 store kept as one ref and of
+/// Migrates every checkpoint of the v1 branch, of the v1 store kept as one ref (`v1` or `v1.1`)
+/// and of
 /// checkpoints v2 (docs/format.md, "Layouts read but never written") into git-refs, merged by
 /// session with what is there; queues the refs for push and packs them (thousands of new loose
 /// refs would slow every git command down). `origin`'s copies of the archived layouts are

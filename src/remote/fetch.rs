@@ -252,7 +252,13 @@ impl<'r> Fetcher<'r> {
         let local =
             |e: crate::store::StoreError| Self::local(BRANCH, crate::base::error::error_chain(&e));
         let mut have: Vec<(String, Oid)> = Vec::new();
-        for name in [BRANCH, tracking, archive::V1_REF, archive::V2_MAIN] {
+        for name in [
+            BRANCH,
+            tracking,
+            archive::V1_REF,
+            archive::V1_1_REF,
+            archive::V2_MAIN,
+        ] {
             if let Some(tip) = crate::store::publish::tip_of(self.repo, name).map_err(local)? {
                 have.push((name.to_owned(), tip));
             }
@@ -291,6 +297,8 @@ impl<'r> Fetcher<'r> {
             let target = match name.strip_prefix("refs/fetched/") {
                 Some("branch") => tracking.to_owned(),
                 Some("v1") => archive::copy_name(copies, archive::V1_REF),
+                // The v1 ref's glob brings the v1.1 ref too.
+                Some("v1.1") => archive::copy_name(copies, archive::V1_1_REF),
                 Some(rest) => match rest.strip_prefix("v2/") {
                     Some(leaf) => {
                         let original = format!("refs/entire/checkpoints/v2/{leaf}");

@@ -1,5 +1,6 @@
 //! Layouts the reference shipped and rolled back, read-only (docs/format.md, "Layouts read but
-//! never written"): the v1 store kept as the unsharded ref [`V1_REF`] instead of the branch, and
+//! never written"): the v1 store kept as the unsharded ref [`V1_REF`] (or [`V1_1_REF`], the
+//! reference's "checkpoints v1.1") instead of the branch, and
 //! "checkpoints v2", whose documents are on [`V2_MAIN`] and whose raw transcripts are on
 //! generation refs under [`V2_FULL`] (`current`, then archived `<13 digits>` generations).
 //!
@@ -21,6 +22,8 @@ use crate::store::{git_err, tree, StoreError};
 
 /// The v1 store as one unsharded ref (instead of the branch `refs/heads/entire/checkpoints/v1`).
 pub const V1_REF: &str = "refs/entire/checkpoints/v1";
+/// The v1 store under the reference's "checkpoints v1.1" ref: the same tree as [`V1_REF`].
+pub const V1_1_REF: &str = "refs/entire/checkpoints/v1.1";
 /// The v2 documents (metadata, prompts, compact transcripts).
 pub const V2_MAIN: &str = "refs/entire/checkpoints/v2/main";
 /// The prefix of the v2 raw-transcript generations.
@@ -40,9 +43,12 @@ pub fn is_generation(leaf: &str) -> bool {
 }
 
 /// Whether `name` is an archived ref of a remote (under its `PREFIX`) that copies keep:
-/// [`V1_REF`], [`V2_MAIN`] or a generation.
+/// [`V1_REF`], [`V1_1_REF`], [`V2_MAIN`] or a generation.
 pub fn is_archived(name: &str) -> bool {
-    name == V1_REF || name == V2_MAIN || name.strip_prefix(V2_FULL).is_some_and(is_generation)
+    name == V1_REF
+        || name == V1_1_REF
+        || name == V2_MAIN
+        || name.strip_prefix(V2_FULL).is_some_and(is_generation)
 }
 
 /// What layout the ref `name` a checkpoint was read from has, when it is an archived one (the
@@ -52,6 +58,8 @@ pub fn layout_of(name: &str) -> Option<&'static str> {
         Some("checkpoints v2, read-only")
     } else if name == V1_REF || name.ends_with("/archive/v1") {
         Some("the v1 store as one ref, read-only")
+    } else if name == V1_1_REF || name.ends_with("/archive/v1.1") {
+        Some("the v1 store as the v1.1 ref, read-only")
     } else {
         None
     }

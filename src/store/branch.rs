@@ -143,12 +143,13 @@ impl<'r> GitBranchStore<'r> {
 
     /// The refs reads look at, in order, each `(name, is a remote's copy)`: the local branch and
     /// the remotes' copies (the fetched remote's first), then the archived layouts (the
-    /// unsharded v1 ref, the v2 documents), the repository's own before the remotes' copies.
+    /// unsharded v1 ref, the v1.1 ref, the v2 documents), the repository's own before the
+    /// remotes' copies.
     fn source_names(&self) -> Vec<(String, bool)> {
         let copies: Vec<&RemoteCopy<'r>> = self.remote.iter().chain(&self.others).collect();
         let mut out = vec![(V1_BRANCH_REF.to_owned(), false)];
         out.extend(copies.iter().map(|r| (r.tracking.clone(), true)));
-        for archived in [archive::V1_REF, archive::V2_MAIN] {
+        for archived in [archive::V1_REF, archive::V1_1_REF, archive::V2_MAIN] {
             out.push((archived.to_owned(), false));
             out.extend(
                 copies

@@ -484,3 +484,84 @@ fn migrate_imports_the_archived_layouts_merged_by_session_and_says_from_where() 
     assert_eq!(again["migrated"], serde_json::json!([]), "{again:#}");
     assert_eq!(refs_of(&env, &origin), remote_refs);
 }
+
+/// The reference's "checkpoints v1.1": the v1 tree under `refs/entire/checkpoints/v1.1`, the
+/// only checkpoint ref of a remote. A fresh clone reads it as it reads the unsharded v1 ref:
+/// `show`, `list <range>` and `migrate` find the checkpoint, `doctor` calls no trailer dangling.
+#[test]
+fn a_remote_holding_only_the_v1_1_ref_is_read_like_the_unsharded_v1_ref() {
+    let env = TestEnv::new();
+    let origin = env.bare_remote("origin");
+    let id = "c0ffee0000a1";
+    let file = format!("notes/{id}.txt");
+    let text = format!("written for {id}\n");
+    let (prompt, write) = transcript(&file, &text);
+    let joined = format!("{prompt}\n{write}\n");
+    archived_ref(
+        &env,
+        "refs/entire/checkpoints/v1.1",
+        &sharded(vec![(id, documents(id, Some(&joined)))]),
+        "Checkpoint: v1.1\n",
+    );
+    env.write_file(&file, text.as_bytes());
+    env.git(&["add", &file]);
+    env.git(&[
+        "commit",
+        "-q",
+        "-m",
+        &format!("work on {id}\n\nEntire-Checkpoint: {id}"),
+    ]);
+    env.git(&[
+        "push",
+        "-q",
+        "origin",
+        "main",
+        "refs/entire/*:refs/entire/*",
+    ]);
+    let remote_refs = refs_of(&env, &origin);
+    let clone = env.clone_of(&origin, "clone", &[]);
+    let run = |args: &[&str]| env.run_primary_in(None, &clone, args);
+
+    let out = run(&["show", "HEAD", "--json"]);
+    assert_code(&out, 0, "show HEAD");
+    assert_eq!(parse_json(&out.stdout)["checkpoint_id"], id);
+    let human = stdout(&run(&["show", id]));
+    assert!(
+        human.contains("the v1 store as the v1.1 ref, read-only"),
+        "{human}"
+    );
+    let text = stdout(&run(&["show", id, "--transcript"]));
+    assert!(text.contains("\"Write\""), "{text}");
+    let range = parse_json(&run(&["list", "main", "--json"]).stdout);
+    assert_eq!(
+        range["commits"][0]["checkpoints"][0]["found"], true,
+        "{range}"
+    );
+    let doctor = parse_json(&run(&["doctor", "--json"]).stdout);
+    let dangling: Vec<&Value> = doctor["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "trailer-dangling")
+        .collect();
+    assert!(dangling.is_empty(), "{doctor}");
+    let out = run(&["migrate", "--json"]);
+    assert_code(&out, 0, "migrate");
+    assert!(
+        !env.git_in(
+            &clone,
+            &[
+                "for-each-ref",
+                &format!("refs/entire/checkpoints/{}/{id}", &id[10..])
+            ]
+        )
+        .trim()
+        .is_empty(),
+        "migrated into git-refs"
+    );
+    assert_eq!(
+        refs_of(&env, &origin),
+        remote_refs,
+        "nothing written to the remote"
+    );
+}
