@@ -186,6 +186,17 @@ fn published(env: &TestEnv, extra: impl FnOnce(&TestEnv)) -> (PathBuf, PathBuf) 
     (origin, clone)
 }
 
+/// The `trailer-dangling` findings of a `doctor --json` document.
+fn dangling(doctor: &Value) -> Vec<Value> {
+    doctor["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "trailer-dangling")
+        .cloned()
+        .collect()
+}
+
 /// Every ref of `dir` under `refs/`, with its target.
 fn refs_of(env: &TestEnv, dir: &Path) -> String {
     env.git_in(dir, &["for-each-ref", "--format=%(objectname) %(refname)"])
@@ -301,13 +312,7 @@ fn a_fresh_clone_reads_checkpoints_v2_and_the_unsharded_v1_ref_and_writes_none_o
     );
 
     // doctor: no link dangles.
-    let doc = parse_json(&run(&["doctor", "--json"]).stdout);
-    let dangling: Vec<&Value> = doc["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["code"] == "trailer-dangling")
-        .collect();
+    let dangling = dangling(&parse_json(&run(&["doctor", "--json"]).stdout));
     assert!(dangling.is_empty(), "{dangling:?}");
 
     // Nothing of the reference's was written, here or on the remote; the copies are ours.
@@ -537,14 +542,8 @@ fn a_remote_holding_only_the_v1_1_ref_is_read_like_the_unsharded_v1_ref() {
         range["commits"][0]["checkpoints"][0]["found"], true,
         "{range}"
     );
-    let doctor = parse_json(&run(&["doctor", "--json"]).stdout);
-    let dangling: Vec<&Value> = doctor["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|f| f["code"] == "trailer-dangling")
-        .collect();
-    assert!(dangling.is_empty(), "{doctor}");
+    let dangling = dangling(&parse_json(&run(&["doctor", "--json"]).stdout));
+    assert!(dangling.is_empty(), "{dangling:?}");
     let out = run(&["migrate", "--json"]);
     assert_code(&out, 0, "migrate");
     assert!(
