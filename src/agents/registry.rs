@@ -25,7 +25,7 @@ use super::{TranscriptReader, Usage};
 type Claim = (TranscriptFormat, fn(&Value) -> bool);
 
 /// The agents that write JSON lines, each with its claim on a line. No two claim the same line.
-const LINE_AGENTS: [Claim; 7] = [
+const LINE_AGENTS: [Claim; 8] = [
     (ClaudeCode::FORMAT, ClaudeCode::claims),
     (Codex::FORMAT, Codex::claims),
     (Droid::FORMAT, Droid::claims),
@@ -33,6 +33,8 @@ const LINE_AGENTS: [Claim; 7] = [
     (CopilotCli::FORMAT, CopilotCli::claims),
     (Cursor::FORMAT, Cursor::claims),
     (Amp::FORMAT, Amp::claims),
+    // Its first format: the messages of the export, one per line.
+    (OpenCode::FORMAT, OpenCode::claims_line),
 ];
 
 /// The agents that write one JSON document, each with its claim on a document, in the order
@@ -138,6 +140,7 @@ pub(crate) fn read_value_line(
         TranscriptFormat::Droid => Droid::read(v, line, out),
         TranscriptFormat::Pi => Pi::read(v, line, out),
         TranscriptFormat::Amp => Amp::read(v, line, out),
+        TranscriptFormat::OpenCode => OpenCode::read(v, line, out),
         _ => {}
     }
 }

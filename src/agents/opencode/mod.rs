@@ -1,8 +1,11 @@
 //! OpenCode: one JSON document, the session export (`info`, `messages[]`, each message an
-//! `info` with its `role` and `time.created` in milliseconds, and `parts[]`). Prompts are the
+//! `info` with its `role` and `time.created` in milliseconds, and `parts[]`); in its first
+//! format (the reference's 0.4.x), JSON lines of those messages, one per line. Prompts are the
 //! `text` parts of user messages (not `synthetic` ones); writes are the `tool` parts of
 //! assistant messages named `write` (`state.input.content`), `edit` (`state.input.newString`),
-//! `multiedit` or `apply_patch` (`state.input.patchText`), the file in `state.input.filePath`.
+//! `multiedit` or `apply_patch` (`state.input.patchText`), the file in `state.input.filePath`;
+//! the first format's `file_write` (`state.input` a JSON string of `path` and `content`, the
+//! file also in the part's `filePath`).
 
 mod history;
 mod hooks;
@@ -23,6 +26,15 @@ pub(crate) struct OpenCode;
 impl OpenCode {
     /// Where the document's entries are, and what each is.
     pub(crate) const ENTRIES: (&'static str, Unit) = ("messages", Unit::Message);
+
+    /// Whether the JSONL line `v` is a message of OpenCode's first format (the reference's
+    /// 0.4.x integration wrote one `{"info": {...}, "parts": [...]}` message per line, what is
+    /// one entry of the export's `messages[]` now).
+    pub(crate) fn claims_line(v: &Value) -> bool {
+        v.get("info")
+            .is_some_and(|info| info.get("role").is_some_and(Value::is_string))
+            && v.get("parts").is_some_and(Value::is_array)
+    }
 }
 
 impl TranscriptReader for OpenCode {
@@ -39,7 +51,8 @@ impl TranscriptReader for OpenCode {
                 .is_some_and(|m| m.iter().all(|m| m.get("parts").is_some()))
     }
 
-    /// Reads message number `entry`.
+    /// Reads message number `entry` (of the export's `messages[]`, or a line of the first
+    /// format's JSONL).
     fn read(m: &Value, entry: usize, out: &mut impl Turns) {
         let info = m.get("info").unwrap_or(&Value::Null);
         let ts = millis(info.pointer("/time/created"));
@@ -65,8 +78,8 @@ impl TranscriptReader for OpenCode {
                                 t if t.is_empty() => ts.clone(),
                                 t => t,
                             };
-                            let input = state.get("input").unwrap_or(&Value::Null);
-                            out.tool_call(WRITE_TOOLS, str_at(p, "tool"), input, &when, entry);
+                            let input = tool_input(p, state);
+                            out.tool_call(WRITE_TOOLS, str_at(p, "tool"), &input, &when, entry);
                             if let Some(output) = state.get("output").or(state.get("error")) {
                                 out.output(&text_of(output));
                             }
@@ -81,7 +94,31 @@ impl TranscriptReader for OpenCode {
     }
 }
 
-const WRITE_TOOLS: &[&str] = &["write", "edit", "multiedit", "apply_patch", "patch"];
+const WRITE_TOOLS: &[&str] = &[
+    "write",
+    "edit",
+    "multiedit",
+    "apply_patch",
+    "patch",
+    "file_write",
+];
+
+/// The arguments of the tool part `part` whose state is `state`: `state.input`. The first
+/// format's `file_write` keeps them as a JSON string (`{"path", "content"}`), its file in the
+/// part's own `filePath`: decoded, the file given as `filePath` when the arguments lack one.
+fn tool_input(part: &Value, state: &Value) -> Value {
+    let input = state.get("input").cloned().unwrap_or(Value::Null);
+    let mut input = match input {
+        Value::String(text) => serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        other => other,
+    };
+    if let (Some(args), Some(file)) = (input.as_object_mut(), part.get("filePath")) {
+        if !args.contains_key("path") && !args.contains_key("filePath") {
+            args.insert("filePath".to_owned(), file.clone());
+        }
+    }
+    input
+}
 
 /// A time in milliseconds since the epoch, as RFC 3339 ("" when there is none).
 fn millis(v: Option<&Value>) -> String {
@@ -153,6 +190,58 @@ mod tests {
   ]
 }"#;
 
+    /// Each write of `w`: its tool, file and lines.
+    fn writes_of(w: &crate::agents::AgentWrites) -> Vec<(&str, &str, Vec<&str>)> {
+        w.writes
+            .iter()
+            .map(|x| {
+                let lines = x.lines.iter().map(String::as_str).collect();
+                (x.tool.as_str(), x.file.as_str(), lines)
+            })
+            .collect()
+    }
+
+    /// The first format, as the reference's 0.4.x wrote it (lines of a real session of the
+    /// corpus, shortened): one message per line, a `write` tool part and a `file_write` one.
+    const FIRST_FORMAT: &str = concat!(
+        r#"{"info":{"role":"user","time":{"created":1771135208448},"id":"m1","sessionID":"s"},"parts":[{"type":"text","text":"Create a poem in a markdown file","id":"p1"}]}"#,
+        "\n",
+        r##"{"info":{"role":"assistant","time":{"created":1771135208453},"tokens":{"input":13348,"output":178,"reasoning":0,"cache":{"read":0,"write":0}},"id":"m2","sessionID":"s"},"parts":[{"type":"step-start","id":"p2"},{"type":"tool","callID":"c1","tool":"write","state":{"status":"completed","input":{"filePath":"/Users/dev/proj/poem.md","content":"# The Weight of Quiet Code\n\nThere is a silence in the commit,\n"},"output":"","time":{"start":1771135216000}},"id":"p3"}]}"##,
+        "\n",
+        r#"{"info":{"role":"assistant","time":{"created":1700000042},"id":"m3","sessionID":"s"},"parts":[{"type":"tool","tool":"file_write","filePath":"config.json","state":{"status":"completed","input":"{\"path\":\"config.json\",\"content\":\"{\\n  \\\"port\\\": 3000\\n}\"}","output":"File written"}}]}"#,
+        "\n",
+    );
+
+    #[test]
+    fn reads_the_first_format_one_message_per_line() {
+        let w = extract(FIRST_FORMAT.as_bytes());
+        assert_eq!(w.format, TranscriptFormat::OpenCode);
+        let prompts: Vec<&str> = w.prompts.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(prompts, ["Create a poem in a markdown file"]);
+        let writes = writes_of(&w);
+        assert_eq!(
+            writes,
+            [
+                (
+                    "write",
+                    "/Users/dev/proj/poem.md",
+                    vec![
+                        "# The Weight of Quiet Code",
+                        "",
+                        "There is a silence in the commit,"
+                    ]
+                ),
+                (
+                    "file_write",
+                    "config.json",
+                    vec!["{", "  \"port\": 3000", "}"]
+                ),
+            ]
+        );
+        let usage = crate::agents::token_usage(FIRST_FORMAT.as_bytes(), 0).unwrap();
+        assert_eq!((usage.input_tokens, usage.output_tokens), (13348, 178));
+    }
+
     #[test]
     fn reads_an_opencode_session_export() {
         let w = extract(OPENCODE.as_bytes());
@@ -160,14 +249,7 @@ mod tests {
         let prompts: Vec<&str> = w.prompts.iter().map(|p| p.text.as_str()).collect();
         assert_eq!(prompts, ["add the workspace check"]);
         assert_eq!(w.prompts[0].timestamp, "2026-03-07T23:04:28.468Z");
-        let writes: Vec<(&str, &str, Vec<&str>)> = w
-            .writes
-            .iter()
-            .map(|x| {
-                let lines = x.lines.iter().map(String::as_str).collect();
-                (x.tool.as_str(), x.file.as_str(), lines)
-            })
-            .collect();
+        let writes = writes_of(&w);
         assert_eq!(
             writes,
             [

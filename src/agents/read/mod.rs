@@ -18,7 +18,7 @@ use super::turns::AgentWrites;
 /// The version of what [`extract`] returns for a given transcript. Bump it whenever a change
 /// of the code would make it return something else for some transcript: results cached by an
 /// older version (`ops::writes_cache`) are then ignored.
-pub const EXTRACT_VERSION: u32 = 8;
+pub const EXTRACT_VERSION: u32 = 9;
 
 /// Reads the writes and prompts of a transcript, whatever its format.
 pub fn extract(transcript: &[u8]) -> AgentWrites {

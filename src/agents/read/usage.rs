@@ -90,6 +90,15 @@ fn from_lines(transcript: &[u8], start: usize) -> Option<TokenUsage> {
     })?;
     match registry::usage(format) {
         Usage::Lines(read) => read(&mut std::iter::once(first).chain(lines), start),
-        _ => None,
+        // Lines that are each a message (OpenCode's first format).
+        Usage::Messages(tokens) => {
+            let window: Vec<Value> = std::iter::once(first)
+                .chain(lines)
+                .filter(|(i, _)| *i >= start)
+                .filter_map(|(_, raw)| serde_json::from_slice(raw).ok())
+                .collect();
+            Some(sum_messages(&window, tokens))
+        }
+        Usage::None => None,
     }
 }
