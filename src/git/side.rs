@@ -207,10 +207,25 @@ impl<'a> SideRepo<'a> {
         remote: &Remote,
         budget: Duration,
     ) -> Result<Vec<(CheckpointRef, String)>, SideError> {
+        let listed = self.ls_remote(remote, &[format!("{CHECKPOINT_REF_PREFIX}*")], budget)?;
+        Ok(listed
+            .into_iter()
+            .filter_map(|(name, oid)| CheckpointRef::parse(&name).ok().map(|r| (r, oid)))
+            .collect())
+    }
+
+    /// The refs `remote` advertises matching `patterns` (`ls-remote` patterns, e.g. a prefix and
+    /// `*`), with their objects; one `ls-remote`.
+    pub(crate) fn ls_remote(
+        &self,
+        remote: &Remote,
+        patterns: &[String],
+        budget: Duration,
+    ) -> Result<Vec<(String, String)>, SideError> {
         let out = self
             .git()
             .args(["ls-remote", "--refs"])
-            .remote(remote, [format!("{CHECKPOINT_REF_PREFIX}*")])
+            .remote(remote, patterns.iter().cloned())
             .run(budget)?;
         if !out.success() {
             return Err(SideError::Remote(first_error_line(&out.stderr)));
@@ -219,7 +234,7 @@ impl<'a> SideRepo<'a> {
             .stdout
             .lines()
             .filter_map(|l| l.split_once('\t'))
-            .filter_map(|(oid, name)| CheckpointRef::parse(name).ok().map(|r| (r, oid.to_owned())))
+            .map(|(oid, name)| (name.to_owned(), oid.to_owned()))
             .collect())
     }
 

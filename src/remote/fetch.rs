@@ -28,7 +28,7 @@ use crate::git::objects::Oid;
 use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::refs::RefEdit;
 use crate::git::repo::Repo;
-use crate::git::side::SideRepo;
+use crate::git::side::{SideError, SideRepo};
 use crate::git::subprocess::{self as git, GitError};
 use crate::git::url::Remote;
 use crate::remote::misses::{self, Misses, Tips};
@@ -112,6 +112,17 @@ fn fetched_name(name: &str) -> String {
 /// one it holds (a foreign ref) is fetched beside it under its own name and never read.
 pub(crate) fn exact_glob(name: &str, dest: &str) -> String {
     format!("+{name}*:{dest}*")
+}
+
+/// What fetching refs one by one brought ([`Fetcher::fetch_one_by_one`]): the refs written
+/// under `refs/fetched/` with their tips, and the remote's refs it could not send.
+type OneByOne = (Vec<(String, Oid)>, Vec<String>);
+
+/// The copy under `copies` that the remote's ref `name` (the v1 branch, or an archived layout's
+/// ref) is kept in, when it is one that copies keep.
+fn archived_copy(copies: &str, name: &str) -> Option<String> {
+    use crate::store::archive;
+    archive::is_archived(name).then(|| archive::copy_name(copies, name))
 }
 
 /// Where a fetcher's notices go (the binaries print them as warnings).
@@ -287,8 +298,11 @@ impl<'r> Fetcher<'r> {
                 archive::V2_MAIN.trim_end_matches("main")
             ),
         ];
-        let fetched = match side.fetch_into(&self.remote, &specs, READ_FETCH_BUDGET) {
-            Ok(f) => f,
+        let (fetched, unservable) = match side.fetch_into(&self.remote, &specs, READ_FETCH_BUDGET) {
+            Ok(f) => (f, Vec::new()),
+            Err(SideError::Remote(message)) if !git::is_unreachable(&message) => {
+                self.fetch_one_by_one(&side, &specs, &message)?
+            }
             Err(e) => return Err(self.transport(BRANCH, e.to_string())),
         };
         let mut moved = false;
@@ -332,9 +346,14 @@ impl<'r> Fetcher<'r> {
         }
         // A copy of an archived ref the remote no longer has goes, as `git fetch --prune`
         // drops a remote-tracking ref (the copies are ours; the remote's refs are never touched).
+        // A ref the server could not send is not gone: its copy stays as it was.
+        let kept: Vec<String> = unservable
+            .iter()
+            .filter_map(|name| archived_copy(copies, name))
+            .collect();
         let gone: Vec<RefEdit> = old_copies
             .into_iter()
-            .filter(|(n, _)| !wanted.iter().any(|(w, _)| w == n))
+            .filter(|(n, _)| !wanted.iter().any(|(w, _)| w == n) && !kept.contains(n))
             .map(|(name, old)| RefEdit::Delete { name, old })
             .collect();
         if !gone.is_empty() {
@@ -344,6 +363,59 @@ impl<'r> Fetcher<'r> {
             moved = true;
         }
         Ok(moved)
+    }
+
+    /// After the one fetch of `specs` (globs) failed with `failure` while the remote answered:
+    /// each ref they match, fetched alone, so that one the server cannot send (a broken pack, an
+    /// object missing from its store) sinks no other. Returns what was fetched, and the refs the
+    /// server could not send, each said once as a notice naming it.
+    fn fetch_one_by_one(
+        &self,
+        side: &SideRepo<'_>,
+        specs: &[String],
+        failure: &str,
+    ) -> Result<OneByOne, FetchError> {
+        const BRANCH: &str = "refs/heads/entire/checkpoints/v1";
+        // Each glob `+<src>*:<dst>*`: its source pattern, and what a match becomes.
+        let globs: Vec<(&str, &str)> = specs
+            .iter()
+            .filter_map(|s| s.trim_start_matches('+').split_once(':'))
+            .filter_map(|(src, dst)| Some((src.strip_suffix('*')?, dst.strip_suffix('*')?)))
+            .collect();
+        let patterns: Vec<String> = globs.iter().map(|(src, _)| format!("{src}*")).collect();
+        let listed = side
+            .ls_remote(&self.remote, &patterns, READ_FETCH_BUDGET)
+            .map_err(|e| self.transport(BRANCH, e.to_string()))?;
+        let mut fetched: Vec<(String, Oid)> = Vec::new();
+        let mut unservable = Vec::new();
+        for (name, _) in listed {
+            let Some(dest) = globs
+                .iter()
+                .find_map(|(src, dst)| name.strip_prefix(src).map(|rest| format!("{dst}{rest}")))
+            else {
+                continue;
+            };
+            let spec = format!("+{name}:{dest}");
+            match side.fetch_into(&self.remote, &[spec], READ_FETCH_BUDGET) {
+                Ok(now) => {
+                    for (n, t) in now {
+                        if !fetched.iter().any(|(f, _)| *f == n) {
+                            fetched.push((n, t));
+                        }
+                    }
+                }
+                Err(SideError::Remote(message)) if !git::is_unreachable(&message) => {
+                    self.notice(format!(
+                        "{} could not send {name} ({message}); its checkpoints are read from what is here",
+                        self.remote_display()
+                    ));
+                    unservable.push(name);
+                }
+                Err(e) => return Err(self.transport(BRANCH, e.to_string())),
+            }
+        }
+        log::info!("one fetch of every archived ref failed ({failure}); fetched them one by one");
+        Ok((fetched, unservable))
     }
 
     /// Fetches the given refs (at most a few hundred) in one `git fetch`, and publishes each

@@ -564,3 +564,59 @@ fn a_remote_holding_only_the_v1_1_ref_is_read_like_the_unsharded_v1_ref() {
         "nothing written to the remote"
     );
 }
+
+/// A remote that cannot send one of the archived refs (an object of `v2/full/current` is gone
+/// from its store, so its `upload-pack` dies): the on-demand fetch, which asks for all of them
+/// at once, falls back to one ref at a time, reads what the others hold and names the one the
+/// server could not send.
+#[test]
+fn one_archived_ref_the_server_cannot_send_sinks_no_other() {
+    let env = TestEnv::new();
+    let (origin, _) = published(&env, |_| {});
+    // Break `v2/full/current` on the server: the blob of a raw transcript chunk, gone.
+    let spec = format!(
+        "refs/entire/checkpoints/v2/full/current:{}/{}/0/raw_transcript",
+        &CURRENT[..2],
+        &CURRENT[2..]
+    );
+    let blob = env.git_in(&origin, &["rev-parse", &spec]);
+    let blob = blob.trim();
+    env.git_in(&origin, &["repack", "-a", "-d", "-q"]);
+    env.git_in(&origin, &["cat-file", "-e", blob]);
+    // Unpack everything, then drop that one object.
+    let packs = origin.join("objects/pack");
+    for entry in std::fs::read_dir(&packs).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "pack") {
+            let pack = std::fs::read(&path).unwrap();
+            std::fs::remove_file(&path).unwrap();
+            std::fs::remove_file(path.with_extension("idx")).unwrap();
+            env.git_stdin_in(&origin, &["unpack-objects", "-q"], &pack);
+        }
+    }
+    std::fs::remove_file(origin.join(format!("objects/{}/{}", &blob[..2], &blob[2..]))).unwrap();
+    // A clone over the wire (a local clone would share every object, and git fetches nothing
+    // it already has).
+    let clone = env.root().join("wire");
+    let (url, dir_arg) = (
+        format!("file://{}", origin.display()),
+        clone.to_str().unwrap().to_owned(),
+    );
+    env.git_in(env.root(), &["clone", "-q", &url, &dir_arg]);
+
+    let out = env
+        .cmd_primary(None)
+        .current_dir(&clone)
+        .env("ENTIRE_LOG", "debug")
+        .args(["show", V1_REF, "--json"])
+        .output()
+        .unwrap();
+    let err = assert_code(&out, 0, "show of a checkpoint on the servable v1 ref");
+    assert_eq!(parse_json(&out.stdout)["checkpoint_id"], V1_REF);
+    assert!(
+        err.contains("refs/entire/checkpoints/v2/full/current"),
+        "the ref the server could not send is named: {err}"
+    );
+    let out = env.run_primary_in(None, &clone, &["show", ARCHIVED, "--json"]);
+    assert_code(&out, 0, "a checkpoint of v2/main, servable");
+}
