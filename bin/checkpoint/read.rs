@@ -553,8 +553,11 @@ struct ListEntry<'a> {
     created_at: &'a str,
     session_count: usize,
     session_ids: Vec<&'a str>,
+    /// The last session's agent.
     #[serde(serialize_with = "empty_as_null")]
     agent: &'a str,
+    /// Every session's agent, each once, the last session's last.
+    agents: Vec<&'a str>,
     subject: &'a str,
     remote_only: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -563,13 +566,15 @@ struct ListEntry<'a> {
 
 impl<'a> From<ListLine<'a>> for ListEntry<'a> {
     fn from(i: ListLine<'a>) -> Self {
+        let agents: Vec<&str> = i.agents().collect();
         ListEntry {
             checkpoint_id: i.id,
             store: i.store.name(),
             created_at: i.created_at,
             session_count: i.session_count,
             session_ids: i.session_ids,
-            agent: i.agent,
+            agent: agents.last().copied().unwrap_or_default(),
+            agents,
             subject: i.subject,
             remote_only: i.remote_only,
             error: i.unreadable,

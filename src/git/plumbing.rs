@@ -201,3 +201,30 @@ pub fn commits_mentioning(
     }
     Ok(found)
 }
+
+/// The branches and remote-tracking branches (full ref names, with the commit each names, in
+/// byte order of name) whose tips `commit` has not merged: one `git for-each-ref --no-merged`,
+/// which answers for every ref in one walk however many there are. Symbolic refs are listed
+/// with the commit they resolve to.
+pub fn branches_not_merged_into(
+    dir: &Path,
+    commit: &str,
+) -> Result<Vec<(String, String)>, PlumbingError> {
+    let no_merged = format!("--no-merged={commit}");
+    let out = run(
+        dir,
+        &[
+            "for-each-ref",
+            "--format=%(objectname) %(refname)",
+            &no_merged,
+            "refs/heads/",
+            "refs/remotes/",
+        ],
+    )?;
+    Ok(out
+        .stdout
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(oid, name)| (name.to_owned(), oid.to_owned()))
+        .collect())
+}

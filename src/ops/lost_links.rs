@@ -25,6 +25,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::PathBuf;
 
 use crate::git::objects::Oid;
+use crate::git::plumbing;
 
 use crate::base::error::{io_context, IoError};
 use crate::base::id::CheckpointId;
@@ -62,24 +63,32 @@ fn commit_links(repo: &Repo, map: Option<&RewriteMap>, oid: Oid) -> Vec<Checkpoi
     )
 }
 
-/// The branches and remote-tracking branches whose tips the current branch has not merged,
-/// local ones first, by name; the checkpoint stores' own refs are not branches of code.
+/// The branches and remote-tracking branches whose tips the current branch at `head` has not
+/// merged, local ones first, by name; the checkpoint stores' own refs are not branches of code.
+/// One `for-each-ref --no-merged` answers for all of them: a walk per branch costs seconds at a
+/// few hundred branches.
 fn unmerged_tips(repo: &Repo, head: Oid) -> Result<Vec<(String, Oid)>, RepoError> {
-    let mut tips = Vec::new();
-    for prefix in ["refs/heads/", "refs/remotes/"] {
-        for (name, tip) in repo.refs_under(prefix)? {
-            let Some(tip) = tip else {
-                continue;
-            };
-            if name.contains("/entire/checkpoints/") || name.ends_with("/HEAD") {
-                continue;
-            }
-            if tip == head || repo.is_descendant_of(head, tip).unwrap_or(true) {
-                continue;
-            }
-            let short = name.strip_prefix(prefix).unwrap_or(&name).to_owned();
-            tips.push((short, tip));
+    let dir = repo.workdir().unwrap_or(repo.common_dir());
+    let listed = plumbing::branches_not_merged_into(dir, &head.to_string()).map_err(|e| {
+        RepoError::GitFailed {
+            context: "list the unmerged branches".to_owned(),
+            message: e.to_string(),
         }
+    })?;
+    let format = repo.object_format();
+    let mut tips = Vec::new();
+    for (name, tip) in listed {
+        if name.contains("/entire/checkpoints/") || name.ends_with("/HEAD") {
+            continue;
+        }
+        let Ok(tip) = format.parse(&tip) else {
+            continue;
+        };
+        let short = ["refs/heads/", "refs/remotes/"]
+            .iter()
+            .find_map(|p| name.strip_prefix(p))
+            .unwrap_or(&name);
+        tips.push((short.to_owned(), tip));
     }
     Ok(tips)
 }

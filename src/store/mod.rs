@@ -630,7 +630,8 @@ pub struct CheckpointInfo {
     pub session_count: usize,
     /// Session IDs in slot order.
     pub session_ids: Vec<String>,
-    /// Agent of the last session.
+    /// The agents of its sessions, each once, the last session's last, joined by
+    /// [`AGENT_SEPARATOR`] (see [`ListLine::agents`]).
     pub agent: String,
     /// What it was about: the first line of its first prompt ([`crate::model::documents::
     /// prompt_subject`]), or "".
@@ -694,6 +695,9 @@ impl CheckpointInfo {
     }
 }
 
+/// What joins the agents of a checkpoint's sessions in [`CheckpointInfo::agent`].
+pub const AGENT_SEPARATOR: &str = ", ";
+
 /// A `list` entry borrowed from where it is held (a [`CheckpointInfo`], or a summary-index
 /// record), so that a listing is rendered without a copy of every line: the fields of
 /// [`CheckpointInfo`].
@@ -717,6 +721,13 @@ pub struct ListLine<'a> {
     pub remote_only: bool,
     /// As [`CheckpointInfo::unreadable`].
     pub unreadable: Option<&'a str>,
+}
+
+impl<'a> ListLine<'a> {
+    /// The agents of the checkpoint's sessions, each once, the last session's last.
+    pub fn agents(&self) -> impl Iterator<Item = &'a str> {
+        self.agent.split(AGENT_SEPARATOR).filter(|a| !a.is_empty())
+    }
 }
 
 /// One commit of a checkpoint's history, in the words every JSON output uses (docs/cli.md, "One

@@ -623,6 +623,17 @@ pub(crate) fn info_read(git: Objects<'_>, cp: &Checkpoint) -> CheckpointInfo {
     info_of(cp, subject)
 }
 
+/// The agents of `cp`'s sessions, each once, in the order of their last session (so the last
+/// session's agent is the last), joined by [`AGENT_SEPARATOR`].
+fn agents_of(cp: &Checkpoint) -> String {
+    let mut agents: Vec<&str> = Vec::new();
+    for s in cp.sessions.iter().filter(|s| !s.agent.is_empty()) {
+        agents.retain(|a| *a != s.agent);
+        agents.push(&s.agent);
+    }
+    agents.join(crate::store::AGENT_SEPARATOR)
+}
+
 /// The list line of a checkpoint whose subject is `subject`.
 pub(crate) fn info_of(cp: &Checkpoint, subject: String) -> CheckpointInfo {
     let mut created_at = cp.created_at();
@@ -635,11 +646,7 @@ pub(crate) fn info_of(cp: &Checkpoint, subject: String) -> CheckpointInfo {
         created_at,
         session_count: cp.sessions.len(),
         session_ids: cp.sessions.iter().map(|s| s.session_id.clone()).collect(),
-        agent: cp
-            .sessions
-            .last()
-            .map(|s| s.agent.clone())
-            .unwrap_or_default(),
+        agent: agents_of(cp),
         subject,
         remote_only: false,
         unreadable: None,

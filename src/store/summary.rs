@@ -28,9 +28,9 @@ pub const INDEX_FILE: &str = "summary-index";
 /// The first four bytes of every index.
 const MAGIC: &[u8; 4] = b"ECSI";
 /// The format version this code reads and writes (2 added each line's subject, 3 why a
-/// checkpoint whose documents do not parse is unreadable; an index of an earlier version is
-/// ignored and rebuilt).
-pub const VERSION: u8 = 3;
+/// checkpoint whose documents do not parse is unreadable, 4 every session's agent in a line's
+/// agent; an index of an earlier version is ignored and rebuilt).
+pub const VERSION: u8 = 4;
 /// Magic, version, object id length, two reserved bytes, record count.
 const HEADER_LEN: usize = 12;
 /// The SHA-256 of everything before it.

@@ -308,21 +308,31 @@ fn checkpoints_fetched_without_transcripts_are_fetched_whole_in_the_batch() {
     }
 }
 
-#[test]
-fn a_transcript_absent_from_the_object_store_degrades_to_commit_linked() {
-    // As in a snapshot that left out large blobs (the corpus has such): the checkpoint reads,
-    // its transcript does not; its lines are commit-linked and the warning names the blob.
-    let env = TestEnv::new();
-    history(&env, Store::Refs);
-    let spec = format!("{}:0/full.jsonl", crate::env::checkpoint_ref(HEX_ID));
-    let blob = env.git(&["rev-parse", &spec]);
-    let blob = blob.trim();
+/// The blob of the first session's transcript of checkpoint `id`, as git names it.
+fn transcript_blob(env: &TestEnv, id: &str) -> String {
+    let spec = format!("{}:0/full.jsonl", crate::env::checkpoint_ref(id));
+    env.git(&["rev-parse", &spec]).trim().to_owned()
+}
+
+/// Deletes loose object `blob` from the repository, as a snapshot that left it out would lack it.
+fn remove_loose(env: &TestEnv, blob: &str) {
     let loose = env
         .common_dir_in(env.repo())
         .join("objects")
         .join(&blob[..2])
         .join(&blob[2..]);
     std::fs::remove_file(&loose).expect("the transcript is a loose object");
+}
+
+#[test]
+fn a_transcript_absent_from_the_object_store_degrades_to_commit_linked() {
+    // As in a snapshot that left out large blobs (the corpus has such): the checkpoint reads,
+    // its transcript does not; its lines are commit-linked and the warning names the blob.
+    let env = TestEnv::new();
+    history(&env, Store::Refs);
+    let blob = transcript_blob(&env, HEX_ID);
+    let blob = blob.as_str();
+    remove_loose(&env, blob);
     let out = env.run(Store::Refs, &["blame", FILE, "--json", "--no-fetch"]);
     let err = assert_code(&out, 0, "blame with an absent transcript");
     let json = parse_json(&out.stdout);
@@ -348,6 +358,53 @@ fn a_transcript_absent_from_the_object_store_degrades_to_commit_linked() {
         err.contains(&format!("checkpoint {HEX_ID} session 0:")) && err.contains(blob),
         "{err}"
     );
+}
+
+#[test]
+fn checkpoints_sharing_an_absent_transcript_blob_get_one_warning() {
+    // Checkpoints of one transcript share its blob: when it is absent, one line says so
+    // (a real file's blame repeated it once per checkpoint, 57 lines).
+    let env = TestEnv::new();
+    checkpoint(&env, env.repo(), Store::Refs, HEX_ID, CLAUDE, "Claude Code");
+    commit(
+        &env,
+        AGENT_VERSION,
+        &format!("add hello\n\nEntire-Checkpoint: {HEX_ID}"),
+    );
+    checkpoint(
+        &env,
+        env.repo(),
+        Store::Refs,
+        HEX_ID_2,
+        CLAUDE,
+        "Claude Code",
+    );
+    commit(
+        &env,
+        &format!("{AGENT_VERSION}// more\n"),
+        &format!("more\n\nEntire-Checkpoint: {HEX_ID_2}"),
+    );
+    let blob = transcript_blob(&env, HEX_ID);
+    assert_eq!(
+        transcript_blob(&env, HEX_ID_2),
+        blob,
+        "one transcript, one blob"
+    );
+    remove_loose(&env, &blob);
+    let out = env.run(Store::Refs, &["blame", FILE, "--json", "--no-fetch"]);
+    let err = assert_code(&out, 0, "blame with a shared absent transcript");
+    let json = parse_json(&out.stdout);
+    for cp in json["checkpoints"].as_array().expect("checkpoints") {
+        assert_eq!(cp["sessions"][0]["transcript"], "absent", "{json:#}");
+    }
+    assert_eq!(err.matches(blob.as_str()).count(), 1, "{err}");
+    let line = err.lines().find(|l| l.contains(&blob)).unwrap();
+    for id in [HEX_ID, HEX_ID_2] {
+        assert!(
+            line.contains(&format!("checkpoint {id} session 0")),
+            "{err}"
+        );
+    }
 }
 
 #[test]

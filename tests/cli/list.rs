@@ -330,7 +330,7 @@ pub fn many_checkpoints(env: &TestEnv, per_shape: usize) -> (Vec<String>, String
 
 /// A listing of hundreds of checkpoints says, entry by entry and in order, what `show --json`
 /// says of each: the newest session time, the session IDs in slot order, the last session's
-/// agent, and (as git reads it) the first line of the first prompt; an unreadable checkpoint is listed with its error (never left out) and `list` exits 1.
+/// agent and every session's, and (as git reads it) the first line of the first prompt; an unreadable checkpoint is listed with its error (never left out) and `list` exits 1.
 /// The listing read through the summary index the first listing wrote is the same, byte for
 /// byte, and so is the one after the index is deleted.
 #[test]
@@ -384,6 +384,12 @@ fn many_checkpoints_match_show() {
             .unwrap_or("")
             .to_owned();
         assert!(!subject.is_empty(), "{id} has a prompt");
+        // Every session's agent, each once, the last session's last.
+        let mut agents: Vec<Value> = Vec::new();
+        for s in &sessions {
+            agents.retain(|a| *a != s["agent"]);
+            agents.push(s["agent"].clone());
+        }
         expected.push(json!({
             "checkpoint_id": id,
             "store": "git-refs",
@@ -391,6 +397,7 @@ fn many_checkpoints_match_show() {
             "session_count": sessions.len(),
             "session_ids": sessions.iter().map(|s| s["session_id"].clone()).collect::<Vec<_>>(),
             "agent": sessions.last().expect("a session")["agent"],
+            "agents": agents,
             "subject": subject,
             "remote_only": false,
         }));
@@ -430,6 +437,14 @@ fn many_checkpoints_match_show() {
         }
         if args.len() == 2 {
             assert_eq!(indexed.stdout, out.stdout);
+        } else {
+            // The checkpoint of a Codex and a Gemini CLI session shows both.
+            let text = String::from_utf8_lossy(&indexed.stdout);
+            let two = text
+                .lines()
+                .find(|l| l.contains("01KVBJCWYA4YW6J5M9GP000002"))
+                .expect("the two-session checkpoint is listed");
+            assert!(two.contains("Codex, Gemini CLI"), "{two}");
         }
     }
 }

@@ -223,6 +223,11 @@ impl<T> JobQueue<T> {
 
 pub(super) enum TranscriptMiss {
     Absent(String),
+    /// The transcript's blob `oid` is absent from the object store, for the reason `why`.
+    AbsentBlob {
+        oid: String,
+        why: String,
+    },
     Unreadable(String),
 }
 
@@ -242,7 +247,12 @@ fn read_transcript(
         Err(StoreError::FileNotFound { .. }) => {
             Err(TranscriptMiss::Absent("no transcript is stored".to_owned()))
         }
-        Err(e @ StoreError::AbsentBlob { .. }) => Err(TranscriptMiss::Absent(error_chain(&e))),
-        Err(e) => Err(TranscriptMiss::Unreadable(error_chain(&e))),
+        Err(e) => Err(match &e {
+            StoreError::AbsentBlob { oid, .. } => TranscriptMiss::AbsentBlob {
+                oid: oid.clone(),
+                why: error_chain(&e),
+            },
+            _ => TranscriptMiss::Unreadable(error_chain(&e)),
+        }),
     }
 }

@@ -15,21 +15,59 @@ pub(super) struct Settled {
     /// The transcripts in no format whose writes are read (checkpoint, session, file), for
     /// one summary line.
     pub(super) unread: Vec<String>,
+    /// The absent transcript blobs, in the order met, each with why and the sessions
+    /// (`checkpoint <id> session <n>`) whose transcript it is: checkpoints that share a blob
+    /// share one warning.
+    pub(super) absent: Vec<AbsentBlob>,
     /// Whether something that exists could not be read (the command then fails after its
     /// output).
     pub(super) damaged: bool,
 }
 
+/// A transcript blob absent from the object store, and the sessions whose transcript it is.
+pub(super) struct AbsentBlob {
+    oid: String,
+    why: String,
+    sessions: Vec<String>,
+}
+
+/// The most sessions an absent blob's warning names; the rest are counted.
+const NAMED_SESSIONS: usize = 5;
+
+impl AbsentBlob {
+    /// Its warning: as for any absent transcript when one session has it, else one line for
+    /// all of them.
+    fn warning(&self) -> String {
+        let [only] = self.sessions.as_slice() else {
+            let named = self.sessions.len().min(NAMED_SESSIONS);
+            let more = match self.sessions.len() - named {
+                0 => String::new(),
+                n => format!(" and {n} more"),
+            };
+            return format!(
+                "transcript blob {} is absent from the object store (as in a partial clone); the lines of the {} sessions that share it are commit-linked: {}{more}",
+                self.oid,
+                self.sessions.len(),
+                self.sessions[..named].join(", ")
+            );
+        };
+        format!("{only}: {}; its lines are commit-linked", self.why)
+    }
+}
+
 impl Settled {
-    /// The one line that says which transcripts showed no writes blame reads, if any.
-    pub(super) fn summary(&self) -> Option<String> {
-        match self.unread.len() {
-            0 => None,
-            n => Some(format!(
-                "{n} transcript(s) in no format whose writes blame reads, their lines commit-linked: {}",
+    /// The lines said once all checkpoints are settled: one per absent transcript blob, and
+    /// the one that says which transcripts showed no writes blame reads, if any.
+    pub(super) fn summary(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self.absent.iter().map(AbsentBlob::warning).collect();
+        if !self.unread.is_empty() {
+            lines.push(format!(
+                "{} transcript(s) in no format whose writes blame reads, their lines commit-linked: {}",
+                self.unread.len(),
                 self.unread.join("; ")
-            )),
+            ));
         }
+        lines
     }
 
     /// Settles what was read of checkpoint `id` into its entry and the session writes kept.
@@ -88,6 +126,20 @@ impl Settled {
             let writes = match extracted {
                 Err(TranscriptMiss::Absent(why)) => {
                     fail(&mut s, TranscriptStatus::Absent, why);
+                    None
+                }
+                Err(TranscriptMiss::AbsentBlob { oid, why }) => {
+                    let session = format!("checkpoint {id} session {slot}");
+                    match self.absent.iter_mut().find(|a| a.oid == oid) {
+                        Some(known) => known.sessions.push(session),
+                        None => self.absent.push(AbsentBlob {
+                            oid,
+                            why: why.clone(),
+                            sessions: vec![session],
+                        }),
+                    }
+                    s.transcript = TranscriptStatus::Absent;
+                    s.reason = Some(why);
                     None
                 }
                 Err(TranscriptMiss::Unreadable(why)) => {

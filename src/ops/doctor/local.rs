@@ -317,6 +317,20 @@ pub(super) fn hook_checks(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError>
             .fixed_if(installed),
         );
     }
+    // A clone that never ran `enable` (its settings, committed, turn checkpoints on) has none
+    // of our hooks: one finding says so, not one per hook.
+    if shadowed.is_empty() && states.iter().all(|(_, s)| *s == HookState::Missing) {
+        out.push(
+            Finding::new(
+                Code::HookMissing,
+                dir.display().to_string(),
+                "this clone has no hooks: run `git entire-checkpoint enable`".to_owned(),
+            )
+            .repair(repair)
+            .fixed_if(installed),
+        );
+        return Ok(out);
+    }
     for (name, state) in states {
         let path = dir.join(&name).display().to_string();
         match state {
