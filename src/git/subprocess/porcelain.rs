@@ -136,6 +136,27 @@ pub fn is_unreachable(stderr: &str) -> bool {
     MARKERS.iter().any(|m| stderr.contains(m))
 }
 
+/// The line of git's stderr saying the remote wants credentials it was not given or refused
+/// the ones it got (HTTP without stored credentials, ssh's own `Permission denied` line);
+/// `None` for any other failure.
+pub fn unauthenticated_line(stderr: &str) -> Option<String> {
+    const MARKERS: [&str; 7] = [
+        "could not read Username",
+        "could not read Password",
+        // git with `credential.interactive=never` (2.46 and newer)
+        "unable to get password from user",
+        "Authentication failed",
+        "Permission denied (",
+        "HTTP Basic: Access denied",
+        "The requested URL returned error: 401",
+    ];
+    stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| MARKERS.iter().any(|m| l.contains(m)))
+        .map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +189,20 @@ Done\n";
             "fatal: unable to access 'https://x/': Could not resolve host: x"
         ));
         assert!(!is_unreachable("! [remote rejected] x (hook declined)"));
+    }
+
+    // Captured from git 2.39 and OpenSSH 9.2 against servers on 127.0.0.1.
+    #[test]
+    fn unauthenticated_lines() {
+        let http = "fatal: could not read Username for 'http://127.0.0.1:4000': terminal prompts disabled\n";
+        assert_eq!(unauthenticated_line(http).as_deref(), Some(http.trim()));
+        let ssh = "git@127.0.0.1: Permission denied (publickey).\r\n\
+                   fatal: Could not read from remote repository.\n\n\
+                   Please make sure you have the correct access rights\n";
+        assert_eq!(
+            unauthenticated_line(ssh).as_deref(),
+            Some("git@127.0.0.1: Permission denied (publickey).")
+        );
+        assert_eq!(unauthenticated_line("fatal: Connection refused"), None);
     }
 }

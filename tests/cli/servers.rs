@@ -1,0 +1,240 @@
+//! Real servers on `127.0.0.1`, started by the tests: an OpenSSH server run as the test user
+//! (key authentication), and smart HTTP (`git http-backend`) with basic authentication. What the
+//! user configured for ssh carries our pushes and reads; a hook never asks for credentials nor
+//! holds the user's push; no file of ours keeps a password (docs/reliability.md, "Servers").
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::env::{
+    assert_code, checkpoint_ref, path_str, rev_in, stderr, write_executable, write_settings,
+    HttpBackend, SshServer, Store, TestEnv,
+};
+use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2};
+
+/// An ssh command of the user's own (a per-repository deploy key): a script that logs each
+/// call to `<root>/ssh.log` and runs `ssh` with the server's key. Returns the script.
+fn deploy_key_ssh(env: &TestEnv, sshd: &SshServer) -> PathBuf {
+    let script = env.root().join("bin/deploy-ssh");
+    write_executable(
+        &script,
+        &format!(
+            "#!/bin/sh\necho \"$*\" >>'{}'\nexec ssh -i '{}' -o IdentitiesOnly=yes \
+             -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \"$@\"\n",
+            ssh_log(env).display(),
+            sshd.key.display()
+        ),
+    );
+    script
+}
+
+/// What [`deploy_key_ssh`] logged: one line per ssh connection.
+fn ssh_log(env: &TestEnv) -> PathBuf {
+    env.root().join("ssh.log")
+}
+
+/// How many connections the user's ssh command made that ran `service` on the server.
+fn ssh_calls(env: &TestEnv, service: &str) -> usize {
+    std::fs::read_to_string(ssh_log(env))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains(service))
+        .count()
+}
+
+/// Installs our hooks in `dir`.
+fn install_hooks(env: &TestEnv, dir: &Path) {
+    let out = env.run_in(Store::Refs, dir, &["hooks", "install"]);
+    assert_code(&out, 0, "hooks install");
+}
+
+/// A `core.sshCommand` holding the key (a deploy key) carries every checkpoint push, on-demand
+/// read and `git entire-fetch`: without it the server lets nobody in, so none of them could
+/// work without the user's command.
+#[test]
+fn core_ssh_command_carries_every_checkpoint_push_and_read() {
+    let env = TestEnv::new();
+    let Some(sshd) = SshServer::start(&env.root().join("sshd")) else {
+        return;
+    };
+    let origin = env.new_bare("origin");
+    let url = sshd.url(&origin);
+    env.git(&["remote", "add", "origin", &url]);
+    let ssh = deploy_key_ssh(&env, &sshd);
+    env.git(&["config", "core.sshCommand", path_str(&ssh)]);
+    install_hooks(&env, env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    write_std(&env, Store::Refs, HEX_ID_2, "s2", TRANSCRIPT_2);
+
+    // The user's push carries both checkpoints, over the user's ssh command.
+    let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+    for id in [HEX_ID, HEX_ID_2] {
+        assert_eq!(
+            rev_in(&env, &origin, &checkpoint_ref(id)),
+            env.rev(&checkpoint_ref(id)),
+            "the hook pushed {id} over the user's ssh command:\n{err}"
+        );
+    }
+    assert!(ssh_calls(&env, "git-receive-pack") >= 2, "{err}");
+    assert_eq!(env.queued(), 0, "{err}");
+
+    // A clone that keeps the same setting reads one on demand and fetches the other.
+    let clone = env.root().join("clone");
+    let config = format!("core.sshCommand={}", ssh.display());
+    env.git_in(
+        env.root(),
+        &["clone", "-q", "-c", &config, &url, path_str(&clone)],
+    );
+    let reads = ssh_calls(&env, "git-upload-pack");
+    let out = env.run_in(Store::Refs, &clone, &["show", HEX_ID, "--json"]);
+    let err = assert_code(&out, 0, "show reads on demand over the user's ssh command");
+    assert!(ssh_calls(&env, "git-upload-pack") > reads, "{err}");
+    assert_eq!(
+        rev_in(&env, &clone, &checkpoint_ref(HEX_ID)),
+        env.rev(&checkpoint_ref(HEX_ID))
+    );
+
+    let reads = ssh_calls(&env, "git-upload-pack");
+    let out = env.fetch_in(&clone, &["origin", HEX_ID_2]);
+    let err = assert_code(&out, 0, "git entire-fetch over the user's ssh command");
+    assert!(ssh_calls(&env, "git-upload-pack") > reads, "{err}");
+    assert_eq!(
+        rev_in(&env, &clone, &checkpoint_ref(HEX_ID_2)),
+        env.rev(&checkpoint_ref(HEX_ID_2))
+    );
+}
+
+/// The user and password of the servers behind basic authentication.
+const USER: &str = "alice";
+const PASSWORD: &str = "s3cr3t-pw";
+
+/// A bare repository `<root>/served/<name>.git`, served over smart HTTP behind basic
+/// authentication ([`USER`], [`PASSWORD`]); the server and the repository.
+fn served_with_auth(env: &TestEnv, name: &str) -> (HttpBackend, PathBuf) {
+    let served = env.root().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let bare = served.join(format!("{name}.git"));
+    env.git_in(env.root(), &["init", "-q", "--bare", path_str(&bare)]);
+    (
+        HttpBackend::start_with_basic_auth(env, &served, USER, PASSWORD),
+        bare,
+    )
+}
+
+/// A checkpoint remote behind basic authentication with no stored credentials, and an askpass
+/// program (as IDEs and GUI clients set, in both variables) that answers slowly: the hook never
+/// runs it, so the user's push is not held; the warning says how to store credentials. An
+/// interactive `git entire-checkpoint push` may ask, and delivers.
+#[test]
+fn a_hook_never_asks_for_credentials_nor_holds_the_push() {
+    let env = TestEnv::new();
+    let origin = env.bare_remote("origin");
+    let (server, checkpoints) = served_with_auth(&env, "checkpoints");
+    write_settings(
+        &env,
+        "settings.local.json",
+        &serde_json::json!({"strategy_options": {"checkpoint_remote": {
+            "url": server.url("checkpoints.git")}}}),
+    );
+    install_hooks(&env, env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    let asked = env.root().join("askpass.log");
+    let askpass = env.root().join("bin/askpass");
+    write_executable(
+        &askpass,
+        &format!(
+            "#!/bin/sh\necho \"$1\" >>'{}'\nsleep \"${{ASKPASS_DELAY:-0}}\"\n\
+             case $1 in Username*) echo {USER} ;; *) echo {PASSWORD} ;; esac\n",
+            asked.display()
+        ),
+    );
+
+    let start = Instant::now();
+    let out = env
+        .git_hooked_command(Some(Store::Refs), env.repo(), &["push", "origin", "main"])
+        .env("GIT_ASKPASS", &askpass)
+        .env("SSH_ASKPASS", &askpass)
+        .env("ASKPASS_DELAY", "20")
+        .output()
+        .expect("run git push");
+    let took = start.elapsed();
+    let err = assert_code(&out, 0, "the user's push");
+    assert!(!asked.exists(), "the hook ran the askpass program:\n{err}");
+    assert!(
+        took < Duration::from_secs(15),
+        "the push was held {took:?}:\n{err}"
+    );
+    assert!(err.contains("credential helper"), "{err}");
+    assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
+    assert!(env.checkpoint_refs_in(&checkpoints).is_empty());
+    assert_eq!(env.queued(), 1, "the checkpoint stays queued: {err}");
+
+    let out = env
+        .cmd_as(Store::Refs)
+        .current_dir(env.repo())
+        .env("GIT_ASKPASS", &askpass)
+        .args(["push"])
+        .output()
+        .expect("run git entire-checkpoint push");
+    let err = assert_code(&out, 0, "an interactive push");
+    assert!(asked.exists(), "an interactive push may ask:\n{err}");
+    assert_eq!(
+        rev_in(&env, &checkpoints, &checkpoint_ref(HEX_ID)),
+        env.rev(&checkpoint_ref(HEX_ID)),
+        "{err}"
+    );
+    assert_eq!(env.queued(), 0, "{err}");
+}
+
+/// Every file of ours, under `.git/entire*`, with its text.
+fn our_files(env: &TestEnv) -> Vec<(PathBuf, String)> {
+    fn walk(path: &Path, out: &mut Vec<(PathBuf, String)>) {
+        match std::fs::read_dir(path) {
+            Ok(entries) => entries.flatten().for_each(|e| walk(&e.path(), out)),
+            Err(_) => out.push((
+                path.to_owned(),
+                String::from_utf8_lossy(&std::fs::read(path).unwrap_or_default()).into_owned(),
+            )),
+        }
+    }
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(env.common_dir()).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with("entire") {
+            walk(&e.path(), &mut out);
+        }
+    }
+    out
+}
+
+/// A remote URL with a password in it, pushed to through the hook (which then has nothing left
+/// to do, the case it remembers): no file of ours keeps the password.
+#[test]
+fn no_file_of_ours_keeps_a_password_from_a_remote_url() {
+    let env = TestEnv::new();
+    let (server, origin) = served_with_auth(&env, "origin");
+    let url =
+        server
+            .url("origin.git")
+            .replacen("http://", &format!("http://{USER}:{PASSWORD}@"), 1);
+    env.git(&["remote", "add", "origin", &url]);
+    install_hooks(&env, env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    for round in ["first", "second"] {
+        let out = env.git_hooked(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+        let err = assert_code(&out, 0, &format!("the {round} push"));
+        assert!(!stderr(&out).contains(PASSWORD), "{err}");
+    }
+    assert_eq!(
+        rev_in(&env, &origin, &checkpoint_ref(HEX_ID)),
+        env.rev(&checkpoint_ref(HEX_ID))
+    );
+    let files = our_files(&env);
+    assert!(!files.is_empty());
+    for (path, text) in files {
+        assert!(
+            !text.contains(PASSWORD),
+            "{} keeps the password",
+            path.display()
+        );
+    }
+}
