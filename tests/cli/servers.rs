@@ -1,7 +1,7 @@
 //! Real servers on `127.0.0.1`, started by the tests: an OpenSSH server run as the test user
 //! (key authentication), and smart HTTP (`git http-backend`) with basic authentication. What the
 //! user configured for ssh carries our pushes and reads; a hook never asks for credentials nor
-//! holds the user's push; no file of ours keeps a password (docs/reliability.md, "Servers").
+//! holds the user's push; no file of ours keeps a password (docs/reliability.md, "Repositories and remotes").
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -237,4 +237,32 @@ fn no_file_of_ours_keeps_a_password_from_a_remote_url() {
             path.display()
         );
     }
+}
+
+/// A read over ssh that the server refuses (no key it accepts): `git entire-fetch --all` names
+/// what it fetched (the checkpoint refs, not a ref named by their prefix) and ssh's own reason,
+/// not only git's "Could not read from remote repository".
+#[test]
+fn a_refused_read_names_the_checkpoint_refs_and_says_what_ssh_said() {
+    let env = TestEnv::new();
+    let Some(sshd) = SshServer::start(&env.root().join("sshd")) else {
+        return;
+    };
+    let origin = env.new_bare("origin");
+    env.git(&["remote", "add", "origin", &sshd.url(&origin)]);
+    // Trusts the server's host key, but offers no key of the server's.
+    let ssh = env.root().join("bin/no-key-ssh");
+    write_executable(
+        &ssh,
+        "#!/bin/sh\nexec ssh -o IdentitiesOnly=yes -o IdentityFile=none \
+         -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \"$@\"\n",
+    );
+    env.git(&["config", "core.sshCommand", path_str(&ssh)]);
+    let out = env.fetch_in(env.repo(), &["--all"]);
+    let err = assert_code(&out, 1, "git entire-fetch --all, refused");
+    assert!(
+        err.contains("the checkpoint refs (refs/entire/checkpoints/*)"),
+        "{err}"
+    );
+    assert!(err.contains("Permission denied (publickey"), "{err}");
 }

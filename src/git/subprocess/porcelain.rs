@@ -1,9 +1,26 @@
 //! What git prints, read: `git push --porcelain` per ref, whether standard error says the remote
 //! could not be reached, and the line of it worth showing.
 
-/// The line of git's stderr worth showing: the first `fatal:`/`error:` line, else the first
+/// The line of git's stderr worth showing: the server's or ssh's own reason when there is one
+/// (credentials wanted or refused, [`unauthenticated_line`]; ssh's `ssh: connect to host ...`
+/// or `Host key verification failed.`), which git follows with a generic `fatal: Could not
+/// read from remote repository.`; else the first `fatal:`/`error:` line, else the first
 /// non-empty one.
 pub fn first_error_line(stderr: &str) -> String {
+    let ssh_says = |l: &&str| l.starts_with("ssh: ") || l.starts_with("Host key verification");
+    unauthenticated_line(stderr)
+        .or_else(|| {
+            stderr
+                .lines()
+                .map(str::trim)
+                .find(ssh_says)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| first_git_error_line(stderr))
+}
+
+/// git's own first `fatal:`/`error:` line, else the first non-empty one.
+fn first_git_error_line(stderr: &str) -> String {
     stderr
         .lines()
         .map(str::trim)
@@ -204,5 +221,19 @@ Done\n";
             Some("git@127.0.0.1: Permission denied (publickey).")
         );
         assert_eq!(unauthenticated_line("fatal: Connection refused"), None);
+        assert_eq!(
+            first_error_line(ssh),
+            "git@127.0.0.1: Permission denied (publickey)."
+        );
+        let refused = "ssh: connect to host 127.0.0.1 port 1: Connection refused\r\n\
+                       fatal: Could not read from remote repository.\n";
+        assert_eq!(
+            first_error_line(refused),
+            "ssh: connect to host 127.0.0.1 port 1: Connection refused"
+        );
+        assert_eq!(
+            first_error_line("hint: x\nfatal: repository 'r' not found\n"),
+            "fatal: repository 'r' not found"
+        );
     }
 }
