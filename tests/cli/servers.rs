@@ -42,6 +42,16 @@ fn ssh_calls(env: &TestEnv, service: &str) -> usize {
         .count()
 }
 
+/// An sshd of the test and a bare repository `origin` on it, added as the remote `origin`; the
+/// server, the repository and its URL. `None` where no sshd is installed.
+fn ssh_origin(env: &TestEnv) -> Option<(SshServer, PathBuf, String)> {
+    let sshd = SshServer::start(&env.root().join("sshd"))?;
+    let origin = env.new_bare("origin");
+    let url = sshd.url(&origin);
+    env.git(&["remote", "add", "origin", &url]);
+    Some((sshd, origin, url))
+}
+
 /// Installs our hooks in `dir`.
 fn install_hooks(env: &TestEnv, dir: &Path) {
     let out = env.run_in(Store::Refs, dir, &["hooks", "install"]);
@@ -54,12 +64,9 @@ fn install_hooks(env: &TestEnv, dir: &Path) {
 #[test]
 fn core_ssh_command_carries_every_checkpoint_push_and_read() {
     let env = TestEnv::new();
-    let Some(sshd) = SshServer::start(&env.root().join("sshd")) else {
+    let Some((sshd, origin, url)) = ssh_origin(&env) else {
         return;
     };
-    let origin = env.new_bare("origin");
-    let url = sshd.url(&origin);
-    env.git(&["remote", "add", "origin", &url]);
     let ssh = deploy_key_ssh(&env, &sshd);
     env.git(&["config", "core.sshCommand", path_str(&ssh)]);
     install_hooks(&env, env.repo());
@@ -245,11 +252,9 @@ fn no_file_of_ours_keeps_a_password_from_a_remote_url() {
 #[test]
 fn a_refused_read_names_the_checkpoint_refs_and_says_what_ssh_said() {
     let env = TestEnv::new();
-    let Some(sshd) = SshServer::start(&env.root().join("sshd")) else {
+    let Some(_server) = ssh_origin(&env) else {
         return;
     };
-    let origin = env.new_bare("origin");
-    env.git(&["remote", "add", "origin", &sshd.url(&origin)]);
     // Trusts the server's host key, but offers no key of the server's.
     let ssh = env.root().join("bin/no-key-ssh");
     write_executable(
