@@ -271,3 +271,42 @@ fn a_refused_read_names_the_checkpoint_refs_and_says_what_ssh_said() {
     );
     assert!(err.contains("Permission denied (publickey"), "{err}");
 }
+
+/// A reader whose committed settings keep checkpoints at a checkpoint remote it has not
+/// approved: a commit's checkpoint is not on `origin`, and the hint says to approve the
+/// checkpoint remote with `trust`, not that the author may not have pushed it; once approved,
+/// the read finds it there.
+#[test]
+fn a_read_while_the_checkpoint_remote_awaits_approval_says_to_approve_it() {
+    let env = TestEnv::new();
+    let origin = env.bare_remote("origin");
+    let checkpoints = env.new_bare("checkpoints");
+    write_settings(
+        &env,
+        "settings.json",
+        &serde_json::json!({"strategy_options": {"checkpoint_remote": {
+            "url": path_str(&checkpoints)}}}),
+    );
+    env.trust_in(env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
+    assert_code(&out, 0, "the author's push to the checkpoint remote");
+    env.git(&["add", ".entire"]);
+    let message = format!("work\n\nEntire-Checkpoint: {HEX_ID}");
+    env.git(&["commit", "-q", "-m", &message]);
+    env.git(&["push", "-q", "origin", "main"]);
+
+    let mate = env.clone_of(&origin, "mate", &[]);
+    let out = env.run_in(Store::Refs, &mate, &["show", "HEAD"]);
+    let err = assert_code(&out, 3, "show while the checkpoint remote awaits approval");
+    assert!(
+        err.lines().any(|l| l.starts_with("hint: ")
+            && l.contains("approve it with `git entire-checkpoint trust`")),
+        "{err}"
+    );
+    assert!(!err.contains("may not have pushed"), "{err}");
+
+    env.trust_in(&mate);
+    let out = env.run_in(Store::Refs, &mate, &["show", "HEAD"]);
+    assert_code(&out, 0, "show once the checkpoint remote is approved");
+}
