@@ -310,3 +310,35 @@ fn a_read_while_the_checkpoint_remote_awaits_approval_says_to_approve_it() {
     let out = env.run_in(Store::Refs, &mate, &["show", "HEAD"]);
     assert_code(&out, 0, "show once the checkpoint remote is approved");
 }
+
+/// A server whose `pre-receive` hook refuses checkpoint refs with a message: the user's push
+/// goes through, the checkpoint stays queued, and the warning shows the server's words once.
+#[test]
+fn a_refusal_shows_the_servers_own_words_once() {
+    let env = TestEnv::new();
+    let served = env.root().join("served");
+    let origin = served.join("origin.git");
+    env.git_in(
+        env.root(),
+        &["init", "-q", "--bare", "-b", "main", path_str(&origin)],
+    );
+    env.git_in(&origin, &["config", "http.receivepack", "true"]);
+    let policy = "policy: checkpoints are not kept here, ask #infra";
+    write_executable(
+        &origin.join("hooks/pre-receive"),
+        &format!(
+            "#!/bin/sh\nwhile read -r old new name; do\n  case $name in refs/entire/*) \
+             echo '{policy}' >&2; exit 1 ;; esac\ndone\nexit 0\n"
+        ),
+    );
+    let server = HttpBackend::start(&env, &served);
+    env.git(&["remote", "add", "origin", &server.url("origin.git")]);
+    install_hooks(&env, env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    let out = env.git_hooked(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+    let err = assert_code(&out, 0, "the user's push");
+    assert_eq!(err.matches(policy).count(), 1, "{err}");
+    assert_eq!(env.queued(), 1, "{err}");
+    assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
+    assert_eq!(rev_in(&env, &origin, &checkpoint_ref(HEX_ID)), None);
+}

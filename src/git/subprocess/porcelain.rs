@@ -153,6 +153,20 @@ pub fn is_unreachable(stderr: &str) -> bool {
     MARKERS.iter().any(|m| stderr.contains(m))
 }
 
+/// What the server said in git's stderr (its `remote:` lines: a `pre-receive` hook's message,
+/// a hosting policy's), the first few joined with `; `; `None` when it said nothing.
+pub fn server_words(stderr: &str) -> Option<String> {
+    const MOST: usize = 3;
+    let words: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("remote:"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(MOST)
+        .collect();
+    (!words.is_empty()).then(|| words.join("; "))
+}
+
 /// The line of git's stderr saying the remote wants credentials it was not given or refused
 /// the ones it got (HTTP without stored credentials, ssh's own `Permission denied` line);
 /// `None` for any other failure.
@@ -206,6 +220,18 @@ Done\n";
             "fatal: unable to access 'https://x/': Could not resolve host: x"
         ));
         assert!(!is_unreachable("! [remote rejected] x (hook declined)"));
+    }
+
+    #[test]
+    fn server_words_are_its_remote_lines() {
+        let stderr = "remote: policy: no checkpoints here        \nremote: \n\
+                      remote: ask #infra\nTo http://127.0.0.1:1/r.git\n\
+                      error: failed to push some refs to 'http://127.0.0.1:1/r.git'\n";
+        assert_eq!(
+            server_words(stderr).as_deref(),
+            Some("policy: no checkpoints here; ask #infra")
+        );
+        assert_eq!(server_words("error: failed to push some refs"), None);
     }
 
     // Captured from git 2.39 and OpenSSH 9.2 against servers on 127.0.0.1.

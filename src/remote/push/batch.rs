@@ -145,7 +145,14 @@ pub(super) fn push_refs(
             e => BatchFailure::Failed(e.to_string()),
         })?;
     crashpoint("push.after-git-push");
-    let results = git::parse_push_porcelain(&out.stdout);
+    let mut results = git::parse_push_porcelain(&out.stdout);
+    // The server's own reason (a hook's, a policy's) goes with each ref it refused; the report
+    // shows one refusal, so it is said once.
+    if let Some(words) = git::server_words(&out.stderr) {
+        for r in results.iter_mut().filter(|r| r.remote_rejected()) {
+            r.summary = format!("{} (the server said: {words})", r.summary);
+        }
+    }
     if results.is_empty() && !out.success() {
         if let Some(line) = git::unauthenticated_line(&out.stderr) {
             return Err(BatchFailure::Failed(with_credentials_hint(line)));
