@@ -131,9 +131,10 @@ pub struct Git {
     args: Vec<OsString>,
     input: Option<Vec<u8>>,
     /// Whether it is a call of our callers: starting it first makes sure git is new enough
-    /// ([`require_supported`]) and gives it our ssh command ([`ssh_command`]). The calls this
-    /// wrapper makes to find those out (`git --version`, the `git config` reading the user's
-    /// ssh command) are not, as finding out for them would recurse.
+    /// ([`require_supported`]), gives it our ssh command ([`ssh_command`]) and, in a hook,
+    /// keeps it from asking for credentials ([`never_ask`]). The calls this wrapper makes to
+    /// find those out (`git --version`, the `git config` reading the user's ssh command) are
+    /// not, as finding out for them would recurse.
     gated: bool,
 }
 
@@ -255,9 +256,9 @@ impl Git {
         if self.gated {
             let ssh = ssh_command(&self.cmd, limit);
             self.cmd.env("GIT_SSH_COMMAND", ssh);
-        }
-        if network_deadline().is_some() {
-            never_ask(&mut self.cmd);
+            if network_deadline().is_some() {
+                never_ask(&mut self.cmd);
+            }
         }
         self.cmd.args(&self.args);
         let shown: Vec<String> = self
