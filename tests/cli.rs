@@ -111,6 +111,8 @@ mod rewrite;
 mod scale;
 #[path = "cli/schemas.rs"]
 mod schemas;
+#[path = "cli/servers.rs"]
+mod servers;
 #[path = "cli/session_import.rs"]
 mod session_import;
 #[path = "cli/settings_errors.rs"]

@@ -215,10 +215,16 @@ impl CliError {
             CliError::Topology(entire_checkpoints::ops::TopologyError::LinkedButNotPushed {
                 rev,
                 remote,
+                awaiting,
                 ..
-            }) => Some(format!(
-                "{rev} names it, but {remote} does not hold it: its author may not have pushed it yet (their next `git push` sends it; then `--refresh` reads it)"
-            )),
+            }) => Some(match awaiting {
+                Some(checkpoints) => format!(
+                    "{rev} names it; the settings keep checkpoints at {checkpoints}, which awaits your approval: approve it with `git entire-checkpoint trust` (it shows what it asks for), then read again"
+                ),
+                None => format!(
+                    "{rev} names it, but {remote} does not hold it: its author may not have pushed it yet (their next `git push` sends it; then `--refresh` reads it)"
+                ),
+            }),
             e if e.exit_code() == entire_checkpoints::base::error::NOT_FOUND => Some(
                 "`git entire-checkpoint list` lists the checkpoints held here; `list --remote` adds the remote's"
                     .to_owned(),

@@ -44,6 +44,8 @@ pub fn checkpoints(
             (Some(error), Some(remote)) => Err(TopologyError::LinkedButNotPushed {
                 rev: target.to_owned(),
                 remote,
+                awaiting: crate::remote::checkpoint_remote::awaiting_approval(repo)
+                    .map(|a| a.remote),
                 error: Box::new(error),
             }),
             (Some(e), None) => Err(e.into()),

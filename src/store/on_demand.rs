@@ -23,7 +23,7 @@ use crate::store::{CheckpointFiles, StoreError};
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum FetchError {
     /// The remote could not be reached or refused us; nothing is known about the ref.
-    #[error("fetch checkpoint ref {reference} from {remote}: {message}")]
+    #[error("fetch {} from {remote}: {message}", named(reference))]
     Transport {
         /// The ref asked for.
         reference: String,
@@ -33,7 +33,7 @@ pub enum FetchError {
         message: String,
     },
     /// An earlier fetch of this command already failed; not retried.
-    #[error("fetch checkpoint ref {reference}: skipped, an earlier checkpoint-ref fetch already failed in this operation: {first}")]
+    #[error("fetch {}: skipped, an earlier checkpoint-ref fetch already failed in this operation: {first}", named(reference))]
     Skipped {
         /// The ref asked for.
         reference: String,
@@ -41,7 +41,7 @@ pub enum FetchError {
         first: String,
     },
     /// Local bookkeeping failed.
-    #[error("fetch checkpoint ref {reference}: {message}")]
+    #[error("fetch {}: {message}", named(reference))]
     Local {
         /// The ref asked for.
         reference: String,
@@ -57,6 +57,15 @@ impl crate::base::error::ExitStatus for FetchError {
             | FetchError::Skipped { .. }
             | FetchError::Local { .. } => crate::base::error::FAILURE,
         }
+    }
+}
+
+/// A fetched reference as messages name it: one checkpoint ref, or every one under a prefix
+/// (`git entire-fetch --all` lists them first).
+fn named(reference: &str) -> String {
+    match reference.ends_with('/') {
+        true => format!("the checkpoint refs ({reference}*)"),
+        false => format!("checkpoint ref {reference}"),
     }
 }
 

@@ -103,6 +103,9 @@ pub enum TopologyError {
         rev: String,
         /// The remote that lacks the checkpoint, as shown to the user.
         remote: String,
+        /// The checkpoint remote the committed settings name, as shown, when it awaits the
+        /// user's approval: reads fetch from it only once it is approved.
+        awaiting: Option<String>,
         /// The first linked checkpoint's absence (boxed: a rare error keeps every result small).
         error: Box<StoreError>,
     },

@@ -1396,12 +1396,38 @@ impl HttpBackend {
     /// Serves the bare repositories under `root` (as `http://127.0.0.1:<port>/<name>.git`), with
     /// the environment of `env`.
     pub fn start(env: &TestEnv, root: &Path) -> Self {
+        Self::start_with(env, root, None)
+    }
+
+    /// [`HttpBackend::start`] behind HTTP basic authentication: requests without `user` and
+    /// `password` get `401`; with them, pushes are allowed (as `REMOTE_USER`).
+    pub fn start_with_basic_auth(env: &TestEnv, root: &Path, user: &str, password: &str) -> Self {
+        let out = env
+            .program_in("base64", root)
+            .args(["-w", "0"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .and_then(|mut b| {
+                b.stdin
+                    .take()
+                    .expect("piped stdin")
+                    .write_all(format!("{user}:{password}").as_bytes())?;
+                b.wait_with_output()
+            })
+            .expect("run base64");
+        let expected = format!("Basic {}", text(&out.stdout).trim());
+        Self::start_with(env, root, Some((expected, user.to_owned())))
+    }
+
+    /// `auth`: the `Authorization` header required, and the user it names.
+    fn start_with(env: &TestEnv, root: &Path, auth: Option<(String, String)>) -> Self {
         let vars = env.env_vars();
         let root = root.to_path_buf();
         let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let logged = log.clone();
         let server = LocalServer::start(Self::LIFETIME, move |conn| {
-            let _ = serve_cgi(conn, &root, &vars, &logged);
+            let _ = serve_cgi(conn, &root, &vars, auth.as_ref(), &logged);
         });
         HttpBackend(server, log)
     }
@@ -1424,6 +1450,7 @@ fn serve_cgi(
     mut conn: std::net::TcpStream,
     root: &Path,
     vars: &[(OsString, Option<OsString>)],
+    auth: Option<&(String, String)>,
     log: &std::sync::Mutex<Vec<String>>,
 ) -> std::io::Result<()> {
     use std::io::{BufRead, Read, Write};
@@ -1474,8 +1501,18 @@ fn serve_cgi(
             body.extend_from_slice(&chunk[..n]);
         }
     }
+    if auth.is_some_and(|(expected, _)| header("authorization").as_ref() != Some(expected)) {
+        conn.write_all(
+            b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\n\
+              Content-Length: 0\r\nConnection: close\r\n\r\n",
+        )?;
+        return conn.flush();
+    }
     let (path, query) = target.split_once('?').unwrap_or((&target, ""));
     let mut cmd = StdCommand::new("git");
+    if let Some((_, user)) = auth {
+        cmd.env("REMOTE_USER", user);
+    }
     cmd.arg("http-backend");
     for (k, v) in vars {
         match v {
@@ -1628,4 +1665,107 @@ pub fn transcript_fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/transcripts")
         .join(name)
+}
+
+/// An OpenSSH server on `127.0.0.1` (a free port), run by the test as the test user: key
+/// authentication only (the key [`SshServer::key`], made for it), its host key and
+/// configuration in a directory of the test, `AcceptEnv GIT_PROTOCOL`. Killed when dropped.
+pub struct SshServer {
+    sshd: std::process::Child,
+    port: u16,
+    user: String,
+    /// The private key the server accepts.
+    pub key: PathBuf,
+}
+
+impl SshServer {
+    /// Starts one with its files under `dir`; `None` (with a SKIPPED line) where no `sshd` is
+    /// installed (tests/tools.sh installs it).
+    pub fn start(dir: &Path) -> Option<Self> {
+        let Some(sshd) = ["/usr/sbin/sshd", "/usr/local/sbin/sshd", "/usr/bin/sshd"]
+            .into_iter()
+            .map(PathBuf::from)
+            .find(|p| p.exists())
+        else {
+            skip("no sshd (openssh-server) installed");
+            return None;
+        };
+        std::fs::create_dir_all(dir).expect("create the sshd dir");
+        let keygen = |name: &str| {
+            let key = dir.join(name);
+            let out = StdCommand::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f", path_str(&key)])
+                .output()
+                .expect("run ssh-keygen");
+            assert!(out.status.success(), "ssh-keygen: {}", text(&out.stderr));
+            key
+        };
+        let (host_key, key) = (keygen("host_key"), keygen("client_key"));
+        let authorized = dir.join("authorized_keys");
+        std::fs::copy(key.with_extension("pub"), &authorized).expect("authorized_keys");
+        let user = text(
+            &StdCommand::new("id")
+                .arg("-un")
+                .output()
+                .expect("id")
+                .stdout,
+        );
+        // sshd run by root separates privileges in this empty directory (made by its service).
+        if user.trim() == "root" {
+            std::fs::create_dir_all("/run/sshd").expect("sshd's privilege separation dir");
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let config = dir.join("sshd_config");
+        std::fs::write(
+            &config,
+            format!(
+                "ListenAddress 127.0.0.1:{port}\nHostKey {}\nAuthorizedKeysFile {}\n\
+                 PidFile none\nStrictModes no\nUsePAM no\nPasswordAuthentication no\n\
+                 KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\n\
+                 AcceptEnv GIT_PROTOCOL\nSetEnv GIT_CONFIG_NOSYSTEM=1\nLogLevel ERROR\n",
+                host_key.display(),
+                authorized.display()
+            ),
+        )
+        .expect("write sshd_config");
+        let child = StdCommand::new(&sshd)
+            .args(["-D", "-e", "-f", path_str(&config)])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start sshd");
+        let server = SshServer {
+            sshd: child,
+            port,
+            user: user.trim().to_owned(),
+            key,
+        };
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < until, "sshd never listened");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Some(server)
+    }
+
+    /// `ssh://<user>@127.0.0.1:<port><path>` (an absolute path on this machine).
+    pub fn url(&self, path: &Path) -> String {
+        format!(
+            "ssh://{}@127.0.0.1:{}{}",
+            self.user,
+            self.port,
+            path.display()
+        )
+    }
+}
+
+impl Drop for SshServer {
+    fn drop(&mut self) {
+        let _ = self.sshd.kill();
+        let _ = self.sshd.wait();
+    }
 }

@@ -1,9 +1,8 @@
 //! How long a git call may take: the network timeout of interactive commands
-//! ([`ENV_NETWORK_TIMEOUT`]), the process's network deadline (a hook's budget), the deadline of
-//! one call by its subcommand, and the ssh command that gives up connecting before it.
+//! ([`ENV_NETWORK_TIMEOUT`]), the process's network deadline (a hook's budget), and the deadline
+//! of one call by its subcommand.
 
 use std::ops::RangeInclusive;
-use std::path::Path;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -24,8 +23,6 @@ pub const NETWORK_SUBCOMMANDS: [&str; 6] = [
     "send-pack",
     "clone",
 ];
-/// OpenSSH's connect timeout when the deadline leaves more time than this.
-const MAX_SSH_CONNECT: Duration = Duration::from_secs(60);
 
 /// `seconds` clamped into `range`, as a duration.
 pub fn clamped_seconds(seconds: u64, range: RangeInclusive<u64>) -> Duration {
@@ -67,37 +64,6 @@ pub fn network_deadline() -> Option<Instant> {
     NETWORK_DEADLINE.get().copied()
 }
 
-/// The user's `GIT_SSH_COMMAND`, read once.
-fn user_ssh_command() -> Option<&'static str> {
-    static CMD: OnceLock<Option<String>> = OnceLock::new();
-    CMD.get_or_init(|| {
-        std::env::var("GIT_SSH_COMMAND")
-            .ok()
-            .filter(|c| !c.trim().is_empty())
-    })
-    .as_deref()
-}
-
-/// The ssh command of a git call that must end within `limit`. An explicit user choice is
-/// respected; OpenSSH must never prompt (a hook has no terminal) and must give up connecting to
-/// a dead host before the deadline kills it (so the error says why).
-pub(super) fn ssh_command(limit: Duration) -> String {
-    let connect = limit.min(MAX_SSH_CONNECT).as_secs().max(1);
-    let Some(user) = user_ssh_command() else {
-        return format!("ssh -o BatchMode=yes -o ConnectTimeout={connect}");
-    };
-    let mut c = user.to_owned();
-    if !c.contains("BatchMode") {
-        c.push_str(" -o BatchMode=yes");
-    }
-    let program = c.split_whitespace().next().unwrap_or("");
-    let is_openssh = Path::new(program).file_name().is_some_and(|n| n == "ssh");
-    if is_openssh && !c.contains("ConnectTimeout") {
-        c.push_str(&format!(" -o ConnectTimeout={connect}"));
-    }
-    c
-}
-
 /// The deadline of a call of `subcommand` asked to end within `deadline`: network calls are
 /// bounded further by [`network_timeout`] and the process's network deadline.
 pub(super) fn limit_for(subcommand: &str, deadline: Duration) -> Duration {
@@ -108,22 +74,5 @@ pub(super) fn limit_for(subcommand: &str, deadline: Duration) -> Duration {
     match network_deadline() {
         Some(at) => limit.min(at.saturating_duration_since(Instant::now())),
         None => limit,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ssh_gives_up_connecting_within_the_deadline() {
-        if user_ssh_command().is_none() {
-            assert_eq!(
-                ssh_command(Duration::from_secs(3)),
-                "ssh -o BatchMode=yes -o ConnectTimeout=3"
-            );
-            assert!(ssh_command(Duration::from_secs(600)).ends_with("ConnectTimeout=60"));
-            assert!(ssh_command(Duration::from_millis(10)).ends_with("ConnectTimeout=1"));
-        }
     }
 }

@@ -2,8 +2,9 @@
 //!
 //! The network goes through real git so that the user's credential helpers, ssh config, proxies,
 //! `pushurl` and `insteadOf` apply, and so that pushes report per-ref results. Every invocation
-//! is non-interactive: no terminal prompts, stdin detached, OpenSSH in batch mode, a C locale
-//! for parsing, and a deadline after which the process is killed.
+//! is non-interactive: no terminal prompts, stdin detached, the user's own ssh command in batch
+//! mode (`ssh`), a C locale for parsing, and a deadline after which the process is killed; in a
+//! hook, no credential dialog either ([`Git::start`]).
 //!
 //! ## Deadlines
 //! git runs in a process group of its own, and the deadline kills the whole group: a transport
@@ -22,15 +23,16 @@
 //! `user:password@host`) in a text; git's standard error is redacted before anyone sees it.
 //!
 //! Here: the command builder ([`Git`]) and the git it starts ([`Running`], [`Stream`]); in
-//! `deadline` how long a call may take, in `process` the process groups, in `program` which git
-//! and its version, in `porcelain` what git prints, read, and in `pager` the pager git would
-//! use.
+//! `deadline` how long a call may take, in `ssh` the ssh command git runs, in `process` the
+//! process groups, in `program` which git and its version, in `porcelain` what git prints,
+//! read, and in `pager` the pager git would use.
 
 mod deadline;
 mod pager;
 mod porcelain;
 mod process;
 mod program;
+mod ssh;
 
 use std::ffi::OsString;
 use std::io::Read;
@@ -43,8 +45,9 @@ use std::time::{Duration, Instant};
 use crate::git::url::Remote;
 use crate::git::url::{redact, redact_url};
 use crate::git::version::MIN_GIT_VERSION;
-use deadline::{limit_for, ssh_command};
+use deadline::limit_for;
 use process::{collect, drain, kill_group, kill_group_now, read_in_thread, Tracked, KILL_GRACE};
+use ssh::ssh_command;
 
 pub use deadline::{
     clamped_seconds, env_seconds, network_deadline, network_timeout, set_network_deadline,
@@ -52,7 +55,8 @@ pub use deadline::{
 };
 pub use pager::pager_for;
 pub use porcelain::{
-    first_error_line, is_unreachable, parse_push_porcelain, PushStatus, PushedRef,
+    first_error_line, is_unreachable, parse_push_porcelain, server_words, unauthenticated_line,
+    PushStatus, PushedRef,
 };
 pub use process::kill_live_groups;
 pub use program::{program, require_supported, version};
@@ -89,6 +93,20 @@ pub enum GitError {
     },
 }
 
+/// Keeps git from asking for credentials in a process with a network deadline (a hook, which
+/// must never hold the user's command): `GIT_TERMINAL_PROMPT=0` stops terminal prompts only, so
+/// the askpass programs (`GIT_ASKPASS`, `core.askPass` and `SSH_ASKPASS`, which IDEs and GUI
+/// clients set and which git still runs without a terminal) are neutralised, ssh's own askpass
+/// too, and credential helpers are told not to interact (`credential.interactive`). Stored
+/// credentials still apply. Interactive commands keep the user's dialogs.
+fn never_ask(cmd: &mut Command) {
+    // An empty GIT_ASKPASS makes git skip every askpass program (it wins over the others).
+    cmd.env("GIT_ASKPASS", "")
+        .env_remove("SSH_ASKPASS")
+        .env("SSH_ASKPASS_REQUIRE", "never")
+        .args(["-c", "credential.interactive=never"]);
+}
+
 /// What a finished git process produced.
 #[derive(Debug, Clone)]
 pub struct Output {
@@ -112,8 +130,11 @@ pub struct Git {
     cmd: Command,
     args: Vec<OsString>,
     input: Option<Vec<u8>>,
-    /// Whether starting it first makes sure git is new enough ([`require_supported`]); only
-    /// the `git --version` that finds out is not.
+    /// Whether it is a call of our callers: starting it first makes sure git is new enough
+    /// ([`require_supported`]), gives it our ssh command ([`ssh_command`]) and, in a hook,
+    /// keeps it from asking for credentials ([`never_ask`]). The calls this wrapper makes to
+    /// find those out (`git --version`, the `git config` reading the user's ssh command) are
+    /// not, as finding out for them would recurse.
     gated: bool,
 }
 
@@ -218,7 +239,8 @@ impl Git {
 
     /// Starts git and returns at once, so that the caller can work while git runs;
     /// [`Running::wait`] then ends as [`Git::run`] does, by the same deadline (counted from
-    /// now).
+    /// now). In a process with a network deadline (a hook), git never asks for credentials
+    /// ([`never_ask`]).
     pub fn start(mut self, deadline: Duration) -> Result<Running, GitError> {
         if self.gated {
             require_supported()?;
@@ -231,9 +253,14 @@ impl Git {
                 after: limit,
             });
         }
-        self.cmd
-            .args(&self.args)
-            .env("GIT_SSH_COMMAND", ssh_command(limit));
+        if self.gated {
+            let ssh = ssh_command(&self.cmd, limit);
+            self.cmd.env("GIT_SSH_COMMAND", ssh);
+            if network_deadline().is_some() {
+                never_ask(&mut self.cmd);
+            }
+        }
+        self.cmd.args(&self.args);
         let shown: Vec<String> = self
             .args
             .iter()

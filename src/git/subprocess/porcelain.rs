@@ -1,9 +1,26 @@
 //! What git prints, read: `git push --porcelain` per ref, whether standard error says the remote
 //! could not be reached, and the line of it worth showing.
 
-/// The line of git's stderr worth showing: the first `fatal:`/`error:` line, else the first
+/// The line of git's stderr worth showing: the server's or ssh's own reason when there is one
+/// (credentials wanted or refused, [`unauthenticated_line`]; ssh's `ssh: connect to host ...`
+/// or `Host key verification failed.`), which git follows with a generic `fatal: Could not
+/// read from remote repository.`; else the first `fatal:`/`error:` line, else the first
 /// non-empty one.
 pub fn first_error_line(stderr: &str) -> String {
+    let ssh_says = |l: &&str| l.starts_with("ssh: ") || l.starts_with("Host key verification");
+    unauthenticated_line(stderr)
+        .or_else(|| {
+            stderr
+                .lines()
+                .map(str::trim)
+                .find(ssh_says)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| first_git_error_line(stderr))
+}
+
+/// git's own first `fatal:`/`error:` line, else the first non-empty one.
+fn first_git_error_line(stderr: &str) -> String {
     stderr
         .lines()
         .map(str::trim)
@@ -136,6 +153,41 @@ pub fn is_unreachable(stderr: &str) -> bool {
     MARKERS.iter().any(|m| stderr.contains(m))
 }
 
+/// What the server said in git's stderr (its `remote:` lines: a `pre-receive` hook's message,
+/// a hosting policy's), the first few joined with `; `; `None` when it said nothing.
+pub fn server_words(stderr: &str) -> Option<String> {
+    const MOST: usize = 3;
+    let words: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("remote:"))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .take(MOST)
+        .collect();
+    (!words.is_empty()).then(|| words.join("; "))
+}
+
+/// The line of git's stderr saying the remote wants credentials it was not given or refused
+/// the ones it got (HTTP without stored credentials, ssh's own `Permission denied` line);
+/// `None` for any other failure.
+pub fn unauthenticated_line(stderr: &str) -> Option<String> {
+    const MARKERS: [&str; 7] = [
+        "could not read Username",
+        "could not read Password",
+        // git with `credential.interactive=never` (2.46 and newer)
+        "unable to get password from user",
+        "Authentication failed",
+        "Permission denied (",
+        "HTTP Basic: Access denied",
+        "The requested URL returned error: 401",
+    ];
+    stderr
+        .lines()
+        .map(str::trim)
+        .find(|l| MARKERS.iter().any(|m| l.contains(m)))
+        .map(str::to_owned)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,5 +220,46 @@ Done\n";
             "fatal: unable to access 'https://x/': Could not resolve host: x"
         ));
         assert!(!is_unreachable("! [remote rejected] x (hook declined)"));
+    }
+
+    #[test]
+    fn server_words_are_its_remote_lines() {
+        let stderr = "remote: policy: no checkpoints here        \nremote: \n\
+                      remote: ask #infra\nTo http://127.0.0.1:1/r.git\n\
+                      error: failed to push some refs to 'http://127.0.0.1:1/r.git'\n";
+        assert_eq!(
+            server_words(stderr).as_deref(),
+            Some("policy: no checkpoints here; ask #infra")
+        );
+        assert_eq!(server_words("error: failed to push some refs"), None);
+    }
+
+    // Captured from git 2.39 and OpenSSH 9.2 against servers on 127.0.0.1.
+    #[test]
+    fn unauthenticated_lines() {
+        let http = "fatal: could not read Username for 'http://127.0.0.1:4000': terminal prompts disabled\n";
+        assert_eq!(unauthenticated_line(http).as_deref(), Some(http.trim()));
+        let ssh = "git@127.0.0.1: Permission denied (publickey).\r\n\
+                   fatal: Could not read from remote repository.\n\n\
+                   Please make sure you have the correct access rights\n";
+        assert_eq!(
+            unauthenticated_line(ssh).as_deref(),
+            Some("git@127.0.0.1: Permission denied (publickey).")
+        );
+        assert_eq!(unauthenticated_line("fatal: Connection refused"), None);
+        assert_eq!(
+            first_error_line(ssh),
+            "git@127.0.0.1: Permission denied (publickey)."
+        );
+        let refused = "ssh: connect to host 127.0.0.1 port 1: Connection refused\r\n\
+                       fatal: Could not read from remote repository.\n";
+        assert_eq!(
+            first_error_line(refused),
+            "ssh: connect to host 127.0.0.1 port 1: Connection refused"
+        );
+        assert_eq!(
+            first_error_line("hint: x\nfatal: repository 'r' not found\n"),
+            "fatal: repository 'r' not found"
+        );
     }
 }

@@ -17,7 +17,8 @@
 //! - `<git common dir>/entire/push-idle`: one `<remote> <url> <primary> <mirrors> <v1>` line
 //!   (git's arguments to pre-push, `ENTIRE_CHECKPOINTS_PRIMARY`, `ENTIRE_CHECKPOINTS_MIRRORS`
 //!   and the v1 branch's loose ref file, `-` for none) per push that left nothing due (it
-//!   delivered everything, with the v1 branch where it was before, or found nothing to); with no
+//!   delivered everything, with the v1 branch where it was before, or found nothing to), never
+//!   for a URL that carries credentials (which would keep a password at rest); with no
 //!   queue file present, the same v1 file and no `packed-refs` written since, the next such
 //!   push has nothing to do either (git-refs writes queue, git-branch writes move the v1 file).
 
@@ -111,6 +112,11 @@ pub fn v1_file(repo: &Repo) -> Option<String> {
     })
 }
 
+/// Whether a line names a URL with credentials in it.
+fn carries_credentials(line: &str) -> bool {
+    crate::git::url::redact(line) != line
+}
+
 /// After a push to `remote` (`url`, as git gave them to pre-push) that left nothing due, with
 /// [`v1_file`] `v1` before it and still: the next one has nothing to do while nothing is queued
 /// and the v1 branch has not moved.
@@ -124,12 +130,16 @@ pub fn push_was_idle(repo: &Repo, remote: &str, url: &str, v1: Option<String>) {
         env("ENTIRE_CHECKPOINTS_PRIMARY"),
         env("ENTIRE_CHECKPOINTS_MIRRORS")
     );
-    if line.contains('\n') || v1.is_empty() {
+    // A URL carrying a password is never kept at rest: pushes to it keep running our binary.
+    if line.contains('\n') || v1.is_empty() || carries_credentials(&line) {
         return;
     }
     let path = repo.common_dir().join("entire").join(PUSH_IDLE);
     let old = std::fs::read_to_string(&path).unwrap_or_default();
-    let mut lines: Vec<&str> = old.lines().filter(|l| *l != line).collect();
+    let mut lines: Vec<&str> = old
+        .lines()
+        .filter(|l| *l != line && !carries_credentials(l))
+        .collect();
     lines.push(&line);
     let keep = &lines[lines.len().saturating_sub(PUSH_IDLE_LINES)..];
     let _ = std::fs::create_dir_all(path.parent().unwrap_or(repo.common_dir()));

@@ -108,6 +108,20 @@ pub(super) fn push_batch(
     push_refs(repo, &dest.target, &refs, &[spec], deadline)
 }
 
+/// What to do when the remote wants credentials: a hook never asks for them (it must not hold
+/// the user's push), so they must be stored, or given to an interactive push.
+const CREDENTIALS_HINT: &str = "the server wants credentials, and a hook never asks for them: \
+store them with a credential helper (`git help credential`), or run `git entire-checkpoint push`, \
+which may ask";
+
+/// `line`, git's error, with what to do when it says the remote wants credentials.
+pub(super) fn with_credentials_hint(line: String) -> String {
+    match git::unauthenticated_line(&line) {
+        Some(_) => format!("{line} ({CREDENTIALS_HINT})"),
+        None => line,
+    }
+}
+
 /// One `git push --porcelain --no-verify` of `specs` from a side repository holding `refs`.
 /// Per-ref results come back as they are; `Err` only when git reported no ref at all.
 pub(super) fn push_refs(
@@ -131,8 +145,18 @@ pub(super) fn push_refs(
             e => BatchFailure::Failed(e.to_string()),
         })?;
     crashpoint("push.after-git-push");
-    let results = git::parse_push_porcelain(&out.stdout);
+    let mut results = git::parse_push_porcelain(&out.stdout);
+    // The server's own reason (a hook's, a policy's) goes with each ref it refused; the report
+    // shows one refusal, so it is said once.
+    if let Some(words) = git::server_words(&out.stderr) {
+        for r in results.iter_mut().filter(|r| r.remote_rejected()) {
+            r.summary = format!("{} (the server said: {words})", r.summary);
+        }
+    }
     if results.is_empty() && !out.success() {
+        if let Some(line) = git::unauthenticated_line(&out.stderr) {
+            return Err(BatchFailure::Failed(with_credentials_hint(line)));
+        }
         let line = git::first_error_line(&out.stderr);
         return Err(if git::is_unreachable(&out.stderr) {
             BatchFailure::Unreachable(line)

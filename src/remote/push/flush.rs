@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use crate::git::objects::Oid;
 
-use super::batch::{push_batch, recover_and_push, BatchFailure, RefResult, UNREPORTED};
+use super::batch::{
+    push_batch, recover_and_push, with_credentials_hint, BatchFailure, RefResult, UNREPORTED,
+};
 use super::{
     bounded, PushError, DEFAULT_BUDGET, MAX_CHUNK, MAX_CONSECUTIVE_CHUNK_FAILURES,
     MAX_CONSECUTIVE_REF_FAILURES,
@@ -415,7 +417,7 @@ pub(super) fn reconcile(
         )
         .map_err(|e| match e {
             SideError::Git(e) => ReconcileError::Push(e.into()),
-            e => ReconcileError::Unreachable(e.to_string()),
+            e => ReconcileError::Unreachable(with_credentials_hint(e.to_string())),
         })?;
     let remote: HashMap<&str, &str> = listed
         .iter()

@@ -1,0 +1,344 @@
+//! Real servers on `127.0.0.1`, started by the tests: an OpenSSH server run as the test user
+//! (key authentication), and smart HTTP (`git http-backend`) with basic authentication. What the
+//! user configured for ssh carries our pushes and reads; a hook never asks for credentials nor
+//! holds the user's push; no file of ours keeps a password (docs/reliability.md, "Repositories and remotes").
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::env::{
+    assert_code, checkpoint_ref, path_str, rev_in, stderr, write_executable, write_settings,
+    HttpBackend, SshServer, Store, TestEnv,
+};
+use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2};
+
+/// An ssh command of the user's own (a per-repository deploy key): a script that logs each
+/// call to `<root>/ssh.log` and runs `ssh` with the server's key. Returns the script.
+fn deploy_key_ssh(env: &TestEnv, sshd: &SshServer) -> PathBuf {
+    let script = env.root().join("bin/deploy-ssh");
+    write_executable(
+        &script,
+        &format!(
+            "#!/bin/sh\necho \"$*\" >>'{}'\nexec ssh -i '{}' -o IdentitiesOnly=yes \
+             -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR \"$@\"\n",
+            ssh_log(env).display(),
+            sshd.key.display()
+        ),
+    );
+    script
+}
+
+/// What [`deploy_key_ssh`] logged: one line per ssh connection.
+fn ssh_log(env: &TestEnv) -> PathBuf {
+    env.root().join("ssh.log")
+}
+
+/// How many connections the user's ssh command made that ran `service` on the server.
+fn ssh_calls(env: &TestEnv, service: &str) -> usize {
+    std::fs::read_to_string(ssh_log(env))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains(service))
+        .count()
+}
+
+/// An sshd of the test and a bare repository `origin` on it, added as the remote `origin`; the
+/// server, the repository and its URL. `None` where no sshd is installed.
+fn ssh_origin(env: &TestEnv) -> Option<(SshServer, PathBuf, String)> {
+    let sshd = SshServer::start(&env.root().join("sshd"))?;
+    let origin = env.new_bare("origin");
+    let url = sshd.url(&origin);
+    env.git(&["remote", "add", "origin", &url]);
+    Some((sshd, origin, url))
+}
+
+/// Installs our hooks in `dir`.
+fn install_hooks(env: &TestEnv, dir: &Path) {
+    let out = env.run_in(Store::Refs, dir, &["hooks", "install"]);
+    assert_code(&out, 0, "hooks install");
+}
+
+/// A `core.sshCommand` holding the key (a deploy key) carries every checkpoint push, on-demand
+/// read and `git entire-fetch`: without it the server lets nobody in, so none of them could
+/// work without the user's command.
+#[test]
+fn core_ssh_command_carries_every_checkpoint_push_and_read() {
+    let env = TestEnv::new();
+    let Some((sshd, origin, url)) = ssh_origin(&env) else {
+        return;
+    };
+    let ssh = deploy_key_ssh(&env, &sshd);
+    env.git(&["config", "core.sshCommand", path_str(&ssh)]);
+    install_hooks(&env, env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    write_std(&env, Store::Refs, HEX_ID_2, "s2", TRANSCRIPT_2);
+
+    // The user's push carries both checkpoints, over the user's ssh command.
+    let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+    for id in [HEX_ID, HEX_ID_2] {
+        assert_eq!(
+            rev_in(&env, &origin, &checkpoint_ref(id)),
+            env.rev(&checkpoint_ref(id)),
+            "the hook pushed {id} over the user's ssh command:\n{err}"
+        );
+    }
+    assert!(ssh_calls(&env, "git-receive-pack") >= 2, "{err}");
+    assert_eq!(env.queued(), 0, "{err}");
+
+    // A clone that keeps the same setting reads one on demand and fetches the other.
+    let clone = env.root().join("clone");
+    let config = format!("core.sshCommand={}", ssh.display());
+    env.git_in(
+        env.root(),
+        &["clone", "-q", "-c", &config, &url, path_str(&clone)],
+    );
+    let reads = ssh_calls(&env, "git-upload-pack");
+    let out = env.run_in(Store::Refs, &clone, &["show", HEX_ID, "--json"]);
+    let err = assert_code(&out, 0, "show reads on demand over the user's ssh command");
+    assert!(ssh_calls(&env, "git-upload-pack") > reads, "{err}");
+    assert_eq!(
+        rev_in(&env, &clone, &checkpoint_ref(HEX_ID)),
+        env.rev(&checkpoint_ref(HEX_ID))
+    );
+
+    let reads = ssh_calls(&env, "git-upload-pack");
+    let out = env.fetch_in(&clone, &["origin", HEX_ID_2]);
+    let err = assert_code(&out, 0, "git entire-fetch over the user's ssh command");
+    assert!(ssh_calls(&env, "git-upload-pack") > reads, "{err}");
+    assert_eq!(
+        rev_in(&env, &clone, &checkpoint_ref(HEX_ID_2)),
+        env.rev(&checkpoint_ref(HEX_ID_2))
+    );
+}
+
+/// The user and password of the servers behind basic authentication.
+const USER: &str = "alice";
+const PASSWORD: &str = "s3cr3t-pw";
+
+/// A bare repository `<root>/served/<name>.git`, served over smart HTTP behind basic
+/// authentication ([`USER`], [`PASSWORD`]); the server and the repository.
+fn served_with_auth(env: &TestEnv, name: &str) -> (HttpBackend, PathBuf) {
+    let served = env.root().join("served");
+    std::fs::create_dir_all(&served).unwrap();
+    let bare = served.join(format!("{name}.git"));
+    env.git_in(env.root(), &["init", "-q", "--bare", path_str(&bare)]);
+    (
+        HttpBackend::start_with_basic_auth(env, &served, USER, PASSWORD),
+        bare,
+    )
+}
+
+/// A checkpoint remote behind basic authentication with no stored credentials, and an askpass
+/// program (as IDEs and GUI clients set, in both variables) that answers slowly: the hook never
+/// runs it, so the user's push is not held; the warning says how to store credentials. An
+/// interactive `git entire-checkpoint push` may ask, and delivers.
+#[test]
+fn a_hook_never_asks_for_credentials_nor_holds_the_push() {
+    let env = TestEnv::new();
+    let origin = env.bare_remote("origin");
+    let (server, checkpoints) = served_with_auth(&env, "checkpoints");
+    write_settings(
+        &env,
+        "settings.local.json",
+        &serde_json::json!({"strategy_options": {"checkpoint_remote": {
+            "url": server.url("checkpoints.git")}}}),
+    );
+    install_hooks(&env, env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    let asked = env.root().join("askpass.log");
+    let askpass = env.root().join("bin/askpass");
+    write_executable(
+        &askpass,
+        &format!(
+            "#!/bin/sh\necho \"$1\" >>'{}'\nsleep \"${{ASKPASS_DELAY:-0}}\"\n\
+             case $1 in Username*) echo {USER} ;; *) echo {PASSWORD} ;; esac\n",
+            asked.display()
+        ),
+    );
+
+    let start = Instant::now();
+    let out = env
+        .git_hooked_command(Some(Store::Refs), env.repo(), &["push", "origin", "main"])
+        .env("GIT_ASKPASS", &askpass)
+        .env("SSH_ASKPASS", &askpass)
+        .env("ASKPASS_DELAY", "20")
+        .output()
+        .expect("run git push");
+    let took = start.elapsed();
+    let err = assert_code(&out, 0, "the user's push");
+    assert!(!asked.exists(), "the hook ran the askpass program:\n{err}");
+    assert!(
+        took < Duration::from_secs(15),
+        "the push was held {took:?}:\n{err}"
+    );
+    assert!(err.contains("credential helper"), "{err}");
+    assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
+    assert!(env.checkpoint_refs_in(&checkpoints).is_empty());
+    assert_eq!(env.queued(), 1, "the checkpoint stays queued: {err}");
+
+    let out = env
+        .cmd_as(Store::Refs)
+        .current_dir(env.repo())
+        .env("GIT_ASKPASS", &askpass)
+        .args(["push"])
+        .output()
+        .expect("run git entire-checkpoint push");
+    let err = assert_code(&out, 0, "an interactive push");
+    assert!(asked.exists(), "an interactive push may ask:\n{err}");
+    assert_eq!(
+        rev_in(&env, &checkpoints, &checkpoint_ref(HEX_ID)),
+        env.rev(&checkpoint_ref(HEX_ID)),
+        "{err}"
+    );
+    assert_eq!(env.queued(), 0, "{err}");
+}
+
+/// Every file of ours, under `.git/entire*`, with its text.
+fn our_files(env: &TestEnv) -> Vec<(PathBuf, String)> {
+    fn walk(path: &Path, out: &mut Vec<(PathBuf, String)>) {
+        match std::fs::read_dir(path) {
+            Ok(entries) => entries.flatten().for_each(|e| walk(&e.path(), out)),
+            Err(_) => out.push((
+                path.to_owned(),
+                String::from_utf8_lossy(&std::fs::read(path).unwrap_or_default()).into_owned(),
+            )),
+        }
+    }
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(env.common_dir()).unwrap().flatten() {
+        if e.file_name().to_string_lossy().starts_with("entire") {
+            walk(&e.path(), &mut out);
+        }
+    }
+    out
+}
+
+/// A remote URL with a password in it, pushed to through the hook (which then has nothing left
+/// to do, the case it remembers): no file of ours keeps the password.
+#[test]
+fn no_file_of_ours_keeps_a_password_from_a_remote_url() {
+    let env = TestEnv::new();
+    let (server, origin) = served_with_auth(&env, "origin");
+    let url =
+        server
+            .url("origin.git")
+            .replacen("http://", &format!("http://{USER}:{PASSWORD}@"), 1);
+    env.git(&["remote", "add", "origin", &url]);
+    install_hooks(&env, env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    for round in ["first", "second"] {
+        let out = env.git_hooked(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+        let err = assert_code(&out, 0, &format!("the {round} push"));
+        assert!(!stderr(&out).contains(PASSWORD), "{err}");
+    }
+    assert_eq!(
+        rev_in(&env, &origin, &checkpoint_ref(HEX_ID)),
+        env.rev(&checkpoint_ref(HEX_ID))
+    );
+    let files = our_files(&env);
+    assert!(!files.is_empty());
+    for (path, text) in files {
+        assert!(
+            !text.contains(PASSWORD),
+            "{} keeps the password",
+            path.display()
+        );
+    }
+}
+
+/// A read over ssh that the server refuses (no key it accepts): `git entire-fetch --all` names
+/// what it fetched (the checkpoint refs, not a ref named by their prefix) and ssh's own reason,
+/// not only git's "Could not read from remote repository".
+#[test]
+fn a_refused_read_names_the_checkpoint_refs_and_says_what_ssh_said() {
+    let env = TestEnv::new();
+    let Some(_server) = ssh_origin(&env) else {
+        return;
+    };
+    // Trusts the server's host key, but offers no key of the server's.
+    let ssh = env.root().join("bin/no-key-ssh");
+    write_executable(
+        &ssh,
+        "#!/bin/sh\nexec ssh -o IdentitiesOnly=yes -o IdentityFile=none \
+         -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null \"$@\"\n",
+    );
+    env.git(&["config", "core.sshCommand", path_str(&ssh)]);
+    let out = env.fetch_in(env.repo(), &["--all"]);
+    let err = assert_code(&out, 1, "git entire-fetch --all, refused");
+    assert!(
+        err.contains("the checkpoint refs (refs/entire/checkpoints/*)"),
+        "{err}"
+    );
+    assert!(err.contains("Permission denied (publickey"), "{err}");
+}
+
+/// A reader whose committed settings keep checkpoints at a checkpoint remote it has not
+/// approved: a commit's checkpoint is not on `origin`, and the hint says to approve the
+/// checkpoint remote with `trust`, not that the author may not have pushed it; once approved,
+/// the read finds it there.
+#[test]
+fn a_read_while_the_checkpoint_remote_awaits_approval_says_to_approve_it() {
+    let env = TestEnv::new();
+    let origin = env.bare_remote("origin");
+    let checkpoints = env.new_bare("checkpoints");
+    write_settings(
+        &env,
+        "settings.json",
+        &serde_json::json!({"strategy_options": {"checkpoint_remote": {
+            "url": path_str(&checkpoints)}}}),
+    );
+    env.trust_in(env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
+    assert_code(&out, 0, "the author's push to the checkpoint remote");
+    env.git(&["add", ".entire"]);
+    let message = format!("work\n\nEntire-Checkpoint: {HEX_ID}");
+    env.git(&["commit", "-q", "-m", &message]);
+    env.git(&["push", "-q", "origin", "main"]);
+
+    let mate = env.clone_of(&origin, "mate", &[]);
+    let out = env.run_in(Store::Refs, &mate, &["show", "HEAD"]);
+    let err = assert_code(&out, 3, "show while the checkpoint remote awaits approval");
+    assert!(
+        err.lines().any(|l| l.starts_with("hint: ")
+            && l.contains("approve it with `git entire-checkpoint trust`")),
+        "{err}"
+    );
+    assert!(!err.contains("may not have pushed"), "{err}");
+
+    env.trust_in(&mate);
+    let out = env.run_in(Store::Refs, &mate, &["show", "HEAD"]);
+    assert_code(&out, 0, "show once the checkpoint remote is approved");
+}
+
+/// A server whose `pre-receive` hook refuses checkpoint refs with a message: the user's push
+/// goes through, the checkpoint stays queued, and the warning shows the server's words once.
+#[test]
+fn a_refusal_shows_the_servers_own_words_once() {
+    let env = TestEnv::new();
+    let served = env.root().join("served");
+    let origin = served.join("origin.git");
+    env.git_in(
+        env.root(),
+        &["init", "-q", "--bare", "-b", "main", path_str(&origin)],
+    );
+    env.git_in(&origin, &["config", "http.receivepack", "true"]);
+    let policy = "policy: checkpoints are not kept here, ask #infra";
+    write_executable(
+        &origin.join("hooks/pre-receive"),
+        &format!(
+            "#!/bin/sh\nwhile read -r old new name; do\n  case $name in refs/entire/*) \
+             echo '{policy}' >&2; exit 1 ;; esac\ndone\nexit 0\n"
+        ),
+    );
+    let server = HttpBackend::start(&env, &served);
+    env.git(&["remote", "add", "origin", &server.url("origin.git")]);
+    install_hooks(&env, env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    let out = env.git_hooked(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+    let err = assert_code(&out, 0, "the user's push");
+    assert_eq!(err.matches(policy).count(), 1, "{err}");
+    assert_eq!(env.queued(), 1, "{err}");
+    assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
+    assert_eq!(rev_in(&env, &origin, &checkpoint_ref(HEX_ID)), None);
+}
