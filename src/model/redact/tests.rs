@@ -1142,6 +1142,18 @@ fn encodings_and_splits_do_not_hide_secrets() {
             r#"{"c":"R0lUSFVCX1RPS0VOREDACTEDREVCVUc9MQo="}"#,
             1,
         ),
+        // base64 right after a JSON escape (`cat .env | base64` output, a tab-indented
+        // token): the escape's letter is no part of the run
+        (
+            r#"{"c":"$ cat .env | base64\nR0lUSFVCX1RPS0VOPWdocF9hMUIyYTFCMmExQjJhMUIyYTFCMmExQjJhMUIyYTFCMmExQjIKREVCVUc9MQo=\n"}"#,
+            r#"{"c":"$ cat .env | base64\nR0lUSFVCX1RPS0VOREDACTEDREVCVUc9MQo=\n"}"#,
+            1,
+        ),
+        (
+            r#"{"c":"token:\tZ2hwX2ExQjJhMUIyYTFCMmExQjJhMUIyYTFCMmExQjJhMUIyYTFCMg=="}"#,
+            r#"{"c":"token:\tREDACTED=="}"#,
+            1,
+        ),
         // base64 of base64 of `password=...`
         (
             "echo Y0dGemMzZHZjbVE5V25nNFVYWXpUSEk1VkdJeVRuYzNVR3Mw | base64 -d",
@@ -1202,6 +1214,11 @@ fn encodings_and_splits_do_not_hide_secrets() {
         (
             r#"{"c":"MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKj"}"#,
             r#"{"c":"REDACTED\nREDACTED"}"#,
+            1,
+        ),
+        (
+            r#"{"c":"$ sed -n 2,3p k.pem\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKj"}"#,
+            r#"{"c":"$ sed -n 2,3p k.pem\nREDACTED\nREDACTED"}"#,
             1,
         ),
         (

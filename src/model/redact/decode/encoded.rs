@@ -32,11 +32,22 @@ fn base64_runs(text: &[u8], mut each: impl FnMut(&[(u8, Range<usize>)])) {
             i += 1;
             continue;
         }
+        // An escape (`n` of `\n`, `t` of `\t`, `u0041` of `\u0041`) is no part of a run: the
+        // run starts after it (`cat .env | base64` output follows a `\n`), at the run's own
+        // alignment.
+        if escaped(text, i) {
+            let unicode = text[i] == b'u'
+                && text
+                    .get(i + 1..i + 5)
+                    .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+            i += if unicode { 5 } else { 1 };
+            continue;
+        }
         let starts = i == 0 || !is_base64(text[i - 1]) || escaped(text, i - 1);
         let first = chunk_end(i);
         // A run shorter than `MIN_RUN` on its first line does not wrap either: most runs
         // (words) end here, before anything is copied.
-        if !starts || escaped(text, i) || first - i < MIN_RUN {
+        if !starts || first - i < MIN_RUN {
             i = first.max(i + 1);
             continue;
         }
