@@ -7,7 +7,8 @@ Usage: redaction_false_positives.py BINARY CORPUS [BEFORE_BINARY]
 Each distinct transcript blob of the bare repositories of CORPUS is written with `BINARY write`
 into a scratch repository and read back with `git cat-file`; each `REDACTED` of a changed line
 is matched against the original line to recover what it replaced. Prints how many of each kind
-were replaced; with BEFORE_BINARY (an earlier build), only what that build did not replace.
+were replaced; with BEFORE_BINARY (an earlier build), only what that build did not replace,
+each printed for review.
 Exits 1 naming each replacement that is an identifier, a hash or a UUID.
 """
 
@@ -81,7 +82,11 @@ def main():
                     if s in found:
                         found.remove(s)
             for s in found:
+                if s == PLACEHOLDER:
+                    continue  # the original held the placeholder already
                 total += 1
+                if before:
+                    print("redaction_false_positives: new: %s %r" % (oid.decode()[:12], s[:60]))
                 kind = next((k for k, r in KINDS if r.match(s)), "other")
                 counts[kind] = counts.get(kind, 0) + 1
                 if kind != "other":

@@ -20,9 +20,10 @@ use serde::Serialize;
 
 use crate::agents::{self, History};
 use crate::base::error::{ExitStatus, FAILURE, USAGE};
-use crate::base::session_id::{InvalidSessionIdError, SessionId};
+use crate::base::session_id::InvalidSessionIdError;
 use crate::git::repo::{Repo, RepoError};
 use crate::model::documents::DEFAULT_STRATEGY;
+use crate::model::redact;
 use crate::ops::capture::LiveRead;
 use crate::ops::session::{SessionError, SessionStore};
 use crate::store::{SessionWrite, StoreError};
@@ -311,7 +312,7 @@ fn candidate(
     let sid = worktrees
         .iter()
         .find_map(|w| (history.session)(path, &head, w))?;
-    let sid = SessionId::parse(&sid).ok()?;
+    let sid = redact::session_id(&sid).ok()?;
     let cap = repo.settings().limits().blob_bytes;
     let mut bytes = Vec::new();
     let meta = std::fs::File::open(path)
@@ -383,7 +384,7 @@ fn write(
     topo: &Topology<'_>,
     c: Candidate,
 ) -> Result<(String, Vec<String>), ImportError> {
-    let sid = SessionId::parse(&c.found.session_id)?;
+    let sid = redact::session_id(&c.found.session_id)?;
     let rec = LiveRead {
         path: String::new(),
         bytes: c.bytes,
