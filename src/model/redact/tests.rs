@@ -1229,6 +1229,18 @@ fn encodings_and_splits_do_not_hide_secrets() {
             r#"{"c":"AccessKeyId  REDACTED\nREDACTED   Active"}"#,
             1,
         ),
+        // a token split across two entries of a JSONL transcript, and across two parts of a
+        // pretty-printed document, each on a line of its own
+        (
+            "{\"c\":\"key AKIAIOSF\"}\n{\"c\":\"ODNN7EXAMPLE here\"}",
+            "{\"c\":\"key REDACTED\"}\n{\"c\":\"REDACTED here\"}",
+            1,
+        ),
+        (
+            "[\n  {\"text\": \"use ghp_a1B2a1B2a1B2a1B2a1B2\"},\n  {\"text\": \"a1B2a1B2a1B2a1B2a1B2 now\"}\n]",
+            "[\n  {\"text\": \"use REDACTED\"},\n  {\"text\": \"REDACTED now\"}\n]",
+            1,
+        ),
         // a PEM body without its header, and a bare AWS secret access key
         (
             r#"{"c":"MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKj"}"#,
