@@ -122,7 +122,7 @@ fn token_pattern(body: &str) -> String {
 const CREDENTIAL_WORDS: &[&str] = &["pass", "pwd", "secret", "token", "key", "auth"];
 
 /// The built-in rules, in the order they run.
-pub static BUILTIN: [Builtin; 28] = [
+pub static BUILTIN: [Builtin; 27] = [
     // PEM private key blocks: within one JSON string (escaped `\n`), or over real lines that
     // hold only base64 and PEM headers. Never across other lines, which would swallow the
     // transcript lines between two markers.
@@ -308,16 +308,6 @@ pub static BUILTIN: [Builtin; 28] = [
         },
         Replace::Value,
     ),
-    // A `.pgpass` line, `host:port:database:user:password`: the password. The line starts a
-    // line or follows a space or a quote, so no group of an IPv6 address starts one.
-    gated(
-        pgpass_gate,
-        &[":"],
-        || {
-            r#"(?:\A|\n|\\n|[ \t"'=])[A-Za-z0-9.\-*]+:(?:[1-9][0-9]{1,4}|\*):[^:\s"'\\]+:[^:\s"'\\]+:(?P<value>[^\s:"'\\]+)(?:[\s"'\\]|\z)"#.to_owned()
-        },
-        Replace::Value,
-    ),
     // ADO-style connection strings.
     word(
         &["pass", "pwd"],
@@ -381,23 +371,6 @@ fn provider_shape_gate(text: &[u8]) -> bool {
         })
     };
     twilio || telegram() || discord()
-}
-
-/// Whether `text` may hold a `.pgpass` line (the rule after the command-line passwords): a
-/// `:`, a port (or `*`) and a `:`.
-fn pgpass_gate(text: &[u8]) -> bool {
-    memchr::memchr_iter(b':', text).any(|at| {
-        let port = text[at + 1..]
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        let port = if port == 0 && text.get(at + 1) == Some(&b'*') {
-            1
-        } else {
-            port
-        };
-        (1..=5).contains(&port) && text.get(at + 1 + port) == Some(&b':')
-    })
 }
 
 /// A rule that runs only where `gate` holds.
