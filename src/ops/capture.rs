@@ -25,6 +25,7 @@ use crate::base::error::{ExitStatus, FAILURE, USAGE};
 use crate::base::fs::{read_owned, write_atomic};
 use crate::base::session_id::{InvalidSessionIdError, SessionId};
 use crate::git::repo::{Repo, RepoError};
+use crate::model::redact;
 use crate::model::redact::Redactor;
 use crate::ops::session::{
     LiveTranscript, Record, SessionError, SessionState, SessionStore, StagedSubagent,
@@ -168,7 +169,7 @@ fn record_event(
     event: &HookEvent,
     redactor: &Redactor,
 ) -> Result<Captured, CaptureError> {
-    let sid = SessionId::parse(&event.session_id)?;
+    let sid = redact::session_id(&event.session_id)?;
     let transcript = event.transcript.as_deref().map(|t| match &event.cwd {
         Some(cwd) if t.is_relative() => cwd.join(t),
         _ => t.to_path_buf(),

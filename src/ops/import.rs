@@ -24,6 +24,7 @@ use crate::base::error::{ExitStatus, FAILURE, USAGE};
 use crate::base::session_id::{InvalidSessionIdError, SessionId};
 use crate::git::repo::{Repo, RepoError};
 use crate::model::documents::{TokenUsage, DEFAULT_STRATEGY};
+use crate::model::redact;
 use crate::ops::capture::{agent_command_output, export_of, LiveRead};
 use crate::ops::session::{SessionError, SessionStore};
 use crate::store::{SessionWrite, StoreError};
@@ -332,7 +333,7 @@ fn candidate(
     let sid = worktrees
         .iter()
         .find_map(|w| (history.session)(path, &head, w))?;
-    let sid = SessionId::parse(&sid).ok()?;
+    let sid = redact::session_id(&sid).ok()?;
     let cap = repo.settings().limits().blob_bytes;
     let mut bytes = Vec::new();
     let meta = std::fs::File::open(path)
@@ -397,7 +398,7 @@ fn listed_by_command(
         .filter(|s| ids.insert(s.id.clone()));
     let mut out = Vec::new();
     for s in listed.collect::<Vec<_>>() {
-        let Ok(sid) = SessionId::parse(&s.id) else {
+        let Ok(sid) = redact::session_id(&s.id) else {
             continue;
         };
         match export_of(repo, program, &sid) {
@@ -487,7 +488,7 @@ fn write(
     topo: &Topology<'_>,
     c: Candidate,
 ) -> Result<(String, Vec<String>), ImportError> {
-    let sid = SessionId::parse(&c.found.session_id)?;
+    let sid = redact::session_id(&c.found.session_id)?;
     let rec = LiveRead {
         path: String::new(),
         bytes: c.bytes,

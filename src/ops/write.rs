@@ -9,10 +9,11 @@ use serde_json::Value;
 use crate::agents;
 use crate::base::error::{ExitStatus, FAILURE};
 use crate::base::id::{CheckpointId, InvalidIdError};
-use crate::base::session_id::{InvalidSessionIdError, SessionId};
+use crate::base::session_id::InvalidSessionIdError;
 use crate::base::time::{self as timefmt, InvalidTimeError};
 use crate::git::repo::Repo;
 use crate::model::documents::TokenUsage;
+use crate::model::redact;
 use crate::ops::session::{Record, SessionError, SessionState, SessionStore};
 use crate::store::{Backfill, SessionWrite};
 use crate::topology::{Topology, TopologyError};
@@ -179,7 +180,7 @@ pub fn write(
         Some(raw) => CheckpointId::parse(raw)?,
         None => topo.mint_id(),
     };
-    let session_id = SessionId::parse(&a.session)?;
+    let session_id = redact::session_id(&a.session)?;
     let transcript = a.data.load(warn)?;
     let token_usage = a.data.token_usage.or_else(|| {
         transcript
@@ -263,7 +264,7 @@ pub fn backfill(topo: &Topology<'_>, b: BackfillAsk) -> Result<Written, WriteErr
             transcript,
         } => Backfill::Transcript {
             id: topo.resolve(&id)?,
-            session_id: Some(SessionId::parse(&session)?),
+            session_id: Some(redact::session_id(&session)?),
             transcript: read_input(&transcript)?,
             prompts: Vec::new(),
         },
@@ -273,7 +274,7 @@ pub fn backfill(topo: &Topology<'_>, b: BackfillAsk) -> Result<Written, WriteErr
             summary,
         } => Backfill::Summary {
             id: topo.resolve(&id)?,
-            session_id: session.as_deref().map(SessionId::parse).transpose()?,
+            session_id: session.as_deref().map(redact::session_id).transpose()?,
             summary: read_json_object(&summary, "--summary")?,
         },
         BackfillAsk::Attribution { id, attribution } => Backfill::Attribution {
@@ -298,7 +299,7 @@ pub fn record(
     mut data: SessionInput,
     warn: &dyn Fn(String),
 ) -> Result<SessionState, WriteError> {
-    let sid = SessionId::parse(session)?;
+    let sid = redact::session_id(session)?;
     let transcript = data.load(warn)?;
     // Staging is local and must not lose the agent's step: it goes on while a settings file
     // does not parse (with the built-in rules at least; the commit redacts again).

@@ -5,7 +5,10 @@
 //! written through the binary and read back with `git cat-file`: no secret of `secrets.tsv` may
 //! be recoverable from what is stored, in any of the encodings a reader could undo; a transcript
 //! named `clean-*` holds look-alikes that are no secret and must be stored byte for byte
-//! (docs/security.md, guarantee 9). `tests/secrets_oracle.sh` runs detect-secrets over the same
+//! (docs/security.md, guarantee 9). The `gen-*` transcripts, written by `generate.py` beside
+//! them, put each placement of issue 56 (base64 after a JSON escape, provider tokens, command-line
+//! and config passwords) in each agent format: Claude Code and Codex JSONL, Gemini CLI and
+//! OpenCode JSON documents; an encoded placement lists its decoded secret. `tests/secrets_oracle.sh` runs detect-secrets over the same
 //! corpus.
 
 use std::collections::BTreeMap;
@@ -43,10 +46,23 @@ fn store(env: &TestEnv, file: &str) -> Vec<u8> {
     env.git_bytes(&["cat-file", "blob", &format!("{r}:0/full.jsonl")])
 }
 
+/// The JSON documents of a stored transcript: each line of a JSONL one, or the whole of a
+/// JSON document (Gemini CLI's, OpenCode's), each checked to parse.
+fn documents(stored: &[u8], name: &str) -> Vec<Value> {
+    if name.ends_with(".jsonl") {
+        assert_jsonl(stored, name);
+        let lines = stored.split(|&b| b == b'\n').filter(|l| !l.is_empty());
+        return lines.map(|l| serde_json::from_slice(l).unwrap()).collect();
+    }
+    let doc = serde_json::from_slice(stored)
+        .unwrap_or_else(|e| panic!("{name}: the stored document does not parse: {e}"));
+    vec![doc]
+}
+
 /// The texts a reader gets from `stored` without knowing any secret: the bytes; every JSON
-/// string of every line decoded, nested JSON strings decoded in turn, joined with nothing
+/// string of every document decoded, nested JSON strings decoded in turn, joined with nothing
 /// between them (a secret split across strings reads whole) and with newlines.
-fn readings(stored: &[u8]) -> Vec<Vec<u8>> {
+fn readings(stored: &[u8], name: &str) -> Vec<Vec<u8>> {
     fn strings(v: &Value, depth: usize, out: &mut Vec<String>) {
         match v {
             Value::String(s) => {
@@ -63,8 +79,8 @@ fn readings(stored: &[u8]) -> Vec<Vec<u8>> {
         }
     }
     let mut all = Vec::new();
-    for line in stored.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        strings(&serde_json::from_slice(line).unwrap(), 4, &mut all);
+    for doc in documents(stored, name) {
+        strings(&doc, 4, &mut all);
     }
     let mut out = vec![stored.to_vec(), all.concat().into_bytes()];
     out.push(all.join("\n").into_bytes());
@@ -150,12 +166,11 @@ fn no_secret_of_the_evasion_corpus_is_stored_recoverable() {
     let mut failures = Vec::new();
     for entry in std::fs::read_dir(corpus_dir()).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
-        if !name.ends_with(".jsonl") {
+        if !(name.ends_with(".jsonl") || name.ends_with(".json")) {
             continue;
         }
         files += 1;
         let stored = store(&env, &name);
-        assert_jsonl(&stored, &name);
         let original = std::fs::read(corpus_dir().join(&name)).unwrap();
         if name.starts_with("clean-") {
             if stored != original {
@@ -166,7 +181,7 @@ fn no_secret_of_the_evasion_corpus_is_stored_recoverable() {
         let secrets = planted
             .get(&name)
             .unwrap_or_else(|| panic!("{name} is in secrets.tsv"));
-        let readings = readings(&stored);
+        let readings = readings(&stored, &name);
         for secret in secrets {
             if let Some(spelling) = spellings(secret.as_bytes())
                 .into_iter()

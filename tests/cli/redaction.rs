@@ -998,3 +998,23 @@ fn a_staged_transcript_unchanged_since_the_record_is_stored_as_staged() {
         "the staged bytes, stored as they are"
     );
 }
+
+/// A session ID is stored as it is (metadata, the `Entire-Session:` trailer, a directory under
+/// `.git/entire/sessions/`): one holding a token is refused, without echoing the token, and
+/// nothing is written.
+#[test]
+fn a_session_id_holding_a_token_is_refused_and_not_echoed() {
+    let env = TestEnv::new();
+    let before = env.refs_snapshot();
+    let session = format!("sess-{}", gh_token());
+    let out = env
+        .write(Store::Refs, &session)
+        .transcript_bytes(&clean_transcript())
+        .run();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains("holds a secret"), "{stderr}");
+    assert!(stderr.contains("sess-REDACTED"), "{stderr}");
+    assert!(!contains(&out.stderr, &gh_token()), "{stderr}");
+    assert_eq!(env.refs_snapshot(), before);
+}

@@ -23,6 +23,8 @@ use std::borrow::Cow;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::base::session_id::{InvalidSessionIdError, SessionId};
+
 mod compiled;
 mod decode;
 mod json;
@@ -390,4 +392,19 @@ impl crate::base::error::ExitStatus for RedactError {
             | RedactError::TooBroad { .. } => crate::base::error::FAILURE,
         }
     }
+}
+
+/// `s` as a session ID, refused when the built-in rules find a secret in it: a session ID is
+/// stored as it is (in `metadata.json`, the `Entire-Session:` trailer, a directory name under
+/// `.git/entire/sessions/`), so one holding a token would put the token in all three. The
+/// error names the ID with its secret redacted.
+pub fn session_id(s: &str) -> Result<SessionId, InvalidSessionIdError> {
+    let (redacted, secrets) = Redactor::builtin().redact_str(s);
+    if secrets > 0 {
+        return Err(InvalidSessionIdError {
+            input: redacted,
+            reason: "holds a secret (a credential the redaction rules find)",
+        });
+    }
+    SessionId::parse(s)
 }

@@ -55,6 +55,11 @@ impl Builtin {
     }
 }
 
+/// A line break, real or escaped (in a JSON string, or one nested in another).
+const BREAK: &str = r"(?:\r?\n|(?:\\{1,3}r)?\\{1,3}n)";
+/// White space between words, a line break, real or escaped, counting as one.
+const SPACE: &str = r"(?:[ \t]|\r?\n|\\{1,3}[nt])";
+
 /// A quote as it appears raw or inside a JSON string.
 const QUOTE: &str = r#"(?:\\?["'])?"#;
 
@@ -117,7 +122,7 @@ fn token_pattern(body: &str) -> String {
 const CREDENTIAL_WORDS: &[&str] = &["pass", "pwd", "secret", "token", "key", "auth"];
 
 /// The built-in rules, in the order they run.
-pub static BUILTIN: [Builtin; 23] = [
+pub static BUILTIN: [Builtin; 27] = [
     // PEM private key blocks: within one JSON string (escaped `\n`), or over real lines that
     // hold only base64 and PEM headers. Never across other lines, which would swallow the
     // transcript lines between two markers.
@@ -162,6 +167,50 @@ pub static BUILTIN: [Builtin; 23] = [
     token(&["k_live_", "k_test_"], || {
         token_pattern(r"[sr]k_(?:live|test)_[A-Za-z0-9]{16,}")
     }),
+    // More providers' tokens, by their documented shapes (issue 56): SendGrid, GitLab runner,
+    // Hugging Face, DigitalOcean, Vault, Shopify, Databricks, age, Mailgun, Stripe webhook
+    // signing secrets, Square.
+    token(
+        &[
+            "sg.",
+            "glrt-",
+            "hf_",
+            "_v1_",
+            "hvs.",
+            "hvb.",
+            "shp",
+            "dapi",
+            "age-secret-key-1",
+            "key-",
+            "whsec_",
+            "sq0",
+        ],
+        || {
+            token_pattern(concat!(
+                r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}",
+                r"|glrt-[A-Za-z0-9_\-]{20,}",
+                r"|hf_[A-Za-z]{34}",
+                r"|do[opr]_v1_[a-f0-9]{64}",
+                r"|hv[sb]\.[A-Za-z0-9_\-]{24,}",
+                r"|shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",
+                r"|dapi[a-f0-9]{32}(?:-[0-9])?",
+                r"|AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",
+                r"|key-[a-f0-9]{32}",
+                r"|whsec_[A-Za-z0-9+/=]{32,}",
+                r"|sq0(?:atp|csp)-[A-Za-z0-9_\-]{22,43}",
+            ))
+        },
+    ),
+    // Tokens without a literal prefix: Twilio API keys (`SK` and 32 hex digits), Telegram bot
+    // tokens (the bot's number, `:AA` and 33 more), Discord bot tokens (three dotted parts);
+    // only where the gate finds their shape.
+    gated_token(provider_shape_gate, &["sk", ":aa", "."], || {
+        token_pattern(concat!(
+            r"SK[0-9a-fA-F]{32}",
+            r"|[0-9]{5,16}:AA[A-Za-z0-9_\-]{33}",
+            r"|[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}",
+        ))
+    }),
     // OpenAI and Anthropic keys: a random run of 20 or more; a hyphenated slug such as
     // `sk-learn-...` has no such run.
     prefixed(word(
@@ -180,10 +229,13 @@ pub static BUILTIN: [Builtin; 23] = [
         Replace::Value,
     ),
     // Credentials in URLs: keep the user, drop the password (up to the last `@` of the
-    // authority, so a password with a raw `@` goes whole).
+    // authority, so a password with a raw `@` goes whole). A password may hold a `/` when it
+    // does not start with a digit (`host:8080/path@x` is a port and a path).
     rule(
         &["://"],
-        || r#"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\\"']*:(?P<value>[^\s/\\"'?#]+)@"#.to_owned(),
+        || {
+            r#"[A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@\\"']*:(?P<value>[^\s/\\"'?#]+|[^\s/\\"'?#0-9][^\s\\"'?#]*)@"#.to_owned()
+        },
         Replace::Value,
     ),
     // Credential members of JSON objects, raw and inside a JSON string: the whole string value
@@ -222,6 +274,40 @@ pub static BUILTIN: [Builtin; 23] = [
         || r"(?i-u)bearer[ \t]+(?P<value>[A-Za-z0-9._~+/\-]{16,}=*)".to_owned(),
         Replace::EntropyValue,
     ),
+    // A PuTTY key's private part: the lines after `Private-Lines: N`, over real line breaks
+    // or escaped ones (a JSON string, one nested in another).
+    rule(
+        &["private-lines:"],
+        || format!(r"Private-Lines: [0-9]+(?P<value>(?:{BREAK}[A-Za-z0-9+/=]+)+)"),
+        Replace::Value,
+    ),
+    // Passwords on command lines and in config files, by the word before them: `curl -u
+    // user:pw`, `mysql -ppw`, `docker login -p pw`, `sshpass -p pw`, `--password pw`,
+    // `--passphrase pw`, a `.netrc` `password`, and a value assigned to a name holding
+    // `openai` and ending in `key` (an Azure OpenAI key is 32 hex digits, too regular for the
+    // entropy test of the last rule).
+    word(
+        &[
+            "curl", "mysql", "mariadb", "login", "sshpass", "--pass", "machine", "openai",
+        ],
+        || {
+            format!(
+                concat!(
+                    r#"(?:curl[^\n|;&\\]*?[ \t](?:-u|--user)[ \t=]*['"]?[^\s:'"\\]+:"#,
+                    r#"|(?:mysql|mysqldump|mysqladmin|mariadb)[^\n|;&\\]*?[ \t]-p"#,
+                    r#"|(?:docker|podman|nerdctl)[ \t]+login[^\n|;&\\]*?[ \t]-p[ \t]+['"]?"#,
+                    r#"|sshpass[ \t]+-p[ \t]*['"]?"#,
+                    r#"|--pass(?:word|phrase)[ \t=]+['"]?"#,
+                    r#"|machine[ \t]+[^\s\\]+(?:{SPACE}+(?:login|account)[ \t]+[^\s\\]+)*{SPACE}+password[ \t]+"#,
+                    r#"|(?i-u:[A-Za-z0-9_\-]*openai[A-Za-z0-9_\-]*key){QUOTE}[ \t]*[:=][ \t]*{QUOTE}"#,
+                    r#")(?P<value>[^\s'"\\]{{3,}})"#,
+                ),
+                SPACE = SPACE,
+                QUOTE = QUOTE,
+            )
+        },
+        Replace::Value,
+    ),
     // ADO-style connection strings.
     word(
         &["pass", "pwd"],
@@ -233,7 +319,7 @@ pub static BUILTIN: [Builtin; 23] = [
         CREDENTIAL_WORDS,
         || {
             format!(
-                r#"(?i-u:_?(?:password|passwd|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth[_\-]?token|aws_secret_access_key)){QUOTE}\s*[:=]\s*{QUOTE}(?P<value>[^\s"'\\,;]{{4,}})"#
+                r#"(?i-u:_pass|_?(?:password|passwd|sshpass|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth[_\-]?token|aws_secret_access_key)){QUOTE}\s*[:=]\s*{QUOTE}(?P<value>[^\s"'\\,;]{{4,}})"#
             )
         },
         Replace::Value,
@@ -250,6 +336,42 @@ pub static BUILTIN: [Builtin; 23] = [
         Replace::EntropyValue,
     ),
 ];
+
+/// A provider [`token`] rule that runs only where `gate` holds.
+const fn gated_token(
+    gate: fn(&[u8]) -> bool,
+    triggers: &'static [&'static str],
+    pattern: fn() -> String,
+) -> Builtin {
+    let mut rule = token(triggers, pattern);
+    rule.gate = Some(gate);
+    rule
+}
+
+/// Whether `text` may hold a Twilio, Telegram or Discord token (the rule before the OpenAI
+/// keys): `SK` and 32 hex digits; `:AA` after a digit; a `.`, 6 token characters and a `.`
+/// with 23 token characters before. Most texts have none, which spares the rule's scan.
+fn provider_shape_gate(text: &[u8]) -> bool {
+    let is_token = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_' || *b == b'-';
+    let twilio = memchr::memmem::find_iter(text, b"SK").any(|at| {
+        text.get(at + 2..at + 34)
+            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+    });
+    let telegram = || {
+        memchr::memmem::find_iter(text, b":AA").any(|at| at > 0 && text[at - 1].is_ascii_digit())
+    };
+    let discord = || {
+        memchr::memchr_iter(b'.', text).any(|at| {
+            at >= 23
+                && text[at - 23..at].iter().all(is_token)
+                && text
+                    .get(at + 1..at + 7)
+                    .is_some_and(|p| p.iter().all(is_token))
+                && text.get(at + 7) == Some(&b'.')
+        })
+    };
+    twilio || telegram() || discord()
+}
 
 /// A rule that runs only where `gate` holds.
 const fn gated(

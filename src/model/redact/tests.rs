@@ -77,7 +77,7 @@ fn assert_same_as_reference(input: &[u8]) {
 }
 
 /// One sample per built-in rule, in rule order, that the rule itself redacts.
-const SAMPLE_PER_RULE: [&str; 23] = [
+const SAMPLE_PER_RULE: [&str; 27] = [
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----",
     "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk\n",
     "use AKIAIOSFODNN7EXAMPLE here",
@@ -90,6 +90,8 @@ const SAMPLE_PER_RULE: [&str; 23] = [
     "pypi-AgEIcHlwaS5vcmcCJDEyMzQ1Njc4LTEyMzQtMTIzNC0xMjM0LTEyMzQ1Njc4OTAxMgACJXsicGVy",
     "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY",
     "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+    "HF_TOKEN=hf_aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH",
+    "TWILIO=SK0123456789abcdef0123456789abcdef",
     "sk-proj-Q7vT2mX9pL4kR8sW1nB6cZ3hJ5dF0gY",
     "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
     "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
@@ -98,6 +100,8 @@ const SAMPLE_PER_RULE: [&str; 23] = [
     r#"{"m":"{\"password\": \"hunter22\"}"}"#,
     "curl -H 'Authorization: token 0123abcdXYZ'",
     "send Bearer Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1 along",
+    "Private-Lines: 2\nAAAAgQCx7Zb3\nAAAAQQD4Lk9v\nPrivate-MAC: 0a1b",
+    "curl -u admin:Zx8Qv3Lr9T https://example.com",
     "Server=db;Password=S3cr3t!x;",
     "DB_PASSWORD=hunter22",
     "MY_SIGNING_KEY=Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1",
@@ -697,6 +701,19 @@ const POSITIVES: &[&str] = &[
     "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY APIKEY=abcd",
     "MY_SIGNING_KEY=Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1 secret_value: \"abcdefghij0123456789XY\"",
     "refresh_token = 'Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1' KEYRING='Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1'",
+    "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 glrt-aB3dE6gH9jK2mN5pQ8sT",
+    "hf_aBcDeFgHiJkLmNoPqRsTuVwXyZaBcDeFgH dop_v1_0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+    "hvs.CAESIJ3k9v2Lq8T7pRz1WmXnYbCdEfGh shpat_0123456789abcdef0123456789abcdef dapi0123456789abcdef0123456789abcdef-2",
+    "AGE-SECRET-KEY-1QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE",
+    "key-0123456789abcdef0123456789abcdef whsec_aB3dE6gH9jK2mN5pQ8sT1vwX4zA7cD0f sq0atp-aB3dE6gH9jK2mN5pQ8sT1v",
+    "SK0123456789abcdef0123456789abcdef 123456789:AAaB3dE6gH9jK2mN5pQ8sT1vwX4zA7cD0fG",
+    "MTA4NjQ2MDQ0NzAwMjQwOTg3Ng.GhYx1a.aB3dE6gH9jK2mN5pQ8sT1vwX4zA7cD0fG3iJ6l",
+    "Private-Lines: 2\nAAAAgQCx7Zb3\nAAAAQQD4Lk9v\nPrivate-MAC: 0a1b",
+    "curl -s -u admin:Zx8Qv3Lr9T https://x mysql -u root -pZx8Qv3Lr9T shop",
+    "docker login -u bob -p Zx8Qv3Lr9T r.io; sshpass -p 'Zx8Qv3Lr9T' ssh h; x --password=Zx8Qv3Lr9T",
+    "machine api.example.com login bob password Zx8Qv3Lr9T AZURE_OPENAI_KEY=0123456789abcdef0123456789abcdef",
+    "DB_PASS=Zx8Qv3Lr9T SSHPASS=Zx8Qv3Lr9T",
+    "postgres://app:Zx8/Qv3Lr9T@db:5432/app",
 ];
 
 /// The corpus of [`POSITIVES`] with case variants and the non-ASCII letters Unicode case
@@ -1142,6 +1159,18 @@ fn encodings_and_splits_do_not_hide_secrets() {
             r#"{"c":"R0lUSFVCX1RPS0VOREDACTEDREVCVUc9MQo="}"#,
             1,
         ),
+        // base64 right after a JSON escape (`cat .env | base64` output, a tab-indented
+        // token): the escape's letter is no part of the run
+        (
+            r#"{"c":"$ cat .env | base64\nR0lUSFVCX1RPS0VOPWdocF9hMUIyYTFCMmExQjJhMUIyYTFCMmExQjJhMUIyYTFCMmExQjIKREVCVUc9MQo=\n"}"#,
+            r#"{"c":"$ cat .env | base64\nR0lUSFVCX1RPS0VOREDACTEDREVCVUc9MQo=\n"}"#,
+            1,
+        ),
+        (
+            r#"{"c":"token:\tZ2hwX2ExQjJhMUIyYTFCMmExQjJhMUIyYTFCMmExQjJhMUIyYTFCMg=="}"#,
+            r#"{"c":"token:\tREDACTED=="}"#,
+            1,
+        ),
         // base64 of base64 of `password=...`
         (
             "echo Y0dGemMzZHZjbVE5V25nNFVYWXpUSEk1VkdJeVRuYzNVR3Mw | base64 -d",
@@ -1198,10 +1227,27 @@ fn encodings_and_splits_do_not_hide_secrets() {
             r#"{"c":"AccessKeyId  REDACTED\nREDACTED   Active"}"#,
             1,
         ),
+        // a token split across two entries of a JSONL transcript, and across two parts of a
+        // pretty-printed document, each on a line of its own
+        (
+            "{\"c\":\"key AKIAIOSF\"}\n{\"c\":\"ODNN7EXAMPLE here\"}",
+            "{\"c\":\"key REDACTED\"}\n{\"c\":\"REDACTED here\"}",
+            1,
+        ),
+        (
+            "[\n  {\"text\": \"use ghp_a1B2a1B2a1B2a1B2a1B2\"},\n  {\"text\": \"a1B2a1B2a1B2a1B2a1B2 now\"}\n]",
+            "[\n  {\"text\": \"use REDACTED\"},\n  {\"text\": \"REDACTED now\"}\n]",
+            1,
+        ),
         // a PEM body without its header, and a bare AWS secret access key
         (
             r#"{"c":"MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKj"}"#,
             r#"{"c":"REDACTED\nREDACTED"}"#,
+            1,
+        ),
+        (
+            r#"{"c":"$ sed -n 2,3p k.pem\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\nVJTUt9Us8cKj"}"#,
+            r#"{"c":"$ sed -n 2,3p k.pem\nREDACTED\nREDACTED"}"#,
             1,
         ),
         (
@@ -1243,6 +1289,10 @@ fn views_leave_look_alikes_alone() {
         // 40 characters after a `\u` escape's letter, and after a nested `\\n`'s
         r#"{"c":"x\u005fa1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2"}"#,
         r#"{"c":"ZDI1NTE5\\nAAAAQLn2hdEdYiTF5MFug8L+mVD6fU/Zx8Qv3Lr\\nuk/lW8VIW"}"#,
+        // grep -n output of a TOML file (no `.pgpass` line); test runners' verdicts and a pass
+        // of a plan are no credential assignments
+        r#"{"c":"mise.toml:12:[tasks.test:e2e:lifecycle]\nmise.toml:21:[tasks.test:unit]"}"#,
+        r#"{"c":"--- PASS: TestCloseOnce (0.00s)\nPASS\nok  \tpkg 0.01s","d":"Second pass: rewrite"}"#,
         // emoji joined by zero-width joiners, right-to-left text
         "{\"c\":\"family \u{1f468}\u{200d}\u{1f469}\u{200d}\u{1f467} and \u{202b}abc\u{202c}\"}",
     ];

@@ -27,16 +27,32 @@ fn base64_runs(text: &[u8], mut each: impl FnMut(&[(u8, Range<usize>)])) {
     };
     let mut run: Vec<(u8, Range<usize>)> = Vec::new();
     let mut i = 0;
+    // Whether `i` follows an escape: a run may start there whatever byte precedes it.
+    let mut after_escape = false;
     while i < text.len() {
         if !is_base64(text[i]) {
             i += 1;
+            after_escape = false;
             continue;
         }
-        let starts = i == 0 || !is_base64(text[i - 1]) || escaped(text, i - 1);
+        // An escape's letter (`n` of `\n`, `t` of `\t`, `u0041` of `\u0041`; after one
+        // backslash or more, in a JSON string nested in another) is no part of a run: the run
+        // starts after it (`cat .env | base64` output follows a `\n`), at its own alignment.
+        if i > 0 && text[i - 1] == b'\\' {
+            let unicode = text[i] == b'u'
+                && text
+                    .get(i + 1..i + 5)
+                    .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+            i += if unicode { 5 } else { 1 };
+            after_escape = true;
+            continue;
+        }
+        let starts = after_escape || i == 0 || !is_base64(text[i - 1]);
+        after_escape = false;
         let first = chunk_end(i);
         // A run shorter than `MIN_RUN` on its first line does not wrap either: most runs
         // (words) end here, before anything is copied.
-        if !starts || escaped(text, i) || first - i < MIN_RUN {
+        if !starts || first - i < MIN_RUN {
             i = first.max(i + 1);
             continue;
         }

@@ -279,30 +279,37 @@ pub(super) fn concatenation_views(text: &[u8]) -> Vec<View> {
     seam_views(text, seams, concatenation)
 }
 
-/// Tokens split across two string values of one JSON line, seen joined: a value and the next
-/// value, or the next value of the same member name (the `text` of consecutive content
-/// blocks).
+/// Tokens split across two string values, seen joined: a value and the next value of one JSON
+/// line, or the next value of the same member name on that line or a later one (the `text` of
+/// consecutive content blocks, of consecutive entries of a JSONL transcript, of consecutive
+/// parts of a pretty-printed document, each on its own line).
 pub(super) fn adjacent_string_views(text: &[u8]) -> Vec<View> {
     let mut out = Vec::new();
     let mut line_start = 0;
+    // The last value of each member name so far, over lines: the next entry of a JSONL
+    // transcript, or the next part of a pretty-printed document, continues the text of the
+    // same member (`"text"`, `"content"`, `"output"`) of the one before.
+    let mut last_of_name: HashMap<&[u8], Range<usize>> = HashMap::new();
     for line_end in memchr::memchr_iter(b'\n', text).chain([text.len()]) {
         let line = line_start..line_end;
         line_start = line_end + 1;
-        if !text[line.clone()].starts_with(b"{") && !text[line.clone()].starts_with(b"[") {
+        let indent = text[line.clone()]
+            .iter()
+            .take_while(|b| matches!(b, b' ' | b'\t'))
+            .count();
+        if !matches!(text.get(line.start + indent), Some(b'{' | b'[' | b'"')) {
             continue;
         }
         let values = json_values(text, line);
-        // The last value of each member name so far.
-        let mut last_of_name: HashMap<&[u8], &Range<usize>> = HashMap::new();
         let mut previous: Option<&Range<usize>> = None;
         for (name, value) in &values {
             let mut pairs = Vec::new();
             if let Some(p) = previous {
                 pairs.push(p.clone());
             }
-            if let Some(v) = last_of_name.insert(&text[name.clone()], value) {
-                if previous != Some(v) {
-                    pairs.push(v.clone());
+            if let Some(v) = last_of_name.insert(&text[name.clone()], value.clone()) {
+                if previous != Some(&v) {
+                    pairs.push(v);
                 }
             }
             for a in pairs {

@@ -282,15 +282,28 @@ fn is_base64(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_')
 }
 
-/// The length of the line break at `at`: a newline, raw or as a JSON escape, maybe after a
-/// carriage return; 0 when there is none.
+/// The length of the line break at `at`: a newline, raw or as a JSON escape (in a string, or
+/// in one nested in another: `\\n`), maybe after a carriage return; 0 when there is none.
 fn line_break(text: &[u8], at: usize) -> usize {
     match &text[at..] {
         [b'\n', ..] => 1,
         [b'\r', b'\n', ..] => 2,
-        [b'\\', b'n', ..] => 2,
-        [b'\\', b'r', b'\\', b'n', ..] => 4,
-        _ => 0,
+        rest => {
+            let slashes = rest.iter().take(4).take_while(|&&b| b == b'\\').count();
+            let escape = |from: usize, letter: u8| {
+                (1..=3).contains(&slashes)
+                    && rest
+                        .get(from..from + slashes)
+                        .is_some_and(|s| s.iter().all(|&b| b == b'\\'))
+                    && rest.get(from + slashes) == Some(&letter)
+            };
+            let unit = slashes + 1;
+            match () {
+                () if escape(0, b'n') => unit,
+                () if escape(0, b'r') && escape(unit, b'n') => 2 * unit,
+                () => 0,
+            }
+        }
     }
 }
 
