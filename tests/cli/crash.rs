@@ -661,26 +661,31 @@ fn a_killed_gc_leaves_no_ref_lock_behind() {
         .find(|p| p.is_file())
         .expect("git on PATH");
     let bin = env.root().join("holding-git");
+    // Touches HOLDING when it starts the held transaction: the kill below waits for it, so the
+    // lock it sees is git's in that transaction, not one gc's own code holds for an instant.
     write_executable(
         &bin.join("git"),
         "#!/bin/bash\n\
          case \" $* \" in\n\
          *' update-ref '*'--stdin'*)\n\
+             touch \"$HOLDING\"\n\
              exec \"$REAL_GIT\" \"$@\" < <(python3 -c 'import sys; sys.stdout.buffer.write(sys.stdin.buffer.read().replace(b\"commit\\0\", b\"\"))'; sleep 20) ;;\n\
          esac\n\
          exec \"$REAL_GIT\" \"$@\"\n",
     );
+    let holding = env.root().join("holding");
     let mut path = vec![bin];
     path.extend(std::env::split_paths(&crate::env::path_with_bins()));
     let mut gc = env
         .std_cmd(Store::Refs)
         .env("PATH", std::env::join_paths(path).unwrap())
         .env("REAL_GIT", &real_git)
+        .env("HOLDING", &holding)
         .args(["gc", "--keep-days", "30"])
         .spawn()
         .expect("run gc");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while ref_locks(env).is_empty() {
+    while !holding.exists() || ref_locks(env).is_empty() {
         assert!(
             std::time::Instant::now() < deadline,
             "gc never held a ref lock"
