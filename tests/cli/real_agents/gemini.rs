@@ -7,8 +7,8 @@ use std::process::{Output, Stdio};
 use serde_json::json;
 
 use super::session::{
-    imported_from_its_store, our_binary_gone, recorded_in_its_store, script, turn, Agent,
-    FIRST_PROMPT, SECOND_PROMPT,
+    first_turn, imported_from_its_store, our_binary_gone, recorded_in_its_store, script, turn,
+    Agent, FIRST_PROMPT, SECOND_PROMPT,
 };
 use super::{agent_package, Endpoint};
 use crate::commit_hooks::{commit_in, the_trailer, trailer_ids};
@@ -100,16 +100,7 @@ fn the_real_gemini_cli_is_captured_with_no_glue() {
     with_gemini(|env, agent| {
         env.ok_primary_in(None, env.repo(), &["enable", "--agent", "gemini"]);
         let endpoint = Endpoint::start(env, &script(env, agent));
-        let first = turn(
-            agent,
-            &endpoint,
-            path_with_bins(),
-            FIRST_PROMPT,
-            false,
-            "Done.",
-        );
-        let agents_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
-        assert_eq!(env.git(&["log", "-1", "--format=%s"]).trim(), "Add notes");
+        let (first, agents_commit) = first_turn(env, agent, &endpoint);
         assert_eq!(trailer_ids(env, &agents_commit), Vec::<String>::new());
         let second = turn(
             agent,

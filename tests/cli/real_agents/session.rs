@@ -85,6 +85,22 @@ pub fn turn(
     out
 }
 
+/// The first prompt, run by `agent` against `endpoint`: its script writes `notes.txt` and the
+/// agent commits it ("Add notes"). The agent's output and its commit.
+pub fn first_turn(env: &TestEnv, agent: &Agent, endpoint: &Endpoint) -> (Output, String) {
+    let out = turn(
+        agent,
+        endpoint,
+        path_with_bins(),
+        FIRST_PROMPT,
+        false,
+        "Done.",
+    );
+    let agents_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
+    assert_eq!(env.git(&["log", "-1", "--format=%s"]).trim(), "Add notes");
+    (out, agents_commit)
+}
+
 /// The first prompt of [`the_session`], run by the real `agent` after `enable --agent
 /// <agent_arg>`: its turn writes a file and commits it from the agent's own shell. That commit's
 /// checkpoint holds prompt 1, the agent, its file and `tokens` output tokens (`None`: no token
@@ -98,16 +114,7 @@ pub fn the_agents_own_commit(
 ) -> (Endpoint, Output, String) {
     env.ok_primary_in(None, env.repo(), &["enable", "--agent", agent_arg]);
     let endpoint = Endpoint::start(env, &script(env, agent));
-    let out = turn(
-        agent,
-        &endpoint,
-        path_with_bins(),
-        FIRST_PROMPT,
-        false,
-        "Done.",
-    );
-    let agents_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
-    assert_eq!(env.git(&["log", "-1", "--format=%s"]).trim(), "Add notes");
+    let (out, agents_commit) = first_turn(env, agent, &endpoint);
     let id = the_trailer(env, &agents_commit);
     assert_eq!(
         env.blob_text(Store::Refs, &id, "0/prompt.txt"),
@@ -249,16 +256,7 @@ fn import(env: &TestEnv, agent_arg: &str, agent: &Agent, extra: &[&str]) -> Valu
 pub fn imported_from_its_store(env: &TestEnv, agent_arg: &str, agent: &Agent, tokens: Option<u64>) {
     let commit = "git add notes.txt && git commit -m 'Add notes'";
     let endpoint = Endpoint::start(env, &script_committing(env, agent, commit));
-    turn(
-        agent,
-        &endpoint,
-        path_with_bins(),
-        FIRST_PROMPT,
-        false,
-        "Done.",
-    );
-    let agents_commit = env.git(&["rev-parse", "HEAD"]).trim().to_owned();
-    assert_eq!(env.git(&["log", "-1", "--format=%s"]).trim(), "Add notes");
+    let (_, agents_commit) = first_turn(env, agent, &endpoint);
     let refs = || env.git(&["for-each-ref", "refs/entire/checkpoints/"]);
     assert!(refs().is_empty(), "nothing recorded it as it ran");
 
