@@ -140,6 +140,10 @@ pub struct Fetcher<'r> {
     /// While set ([`Fetcher::defer_creations`]), refs that do not exist locally yet are
     /// gathered here instead of being created one by one.
     deferred: RefCell<Option<Vec<(String, Oid)>>>,
+    /// Trees of a partial clone found whole (every tree below them here) by
+    /// [`Complete::ensure_trees`](crate::store::on_demand::Complete::ensure_trees): each is
+    /// walked once per command, not once per checkpoint read below it.
+    pub(crate) whole_trees: RefCell<Vec<Oid>>,
 }
 
 /// Whether git's stderr says the remote lacks the ref (as opposed to failing).
@@ -158,6 +162,7 @@ impl<'r> Fetcher<'r> {
             notices: RefCell::new(Vec::new()),
             on_notice: None,
             deferred: RefCell::new(None),
+            whole_trees: RefCell::new(Vec::new()),
         }
     }
 

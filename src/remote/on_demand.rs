@@ -129,15 +129,19 @@ impl Complete for Fetcher<'_> {
     }
 
     fn ensure_trees(&self, reference: &str, tree: Oid) -> Result<(), FetchError> {
+        if self.whole_trees.borrow().contains(&tree) {
+            return Ok(());
+        }
         let whole = self
             .repo()
             .objects()
             .find_tree(tree)
             .and_then(|t| t.blobs().map(drop));
-        match whole {
-            Ok(()) => Ok(()),
-            Err(_) => self.fetch_objects(reference, &[tree]),
+        if whole.is_err() {
+            self.fetch_objects(reference, &[tree])?;
         }
+        self.whole_trees.borrow_mut().push(tree);
+        Ok(())
     }
 }
 

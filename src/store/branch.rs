@@ -503,23 +503,22 @@ impl CheckpointReader for GitBranchStore<'_> {
             let name = name.as_str();
             // In a partial clone, the documents of every checkpoint of this source are fetched
             // first, in one batch; a failure leaves their lines unreadable, saying why.
-            if let Some(complete) = self.promised() {
-                let fetched = complete
-                    .ensure_trees(name, commit.tree_id())
-                    .and_then(|()| {
-                        let entries = self.entries_at(&commit).unwrap_or_default();
-                        let subtrees: Vec<(String, Oid)> = entries
-                            .into_iter()
-                            .filter(|(id, _)| !seen.contains(id))
-                            .map(|(_, sub)| (name.to_owned(), sub))
-                            .collect();
-                        complete.ensure_many(&subtrees, Wanted::Documents)
-                    });
-                if let Err(e) = fetched {
+            let promised = self.promised();
+            if let Some(Err(e)) = promised.map(|c| c.ensure_trees(name, commit.tree_id())) {
+                log::warn!("{e}");
+            }
+            let entries = self.entries_at(&commit)?;
+            if let Some(complete) = promised {
+                let subtrees: Vec<(String, Oid)> = entries
+                    .iter()
+                    .filter(|(id, _)| !seen.contains(id))
+                    .map(|(_, sub)| (name.to_owned(), *sub))
+                    .collect();
+                if let Err(e) = complete.ensure_many(&subtrees, Wanted::Documents) {
                     log::warn!("{e}");
                 }
             }
-            for (id, _) in self.entries_at(&commit)? {
+            for (id, _) in entries {
                 if !seen.insert(id.clone()) {
                     continue;
                 }
