@@ -192,6 +192,9 @@ struct Page {
     out: String,
     /// What the current session may still show of folded texts.
     folded_left: usize,
+    /// The current session's anchor, and how many of its prompts were shown: each prompt is
+    /// `<anchor>-p<n>`, which each tool call that writes after it links to.
+    session: (String, usize),
 }
 
 impl Page {
@@ -216,6 +219,7 @@ impl Page {
             markdown,
             out,
             folded_left: 0,
+            session: (String::new(), 0),
         }
     }
 
@@ -312,8 +316,10 @@ impl Page {
                 true => format!("Session {slot}"),
                 false => format!("Session {slot}: {}", about.join(", ")),
             };
-            self.heading(3, &title, &format!("{}-{slot}", cp.id));
+            let anchor = format!("{}-{slot}", cp.id);
+            self.heading(3, &title, &anchor);
             self.folded_left = SESSION_FOLDED_BYTES;
+            self.session = (anchor, 0);
             let read = ops_read::transcript(topo, cp, Some(slot), |stream| {
                 let mut events = Vec::new();
                 let tally = conversation::read(BufReader::new(stream), |e| {
@@ -357,7 +363,10 @@ impl Page {
 
     fn event(&mut self, e: &Event) {
         match &e.turn {
-            Turn::Prompt(text) => self.text("prompt", None, text),
+            Turn::Prompt(text) => {
+                self.session.1 += 1;
+                self.text("prompt", None, text)
+            }
             Turn::Reply(text) => self.text("reply", None, text),
             Turn::Thinking(text) => self.text("thinking", Some("thinking"), text),
             Turn::ToolOutput(text) => {
@@ -397,6 +406,14 @@ impl Page {
                     "<details class=\"tool\"{open}><summary>{}</summary>",
                     esc(label.trim())
                 );
+                let (anchor, prompt) = &self.session;
+                if !diff.is_empty() && *prompt > 0 {
+                    let _ = write!(
+                        self.out,
+                        "<p class=\"more\">written for <a href=\"#cp-{}-p{prompt}\">prompt {prompt}</a></p>",
+                        esc(anchor)
+                    );
+                }
                 let (shown, more) = cut(&diff);
                 self.out.push_str("<pre>");
                 for line in shown.lines() {
@@ -443,6 +460,13 @@ impl Page {
                 self.out,
                 "<details class=\"{class}\"><summary>{}</summary><pre>{}</pre>",
                 esc(label),
+                esc(shown)
+            ),
+            None if class == "prompt" => write!(
+                self.out,
+                "<div class=\"prompt\" id=\"cp-{}-p{}\"><pre>{}</pre>",
+                esc(&self.session.0),
+                self.session.1,
                 esc(shown)
             ),
             None => write!(self.out, "<div class=\"{class}\"><pre>{}</pre>", esc(shown)),
