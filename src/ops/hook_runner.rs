@@ -289,6 +289,7 @@ fn push(repo: &Repo, remote: &str, given: Option<&(String, String)>) -> Result<S
         via: Some(remote),
         named: false,
         reconcile: false,
+        retry_refused: false,
     };
     let synced = sync::push(repo, &topo, ask, &|_, _| {}).map_err(Failure::Sync)?;
     if let (true, Some((remote, url))) = (synced.nothing_left_due(), given) {

@@ -9,6 +9,8 @@ use crate::git::url::Remote;
 use crate::remote::checkpoint_remote::{
     self, AwaitingApproval, CheckpointRemoteError, CheckpointTarget,
 };
+/// What to do about a server that refuses checkpoint refs, as a push's report says it.
+pub use crate::remote::push::refused::advice as refusal_advice;
 use crate::remote::push::{self, FlushReport, PushError, V1Push};
 use crate::store::refs::GitRefsStore;
 use crate::store::StoreKind;
@@ -157,6 +159,10 @@ pub struct PushAsk<'a> {
     pub named: bool,
     /// Reconcile against the remote's listing even if the destination is known (`--all`).
     pub reconcile: bool,
+    /// The user asked for this push (`git entire-checkpoint push`, `migrate --push`): what
+    /// the server refused before is sent again. A hook holds it back for a while
+    /// ([`crate::remote::push::refused`]).
+    pub retry_refused: bool,
 }
 
 /// Pushes checkpoints the way the pre-push hook and `push` both do, to the checkpoint remote
@@ -247,6 +253,7 @@ fn flush_to(
         progress,
         checkpoint_remote: !target.carries_code(),
         named: ask.named,
+        retry_refused: ask.retry_refused,
         ..Default::default()
     };
     let report = push::flush(repo, refs_store, &dest, &opts)?;

@@ -52,6 +52,18 @@ fn ssh_origin(env: &TestEnv) -> Option<(SshServer, PathBuf, String)> {
     Some((sshd, origin, url))
 }
 
+/// Asserts that the server's repository `origin` holds the checkpoints `ids` at our tips;
+/// `context` is shown when it does not.
+fn assert_landed(env: &TestEnv, origin: &Path, ids: &[&str], context: &str) {
+    for id in ids {
+        assert_eq!(
+            rev_in(env, origin, &checkpoint_ref(id)),
+            env.rev(&checkpoint_ref(id)),
+            "{id} is on the server:\n{context}"
+        );
+    }
+}
+
 /// Installs our hooks in `dir`.
 fn install_hooks(env: &TestEnv, dir: &Path) {
     let out = env.run_in(Store::Refs, dir, &["hooks", "install"]);
@@ -75,13 +87,7 @@ fn core_ssh_command_carries_every_checkpoint_push_and_read() {
 
     // The user's push carries both checkpoints, over the user's ssh command.
     let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
-    for id in [HEX_ID, HEX_ID_2] {
-        assert_eq!(
-            rev_in(&env, &origin, &checkpoint_ref(id)),
-            env.rev(&checkpoint_ref(id)),
-            "the hook pushed {id} over the user's ssh command:\n{err}"
-        );
-    }
+    assert_landed(&env, &origin, &[HEX_ID, HEX_ID_2], &err);
     assert!(ssh_calls(&env, "git-receive-pack") >= 2, "{err}");
     assert_eq!(env.queued(), 0, "{err}");
 
@@ -341,4 +347,108 @@ fn a_refusal_shows_the_servers_own_words_once() {
     assert_eq!(env.queued(), 1, "{err}");
     assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
     assert_eq!(rev_in(&env, &origin, &checkpoint_ref(HEX_ID)), None);
+}
+
+/// A bare repository `<root>/served/<name>.git` that takes pushes over smart HTTP, the
+/// `pre-receive` hook `hook` (a shell script's body) when given; the repository.
+fn served_bare(env: &TestEnv, name: &str, hook: Option<&str>) -> PathBuf {
+    let served = env.root().join("served");
+    let bare = served.join(format!("{name}.git"));
+    env.git_in(
+        env.root(),
+        &["init", "-q", "--bare", "-b", "main", path_str(&bare)],
+    );
+    env.git_in(&bare, &["config", "http.receivepack", "true"]);
+    if let Some(hook) = hook {
+        write_executable(
+            &bare.join("hooks/pre-receive"),
+            &format!("#!/bin/sh\n{hook}"),
+        );
+    }
+    bare
+}
+
+/// A transcript of about `bytes` bytes that compresses poorly (digits from a fixed
+/// pseudo-random sequence), so that its checkpoint's pack is about that large.
+fn bulky_transcript(bytes: usize) -> Vec<u8> {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut out = Vec::with_capacity(bytes + 200);
+    while out.len() < bytes {
+        let digits: String = (0..40)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                char::from(b'0' + (state % 10) as u8)
+            })
+            .collect();
+        out.extend_from_slice(
+            format!("{{\"type\":\"user\",\"message\":\"count {digits}\"}}\n").as_bytes(),
+        );
+    }
+    out
+}
+
+/// The shapes of a server's limit on a push's size: git's own (`receive.maxInputSize`, the
+/// push refused as an unpacker error), and a web server's limit on a request's body (HTTP 413:
+/// git's push of the batch fails whole, as a transport error); what the warning names of each.
+const SIZE_LIMITS: [(&str, &str); 2] = [
+    ("receive.maxInputSize", "receive.maxInputSize"),
+    ("body limit", "LimitRequestBody"),
+];
+
+/// A checkpoint larger than the HTTP server accepts blocks no other: the batch is split, so
+/// the small ones land; the big one stays queued with the server's size limit named, and the
+/// next push of the hook does not send it again; `git entire-checkpoint push` tries it again
+/// and fails.
+#[test]
+fn an_oversized_checkpoint_blocks_no_other_over_http() {
+    for (shape, named) in SIZE_LIMITS {
+        let env = TestEnv::new();
+        let origin = served_bare(&env, "origin", None);
+        let served = env.root().join("served");
+        let server = if shape == "body limit" {
+            HttpBackend::start_with_body_limit(&env, &served, 60_000)
+        } else {
+            env.git_in(&origin, &["config", "receive.maxInputSize", "60000"]);
+            HttpBackend::start(&env, &served)
+        };
+        env.git(&["remote", "add", "origin", &server.url("origin.git")]);
+        install_hooks(&env, env.repo());
+        const BIG: &str = "0123456789ab";
+        write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+        write_std(&env, Store::Refs, BIG, "big", &bulky_transcript(400_000));
+        write_std(&env, Store::Refs, HEX_ID_2, "s2", TRANSCRIPT_2);
+
+        let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+        assert_landed(
+            &env,
+            &origin,
+            &[HEX_ID, HEX_ID_2],
+            &format!("{shape}: {err}"),
+        );
+        assert_eq!(rev_in(&env, &origin, &checkpoint_ref(BIG)), None, "{err}");
+        assert_eq!(env.queued(), 1, "{shape}: the big one stays queued:\n{err}");
+        assert_eq!(err.matches(named).count(), 1, "{shape}: {err}");
+
+        // The next push of the hook does not send it again: only the user's push reaches
+        // the server.
+        let pushes = server.pushes();
+        env.git(&["commit", "-q", "--allow-empty", "-m", "more"]);
+        let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+        assert_eq!(server.pushes(), pushes + 1, "{shape}: {err}");
+        assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
+        assert_eq!(env.queued(), 1, "{shape}: {err}");
+
+        // Asked explicitly, it is tried again, and the server's limit is said again.
+        let out = env.run_in(Store::Refs, env.repo(), &["push"]);
+        let err = assert_code(&out, 1, "git entire-checkpoint push, refused");
+        assert!(err.contains(named), "{shape}: {err}");
+        assert_eq!(env.queued(), 1, "{shape}: {err}");
+        assert_eq!(
+            env.checkpoint_tips_in(&origin).len(),
+            2,
+            "{shape}: nothing lost:\n{err}"
+        );
+    }
 }

@@ -167,6 +167,26 @@ pub fn server_words(stderr: &str) -> Option<String> {
     (!words.is_empty()).then(|| words.join("; "))
 }
 
+/// The server's limit on a push's size that `text` (git's stderr, or a refused ref's summary
+/// with the server's words) says a push ran into, named for people: git's own
+/// `receive.maxInputSize` (`pack exceeds maximum allowed size`), or a web server's limit on a
+/// request's body (HTTP 413); `None` for any other failure.
+pub fn size_limit(text: &str) -> Option<&'static str> {
+    const BODY_LIMIT: [&str; 4] = [
+        "HTTP 413",
+        "returned error: 413",
+        "Request Entity Too Large",
+        "Payload Too Large",
+    ];
+    if text.contains("pack exceeds maximum allowed size") {
+        Some("the server's receive.maxInputSize")
+    } else if BODY_LIMIT.iter().any(|m| text.contains(m)) {
+        Some("the web server's limit on a request's body, HTTP 413: Apache's LimitRequestBody, nginx's client_max_body_size")
+    } else {
+        None
+    }
+}
+
 /// The line of git's stderr saying the remote wants credentials it was not given or refused
 /// the ones it got (HTTP without stored credentials, ssh's own `Permission denied` line);
 /// `None` for any other failure.
@@ -191,6 +211,23 @@ pub fn unauthenticated_line(stderr: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_size_limit_is_named_in_either_shape() {
+        // Captured from git 2.47: receive.maxInputSize (the server's words on a refused ref),
+        // and a web server's 413.
+        let max_input = "[remote rejected] (unpacker error) (the server said: fatal: pack exceeds maximum allowed size)";
+        assert!(size_limit(max_input)
+            .unwrap()
+            .contains("receive.maxInputSize"));
+        let body = "error: RPC failed; HTTP 413 curl 22 The requested URL returned error: 413\n\
+                    send-pack: unexpected disconnect while reading sideband packet\n";
+        assert!(size_limit(body).unwrap().contains("LimitRequestBody"));
+        assert_eq!(
+            size_limit("[remote rejected] (pre-receive hook declined)"),
+            None
+        );
+    }
 
     // Captured from git 2.47 pushing to a local bare remote with one new ref, one fast-forward,
     // one up-to-date, one non-fast-forward and one refused by a pre-receive hook.

@@ -150,6 +150,7 @@ fn bounded(budget: Duration) -> Duration {
 
 mod batch;
 mod flush;
+pub mod refused;
 mod replay;
 mod v1;
 
