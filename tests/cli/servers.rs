@@ -322,36 +322,22 @@ fn a_read_while_the_checkpoint_remote_awaits_approval_says_to_approve_it() {
 #[test]
 fn a_refusal_shows_the_servers_own_words_once() {
     let env = TestEnv::new();
-    let served = env.root().join("served");
-    let origin = served.join("origin.git");
-    env.git_in(
-        env.root(),
-        &["init", "-q", "--bare", "-b", "main", path_str(&origin)],
-    );
-    env.git_in(&origin, &["config", "http.receivepack", "true"]);
-    let policy = "policy: checkpoints are not kept here, ask #infra";
-    write_executable(
-        &origin.join("hooks/pre-receive"),
-        &format!(
-            "#!/bin/sh\nwhile read -r old new name; do\n  case $name in refs/entire/*) \
-             echo '{policy}' >&2; exit 1 ;; esac\ndone\nexit 0\n"
-        ),
-    );
-    let server = HttpBackend::start(&env, &served);
+    let origin = served_bare(&env, "origin");
+    refuse_checkpoints(&origin);
+    let server = HttpBackend::start(&env, &env.root().join("served"));
     env.git(&["remote", "add", "origin", &server.url("origin.git")]);
     install_hooks(&env, env.repo());
     write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
     let out = env.git_hooked(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
     let err = assert_code(&out, 0, "the user's push");
-    assert_eq!(err.matches(policy).count(), 1, "{err}");
+    assert_eq!(err.matches(POLICY).count(), 1, "{err}");
     assert_eq!(env.queued(), 1, "{err}");
     assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
     assert_eq!(rev_in(&env, &origin, &checkpoint_ref(HEX_ID)), None);
 }
 
-/// A bare repository `<root>/served/<name>.git` that takes pushes over smart HTTP, the
-/// `pre-receive` hook `hook` (a shell script's body) when given; the repository.
-fn served_bare(env: &TestEnv, name: &str, hook: Option<&str>) -> PathBuf {
+/// A bare repository `<root>/served/<name>.git` that takes pushes over smart HTTP.
+fn served_bare(env: &TestEnv, name: &str) -> PathBuf {
     let served = env.root().join("served");
     let bare = served.join(format!("{name}.git"));
     env.git_in(
@@ -359,13 +345,30 @@ fn served_bare(env: &TestEnv, name: &str, hook: Option<&str>) -> PathBuf {
         &["init", "-q", "--bare", "-b", "main", path_str(&bare)],
     );
     env.git_in(&bare, &["config", "http.receivepack", "true"]);
-    if let Some(hook) = hook {
-        write_executable(
-            &bare.join("hooks/pre-receive"),
-            &format!("#!/bin/sh\n{hook}"),
-        );
-    }
     bare
+}
+
+/// What the `pre-receive` hook of [`refuse_checkpoints`] says.
+const POLICY: &str = "policy: checkpoints are not kept here, ask #infra";
+
+/// Gives the server's repository `bare` a `pre-receive` hook that refuses every push holding
+/// a ref under `refs/entire/` with [`POLICY`], and logs each push it sees to `<bare>/pushes`.
+fn refuse_checkpoints(bare: &Path) {
+    write_executable(
+        &bare.join("hooks/pre-receive"),
+        &format!(
+            "#!/bin/sh\necho push >>pushes\nwhile read -r old new name; do\n  case $name in \
+             refs/entire/*) echo '{POLICY}' >&2; exit 1 ;; esac\ndone\nexit 0\n"
+        ),
+    );
+}
+
+/// How many pushes the hook of [`refuse_checkpoints`] saw.
+fn pushes_seen(bare: &Path) -> usize {
+    std::fs::read_to_string(bare.join("pushes"))
+        .unwrap_or_default()
+        .lines()
+        .count()
 }
 
 /// A transcript of about `bytes` bytes that compresses poorly (digits from a fixed
@@ -405,7 +408,7 @@ const SIZE_LIMITS: [(&str, &str); 2] = [
 fn an_oversized_checkpoint_blocks_no_other_over_http() {
     for (shape, named) in SIZE_LIMITS {
         let env = TestEnv::new();
-        let origin = served_bare(&env, "origin", None);
+        let origin = served_bare(&env, "origin");
         let served = env.root().join("served");
         let server = if shape == "body limit" {
             HttpBackend::start_with_body_limit(&env, &served, 60_000)
@@ -450,5 +453,99 @@ fn an_oversized_checkpoint_blocks_no_other_over_http() {
             2,
             "{shape}: nothing lost:\n{err}"
         );
+    }
+}
+
+/// A server whose `pre-receive` hook refuses `refs/entire/*`, over HTTP and over ssh: the
+/// first push says the server's words and what to do once; later pushes of the hook send it
+/// no checkpoint (the server sees only the user's pushes) and repeat neither; `doctor` says
+/// the same and proposes no push; `git entire-checkpoint push` sends them again and exits 1
+/// while they are refused, and delivers every one once the server takes them.
+#[test]
+fn a_server_refusing_checkpoint_refs_costs_one_push() {
+    for shape in ["http", "ssh"] {
+        let env = TestEnv::new();
+        let (origin, _server): (PathBuf, Box<dyn std::any::Any>) = if shape == "http" {
+            let origin = served_bare(&env, "origin");
+            let server = HttpBackend::start(&env, &env.root().join("served"));
+            env.git(&["remote", "add", "origin", &server.url("origin.git")]);
+            (origin, Box::new(server))
+        } else {
+            let Some((sshd, origin, _)) = ssh_origin(&env) else {
+                continue;
+            };
+            let ssh = deploy_key_ssh(&env, &sshd);
+            env.git(&["config", "core.sshCommand", path_str(&ssh)]);
+            (origin, Box::new(sshd))
+        };
+        refuse_checkpoints(&origin);
+        install_hooks(&env, env.repo());
+        write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+        write_std(&env, Store::Refs, HEX_ID_2, "s2", TRANSCRIPT_2);
+        const ADVICE: &str = "ask its admin to allow refs/entire/*";
+
+        let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+        assert_eq!(err.matches(POLICY).count(), 1, "{shape}: {err}");
+        assert_eq!(err.matches(ADVICE).count(), 1, "{shape}: {err}");
+        assert!(err.contains("checkpoint_remote"), "{shape}: {err}");
+        assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
+        assert_eq!(env.queued(), 2, "{shape}: {err}");
+
+        // The next pushes send no checkpoint, and say neither the server's words nor the
+        // advice again.
+        for (round, id) in [("second", "b0b0b0b0b0b1"), ("third", "b0b0b0b0b0b2")] {
+            write_std(&env, Store::Refs, id, round, TRANSCRIPT);
+            env.git(&["commit", "-q", "--allow-empty", "-m", round]);
+            let seen = pushes_seen(&origin);
+            let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+            assert_eq!(
+                pushes_seen(&origin),
+                seen + 1,
+                "{shape}: only the user's push:\n{err}"
+            );
+            assert!(
+                !err.contains(POLICY) && !err.contains(ADVICE),
+                "{shape}: {err}"
+            );
+            assert!(!err.contains("warning:"), "{shape}: {err}");
+        }
+        assert_eq!(env.queued(), 4, "{shape}");
+        assert!(env.checkpoint_refs_in(&origin).is_empty());
+
+        // doctor says why and what to do, and proposes no push.
+        let out = env.run_in(Store::Refs, env.repo(), &["doctor"]);
+        let doctor = format!("{}{}", crate::env::stdout(&out), stderr(&out));
+        assert!(doctor.contains("push-refused"), "{shape}: {doctor}");
+        assert!(
+            doctor.contains(POLICY) && doctor.contains(ADVICE),
+            "{shape}: {doctor}"
+        );
+        assert!(
+            !doctor.contains("repair: git entire-checkpoint push"),
+            "{shape}: {doctor}"
+        );
+
+        // Asked explicitly, they are sent again: still refused, exit 1.
+        let seen = pushes_seen(&origin);
+        let out = env.run_in(Store::Refs, env.repo(), &["push", "--json"]);
+        let err = assert_code(&out, 1, "git entire-checkpoint push, refused");
+        assert!(pushes_seen(&origin) > seen, "{shape}: {err}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("push --json");
+        assert_eq!(
+            doc["rejected"].as_array().map(Vec::len),
+            Some(4),
+            "{shape}: {doc}"
+        );
+
+        // The server takes them now: an explicit push delivers every one, once.
+        std::fs::remove_file(origin.join("hooks/pre-receive")).unwrap();
+        let out = env.run_in(Store::Refs, env.repo(), &["push"]);
+        let err = assert_code(&out, 0, "git entire-checkpoint push, taken");
+        assert_eq!(
+            env.checkpoint_tips_in(&origin),
+            env.checkpoint_tips(),
+            "{shape}: {err}"
+        );
+        assert_eq!(env.queued(), 0, "{shape}: {err}");
     }
 }
