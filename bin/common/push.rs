@@ -4,7 +4,7 @@
 use entire_checkpoints::base::error::error_chain;
 use entire_checkpoints::ops::hook_runner::{HookOutcome, HookReport};
 use entire_checkpoints::ops::hooks::{Healed, HookError};
-use entire_checkpoints::ops::sync::{refusal_advice, BranchPush, Flushed, Synced};
+use entire_checkpoints::ops::sync::{refusal_advice, BranchPush, Flushed, Synced, DRAIN_NOW};
 
 use super::cli::{info, warn};
 
@@ -203,7 +203,7 @@ fn report_flush(flushed: &Flushed, quiet: bool) {
         warn(
             false,
             format!(
-                "stopped pushing ({} checkpoint ref(s) stay queued for the next push): {why}",
+                "stopped pushing ({} checkpoint ref(s) stay queued for the next push): {why}; {DRAIN_NOW}",
                 report.remaining()
             ),
         );

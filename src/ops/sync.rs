@@ -11,6 +11,7 @@ use crate::remote::checkpoint_remote::{
 };
 /// What to do about a server that refuses checkpoint refs, as a push's report says it.
 pub use crate::remote::push::refused::advice as refusal_advice;
+pub use crate::remote::push::DRAIN_NOW;
 use crate::remote::push::{self, FlushReport, PushError, V1Push};
 use crate::store::refs::GitRefsStore;
 use crate::store::StoreKind;

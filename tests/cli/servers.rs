@@ -549,3 +549,48 @@ fn a_server_refusing_checkpoint_refs_costs_one_push() {
         assert_eq!(env.queued(), 0, "{shape}: {err}");
     }
 }
+
+/// A backlog on a slow server (its `pre-receive` hook takes seconds over checkpoint refs, as
+/// gitolite's per-ref checks do over many): the hook's budget runs out, the user's push goes
+/// through, and the warning says that `git entire-checkpoint push` drains the backlog now,
+/// which it does: every checkpoint on the server, once, none left queued.
+#[test]
+fn a_backlog_on_a_slow_server_names_the_push_that_drains_it() {
+    let env = TestEnv::new();
+    let origin = served_bare(&env, "origin");
+    write_executable(
+        &origin.join("hooks/pre-receive"),
+        "#!/bin/sh\nif grep -q refs/entire/; then sleep 4; fi\nexit 0\n",
+    );
+    let server = HttpBackend::start(&env, &env.root().join("served"));
+    env.git(&["remote", "add", "origin", &server.url("origin.git")]);
+    install_hooks(&env, env.repo());
+    let ids = [HEX_ID, HEX_ID_2, "b0b0b0b0b0b1"];
+    for id in ids {
+        write_std(&env, Store::Refs, id, id, TRANSCRIPT);
+    }
+
+    let out = env
+        .git_hooked_command(Some(Store::Refs), env.repo(), &["push", "origin", "main"])
+        .env("ENTIRE_HOOK_BUDGET_SECONDS", "1")
+        .output()
+        .expect("run git push");
+    let err = assert_code(&out, 0, "the user's push");
+    assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("warning:") && l.contains("`git entire-checkpoint push` drains")),
+        "{err}"
+    );
+    assert_eq!(env.queued(), 3, "{err}");
+
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
+    let err = assert_code(&out, 0, "git entire-checkpoint push drains the backlog");
+    assert_landed(&env, &origin, &ids, &err);
+    assert_eq!(
+        env.checkpoint_tips_in(&origin),
+        env.checkpoint_tips(),
+        "{err}"
+    );
+    assert_eq!(env.queued(), 0, "{err}");
+}
