@@ -5,6 +5,7 @@
 
 use crate::base::error::{ExitStatus, FAILURE};
 use crate::git::repo::Repo;
+use crate::git::subprocess::RemoteTrouble;
 use crate::git::url::Remote;
 use crate::remote::checkpoint_remote::{
     self, AwaitingApproval, CheckpointRemoteError, CheckpointTarget,
@@ -264,7 +265,12 @@ fn flush_to(
         return Err(not_pushed(reason, Some(report.remaining()), true));
     }
     if let Some(line) = &report.unreachable {
-        let reason = format!("couldn't reach {d}: {line}");
+        // Said as what it was: a server that refused us is not one we could not reach.
+        let reason = match RemoteTrouble::of(line) {
+            Some(RemoteTrouble::Unauthenticated) => format!("{d} did not let us in: {line}"),
+            Some(RemoteTrouble::Refused) => format!("{d} refused: {line}"),
+            Some(RemoteTrouble::Unreachable) | None => format!("couldn't reach {d}: {line}"),
+        };
         return Err(not_pushed(reason, Some(report.due), false));
     }
     let public_remote_warning = match report.due {

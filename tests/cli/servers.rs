@@ -276,6 +276,16 @@ fn a_refused_read_names_the_checkpoint_refs_and_says_what_ssh_said() {
         "{err}"
     );
     assert!(err.contains("Permission denied (publickey"), "{err}");
+    assert!(err.contains("unauthenticated"), "{err}");
+
+    // A push that ssh refuses the same way is said as such, not as an unreachable server.
+    install_hooks(&env, env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
+    let err = assert_code(&out, 1, "git entire-checkpoint push, refused by ssh");
+    assert!(err.contains("origin did not let us in"), "{err}");
+    assert!(!err.contains("couldn't reach"), "{err}");
+    assert_eq!(env.queued(), 1, "{err}");
 }
 
 /// A reader whose committed settings keep checkpoints at a checkpoint remote it has not

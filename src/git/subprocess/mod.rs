@@ -56,7 +56,7 @@ pub use deadline::{
 pub use pager::pager_for;
 pub use porcelain::{
     first_error_line, is_unreachable, parse_push_porcelain, server_words, size_limit,
-    unauthenticated_line, PushStatus, PushedRef,
+    unauthenticated_line, PushStatus, PushedRef, RemoteTrouble,
 };
 pub use process::kill_live_groups;
 pub use program::{program, require_supported, version};

@@ -167,6 +167,51 @@ pub fn server_words(stderr: &str) -> Option<String> {
     (!words.is_empty()).then(|| words.join("; "))
 }
 
+/// What kind of trouble talking to a remote was, as people are told it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteTrouble {
+    /// The server wants credentials it was not given, or refused the ones it got.
+    Unauthenticated,
+    /// The server answered and refused (access rules, a hook, no such repository).
+    Refused,
+    /// The server could not be reached at all.
+    Unreachable,
+}
+
+impl RemoteTrouble {
+    /// What git's stderr (or the line of it shown) says the trouble was; `None` when it says
+    /// none of these.
+    pub fn of(stderr: &str) -> Option<Self> {
+        // A repository that is not there ("does not appear to be a git repository") stays
+        // unreachable: that is what a wrong path or URL is.
+        const REFUSED: [&str; 4] = [
+            "DENIED",
+            "Access denied",
+            "access denied",
+            "The requested URL returned error: 403",
+        ];
+        if unauthenticated_line(stderr).is_some() {
+            Some(RemoteTrouble::Unauthenticated)
+        } else if server_words(stderr).is_some() || REFUSED.iter().any(|m| stderr.contains(m)) {
+            Some(RemoteTrouble::Refused)
+        } else if is_unreachable(stderr) {
+            Some(RemoteTrouble::Unreachable)
+        } else {
+            None
+        }
+    }
+}
+
+impl std::fmt::Display for RemoteTrouble {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RemoteTrouble::Unauthenticated => "unauthenticated",
+            RemoteTrouble::Refused => "refused",
+            RemoteTrouble::Unreachable => "unreachable",
+        })
+    }
+}
+
 /// The server's limit on a push's size that `text` (git's stderr, or a refused ref's summary
 /// with the server's words) says a push ran into, named for people: git's own
 /// `receive.maxInputSize` (`pack exceeds maximum allowed size`), or a web server's limit on a
@@ -211,6 +256,28 @@ pub fn unauthenticated_line(stderr: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remote_trouble_is_classified() {
+        let kind = |s: &str| RemoteTrouble::of(s);
+        assert_eq!(
+            kind("git@127.0.0.1: Permission denied (publickey).\nfatal: Could not read from remote repository."),
+            Some(RemoteTrouble::Unauthenticated)
+        );
+        assert_eq!(
+            kind("FATAL: R any acme/app alice DENIED by fallthru\nfatal: Could not read from remote repository."),
+            Some(RemoteTrouble::Refused)
+        );
+        assert_eq!(
+            kind("remote: policy: ask #infra\nfatal: Could not read from remote repository."),
+            Some(RemoteTrouble::Refused)
+        );
+        assert_eq!(
+            kind("ssh: connect to host 127.0.0.1 port 1: Connection refused\nfatal: Could not read from remote repository."),
+            Some(RemoteTrouble::Unreachable)
+        );
+        assert_eq!(kind("error: something else"), None);
+    }
 
     #[test]
     fn a_size_limit_is_named_in_either_shape() {
