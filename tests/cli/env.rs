@@ -1780,6 +1780,17 @@ impl SshServer {
         Some(server)
     }
 
+    /// Lets the key in only to run `command` (as gitolite's `authorized_keys` lines do; the
+    /// client's command is in `SSH_ORIGINAL_COMMAND`). sshd reads the file at each connection.
+    pub fn force_command(&self, command: &str) {
+        let public = std::fs::read_to_string(self.key.with_extension("pub")).expect("public key");
+        std::fs::write(
+            self.key.with_file_name("authorized_keys"),
+            format!("command=\"{command}\",no-pty {public}"),
+        )
+        .expect("authorized_keys");
+    }
+
     /// `ssh://<user>@127.0.0.1:<port><path>` (an absolute path on this machine).
     pub fn url(&self, path: &Path) -> String {
         format!(

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::env::{
-    assert_code, checkpoint_ref, path_str, rev_in, stderr, write_executable, write_settings,
+    assert_code, checkpoint_ref, path_str, rev_in, skip, stderr, write_executable, write_settings,
     HttpBackend, SshServer, Store, TestEnv,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2};
@@ -333,7 +333,7 @@ fn a_read_while_the_checkpoint_remote_awaits_approval_says_to_approve_it() {
 fn a_refusal_shows_the_servers_own_words_once() {
     let env = TestEnv::new();
     let origin = served_bare(&env, "origin");
-    refuse_checkpoints(&origin);
+    pre_receive(&origin, true);
     let server = HttpBackend::start(&env, &env.root().join("served"));
     env.git(&["remote", "add", "origin", &server.url("origin.git")]);
     install_hooks(&env, env.repo());
@@ -358,22 +358,27 @@ fn served_bare(env: &TestEnv, name: &str) -> PathBuf {
     bare
 }
 
-/// What the `pre-receive` hook of [`refuse_checkpoints`] says.
+/// What the `pre-receive` hook of [`pre_receive`] says when it refuses.
 const POLICY: &str = "policy: checkpoints are not kept here, ask #infra";
 
-/// Gives the server's repository `bare` a `pre-receive` hook that refuses every push holding
-/// a ref under `refs/entire/` with [`POLICY`], and logs each push it sees to `<bare>/pushes`.
-fn refuse_checkpoints(bare: &Path) {
+/// Gives the server's repository `bare` a `pre-receive` hook that logs each push it sees to
+/// `<bare>/pushes` and, with `refuse`, refuses every push holding a ref under `refs/entire/`
+/// with [`POLICY`].
+fn pre_receive(bare: &Path, refuse: bool) {
+    let refusal = format!(
+        "while read -r old new name; do\n  case $name in refs/entire/*) echo '{POLICY}' >&2; \
+         exit 1 ;; esac\ndone\n"
+    );
     write_executable(
         &bare.join("hooks/pre-receive"),
         &format!(
-            "#!/bin/sh\necho push >>pushes\nwhile read -r old new name; do\n  case $name in \
-             refs/entire/*) echo '{POLICY}' >&2; exit 1 ;; esac\ndone\nexit 0\n"
+            "#!/bin/sh\necho push >>pushes\n{}exit 0\n",
+            if refuse { refusal.as_str() } else { "" }
         ),
     );
 }
 
-/// How many pushes the hook of [`refuse_checkpoints`] saw.
+/// How many pushes the hook of [`pre_receive`] saw.
 fn pushes_seen(bare: &Path) -> usize {
     std::fs::read_to_string(bare.join("pushes"))
         .unwrap_or_default()
@@ -466,6 +471,9 @@ fn an_oversized_checkpoint_blocks_no_other_over_http() {
     }
 }
 
+/// What the first push to a server refusing `refs/entire/*` says to do, once.
+const ADVICE: &str = "ask its admin to allow refs/entire/*";
+
 /// A server whose `pre-receive` hook refuses `refs/entire/*`, over HTTP and over ssh: the
 /// first push says the server's words and what to do once; later pushes of the hook send it
 /// no checkpoint (the server sees only the user's pushes) and repeat neither; `doctor` says
@@ -488,11 +496,10 @@ fn a_server_refusing_checkpoint_refs_costs_one_push() {
             env.git(&["config", "core.sshCommand", path_str(&ssh)]);
             (origin, Box::new(sshd))
         };
-        refuse_checkpoints(&origin);
+        pre_receive(&origin, true);
         install_hooks(&env, env.repo());
         write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
         write_std(&env, Store::Refs, HEX_ID_2, "s2", TRANSCRIPT_2);
-        const ADVICE: &str = "ask its admin to allow refs/entire/*";
 
         let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
         assert_eq!(err.matches(POLICY).count(), 1, "{shape}: {err}");
@@ -603,4 +610,77 @@ fn a_backlog_on_a_slow_server_names_the_push_that_drains_it() {
         "{err}"
     );
     assert_eq!(env.queued(), 0, "{err}");
+}
+
+/// gitolite (Debian's gitolite3) behind the test's sshd, its home under the test's root: the
+/// repository `app` with the rules `rules` (lines of `gitolite.conf`), the user `alice` holding
+/// the server's key. The server, the repository on disk and its URL; `None` (with a SKIPPED
+/// line) where gitolite3 or sshd is not installed.
+fn gitolite(env: &TestEnv, rules: &str) -> Option<(SshServer, PathBuf, String)> {
+    const SHELL: &str = "/usr/share/gitolite3/gitolite-shell";
+    if !Path::new(SHELL).exists() {
+        skip("no gitolite3 installed");
+        return None;
+    }
+    let sshd = SshServer::start(&env.root().join("sshd"))?;
+    let home = env.root().join("gitolite");
+    std::fs::create_dir_all(&home).unwrap();
+    let key = home.join("alice.pub");
+    std::fs::copy(sshd.key.with_extension("pub"), &key).unwrap();
+    let gitolite = |args: &[&str]| {
+        let out = env
+            .program_in("gitolite", &home)
+            .env("HOME", &home)
+            .args(args)
+            .output()
+            .expect("run gitolite");
+        assert!(out.status.success(), "gitolite {args:?}: {}", stderr(&out));
+    };
+    gitolite(&["setup", "-pk", path_str(&key)]);
+    std::fs::write(
+        home.join(".gitolite/conf/gitolite.conf"),
+        format!("repo gitolite-admin\n    RW+ = alice\n\nrepo app\n{rules}"),
+    )
+    .unwrap();
+    gitolite(&["compile"]);
+    gitolite(&["setup"]);
+    sshd.force_command(&format!("HOME={} exec {SHELL} alice", home.display()));
+    let url = sshd.url(Path::new("/app"));
+    Some((sshd, home.join("repositories/app.git"), url))
+}
+
+/// gitolite denying `refs/entire/*` to a user who may push branches: the user's push lands,
+/// the first shows gitolite's own words (`DENIED by refs/entire/`) and what to do once, and
+/// later pushes of the hook send it no checkpoint.
+#[test]
+fn gitolite_denying_checkpoint_refs_costs_one_push() {
+    let env = TestEnv::new();
+    let Some((sshd, app, url)) = gitolite(&env, "    -   refs/entire/ = alice\n    RW+ = alice\n")
+    else {
+        return;
+    };
+    pre_receive(&app, false);
+    let ssh = deploy_key_ssh(&env, &sshd);
+    env.git(&["config", "core.sshCommand", path_str(&ssh)]);
+    env.git(&["remote", "add", "origin", &url]);
+    install_hooks(&env, env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    write_std(&env, Store::Refs, HEX_ID_2, "s2", TRANSCRIPT_2);
+
+    let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+    assert_eq!(err.matches("DENIED by refs/entire/").count(), 1, "{err}");
+    assert_eq!(err.matches(ADVICE).count(), 1, "{err}");
+    assert_eq!(rev_in(&env, &app, "refs/heads/main"), env.rev("main"));
+    assert!(env.checkpoint_refs_in(&app).is_empty());
+
+    env.git(&["commit", "-q", "--allow-empty", "-m", "more"]);
+    let seen = pushes_seen(&app);
+    let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+    assert_eq!(pushes_seen(&app), seen + 1, "only the user's push:\n{err}");
+    assert!(
+        !err.contains("DENIED") && !err.contains("warning:"),
+        "{err}"
+    );
+    assert_eq!(rev_in(&env, &app, "refs/heads/main"), env.rev("main"));
+    assert_eq!(env.queued(), 2, "{err}");
 }
