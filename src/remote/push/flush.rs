@@ -252,10 +252,8 @@ pub fn flush(
                 };
                 match failed.as_slice() {
                     [] => {}
-                    // Refused while others of its batch landed: its own refusal.
-                    [(name, oid)] if batch.len() > 1 => {
-                        settle.single_failed(name, *oid, Failure::of(&results, name))
-                    }
+                    // Alone in its batch, or refused while the others landed: its own refusal.
+                    [(name, oid)] => settle.single_failed(name, *oid, Failure::of(&results, name)),
                     _ => split.extend(halves(failed)),
                 }
             }
@@ -363,10 +361,9 @@ fn remember_refusals(
             .too_large
             .insert(name.clone(), Refusal::now(reason.clone(), Some(*oid)));
     }
-    let refused_all = report.pushed.is_empty()
-        && report.failed.is_empty()
-        && too_large.is_empty()
-        && !report.rejected.is_empty();
+    // Refs not tried once the flush stopped early are no sign either way.
+    let refused_all =
+        report.pushed.is_empty() && too_large.is_empty() && !report.rejected.is_empty();
     if refused_all {
         let reason = report.rejected[0].1.clone();
         refused.namespace = Some(Refusal::now(reason.clone(), None));
@@ -379,8 +376,9 @@ fn remember_refusals(
     }
 }
 
-/// `batch` in two halves, the first last: pushed first from a stack.
+/// `batch` (of two refs or more) in two halves, the first last: pushed first from a stack.
 fn halves(mut batch: Vec<(String, Oid)>) -> [Vec<(String, Oid)>; 2] {
+    debug_assert!(batch.len() > 1, "a single ref is settled, not split");
     let second = batch.split_off(batch.len() / 2);
     [second, batch]
 }
