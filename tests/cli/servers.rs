@@ -529,14 +529,16 @@ fn a_server_refusing_checkpoint_refs_costs_one_push() {
         assert_eq!(env.queued(), 4, "{shape}");
         assert!(env.checkpoint_refs_in(&origin).is_empty());
 
-        // doctor says why and what to do, and proposes no push.
+        // doctor says why and what to do, and proposes no push, also for a commit that links
+        // a checkpoint the server lacks.
+        let message = format!("work\n\nEntire-Checkpoint: {HEX_ID}");
+        env.git(&["commit", "-q", "--allow-empty", "-m", &message]);
         let out = env.run_in(Store::Refs, env.repo(), &["doctor"]);
         let doctor = format!("{}{}", crate::env::stdout(&out), stderr(&out));
         assert!(doctor.contains("push-refused"), "{shape}: {doctor}");
-        assert!(
-            doctor.contains(POLICY) && doctor.contains(ADVICE),
-            "{shape}: {doctor}"
-        );
+        assert!(doctor.contains("checkpoint-unpushed"), "{shape}: {doctor}");
+        assert!(doctor.contains(POLICY), "{shape}: {doctor}");
+        assert_eq!(doctor.matches(ADVICE).count(), 2, "{shape}: {doctor}");
         assert!(
             !doctor.contains("repair: git entire-checkpoint push"),
             "{shape}: {doctor}"

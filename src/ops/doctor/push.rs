@@ -47,6 +47,13 @@ fn refused_namespace(repo: &Repo, fingerprint: &str) -> Option<Refusal> {
         .filter(Refusal::holds)
 }
 
+/// What to do instead of a push to `target` (a remote name or URL) while its server's refusal
+/// of every checkpoint ref is remembered; `None` when none is.
+pub(super) fn refusal_advice(repo: &Repo, target: &str) -> Option<String> {
+    let fingerprint = crate::remote::destination::fingerprint_of(repo, target);
+    refused_namespace(repo, &fingerprint).map(|_| refused::advice(target))
+}
+
 /// `push-refused`: what a destination's server refused, as remembered by the pushes (offline):
 /// every checkpoint ref (subject: the destination), or a ref too large for it (subject: the
 /// ref). Hooks hold those back for a while, so the advice is what a person can change, never
