@@ -47,6 +47,17 @@ pub enum Command {
     Write(Box<WriteArgs>),
     /// Update an existing checkpoint.
     Backfill(BackfillArgs),
+    /// Link a commit to a checkpoint from the checkpoint's side (its `linked_commits`), for a
+    /// commit that carries no Entire-Checkpoint trailer (a squash merge's); pushed as any
+    /// checkpoint update is.
+    Link {
+        /// The commit (any commit-ish: a hash, a branch, HEAD~2).
+        commit: String,
+        /// The checkpoint: an ID or unique ID prefix.
+        checkpoint: String,
+        #[command(flatten)]
+        fetch: FetchArgs,
+    },
     /// Show one checkpoint (by ID, unique ID prefix, or a commit with Entire-Checkpoint trailers).
     Show(ShowArgs),
     /// Write one file of a checkpoint's tree to stdout as raw bytes (to a terminal, with its

@@ -640,6 +640,7 @@ pub(crate) fn info_of(cp: &Checkpoint, subject: String) -> CheckpointInfo {
     if created_at.is_empty() {
         created_at = CheckpointInfo::remote_only(cp.id.clone()).created_at;
     }
+    let links = cp.summary.linked_commits();
     CheckpointInfo {
         id: cp.id.clone(),
         store: cp.store,
@@ -650,6 +651,8 @@ pub(crate) fn info_of(cp: &Checkpoint, subject: String) -> CheckpointInfo {
         subject,
         remote_only: false,
         unreadable: None,
+        linked_commits: links.shas,
+        refused_links: links.refused,
     }
 }
 
