@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::blame::{checkpoint, CLAUDE, FILE};
 use crate::env::{assert_code, stderr, stdout, Store, TestEnv};
-use crate::fixtures::{hand_made, root_metadata_json, HEX_ID};
+use crate::fixtures::{hand_made, root_metadata_json, HEX_ID, TRANSCRIPT};
 
 /// What the agent's Write wrote (lines 1-5), committed as it was.
 const WRITTEN: &str = "package hello\n\nfunc Hello() string {\n\treturn \"hi\"\n}\n";
@@ -163,4 +163,73 @@ fn branch_links_are_read_through_the_link_index() {
     assert_code(&env.run(Store::Branch, &["show", "HEAD"]), 3, "rebuilt");
     env.ok(Store::Branch, &["link", "HEAD", HEX_ID]);
     assert!(env.ok(Store::Branch, &["show", "HEAD"]).contains(HEX_ID));
+}
+
+/// Adds `0/entity_deltas.json` (what the reference's companion tool writes into a session) to
+/// checkpoint `id` in `dir` as a new commit on its ref.
+fn add_entity_deltas(env: &TestEnv, dir: &std::path::Path, id: &str, bytes: &[u8]) {
+    let name = crate::env::checkpoint_ref(id);
+    let tip = env.git_in(dir, &["rev-parse", &name]).trim().to_owned();
+    let blob = env.git_stdin_in(dir, &["hash-object", "-w", "--stdin"], bytes);
+    let mut slot = env.git_in(dir, &["ls-tree", &format!("{tip}:0")]);
+    slot.push_str(&format!(
+        "100644 blob {}\tentity_deltas.json\n",
+        blob.trim()
+    ));
+    let slot = env.git_stdin_in(dir, &["mktree"], slot.as_bytes());
+    let root: String = env
+        .git_in(dir, &["ls-tree", &tip])
+        .lines()
+        .map(|l| match l.ends_with("\t0") {
+            true => format!("040000 tree {}\t0\n", slot.trim()),
+            false => format!("{l}\n"),
+        })
+        .collect();
+    let root = env.git_stdin_in(dir, &["mktree"], root.as_bytes());
+    let commit = env.git_stdin_in(
+        dir,
+        &["commit-tree", root.trim(), "-p", &tip],
+        b"entity deltas\n",
+    );
+    env.git_in(dir, &["update-ref", &name, commit.trim()]);
+}
+
+/// Two clones link different commits to one checkpoint, and one of them has the session's
+/// `entity_deltas.json`: the push that meets the other's version merges them, unioning
+/// `linked_commits` by sha and keeping `entity_deltas.json`.
+#[test]
+fn a_diverged_checkpoint_unions_its_links_and_keeps_entity_deltas() {
+    use crate::push::{add_remote, push_in, second_clone, write};
+    let env = TestEnv::new();
+    let origin = add_remote(&env, "origin");
+    write(&env, Some(HEX_ID), "sess-1", TRANSCRIPT);
+    let first = commit(&env, WRITTEN, "squashed one (#1)");
+    let second = commit(&env, "other\n", "squashed two (#2)");
+    env.git(&["push", "-q", "origin", "main"]);
+    assert_code(&push_in(&env, env.repo(), &["origin"]), 0, "first push");
+
+    let laptop = second_clone(&env, &origin, "laptop");
+    env.ok_in(Store::Refs, &laptop, &["link", &first, HEX_ID]);
+    add_entity_deltas(&env, &laptop, HEX_ID, b"{\"schema\":\"1.0\"}\n");
+    assert_code(
+        &push_in(&env, &laptop, &["origin"]),
+        0,
+        "push from the laptop",
+    );
+
+    env.ok(Store::Refs, &["link", &second, HEX_ID]);
+    let out = push_in(&env, env.repo(), &["origin"]);
+    assert_code(&out, 0, "push of the diverged checkpoint");
+    let name = crate::env::checkpoint_ref(HEX_ID);
+    let merged = crate::env::json_in(&env, &origin, &format!("{name}:metadata.json"));
+    assert_eq!(
+        merged["linked_commits"],
+        json!([{"sha": first}, {"sha": second}]),
+        "{merged:#}"
+    );
+    let deltas = env.git_in(
+        &origin,
+        &["cat-file", "-p", &format!("{name}:0/entity_deltas.json")],
+    );
+    assert_eq!(deltas, "{\"schema\":\"1.0\"}\n");
 }
