@@ -37,8 +37,22 @@ impl SideLinks {
     /// The links of every checkpoint held here: the git-refs store's through its summary index,
     /// the v1 branch's through its link index (`store::link_index`).
     pub fn load(topo: &Topology<'_>) -> Result<SideLinks, StoreError> {
+        SideLinks::read(topo, true)
+    }
+
+    /// [`SideLinks::load`] that leaves the summary index as it is, damaged or stale (for
+    /// `doctor`, which reports it and mends it only with `--fix`).
+    pub fn load_unwritten(topo: &Topology<'_>) -> Result<SideLinks, StoreError> {
+        SideLinks::read(topo, false)
+    }
+
+    fn read(topo: &Topology<'_>, write_index: bool) -> Result<SideLinks, StoreError> {
         let mut out = SideLinks::default();
-        let refs = topo.refs_store().list_indexed()?;
+        let store = topo.refs_store();
+        let refs = match write_index {
+            true => store.list_indexed()?,
+            false => store.list_indexed_unwritten()?,
+        };
         for i in 0..refs.len() {
             let line = refs.line(i);
             out.add(line.id, &line.linked_commits, &line.refused_links);
