@@ -151,7 +151,8 @@ pub struct CommitEntry {
     pub subject: String,
     /// The file's path in that commit.
     pub filename: String,
-    /// The checkpoints it links (trailers, then the rewrite map).
+    /// The checkpoints it links (trailers, then the rewrite map, then the checkpoints that name
+    /// it in their `linked_commits`).
     pub checkpoints: Vec<String>,
 }
 
