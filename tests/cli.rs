@@ -75,6 +75,8 @@ mod hostile_data;
 mod human_output;
 #[path = "cli/idle_hooks.rs"]
 mod idle_hooks;
+#[path = "cli/linked_commits.rs"]
+mod linked_commits;
 #[path = "cli/list.rs"]
 mod list;
 #[path = "cli/list_range.rs"]

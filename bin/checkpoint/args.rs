@@ -47,6 +47,17 @@ pub enum Command {
     Write(Box<WriteArgs>),
     /// Update an existing checkpoint.
     Backfill(BackfillArgs),
+    /// Link a commit to a checkpoint from the checkpoint's side (its `linked_commits`), for a
+    /// commit that carries no Entire-Checkpoint trailer (a squash merge's); pushed as any
+    /// checkpoint update is.
+    Link {
+        /// The commit (any commit-ish: a hash, a branch, HEAD~2).
+        commit: String,
+        /// The checkpoint: an ID or unique ID prefix.
+        checkpoint: String,
+        #[command(flatten)]
+        fetch: FetchArgs,
+    },
     /// Show one checkpoint (by ID, unique ID prefix, or a commit with Entire-Checkpoint trailers).
     Show(ShowArgs),
     /// The sessions behind the commits of a revision range (default: the current branch's

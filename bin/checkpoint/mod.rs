@@ -183,6 +183,14 @@ fn dispatch<'r>(
             enable_fetch(repo, topo, &b.fetch, quiet)?;
             write::backfill(topo, b.what, quiet)
         }
+        Command::Link {
+            commit,
+            checkpoint,
+            fetch,
+        } => {
+            enable_fetch(repo, topo, &fetch, quiet)?;
+            write::link(repo, topo, &commit, &checkpoint, quiet)
+        }
         Command::Show(args) => {
             enable_fetch(repo, topo, &args.fetch, quiet)?;
             read::show(repo, topo, args, style)

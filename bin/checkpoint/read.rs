@@ -955,6 +955,8 @@ mod tests {
             subject: "add \"the\" parser".into(),
             remote_only: false,
             unreadable: None,
+            linked_commits: Vec::new(),
+            refused_links: Vec::new(),
         };
         let commit = |sha: &str, checkpoints| range::RangeCommit {
             sha: sha.into(),

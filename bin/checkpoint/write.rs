@@ -54,6 +54,29 @@ pub fn write(repo: &Repo, topo: &Topology<'_>, a: WriteArgs, quiet: bool) -> Res
     Ok(())
 }
 
+/// `link`: prints the checkpoint ID; says on stderr when it named the commit already.
+pub fn link(
+    repo: &Repo,
+    topo: &Topology<'_>,
+    commit: &str,
+    checkpoint: &str,
+    quiet: bool,
+) -> Result<()> {
+    let linked = entire_checkpoints::ops::side_links::link(repo, topo, commit, checkpoint)?;
+    report_mirrors(&linked.warnings, quiet);
+    if !linked.changed {
+        info(
+            quiet,
+            format!(
+                "checkpoint {} already links commit {}",
+                linked.id, linked.commit
+            ),
+        );
+    }
+    println!("{}", linked.id);
+    Ok(())
+}
+
 /// `backfill`.
 pub fn backfill(topo: &Topology<'_>, b: BackfillCommand, quiet: bool) -> Result<()> {
     let ask = match b {

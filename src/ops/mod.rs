@@ -31,6 +31,7 @@ pub mod resolve;
 pub mod rewrites;
 pub mod session;
 pub mod settings;
+pub mod side_links;
 pub mod status;
 pub mod sync;
 pub mod trust;

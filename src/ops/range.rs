@@ -1,5 +1,6 @@
 //! `list <revision-range>`: the commits of a range that carry `Entire-Checkpoint` trailers (or
-//! inherited links of the rewrite map), each with its checkpoints, in `git log`'s order.
+//! inherited links of the rewrite map, or that a checkpoint names in its `linked_commits`:
+//! [`crate::ops::side_links`]), each with its checkpoints, in `git log`'s order.
 //!
 //! The range is read by one `git log` that prints each commit's hash, author date, subject and
 //! message (whose links are found by the one trailer rule, `model::trailers`), never a walk per
@@ -21,6 +22,7 @@ use crate::git::url::Remote;
 use crate::model::trailers::{checkpoint_trailers, TrailerValue};
 use crate::ops::fetch_many::{self, FetchManyError, Request};
 use crate::ops::rewrites::{self, RewriteMap};
+use crate::ops::side_links::SideLinks;
 use crate::remote::fetch::FetchFilter;
 use crate::store::{summary, CheckpointInfo, StoreError};
 use crate::topology::{Listing, ListingById, Topology};
@@ -247,6 +249,21 @@ pub fn list(
     if cheap_listing(repo) {
         let _ = listing.set(topo.list().ok());
     }
+    // The checkpoints' own links: from the listing when it is read already, else through the
+    // stores' indexes. One that cannot be read loses only those links.
+    let side = match listing.get() {
+        Some(Some(l)) => SideLinks::of_listing(l),
+        _ => SideLinks::load(topo).unwrap_or_else(|e| {
+            notice(&format!(
+                "the checkpoints' own commit links could not be listed: {}",
+                error_chain(&e)
+            ));
+            SideLinks::default()
+        }),
+    };
+    for refused in &side.refused {
+        notice(refused);
+    }
     fn by_id(l: &Option<Listing>) -> Option<ListingById<'_>> {
         l.as_ref().map(Listing::by_id)
     }
@@ -304,7 +321,8 @@ pub fn list(
             if let Some(ignored) = trailers.ignored_notice() {
                 notice(&format!("{short}: {ignored}"));
             }
-            let ids = rewrites::links_of(trailers, map.as_ref().and_then(|m| m.get(sha)));
+            let mut ids = rewrites::links_of(trailers, map.as_ref().and_then(|m| m.get(sha)));
+            side.add_to(sha, &mut ids);
             if ids.is_empty() {
                 continue;
             }
@@ -454,6 +472,12 @@ fn info_of_line(id: &CheckpointId, line: &crate::store::ListLine<'_>) -> Checkpo
         subject: line.subject.to_owned(),
         remote_only: line.remote_only,
         unreadable: None,
+        linked_commits: line
+            .linked_commits
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect(),
+        refused_links: line.refused_links.iter().map(|s| (*s).to_owned()).collect(),
     }
 }
 

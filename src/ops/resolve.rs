@@ -1,9 +1,11 @@
 //! What `show`, `cat` and `log` name: a checkpoint ID or unique prefix, else a commit-ish whose
-//! `Entire-Checkpoint:` trailers (and the rewrite map) link it to checkpoints.
+//! `Entire-Checkpoint:` trailers (and the rewrite map), and the checkpoints that name it in
+//! their `linked_commits` ([`crate::ops::side_links`]), link it to checkpoints.
 
 use crate::base::id::CheckpointId;
 use crate::git::repo::{Repo, RepoError};
 use crate::ops::rewrites::{self, RewriteMap};
+use crate::ops::side_links::SideLinks;
 use crate::store::{Checkpoint, StoreError};
 use crate::topology::{Topology, TopologyError};
 
@@ -11,7 +13,8 @@ use crate::topology::{Topology, TopologyError};
 /// commit `target` links that can be read. `notice` gets the warnings (a rewrite map that cannot
 /// be read, malformed trailers, each linked checkpoint found nowhere while another was found).
 /// Not found (exit 3): an ID no store holds and no commit names, a name that is neither, a
-/// commit without trailers, a commit none of whose linked checkpoints is found.
+/// commit without trailers that no checkpoint names, a commit none of whose linked checkpoints
+/// is found.
 pub fn checkpoints(
     repo: &Repo,
     topo: &Topology<'_>,
@@ -57,7 +60,7 @@ pub fn checkpoints(
             if let Some(cp) = topo.read(&id)? {
                 return Ok(vec![cp]);
             }
-            if let Some(ids) = commit_trailer_ids(repo, target, &notice)? {
+            if let Some(ids) = commit_ids(repo, topo, target, &notice)? {
                 return by_trailers(ids);
             }
             Err(StoreError::NotFoundAnywhere {
@@ -67,7 +70,7 @@ pub fn checkpoints(
             .into())
         }
         Err(TopologyError::NoMatch { .. } | TopologyError::InvalidId(_)) => {
-            match commit_trailer_ids(repo, target, &notice)? {
+            match commit_ids(repo, topo, target, &notice)? {
                 Some(ids) => by_trailers(ids),
                 // A full object ID of the other format is named as such.
                 None => match repo.foreign_oid(target) {
@@ -101,18 +104,33 @@ pub fn checkpoint(
     })
 }
 
-/// The checkpoints the commit `rev` links; `None` when `rev` names no commit.
-fn commit_trailer_ids(
+/// The checkpoints the commit `rev` links: its trailers, the rewrite map's, then the
+/// checkpoints that name it; `None` when `rev` names no commit.
+fn commit_ids(
     repo: &Repo,
+    topo: &Topology<'_>,
     rev: &str,
     notice: &impl Fn(&str),
 ) -> Result<Option<Vec<CheckpointId>>, TopologyError> {
     let map = RewriteMap::load(repo)
         .map_err(|e| notice(&crate::base::error::error_chain(&e)))
         .ok();
-    let Some(links) = rewrites::commit_links(repo, map.as_ref(), rev) else {
+    let Some(mut links) = rewrites::commit_links(repo, map.as_ref(), rev) else {
         return Ok(None);
     };
+    // A listing that fails loses only the checkpoint-side links: say so and use the trailers.
+    match SideLinks::load(topo) {
+        Ok(side) => {
+            for refused in &side.refused {
+                notice(refused);
+            }
+            side.add_to(&links.sha, &mut links.ids);
+        }
+        Err(e) => notice(&format!(
+            "{rev}: the checkpoints that name it could not be listed: {}",
+            crate::base::error::error_chain(&e)
+        )),
+    }
     for tok in &links.malformed {
         notice(&format!(
             "{rev}: ignoring malformed Entire-Checkpoint trailer {tok:?}"
@@ -124,7 +142,7 @@ fn commit_trailer_ids(
     if links.ids.is_empty() {
         return Err(TopologyError::NoMatch {
             name: rev.to_owned(),
-            why: Some("the commit has no Entire-Checkpoint trailer"),
+            why: Some("the commit has no Entire-Checkpoint trailer and no checkpoint names it"),
         });
     }
     Ok(Some(links.ids))

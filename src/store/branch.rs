@@ -10,8 +10,10 @@ use crate::git::objects::{Commit, ObjectKind, Tree, TreeEdits};
 
 use crate::base::id::{CheckpointId, IdKind};
 use crate::git::repo::{Identity, Repo};
+use crate::model::links::LinkedCommits;
 use crate::store::archive;
 use crate::store::author_memo::AuthorMemo;
+use crate::store::link_index;
 use crate::store::on_demand::{BranchFetch, Complete, CompletedFiles, Wanted};
 use crate::store::publish::{self, Located};
 use crate::store::refs::{checkpoint_tree, commit_info, info_read, tree_of_commit};
@@ -404,6 +406,34 @@ impl<'r> GitBranchStore<'r> {
 
     /// Every `<xx>/<rest>` directory of a branch commit that is a valid checkpoint ID, with the
     /// subtree's object ID.
+    /// Every checkpoint of this store whose root's `linked_commits` names commits (or holds
+    /// entries it refuses), one per ID as [`CheckpointReader::list`] picks it, read through the
+    /// link index ([`link_index`]): only the roots of checkpoints that changed since the last
+    /// command are read.
+    pub fn linked_commits(&self) -> Result<Vec<(CheckpointId, LinkedCommits)>, StoreError> {
+        let mut seen = std::collections::HashSet::new();
+        let mut subtrees = Vec::new();
+        for Source { name, commit, .. } in self.sources()? {
+            if let Some(Err(e)) = self
+                .promised()
+                .map(|c| c.ensure_trees(&name, commit.tree_id()))
+            {
+                log::warn!("{e}");
+            }
+            for (id, sub) in self.entries_at(&commit)? {
+                if seen.insert(id.clone()) {
+                    subtrees.push((id, sub));
+                }
+            }
+        }
+        Ok(link_index::linked(
+            self.repo.objects(),
+            &link_index::path(self.repo.common_dir()),
+            &subtrees,
+            &self.repo.settings().limits(),
+        ))
+    }
+
     fn entries_at(&self, commit: &Commit<'_>) -> Result<Vec<(CheckpointId, Oid)>, StoreError> {
         let root = commit.tree().map_err(git_err("read v1 tree"))?;
         Ok(v1_subtrees(self.repo, &root)?

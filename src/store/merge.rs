@@ -8,10 +8,10 @@
 //! - the remote's sessions keep their slots, in order; sessions only the local side has are
 //!   appended in local order, so the result is deterministic;
 //! - a session on both sides keeps the version whose transcript extends the other (the longer
-//!   one), else the local one; the choice is reported; a `summary` only the other version has
-//!   is carried over;
-//! - the root summary is recomputed from the merged sessions; other root entries (`tasks/`) are
-//!   unioned.
+//!   one), else the local one; the choice is reported; a `summary` or an `entity_deltas.json`
+//!   only the other version has is carried over;
+//! - the root summary is recomputed from the merged sessions, its `linked_commits` the union of
+//!   both sides' by sha (`model::links`); other root entries (`tasks/`) are unioned.
 //!
 //! The result is a fast-forward of the remote tip, so the retry is still not a forced push.
 
@@ -28,6 +28,10 @@ use crate::model::documents::{CheckpointSummary, SessionMetadata};
 use crate::store::tree::{self, Documents};
 use crate::store::CheckpointFiles;
 use crate::store::{git_err, StoreError};
+
+/// The file a companion tool of the reference writes into a session directory after the
+/// session (docs/format.md): kept by a merge whichever version of the session wins.
+const ENTITY_DELTAS: &str = "entity_deltas.json";
 
 /// The merged tree and what was decided on the way.
 pub(crate) struct Merged {
@@ -104,17 +108,28 @@ fn choose(
         )
     };
     notes.push(format!("checkpoint {id}: session {sid}: {why}"));
-    if keep.meta.summary.is_none() && other.meta.summary.is_some() {
-        // Carry a summary written on the other side only (e.g. a backfill there).
-        Arc::make_mut(&mut keep.meta).summary = other.meta.summary.clone();
+    let find = |t: Oid| repo.find_tree(t).map_err(git_err("read session slot"));
+    // Carried from the other version when only it has them: a summary (e.g. a backfill there),
+    // and the entity deltas a companion tool writes into the session after the fact.
+    let carry_summary = keep.meta.summary.is_none() && other.meta.summary.is_some();
+    let deltas = match find(keep.tree)?.get_name(ENTITY_DELTAS) {
+        Some(_) => None,
+        None => find(other.tree)?
+            .get_name(ENTITY_DELTAS)
+            .map(|e| (e.id(), e.filemode())),
+    };
+    if carry_summary || deltas.is_some() {
         let mut b = repo
-            .tree_builder(Some(
-                &repo
-                    .find_tree(keep.tree)
-                    .map_err(git_err("read session slot"))?,
-            ))
+            .tree_builder(Some(&find(keep.tree)?))
             .map_err(git_err("start session tree"))?;
-        tree::insert_blob(repo, &mut b, "metadata.json", &keep.meta.to_json())?;
+        if carry_summary {
+            Arc::make_mut(&mut keep.meta).summary = other.meta.summary.clone();
+            tree::insert_blob(repo, &mut b, "metadata.json", &keep.meta.to_json())?;
+        }
+        if let Some((oid, mode)) = deltas {
+            b.insert(ENTITY_DELTAS, oid, mode)
+                .map_err(git_err("insert entity deltas"))?;
+        }
         keep.tree = b.write().map_err(git_err("write session tree"))?;
     }
     Ok(keep)
@@ -174,11 +189,13 @@ pub(crate) fn merge_trees(
     }
     merged.extend(local_slots.into_iter().flatten());
 
-    // Sticky root fields: set on either side survives; local wins where both set one.
+    // Sticky root fields: set on either side survives; local wins where both set one; the
+    // commit links of both are unioned by sha (the remote's first).
     let mut prev: CheckpointSummary = rd.summary.clone();
     for (k, v) in &ld.summary.extra {
         prev.extra.entry(k.clone()).or_insert_with(|| v.clone());
     }
+    prev.union_links(ld.summary.link_entries());
     if ld.summary.combined_attribution.is_some() {
         prev.combined_attribution = ld.summary.combined_attribution.clone();
     }

@@ -10,6 +10,7 @@ pub mod author_memo;
 pub mod branch;
 pub mod content;
 pub mod fs;
+pub mod link_index;
 pub(crate) mod merge;
 pub mod on_demand;
 pub(crate) mod publish;
@@ -504,6 +505,14 @@ pub enum Backfill {
         /// The attribution object.
         attribution: Value,
     },
+    /// Add commits to the root's `linked_commits` (unioned, never dropped; those listed already
+    /// change nothing).
+    Links {
+        /// The checkpoint.
+        id: CheckpointId,
+        /// Full object IDs of the commits to link.
+        commits: Vec<String>,
+    },
 }
 
 impl Backfill {
@@ -513,7 +522,7 @@ impl Backfill {
             Backfill::Transcript { session_id, .. } | Backfill::Summary { session_id, .. } => {
                 session_id.as_ref().map(|s| s.to_string())
             }
-            Backfill::Attribution { .. } => None,
+            Backfill::Attribution { .. } | Backfill::Links { .. } => None,
         }
     }
 
@@ -535,7 +544,8 @@ impl Backfill {
         match self {
             Backfill::Transcript { id, .. }
             | Backfill::Summary { id, .. }
-            | Backfill::Attribution { id, .. } => id,
+            | Backfill::Attribution { id, .. }
+            | Backfill::Links { id, .. } => id,
         }
     }
 }
@@ -641,6 +651,11 @@ pub struct CheckpointInfo {
     /// Why the checkpoint could not be read, when it could not: `list` shows it all the same,
     /// so no checkpoint is ever silently left out.
     pub unreadable: Option<String>,
+    /// The commits its root's `linked_commits` names (full object IDs, validated), linked to
+    /// it without a trailer ([`crate::model::links`]).
+    pub linked_commits: Vec<String>,
+    /// Why each other `linked_commits` entry was skipped, for a diagnostic.
+    pub refused_links: Vec<String>,
 }
 
 impl CheckpointInfo {
@@ -674,6 +689,8 @@ impl CheckpointInfo {
             subject: String::new(),
             remote_only: true,
             unreadable: None,
+            linked_commits: Vec::new(),
+            refused_links: Vec::new(),
         }
     }
 }
@@ -691,6 +708,8 @@ impl CheckpointInfo {
             subject: &self.subject,
             remote_only: self.remote_only,
             unreadable: self.unreadable.as_deref(),
+            linked_commits: self.linked_commits.iter().map(String::as_str).collect(),
+            refused_links: self.refused_links.iter().map(String::as_str).collect(),
         }
     }
 }
@@ -721,6 +740,10 @@ pub struct ListLine<'a> {
     pub remote_only: bool,
     /// As [`CheckpointInfo::unreadable`].
     pub unreadable: Option<&'a str>,
+    /// As [`CheckpointInfo::linked_commits`].
+    pub linked_commits: Vec<&'a str>,
+    /// As [`CheckpointInfo::refused_links`].
+    pub refused_links: Vec<&'a str>,
 }
 
 impl<'a> ListLine<'a> {

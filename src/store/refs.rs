@@ -233,6 +233,16 @@ impl<'r> GitRefsStore<'r> {
     /// it is rendered. The file is rewritten when anything in it was missing, stale or damaged;
     /// a failed rewrite only costs speed (logged).
     pub fn list_indexed(&self) -> Result<Listing, StoreError> {
+        self.list_through_index(true)
+    }
+
+    /// [`GitRefsStore::list_indexed`] that never writes the index: for `doctor`, which reports
+    /// a damaged index and mends it only when asked (`--fix`).
+    pub fn list_indexed_unwritten(&self) -> Result<Listing, StoreError> {
+        self.list_through_index(false)
+    }
+
+    fn list_through_index(&self, write_back: bool) -> Result<Listing, StoreError> {
         let limits = self.repo.settings().limits();
         let refs = self.checkpoint_refs()?;
         let path = summary::path(self.repo.common_dir());
@@ -302,7 +312,7 @@ impl<'r> GitRefsStore<'r> {
         let mut index = built.finish();
         // Rewritten when a line was recorded that was not there, a record is stale or gone, or
         // the file was damaged; an index that already says exactly this is left alone.
-        if damage.is_some() || hits != recorded || records != hits {
+        if write_back && (damage.is_some() || hits != recorded || records != hits) {
             if let Err(e) = index.store(&path) {
                 log::warn!("could not write the summary index {}: {e}", path.display());
             }
@@ -640,6 +650,7 @@ pub(crate) fn info_of(cp: &Checkpoint, subject: String) -> CheckpointInfo {
     if created_at.is_empty() {
         created_at = CheckpointInfo::remote_only(cp.id.clone()).created_at;
     }
+    let links = cp.summary.linked_commits();
     CheckpointInfo {
         id: cp.id.clone(),
         store: cp.store,
@@ -650,6 +661,8 @@ pub(crate) fn info_of(cp: &Checkpoint, subject: String) -> CheckpointInfo {
         subject,
         remote_only: false,
         unreadable: None,
+        linked_commits: links.shas,
+        refused_links: links.refused,
     }
 }
 

@@ -29,8 +29,9 @@ pub const INDEX_FILE: &str = "summary-index";
 const MAGIC: &[u8; 4] = b"ECSI";
 /// The format version this code reads and writes (2 added each line's subject, 3 why a
 /// checkpoint whose documents do not parse is unreadable, 4 every session's agent in a line's
-/// agent; an index of an earlier version is ignored and rebuilt).
-pub const VERSION: u8 = 4;
+/// agent, 5 the commits its root's `linked_commits` names and the entries it refused; an index of
+/// an earlier version is ignored and rebuilt).
+pub const VERSION: u8 = 5;
 /// Magic, version, object id length, two reserved bytes, record count.
 const HEADER_LEN: usize = 12;
 /// The SHA-256 of everything before it.
@@ -112,6 +113,10 @@ pub struct Record<'a> {
     pub corrupt: &'a str,
     /// The session IDs, in slot order.
     pub session_ids: Vec<&'a str>,
+    /// The commits its root's `linked_commits` names (validated full object IDs).
+    pub linked_commits: Vec<&'a str>,
+    /// Why each other `linked_commits` entry was skipped.
+    pub refused_links: Vec<&'a str>,
 }
 
 /// The index of the repository whose git common dir is `common`.
@@ -271,6 +276,8 @@ impl<'a> Record<'a> {
             subject: self.subject,
             remote_only: false,
             unreadable: (!self.corrupt.is_empty()).then_some(self.corrupt),
+            linked_commits: self.linked_commits,
+            refused_links: self.refused_links,
         }
     }
 }
@@ -288,6 +295,8 @@ impl Record<'_> {
             subject: self.subject.to_owned(),
             remote_only: false,
             unreadable: self.unreadable().map(str::to_owned),
+            linked_commits: owned(&self.linked_commits),
+            refused_links: owned(&self.refused_links),
         }
     }
 
@@ -300,6 +309,10 @@ impl Record<'_> {
     pub fn id(&self) -> &str {
         id_of(self.leaf)
     }
+}
+
+fn owned(strings: &[&str]) -> Vec<String> {
+    strings.iter().map(|s| (*s).to_owned()).collect()
 }
 
 /// Builds an index record by record, in strictly ascending checkpoint ID order (the caller's
@@ -449,11 +462,9 @@ fn decode(body: &[u8], at: usize, oid_len: usize) -> Result<(Record<'_>, usize),
     let agent = cur.string()?;
     let subject = cur.string()?;
     let corrupt = cur.string()?;
-    let count = usize::from(cur.u16()?);
-    let mut session_ids = Vec::with_capacity(count.min(body.len()));
-    for _ in 0..count {
-        session_ids.push(cur.string()?);
-    }
+    let session_ids = cur.strings()?;
+    let linked_commits = cur.strings()?;
+    let refused_links = cur.strings()?;
     Ok((
         Record {
             tip,
@@ -463,6 +474,8 @@ fn decode(body: &[u8], at: usize, oid_len: usize) -> Result<(Record<'_>, usize),
             subject,
             corrupt,
             session_ids,
+            linked_commits,
+            refused_links,
         },
         cur.at,
     ))
@@ -494,9 +507,19 @@ impl<'a> Cursor<'a> {
         let len = usize::from(self.u16()?);
         std::str::from_utf8(self.take(len)?).map_err(|_| Damage::Malformed("a string is not UTF-8"))
     }
+
+    /// A count, then that many strings.
+    fn strings(&mut self) -> Result<Vec<&'a str>, Damage> {
+        let count = usize::from(self.u16()?);
+        let mut out = Vec::with_capacity(count.min(self.body.len() - self.at));
+        for _ in 0..count {
+            out.push(self.string()?);
+        }
+        Ok(out)
+    }
 }
 
-/// Appends one record; `None` when a string or the session count does not fit in 16 bits.
+/// Appends one record; `None` when a string or a list's length does not fit in 16 bits.
 fn encode_record(out: &mut Vec<u8>, leaf: &str, tip: Oid, info: &CheckpointInfo) -> Option<()> {
     let string = |out: &mut Vec<u8>, s: &str| -> Option<()> {
         out.extend_from_slice(&u16::try_from(s.len()).ok()?.to_le_bytes());
@@ -509,9 +532,11 @@ fn encode_record(out: &mut Vec<u8>, leaf: &str, tip: Oid, info: &CheckpointInfo)
     string(out, &info.agent)?;
     string(out, &info.subject)?;
     string(out, info.unreadable.as_deref().unwrap_or(""))?;
-    out.extend_from_slice(&u16::try_from(info.session_ids.len()).ok()?.to_le_bytes());
-    for s in &info.session_ids {
-        string(out, s)?;
+    for list in [&info.session_ids, &info.linked_commits, &info.refused_links] {
+        out.extend_from_slice(&u16::try_from(list.len()).ok()?.to_le_bytes());
+        for s in list {
+            string(out, s)?;
+        }
     }
     Some(())
 }
@@ -562,6 +587,8 @@ mod tests {
             subject: format!("the prompt of {id}"),
             remote_only: false,
             unreadable: None,
+            linked_commits: vec![format!("{:040x}", id.len())],
+            refused_links: Vec::new(),
         }
     }
 

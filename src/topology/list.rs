@@ -341,6 +341,8 @@ mod tests {
             subject: String::new(),
             remote_only: false,
             unreadable: None,
+            linked_commits: Vec::new(),
+            refused_links: Vec::new(),
         }
     }
 

@@ -189,6 +189,12 @@ impl<'r> Topology<'r> {
         &self.refs
     }
 
+    /// The git-branch store (the checkpoints' own commit links are read from it whatever the
+    /// primary is).
+    pub fn branch_store(&self) -> &GitBranchStore<'r> {
+        &self.branch
+    }
+
     /// The mirrors' type names, in order.
     pub fn mirror_names(&self) -> Vec<String> {
         self.mirrors.iter().map(|m| m.name().to_owned()).collect()

@@ -75,6 +75,8 @@ impl<'r> Topology<'r> {
             Backfill::Attribution { attribution, .. } => {
                 r.redact_json(attribution);
             }
+            // Object IDs only: nothing a secret could hide in.
+            Backfill::Links { .. } => {}
         }
         b
     }

@@ -127,7 +127,7 @@ pub(crate) fn session_ids_in(env: &TestEnv, dir: &Path, id: &str) -> Vec<String>
 }
 
 /// A clone of `remote` at `<tmp>/<name>` that also holds every checkpoint ref of the remote.
-fn second_clone(env: &TestEnv, remote: &Path, name: &str) -> PathBuf {
+pub(crate) fn second_clone(env: &TestEnv, remote: &Path, name: &str) -> PathBuf {
     let dir = env.clone_of(remote, name, &[]);
     env.git_in(
         &dir,
@@ -209,7 +209,7 @@ fn write_full(
 }
 
 /// A git-refs write in the repository; returns the ID.
-fn write(env: &TestEnv, id: Option<&str>, session: &str, transcript: &[u8]) -> String {
+pub(crate) fn write(env: &TestEnv, id: Option<&str>, session: &str, transcript: &[u8]) -> String {
     write_full(
         env,
         Store::Refs,
@@ -226,7 +226,7 @@ fn push(env: &TestEnv, args: &[&str]) -> Output {
     push_in(env, env.repo(), args)
 }
 
-fn push_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
+pub(crate) fn push_in(env: &TestEnv, dir: &Path, args: &[&str]) -> Output {
     let mut full = vec!["push"];
     full.extend_from_slice(args);
     env.run_in(Store::Refs, dir, &full)

@@ -312,8 +312,9 @@ fn a_squash_made_without_our_hooks_is_reported_and_relinked(primary: Option<Stor
 
 /// A forge's squash merge (made in another clone without our hooks, keeping only the title)
 /// reaches this clone by a pull while the squashed branch is still here: doctor reports it with
-/// advice, not an amend (the commit is published); `--fix` re-links it in this clone's rewrite
-/// map, so `show` of the squash reads both checkpoints and doctor is clean.
+/// advice, not an amend (the commit is published); `--fix` links the squash from both
+/// checkpoints (their `linked_commits`, not this clone's rewrite map), so `show` of the squash
+/// reads both checkpoints and doctor is clean.
 #[test]
 fn a_forge_squash_merge_is_reported_and_fix_relinks_it_here() {
     let env = TestEnv::new();
@@ -352,9 +353,24 @@ fn a_forge_squash_merge_is_reported_and_fix_relinks_it_here() {
     let fixed = env.run_primary_in(None, env.repo(), &["doctor", "--fix"]);
     crate::env::assert_code(&fixed, 0, "doctor --fix");
     assert!(
-        text(&fixed.stdout).contains("re-linked"),
+        text(&fixed.stdout).contains("linked from checkpoint(s)"),
         "{}",
         text(&fixed.stdout)
+    );
+    let squash = env.rev("HEAD").unwrap();
+    for id in [&a, &b] {
+        // Hex IDs: the default primary is the v1 branch.
+        let root = env.json(Store::Branch, id, "metadata.json");
+        assert_eq!(
+            root["linked_commits"],
+            json!([{ "sha": squash }]),
+            "{root:#}"
+        );
+    }
+    assert!(
+        !env.common_dir().join("entire/rewrites.json").exists()
+            || rewrite_map_json(&env)["commits"][&squash].is_null(),
+        "not through the rewrite map"
     );
     assert!(squash_findings(&env, None, 0).is_empty());
     let shown = show_json(&env, "HEAD");

@@ -3,7 +3,8 @@
 //! that exact line.
 //!
 //! The labels ([`Attribution`]): `agent` when a session of a checkpoint linked to the line's
-//! commit (trailers, then the rewrite map) has a transcript whose file-writing tool call for
+//! commit (trailers, then the rewrite map, then the checkpoints that name the commit in their
+//! `linked_commits`: [`crate::ops::side_links`]) has a transcript whose file-writing tool call for
 //! this file wrote the line's text (trailing whitespace trimmed) and the line is evidence on
 //! its own ([`agents::is_evidence`]: at least one letter or digit); `commit-linked` when
 //! the commit links a checkpoint but no transcript shows that (or none could be read: the
@@ -31,6 +32,7 @@ use crate::git::repo::{Identity, Repo};
 use crate::git::url::Remote;
 use crate::ops::fetch_many::{self, Status};
 use crate::ops::rewrites::{self, RewriteMap};
+use crate::ops::side_links::SideLinks;
 use crate::ops::writes_cache::WritesCache;
 use crate::store::Checkpoint;
 use crate::topology::Topology;
@@ -149,7 +151,8 @@ pub struct CommitEntry {
     pub subject: String,
     /// The file's path in that commit.
     pub filename: String,
-    /// The checkpoints it links (trailers, then the rewrite map).
+    /// The checkpoints it links (trailers, then the rewrite map, then the checkpoints that name
+    /// it in their `linked_commits`).
     pub checkpoints: Vec<String>,
 }
 
@@ -308,6 +311,15 @@ fn attribute(
             None
         }
     };
+    // A listing that fails loses only the checkpoint-side links.
+    let side = SideLinks::load(topo).unwrap_or_else(|e| {
+        warnings.push(format!(
+            "the checkpoints' own commit links could not be listed: {}",
+            error_chain(&e)
+        ));
+        SideLinks::default()
+    });
+    warnings.extend(side.refused.iter().cloned());
     let blamed = pending.finish().map_err(|e| match e {
         // A revision of the other object format is named as such.
         BlameError::Rejected { path, message } => BlameError::Rejected {
@@ -322,12 +334,13 @@ fn attribute(
     let mut ids: Vec<CheckpointId> = Vec::new();
     let mut commit_cps: Vec<Vec<usize>> = Vec::new();
     for c in &blamed.commits {
-        let links = match c.is_uncommitted() {
-            true => None,
-            false => rewrites::commit_links(repo, map.as_ref(), &c.sha),
-        };
+        let mut links = Vec::new();
+        if !c.is_uncommitted() {
+            links = rewrites::commit_links(repo, map.as_ref(), &c.sha).map_or(links, |l| l.ids);
+            side.add_to(&c.sha, &mut links);
+        }
         let mut mine = Vec::new();
-        for id in links.map(|l| l.ids).unwrap_or_default() {
+        for id in links {
             let at = match ids.iter().position(|i| *i == id) {
                 Some(at) => at,
                 None => {

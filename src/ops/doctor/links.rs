@@ -15,6 +15,7 @@ use crate::git::repo::Repo;
 use crate::model::trailers::{checkpoint_trailers, TrailerValue};
 use crate::ops::lost_links::Acknowledged;
 use crate::ops::rewrites::RewriteMap;
+use crate::ops::side_links::SideLinks;
 use crate::remote::fetch::Fetcher;
 use crate::store::branch::GitBranchStore;
 use crate::store::{StoreError, StoreKind};
@@ -54,10 +55,34 @@ struct Link {
     head: bool,
 }
 
+/// The checkpoint-side links of the checkpoints held here ([`SideLinks`]); none without a
+/// topology, and none with a `check-failed` finding when they cannot be listed.
+fn side_links(cx: &Context<'_>) -> (SideLinks, Vec<Finding>) {
+    let Some(topology) = &cx.topology else {
+        return (SideLinks::default(), Vec::new());
+    };
+    match SideLinks::load_unwritten(topology) {
+        Ok(side) => (side, Vec::new()),
+        Err(e) => (
+            SideLinks::default(),
+            vec![Finding::new(
+                Code::CheckFailed,
+                "linked_commits",
+                crate::base::error::error_chain(&e),
+            )],
+        ),
+    }
+}
+
 /// The links of the last `depth` commits of the current branch (newest first), through their
-/// trailers and the rewrite map as `show <commit>` reads them, and a `trailer-malformed`
-/// finding for each trailer that is no ID. An unborn branch has none.
-fn history_links(repo: &Repo, depth: usize) -> Result<(Vec<Link>, Vec<Finding>), DoctorError> {
+/// trailers, the rewrite map and the checkpoints that name them (`side`) as `show <commit>`
+/// reads them, and a `trailer-malformed` finding for each trailer that is no ID. An unborn
+/// branch has none.
+fn history_links(
+    repo: &Repo,
+    depth: usize,
+    side: &SideLinks,
+) -> Result<(Vec<Link>, Vec<Finding>), DoctorError> {
     let mut findings = Vec::new();
     // A map that cannot be read loses only the links it holds: say so and read the trailers.
     let map = RewriteMap::load(repo)
@@ -94,18 +119,17 @@ fn history_links(repo: &Repo, depth: usize) -> Result<(Vec<Link>, Vec<Finding>),
                 ));
             }
         }
-        let inherited = map.as_ref().and_then(|m| m.get(&oid.to_string()));
-        links.extend(
-            crate::ops::rewrites::links_of(trailers, inherited)
-                .into_iter()
-                .map(|id| Link {
-                    sha: oid.to_string(),
-                    commit: short.clone(),
-                    subject: subject.clone().into_owned(),
-                    id,
-                    head: n == 0,
-                }),
-        );
+        let sha = oid.to_string();
+        let inherited = map.as_ref().and_then(|m| m.get(&sha));
+        let mut ids = crate::ops::rewrites::links_of(trailers, inherited);
+        side.add_to(&sha, &mut ids);
+        links.extend(ids.into_iter().map(|id| Link {
+            sha: oid.to_string(),
+            commit: short.clone(),
+            subject: subject.clone().into_owned(),
+            id,
+            head: n == 0,
+        }));
     }
     Ok((links, findings))
 }
@@ -122,18 +146,22 @@ fn published(repo: &Repo, commit: Oid) -> bool {
 }
 
 /// `squash-unlinked`: commits of the current branch's last commits ([`TRAILER_DEPTH_SETTING`])
-/// that squash a branch's commits without their links ([`crate::ops::lost_links`]). `--fix`
-/// records the links in the local rewrite map, as `post-rewrite` does for a rewrite our hooks
-/// see, so `show` and `blame` of the squash read them here; the repair that reaches every clone
-/// is carrying them in the commit, which is only offered while it is `HEAD` and unpushed.
+/// that squash a branch's commits without their links ([`crate::ops::lost_links`]); a squash
+/// the checkpoints name in their `linked_commits` is linked. `--fix` links the squash from each
+/// checkpoint it dropped ([`crate::ops::side_links::link`]: the reference's format, pushed with
+/// the checkpoint, so every clone and the reference read it); a checkpoint that cannot be
+/// written here (not held here, settings that refuse writes) is re-linked in the local rewrite
+/// map instead, as `post-rewrite` does for a rewrite our hooks see. The repair that needs
+/// neither is carrying the links in the commit, which is only offered while it is `HEAD` and
+/// unpushed.
 pub(super) fn squashes(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     let depth = trailer_depth(cx.repo);
-    let (links, _) = history_links(cx.repo, depth)?;
+    let (side, mut out) = side_links(cx);
+    let (links, _) = history_links(cx.repo, depth, &side)?;
     let linked: HashSet<CheckpointId> = links.into_iter().map(|l| l.id).collect();
     let map = RewriteMap::load(cx.repo).ok();
     let found = crate::ops::lost_links::lost_squashes(cx.repo, map.as_ref(), &linked, depth)?;
     let head = cx.repo.resolve_commit("HEAD");
-    let mut out = Vec::new();
     for squash in found {
         let commit = cx
             .repo
@@ -154,21 +182,7 @@ pub(super) fn squashes(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
             ),
         );
         if cx.fix {
-            let trailers =
-                crate::ops::rewrites::links(&String::from_utf8_lossy(commit.message_bytes()), None);
-            let rewrites: Vec<crate::ops::rewrites::Rewrite> = squash
-                .squashed
-                .iter()
-                .map(|(old, old_links)| crate::ops::rewrites::Rewrite {
-                    old: old.to_string(),
-                    new: squash.commit.to_string(),
-                    old_links: old_links.clone(),
-                    new_trailers: trailers.clone(),
-                })
-                .collect();
-            crate::ops::rewrites::record(cx.repo, &rewrites)?;
-            finding.message +=
-                "; re-linked in this clone's rewrite map, which show and blame follow";
+            finding.message += &relink(cx, &squash, &commit)?;
             out.push(finding.fixed_if(true));
             continue;
         }
@@ -181,13 +195,63 @@ pub(super) fn squashes(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
             finding.repair(Command::git(argv))
         } else {
             finding.advise(format!(
-                "git entire-checkpoint doctor --fix re-links them in this clone (show and blame follow the rewrite map); elsewhere each is read by its ID (git entire-checkpoint show {})",
+                "git entire-checkpoint doctor --fix links the commit from each checkpoint (git entire-checkpoint link {short} {}), pushed with it",
                 ids[0]
             ))
         };
         out.push(finding);
     }
     Ok(out)
+}
+
+/// `--fix` of a squash: links `squash.commit` from each checkpoint it dropped; those that
+/// cannot be written here are re-linked in the rewrite map. Returns what the finding adds.
+fn relink(
+    cx: &Context<'_>,
+    squash: &crate::ops::lost_links::LostSquash,
+    commit: &crate::git::objects::Commit<'_>,
+) -> Result<String, DoctorError> {
+    let sha = squash.commit.to_string();
+    let mut linked = Vec::new();
+    let mut mapped: Vec<&CheckpointId> = Vec::new();
+    for id in &squash.lost {
+        let written = cx
+            .topology
+            .as_ref()
+            .map(|t| crate::ops::side_links::link(cx.repo, t, &sha, id.as_str()));
+        match written {
+            Some(Ok(_)) => linked.push(id.as_str()),
+            _ => mapped.push(id),
+        }
+    }
+    let mut said = String::new();
+    if !linked.is_empty() {
+        said += &format!(
+            "; linked from checkpoint(s) {} (their linked_commits, pushed with them)",
+            linked.join(", ")
+        );
+    }
+    if !mapped.is_empty() {
+        let trailers =
+            crate::ops::rewrites::links(&String::from_utf8_lossy(commit.message_bytes()), None);
+        let rewrites: Vec<crate::ops::rewrites::Rewrite> = squash
+            .squashed
+            .iter()
+            .map(|(old, old_links)| crate::ops::rewrites::Rewrite {
+                old: old.to_string(),
+                new: sha.clone(),
+                old_links: old_links
+                    .iter()
+                    .filter(|id| mapped.contains(id))
+                    .cloned()
+                    .collect(),
+                new_trailers: trailers.clone(),
+            })
+            .collect();
+        crate::ops::rewrites::record(cx.repo, &rewrites)?;
+        said += "; re-linked in this clone's rewrite map, which show and blame follow";
+    }
+    Ok(said)
 }
 
 /// The repair of a `trailer-dangling` link. The link dangles when the commit's post-commit hook
@@ -324,7 +388,9 @@ pub(super) fn trailers(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
     let Some(topology) = &cx.topology else {
         return Ok(Vec::new());
     };
-    let (links, mut out) = history_links(cx.repo, trailer_depth(cx.repo))?;
+    let (side, mut out) = side_links(cx);
+    let (links, found) = history_links(cx.repo, trailer_depth(cx.repo), &side)?;
+    out.extend(found);
     if links.is_empty() {
         return Ok(out);
     }

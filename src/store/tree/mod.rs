@@ -12,7 +12,8 @@ mod read;
 mod write;
 
 pub(crate) use read::{
-    read_blob_in, read_chunks, read_documents, subject, tree_within, Documents, TreeFiles,
+    read_blob_in, read_chunks, read_documents, read_summary, subject, tree_within, Documents,
+    TreeFiles,
 };
 pub(crate) use write::{
     build_backfill, build_session, entry_paths_of, insert_blob, recompute_summary, Change,

@@ -351,6 +351,28 @@ pub(super) fn subtree<'r>(
     }
 }
 
+/// The root summary of the checkpoint tree `tree` alone (none of its sessions' documents);
+/// `None` when it holds no `metadata.json`.
+pub(crate) fn read_summary(
+    repo: Objects<'_>,
+    tree: &Tree,
+    id: &CheckpointId,
+    limits: &Limits,
+) -> Result<Option<CheckpointSummary>, StoreError> {
+    blob_id(tree, METADATA)?
+        .map(|oid| {
+            parse_document(
+                repo,
+                oid,
+                id,
+                METADATA,
+                limits,
+                CheckpointSummary::from_json,
+            )
+        })
+        .transpose()
+}
+
 /// Reads the summary and every listed session of a checkpoint subtree. `Ok(None)` when the
 /// subtree has no root `metadata.json`.
 pub(crate) fn read_documents(
@@ -359,17 +381,9 @@ pub(crate) fn read_documents(
     id: &CheckpointId,
     limits: &Limits,
 ) -> Result<Option<Documents>, StoreError> {
-    let Some(oid) = blob_id(tree, METADATA)? else {
+    let Some(summary) = read_summary(repo, tree, id, limits)? else {
         return Ok(None);
     };
-    let summary = parse_document(
-        repo,
-        oid,
-        id,
-        METADATA,
-        limits,
-        CheckpointSummary::from_json,
-    )?;
     let mut dirs = session_dirs(&summary, id, limits)?;
     // An entry whose directory is not there is read from `<slot>/`, as the reference reads
     // every entry (when no other entry names that directory).

@@ -93,33 +93,6 @@ pub(crate) fn recompute_summary(
     s
 }
 
-/// The root key of the commits linked from the checkpoint's side (docs/format.md).
-const LINKED_COMMITS: &str = "linked_commits";
-
-/// Adds each of `shas` the summary's `linked_commits` lacks, as `{"sha": ...}`, after those it
-/// lists (links are unioned, never dropped).
-fn link_commits(summary: &mut CheckpointSummary, shas: &[String]) {
-    if shas.is_empty() {
-        return;
-    }
-    let links = summary
-        .extra
-        .entry(LINKED_COMMITS)
-        .or_insert_with(|| serde_json::Value::Array(Vec::new()));
-    if !links.is_array() {
-        *links = serde_json::Value::Array(Vec::new());
-    }
-    let list = links.as_array_mut().expect("an array");
-    for sha in shas {
-        let listed = list
-            .iter()
-            .any(|l| l.get("sha").and_then(serde_json::Value::as_str) == Some(sha));
-        if !listed {
-            list.push(serde_json::json!({ "sha": sha }));
-        }
-    }
-}
-
 /// The `sessions[]` entry of a session directory, derived from which files its tree holds.
 pub(crate) fn entry_paths_of(slot_tree: &Tree, prefix: &str, dir: &str) -> SessionFilePaths {
     let has = |name: &str| slot_tree.get_name(name).is_some();
@@ -418,7 +391,7 @@ pub(crate) fn build_session(
             commit_sha: &w.commit_sha,
         }),
     );
-    link_commits(&mut summary, &w.linked_commits);
+    summary.link_commits(&w.linked_commits);
     let mut slots = vec![(dir.as_str(), slot_oid)];
     if !w.tasks.is_empty() {
         slots.push((TASKS, write_tasks(repo, base, w, limits)?));
@@ -523,6 +496,16 @@ pub(crate) fn build_backfill(
             summary.combined_attribution = Some(attribution.clone());
             let tree = write_root(repo, Some(tree), &summary, &[])?;
             let message = format!("Update checkpoint summary for {id}\n");
+            Ok(Some((Change { tree, message }, String::new())))
+        }
+        Backfill::Links { commits, .. } => {
+            let mut summary = prev.clone();
+            // Already listed, every one: nothing to write (a second `link` is no new commit).
+            if summary.link_commits(commits) == 0 {
+                return Ok(None);
+            }
+            let tree = write_root(repo, Some(tree), &summary, &[])?;
+            let message = format!("Link commits to checkpoint {id}\n");
             Ok(Some((Change { tree, message }, String::new())))
         }
         Backfill::Summary { summary: value, .. } => {
