@@ -1808,3 +1808,177 @@ impl Drop for SshServer {
         let _ = self.sshd.wait();
     }
 }
+
+/// Apache (Debian's apache2, prefork with mod_cgi) on `127.0.0.1` (a free port), started by the
+/// test with its own configuration, logs and pid file under a directory of the test: the bare
+/// repositories of one directory served by `git http-backend` (the profile's git) at
+/// `http://127.0.0.1:<port>/git/<name>`, behind HTTP basic authentication (`htpasswd`). Stopped
+/// (`apache2 -k stop`) when dropped.
+pub struct Apache {
+    apache: std::process::Child,
+    config: PathBuf,
+    port: u16,
+    log: PathBuf,
+}
+
+/// Who may do what on an [`Apache`], and the largest request body it takes.
+pub struct ApacheAccess<'a> {
+    /// Each user and password that may read.
+    pub users: &'a [(&'a str, &'a str)],
+    /// The users who may also push (`Require user` on `git-receive-pack` only).
+    pub pushers: &'a [&'a str],
+    /// `LimitRequestBody`, in bytes: a larger request gets HTTP 413.
+    pub body_limit: Option<usize>,
+}
+
+impl Apache {
+    const APACHE2: &'static str = "/usr/sbin/apache2";
+    const MODULES: &'static str = "/usr/lib/apache2/modules";
+
+    /// Serves the bare repositories under `served` with its files under `dir`; `None` (with a
+    /// SKIPPED line) where apache2 or apache2-utils is not installed (tests/tools.sh installs
+    /// them). Run by root, Apache serves as Debian's `www-data`: `served` becomes that user's
+    /// (create its repositories first) and the test's root becomes traversable.
+    pub fn start(env: &TestEnv, dir: &Path, served: &Path, access: &ApacheAccess) -> Option<Self> {
+        if !Path::new(Self::APACHE2).exists() || !Path::new("/usr/bin/htpasswd").exists() {
+            skip("no apache2 and apache2-utils installed");
+            return None;
+        }
+        std::fs::create_dir_all(dir).expect("create the apache dir");
+        let run = |cmd: &mut StdCommand, what: &str| {
+            let out = cmd.output().unwrap_or_else(|e| panic!("run {what}: {e}"));
+            assert!(out.status.success(), "{what}: {}", text(&out.stderr));
+            text(&out.stdout)
+        };
+        let htpasswd = dir.join("htpasswd");
+        for (i, (user, password)) in access.users.iter().enumerate() {
+            let create = if i == 0 { "-bcB" } else { "-bB" };
+            run(
+                StdCommand::new("htpasswd").args([create, path_str(&htpasswd), user, password]),
+                "htpasswd",
+            );
+        }
+        let root_user = run(StdCommand::new("id").arg("-u"), "id -u").trim() == "0";
+        let user = if root_user {
+            // Apache refuses to serve as root; its children (and so git) run as www-data.
+            run(
+                StdCommand::new("chown").args(["-R", "www-data:www-data", path_str(served)]),
+                "chown",
+            );
+            std::fs::set_permissions(
+                env.root(),
+                std::os::unix::fs::PermissionsExt::from_mode(0o711),
+            )
+            .expect("chmod the test root");
+            "User www-data\nGroup www-data\n"
+        } else {
+            ""
+        };
+        let exec_path = run(
+            env.program_in("git", dir).arg("--exec-path"),
+            "git --exec-path",
+        );
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let modules = [
+            "mpm_prefork",
+            "cgi",
+            "alias",
+            "env",
+            "auth_basic",
+            "authn_core",
+            "authn_file",
+            "authz_core",
+            "authz_user",
+        ]
+        .map(|m| format!("LoadModule {m}_module {}/mod_{m}.so\n", Self::MODULES))
+        .concat();
+        let limit = access
+            .body_limit
+            .map(|n| format!("    LimitRequestBody {n}\n"))
+            .unwrap_or_default();
+        let (d, log) = (dir.display(), dir.join("access.log"));
+        let config = dir.join("httpd.conf");
+        std::fs::write(
+            &config,
+            format!(
+                "ServerRoot {d}\nServerName 127.0.0.1\nListen 127.0.0.1:{port}\n\
+                 PidFile {d}/httpd.pid\nDefaultRuntimeDir {d}\nDocumentRoot {d}\n\
+                 ErrorLog {d}/error.log\nLogFormat \"%r %>s\" git\nCustomLog {} git\n\
+                 {user}{modules}StartServers 2\n\
+                 SetEnv GIT_PROJECT_ROOT {}\nSetEnv GIT_HTTP_EXPORT_ALL 1\n\
+                 SetEnv GIT_CONFIG_NOSYSTEM 1\nSetEnv GIT_CONFIG_GLOBAL /dev/null\n\
+                 ScriptAlias /git/ {}/git-http-backend/\n\
+                 <Location /git/>\n    AuthType Basic\n    AuthName git\n    AuthUserFile {}\n\
+                 {limit}    <If \"%{{QUERY_STRING}} =~ /service=git-receive-pack/ \
+                 || %{{REQUEST_URI}} =~ m#/git-receive-pack$#\">\n        Require user {}\n    \
+                 </If>\n    <Else>\n        Require valid-user\n    </Else>\n</Location>\n",
+                log.display(),
+                served.display(),
+                exec_path.trim(),
+                htpasswd.display(),
+                access.pushers.join(" "),
+            ),
+        )
+        .expect("write httpd.conf");
+        // In a process group of its own: stopping, Apache signals its whole group.
+        let apache = std::os::unix::process::CommandExt::process_group(
+            env.program_in(Self::APACHE2, dir)
+                .args(["-f", path_str(&config), "-DFOREGROUND"]),
+            0,
+        )
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start apache2");
+        let mut server = Apache {
+            apache,
+            config,
+            port,
+            log,
+        };
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            let exited = server.apache.try_wait().expect("apache2's status");
+            assert!(
+                exited.is_none() && std::time::Instant::now() < until,
+                "apache2 never listened ({exited:?}):\n{}",
+                std::fs::read_to_string(dir.join("error.log")).unwrap_or_default()
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Some(server)
+    }
+
+    /// `http://127.0.0.1:<port>/git/<name>`.
+    pub fn url(&self, name: &str) -> String {
+        format!("http://127.0.0.1:{}/git/{name}", self.port)
+    }
+
+    /// How many pushes (POSTs to git-receive-pack, whatever their answer) it was sent so far.
+    pub fn pushes(&self) -> usize {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.starts_with("POST ") && l.contains("/git-receive-pack "))
+            .count()
+    }
+}
+
+impl Drop for Apache {
+    fn drop(&mut self) {
+        // A graceful stop ends its children too, which killing the parent would leave behind.
+        let _ = StdCommand::new(Self::APACHE2)
+            .args(["-f", path_str(&self.config), "-k", "stop"])
+            .output();
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while matches!(self.apache.try_wait(), Ok(None)) && std::time::Instant::now() < until {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = self.apache.kill();
+        let _ = self.apache.wait();
+    }
+}

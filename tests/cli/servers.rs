@@ -1,5 +1,6 @@
 //! Real servers on `127.0.0.1`, started by the tests: an OpenSSH server run as the test user
-//! (key authentication), and smart HTTP (`git http-backend`) with basic authentication. What the
+//! (key authentication), gitolite behind it, Apache (apache2) serving `git http-backend` with
+//! basic authentication, and the tests' own smart HTTP server (`git http-backend` as CGI). What the
 //! user configured for ssh carries our pushes and reads; a hook never asks for credentials nor
 //! holds the user's push; no file of ours keeps a password (docs/reliability.md, "Repositories and remotes").
 
@@ -7,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::env::{
-    assert_code, checkpoint_ref, path_str, rev_in, skip, stderr, write_executable, write_settings,
-    HttpBackend, SshServer, Store, TestEnv,
+    assert_code, checkpoint_ref, path_str, rev_in, skip, stderr, stdout, write_executable,
+    write_settings, Apache, ApacheAccess, HttpBackend, SshServer, Store, TestEnv,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2};
 
@@ -234,18 +235,26 @@ fn no_file_of_ours_keeps_a_password_from_a_remote_url() {
     write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
     for round in ["first", "second"] {
         let out = env.git_hooked(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
-        let err = assert_code(&out, 0, &format!("the {round} push"));
-        assert!(!stderr(&out).contains(PASSWORD), "{err}");
+        assert_code(&out, 0, &format!("the {round} push"));
+        assert_password_kept_nowhere(&env, &out, PASSWORD);
     }
     assert_eq!(
         rev_in(&env, &origin, &checkpoint_ref(HEX_ID)),
         env.rev(&checkpoint_ref(HEX_ID))
     );
-    let files = our_files(&env);
-    assert!(!files.is_empty());
-    for (path, text) in files {
+    assert!(!our_files(&env).is_empty());
+}
+
+/// Asserts that neither `out` nor any file of ours holds `password`.
+fn assert_password_kept_nowhere(env: &TestEnv, out: &std::process::Output, password: &str) {
+    let said = format!("{}{}", stdout(out), stderr(out));
+    assert!(
+        !said.contains(password),
+        "the password was printed:\n{said}"
+    );
+    for (path, text) in our_files(env) {
         assert!(
-            !text.contains(PASSWORD),
+            !text.contains(password),
             "{} keeps the password",
             path.display()
         );
@@ -409,11 +418,30 @@ fn bulky_transcript(bytes: usize) -> Vec<u8> {
 
 /// The shapes of a server's limit on a push's size: git's own (`receive.maxInputSize`, the
 /// push refused as an unpacker error), and a web server's limit on a request's body (HTTP 413:
-/// git's push of the batch fails whole, as a transport error); what the warning names of each.
-const SIZE_LIMITS: [(&str, &str); 2] = [
+/// git's push of the batch fails whole, as a transport error), imitated by the tests' server
+/// and Apache's own; what the warning names of each.
+const SIZE_LIMITS: [(&str, &str); 3] = [
     ("receive.maxInputSize", "receive.maxInputSize"),
     ("body limit", "LimitRequestBody"),
+    ("apache", "LimitRequestBody"),
 ];
+
+/// A server that counts the pushes it was sent.
+trait CountsPushes {
+    fn pushes(&self) -> usize;
+}
+
+impl CountsPushes for HttpBackend {
+    fn pushes(&self) -> usize {
+        HttpBackend::pushes(self)
+    }
+}
+
+impl CountsPushes for Apache {
+    fn pushes(&self) -> usize {
+        Apache::pushes(self)
+    }
+}
 
 /// A checkpoint larger than the HTTP server accepts blocks no other: the batch is split, so
 /// the small ones land; the big one stays queued with the server's size limit named, and the
@@ -423,15 +451,31 @@ const SIZE_LIMITS: [(&str, &str); 2] = [
 fn an_oversized_checkpoint_blocks_no_other_over_http() {
     for (shape, named) in SIZE_LIMITS {
         let env = TestEnv::new();
-        let origin = served_bare(&env, "origin");
         let served = env.root().join("served");
-        let server = if shape == "body limit" {
-            HttpBackend::start_with_body_limit(&env, &served, 60_000)
-        } else {
-            env.git_in(&origin, &["config", "receive.maxInputSize", "60000"]);
-            HttpBackend::start(&env, &served)
+        let (origin, server, url): (PathBuf, Box<dyn CountsPushes>, String) = match shape {
+            "apache" => {
+                let Some((apache, origin)) = apache_served(&env, "origin", Some(60_000)) else {
+                    continue;
+                };
+                let url = apache.url("origin.git");
+                store_credentials(&env, &url, USER, PASSWORD);
+                (origin, Box::new(apache), url)
+            }
+            "body limit" => {
+                let origin = served_bare(&env, "origin");
+                let server = HttpBackend::start_with_body_limit(&env, &served, 60_000);
+                let url = server.url("origin.git");
+                (origin, Box::new(server), url)
+            }
+            _ => {
+                let origin = served_bare(&env, "origin");
+                env.git_in(&origin, &["config", "receive.maxInputSize", "60000"]);
+                let server = HttpBackend::start(&env, &served);
+                let url = server.url("origin.git");
+                (origin, Box::new(server), url)
+            }
         };
-        env.git(&["remote", "add", "origin", &server.url("origin.git")]);
+        env.git(&["remote", "add", "origin", &url]);
         install_hooks(&env, env.repo());
         const BIG: &str = "0123456789ab";
         write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
@@ -685,4 +729,140 @@ fn gitolite_denying_checkpoint_refs_costs_one_push() {
     );
     assert_eq!(rev_in(&env, &app, "refs/heads/main"), env.rev("main"));
     assert_eq!(env.queued(), 2, "{err}");
+}
+
+/// A user of the Apache of the tests who may read but not push.
+const READER: (&str, &str) = ("bob", "r3ad-0nly-pw");
+
+/// Apache serving the bare repository `<root>/served/<name>.git` to [`USER`] (who may push)
+/// and [`READER`], with `body_limit` as its `LimitRequestBody`; the server and the repository.
+/// `None` (with a SKIPPED line) where apache2 is not installed.
+fn apache_served(
+    env: &TestEnv,
+    name: &str,
+    body_limit: Option<usize>,
+) -> Option<(Apache, PathBuf)> {
+    let served = env.root().join("served");
+    let bare = served.join(format!("{name}.git"));
+    env.git_in(
+        env.root(),
+        &["init", "-q", "--bare", "-b", "main", path_str(&bare)],
+    );
+    let access = ApacheAccess {
+        users: &[(USER, PASSWORD), READER],
+        pushers: &[USER],
+        body_limit,
+    };
+    let apache = Apache::start(env, &env.root().join("apache"), &served, &access)?;
+    Some((apache, bare))
+}
+
+/// Stores `user`'s `password` for the server of `url` in git's credential store (the test
+/// HOME's `.git-credentials`, through `credential.helper store`), in place of any other user's.
+fn store_credentials(env: &TestEnv, url: &str, user: &str, password: &str) {
+    env.git(&["config", "--global", "credential.helper", "store"]);
+    let host = url.trim_start_matches("http://");
+    let host = &host[..host.find('/').unwrap_or(host.len())];
+    let credential = |username: &str| format!("protocol=http\nhost={host}\nusername={username}\n");
+    env.git_stdin(&["credential", "reject"], credential("").as_bytes());
+    let approve = format!("{}password={password}\n", credential(user));
+    env.git_stdin(&["credential", "approve"], approve.as_bytes());
+}
+
+/// Through Apache with basic authentication (the user's credentials in git's credential
+/// store), one `git push` lands the code and both checkpoints, and no password is printed or
+/// kept by us. A read-only user's push is refused by Apache before our hook runs: the user's
+/// push fails as git says, the checkpoint stays queued, and `git entire-checkpoint push` says
+/// the server did not let us in rather than that it could not be reached.
+#[test]
+fn code_and_checkpoints_land_in_one_push_through_apache() {
+    let env = TestEnv::new();
+    let Some((apache, origin)) = apache_served(&env, "origin", None) else {
+        return;
+    };
+    let url = apache.url("origin.git");
+    env.git(&["remote", "add", "origin", &url]);
+    store_credentials(&env, &url, USER, PASSWORD);
+    install_hooks(&env, env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    write_std(&env, Store::Refs, HEX_ID_2, "s2", TRANSCRIPT_2);
+
+    let out = env.git_hooked(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+    let err = assert_code(&out, 0, "the user's push through apache");
+    assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
+    assert_landed(&env, &origin, &[HEX_ID, HEX_ID_2], &err);
+    assert_eq!(env.queued(), 0, "{err}");
+    assert_password_kept_nowhere(&env, &out, PASSWORD);
+
+    // The read-only user: Apache refuses the push itself.
+    store_credentials(&env, &url, READER.0, READER.1);
+    const THIRD: &str = "b0b0b0b0b0b1";
+    write_std(&env, Store::Refs, THIRD, "s3", TRANSCRIPT);
+    env.git(&["commit", "-q", "--allow-empty", "-m", "more"]);
+    let pushes = apache.pushes();
+    let out = env.git_hooked(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+    let err = assert_code(&out, 128, "the read-only user's push");
+    assert!(err.contains("Authentication failed"), "{err}");
+    assert_eq!(apache.pushes(), pushes, "{err}");
+    assert_ne!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
+    assert_eq!(rev_in(&env, &origin, &checkpoint_ref(THIRD)), None);
+    assert_eq!(env.queued(), 1, "{err}");
+
+    // git forgets credentials that failed; the user stores them again and asks us to push.
+    store_credentials(&env, &url, READER.0, READER.1);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
+    let err = assert_code(&out, 1, "git entire-checkpoint push as the read-only user");
+    assert!(err.contains("origin did not let us in"), "{err}");
+    assert!(!err.contains("couldn't reach"), "{err}");
+    assert_eq!(env.queued(), 1, "{err}");
+    assert_eq!(rev_in(&env, &origin, &checkpoint_ref(THIRD)), None);
+    assert_password_kept_nowhere(&env, &out, READER.1);
+}
+
+/// A dedicated checkpoint remote on a second Apache with other credentials (both users'
+/// in git's credential store, each for its own server): the user's push lands the code on
+/// `origin` and the checkpoint on the checkpoint remote only; neither password is printed or
+/// kept by us.
+#[test]
+fn a_checkpoint_remote_on_a_second_apache_takes_the_checkpoints() {
+    const KEEPER: (&str, &str) = ("carol", "k33per-pw");
+    let env = TestEnv::new();
+    let Some((apache, origin)) = apache_served(&env, "origin", None) else {
+        return;
+    };
+    let served = env.root().join("kept");
+    let checkpoints = served.join("checkpoints.git");
+    env.git_in(
+        env.root(),
+        &["init", "-q", "--bare", path_str(&checkpoints)],
+    );
+    let access = ApacheAccess {
+        users: &[KEEPER],
+        pushers: &[KEEPER.0],
+        body_limit: None,
+    };
+    let keeper = Apache::start(&env, &env.root().join("apache-kept"), &served, &access)
+        .expect("apache2 started once already");
+    let url = apache.url("origin.git");
+    let kept_url = keeper.url("checkpoints.git");
+    env.git(&["remote", "add", "origin", &url]);
+    store_credentials(&env, &url, USER, PASSWORD);
+    store_credentials(&env, &kept_url, KEEPER.0, KEEPER.1);
+    write_settings(
+        &env,
+        "settings.local.json",
+        &serde_json::json!({"strategy_options": {"checkpoint_remote": {"url": kept_url}}}),
+    );
+    install_hooks(&env, env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+
+    let out = env.git_hooked(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+    let err = assert_code(&out, 0, "the user's push");
+    assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
+    assert_landed(&env, &checkpoints, &[HEX_ID], &err);
+    assert!(env.checkpoint_refs_in(&origin).is_empty(), "{err}");
+    assert_eq!(env.queued(), 0, "{err}");
+    assert_eq!(keeper.pushes(), 1, "{err}");
+    assert_password_kept_nowhere(&env, &out, PASSWORD);
+    assert_password_kept_nowhere(&env, &out, KEEPER.1);
 }

@@ -48,7 +48,7 @@ impl<'a> RefResult<'a> {
 /// Why a `git push` reported no ref at all; each holds the message for the report.
 #[derive(Debug, thiserror::Error)]
 pub(super) enum BatchFailure {
-    /// The remote could not be reached: git's error line.
+    /// The remote could not be reached, or did not let us in: git's error line.
     #[error("{0}")]
     Unreachable(String),
     /// git ran out of time and was killed.
@@ -154,8 +154,10 @@ pub(super) fn push_refs(
         }
     }
     if results.is_empty() && !out.success() {
+        // A server that does not let us in refuses every batch alike: the flush stops and says
+        // so (not split and retried ref by ref, nor reported as pushed with failures).
         if let Some(line) = git::unauthenticated_line(&out.stderr) {
-            return Err(BatchFailure::Failed(with_credentials_hint(line)));
+            return Err(BatchFailure::Unreachable(with_credentials_hint(line)));
         }
         let line = git::first_error_line(&out.stderr);
         return Err(if git::is_unreachable(&out.stderr) {
