@@ -658,6 +658,59 @@ fn a_backlog_on_a_slow_server_names_the_push_that_drains_it() {
     assert_eq!(env.queued(), 0, "{err}");
 }
 
+/// A server that runs a hook per ref (gitolite's update hook does) and a backlog longer than
+/// the hook's budget at its rate: the flush sizes each `git push` by the rate the ones before
+/// went at, so every push ends within the budget and what landed is recorded (one push of the
+/// whole backlog was killed at the deadline half delivered, and nothing was recorded).
+#[test]
+fn batches_to_a_slow_server_fit_the_budget_at_its_rate() {
+    let env = TestEnv::new();
+    let origin = served_bare(&env, "origin");
+    write_executable(
+        &origin.join("hooks/update"),
+        "#!/bin/sh\ncase $1 in refs/entire/*) sleep 0.1 ;; esac\nexit 0\n",
+    );
+    let server = HttpBackend::start(&env, &env.root().join("served"));
+    env.git(&["remote", "add", "origin", &server.url("origin.git")]);
+    env.git(&["push", "-q", "origin", "main"]);
+    install_hooks(&env, env.repo());
+    let ids: Vec<String> = (0..48)
+        .map(|i| format!("{:012x}", 0xc0ffee000000u64 + i))
+        .collect();
+    for id in &ids {
+        write_std(&env, Store::Refs, id, id, TRANSCRIPT);
+    }
+
+    let out = env
+        .git_hooked_command(Some(Store::Refs), env.repo(), &["push", "origin", "main"])
+        .env("ENTIRE_HOOK_BUDGET_SECONDS", "4")
+        .output()
+        .expect("run git push");
+    let err = assert_code(&out, 0, "the user's push");
+    let queued = env.queued();
+    assert!(queued < 48, "nothing recorded as delivered: {err}");
+    // What is not queued any more is on the server at our tip, and nothing else was sent.
+    let ours = env.checkpoint_tips();
+    let theirs = env.checkpoint_tips_in(&origin);
+    assert_eq!(theirs.len() as u64, 48 - queued, "{err}");
+    for (name, tip) in &theirs {
+        assert_eq!(ours.get(name), Some(tip), "{name}: {err}");
+    }
+    assert!(
+        !err.contains("timed out"),
+        "a push was killed at the deadline: {err}"
+    );
+
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
+    let err = assert_code(&out, 0, "git entire-checkpoint push drains the rest");
+    assert_eq!(
+        env.checkpoint_tips_in(&origin),
+        env.checkpoint_tips(),
+        "{err}"
+    );
+    assert_eq!(env.queued(), 0, "{err}");
+}
+
 /// gitolite (Debian's gitolite3) behind the test's sshd, its home under the test's root: the
 /// repository `app` with the rules `rules` (lines of `gitolite.conf`), the user `alice` holding
 /// the server's key. The server, the repository on disk and its URL; `None` (with a SKIPPED

@@ -228,9 +228,12 @@ pub fn flush(
     // halves, down to single refs, so one bad ref sinks no other.
     let mut split: Vec<Vec<(String, Oid)>> = Vec::new();
     let chunk = opts.chunk.clamp(1, MAX_CHUNK);
-    for (i, batch) in existing.chunks(chunk).enumerate() {
-        (opts.progress)(i * chunk, existing.len());
-        if i > 0 {
+    let mut sizes = BatchSizes::new(chunk);
+    let mut at = 0;
+    while at < existing.len() {
+        let batch = &existing[at..existing.len().min(at + sizes.next)];
+        (opts.progress)(at, existing.len());
+        if at > 0 {
             if Instant::now() >= deadline {
                 settle.report.stopped = Some(format!("budget ({}s) exhausted", budget.as_secs()));
                 break;
@@ -242,7 +245,11 @@ pub fn flush(
                 break;
             }
         }
-        match push_batch(repo, dest, batch, deadline) {
+        let started = Instant::now();
+        let pushed = push_batch(repo, dest, batch, deadline);
+        at += batch.len();
+        sizes.measured(batch.len(), started.elapsed(), deadline);
+        match pushed {
             Ok(results) => {
                 let failed = settle.landed_or_failed(batch, &results)?;
                 consecutive_failures = if failed.is_empty() {
@@ -373,6 +380,45 @@ fn remember_refusals(
     }
     if refused != before {
         super::refused::save(repo.common_dir(), &dest.fingerprint, &refused);
+    }
+}
+
+/// How many refs the next `git push` of a flush takes, from the rate the pushes so far went
+/// at: a server that runs a hook per ref (gitolite's update hook: 2,000 refs take 112 s) gets
+/// batches that end within the budget left, instead of one that the deadline kills half
+/// delivered and unrecorded. The first batch is small ([`FIRST_BATCH`]), so the rate is known
+/// before a large one is risked; a fast server gets the whole chunk from the second on.
+struct BatchSizes {
+    /// The most refs a batch may take (the flush's chunk).
+    most: usize,
+    /// The size of the next batch.
+    next: usize,
+}
+
+/// Refs in the first `git push` of a flush.
+const FIRST_BATCH: usize = 16;
+
+impl BatchSizes {
+    fn new(most: usize) -> BatchSizes {
+        BatchSizes {
+            most,
+            next: most.min(FIRST_BATCH),
+        }
+    }
+
+    /// `refs` took `took`: the next batch is what fits in four fifths of the time left before
+    /// `deadline` at that rate (at least one ref, at most [`Self::most`]).
+    fn measured(&mut self, refs: usize, took: Duration, deadline: Instant) {
+        let per_ref = took.as_secs_f64() / refs.max(1) as f64;
+        let left = deadline
+            .saturating_duration_since(Instant::now())
+            .as_secs_f64();
+        let fits = if per_ref > 0.0 {
+            (left * 0.8 / per_ref) as usize
+        } else {
+            self.most
+        };
+        self.next = fits.clamp(1, self.most);
     }
 }
 
