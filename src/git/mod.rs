@@ -11,6 +11,7 @@ pub mod blame;
 pub mod config_file;
 pub mod format;
 pub mod objects;
+pub mod patch;
 pub mod plumbing;
 mod ref_lookup;
 mod ref_update;

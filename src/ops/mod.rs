@@ -31,9 +31,11 @@ pub mod resolve;
 pub mod rewrites;
 pub mod session;
 pub mod settings;
+pub mod stats;
 pub mod status;
 pub mod sync;
 pub mod trust;
+pub mod verify;
 pub mod write;
 pub mod writes_cache;
 
