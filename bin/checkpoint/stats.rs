@@ -52,7 +52,7 @@ fn counts(l: &Lines, width: usize) -> String {
         "{:>width$} + {:>width$} -  agent {:>width$}/{:<width$} {:>4}",
         l.added,
         l.removed,
-        l.agent,
+        l.agent_written,
         l.added,
         percent(l.ai_share),
     )
@@ -103,7 +103,7 @@ fn human(r: &StatsReport) -> String {
         r.commits.len(),
         t.added,
         t.removed,
-        t.agent,
+        t.agent_written,
         percent(t.ai_share),
         t.commit_linked,
         t.human,

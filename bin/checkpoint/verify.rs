@@ -41,7 +41,7 @@ pub fn run(
         false => Err(CliError::Failed(format!(
             "{} of {} commit(s) fail verification",
             report.failures.len(),
-            report.commits
+            report.commit_count
         ))),
     }
 }
@@ -98,8 +98,8 @@ fn human(r: &VerifyReport) -> String {
         let _ = writeln!(
             out,
             "ok: {} commit(s), {} linking checkpoints, every linked checkpoint can be fetched{}",
-            r.commits,
-            r.linked_commits,
+            r.commit_count,
+            r.linked_commit_count,
             match r.require {
                 true => "; no commit carries lines a session wrote without linking it",
                 false => "",

@@ -70,13 +70,13 @@ pub struct Lines {
     /// Lines removed (git's count).
     pub removed: usize,
     /// Of the added lines, those a transcript shows an agent writing (`agent` in blame).
-    pub agent: usize,
+    pub agent_written: usize,
     /// Of the added lines, those of commits that link checkpoints whose transcripts do not show
     /// them written: people's, or an agent's that no transcript read shows (`commit-linked`).
     pub commit_linked: usize,
     /// Of the added lines, those of commits that link no checkpoint (`human`).
     pub human: usize,
-    /// `agent / added` (0 when nothing was added).
+    /// `agent_written / added` (0 when nothing was added).
     pub ai_share: f64,
 }
 
@@ -84,10 +84,10 @@ impl Lines {
     fn add(&mut self, other: &Lines) {
         self.added += other.added;
         self.removed += other.removed;
-        self.agent += other.agent;
+        self.agent_written += other.agent_written;
         self.commit_linked += other.commit_linked;
         self.human += other.human;
-        self.ai_share = share(self.agent, self.added);
+        self.ai_share = share(self.agent_written, self.added);
     }
 }
 
@@ -327,15 +327,15 @@ pub fn stats(
         let mut lines = Lines::default();
         let mut mine: BTreeMap<(String, String), usize> = BTreeMap::new();
         for (file, written) in c.files.iter().zip(&rc.written) {
-            let agent: usize = written.values().sum();
-            let rest = file.added - agent;
+            let agent_written: usize = written.values().sum();
+            let rest = file.added - agent_written;
             let f = Lines {
                 added: file.added,
                 removed: file.removed,
-                agent,
+                agent_written,
                 commit_linked: if rc.checkpoints.is_empty() { 0 } else { rest },
                 human: if rc.checkpoints.is_empty() { rest } else { 0 },
-                ai_share: share(agent, file.added),
+                ai_share: share(agent_written, file.added),
             };
             lines.add(&f);
             for (&session, &n) in written {
@@ -359,7 +359,7 @@ pub fn stats(
                         let (agent, model) = writer(session);
                         let wrote = Lines {
                             added: n,
-                            agent: n,
+                            agent_written: n,
                             ..Lines::default()
                         };
                         groups

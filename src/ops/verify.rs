@@ -79,9 +79,9 @@ pub struct VerifyReport {
     /// The range verified, as git was given it.
     pub range: String,
     /// How many commits it holds.
-    pub commits: usize,
+    pub commit_count: usize,
     /// How many of them link checkpoints.
-    pub linked_commits: usize,
+    pub linked_commit_count: usize,
     /// Whether `--require` was checked.
     pub require: bool,
     /// Whether every commit passed (the command exits 0).
@@ -108,7 +108,7 @@ pub fn verify(
     let read = stats::read_range(repo, topo, cwd, range, remote, notice, require)?;
     let ev = &read.evidence;
     let mut failures = Vec::new();
-    let mut linked_commits = 0;
+    let mut linked_commit_count = 0;
     for rc in &read.commits {
         let c = &rc.commit;
         let mut problems = Vec::new();
@@ -120,7 +120,7 @@ pub fn verify(
             }
         }
         if !rc.checkpoints.is_empty() {
-            linked_commits += 1;
+            linked_commit_count += 1;
         }
         for &i in &rc.checkpoints {
             let entry = &ev.checkpoints[i];
@@ -155,12 +155,12 @@ pub fn verify(
             });
         }
     }
-    let commits = read.commits.len();
+    let commit_count = read.commits.len();
     let evidence = read.evidence;
     Ok(VerifyReport {
         range: read.range,
-        commits,
-        linked_commits,
+        commit_count,
+        linked_commit_count,
         require,
         ok: failures.is_empty(),
         failures,

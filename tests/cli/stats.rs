@@ -9,9 +9,16 @@ use crate::blame::{history, FILE};
 use crate::env::{assert_code, stderr, Store, TestEnv};
 use crate::fixtures::{HEX_ID, HEX_ID_2};
 
-/// `(added, removed, agent, commit_linked, human)` of a row.
+/// `(added, removed, agent_written, commit_linked, human)` of a row.
 fn counts(row: &Value) -> [u64; 5] {
-    ["added", "removed", "agent", "commit_linked", "human"].map(|k| row[k].as_u64().unwrap())
+    [
+        "added",
+        "removed",
+        "agent_written",
+        "commit_linked",
+        "human",
+    ]
+    .map(|k| row[k].as_u64().unwrap())
 }
 
 #[test]

@@ -27,8 +27,8 @@ fn verify_passes_when_the_remote_holds_every_linked_checkpoint_and_names_each_co
         let err = assert_code(&out, 0, "verify in a fresh clone");
         let json = parse_json(&out.stdout);
         assert_eq!(json["ok"], true, "{json:#}");
-        assert_eq!(json["commits"], 3);
-        assert_eq!(json["linked_commits"], 2);
+        assert_eq!(json["commit_count"], 3);
+        assert_eq!(json["linked_commit_count"], 2);
         assert_eq!(json["failures"], json!([]));
         // One listing of the remote's checkpoints, one fetch of those it has.
         assert_eq!(network_calls(&err), 2, "{store:?}:\n{err}");
