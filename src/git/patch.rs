@@ -71,8 +71,15 @@ pub fn log_patches(
         // character still is).
         .args(["-c", "core.quotePath=false", "log", "-p", "-U0", "-M"])
         // The diff the repository's own settings would change is not the one counted: no
-        // colour, no external diff, no text conversion, git's own prefixes.
-        .args(["--no-color", "--no-ext-diff", "--no-textconv"])
+        // colour, no external diff, no text conversion, the whole tree (`diff.relative`), no
+        // signature lines among the records (`log.showSignature`), git's own prefixes.
+        .args([
+            "--no-color",
+            "--no-ext-diff",
+            "--no-textconv",
+            "--no-relative",
+        ])
+        .args(["--no-show-signature"])
         .args(["--src-prefix=a/", "--dst-prefix=b/"])
         .args([format!(
             "--format={RECORD}%H%x00%P%x00%an%x00%ae%x00%aI%x00%s%x00%B%x00"

@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 
 use crate::blame::{history, FILE};
-use crate::env::{assert_code, stderr, Store, TestEnv};
+use crate::env::{assert_code, parse_json, stderr, Store, TestEnv};
 use crate::fixtures::{HEX_ID, HEX_ID_2};
 
 /// `(added, removed, agent_written, commit_linked, human)` of a row.
@@ -180,4 +180,79 @@ fn stats_without_a_range_reads_the_branch_against_its_upstream_else_the_default_
         stderr(&out)
     );
     assert_code(&out, 2, "a bad range");
+}
+
+/// The lines `git log --numstat` counts in `range`: (added, removed).
+fn numstat(env: &TestEnv, range: &str) -> (u64, u64) {
+    let out = env.git(&[
+        "-c",
+        "diff.relative=false",
+        "log",
+        "--numstat",
+        "-M",
+        "--format=",
+        range,
+    ]);
+    out.lines()
+        .filter_map(|l| {
+            let mut f = l.split('\t');
+            Some((
+                f.next()?.parse::<u64>().ok()?,
+                f.next()?.parse::<u64>().ok()?,
+            ))
+        })
+        .fold((0, 0), |(a, r), (x, y)| (a + x, r + y))
+}
+
+#[test]
+fn stats_counts_what_numstat_counts_whatever_the_configuration() {
+    let env = TestEnv::new();
+    history(&env, Store::Refs);
+    // A rename with an edit, a file outside `src/` (where stats runs), and a binary file, on
+    // a branch merged without fast-forward.
+    env.git(&["checkout", "-q", "-b", "side"]);
+    env.git(&["mv", FILE, "src/greet.go"]);
+    let text = env.git(&["show", &format!("HEAD:{FILE}")]);
+    env.write_file("src/greet.go", format!("{text}// renamed\n").as_bytes());
+    env.write_file("logo.bin", b"\0\x01\x02binary\n");
+    env.write_file("notes.txt", b"outside src\n");
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-q", "-m", "rename"]);
+    env.git(&["checkout", "-q", "main"]);
+    env.git(&["merge", "-q", "--no-ff", "-m", "merge side", "side"]);
+    // Settings that would change git's diff output, were they obeyed.
+    for (key, value) in [
+        ("diff.relative", "true"),
+        ("diff.noprefix", "true"),
+        ("color.ui", "always"),
+        ("diff.external", "echo"),
+        ("log.showSignature", "true"),
+    ] {
+        env.git(&["config", key, value]);
+    }
+    let (added, removed) = numstat(&env, "main~4..main");
+    assert_eq!(
+        (added, removed),
+        (10, 0),
+        "the history's 8 lines, the rename's 2"
+    );
+    let src = env.repo().join("src");
+    let json = parse_json(
+        env.ok_in(Store::Refs, &src, &["stats", "main~4..main", "--json"])
+            .as_bytes(),
+    );
+    assert_eq!(json["total"]["added"], added, "{json:#}");
+    assert_eq!(json["total"]["removed"], removed);
+    let commit = |subject: &str| {
+        json["commits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|c| c["subject"] == subject)
+            .unwrap_or_else(|| panic!("{subject}: {json:#}"))
+            .clone()
+    };
+    assert_eq!(commit("merge side")["merge"], true);
+    assert_eq!(counts(&commit("merge side")), [0, 0, 0, 0, 0]);
+    assert_eq!(counts(&commit("rename")), [2, 0, 0, 0, 2]);
 }
