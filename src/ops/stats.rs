@@ -263,7 +263,7 @@ pub fn read_range(
             links.add(rewrites::links(&c.message, inherited))
         })
         .collect();
-    let every: Vec<usize> = (0..links.len()).collect();
+    let every = links.all();
     let mut evidence = Evidence::load(repo, topo, links, remote, notice, warnings);
     let mut read = Vec::with_capacity(commits.len());
     for (mut commit, checkpoints) in commits.into_iter().zip(linked) {

@@ -121,3 +121,28 @@ fn verify_require_fails_a_commit_carrying_a_sessions_lines_without_linking_it() 
         stdout(&out)
     );
 }
+
+#[test]
+fn verify_fails_a_trailer_that_names_no_checkpoint_and_refuses_a_bad_range() {
+    let env = TestEnv::new();
+    env.git(&[
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "typo\n\nEntire-Checkpoint: not-an-id",
+    ]);
+    let out = env.run(Store::Refs, &["verify", "main~1..main", "--json"]);
+    assert_code(&out, 1, "verify of a malformed trailer");
+    let json = parse_json(&out.stdout);
+    assert_eq!(
+        json["failures"][0]["problems"],
+        json!([{"problem": "malformed_trailer", "value": "not-an-id"}]),
+        "{json:#}"
+    );
+    let out = env.run(Store::Refs, &["verify", "--no-such-option"]);
+    assert_code(&out, 2, "an unknown option");
+    let out = env.run(Store::Refs, &["verify", "nowhere..main"]);
+    assert_code(&out, 2, "a range git rejects");
+    assert!(stdout(&out).is_empty());
+}

@@ -37,14 +37,9 @@ impl Links {
             .collect()
     }
 
-    /// How many distinct checkpoints were added.
-    pub fn len(&self) -> usize {
-        self.ids.len()
-    }
-
-    /// Whether none was.
-    pub fn is_empty(&self) -> bool {
-        self.ids.is_empty()
+    /// Every checkpoint added, as indices.
+    pub fn all(&self) -> Vec<usize> {
+        (0..self.ids.len()).collect()
     }
 }
 

@@ -10,7 +10,8 @@
 //! checkpoint says why); `human` when the commit links no checkpoint; `uncommitted` for lines
 //! of the working tree not committed yet. Each checkpoint and transcript is read once however
 //! many lines point at it ([`read`]); checkpoints missing locally are fetched first, in one
-//! batch. Transcripts of every agent the reference records are read (`agents`); a
+//! batch. The rule is asked through [`Evidence`], which `stats` and `verify` ask too, of the
+//! lines a commit adds. Transcripts of every agent the reference records are read (`agents`); a
 //! transcript in no known format is one summary line, never a failure ([`settle`]). `why`
 //! answers for one line ([`why`]).
 
