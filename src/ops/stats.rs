@@ -235,10 +235,21 @@ pub fn range_args(
     Ok(RangeArgs::parse(&[format!("{base}..HEAD")])?)
 }
 
-/// Reads the commits of `range` in `cwd` and attributes each line they add; the checkpoints
-/// they link that no local copy holds are fetched from `remote` first, in one batch. With
-/// `elsewhere`, the added lines of a commit that links no checkpoint are also asked of every
-/// checkpoint the range links ([`ReadCommit::written_elsewhere`]).
+/// Which lines [`read_range`] attributes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attribute {
+    /// None: only the checkpoints are read, no transcript.
+    Nothing,
+    /// Each commit's added lines, asked of the checkpoints it links.
+    Linked,
+    /// Those, and the added lines of a commit that links no checkpoint, asked of every
+    /// checkpoint the range links ([`ReadCommit::written_elsewhere`]).
+    Everywhere,
+}
+
+/// Reads the commits of `range` in `cwd` and attributes the lines they add as `attribute`
+/// says; the checkpoints they link that no local copy holds are fetched from `remote` first,
+/// in one batch.
 pub fn read_range(
     repo: &Repo,
     topo: &Topology<'_>,
@@ -246,7 +257,7 @@ pub fn read_range(
     range: &RangeArgs,
     remote: Option<&Remote>,
     notice: impl Fn(&str) + Clone + 'static,
-    elsewhere: bool,
+    attribute: Attribute,
 ) -> Result<ReadRange, StatsError> {
     let (options, revisions) = range.parts();
     let described = revisions.join(" ");
@@ -264,7 +275,8 @@ pub fn read_range(
         })
         .collect();
     let every = links.all();
-    let mut evidence = Evidence::load(repo, topo, links, remote, notice, warnings);
+    let transcripts = attribute != Attribute::Nothing;
+    let mut evidence = Evidence::load(repo, topo, links, remote, notice, warnings, transcripts);
     let mut read = Vec::with_capacity(commits.len());
     for (mut commit, checkpoints) in commits.into_iter().zip(linked) {
         let mut written = Vec::with_capacity(commit.files.len());
@@ -272,13 +284,16 @@ pub fn read_range(
         for file in &mut commit.files {
             let mut by_session = BTreeMap::new();
             for text in std::mem::take(&mut file.added_lines) {
+                if !transcripts {
+                    continue;
+                }
                 if !checkpoints.is_empty() {
                     if let Some(w) = evidence.writer(&checkpoints, &file.path, &text) {
                         *by_session
                             .entry((w.checkpoint, w.write.session_index))
                             .or_default() += 1;
                     }
-                } else if elsewhere {
+                } else if attribute == Attribute::Everywhere {
                     if let Some(w) = evidence.writer(&every, &file.path, &text) {
                         *written_elsewhere
                             .entry((w.checkpoint, w.write.session_index))
@@ -312,7 +327,7 @@ pub fn stats(
     remote: Option<&Remote>,
     notice: impl Fn(&str) + Clone + 'static,
 ) -> Result<StatsReport, StatsError> {
-    let read = read_range(repo, topo, cwd, range, remote, notice, false)?;
+    let read = read_range(repo, topo, cwd, range, remote, notice, Attribute::Linked)?;
     let ev = &read.evidence;
     let writer = |(c, s): (usize, usize)| {
         let session = ev.session(c, s);

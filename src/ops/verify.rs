@@ -21,7 +21,7 @@ use crate::git::url::Remote;
 use crate::model::trailers::{checkpoint_trailers, TrailerValue};
 use crate::ops::blame::{CheckpointEntry, CheckpointStatus};
 use crate::ops::range::RangeArgs;
-use crate::ops::stats::{self, StatsError};
+use crate::ops::stats::{self, Attribute, StatsError};
 use crate::topology::Topology;
 
 /// Why a commit fails.
@@ -105,7 +105,12 @@ pub fn verify(
     remote: Option<&Remote>,
     notice: impl Fn(&str) + Clone + 'static,
 ) -> Result<VerifyReport, StatsError> {
-    let read = stats::read_range(repo, topo, cwd, range, remote, notice, require)?;
+    // Whether the checkpoints exist needs no transcript; `require` asks what they wrote.
+    let attribute = match require {
+        true => Attribute::Everywhere,
+        false => Attribute::Nothing,
+    };
+    let read = stats::read_range(repo, topo, cwd, range, remote, notice, attribute)?;
     let ev = &read.evidence;
     let mut failures = Vec::new();
     let mut linked_commit_count = 0;

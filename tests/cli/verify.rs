@@ -30,6 +30,9 @@ fn verify_passes_when_the_remote_holds_every_linked_checkpoint_and_names_each_co
         assert_eq!(json["commit_count"], 3);
         assert_eq!(json["linked_commit_count"], 2);
         assert_eq!(json["failures"], json!([]));
+        // Whether they exist needs no transcript: none is read.
+        assert_eq!(json["checkpoints"][0]["status"], "read");
+        assert_eq!(json["checkpoints"][0]["sessions"], json!([]));
         // One listing of the remote's checkpoints, one fetch of those it has.
         assert_eq!(network_calls(&err), 2, "{store:?}:\n{err}");
 

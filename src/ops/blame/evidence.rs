@@ -72,8 +72,11 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    /// Reads the checkpoints of `links`; those no local copy holds are fetched from `remote`
-    /// first, in one batch (`None`: not fetched). `warnings` are said before the reads' own.
+    /// Reads the checkpoints of `links`, and with `transcripts` what their sessions wrote
+    /// (without, no line is found written and the checkpoints list no session: what only asks
+    /// whether they exist reads no transcript); those no local copy holds are fetched from
+    /// `remote` first, in one batch (`None`: not fetched). `warnings` are said before the
+    /// reads' own.
     pub fn load(
         repo: &Repo,
         topo: &Topology<'_>,
@@ -81,6 +84,7 @@ impl Evidence {
         remote: Option<&Remote>,
         notice: impl Fn(&str) + Clone + 'static,
         mut warnings: Vec<String>,
+        transcripts: bool,
     ) -> Evidence {
         let ids = links.ids;
         // Only what no local copy holds is fetched: a checkpoint remote that is down must not
@@ -93,7 +97,7 @@ impl Evidence {
         let missing = super::fetch_batch(repo, topo, remote, &elsewhere, notice, &mut warnings);
         topo.complete(&ids);
         let cache = WritesCache::in_common_dir(repo.common_dir());
-        let read = read::read_all(topo, &repo.location(), &cache, &ids, &missing);
+        let read = read::read_all(topo, &repo.location(), &cache, &ids, &missing, transcripts);
         let mut settled = Settled {
             warnings,
             ..Settled::default()

@@ -329,7 +329,7 @@ fn attribute(
             links.add(ids.map(|l| l.ids).unwrap_or_default())
         })
         .collect();
-    let mut evidence = Evidence::load(repo, topo, links, remote, notice, warnings);
+    let mut evidence = Evidence::load(repo, topo, links, remote, notice, warnings, true);
     let mut warnings = std::mem::take(&mut evidence.warnings);
     // A shallow clone's boundary commit takes the blame for every older line: said, so that a
     // line labelled by it is not taken for its own.
