@@ -266,6 +266,20 @@ pub fn read_range(
     let map = RewriteMap::load(repo)
         .map_err(|e| warnings.push(error_chain(&e)))
         .ok();
+    // A shallow clone's boundary commit has no parent here: git shows it adding every line of
+    // its tree, which is said, so that its count is not taken for its own change.
+    let boundary = repo.shallow_boundary();
+    let ends: Vec<&str> = commits
+        .iter()
+        .filter(|c| boundary.contains(&c.sha))
+        .map(|c| &c.sha[..c.sha.len().min(12)])
+        .collect();
+    if !ends.is_empty() {
+        warnings.push(format!(
+            "history ends at {} (a shallow clone): its lines count as all of its tree; `git fetch --deepen=<n>` or `git fetch --unshallow` reads further",
+            ends.join(", ")
+        ));
+    }
     let mut links = Links::default();
     let linked: Vec<Vec<usize>> = commits
         .iter()

@@ -3,6 +3,8 @@
 //! session one more), measured per commit, in total and grouped, in both stores; the default
 //! range against the upstream and, without one, against the default branch.
 
+use std::path::Path;
+
 use serde_json::{json, Value};
 
 use crate::blame::{history, FILE};
@@ -255,4 +257,23 @@ fn stats_counts_what_numstat_counts_whatever_the_configuration() {
     assert_eq!(commit("merge side")["merge"], true);
     assert_eq!(counts(&commit("merge side")), [0, 0, 0, 0, 0]);
     assert_eq!(counts(&commit("rename")), [2, 0, 0, 0, 2]);
+}
+
+#[test]
+fn stats_in_a_shallow_clone_says_where_history_ends() {
+    let env = TestEnv::new();
+    history(&env, Store::Refs);
+    let remote = env.bare_remote("origin");
+    env.git(&["push", "-q", "origin", "main"]);
+    let url = format!("file://{}", crate::env::path_str(&remote));
+    let clone = env.clone_of(Path::new(&url), "shallow", &["--depth", "2"]);
+    let out = env.run_in(Store::Refs, &clone, &["stats", "HEAD", "--json"]);
+    let err = assert_code(&out, 0, "stats in a shallow clone");
+    let json = parse_json(&out.stdout);
+    assert_eq!(json["commits"].as_array().unwrap().len(), 2, "{json:#}");
+    let end = env.git_in(&clone, &["rev-parse", "HEAD~1"]);
+    assert!(
+        err.contains(&format!("history ends at {} (a shallow clone)", &end[..12])),
+        "{err}"
+    );
 }
