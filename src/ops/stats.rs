@@ -18,7 +18,7 @@ use crate::git::patch::{self, PatchCommit, PatchError};
 use crate::git::repo::{Identity, Repo};
 use crate::git::subprocess::GitError;
 use crate::git::url::Remote;
-use crate::ops::blame::{CheckpointEntry, Evidence, Links};
+use crate::ops::blame::{history_ends, CheckpointEntry, Evidence, Links};
 use crate::ops::range::{RangeArgs, RangeError};
 use crate::ops::rewrites::{self, RewriteMap};
 use crate::topology::Topology;
@@ -268,18 +268,11 @@ pub fn read_range(
         .ok();
     // A shallow clone's boundary commit has no parent here: git shows it adding every line of
     // its tree, which is said, so that its count is not taken for its own change.
-    let boundary = repo.shallow_boundary();
-    let ends: Vec<&str> = commits
-        .iter()
-        .filter(|c| boundary.contains(&c.sha))
-        .map(|c| &c.sha[..c.sha.len().min(12)])
-        .collect();
-    if !ends.is_empty() {
-        warnings.push(format!(
-            "history ends at {} (a shallow clone): its lines count as all of its tree; `git fetch --deepen=<n>` or `git fetch --unshallow` reads further",
-            ends.join(", ")
-        ));
-    }
+    warnings.extend(history_ends(
+        repo,
+        commits.iter().map(|c| c.sha.as_str()),
+        "its lines count as all of its tree",
+    ));
     let mut links = Links::default();
     let linked: Vec<Vec<usize>> = commits
         .iter()

@@ -333,19 +333,11 @@ fn attribute(
     let mut warnings = std::mem::take(&mut evidence.warnings);
     // A shallow clone's boundary commit takes the blame for every older line: said, so that a
     // line labelled by it is not taken for its own.
-    let boundary: std::collections::HashSet<String> = repo.shallow_boundary().into_iter().collect();
-    let ends: Vec<&str> = blamed
-        .commits
-        .iter()
-        .filter(|c| boundary.contains(&c.sha))
-        .map(|c| &c.sha[..c.sha.len().min(12)])
-        .collect();
-    if !ends.is_empty() {
-        warnings.push(format!(
-            "history ends at {} (a shallow clone): older lines are blamed on it; `git fetch --deepen=<n>` or `git fetch --unshallow` reads further",
-            ends.join(", ")
-        ));
-    }
+    warnings.extend(history_ends(
+        repo,
+        blamed.commits.iter().map(|c| c.sha.as_str()),
+        "older lines are blamed on it",
+    ));
 
     let mut counts = Counts::default();
     let mut lines = Vec::with_capacity(blamed.lines.len());
@@ -397,6 +389,26 @@ fn attribute(
             damaged: evidence.damaged,
         },
         loaded: evidence.loaded,
+    })
+}
+
+/// The warning that history ends at those of `commits` that are a shallow clone's boundary
+/// (their parents are not here), and `what` that means for the command; `None` when none is.
+pub fn history_ends<'a>(
+    repo: &Repo,
+    commits: impl Iterator<Item = &'a str>,
+    what: &str,
+) -> Option<String> {
+    let boundary = repo.shallow_boundary();
+    let ends: Vec<&str> = commits
+        .filter(|sha| boundary.iter().any(|b| b == sha))
+        .map(|sha| &sha[..sha.len().min(12)])
+        .collect();
+    (!ends.is_empty()).then(|| {
+        format!(
+            "history ends at {} (a shallow clone): {what}; `git fetch --deepen=<n>` or `git fetch --unshallow` reads further",
+            ends.join(", ")
+        )
     })
 }
 
