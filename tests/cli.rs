@@ -105,6 +105,8 @@ mod real_agents;
 mod redaction;
 #[path = "cli/remote_fetch.rs"]
 mod remote_fetch;
+#[path = "cli/report.rs"]
+mod report;
 #[path = "cli/rewrite.rs"]
 mod rewrite;
 #[path = "cli/scale.rs"]

@@ -4,7 +4,8 @@
 #   tools directory outside the checkout ($ENTIRE_TEST_HOOK_TOOLS, else
 #   ~/.cache/entire-checkpoints/hook-tools; the tests look there), and git-lfs 3 (Debian);
 # - git's bash completion, zsh, fish and man (Debian), for the completion and man page tests;
-# - OpenSSH's server (Debian), which the server tests start as the test user;
+# - OpenSSH's server and gitolite3 (Debian), which the server tests start as the test user;
+# - Chromium (Debian), in which the report tests load the pages they make, headless;
 # - the real agents the capture tests run offline (npm; tests/agents.versions).
 # Quick when everything is there; fails loudly, naming what could not be installed. Debian
 # packages need root: run as root, or with sudo that does not ask for a password, or install
@@ -27,6 +28,8 @@ command -v fish >/dev/null || packages+=(fish)
 command -v man >/dev/null || packages+=(man-db)
 command -v script >/dev/null || packages+=(util-linux)
 [ -x /usr/sbin/sshd ] || packages+=(openssh-server)
+[ -x /usr/share/gitolite3/gitolite-shell ] || packages+=(gitolite3)
+command -v chromium >/dev/null || packages+=(chromium)
 if [ ${#packages[@]} -gt 0 ]; then
     echo "tests/tools.sh: installing ${packages[*]} (apt-get)"
     as_root=()

@@ -49,6 +49,10 @@ pub enum Command {
     Backfill(BackfillArgs),
     /// Show one checkpoint (by ID, unique ID prefix, or a commit with Entire-Checkpoint trailers).
     Show(ShowArgs),
+    /// The sessions behind the commits of a revision range (default: the current branch's
+    /// commits not on its upstream) as one self-contained HTML page for a reviewer (no script,
+    /// no network), or as Markdown for a terminal or a pull-request comment.
+    Report(ReportArgs),
     /// Write one file of a checkpoint's tree to stdout as raw bytes (to a terminal, with its
     /// control characters written out visibly unless --raw).
     Cat {
@@ -566,8 +570,29 @@ pub struct ShowArgs {
     /// written out (as `cat` without --raw).
     #[arg(long, requires = "transcript")]
     pub raw: bool,
+    /// Write the checkpoints and their sessions' conversations as one self-contained HTML page
+    /// (as `report` does for a range).
+    #[arg(long, conflicts_with_all = ["json", "transcript"])]
+    pub html: bool,
     #[command(flatten)]
     pub date: DateArgs,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+}
+
+#[derive(Args)]
+pub struct ReportArgs {
+    /// Write Markdown instead of HTML.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Write HTML (the default).
+    #[arg(long, conflicts_with = "markdown")]
+    pub html: bool,
+    /// Write the report to FILE instead of stdout.
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    #[command(flatten)]
+    pub range: RangeArgs,
     #[command(flatten)]
     pub fetch: FetchArgs,
 }

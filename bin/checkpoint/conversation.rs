@@ -114,7 +114,7 @@ fn shown(line: &str) -> String {
 }
 
 /// The line accounting for every entry.
-fn footer(t: &Tally) -> String {
+pub(super) fn footer(t: &Tally) -> String {
     let format = match t.format {
         TranscriptFormat::Unknown => "no known format".to_owned(),
         f => f.name().to_owned(),

@@ -15,6 +15,7 @@ mod hooks;
 pub mod pager;
 mod push;
 mod read;
+mod report;
 mod stats;
 pub mod style;
 mod trust;
@@ -190,6 +191,26 @@ fn dispatch<'r>(
         Command::Show(args) => {
             enable_fetch(repo, topo, &args.fetch, quiet)?;
             read::show(repo, topo, args, style)
+        }
+        Command::Report(args) => {
+            let words = match read::range_words(&args.range) {
+                words if words.is_empty() => vec!["@{upstream}..HEAD".to_owned()],
+                words => words,
+            };
+            let fetch = &args.fetch;
+            let from = ops_read::choose_remote(
+                repo,
+                topo,
+                (fetch.no_fetch, fetch.remote.as_ref(), fetch.refresh),
+            )?;
+            report::report(
+                repo,
+                topo,
+                &RangeArgs::parse(&words)?,
+                from,
+                (args.markdown, args.output.as_deref()),
+                quiet,
+            )
         }
         Command::Cat {
             id,

@@ -28,6 +28,7 @@ pub fn push(
         via: remote.as_deref(),
         named: remote.is_some(),
         reconcile: all,
+        retry_refused: true,
     };
     let synced = sync::push(repo, topo, ask, &|done, total| bar.set(done, total))?;
     bar.finish();
@@ -39,7 +40,16 @@ pub fn push(
     if json {
         print_json(&PushDoc::from(&synced))?;
     }
-    Ok(())
+    // Refused refs stay queued; a script must not take the push for a success.
+    match &synced {
+        Synced::Refs(flushed) if !flushed.report.rejected.is_empty() => Err(format!(
+            "{} refused {} checkpoint ref(s); they stay queued",
+            flushed.report.destination,
+            flushed.report.rejected.len()
+        )
+        .into()),
+        _ => Ok(()),
+    }
 }
 
 /// `migrate`, then with `--push` the push of the migrated refs.
@@ -66,6 +76,7 @@ pub fn migrate(
                 via: remote.as_deref(),
                 named: remote.is_some(),
                 reconcile: false,
+                retry_refused: true,
             };
             let synced = sync::flush(repo, topo, ask, &|done, total| bar.set(done, total))?;
             bar.finish();

@@ -35,6 +35,9 @@ use crate::common::text::escape_lines;
 /// `show`: the checkpoints its target names, as documents, or the transcript of a session.
 pub fn show(repo: &Repo, topo: &Topology<'_>, a: ShowArgs, style: &Style) -> Result<()> {
     let checkpoints = read::checkpoints(repo, topo, &a.target, |m| warn(false, m))?;
+    if a.html {
+        return super::report::show(repo, topo, &checkpoints);
+    }
     let mut docs = Vec::new();
     for cp in &checkpoints {
         let slot = a.session.as_deref().map(|s| cp.slot_of(s)).transpose()?;

@@ -4,7 +4,7 @@
 use entire_checkpoints::base::error::error_chain;
 use entire_checkpoints::ops::hook_runner::{HookOutcome, HookReport};
 use entire_checkpoints::ops::hooks::{Healed, HookError};
-use entire_checkpoints::ops::sync::{BranchPush, Flushed, Synced};
+use entire_checkpoints::ops::sync::{refusal_advice, BranchPush, Flushed, Synced, DRAIN_NOW};
 
 use super::cli::{info, warn};
 
@@ -150,7 +150,17 @@ fn report_flush(flushed: &Flushed, quiet: bool) {
             ),
         );
     }
-    let attempted = report.due - report.stale.len() - report.withheld.len();
+    if !report.held_back.is_empty() {
+        info(
+            quiet,
+            format!(
+                "{} checkpoint ref(s) not sent to {d}, which refused them before (they stay queued; `git entire-checkpoint push` sends them now, `git entire-checkpoint doctor` says why)",
+                report.held_back.len()
+            ),
+        );
+    }
+    let attempted =
+        report.due - report.stale.len() - report.withheld.len() - report.held_back.len();
     if attempted == 0 {
         return;
     }
@@ -169,7 +179,15 @@ fn report_flush(flushed: &Flushed, quiet: bool) {
     for note in &report.merge_notes {
         info(quiet, note);
     }
-    if let Some((r, why)) = report.rejected.first() {
+    if let Some(why) = &report.refused_namespace {
+        warn(
+            false,
+            format!(
+                "{d} refuses checkpoint refs (refs/entire/*), they stay queued: {why}; {}",
+                refusal_advice(d)
+            ),
+        );
+    } else if let Some((r, why)) = report.rejected.first() {
         warn(
             false,
             format!("{d} refused {r} {why} (showing one rejection); it stays queued"),
@@ -185,7 +203,7 @@ fn report_flush(flushed: &Flushed, quiet: bool) {
         warn(
             false,
             format!(
-                "stopped pushing ({} checkpoint ref(s) stay queued for the next push): {why}",
+                "stopped pushing ({} checkpoint ref(s) stay queued for the next push): {why}; {DRAIN_NOW}",
                 report.remaining()
             ),
         );

@@ -9,10 +9,12 @@
 //! malformed line, a per-worktree ref), so that the caller asks libgit2 instead. It never answers
 //! "missing" for a ref that exists.
 
+use std::cell::RefCell;
 use std::fs::File;
-use std::io::{BufRead, BufReader, ErrorKind, Seek, SeekFrom};
-use std::os::unix::fs::FileExt;
+use std::io::{BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom};
+use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::Path;
+use std::rc::Rc;
 
 use git2::Oid;
 
@@ -26,6 +28,73 @@ pub(crate) struct FilesBackend<'a> {
     pub common_dir: &'a Path,
     /// The repository's object format.
     pub format: ObjectFormat,
+    /// Where lookups keep `packed-refs` in memory for the rest of the command; `None` reads the
+    /// file for each lookup.
+    pub packed: Option<&'a PackedRefsCache>,
+}
+
+/// `packed-refs` read whole, for a command that looks many refs up (`blame` asks for over a
+/// thousand): each lookup then costs an `open` and an `fstat` instead of a dozen positioned
+/// reads of a binary search. A small file is read whole at once; a large one (100,000 packed
+/// checkpoints are 10 MB) only once a command has searched it [`SEARCHES_BEFORE_SNAPSHOT`]
+/// times, so that a `show` of one checkpoint reads a dozen blocks of it, not all of it. The
+/// copy is used only while the file is the same one (device, inode, size and modification
+/// time of the file the lookup opened): git replaces `packed-refs` by renaming a new file
+/// over it, so any rewrite is a new inode.
+#[derive(Debug, Default)]
+pub(crate) struct PackedRefsCache {
+    state: RefCell<PackedState>,
+}
+
+#[derive(Debug, Default)]
+struct PackedState {
+    /// Searches of the file so far in this command.
+    searches: u32,
+    snapshot: Option<(FileKey, Rc<[u8]>)>,
+}
+
+/// What tells one `packed-refs` file from the one that replaced it.
+type FileKey = (u64, u64, u64, i64, i64);
+
+fn file_key(m: &std::fs::Metadata) -> FileKey {
+    (m.dev(), m.ino(), m.len(), m.mtime(), m.mtime_nsec())
+}
+
+/// A `packed-refs` no larger than this is read whole on its first search.
+const SMALL_PACKED: u64 = 64 << 10;
+/// Searches of a larger file before it is read whole.
+const SEARCHES_BEFORE_SNAPSHOT: u32 = 8;
+
+impl PackedRefsCache {
+    /// Looks `name` up in the opened `packed-refs` `file`: in memory when this command read the
+    /// same file whole already, or now decides to.
+    fn search(&self, file: &File, name: &[u8], format: ObjectFormat) -> Option<Lookup> {
+        let meta = file.metadata().ok()?;
+        let key = file_key(&meta);
+        let mut state = self.state.borrow_mut();
+        let held = state
+            .snapshot
+            .as_ref()
+            .filter(|(k, _)| *k == key)
+            .map(|(_, bytes)| Rc::clone(bytes));
+        let bytes = match held {
+            Some(bytes) => bytes,
+            None => {
+                state.searches += 1;
+                if meta.len() > SMALL_PACKED && state.searches <= SEARCHES_BEFORE_SNAPSHOT {
+                    drop(state);
+                    return search_packed(file, meta.len(), name, format);
+                }
+                let mut bytes = Vec::with_capacity(meta.len() as usize);
+                (&*file).read_to_end(&mut bytes).ok()?;
+                let bytes: Rc<[u8]> = bytes.into();
+                state.snapshot = Some((key, Rc::clone(&bytes)));
+                bytes
+            }
+        };
+        drop(state);
+        search_packed(&*bytes, bytes.len() as u64, name, format)
+    }
 }
 
 /// What a direct lookup found.
@@ -62,11 +131,16 @@ impl FilesBackend<'_> {
             Err(e) if is_absent(&e) => {}
             Err(_) => return Lookup::Unknown,
         }
-        match File::open(common_dir.join("packed-refs")) {
-            Ok(file) => search_packed(&file, name.as_bytes(), format).unwrap_or(Lookup::Unknown),
-            Err(e) if e.kind() == ErrorKind::NotFound => Lookup::Missing,
-            Err(_) => Lookup::Unknown,
-        }
+        let file = match File::open(common_dir.join("packed-refs")) {
+            Ok(file) => file,
+            Err(e) if e.kind() == ErrorKind::NotFound => return Lookup::Missing,
+            Err(_) => return Lookup::Unknown,
+        };
+        let found = match self.packed {
+            Some(cache) => cache.search(&file, name.as_bytes(), format),
+            None => search_packed(&file, file_len(&file), name.as_bytes(), format),
+        };
+        found.unwrap_or(Lookup::Unknown)
     }
 }
 
@@ -112,14 +186,40 @@ impl RecordAt {
     }
 }
 
+/// What a search reads `packed-refs` from: the file, by positioned reads, or a copy of it in
+/// memory.
+trait ReadAt {
+    fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<usize>;
+}
+
+impl ReadAt for File {
+    fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+        FileExt::read_at(self, buf, at)
+    }
+}
+
+impl ReadAt for [u8] {
+    fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+        let rest = self.get(at as usize..).unwrap_or_default();
+        let n = rest.len().min(buf.len());
+        buf[..n].copy_from_slice(&rest[..n]);
+        Ok(n)
+    }
+}
+
+/// The length of an opened file; 0 (an empty file, which holds no ref) when it cannot be read.
+fn file_len(file: &File) -> u64 {
+    file.metadata().map_or(0, |m| m.len())
+}
+
 /// Reads `packed-refs` through positioned reads: the header, then O(log n) lines.
-struct Packed<'f> {
-    file: &'f File,
+struct Packed<'f, S: ReadAt + ?Sized> {
+    file: &'f S,
     len: u64,
     format: ObjectFormat,
 }
 
-impl Packed<'_> {
+impl<S: ReadAt + ?Sized> Packed<'_, S> {
     /// The line starting at `pos` (without its newline) and the position after it.
     fn line_at(&self, pos: u64) -> Option<(Vec<u8>, u64)> {
         let mut line = Vec::new();
@@ -185,20 +285,26 @@ type Record = (Vec<u8>, Oid);
 /// The first record of a sorted `packed-refs` whose name is `>= key` (`Some(None)` when there is
 /// none), by binary search; `None` when the file is not in a form this search may trust (no
 /// `sorted` trait, a malformed record).
-fn lower_bound(file: &File, key: &[u8], format: ObjectFormat) -> Option<Option<Record>> {
-    match lower_bound_at(file, key, format)? {
+fn lower_bound<S: ReadAt + ?Sized>(
+    file: &S,
+    len: u64,
+    key: &[u8],
+    format: ObjectFormat,
+) -> Option<Option<Record>> {
+    match lower_bound_at(file, len, key, format)? {
         Some(at) => Some(Some(at.into_record(format)?)),
         None => Some(None),
     }
 }
 
 /// As [`lower_bound`], with where the record's line starts.
-fn lower_bound_at(file: &File, key: &[u8], format: ObjectFormat) -> Option<Option<RecordAt>> {
-    let packed = Packed {
-        file,
-        len: file.metadata().ok()?.len(),
-        format,
-    };
+fn lower_bound_at<S: ReadAt + ?Sized>(
+    file: &S,
+    len: u64,
+    key: &[u8],
+    format: ObjectFormat,
+) -> Option<Option<RecordAt>> {
+    let packed = Packed { file, len, format };
     let (header, first) = packed.line_at(0)?;
     let traits = header.strip_prefix(HEADER_PREFIX)?;
     if !traits.split(|&b| b == b' ').any(|t| t == b"sorted") {
@@ -220,9 +326,14 @@ fn lower_bound_at(file: &File, key: &[u8], format: ObjectFormat) -> Option<Optio
     packed.record_from(lo, packed.len)
 }
 
-/// Looks `name` up in a sorted `packed-refs`.
-fn search_packed(file: &File, name: &[u8], format: ObjectFormat) -> Option<Lookup> {
-    Some(match lower_bound(file, name, format)? {
+/// Looks `name` up in a sorted `packed-refs` of `len` bytes.
+fn search_packed<S: ReadAt + ?Sized>(
+    file: &S,
+    len: u64,
+    name: &[u8],
+    format: ObjectFormat,
+) -> Option<Lookup> {
+    Some(match lower_bound(file, len, name, format)? {
         Some((found, oid)) if found == name => Lookup::Found(oid),
         _ => Lookup::Missing,
     })
@@ -234,7 +345,7 @@ impl FilesBackend<'_> {
     pub(crate) fn packed_has_prefix(self, prefix: &str) -> Option<bool> {
         match File::open(self.common_dir.join("packed-refs")) {
             Ok(file) => Some(
-                lower_bound(&file, prefix.as_bytes(), self.format)?
+                lower_bound(&file, file_len(&file), prefix.as_bytes(), self.format)?
                     .is_some_and(|(name, _)| name.starts_with(prefix.as_bytes())),
             ),
             Err(e) if e.kind() == ErrorKind::NotFound => Some(false),
@@ -275,7 +386,7 @@ impl FilesBackend<'_> {
         };
         if let Some(first) = file
             .as_ref()
-            .map(|f| lower_bound_at(f, prefix.as_bytes(), format))
+            .map(|f| lower_bound_at(f, file_len(f), prefix.as_bytes(), format))
         {
             if let (Some(file), Some(first)) = (file.as_ref(), first?) {
                 let mut reader = BufReader::with_capacity(64 << 10, file);
@@ -386,6 +497,7 @@ mod tests {
         FilesBackend {
             common_dir: dir,
             format: ObjectFormat::Sha1,
+            packed: None,
         }
     }
 
@@ -435,6 +547,33 @@ mod tests {
         }
     }
 
+    /// A command's copy of `packed-refs` answers as the file does, and a file renamed over it (as
+    /// git writes it) is read again, not answered from the old copy.
+    #[test]
+    fn a_cached_packed_refs_answers_as_the_file_and_follows_its_replacement() {
+        let text = sorted_packed(3000);
+        assert!(text.len() as u64 > SMALL_PACKED, "the large-file path");
+        let d = dir_with_packed(&text);
+        let cache = PackedRefsCache::default();
+        let files = FilesBackend {
+            packed: Some(&cache),
+            ..sha1(d.path())
+        };
+        let name = |i: usize| format!("refs/entire/checkpoints/{:02}/{i:06}", i % 100);
+        for i in (0..3000).step_by(7) {
+            let want = if i == 7 { B } else { A };
+            assert_eq!(files.lookup(&name(i)), Lookup::Found(oid(want)), "{i}");
+            assert_eq!(files.lookup(&format!("{}x", name(i))), Lookup::Missing);
+        }
+        assert!(cache.state.borrow().snapshot.is_some(), "read whole by now");
+        let new = d.path().join("packed-refs.new");
+        std::fs::write(&new, text.replace(B, A)).unwrap();
+        std::fs::rename(&new, d.path().join("packed-refs")).unwrap();
+        assert_eq!(files.lookup(&name(7)), Lookup::Found(oid(A)));
+        std::fs::remove_file(d.path().join("packed-refs")).unwrap();
+        assert_eq!(files.lookup(&name(7)), Lookup::Missing);
+    }
+
     #[test]
     fn sha256_ids_are_read_in_a_sha256_repository_only() {
         let long = "c".repeat(64);
@@ -444,6 +583,7 @@ mod tests {
         let sha256 = FilesBackend {
             common_dir: d.path(),
             format: ObjectFormat::Sha256,
+            packed: None,
         };
         assert_eq!(
             sha256.lookup("refs/a"),

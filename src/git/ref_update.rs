@@ -342,6 +342,7 @@ mod tests {
         FilesBackend {
             common_dir: dir,
             format: crate::git::format::ObjectFormat::Sha1,
+            packed: None,
         }
     }
 

@@ -143,6 +143,7 @@ impl Repo {
         FilesBackend {
             common_dir: self.common_dir(),
             format: self.object_format(),
+            packed: Some(&self.packed_refs),
         }
     }
 

@@ -119,6 +119,8 @@ pub struct Repo {
     remotes: std::cell::OnceCell<Vec<String>>,
     /// Its promisor remote when it is a partial clone, read on first use.
     promisor: std::cell::OnceCell<Option<String>>,
+    /// `packed-refs` as ref lookups of this command read it.
+    pub(in crate::git) packed_refs: crate::git::ref_lookup::PackedRefsCache,
 }
 
 /// Maps a git2 error into [`RepoError::Git`] with context.
@@ -294,6 +296,7 @@ impl Repo {
             settings: std::cell::OnceCell::new(),
             remotes: std::cell::OnceCell::new(),
             promisor: std::cell::OnceCell::new(),
+            packed_refs: Default::default(),
         })
     }
 

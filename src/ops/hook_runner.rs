@@ -23,7 +23,7 @@ use crate::ops::hooks::{self, Healed, HookError};
 use crate::ops::sync::{self, SyncError, Synced};
 use crate::ops::trust::{self, Pending};
 use crate::remote::checkpoint_remote;
-use crate::remote::push::{hook_budget, HOOK_BUDGET_ENV};
+use crate::remote::push::{hook_budget, DRAIN_NOW, HOOK_BUDGET_ENV};
 use crate::store::branch::V1_BRANCH_REF;
 use crate::topology::Topology;
 
@@ -244,7 +244,7 @@ pub fn pre_push(hook: PrePush<'_>) -> HookReport<Synced> {
         Ok(synced) => HookOutcome::Done(synced),
         Err(Failure::Sync(SyncError::NotPushed(n))) if n.timed_out => {
             HookOutcome::Warning(format!(
-                "{} (hook budget {}s: set {HOOK_BUDGET_ENV} or strategy_options.{} to change it)",
+                "{} (hook budget {}s: set {HOOK_BUDGET_ENV} or strategy_options.{} to change it); {DRAIN_NOW}",
                 error_chain(&n),
                 budget.as_secs(),
                 crate::config::settings::HOOK_BUDGET_SETTING
@@ -289,6 +289,7 @@ fn push(repo: &Repo, remote: &str, given: Option<&(String, String)>) -> Result<S
         via: Some(remote),
         named: false,
         reconcile: false,
+        retry_refused: false,
     };
     let synced = sync::push(repo, &topo, ask, &|_, _| {}).map_err(Failure::Sync)?;
     if let (true, Some((remote, url))) = (synced.nothing_left_due(), given) {

@@ -5,10 +5,14 @@
 
 use crate::base::error::{ExitStatus, FAILURE};
 use crate::git::repo::Repo;
+use crate::git::subprocess::RemoteTrouble;
 use crate::git::url::Remote;
 use crate::remote::checkpoint_remote::{
     self, AwaitingApproval, CheckpointRemoteError, CheckpointTarget,
 };
+/// What to do about a server that refuses checkpoint refs, as a push's report says it.
+pub use crate::remote::push::refused::advice as refusal_advice;
+pub use crate::remote::push::DRAIN_NOW;
 use crate::remote::push::{self, FlushReport, PushError, V1Push};
 use crate::store::refs::GitRefsStore;
 use crate::store::StoreKind;
@@ -157,6 +161,10 @@ pub struct PushAsk<'a> {
     pub named: bool,
     /// Reconcile against the remote's listing even if the destination is known (`--all`).
     pub reconcile: bool,
+    /// The user asked for this push (`git entire-checkpoint push`, `migrate --push`): what
+    /// the server refused before is sent again. A hook holds it back for a while
+    /// ([`crate::remote::push::refused`]).
+    pub retry_refused: bool,
 }
 
 /// Pushes checkpoints the way the pre-push hook and `push` both do, to the checkpoint remote
@@ -247,6 +255,7 @@ fn flush_to(
         progress,
         checkpoint_remote: !target.carries_code(),
         named: ask.named,
+        retry_refused: ask.retry_refused,
         ..Default::default()
     };
     let report = push::flush(repo, refs_store, &dest, &opts)?;
@@ -256,7 +265,12 @@ fn flush_to(
         return Err(not_pushed(reason, Some(report.remaining()), true));
     }
     if let Some(line) = &report.unreachable {
-        let reason = format!("couldn't reach {d}: {line}");
+        // Said as what it was: a server that refused us is not one we could not reach.
+        let reason = match RemoteTrouble::of(line) {
+            Some(RemoteTrouble::Unauthenticated) => format!("{d} did not let us in: {line}"),
+            Some(RemoteTrouble::Refused) => format!("{d} refused: {line}"),
+            Some(RemoteTrouble::Unreachable) | None => format!("couldn't reach {d}: {line}"),
+        };
         return Err(not_pushed(reason, Some(report.due), false));
     }
     let public_remote_warning = match report.due {

@@ -229,6 +229,8 @@ pub(crate) fn record_delivered(repo: &Repo, target: &str, refs: &[(String, Oid)]
 pub(crate) struct DestinationBook {
     /// The destination as shown.
     pub display: String,
+    /// Its bookkeeping key (a hash of its push URL).
+    pub fingerprint: String,
     /// Its queue of refs not yet confirmed.
     pub queue: PushQueue,
     /// What it confirmed (ref -> commit); `None` when it has no delivery record (pushed only
@@ -247,6 +249,7 @@ pub(crate) fn destination_books(repo: &Repo) -> Vec<DestinationBook> {
             display,
             queue: delivery.queue(&fp),
             delivered: delivery.delivered(&fp),
+            fingerprint: fp,
         })
         .collect()
 }

@@ -235,6 +235,11 @@ impl<'r> Fetcher<'r> {
 
     pub(crate) fn transport(&self, reference: &str, message: String) -> FetchError {
         log::info!("fetch from {} failed: {message}", self.remote_display());
+        // Said as what it was (unauthenticated, refused, unreachable), as pushes say it.
+        let message = match git::RemoteTrouble::of(&message) {
+            Some(kind) => format!("{kind}: {message}"),
+            None => message,
+        };
         let err = FetchError::Transport {
             reference: reference.to_owned(),
             remote: self.remote_display(),

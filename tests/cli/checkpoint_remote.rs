@@ -373,7 +373,7 @@ fn a_missing_or_refusing_checkpoint_remote_keeps_refs_queued_and_the_code_push_p
     );
     assert_success(&out, &["push", "origin", "main"]);
     let err = stderr(&out);
-    assert!(err.contains("it stays queued"), "{err}");
+    assert!(err.contains("they stay queued"), "{err}");
     assert_eq!(err.matches("warning:").count(), 1, "one warning: {err}");
     assert!(env.checkpoint_refs_in(&refusing).is_empty());
     assert!(env.checkpoint_refs_in(&w.origin).is_empty());

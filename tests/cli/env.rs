@@ -1396,7 +1396,13 @@ impl HttpBackend {
     /// Serves the bare repositories under `root` (as `http://127.0.0.1:<port>/<name>.git`), with
     /// the environment of `env`.
     pub fn start(env: &TestEnv, root: &Path) -> Self {
-        Self::start_with(env, root, None)
+        Self::start_with(env, root, None, None)
+    }
+
+    /// [`HttpBackend::start`] behind a web server's limit on a request's body, as Apache's
+    /// `LimitRequestBody`: a request whose body is larger than `limit` bytes gets `413`.
+    pub fn start_with_body_limit(env: &TestEnv, root: &Path, limit: usize) -> Self {
+        Self::start_with(env, root, None, Some(limit))
     }
 
     /// [`HttpBackend::start`] behind HTTP basic authentication: requests without `user` and
@@ -1417,17 +1423,23 @@ impl HttpBackend {
             })
             .expect("run base64");
         let expected = format!("Basic {}", text(&out.stdout).trim());
-        Self::start_with(env, root, Some((expected, user.to_owned())))
+        Self::start_with(env, root, Some((expected, user.to_owned())), None)
     }
 
-    /// `auth`: the `Authorization` header required, and the user it names.
-    fn start_with(env: &TestEnv, root: &Path, auth: Option<(String, String)>) -> Self {
+    /// `auth`: the `Authorization` header required, and the user it names; `body_limit`: the
+    /// largest request body served.
+    fn start_with(
+        env: &TestEnv,
+        root: &Path,
+        auth: Option<(String, String)>,
+        body_limit: Option<usize>,
+    ) -> Self {
         let vars = env.env_vars();
         let root = root.to_path_buf();
         let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         let logged = log.clone();
         let server = LocalServer::start(Self::LIFETIME, move |conn| {
-            let _ = serve_cgi(conn, &root, &vars, auth.as_ref(), &logged);
+            let _ = serve_cgi(conn, &root, &vars, auth.as_ref(), body_limit, &logged);
         });
         HttpBackend(server, log)
     }
@@ -1437,6 +1449,14 @@ impl HttpBackend {
     pub fn upload_pack_requests(&self) -> usize {
         let log = self.1.lock().expect("request log");
         log.iter().filter(|r| r.contains("git-upload-pack")).count()
+    }
+
+    /// How many pushes (git-receive-pack requests that send a pack) were served so far.
+    pub fn pushes(&self) -> usize {
+        let log = self.1.lock().expect("request log");
+        log.iter()
+            .filter(|r| r.starts_with("POST ") && r.contains("git-receive-pack"))
+            .count()
     }
 
     /// The URL of the repository `<root>/<name>`.
@@ -1451,6 +1471,7 @@ fn serve_cgi(
     root: &Path,
     vars: &[(OsString, Option<OsString>)],
     auth: Option<&(String, String)>,
+    body_limit: Option<usize>,
     log: &std::sync::Mutex<Vec<String>>,
 ) -> std::io::Result<()> {
     use std::io::{BufRead, Read, Write};
@@ -1505,6 +1526,13 @@ fn serve_cgi(
         conn.write_all(
             b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Basic realm=\"git\"\r\n\
               Content-Length: 0\r\nConnection: close\r\n\r\n",
+        )?;
+        return conn.flush();
+    }
+    if body_limit.is_some_and(|limit| body.len() > limit) {
+        conn.write_all(
+            b"HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 0\r\n\
+              Connection: close\r\n\r\n",
         )?;
         return conn.flush();
     }
@@ -1750,6 +1778,17 @@ impl SshServer {
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
         Some(server)
+    }
+
+    /// Lets the key in only to run `command` (as gitolite's `authorized_keys` lines do; the
+    /// client's command is in `SSH_ORIGINAL_COMMAND`). sshd reads the file at each connection.
+    pub fn force_command(&self, command: &str) {
+        let public = std::fs::read_to_string(self.key.with_extension("pub")).expect("public key");
+        std::fs::write(
+            self.key.with_file_name("authorized_keys"),
+            format!("command=\"{command}\",no-pty {public}"),
+        )
+        .expect("authorized_keys");
     }
 
     /// `ssh://<user>@127.0.0.1:<port><path>` (an absolute path on this machine).

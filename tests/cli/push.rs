@@ -941,7 +941,8 @@ fn one_ref_refused_by_the_server(reject_file: &str) {
     let refused_tip = env.rev(&refused).unwrap();
     std::fs::write(origin.join(reject_file), format!("{refused}\n")).unwrap();
 
-    let stderr = assert_code(&push(&env, &["origin"]), 0, "push with one refused ref");
+    // A refused ref fails the push (exit 1), and the others land.
+    let stderr = assert_code(&push(&env, &["origin"]), 1, "push with one refused ref");
     let remote = env.checkpoint_tips_in(&origin);
     for id in [HEX_ID, ULID_ID] {
         assert_eq!(
@@ -973,7 +974,7 @@ fn one_ref_refused_by_the_server(reject_file: &str) {
     );
 
     // Still refused: tried again, still queued, still one warning.
-    let stderr = assert_code(&push(&env, &["origin"]), 0, "second push, still refused");
+    let stderr = assert_code(&push(&env, &["origin"]), 1, "second push, still refused");
     let warnings = warning_lines(&stderr);
     assert_eq!(warnings.len(), 1, "{stderr}");
     assert!(warnings[0].contains(&refused), "{stderr}");

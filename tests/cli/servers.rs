@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use crate::env::{
-    assert_code, checkpoint_ref, path_str, rev_in, stderr, write_executable, write_settings,
+    assert_code, checkpoint_ref, path_str, rev_in, skip, stderr, write_executable, write_settings,
     HttpBackend, SshServer, Store, TestEnv,
 };
 use crate::fixtures::{write_std, HEX_ID, HEX_ID_2, TRANSCRIPT, TRANSCRIPT_2};
@@ -52,6 +52,18 @@ fn ssh_origin(env: &TestEnv) -> Option<(SshServer, PathBuf, String)> {
     Some((sshd, origin, url))
 }
 
+/// Asserts that the server's repository `origin` holds the checkpoints `ids` at our tips;
+/// `context` is shown when it does not.
+fn assert_landed(env: &TestEnv, origin: &Path, ids: &[&str], context: &str) {
+    for id in ids {
+        assert_eq!(
+            rev_in(env, origin, &checkpoint_ref(id)),
+            env.rev(&checkpoint_ref(id)),
+            "{id} is on the server:\n{context}"
+        );
+    }
+}
+
 /// Installs our hooks in `dir`.
 fn install_hooks(env: &TestEnv, dir: &Path) {
     let out = env.run_in(Store::Refs, dir, &["hooks", "install"]);
@@ -75,13 +87,7 @@ fn core_ssh_command_carries_every_checkpoint_push_and_read() {
 
     // The user's push carries both checkpoints, over the user's ssh command.
     let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
-    for id in [HEX_ID, HEX_ID_2] {
-        assert_eq!(
-            rev_in(&env, &origin, &checkpoint_ref(id)),
-            env.rev(&checkpoint_ref(id)),
-            "the hook pushed {id} over the user's ssh command:\n{err}"
-        );
-    }
+    assert_landed(&env, &origin, &[HEX_ID, HEX_ID_2], &err);
     assert!(ssh_calls(&env, "git-receive-pack") >= 2, "{err}");
     assert_eq!(env.queued(), 0, "{err}");
 
@@ -270,6 +276,16 @@ fn a_refused_read_names_the_checkpoint_refs_and_says_what_ssh_said() {
         "{err}"
     );
     assert!(err.contains("Permission denied (publickey"), "{err}");
+    assert!(err.contains("unauthenticated"), "{err}");
+
+    // A push that ssh refuses the same way is said as such, not as an unreachable server.
+    install_hooks(&env, env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
+    let err = assert_code(&out, 1, "git entire-checkpoint push, refused by ssh");
+    assert!(err.contains("origin did not let us in"), "{err}");
+    assert!(!err.contains("couldn't reach"), "{err}");
+    assert_eq!(env.queued(), 1, "{err}");
 }
 
 /// A reader whose committed settings keep checkpoints at a checkpoint remote it has not
@@ -316,29 +332,357 @@ fn a_read_while_the_checkpoint_remote_awaits_approval_says_to_approve_it() {
 #[test]
 fn a_refusal_shows_the_servers_own_words_once() {
     let env = TestEnv::new();
-    let served = env.root().join("served");
-    let origin = served.join("origin.git");
-    env.git_in(
-        env.root(),
-        &["init", "-q", "--bare", "-b", "main", path_str(&origin)],
-    );
-    env.git_in(&origin, &["config", "http.receivepack", "true"]);
-    let policy = "policy: checkpoints are not kept here, ask #infra";
-    write_executable(
-        &origin.join("hooks/pre-receive"),
-        &format!(
-            "#!/bin/sh\nwhile read -r old new name; do\n  case $name in refs/entire/*) \
-             echo '{policy}' >&2; exit 1 ;; esac\ndone\nexit 0\n"
-        ),
-    );
-    let server = HttpBackend::start(&env, &served);
+    let origin = served_bare(&env, "origin");
+    pre_receive(&origin, true);
+    let server = HttpBackend::start(&env, &env.root().join("served"));
     env.git(&["remote", "add", "origin", &server.url("origin.git")]);
     install_hooks(&env, env.repo());
     write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
     let out = env.git_hooked(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
     let err = assert_code(&out, 0, "the user's push");
-    assert_eq!(err.matches(policy).count(), 1, "{err}");
+    assert_eq!(err.matches(POLICY).count(), 1, "{err}");
     assert_eq!(env.queued(), 1, "{err}");
     assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
     assert_eq!(rev_in(&env, &origin, &checkpoint_ref(HEX_ID)), None);
+}
+
+/// A bare repository `<root>/served/<name>.git` that takes pushes over smart HTTP.
+fn served_bare(env: &TestEnv, name: &str) -> PathBuf {
+    let served = env.root().join("served");
+    let bare = served.join(format!("{name}.git"));
+    env.git_in(
+        env.root(),
+        &["init", "-q", "--bare", "-b", "main", path_str(&bare)],
+    );
+    env.git_in(&bare, &["config", "http.receivepack", "true"]);
+    bare
+}
+
+/// What the `pre-receive` hook of [`pre_receive`] says when it refuses.
+const POLICY: &str = "policy: checkpoints are not kept here, ask #infra";
+
+/// Gives the server's repository `bare` a `pre-receive` hook that logs each push it sees to
+/// `<bare>/pushes` and, with `refuse`, refuses every push holding a ref under `refs/entire/`
+/// with [`POLICY`].
+fn pre_receive(bare: &Path, refuse: bool) {
+    let refusal = format!(
+        "while read -r old new name; do\n  case $name in refs/entire/*) echo '{POLICY}' >&2; \
+         exit 1 ;; esac\ndone\n"
+    );
+    write_executable(
+        &bare.join("hooks/pre-receive"),
+        &format!(
+            "#!/bin/sh\necho push >>pushes\n{}exit 0\n",
+            if refuse { refusal.as_str() } else { "" }
+        ),
+    );
+}
+
+/// How many pushes the hook of [`pre_receive`] saw.
+fn pushes_seen(bare: &Path) -> usize {
+    std::fs::read_to_string(bare.join("pushes"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+/// A transcript of about `bytes` bytes that compresses poorly (digits from a fixed
+/// pseudo-random sequence), so that its checkpoint's pack is about that large.
+fn bulky_transcript(bytes: usize) -> Vec<u8> {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut out = Vec::with_capacity(bytes + 200);
+    while out.len() < bytes {
+        let digits: String = (0..40)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                char::from(b'0' + (state % 10) as u8)
+            })
+            .collect();
+        out.extend_from_slice(
+            format!("{{\"type\":\"user\",\"message\":\"count {digits}\"}}\n").as_bytes(),
+        );
+    }
+    out
+}
+
+/// The shapes of a server's limit on a push's size: git's own (`receive.maxInputSize`, the
+/// push refused as an unpacker error), and a web server's limit on a request's body (HTTP 413:
+/// git's push of the batch fails whole, as a transport error); what the warning names of each.
+const SIZE_LIMITS: [(&str, &str); 2] = [
+    ("receive.maxInputSize", "receive.maxInputSize"),
+    ("body limit", "LimitRequestBody"),
+];
+
+/// A checkpoint larger than the HTTP server accepts blocks no other: the batch is split, so
+/// the small ones land; the big one stays queued with the server's size limit named, and the
+/// next push of the hook does not send it again; `git entire-checkpoint push` tries it again
+/// and fails.
+#[test]
+fn an_oversized_checkpoint_blocks_no_other_over_http() {
+    for (shape, named) in SIZE_LIMITS {
+        let env = TestEnv::new();
+        let origin = served_bare(&env, "origin");
+        let served = env.root().join("served");
+        let server = if shape == "body limit" {
+            HttpBackend::start_with_body_limit(&env, &served, 60_000)
+        } else {
+            env.git_in(&origin, &["config", "receive.maxInputSize", "60000"]);
+            HttpBackend::start(&env, &served)
+        };
+        env.git(&["remote", "add", "origin", &server.url("origin.git")]);
+        install_hooks(&env, env.repo());
+        const BIG: &str = "0123456789ab";
+        write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+        write_std(&env, Store::Refs, BIG, "big", &bulky_transcript(400_000));
+        write_std(&env, Store::Refs, HEX_ID_2, "s2", TRANSCRIPT_2);
+
+        let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+        assert_landed(
+            &env,
+            &origin,
+            &[HEX_ID, HEX_ID_2],
+            &format!("{shape}: {err}"),
+        );
+        assert_eq!(rev_in(&env, &origin, &checkpoint_ref(BIG)), None, "{err}");
+        assert_eq!(env.queued(), 1, "{shape}: the big one stays queued:\n{err}");
+        assert_eq!(err.matches(named).count(), 1, "{shape}: {err}");
+
+        // The next push of the hook does not send it again: only the user's push reaches
+        // the server.
+        let pushes = server.pushes();
+        env.git(&["commit", "-q", "--allow-empty", "-m", "more"]);
+        let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+        assert_eq!(server.pushes(), pushes + 1, "{shape}: {err}");
+        assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
+        assert_eq!(env.queued(), 1, "{shape}: {err}");
+
+        // Asked explicitly, it is tried again, and the server's limit is said again.
+        let out = env.run_in(Store::Refs, env.repo(), &["push"]);
+        let err = assert_code(&out, 1, "git entire-checkpoint push, refused");
+        assert!(err.contains(named), "{shape}: {err}");
+        assert_eq!(env.queued(), 1, "{shape}: {err}");
+        assert_eq!(
+            env.checkpoint_tips_in(&origin).len(),
+            2,
+            "{shape}: nothing lost:\n{err}"
+        );
+    }
+}
+
+/// What the first push to a server refusing `refs/entire/*` says to do, once.
+const ADVICE: &str = "ask its admin to allow refs/entire/*";
+
+/// A server whose `pre-receive` hook refuses `refs/entire/*`, over HTTP and over ssh: the
+/// first push says the server's words and what to do once; later pushes of the hook send it
+/// no checkpoint (the server sees only the user's pushes) and repeat neither; `doctor` says
+/// the same and proposes no push; `git entire-checkpoint push` sends them again and exits 1
+/// while they are refused, and delivers every one once the server takes them.
+#[test]
+fn a_server_refusing_checkpoint_refs_costs_one_push() {
+    for shape in ["http", "ssh"] {
+        let env = TestEnv::new();
+        let (origin, _server): (PathBuf, Box<dyn std::any::Any>) = if shape == "http" {
+            let origin = served_bare(&env, "origin");
+            let server = HttpBackend::start(&env, &env.root().join("served"));
+            env.git(&["remote", "add", "origin", &server.url("origin.git")]);
+            (origin, Box::new(server))
+        } else {
+            let Some((sshd, origin, _)) = ssh_origin(&env) else {
+                continue;
+            };
+            let ssh = deploy_key_ssh(&env, &sshd);
+            env.git(&["config", "core.sshCommand", path_str(&ssh)]);
+            (origin, Box::new(sshd))
+        };
+        pre_receive(&origin, true);
+        install_hooks(&env, env.repo());
+        write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+        write_std(&env, Store::Refs, HEX_ID_2, "s2", TRANSCRIPT_2);
+
+        let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+        assert_eq!(err.matches(POLICY).count(), 1, "{shape}: {err}");
+        assert_eq!(err.matches(ADVICE).count(), 1, "{shape}: {err}");
+        assert!(err.contains("checkpoint_remote"), "{shape}: {err}");
+        assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
+        assert_eq!(env.queued(), 2, "{shape}: {err}");
+
+        // The next pushes send no checkpoint, and say neither the server's words nor the
+        // advice again.
+        for (round, id) in [("second", "b0b0b0b0b0b1"), ("third", "b0b0b0b0b0b2")] {
+            write_std(&env, Store::Refs, id, round, TRANSCRIPT);
+            env.git(&["commit", "-q", "--allow-empty", "-m", round]);
+            let seen = pushes_seen(&origin);
+            let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+            assert_eq!(
+                pushes_seen(&origin),
+                seen + 1,
+                "{shape}: only the user's push:\n{err}"
+            );
+            assert!(
+                !err.contains(POLICY) && !err.contains(ADVICE),
+                "{shape}: {err}"
+            );
+            assert!(!err.contains("warning:"), "{shape}: {err}");
+        }
+        assert_eq!(env.queued(), 4, "{shape}");
+        assert!(env.checkpoint_refs_in(&origin).is_empty());
+
+        // doctor says why and what to do, and proposes no push, also for a commit that links
+        // a checkpoint the server lacks.
+        let message = format!("work\n\nEntire-Checkpoint: {HEX_ID}");
+        env.git(&["commit", "-q", "--allow-empty", "-m", &message]);
+        let out = env.run_in(Store::Refs, env.repo(), &["doctor"]);
+        let doctor = format!("{}{}", crate::env::stdout(&out), stderr(&out));
+        assert!(doctor.contains("push-refused"), "{shape}: {doctor}");
+        assert!(doctor.contains("checkpoint-unpushed"), "{shape}: {doctor}");
+        assert!(doctor.contains(POLICY), "{shape}: {doctor}");
+        assert_eq!(doctor.matches(ADVICE).count(), 2, "{shape}: {doctor}");
+        assert!(
+            !doctor.contains("repair: git entire-checkpoint push"),
+            "{shape}: {doctor}"
+        );
+
+        // Asked explicitly, they are sent again: still refused, exit 1.
+        let seen = pushes_seen(&origin);
+        let out = env.run_in(Store::Refs, env.repo(), &["push", "--json"]);
+        let err = assert_code(&out, 1, "git entire-checkpoint push, refused");
+        assert!(pushes_seen(&origin) > seen, "{shape}: {err}");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("push --json");
+        assert_eq!(
+            doc["rejected"].as_array().map(Vec::len),
+            Some(4),
+            "{shape}: {doc}"
+        );
+
+        // The server takes them now: an explicit push delivers every one, once.
+        std::fs::remove_file(origin.join("hooks/pre-receive")).unwrap();
+        let out = env.run_in(Store::Refs, env.repo(), &["push"]);
+        let err = assert_code(&out, 0, "git entire-checkpoint push, taken");
+        assert_eq!(
+            env.checkpoint_tips_in(&origin),
+            env.checkpoint_tips(),
+            "{shape}: {err}"
+        );
+        assert_eq!(env.queued(), 0, "{shape}: {err}");
+    }
+}
+
+/// A backlog on a slow server (its `pre-receive` hook takes seconds over checkpoint refs, as
+/// gitolite's per-ref checks do over many): the hook's budget runs out, the user's push goes
+/// through, and the warning says that `git entire-checkpoint push` drains the backlog now,
+/// which it does: every checkpoint on the server, once, none left queued.
+#[test]
+fn a_backlog_on_a_slow_server_names_the_push_that_drains_it() {
+    let env = TestEnv::new();
+    let origin = served_bare(&env, "origin");
+    write_executable(
+        &origin.join("hooks/pre-receive"),
+        "#!/bin/sh\nif grep -q refs/entire/; then sleep 4; fi\nexit 0\n",
+    );
+    let server = HttpBackend::start(&env, &env.root().join("served"));
+    env.git(&["remote", "add", "origin", &server.url("origin.git")]);
+    install_hooks(&env, env.repo());
+    let ids = [HEX_ID, HEX_ID_2, "b0b0b0b0b0b1"];
+    for id in ids {
+        write_std(&env, Store::Refs, id, id, TRANSCRIPT);
+    }
+
+    let out = env
+        .git_hooked_command(Some(Store::Refs), env.repo(), &["push", "origin", "main"])
+        .env("ENTIRE_HOOK_BUDGET_SECONDS", "1")
+        .output()
+        .expect("run git push");
+    let err = assert_code(&out, 0, "the user's push");
+    assert_eq!(rev_in(&env, &origin, "refs/heads/main"), env.rev("main"));
+    assert!(
+        err.lines()
+            .any(|l| l.starts_with("warning:") && l.contains("`git entire-checkpoint push` drains")),
+        "{err}"
+    );
+    assert_eq!(env.queued(), 3, "{err}");
+
+    let out = env.run_in(Store::Refs, env.repo(), &["push"]);
+    let err = assert_code(&out, 0, "git entire-checkpoint push drains the backlog");
+    assert_landed(&env, &origin, &ids, &err);
+    assert_eq!(
+        env.checkpoint_tips_in(&origin),
+        env.checkpoint_tips(),
+        "{err}"
+    );
+    assert_eq!(env.queued(), 0, "{err}");
+}
+
+/// gitolite (Debian's gitolite3) behind the test's sshd, its home under the test's root: the
+/// repository `app` with the rules `rules` (lines of `gitolite.conf`), the user `alice` holding
+/// the server's key. The server, the repository on disk and its URL; `None` (with a SKIPPED
+/// line) where gitolite3 or sshd is not installed.
+fn gitolite(env: &TestEnv, rules: &str) -> Option<(SshServer, PathBuf, String)> {
+    const SHELL: &str = "/usr/share/gitolite3/gitolite-shell";
+    if !Path::new(SHELL).exists() {
+        skip("no gitolite3 installed");
+        return None;
+    }
+    let sshd = SshServer::start(&env.root().join("sshd"))?;
+    let home = env.root().join("gitolite");
+    std::fs::create_dir_all(&home).unwrap();
+    let key = home.join("alice.pub");
+    std::fs::copy(sshd.key.with_extension("pub"), &key).unwrap();
+    let gitolite = |args: &[&str]| {
+        let out = env
+            .program_in("gitolite", &home)
+            .env("HOME", &home)
+            .args(args)
+            .output()
+            .expect("run gitolite");
+        assert!(out.status.success(), "gitolite {args:?}: {}", stderr(&out));
+    };
+    gitolite(&["setup", "-pk", path_str(&key)]);
+    std::fs::write(
+        home.join(".gitolite/conf/gitolite.conf"),
+        format!("repo gitolite-admin\n    RW+ = alice\n\nrepo app\n{rules}"),
+    )
+    .unwrap();
+    gitolite(&["compile"]);
+    gitolite(&["setup"]);
+    sshd.force_command(&format!("HOME={} exec {SHELL} alice", home.display()));
+    let url = sshd.url(Path::new("/app"));
+    Some((sshd, home.join("repositories/app.git"), url))
+}
+
+/// gitolite denying `refs/entire/*` to a user who may push branches: the user's push lands,
+/// the first shows gitolite's own words (`DENIED by refs/entire/`) and what to do once, and
+/// later pushes of the hook send it no checkpoint.
+#[test]
+fn gitolite_denying_checkpoint_refs_costs_one_push() {
+    let env = TestEnv::new();
+    let Some((sshd, app, url)) = gitolite(&env, "    -   refs/entire/ = alice\n    RW+ = alice\n")
+    else {
+        return;
+    };
+    pre_receive(&app, false);
+    let ssh = deploy_key_ssh(&env, &sshd);
+    env.git(&["config", "core.sshCommand", path_str(&ssh)]);
+    env.git(&["remote", "add", "origin", &url]);
+    install_hooks(&env, env.repo());
+    write_std(&env, Store::Refs, HEX_ID, "s1", TRANSCRIPT);
+    write_std(&env, Store::Refs, HEX_ID_2, "s2", TRANSCRIPT_2);
+
+    let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+    assert_eq!(err.matches("DENIED by refs/entire/").count(), 1, "{err}");
+    assert_eq!(err.matches(ADVICE).count(), 1, "{err}");
+    assert_eq!(rev_in(&env, &app, "refs/heads/main"), env.rev("main"));
+    assert!(env.checkpoint_refs_in(&app).is_empty());
+
+    env.git(&["commit", "-q", "--allow-empty", "-m", "more"]);
+    let seen = pushes_seen(&app);
+    let err = env.git_hooked_ok(Some(Store::Refs), env.repo(), &["push", "origin", "main"]);
+    assert_eq!(pushes_seen(&app), seen + 1, "only the user's push:\n{err}");
+    assert!(
+        !err.contains("DENIED") && !err.contains("warning:"),
+        "{err}"
+    );
+    assert_eq!(rev_in(&env, &app, "refs/heads/main"), env.rev("main"));
+    assert_eq!(env.queued(), 2, "{err}");
 }

@@ -55,8 +55,8 @@ pub use deadline::{
 };
 pub use pager::pager_for;
 pub use porcelain::{
-    first_error_line, is_unreachable, parse_push_porcelain, server_words, unauthenticated_line,
-    PushStatus, PushedRef,
+    first_error_line, is_unreachable, parse_push_porcelain, server_words, size_limit,
+    unauthenticated_line, PushStatus, PushedRef, RemoteTrouble,
 };
 pub use process::kill_live_groups;
 pub use program::{program, require_supported, version};
@@ -84,13 +84,22 @@ pub enum GitError {
         program: std::path::PathBuf,
     },
     /// The deadline passed and the process was killed (with everything it started).
-    #[error("git {command} did not finish within {}s", .after.as_secs())]
+    #[error("git {command} did not finish within {}", seconds(*.after))]
     Timeout {
         /// The subcommand.
         command: String,
         /// The deadline.
         after: Duration,
     },
+}
+
+/// `d` in seconds for people: whole ones as such, else to the tenth (what is left of a hook's
+/// budget is often under a second).
+fn seconds(d: Duration) -> String {
+    match d.subsec_millis() {
+        0 => format!("{}s", d.as_secs()),
+        _ => format!("{:.1}s", d.as_secs_f64()),
+    }
 }
 
 /// Keeps git from asking for credentials in a process with a network deadline (a hook, which

@@ -167,6 +167,71 @@ pub fn server_words(stderr: &str) -> Option<String> {
     (!words.is_empty()).then(|| words.join("; "))
 }
 
+/// What kind of trouble talking to a remote was, as people are told it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RemoteTrouble {
+    /// The server wants credentials it was not given, or refused the ones it got.
+    Unauthenticated,
+    /// The server answered and refused (access rules, a hook, no such repository).
+    Refused,
+    /// The server could not be reached at all.
+    Unreachable,
+}
+
+impl RemoteTrouble {
+    /// What git's stderr (or the line of it shown) says the trouble was; `None` when it says
+    /// none of these.
+    pub fn of(stderr: &str) -> Option<Self> {
+        // A repository that is not there ("does not appear to be a git repository") stays
+        // unreachable: that is what a wrong path or URL is.
+        const REFUSED: [&str; 4] = [
+            "DENIED",
+            "Access denied",
+            "access denied",
+            "The requested URL returned error: 403",
+        ];
+        if unauthenticated_line(stderr).is_some() {
+            Some(RemoteTrouble::Unauthenticated)
+        } else if server_words(stderr).is_some() || REFUSED.iter().any(|m| stderr.contains(m)) {
+            Some(RemoteTrouble::Refused)
+        } else if is_unreachable(stderr) {
+            Some(RemoteTrouble::Unreachable)
+        } else {
+            None
+        }
+    }
+}
+
+impl std::fmt::Display for RemoteTrouble {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            RemoteTrouble::Unauthenticated => "unauthenticated",
+            RemoteTrouble::Refused => "refused",
+            RemoteTrouble::Unreachable => "unreachable",
+        })
+    }
+}
+
+/// The server's limit on a push's size that `text` (git's stderr, or a refused ref's summary
+/// with the server's words) says a push ran into, named for people: git's own
+/// `receive.maxInputSize` (`pack exceeds maximum allowed size`), or a web server's limit on a
+/// request's body (HTTP 413); `None` for any other failure.
+pub fn size_limit(text: &str) -> Option<&'static str> {
+    const BODY_LIMIT: [&str; 4] = [
+        "HTTP 413",
+        "returned error: 413",
+        "Request Entity Too Large",
+        "Payload Too Large",
+    ];
+    if text.contains("pack exceeds maximum allowed size") {
+        Some("the server's receive.maxInputSize")
+    } else if BODY_LIMIT.iter().any(|m| text.contains(m)) {
+        Some("the web server's limit on a request's body, HTTP 413: Apache's LimitRequestBody, nginx's client_max_body_size")
+    } else {
+        None
+    }
+}
+
 /// The line of git's stderr saying the remote wants credentials it was not given or refused
 /// the ones it got (HTTP without stored credentials, ssh's own `Permission denied` line);
 /// `None` for any other failure.
@@ -191,6 +256,45 @@ pub fn unauthenticated_line(stderr: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn remote_trouble_is_classified() {
+        let kind = |s: &str| RemoteTrouble::of(s);
+        assert_eq!(
+            kind("git@127.0.0.1: Permission denied (publickey).\nfatal: Could not read from remote repository."),
+            Some(RemoteTrouble::Unauthenticated)
+        );
+        assert_eq!(
+            kind("FATAL: R any acme/app alice DENIED by fallthru\nfatal: Could not read from remote repository."),
+            Some(RemoteTrouble::Refused)
+        );
+        assert_eq!(
+            kind("remote: policy: ask #infra\nfatal: Could not read from remote repository."),
+            Some(RemoteTrouble::Refused)
+        );
+        assert_eq!(
+            kind("ssh: connect to host 127.0.0.1 port 1: Connection refused\nfatal: Could not read from remote repository."),
+            Some(RemoteTrouble::Unreachable)
+        );
+        assert_eq!(kind("error: something else"), None);
+    }
+
+    #[test]
+    fn a_size_limit_is_named_in_either_shape() {
+        // Captured from git 2.47: receive.maxInputSize (the server's words on a refused ref),
+        // and a web server's 413.
+        let max_input = "[remote rejected] (unpacker error) (the server said: fatal: pack exceeds maximum allowed size)";
+        assert!(size_limit(max_input)
+            .unwrap()
+            .contains("receive.maxInputSize"));
+        let body = "error: RPC failed; HTTP 413 curl 22 The requested URL returned error: 413\n\
+                    send-pack: unexpected disconnect while reading sideband packet\n";
+        assert!(size_limit(body).unwrap().contains("LimitRequestBody"));
+        assert_eq!(
+            size_limit("[remote rejected] (pre-receive hook declined)"),
+            None
+        );
+    }
 
     // Captured from git 2.47 pushing to a local bare remote with one new ref, one fast-forward,
     // one up-to-date, one non-fast-forward and one refused by a pre-receive hook.

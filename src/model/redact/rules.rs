@@ -12,6 +12,12 @@ pub enum Replace {
     Value,
     /// Only `value`, and only when it looks random (high entropy).
     EntropyValue,
+    /// Only `value` of an assignment (`name = value`), unless the value is code: unquoted and
+    /// a reference a program makes (`token: auth.Token`, `password: string`,
+    /// `access_token=access_token`; see `secret::is_code_reference`).
+    AssignedValue,
+    /// [`Replace::AssignedValue`], and only when the value looks random.
+    AssignedEntropyValue,
 }
 
 /// A built-in rule.
@@ -122,7 +128,7 @@ fn token_pattern(body: &str) -> String {
 const CREDENTIAL_WORDS: &[&str] = &["pass", "pwd", "secret", "token", "key", "auth"];
 
 /// The built-in rules, in the order they run.
-pub static BUILTIN: [Builtin; 27] = [
+pub static BUILTIN: [Builtin; 29] = [
     // PEM private key blocks: within one JSON string (escaped `\n`), or over real lines that
     // hold only base64 and PEM headers. Never across other lines, which would swallow the
     // transcript lines between two markers.
@@ -308,11 +314,41 @@ pub static BUILTIN: [Builtin; 27] = [
         },
         Replace::Value,
     ),
+    // A passphrase piped to gpg: `echo pw | gpg --batch --passphrase-fd 0`, where the word that
+    // names it comes after it.
+    word(
+        &["passphrase-fd"],
+        || {
+            format!(
+                r#"(?:echo|printf)[ \t]+(?:-[A-Za-z]+[ \t]+)*{QUOTE}(?P<value>[^\s'"\\|]{{3,}}){QUOTE}[ \t]*\|[^\n|;&]*?gpg[^\n|;&]*?--passphrase-fd"#
+            )
+        },
+        Replace::Value,
+    ),
+    // A YAML `pass:` key, alone on its line (maybe a list item), with a value of letters and
+    // other characters: not Go's `--- PASS: TestX` (capitals, after dashes), prose ("second
+    // pass: rewrite"), a word or a count. Its line starts at a real or an escaped line break.
+    rule(
+        &["pass"],
+        || {
+            format!(
+                concat!(
+                    r#"(?:(?m:^)|{BREAK})[ \t]*(?:-[ \t]+)?pass[ \t]*:[ \t]+{QUOTE}"#,
+                    r#"(?P<value>[A-Za-z][^\s'"\\#]*[^A-Za-z\s'"\\#][^\s'"\\#]*"#,
+                    r#"|[^A-Za-z\s'"\\#][^\s'"\\#]*[A-Za-z][^\s'"\\#]*)"#,
+                    r#"{QUOTE}[ \t]*(?:\r?(?m:$)|{BREAK}|\\?")"#,
+                ),
+                BREAK = BREAK,
+                QUOTE = QUOTE,
+            )
+        },
+        Replace::Value,
+    ),
     // ADO-style connection strings.
     word(
         &["pass", "pwd"],
         || r"(?i-u:password|pwd)\s*=\s*(?P<value>[^;\s\\]{4,})\s*;".to_owned(),
-        Replace::Value,
+        Replace::AssignedValue,
     ),
     // Credential assignments: `password=...`, `'api_key': '...'`, `DB_PASSWORD=...`.
     word(
@@ -322,7 +358,7 @@ pub static BUILTIN: [Builtin; 27] = [
                 r#"(?i-u:_pass|_?(?:password|passwd|sshpass|pwd|secret|token|api[_\-]?key|access[_\-]?key|client[_\-]?secret|auth[_\-]?token|aws_secret_access_key)){QUOTE}\s*[:=]\s*{QUOTE}(?P<value>[^\s"'\\,;]{{4,}})"#
             )
         },
-        Replace::Value,
+        Replace::AssignedValue,
     ),
     // High-entropy values assigned to key-like identifiers.
     gated(
@@ -333,7 +369,7 @@ pub static BUILTIN: [Builtin; 27] = [
                 r"(?-u:\b)(?i-u:[A-Za-z0-9_\-]*(?:key|secret|token)[A-Za-z0-9_\-]*){QUOTE}\s*[:=]\s*{QUOTE}(?P<value>(?i-u:[A-Za-z0-9+/=_\-]{{20,}}))"
             )
         },
-        Replace::EntropyValue,
+        Replace::AssignedEntropyValue,
     ),
 ];
 

@@ -77,7 +77,7 @@ fn assert_same_as_reference(input: &[u8]) {
 }
 
 /// One sample per built-in rule, in rule order, that the rule itself redacts.
-const SAMPLE_PER_RULE: [&str; 27] = [
+const SAMPLE_PER_RULE: [&str; 29] = [
     "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\n-----END RSA PRIVATE KEY-----",
     "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk\n",
     "use AKIAIOSFODNN7EXAMPLE here",
@@ -102,6 +102,8 @@ const SAMPLE_PER_RULE: [&str; 27] = [
     "send Bearer Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1 along",
     "Private-Lines: 2\nAAAAgQCx7Zb3\nAAAAQQD4Lk9v\nPrivate-MAC: 0a1b",
     "curl -u admin:Zx8Qv3Lr9T https://example.com",
+    "echo Zx8Qv3Lr9T | gpg --batch --passphrase-fd 0 -c notes.txt",
+    "db:\n  user: app\n  pass: Zx8Qv3Lr9T\n",
     "Server=db;Password=S3cr3t!x;",
     "DB_PASSWORD=hunter22",
     "MY_SIGNING_KEY=Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1",
@@ -713,6 +715,8 @@ const POSITIVES: &[&str] = &[
     "docker login -u bob -p Zx8Qv3Lr9T r.io; sshpass -p 'Zx8Qv3Lr9T' ssh h; x --password=Zx8Qv3Lr9T",
     "machine api.example.com login bob password Zx8Qv3Lr9T AZURE_OPENAI_KEY=0123456789abcdef0123456789abcdef",
     "DB_PASS=Zx8Qv3Lr9T SSHPASS=Zx8Qv3Lr9T",
+    "echo 'Zx8Qv3Lr9T' | gpg --batch --yes --passphrase-fd 0 -c notes.txt",
+    "db:\n  pass: Zx8Qv3Lr9T\nusers:\n  - pass: '9x!abQ'\n",
     "postgres://app:Zx8/Qv3Lr9T@db:5432/app",
 ];
 
@@ -1388,4 +1392,72 @@ fn the_fingerprint_follows_what_changes_the_output() {
         rules: vec![rule("all", "[a-z]+")],
     };
     assert_eq!(Redactor::untrusted(&broad).0.fingerprint(), builtin);
+}
+
+/// An assignment whose value is code (unquoted, and a reference a program makes) is kept; the
+/// same spelling quoted, a plain word or a random one in a `.env` line or a shell is replaced.
+/// The kept ones are the shapes the false-positive run on the corpus found most
+/// (tests/redaction_false_positives.sh), in the escaped form a transcript holds them too.
+#[test]
+fn assignments_of_code_are_kept_and_literals_replaced() {
+    for kept in [
+        "creds := Creds{Token: auth.Token}",
+        "  password: string\n  database: string",
+        "const token = await fetchToken()",
+        "apiKey: process.env.OPENAI_API_KEY,",
+        "return TokenResponse(access_token=access_token, token_type=kind)",
+        "headers.token = installationToken;",
+        "secret = getArtifactDownloadSecret(run)",
+        "client_secret: this.clientSecret",
+        "REVIEW_TOKEN: undefined,",
+        "    config.password = decodeURIComponent(url.password);",
+        r#"{"cmd": "x\n  idempotencyToken: string\n"}"#,
+    ] {
+        let (out, n) = red(kept);
+        assert_eq!((out.as_str(), n), (kept, 0), "kept: {kept:?}");
+        assert_same_as_reference(kept.as_bytes());
+    }
+    for (literal, want) in [
+        (r#"password: "hunter22""#, r#"password: "REDACTED""#),
+        (
+            "POSTGRES_PASSWORD=postgres psql",
+            "POSTGRES_PASSWORD=REDACTED psql",
+        ),
+        ("token='installationToken'", "token='REDACTED'"),
+        ("password=kTqzWmPd", "password=REDACTED"),
+        (
+            "GITSYNC_SOURCE_TOKEN=SUPERSECRET go run .",
+            "GITSYNC_SOURCE_TOKEN=REDACTED go run .",
+        ),
+        (
+            r#"{"c": "token: \"appJwt\""}"#,
+            r#"{"c": "token: \"REDACTED\""}"#,
+        ),
+        (
+            "MY_SIGNING_KEY=Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1",
+            "MY_SIGNING_KEY=REDACTED",
+        ),
+    ] {
+        assert_eq!(red(literal).0, want, "replaced: {literal:?}");
+        assert_same_as_reference(literal.as_bytes());
+    }
+}
+
+/// What the `pass:` and gpg rules must leave alone: Go's test output, prose, a count, a word, a
+/// passphrase file descriptor without a piped value.
+#[test]
+fn pass_and_gpg_look_alikes_are_kept() {
+    for kept in [
+        "--- PASS: TestParse (0.00s)\nPASS\nok  \tpkg\t0.01s",
+        "first pass: collect\nsecond pass: rewrite the file",
+        "steps:\n  pass: 3\n  fail: 0\n",
+        "check:\n  pass: true\n",
+        r#"{"output": "=== RUN   TestX\n--- PASS: TestX (0.01s)\n"}"#,
+        "gpg --batch --passphrase-fd 3 -d secret.gpg < in",
+        "cat notes | gpg --passphrase-fd 0",
+    ] {
+        let (out, n) = red(kept);
+        assert_eq!((out.as_str(), n), (kept, 0), "kept: {kept:?}");
+        assert_same_as_reference(kept.as_bytes());
+    }
 }

@@ -377,14 +377,16 @@ pub(super) fn trailers(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
                 format!("{what:?} links checkpoint {id}, which this repository does not hold (and there is no remote)"),
             ),
             ((true, Some(false)), Some(remote)) => {
-                out.push(
-                Finding::new(
+                let unpushed = Finding::new(
                     Code::CheckpointUnpushed,
                     &link.commit,
                     format!("{what:?} links checkpoint {id}, which is held here but not on {remote}"),
-                )
-                .repair(Command::ours(["push"])),
                 );
+                // A push the server refuses cannot repair it: say what can.
+                out.push(match super::push::refusal_advice(cx.repo, remote) {
+                    Some(advice) => unpushed.advise(advice),
+                    None => unpushed.repair(Command::ours(["push"])),
+                });
                 continue;
             }
             ((true, None), _) => {

@@ -83,6 +83,9 @@ pub enum Code {
     /// The checkpoint remote also carries code and held more checkpoint refs than the
     /// threshold at its last listing or push (issue 9: every push to it pays for them).
     RemoteRefCount,
+    /// A destination's server refused checkpoint refs (all of them, or some as too large):
+    /// hooks hold them back for a while.
+    PushRefused,
     /// `strategy_options.checkpoint_remote` is invalid.
     CheckpointRemoteInvalid,
     /// A commit of the current branch links a checkpoint held neither locally nor on the
@@ -138,6 +141,7 @@ impl Code {
             Code::HookForeign => "hook-foreign",
             Code::HooksPathShadowed => "hooks-path-shadowed",
             Code::RemoteRefCount => "remote-ref-count",
+            Code::PushRefused => "push-refused",
             Code::CheckpointRemoteInvalid => "checkpoint-remote-invalid",
             Code::TrailerDangling => "trailer-dangling",
             Code::TrailerMalformed => "trailer-malformed",
@@ -174,6 +178,7 @@ impl Code {
             | Code::HookForeign
             | Code::HooksPathShadowed
             | Code::RemoteRefCount
+            | Code::PushRefused
             | Code::TrailerDangling
             | Code::TrailerMalformed
             | Code::SquashUnlinked
@@ -472,6 +477,10 @@ pub fn default_checks() -> Vec<Check> {
             run: push::unqueued_unpushed,
         },
         Check {
+            name: "push refusals",
+            run: push::push_refused,
+        },
+        Check {
             name: "v1 branch",
             run: push::v1_branch,
         },
@@ -655,6 +664,7 @@ mod tests {
             Code::HookForeign,
             Code::HooksPathShadowed,
             Code::RemoteRefCount,
+            Code::PushRefused,
             Code::CheckpointRemoteInvalid,
             Code::TrailerDangling,
             Code::TrailerMalformed,

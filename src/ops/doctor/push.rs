@@ -20,6 +20,7 @@ use crate::git::objects::Oid;
 use super::{git_err, scan, Code, Command, Context, DoctorError, Finding};
 use crate::base::id::IdKind;
 use crate::git::repo::Repo;
+use crate::remote::push::refused::{self, Refusal};
 use crate::store::branch::V1_BRANCH_REF;
 use crate::store::queue::PushQueue;
 use crate::store::StoreKind;
@@ -36,6 +37,61 @@ fn queues(repo: &Repo) -> Vec<(String, PushQueue)> {
             .map(|b| (format!("the queue of {}", b.display), b.queue)),
     );
     out
+}
+
+/// The refusal of every checkpoint ref remembered for the destination of `fingerprint`, while
+/// it holds the hooks' pushes back.
+fn refused_namespace(repo: &Repo, fingerprint: &str) -> Option<Refusal> {
+    refused::load(repo.common_dir(), fingerprint)
+        .namespace
+        .filter(Refusal::holds)
+}
+
+/// What to do instead of a push to `target` (a remote name or URL) while its server's refusal
+/// of every checkpoint ref is remembered; `None` when none is.
+pub(super) fn refusal_advice(repo: &Repo, target: &str) -> Option<String> {
+    let fingerprint = crate::remote::destination::fingerprint_of(repo, target);
+    refused_namespace(repo, &fingerprint).map(|_| refused::advice(target))
+}
+
+/// `push-refused`: what a destination's server refused, as remembered by the pushes (offline):
+/// every checkpoint ref (subject: the destination), or a ref too large for it (subject: the
+/// ref). Hooks hold those back for a while, so the advice is what a person can change, never
+/// a push that cannot work.
+pub(super) fn push_refused(cx: &Context<'_>) -> Result<Vec<Finding>, DoctorError> {
+    let mut out = Vec::new();
+    for b in crate::remote::destination::destination_books(cx.repo) {
+        let remembered = refused::load(cx.repo.common_dir(), &b.fingerprint);
+        if let Some(r) = remembered.namespace.filter(Refusal::holds) {
+            out.push(
+                Finding::new(
+                    Code::PushRefused,
+                    &b.display,
+                    format!(
+                        "refuses checkpoint refs (refs/entire/*); {} wait in its queue; it said: {}",
+                        b.queue.peek()?.len(),
+                        r.reason
+                    ),
+                )
+                .advise(refused::advice(&b.display)),
+            );
+        }
+        for (name, r) in remembered.too_large.into_iter().filter(|(_, r)| r.holds()) {
+            out.push(
+                Finding::new(
+                    Code::PushRefused,
+                    name,
+                    format!("refused by {} as {}", b.display, r.reason),
+                )
+                .advise(
+                    "raise the server's limit, or set strategy_options.checkpoint_remote to a \
+                     remote that takes it; hooks hold it back for a day, `git entire-checkpoint \
+                     push` sends it now",
+                ),
+            );
+        }
+    }
+    Ok(out)
 }
 
 /// `queue-orphan`: queued refs that no longer exist. The fix drops exactly those entries.
@@ -80,6 +136,8 @@ pub(super) fn unqueued_unpushed(cx: &Context<'_>) -> Result<Vec<Finding>, Doctor
     for b in &books {
         match &b.delivered {
             Some(d) => recorded.push((&b.display, b.queue.peek()?.into_iter().collect(), d)),
+            // Nothing landed there because the server refuses checkpoints (`push-refused`).
+            None if refused_namespace(cx.repo, &b.fingerprint).is_some() => {}
             None => out.push(
                 Finding::new(
                     Code::DeliveryUnrecorded,

@@ -9,6 +9,7 @@ use crate::git::objects::Oid;
 use super::batch::{
     push_batch, recover_and_push, with_credentials_hint, BatchFailure, RefResult, UNREPORTED,
 };
+use super::refused::{Refusal, Refused};
 use super::{
     bounded, PushError, DEFAULT_BUDGET, MAX_CHUNK, MAX_CONSECUTIVE_CHUNK_FAILURES,
     MAX_CONSECUTIVE_REF_FAILURES,
@@ -40,6 +41,9 @@ pub struct FlushOptions<'p> {
     pub checkpoint_remote: bool,
     /// The user named the destination: refs a checkpoint remote confirmed go there too.
     pub named: bool,
+    /// Send what the server refused before too (`git entire-checkpoint push`); else what it
+    /// refused within [`super::refused::HOLD`] is held back (hooks).
+    pub retry_refused: bool,
 }
 
 impl Default for FlushOptions<'_> {
@@ -51,6 +55,7 @@ impl Default for FlushOptions<'_> {
             progress: &|_, _| {},
             checkpoint_remote: false,
             named: false,
+            retry_refused: false,
         }
     }
 }
@@ -75,6 +80,14 @@ pub struct FlushReport {
     pub withheld_for: Vec<String>,
     /// Refs the server refused: `(ref, git's summary)`. They stay queued.
     pub rejected: Vec<(String, String)>,
+    /// Refs due that were not sent because the server refused them before (every ref, or
+    /// these as too large) within [`super::refused::HOLD`]. They stay queued.
+    pub held_back: Vec<String>,
+    /// Why they were held back: the server's remembered reason.
+    pub held_reason: Option<String>,
+    /// Set when the server refused every checkpoint ref this flush sent and took none: its
+    /// reason. Remembered, so hooks hold back from now on ([`super::refused::advice`]).
+    pub refused_namespace: Option<String>,
     /// Refs that failed otherwise: `(ref, reason)`. They stay queued.
     pub failed: Vec<(String, String)>,
     /// Decisions of semantic merges made during recovery.
@@ -181,19 +194,49 @@ pub fn flush(
     }
     dest_queue.remove(&report.stale)?;
 
+    let refused = super::refused::load(repo.common_dir(), &dest.fingerprint);
+    if !opts.retry_refused {
+        if let Some(ns) = refused.namespace.as_ref().filter(|r| r.holds()) {
+            report.held_back = existing.into_iter().map(|(name, _)| name).collect();
+            report.held_reason = Some(ns.reason.clone());
+            return Ok(report);
+        }
+        let (held, rest): (Vec<_>, Vec<_>) = existing.into_iter().partition(|(name, oid)| {
+            refused
+                .too_large
+                .get(name)
+                .is_some_and(|r| r.holds_oid(*oid))
+        });
+        existing = rest;
+        if let Some((name, _)) = held.first() {
+            report.held_reason = Some(refused.too_large[name].reason.clone());
+        }
+        report.held_back = held.into_iter().map(|(name, _)| name).collect();
+    }
+
+    let mut settle = Settle {
+        dest,
+        dest_queue: &dest_queue,
+        delivery: &delivery,
+        report: &mut report,
+        retry: Vec::new(),
+        too_large: Vec::new(),
+    };
     let mut consecutive_failures = 0;
-    let mut retry: Vec<(String, Oid)> = Vec::new();
-    let mut individually: Vec<(String, Oid)> = Vec::new();
+    // Refs a batch failed as a whole (a `pre-receive` hook refuses a whole push for one bad
+    // ref; a size limit fails a push whole, over HTTP as a transport error): pushed again in
+    // halves, down to single refs, so one bad ref sinks no other.
+    let mut split: Vec<Vec<(String, Oid)>> = Vec::new();
     let chunk = opts.chunk.clamp(1, MAX_CHUNK);
     for (i, batch) in existing.chunks(chunk).enumerate() {
         (opts.progress)(i * chunk, existing.len());
         if i > 0 {
             if Instant::now() >= deadline {
-                report.stopped = Some(format!("budget ({}s) exhausted", budget.as_secs()));
+                settle.report.stopped = Some(format!("budget ({}s) exhausted", budget.as_secs()));
                 break;
             }
             if consecutive_failures >= MAX_CONSECUTIVE_CHUNK_FAILURES {
-                report.stopped = Some(format!(
+                settle.report.stopped = Some(format!(
                     "{MAX_CONSECUTIVE_CHUNK_FAILURES} consecutive failed batches"
                 ));
                 break;
@@ -201,108 +244,78 @@ pub fn flush(
         }
         match push_batch(repo, dest, batch, deadline) {
             Ok(results) => {
-                let by_dst: HashMap<&str, &PushedRef> =
-                    results.iter().map(|r| (r.dst.as_str(), r)).collect();
-                let mut landed = Vec::new();
-                let mut delivered = Vec::new();
-                let mut any_failed = false;
-                for (name, oid) in batch {
-                    let result = by_dst.get(name.as_str()).copied();
-                    if result.is_some_and(|r| r.status == PushStatus::New) {
-                        report.created += 1;
-                    }
-                    match RefResult::of(result) {
-                        RefResult::Landed => {
-                            landed.push(name.clone());
-                            delivered.push((name.clone(), *oid));
-                        }
-                        RefResult::NonFastForward(_) => retry.push((name.clone(), *oid)),
-                        // A pre-receive hook refuses a whole push for one bad ref: try the
-                        // refused refs of a shared batch again one by one.
-                        RefResult::Refused(_) if batch.len() > 1 => {
-                            any_failed = true;
-                            individually.push((name.clone(), *oid))
-                        }
-                        RefResult::Refused(why) => {
-                            any_failed = true;
-                            report.rejected.push((name.clone(), why.to_owned()))
-                        }
-                        RefResult::Unreported => {
-                            any_failed = true;
-                            report.failed.push((name.clone(), UNREPORTED.into()))
-                        }
-                    }
-                }
-                dest_queue.remove(&landed)?;
-                delivery.record(&dest.fingerprint, &delivered);
-                report.pushed.extend(landed);
-                consecutive_failures = if any_failed {
-                    consecutive_failures + 1
-                } else {
+                let failed = settle.landed_or_failed(batch, &results)?;
+                consecutive_failures = if failed.is_empty() {
                     0
+                } else {
+                    consecutive_failures + 1
                 };
+                match failed.as_slice() {
+                    [] => {}
+                    // Alone in its batch, or refused while the others landed: its own refusal.
+                    [(name, oid)] => settle.single_failed(name, *oid, Failure::of(&results, name)),
+                    _ => split.extend(halves(failed)),
+                }
             }
-            Err(BatchFailure::Unreachable(line)) if report.pushed.is_empty() => {
-                report.unreachable = Some(line);
+            Err(BatchFailure::Unreachable(line)) if settle.report.pushed.is_empty() => {
+                settle.report.unreachable = Some(line);
                 return Ok(report);
             }
             // The remote stalls: another chunk or a retry would only stall again.
             Err(BatchFailure::TimedOut(line)) => {
-                report.timed_out = Some(line);
+                settle.report.timed_out = Some(line);
                 return Ok(report);
             }
             Err(BatchFailure::Unreachable(line) | BatchFailure::Failed(line)) => {
                 consecutive_failures += 1;
-                for (name, _) in batch {
-                    report.failed.push((name.clone(), line.clone()));
+                match batch {
+                    [(name, oid)] => settle.single_failed(name, *oid, Failure::Transport(&line)),
+                    _ => split.extend(halves(batch.to_vec())),
                 }
             }
         }
     }
-
     (opts.progress)(existing.len(), existing.len());
+
     let mut consecutive = 0;
-    for (name, oid) in individually {
+    while let Some(batch) = split.pop() {
         if Instant::now() >= deadline || consecutive >= MAX_CONSECUTIVE_REF_FAILURES {
-            report
-                .failed
-                .push((name, "not retried: the flush stopped early".into()));
+            for (name, _) in batch {
+                settle
+                    .report
+                    .failed
+                    .push((name, "not retried: the flush stopped early".into()));
+            }
             continue;
         }
-        match push_batch(repo, dest, &[(name.clone(), oid)], deadline) {
-            Ok(results) => match RefResult::find(&results, &name) {
-                RefResult::Landed => {
-                    consecutive = 0;
-                    if results
-                        .iter()
-                        .any(|r| r.dst == name && r.status == PushStatus::New)
-                    {
-                        report.created += 1;
-                    }
-                    dest_queue.remove(std::slice::from_ref(&name))?;
-                    delivery.record(&dest.fingerprint, &[(name.clone(), oid)]);
-                    report.pushed.push(name);
-                }
-                RefResult::NonFastForward(_) => retry.push((name, oid)),
-                RefResult::Refused(why) => {
-                    consecutive += 1;
-                    report.rejected.push((name, why.to_owned()));
-                }
-                RefResult::Unreported => {
-                    consecutive += 1;
-                    report.failed.push((name, UNREPORTED.into()));
-                }
-            },
+        let outcome = push_batch(repo, dest, &batch, deadline);
+        let failed = match &outcome {
+            Ok(results) => settle.landed_or_failed(&batch, results)?,
             Err(BatchFailure::TimedOut(line)) => {
-                report.timed_out = Some(line);
+                settle.report.timed_out = Some(line.clone());
                 return Ok(report);
             }
-            Err(BatchFailure::Unreachable(line) | BatchFailure::Failed(line)) => {
+            Err(_) => batch.clone(),
+        };
+        if failed.len() < batch.len() {
+            consecutive = 0;
+        }
+        match (failed.as_slice(), &outcome) {
+            ([], _) => {}
+            ([(name, oid)], Ok(results)) => {
                 consecutive += 1;
-                report.failed.push((name, line));
+                settle.single_failed(name, *oid, Failure::of(results, name));
             }
+            ([(name, oid)], Err(BatchFailure::Unreachable(line) | BatchFailure::Failed(line))) => {
+                consecutive += 1;
+                settle.single_failed(name, *oid, Failure::Transport(line));
+            }
+            _ => split.extend(halves(failed)),
         }
     }
+    let Settle {
+        retry, too_large, ..
+    } = settle;
 
     for (name, oid) in retry {
         if Instant::now() >= deadline {
@@ -324,8 +337,146 @@ pub fn flush(
                 .push((name, crate::base::error::error_chain(&e))),
         }
     }
+    remember_refusals(repo, dest, refused, &too_large, &mut report);
     crate::remote::scale::record_created(repo, &dest.target, report.created);
     Ok(report)
+}
+
+/// Remembers what the server refused ([`super::refused`]), so that hooks stop sending it: the
+/// refs too large for it, and whether it refused every checkpoint ref it was sent and took
+/// none (then `report.refused_namespace` says so); forgets what landed.
+fn remember_refusals(
+    repo: &Repo,
+    dest: &Destination,
+    mut refused: Refused,
+    too_large: &[(String, Oid, String)],
+    report: &mut FlushReport,
+) {
+    let before = refused.clone();
+    for name in &report.pushed {
+        refused.too_large.remove(name);
+    }
+    for (name, oid, reason) in too_large {
+        refused
+            .too_large
+            .insert(name.clone(), Refusal::now(reason.clone(), Some(*oid)));
+    }
+    // Refs not tried once the flush stopped early are no sign either way.
+    let refused_all =
+        report.pushed.is_empty() && too_large.is_empty() && !report.rejected.is_empty();
+    if refused_all {
+        let reason = report.rejected[0].1.clone();
+        refused.namespace = Some(Refusal::now(reason.clone(), None));
+        report.refused_namespace = Some(reason);
+    } else if !report.pushed.is_empty() {
+        refused.namespace = None;
+    }
+    if refused != before {
+        super::refused::save(repo.common_dir(), &dest.fingerprint, &refused);
+    }
+}
+
+/// `batch` (of two refs or more) in two halves, the first last: pushed first from a stack.
+fn halves(mut batch: Vec<(String, Oid)>) -> [Vec<(String, Oid)>; 2] {
+    debug_assert!(batch.len() > 1, "a single ref is settled, not split");
+    let second = batch.split_off(batch.len() / 2);
+    [second, batch]
+}
+
+/// Why a ref pushed on its own (or refused on its own) did not land.
+enum Failure<'a> {
+    /// The server refused it: git's summary, with the server's words.
+    Refused(&'a str),
+    /// git did not mention it.
+    Unreported,
+    /// The push failed whole (no ref reported): git's error line.
+    Transport(&'a str),
+}
+
+impl<'a> Failure<'a> {
+    /// What `results` say of `name`, which did not land.
+    fn of(results: &'a [PushedRef], name: &str) -> Self {
+        match RefResult::find(results, name) {
+            RefResult::Refused(why) | RefResult::NonFastForward(why) => Failure::Refused(why),
+            RefResult::Landed | RefResult::Unreported => Failure::Unreported,
+        }
+    }
+}
+
+/// The per-ref results of a flush's pushes, settled into its report, the destination's queue
+/// and its delivery record.
+struct Settle<'a> {
+    dest: &'a Destination,
+    dest_queue: &'a PushQueue,
+    delivery: &'a Delivery,
+    report: &'a mut FlushReport,
+    /// Refs refused as non-fast-forward: recovered by merging after the pushes.
+    retry: Vec<(String, Oid)>,
+    /// Refs larger than the server accepts, and why.
+    too_large: Vec<(String, Oid, String)>,
+}
+
+impl Settle<'_> {
+    /// Records what of `batch` landed per `results` and sets aside the refs to recover by
+    /// merging; returns the refs refused or not reported, in order.
+    fn landed_or_failed(
+        &mut self,
+        batch: &[(String, Oid)],
+        results: &[PushedRef],
+    ) -> Result<Vec<(String, Oid)>, PushError> {
+        let by_dst: HashMap<&str, &PushedRef> =
+            results.iter().map(|r| (r.dst.as_str(), r)).collect();
+        let (mut landed, mut delivered, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+        for (name, oid) in batch {
+            let result = by_dst.get(name.as_str()).copied();
+            if result.is_some_and(|r| r.status == PushStatus::New) {
+                self.report.created += 1;
+            }
+            match RefResult::of(result) {
+                RefResult::Landed => {
+                    landed.push(name.clone());
+                    delivered.push((name.clone(), *oid));
+                }
+                RefResult::NonFastForward(_) => self.retry.push((name.clone(), *oid)),
+                RefResult::Refused(_) | RefResult::Unreported => failed.push((name.clone(), *oid)),
+            }
+        }
+        self.dest_queue.remove(&landed)?;
+        self.delivery.record(&self.dest.fingerprint, &delivered);
+        self.report.pushed.extend(landed);
+        Ok(failed)
+    }
+
+    /// Settles a ref that failed on its own: refused by the server (too large for it when
+    /// its words name a size limit), or failed.
+    fn single_failed(&mut self, name: &str, oid: Oid, failure: Failure<'_>) {
+        let name = name.to_owned();
+        match failure {
+            Failure::Refused(why) => match git::size_limit(why) {
+                Some(limit) => self.too_large(name, oid, format!("too large for it ({limit}): {why}")),
+                None => self.report.rejected.push((name, why.to_owned())),
+            },
+            Failure::Unreported => self.report.failed.push((name, UNREPORTED.into())),
+            Failure::Transport(line) => match git::size_limit(line) {
+                Some(limit) => self.too_large(name, oid, format!("too large for it ({limit}): {line}")),
+                // Others of this flush landed, and this one fails alone: a server that drops
+                // a push larger than it accepts instead of answering (Apache in front of
+                // `receive.maxInputSize`: an empty reply).
+                None if !self.report.pushed.is_empty() => self.too_large(
+                    name,
+                    oid,
+                    format!("too large for it, it seems: it dropped this ref's push alone and took the others, as a size limit does (receive.maxInputSize, a web server's body limit): {line}"),
+                ),
+                None => self.report.failed.push((name, line.to_owned())),
+            },
+        }
+    }
+
+    /// A ref too large for the server: refused, and remembered so that hooks stop sending it.
+    fn too_large(&mut self, name: String, oid: Oid, reason: String) {
+        self.report.rejected.push((name.clone(), reason.clone()));
+        self.too_large.push((name, oid, reason));
+    }
 }
 
 /// Moves the announced refs into the queue of every destination still configured (plus `dest`),

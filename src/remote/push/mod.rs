@@ -55,6 +55,9 @@ pub const DEFAULT_HOOK_BUDGET: Duration = Duration::from_secs(30);
 /// The hook budgets accepted, in seconds; a value outside is clamped into it. The committed
 /// settings file is untrusted: it must not be able to make a hook hang.
 pub const HOOK_BUDGET_RANGE: std::ops::RangeInclusive<u64> = 1..=600;
+/// What drains a backlog a hook's budget cut short: said where the budget ran out.
+pub const DRAIN_NOW: &str =
+    "`git entire-checkpoint push` drains the queue now, without the hook's budget";
 /// Consecutive failed chunks after which a flush stops.
 pub const MAX_CONSECUTIVE_CHUNK_FAILURES: usize = 2;
 /// Consecutive failed single-ref retries after which a flush stops retrying.
@@ -150,6 +153,7 @@ fn bounded(budget: Duration) -> Duration {
 
 mod batch;
 mod flush;
+pub mod refused;
 mod replay;
 mod v1;
 
