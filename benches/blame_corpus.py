@@ -39,6 +39,18 @@ def run(args, cwd, check=True):
     return out
 
 
+def clone_git_sync(corpus, tmp):
+    """A clone of the corpus's git-sync.git in `tmp`, with its checkpoint refs and v1 branch."""
+    src = os.path.join(os.path.abspath(corpus), "git-sync.git")
+    repo = os.path.join(tmp, "git-sync")
+    # A local clone copies the objects as they are: blobs absent from the snapshot stay
+    # absent, as in a partial clone.
+    run(["git", "clone", "-q", src, repo], tmp)
+    run(["git", "fetch", "-q", "origin", "refs/entire/*:refs/entire/*",
+         "+refs/heads/entire/checkpoints/v1:refs/heads/entire/checkpoints/v1"], repo)
+    return repo
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("corpus")
@@ -49,14 +61,8 @@ def main():
     binary = os.path.abspath(a.bin)
     if a.agents:
         return agents(os.path.abspath(a.corpus), binary)
-    src = os.path.join(os.path.abspath(a.corpus), "git-sync.git")
     with tempfile.TemporaryDirectory(prefix="blame-corpus") as tmp:
-        repo = os.path.join(tmp, "git-sync")
-        # A local clone copies the objects as they are: blobs absent from the snapshot stay
-        # absent, as in a partial clone.
-        run(["git", "clone", "-q", src, repo], tmp)
-        run(["git", "fetch", "-q", "origin", "refs/entire/*:refs/entire/*",
-             "+refs/heads/entire/checkpoints/v1:refs/heads/entire/checkpoints/v1"], repo)
+        repo = clone_git_sync(a.corpus, tmp)
         files = run(["git", "ls-tree", "-r", "--name-only", "main"], repo).stdout.split()
         files = [f for f in files if f.endswith(".go")]
         counts = collections.Counter()

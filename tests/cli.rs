@@ -129,6 +129,8 @@ mod shapes;
 mod show;
 #[path = "cli/sparse_checkout.rs"]
 mod sparse_checkout;
+#[path = "cli/stats.rs"]
+mod stats;
 #[path = "cli/summary_index.rs"]
 mod summary_index;
 #[path = "cli/token_usage.rs"]
@@ -139,5 +141,7 @@ mod topology;
 mod trust;
 #[path = "cli/untrusted.rs"]
 mod untrusted;
+#[path = "cli/verify.rs"]
+mod verify;
 #[path = "cli/write.rs"]
 mod write;

@@ -25,6 +25,8 @@
 # - `migrate` imports every checkpoint it holds (v1 branch, unsharded v1 ref, checkpoints v2)
 #   into git-refs, and a second `migrate` finds them all up to date;
 # - `blame` of every Go file of git-sync at main gives the attribution docs/blame.md reports;
+# - `stats` of all of git-sync's main, compared with the reference's recorded attribution
+#   (benches/stats_corpus.py), gives the `compared` row of docs/blame.md;
 # - `blame` of every text file a linked commit touched, on every branch of every repository,
 #   exits 0, and attributes to each agent format the lines docs/blame.md's table per agent says;
 # - the token usage `session record` and a commit derive from a sample of each agent's
@@ -318,6 +320,19 @@ if [ -d "$dir/git-sync.git" ]; then
             fail "blame: $measured $label lines, docs/blame.md says ${documented:-nothing}"
     done
     echo "corpus: blame: checked in $((SECONDS - started)) s"
+fi
+
+# stats over git-sync's history against the reference's recorded attribution: the `compared`
+# row of docs/blame.md ("`stats`: the share computed against the share the reference recorded").
+if [ -d "$dir/git-sync.git" ]; then
+    started=$SECONDS
+    out="$(python3 "$root/benches/stats_corpus.py" "$dir" --bin "$bins/git-entire-checkpoint")"
+    echo "$out" | sed 's/^/corpus: stats: /'
+    documented="$(sed -n 's/^| compared | \([0-9,]*\) | \([0-9,]*\) | \([0-9,]*\) |.*/\1 \2 \3/p' "$root/docs/blame.md" | tr -d ,)"
+    measured="$(echo "$out" | sed -n 's/^compared (.*): \([0-9]*\) commits$/\1/p') $(echo "$out" | sed -n 's/^  stats: *\([0-9]*\) agent lines of \([0-9]*\) added.*/\2 \1/p')"
+    [ -n "$documented" ] && [ "$documented" = "$measured" ] ||
+        fail "stats: measured $measured (commits, added, agent), docs/blame.md says ${documented:-nothing}"
+    echo "corpus: stats: checked in $((SECONDS - started)) s"
 fi
 
 # Token usage derived from the transcripts: the reference's figures, for a sample of each agent's

@@ -211,6 +211,13 @@ pub enum Command {
     /// Why a line is there: its commit, checkpoint, session, agent, model and the prompt that
     /// led the agent to write it (FILE:LINE, or FILE -L LINE).
     Why(WhyArgs),
+    /// Lines added and removed per commit of a range, and how many of the added lines an agent
+    /// wrote (blame's attribution), as a table with a total; default range: the branch against
+    /// its upstream.
+    Stats(StatsArgs),
+    /// For CI: fail (exit 1) when a commit of the range links a checkpoint nobody can fetch;
+    /// with --require, also when it adds lines a session wrote without linking a checkpoint.
+    Verify(VerifyArgs),
     /// Turn checkpoints on in this repository: the settings (git-refs store by default), the
     /// .entire/.gitignore of per-clone files, and the hooks. Idempotent.
     Enable(EnableArgs),
@@ -621,6 +628,53 @@ pub struct WhyArgs {
     pub line: Option<String>,
     #[command(flatten)]
     pub common: LineArgs,
+}
+
+/// `stats [<range>] [--by file|author|agent] [--json]`.
+#[derive(Args)]
+pub struct StatsArgs {
+    /// The commits (`main..HEAD`, `HEAD~5..`; default: HEAD against its upstream, else against
+    /// the default branch).
+    #[arg(value_name = "RANGE")]
+    pub range: Vec<String>,
+    /// Also group the lines by file, by commit author, or by writer (each agent and model, and
+    /// people).
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub by: Option<StatsBy>,
+    /// Print JSON (docs/schema/stats.json).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
+}
+
+/// `stats --by`'s values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatsBy {
+    /// Per file.
+    File,
+    /// Per commit author.
+    Author,
+    /// Per agent and model, and people.
+    Agent,
+}
+
+/// `verify [<range>] [--require] [--json]`.
+#[derive(Args)]
+pub struct VerifyArgs {
+    /// The commits (`origin/main..HEAD`; default: HEAD against its upstream, else against the
+    /// default branch).
+    #[arg(value_name = "RANGE")]
+    pub range: Vec<String>,
+    /// Also fail a commit that links no checkpoint while a session of a checkpoint linked
+    /// elsewhere in the range wrote lines it adds.
+    #[arg(long)]
+    pub require: bool,
+    /// Print JSON (docs/schema/verify.json).
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub fetch: FetchArgs,
 }
 
 /// What `blame` and `why` share.

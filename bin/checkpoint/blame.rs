@@ -51,7 +51,7 @@ pub fn blame(
 }
 
 /// The warnings on stderr, then the failure when something that exists could not be read.
-fn finish(warnings: &[String], damaged: bool, quiet: bool) -> Result<()> {
+pub(super) fn finish(warnings: &[String], damaged: bool, quiet: bool) -> Result<()> {
     for w in warnings {
         warn(quiet, w);
     }

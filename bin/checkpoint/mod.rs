@@ -16,8 +16,10 @@ pub mod pager;
 mod push;
 mod read;
 mod report;
+mod stats;
 pub mod style;
 mod trust;
+mod verify;
 mod write;
 
 use std::path::Path;
@@ -47,6 +49,8 @@ Read them:
    log        the history of one checkpoint
    blame      which lines of a file an agent wrote
    why        the prompt behind one line
+   stats      how much of a range of commits an agent wrote
+   verify     for CI: every checkpoint a range links can be fetched
 
 Keep them healthy:
    status     what is configured, waiting to be pushed, and installed
@@ -94,6 +98,7 @@ pub fn run(cli: Cli) -> Result<()> {
             | Command::Log { .. }
             | Command::Blame(_)
             | Command::Why(_)
+            | Command::Stats(_)
     ) {
         pager::start(cli.no_pager);
     }
@@ -314,6 +319,14 @@ fn dispatch<'r>(
             };
             let remote = enable_fetch(repo, topo, &args.common.fetch, quiet)?;
             blame::why(repo, topo, args, started, remote, style, quiet)
+        }
+        Command::Stats(args) => {
+            let remote = enable_fetch(repo, topo, &args.fetch, quiet)?;
+            stats::run(repo, topo, args, remote, quiet)
+        }
+        Command::Verify(args) => {
+            let remote = enable_fetch(repo, topo, &args.fetch, quiet)?;
+            verify::run(repo, topo, args, remote, quiet)
         }
         Command::Demo { .. }
         | Command::Doctor { .. }

@@ -67,6 +67,9 @@ pub enum CliError {
     /// `why`.
     #[error(transparent)]
     Why(#[from] entire_checkpoints::ops::blame::WhyError),
+    /// `stats` and `verify`: the range.
+    #[error(transparent)]
+    Stats(#[from] entire_checkpoints::ops::stats::StatsError),
     /// `enable` / `disable`.
     #[error(transparent)]
     Enable(#[from] entire_checkpoints::ops::enable::EnableError),
@@ -173,6 +176,7 @@ impl ExitStatus for CliError {
             CliError::Sync(e) => e.exit_code(),
             CliError::FetchMany(e) => e.exit_code(),
             CliError::Blame(e) => e.exit_code(),
+            CliError::Stats(e) => e.exit_code(),
             CliError::Why(e) => e.exit_code(),
             CliError::Enable(e) => e.exit_code(),
             CliError::Range(e) => e.exit_code(),

@@ -4,13 +4,14 @@
 //! needs (`refs`: our own readers of the files backend or git's plumbing), checkpoint ref
 //! names, the object database (`objects`: blobs, of any size streamed, commits, and trees read, built and edited in `tree`), the one `git` subprocess wrapper and which
 //! gits it supports (`version`), validated remote URLs, side repositories, `git blame` parsed
-//! into typed records, and what git knows of the settings files (their approval, whether git
+//! into typed records, a range's `git log -p` parsed into the lines each commit adds (`patch`), and what git knows of the settings files (their approval, whether git
 //! tracks them). Knows nothing of checkpoints' stores.
 
 pub mod blame;
 pub mod config_file;
 pub mod format;
 pub mod objects;
+pub mod patch;
 pub mod plumbing;
 mod ref_lookup;
 mod ref_update;

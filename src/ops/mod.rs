@@ -1,9 +1,10 @@
 //! The operations commands run: staged sessions, the commit hooks and their installation, the
 //! rewrite map, gc, migration, doctor, fetching many checkpoints, resolving what `show` names,
 //! the push policy, the one hook runner, consent to the committed settings (`trust`), what
-//! `config` and `status` show, the git a binary runs around its command (`process`), and
-//! `blame`/`why` (which checkpoint and prompt wrote a line). Each is one entry point over the
-//! layers below.
+//! `config` and `status` show, the git a binary runs around its command (`process`),
+//! `blame`/`why` (which checkpoint and prompt wrote a line), and `stats`/`verify` (how much of a
+//! range an agent wrote; whether the checkpoints it links can be fetched). Each is one entry
+//! point over the layers below.
 //!
 //! The binaries name nothing below `ops` but `base`, `model` and the repository handle: the
 //! types of the lower layers that they pass or render are re-exported here (the topology every
@@ -32,9 +33,11 @@ pub mod rewrites;
 pub mod session;
 pub mod settings;
 pub mod side_links;
+pub mod stats;
 pub mod status;
 pub mod sync;
 pub mod trust;
+pub mod verify;
 pub mod write;
 pub mod writes_cache;
 

@@ -162,6 +162,11 @@ impl RangeArgs {
         }
         Ok(args)
     }
+
+    /// The checked options and the revisions, for a `git log` of the range.
+    pub fn parts(&self) -> (&[String], &[String]) {
+        (&self.options, &self.revisions)
+    }
 }
 
 /// What `list <range>` shows of one checkpoint a commit names.

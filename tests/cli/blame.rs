@@ -61,7 +61,7 @@ pub fn checkpoint(
 }
 
 /// Commits `text` as the file with `message`.
-fn commit(env: &TestEnv, text: &str, message: &str) {
+pub(crate) fn commit(env: &TestEnv, text: &str, message: &str) {
     env.write_file(FILE, text.as_bytes());
     env.git(&["add", FILE]);
     env.git(&["commit", "-q", "-m", message]);
@@ -69,7 +69,7 @@ fn commit(env: &TestEnv, text: &str, message: &str) {
 
 /// Three commits on top of the README: the agent's (Claude, checkpoint HEX_ID), a human's
 /// (no trailer), and a Codex session's (checkpoint HEX_ID_2).
-fn history(env: &TestEnv, store: Store) {
+pub(crate) fn history(env: &TestEnv, store: Store) {
     checkpoint(env, env.repo(), store, HEX_ID, CLAUDE, "Claude Code");
     commit(
         env,
@@ -229,7 +229,7 @@ fn why_names_the_prompt_before_the_write_not_the_first_one() {
 
 /// The history of [`history`] pushed to a bare `origin` (code and checkpoints), and a
 /// `--single-branch` clone of it; returns the remote and the clone.
-fn remote_and_clone(env: &TestEnv, store: Store) -> (PathBuf, PathBuf) {
+pub(crate) fn remote_and_clone(env: &TestEnv, store: Store) -> (PathBuf, PathBuf) {
     history(env, store);
     let remote = env.bare_remote("origin");
     match store {

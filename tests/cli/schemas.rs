@@ -342,6 +342,46 @@ fn blame_and_why_outputs_match_their_schemas() {
     }
 }
 
+/// `stats --json` without and with each `--by`, and `verify --json` passing, and failing on
+/// a lost checkpoint and (`--require`) on a commit carrying a session's lines without a link.
+#[test]
+fn stats_and_verify_outputs_match_their_schemas() {
+    let env = TestEnv::new();
+    crate::blame::history(&env, Store::Refs);
+    for by in [None, Some("file"), Some("author"), Some("agent")] {
+        let mut args = vec!["stats", "main~3..main", "--json"];
+        args.extend(by.iter().flat_map(|b| ["--by", b]));
+        let stats = env.ok_json(Store::Refs, &args);
+        assert_valid("stats.json", &args.join(" "), &stats);
+    }
+    let ok = env.ok_json(Store::Refs, &["verify", "main~3..main", "--json"]);
+    assert_valid("verify.json", "verify --json", &ok);
+    // The person's commit of the history holds no line a session wrote: add one that does.
+    let head = env.git(&["show", &format!("HEAD:{}", crate::blame::FILE)]);
+    crate::blame::commit(&env, &format!("{head}\treturn \"hi\"\n"), "copied");
+    let message = "lost\n\nEntire-Checkpoint: 0badc0ffee42";
+    env.git(&["commit", "-q", "--allow-empty", "-m", message]);
+    let out = env.run(
+        Store::Refs,
+        &["verify", "main~5..main", "--require", "--json"],
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let failing = parse_json(&out.stdout);
+    assert_valid("verify.json", "verify --require --json (failing)", &failing);
+    let problems: Vec<&Value> = failing["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| &f["problems"][0]["problem"])
+        .collect();
+    assert_eq!(problems, ["not_found", "unlinked"], "{failing:#}");
+}
+
 /// `enable --json` (fresh, then again, with a primary switched), `disable --json`, and
 /// `list <revision-range> --json` with a found and a missing checkpoint.
 #[test]

@@ -11,10 +11,12 @@
 //! checkpoint says why); `human` when the commit links no checkpoint; `uncommitted` for lines
 //! of the working tree not committed yet. Each checkpoint and transcript is read once however
 //! many lines point at it ([`read`]); checkpoints missing locally are fetched first, in one
-//! batch. Transcripts of every agent the reference records are read (`agents`); a
+//! batch. The rule is asked through [`Evidence`], which `stats` and `verify` ask too, of the
+//! lines a commit adds. Transcripts of every agent the reference records are read (`agents`); a
 //! transcript in no known format is one summary line, never a failure ([`settle`]). `why`
 //! answers for one line ([`why`]).
 
+mod evidence;
 mod read;
 mod settle;
 mod why;
@@ -24,7 +26,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::agents::{self, AgentWrites};
+use crate::agents::AgentWrites;
 use crate::base::error::error_chain;
 use crate::base::id::CheckpointId;
 use crate::git::blame::{self as git_blame, BlameCommit};
@@ -33,13 +35,12 @@ use crate::git::url::Remote;
 use crate::ops::fetch_many::{self, Status};
 use crate::ops::rewrites::{self, RewriteMap};
 use crate::ops::side_links::SideLinks;
-use crate::ops::writes_cache::WritesCache;
 use crate::store::Checkpoint;
 use crate::topology::Topology;
 
 /// What `git blame` is asked (the lines, the revision) and how it fails, as the arguments give them.
 pub use crate::git::blame::{BlameError, BlameRev, LineRange};
-use settle::Settled;
+pub use evidence::{Evidence, Links, Writer};
 pub use why::{
     start_why, why, why_target, PromptEntry, SessionPrompts, StartedWhy, WhyError, WhyReport,
     WhyWrite,
@@ -272,9 +273,6 @@ struct Loaded {
     sessions: Vec<Option<AgentWrites>>,
 }
 
-/// The index of one session's writes to one file: line text → the last write holding it.
-type FileIndex = HashMap<String, usize>;
-
 /// Everything `blame` computed, kept for `why`.
 struct Attributed {
     report: BlameReport,
@@ -330,94 +328,38 @@ fn attribute(
         },
         e => e,
     })?;
-    // Commit → its checkpoints (indices into `ids`).
-    let mut ids: Vec<CheckpointId> = Vec::new();
-    let mut commit_cps: Vec<Vec<usize>> = Vec::new();
-    for c in &blamed.commits {
-        let mut links = Vec::new();
-        if !c.is_uncommitted() {
-            links = rewrites::commit_links(repo, map.as_ref(), &c.sha).map_or(links, |l| l.ids);
-            side.add_to(&c.sha, &mut links);
-        }
-        let mut mine = Vec::new();
-        for id in links {
-            let at = match ids.iter().position(|i| *i == id) {
-                Some(at) => at,
-                None => {
-                    ids.push(id);
-                    ids.len() - 1
-                }
-            };
-            mine.push(at);
-        }
-        commit_cps.push(mine);
-    }
-    // Only what no local copy holds is fetched: a checkpoint remote that is down must not hide
-    // what `origin`'s copy (or any other) holds.
-    let elsewhere: Vec<CheckpointId> = ids
-        .iter()
-        .filter(|id| !topo.held_here(id).unwrap_or(false))
-        .cloned()
-        .collect();
-    let missing = fetch_batch(repo, topo, remote, &elsewhere, notice, &mut warnings);
-    topo.complete(&ids);
-    let mut entries = Vec::new();
-    let mut loaded = Vec::new();
-    let cache = WritesCache::in_common_dir(repo.common_dir());
-    let read = read::read_all(topo, &repo.location(), &cache, &ids, &missing);
-    let mut settled = Settled {
-        warnings,
-        ..Settled::default()
-    };
-    for (id, read) in ids.iter().zip(read) {
-        let (entry, l) = settled.settle(id, read);
-        entries.push(entry);
-        loaded.push(l);
-    }
-    let summary = settled.summary();
-    let Settled {
-        mut warnings,
-        damaged,
-        ..
-    } = settled;
-    warnings.extend(summary);
-    // A shallow clone's boundary commit takes the blame for every older line: said, so that a
-    // line labelled by it is not taken for its own.
-    let boundary: std::collections::HashSet<String> = repo.shallow_boundary().into_iter().collect();
-    let ends: Vec<&str> = blamed
+    // Commit → its checkpoints (indices of `links`).
+    let mut links = Links::default();
+    let commit_cps: Vec<Vec<usize>> = blamed
         .commits
         .iter()
-        .filter(|c| boundary.contains(&c.sha))
-        .map(|c| &c.sha[..c.sha.len().min(12)])
+        .map(|c| {
+            let mut ids = Vec::new();
+            if !c.is_uncommitted() {
+                ids = rewrites::commit_links(repo, map.as_ref(), &c.sha).map_or(ids, |l| l.ids);
+                side.add_to(&c.sha, &mut ids);
+            }
+            links.add(ids)
+        })
         .collect();
-    if !ends.is_empty() {
-        warnings.push(format!(
-            "history ends at {} (a shallow clone): older lines are blamed on it; `git fetch --deepen=<n>` or `git fetch --unshallow` reads further",
-            ends.join(", ")
-        ));
-    }
+    let mut evidence = Evidence::load(repo, topo, links, remote, notice, warnings, true);
+    let mut warnings = std::mem::take(&mut evidence.warnings);
+    // A shallow clone's boundary commit takes the blame for every older line: said, so that a
+    // line labelled by it is not taken for its own.
+    warnings.extend(history_ends(
+        repo,
+        blamed.commits.iter().map(|c| c.sha.as_str()),
+        "older lines are blamed on it",
+    ));
 
-    let mut indexes: HashMap<(usize, usize, usize), FileIndex> = HashMap::new();
     let mut counts = Counts::default();
     let mut lines = Vec::with_capacity(blamed.lines.len());
     for l in &blamed.lines {
         let commit = &blamed.commits[l.commit];
         let cps = &commit_cps[l.commit];
-        let mut write = None;
-        if agents::is_evidence(&l.text) {
-            let text = l.text.trim_end();
-            for &c in cps {
-                for (s, writes) in loaded[c].sessions.iter().enumerate() {
-                    let Some(writes) = writes else { continue };
-                    let index = indexes
-                        .entry((c, s, l.commit))
-                        .or_insert_with(|| file_index(writes, &commit.filename));
-                    if let Some(&w) = index.get(text) {
-                        write = Some(write_ref(&loaded[c], &ids[c], s, writes, w));
-                    }
-                }
-            }
-        }
+        let write = evidence
+            .writer(cps, &commit.filename, &l.text)
+            .map(|w| w.write);
         let attribution = match (commit.is_uncommitted(), cps.is_empty(), &write) {
             (true, _, _) => Attribution::Uncommitted,
             (false, true, _) => Attribution::Human,
@@ -435,7 +377,7 @@ fn attribute(
             text: l.text.clone(),
             commit: commit.sha.clone(),
             attribution,
-            checkpoints: cps.iter().map(|&c| ids[c].to_string()).collect(),
+            checkpoints: cps.iter().map(|&c| evidence.id(c).to_string()).collect(),
             write,
         });
     }
@@ -443,7 +385,10 @@ fn attribute(
         .commits
         .iter()
         .zip(&commit_cps)
-        .map(|(c, cps)| commit_entry(c, cps.iter().map(|&i| ids[i].to_string()).collect()))
+        .map(|(c, cps)| {
+            let ids = cps.iter().map(|&i| evidence.id(i).to_string()).collect();
+            commit_entry(c, ids)
+        })
         .collect();
     Ok(Attributed {
         report: BlameReport {
@@ -451,12 +396,32 @@ fn attribute(
             rev: rev.map(|r| r.as_str().to_owned()),
             lines,
             commits,
-            checkpoints: entries,
+            checkpoints: evidence.checkpoints,
             counts,
             warnings,
-            damaged,
+            damaged: evidence.damaged,
         },
-        loaded,
+        loaded: evidence.loaded,
+    })
+}
+
+/// The warning that history ends at those of `commits` that are a shallow clone's boundary
+/// (their parents are not here), and `what` that means for the command; `None` when none is.
+pub fn history_ends<'a>(
+    repo: &Repo,
+    commits: impl Iterator<Item = &'a str>,
+    what: &str,
+) -> Option<String> {
+    let boundary = repo.shallow_boundary();
+    let ends: Vec<&str> = commits
+        .filter(|sha| boundary.iter().any(|b| b == sha))
+        .map(|sha| &sha[..sha.len().min(12)])
+        .collect();
+    (!ends.is_empty()).then(|| {
+        format!(
+            "history ends at {} (a shallow clone): {what}; `git fetch --deepen=<n>` or `git fetch --unshallow` reads further",
+            ends.join(", ")
+        )
     })
 }
 
@@ -528,42 +493,6 @@ fn fetch_batch(
         missing.insert(id, why);
     }
     missing
-}
-
-/// The lines `writes` wrote to `file`, each mapped to the last write that holds it.
-fn file_index(writes: &AgentWrites, file: &str) -> FileIndex {
-    let mut index = FileIndex::new();
-    for (i, w) in writes.writes.iter().enumerate() {
-        if agents::same_file(&w.file, file) {
-            for line in &w.lines {
-                index.insert(line.clone(), i);
-            }
-        }
-    }
-    index
-}
-
-fn write_ref(
-    l: &Loaded,
-    id: &CheckpointId,
-    slot: usize,
-    writes: &AgentWrites,
-    w: usize,
-) -> WriteRef {
-    let write = &writes.writes[w];
-    WriteRef {
-        checkpoint_id: id.to_string(),
-        session_index: slot,
-        session_id: l
-            .cp
-            .as_ref()
-            .map(|cp| cp.sessions[slot].session_id.clone())
-            .unwrap_or_default(),
-        tool: write.tool.clone(),
-        timestamp: write.timestamp.clone(),
-        transcript_line: write.entry,
-        prompt: write.prompt,
-    }
 }
 
 fn commit_entry(c: &BlameCommit, checkpoints: Vec<String>) -> CommitEntry {

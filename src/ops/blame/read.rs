@@ -23,8 +23,9 @@ pub(super) type CheckpointRead<S = Vec<Extracted>> =
 /// One session's writes, or why its transcript gave none.
 type Extracted = Result<AgentWrites, TranscriptMiss>;
 
-/// Reads the checkpoints of `ids` (`missing`: those known to be absent, with the reason), and
-/// each session's writes once: from the writes cache, else from its transcript (then cached).
+/// Reads the checkpoints of `ids` (`missing`: those known to be absent, with the reason), and,
+/// with `transcripts`, each session's writes once: from the writes cache, else from its
+/// transcript (then cached). Without, a checkpoint read has no session's writes (none listed).
 ///
 /// This thread reads the checkpoints' documents and queues each transcript the cache lacks; a
 /// second thread reads and extracts them as they come, and this one joins in once the documents
@@ -40,6 +41,7 @@ pub(super) fn read_all(
     cache: &WritesCache,
     ids: &[CheckpointId],
     missing: &HashMap<CheckpointId, (CheckpointStatus, String)>,
+    transcripts: bool,
 ) -> Vec<CheckpointRead> {
     /// A session whose transcript is queued, by job number.
     enum Pending {
@@ -106,7 +108,7 @@ pub(super) fn read_all(
                 }
             };
             let mut pending = Vec::with_capacity(cp.session_dirs.len());
-            for dir in &cp.session_dirs {
+            for dir in cp.session_dirs.iter().filter(|_| transcripts) {
                 // The cache answers for exactly these transcript bytes: it is keyed by the tree.
                 pending.push(match cache.get(&cp.tree, dir) {
                     Some(writes) => Pending::Done(Ok(writes)),

@@ -115,6 +115,39 @@ fn the_real_claude_code_is_captured_with_no_glue() {
     assert!(a == 120 || a == 120 + 40, "{meta}");
     assert_eq!(a + b, 120 + 40 + 4 + 100 + 3, "{meta} {meta2}");
 
+    // `stats` of the whole history: the agent's commit holds the line its Write wrote; the
+    // user's commit replaced what the second Write wrote (`commit_in` writes its own text), so
+    // its line is linked but nobody's by the transcript; the first commit links nothing.
+    let stats = env.ok_json_default(&["stats", "HEAD", "--json"]);
+    let rows: Vec<(&str, u64, u64, u64, u64)> = stats["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let n = |k: &str| c[k].as_u64().unwrap();
+            let subject = c["subject"].as_str().unwrap();
+            (
+                subject,
+                n("added"),
+                n("agent_written"),
+                n("commit_linked"),
+                n("human"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("Add second", 1, 0, 1, 0),
+            ("Add notes", 1, 1, 0, 0),
+            ("initial commit", 1, 0, 0, 1),
+        ],
+        "{stats:#}"
+    );
+    assert_eq!(stats["agents"][0]["agent"], "Claude Code", "{stats:#}");
+    let verify = env.ok_json_default(&["verify", "HEAD", "--require", "--json"]);
+    assert_eq!(verify["ok"], true, "{verify:#}");
+
     // Nothing of ours reached the model or the agent's output.
     let requests = endpoint.requests();
     for ours in ["agent-hook", "entire: ", "warning: "] {
