@@ -28,6 +28,7 @@ use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::ops::blame as ops_blame;
 use entire_checkpoints::ops::range::{self, RangeArgs};
 use entire_checkpoints::ops::read as ops_read;
+use entire_checkpoints::ops::stats as ops_stats;
 use entire_checkpoints::ops::{Remote, Topology};
 
 use crate::common::cli::{warn, warn_settings, warn_with_hint};
@@ -201,10 +202,9 @@ fn dispatch<'r>(
             read::show(repo, topo, args, style)
         }
         Command::Report(args) => {
-            let words = match read::range_words(&args.range) {
-                words if words.is_empty() => vec!["@{upstream}..HEAD".to_owned()],
-                words => words,
-            };
+            let cwd = std::env::current_dir()?;
+            let words = read::range_words(&args.range);
+            let range = ops_stats::range_args(&cwd, &words, &|m| warn(quiet, m))?;
             let fetch = &args.fetch;
             let from = ops_read::choose_remote(
                 repo,
@@ -214,7 +214,7 @@ fn dispatch<'r>(
             report::report(
                 repo,
                 topo,
-                &RangeArgs::parse(&words)?,
+                &range,
                 from,
                 (args.markdown, args.output.as_deref()),
                 quiet,

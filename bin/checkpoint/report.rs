@@ -11,6 +11,7 @@
 //! folded text, so a 13 MB session makes a page of bounded size; the whole transcript stays one
 //! command away (`show <id> --transcript --raw`).
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{BufReader, Write};
 
@@ -20,8 +21,10 @@ use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::ops::range::{self, Linked, RangeArgs, RangeCommit};
 use entire_checkpoints::ops::read::conversation::{self, Event, Tally, Turn};
 use entire_checkpoints::ops::read::{self as ops_read, Checkpoint};
+use entire_checkpoints::ops::stats::{self, GroupBy, Lines, StatsError, StatsReport};
 use entire_checkpoints::ops::{Remote, Topology};
 
+use super::stats::{cut_chars, percent};
 use crate::common::cli::{info, warn};
 use crate::common::error::Result;
 
@@ -35,6 +38,11 @@ const TEXT_BYTES: usize = 16 << 10;
 /// what the agent wrote are always shown (each cut as any text is).
 const SESSION_FOLDED_BYTES: usize = 256 << 10;
 
+/// Rows of a chart; the rest are counted.
+const CHART_ROWS: usize = 40;
+/// Characters of a chart's label (a commit's subject, a file's path) shown.
+const LABEL_CHARS: usize = 40;
+
 /// The page's whole style: its hash is what the Content-Security-Policy allows.
 const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:0 auto;max-width:60rem;padding:1rem 1.5rem;color:#1f2328;background:#fff}\
 h1{font-size:1.5rem}h2{font-size:1.2rem;border-bottom:1px solid #d0d7de;padding-bottom:.3rem;margin-top:2.5rem}h3{font-size:1.05rem;margin-top:1.8rem}\
@@ -43,6 +51,8 @@ table{border-collapse:collapse;max-width:100%}td,th{word-break:break-word;border
 .prompt{background:#ddf4ff;border-left:4px solid #0969da;padding:.4rem .7rem;margin:1.2rem 0 .5rem}\
 .reply{padding:.2rem .7rem}.tool,.output,.thinking,.raw{margin:.2rem .7rem}\
 summary{cursor:pointer;color:#57606a}.tool>summary{color:#1f2328}\
+.subagent{border-left:3px solid #8250df;padding-left:.7rem;margin:.4rem 0}\
+.chart{display:block;max-width:100%;margin:.8rem 0}\
 .add{background:#dafbe1}.del{background:#ffebe9}.more,.meta{color:#57606a;font-size:.9em}\
 code{font:13px ui-monospace,monospace}";
 
@@ -57,6 +67,17 @@ pub fn report(
     quiet: bool,
 ) -> Result<()> {
     let log = range::start(std::path::Path::new("."), range)?;
+    // The shares first: its one batch fetches what the range links and no store here holds.
+    let cwd = std::env::current_dir()?;
+    let shares = stats::stats(
+        repo,
+        topo,
+        &cwd,
+        range,
+        Some(GroupBy::File),
+        fetch_from.as_ref(),
+        |_| {},
+    );
     let mut commits = Vec::new();
     let summary = range::list(
         repo,
@@ -86,6 +107,7 @@ pub fn report(
     );
     let mut page = Page::new(markdown, &title);
     page.range_table(&sections);
+    page.shares(shares);
     for (commit, cps) in &sections {
         for (id, cp) in cps {
             page.heading(2, &format!("{} {}", short(&commit.sha), commit.subject), id);
@@ -195,6 +217,9 @@ struct Page {
     /// The current session's anchor, and how many of its prompts were shown: each prompt is
     /// `<anchor>-p<n>`, which each tool call that writes after it links to.
     session: (String, usize),
+    /// The subagents' tasks of the current checkpoint not shown yet, by the ID of the tool call
+    /// that started each: shown nested in that call, each once.
+    tasks: BTreeMap<String, ops_read::Task>,
 }
 
 impl Page {
@@ -220,6 +245,7 @@ impl Page {
             out,
             folded_left: 0,
             session: (String::new(), 0),
+            tasks: BTreeMap::new(),
         }
     }
 
@@ -288,6 +314,122 @@ impl Page {
         self.out.push_str("</table>\n");
     }
 
+    /// The AI share of the range (`stats`' attribution) per commit and per file: bar charts
+    /// (SVG) or tables; what kept it from being measured, or made it partial, said.
+    fn shares(&mut self, shares: Result<StatsReport, StatsError>) {
+        self.heading(2, "AI share", "ai-share");
+        let s = match shares {
+            Ok(s) => s,
+            Err(e) => {
+                self.note(&format!(
+                    "not measured: {}",
+                    entire_checkpoints::base::error::error_chain(&e)
+                ));
+                return;
+            }
+        };
+        let t = &s.total;
+        self.note(&format!(
+            "{} of the {} lines the range adds were written by an agent ({}), by the sessions' own file-writing tool calls, as blame and stats attribute them",
+            t.agent_written,
+            t.added,
+            percent(t.ai_share)
+        ));
+        for w in &s.warnings {
+            self.note(&format!("partial: {w}"));
+        }
+        let commits: Vec<(String, Lines)> = s
+            .commits
+            .iter()
+            .filter(|c| c.lines.added > 0)
+            .map(|c| (format!("{} {}", short(&c.commit), c.subject), c.lines))
+            .collect();
+        let files: Vec<(String, Lines)> = s
+            .groups
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|g| g.lines.added > 0)
+            .map(|g| (g.key, g.lines))
+            .collect();
+        self.chart("per commit", &commits);
+        self.chart("per file", &files);
+    }
+
+    /// One chart of `rows` (at most [`CHART_ROWS`], the rest counted): per row its label, a bar
+    /// of its added lines as long as its share of the most any row adds, the agent's part of
+    /// it filled, and the share.
+    fn chart(&mut self, title: &str, rows: &[(String, Lines)]) {
+        if rows.is_empty() {
+            return;
+        }
+        let shown = &rows[..rows.len().min(CHART_ROWS)];
+        if self.markdown {
+            let _ = writeln!(
+                self.out,
+                "**{title}**\n\n| | added | by agents | share |\n|---|---:|---:|---:|"
+            );
+            for (label, l) in shown {
+                let _ = writeln!(
+                    self.out,
+                    "| {} | {} | {} | {} |",
+                    md_inline(&cut_chars(label, LABEL_CHARS)).replace('|', "\\|"),
+                    l.added,
+                    l.agent_written,
+                    percent(l.ai_share)
+                );
+            }
+            self.out.push('\n');
+        } else {
+            const ROW: usize = 22;
+            const LABEL: usize = 310;
+            const BAR: usize = 300;
+            let most = shown.iter().map(|(_, l)| l.added).max().unwrap_or(1).max(1);
+            let height = ROW * (shown.len() + 1);
+            let _ = writeln!(
+                self.out,
+                "<svg class=\"chart\" role=\"img\" width=\"{w}\" height=\"{height}\" viewBox=\"0 0 {w} {height}\" font-family=\"ui-monospace,monospace\" font-size=\"12\"><title>AI share {title}</title>\n\
+                 <text x=\"0\" y=\"15\" font-weight=\"bold\">{title}</text>\
+                 <rect x=\"{LABEL}\" y=\"5\" width=\"12\" height=\"12\" fill=\"#8250df\"/><text x=\"{}\" y=\"15\">by agents</text>\
+                 <rect x=\"{}\" y=\"5\" width=\"12\" height=\"12\" fill=\"#d0d7de\"/><text x=\"{}\" y=\"15\">other added lines</text>",
+                LABEL + 16,
+                LABEL + 100,
+                LABEL + 116,
+                w = LABEL + BAR + 90,
+            );
+            for (i, (label, l)) in shown.iter().enumerate() {
+                let y = ROW * (i + 1);
+                let whole = (l.added * BAR).div_ceil(most);
+                let agent = (l.agent_written * BAR).div_ceil(most);
+                let _ = writeln!(
+                    self.out,
+                    "<g><title>{}: {} of {} added lines by agents</title>\
+                     <text x=\"0\" y=\"{}\">{}</text>\
+                     <rect x=\"{LABEL}\" y=\"{}\" width=\"{whole}\" height=\"14\" fill=\"#d0d7de\"/>\
+                     <rect x=\"{LABEL}\" y=\"{}\" width=\"{agent}\" height=\"14\" fill=\"#8250df\"/>\
+                     <text x=\"{}\" y=\"{}\">{} of {}</text></g>",
+                    esc(label),
+                    l.agent_written,
+                    l.added,
+                    y + 15,
+                    esc(&cut_chars(label, LABEL_CHARS)),
+                    y + 4,
+                    y + 4,
+                    LABEL + BAR + 6,
+                    y + 15,
+                    percent(l.ai_share),
+                    l.added,
+                );
+            }
+            self.out.push_str("</svg>\n");
+        }
+        if rows.len() > shown.len() {
+            self.note(&format!(
+                "{} more (git entire-checkpoint stats --by file lists every one)",
+                rows.len() - shown.len()
+            ));
+        }
+    }
+
     /// One checkpoint: the commits that link it, files touched, and each session's
     /// conversation.
     fn checkpoint(&mut self, repo: &Repo, topo: &Topology<'_>, cp: &Checkpoint) -> Result<()> {
@@ -330,6 +472,20 @@ impl Page {
             });
             match read {
                 Ok(Ok((events, tally))) => {
+                    let calls = events.iter().filter_map(|e| match &e.turn {
+                        Turn::ToolCall(call) if !call.id.is_empty() => Some(call.id.as_str()),
+                        _ => None,
+                    });
+                    self.tasks = match ops_read::tasks(topo, cp, calls) {
+                        Ok(tasks) => tasks,
+                        Err(e) => {
+                            self.note(&format!(
+                                "its subagents could not be read: {}",
+                                entire_checkpoints::base::error::error_chain(&e)
+                            ));
+                            BTreeMap::new()
+                        }
+                    };
                     for e in &events {
                         self.event(e);
                     }
@@ -398,9 +554,15 @@ impl Page {
                         let (shown, more) = cut(&diff);
                         self.code_block("diff", shown, more);
                     }
+                    self.subagent(&call.id);
                     return;
                 }
-                let open = if diff.is_empty() { "" } else { " open" };
+                let task = self.tasks.contains_key(&call.id);
+                let open = if diff.is_empty() && !task {
+                    ""
+                } else {
+                    " open"
+                };
                 let _ = write!(
                     self.out,
                     "<details class=\"tool\"{open}><summary>{}</summary>",
@@ -426,9 +588,56 @@ impl Page {
                 }
                 self.out.push_str("</pre>");
                 self.more(more);
+                self.subagent(&call.id);
                 self.out.push_str("</details>\n");
             }
         }
+    }
+
+    /// The subagent the tool call `call` started, when the checkpoint keeps its task: its
+    /// conversation, nested (each task shown once, so nesting ends).
+    fn subagent(&mut self, call: &str) {
+        let Some(task) = self.tasks.remove(call) else {
+            return;
+        };
+        let label = match &task.subagent_type {
+            Some(kind) => format!("subagent {kind}"),
+            None => "subagent".to_owned(),
+        };
+        let events = task.transcript.and_then(|bytes| {
+            let mut events = Vec::new();
+            conversation::read(bytes.as_slice(), |e| {
+                events.push(e);
+                Ok(())
+            })
+            .map(|_| events)
+            .map_err(|e| format!("its transcript could not be read: {e}"))
+        });
+        if self.markdown {
+            let _ = writeln!(
+                self.out,
+                "<details open><summary>{}</summary>\n",
+                esc(&label)
+            );
+        } else {
+            let _ = writeln!(
+                self.out,
+                "<div class=\"subagent\"><p class=\"meta\">{}</p>",
+                esc(&label)
+            );
+        }
+        match events {
+            Ok(events) => {
+                for e in &events {
+                    self.event(e);
+                }
+            }
+            Err(why) => self.note(&why),
+        }
+        self.out.push_str(match self.markdown {
+            true => "</details>\n\n",
+            false => "</div>\n",
+        });
     }
 
     /// A text of the conversation: shown in a block of `class`, or folded under `fold`.

@@ -58,17 +58,22 @@ fn counts(l: &Lines, width: usize) -> String {
     )
 }
 
-fn percent(share: f64) -> String {
+/// The share as a whole percentage.
+pub(super) fn percent(share: f64) -> String {
     format!("{:.0}%", share * 100.0)
+}
+
+/// `s` cut to `width` characters, the last of them `…` when it was longer.
+pub(super) fn cut_chars(s: &str, width: usize) -> String {
+    match s.chars().count() > width {
+        true => format!("{}…", s.chars().take(width - 1).collect::<String>()),
+        false => s.to_owned(),
+    }
 }
 
 /// The subject, escaped and cut to [`SUBJECT_WIDTH`] characters.
 fn subject(s: &str) -> String {
-    let s = escape(s);
-    match s.chars().count() > SUBJECT_WIDTH {
-        true => format!("{}…", s.chars().take(SUBJECT_WIDTH - 1).collect::<String>()),
-        false => s.into_owned(),
-    }
+    cut_chars(&escape(s), SUBJECT_WIDTH)
 }
 
 /// The table: a row per commit, the total, the agents, then the groups of `--by`.

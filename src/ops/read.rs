@@ -13,7 +13,7 @@ use crate::ops::sync::{self, SyncError};
 use crate::ops::writes_cache::WritesCache;
 use crate::ops::{resolve, rewrites};
 use crate::remote::checkpoint_remote::CheckpointRemoteError;
-use crate::store::StoreError;
+use crate::store::{StoreError, TaskName};
 use crate::topology::{Topology, TopologyError};
 
 pub use crate::agents::{conversation, AgentWrites, TranscriptFormat};
@@ -221,6 +221,72 @@ pub fn transcript<T>(
             other => other.into(),
         })?;
     Ok(read(stream))
+}
+
+/// A subagent's task a checkpoint keeps: `tasks/<tool-use-id>/` (docs/format.md, "Subagent
+/// tasks").
+pub struct Task {
+    /// The subagent's type, when its record says.
+    pub subagent_type: Option<String>,
+    /// Its transcript, or why there is none (the record's own reason, or the read's error).
+    pub transcript: Result<Vec<u8>, String>,
+}
+
+/// The tasks `cp` keeps for the tool calls `calls` (the IDs a transcript gives them), by call
+/// ID. A call whose ID could not be a task's directory, or for which `cp` keeps no task, has
+/// none; a task's record is `task.json`, else the legacy `checkpoint.json`.
+pub fn tasks<'c>(
+    topo: &Topology<'_>,
+    cp: &Checkpoint,
+    calls: impl IntoIterator<Item = &'c str>,
+) -> Result<std::collections::BTreeMap<String, Task>, ReadError> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut calls = calls.into_iter().filter_map(TaskName::parse).peekable();
+    if calls.peek().is_none() {
+        return Ok(out);
+    }
+    let files = topo.files(cp)?;
+    let absent = |e: &StoreError| matches!(e, StoreError::FileNotFound { .. });
+    for call in calls {
+        let dir = format!("tasks/{}", call.as_str());
+        let record = match files.read(&format!("{dir}/task.json")) {
+            Err(e) if absent(&e) => files.read(&format!("{dir}/checkpoint.json")),
+            read => read,
+        };
+        let record = match record {
+            Err(e) if absent(&e) => continue,
+            Err(e) => Err(error_chain(&e)),
+            Ok(bytes) => serde_json::from_slice::<Value>(&bytes)
+                .map_err(|e| format!("{dir}: its record does not parse: {e}")),
+        };
+        let task = match record {
+            Err(why) => Task {
+                subagent_type: None,
+                transcript: Err(why),
+            },
+            Ok(record) => {
+                let text = |k: &str| record.get(k).and_then(Value::as_str).map(str::to_owned);
+                let agent = text("agent_id").as_deref().and_then(TaskName::parse);
+                let transcript = match agent {
+                    Some(agent) => files
+                        .read(&format!("{dir}/agent-{}.jsonl", agent.as_str()))
+                        .map_err(|e| match absent(&e) {
+                            true => text("transcript_unavailable_reason")
+                                .unwrap_or_else(|| "no transcript was kept".to_owned()),
+                            false => error_chain(&e),
+                        }),
+                    None => Err(text("transcript_unavailable_reason")
+                        .unwrap_or_else(|| "its record names no agent".to_owned())),
+                };
+                Task {
+                    subagent_type: text("subagent_type"),
+                    transcript,
+                }
+            }
+        };
+        out.insert(call.as_str().to_owned(), task);
+    }
+    Ok(out)
 }
 
 /// `cat`: the file `path` of the checkpoint `target` names (as for `show`, what is not found

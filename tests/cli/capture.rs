@@ -312,6 +312,17 @@ fn a_claude_code_session_is_recorded_with_no_glue_and_the_agents_own_commit_is_l
         !staged.contains(AWS_KEY) && staged.contains("REDACTED"),
         "{staged}"
     );
+    // A reviewer's page nests the subagent's conversation in the call that started it.
+    let page = env.ok(Store::Refs, &["show", &second, "--html"]);
+    let call = page.find("<summary>Agent").expect("the Agent call");
+    let nested =
+        page[call..].find("<div class=\"subagent\"><p class=\"meta\">subagent general-purpose</p>");
+    let closed = page[call..].find("</details>").unwrap();
+    assert!(
+        nested.is_some_and(|n| n < closed),
+        "the subagent inside its call: {page}"
+    );
+    assert!(page.contains("find them, token REDACTED"), "{page}");
     let transcript = env.blob_text(Store::Refs, &first, "0/full.jsonl");
     assert!(
         transcript.contains("git add notes.txt && git commit"),

@@ -10,6 +10,7 @@ use std::process::Command as StdCommand;
 
 use sha2::{Digest, Sha256};
 
+use crate::blame::history;
 use crate::env::{skip, Store, TestEnv};
 use crate::fixtures::HEX_ID;
 
@@ -141,12 +142,18 @@ fn in_browser(page: &Path, screenshot_name: &str) -> Option<(String, String)> {
 }
 
 fn assert_loads_clean(page: &Path, name: &str) {
+    assert_loads_clean_of(page, name, "please fix");
+}
+
+/// Loads `page` as [`in_browser`] does: it rendered (`shown` is in its DOM), nothing ran and
+/// nothing was logged.
+fn assert_loads_clean_of(page: &Path, name: &str, shown: &str) {
     let Some((dom, log)) = in_browser(page, name) else {
         return;
     };
     // The payloads are on the page as text; run, any of them would give `<body>` an attribute.
     assert!(dom.contains("<body>"), "a payload ran: {dom}");
-    assert!(dom.contains("please fix"), "the page rendered: {dom}");
+    assert!(dom.contains(shown), "the page rendered: {dom}");
     for bad in ["Refused to", "Uncaught", "Content Security Policy", "ERR_"] {
         assert!(!log.contains(bad), "the browser logged {bad:?}: {log}");
     }
@@ -222,4 +229,62 @@ fn a_bad_range_is_refused_and_writes_nothing() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(!page.exists());
+}
+
+#[test]
+fn the_report_charts_the_ai_share_of_each_commit_and_file() {
+    let env = TestEnv::new();
+    // add hello: 3 of its 6 lines by Claude Code; a note: 1 line by a person; add bye: its 1
+    // line by Codex (stats' known answers).
+    history(&env, Store::Refs);
+    let page = env.root().join("shares.html");
+    env.ok(
+        Store::Refs,
+        &["report", "main~3..main", "-o", page.to_str().unwrap()],
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("4 of the 8 lines the range adds were written by an agent (50%)"),
+        "{html}"
+    );
+    let charts: Vec<&str> = html
+        .split("<svg class=\"chart\"")
+        .skip(1)
+        .map(|c| c.split("</svg>").next().unwrap())
+        .collect();
+    assert_eq!(charts.len(), 2, "one per commit, one per file: {html}");
+    let bar = |chart: &str, label: &str| {
+        let row = chart
+            .split("<g>")
+            .find(|r| r.contains(label))
+            .unwrap_or_else(|| panic!("no row {label}: {chart}"));
+        let width = |fill: &str| -> u32 {
+            let rect = row.split("<rect").find(|r| r.contains(fill)).unwrap();
+            let w = rect.split("width=\"").nth(1).unwrap();
+            w[..w.find('"').unwrap()].parse().unwrap()
+        };
+        (
+            width("#d0d7de"),
+            width("#8250df"),
+            row.split("<text").last().unwrap().to_owned(),
+        )
+    };
+    // Bars as long as the lines added (6 is the most), the agent's part of each filled.
+    let (whole, agent, share) = bar(charts[0], "add hello");
+    assert_eq!((whole, agent), (300, 150));
+    assert!(share.contains(">50% of 6<"), "{share}");
+    let (whole, agent, share) = bar(charts[0], "a note");
+    assert_eq!((whole, agent), (50, 0));
+    assert!(share.contains(">0% of 1<"), "{share}");
+    let (_, _, share) = bar(charts[0], "add bye");
+    assert!(share.contains(">100% of 1<"), "{share}");
+    let file = crate::blame::FILE;
+    let (whole, agent, share) = bar(charts[1], file);
+    assert_eq!((whole, agent), (300, 150));
+    assert!(share.contains(">50% of 8<"), "{share}");
+    assert_loads_clean_of(&page, "ai-share", "add hello");
+
+    let md = env.ok(Store::Refs, &["report", "main~3..main", "--markdown"]);
+    assert!(md.contains("add hello | 6 | 3 | 50% |"), "{md}");
+    assert!(md.contains(&format!("| {file} | 8 | 4 | 50% |")), "{md}");
 }

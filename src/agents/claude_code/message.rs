@@ -57,6 +57,9 @@ pub(super) struct Item {
     pub(super) thinking: Text,
     #[serde(default)]
     pub(super) name: String,
+    /// A `tool_use`'s ID (a subagent's task is stored under its call's ID).
+    #[serde(default)]
+    pub(super) id: String,
     #[serde(default)]
     pub(super) input: Option<Value>,
     /// A `tool_result`'s content: a string or a list of parts.

@@ -155,6 +155,7 @@ fn tool_use(item: &Item, ts: &str, line: usize, out: &mut impl Turns) {
     let Some(input) = &item.input else { return };
     let name = item.name.as_str();
     out.call(name, input);
+    out.call_id(&item.id);
     let file = match str_at(input, "file_path") {
         "" => str_at(input, "notebook_path"),
         f => f,

@@ -49,6 +49,9 @@ pub struct ToolCall {
     pub tool: String,
     /// What it is about: the file it names, its command, ... ("" when nothing says).
     pub subject: String,
+    /// Its ID in the transcript ("" when the transcript gives none): a subagent it started is
+    /// kept under it (`tasks/<id>/`).
+    pub id: String,
     /// What it wrote, per file, when it is one of its agent's file-writing tools.
     pub wrote: Vec<Written>,
 }
@@ -269,6 +272,7 @@ impl<E: FnMut(Event) -> std::io::Result<()>> Turns for Sink<'_, E> {
                 Turn::ToolCall(ToolCall {
                     tool: tool.to_owned(),
                     subject: file.to_owned(),
+                    id: String::new(),
                     wrote: vec![written],
                 }),
             ),
@@ -299,9 +303,20 @@ impl<E: FnMut(Event) -> std::io::Result<()>> Turns for Sink<'_, E> {
         let call = ToolCall {
             tool: tool.to_owned(),
             subject: subject(args),
+            id: String::new(),
             wrote: Vec::new(),
         };
         self.push("", Turn::ToolCall(call));
+    }
+
+    fn call_id(&mut self, id: &str) {
+        if let Some(Event {
+            turn: Turn::ToolCall(call),
+            ..
+        }) = self.events.last_mut()
+        {
+            call.id = id.to_owned();
+        }
     }
 
     fn output(&mut self, text: &str) {
@@ -333,14 +348,22 @@ mod tests {
         (out, tally)
     }
 
+    /// The turns of `transcript`, without the calls' IDs.
     fn turns(transcript: &str) -> Vec<Turn> {
-        events(transcript).0.into_iter().map(|e| e.turn).collect()
+        let mut turns: Vec<Turn> = events(transcript).0.into_iter().map(|e| e.turn).collect();
+        for t in &mut turns {
+            if let Turn::ToolCall(call) = t {
+                call.id.clear();
+            }
+        }
+        turns
     }
 
     fn call(tool: &str, subject: &str, wrote: &[(&str, &[&str])]) -> Turn {
         Turn::ToolCall(ToolCall {
             tool: tool.to_owned(),
             subject: subject.to_owned(),
+            id: String::new(),
             wrote: wrote
                 .iter()
                 .map(|(f, l)| Written {
@@ -370,9 +393,16 @@ mod tests {
             "not json at all\n",
         );
         let (events, tally) = events(t);
-        let turns: Vec<Turn> = events.iter().map(|e| e.turn.clone()).collect();
+        let ids: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match &e.turn {
+                Turn::ToolCall(c) => Some(c.id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids, ["a", "b"], "each call keeps its ID");
         assert_eq!(
-            turns,
+            turns(t),
             [
                 Turn::Prompt("add a greeting".to_owned()),
                 Turn::Thinking("hm".to_owned()),

@@ -60,6 +60,9 @@ pub(crate) trait Turns {
     fn thinking(&mut self, _text: &str) {}
     /// A call of any tool, with its arguments.
     fn call(&mut self, _tool: &str, _args: &Value) {}
+    /// The ID the transcript gives the last [`Turns::call`], when it gives one (a subagent's
+    /// task is kept under the ID of the call that started it).
+    fn call_id(&mut self, _id: &str) {}
     /// What a tool returned.
     fn output(&mut self, _text: &str) {}
     /// The entry is of a shape the agent's module knows, and holds nothing of the conversation
