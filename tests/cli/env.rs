@@ -1838,7 +1838,7 @@ impl Apache {
     /// Serves the bare repositories under `served` with its files under `dir`; `None` (with a
     /// SKIPPED line) where apache2 or apache2-utils is not installed (tests/tools.sh installs
     /// them). Run by root, Apache serves as Debian's `www-data`: `served` becomes that user's
-    /// (create its repositories first) and the test's root becomes traversable.
+    /// (create its repositories first) and each directory above it and `dir` searchable by others.
     pub fn start(env: &TestEnv, dir: &Path, served: &Path, access: &ApacheAccess) -> Option<Self> {
         if !Path::new(Self::APACHE2).exists() || !Path::new("/usr/bin/htpasswd").exists() {
             skip("no apache2 and apache2-utils installed");
@@ -1865,11 +1865,17 @@ impl Apache {
                 StdCommand::new("chown").args(["-R", "www-data:www-data", path_str(served)]),
                 "chown",
             );
-            std::fs::set_permissions(
-                env.root(),
-                std::os::unix::fs::PermissionsExt::from_mode(0o711),
-            )
-            .expect("chmod the test root");
+            // www-data must reach the served repositories and the password file: each
+            // directory above them that others cannot search (the test's root, a private
+            // TMPDIR made by `mktemp -d`) gets search permission only, never listing.
+            for above in served.ancestors().chain(dir.ancestors()) {
+                use std::os::unix::fs::PermissionsExt;
+                let mode = std::fs::metadata(above).expect("stat").permissions().mode();
+                if mode & 0o001 == 0 {
+                    std::fs::set_permissions(above, PermissionsExt::from_mode(mode | 0o001))
+                        .expect("let others search the directory");
+                }
+            }
             "User www-data\nGroup www-data\n"
         } else {
             ""
