@@ -234,7 +234,7 @@ pub fn flush(
         let batch = &existing[at..existing.len().min(at + sizes.next)];
         (opts.progress)(at, existing.len());
         if at > 0 {
-            if Instant::now() >= deadline {
+            if Instant::now() >= deadline || sizes.next == 0 {
                 settle.report.stopped = Some(format!("budget ({}s) exhausted", budget.as_secs()));
                 break;
             }
@@ -259,8 +259,14 @@ pub fn flush(
                 };
                 match failed.as_slice() {
                     [] => {}
-                    // Alone in its batch, or refused while the others landed: its own refusal.
-                    [(name, oid)] => settle.single_failed(name, *oid, Failure::of(&results, name)),
+                    // Alone in its batch: its own refusal.
+                    [(name, oid)] if batch.len() == 1 => {
+                        settle.single_failed(name, *oid, Failure::of(&results, name))
+                    }
+                    // Refused beside refs that landed: pushed again alone, as a concurrent
+                    // push that created it meanwhile (`cannot lock ref`) is then answered
+                    // "up to date".
+                    [one] => split.push(vec![one.clone()]),
                     _ => split.extend(halves(failed)),
                 }
             }
@@ -309,6 +315,7 @@ pub fn flush(
         }
         match (failed.as_slice(), &outcome) {
             ([], _) => {}
+            ([one], Ok(_)) if batch.len() > 1 => split.push(vec![one.clone()]),
             ([(name, oid)], Ok(results)) => {
                 consecutive += 1;
                 settle.single_failed(name, *oid, Failure::of(results, name));
@@ -406,19 +413,25 @@ impl BatchSizes {
         }
     }
 
-    /// `refs` took `took`: the next batch is what fits in four fifths of the time left before
-    /// `deadline` at that rate (at least one ref, at most [`Self::most`]).
+    /// `refs` took `took`: the next batch is what fits in half the time left before `deadline`
+    /// at that rate (at most [`Self::most`]), and none (0) when the time left does not hold two
+    /// refs at that rate. Half, not all: a server's rate varies (a loaded machine, a slower
+    /// hook), and a push killed at the deadline has delivered refs that are not recorded; the
+    /// shrinking tail costs a few small pushes.
     fn measured(&mut self, refs: usize, took: Duration, deadline: Instant) {
         let per_ref = took.as_secs_f64() / refs.max(1) as f64;
         let left = deadline
             .saturating_duration_since(Instant::now())
             .as_secs_f64();
         let fits = if per_ref > 0.0 {
-            (left * 0.8 / per_ref) as usize
+            (left * 0.5 / per_ref) as usize
         } else {
             self.most
         };
-        self.next = fits.clamp(1, self.most);
+        self.next = match left < 2.0 * per_ref {
+            true => 0,
+            false => fits.clamp(1, self.most),
+        };
     }
 }
 
@@ -640,4 +653,25 @@ pub(super) fn reconcile(
         .collect();
     delivery.record(&dest.fingerprint, &news);
     Ok(missing.into_iter().map(|(name, _)| name).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_fits_half_the_time_left_and_none_starts_that_two_refs_would_outlast() {
+        let mut sizes = BatchSizes::new(200);
+        assert_eq!(sizes.next, FIRST_BATCH);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        // 0.1 s a ref with about 10 s left: about 50 refs in the next push.
+        sizes.measured(16, Duration::from_millis(1600), deadline);
+        assert!((45..=50).contains(&sizes.next), "{}", sizes.next);
+        // 6 s a ref: two would outlast the 10 s left, so no push starts.
+        sizes.measured(1, Duration::from_secs(6), deadline);
+        assert_eq!(sizes.next, 0);
+        // Instant pushes: as many as a batch may take.
+        sizes.measured(16, Duration::ZERO, deadline);
+        assert_eq!(sizes.next, 200);
+    }
 }
