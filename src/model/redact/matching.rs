@@ -203,13 +203,12 @@ const ONE_PASS: usize = 512 << 10;
 ///
 /// What [`redact_rule_by_rule`] makes of the whole text, found in one pass: one search of
 /// [`super::compiled::any_rule`] (every rule's pattern in one lazy DFA, its cache kept for the
-/// process) finds the pieces of the text some rule
-/// matches in, and only those are redacted rule by rule. A piece is a run of lines between two
-/// newlines with `}` before and `{` after ([`builtin_cut`]): no match of a rule holds such a
-/// newline, and every rule's replacement keeps it, so redacting the pieces one by one gives
-/// what redacting the whole text gives (the reasoning of
-/// [`super::Redactor::redact_vec_in_parts`]), and a piece no rule matches in is kept as it
-/// is. A transcript's lines with a match are few: most of its bytes are read by this one
+/// process) finds the pieces of the text some rule matches in, and only those are redacted rule
+/// by rule. A piece is a run of lines between two newlines with `}` before and `{` after
+/// ([`builtin_cut`]): no match of a rule holds such a newline, and every rule's replacement
+/// keeps it, so redacting the pieces one by one gives what redacting the whole text gives (the
+/// reasoning of [`super::Redactor::redact_vec_in_parts`]), and a piece no rule matches in is
+/// kept as it is. A transcript's lines with a match are few: most of its bytes are read by this one
 /// search alone, rather than once per rule whose trigger the text holds.
 pub(super) fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
     #[cfg(test)]
