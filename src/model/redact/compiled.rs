@@ -2,9 +2,10 @@
 //! in the binary and loaded in place, and, made the first time a rule needs them, the
 //! capture engine that reads a match's `value` group and the regex crate's `Regex` for a rule
 //! `build.rs` left without DFAs; and the lazy DFA of every rule at once that finds, in one pass
-//! over a text, where some rule matches ([`any_rule`]).
+//! over a text, where some rule matches ([`any_rule`]), with the one cache of its states the
+//! process keeps ([`with_any_rule`]).
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock, PoisonError};
 
 use regex::bytes::Regex;
 use regex_automata::dfa::{dense, regex::Regex as DfaRegex};
@@ -124,7 +125,7 @@ const ANY_RULE_CACHE: usize = 8 << 20;
 /// rule ends (all matches kept, [`MatchKind::All`], so none hides another). Built the first
 /// time a large text is redacted (about a millisecond); it never gives up on a text (no
 /// minimum of cache clears), so a search cannot fail.
-pub(super) fn any_rule() -> &'static hybrid::dfa::DFA {
+fn any_rule() -> &'static hybrid::dfa::DFA {
     static DFA: OnceLock<hybrid::dfa::DFA> = OnceLock::new();
     DFA.get_or_init(|| {
         let patterns: Vec<String> = BUILTIN.iter().map(|r| (r.pattern)()).collect();
@@ -144,4 +145,28 @@ pub(super) fn any_rule() -> &'static hybrid::dfa::DFA {
             .build_many(&patterns)
             .expect("built-in redaction rules compile")
     })
+}
+
+/// The cache of [`any_rule`]'s lazy DFA between two searches: the states one search
+/// determinised serve the next, so a large text redacted in parts (and each part's stages)
+/// determinises each state once per process rather than once per search.
+static ANY_RULE_STATES: Mutex<Option<hybrid::dfa::Cache>> = Mutex::new(None);
+
+/// Calls `search` with [`any_rule`] and the process's cache of its states. The cache is taken
+/// out for the call, so a search on another thread meanwhile starts one of its own (the last
+/// one put back is kept). What a search finds does not depend on the states cached.
+pub(super) fn with_any_rule<R>(
+    search: impl FnOnce(&hybrid::dfa::DFA, &mut hybrid::dfa::Cache) -> R,
+) -> R {
+    let dfa = any_rule();
+    let kept = ANY_RULE_STATES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    let mut cache = kept.unwrap_or_else(|| dfa.create_cache());
+    let found = search(dfa, &mut cache);
+    *ANY_RULE_STATES
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = Some(cache);
+    found
 }

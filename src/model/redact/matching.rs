@@ -9,7 +9,7 @@ use regex::bytes::Regex;
 use regex_automata::nfa::thompson::pikevm::PikeVM;
 use regex_automata::{Anchored, Input};
 
-use super::compiled::{any_rule, capturer, finder};
+use super::compiled::{capturer, finder, with_any_rule};
 use super::parts::builtin_cut;
 use super::rules::{Builtin, Replace, BUILTIN};
 use super::secret::{at_token_start, replacement};
@@ -202,13 +202,13 @@ const ONE_PASS: usize = 512 << 10;
 /// The built-in rules over `input` as bytes: the redacted text and the number of secrets.
 ///
 /// What [`redact_rule_by_rule`] makes of the whole text, found in one pass: one search of
-/// [`any_rule`] (every rule's pattern in one lazy DFA) finds the pieces of the text some rule
-/// matches in, and only those are redacted rule by rule. A piece is a run of lines between two
-/// newlines with `}` before and `{` after ([`builtin_cut`]): no match of a rule holds such a
-/// newline, and every rule's replacement keeps it, so redacting the pieces one by one gives
-/// what redacting the whole text gives (the reasoning of
-/// [`super::Redactor::redact_vec_in_parts`]), and a piece no rule matches in is kept as it
-/// is. A transcript's lines with a match are few: most of its bytes are read by this one
+/// [`super::compiled::any_rule`] (every rule's pattern in one lazy DFA, its cache kept for the
+/// process) finds the pieces of the text some rule matches in, and only those are redacted rule
+/// by rule. A piece is a run of lines between two newlines with `}` before and `{` after
+/// ([`builtin_cut`]): no match of a rule holds such a newline, and every rule's replacement
+/// keeps it, so redacting the pieces one by one gives what redacting the whole text gives (the
+/// reasoning of [`super::Redactor::redact_vec_in_parts`]), and a piece no rule matches in is
+/// kept as it is. A transcript's lines with a match are few: most of its bytes are read by this one
 /// search alone, rather than once per rule whose trigger the text holds.
 pub(super) fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
     #[cfg(test)]
@@ -222,31 +222,31 @@ pub(super) fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
     if small {
         return redact_rule_by_rule(input);
     }
-    let dfa = any_rule();
-    let mut cache = dfa.create_cache();
     let mut out = Vec::new();
     let (mut copied, mut count, mut at) = (0, 0, 0);
-    while at < input.len() {
-        let found = dfa
-            .try_search_fwd(&mut cache, &Input::new(input).range(at..).earliest(true))
-            .expect("the lazy DFA never gives up (any_rule)");
-        let Some(end) = found.map(|m| m.offset()) else {
-            break;
-        };
-        // The piece that holds the match: `at` starts one, and the match, which holds at
-        // least one byte, ends at `end`.
-        debug_assert!(end > at, "no built-in rule matches the empty string");
-        let start = memchr::memmem::rfind(&input[at..end], b"}\n{").map_or(at, |i| at + i + 2);
-        let stop = builtin_cut(input, end);
-        let (redacted, n) = redact_rule_by_rule(&input[start..stop]);
-        if n > 0 {
-            out.extend_from_slice(&input[copied..start]);
-            out.extend_from_slice(&redacted);
-            copied = stop;
-            count += n;
+    with_any_rule(|dfa, cache| {
+        while at < input.len() {
+            let found = dfa
+                .try_search_fwd(cache, &Input::new(input).range(at..).earliest(true))
+                .expect("the lazy DFA never gives up (any_rule)");
+            let Some(end) = found.map(|m| m.offset()) else {
+                break;
+            };
+            // The piece that holds the match: `at` starts one, and the match, which holds at
+            // least one byte, ends at `end`.
+            debug_assert!(end > at, "no built-in rule matches the empty string");
+            let start = memchr::memmem::rfind(&input[at..end], b"}\n{").map_or(at, |i| at + i + 2);
+            let stop = builtin_cut(input, end);
+            let (redacted, n) = redact_rule_by_rule(&input[start..stop]);
+            if n > 0 {
+                out.extend_from_slice(&input[copied..start]);
+                out.extend_from_slice(&redacted);
+                copied = stop;
+                count += n;
+            }
+            at = stop + 1;
         }
-        at = stop + 1;
-    }
+    });
     if count == 0 {
         return (input.to_vec(), 0);
     }
