@@ -60,6 +60,43 @@ fn fold_shard(shard: &str) -> Option<String> {
     (upper != shard).then_some(upper)
 }
 
+/// Why a ref name's tail is no checkpoint ref's ([`check_tail`]).
+enum TailError {
+    /// As [`ForeignRef::BadShape`].
+    Shape,
+    /// As [`ForeignRef::UnknownIdFormat`].
+    IdFormat,
+}
+
+/// Checks a ref name's tail after [`CHECKPOINT_REF_PREFIX`] as [`CheckpointRef::parse`] checks
+/// it, allocating nothing for a canonical spelling; returns its checkpoint ID's text.
+fn check_tail(tail: &str) -> Result<&str, TailError> {
+    let (shard, leaf) = tail.split_once('/').ok_or(TailError::Shape)?;
+    if shard.is_empty() || leaf.is_empty() || leaf.contains('/') {
+        return Err(TailError::Shape);
+    }
+    if !id::shard_for(leaf).eq_ignore_ascii_case(shard) {
+        return Err(TailError::Shape);
+    }
+    if id::kind_of(leaf).is_none() {
+        return Err(TailError::IdFormat);
+    }
+    // A valid ID is ASCII: its shard (`CheckpointId::shard`) is its last two bytes. One of the
+    // two spellings, compared without building their names: `list` parses every checkpoint ref.
+    let canonical = &leaf[leaf.len() - 2..];
+    if shard == canonical || fold_shard(canonical).as_deref() == Some(shard) {
+        Ok(leaf)
+    } else {
+        Err(TailError::Shape)
+    }
+}
+
+/// Whether `tail` (`<shard>/<id>`) after [`CHECKPOINT_REF_PREFIX`] names a checkpoint ref, as
+/// [`CheckpointRef::parse`] of the whole name would say, without building the name.
+pub fn is_checkpoint_tail(tail: &str) -> bool {
+    check_tail(tail).is_ok()
+}
+
 impl CheckpointRef {
     /// The canonical ref of `id`.
     pub fn canonical(id: &CheckpointId) -> Self {
@@ -91,25 +128,14 @@ impl CheckpointRef {
         let tail = name
             .strip_prefix(CHECKPOINT_REF_PREFIX)
             .ok_or_else(|| ForeignRef::OutsidePrefix(name.to_owned()))?;
-        let bad = || ForeignRef::BadShape(name.to_owned());
-        let (shard, leaf) = tail.split_once('/').ok_or_else(bad)?;
-        if shard.is_empty() || leaf.is_empty() || leaf.contains('/') {
-            return Err(bad());
-        }
-        if !id::shard_for(leaf).eq_ignore_ascii_case(shard) {
-            return Err(bad());
-        }
-        let id =
-            CheckpointId::parse(leaf).map_err(|_| ForeignRef::UnknownIdFormat(name.to_owned()))?;
-        // One of the two spellings, compared without building their names: `list` parses
-        // every checkpoint ref.
-        let spelled = shard == id.shard() || fold_shard(id.shard()).as_deref() == Some(shard);
-        if !spelled {
-            return Err(bad());
-        }
+        let unknown = || ForeignRef::UnknownIdFormat(name.to_owned());
+        let leaf = check_tail(tail).map_err(|e| match e {
+            TailError::Shape => ForeignRef::BadShape(name.to_owned()),
+            TailError::IdFormat => unknown(),
+        })?;
         Ok(CheckpointRef {
             name: name.to_owned(),
-            id,
+            id: CheckpointId::parse(leaf).map_err(|_| unknown())?,
         })
     }
 
