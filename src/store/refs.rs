@@ -382,12 +382,13 @@ impl<'r> GitRefsStore<'r> {
             })?;
         // Ref order is shard order; lines and the index are in ID order. The canonical
         // spelling sorts first within an ID, and `dedup_by` keeps the first.
+        // IDs compared as bytes (as `str` compares them), not read as `str` per comparison.
         out.sort_unstable_by(|a, b| {
-            a.id()
-                .cmp(b.id())
+            a.id_bytes()
+                .cmp(b.id_bytes())
                 .then_with(|| b.canonical.cmp(&a.canonical))
         });
-        out.dedup_by(|later, first| later.id() == first.id());
+        out.dedup_by(|later, first| later.id_bytes() == first.id_bytes());
         Ok(out)
     }
 }
@@ -717,6 +718,10 @@ impl RefEntry {
         };
         entry.id.get_mut(..id.len())?.copy_from_slice(id.as_bytes());
         Some(entry)
+    }
+
+    fn id_bytes(&self) -> &[u8] {
+        &self.id[..usize::from(self.id_len)]
     }
 
     fn id(&self) -> &str {
