@@ -95,11 +95,8 @@ pub fn display_short(s: &str) -> &str {
 /// The refs-namespace shard of any string: its last two characters (the whole string when it is
 /// shorter). Works on unvalidated input so that ref-name parsing can check future ID formats.
 pub fn shard_for(s: &str) -> &str {
-    let n = s.chars().count();
-    if n <= 2 {
-        return s;
-    }
-    let start = s.char_indices().nth(n - 2).map(|(i, _)| i).unwrap_or(0);
+    // The second character from the end starts the shard; a string of fewer is its own shard.
+    let start = s.char_indices().rev().nth(1).map_or(0, |(i, _)| i);
     &s[start..]
 }
 

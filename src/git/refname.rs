@@ -60,6 +60,53 @@ fn fold_shard(shard: &str) -> Option<String> {
     (upper != shard).then_some(upper)
 }
 
+/// Why a ref name's tail is no checkpoint ref's ([`check_tail`]).
+enum TailError {
+    /// As [`ForeignRef::BadShape`].
+    Shape,
+    /// As [`ForeignRef::UnknownIdFormat`].
+    IdFormat,
+}
+
+/// Checks a ref name's tail after [`CHECKPOINT_REF_PREFIX`] as [`CheckpointRef::parse`] checks
+/// it, allocating nothing for a canonical spelling; returns its checkpoint ID's text and whether
+/// the shard is the canonical spelling.
+fn check_tail(tail: &str) -> Result<(&str, bool), TailError> {
+    let (shard, leaf) = tail.split_once('/').ok_or(TailError::Shape)?;
+    if shard.is_empty() || leaf.is_empty() || leaf.contains('/') {
+        return Err(TailError::Shape);
+    }
+    if !id::shard_for(leaf).eq_ignore_ascii_case(shard) {
+        return Err(TailError::Shape);
+    }
+    if id::kind_of(leaf).is_none() {
+        return Err(TailError::IdFormat);
+    }
+    // A valid ID is ASCII: its shard (`CheckpointId::shard`) is its last two bytes. One of the
+    // two spellings, compared without building their names: `list` parses every checkpoint ref.
+    let canonical = &leaf[leaf.len() - 2..];
+    if shard == canonical {
+        Ok((leaf, true))
+    } else if fold_shard(canonical).as_deref() == Some(shard) {
+        Ok((leaf, false))
+    } else {
+        Err(TailError::Shape)
+    }
+}
+
+/// Whether `tail` (`<shard>/<id>`) after [`CHECKPOINT_REF_PREFIX`] names a checkpoint ref, as
+/// [`CheckpointRef::parse`] of the whole name would say, without building the name.
+pub fn is_checkpoint_tail(tail: &str) -> bool {
+    check_tail(tail).is_ok()
+}
+
+/// The checkpoint ID's text of a ref name's tail `<shard>/<id>` after [`CHECKPOINT_REF_PREFIX`]
+/// and whether its shard is the canonical spelling ([`CheckpointRef::is_canonical`]), when
+/// [`CheckpointRef::parse`] of the whole name would accept it; without building a value.
+pub fn parse_tail(tail: &str) -> Option<(&str, bool)> {
+    check_tail(tail).ok()
+}
+
 impl CheckpointRef {
     /// The canonical ref of `id`.
     pub fn canonical(id: &CheckpointId) -> Self {
@@ -91,25 +138,14 @@ impl CheckpointRef {
         let tail = name
             .strip_prefix(CHECKPOINT_REF_PREFIX)
             .ok_or_else(|| ForeignRef::OutsidePrefix(name.to_owned()))?;
-        let bad = || ForeignRef::BadShape(name.to_owned());
-        let (shard, leaf) = tail.split_once('/').ok_or_else(bad)?;
-        if shard.is_empty() || leaf.is_empty() || leaf.contains('/') {
-            return Err(bad());
-        }
-        if !id::shard_for(leaf).eq_ignore_ascii_case(shard) {
-            return Err(bad());
-        }
-        let id =
-            CheckpointId::parse(leaf).map_err(|_| ForeignRef::UnknownIdFormat(name.to_owned()))?;
-        // One of the two spellings, compared without building their names: `list` parses
-        // every checkpoint ref.
-        let spelled = shard == id.shard() || fold_shard(id.shard()).as_deref() == Some(shard);
-        if !spelled {
-            return Err(bad());
-        }
+        let unknown = || ForeignRef::UnknownIdFormat(name.to_owned());
+        let (leaf, _) = check_tail(tail).map_err(|e| match e {
+            TailError::Shape => ForeignRef::BadShape(name.to_owned()),
+            TailError::IdFormat => unknown(),
+        })?;
         Ok(CheckpointRef {
             name: name.to_owned(),
-            id,
+            id: CheckpointId::parse(leaf).map_err(|_| unknown())?,
         })
     }
 
@@ -250,12 +286,34 @@ mod tests {
     }
 
     proptest! {
+        /// `parse_tail` (what `list` parses every ref with) says what `CheckpointRef::parse`
+        /// says, of any tail: the same ID, the same spelling, the same refusals.
+        #[test]
+        fn parse_tail_agrees_with_parse(
+            tail in "([0-9a-zA-Z]{0,3}/)?([0-9a-f]{12}|[0-7][0-9A-Za-z]{25}|[0-9a-zA-Z/]{0,27})",
+        ) {
+            let name = format!("{CHECKPOINT_REF_PREFIX}{tail}");
+            let parsed = CheckpointRef::parse(&name).ok();
+            let want = parsed.as_ref().map(|r| (r.id().as_str(), r.is_canonical()));
+            prop_assert_eq!(parse_tail(&tail), want);
+            prop_assert_eq!(is_checkpoint_tail(&tail), parsed.is_some());
+        }
+
         #[test]
         fn round_trip(s in "([0-9a-f]{12}|[0-7][0-9ABCDEFGHJKMNPQRSTVWXYZ]{25})") {
             let id = CheckpointId::parse(&s).unwrap();
             for spelling in CheckpointRef::spellings(&id) {
                 let parsed = CheckpointRef::parse(spelling.name()).unwrap();
                 prop_assert_eq!(&parsed, &spelling);
+                let tail = &spelling.name()[CHECKPOINT_REF_PREFIX.len()..];
+                prop_assert_eq!(parse_tail(tail), Some((s.as_str(), spelling.is_canonical())));
+                for mixed in [tail.to_ascii_lowercase(), tail.to_ascii_uppercase()] {
+                    let want = CheckpointRef::parse(&format!("{CHECKPOINT_REF_PREFIX}{mixed}"))
+                        .ok()
+                        .map(|r| (r.id().to_string(), r.is_canonical()));
+                    let got = parse_tail(&mixed).map(|(id, c)| (id.to_owned(), c));
+                    prop_assert_eq!(got, want);
+                }
             }
             let canonical = CheckpointRef::canonical(&id);
             prop_assert_eq!(ref_name_for(&s).unwrap(), canonical.name().to_owned());

@@ -10,7 +10,7 @@ use crate::git::objects::{Commit, Objects, Oid, Tree};
 use crate::base::id::{CheckpointId, ULID_LEN};
 use crate::config::settings::Limits;
 use crate::git::format::ObjectFormat;
-use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::git::refname::{parse_tail, CheckpointRef, CHECKPOINT_REF_PREFIX};
 use crate::git::refs::Listed;
 use crate::git::repo::{Identity, Repo};
 use crate::store::on_demand::{Complete, CompletedFiles, OnDemand, PartialObjects, Wanted};
@@ -382,12 +382,13 @@ impl<'r> GitRefsStore<'r> {
             })?;
         // Ref order is shard order; lines and the index are in ID order. The canonical
         // spelling sorts first within an ID, and `dedup_by` keeps the first.
+        // IDs compared as bytes (as `str` compares them), not read as `str` per comparison.
         out.sort_unstable_by(|a, b| {
-            a.id()
-                .cmp(b.id())
+            a.id_bytes()
+                .cmp(b.id_bytes())
                 .then_with(|| b.canonical.cmp(&a.canonical))
         });
-        out.dedup_by(|later, first| later.id() == first.id());
+        out.dedup_by(|later, first| later.id_bytes() == first.id_bytes());
         Ok(out)
     }
 }
@@ -705,18 +706,23 @@ struct RefEntry {
 impl RefEntry {
     /// The entry of the ref `name` at `tip`, if it is a checkpoint ref.
     fn parse(name: &str, tip: Oid) -> Option<RefEntry> {
-        let parsed = CheckpointRef::parse(name).ok()?;
-        let id = parsed.id().as_str();
-        let shard = name[CHECKPOINT_REF_PREFIX.len()..].split_once('/')?.0;
+        // As `CheckpointRef::parse`, without building one per ref.
+        let tail = name.strip_prefix(CHECKPOINT_REF_PREFIX)?;
+        let (id, canonical) = parse_tail(tail)?;
+        let shard = tail.split_once('/')?.0;
         let mut entry = RefEntry {
             id: [0; ULID_LEN],
             id_len: u8::try_from(id.len()).ok()?,
             shard: shard.as_bytes().try_into().ok()?,
-            canonical: parsed.is_canonical(),
+            canonical,
             tip,
         };
         entry.id.get_mut(..id.len())?.copy_from_slice(id.as_bytes());
         Some(entry)
+    }
+
+    fn id_bytes(&self) -> &[u8] {
+        &self.id[..usize::from(self.id_len)]
     }
 
     fn id(&self) -> &str {

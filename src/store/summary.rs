@@ -15,12 +15,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::git::objects::Oid;
-use sha2::{Digest, Sha256};
 
 use crate::base::fs::{read_cache_file, write_atomic, CacheFileError};
 use crate::base::id::CheckpointId;
 use crate::git::format::ObjectFormat;
-use crate::git::refname::{CheckpointRef, CHECKPOINT_REF_PREFIX};
+use crate::git::refname::{is_checkpoint_tail, CHECKPOINT_REF_PREFIX};
 use crate::store::{CheckpointInfo, StoreKind};
 
 /// The index's file name, in `<git common dir>/entire/`.
@@ -29,13 +28,14 @@ pub const INDEX_FILE: &str = "summary-index";
 const MAGIC: &[u8; 4] = b"ECSI";
 /// The format version this code reads and writes (2 added each line's subject, 3 why a
 /// checkpoint whose documents do not parse is unreadable, 4 every session's agent in a line's
-/// agent, 5 the commits its root's `linked_commits` names and the entries it refused; an index of
-/// an earlier version is ignored and rebuilt).
-pub const VERSION: u8 = 5;
+/// agent, 5 the commits its root's `linked_commits` names and the entries it refused, 6 a CRC-32C
+/// checksum instead of SHA-256; an index of an earlier version is ignored and rebuilt, never read
+/// with this version's checksum).
+pub const VERSION: u8 = 6;
 /// Magic, version, object id length, two reserved bytes, record count.
 const HEADER_LEN: usize = 12;
-/// The SHA-256 of everything before it.
-const TRAILER_LEN: usize = 32;
+/// The checksum of everything before it ([`checksum`]).
+pub const TRAILER_LEN: usize = 4;
 /// The largest index read or written: about 250,000 checkpoints of one session each. A larger
 /// file is ignored as damaged; a writer stops adding records before reaching it (the rest are
 /// then read from their checkpoints on every listing).
@@ -81,6 +81,12 @@ pub enum Damage {
 }
 
 /// A validated index (loaded, or built by a [`Builder`]): its bytes and where each record starts.
+///
+/// Invariant: every offset in `records` starts a whole record of `bytes` whose strings are UTF-8.
+/// [`Index::parse`] checks it once (the only way outside bytes become an index), a [`Builder`]
+/// keeps it (it writes `&str`s, or copies whole records of an index that holds it), and `bytes`
+/// never changes afterwards but for the checksum appended after the last record; so the strings
+/// are read without checking them again ([`utf8`]).
 #[derive(Debug)]
 pub struct Index {
     bytes: Vec<u8>,
@@ -157,7 +163,7 @@ impl Index {
             return Err(Damage::Version { found: bytes[4] });
         }
         let (body, sum) = bytes.split_at(bytes.len() - TRAILER_LEN);
-        if Sha256::digest(body).as_slice() != sum {
+        if checksum(body) != sum {
             return Err(Damage::Checksum);
         }
         if usize::from(body[5]) != oid_len || body[6..8] != [0, 0] {
@@ -172,14 +178,15 @@ impl Index {
         let mut at = HEADER_LEN;
         let mut previous: Option<&str> = None;
         for _ in 0..count {
-            let (record, next) = decode(body, at, oid_len)?;
-            let name = format!("{CHECKPOINT_REF_PREFIX}{}", record.leaf);
-            if CheckpointRef::parse(&name).is_err() {
+            let (record, next) = decode::<true>(body, at, oid_len)?;
+            if !is_checkpoint_tail(record.leaf) {
                 return Err(Damage::Malformed("a record names no checkpoint ref"));
             }
             let id = id_of(record.leaf);
             if previous.is_some_and(|p| p >= id) {
-                return Err(Damage::Order { name });
+                return Err(Damage::Order {
+                    name: format!("{CHECKPOINT_REF_PREFIX}{}", record.leaf),
+                });
             }
             previous = Some(id);
             records.push(at as u32);
@@ -223,7 +230,7 @@ impl Index {
     pub fn id_and_time(&self, no: RecordNo) -> (&str, &str) {
         let at = self.records[no.0 as usize] as usize;
         let leaf = leaf_at(&self.bytes, at, self.format.raw_len());
-        let mut cur = Cursor {
+        let mut cur = Cursor::<false> {
             body: &self.bytes,
             at: at + self.format.raw_len() + 2 + leaf.len(),
         };
@@ -246,7 +253,7 @@ impl Index {
 
     fn record_at(&self, at: u32) -> Record<'_> {
         // Every offset was decoded once by `parse`, or encoded by a `Builder`.
-        decode(&self.bytes, at as usize, self.format.raw_len())
+        decode::<false>(&self.bytes, at as usize, self.format.raw_len())
             .map(|(r, _)| r)
             .unwrap_or_else(|_| unreachable!("validated by Index::parse"))
     }
@@ -255,7 +262,7 @@ impl Index {
     /// when missing); a built index is sealed with its checksum first.
     pub fn store(&mut self, path: &Path) -> std::io::Result<()> {
         if !self.sealed {
-            let sum = Sha256::digest(&self.bytes);
+            let sum = checksum(&self.bytes);
             self.bytes.extend_from_slice(&sum);
             self.sealed = true;
         }
@@ -445,16 +452,46 @@ fn id_of(leaf: &str) -> &str {
     leaf.split_once('/').map_or(leaf, |(_, id)| id)
 }
 
-/// The ref leaf of the record at `at` (already validated).
+/// The ref leaf of the record at `at` of an [`Index`]'s bytes (a record start: its invariant).
 fn leaf_at(bytes: &[u8], at: usize, oid_len: usize) -> &str {
     let start = at + oid_len;
     let len = usize::from(u16::from_le_bytes([bytes[start], bytes[start + 1]]));
-    std::str::from_utf8(&bytes[start + 2..start + 2 + len]).unwrap_or("")
+    utf8(&bytes[start + 2..start + 2 + len])
 }
 
-/// Decodes the record at `at` of `body`; returns it and where the next one starts.
-fn decode(body: &[u8], at: usize, oid_len: usize) -> Result<(Record<'_>, usize), Damage> {
-    let mut cur = Cursor { body, at };
+/// A string of an [`Index`]'s records, taken as UTF-8 without checking it again.
+fn utf8(bytes: &[u8]) -> &str {
+    debug_assert!(std::str::from_utf8(bytes).is_ok());
+    // SAFETY: only called on the bytes of a string of a record of an `Index` (`leaf_at`, and a
+    // `Cursor<false>`, which `Index::record_at` and `Index::id_and_time` alone make), whose
+    // strings are all UTF-8: the invariant documented on `Index`, checked once by `Index::parse`
+    // (`decode::<true>`) or kept by the `Builder` that made it.
+    unsafe { std::str::from_utf8_unchecked(bytes) }
+}
+
+/// The checksum that ends an index: CRC-32C of everything before it, little-endian.
+///
+/// It only has to catch a torn or partial write of a local cache (a crash mid-write, a full
+/// disk, a truncated copy, a flipped bit): the file is written by us and read by us, and is not
+/// defended against anyone who means it harm, because whoever can write `.git/entire/` can
+/// write the refs themselves (a forged record with a valid checksum is shown as recorded;
+/// `doctor` compares each record with its checkpoint). A CRC-32C detects every burst of up to
+/// 32 flipped bits and misses other damage with a chance of 2^-32, and costs a fraction of a
+/// SHA-256 (hardware-accelerated where the CPU has the instruction). The writes are atomic
+/// (rename), so a torn file is rare in the first place; any damage the decoder still meets is
+/// refused by it record by record.
+pub fn checksum(body: &[u8]) -> [u8; TRAILER_LEN] {
+    crc32c::crc32c(body).to_le_bytes()
+}
+
+/// Decodes the record at `at` of `body`; returns it and where the next one starts. `CHECK`:
+/// whether its strings are checked to be UTF-8 (`false` only for a record of an [`Index`]).
+fn decode<const CHECK: bool>(
+    body: &[u8],
+    at: usize,
+    oid_len: usize,
+) -> Result<(Record<'_>, usize), Damage> {
+    let mut cur = Cursor::<CHECK> { body, at };
     let tip = ObjectFormat::from_raw(cur.take(oid_len)?)
         .ok_or(Damage::Malformed("object id of a record"))?;
     let leaf = cur.string()?;
@@ -481,12 +518,14 @@ fn decode(body: &[u8], at: usize, oid_len: usize) -> Result<(Record<'_>, usize),
     ))
 }
 
-struct Cursor<'a> {
+/// Reads a record's fields; `CHECK`: whether strings are checked to be UTF-8 (`false` only on
+/// the records of an [`Index`]: see [`utf8`]).
+struct Cursor<'a, const CHECK: bool> {
     body: &'a [u8],
     at: usize,
 }
 
-impl<'a> Cursor<'a> {
+impl<'a, const CHECK: bool> Cursor<'a, CHECK> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], Damage> {
         let end = self
             .at
@@ -505,7 +544,12 @@ impl<'a> Cursor<'a> {
 
     fn string(&mut self) -> Result<&'a str, Damage> {
         let len = usize::from(self.u16()?);
-        std::str::from_utf8(self.take(len)?).map_err(|_| Damage::Malformed("a string is not UTF-8"))
+        let bytes = self.take(len)?;
+        if CHECK {
+            std::str::from_utf8(bytes).map_err(|_| Damage::Malformed("a string is not UTF-8"))
+        } else {
+            Ok(utf8(bytes))
+        }
     }
 
     /// A count, then that many strings.
@@ -552,6 +596,7 @@ fn store(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::git::refname::CheckpointRef;
 
     /// Encodes an index of `entries` (ref name, tip, list line), sorted by ID here, one per ID.
     fn encode<'a>(
@@ -571,7 +616,7 @@ mod tests {
             builder.push(leaf, tip, info, false);
         }
         let mut index = builder.finish();
-        let sum = Sha256::digest(&index.bytes);
+        let sum = checksum(&index.bytes);
         index.bytes.extend_from_slice(&sum);
         index.bytes
     }
@@ -621,7 +666,7 @@ mod tests {
 
     /// Re-computes the checksum of hand-edited bytes, so that only the check under test fails.
     fn reseal(mut body: Vec<u8>) -> Vec<u8> {
-        let sum = Sha256::digest(&body);
+        let sum = checksum(&body);
         body.extend_from_slice(&sum);
         body
     }
@@ -747,6 +792,40 @@ mod tests {
         let mut oid_len = body(&bytes);
         oid_len[5] = 32;
         assert!(matches!(damaged(reseal(oid_len)), Damage::Malformed(_)));
+    }
+
+    #[test]
+    fn a_torn_index_is_refused_and_an_older_one_rebuilt() {
+        let (_, bytes) = sample();
+        assert!(Index::parse(bytes.clone(), SHA1).is_ok());
+        // Every prefix a torn write can leave, and every byte flipped (each bit of it): none is
+        // read.
+        for len in 0..bytes.len() {
+            let torn = Index::parse(bytes[..len].to_vec(), SHA1);
+            assert!(torn.is_err(), "the first {len} of {} bytes", bytes.len());
+        }
+        for at in 0..bytes.len() {
+            for bit in 0..8 {
+                let mut flipped = bytes.clone();
+                flipped[at] ^= 1 << bit;
+                assert!(
+                    Index::parse(flipped, SHA1).is_err(),
+                    "bit {bit} of byte {at} flipped"
+                );
+            }
+        }
+        // On disk: a torn file is damage (the listing warns and writes it again), an index of
+        // an earlier version (another checksum) is no index at all (rebuilt without a warning).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(INDEX_FILE);
+        store(&path, &bytes[..bytes.len() - 1]).unwrap();
+        assert!(matches!(Index::load(&path, SHA1), Err(Damage::Checksum)));
+        let mut older = bytes.clone();
+        older[4] = VERSION - 1;
+        store(&path, &older).unwrap();
+        assert!(matches!(Index::load(&path, SHA1), Ok(None)));
+        store(&path, &bytes).unwrap();
+        assert_eq!(Index::load(&path, SHA1).unwrap().unwrap().record_count(), 3);
     }
 
     #[test]

@@ -254,24 +254,22 @@ impl<'r> Topology<'r> {
 /// The lines `order` of `listing` sorted as [`dedup_newest_first`] sorts entries, one per ID
 /// (the first, that is the newest, wins), sorting compact (time, line) keys.
 fn newest_first(listing: &Listing, order: Vec<Pick>) -> Vec<Pick> {
+    // Each key is read once per line, not once per comparison (100,000 lines: 1.7 M
+    // comparisons).
     let mut keyed: Vec<_> = order
         .into_iter()
         .map(|p| {
-            (
-                crate::base::time::parse_rfc3339(listing.id_and_time(p).1).ok(),
-                p,
-            )
+            let (id, time) = listing.id_and_time(p);
+            (crate::base::time::parse_rfc3339(time).ok(), id, p)
         })
         .collect();
-    let id = |p: Pick| listing.id_and_time(p).0;
-    keyed.sort_by(|(ta, a), (tb, b)| tb.cmp(ta).then_with(|| id(*b).cmp(id(*a))));
-    let mut order: Vec<Pick> = keyed.into_iter().map(|(_, p)| p).collect();
+    keyed.sort_by(|(ta, a, _), (tb, b, _)| tb.cmp(ta).then_with(|| b.cmp(a)));
     // The git-refs lines are one per ID already: only the branch's can repeat one.
     if !listing.branch.is_empty() {
         let mut seen = std::collections::HashSet::new();
-        order.retain(|p| seen.insert(id(*p)));
+        keyed.retain(|(_, id, _)| seen.insert(*id));
     }
-    order
+    keyed.into_iter().map(|(_, _, p)| p).collect()
 }
 
 fn dedup_newest_first(all: Vec<CheckpointInfo>) -> Vec<CheckpointInfo> {

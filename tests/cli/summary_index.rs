@@ -8,9 +8,7 @@ use std::os::unix::fs::symlink;
 use std::path::PathBuf;
 use std::process::Output;
 
-use sha2::{Digest, Sha256};
-
-use entire_checkpoints::store::summary::MAX_BYTES;
+use entire_checkpoints::store::summary::{checksum, MAX_BYTES, TRAILER_LEN};
 
 use crate::env::{checkpoint_ref, stderr, Store, TestEnv, REFS_PREFIX};
 use crate::list::many_checkpoints;
@@ -69,8 +67,8 @@ fn assert_ignored_and_rebuilt(env: &TestEnv, want: &Output, why: &str) {
 
 /// Rewrites the trailing checksum so that a hand-edited index passes it.
 fn reseal(bytes: &mut [u8]) {
-    let body = bytes.len() - 32;
-    let sum = Sha256::digest(&bytes[..body]);
+    let body = bytes.len() - TRAILER_LEN;
+    let sum = checksum(&bytes[..body]);
     bytes[body..].copy_from_slice(&sum);
 }
 
