@@ -31,7 +31,16 @@ pub fn parse<T: clap::Parser>() -> std::result::Result<T, clap::Error> {
 pub fn main_with(run: impl FnOnce() -> Result<()>, finish: Option<fn()>) -> ExitCode {
     let finish = finish.unwrap_or(|| ());
     stop_git_on_termination(finish);
-    let code = match run() {
+    let result = run();
+    if entire_checkpoints::ops::process::terminating() {
+        // A signal stopped git under the command: the signal's thread exits 128 + the signal
+        // once it has stopped every git; what the command made of git's death (an error,
+        // exit 1) is not the outcome.
+        loop {
+            std::thread::park();
+        }
+    }
+    let code = match result {
         Ok(()) => ExitCode::SUCCESS,
         // A closed stdout (`| head`, a pager quit early) is not an error worth a message.
         Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,

@@ -2,4 +2,6 @@
 //! (before anything else), the pager git would use for its output, and ending the gits still
 //! running when the binary is interrupted.
 
-pub use crate::git::subprocess::{kill_live_groups, pager_for, require_supported, GitError};
+pub use crate::git::subprocess::{
+    kill_live_groups, pager_for, require_supported, terminating, GitError,
+};

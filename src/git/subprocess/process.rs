@@ -49,6 +49,12 @@ fn signal_group(pgid: i32, signal: i32) {
     }
 }
 
+/// Whether [`kill_live_groups`] was called: a signal is ending the process, which is about to
+/// exit 128 + the signal, so a git call that failed meanwhile failed because of it.
+pub fn terminating() -> bool {
+    live().terminating
+}
+
 /// Kills every git process this process started that is still running, with everything they
 /// started, and makes later spawns fail. For a SIGINT/SIGTERM handler: git runs in process
 /// groups of its own, which the terminal's Ctrl-C does not reach.
