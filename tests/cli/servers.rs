@@ -729,9 +729,12 @@ fn gitolite(env: &TestEnv, rules: &str) -> Option<(SshServer, PathBuf, String)> 
     let key = home.join("alice.pub");
     std::fs::copy(sshd.key.with_extension("pub"), &key).unwrap();
     let gitolite = |args: &[&str]| {
+        // The server's git reads the server's configuration, not the test profile's (whose
+        // safe.bareRepository=explicit would stop gitolite in its own bare repositories).
         let out = env
             .program_in("gitolite", &home)
             .env("HOME", &home)
+            .env("GIT_CONFIG_GLOBAL", home.join(".gitconfig"))
             .args(args)
             .output()
             .expect("run gitolite");
