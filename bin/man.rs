@@ -69,7 +69,14 @@ fn subcommand_pages(
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let sub_name = format!("{name}-{}", sub.get_name());
         let sub_line = format!("{line} {}", sub.get_name());
-        let page = sub.clone().name(&sub_name).disable_help_subcommand(true);
+        let mut page = sub
+            .clone()
+            .name(&sub_name)
+            .bin_name(&sub_name)
+            .disable_help_subcommand(true);
+        // The binaries define a subcommand's arguments only when it runs (`defer`); building
+        // the page's own command defines them, under the page's name.
+        page.build();
         subcommand_pages(&page, &sub_name, &sub_line, pages);
         pages.push((sub_name, page, sub_line));
     }

@@ -41,6 +41,64 @@ fn every_binary_has_help() {
     }
 }
 
+/// Each subcommand's own help opens with the description its parent's listing gives it, at
+/// every depth. The binaries define a subcommand's arguments only when it runs (clap's `defer`),
+/// after its description: a doc comment on an arguments struct would then replace it.
+#[test]
+fn every_subcommand_describes_itself_as_its_parent_lists_it() {
+    let env = TestEnv::new();
+    let help = |path: &[&str]| {
+        let out = env
+            .bin_cmd(&checkpoint_bin())
+            .args(path)
+            .arg("-h")
+            .output()
+            .unwrap();
+        assert_success(&out, path);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let mut pending: Vec<Vec<&str>> = vec![vec![]];
+    let mut checked = 0;
+    while let Some(path) = pending.pop() {
+        let text = help(&path);
+        // The `Commands:` section: "  name  description", wrapped lines indented deeper.
+        let listing = text
+            .split("\nCommands:\n")
+            .nth(1)
+            .map(|rest| rest.split("\n\n").next().unwrap_or_default());
+        let mut entries: Vec<(String, String)> = Vec::new();
+        for line in listing.unwrap_or_default().lines() {
+            let indent = line.len() - line.trim_start().len();
+            match (indent, entries.last_mut()) {
+                (2, _) => {
+                    let (name, about) = line.trim().split_once(' ').unwrap_or((line.trim(), ""));
+                    entries.push((name.to_owned(), about.trim().to_owned()));
+                }
+                (_, Some((_, about))) => {
+                    about.push(' ');
+                    about.push_str(line.trim());
+                }
+                (_, None) => panic!("{path:?}: a listing line without an entry: {line}"),
+            }
+        }
+        for (name, listed) in entries.into_iter().filter(|(n, _)| n != "help") {
+            let name: &'static str = Box::leak(name.into_boxed_str());
+            let mut sub = path.clone();
+            sub.push(name);
+            let own = help(&sub);
+            let own = own.split("\n\n").next().unwrap().split_whitespace();
+            assert_eq!(
+                own.collect::<Vec<_>>().join(" "),
+                listed,
+                "{sub:?} -h opens with its own description"
+            );
+            checked += 1;
+            pending.push(sub);
+        }
+    }
+    assert!(checked > 30, "{checked} subcommands checked");
+}
+
 #[test]
 fn man_pages_are_generated_at_install_time_not_by_the_binaries() {
     let env = TestEnv::new();
