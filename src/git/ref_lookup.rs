@@ -155,11 +155,9 @@ fn is_absent(e: &std::io::Error) -> bool {
 /// ref) is Unknown.
 fn parse_loose(bytes: &[u8], format: ObjectFormat) -> Lookup {
     let text = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-    parse_oid(text, format).map_or(Lookup::Unknown, Lookup::Found)
-}
-
-fn parse_oid(hex: &[u8], format: ObjectFormat) -> Option<Oid> {
-    format.parse(std::str::from_utf8(hex).ok()?).ok()
+    format
+        .parse_bytes(text)
+        .map_or(Lookup::Unknown, Lookup::Found)
 }
 
 /// A record's line in `packed-refs` (its hex ID checked to be hex, not yet parsed: a search
@@ -180,7 +178,7 @@ impl RecordAt {
 
     /// The record; `None` when its ID is not one of `format`.
     fn into_record(mut self, format: ObjectFormat) -> Option<Record> {
-        let oid = parse_oid(&self.line[..self.hex_len], format)?;
+        let oid = format.parse_bytes(&self.line[..self.hex_len])?;
         self.line.drain(..=self.hex_len);
         Some((self.line, oid))
     }
@@ -401,7 +399,7 @@ impl FilesBackend<'_> {
                     if text.first() == Some(&b'^') {
                         continue;
                     }
-                    let oid = parse_oid(text.get(..format.hex_len())?, format)?;
+                    let oid = format.parse_bytes(text.get(..format.hex_len())?)?;
                     let name = text.get(format.hex_len()..)?.strip_prefix(b" ")?;
                     if !name.starts_with(prefix.as_bytes()) {
                         break;
