@@ -73,6 +73,11 @@ row() {
 
 mkdir -p "$WORK/t"
 if [ -n "$CORPUS" ]; then
+    # A copy: the corpus's repositories have no refs/ folder (git wants one) and may be
+    # read-only.
+    cp -r "$CORPUS" "$WORK/corpus"
+    CORPUS="$WORK/corpus"
+    for r in "$CORPUS"/*.git; do mkdir -p "$r/refs"; done
     # shellcheck disable=SC2086
     python3 "$ROOT/benches/corpus_transcripts.py" "$CORPUS" "$WORK/t" $SIZES >&2
 else
@@ -100,9 +105,12 @@ for s in $SIZES; do
     done
     runs=$RUNS
     [ "$name" = w13m ] && runs=$BIG_RUNS
+    # Our binary run as the hook runner runs it (not through git's dispatcher, which `git
+    # entire-checkpoint` would add): from the repository.
+    cd "$WORK/$name-ours"
     row "write $(( $(wc -c < "$WORK/t/$name.jsonl") / 1024 )) KB" "$runs" \
         "$WORK/fresh $WORK/$name-ours.jsonl" \
-        "git -C $WORK/$name-ours entire-checkpoint write -q --session s --transcript $WORK/$name-ours.jsonl --prompt p" \
+        "git-entire-checkpoint write -q --session s --transcript $WORK/$name-ours.jsonl --prompt p" \
         "$WORK/fresh $WORK/$name-git.jsonl" \
         "git -C $WORK/$name-git notes add -f -F $WORK/$name-git.jsonl HEAD"
 done
@@ -111,27 +119,25 @@ python3 "$ROOT/benches/fixture.py" "$WORK/fx" --count "$N" --store git-refs --pa
 cd "$WORK/fx"
 ID="$(sed -n "$((N / 2 + 1))p" .git/bench-ids-git-refs.txt)"
 git entire-checkpoint list -q > /dev/null # the summary index, as any earlier listing leaves it
-row "show --json, 1 of $N packed" "$RUNS" : "git entire-checkpoint show $ID --json" \
+row "show --json, 1 of $N packed" "$RUNS" : "git-entire-checkpoint show $ID --json" \
     : "git cat-file -p $(ref_of "$ID"):metadata.json"
-row "list --json, $N" "$RUNS" : "git entire-checkpoint list --json" \
+row "list --json, $N" "$RUNS" : "git-entire-checkpoint list --json" \
     : "git for-each-ref refs/entire/checkpoints/"
-row "--version" "$RUNS" : "git entire-checkpoint --version" : "git --version"
+row "--version" "$RUNS" : "git-entire-checkpoint --version" : "git --version"
 
 if [ -n "$CORPUS" ] && [ "$SMOKE" = 0 ]; then
     # A clone of the corpus's git-sync repository with its checkpoints (benches/blame_corpus.py
     # reads the same), its largest non-test Go file blamed.
-    cp -r "$CORPUS/git-sync.git" "$WORK/git-sync.git"
-    mkdir -p "$WORK/git-sync.git/refs"
-    git clone -q "$WORK/git-sync.git" "$WORK/git-sync"
+    git clone -q "$CORPUS/git-sync.git" "$WORK/git-sync"
     cd "$WORK/git-sync"
     git fetch -q origin 'refs/entire/*:refs/entire/*' \
         '+refs/heads/entire/checkpoints/v1:refs/heads/entire/checkpoints/v1'
     F=internal/syncer/syncer.go
     git entire-checkpoint blame --no-fetch "$F" > /dev/null # fills the writes cache
     row "blame, warm, $(wc -l < "$F")-line file" "$RUNS" : \
-        "git entire-checkpoint blame --no-fetch $F" : "git blame --line-porcelain $F"
+        "git-entire-checkpoint blame --no-fetch $F" : "git blame --line-porcelain $F"
     row "blame, first (no writes cache)" "$RUNS" "rm -rf .git/entire/writes-cache" \
-        "git entire-checkpoint blame --no-fetch $F" : "git blame --line-porcelain $F"
+        "git-entire-checkpoint blame --no-fetch $F" : "git blame --line-porcelain $F"
 fi
 
 echo
