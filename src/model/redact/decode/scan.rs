@@ -84,9 +84,10 @@ pub(super) fn candidates(text: &[u8]) -> Candidates {
     let mut i = 0;
     while i < text.len() {
         let run = i;
-        while i < text.len() && class(i) & KEY != 0 {
-            i += 1;
-        }
+        i += text[run..]
+            .iter()
+            .position(|&b| CLASSES[usize::from(b)] & KEY == 0)
+            .unwrap_or(text.len() - run);
         if i > run {
             // A key is 40 characters, after an escape's letter (`\n`, `\u0041`) at most.
             if (40..=45).contains(&(i - run)) {
@@ -100,6 +101,12 @@ pub(super) fn candidates(text: &[u8]) -> Candidates {
         }
         let c = class(i);
         let byte = text[i];
+        if c == 0 {
+            // White space, a line break or `=`: nothing starts here, no segment ends.
+            chunk = 0;
+            i += 1;
+            continue;
+        }
         if c & BASE64 != 0 || byte == b'\\' && text.get(i + 1) == Some(&b'/') {
             chunk += 1;
             hot |= chunk >= MIN_RUN;
