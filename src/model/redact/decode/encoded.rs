@@ -4,6 +4,7 @@
 use std::ops::Range;
 use std::sync::OnceLock;
 
+use super::scan::Candidates;
 use super::shapes::is_private_key;
 use super::{escaped, is_base64, is_token, line_break, View, MIN_RUN};
 
@@ -11,8 +12,13 @@ use super::{escaped, is_base64, is_token, line_break, View, MIN_RUN};
 /// the indentation after them) where a line of a multiple of 4 characters ends, as a wrapped
 /// base64 or hex dump does; `each` is called with each run as its characters and their
 /// positions, in order (one buffer reused from run to run: a large text holds many runs, and
-/// few of them decode to anything). A `\/` escape reads as `/`.
-fn base64_runs(text: &[u8], mut each: impl FnMut(&[(u8, Range<usize>)])) {
+/// few of them decode to anything). A `\/` escape reads as `/`. Only `segments` of the text are
+/// walked ([`Candidates::base64`]): no run starts elsewhere, and none reads across their ends.
+pub(super) fn base64_runs(
+    text: &[u8],
+    segments: &[Range<usize>],
+    mut each: impl FnMut(&[(u8, Range<usize>)]),
+) {
     let chunk_end = |mut i: usize| {
         while i < text.len() {
             if is_base64(text[i]) {
@@ -26,10 +32,24 @@ fn base64_runs(text: &[u8], mut each: impl FnMut(&[(u8, Range<usize>)])) {
         i
     };
     let mut run: Vec<(u8, Range<usize>)> = Vec::new();
-    let mut i = 0;
+    for segment in segments {
+        walk_segment(text, segment, &chunk_end, &mut run, &mut each);
+    }
+}
+
+/// The walk of [`base64_runs`] over one segment, which starts at the text's start or after a
+/// byte the walk steps over on its own (so nothing before it changes what the walk does).
+fn walk_segment(
+    text: &[u8],
+    segment: &Range<usize>,
+    chunk_end: &impl Fn(usize) -> usize,
+    run: &mut Vec<(u8, Range<usize>)>,
+    each: &mut impl FnMut(&[(u8, Range<usize>)]),
+) {
+    let mut i = segment.start;
     // Whether `i` follows an escape: a run may start there whatever byte precedes it.
     let mut after_escape = false;
-    while i < text.len() {
+    while i < segment.end {
         if !is_base64(text[i]) {
             i += 1;
             after_escape = false;
@@ -92,7 +112,7 @@ fn base64_runs(text: &[u8], mut each: impl FnMut(&[(u8, Range<usize>)])) {
             i += 1;
         }
         if !text.get(i).is_some_and(u8::is_ascii_alphanumeric) {
-            each(&run);
+            each(run);
         }
         while i < text.len() && is_token(text[i]) {
             i += 1;
@@ -110,7 +130,7 @@ fn is_text(bytes: &[u8]) -> bool {
 
 /// The base64 runs of `text` that decode to text (or to a private key), and those of hex
 /// digits that do, decoded.
-pub(super) fn base64_views(text: &[u8]) -> Vec<View> {
+pub(super) fn base64_views(text: &[u8], found: &Candidates) -> Vec<View> {
     static ENCODINGS: OnceLock<[data_encoding::Encoding; 2]> = OnceLock::new();
     let [standard, url_safe] = ENCODINGS.get_or_init(|| {
         [data_encoding::BASE64_NOPAD, data_encoding::BASE64URL_NOPAD].map(|e| {
@@ -121,7 +141,7 @@ pub(super) fn base64_views(text: &[u8]) -> Vec<View> {
     });
     let mut out = Vec::new();
     let mut chars = Vec::new();
-    base64_runs(text, |run| {
+    base64_runs(text, &found.base64, |run| {
         chars.clear();
         chars.extend(run.iter().map(|(c, _)| *c));
         if chars.len().is_multiple_of(2) && chars.iter().all(u8::is_ascii_hexdigit) {
@@ -195,12 +215,16 @@ fn hex_view(pairs: &[(u8, u8, Range<usize>)]) -> Option<View> {
 }
 
 /// The runs of `\x41` escapes of `text` (raw, or inside a JSON string as `\\x41`) that decode
-/// to text, decoded. (Plain hex runs are read with the base64 runs.)
-pub(super) fn hex_views(text: &[u8]) -> Vec<View> {
+/// to text, decoded. (Plain hex runs are read with the base64 runs.) `found` has where each
+/// `\x` is.
+pub(super) fn hex_views(text: &[u8], found: &Candidates) -> Vec<View> {
     let mut out = Vec::new();
     // `\x41\x42...`, raw or inside a JSON string (`\\x41`).
     let mut i = 0;
-    while let Some(at) = memchr::memmem::find(&text[i..], b"\\x").map(|p| i + p) {
+    for &at in &found.hex_escape {
+        if at < i {
+            continue;
+        }
         let mut pairs = Vec::new();
         let mut j = at;
         loop {
@@ -246,11 +270,12 @@ fn is_url(b: u8) -> bool {
         )
 }
 
-/// The URL-encoded runs of `text` (holding `%XX` escapes), decoded.
-pub(super) fn percent_views(text: &[u8]) -> Vec<View> {
+/// The URL-encoded runs of `text` (holding `%XX` escapes), decoded. `found` has where each `%`
+/// is.
+pub(super) fn percent_views(text: &[u8], found: &Candidates) -> Vec<View> {
     let mut out = Vec::new();
     let mut end = 0;
-    for at in memchr::memchr_iter(b'%', text) {
+    for &at in &found.percent {
         if at < end
             || !(text.get(at + 1).is_some_and(u8::is_ascii_hexdigit)
                 && text.get(at + 2).is_some_and(u8::is_ascii_hexdigit))

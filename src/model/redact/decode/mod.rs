@@ -20,8 +20,9 @@
 //! invisible character between token characters, a quote-joining operator or a line break
 //! between token characters, a JSON string ending and the next starting with token
 //! characters), so the candidates can join the single pass of a multi-pattern automaton that
-//! finds the rules' matches. Ordinary text comes out byte-identical: only a secret a rule finds
-//! in a view changes anything.
+//! finds the rules' matches. The candidates of the decoded views and the bare AWS keys are
+//! found in one read of the text ([`scan::candidates`]). Ordinary text comes out
+//! byte-identical: only a secret a rule finds in a view changes anything.
 
 use std::ops::Range;
 
@@ -30,12 +31,16 @@ use super::rules::Builtin;
 
 mod encoded;
 mod joined;
+mod scan;
 mod shapes;
 mod strings;
+#[cfg(test)]
+mod tests;
 
 use encoded::{base64_views, hex_views, percent_views};
 use joined::{adjacent_string_views, concatenation_views, invisible_views, line_views};
-use shapes::{bare_aws_secrets, is_private_key};
+use scan::{candidates, Candidates};
+use shapes::is_private_key;
 use strings::nested_json_views;
 
 /// How many times a decoded text is decoded again.
@@ -131,10 +136,21 @@ pub(super) fn redact_hidden(text: &[u8], kind: Views) -> Option<(Vec<u8>, usize)
     }
     let mut budget = 4 * text.len() + (64 << 10);
     let mut secrets = Vec::new();
+    let mut found = None;
     if kind == Views::Decoded {
-        secrets = bare_aws_secrets(text);
+        let scanned = candidates(text);
+        secrets.clone_from(&scanned.aws);
+        found = Some(scanned);
     }
-    let count = secrets.len() + hidden(text, kind, MAX_DEPTH, &mut budget, &mut secrets);
+    let count = secrets.len()
+        + hidden(
+            text,
+            kind,
+            found.as_ref(),
+            MAX_DEPTH,
+            &mut budget,
+            &mut secrets,
+        );
     replace_ranges(text, &merge(secrets)).map(|t| (t, count))
 }
 
@@ -198,23 +214,26 @@ fn rule_spans(views: &[(View, Made)]) -> Vec<Vec<Range<usize>>> {
 }
 
 /// Adds to `out` the ranges of `text` that hold secrets only its views show; returns how many
-/// secrets. `depth` is how many more decodings a view may go through.
+/// secrets. `depth` is how many more decodings a view may go through; `found` is what
+/// [`candidates`] found in `text`, which a `kind` but [`Views::Joined`] needs.
 fn hidden(
     text: &[u8],
     kind: Views,
+    found: Option<&Candidates>,
     depth: usize,
     budget: &mut usize,
     out: &mut Vec<Range<usize>>,
 ) -> usize {
-    let views = views(text, kind, budget);
+    let views = views(text, kind, found, budget);
     if views.is_empty() {
         return 0;
     }
     let mut count = 0;
     for ((view, made), spans) in views.iter().zip(rule_spans(&views)) {
         let mut found = spans;
-        if *made != Made::Joined {
-            found.extend(bare_aws_secrets(&view.text));
+        let scanned = (*made != Made::Joined).then(|| candidates(&view.text));
+        if let Some(scanned) = &scanned {
+            found.extend_from_slice(&scanned.aws);
         }
         // A secret in a view that takes out or joins counts only where it crosses a seam (or
         // an invisible character): elsewhere the text shows it as the view does. A decoded
@@ -224,7 +243,14 @@ fn hidden(
         } else if is_private_key(&view.text) {
             found.push(0..view.text.len());
         } else if depth > 1 {
-            hidden(&view.text, Views::Nested, depth - 1, budget, &mut found);
+            hidden(
+                &view.text,
+                Views::Nested,
+                scanned.as_ref(),
+                depth - 1,
+                budget,
+                &mut found,
+            );
         }
         for s in merge(found) {
             count += 1;
@@ -235,15 +261,22 @@ fn hidden(
 }
 
 /// The views of `text` of `kind` worth running the rules over, each with what it did, within
-/// `budget` bytes of views.
-fn views(text: &[u8], kind: Views, budget: &mut usize) -> Vec<(View, Made)> {
+/// `budget` bytes of views; `found` is what [`candidates`] found in `text` (needed but for
+/// [`Views::Joined`]).
+fn views(
+    text: &[u8],
+    kind: Views,
+    found: Option<&Candidates>,
+    budget: &mut usize,
+) -> Vec<(View, Made)> {
     let mut all: Vec<(View, Made)> = Vec::new();
     if kind != Views::Joined {
+        let found = found.expect("the candidates of a text whose decoded views are read");
         let decoded = [
-            base64_views(text),
-            hex_views(text),
-            percent_views(text),
-            nested_json_views(text),
+            base64_views(text, found),
+            hex_views(text, found),
+            percent_views(text, found),
+            nested_json_views(text, found),
         ];
         all.extend(decoded.into_iter().flatten().map(|v| (v, Made::Decoded)));
     }

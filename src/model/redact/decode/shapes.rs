@@ -24,47 +24,34 @@ pub(super) fn is_private_key(bytes: &[u8]) -> bool {
     bytes.len() >= 32 && matches!(header, [0x02, 0x01, 0x00 | 0x01, 0x02 | 0x30 | 0x04, ..])
 }
 
-/// Bare AWS secret access keys: tokens of exactly 40 characters of `[A-Za-z0-9/+]` with upper
-/// and lower case letters and digits, few `/` and `+`, not all hex, and random (high entropy).
-pub(super) fn bare_aws_secrets(text: &[u8]) -> Vec<Range<usize>> {
-    let mut out = Vec::new();
-    let is_key = |b: u8| b.is_ascii_alphanumeric() || b == b'/' || b == b'+';
-    let mut i = 0;
-    while i < text.len() {
-        if !is_key(text[i]) {
-            i += 1;
-            continue;
-        }
-        // An escape, at any depth of nesting (`\n`, `\\n`, `\u005f`), starts no key.
-        let after_backslash = i > 0 && text[i - 1] == b'\\';
-        let start = match text[i] {
-            b'u' if after_backslash
-                && text
-                    .get(i + 1..i + 5)
-                    .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) =>
-            {
-                i + 5
-            }
-            b'n' | b'r' | b't' | b'b' | b'f' | b'u' if after_backslash => i + 1,
-            _ => i,
-        };
-        let mut end = start;
-        while end < text.len() && is_key(text[end]) {
-            end += 1;
-        }
-        let word = |b: &u8| b.is_ascii_alphanumeric() || b"_-+/.".contains(b);
-        let t = &text[start..end.max(start)];
-        if t.len() == 40
-            && (start > i || start == 0 || !word(&text[start - 1]))
-            && !text.get(end).is_some_and(|b| word(b) || *b == b'=')
-            && looks_random_key(t)
-            && memchr::memmem::find(t, PLACEHOLDER.as_bytes()).is_none()
+/// The bare AWS secret access key the maximal run `text[run]` of `[A-Za-z0-9/+]` is, if it is
+/// one: exactly 40 of those characters (after an escape's letter: `\n`, `\u005f`) with upper and
+/// lower case letters and digits, few `/` and `+`, not all hex, and random (high entropy).
+/// [`super::scan::candidates`] finds the runs.
+pub(super) fn aws_key(text: &[u8], run: Range<usize>) -> Option<Range<usize>> {
+    let i = run.start;
+    // An escape, at any depth of nesting (`\n`, `\\n`, `\u005f`), starts no key.
+    let after_backslash = i > 0 && text[i - 1] == b'\\';
+    let start = match text[i] {
+        b'u' if after_backslash
+            && text
+                .get(i + 1..i + 5)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) =>
         {
-            out.push(start..end);
+            i + 5
         }
-        i = end.max(i + 1);
-    }
-    out
+        b'n' | b'r' | b't' | b'b' | b'f' | b'u' if after_backslash => i + 1,
+        _ => i,
+    };
+    let end = run.end;
+    let word = |b: &u8| b.is_ascii_alphanumeric() || b"_-+/.".contains(b);
+    let t = &text[start..end];
+    (t.len() == 40
+        && (start > i || start == 0 || !word(&text[start - 1]))
+        && !text.get(end).is_some_and(|b| word(b) || *b == b'=')
+        && looks_random_key(t)
+        && memchr::memmem::find(t, PLACEHOLDER.as_bytes()).is_none())
+    .then_some(start..end)
 }
 
 fn looks_random_key(t: &[u8]) -> bool {

@@ -2,13 +2,15 @@
 
 use std::ops::Range;
 
+use super::scan::Candidates;
 use super::View;
 
 /// The JSON string literals of `text` that hold a string nested two strings deep (`\\\"`),
-/// each decoded once, so the rules for strings one level deep see it.
-pub(super) fn nested_json_views(text: &[u8]) -> Vec<View> {
+/// each decoded once, so the rules for strings one level deep see it. `found` tells whether
+/// the text holds one.
+pub(super) fn nested_json_views(text: &[u8], found: &Candidates) -> Vec<View> {
     let mut out = Vec::new();
-    if memchr::memmem::find(text, b"\\\\\\\"").is_none() {
+    if !found.nested_quote {
         return out;
     }
     for literal in string_literals(text) {
