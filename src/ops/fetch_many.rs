@@ -492,7 +492,7 @@ pub fn run(
         }
     }
     if req.filter.is_none() {
-        fill_writes_cache(repo, &outcomes);
+        fill_writes_cache(repo, &outcomes, req.all);
     }
     Ok(Report {
         outcomes,
@@ -502,15 +502,21 @@ pub fn run(
 }
 
 /// Makes the writes cache's entries of the checkpoints just fetched (docs/format.md, "The
-/// writes cache"), within [`FETCH_FILL_BUDGET`] bytes of transcripts and the first
-/// [`FETCH_FILL_CHECKPOINTS`] checkpoints, so that the first `blame` after the fetch reads no
-/// transcript. Not in a partial clone, whose transcripts a filtered fetch leaves out (reading
+/// writes cache"), and with `all` (`--all`) then of those already here that lack them (the v1
+/// branch a `git clone` brought), within [`FETCH_FILL_BUDGET`] bytes of transcripts and the
+/// first [`FETCH_FILL_CHECKPOINTS`] checkpoints, so that the first `blame` after the fetch reads
+/// no transcript. Not in a partial clone, whose transcripts a filtered fetch leaves out (reading
 /// them here would ask the promisor remote). Never fails, nor slows, the fetch beyond that
 /// budget: anything that cannot be read is only logged.
-fn fill_writes_cache(repo: &Repo, outcomes: &[Outcome]) {
-    let ids: Vec<CheckpointId> = outcomes
-        .iter()
-        .filter(|o| o.status == Status::Fetched && !o.partial)
+fn fill_writes_cache(repo: &Repo, outcomes: &[Outcome], all: bool) {
+    let with = |status: Status| {
+        outcomes
+            .iter()
+            .filter(move |o| o.status == status && !o.partial)
+    };
+    let present = with(Status::Present).filter(|_| all);
+    let ids: Vec<CheckpointId> = with(Status::Fetched)
+        .chain(present)
         .filter_map(|o| CheckpointId::parse(&o.checkpoint_id).ok())
         .take(FETCH_FILL_CHECKPOINTS)
         .collect();

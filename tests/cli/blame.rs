@@ -619,6 +619,19 @@ fn fetched_checkpoints_are_blamed_without_reading_their_transcripts() {
 }
 
 #[test]
+fn entire_fetch_all_fills_the_cache_for_the_v1_branch_a_git_fetch_brought() {
+    // A full `git clone` brings the v1 branch as a remote-tracking branch: its checkpoints are
+    // here without any fetch of ours, and `entire-fetch --all` makes their entries.
+    let env = TestEnv::new();
+    let (_, clone) = remote_and_clone(&env, Store::Branch);
+    let spec = "entire/checkpoints/v1:refs/remotes/origin/entire/checkpoints/v1";
+    env.git_in(&clone, &["fetch", "-q", "origin", spec]);
+    let out = env.fetch_in(&clone, &["--all", "origin"]);
+    assert_code(&out, 0, "entire-fetch --all");
+    blamed_without_transcripts(&env, Store::Branch, &clone);
+}
+
+#[test]
 fn a_writes_cache_that_cannot_be_written_fails_neither_the_write_nor_the_fetch() {
     let env = TestEnv::new();
     let (_, clone) = remote_and_clone(&env, Store::Refs);
