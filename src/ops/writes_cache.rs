@@ -191,7 +191,10 @@ impl WritesCache {
                 continue;
             };
             for dir in &cp.session_dirs {
-                if self.get(&cp.tree, dir).is_some() {
+                // Only whether an entry is there: parsing every entry would cost each fetch of a
+                // filled repository what a warm `blame` costs (an entry of another extractor
+                // version is made again by `blame`).
+                if self.path(&cp.tree, dir).exists() {
                     continue;
                 }
                 if filled.bytes >= budget {
