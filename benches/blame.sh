@@ -58,8 +58,9 @@ EOF
 wc -l big.go
 git entire-checkpoint blame big.go --no-fetch --json | python3 -c "
 import json, sys; d = json.load(sys.stdin); print('labels:', d['counts'], 'checkpoints:', len(d['checkpoints']))"
-# warm: the writes cache filled by the warm-up rounds (a repeated blame); cold: the cache removed
-# before every run (the first blame after the checkpoints arrive). `git blame --porcelain`
+# warm: the writes cache as the writes filled it (the first blame after a write, and every
+# repeated one); cold: the cache removed before every run (checkpoints that arrived without a
+# fill: a git clone, or a fetch past its budget). `git blame --porcelain`
 # (what our blame runs) is shown for reference.
 python3 "$ROOT/benches/paired.py" --runs "$RUNS" --warmup 2 \
     --prepare "cold=rm -rf .git/entire/writes-cache" \

@@ -545,6 +545,8 @@ fn condense_into(
     }
     let subject = message.lines().next().unwrap_or("").trim().to_owned();
     let branch = repo.current_branch().unwrap_or_default();
+    // Each session's transcript as written, for the writes cache once all are in.
+    let mut written_transcripts = Vec::new();
     for state in pending {
         let Ok(sid) = SessionId::parse(&state.session_id) else {
             continue;
@@ -620,6 +622,9 @@ fn condense_into(
                 };
                 let written = topo.write_session(w)?;
                 report.warnings.extend(written.warnings());
+                if let Some(t) = written.transcript {
+                    written_transcripts.push((sid.to_string(), t));
+                }
                 Ok(lines)
             },
         )?;
@@ -635,6 +640,11 @@ fn condense_into(
                 .push((sid.to_string(), crate::base::error::error_chain(&e))),
         }
     }
+    crate::ops::writes_cache::WritesCache::in_common_dir(repo.common_dir()).remember_written(
+        topo,
+        id,
+        &written_transcripts,
+    );
     Ok(report)
 }
 

@@ -17,6 +17,7 @@ use crate::git::refname::CheckpointRef;
 use crate::git::repo::{Repo, RepoError};
 use crate::git::url::{self, Remote, RemoteError};
 use crate::model::trailers::{checkpoint_trailers, ignored_notice, TrailerValue};
+use crate::ops::writes_cache::{WritesCache, FETCH_FILL_BUDGET, FETCH_FILL_CHECKPOINTS};
 use crate::remote::checkpoint_remote::{self, CheckpointRemoteError};
 use crate::remote::fetch::{Fetched, Fetcher};
 use crate::remote::misses::Misses;
@@ -25,6 +26,7 @@ use crate::store::branch::GitBranchStore;
 use crate::store::on_demand::FetchError;
 use crate::store::refs::GitRefsStore;
 use crate::store::{CheckpointReader, StoreError};
+use crate::topology::Topology;
 
 pub use crate::remote::fetch::FetchFilter;
 
@@ -489,11 +491,61 @@ pub fn run(
             ));
         }
     }
+    if req.filter.is_none() {
+        fill_writes_cache(repo, &outcomes, req.all);
+    }
     Ok(Report {
         outcomes,
         transport_error,
         named: req.ids.clone(),
     })
+}
+
+/// Makes the writes cache's entries of the checkpoints just fetched (docs/format.md, "The
+/// writes cache"), and with `all` (`--all`) then of those already here that lack them (the v1
+/// branch a `git clone` brought), within [`FETCH_FILL_BUDGET`] bytes of transcripts and the
+/// first [`FETCH_FILL_CHECKPOINTS`] checkpoints, so that the first `blame` after the fetch reads
+/// no transcript. Not in a partial clone, whose transcripts a filtered fetch leaves out (reading
+/// them here would ask the promisor remote). Never fails, nor slows, the fetch beyond that
+/// budget: anything that cannot be read is only logged.
+fn fill_writes_cache(repo: &Repo, outcomes: &[Outcome], all: bool) {
+    let with = |status: Status| {
+        outcomes
+            .iter()
+            .filter(move |o| o.status == status && !o.partial)
+    };
+    let present = with(Status::Present).filter(|_| all);
+    let ids: Vec<CheckpointId> = with(Status::Fetched)
+        .chain(present)
+        .filter_map(|o| CheckpointId::parse(&o.checkpoint_id).ok())
+        .take(FETCH_FILL_CHECKPOINTS)
+        .collect();
+    if ids.is_empty() || repo.promisor_remote().is_some() {
+        return;
+    }
+    let topo = match Topology::open(repo) {
+        Ok(topo) => topo,
+        Err(e) => {
+            log::info!("writes cache: not filled after the fetch: {e}");
+            return;
+        }
+    };
+    let filled = WritesCache::in_common_dir(repo.common_dir()).fill(
+        &topo,
+        &repo.location(),
+        &ids,
+        FETCH_FILL_BUDGET,
+    );
+    log::info!(
+        "writes cache: {} entries made after the fetch, from {} transcript bytes{}",
+        filled.entries,
+        filled.bytes,
+        if filled.stopped {
+            " (budget reached: the rest are made by the first blame)"
+        } else {
+            ""
+        }
+    );
 }
 
 /// Fetches the canonical refs of `ids` in chunks, then, in one more fetch per chunk, the

@@ -27,6 +27,7 @@ use crate::model::documents::{TokenUsage, DEFAULT_STRATEGY};
 use crate::model::redact;
 use crate::ops::capture::{agent_command_output, export_of, LiveRead};
 use crate::ops::session::{SessionError, SessionStore};
+use crate::ops::writes_cache::WritesCache;
 use crate::store::{SessionWrite, StoreError};
 use crate::topology::{Topology, TopologyError};
 
@@ -527,7 +528,10 @@ fn write(
         kind: "imported".to_owned(),
         linked_commits: c.found.commits,
     };
-    let report = topo.write_session(w)?;
+    let session_id = w.session_id.to_string();
+    let mut report = topo.write_session(w)?;
+    let cache = WritesCache::in_common_dir(repo.common_dir());
+    cache.remember_write(topo, &id, session_id, &mut report);
     Ok((id.to_string(), report.warnings()))
 }
 

@@ -15,6 +15,7 @@ use crate::git::repo::Repo;
 use crate::model::documents::TokenUsage;
 use crate::model::redact;
 use crate::ops::session::{Record, SessionError, SessionState, SessionStore};
+use crate::ops::writes_cache::WritesCache;
 use crate::store::{Backfill, SessionWrite};
 use crate::topology::{Topology, TopologyError};
 
@@ -218,7 +219,10 @@ pub fn write(
         kind: String::new(),
         linked_commits: Vec::new(),
     };
-    let report = topo.write_session(w)?;
+    let session_id = w.session_id.to_string();
+    let mut report = topo.write_session(w)?;
+    let cache = WritesCache::in_common_dir(repo.common_dir());
+    cache.remember_write(topo, &id, session_id, &mut report);
     Ok(Written {
         id,
         changed: report.outcome.changed,

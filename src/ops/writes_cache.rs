@@ -2,6 +2,12 @@
 //! locally so that a repeated `blame` or `why` reads one small file per session instead of
 //! inflating and scanning the transcript (docs/format.md, "The writes cache").
 //!
+//! Entries are made where a transcript passes anyway, so that the first `blame` after a
+//! checkpoint arrives costs what the next does: when a session is written (from the transcript
+//! in hand: [`WritesCache::remember_written`]), when checkpoints are fetched
+//! ([`WritesCache::fill`], bounded by a byte budget), and by `blame` and `why` themselves for
+//! what neither made.
+//!
 //! A cache, never the source of truth. An entry is named by a hash of the checkpoint's tree id
 //! and the session's directory, so it is only ever found for exactly the transcript bytes it was
 //! computed from (a tree id names its whole content). An entry of another
@@ -17,13 +23,37 @@ use sha2::{Digest, Sha256};
 
 use crate::agents::{self, AgentWrites};
 use crate::base::fs::{read_cache_file, write_cache_file};
+use crate::base::id::CheckpointId;
+use crate::git::repo::RepoLocation;
 use crate::model::transcript::TRANSCRIPT_FILE;
+use crate::store::content::ContentReader;
 use crate::store::{Checkpoint, CheckpointFiles, StoreError};
+use crate::topology::{Topology, WriteReport};
 
 /// The cache's directory, in `<git common dir>/entire/`.
 pub const CACHE_DIR: &str = "writes-cache";
 /// The largest entry read or written; the writes of a larger one are extracted every time.
 const MAX_BYTES: u64 = 16 << 20;
+
+/// The most transcript bytes one fetch reads to fill the cache ([`WritesCache::fill`]): about
+/// 0.1 s of inflating and extracting on this project's benchmark machine. What a larger fetch
+/// brings beyond it is extracted by the first `blame` that needs it, as before.
+pub const FETCH_FILL_BUDGET: u64 = 64 << 20;
+
+/// The most checkpoints one fetch fills the cache for (each is read: its documents and tree);
+/// a larger fetch (`--all` of a busy remote) leaves the rest to the first `blame`.
+pub const FETCH_FILL_CHECKPOINTS: usize = 1000;
+
+/// What [`WritesCache::fill`] did.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Filled {
+    /// Entries made (each written unless the cache directory cannot be).
+    pub entries: usize,
+    /// Transcript bytes read for them.
+    pub bytes: u64,
+    /// Whether the budget ran out before every session had an entry.
+    pub stopped: bool,
+}
 
 /// One entry: borrowed when written (`Entry<&str, &AgentWrites>`), owned when read, so that
 /// writing one copies nothing.
@@ -98,6 +128,100 @@ impl WritesCache {
         Ok(Some(writes))
     }
 
+    /// Makes the entries of the sessions just written to checkpoint `id`, each
+    /// `(session ID, transcript as written)`: redacted, the bytes a reader gets. Called once
+    /// after every session of one write is written, since each write changes the checkpoint's
+    /// tree, which names the entries. Best effort, like [`WritesCache::put`]: a checkpoint that
+    /// cannot be read back leaves the entries to the first `blame`. Other sessions of the
+    /// checkpoint, written before, lose their entries (the tree changed) until `blame` or a
+    /// fetch makes them again.
+    pub fn remember_written(
+        &self,
+        topo: &Topology<'_>,
+        id: &CheckpointId,
+        written: &[(String, Vec<u8>)],
+    ) {
+        if written.is_empty() {
+            return;
+        }
+        let Some(cp) = read_logged(topo, id) else {
+            return;
+        };
+        for (session_id, transcript) in written {
+            if let Some(slot) = cp.sessions.iter().position(|s| s.session_id == *session_id) {
+                self.put(
+                    &cp.tree,
+                    &cp.session_dirs[slot],
+                    &agents::extract(transcript),
+                );
+            }
+        }
+    }
+
+    /// [`WritesCache::remember_written`] of the one session `session_id` a write wrote to
+    /// checkpoint `id`, its transcript taken from `report`.
+    pub fn remember_write(
+        &self,
+        topo: &Topology<'_>,
+        id: &CheckpointId,
+        session_id: String,
+        report: &mut WriteReport,
+    ) {
+        if let Some(transcript) = report.transcript.take() {
+            self.remember_written(topo, id, &[(session_id, transcript)]);
+        }
+    }
+
+    /// Makes the entries the sessions of the checkpoints `ids` lack (those just fetched), until
+    /// `budget` bytes of transcripts have been read. Transcripts are read from the objects held
+    /// here, through a handle of their own opened at `location`, never from the network: a blob
+    /// a partial clone lacks is skipped, as is anything that cannot be read (logged). Never
+    /// fails: the cache only saves later work.
+    pub fn fill(
+        &self,
+        topo: &Topology<'_>,
+        location: &RepoLocation,
+        ids: &[CheckpointId],
+        budget: u64,
+    ) -> Filled {
+        let mut filled = Filled::default();
+        let mut reader = None;
+        for id in ids {
+            let Some(cp) = read_logged(topo, id) else {
+                continue;
+            };
+            for dir in &cp.session_dirs {
+                // Only whether an entry is there: parsing every entry would cost each fetch of a
+                // filled repository what a warm `blame` costs (an entry of another extractor
+                // version is made again by `blame`).
+                if self.path(&cp.tree, dir).exists() {
+                    continue;
+                }
+                if filled.bytes >= budget {
+                    filled.stopped = true;
+                    return filled;
+                }
+                let reader = reader.get_or_insert_with(|| ContentReader::open(location));
+                let bytes = match reader {
+                    Ok(r) => r.read_file(id, &cp.tree, &format!("{dir}/{TRANSCRIPT_FILE}")),
+                    Err(e) => {
+                        log::info!("writes cache: not filled: {e}");
+                        return filled;
+                    }
+                };
+                match bytes {
+                    Ok(bytes) => {
+                        filled.bytes += bytes.len() as u64;
+                        filled.entries += 1;
+                        self.put(&cp.tree, dir, &agents::extract(&bytes));
+                    }
+                    Err(e) => log::info!("writes cache: {id} session {dir} not filled: {e}"),
+                }
+            }
+        }
+        filled
+    }
+
     /// Remembers `writes` for that transcript. Best effort: an entry that cannot be written only
     /// makes the next read slower.
     pub fn put(&self, tree: &str, dir: &str, writes: &AgentWrites) {
@@ -123,6 +247,14 @@ impl WritesCache {
             );
         }
     }
+}
+
+/// Checkpoint `id`, when it can be read; why not is only logged (the cache is best effort).
+fn read_logged(topo: &Topology<'_>, id: &CheckpointId) -> Option<Checkpoint> {
+    topo.read(id)
+        .map_err(|e| log::info!("writes cache: checkpoint {id} not read: {e}"))
+        .ok()
+        .flatten()
 }
 
 #[cfg(test)]

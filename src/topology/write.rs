@@ -12,6 +12,10 @@ pub struct WriteReport {
     pub outcome: WriteOutcome,
     /// `(mirror name, error)` for each mirror write that failed.
     pub mirror_failures: Vec<(String, StoreError)>,
+    /// The session's transcript as written (redacted), when the write had one: what a reader
+    /// of the checkpoint gets, so that what is derived from it can be kept without reading it
+    /// back. `None` for a backfill.
+    pub transcript: Option<Vec<u8>>,
 }
 
 impl WriteReport {
@@ -43,16 +47,16 @@ impl<'r> Topology<'r> {
     pub fn write_session(&self, mut w: SessionWrite) -> Result<WriteReport, TopologyError> {
         self.check_writable()?;
         self.redact_write(&mut w);
-        let w = &w;
-        let outcome = self.primary_writer().write_session(w)?;
+        let outcome = self.primary_writer().write_session(&w)?;
         let mirror_failures = self
             .mirrors
             .iter()
-            .filter_map(|m| m.write_session(w).err().map(|e| (m.name().to_owned(), e)))
+            .filter_map(|m| m.write_session(&w).err().map(|e| (m.name().to_owned(), e)))
             .collect();
         Ok(WriteReport {
             outcome,
             mirror_failures,
+            transcript: w.transcript,
         })
     }
 
@@ -83,6 +87,7 @@ impl<'r> Topology<'r> {
                     return Ok(WriteReport {
                         outcome,
                         mirror_failures,
+                        transcript: None,
                     });
                 }
                 Err(e @ StoreError::NotFound { .. }) if i + 1 < order.len() => last = Some(e),

@@ -314,8 +314,10 @@ fn transcript_blob(env: &TestEnv, id: &str) -> String {
     env.git(&["rev-parse", &spec]).trim().to_owned()
 }
 
-/// Deletes loose object `blob` from the repository, as a snapshot that left it out would lack it.
+/// Deletes loose object `blob` from the repository, as a snapshot that left it out would lack it
+/// (and the writes cache, which a snapshot does not carry: the writes made it).
 fn remove_loose(env: &TestEnv, blob: &str) {
+    std::fs::remove_dir_all(env.repo().join(".git/entire/writes-cache")).unwrap();
     let loose = env
         .common_dir_in(env.repo())
         .join("objects")
@@ -504,7 +506,8 @@ fn a_second_blame_reads_the_writes_cache_and_a_damaged_entry_is_ignored() {
     for store in Store::ALL {
         let env = TestEnv::new();
         history(&env, store);
-        assert!(cache_entries(&env).is_empty());
+        // The writes made the entries; blame makes them again when they are gone.
+        std::fs::remove_dir_all(env.repo().join(".git/entire/writes-cache")).unwrap();
         let first = env.ok_json(store, &["blame", FILE, "--json"]);
         assert_eq!(labels(&first), owned(ALL_LABELS), "{store:?}: {first:#}");
         // One entry per session transcript read: the Claude and the Codex session.
@@ -549,6 +552,112 @@ fn a_second_blame_reads_the_writes_cache_and_a_damaged_entry_is_ignored() {
         std::fs::remove_dir_all(env.repo().join(".git/entire/writes-cache")).unwrap();
         assert_eq!(env.ok_json(store, &["blame", FILE, "--json"]), first);
     }
+}
+
+/// The blob of `transcript` as stored (no secret in it: redaction leaves it as it is).
+fn blob_of(env: &TestEnv, transcript: &str) -> String {
+    let file = env.input_file("blob-of.jsonl", transcript.as_bytes());
+    env.git(&["hash-object", file.to_str().unwrap()])
+        .trim()
+        .to_owned()
+}
+
+/// Deletes the loose objects of the transcripts of [`history`] from the repository at `dir`:
+/// a blame that labels the agent's lines after that read none of them.
+fn remove_transcripts(env: &TestEnv, dir: &Path) {
+    for transcript in [CLAUDE, CODEX] {
+        let blob = blob_of(env, transcript);
+        let loose = env
+            .common_dir_in(dir)
+            .join("objects")
+            .join(&blob[..2])
+            .join(&blob[2..]);
+        std::fs::remove_file(&loose).expect("the transcript is a loose object");
+    }
+}
+
+/// Deletes the transcripts of [`history`] from the repository at `dir` ([`remove_transcripts`]),
+/// then checks that `blame` there labels every line as when it read them, with no warning.
+fn blamed_without_transcripts(env: &TestEnv, store: Store, dir: &Path) {
+    remove_transcripts(env, dir);
+    let out = env.run_in(store, dir, &["blame", FILE, "--json", "--no-fetch"]);
+    let err = assert_code(&out, 0, "blame without the transcripts");
+    let json = parse_json(&out.stdout);
+    assert_eq!(labels(&json), owned(ALL_LABELS), "{store:?}: {err}");
+    assert_eq!(
+        json["warnings"],
+        serde_json::json!([]),
+        "{store:?}: {json:#}"
+    );
+}
+
+#[test]
+fn a_written_checkpoint_is_blamed_without_reading_its_transcript() {
+    // The write had the transcript in hand and kept what blame needs of it: the first blame
+    // costs what the next does.
+    for store in Store::ALL {
+        let env = TestEnv::new();
+        history(&env, store);
+        assert_eq!(
+            cache_entries(&env).len(),
+            2,
+            "{store:?}: one entry per session"
+        );
+        blamed_without_transcripts(&env, store, env.repo());
+    }
+}
+
+#[test]
+fn fetched_checkpoints_are_blamed_without_reading_their_transcripts() {
+    for store in Store::ALL {
+        let env = TestEnv::new();
+        let (_, clone) = remote_and_clone(&env, store);
+        let out = env.fetch_in(&clone, &["origin", HEX_ID, HEX_ID_2]);
+        assert_code(&out, 0, "entire-fetch");
+        blamed_without_transcripts(&env, store, &clone);
+    }
+}
+
+#[test]
+fn entire_fetch_all_fills_the_cache_for_the_v1_branch_a_git_fetch_brought() {
+    // A full `git clone` brings the v1 branch as a remote-tracking branch: its checkpoints are
+    // here without any fetch of ours, and `entire-fetch --all` makes their entries.
+    let env = TestEnv::new();
+    let (_, clone) = remote_and_clone(&env, Store::Branch);
+    let spec = "entire/checkpoints/v1:refs/remotes/origin/entire/checkpoints/v1";
+    env.git_in(&clone, &["fetch", "-q", "origin", spec]);
+    let out = env.fetch_in(&clone, &["--all", "origin"]);
+    assert_code(&out, 0, "entire-fetch --all");
+    blamed_without_transcripts(&env, Store::Branch, &clone);
+}
+
+#[test]
+fn a_writes_cache_that_cannot_be_written_fails_neither_the_write_nor_the_fetch() {
+    let env = TestEnv::new();
+    let (_, clone) = remote_and_clone(&env, Store::Refs);
+    // A file where the cache's directory goes: no entry can be made.
+    let entire = env.common_dir_in(&clone).join("entire");
+    std::fs::create_dir_all(&entire).unwrap();
+    std::fs::write(entire.join("writes-cache"), b"not a directory").unwrap();
+    let out = env.fetch_in(&clone, &["origin", HEX_ID, HEX_ID_2]);
+    assert_code(&out, 0, "entire-fetch with an unwritable writes cache");
+    assert_eq!(env.checkpoint_refs_in(&clone).len(), 2);
+    let out = env.run_in(
+        Store::Refs,
+        &clone,
+        &["blame", FILE, "--json", "--no-fetch"],
+    );
+    let err = assert_code(&out, 0, "blame with an unwritable writes cache");
+    assert_eq!(labels(&parse_json(&out.stdout)), owned(ALL_LABELS), "{err}");
+    // `checkpoint` asserts that the write succeeds.
+    checkpoint(
+        &env,
+        &clone,
+        Store::Refs,
+        "abcdef012345",
+        CLAUDE,
+        "Claude Code",
+    );
 }
 
 /// A teammate's blobless clone (`git clone --filter=blob:none`) blames as a full clone does,

@@ -648,6 +648,24 @@ fn two_pending_sessions_share_one_checkpoint_in_two_slots() {
     sids.sort();
     assert_eq!(sids, ["sess-a", "sess-b"]);
     assert!(!env.exists(Store::Refs, &id, "2"));
+    // The writes cache holds both sessions, each under the checkpoint's final tree
+    // (docs/format.md, "The writes cache"): the first blame reads no transcript.
+    let tree = env.git(&[
+        "rev-parse",
+        &format!("{}^{{tree}}", crate::env::checkpoint_ref(&id)),
+    ]);
+    let cache = env.repo().join(".git/entire/writes-cache");
+    let mut dirs: Vec<String> = std::fs::read_dir(&cache)
+        .unwrap()
+        .map(|e| {
+            let entry: Value =
+                serde_json::from_slice(&std::fs::read(e.unwrap().path()).unwrap()).unwrap();
+            assert_eq!(entry["tree"], tree.trim(), "{entry:#}");
+            entry["dir"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    dirs.sort();
+    assert_eq!(dirs, ["0", "1"]);
 }
 
 #[test]
