@@ -514,10 +514,16 @@ fn fill_writes_cache(repo: &Repo, outcomes: &[Outcome], all: bool) {
             .iter()
             .filter(move |o| o.status == status && !o.partial)
     };
-    let present = with(Status::Present).filter(|_| all);
+    let cache = WritesCache::in_common_dir(repo.common_dir());
+    // A checkpoint here that a fetch already found whole is not read again on every `--all`.
+    let present: Vec<&str> = match all {
+        true => cache.not_known_complete(with(Status::Present).map(|o| o.checkpoint_id.as_str())),
+        false => Vec::new(),
+    };
     let ids: Vec<CheckpointId> = with(Status::Fetched)
+        .map(|o| o.checkpoint_id.as_str())
         .chain(present)
-        .filter_map(|o| CheckpointId::parse(&o.checkpoint_id).ok())
+        .filter_map(|id| CheckpointId::parse(id).ok())
         .take(FETCH_FILL_CHECKPOINTS)
         .collect();
     if ids.is_empty() || repo.promisor_remote().is_some() {
@@ -530,12 +536,7 @@ fn fill_writes_cache(repo: &Repo, outcomes: &[Outcome], all: bool) {
             return;
         }
     };
-    let filled = WritesCache::in_common_dir(repo.common_dir()).fill(
-        &topo,
-        &repo.location(),
-        &ids,
-        FETCH_FILL_BUDGET,
-    );
+    let filled = cache.fill(&topo, &repo.location(), &ids, FETCH_FILL_BUDGET);
     log::info!(
         "writes cache: {} entries made after the fetch, from {} transcript bytes{}",
         filled.entries,

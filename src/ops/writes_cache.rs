@@ -44,6 +44,13 @@ pub const FETCH_FILL_BUDGET: u64 = 64 << 20;
 /// a larger fetch (`--all` of a busy remote) leaves the rest to the first `blame`.
 pub const FETCH_FILL_CHECKPOINTS: usize = 1000;
 
+/// The file, in the cache's directory, naming the checkpoints (one ID a line) a fetch found with
+/// an entry for every session: `entire-fetch --all` looks again only at the others
+/// ([`WritesCache::not_known_complete`]), instead of reading every checkpoint here on each run.
+const COMPLETE_FILE: &str = "complete";
+/// The largest [`COMPLETE_FILE`] read: about 250,000 IDs.
+const COMPLETE_MAX_BYTES: u64 = 8 << 20;
+
 /// What [`WritesCache::fill`] did.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Filled {
@@ -177,6 +184,9 @@ impl WritesCache {
     /// here, through a handle of their own opened at `location`, never from the network: a blob
     /// a partial clone lacks is skipped, as is anything that cannot be read (logged). Never
     /// fails: the cache only saves later work.
+    ///
+    /// The checkpoints found with an entry for every session, or given them, are added to the
+    /// list [`WritesCache::not_known_complete`] reads.
     pub fn fill(
         &self,
         topo: &Topology<'_>,
@@ -184,12 +194,29 @@ impl WritesCache {
         ids: &[CheckpointId],
         budget: u64,
     ) -> Filled {
+        let mut complete = Vec::new();
+        let filled = self.fill_each(topo, location, ids, budget, &mut complete);
+        self.add_complete(&complete);
+        filled
+    }
+
+    /// [`WritesCache::fill`], adding to `complete` each checkpoint that ends with an entry for
+    /// every session.
+    fn fill_each<'i>(
+        &self,
+        topo: &Topology<'_>,
+        location: &RepoLocation,
+        ids: &'i [CheckpointId],
+        budget: u64,
+        complete: &mut Vec<&'i CheckpointId>,
+    ) -> Filled {
         let mut filled = Filled::default();
         let mut reader = None;
         for id in ids {
             let Some(cp) = read_logged(topo, id) else {
                 continue;
             };
+            let mut whole = true;
             for dir in &cp.session_dirs {
                 // Only whether an entry is there: parsing every entry would cost each fetch of a
                 // filled repository what a warm `blame` costs (an entry of another extractor
@@ -215,11 +242,59 @@ impl WritesCache {
                         filled.entries += 1;
                         self.put(&cp.tree, dir, &agents::extract(&bytes));
                     }
-                    Err(e) => log::info!("writes cache: {id} session {dir} not filled: {e}"),
+                    Err(e) => {
+                        whole = false;
+                        log::info!("writes cache: {id} session {dir} not filled: {e}");
+                    }
                 }
+            }
+            if whole {
+                complete.push(id);
             }
         }
         filled
+    }
+
+    /// Those of `ids` no fetch found (or made) whole: with an entry for every session. A
+    /// checkpoint that changes here afterwards is written (its entries made then) or fetched
+    /// (looked at again whatever this says); an entry deleted since is made by the first
+    /// `blame` that needs it.
+    pub fn not_known_complete<'i>(&self, ids: impl Iterator<Item = &'i str>) -> Vec<&'i str> {
+        let known = self.complete_ids();
+        let known: std::collections::HashSet<&str> = known
+            .split(|&b| b == b'\n')
+            .filter_map(|l| std::str::from_utf8(l).ok())
+            .collect();
+        ids.filter(|id| !known.contains(id)).collect()
+    }
+
+    /// The text of [`COMPLETE_FILE`]; empty when it is missing or cannot be read.
+    fn complete_ids(&self) -> Vec<u8> {
+        read_cache_file(&self.dir.join(COMPLETE_FILE), COMPLETE_MAX_BYTES)
+            .ok()
+            .flatten()
+            .unwrap_or_default()
+    }
+
+    /// Adds `ids` to [`COMPLETE_FILE`]. Best effort, like every write of the cache.
+    fn add_complete(&self, ids: &[&CheckpointId]) {
+        if ids.is_empty() {
+            return;
+        }
+        let mut text = self.complete_ids();
+        for id in ids {
+            text.extend_from_slice(id.as_str().as_bytes());
+            text.push(b'\n');
+        }
+        if text.len() as u64 > COMPLETE_MAX_BYTES {
+            return;
+        }
+        let path = self.dir.join(COMPLETE_FILE);
+        if let Err(e) =
+            std::fs::create_dir_all(&self.dir).and_then(|()| write_cache_file(&path, &text))
+        {
+            log::info!("could not write {}: {e}", path.display());
+        }
     }
 
     /// Remembers `writes` for that transcript. Best effort: an entry that cannot be written only

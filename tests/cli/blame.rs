@@ -493,10 +493,17 @@ fn a_checkpoint_whose_session_directory_is_missing_fails_after_the_output() {
 
 /// The entries of the writes cache, as files on disk.
 fn cache_entries(env: &TestEnv) -> Vec<std::path::PathBuf> {
-    let dir = env.repo().join(".git/entire/writes-cache");
+    cache_entries_in(env.repo())
+}
+
+/// The entries of the writes cache of the repository at `dir` (not the list of checkpoints a
+/// fetch found whole, `complete`).
+fn cache_entries_in(dir: &Path) -> Vec<std::path::PathBuf> {
+    let dir = dir.join(".git/entire/writes-cache");
     let mut entries: Vec<_> = std::fs::read_dir(&dir)
         .map(|d| d.map(|e| e.unwrap().path()).collect())
         .unwrap_or_default();
+    entries.retain(|p| !p.ends_with("complete"));
     entries.sort();
     entries
 }
@@ -623,12 +630,43 @@ fn entire_fetch_all_fills_the_cache_for_the_v1_branch_a_git_fetch_brought() {
     // A full `git clone` brings the v1 branch as a remote-tracking branch: its checkpoints are
     // here without any fetch of ours, and `entire-fetch --all` makes their entries.
     let env = TestEnv::new();
-    let (_, clone) = remote_and_clone(&env, Store::Branch);
+    let clone = v1_fetched_by_git_then_all(&env);
+    blamed_without_transcripts(&env, Store::Branch, &clone);
+}
+
+/// A clone of [`remote_and_clone`]'s v1 remote whose branch a `git fetch` brought, then
+/// `entire-fetch --all` run there.
+fn v1_fetched_by_git_then_all(env: &TestEnv) -> std::path::PathBuf {
+    let (_, clone) = remote_and_clone(env, Store::Branch);
     let spec = "entire/checkpoints/v1:refs/remotes/origin/entire/checkpoints/v1";
     env.git_in(&clone, &["fetch", "-q", "origin", spec]);
-    let out = env.fetch_in(&clone, &["--all", "origin"]);
-    assert_code(&out, 0, "entire-fetch --all");
-    blamed_without_transcripts(&env, Store::Branch, &clone);
+    assert_code(&env.fetch_in(&clone, &["--all", "origin"]), 0, "--all");
+    clone
+}
+
+#[test]
+fn entire_fetch_all_reads_a_checkpoint_found_whole_once() {
+    // `--all` after `--all` (a fetch wrapper's every run) does not read every checkpoint here
+    // again: an entry deleted after the first is left to the first blame, which makes it.
+    let env = TestEnv::new();
+    let clone = v1_fetched_by_git_then_all(&env);
+    let entries = cache_entries_in(&clone);
+    assert_eq!(entries.len(), 2, "one entry per session");
+    std::fs::remove_file(&entries[0]).unwrap();
+    assert_code(
+        &env.fetch_in(&clone, &["--all", "origin"]),
+        0,
+        "--all again",
+    );
+    assert_eq!(cache_entries_in(&clone).len(), 1, "not made again by --all");
+    let out = env.run_in(
+        Store::Branch,
+        &clone,
+        &["blame", FILE, "--json", "--no-fetch"],
+    );
+    let err = assert_code(&out, 0, "blame");
+    assert_eq!(labels(&parse_json(&out.stdout)), owned(ALL_LABELS), "{err}");
+    assert_eq!(cache_entries_in(&clone).len(), 2, "made again by blame");
 }
 
 #[test]
