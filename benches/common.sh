@@ -48,8 +48,14 @@ write_objects_of_one_checkpoint() {
 }
 
 # Instructions executed by "$@" and every process it starts (valgrind's callgrind; the scripts
-# that call it source this file with valgrind as TOOL).
+# that call it source this file with valgrind as TOOL). Summed from one profile file per
+# process: a child whose stderr its parent captures (our binaries capture git's) reports its
+# count there, not to the terminal.
 instructions() {
-    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=/dev/null "$@" \
-        2>&1 >/dev/null | awk '/I +refs:/ { gsub(",", "", $NF); s += $NF } END { printf "%.0f\n", s }'
+    local d
+    d="$(mktemp -d)"
+    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$d/%p" "$@" \
+        >/dev/null 2>&1 || true
+    awk '/^(summary|totals):/ { s += $2; nextfile } END { printf "%.0f\n", s }' "$d"/*
+    rm -rf "$d"
 }
