@@ -201,7 +201,7 @@ impl WritesCache {
     }
 
     /// [`WritesCache::fill`], adding to `complete` each checkpoint that ends with an entry for
-    /// every session.
+    /// every session that has a transcript here.
     fn fill_each<'i>(
         &self,
         topo: &Topology<'_>,
@@ -243,7 +243,13 @@ impl WritesCache {
                         self.put(&cp.tree, dir, &agents::extract(&bytes));
                     }
                     Err(e) => {
-                        whole = false;
+                        // No transcript, or its blob absent (not a partial clone: no fetch of
+                        // ours brings it): nothing for a later fetch to make either.
+                        let lasting = matches!(
+                            e,
+                            StoreError::FileNotFound { .. } | StoreError::AbsentBlob { .. }
+                        );
+                        whole &= lasting;
                         log::info!("writes cache: {id} session {dir} not filled: {e}");
                     }
                 }
