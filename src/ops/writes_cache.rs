@@ -266,12 +266,9 @@ impl WritesCache {
     /// (looked at again whatever this says); an entry deleted since is made by the first
     /// `blame` that needs it.
     pub fn not_known_complete<'i>(&self, ids: impl Iterator<Item = &'i str>) -> Vec<&'i str> {
-        let known = self.complete_ids();
-        let known: std::collections::HashSet<&str> = known
-            .split(|&b| b == b'\n')
-            .filter_map(|l| std::str::from_utf8(l).ok())
-            .collect();
-        ids.filter(|id| !known.contains(id)).collect()
+        let text = self.complete_ids();
+        let known = known_ids(&text);
+        ids.filter(|id| !known.contains(id.as_bytes())).collect()
     }
 
     /// The text of [`COMPLETE_FILE`]; empty when it is missing or cannot be read.
@@ -282,14 +279,21 @@ impl WritesCache {
             .unwrap_or_default()
     }
 
-    /// Adds `ids` to [`COMPLETE_FILE`]. Best effort, like every write of the cache.
+    /// Adds to [`COMPLETE_FILE`] those of `ids` it does not name yet (a checkpoint fetched again
+    /// after a change is found whole again). Best effort, like every write of the cache.
     fn add_complete(&self, ids: &[&CheckpointId]) {
-        if ids.is_empty() {
+        let mut text = self.complete_ids();
+        let known = known_ids(&text);
+        let new: Vec<&[u8]> = ids
+            .iter()
+            .map(|id| id.as_str().as_bytes())
+            .filter(|id| !known.contains(id))
+            .collect();
+        if new.is_empty() {
             return;
         }
-        let mut text = self.complete_ids();
-        for id in ids {
-            text.extend_from_slice(id.as_str().as_bytes());
+        for id in new {
+            text.extend_from_slice(id);
             text.push(b'\n');
         }
         if text.len() as u64 > COMPLETE_MAX_BYTES {
@@ -330,6 +334,11 @@ impl WritesCache {
     }
 }
 
+/// The IDs [`COMPLETE_FILE`]'s `text` names, one a line.
+fn known_ids(text: &[u8]) -> std::collections::HashSet<&[u8]> {
+    text.split(|&b| b == b'\n').collect()
+}
+
 /// Checkpoint `id`, when it can be read; why not is only logged (the cache is best effort).
 fn read_logged(topo: &Topology<'_>, id: &CheckpointId) -> Option<Checkpoint> {
     topo.read(id)
@@ -352,6 +361,21 @@ mod tests {
             )
             .as_bytes(),
         )
+    }
+
+    #[test]
+    fn a_checkpoint_found_whole_is_named_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = WritesCache::in_common_dir(dir.path());
+        let a = CheckpointId::parse("01KDYD118RC43K8WPNZ4PBWXPY").unwrap();
+        let b = CheckpointId::parse("0123456789ab").unwrap();
+        let ids = [a.as_str(), b.as_str()];
+        assert_eq!(cache.not_known_complete(ids.into_iter()), ids);
+        cache.add_complete(&[&a]);
+        cache.add_complete(&[&a, &b]);
+        assert!(cache.not_known_complete(ids.into_iter()).is_empty());
+        let text = std::fs::read_to_string(cache.dir.join(COMPLETE_FILE)).unwrap();
+        assert_eq!(text, format!("{a}\n{b}\n"), "each ID once");
     }
 
     #[test]
