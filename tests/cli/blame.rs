@@ -583,14 +583,21 @@ fn remove_transcripts(env: &TestEnv, dir: &Path) {
     }
 }
 
+/// Checks that `blame --no-fetch` of [`FILE`] in the repository at `dir` (`what`) exits 0 and
+/// labels every line of [`history`] as when it read the transcripts; returns its JSON.
+fn blamed_whole(env: &TestEnv, store: Store, dir: &Path, what: &str) -> serde_json::Value {
+    let out = env.run_in(store, dir, &["blame", FILE, "--json", "--no-fetch"]);
+    let err = assert_code(&out, 0, what);
+    let json = parse_json(&out.stdout);
+    assert_eq!(labels(&json), owned(ALL_LABELS), "{store:?}, {what}: {err}");
+    json
+}
+
 /// Deletes the transcripts of [`history`] from the repository at `dir` ([`remove_transcripts`]),
 /// then checks that `blame` there labels every line as when it read them, with no warning.
 fn blamed_without_transcripts(env: &TestEnv, store: Store, dir: &Path) {
     remove_transcripts(env, dir);
-    let out = env.run_in(store, dir, &["blame", FILE, "--json", "--no-fetch"]);
-    let err = assert_code(&out, 0, "blame without the transcripts");
-    let json = parse_json(&out.stdout);
-    assert_eq!(labels(&json), owned(ALL_LABELS), "{store:?}: {err}");
+    let json = blamed_whole(env, store, dir, "blame without the transcripts");
     assert_eq!(
         json["warnings"],
         serde_json::json!([]),
@@ -659,13 +666,7 @@ fn entire_fetch_all_reads_a_checkpoint_found_whole_once() {
         "--all again",
     );
     assert_eq!(cache_entries_in(&clone).len(), 1, "not made again by --all");
-    let out = env.run_in(
-        Store::Branch,
-        &clone,
-        &["blame", FILE, "--json", "--no-fetch"],
-    );
-    let err = assert_code(&out, 0, "blame");
-    assert_eq!(labels(&parse_json(&out.stdout)), owned(ALL_LABELS), "{err}");
+    blamed_whole(&env, Store::Branch, &clone, "blame");
     assert_eq!(cache_entries_in(&clone).len(), 2, "made again by blame");
 }
 
@@ -680,13 +681,12 @@ fn a_writes_cache_that_cannot_be_written_fails_neither_the_write_nor_the_fetch()
     let out = env.fetch_in(&clone, &["origin", HEX_ID, HEX_ID_2]);
     assert_code(&out, 0, "entire-fetch with an unwritable writes cache");
     assert_eq!(env.checkpoint_refs_in(&clone).len(), 2);
-    let out = env.run_in(
+    blamed_whole(
+        &env,
         Store::Refs,
         &clone,
-        &["blame", FILE, "--json", "--no-fetch"],
+        "blame with an unwritable writes cache",
     );
-    let err = assert_code(&out, 0, "blame with an unwritable writes cache");
-    assert_eq!(labels(&parse_json(&out.stdout)), owned(ALL_LABELS), "{err}");
     // `checkpoint` asserts that the write succeeds.
     checkpoint(
         &env,
