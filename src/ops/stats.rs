@@ -21,6 +21,7 @@ use crate::git::url::Remote;
 use crate::ops::blame::{history_ends, CheckpointEntry, Evidence, Links};
 use crate::ops::range::{RangeArgs, RangeError};
 use crate::ops::rewrites::{self, RewriteMap};
+use crate::ops::writes_cache::LinesOf;
 use crate::topology::Topology;
 
 /// How long the `git log -p` of a range may take.
@@ -283,7 +284,15 @@ pub fn read_range(
         .collect();
     let every = links.all();
     let transcripts = attribute != Attribute::Nothing;
-    let mut evidence = Evidence::load(repo, topo, links, remote, notice, warnings, transcripts);
+    let mut evidence = Evidence::load(
+        repo,
+        topo,
+        links,
+        remote,
+        notice,
+        warnings,
+        transcripts.then_some(LinesOf::All),
+    );
     let mut read = Vec::with_capacity(commits.len());
     for (mut commit, checkpoints) in commits.into_iter().zip(linked) {
         let mut written = Vec::with_capacity(commit.files.len());

@@ -19,6 +19,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use crate::agents::{self, AgentWrites};
@@ -62,6 +63,28 @@ pub struct Filled {
     pub stopped: bool,
 }
 
+/// Whose written lines a read of the cache parses ([`WritesCache::get`]). An entry holds the
+/// lines of every file the session wrote; `blame` asks about one file (under the names it had),
+/// and parsing every line of the others was most of its cost once the cache was warm.
+#[derive(Debug, Clone, Copy)]
+pub enum LinesOf<'a> {
+    /// Every file's.
+    All,
+    /// Only those of the files [`agents::same_file`] finds to be one of these paths (relative
+    /// to the top of the repository); the other writes are read with no lines.
+    Files(&'a [String]),
+}
+
+impl LinesOf<'_> {
+    /// Whether the lines written to `file` (as a tool call names it) are wanted.
+    fn holds(self, file: &str) -> bool {
+        match self {
+            LinesOf::All => true,
+            LinesOf::Files(paths) => paths.iter().any(|p| agents::same_file(file, p)),
+        }
+    }
+}
+
 /// One entry: borrowed when written (`Entry<&str, &AgentWrites>`), owned when read, so that
 /// writing one copies nothing.
 #[derive(Serialize, Deserialize)]
@@ -98,8 +121,9 @@ impl WritesCache {
     }
 
     /// The writes of the transcript of session directory `dir` of the checkpoint whose tree is
-    /// `tree`, when cached by this version of the extractor.
-    pub fn get(&self, tree: &str, dir: &str) -> Option<AgentWrites> {
+    /// `tree`, when cached by this version of the extractor; with the written lines of the
+    /// files `lines` names only.
+    pub fn get(&self, tree: &str, dir: &str, lines: LinesOf<'_>) -> Option<AgentWrites> {
         let path = self.path(tree, dir);
         let bytes = match read_cache_file(&path, MAX_BYTES) {
             Ok(b) => b?,
@@ -108,9 +132,11 @@ impl WritesCache {
                 return None;
             }
         };
-        let entry: Entry<String, AgentWrites> = serde_json::from_slice(&bytes).ok()?;
-        (entry.version == agents::EXTRACT_VERSION && entry.tree == tree && entry.dir == dir)
-            .then_some(entry.writes)
+        let entry: Entry<String, AgentWrites<&RawValue>> = serde_json::from_slice(&bytes).ok()?;
+        if entry.version != agents::EXTRACT_VERSION || entry.tree != tree || entry.dir != dir {
+            return None;
+        }
+        entry.writes.parse_lines(|file| lines.holds(file)).ok()
     }
 
     /// The writes of the transcript of the session in directory `dir` of `cp`: cached, else
@@ -122,7 +148,7 @@ impl WritesCache {
         cp: &Checkpoint,
         dir: &str,
     ) -> Result<Option<AgentWrites>, StoreError> {
-        if let Some(writes) = self.get(&cp.tree, dir) {
+        if let Some(writes) = self.get(&cp.tree, dir, LinesOf::All) {
             return Ok(Some(writes));
         }
         let bytes = match files.read(&format!("{dir}/{TRANSCRIPT_FILE}")) {
@@ -384,15 +410,15 @@ mod tests {
         let cache = WritesCache::in_common_dir(dir.path());
         let w = writes();
         assert_eq!(w.writes.len(), 1, "{w:?}");
-        assert_eq!(cache.get("t1", "0"), None);
+        assert_eq!(cache.get("t1", "0", LinesOf::All), None);
         cache.put("t1", "0", &w);
-        assert_eq!(cache.get("t1", "0"), Some(w.clone()));
-        assert_eq!(cache.get("t1", "1"), None);
-        assert_eq!(cache.get("t2", "0"), None);
+        assert_eq!(cache.get("t1", "0", LinesOf::All), Some(w.clone()));
+        assert_eq!(cache.get("t1", "1", LinesOf::All), None);
+        assert_eq!(cache.get("t2", "0", LinesOf::All), None);
         // A directory read from a checkpoint never becomes a path.
         cache.put("t1", "../../escape", &w);
         assert!(!dir.path().join("escape").exists());
-        assert_eq!(cache.get("t1", "../../escape"), Some(w));
+        assert_eq!(cache.get("t1", "../../escape", LinesOf::All), Some(w));
     }
 
     #[test]
@@ -410,14 +436,14 @@ mod tests {
         );
         assert_ne!(older, text);
         std::fs::write(&path, older).unwrap();
-        assert_eq!(cache.get("t", "0"), None);
+        assert_eq!(cache.get("t", "0", LinesOf::All), None);
         std::fs::write(&path, &text[..text.len() / 2]).unwrap();
-        assert_eq!(cache.get("t", "0"), None);
+        assert_eq!(cache.get("t", "0", LinesOf::All), None);
         // A link in an entry's place is not followed.
         std::fs::remove_file(&path).unwrap();
         let elsewhere = dir.path().join("elsewhere");
         std::fs::write(&elsewhere, text).unwrap();
         std::os::unix::fs::symlink(&elsewhere, &path).unwrap();
-        assert_eq!(cache.get("t", "0"), None);
+        assert_eq!(cache.get("t", "0", LinesOf::All), None);
     }
 }

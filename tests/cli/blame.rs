@@ -730,3 +730,23 @@ fn a_partial_clone_blames_with_one_fetch_of_the_missing_objects(store: Store) {
 both_stores! {
     a_partial_clone_blames => a_partial_clone_blames_with_one_fetch_of_the_missing_objects;
 }
+
+#[test]
+fn a_renamed_file_is_blamed_through_the_lines_written_to_its_old_name() {
+    // The sessions wrote src/hello.go; the file is src/greet.go now. From the writes cache the
+    // writes made, and again from the transcripts, the lines are found under the old name.
+    for store in Store::ALL {
+        let env = TestEnv::new();
+        history(&env, store);
+        env.git(&["mv", FILE, "src/greet.go"]);
+        env.git(&["commit", "-q", "-m", "rename"]);
+        assert!(!cache_entries_in(env.repo()).is_empty(), "{store:?}");
+        for what in ["from the writes cache", "from the transcripts"] {
+            let out = env.run(store, &["blame", "src/greet.go", "--json", "--no-fetch"]);
+            let err = assert_code(&out, 0, what);
+            let json = parse_json(&out.stdout);
+            assert_eq!(labels(&json), owned(ALL_LABELS), "{store:?}, {what}: {err}");
+            std::fs::remove_dir_all(env.repo().join(".git/entire/writes-cache")).unwrap();
+        }
+    }
+}

@@ -9,7 +9,7 @@ use crate::agents::{self, AgentWrites};
 use crate::base::id::CheckpointId;
 use crate::git::repo::Repo;
 use crate::git::url::Remote;
-use crate::ops::writes_cache::WritesCache;
+use crate::ops::writes_cache::{LinesOf, WritesCache};
 use crate::topology::Topology;
 
 use super::settle::Settled;
@@ -72,11 +72,12 @@ pub struct Evidence {
 }
 
 impl Evidence {
-    /// Reads the checkpoints of `links`, and with `transcripts` what their sessions wrote
-    /// (without, no line is found written and the checkpoints list no session: what only asks
-    /// whether they exist reads no transcript); those no local copy holds are fetched from
-    /// `remote` first, in one batch (`None`: not fetched). `warnings` are said before the
-    /// reads' own.
+    /// Reads the checkpoints of `links`, and with `transcripts` what their sessions wrote, the
+    /// lines of the files it names (without, no line is found written and the checkpoints list
+    /// no session: what only asks whether they exist reads no transcript); those no local copy
+    /// holds are fetched from `remote` first, in one batch (`None`: not fetched). `warnings` are
+    /// said before the reads' own. [`Evidence::writer`] finds lines only in the files
+    /// `transcripts` names.
     pub fn load(
         repo: &Repo,
         topo: &Topology<'_>,
@@ -84,7 +85,7 @@ impl Evidence {
         remote: Option<&Remote>,
         notice: impl Fn(&str) + Clone + 'static,
         mut warnings: Vec<String>,
-        transcripts: bool,
+        transcripts: Option<LinesOf<'_>>,
     ) -> Evidence {
         let ids = links.ids;
         // Only what no local copy holds is fetched: a checkpoint remote that is down must not

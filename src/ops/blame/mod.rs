@@ -35,6 +35,7 @@ use crate::git::url::Remote;
 use crate::ops::fetch_many::{self, Status};
 use crate::ops::rewrites::{self, RewriteMap};
 use crate::ops::side_links::SideLinks;
+use crate::ops::writes_cache::LinesOf;
 use crate::store::Checkpoint;
 use crate::topology::Topology;
 
@@ -342,7 +343,15 @@ fn attribute(
             links.add(ids)
         })
         .collect();
-    let mut evidence = Evidence::load(repo, topo, links, remote, notice, warnings, true);
+    // Only the lines written to the blamed file, under each name it had, are asked about.
+    let mut names: Vec<String> = Vec::new();
+    for c in &blamed.commits {
+        if !names.contains(&c.filename) {
+            names.push(c.filename.clone());
+        }
+    }
+    let lines = Some(LinesOf::Files(&names));
+    let mut evidence = Evidence::load(repo, topo, links, remote, notice, warnings, lines);
     let mut warnings = std::mem::take(&mut evidence.warnings);
     // A shallow clone's boundary commit takes the blame for every older line: said, so that a
     // line labelled by it is not taken for its own.

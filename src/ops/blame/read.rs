@@ -9,7 +9,7 @@ use crate::base::error::error_chain;
 use crate::base::id::CheckpointId;
 use crate::git::repo::RepoLocation;
 use crate::model::transcript;
-use crate::ops::writes_cache::WritesCache;
+use crate::ops::writes_cache::{LinesOf, WritesCache};
 use crate::store::content::ContentReader;
 use crate::store::{Checkpoint, StoreError};
 use crate::topology::Topology;
@@ -24,31 +24,28 @@ pub(super) type CheckpointRead<S = Vec<Extracted>> =
 type Extracted = Result<AgentWrites, TranscriptMiss>;
 
 /// Reads the checkpoints of `ids` (`missing`: those known to be absent, with the reason), and,
-/// with `transcripts`, each session's writes once: from the writes cache, else from its
-/// transcript (then cached). Without, a checkpoint read has no session's writes (none listed).
+/// with `transcripts`, each session's writes once (with the lines of the files it names): from
+/// the writes cache, else from its transcript (then cached). Without, a checkpoint read has no
+/// session's writes (none listed).
 ///
-/// This thread reads the checkpoints' documents and queues each transcript the cache lacks; a
-/// second thread reads and extracts them as they come, and this one joins in once the documents
-/// are read. Both read transcripts through repository handles of their own, opened from
-/// `location` (a store's handle cannot be shared between threads; and in a packed repository a
-/// fresh handle read the benchmark's transcripts about four times faster than the store's,
-/// which has read the documents before), by tree id, so the bytes are those the store would
-/// give. A transcript they cannot read is read at the end through the store, which knows the
-/// partial cache and what a missing blob means. Each thread holds one transcript at a time.
+/// This thread reads the checkpoints' documents and queues each session; a second thread reads
+/// their writes as they come (a cache entry, else the transcript, extracted), and this one joins
+/// in once the documents are read: a warm cache's entries are parsed on both threads, while the
+/// documents are read. Both read transcripts through repository handles of their own, opened
+/// from `location` (a store's handle cannot be shared between threads; and in a packed
+/// repository a fresh handle read the benchmark's transcripts about four times faster than the
+/// store's, which has read the documents before), by tree id, so the bytes are those the store
+/// would give. A transcript they cannot read is read at the end through the store, which knows
+/// the partial cache and what a missing blob means. Each thread holds one transcript at a time.
 pub(super) fn read_all(
     topo: &Topology<'_>,
     location: &RepoLocation,
     cache: &WritesCache,
     ids: &[CheckpointId],
     missing: &HashMap<CheckpointId, (CheckpointStatus, String)>,
-    transcripts: bool,
+    transcripts: Option<LinesOf<'_>>,
 ) -> Vec<CheckpointRead> {
-    /// A session whose transcript is queued, by job number.
-    enum Pending {
-        Done(Extracted),
-        Job(usize),
-    }
-    /// A transcript to read and extract.
+    /// A session's writes to read.
     struct Job {
         /// Its number, in queueing order.
         n: usize,
@@ -64,12 +61,18 @@ pub(super) fn read_all(
         cache.put(&job.tree, &job.dir, &writes);
         writes
     };
+    let lines = transcripts.unwrap_or(LinesOf::All);
     // Takes jobs until `take` has none; a job whose transcript it cannot read is handed back.
     let work = |take: &dyn Fn() -> Option<Job>| {
-        // Opened with the first job: a warm cache queues none.
+        // Opened with the first transcript the cache lacks: a warm cache needs none.
         let mut reader = None;
         let mut done = Vec::new();
         while let Some(job) = take() {
+            // The cache answers for exactly these transcript bytes: it is keyed by the tree.
+            if let Some(writes) = cache.get(&job.tree, &job.dir, lines) {
+                done.push((job.n, Ok(writes)));
+                continue;
+            }
             let reader = reader.get_or_insert_with(|| {
                 ContentReader::open(location)
                     .map_err(|e| log::info!("reading transcripts through the store: {e}"))
@@ -108,22 +111,16 @@ pub(super) fn read_all(
                 }
             };
             let mut pending = Vec::with_capacity(cp.session_dirs.len());
-            for dir in cp.session_dirs.iter().filter(|_| transcripts) {
-                // The cache answers for exactly these transcript bytes: it is keyed by the tree.
-                pending.push(match cache.get(&cp.tree, dir) {
-                    Some(writes) => Pending::Done(Ok(writes)),
-                    None => {
-                        queue.push(Job {
-                            n: queued,
-                            at: checkpoints.len(),
-                            id: cp.id.clone(),
-                            tree: cp.tree.clone(),
-                            dir: dir.clone(),
-                        });
-                        queued += 1;
-                        Pending::Job(queued - 1)
-                    }
+            for dir in cp.session_dirs.iter().filter(|_| transcripts.is_some()) {
+                queue.push(Job {
+                    n: queued,
+                    at: checkpoints.len(),
+                    id: cp.id.clone(),
+                    tree: cp.tree.clone(),
+                    dir: dir.clone(),
                 });
+                pending.push(queued);
+                queued += 1;
             }
             checkpoints.push(Ok((cp, pending)));
         }
@@ -148,10 +145,7 @@ pub(super) fn read_all(
                 read.map(|(cp, pending)| {
                     let extracted = pending
                         .into_iter()
-                        .map(|p| match p {
-                            Pending::Done(e) => e,
-                            Pending::Job(n) => done[n].take().expect("every queued job is done"),
-                        })
+                        .map(|n| done[n].take().expect("every queued job is done"))
                         .collect();
                     (cp, extracted)
                 })
