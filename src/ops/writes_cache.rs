@@ -19,7 +19,6 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use sha2::{Digest, Sha256};
 
 use crate::agents::{self, AgentWrites};
@@ -85,17 +84,23 @@ impl LinesOf<'_> {
     }
 }
 
-/// One entry: borrowed when written (`Entry<&str, &AgentWrites>`), owned when read, so that
-/// writing one copies nothing.
+/// One entry's header: borrowed when written (`Entry<&str>`), owned when read. The file is
+/// the header's JSON, a newline, then the lines of every write, each ended by a newline, where
+/// the header's [`Span`]s say: so a reader takes the lines of the files it asks about and skips
+/// the others without reading them (JSON would have to be scanned to its end, escape by escape).
 #[derive(Serialize, Deserialize)]
-struct Entry<S, W> {
+struct Entry<S> {
     version: u32,
     /// The checkpoint's tree (hex).
     tree: S,
     /// The session's directory in it.
     dir: S,
-    writes: W,
+    writes: AgentWrites<Span>,
 }
+
+/// Where one write's lines are in the text after an entry's header: `.1` bytes from byte `.0`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct Span(usize, usize);
 
 /// The writes cache of one repository.
 pub struct WritesCache {
@@ -132,11 +137,23 @@ impl WritesCache {
                 return None;
             }
         };
-        let entry: Entry<String, AgentWrites<&RawValue>> = serde_json::from_slice(&bytes).ok()?;
+        let header_end = memchr::memchr(b'\n', &bytes)?;
+        let entry: Entry<String> = serde_json::from_slice(&bytes[..header_end]).ok()?;
         if entry.version != agents::EXTRACT_VERSION || entry.tree != tree || entry.dir != dir {
             return None;
         }
-        entry.writes.parse_lines(|file| lines.holds(file)).ok()
+        let text = &bytes[header_end + 1..];
+        let writes = entry.writes.map_lines(|file, &Span(at, len)| {
+            if !lines.holds(file) {
+                return Ok(Vec::new());
+            }
+            let span = at.checked_add(len).and_then(|end| text.get(at..end));
+            match span.map(std::str::from_utf8) {
+                Some(Ok(span)) => Ok(span.split_terminator('\n').map(str::to_owned).collect()),
+                _ => Err(()),
+            }
+        });
+        writes.ok()
     }
 
     /// The writes of the transcript of the session in directory `dir` of `cp`: cached, else
@@ -336,15 +353,34 @@ impl WritesCache {
     /// Remembers `writes` for that transcript. Best effort: an entry that cannot be written only
     /// makes the next read slower.
     pub fn put(&self, tree: &str, dir: &str, writes: &AgentWrites) {
+        let mut text = String::new();
+        let spans = writes.map_lines(|_, lines| {
+            let at = text.len();
+            for line in lines {
+                // Never from a transcript's lines (split at newlines); not kept if it were.
+                if line.contains('\n') {
+                    return Err(());
+                }
+                text.push_str(line);
+                text.push('\n');
+            }
+            Ok(Span(at, text.len() - at))
+        });
+        let Ok(writes) = spans else {
+            return;
+        };
         let entry = Entry {
             version: agents::EXTRACT_VERSION,
             tree,
             dir,
             writes,
         };
-        let Ok(bytes) = serde_json::to_vec(&entry) else {
+        let Ok(mut bytes) = serde_json::to_vec(&entry) else {
             return;
         };
+        // JSON's own text holds no raw newline: the first one ends the header.
+        bytes.push(b'\n');
+        bytes.extend_from_slice(text.as_bytes());
         if bytes.len() as u64 > MAX_BYTES {
             return;
         }
@@ -419,6 +455,32 @@ mod tests {
         cache.put("t1", "../../escape", &w);
         assert!(!dir.path().join("escape").exists());
         assert_eq!(cache.get("t1", "../../escape", LinesOf::All), Some(w));
+    }
+
+    #[test]
+    fn only_the_lines_of_the_files_asked_about_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = WritesCache::in_common_dir(dir.path());
+        let mut w = writes();
+        let mut b = w.writes[0].clone();
+        b.file = "./src/b \"q\".go".to_owned();
+        b.lines = ["", "  b\ttab \u{e9}", "\\ \"x\"", ""]
+            .map(str::to_owned)
+            .to_vec();
+        w.writes.push(b);
+        let mut empty = w.writes[0].clone();
+        empty.lines.clear();
+        w.writes.push(empty);
+        cache.put("t", "0", &w);
+        assert_eq!(cache.get("t", "0", LinesOf::All), Some(w.clone()));
+        let only_b = [r#"src/b "q".go"#.to_owned()];
+        let mut expected = w.clone();
+        expected.writes[0].lines.clear();
+        assert_eq!(cache.get("t", "0", LinesOf::Files(&only_b)), Some(expected));
+        // A line holding a newline cannot be kept apart: no entry is made.
+        w.writes[1].lines[1].push_str("\nmore");
+        cache.put("t", "1", &w);
+        assert_eq!(cache.get("t", "1", LinesOf::All), None);
     }
 
     #[test]

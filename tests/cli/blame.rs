@@ -508,6 +508,15 @@ fn cache_entries_in(dir: &Path) -> Vec<std::path::PathBuf> {
     entries
 }
 
+/// The JSON header of a writes cache entry: its first line (docs/format.md, "The writes cache").
+fn entry_header(entry: &[u8]) -> Value {
+    let end = entry
+        .iter()
+        .position(|&b| b == b'\n')
+        .expect("a header line");
+    serde_json::from_slice(&entry[..end]).unwrap()
+}
+
 #[test]
 fn a_second_blame_reads_the_writes_cache_and_a_damaged_entry_is_ignored() {
     for store in Store::ALL {
@@ -520,7 +529,7 @@ fn a_second_blame_reads_the_writes_cache_and_a_damaged_entry_is_ignored() {
         // One entry per session transcript read: the Claude and the Codex session.
         let entries = cache_entries(&env);
         assert_eq!(entries.len(), 2, "{store:?}: {entries:?}");
-        let cached: Value = serde_json::from_slice(&std::fs::read(&entries[0]).unwrap()).unwrap();
+        let cached = entry_header(&std::fs::read(&entries[0]).unwrap());
         assert!(cached["writes"].is_object(), "{cached:#}");
 
         let second = env.ok_json(store, &["blame", FILE, "--json"]);
@@ -530,9 +539,11 @@ fn a_second_blame_reads_the_writes_cache_and_a_damaged_entry_is_ignored() {
         // emptied make every agent line commit-linked.
         let originals: Vec<Vec<u8>> = entries.iter().map(|e| std::fs::read(e).unwrap()).collect();
         for (entry, bytes) in entries.iter().zip(&originals) {
-            let mut doctored: Value = serde_json::from_slice(bytes).unwrap();
+            let mut doctored = entry_header(bytes);
             doctored["writes"]["writes"] = serde_json::json!([]);
-            std::fs::write(entry, serde_json::to_vec(&doctored).unwrap()).unwrap();
+            let mut doctored = serde_json::to_vec(&doctored).unwrap();
+            doctored.push(b'\n');
+            std::fs::write(entry, doctored).unwrap();
         }
         let from_cache = env.ok_json(store, &["blame", FILE, "--json"]);
         assert_eq!(
@@ -551,8 +562,7 @@ fn a_second_blame_reads_the_writes_cache_and_a_damaged_entry_is_ignored() {
         let third = env.ok_json(store, &["blame", FILE, "--json"]);
         assert_eq!(third, first, "{store:?}");
         assert_eq!(std::fs::read(&entries[0]).unwrap(), whole, "{store:?}");
-        let rewritten: Value =
-            serde_json::from_slice(&std::fs::read(&entries[1]).unwrap()).unwrap();
+        let rewritten = entry_header(&std::fs::read(&entries[1]).unwrap());
         assert!(rewritten["writes"].is_object(), "{rewritten:#}");
 
         // Removing the cache changes nothing but the time taken.

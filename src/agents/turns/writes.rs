@@ -3,7 +3,6 @@
 //! a write's lines and file to a repository's.
 
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 
 use super::prompt::{prompt_text, repeats};
 use super::Turns;
@@ -21,8 +20,8 @@ pub struct Prompt {
     pub entry: usize,
 }
 
-/// One file-writing tool call; its lines of type `L` (parsed unless read by
-/// [`AgentWrites::parse_lines`]).
+/// One file-writing tool call; its lines of type `L` (a store of them may keep them its own way:
+/// [`AgentWrites::map_lines`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentWrite<L = Vec<String>> {
     /// The tool (`Edit`, `Write`, `apply_patch`, `write_file`, ...).
@@ -39,9 +38,8 @@ pub struct AgentWrite<L = Vec<String>> {
     pub entry: usize,
 }
 
-/// Everything [`extract`](crate::agents::extract) read from one transcript. Deserialized as
-/// `AgentWrites<&RawValue>`, each write's lines are left as JSON text, to be parsed only for the
-/// files a reader asks about ([`AgentWrites::parse_lines`]).
+/// Everything [`extract`](crate::agents::extract) read from one transcript (its writes' lines of
+/// type `L`, as [`AgentWrite`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentWrites<L = Vec<String>> {
     /// The format recognised.
@@ -84,35 +82,31 @@ impl AgentWrites {
     }
 }
 
-impl AgentWrites<&RawValue> {
-    /// These writes with the lines of those whose file `wanted` accepts parsed, the others'
-    /// left empty: an entry of the writes cache holds every file a session wrote, and parsing
-    /// each of their lines into a `String` was most of a warm `blame` of one file
-    /// (docs/performance.md).
-    pub fn parse_lines(self, wanted: impl Fn(&str) -> bool) -> serde_json::Result<AgentWrites> {
+impl<L> AgentWrites<L> {
+    /// A copy of these writes with each write's lines turned by `lines` (given the write's file),
+    /// or the first error it gives.
+    pub fn map_lines<M, E>(
+        &self,
+        mut lines: impl FnMut(&str, &L) -> Result<M, E>,
+    ) -> Result<AgentWrites<M>, E> {
         let writes = self
             .writes
-            .into_iter()
+            .iter()
             .map(|w| {
-                let lines = if wanted(&w.file) {
-                    serde_json::from_str(w.lines.get())?
-                } else {
-                    Vec::new()
-                };
                 Ok(AgentWrite {
-                    tool: w.tool,
-                    file: w.file,
-                    lines,
+                    tool: w.tool.clone(),
+                    file: w.file.clone(),
+                    lines: lines(&w.file, &w.lines)?,
                     prompt: w.prompt,
-                    timestamp: w.timestamp,
+                    timestamp: w.timestamp.clone(),
                     entry: w.entry,
                 })
             })
-            .collect::<serde_json::Result<_>>()?;
+            .collect::<Result<_, E>>()?;
         Ok(AgentWrites {
             format: self.format,
             writes,
-            prompts: self.prompts,
+            prompts: self.prompts.clone(),
             json_lines: self.json_lines,
             skipped_lines: self.skipped_lines,
         })
@@ -190,22 +184,6 @@ mod tests {
         assert!(!same_file("/home/u/proj/xsrc/a.go", "src/a.go"));
         assert!(!same_file("/home/u/proj/src/a.go", "a.go.bak"));
         assert!(!same_file("a.go", ""));
-    }
-
-    #[test]
-    fn lines_are_parsed_only_for_the_files_wanted() {
-        let mut w = AgentWrites::new(TranscriptFormat::ClaudeCode);
-        w.prompt("make it so".to_owned(), "2026-01-01T00:00:00Z", 1);
-        w.write("Write", "/src/a.go", "one \"two\"\n\tthree", "t", 2);
-        w.write("Edit", "b.go", "four\u{e9}", "t", 3);
-        w.skipped_lines = 2;
-        let json = serde_json::to_vec(&w).unwrap();
-        let lazy = || serde_json::from_slice::<AgentWrites<&RawValue>>(&json).unwrap();
-        assert_eq!(lazy().parse_lines(|_| true).unwrap(), w);
-        let only_a = lazy().parse_lines(|f| same_file(f, "src/a.go")).unwrap();
-        let mut expected = w.clone();
-        expected.writes[1].lines.clear();
-        assert_eq!(only_a, expected);
     }
 
     #[test]
