@@ -43,6 +43,14 @@ pub struct GitBranchStore<'r> {
     ignored: RefCell<Vec<String>>,
     /// What completes the objects a read needs, when the repository is a partial clone.
     promised: Option<Box<dyn Complete + 'r>>,
+    /// The refs reads look at, while a batch of reads holds them ([`GitBranchStore::batch`]).
+    batch: RefCell<Batch<'r>>,
+}
+
+/// Whether a batch of reads runs ([`GitBranchStore::batch`]), and the sources it resolved.
+enum Batch<'r> {
+    Off,
+    On(Option<Vec<Source<'r>>>),
 }
 
 /// Where reads of the branch look after the local branch: a remote's copy of it, held by a
@@ -90,6 +98,7 @@ impl<'r> RemoteCopy<'r> {
 }
 
 /// One ref reads look at for checkpoints at `<id[:2]>/<id[2:]>/`, with its tip.
+#[derive(Clone)]
 struct Source<'r> {
     name: String,
     commit: Commit<'r>,
@@ -106,6 +115,7 @@ impl<'r> GitBranchStore<'r> {
             others: Vec::new(),
             ignored: RefCell::new(Vec::new()),
             promised: None,
+            batch: RefCell::new(Batch::Off),
         }
     }
 
@@ -164,10 +174,33 @@ impl<'r> GitBranchStore<'r> {
         out
     }
 
+    /// Runs `reads` with the refs reads look at resolved once rather than by every read (about
+    /// eight ref look-ups each): for a batch of reads of many checkpoints, in which nothing moves
+    /// those refs but this store's own fetch of the remote's copies, after which they are
+    /// resolved again. Writes are not for a batch.
+    pub fn batch<T>(&self, reads: impl FnOnce() -> T) -> T {
+        let outer = self.batch.replace(Batch::On(None));
+        let out = reads();
+        self.batch.replace(outer);
+        out
+    }
+
+    /// [`GitBranchStore::resolve_sources`], once per batch of reads.
+    fn sources(&self) -> Result<Vec<Source<'r>>, StoreError> {
+        if let Batch::On(Some(held)) = &*self.batch.borrow() {
+            return Ok(held.clone());
+        }
+        let sources = self.resolve_sources()?;
+        if let Batch::On(held) = &mut *self.batch.borrow_mut() {
+            *held = Some(sources.clone());
+        }
+        Ok(sources)
+    }
+
     /// The refs of [`GitBranchStore::source_names`] that exist, with their tips (each commit
     /// once). Anything but the local branch that is not a commit is set aside (and said), so the
     /// rest stays readable.
-    fn sources(&self) -> Result<Vec<Source<'r>>, StoreError> {
+    fn resolve_sources(&self) -> Result<Vec<Source<'r>>, StoreError> {
         let mut out: Vec<Source<'r>> = Vec::new();
         for (name, _) in self.source_names() {
             let Some(tip) = publish::tip_of(self.repo, &name)? else {
@@ -207,7 +240,14 @@ impl<'r> GitBranchStore<'r> {
         if remote.fetched.replace(true) {
             return Ok(false);
         }
-        Ok(fetcher.fetch_copies(&remote.tracking, &remote.copies)?)
+        let moved = fetcher.fetch_copies(&remote.tracking, &remote.copies)?;
+        if moved {
+            // A batch's sources include the copies: resolved again.
+            if let Batch::On(held) = &mut *self.batch.borrow_mut() {
+                *held = None;
+            }
+        }
+        Ok(moved)
     }
 
     /// Fetches the remote's copy of the branch now (once per command), for `list --remote`

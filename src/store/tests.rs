@@ -10,8 +10,9 @@ use crate::base::id::CheckpointId;
 use crate::base::session_id::SessionId;
 use crate::git::repo::{Identity, Repo};
 use crate::git::test_repo;
-use crate::store::branch::GitBranchStore;
+use crate::store::branch::{GitBranchStore, RemoteCopy};
 use crate::store::merge::merge_trees;
+use crate::store::on_demand::{BranchFetch, FetchError};
 use crate::store::refs::GitRefsStore;
 use crate::store::{Backfill, CheckpointReader, CheckpointWriter, SessionWrite};
 
@@ -335,4 +336,56 @@ fn merging_two_versions_keeps_every_session_of_both() {
     let root = tree.get_path("metadata.json").unwrap().id().to_string();
     let root: serde_json::Value = serde_json::from_str(&test_repo::cat_blob(&repo, &root)).unwrap();
     assert_eq!(root["sessions"].as_array().unwrap().len(), 3);
+}
+
+/// A remote whose fetch brings its copy of the v1 branch to `tip` (held here already), as
+/// `git fetch` into the tracking ref would.
+struct CopyAt<'r> {
+    repo: &'r Repo,
+    tip: Oid,
+}
+
+impl BranchFetch for CopyAt<'_> {
+    fn fetch_copies(&self, tracking: &str, _copies: &str) -> Result<bool, FetchError> {
+        let edit = RefEdit::Create {
+            name: tracking.to_owned(),
+            new: self.tip,
+        };
+        self.repo.update_refs(&[edit], "test").unwrap();
+        Ok(true)
+    }
+}
+
+#[test]
+fn a_batch_of_reads_reads_the_copy_its_own_fetch_brought() {
+    let (_dir, repo) = test_repo::open();
+    let written = GitBranchStore::primary(&repo)
+        .write_session(&write(HEX, "s-1", b"one\n"))
+        .unwrap();
+    // Only the remote holds the checkpoint: the local branch is gone.
+    let tip = Oid::from_str(&written.commit).unwrap();
+    let gone = RefEdit::Delete {
+        name: written.ref_name.clone(),
+        old: tip,
+    };
+    repo.update_refs(&[gone], "test").unwrap();
+    let mut store = GitBranchStore::primary(&repo);
+    let fetcher = CopyAt { repo: &repo, tip };
+    store.set_remote(RemoteCopy::new(
+        "refs/remotes/origin/entire/checkpoints/v1".to_owned(),
+        "refs/entire-copies/origin/".to_owned(),
+        Some(Box::new(fetcher)),
+    ));
+    let id = CheckpointId::parse(HEX).unwrap();
+    store.batch(|| {
+        // The batch resolves the refs it reads once: here, none is there.
+        assert!(!store.holds(&id).unwrap());
+        // A miss fetches the copy; the batch then reads it.
+        let cp = store
+            .read(&id)
+            .unwrap()
+            .expect("read from the fetched copy");
+        assert_eq!(cp.commit, written.commit);
+        assert!(store.holds(&id).unwrap());
+    });
 }

@@ -189,6 +189,13 @@ impl<'r> Topology<'r> {
         &self.refs
     }
 
+    /// Runs `reads`, a batch of reads of many checkpoints, with what each read of the git-branch
+    /// store would resolve again resolved once ([`GitBranchStore::batch`]). Writes are not for
+    /// a batch.
+    pub fn batch<T>(&self, reads: impl FnOnce() -> T) -> T {
+        self.branch.batch(reads)
+    }
+
     /// The git-branch store (the checkpoints' own commit links are read from it whatever the
     /// primary is).
     pub fn branch_store(&self) -> &GitBranchStore<'r> {

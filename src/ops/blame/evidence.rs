@@ -90,15 +90,17 @@ impl Evidence {
         let ids = links.ids;
         // Only what no local copy holds is fetched: a checkpoint remote that is down must not
         // hide what `origin`'s copy (or any other) holds.
-        let elsewhere: Vec<CheckpointId> = ids
-            .iter()
-            .filter(|id| !topo.held_here(id).unwrap_or(false))
-            .cloned()
-            .collect();
+        let elsewhere: Vec<CheckpointId> = topo.batch(|| {
+            ids.iter()
+                .filter(|id| !topo.held_here(id).unwrap_or(false))
+                .cloned()
+                .collect()
+        });
         let missing = super::fetch_batch(repo, topo, remote, &elsewhere, notice, &mut warnings);
         topo.complete(&ids);
         let cache = WritesCache::in_common_dir(repo.common_dir());
-        let read = read::read_all(topo, &repo.location(), &cache, &ids, &missing, transcripts);
+        let read = topo
+            .batch(|| read::read_all(topo, &repo.location(), &cache, &ids, &missing, transcripts));
         let mut settled = Settled {
             warnings,
             ..Settled::default()
