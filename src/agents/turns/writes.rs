@@ -158,14 +158,23 @@ pub fn is_evidence(line: &str) -> bool {
 /// the repository): equal once `./` and backslashes are normalised, or ending in `/<repo_path>`.
 /// Agents name files by absolute paths in their own checkout, which may be anywhere.
 pub fn same_file(tool_path: &str, repo_path: &str) -> bool {
-    let tool = tool_path.replace('\\', "/");
-    let tool = tool.trim_start_matches("./");
-    let repo = repo_path.trim_start_matches("./");
-    !repo.is_empty()
-        && (tool == repo
-            || tool
-                .strip_suffix(repo)
-                .is_some_and(|rest| rest.ends_with('/')))
+    // Compared byte by byte with `\` read as `/`, without a normalised copy: blame asks this of
+    // every write of every session it reads.
+    let slash = |b: u8| if b == b'\\' { b'/' } else { b };
+    let mut tool = tool_path.as_bytes();
+    while let [b'.', s, rest @ ..] = tool {
+        if slash(*s) != b'/' {
+            break;
+        }
+        tool = rest;
+    }
+    let repo = repo_path.trim_start_matches("./").as_bytes();
+    if repo.is_empty() || tool.len() < repo.len() {
+        return false;
+    }
+    let (rest, tail) = tool.split_at(tool.len() - repo.len());
+    tail.iter().zip(repo).all(|(&t, &r)| slash(t) == r)
+        && rest.last().is_none_or(|&b| slash(b) == b'/')
 }
 
 #[cfg(test)]
@@ -184,6 +193,31 @@ mod tests {
         assert!(!same_file("/home/u/proj/xsrc/a.go", "src/a.go"));
         assert!(!same_file("/home/u/proj/src/a.go", "a.go.bak"));
         assert!(!same_file("a.go", ""));
+        assert!(same_file(".\\.\\src\\a.go", "src/a.go"));
+        assert!(same_file("C:\\w\\src\\a.go", "./src/a.go"));
+        assert!(!same_file("C:\\w\\xsrc\\a.go", "src/a.go"));
+        assert!(!same_file("rc/a.go", "src/a.go"));
+        assert!(same_file("/a.go", "a.go"));
+        assert!(
+            !same_file("src/a.go", "src\\a.go"),
+            "the repository's path is taken as it is"
+        );
+    }
+
+    proptest::proptest! {
+        /// The comparison without a copy answers as comparing the normalised copy did.
+        #[test]
+        fn same_file_is_the_normalised_comparison(
+            tool in "[./\\\\ab]{0,8}",
+            repo in "[./\\\\ab]{0,6}",
+        ) {
+            let normalised = tool.replace('\\', "/");
+            let t = normalised.trim_start_matches("./");
+            let r = repo.trim_start_matches("./");
+            let expected = !r.is_empty()
+                && (t == r || t.strip_suffix(r).is_some_and(|rest| rest.ends_with('/')));
+            proptest::prop_assert_eq!(same_file(&tool, &repo), expected);
+        }
     }
 
     #[test]

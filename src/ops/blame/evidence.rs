@@ -43,8 +43,11 @@ impl Links {
     }
 }
 
-/// A session's writes to one file: line text → the last write holding it.
-type FileIndex = HashMap<String, usize>;
+/// A session's writes to one file: line text → the last write holding it. Hashed with foldhash
+/// rather than std's SipHash (every line of the blamed file is looked up in every linked
+/// session's index, a tenth of a warm blame's own work), seeded at random per process as std's
+/// is, since the lines come from transcripts anyone could have written.
+type FileIndex = HashMap<String, usize, foldhash::fast::RandomState>;
 
 /// The write [`Evidence::writer`] found.
 #[derive(Debug, Clone)]
@@ -173,7 +176,7 @@ impl Evidence {
 
 /// The lines `writes` wrote to `file`, each mapped to the last write that holds it.
 fn file_index(writes: &AgentWrites, file: &str) -> FileIndex {
-    let mut index = FileIndex::new();
+    let mut index = FileIndex::default();
     for (i, w) in writes.writes.iter().enumerate() {
         if agents::same_file(&w.file, file) {
             for line in &w.lines {
