@@ -1,9 +1,9 @@
 //! The engines of the built-in rules: the DFAs `build.rs` compiled from [`BUILTIN`], embedded
 //! in the binary and loaded in place, and, made the first time a rule needs them, the
 //! capture engine that reads a match's `value` group and the regex crate's `Regex` for a rule
-//! `build.rs` left without DFAs; and the lazy DFA of every rule at once that finds, in one pass
-//! over a text, where some rule matches ([`any_rule`]), with the one cache of its states the
-//! process keeps ([`with_any_rule`]).
+//! `build.rs` left without DFAs; and the lazy DFAs of the rules' patterns that find, in one pass
+//! over a text, where some rule matches ([`one_pass_dfas`]), with the caches of their states the
+//! process keeps ([`with_one_pass_dfas`]).
 
 use std::sync::{Mutex, OnceLock, PoisonError};
 
@@ -115,58 +115,81 @@ pub(super) fn capturer(i: usize) -> &'static PikeVM {
     })
 }
 
-/// The cache of [`any_rule`]'s lazy DFA: the states a large real transcript visits fit in it
-/// (measured on the corpus: docs/performance.md, "Redaction in one pass"), so it is filled once
-/// rather than cleared again and again.
-const ANY_RULE_CACHE: usize = 8 << 20;
+/// The cache of the lazy DFA of every rule not searched apart ([`one_pass_dfas`]): the states
+/// a large real transcript visits fit in it (1.9 MB of a 13.7 MB transcript of the corpus, 3.3 MB
+/// of a 100 MB one: docs/performance.md, "the one-pass search splits"), so it is filled once
+/// rather than cleared again and again. With [`APART_CACHE`], the 8 MiB the one DFA of every
+/// rule had.
+const SHARED_CACHE: usize = 6 << 20;
 
-/// One lazy DFA over the patterns of every built-in rule together, which reports, searching
-/// forward with [`regex_automata::Input::earliest`], the first place where a match of some
-/// rule ends (all matches kept, [`MatchKind::All`], so none hides another). Built the first
-/// time a large text is redacted (about a millisecond); it never gives up on a text (no
+/// The cache of the lazy DFA of a rule searched apart: the states of one pattern, fewer; a
+/// cache that fills is cleared, which costs little for a DFA of one pattern (docs/performance.md,
+/// "the one-pass search splits").
+const APART_CACHE: usize = 2 << 20;
+
+/// The lazy DFAs of the one-pass search: the first over the patterns of every built-in rule not
+/// [`Builtin::searched_apart`] together, then one for each rule searched apart. Each reports,
+/// searching forward with [`regex_automata::Input::earliest`], the first place where a match of
+/// one of its rules ends (all matches kept, [`MatchKind::All`], so none hides another). Built
+/// the first time a large text is redacted (about a millisecond); none gives up on a text (no
 /// minimum of cache clears), so a search cannot fail.
-fn any_rule() -> &'static hybrid::dfa::DFA {
-    static DFA: OnceLock<hybrid::dfa::DFA> = OnceLock::new();
-    DFA.get_or_init(|| {
-        let patterns: Vec<String> = BUILTIN.iter().map(|r| (r.pattern)()).collect();
-        hybrid::dfa::DFA::builder()
-            .configure(
-                hybrid::dfa::DFA::config()
-                    .match_kind(MatchKind::All)
-                    .cache_capacity(ANY_RULE_CACHE)
-                    .minimum_cache_clear_count(None),
-            )
-            .syntax(builtin_syntax())
-            .thompson(
-                thompson::Config::new()
-                    .utf8(false)
-                    .which_captures(WhichCaptures::None),
-            )
-            .build_many(&patterns)
-            .expect("built-in redaction rules compile")
+pub(super) fn one_pass_dfas() -> &'static [hybrid::dfa::DFA] {
+    static DFAS: OnceLock<Vec<hybrid::dfa::DFA>> = OnceLock::new();
+    DFAS.get_or_init(|| {
+        let pattern = |r: &Builtin| (r.pattern)();
+        let shared: Vec<String> = BUILTIN
+            .iter()
+            .filter(|r| !r.searched_apart)
+            .map(pattern)
+            .collect();
+        let apart = BUILTIN.iter().filter(|r| r.searched_apart);
+        std::iter::once(lazy_dfa(&shared, SHARED_CACHE))
+            .chain(apart.map(|r| lazy_dfa(&[pattern(r)], APART_CACHE)))
+            .collect()
     })
 }
 
-/// The cache of [`any_rule`]'s lazy DFA between two searches: the states one search
+/// The lazy DFA of `patterns` for [`one_pass_dfas`], with a cache of `capacity` bytes.
+fn lazy_dfa(patterns: &[String], capacity: usize) -> hybrid::dfa::DFA {
+    hybrid::dfa::DFA::builder()
+        .configure(
+            hybrid::dfa::DFA::config()
+                .match_kind(MatchKind::All)
+                .cache_capacity(capacity)
+                .minimum_cache_clear_count(None),
+        )
+        .syntax(builtin_syntax())
+        .thompson(
+            thompson::Config::new()
+                .utf8(false)
+                .which_captures(WhichCaptures::None),
+        )
+        .build_many(patterns)
+        .expect("built-in redaction rules compile")
+}
+
+/// The caches of [`one_pass_dfas`]' states between two searches: the states one search
 /// determinised serve the next, so a large text redacted in parts (and each part's stages)
 /// determinises each state once per process rather than once per search.
-static ANY_RULE_STATES: Mutex<Option<hybrid::dfa::Cache>> = Mutex::new(None);
+static ONE_PASS_STATES: Mutex<Option<Vec<hybrid::dfa::Cache>>> = Mutex::new(None);
 
-/// Calls `search` with [`any_rule`] and the process's cache of its states. The cache is taken
-/// out for the call, so a search on another thread meanwhile starts one of its own (the last
-/// one put back is kept). What a search finds does not depend on the states cached.
-pub(super) fn with_any_rule<R>(
-    search: impl FnOnce(&hybrid::dfa::DFA, &mut hybrid::dfa::Cache) -> R,
-) -> R {
-    let dfa = any_rule();
-    let kept = ANY_RULE_STATES
+/// Calls `search` with each of [`one_pass_dfas`] and the process's cache of its states, in
+/// order. The caches are taken out for the call, so a search on another thread meanwhile starts
+/// caches of its own (the last ones put back are kept). What a search finds does not depend on
+/// the states cached.
+pub(super) fn with_one_pass_dfas(
+    mut search: impl FnMut(&hybrid::dfa::DFA, &mut hybrid::dfa::Cache),
+) {
+    let dfas = one_pass_dfas();
+    let kept = ONE_PASS_STATES
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
         .take();
-    let mut cache = kept.unwrap_or_else(|| dfa.create_cache());
-    let found = search(dfa, &mut cache);
-    *ANY_RULE_STATES
+    let mut caches = kept.unwrap_or_else(|| dfas.iter().map(|d| d.create_cache()).collect());
+    for (dfa, cache) in dfas.iter().zip(&mut caches) {
+        search(dfa, cache);
+    }
+    *ONE_PASS_STATES
         .lock()
-        .unwrap_or_else(PoisonError::into_inner) = Some(cache);
-    found
+        .unwrap_or_else(PoisonError::into_inner) = Some(caches);
 }

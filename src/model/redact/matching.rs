@@ -9,7 +9,7 @@ use regex::bytes::Regex;
 use regex_automata::nfa::thompson::pikevm::PikeVM;
 use regex_automata::{Anchored, Input};
 
-use super::compiled::{capturer, finder, with_any_rule};
+use super::compiled::{capturer, finder, with_one_pass_dfas};
 use super::parts::builtin_cut;
 use super::rules::{Builtin, Replace, BUILTIN};
 use super::secret::{at_token_start, replacement};
@@ -195,21 +195,22 @@ pub(super) fn redact_builtin_at_run_time(input: &[u8]) -> (Vec<u8>, usize) {
 const LARGE_TEXT: usize = 2 << 20;
 
 /// From this size on [`redact_builtin`] finds the pieces to redact in one pass: building the
-/// lazy DFA of every rule costs about 17 M instructions, more than the rules' own DFAs cost
+/// lazy DFAs of the rules costs about 17 M instructions, more than the rules' own DFAs cost
 /// over a text of a few hundred kilobytes (docs/performance.md, "Redaction in one pass").
 const ONE_PASS: usize = 512 << 10;
 
 /// The built-in rules over `input` as bytes: the redacted text and the number of secrets.
 ///
-/// What [`redact_rule_by_rule`] makes of the whole text, found in one pass: one search of
-/// [`super::compiled::any_rule`] (every rule's pattern in one lazy DFA, its cache kept for the
-/// process) finds the pieces of the text some rule matches in, and only those are redacted rule
-/// by rule. A piece is a run of lines between two newlines with `}` before and `{` after
-/// ([`builtin_cut`]): no match of a rule holds such a newline, and every rule's replacement
-/// keeps it, so redacting the pieces one by one gives what redacting the whole text gives (the
-/// reasoning of [`super::Redactor::redact_vec_in_parts`]), and a piece no rule matches in is
-/// kept as it is. A transcript's lines with a match are few: most of its bytes are read by this one
-/// search alone, rather than once per rule whose trigger the text holds.
+/// What [`redact_rule_by_rule`] makes of the whole text, found in one pass of each of
+/// [`super::compiled::with_one_pass_dfas`]' lazy DFAs (every rule's pattern in one of them,
+/// their caches kept for the process), which find the pieces of the text some rule matches in;
+/// only those are redacted rule by rule. A piece is a run of lines between two newlines with `}`
+/// before and `{` after ([`builtin_cut`]): no match of a rule holds such a newline, and every
+/// rule's replacement keeps it, so redacting the pieces one by one gives what redacting the whole
+/// text gives (the reasoning of [`super::Redactor::redact_vec_in_parts`]), and a piece no rule
+/// matches in is kept as it is. Pieces the DFAs found that share lines are redacted as one, which
+/// is again a run of such lines. A transcript's lines with a match are few: most of its bytes are
+/// read by these searches alone, rather than once per rule whose trigger the text holds.
 pub(super) fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
     #[cfg(test)]
     if REFERENCE.get() {
@@ -222,13 +223,13 @@ pub(super) fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
     if small {
         return redact_rule_by_rule(input);
     }
-    let mut out = Vec::new();
-    let (mut copied, mut count, mut at) = (0, 0, 0);
-    with_any_rule(|dfa, cache| {
+    let mut pieces = Vec::new();
+    with_one_pass_dfas(|dfa, cache| {
+        let mut at = 0;
         while at < input.len() {
             let found = dfa
                 .try_search_fwd(cache, &Input::new(input).range(at..).earliest(true))
-                .expect("the lazy DFA never gives up (any_rule)");
+                .expect("the lazy DFAs never give up (one_pass_dfas)");
             let Some(end) = found.map(|m| m.offset()) else {
                 break;
             };
@@ -237,16 +238,25 @@ pub(super) fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
             debug_assert!(end > at, "no built-in rule matches the empty string");
             let start = memchr::memmem::rfind(&input[at..end], b"}\n{").map_or(at, |i| at + i + 2);
             let stop = builtin_cut(input, end);
-            let (redacted, n) = redact_rule_by_rule(&input[start..stop]);
-            if n > 0 {
-                out.extend_from_slice(&input[copied..start]);
-                out.extend_from_slice(&redacted);
-                copied = stop;
-                count += n;
-            }
+            pieces.push(start..stop);
             at = stop + 1;
         }
     });
+    pieces.sort_by_key(|p| p.start);
+    let (mut out, mut copied, mut count) = (Vec::new(), 0, 0);
+    let mut pieces = pieces.into_iter().peekable();
+    while let Some(mut piece) = pieces.next() {
+        while let Some(next) = pieces.next_if(|next| next.start <= piece.end) {
+            piece.end = piece.end.max(next.end);
+        }
+        let (redacted, n) = redact_rule_by_rule(&input[piece.clone()]);
+        if n > 0 {
+            out.extend_from_slice(&input[copied..piece.start]);
+            out.extend_from_slice(&redacted);
+            copied = piece.end;
+            count += n;
+        }
+    }
     if count == 0 {
         return (input.to_vec(), 0);
     }

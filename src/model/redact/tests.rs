@@ -2,9 +2,10 @@
 
 use std::time::{Duration, Instant};
 
+use regex_automata::Input;
 use serde_json::Value;
 
-use super::compiled::{embedded, finder, Dfa};
+use super::compiled::{embedded, finder, one_pass_dfas, Dfa};
 use super::matching::{replace_builtin, replace_secrets, Triggers, ONE_PASS_ALWAYS, REFERENCE};
 use super::rules::BUILTIN;
 use super::*;
@@ -138,6 +139,30 @@ fn every_compiled_dfa_is_valid() {
         Dfa::from_bytes(&dfa.bytes).unwrap();
     }
     assert!(embedded::FORWARD.iter().filter(|d| d.is_some()).count() >= 19);
+}
+
+/// The lazy DFAs of the one-pass search hold every rule's pattern once, and find a match in
+/// every text of the trigger corpus a rule matches in: a rule left out of them would leave its
+/// secrets in every large text.
+#[test]
+fn the_one_pass_dfas_hold_every_rule() {
+    let dfas = one_pass_dfas();
+    let apart = BUILTIN.iter().filter(|r| r.searched_apart).count();
+    assert!(apart > 0);
+    assert_eq!(dfas.len(), 1 + apart);
+    let patterns: usize = dfas.iter().map(|d| d.pattern_len()).sum();
+    assert_eq!(patterns, BUILTIN.len());
+    for text in trigger_corpus() {
+        if !BUILTIN.iter().any(|r| r.regex().is_match(text.as_bytes())) {
+            continue;
+        }
+        let input = Input::new(text.as_bytes()).earliest(true);
+        let found = dfas.iter().any(|dfa| {
+            let found = dfa.try_search_fwd(&mut dfa.create_cache(), &input);
+            found.unwrap().is_some()
+        });
+        assert!(found, "{text:?}");
+    }
 }
 
 #[test]
@@ -1309,11 +1334,14 @@ fn views_leave_look_alikes_alone() {
 /// password, a bearer JWT, a credential member holding a provider key) or touch (one right
 /// after another, on one line and on lines either side of a piece's cut `}\n{`) are redacted
 /// exactly as the rules one after another over the whole text do: the one-pass search finds
-/// the pieces, the rules in order decide what goes.
+/// the pieces, the rules in order decide what goes. Some pair a rule searched apart (Discord,
+/// Twilio, Telegram tokens) with one of the shared DFA, so both DFAs find the same piece or
+/// pieces that share lines.
 #[test]
 fn overlapping_and_adjacent_secrets_of_different_rules() {
     let ghp = "ghp_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2";
     let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+    let discord = "MTA4NjQ2MDQ0NzAwMjQwOTg3Ng.GhYx1a.aB3dE6gH9jK2mN5pQ8sT1vwX4zA7cD0fG3iJ6l";
     let cases = [
         format!("token={ghp}"),
         format!("GITHUB_TOKEN={ghp};"),
@@ -1326,6 +1354,10 @@ fn overlapping_and_adjacent_secrets_of_different_rules() {
         format!("pwd=hunter22;token={ghp}"),
         format!("sk-proj-Zx8Qv3Lr9Tb2Nw7Pk4Hs6Jd1 {ghp}"),
         format!("-----BEGIN RSA PRIVATE KEY-----\\n{ghp}\\n-----END RSA PRIVATE KEY-----"),
+        format!("{discord} {ghp}"),
+        format!("token={discord}"),
+        format!("{ghp}\n{discord}"),
+        format!("SK0123456789abcdef0123456789abcdef,{ghp} 123456789:AAaB3dE6gH9jK2mN5pQ8sT1vwX4zA7cD0fG"),
     ];
     for case in &cases {
         assert_same_as_reference(case.as_bytes());
