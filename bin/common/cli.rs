@@ -29,6 +29,7 @@ pub fn parse<T: clap::Parser>() -> std::result::Result<T, clap::Error> {
 /// thing the process does, also when a signal ends it: waiting for a pager) and exits with the
 /// code the error decides (cli.md: 1 failure, 2 usage, 3 not found, 128 not a repository).
 pub fn main_with(run: impl FnOnce() -> Result<()>, finish: Option<fn()>) -> ExitCode {
+    keep_freed_heap();
     let finish = finish.unwrap_or(|| ());
     stop_git_on_termination(finish);
     let result = run();
@@ -52,6 +53,23 @@ pub fn main_with(run: impl FnOnce() -> Result<()>, finish: Option<fn()>) -> Exit
     };
     finish();
     code
+}
+
+/// Tells glibc's allocator to keep up to 8 MiB of freed memory at the top of the heap (instead
+/// of 128 KiB) and to map only blocks of 4 MiB or more on their own (instead of a threshold
+/// that starts at 128 KiB and follows what is freed). Every object libgit2 writes allocates and
+/// frees about 256 KiB of zlib state: with the defaults each free gave that memory back to the
+/// kernel and the next object faulted it in again, a hundred page faults of a small `write`
+/// (docs/performance.md, "Issue 52 (Performance IV): the write path outside redaction"). The
+/// peak is unchanged: freed memory is kept to be used again, not added to.
+fn keep_freed_heap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets two of the allocator's tunables; it is called before this
+    // process starts any thread.
+    unsafe {
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 8 << 20);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 4 << 20);
+    }
 }
 
 /// Makes Ctrl-C (SIGINT), SIGTERM and a closed terminal (SIGHUP) stop the git processes this

@@ -528,10 +528,8 @@ fn write(
         kind: "imported".to_owned(),
         linked_commits: c.found.commits,
     };
-    let session_id = w.session_id.to_string();
     let mut report = topo.write_session(w)?;
-    let cache = WritesCache::in_common_dir(repo.common_dir());
-    cache.remember_write(topo, &id, session_id, &mut report);
+    WritesCache::in_common_dir(repo.common_dir()).remember_write(&mut report);
     Ok((id.to_string(), report.warnings()))
 }
 

@@ -219,10 +219,8 @@ pub fn write(
         kind: String::new(),
         linked_commits: Vec::new(),
     };
-    let session_id = w.session_id.to_string();
     let mut report = topo.write_session(w)?;
-    let cache = WritesCache::in_common_dir(repo.common_dir());
-    cache.remember_write(topo, &id, session_id, &mut report);
+    WritesCache::in_common_dir(repo.common_dir()).remember_write(&mut report);
     Ok(Written {
         id,
         changed: report.outcome.changed,

@@ -208,17 +208,14 @@ impl WritesCache {
         }
     }
 
-    /// [`WritesCache::remember_written`] of the one session `session_id` a write wrote to
-    /// checkpoint `id`, its transcript taken from `report`.
-    pub fn remember_write(
-        &self,
-        topo: &Topology<'_>,
-        id: &CheckpointId,
-        session_id: String,
-        report: &mut WriteReport,
-    ) {
-        if let Some(transcript) = report.transcript.take() {
-            self.remember_written(topo, id, &[(session_id, transcript)]);
+    /// Makes the entry of the one session a write wrote, its transcript taken from `report`:
+    /// named by where the write says it put the session, so nothing is read back. Best effort,
+    /// like [`WritesCache::put`].
+    pub fn remember_write(&self, report: &mut WriteReport) {
+        if let (Some(transcript), Some(session)) =
+            (report.transcript.take(), &report.outcome.session)
+        {
+            self.put(&session.tree, &session.dir, &agents::extract(&transcript));
         }
     }
 

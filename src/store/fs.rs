@@ -299,6 +299,7 @@ impl FsMirror {
                 commit: String::new(),
                 changed: false,
                 enqueue_error: None,
+                session: None,
             });
         };
         let tree = repo.find_tree(change.tree).map_err(git_err("read tree"))?;
@@ -308,6 +309,7 @@ impl FsMirror {
             commit: change.tree.to_string(),
             changed: true,
             enqueue_error: None,
+            session: None,
         })
     }
 }
@@ -387,7 +389,7 @@ impl CheckpointWriter for FsMirror {
 
     fn write_session(&self, w: &SessionWrite) -> Result<WriteOutcome, StoreError> {
         self.update(&w.checkpoint_id, |repo, base| {
-            tree::build_session(repo, base, "", w, &self.limits).map(Some)
+            tree::build_session(repo, base, "", w, &self.limits).map(|(c, _)| Some(c))
         })
     }
 

@@ -330,23 +330,31 @@ pub(crate) fn write_via<'r>(
     let repo = layout.repo();
     let author = w.author.clone().unwrap_or_else(|| repo.identity("AUTHOR"));
     let prefix = layout.prefix();
-    publish::publish(
+    // The attempt that lands is the last one built.
+    let mut session = None;
+    let mut outcome = publish::publish(
         repo,
         &|| layout.locate(),
         layout.bootstrap(),
         &author,
         &mut |tip| {
             let base = layout.subtree(tip)?;
-            let change = tree::build_session(
+            let (change, dir) = tree::build_session(
                 repo.objects(),
                 base.as_ref(),
                 &prefix,
                 w,
                 &repo.settings().limits(),
             )?;
+            session = Some(WrittenSession {
+                tree: change.tree.to_string(),
+                dir,
+            });
             layout.place(tip, change).map(Some)
         },
-    )
+    )?;
+    outcome.session = session;
+    Ok(outcome)
 }
 
 /// A backfill through `layout`, by compare-and-swap. The session slot is pinned to the session
@@ -561,6 +569,19 @@ pub struct WriteOutcome {
     pub changed: bool,
     /// Set when the write landed but could not be queued for push.
     pub enqueue_error: Option<String>,
+    /// Where a session write put the session: what a reader of the checkpoint finds, so that
+    /// what is kept about the session can be named without reading the checkpoint back.
+    /// `None` for a backfill, and for a write to a store outside the repository (fs).
+    pub session: Option<WrittenSession>,
+}
+
+/// The session a write wrote, as a reader of its checkpoint finds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WrittenSession {
+    /// The checkpoint's tree (hex): [`Checkpoint::tree`].
+    pub tree: String,
+    /// The session's directory in it: one of [`Checkpoint::session_dirs`].
+    pub dir: String,
 }
 
 /// A checkpoint as read from a store.

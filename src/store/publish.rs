@@ -88,6 +88,7 @@ pub(crate) fn publish<'r>(
                 commit: loc.tip.map(|o| o.to_string()).unwrap_or_default(),
                 changed: false,
                 enqueue_error: None,
+                session: None,
             });
         };
         let tree = git
@@ -154,6 +155,7 @@ pub(crate) fn publish<'r>(
                     commit: new.to_string(),
                     changed: true,
                     enqueue_error: None,
+                    session: None,
                 });
             }
             Err(e) if e.lost_race() => {

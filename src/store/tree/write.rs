@@ -256,14 +256,15 @@ fn session_message(w: &SessionWrite) -> String {
 }
 
 /// Builds the subtree for a session write on top of `base` (the checkpoint's current subtree,
-/// `None` for a new checkpoint). `prefix` is the summary path prefix (`""` or `/ab/cdef...`).
+/// `None` for a new checkpoint), and names the session's directory in it. `prefix` is the
+/// summary path prefix (`""` or `/ab/cdef...`).
 pub(crate) fn build_session(
     repo: Objects<'_>,
     base: Option<&Tree>,
     prefix: &str,
     w: &SessionWrite,
     limits: &Limits,
-) -> Result<Change, StoreError> {
+) -> Result<(Change, String), StoreError> {
     let id = &w.checkpoint_id;
     let docs = match base {
         Some(tree) => read_documents(repo, tree, id, limits)?,
@@ -397,10 +398,11 @@ pub(crate) fn build_session(
         slots.push((TASKS, write_tasks(repo, base, w, limits)?));
     }
     let tree = write_root(repo, base, &summary, &slots)?;
-    Ok(Change {
+    let change = Change {
         tree,
         message: session_message(w),
-    })
+    };
+    Ok((change, dir))
 }
 
 /// The directory a new session goes to: the first number from the count of entries up that no
