@@ -243,7 +243,8 @@ fn concatenation(text: &[u8], at: usize) -> usize {
                 operator = Some(op);
                 i += 1;
             }
-            Some(_) if line_break(text, i) > 0 => {
+            // Only these bytes start a line break: most quotes are followed by none of them.
+            Some(b'\n' | b'\r' | b'\\') if line_break(text, i) > 0 => {
                 space = true;
                 i += line_break(text, i);
             }

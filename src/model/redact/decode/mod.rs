@@ -317,7 +317,8 @@ fn is_base64(b: u8) -> bool {
 }
 
 /// The length of the line break at `at`: a newline, raw or as a JSON escape (in a string, or
-/// in one nested in another: `\\n`), maybe after a carriage return; 0 when there is none.
+/// in one nested in another: `\\n`), maybe after a carriage return; 0 when there is none, and
+/// always 0 at a byte but `\n`, `\r` and a backslash.
 fn line_break(text: &[u8], at: usize) -> usize {
     match &text[at..] {
         [b'\n', ..] => 1,

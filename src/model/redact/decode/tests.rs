@@ -6,6 +6,7 @@ use std::ops::Range;
 
 use super::encoded::base64_runs;
 use super::joined::joined;
+use super::line_break;
 use super::scan::candidates;
 use super::shapes::aws_key;
 use crate::model::redact::PLACEHOLDER;
@@ -168,6 +169,20 @@ proptest::proptest! {
         }
         let view = joined(&text, 0, len, &gaps);
         proptest::prop_assert_eq!((view.text, view.src), joined_byte_by_byte(&text, 0, len, &gaps));
+    }
+}
+
+/// A line break starts only at `\n`, `\r` or a backslash, which the concatenations' search
+/// relies on to ask [`line_break`] only there.
+#[test]
+fn a_line_break_starts_only_at_a_newline_return_or_backslash() {
+    for b in 0..=255u8 {
+        for rest in [&b""[..], b"n", b"\\n", b"\n", b"\r\\n"] {
+            let text = [&[b][..], rest].concat();
+            if !matches!(b, b'\n' | b'\r' | b'\\') {
+                assert_eq!(line_break(&text, 0), 0, "{text:?}");
+            }
+        }
     }
 }
 
