@@ -77,15 +77,23 @@ fn run_start(text: &[u8], end: usize) -> usize {
 /// A view of `text` from `start` to `end` without the `gaps` (sorted, inside it): the bytes
 /// of each gap that is `noise` go with the byte after it (they are taken out of a token);
 /// the others are seams between two pieces of a token.
-fn joined(text: &[u8], start: usize, end: usize, gaps: &[(Range<usize>, bool)]) -> View {
+pub(super) fn joined(text: &[u8], start: usize, end: usize, gaps: &[(Range<usize>, bool)]) -> View {
     let mut view = View::with_capacity(end - start);
     let mut at = start;
     let mut noise_from = None;
     let copy = |view: &mut View, range: Range<usize>, noise_from: &mut Option<usize>| {
-        for (i, &b) in text[range.clone()].iter().enumerate() {
-            let i = range.start + i;
-            view.push(b, noise_from.take().unwrap_or(i)..i + 1);
-        }
+        // The noise before a piece goes with its first byte; the rest are copied as they are.
+        let rest = match noise_from.take() {
+            Some(from) if !range.is_empty() => {
+                view.push(text[range.start], from..range.start + 1);
+                range.start + 1..range.end
+            }
+            noise => {
+                *noise_from = noise;
+                range
+            }
+        };
+        view.copy(text, rest);
     };
     for (gap, noise) in gaps {
         copy(&mut view, at..gap.start, &mut noise_from);
@@ -165,7 +173,8 @@ pub(super) fn line_views(text: &[u8]) -> Vec<View> {
             _ => at,
         });
     let mut seams: Vec<usize> = raw.chain(escapes).collect();
-    seams.sort_unstable();
+    // Two sorted runs: the stable sort merges them, where the unstable one sorted them again.
+    seams.sort();
     seam_views(text, seams, line_break)
 }
 
@@ -234,7 +243,8 @@ fn concatenation(text: &[u8], at: usize) -> usize {
                 operator = Some(op);
                 i += 1;
             }
-            Some(_) if line_break(text, i) > 0 => {
+            // Only these bytes start a line break: most quotes are followed by none of them.
+            Some(b'\n' | b'\r' | b'\\') if line_break(text, i) > 0 => {
                 space = true;
                 i += line_break(text, i);
             }
@@ -289,7 +299,10 @@ pub(super) fn adjacent_string_views(text: &[u8]) -> Vec<View> {
     // The last value of each member name so far, over lines: the next entry of a JSONL
     // transcript, or the next part of a pretty-printed document, continues the text of the
     // same member (`"text"`, `"content"`, `"output"`) of the one before.
-    let mut last_of_name: HashMap<&[u8], Range<usize>> = HashMap::new();
+    // Hashed with foldhash: a member name per string value of the text (only looked up, never
+    // iterated, so the hasher changes no output).
+    let mut last_of_name: HashMap<&[u8], Range<usize>, foldhash::fast::RandomState> =
+        HashMap::default();
     for line_end in memchr::memchr_iter(b'\n', text).chain([text.len()]) {
         let line = line_start..line_end;
         line_start = line_end + 1;
@@ -303,17 +316,11 @@ pub(super) fn adjacent_string_views(text: &[u8]) -> Vec<View> {
         let values = json_values(text, line);
         let mut previous: Option<&Range<usize>> = None;
         for (name, value) in &values {
-            let mut pairs = Vec::new();
-            if let Some(p) = previous {
-                pairs.push(p.clone());
-            }
-            if let Some(v) = last_of_name.insert(&text[name.clone()], value.clone()) {
-                if previous != Some(&v) {
-                    pairs.push(v);
-                }
-            }
-            for a in pairs {
-                if let Some(view) = string_pair_view(text, &a, value) {
+            let last = last_of_name
+                .insert(&text[name.clone()], value.clone())
+                .filter(|v| previous != Some(v));
+            for a in previous.into_iter().chain(last.as_ref()) {
+                if let Some(view) = string_pair_view(text, a, value) {
                     out.push(view);
                 }
             }

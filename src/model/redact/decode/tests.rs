@@ -5,6 +5,8 @@
 use std::ops::Range;
 
 use super::encoded::base64_runs;
+use super::joined::joined;
+use super::line_break;
 use super::scan::candidates;
 use super::shapes::aws_key;
 use crate::model::redact::PLACEHOLDER;
@@ -120,6 +122,67 @@ proptest::proptest! {
         let mut text = pieces.concat().into_bytes();
         text.extend_from_slice(&raw);
         assert_same_candidates(&text);
+    }
+}
+
+/// A joined view as it was built before its pieces were copied in bulk: byte by byte, each
+/// byte from its own place, the bytes of a run of noise gaps going with the byte after them.
+fn joined_byte_by_byte(
+    text: &[u8],
+    start: usize,
+    end: usize,
+    gaps: &[(Range<usize>, bool)],
+) -> (Vec<u8>, Vec<Range<usize>>) {
+    let (mut bytes, mut src) = (Vec::new(), Vec::new());
+    let mut noise_from = None;
+    let mut at = start;
+    for (gap, noise) in gaps.iter().cloned().chain([(end..end, false)]) {
+        for (i, &b) in text.iter().enumerate().take(gap.start).skip(at) {
+            bytes.push(b);
+            src.push(noise_from.take().unwrap_or(i)..i + 1);
+        }
+        if noise {
+            noise_from = Some(noise_from.unwrap_or(gap.start));
+        }
+        at = gap.end;
+    }
+    (bytes, src)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+    /// A joined view copies its pieces in bulk to the bytes and sources the copy a byte at a
+    /// time made: noise gaps and seams, empty pieces between them, gaps at either end.
+    #[test]
+    fn joined_view_copies_what_a_byte_at_a_time_copied(
+        len in 0usize..40,
+        cuts in proptest::collection::vec((0usize..40, 0usize..4, proptest::bool::ANY), 0..6),
+    ) {
+        let text: Vec<u8> = (0..len as u8).map(|i| b'a' + i % 26).collect();
+        let mut gaps: Vec<(Range<usize>, bool)> = Vec::new();
+        let mut at = 0;
+        for (skip, width, noise) in cuts {
+            let start = (at + skip % 5).min(len);
+            let end = (start + width).min(len);
+            gaps.push((start..end, noise));
+            at = end;
+        }
+        let view = joined(&text, 0, len, &gaps);
+        proptest::prop_assert_eq!((view.text, view.src), joined_byte_by_byte(&text, 0, len, &gaps));
+    }
+}
+
+/// A line break starts only at `\n`, `\r` or a backslash, which the concatenations' search
+/// relies on to ask [`line_break`] only there.
+#[test]
+fn a_line_break_starts_only_at_a_newline_return_or_backslash() {
+    for b in 0..=255u8 {
+        for rest in [&b""[..], b"n", b"\\n", b"\n", b"\r\\n"] {
+            let text = [&[b][..], rest].concat();
+            if !matches!(b, b'\n' | b'\r' | b'\\') {
+                assert_eq!(line_break(&text, 0), 0, "{text:?}");
+            }
+        }
     }
 }
 
