@@ -158,12 +158,17 @@ impl Repo {
 /// without naming libgit2: of a [`Repo`] ([`Repo::objects`]), of a side repository, or of a
 /// [`ScratchObjects`]. A handle: copying it copies a reference.
 #[derive(Clone, Copy)]
-pub struct Objects<'r>(&'r git2::Repository);
+pub struct Objects<'r>(
+    &'r git2::Repository,
+    /// Whether the packs were listed again, for a handle that does it once
+    /// ([`Repo::list_packs_again_once`]).
+    Option<&'r std::cell::Cell<bool>>,
+);
 
 impl Repo {
     /// The object database of this repository.
     pub fn objects(&self) -> Objects<'_> {
-        Objects(&self.git)
+        Objects(&self.git, self.packs_listed_again.as_ref())
     }
 }
 
@@ -189,15 +194,27 @@ impl<'r> Objects<'r> {
     }
 
     /// Those of `oids` the object database does not hold (a partial clone's promised objects),
-    /// in the order given.
+    /// in the order given. The packs are listed again once, at the first object not found
+    /// ([`Lookups`]), not once for every one.
     pub fn missing(self, oids: impl IntoIterator<Item = Oid>) -> Result<Vec<Oid>, LibGitError> {
-        let odb = self.0.odb()?;
-        Ok(oids.into_iter().filter(|o| !odb.exists(*o)).collect())
+        let mut lookups = Lookups::new(self.0.odb()?, self.1);
+        Ok(oids.into_iter().filter(|o| !lookups.holds(*o)).collect())
     }
 
-    /// The size and kind of object `oid`, read from its header without inflating it.
+    /// The size and kind of object `oid`, read from its header without inflating it. An object
+    /// not held is [`LibGitError::is_not_found`], after one new listing of the packs (libgit2's
+    /// own header read lists them twice: once itself, once in the read it falls back to).
     pub fn header(self, oid: Oid) -> Result<(usize, Option<ObjectKind>), LibGitError> {
-        let (size, kind) = self.0.odb()?.read_header(oid)?;
+        let mut lookups = Lookups::new(self.0.odb()?, self.1);
+        if !lookups.holds(oid) {
+            return Err(git2::Error::new(
+                git2::ErrorCode::NotFound,
+                git2::ErrorClass::Odb,
+                format!("object not found - no match for id ({oid})"),
+            )
+            .into());
+        }
+        let (size, kind) = lookups.odb.read_header(oid)?;
         Ok((size, ObjectKind::of(Some(kind))))
     }
 
@@ -265,6 +282,49 @@ impl<'r> Objects<'r> {
     }
 }
 
+/// Look-ups of whether objects are held that list the packs again at most once. libgit2 lists
+/// the pack directory again (a directory scan and a probe of its multi-pack index) every time
+/// an object is not found, so that a pack another process added since (`git fetch`, `git gc`)
+/// is seen: a warm blame over checkpoints whose transcripts are mostly absent (a partial
+/// clone's) scanned the directory 78 times. Here the first miss lists them again, for every
+/// object asked after it (of one call, or of the handle's whole life when it does it once:
+/// [`Repo::list_packs_again_once`]); a pack added after that is not seen.
+struct Lookups<'r> {
+    odb: git2::Odb<'r>,
+    listed_again: bool,
+    /// The handle's own record, when it lists them once in its life.
+    handle: Option<&'r std::cell::Cell<bool>>,
+}
+
+impl<'r> Lookups<'r> {
+    fn new(odb: git2::Odb<'r>, handle: Option<&'r std::cell::Cell<bool>>) -> Self {
+        Lookups {
+            odb,
+            listed_again: handle.is_some_and(std::cell::Cell::get),
+            handle,
+        }
+    }
+
+    /// Whether the database holds `oid`.
+    fn holds(&mut self, oid: Oid) -> bool {
+        let no_listing = git2::OdbLookupFlags::NO_REFRESH;
+        if self.odb.exists_ext(oid, no_listing) {
+            return true;
+        }
+        if self.listed_again {
+            return false;
+        }
+        self.listed_again = true;
+        if let Some(handle) = self.handle {
+            handle.set(true);
+        }
+        if let Err(e) = self.odb.refresh() {
+            log::info!("listing the packs again: {}", e.message());
+        }
+        self.odb.exists_ext(oid, no_listing)
+    }
+}
+
 /// An object database in memory, written to and read from but never saved: for trees built
 /// only to be looked at (the file-system mirror's).
 pub struct ScratchObjects(git2::Repository);
@@ -279,7 +339,7 @@ impl ScratchObjects {
 
     /// Its object database.
     pub fn objects(&self) -> Objects<'_> {
-        Objects(&self.0)
+        Objects(&self.0, None)
     }
 }
 
@@ -356,5 +416,100 @@ impl<'r> Commit<'r> {
     /// Its raw message.
     pub fn message_bytes(&self) -> &[u8] {
         self.0.message_bytes()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::git::test_repo;
+
+    /// Runs git with `args` in the repository whose git dir is `git_dir`, `input` on its
+    /// standard input.
+    fn git(git_dir: &Path, args: &[&str], input: &[u8]) {
+        let out = Git::new(git_dir)
+            .env("GIT_DIR", git_dir)
+            .args(args)
+            .input(input.to_vec())
+            .run(Duration::from_secs(60))
+            .expect("run git");
+        assert!(out.success(), "git {args:?}: {}", out.stderr);
+    }
+
+    /// Writes `data` as a blob into a new pack of `repo`, as another process (`git fetch`,
+    /// `git gc`) adds one; returns its ID.
+    fn pack_blob(repo: &Repo, data: &[u8]) -> Oid {
+        let oid = Oid::hash_object(git2::ObjectType::Blob, data).expect("hash");
+        let (_other, raw) = test_repo::init();
+        git(raw.path(), &["hash-object", "-w", "--stdin"], data);
+        let pack = repo.git_dir().join("objects").join("pack").join("pack");
+        let pack = pack.to_str().expect("a UTF-8 path");
+        git(
+            raw.path(),
+            &["pack-objects", "-q", pack],
+            format!("{oid}\n").as_bytes(),
+        );
+        oid
+    }
+
+    fn blob_id(data: &[u8]) -> Oid {
+        Oid::hash_object(git2::ObjectType::Blob, data).expect("hash")
+    }
+
+    /// An object packed by another process after the handle listed the packs is found, by
+    /// `header` and by `missing`: a miss lists them again.
+    #[test]
+    fn an_object_packed_after_the_packs_were_listed_is_found() {
+        let (_dir, repo) = test_repo::open();
+        let objects = repo.objects();
+        let data = b"packed by another process\n";
+        let absent = blob_id(b"never written");
+        assert!(objects
+            .header(blob_id(data))
+            .expect_err("not yet")
+            .is_not_found());
+        assert_eq!(objects.missing([absent]).expect("look up"), vec![absent]);
+
+        let oid = pack_blob(&repo, data);
+        assert_eq!(
+            objects.header(oid).expect("packed now"),
+            (data.len(), Some(ObjectKind::Blob))
+        );
+        assert_eq!(
+            objects.missing([absent, oid]).expect("look up"),
+            vec![absent]
+        );
+        assert!(objects.header(absent).expect_err("absent").is_not_found());
+    }
+
+    /// A handle that lists the packs again once does it at its first miss: a pack added
+    /// before it is seen, one added after it is not (its callers read such objects again
+    /// through another handle).
+    #[test]
+    fn a_handle_that_lists_the_packs_once_does_it_at_its_first_miss() {
+        let (dir, repo) = test_repo::open();
+        let mut once = Repo::open(dir.path()).expect("open again");
+        once.list_packs_again_once();
+        let objects = once.objects();
+        // Its packs are listed (there are none) when it first reads an object.
+        let loose = objects.write_blob(b"loose").expect("write a blob");
+        assert!(objects.header(loose).is_ok());
+
+        let before = pack_blob(&repo, b"before the first miss\n");
+        assert!(
+            objects.header(before).is_ok(),
+            "the first miss lists the packs"
+        );
+        assert!(objects.header(blob_id(b"absent")).is_err());
+        let after = pack_blob(&repo, b"after the first miss\n");
+        assert!(objects
+            .header(after)
+            .expect_err("not listed again")
+            .is_not_found());
+        assert_eq!(objects.missing([after]).expect("look up"), vec![after]);
+        // Through a handle of the default kind, it is found.
+        assert!(repo.objects().header(after).is_ok());
     }
 }

@@ -121,6 +121,9 @@ pub struct Repo {
     promisor: std::cell::OnceCell<Option<String>>,
     /// `packed-refs` as ref lookups of this command read it.
     pub(in crate::git) packed_refs: crate::git::ref_lookup::PackedRefsCache,
+    /// For a handle that lists the packs again only once ([`Repo::list_packs_again_once`]):
+    /// whether it has.
+    pub(in crate::git) packs_listed_again: Option<std::cell::Cell<bool>>,
 }
 
 /// Maps a git2 error into [`RepoError::Git`] with context.
@@ -303,7 +306,17 @@ impl Repo {
             remotes: std::cell::OnceCell::new(),
             promisor: std::cell::OnceCell::new(),
             packed_refs: Default::default(),
+            packs_listed_again: None,
         })
+    }
+
+    /// Makes this handle list the packs again only at the first object it does not find, not at
+    /// every one (libgit2's way, so that a pack another process added since is seen). For a
+    /// handle that reads many objects, many of them absent (the transcripts of a partial
+    /// clone), whose caller reads what it did not find again through another handle: a pack
+    /// added after that first miss is not seen through this one.
+    pub fn list_packs_again_once(&mut self) {
+        self.packs_listed_again = Some(std::cell::Cell::new(false));
     }
 
     /// How this repository names its objects.

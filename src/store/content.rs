@@ -17,9 +17,14 @@ pub struct ContentReader {
 }
 
 impl ContentReader {
-    /// Opens the repository at `at` for this reader.
+    /// Opens the repository at `at` for this reader. Its handle lists the packs again only at
+    /// the first object it does not find ([`Repo::list_packs_again_once`]): what it cannot
+    /// read, `blame` reads again through the store, whose handle lists them at every miss, and
+    /// the writes cache's fill leaves to the first `blame`.
     pub fn open(at: &RepoLocation) -> Result<Self, RepoError> {
-        Ok(ContentReader { repo: at.open()? })
+        let mut repo = at.open()?;
+        repo.list_packs_again_once();
+        Ok(ContentReader { repo })
     }
 
     /// The file at `path` of checkpoint `id` whose tree is `tree_id` (hex); `N/full.jsonl` is
