@@ -39,15 +39,20 @@ pub fn blame(
     style: &Style,
     quiet: bool,
 ) -> Result<()> {
-    let report = blame::blame(repo, topo, started, remote.as_ref(), move |m| {
+    let blamed = blame::blame(repo, topo, started, remote.as_ref(), move |m| {
         warn(quiet, m)
     })?;
+    let report = &blamed.report;
     if a.common.json {
-        print_json(&report)?;
+        print_json(report)?;
     } else {
-        write_stdout(blame_human(&report, a.common.date.date, style).as_bytes())?;
+        write_stdout(blame_human(report, a.common.date.date, style).as_bytes())?;
     }
-    finish(&report.warnings, report.damaged, quiet)
+    let done = finish(&report.warnings, report.damaged, quiet);
+    // The process ends after this command: what the blame read is left to the exit rather than
+    // freed allocation by allocation, after the output (`Blamed::read`).
+    std::mem::forget(blamed);
+    done
 }
 
 /// The warnings on stderr, then the failure when something that exists could not be read.

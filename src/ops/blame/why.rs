@@ -182,7 +182,10 @@ pub fn why(
         }
         Err(e) => return Err(e.into()),
     };
-    let Attributed { report, loaded } = a;
+    let Attributed {
+        report, evidence, ..
+    } = a;
+    let loaded = evidence.loaded;
     let Some(entry) = report.lines.into_iter().next() else {
         return Err(out_of_range(0));
     };
