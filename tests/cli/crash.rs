@@ -661,15 +661,17 @@ fn a_killed_gc_leaves_no_ref_lock_behind() {
         .find(|p| p.is_file())
         .expect("git on PATH");
     let bin = env.root().join("holding-git");
-    // Touches HOLDING when it starts the held transaction: the kill below waits for it, so the
-    // lock it sees is git's in that transaction, not one gc's own code holds for an instant.
+    // Copies what the held transaction's git says into HOLDING: the kill below waits for its
+    // `prepare: ok`, so that git holds every lock of the transaction and waits for input. A
+    // kill while git was still taking them (the first lock seen) left one behind about once in
+    // twelve runs on a loaded machine: a signal that lands as git creates a lock file, before
+    // git has registered it for removal, leaves it.
     write_executable(
         &bin.join("git"),
         "#!/bin/bash\n\
          case \" $* \" in\n\
          *' update-ref '*'--stdin'*)\n\
-             touch \"$HOLDING\"\n\
-             exec \"$REAL_GIT\" \"$@\" < <(python3 -c 'import sys; sys.stdout.buffer.write(sys.stdin.buffer.read().replace(b\"commit\\0\", b\"\"))'; sleep 20) ;;\n\
+             exec \"$REAL_GIT\" \"$@\" < <(python3 -c 'import sys; sys.stdout.buffer.write(sys.stdin.buffer.read().replace(b\"commit\\0\", b\"\"))'; sleep 20) > >(tee \"$HOLDING\") ;;\n\
          esac\n\
          exec \"$REAL_GIT\" \"$@\"\n",
     );
@@ -685,7 +687,9 @@ fn a_killed_gc_leaves_no_ref_lock_behind() {
         .spawn()
         .expect("run gc");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !holding.exists() || ref_locks(env).is_empty() {
+    let prepared =
+        || std::fs::read_to_string(&holding).is_ok_and(|said| said.contains("prepare: ok"));
+    while !prepared() || ref_locks(env).is_empty() {
         assert!(
             std::time::Instant::now() < deadline,
             "gc never held a ref lock"
