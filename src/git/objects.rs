@@ -202,8 +202,8 @@ impl<'r> Objects<'r> {
     }
 
     /// The size and kind of object `oid`, read from its header without inflating it. An object
-    /// not held is [`LibGitError::is_not_found`], after one new listing of the packs (libgit2's
-    /// own header read lists them twice: once itself, once in the read it falls back to).
+    /// not held is [`LibGitError::is_not_found`], after the packs were listed again, as libgit2
+    /// does at every miss, unless the handle lists them once and already has ([`Lookups`]).
     pub fn header(self, oid: Oid) -> Result<(usize, Option<ObjectKind>), LibGitError> {
         let mut lookups = Lookups::new(self.0.odb()?, self.1);
         if !lookups.holds(oid) {
