@@ -174,7 +174,7 @@ fn init_libgit2() {
         git2::opts::strict_hash_verification(false);
         // libgit2 checks that every object a new tree or commit names exists: it opened, read
         // and inflated each object a write had just written (a seventh of a small write's
-        // system calls, about 0.5 ms of its 9: docs/performance.md). Our trees name only
+        // system calls: docs/performance.md). Our trees name only
         // objects this process has just written or entries of a tree it read; a bug naming a
         // missing one is still caught by `git fsck` and by a push, which cannot send it.
         git2::opts::strict_object_creation(false);
