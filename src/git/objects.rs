@@ -205,16 +205,7 @@ impl<'r> Objects<'r> {
     /// not held is [`LibGitError::is_not_found`], after the packs were listed again, as libgit2
     /// does at every miss, unless the handle lists them once and already has ([`Lookups`]).
     pub fn header(self, oid: Oid) -> Result<(usize, Option<ObjectKind>), LibGitError> {
-        let mut lookups = Lookups::new(self.0.odb()?, self.1);
-        if !lookups.holds(oid) {
-            return Err(git2::Error::new(
-                git2::ErrorCode::NotFound,
-                git2::ErrorClass::Odb,
-                format!("object not found - no match for id ({oid})"),
-            )
-            .into());
-        }
-        let (size, kind) = lookups.odb.read_header(oid)?;
+        let (size, kind) = Lookups::new(self.0.odb()?, self.1).header(oid)?;
         Ok((size, ObjectKind::of(Some(kind))))
     }
 
@@ -314,14 +305,39 @@ impl<'r> Lookups<'r> {
         if self.listed_again {
             return false;
         }
-        self.listed_again = true;
-        if let Some(handle) = self.handle {
-            handle.set(true);
-        }
+        self.mark_listed_again();
         if let Err(e) = self.odb.refresh() {
             log::info!("listing the packs again: {}", e.message());
         }
         self.odb.exists_ext(oid, no_listing)
+    }
+
+    /// The size and type of `oid`, from its header. Read at once (one look-up; libgit2 lists the
+    /// packs again itself when it misses) until the packs were listed again; after that, only
+    /// once a look-up that lists nothing has found it.
+    fn header(&mut self, oid: Oid) -> Result<(usize, git2::ObjectType), git2::Error> {
+        if self.listed_again && !self.odb.exists_ext(oid, git2::OdbLookupFlags::NO_REFRESH) {
+            return Err(git2::Error::new(
+                git2::ErrorCode::NotFound,
+                git2::ErrorClass::Odb,
+                format!("object not found - no match for id ({oid})"),
+            ));
+        }
+        let read = self.odb.read_header(oid);
+        if read
+            .as_ref()
+            .is_err_and(|e| e.code() == git2::ErrorCode::NotFound)
+        {
+            self.mark_listed_again();
+        }
+        read
+    }
+
+    fn mark_listed_again(&mut self) {
+        self.listed_again = true;
+        if let Some(handle) = self.handle {
+            handle.set(true);
+        }
     }
 }
 
