@@ -304,6 +304,50 @@ both_stores! {
     write_keeps_clean_transcripts => clean_transcript_is_stored_byte_for_byte;
 }
 
+/// A transcript of several megabytes is redacted in parts, two at a time on a machine of two
+/// cores (`model::redact::parts`): every secret in every part is replaced where it stands,
+/// parts that grow (a secret shorter than the placeholder) move the rest, and the user rules'
+/// second pass over the parts sees the text the first left. The stored blob is compared
+/// whole with the text built with each secret already replaced.
+#[test]
+fn a_transcript_of_megabytes_is_redacted_part_by_part_in_place() {
+    let env = TestEnv::new();
+    user_rule(&env, "ticket", "MYCORP-[0-9]+");
+    let filler = "x".repeat(900);
+    let (mut given, mut expected) = (Vec::new(), Vec::new());
+    let mut secrets = 0;
+    for i in 0..4000 {
+        // About 3.7 MB: every 97th line holds a secret, so each part holds several.
+        let (said, stored) = match i % 97 {
+            0 => (gh_token(), "REDACTED".to_string()),
+            1 => ("pwd=abcd; x".to_string(), "pwd=REDACTED; x".to_string()),
+            2 => (
+                "ticket MYCORP-1234".to_string(),
+                "ticket REDACTED".to_string(),
+            ),
+            _ => (filler.clone(), filler.clone()),
+        };
+        secrets += usize::from(said != stored);
+        for (out, message) in [(&mut given, &said), (&mut expected, &stored)] {
+            out.extend_from_slice(
+                json!({"type": "assistant", "n": i, "message": message})
+                    .to_string()
+                    .as_bytes(),
+            );
+            out.push(b'\n');
+        }
+    }
+    assert!(given.len() > 3 << 20);
+    let id = write(&env, Store::Refs, &given, &[]);
+    let stored = env.blob(Store::Refs, &id, "0/full.jsonl");
+    assert!(
+        stored == expected,
+        "the stored transcript is the text with each secret replaced"
+    );
+    let meta = env.json(Store::Refs, &id, "0/metadata.json");
+    assert_eq!(redactions(&meta), secrets as u64, "{meta}");
+}
+
 /// Only the user's own settings turn redaction off (the committed file cannot:
 /// `trust::committed_settings_can_only_make_redaction_stronger`).
 #[test]

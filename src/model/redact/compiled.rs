@@ -170,26 +170,27 @@ fn lazy_dfa(patterns: &[String], capacity: usize) -> hybrid::dfa::DFA {
 
 /// The caches of [`one_pass_dfas`]' states between two searches: the states one search
 /// determinised serve the next, so a large text redacted in parts (and each part's stages)
-/// determinises each state once per process rather than once per search.
-static ONE_PASS_STATES: Mutex<Option<Vec<hybrid::dfa::Cache>>> = Mutex::new(None);
+/// determinises each state once per thread that searches rather than once per search. One set
+/// of caches for each search running at once (parts are redacted on several threads).
+static ONE_PASS_STATES: Mutex<Vec<Vec<hybrid::dfa::Cache>>> = Mutex::new(Vec::new());
 
-/// Calls `search` with each of [`one_pass_dfas`] and the process's cache of its states, in
-/// order. The caches are taken out for the call, so a search on another thread meanwhile starts
-/// caches of its own (the last ones put back are kept). What a search finds does not depend on
-/// the states cached.
+/// Calls `search` with each of [`one_pass_dfas`] and a set of caches of its states, in order.
+/// The set is taken out of [`ONE_PASS_STATES`] for the call (a new one is made when none is
+/// free) and put back after it. What a search finds does not depend on the states cached.
 pub(super) fn with_one_pass_dfas(
     mut search: impl FnMut(&hybrid::dfa::DFA, &mut hybrid::dfa::Cache),
 ) {
     let dfas = one_pass_dfas();
-    let kept = ONE_PASS_STATES
+    let free = ONE_PASS_STATES
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
-        .take();
-    let mut caches = kept.unwrap_or_else(|| dfas.iter().map(|d| d.create_cache()).collect());
+        .pop();
+    let mut caches = free.unwrap_or_else(|| dfas.iter().map(|d| d.create_cache()).collect());
     for (dfa, cache) in dfas.iter().zip(&mut caches) {
         search(dfa, cache);
     }
-    *ONE_PASS_STATES
+    ONE_PASS_STATES
         .lock()
-        .unwrap_or_else(PoisonError::into_inner) = Some(caches);
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(caches);
 }

@@ -39,7 +39,7 @@ mod user;
 use decode::{redact_hidden, Views};
 use json::{has_spelling_escape, pieces, redact_decoded, redact_escaped, redact_pieces, Shape};
 use matching::redact_builtin;
-use parts::{builtin_cut, rewrite_in_parts, user_cut, PART_SIZE};
+use parts::{builtin_cut, plan, rewrite_in_parts, user_cut};
 use secret::{credential_start, is_credential_name, is_placeholder};
 
 /// The text every secret is replaced by.
@@ -282,13 +282,17 @@ impl Redactor {
 
     /// Redacts `bytes` in place; returns the count. The result is byte for byte
     /// [`Redactor::redact_bytes`]'s; a text with a line break `}\n{` (JSONL) past the first
-    /// [`PART_SIZE`] bytes is redacted a part at a time, in place, so a large transcript costs
-    /// a few parts of memory beside itself rather than several copies of it.
+    /// [`parts::PART_SIZE`] bytes is redacted a part at a time, in place, so a large transcript costs
+    /// a few parts of memory beside itself rather than several copies of it. On a machine of
+    /// several cores, a text of a megabyte or more is cut in smaller parts, redacted two at
+    /// once ([`parts::plan`]).
     pub fn redact_vec(&self, bytes: &mut Vec<u8>) -> usize {
-        self.redact_vec_in_parts(bytes, PART_SIZE)
+        let (workers, part) = plan(bytes.len());
+        self.redact_vec_in_parts(bytes, part, workers)
     }
 
-    /// [`Redactor::redact_vec`] with parts of at least `part` bytes (a parameter for the tests).
+    /// [`Redactor::redact_vec`] with parts of at least `part` bytes, `workers` of them
+    /// redacted at once (parameters for the tests).
     ///
     /// Parts are cut only where redacting them one by one gives what redacting the whole text
     /// gives. The built-in stages are cut at a newline between `}` and `{`: no built-in match
@@ -303,7 +307,12 @@ impl Redactor {
     /// line). The user rules, which read a run of lines that are not
     /// JSON as one text, are cut afterwards, in a second pass, at a newline next to a line that
     /// is a JSON value.
-    pub(super) fn redact_vec_in_parts(&self, bytes: &mut Vec<u8>, part: usize) -> usize {
+    pub(super) fn redact_vec_in_parts(
+        &self,
+        bytes: &mut Vec<u8>,
+        part: usize,
+        workers: usize,
+    ) -> usize {
         if !self.enabled {
             return 0;
         }
@@ -321,12 +330,14 @@ impl Redactor {
                 let (redacted, n) = redact_builtin_stages(text, Shape::Lines);
                 (n > 0).then_some((redacted, n))
             },
+            workers,
         );
         if !self.user.is_empty() {
             count += rewrite_in_parts(
                 bytes,
                 |text, start| user_cut(text, start + part),
                 |text| self.redact_user_stage(text, Shape::Lines),
+                workers,
             );
         }
         count

@@ -12,6 +12,33 @@ use super::is_json;
 /// for 3% more instructions, 1 MiB parts cost 7.5% more.
 pub(super) const PART_SIZE: usize = 2 << 20;
 
+/// The size from which a text is redacted in parts on several threads at once, where the
+/// machine has more than one core. A thread other than the first determinises the rules'
+/// states again in caches of its own (the regex crate's and [`super::compiled`]'s), which
+/// costs about what half the redaction of a few hundred kilobytes saves: measured on the
+/// shared corpus's transcripts (docs/performance.md, "parts redacted two at a time"), two
+/// threads gave nothing at 77 KB, 118 KB and 395 KB, and took 15% off the write at 1.3 MB.
+const PARALLEL_FROM: usize = 1 << 20;
+
+/// The most parts redacted at once. Each costs its views (about ten times the part) and a
+/// cache of the rules' states: with parts of [`PART_SIZE`] / 2, two cost about what one part
+/// of [`PART_SIZE`] did, and the two cores of the benchmark machine are used.
+const MOST_WORKERS: usize = 2;
+
+/// How many parts of a text of `len` bytes are redacted at once, and the least size of each:
+/// one part of [`PART_SIZE`] at a time below [`PARALLEL_FROM`] or on one core, else the text
+/// cut in as many parts as there are threads, up to [`PART_SIZE`] / threads each.
+pub(super) fn plan(len: usize) -> (usize, usize) {
+    let workers = if len < PARALLEL_FROM {
+        1
+    } else {
+        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+        *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    }
+    .clamp(1, MOST_WORKERS);
+    (workers, (len / workers).clamp(1, PART_SIZE / workers))
+}
+
 /// Where the part of `text` for the built-in stages that ends at or after `from` ends: the
 /// first newline at or after `from` with `}` before it and `{` after it, else the text's end.
 pub(super) fn builtin_cut(text: &[u8], from: usize) -> usize {
@@ -40,45 +67,101 @@ pub(super) fn user_cut(text: &[u8], from: usize) -> usize {
 /// Rewrites `text` in place a part at a time, keeping the newline after each part:
 /// `cut(text, start)` is the end of the part that starts at `start` (a newline's index, or the
 /// text's end), `redact` a part's new bytes and count (`None` to keep it). Returns the sum of
-/// the counts. Beside `text`, only one part and its rewrite are held at a time.
+/// the counts. Up to `workers` parts in a row are redacted at once, each on its own thread
+/// (the first on the caller's); the rewrites are put in place in order, so the result is the
+/// one a part at a time gives. Beside `text`, only those parts' rewrites are held at a time.
 pub(super) fn rewrite_in_parts(
     text: &mut Vec<u8>,
     cut: impl Fn(&[u8], usize) -> usize,
-    redact: impl Fn(&[u8]) -> Option<(Vec<u8>, usize)>,
+    redact: impl Fn(&[u8]) -> Option<(Vec<u8>, usize)> + Sync,
+    workers: usize,
 ) -> usize {
     let mut count = 0;
     // `text[..done]` is rewritten, `text[next..]` still to read; `done <= next` throughout.
     let (mut done, mut next) = (0, 0);
     while next < text.len() {
-        let mut end = cut(text, next);
-        match redact(&text[next..end]) {
-            Some((bytes, n)) => {
-                count += n;
-                if done + bytes.len() > end {
-                    // The rewrites so far are longer than what they replace: make room in
-                    // front of the rest (rare: a secret shorter than the placeholder).
-                    let more = done + bytes.len() - end;
-                    text.reserve_exact(more);
-                    text.splice(end..end, std::iter::repeat_n(0, more));
-                    end += more;
-                }
-                text[done..done + bytes.len()].copy_from_slice(&bytes);
-                done += bytes.len();
-            }
-            None => {
-                if done < next {
-                    text.copy_within(next..end, done);
-                }
-                done += end - next;
-            }
+        // The lengths of the next parts, each after the previous one's newline.
+        let mut lens = Vec::with_capacity(workers);
+        let mut at = next;
+        while lens.len() < workers.max(1) && at < text.len() {
+            let end = cut(text, at);
+            lens.push(end - at);
+            at = end + 1;
         }
-        next = end;
-        if next < text.len() {
-            text[done] = text[next];
-            done += 1;
-            next += 1;
+        let rewrites = redact_each(&text[next..], &lens, &redact);
+        for (len, rewrite) in lens.into_iter().zip(rewrites) {
+            let mut end = next + len;
+            match rewrite {
+                Some((bytes, n)) => {
+                    count += n;
+                    if done + bytes.len() > end {
+                        // The rewrites so far are longer than what they replace: make room in
+                        // front of the rest (rare: a secret shorter than the placeholder).
+                        let more = done + bytes.len() - end;
+                        text.reserve_exact(more);
+                        text.splice(end..end, std::iter::repeat_n(0, more));
+                        end += more;
+                    }
+                    text[done..done + bytes.len()].copy_from_slice(&bytes);
+                    done += bytes.len();
+                }
+                None => {
+                    if done < next {
+                        text.copy_within(next..end, done);
+                    }
+                    done += end - next;
+                }
+            }
+            next = end;
+            if next < text.len() {
+                text[done] = text[next];
+                done += 1;
+                next += 1;
+            }
         }
     }
     text.truncate(done);
     count
+}
+
+/// `redact` of each part of `text` (parts of `lens` bytes, each followed by one newline), the
+/// first on this thread and the others each on a thread of its own, run at once. A thread the
+/// system refuses leaves its part to this one.
+fn redact_each(
+    text: &[u8],
+    lens: &[usize],
+    redact: &(impl Fn(&[u8]) -> Option<(Vec<u8>, usize)> + Sync),
+) -> Vec<Option<(Vec<u8>, usize)>> {
+    let mut parts = Vec::with_capacity(lens.len());
+    let mut at = 0;
+    for &len in lens {
+        parts.push(&text[at..at + len]);
+        at += len + 1;
+    }
+    let Some((first, rest)) = parts.split_first() else {
+        return Vec::new();
+    };
+    if rest.is_empty() {
+        return vec![redact(first)];
+    }
+    std::thread::scope(|scope| {
+        let others: Vec<_> = rest
+            .iter()
+            .map(|&part| {
+                std::thread::Builder::new()
+                    .spawn_scoped(scope, move || redact(part))
+                    .map_err(|_| part)
+            })
+            .collect();
+        let mut rewrites = vec![redact(first)];
+        for other in others {
+            rewrites.push(match other {
+                Ok(thread) => thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                Err(part) => redact(part),
+            });
+        }
+        rewrites
+    })
 }

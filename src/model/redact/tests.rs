@@ -1121,13 +1121,15 @@ fn lines_for_parts() -> Vec<String> {
 fn assert_parts_give_the_whole(r: &Redactor, text: &str) {
     let whole = r.redact_bytes(text.as_bytes());
     for part in [1, 2, 16, text.len() / 2, text.len()] {
-        let mut bytes = text.as_bytes().to_vec();
-        let n = r.redact_vec_in_parts(&mut bytes, part);
-        assert_eq!(
-            (String::from_utf8_lossy(&bytes), n),
-            (String::from_utf8_lossy(&whole.0), whole.1),
-            "part {part} of {text:?}"
-        );
+        for workers in [1, 2, 3] {
+            let mut bytes = text.as_bytes().to_vec();
+            let n = r.redact_vec_in_parts(&mut bytes, part, workers);
+            assert_eq!(
+                (String::from_utf8_lossy(&bytes), n),
+                (String::from_utf8_lossy(&whole.0), whole.1),
+                "part {part}, {workers} at once, of {text:?}"
+            );
+        }
     }
 }
 
@@ -1155,9 +1157,13 @@ fn a_part_rewritten_longer_than_it_was_moves_the_rest() {
         .collect::<Vec<_>>()
         .join("\n");
     let mut bytes = text.clone().into_bytes();
-    assert_eq!(on().redact_vec_in_parts(&mut bytes, 1), 50);
+    assert_eq!(on().redact_vec_in_parts(&mut bytes, 1, 1), 50);
     assert_eq!(bytes, on().redact_bytes(text.as_bytes()).0);
     assert!(bytes.len() > text.len());
+    // Several parts at once, each grown: the later ones still land after the earlier.
+    let mut bytes = text.clone().into_bytes();
+    assert_eq!(on().redact_vec_in_parts(&mut bytes, 1, 3), 50);
+    assert_eq!(bytes, on().redact_bytes(text.as_bytes()).0);
 }
 
 proptest::proptest! {
@@ -1166,13 +1172,14 @@ proptest::proptest! {
     fn parts_redact_as_the_whole_text(
         picks in proptest::collection::vec(proptest::prelude::any::<proptest::sample::Index>(), 1..12),
         part in 1usize..400,
+        workers in 1usize..4,
         users in proptest::bool::ANY,
     ) {
         let lines = lines_for_parts();
         let text = picks.iter().map(|i| i.get(&lines).as_str()).collect::<Vec<_>>().join("\n");
         let r = if users { with_rules(&["MYCORP-[0-9]+", r"(?s)BEGIN.*?END"]) } else { on() };
         let mut bytes = text.clone().into_bytes();
-        let n = r.redact_vec_in_parts(&mut bytes, part);
+        let n = r.redact_vec_in_parts(&mut bytes, part, workers);
         proptest::prop_assert_eq!((bytes, n), r.redact_bytes(text.as_bytes()));
     }
 }
