@@ -107,23 +107,95 @@ pub struct RedactionSettings {
 }
 
 /// Stages 1 to 4 of [`Redactor`] (the built-in rules, and the views of [`decode`]) over
-/// `input`: the redacted text and the count.
-fn redact_builtin_stages(input: &[u8], shape: Shape) -> (Vec<u8>, usize) {
-    let (decoded, mut count) =
-        redact_hidden(input, Views::Decoded).map_or((None, 0), |(t, n)| (Some(t), n));
-    let (mut text, n) = redact_builtin(decoded.as_deref().unwrap_or(input));
-    count += n;
+/// `input`: the redacted text and the count. With `beside` (the caller runs nothing else at
+/// once) and a text of [`BESIDE_FROM`] bytes or more on a machine of several cores, stages 1 and
+/// 4 run on a thread of their own beside stage 2 ([`stages_beside`]).
+fn redact_builtin_stages(input: &[u8], shape: Shape, beside: bool) -> (Vec<u8>, usize) {
+    #[cfg(test)]
+    let beside = beside && !test_switches_on();
+    let early = (beside && input.len() >= BESIDE_FROM && parts::cores() > 1)
+        .then(|| stages_beside(input))
+        .flatten();
+    let (decoded, plain, joined) = match early {
+        Some(Early {
+            decoded,
+            plain,
+            joined,
+        }) => (decoded, Some(plain), joined),
+        None => (redact_hidden(input, Views::Decoded), None, None),
+    };
+    let (mut text, mut count) = match (decoded, plain) {
+        (None, Some(plain)) => plain,
+        (decoded, _) => {
+            let (decoded, n) = decoded.map_or((None, 0), |(t, n)| (Some(t), n));
+            let (text, m) = redact_builtin(decoded.as_deref().unwrap_or(input));
+            (text, n + m)
+        }
+    };
     if has_spelling_escape(&text) {
         if let Some((t, n)) = redact_escaped(&text, shape) {
             text = t;
             count += n;
         }
     }
-    if let Some((t, n)) = redact_hidden(&text, Views::Joined) {
+    let joined = match joined {
+        // Stage 4 over the input is stage 4 over `text` when stages 1 to 3 changed nothing.
+        Some(joined) if text == input => joined,
+        _ => redact_hidden(&text, Views::Joined),
+    };
+    if let Some((t, n)) = joined {
         text = t;
         count += n;
     }
     (text, count)
+}
+
+/// Whether a test switch of this thread is on: the stages then stay on this thread, where the
+/// switches are read.
+#[cfg(test)]
+fn test_switches_on() -> bool {
+    matching::REFERENCE.get() || matching::ONE_PASS_ALWAYS.get() || decode::WITHOUT_VIEWS.get()
+}
+
+/// The size from which [`redact_builtin_stages`] runs stages 1 and 4 beside stage 2: an
+/// 8.8 KB transcript's write already gains from it (docs/performance.md, "the stages of one
+/// text beside each other"); a prompt or a name is not worth a thread.
+const BESIDE_FROM: usize = 4 << 10;
+
+/// What [`stages_beside`] found: stage 1 over the input, stage 2 over the input (what it does
+/// when stage 1 finds nothing), and stage 4 over the input (what it does when stages 1 to 3
+/// change nothing, the common case; `None` when stage 1 found something).
+struct Early {
+    decoded: Option<(Vec<u8>, usize)>,
+    plain: (Vec<u8>, usize),
+    joined: Option<Option<(Vec<u8>, usize)>>,
+}
+
+/// Stage 2 over `input` on this thread while another runs stage 1 and, where it finds nothing,
+/// stage 4, over the same input: what each finds is what it finds in the sequence, or is not
+/// used ([`redact_builtin_stages`] runs a stage again over the text an earlier stage changed).
+/// `None` when the system refuses the thread.
+fn stages_beside(input: &[u8]) -> Option<Early> {
+    std::thread::scope(|scope| {
+        let views = std::thread::Builder::new()
+            .spawn_scoped(scope, || {
+                let decoded = redact_hidden(input, Views::Decoded);
+                let joined = decoded
+                    .is_none()
+                    .then(|| redact_hidden(input, Views::Joined));
+                (decoded, joined)
+            })
+            .ok()?;
+        let plain = redact_builtin(input);
+        let (decoded, joined) = views
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        Some(Early {
+            decoded,
+            plain,
+            joined,
+        })
+    })
 }
 
 /// Redacts secrets. Cheap to build: a built-in rule is compiled once per process, the first
@@ -235,7 +307,7 @@ impl Redactor {
         if !self.enabled {
             return (input.to_vec(), 0);
         }
-        let (text, count) = redact_builtin_stages(input, Shape::Unknown);
+        let (text, count) = redact_builtin_stages(input, Shape::Unknown, true);
         match self.redact_user_stage(&text, Shape::Unknown) {
             Some((t, n)) => (t, count + n),
             None => (text, count),
@@ -327,7 +399,8 @@ impl Redactor {
             bytes,
             |text, start| builtin_cut(text, start + part),
             |text| {
-                let (redacted, n) = redact_builtin_stages(text, Shape::Lines);
+                // Parts are already redacted several at once.
+                let (redacted, n) = redact_builtin_stages(text, Shape::Lines, false);
                 (n > 0).then_some((redacted, n))
             },
             workers,

@@ -29,14 +29,14 @@ const MOST_WORKERS: usize = 2;
 /// one part of [`PART_SIZE`] at a time below [`PARALLEL_FROM`] or on one core, else the text
 /// cut in as many parts as there are threads, up to [`PART_SIZE`] / threads each.
 pub(super) fn plan(len: usize) -> (usize, usize) {
-    let workers = if len < PARALLEL_FROM {
-        1
-    } else {
-        static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-        *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-    }
-    .clamp(1, MOST_WORKERS);
+    let workers = if len < PARALLEL_FROM { 1 } else { cores() }.clamp(1, MOST_WORKERS);
     (workers, (len / workers).clamp(1, PART_SIZE / workers))
+}
+
+/// The cores this process may run on (asked once).
+pub(super) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Where the part of `text` for the built-in stages that ends at or after `from` ends: the

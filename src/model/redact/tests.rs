@@ -1166,6 +1166,36 @@ fn a_part_rewritten_longer_than_it_was_moves_the_rest() {
     assert_eq!(bytes, on().redact_bytes(text.as_bytes()).0);
 }
 
+/// Stages 1 and 4 run beside stage 2 ([`super::stages_beside`]) give what the stages give one
+/// after the other, whichever stages find secrets: each line of [`lines_for_parts`] (secrets
+/// only a decoded view shows, ones the rules find in the raw text, ones only a joined view
+/// shows, clean lines) alone and beside a secret of each of those stages, between clean lines
+/// enough for the text to be run beside.
+#[test]
+fn stages_run_beside_each_other_give_what_they_give_in_turn() {
+    let clean = r#"{"type":"assistant","message":"nothing to see here, only text"}"#;
+    let filler = vec![clean; (super::BESIDE_FROM / clean.len()) + 1].join("\n");
+    let others = [
+        clean,
+        // Stage 1 (base64), stage 2 (the raw text), stage 4 (adjacent strings).
+        r#"{"c":"Z2hwX2ExQjJhMUIyYTFCMmExQjJhMUIyYTFCMmExQjJhMUIyYTFCMmExQjJhMUIyYTFCMg=="}"#,
+        "token ghp_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2",
+        r#"{"c":["AKIAIOSF","ODNN7EXAMPLE"]}"#,
+    ];
+    for line in lines_for_parts() {
+        for other in others {
+            let text = format!("{filler}\n{line}\n{filler}\n{other}");
+            for shape in [Shape::Lines, Shape::Unknown] {
+                assert_eq!(
+                    super::redact_builtin_stages(text.as_bytes(), shape, true),
+                    super::redact_builtin_stages(text.as_bytes(), shape, false),
+                    "{line:?} and {other:?}"
+                );
+            }
+        }
+    }
+}
+
 proptest::proptest! {
     /// Any sequence of the lines above, cut at any part size, redacts as the whole text.
     #[test]
