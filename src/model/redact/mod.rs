@@ -177,7 +177,7 @@ struct Early {
 /// `None` when the system refuses the thread.
 fn stages_beside(input: &[u8]) -> Option<Early> {
     std::thread::scope(|scope| {
-        let views = std::thread::Builder::new()
+        let views = parts::helper_thread()
             .spawn_scoped(scope, || {
                 let decoded = redact_hidden(input, Views::Decoded);
                 let joined = decoded

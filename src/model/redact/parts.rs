@@ -33,6 +33,13 @@ pub(super) fn plan(len: usize) -> (usize, usize) {
     (workers, (len / workers).clamp(1, PART_SIZE / workers))
 }
 
+/// A thread that redacts beside the caller's, with the stack a main thread has on Linux (8 MiB,
+/// reserved, touched only as used): what redaction may need (its views nest, JSON inside
+/// strings is parsed) must not depend on the thread it runs on.
+pub(super) fn helper_thread() -> std::thread::Builder {
+    std::thread::Builder::new().stack_size(8 << 20)
+}
+
 /// The cores this process may run on (asked once).
 pub(super) fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
@@ -148,7 +155,7 @@ fn redact_each(
         let others: Vec<_> = rest
             .iter()
             .map(|&part| {
-                std::thread::Builder::new()
+                helper_thread()
                     .spawn_scoped(scope, move || redact(part))
                     .map_err(|_| part)
             })
