@@ -113,9 +113,8 @@ pub struct RedactionSettings {
 fn redact_builtin_stages(input: &[u8], shape: Shape, beside: bool) -> (Vec<u8>, usize) {
     #[cfg(test)]
     let beside = beside && !test_switches_on();
-    let early = (beside && input.len() >= BESIDE_FROM && parts::cores() > 1)
-        .then(|| stages_beside(input))
-        .flatten();
+    let early =
+        (beside && input.len() >= BESIDE_FROM && parts::cores() > 1).then(|| stages_beside(input));
     let (decoded, plain, joined) = match early {
         Some(Early {
             decoded,
@@ -172,30 +171,22 @@ struct Early {
 }
 
 /// Stage 2 over `input` on this thread while another runs stage 1 and, where it finds nothing,
-/// stage 4, over the same input: what each finds is what it finds in the sequence, or is not
-/// used ([`redact_builtin_stages`] runs a stage again over the text an earlier stage changed).
-/// `None` when the system refuses the thread.
-fn stages_beside(input: &[u8]) -> Option<Early> {
-    std::thread::scope(|scope| {
-        let views = parts::helper_thread()
-            .spawn_scoped(scope, || {
-                let decoded = redact_hidden(input, Views::Decoded);
-                let joined = decoded
-                    .is_none()
-                    .then(|| redact_hidden(input, Views::Joined));
-                (decoded, joined)
-            })
-            .ok()?;
-        let plain = redact_builtin(input);
-        let (decoded, joined) = views
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        Some(Early {
-            decoded,
-            plain,
-            joined,
-        })
-    })
+/// stage 4, over the same input ([`parts::join`]): what each finds is what it finds in the
+/// sequence, or is not used ([`redact_builtin_stages`] runs a stage again over the text an
+/// earlier stage changed).
+fn stages_beside(input: &[u8]) -> Early {
+    let (plain, (decoded, joined)) = parts::join(|| redact_builtin(input), &|| {
+        let decoded = redact_hidden(input, Views::Decoded);
+        let joined = decoded
+            .is_none()
+            .then(|| redact_hidden(input, Views::Joined));
+        (decoded, joined)
+    });
+    Early {
+        decoded,
+        plain,
+        joined,
+    }
 }
 
 /// Redacts secrets. Cheap to build: a built-in rule is compiled once per process, the first

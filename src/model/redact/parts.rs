@@ -33,11 +33,29 @@ pub(super) fn plan(len: usize) -> (usize, usize) {
     (workers, (len / workers).clamp(1, PART_SIZE / workers))
 }
 
-/// A thread that redacts beside the caller's, with the stack a main thread has on Linux (8 MiB,
-/// reserved, touched only as used): what redaction may need (its views nest, JSON inside
-/// strings is parsed) must not depend on the thread it runs on.
-pub(super) fn helper_thread() -> std::thread::Builder {
-    std::thread::Builder::new().stack_size(8 << 20)
+/// `here()` on this thread and `there()` on a helper thread, at once; a thread the system
+/// refuses leaves `there` to this thread, after `here`. The helper has the stack a main thread
+/// has on Linux (8 MiB, reserved, touched only as used): what redaction may need (its views
+/// nest, JSON inside strings is parsed) must not depend on the thread it runs on.
+pub(super) fn join<A, B: Send>(
+    here: impl FnOnce() -> A,
+    there: &(impl Fn() -> B + Sync),
+) -> (A, B) {
+    std::thread::scope(|scope| {
+        match std::thread::Builder::new()
+            .stack_size(8 << 20)
+            .spawn_scoped(scope, there)
+        {
+            Ok(thread) => {
+                let a = here();
+                let b = thread
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                (a, b)
+            }
+            Err(_) => (here(), there()),
+        }
+    })
 }
 
 /// The cores this process may run on (asked once).
@@ -131,9 +149,8 @@ pub(super) fn rewrite_in_parts(
     count
 }
 
-/// `redact` of each part of `text` (parts of `lens` bytes, each followed by one newline), the
-/// first on this thread and the others each on a thread of its own, run at once. A thread the
-/// system refuses leaves its part to this one.
+/// `redact` of each part of `text` (parts of `lens` bytes, each followed by one newline), all
+/// at once: the first on this thread, the rest beside it ([`join`]).
 fn redact_each(
     text: &[u8],
     lens: &[usize],
@@ -145,30 +162,20 @@ fn redact_each(
         parts.push(&text[at..at + len]);
         at += len + 1;
     }
-    let Some((first, rest)) = parts.split_first() else {
-        return Vec::new();
-    };
-    if rest.is_empty() {
-        return vec![redact(first)];
-    }
-    std::thread::scope(|scope| {
-        let others: Vec<_> = rest
-            .iter()
-            .map(|&part| {
-                helper_thread()
-                    .spawn_scoped(scope, move || redact(part))
-                    .map_err(|_| part)
-            })
-            .collect();
-        let mut rewrites = vec![redact(first)];
-        for other in others {
-            rewrites.push(match other {
-                Ok(thread) => thread
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                Err(part) => redact(part),
-            });
+    redact_all(&parts, redact)
+}
+
+/// `redact` of each of `parts`, at once.
+fn redact_all(
+    parts: &[&[u8]],
+    redact: &(impl Fn(&[u8]) -> Option<(Vec<u8>, usize)> + Sync),
+) -> Vec<Option<(Vec<u8>, usize)>> {
+    match parts {
+        [] => Vec::new(),
+        [only] => vec![redact(only)],
+        [first, rest @ ..] => {
+            let (first, rest) = join(|| redact(first), &|| redact_all(rest, redact));
+            std::iter::once(first).chain(rest).collect()
         }
-        rewrites
-    })
+    }
 }
