@@ -7,6 +7,12 @@ PREFIX="${PREFIX:-$HOME/.local}"
 SRC="$(cd "$(dirname "$0")" && pwd)"
 BINS="git-entire-checkpoint git-entire-prepush git-entire-fetch"
 
+# libgit2 is built with zlib-ng, whose build runs CMake (docs/decisions.md, "zlib-ng for the
+# objects we write and read").
+if ! command -v cmake >/dev/null; then
+    echo "entire: building needs CMake (apt-get install cmake, brew install cmake, dnf install cmake)" >&2
+    exit 1
+fi
 echo "entire: building (release)..."
 cargo build --release --locked --manifest-path "$SRC/Cargo.toml" --bins
 
