@@ -528,8 +528,7 @@ fn write(
         kind: "imported".to_owned(),
         linked_commits: c.found.commits,
     };
-    let mut report = topo.write_session(w)?;
-    WritesCache::in_common_dir(repo.common_dir()).remember_write(&mut report);
+    let report = WritesCache::in_common_dir(repo.common_dir()).write_session(topo, w)?;
     Ok((id.to_string(), report.warnings()))
 }
 

@@ -219,8 +219,7 @@ pub fn write(
         kind: String::new(),
         linked_commits: Vec::new(),
     };
-    let mut report = topo.write_session(w)?;
-    WritesCache::in_common_dir(repo.common_dir()).remember_write(&mut report);
+    let report = WritesCache::in_common_dir(repo.common_dir()).write_session(topo, w)?;
     Ok(Written {
         id,
         changed: report.outcome.changed,

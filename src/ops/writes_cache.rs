@@ -27,8 +27,8 @@ use crate::base::id::CheckpointId;
 use crate::git::repo::RepoLocation;
 use crate::model::transcript::TRANSCRIPT_FILE;
 use crate::store::content::ContentReader;
-use crate::store::{Checkpoint, CheckpointFiles, StoreError};
-use crate::topology::{Topology, WriteReport};
+use crate::store::{Checkpoint, CheckpointFiles, SessionWrite, StoreError};
+use crate::topology::{Topology, TopologyError, WriteReport};
 
 /// The cache's directory, in `<git common dir>/entire/`.
 pub const CACHE_DIR: &str = "writes-cache";
@@ -208,15 +208,21 @@ impl WritesCache {
         }
     }
 
-    /// Makes the entry of the one session a write wrote, its transcript taken from `report`:
-    /// named by where the write says it put the session, so nothing is read back. Best effort,
-    /// like [`WritesCache::put`].
-    pub fn remember_write(&self, report: &mut WriteReport) {
-        if let (Some(transcript), Some(session)) =
-            (report.transcript.take(), &report.outcome.session)
-        {
-            self.put(&session.tree, &session.dir, &agents::extract(&transcript));
+    /// Writes the session `w` through `topo` and makes the entry of the session it wrote: its
+    /// writes read from the transcript as stored (redacted) on a second thread while the stores
+    /// write it ([`Topology::write_session_beside`]), the entry named by where the write says it
+    /// put the session, so nothing is read back. The entry is best effort, like
+    /// [`WritesCache::put`].
+    pub fn write_session(
+        &self,
+        topo: &Topology<'_>,
+        w: SessionWrite,
+    ) -> Result<WriteReport, TopologyError> {
+        let (report, writes) = topo.write_session_beside(w, agents::extract)?;
+        if let (Some(writes), Some(session)) = (writes, &report.outcome.session) {
+            self.put(&session.tree, &session.dir, &writes);
         }
+        Ok(report)
     }
 
     /// Makes the entries the sessions of the checkpoints `ids` lack (those just fetched), until

@@ -2,7 +2,11 @@
 //! backfill along the read order, and the report of what the mirrors failed.
 
 use super::{Topology, TopologyError};
+use crate::base::threads::join;
 use crate::store::{Backfill, CheckpointWriter, SessionWrite, StoreError, StoreKind, WriteOutcome};
+
+/// `(mirror name, error)` for each mirror write that failed.
+pub type MirrorFailures = Vec<(String, StoreError)>;
 
 /// The result of a write through the topology: the primary's outcome plus every mirror that
 /// failed (a warning for the caller to show, never a failed write).
@@ -11,7 +15,7 @@ pub struct WriteReport {
     /// What the primary did.
     pub outcome: WriteOutcome,
     /// `(mirror name, error)` for each mirror write that failed.
-    pub mirror_failures: Vec<(String, StoreError)>,
+    pub mirror_failures: MirrorFailures,
     /// The session's transcript as written (redacted), when the write had one: what a reader
     /// of the checkpoint gets, so that what is derived from it can be kept without reading it
     /// back. `None` for a backfill.
@@ -47,17 +51,51 @@ impl<'r> Topology<'r> {
     pub fn write_session(&self, mut w: SessionWrite) -> Result<WriteReport, TopologyError> {
         self.check_writable()?;
         self.redact_write(&mut w);
-        let outcome = self.primary_writer().write_session(&w)?;
-        let mirror_failures = self
-            .mirrors
-            .iter()
-            .filter_map(|m| m.write_session(&w).err().map(|e| (m.name().to_owned(), e)))
-            .collect();
+        let (outcome, mirror_failures) = self.write_redacted(&w)?;
         Ok(WriteReport {
             outcome,
             mirror_failures,
             transcript: w.transcript,
         })
+    }
+
+    /// [`Topology::write_session`], with `beside` run over the transcript as written (redacted)
+    /// on a second thread while the stores write it: work that needs the stored bytes, not the
+    /// write's outcome, done while the write waits on its objects and files. `beside`'s result
+    /// is `None` when the write has no transcript, and is not made when the write is refused
+    /// before redaction.
+    pub fn write_session_beside<T: Send>(
+        &self,
+        mut w: SessionWrite,
+        beside: impl Fn(&[u8]) -> T + Sync,
+    ) -> Result<(WriteReport, Option<T>), TopologyError> {
+        self.check_writable()?;
+        self.redact_write(&mut w);
+        let (written, found) = join(|| self.write_redacted(&w), &|| {
+            w.transcript.as_deref().map(&beside)
+        });
+        let (outcome, mirror_failures) = written?;
+        let report = WriteReport {
+            outcome,
+            mirror_failures,
+            transcript: w.transcript,
+        };
+        Ok((report, found))
+    }
+
+    /// Writes the redacted `w` to the primary, then to each mirror (best effort): the primary's
+    /// outcome and the mirrors that failed.
+    fn write_redacted(
+        &self,
+        w: &SessionWrite,
+    ) -> Result<(WriteOutcome, MirrorFailures), StoreError> {
+        let outcome = self.primary_writer().write_session(w)?;
+        let mirror_failures = self
+            .mirrors
+            .iter()
+            .filter_map(|m| m.write_session(w).err().map(|e| (m.name().to_owned(), e)))
+            .collect();
+        Ok((outcome, mirror_failures))
     }
 
     /// Runs a backfill along the read order, falling through only when a store does not have

@@ -24,6 +24,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::base::session_id::{InvalidSessionIdError, SessionId};
+use crate::base::threads::join;
 
 mod compiled;
 mod decode;
@@ -171,11 +172,11 @@ struct Early {
 }
 
 /// Stage 2 over `input` on this thread while another runs stage 1 and, where it finds nothing,
-/// stage 4, over the same input ([`parts::join`]): what each finds is what it finds in the
-/// sequence, or is not used ([`redact_builtin_stages`] runs a stage again over the text an
+/// stage 4, over the same input ([`join`]): what each finds is what it finds in the sequence,
+/// or is not used ([`redact_builtin_stages`] runs a stage again over the text an
 /// earlier stage changed).
 fn stages_beside(input: &[u8]) -> Early {
-    let (plain, (decoded, joined)) = parts::join(|| redact_builtin(input), &|| {
+    let (plain, (decoded, joined)) = join(|| redact_builtin(input), &|| {
         let decoded = redact_hidden(input, Views::Decoded);
         let joined = decoded
             .is_none()

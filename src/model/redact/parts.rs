@@ -2,6 +2,7 @@
 //! gives what redacting the whole text gives ([`super::Redactor::redact_vec`]).
 
 use super::is_json;
+use crate::base::threads::join;
 
 /// The size from which [`super::Redactor::redact_vec`] redacts a text in parts, and about the
 /// size of each part: large enough that the rules' set-up per part costs little, small enough
@@ -31,31 +32,6 @@ const MOST_WORKERS: usize = 2;
 pub(super) fn plan(len: usize) -> (usize, usize) {
     let workers = if len < PARALLEL_FROM { 1 } else { cores() }.clamp(1, MOST_WORKERS);
     (workers, (len / workers).clamp(1, PART_SIZE / workers))
-}
-
-/// `here()` on this thread and `there()` on a helper thread, at once; a thread the system
-/// refuses leaves `there` to this thread, after `here`. The helper has the stack a main thread
-/// has on Linux (8 MiB, reserved, touched only as used): what redaction may need (its views
-/// nest, JSON inside strings is parsed) must not depend on the thread it runs on.
-pub(super) fn join<A, B: Send>(
-    here: impl FnOnce() -> A,
-    there: &(impl Fn() -> B + Sync),
-) -> (A, B) {
-    std::thread::scope(|scope| {
-        match std::thread::Builder::new()
-            .stack_size(8 << 20)
-            .spawn_scoped(scope, there)
-        {
-            Ok(thread) => {
-                let a = here();
-                let b = thread
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-                (a, b)
-            }
-            Err(_) => (here(), there()),
-        }
-    })
 }
 
 /// The cores this process may run on (asked once).
