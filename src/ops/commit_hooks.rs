@@ -545,8 +545,9 @@ fn condense_into(
     }
     let subject = message.lines().next().unwrap_or("").trim().to_owned();
     let branch = repo.current_branch().unwrap_or_default();
-    // Each session's transcript as written, for the writes cache once all are in.
-    let mut written_transcripts = Vec::new();
+    // Each session's file writes, read from its transcript as written while the stores wrote
+    // it, for the writes cache once all are in.
+    let mut written_writes = Vec::new();
     for state in pending {
         let Ok(sid) = SessionId::parse(&state.session_id) else {
             continue;
@@ -620,10 +621,10 @@ fn condense_into(
                     kind: String::new(),
                     linked_commits: Vec::new(),
                 };
-                let written = topo.write_session(w)?;
+                let (written, writes) = topo.write_session_beside(w, agents::extract)?;
                 report.warnings.extend(written.warnings());
-                if let Some(t) = written.transcript {
-                    written_transcripts.push((sid.to_string(), t));
+                if let Some(writes) = writes {
+                    written_writes.push((sid.to_string(), writes));
                 }
                 Ok(lines)
             },
@@ -643,7 +644,7 @@ fn condense_into(
     crate::ops::writes_cache::WritesCache::in_common_dir(repo.common_dir()).remember_written(
         topo,
         id,
-        &written_transcripts,
+        &written_writes,
     );
     Ok(report)
 }

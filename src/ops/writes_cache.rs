@@ -179,7 +179,8 @@ impl WritesCache {
     }
 
     /// Makes the entries of the sessions just written to checkpoint `id`, each
-    /// `(session ID, transcript as written)`: redacted, the bytes a reader gets. Called once
+    /// `(session ID, file writes)`, read from the transcript as written (redacted, the bytes a
+    /// reader gets; [`Topology::write_session_beside`]). Called once
     /// after every session of one write is written, since each write changes the checkpoint's
     /// tree, which names the entries. Best effort, like [`WritesCache::put`]: a checkpoint that
     /// cannot be read back leaves the entries to the first `blame`. Other sessions of the
@@ -189,7 +190,7 @@ impl WritesCache {
         &self,
         topo: &Topology<'_>,
         id: &CheckpointId,
-        written: &[(String, Vec<u8>)],
+        written: &[(String, AgentWrites)],
     ) {
         if written.is_empty() {
             return;
@@ -197,13 +198,9 @@ impl WritesCache {
         let Some(cp) = read_logged(topo, id) else {
             return;
         };
-        for (session_id, transcript) in written {
+        for (session_id, writes) in written {
             if let Some(slot) = cp.sessions.iter().position(|s| s.session_id == *session_id) {
-                self.put(
-                    &cp.tree,
-                    &cp.session_dirs[slot],
-                    &agents::extract(transcript),
-                );
+                self.put(&cp.tree, &cp.session_dirs[slot], writes);
             }
         }
     }

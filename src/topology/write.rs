@@ -16,10 +16,6 @@ pub struct WriteReport {
     pub outcome: WriteOutcome,
     /// `(mirror name, error)` for each mirror write that failed.
     pub mirror_failures: MirrorFailures,
-    /// The session's transcript as written (redacted), when the write had one: what a reader
-    /// of the checkpoint gets, so that what is derived from it can be kept without reading it
-    /// back. `None` for a backfill.
-    pub transcript: Option<Vec<u8>>,
 }
 
 impl WriteReport {
@@ -46,24 +42,12 @@ impl WriteReport {
 }
 
 impl<'r> Topology<'r> {
-    /// Writes one session, redacted, to the primary, then to each mirror (best effort). Refused
-    /// while a settings file does not parse.
-    pub fn write_session(&self, mut w: SessionWrite) -> Result<WriteReport, TopologyError> {
-        self.check_writable()?;
-        self.redact_write(&mut w);
-        let (outcome, mirror_failures) = self.write_redacted(&w)?;
-        Ok(WriteReport {
-            outcome,
-            mirror_failures,
-            transcript: w.transcript,
-        })
-    }
-
-    /// [`Topology::write_session`], with `beside` run over the transcript as written (redacted)
-    /// on a second thread while the stores write it: work that needs the stored bytes, not the
-    /// write's outcome, done while the write waits on its objects and files. `beside`'s result
-    /// is `None` when the write has no transcript, and is not made when the write is refused
-    /// before redaction.
+    /// Writes one session, redacted, to the primary, then to each mirror (best effort), with
+    /// `beside` run over the transcript as written (redacted) on a second thread while the
+    /// stores write it: work that needs the stored bytes, not the write's outcome, done while
+    /// the write waits on its objects and files. Refused while a settings file does not parse.
+    /// `beside`'s result is `None` when the write has no transcript, and is not made when the
+    /// write is refused before redaction.
     pub fn write_session_beside<T: Send>(
         &self,
         mut w: SessionWrite,
@@ -78,7 +62,6 @@ impl<'r> Topology<'r> {
         let report = WriteReport {
             outcome,
             mirror_failures,
-            transcript: w.transcript,
         };
         Ok((report, found))
     }
@@ -125,7 +108,6 @@ impl<'r> Topology<'r> {
                     return Ok(WriteReport {
                         outcome,
                         mirror_failures,
-                        transcript: None,
                     });
                 }
                 Err(e @ StoreError::NotFound { .. }) if i + 1 < order.len() => last = Some(e),
