@@ -55,9 +55,14 @@ impl<'r> Topology<'r> {
     ) -> Result<(WriteReport, Option<T>), TopologyError> {
         self.check_writable()?;
         self.redact_write(&mut w);
-        let (written, found) = join(|| self.write_redacted(&w), &|| {
-            w.transcript.as_deref().map(&beside)
-        });
+        // No transcript, nothing to read beside the write: no thread.
+        let (written, found) = match w.transcript.as_deref() {
+            Some(t) => {
+                let (written, found) = join(|| self.write_redacted(&w), &|| beside(t));
+                (written, Some(found))
+            }
+            None => (self.write_redacted(&w), None),
+        };
         let (outcome, mirror_failures) = written?;
         let report = WriteReport {
             outcome,
