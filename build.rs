@@ -3,11 +3,15 @@
 //! regexes on every `write` (docs/performance.md, note (a)). The library deserializes them
 //! with `regex_automata::dfa::dense::DFA::from_bytes`, which copies nothing.
 //!
-//! For each rule: the forward and reverse DFAs of a `regex_automata::dfa::regex::Regex`
-//! (leftmost-first, the regex crate's semantics), which find its matches exactly as
-//! `regex::bytes::Regex` does, minimized. A rule whose minimized DFAs would exceed 1 MiB, or
-//! whose DFAs before minimizing would exceed [`DETERMINIZED_LIMIT`], is left to the regex
-//! crate, compiled at run time when the text holds one of its triggers.
+//! For each rule, minimized, one of:
+//! - for a rule every match of which starts with one of a few literals (`ghp_`, `AKIA`): the
+//!   literals and the rule's anchored DFA, run where one of them occurs ([`prefixed`]);
+//! - the forward and reverse DFAs of a `regex_automata::dfa::regex::Regex` (leftmost-first,
+//!   the regex crate's semantics) ([`unanchored`]).
+//!
+//! Either finds the rule's matches exactly as `regex::bytes::Regex` does. A rule with neither
+//! (its DFAs would exceed 1 MiB, or [`DETERMINIZED_LIMIT`] before minimizing) is left to the
+//! regex crate, compiled at run time when the text holds one of its triggers.
 
 #[path = "src/model/redact/rules.rs"]
 #[allow(dead_code)]
@@ -16,9 +20,10 @@ mod redact_rules;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use regex_automata::dfa::{dense, regex::Regex};
+use regex_automata::dfa::{dense, regex::Regex, StartKind};
 use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
+use regex_syntax::hir::literal::{ExtractKind, Extractor};
 
 /// The syntax the regex crate's `regex::bytes::Regex` uses: UTF-8 not required of matches.
 fn syntax_config() -> syntax::Config {
@@ -35,7 +40,12 @@ fn thompson_config() -> thompson::Config {
 /// and hundreds of MB of the build to try.
 const DETERMINIZED_LIMIT: usize = 8 << 20;
 
-/// The largest pair of minimized DFAs embedded for one rule.
+/// The most literals a rule's prefilter looks for when the rule has unanchored DFAs too: the
+/// searcher of more (a case-insensitive word's 16 spellings) costs more to build (65 µs) than it
+/// saves on a 118 KB transcript.
+const MAX_PREFIXES: usize = 8;
+
+/// The largest minimized DFAs embedded for one rule.
 const EMBEDDED_LIMIT: usize = 1 << 20;
 
 fn write(out: &Path, name: &str, dfa: &dense::DFA<Vec<u32>>, big_endian: bool) {
@@ -45,6 +55,84 @@ fn write(out: &Path, name: &str, dfa: &dense::DFA<Vec<u32>>, big_endian: bool) {
         dfa.to_bytes_little_endian()
     };
     std::fs::write(out.join(name), &bytes[pad..]).expect("OUT_DIR is writable");
+}
+
+/// A rule's search from the literals its matches start with ([`prefixed`]).
+struct Prefixed {
+    prefixes: Vec<Vec<u8>>,
+    dfa: dense::DFA<Vec<u32>>,
+}
+
+/// The literals one of which every match of `pattern` starts with, and the anchored DFA of
+/// `pattern` to run where one occurs: `None` when the pattern has no such set (a match may
+/// start with any of a class: `[A-Za-z0-9_]*key`), or when the DFA exceeds
+/// [`EMBEDDED_LIMIT`]. The literals are those the regex
+/// crate's own prefilter looks for (`optimize_for_prefix_by_preference`), each a prefix of
+/// every match that starts where it occurs.
+fn prefixed(pattern: &str) -> Option<Prefixed> {
+    let hir = regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .expect("built-in redaction rules parse");
+    let mut seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+    seq.optimize_for_prefix_by_preference();
+    let prefixes: Vec<Vec<u8>> = seq
+        .literals()?
+        .iter()
+        .map(|l| l.as_bytes().to_vec())
+        .collect();
+    if prefixes.is_empty() || prefixes.iter().any(|p| p.is_empty()) {
+        return None;
+    }
+    let dfa = dense::Builder::new()
+        .configure(
+            dense::Config::new()
+                .minimize(true)
+                .start_kind(StartKind::Anchored)
+                .dfa_size_limit(Some(DETERMINIZED_LIMIT))
+                .determinize_size_limit(Some(16 << 20)),
+        )
+        .syntax(syntax_config())
+        .thompson(thompson_config())
+        .build(pattern)
+        .ok()
+        .filter(|dfa| dfa.memory_usage() <= EMBEDDED_LIMIT)?;
+    Some(Prefixed { prefixes, dfa })
+}
+
+/// The forward and reverse DFAs of `pattern`'s unanchored leftmost-first regex: `None` when
+/// they exceed [`EMBEDDED_LIMIT`] (a long counted repetition of letters, which an unanchored
+/// DFA must track from every start at once), which leaves the rule to the regex crate.
+fn unanchored(pattern: &str) -> Option<Regex> {
+    Regex::builder()
+        .syntax(syntax_config())
+        .thompson(thompson_config())
+        .dense(
+            dense::Config::new()
+                .minimize(true)
+                .dfa_size_limit(Some(DETERMINIZED_LIMIT))
+                .determinize_size_limit(Some(16 << 20)),
+        )
+        .build(pattern)
+        .ok()
+        .filter(|re| re.forward().memory_usage() + re.reverse().memory_usage() <= EMBEDDED_LIMIT)
+}
+
+/// Writes the anchored DFA of rule `i` and returns its `Finder::Prefixed`.
+fn write_prefixed(out: &Path, i: usize, prefixed: &Prefixed, big_endian: bool) -> String {
+    write(
+        out,
+        &format!("redact-anchored-{i}.dfa"),
+        &prefixed.dfa,
+        big_endian,
+    );
+    let prefixes = prefixed.prefixes.iter().map(|p| format!("&{p:?}"));
+    let prefixes: Vec<String> = prefixes.collect();
+    format!(
+        "Finder::Prefixed {{ dfa: aligned!(\"redact-anchored-{i}.dfa\"), prefixes: &[{}] }}",
+        prefixes.join(", ")
+    )
 }
 
 fn main() {
@@ -59,65 +147,45 @@ fn main() {
         .collect();
 
     let mut rust = String::new();
-    let mut forward = String::new();
-    let mut reverse = String::new();
+    let mut finders = String::new();
     for (i, pattern) in patterns.iter().enumerate() {
-        // A rule whose DFAs would be large (a long counted repetition of letters, which an
-        // unanchored DFA must track from every start at once) keeps the regex crate's lazy DFA.
-        let built = Regex::builder()
-            .syntax(syntax_config())
-            .thompson(thompson_config())
-            .dense(
-                dense::Config::new()
-                    .minimize(true)
-                    .dfa_size_limit(Some(DETERMINIZED_LIMIT))
-                    .determinize_size_limit(Some(16 << 20)),
-            )
-            .build(pattern)
-            .ok()
-            .filter(|re| {
-                re.forward().memory_usage() + re.reverse().memory_usage() <= EMBEDDED_LIMIT
-            });
-        match built {
-            Some(re) => {
-                write(
-                    &out,
-                    &format!("redact-fwd-{i}.dfa"),
-                    re.forward(),
-                    big_endian,
-                );
-                write(
-                    &out,
-                    &format!("redact-rev-{i}.dfa"),
-                    re.reverse(),
-                    big_endian,
-                );
-                writeln!(forward, "    Some(aligned!(\"redact-fwd-{i}.dfa\")),").unwrap();
-                writeln!(reverse, "    Some(aligned!(\"redact-rev-{i}.dfa\")),").unwrap();
-            }
-            None => {
-                writeln!(forward, "    None,").unwrap();
-                writeln!(reverse, "    None,").unwrap();
-            }
-        }
+        let finder = match prefixed(pattern) {
+            // A few literals: their searcher is cheap to build, and skips what no match starts in.
+            Some(p) if p.prefixes.len() <= MAX_PREFIXES => write_prefixed(&out, i, &p, big_endian),
+            // More (a case-insensitive word): the unanchored DFAs, or the literals' searcher,
+            // built at run time, when the rule has no such DFAs (cheaper than the regex crate's
+            // regex).
+            prefixed => match (unanchored(pattern), prefixed) {
+                (Some(re), _) => {
+                    write(
+                        &out,
+                        &format!("redact-fwd-{i}.dfa"),
+                        re.forward(),
+                        big_endian,
+                    );
+                    write(
+                        &out,
+                        &format!("redact-rev-{i}.dfa"),
+                        re.reverse(),
+                        big_endian,
+                    );
+                    format!(
+                        "Finder::Unanchored {{ forward: aligned!(\"redact-fwd-{i}.dfa\"), reverse: aligned!(\"redact-rev-{i}.dfa\") }}"
+                    )
+                }
+                (None, Some(p)) => write_prefixed(&out, i, &p, big_endian),
+                (None, None) => "Finder::None".to_owned(),
+            },
+        };
+        writeln!(finders, "    {finder},").unwrap();
     }
     let n = patterns.len();
-    writeln!(rust, "/// Forward DFAs of the rules' leftmost-first regexes; `None` for a rule left to the regex crate.").unwrap();
     writeln!(
         rust,
-        "pub static FORWARD: [Option<&Aligned<[u8]>>; {n}] = [\n{forward}];"
+        "/// How each rule's matches are found, in the order of `BUILTIN`."
     )
     .unwrap();
-    writeln!(
-        rust,
-        "/// Reverse DFAs of the rules' leftmost-first regexes."
-    )
-    .unwrap();
-    writeln!(
-        rust,
-        "pub static REVERSE: [Option<&Aligned<[u8]>>; {n}] = [\n{reverse}];"
-    )
-    .unwrap();
+    writeln!(rust, "pub static FINDERS: [Finder; {n}] = [\n{finders}];").unwrap();
     writeln!(
         rust,
         "/// A digest of the redaction code (every file of `src/model/redact/`) and of `Cargo.lock`\n\

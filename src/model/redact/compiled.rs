@@ -1,18 +1,20 @@
 //! The engines of the built-in rules: the DFAs `build.rs` compiled from [`BUILTIN`], embedded
-//! in the binary and loaded in place, and, made the first time a rule needs them, the
+//! in the binary and loaded in place ([`Finder`]), and, made the first time a rule needs them, the
 //! capture engine that reads a match's `value` group and the regex crate's `Regex` for a rule
 //! `build.rs` left without DFAs; and the lazy DFAs of the rules' patterns that find, in one pass
 //! over a text, where some rule matches ([`one_pass_dfas`]), with the caches of their states the
 //! process keeps ([`with_one_pass_dfas`]).
 
+use std::ops::Range;
 use std::sync::{Mutex, OnceLock, PoisonError};
 
 use regex::bytes::Regex;
-use regex_automata::dfa::{dense, regex::Regex as DfaRegex};
+use regex_automata::dfa::{dense, regex::Regex as DfaRegex, Automaton};
 use regex_automata::hybrid;
 use regex_automata::nfa::thompson::{self, pikevm::PikeVM, WhichCaptures};
+use regex_automata::util::prefilter::Prefilter;
 use regex_automata::util::syntax;
-use regex_automata::MatchKind;
+use regex_automata::{Anchored, Input, MatchKind, Span};
 
 use super::rules::{Builtin, BUILTIN};
 
@@ -22,6 +24,21 @@ pub(super) mod embedded {
     #[repr(C, align(4))]
     pub struct Aligned<B: ?Sized> {
         pub bytes: B,
+    }
+    /// How `build.rs` compiled the search of one rule.
+    pub enum Finder {
+        /// Every match starts with one of `prefixes`; `dfa` is the rule's anchored DFA.
+        Prefixed {
+            dfa: &'static Aligned<[u8]>,
+            prefixes: &'static [&'static [u8]],
+        },
+        /// The DFAs of the rule's unanchored leftmost-first regex.
+        Unanchored {
+            forward: &'static Aligned<[u8]>,
+            reverse: &'static Aligned<[u8]>,
+        },
+        /// None: the rule is left to the regex crate.
+        None,
     }
     macro_rules! aligned {
         ($name:literal) => {
@@ -60,7 +77,7 @@ fn builtin_syntax() -> syntax::Config {
 struct Engines {
     /// Finds the rule's matches exactly as `regex::bytes::Regex` would (leftmost-first), from
     /// the DFAs `build.rs` compiled; `None` for a rule it left to the regex crate.
-    find: OnceLock<Option<DfaRegex<Dfa>>>,
+    find: OnceLock<Option<Finder>>,
     /// Reads group `value` of a match found: compiled only for a rule that has a match whose
     /// value is not the whole match, and run on the span the DFAs found (as the regex crate
     /// does).
@@ -94,13 +111,68 @@ impl Builtin {
     }
 }
 
-pub(super) fn finder(i: usize) -> Option<&'static DfaRegex<Dfa>> {
+/// A built-in rule's search, from the DFAs `build.rs` compiled.
+pub(super) enum Finder {
+    /// The rule's anchored DFA, started at each place where one of the literals every match
+    /// starts with occurs, found by the prefilter of those literals.
+    Prefixed { dfa: Box<Dfa>, prefixes: Prefilter },
+    /// The rule's unanchored regex.
+    Unanchored(Box<DfaRegex<Dfa>>),
+}
+
+impl Finder {
+    /// The ranges of the rule's matches in `text`, in order and not overlapping: those
+    /// `regex::bytes::Regex::find_iter` gives.
+    ///
+    /// A prefixed rule's match starts where one of its literals does, so the first place from
+    /// which the anchored DFA matches is where the leftmost match starts, and the anchored DFA
+    /// ends it where the leftmost-first match ends (its look-behind reads the text before).
+    pub(super) fn find_iter<'a>(
+        &'a self,
+        text: &'a [u8],
+    ) -> impl Iterator<Item = Range<usize>> + 'a {
+        let mut unanchored = match self {
+            Finder::Unanchored(re) => Some(re.find_iter(text)),
+            Finder::Prefixed { .. } => None,
+        };
+        let mut at = 0;
+        std::iter::from_fn(move || {
+            let Finder::Prefixed { dfa, prefixes } = self else {
+                return unanchored.as_mut()?.next().map(|m| m.range());
+            };
+            while at < text.len() {
+                let start = prefixes.find(text, Span::from(at..text.len()))?.start;
+                let input = Input::new(text).range(start..).anchored(Anchored::Yes);
+                match dfa
+                    .try_search_fwd(&input)
+                    .expect("the rules' DFAs have no quit bytes")
+                {
+                    Some(end) => {
+                        // A match holds one of the literals, so it is never empty.
+                        at = end.offset().max(start + 1);
+                        return Some(start..end.offset());
+                    }
+                    None => at = start + 1,
+                }
+            }
+            None
+        })
+    }
+}
+
+pub(super) fn finder(i: usize) -> Option<&'static Finder> {
     ENGINES[i]
         .find
-        .get_or_init(|| {
-            let forward = embedded::FORWARD[i]?;
-            let reverse = embedded::REVERSE[i]?;
-            Some(DfaRegex::builder().build_from_dfas(load(forward), load(reverse)))
+        .get_or_init(|| match embedded::FINDERS[i] {
+            embedded::Finder::Prefixed { dfa, prefixes } => Some(Finder::Prefixed {
+                dfa: Box::new(load(dfa)),
+                prefixes: Prefilter::new(MatchKind::LeftmostFirst, prefixes)
+                    .expect("a prefilter of non-empty literals"),
+            }),
+            embedded::Finder::Unanchored { forward, reverse } => Some(Finder::Unanchored(
+                Box::new(DfaRegex::builder().build_from_dfas(load(forward), load(reverse))),
+            )),
+            embedded::Finder::None => None,
         })
         .as_ref()
 }

@@ -113,8 +113,7 @@ fn builtin_secrets(i: usize, text: &[u8], mut found: impl FnMut(Range<usize>)) {
         return regex_secrets(rule.regex(), rule.replace, rule.token_start, text, found);
     };
     let mut pike: Option<(&PikeVM, _, _)> = None;
-    for m in finder.find_iter(text) {
-        let whole = m.range();
+    for whole in finder.find_iter(text) {
         if rule.token_start && !at_token_start(text, whole.start) {
             continue;
         }
