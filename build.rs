@@ -24,6 +24,7 @@ use regex_automata::dfa::{dense, regex::Regex, StartKind};
 use regex_automata::nfa::thompson;
 use regex_automata::util::syntax;
 use regex_syntax::hir::literal::{ExtractKind, Extractor};
+use regex_syntax::hir::{Class, Hir, HirKind};
 
 /// The syntax the regex crate's `regex::bytes::Regex` uses: UTF-8 not required of matches.
 fn syntax_config() -> syntax::Config {
@@ -57,6 +58,58 @@ fn write(out: &Path, name: &str, dfa: &dense::DFA<Vec<u32>>, big_endian: bool) {
     std::fs::write(out.join(name), &bytes[pad..]).expect("OUT_DIR is writable");
 }
 
+/// `pattern` parsed as the regex crate parses it.
+fn parse(pattern: &str) -> Hir {
+    regex_syntax::ParserBuilder::new()
+        .utf8(false)
+        .build()
+        .parse(pattern)
+        .expect("built-in redaction rules parse")
+}
+
+/// The bytes a match of `pattern` may hold, as a bit set (`u64` words, low bit first): those of
+/// its literals and classes, and every byte from 0x80 for a class with a character beyond
+/// ASCII (its UTF-8 bytes); `None` when that is every byte.
+fn alphabet(pattern: &str) -> Option<[u64; 4]> {
+    fn add(hir: &Hir, set: &mut [bool; 256]) {
+        match hir.kind() {
+            HirKind::Empty | HirKind::Look(_) => {}
+            HirKind::Literal(literal) => literal.0.iter().for_each(|&b| set[usize::from(b)] = true),
+            HirKind::Class(Class::Bytes(class)) => {
+                for r in class.ranges() {
+                    set[usize::from(r.start())..=usize::from(r.end())].fill(true);
+                }
+            }
+            HirKind::Class(Class::Unicode(class)) => {
+                for r in class.ranges() {
+                    let (start, end) = (u32::from(r.start()) as usize, u32::from(r.end()) as usize);
+                    if start < 0x80 {
+                        set[start..=end.min(0x7f)].fill(true);
+                    }
+                    if end >= 0x80 {
+                        set[0x80..].fill(true);
+                    }
+                }
+            }
+            HirKind::Repetition(r) => add(&r.sub, set),
+            HirKind::Capture(c) => add(&c.sub, set),
+            HirKind::Concat(all) | HirKind::Alternation(all) => {
+                all.iter().for_each(|h| add(h, set))
+            }
+        }
+    }
+    let mut set = [false; 256];
+    add(&parse(pattern), &mut set);
+    if set.iter().all(|&b| b) {
+        return None;
+    }
+    let mut words = [0u64; 4];
+    for (b, _) in set.iter().enumerate().filter(|(_, &held)| held) {
+        words[b / 64] |= 1 << (b % 64);
+    }
+    Some(words)
+}
+
 /// A rule's search from the literals its matches start with ([`prefixed`]).
 struct Prefixed {
     prefixes: Vec<Vec<u8>>,
@@ -70,12 +123,9 @@ struct Prefixed {
 /// crate's own prefilter looks for (`optimize_for_prefix_by_preference`), each a prefix of
 /// every match that starts where it occurs.
 fn prefixed(pattern: &str) -> Option<Prefixed> {
-    let hir = regex_syntax::ParserBuilder::new()
-        .utf8(false)
-        .build()
-        .parse(pattern)
-        .expect("built-in redaction rules parse");
-    let mut seq = Extractor::new().kind(ExtractKind::Prefix).extract(&hir);
+    let mut seq = Extractor::new()
+        .kind(ExtractKind::Prefix)
+        .extract(&parse(pattern));
     seq.optimize_for_prefix_by_preference();
     let prefixes: Vec<Vec<u8>> = seq
         .literals()?
@@ -170,7 +220,8 @@ fn main() {
                         big_endian,
                     );
                     format!(
-                        "Finder::Unanchored {{ forward: aligned!(\"redact-fwd-{i}.dfa\"), reverse: aligned!(\"redact-rev-{i}.dfa\") }}"
+                        "Finder::Unanchored {{ forward: aligned!(\"redact-fwd-{i}.dfa\"), reverse: aligned!(\"redact-rev-{i}.dfa\"), alphabet: {:?} }}",
+                        alphabet(pattern)
                     )
                 }
                 (None, Some(p)) => write_prefixed(&out, i, &p, big_endian),

@@ -32,10 +32,12 @@ pub(super) mod embedded {
             dfa: &'static Aligned<[u8]>,
             prefixes: &'static [&'static [u8]],
         },
-        /// The DFAs of the rule's unanchored leftmost-first regex.
+        /// The DFAs of the rule's unanchored leftmost-first regex, and the bytes a match may
+        /// hold (a bit set, `None` for every byte).
         Unanchored {
             forward: &'static Aligned<[u8]>,
             reverse: &'static Aligned<[u8]>,
+            alphabet: Option<[u64; 4]>,
         },
         /// None: the rule is left to the regex crate.
         None,
@@ -116,13 +118,74 @@ pub(super) enum Finder {
     /// The rule's anchored DFA, started at each place where one of the literals every match
     /// starts with occurs, found by the prefilter of those literals.
     Prefixed { dfa: Box<Dfa>, prefixes: Prefilter },
-    /// The rule's unanchored regex.
-    Unanchored(Box<DfaRegex<Dfa>>),
+    /// The rule's unanchored regex, and the bytes its matches may hold when not every byte.
+    Unanchored {
+        re: Box<DfaRegex<Dfa>>,
+        alphabet: Option<Alphabet>,
+    },
+}
+
+/// The bytes a rule's matches may hold: a match lies within one run of them.
+#[derive(Clone, Copy)]
+pub(super) struct Alphabet {
+    /// The bytes, a bit set (`u64` words, low bit first).
+    set: [u64; 4],
+    /// The bytes outside it, when there are at most three (repeated to three): a run's ends
+    /// are then found by `memchr3`, which reads a long run many bytes at a time.
+    outside: Option<[u8; 3]>,
+}
+
+impl Alphabet {
+    fn new(set: [u64; 4]) -> Alphabet {
+        let mut alphabet = Alphabet { set, outside: None };
+        let outside: Vec<u8> = (0..=u8::MAX).filter(|&b| !alphabet.holds(b)).collect();
+        if let [first, ..] = outside[..] {
+            if outside.len() <= 3 {
+                let byte = |k: usize| outside.get(k).copied().unwrap_or(first);
+                alphabet.outside = Some([byte(0), byte(1), byte(2)]);
+            }
+        }
+        alphabet
+    }
+
+    fn holds(self, b: u8) -> bool {
+        self.set[usize::from(b >> 6)] >> (b & 63) & 1 == 1
+    }
+
+    /// The run of bytes of the alphabet in `text` around `within`, whose bytes it all holds.
+    pub(super) fn run(self, text: &[u8], within: Range<usize>) -> Range<usize> {
+        let (before, after) = (&text[..within.start], &text[within.end..]);
+        let (start, end) = match self.outside {
+            Some([a, b, c]) => (
+                memchr::memrchr3(a, b, c, before),
+                memchr::memchr3(a, b, c, after),
+            ),
+            None => (
+                before.iter().rposition(|&b| !self.holds(b)),
+                after.iter().position(|&b| !self.holds(b)),
+            ),
+        };
+        start.map_or(0, |p| p + 1)..end.map_or(text.len(), |p| within.end + p)
+    }
+
+    /// Whether it holds every byte of `bytes`.
+    pub(super) fn holds_all(self, bytes: &[u8]) -> bool {
+        bytes.iter().all(|&b| self.holds(b))
+    }
 }
 
 impl Finder {
-    /// The ranges of the rule's matches in `text`, in order and not overlapping: those
-    /// `regex::bytes::Regex::find_iter` gives.
+    /// The bytes the rule's matches may hold, when they are not every byte.
+    pub(super) fn alphabet(&self) -> Option<Alphabet> {
+        match self {
+            Finder::Unanchored { alphabet, .. } => *alphabet,
+            Finder::Prefixed { .. } => None,
+        }
+    }
+
+    /// The ranges of the rule's matches within `span` of `text`, in order and not
+    /// overlapping: those `regex::bytes::Regex::find_iter` gives over the whole text that lie
+    /// in `span` when no match crosses its ends (the bytes around it are read as look-around).
     ///
     /// A prefixed rule's match starts where one of its literals does, so the first place from
     /// which the anchored DFA matches is where the leftmost match starts, and the anchored DFA
@@ -130,19 +193,23 @@ impl Finder {
     pub(super) fn find_iter<'a>(
         &'a self,
         text: &'a [u8],
+        span: Range<usize>,
     ) -> impl Iterator<Item = Range<usize>> + 'a {
+        let end = span.end;
         let mut unanchored = match self {
-            Finder::Unanchored(re) => Some(re.find_iter(text)),
+            Finder::Unanchored { re, .. } => {
+                Some(re.find_iter(Input::new(text).range(span.clone())))
+            }
             Finder::Prefixed { .. } => None,
         };
-        let mut at = 0;
+        let mut at = span.start;
         std::iter::from_fn(move || {
             let Finder::Prefixed { dfa, prefixes } = self else {
                 return unanchored.as_mut()?.next().map(|m| m.range());
             };
-            while at < text.len() {
-                let start = prefixes.find(text, Span::from(at..text.len()))?.start;
-                let input = Input::new(text).range(start..).anchored(Anchored::Yes);
+            while at < end {
+                let start = prefixes.find(text, Span::from(at..end))?.start;
+                let input = Input::new(text).range(start..end).anchored(Anchored::Yes);
                 match dfa
                     .try_search_fwd(&input)
                     .expect("the rules' DFAs have no quit bytes")
@@ -169,9 +236,14 @@ pub(super) fn finder(i: usize) -> Option<&'static Finder> {
                 prefixes: Prefilter::new(MatchKind::LeftmostFirst, prefixes)
                     .expect("a prefilter of non-empty literals"),
             }),
-            embedded::Finder::Unanchored { forward, reverse } => Some(Finder::Unanchored(
-                Box::new(DfaRegex::builder().build_from_dfas(load(forward), load(reverse))),
-            )),
+            embedded::Finder::Unanchored {
+                forward,
+                reverse,
+                alphabet,
+            } => Some(Finder::Unanchored {
+                re: Box::new(DfaRegex::builder().build_from_dfas(load(forward), load(reverse))),
+                alphabet: alphabet.map(Alphabet::new),
+            }),
             embedded::Finder::None => None,
         })
         .as_ref()

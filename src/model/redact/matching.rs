@@ -9,7 +9,7 @@ use regex::bytes::Regex;
 use regex_automata::nfa::thompson::pikevm::PikeVM;
 use regex_automata::{Anchored, Input};
 
-use super::compiled::{capturer, finder, with_one_pass_dfas};
+use super::compiled::{capturer, finder, with_one_pass_dfas, Alphabet};
 use super::parts::builtin_cut;
 use super::rules::{Builtin, Replace, BUILTIN};
 use super::secret::{at_token_start, replacement};
@@ -27,6 +27,37 @@ impl Triggers {
         Triggers {
             lower: text.to_ascii_lowercase(),
             looked_up: Vec::new(),
+        }
+    }
+
+    /// The text, ASCII-lowercased.
+    pub(super) fn lower(&self) -> &[u8] {
+        &self.lower
+    }
+
+    /// Follows the text as [`replace_ranges`] rewrote it, `secrets` replaced: a trigger it
+    /// held is taken as held still (the rules of one a replacement removed find nothing, as it
+    /// is in each of their matches), and one it did not hold is looked for again only where a
+    /// placeholder now is, with the bytes either side it could span: nowhere else did the text
+    /// change.
+    pub(super) fn replaced(&mut self, text: &[u8], secrets: &[Range<usize>]) {
+        self.lower = text.to_ascii_lowercase();
+        let mut placed = Vec::with_capacity(secrets.len());
+        let mut start = 0;
+        let mut copied = 0;
+        for s in secrets {
+            start += s.start - copied;
+            placed.push(start..start + PLACEHOLDER.len());
+            start += PLACEHOLDER.len();
+            copied = s.end;
+        }
+        let lower = &self.lower;
+        for (trigger, held) in self.looked_up.iter_mut().filter(|(_, held)| !*held) {
+            let reach = trigger.len() - 1;
+            *held = placed.iter().any(|p| {
+                let around = p.start.saturating_sub(reach)..(p.end + reach).min(lower.len());
+                memchr::memmem::find(&lower[around], trigger.as_bytes()).is_some()
+            });
         }
     }
 
@@ -100,9 +131,35 @@ pub(super) fn replace_secrets(
     Some(replace_ranges(text, &secrets).unwrap_or_else(|| text.to_vec()))
 }
 
+/// The runs of bytes of `alphabet` in `text` that hold one of `triggers` (found in `lower`, the
+/// text ASCII-lowercased), in order. A match of a rule whose matches hold one of its triggers
+/// and only bytes of its alphabet lies in one of them: a rule is searched there alone.
+fn windows(text: &[u8], lower: &[u8], triggers: &[&str], alphabet: Alphabet) -> Vec<Range<usize>> {
+    let mut runs = Vec::new();
+    for trigger in triggers {
+        let finder = memchr::memmem::Finder::new(trigger.as_bytes());
+        let mut at = 0;
+        while let Some(found) = finder.find(&lower[at..]) {
+            let (start, end) = (at + found, at + found + trigger.len());
+            if !alphabet.holds_all(&text[start..end]) {
+                at = start + 1;
+                continue;
+            }
+            let run = alphabet.run(text, start..end);
+            at = run.end;
+            runs.push(run);
+        }
+    }
+    // Runs are maximal: two are the same run or apart.
+    runs.sort_unstable_by_key(|r| r.start);
+    runs.dedup();
+    runs
+}
+
 /// Calls `found` with the range of each secret built-in rule `i` finds in `text`, in order:
-/// what [`replace_secrets`] with the rule's regex would replace.
-fn builtin_secrets(i: usize, text: &[u8], mut found: impl FnMut(Range<usize>)) {
+/// what [`replace_secrets`] with the rule's regex would replace. `lower` is the text
+/// ASCII-lowercased.
+fn builtin_secrets(i: usize, text: &[u8], lower: &[u8], mut found: impl FnMut(Range<usize>)) {
     let rule = &BUILTIN[i];
     #[cfg(test)]
     let reference = REFERENCE.get();
@@ -112,8 +169,15 @@ fn builtin_secrets(i: usize, text: &[u8], mut found: impl FnMut(Range<usize>)) {
     let Some(finder) = finder else {
         return regex_secrets(rule.regex(), rule.replace, rule.token_start, text, found);
     };
+    let spans = match finder.alphabet() {
+        Some(alphabet) => windows(text, lower, rule.triggers, alphabet),
+        None => std::iter::once(0..text.len()).collect(),
+    };
     let mut pike: Option<(&PikeVM, _, _)> = None;
-    for whole in finder.find_iter(text) {
+    for whole in spans
+        .into_iter()
+        .flat_map(|span| finder.find_iter(text, span))
+    {
         if rule.token_start && !at_token_start(text, whole.start) {
             continue;
         }
@@ -137,14 +201,11 @@ fn builtin_secrets(i: usize, text: &[u8], mut found: impl FnMut(Range<usize>)) {
     }
 }
 
-/// `text` with the secrets among the matches of built-in rule `i` replaced, counted in
-/// `count`; `None` when nothing was replaced. The same as [`replace_secrets`] with the rule's
-/// regex.
-pub(super) fn replace_builtin(i: usize, text: &[u8], count: &mut usize) -> Option<Vec<u8>> {
+/// The ranges [`builtin_secrets`] finds, in order.
+pub(super) fn builtin_secrets_of(i: usize, text: &[u8], lower: &[u8]) -> Vec<Range<usize>> {
     let mut secrets = Vec::new();
-    builtin_secrets(i, text, |s| secrets.push(s));
-    *count += secrets.len();
-    replace_ranges(text, &secrets)
+    builtin_secrets(i, text, lower, |s| secrets.push(s));
+    secrets
 }
 
 /// The ranges of `text` that the built-in rules for which `run` holds find secrets in, each
@@ -155,7 +216,7 @@ pub(super) fn builtin_spans(text: &[u8], run: impl Fn(&Builtin) -> bool) -> Vec<
     let mut triggers = Triggers::new(text);
     for (i, rule) in BUILTIN.iter().enumerate() {
         if run(rule) && triggers.any(rule.triggers) && rule.gate.is_none_or(|gate| gate(text)) {
-            builtin_secrets(i, text, |s| spans.push(s));
+            builtin_secrets(i, text, triggers.lower(), |s| spans.push(s));
         }
     }
     spans.sort_by_key(|s| (s.start, s.end));
@@ -280,9 +341,11 @@ fn redact_rule_by_rule(input: &[u8]) -> (Vec<u8>, usize) {
         if !triggers.any(rule.triggers) || rule.gate.is_some_and(|gate| !gate(&text)) {
             continue;
         }
-        if let Some(replaced) = replace_builtin(i, &text, &mut count) {
+        let secrets = builtin_secrets_of(i, &text, triggers.lower());
+        if let Some(replaced) = replace_ranges(&text, &secrets) {
+            count += secrets.len();
             text = Cow::Owned(replaced);
-            triggers = Triggers::new(&text);
+            triggers.replaced(&text, &secrets);
         }
     }
     (text.into_owned(), count)

@@ -6,7 +6,9 @@ use regex_automata::Input;
 use serde_json::Value;
 
 use super::compiled::{embedded, finder, one_pass_dfas, Dfa};
-use super::matching::{replace_builtin, replace_secrets, Triggers, ONE_PASS_ALWAYS, REFERENCE};
+use super::matching::{
+    builtin_secrets_of, replace_ranges, replace_secrets, Triggers, ONE_PASS_ALWAYS, REFERENCE,
+};
 use super::rules::BUILTIN;
 use super::*;
 
@@ -70,11 +72,20 @@ fn assert_same_as_reference(input: &[u8]) {
         );
         assert_eq!(new, old, "rule {i}");
         if let Some(f) = finder(i) {
-            let spans: Vec<_> = f.find_iter(input).collect();
+            let spans: Vec<_> = f.find_iter(input, 0..input.len()).collect();
             let want: Vec<_> = rule.regex().find_iter(input).map(|m| m.range()).collect();
             assert_eq!(spans, want, "rule {i}");
         }
     }
+}
+
+/// `text` with the secrets among the matches of built-in rule `i` replaced, counted in
+/// `count`; `None` when nothing was replaced: what [`replace_secrets`] with the rule's regex
+/// gives.
+fn replace_builtin(i: usize, text: &[u8], count: &mut usize) -> Option<Vec<u8>> {
+    let secrets = builtin_secrets_of(i, text, &text.to_ascii_lowercase());
+    *count += secrets.len();
+    replace_ranges(text, &secrets)
 }
 
 /// One sample per built-in rule, in rule order, that the rule itself redacts.
@@ -133,6 +144,25 @@ fn every_builtin_rule_fires_on_its_sample() {
     }
 }
 
+/// The triggers follow a replacement: one the placeholder makes with the bytes beside it
+/// (`REDACTED` then `api`: `dapi`) is found, one only the replaced secret held is taken as held
+/// still, and one looked up only after is looked for in the new text.
+#[test]
+fn triggers_follow_a_replacement() {
+    let text = b"key=abcapi x";
+    let mut triggers = Triggers::new(text);
+    assert!(!triggers.any(&["dapi"]));
+    assert!(triggers.any(&["abc"]));
+    let secrets = [std::ops::Range { start: 4, end: 7 }];
+    let replaced = replace_ranges(text, &secrets).unwrap();
+    assert_eq!(replaced, b"key=REDACTEDapi x");
+    triggers.replaced(&replaced, &secrets);
+    assert!(triggers.any(&["dapi"]));
+    assert!(triggers.any(&["abc"]));
+    assert!(triggers.any(&["i x"]) && !triggers.any(&["bca"]));
+    assert_eq!(triggers.lower(), b"key=redactedapi x");
+}
+
 /// Each rule's matches are found where a false start comes just before them: the samples with
 /// a letter of the match's first bytes put again in front of it (`AAKIA…`, `gghp_…`,
 /// `github_patgithub_pat_…`), twice in a row, and run together.
@@ -159,7 +189,9 @@ fn a_match_right_after_a_false_start_is_found() {
 fn every_compiled_dfa_is_valid() {
     let dfas = embedded::FINDERS.iter().flat_map(|f| match f {
         embedded::Finder::Prefixed { dfa, .. } => vec![dfa],
-        embedded::Finder::Unanchored { forward, reverse } => vec![forward, reverse],
+        embedded::Finder::Unanchored {
+            forward, reverse, ..
+        } => vec![forward, reverse],
         embedded::Finder::None => vec![],
     });
     for dfa in dfas {
@@ -338,12 +370,20 @@ const FRAGMENTS: &[&str] = &[
     "A",
     "g",
     "s",
+    ",",
+    ";",
+    "#",
+    "'",
+    "\t",
+    "MY_SIGNING_KEY=",
+    "password: ",
 ];
 
 proptest::proptest! {
     /// Texts made of the pieces the rules care about redact byte-identically to the regex
     /// crate's rules, and so does each rule's own pass. Single letters make a literal a match
-    /// starts with begin one byte before the match (`AAKIA…`, `gghp_…`).
+    /// starts with begin one byte before the match (`AAKIA…`, `gghp_…`); separators end the
+    /// runs of bytes a rule's matches may hold, where it is searched alone.
     #[test]
     fn compiled_rules_match_the_regex_crate(
         pieces in proptest::collection::vec(proptest::sample::select(FRAGMENTS), 1..24),
