@@ -1,17 +1,14 @@
 //! The engines of the built-in rules: the DFAs `build.rs` compiled from [`BUILTIN`], embedded
 //! in the binary and loaded in place ([`Finder`]), and, made the first time a rule needs them, the
 //! capture engine that reads a match's `value` group and the regex crate's `Regex` for a rule
-//! `build.rs` left without DFAs; and the lazy DFAs of the rules' patterns that find, in one pass
-//! over a text, where some rule matches ([`one_pass_dfas`]), with the caches of their states the
-//! process keeps ([`with_one_pass_dfas`]).
+//! `build.rs` left without DFAs.
 
 use std::ops::Range;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::OnceLock;
 
 use regex::bytes::Regex;
 use regex_automata::dfa::{dense, regex::Regex as DfaRegex, Automaton};
-use regex_automata::hybrid;
-use regex_automata::nfa::thompson::{self, pikevm::PikeVM, WhichCaptures};
+use regex_automata::nfa::thompson::{self, pikevm::PikeVM};
 use regex_automata::util::prefilter::Prefilter;
 use regex_automata::util::syntax;
 use regex_automata::{Anchored, Input, MatchKind, Span};
@@ -257,84 +254,4 @@ pub(super) fn capturer(i: usize) -> &'static PikeVM {
             .build(&(BUILTIN[i].pattern)())
             .expect("built-in redaction rules compile")
     })
-}
-
-/// The cache of the lazy DFA of every rule not searched apart ([`one_pass_dfas`]): the states
-/// a large real transcript visits fit in it (1.9 MB of a 13.7 MB transcript of the corpus, 3.3 MB
-/// of a 100 MB one: docs/performance.md, "the one-pass search splits"), so it is filled once
-/// rather than cleared again and again. With [`APART_CACHE`], the 8 MiB the one DFA of every
-/// rule had.
-const SHARED_CACHE: usize = 6 << 20;
-
-/// The cache of the lazy DFA of a rule searched apart: the states of one pattern, fewer; a
-/// cache that fills is cleared, which costs little for a DFA of one pattern (docs/performance.md,
-/// "the one-pass search splits").
-const APART_CACHE: usize = 2 << 20;
-
-/// The lazy DFAs of the one-pass search: the first over the patterns of every built-in rule not
-/// [`Builtin::searched_apart`] together, then one for each rule searched apart. Each reports,
-/// searching forward with [`regex_automata::Input::earliest`], the first place where a match of
-/// one of its rules ends (all matches kept, [`MatchKind::All`], so none hides another). Built
-/// the first time a large text is redacted (about a millisecond); none gives up on a text (no
-/// minimum of cache clears), so a search cannot fail.
-pub(super) fn one_pass_dfas() -> &'static [hybrid::dfa::DFA] {
-    static DFAS: OnceLock<Vec<hybrid::dfa::DFA>> = OnceLock::new();
-    DFAS.get_or_init(|| {
-        let pattern = |r: &Builtin| (r.pattern)();
-        let shared: Vec<String> = BUILTIN
-            .iter()
-            .filter(|r| !r.searched_apart)
-            .map(pattern)
-            .collect();
-        let apart = BUILTIN.iter().filter(|r| r.searched_apart);
-        std::iter::once(lazy_dfa(&shared, SHARED_CACHE))
-            .chain(apart.map(|r| lazy_dfa(&[pattern(r)], APART_CACHE)))
-            .collect()
-    })
-}
-
-/// The lazy DFA of `patterns` for [`one_pass_dfas`], with a cache of `capacity` bytes.
-fn lazy_dfa(patterns: &[String], capacity: usize) -> hybrid::dfa::DFA {
-    hybrid::dfa::DFA::builder()
-        .configure(
-            hybrid::dfa::DFA::config()
-                .match_kind(MatchKind::All)
-                .cache_capacity(capacity)
-                .minimum_cache_clear_count(None),
-        )
-        .syntax(builtin_syntax())
-        .thompson(
-            thompson::Config::new()
-                .utf8(false)
-                .which_captures(WhichCaptures::None),
-        )
-        .build_many(patterns)
-        .expect("built-in redaction rules compile")
-}
-
-/// The caches of [`one_pass_dfas`]' states between two searches: the states one search
-/// determinised serve the next, so a large text redacted in parts (and each part's stages)
-/// determinises each state once per thread that searches rather than once per search. One set
-/// of caches for each search running at once (parts are redacted on several threads).
-static ONE_PASS_STATES: Mutex<Vec<Vec<hybrid::dfa::Cache>>> = Mutex::new(Vec::new());
-
-/// Calls `search` with each of [`one_pass_dfas`] and a set of caches of its states, in order.
-/// The set is taken out of [`ONE_PASS_STATES`] for the call (a new one is made when none is
-/// free) and put back after it. What a search finds does not depend on the states cached.
-pub(super) fn with_one_pass_dfas(
-    mut search: impl FnMut(&hybrid::dfa::DFA, &mut hybrid::dfa::Cache),
-) {
-    let dfas = one_pass_dfas();
-    let free = ONE_PASS_STATES
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .pop();
-    let mut caches = free.unwrap_or_else(|| dfas.iter().map(|d| d.create_cache()).collect());
-    for (dfa, cache) in dfas.iter().zip(&mut caches) {
-        search(dfa, cache);
-    }
-    ONE_PASS_STATES
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(caches);
 }

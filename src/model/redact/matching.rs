@@ -9,8 +9,7 @@ use regex::bytes::Regex;
 use regex_automata::nfa::thompson::pikevm::PikeVM;
 use regex_automata::{Anchored, Input};
 
-use super::compiled::{capturer, finder, with_one_pass_dfas, Alphabet};
-use super::parts::builtin_cut;
+use super::compiled::{capturer, finder, Alphabet};
 use super::rules::{Builtin, Replace, BUILTIN};
 use super::secret::{at_token_start, replacement};
 use super::PLACEHOLDER;
@@ -224,9 +223,9 @@ pub(super) fn builtin_spans(text: &[u8], run: impl Fn(&Builtin) -> bool) -> Vec<
 }
 
 /// The built-in rules with each rule's `regex::bytes::Regex`, compiled at run time, over the
-/// text the rules before it left: the same output as [`redact_builtin`]'s DFAs (the tests
-/// compare them), and faster on large texts, where the regex crate's literal prefilters skip
-/// most bytes and the ~2 ms of compiling matter little.
+/// text the rules before it left: the reference the tests compare [`redact_builtin`]'s DFAs
+/// with.
+#[cfg(test)]
 pub(super) fn redact_builtin_at_run_time(input: &[u8]) -> (Vec<u8>, usize) {
     let mut text = input.to_vec();
     let mut count = 0;
@@ -249,89 +248,17 @@ pub(super) fn redact_builtin_at_run_time(input: &[u8]) -> (Vec<u8>, usize) {
     (text, count)
 }
 
-/// From this size on a text is redacted with [`redact_builtin_at_run_time`]: measured on real
-/// transcripts, the DFAs cost less up to about 1 MB and more from about 4 MB on
-/// (docs/performance.md, note (a)).
-const LARGE_TEXT: usize = 2 << 20;
-
-/// From this size on [`redact_builtin`] finds the pieces to redact in one pass: building the
-/// lazy DFAs of the rules costs about 17 M instructions, more than the rules' own DFAs cost
-/// over a text of a few hundred kilobytes (docs/performance.md, "Redaction in one pass").
-const ONE_PASS: usize = 512 << 10;
-
-/// The built-in rules over `input` as bytes: the redacted text and the number of secrets.
-///
-/// What [`redact_rule_by_rule`] makes of the whole text, found in one pass of each of
-/// [`super::compiled::with_one_pass_dfas`]' lazy DFAs (every rule's pattern in one of them,
-/// their caches kept for the process), which find the pieces of the text some rule matches in;
-/// only those are redacted rule by rule. A piece is a run of lines between two newlines with `}`
-/// before and `{` after ([`builtin_cut`]): no match of a rule holds such a newline, and every
-/// rule's replacement keeps it, so redacting the pieces one by one gives what redacting the whole
-/// text gives (the reasoning of [`super::Redactor::redact_vec_in_parts`]), and a piece no rule
-/// matches in is kept as it is. Pieces the DFAs found that share lines are redacted as one, which
-/// is again a run of such lines. A transcript's lines with a match are few: most of its bytes are
-/// read by these searches alone, rather than once per rule whose trigger the text holds.
-pub(super) fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
-    #[cfg(test)]
-    if REFERENCE.get() {
-        return redact_builtin_at_run_time(input);
-    }
-    #[cfg(test)]
-    let small = input.len() < ONE_PASS && !ONE_PASS_ALWAYS.get();
-    #[cfg(not(test))]
-    let small = input.len() < ONE_PASS;
-    if small {
-        return redact_rule_by_rule(input);
-    }
-    let mut pieces = Vec::new();
-    with_one_pass_dfas(|dfa, cache| {
-        let mut at = 0;
-        while at < input.len() {
-            let found = dfa
-                .try_search_fwd(cache, &Input::new(input).range(at..).earliest(true))
-                .expect("the lazy DFAs never give up (one_pass_dfas)");
-            let Some(end) = found.map(|m| m.offset()) else {
-                break;
-            };
-            // The piece that holds the match: `at` starts one, and the match, which holds at
-            // least one byte, ends at `end`.
-            debug_assert!(end > at, "no built-in rule matches the empty string");
-            let start = memchr::memmem::rfind(&input[at..end], b"}\n{").map_or(at, |i| at + i + 2);
-            let stop = builtin_cut(input, end);
-            pieces.push(start..stop);
-            at = stop + 1;
-        }
-    });
-    pieces.sort_by_key(|p| p.start);
-    let (mut out, mut copied, mut count) = (Vec::new(), 0, 0);
-    let mut pieces = pieces.into_iter().peekable();
-    while let Some(mut piece) = pieces.next() {
-        while let Some(next) = pieces.next_if(|next| next.start <= piece.end) {
-            piece.end = piece.end.max(next.end);
-        }
-        let (redacted, n) = redact_rule_by_rule(&input[piece.clone()]);
-        if n > 0 {
-            out.extend_from_slice(&input[copied..piece.start]);
-            out.extend_from_slice(&redacted);
-            copied = piece.end;
-            count += n;
-        }
-    }
-    if count == 0 {
-        return (input.to_vec(), 0);
-    }
-    out.extend_from_slice(&input[copied..]);
-    (out, count)
-}
-
 /// The built-in rules over `input` as bytes: the redacted text and the number of secrets.
 ///
 /// Rule by rule, in order, each over the text the rules before it left, as if each were
 /// `regex::bytes::Regex::replace_all`; a rule runs only when the text holds one of its
-/// triggers, looked up again whenever a rule changed the text (a replacement can join two
-/// pieces into a new trigger).
-fn redact_rule_by_rule(input: &[u8]) -> (Vec<u8>, usize) {
-    if input.len() >= LARGE_TEXT {
+/// triggers (followed through each replacement: one can join two pieces into a new trigger).
+/// Most rules read few of the text's bytes: a rule whose matches start with a literal starts
+/// only where one does, and one whose matches hold only some bytes reads only the runs of them
+/// that hold its triggers ([`windows`]).
+pub(super) fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
+    #[cfg(test)]
+    if REFERENCE.get() {
         return redact_builtin_at_run_time(input);
     }
     let mut text = Cow::Borrowed(input);
@@ -355,6 +282,4 @@ fn redact_rule_by_rule(input: &[u8]) -> (Vec<u8>, usize) {
 thread_local! {
     /// Makes [`redact_builtin`] run [`redact_builtin_at_run_time`] on this thread.
     pub(super) static REFERENCE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-    /// Makes [`redact_builtin`] search in one pass whatever the size of the text.
-    pub(super) static ONE_PASS_ALWAYS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }

@@ -154,7 +154,7 @@ fn redact_builtin_stages(input: &[u8], shape: Shape, beside: bool) -> (Vec<u8>, 
 /// switches are read.
 #[cfg(test)]
 fn test_switches_on() -> bool {
-    matching::REFERENCE.get() || matching::ONE_PASS_ALWAYS.get() || decode::WITHOUT_VIEWS.get()
+    matching::REFERENCE.get() || decode::WITHOUT_VIEWS.get()
 }
 
 /// The size from which [`redact_builtin_stages`] runs stages 1 and 4 beside stage 2: an

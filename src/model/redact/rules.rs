@@ -40,12 +40,6 @@ pub struct Builtin {
     /// A cheaper test than the rule's regex that is true of every text the rule matches in
     /// (and of some others); the rule runs only where it holds.
     pub gate: Option<fn(&[u8]) -> bool>,
-    /// The one-pass search of a large text gives the rule a lazy DFA of its own rather than a
-    /// share of the DFA of every other rule: its pattern alone makes many states (a counted
-    /// run that may start at many places of one token, each start tracked), and in a DFA with
-    /// the other patterns every combination of their states with its own is one more state, more
-    /// than that DFA's cache holds (docs/performance.md, "the one-pass search splits").
-    pub searched_apart: bool,
 }
 
 impl Builtin {
@@ -63,7 +57,6 @@ impl Builtin {
             value_is_match: false,
             prefixed: false,
             gate: None,
-            searched_apart: false,
         }
     }
 }
@@ -93,12 +86,6 @@ const IN_ESCAPED_STRING: &str = r#"(?:[^"\\\n]|\\[^"\\\n]|\\\\(?:\\[^\n]|[^"\\\n
 /// YAML `|` block), and the blank line after the headers of an encrypted key.
 const PEM_LINE: &str = r"(?:\r?\n[ \t]*\r?(?m:$))?\r?\n[ \t]*(?:[A-Za-z0-9+/=]{4,}|(?:Proc-Type|DEK-Info|Comment): [^\r\n]*)\r?(?m:$)";
 const PEM_BEGIN: &str = r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----";
-
-/// `rule`, searched by a lazy DFA of its own in the one-pass search ([`Builtin::searched_apart`]).
-const fn searched_apart(mut rule: Builtin) -> Builtin {
-    rule.searched_apart = true;
-    rule
-}
 
 /// A built-in rule whose match may start anywhere.
 const fn rule(
@@ -222,19 +209,14 @@ pub static BUILTIN: [Builtin; 29] = [
     ),
     // Tokens without a literal prefix: Twilio API keys (`SK` and 32 hex digits), Telegram bot
     // tokens (the bot's number, `:AA` and 33 more), Discord bot tokens (three dotted parts);
-    // only where the gate finds their shape. Searched apart: a Discord token's first part may
-    // start at any `M`, `N` or `O` of a run of token characters.
-    searched_apart(gated_token(
-        provider_shape_gate,
-        &["sk", ":aa", "."],
-        || {
-            token_pattern(concat!(
-                r"SK[0-9a-fA-F]{32}",
-                r"|[0-9]{5,16}:AA[A-Za-z0-9_\-]{33}",
-                r"|[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}",
-            ))
-        },
-    )),
+    // only where the gate finds their shape.
+    gated_token(provider_shape_gate, &["sk", ":aa", "."], || {
+        token_pattern(concat!(
+            r"SK[0-9a-fA-F]{32}",
+            r"|[0-9]{5,16}:AA[A-Za-z0-9_\-]{33}",
+            r"|[MNO][A-Za-z0-9_\-]{23,25}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,38}",
+        ))
+    }),
     // OpenAI and Anthropic keys: a random run of 20 or more; a hyphenated slug such as
     // `sk-learn-...` has no such run.
     prefixed(word(

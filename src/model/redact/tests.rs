@@ -2,13 +2,10 @@
 
 use std::time::{Duration, Instant};
 
-use regex_automata::Input;
 use serde_json::Value;
 
-use super::compiled::{embedded, finder, one_pass_dfas, Dfa};
-use super::matching::{
-    builtin_secrets_of, replace_ranges, replace_secrets, Triggers, ONE_PASS_ALWAYS, REFERENCE,
-};
+use super::compiled::{embedded, finder, Dfa};
+use super::matching::{builtin_secrets_of, replace_ranges, replace_secrets, Triggers, REFERENCE};
 use super::rules::BUILTIN;
 use super::*;
 
@@ -36,15 +33,6 @@ fn assert_same_as_reference(input: &[u8]) {
         r.redact_bytes(input),
         reference(&r, input),
         "{:?}",
-        String::from_utf8_lossy(input)
-    );
-    ONE_PASS_ALWAYS.set(true);
-    let one_pass = r.redact_bytes(input);
-    ONE_PASS_ALWAYS.set(false);
-    assert_eq!(
-        one_pass,
-        reference(&r, input),
-        "in one pass: {:?}",
         String::from_utf8_lossy(input)
     );
     for (i, rule) in BUILTIN.iter().enumerate() {
@@ -223,30 +211,6 @@ fn the_rules_of_common_words_are_compiled_at_build_time() {
                 rule.triggers
             );
         }
-    }
-}
-
-/// The lazy DFAs of the one-pass search hold every rule's pattern once, and find a match in
-/// every text of the trigger corpus a rule matches in: a rule left out of them would leave its
-/// secrets in every large text.
-#[test]
-fn the_one_pass_dfas_hold_every_rule() {
-    let dfas = one_pass_dfas();
-    let apart = BUILTIN.iter().filter(|r| r.searched_apart).count();
-    assert!(apart > 0);
-    assert_eq!(dfas.len(), 1 + apart);
-    let patterns: usize = dfas.iter().map(|d| d.pattern_len()).sum();
-    assert_eq!(patterns, BUILTIN.len());
-    for text in trigger_corpus() {
-        if !BUILTIN.iter().any(|r| r.regex().is_match(text.as_bytes())) {
-            continue;
-        }
-        let input = Input::new(text.as_bytes()).earliest(true);
-        let found = dfas.iter().any(|dfa| {
-            let found = dfa.try_search_fwd(&mut dfa.create_cache(), &input);
-            found.unwrap().is_some()
-        });
-        assert!(found, "{text:?}");
     }
 }
 
@@ -1479,11 +1443,10 @@ fn views_leave_look_alikes_alone() {
 
 /// Secrets of different rules that overlap (a token inside a credential assignment, a URL's
 /// password, a bearer JWT, a credential member holding a provider key) or touch (one right
-/// after another, on one line and on lines either side of a piece's cut `}\n{`) are redacted
-/// exactly as the rules one after another over the whole text do: the one-pass search finds
-/// the pieces, the rules in order decide what goes. Some pair a rule searched apart (Discord,
-/// Twilio, Telegram tokens) with one of the shared DFA, so both DFAs find the same piece or
-/// pieces that share lines.
+/// after another, on one line and on lines either side of a part's cut `}\n{`) are redacted
+/// exactly as the rules one after another over the whole text do: the rules in order decide
+/// what goes, whichever way each finds its matches (from a literal, in the runs of its bytes,
+/// or over the whole text).
 #[test]
 fn overlapping_and_adjacent_secrets_of_different_rules() {
     let ghp = "ghp_a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2a1B2";
