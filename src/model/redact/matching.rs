@@ -34,22 +34,13 @@ impl Triggers {
         &self.lower
     }
 
-    /// Follows the text as [`replace_ranges`] rewrote it, `secrets` replaced: a trigger it
-    /// held is taken as held still (the rules of one a replacement removed find nothing, as it
-    /// is in each of their matches), and one it did not hold is looked for again only where a
-    /// placeholder now is, with the bytes either side it could span: nowhere else did the text
-    /// change.
-    pub(super) fn replaced(&mut self, text: &[u8], secrets: &[Range<usize>]) {
+    /// Follows the text as [`replace_ranges`] rewrote it, with placeholders at `placed`: a
+    /// trigger it held is taken as held still (the rules of one a replacement removed find
+    /// nothing, as it is in each of their matches), and one it did not hold is looked for again
+    /// only around the placeholders, with the bytes either side it could span: nowhere else did
+    /// the text change.
+    pub(super) fn replaced(&mut self, text: &[u8], placed: &[Range<usize>]) {
         self.lower = text.to_ascii_lowercase();
-        let mut placed = Vec::with_capacity(secrets.len());
-        let mut start = 0;
-        let mut copied = 0;
-        for s in secrets {
-            start += s.start - copied;
-            placed.push(start..start + PLACEHOLDER.len());
-            start += PLACEHOLDER.len();
-            copied = s.end;
-        }
         let lower = &self.lower;
         for (trigger, held) in self.looked_up.iter_mut().filter(|(_, held)| !*held) {
             let reach = trigger.len() - 1;
@@ -98,6 +89,15 @@ fn regex_secrets(
 /// `text` with each of `secrets` (in order, not overlapping) replaced by the placeholder;
 /// `None` when there are none.
 pub(super) fn replace_ranges(text: &[u8], secrets: &[Range<usize>]) -> Option<Vec<u8>> {
+    replace_ranges_placing(text, secrets, |_| {})
+}
+
+/// [`replace_ranges`], calling `placed` with where each placeholder lies in the new text.
+pub(super) fn replace_ranges_placing(
+    text: &[u8],
+    secrets: &[Range<usize>],
+    mut placed: impl FnMut(Range<usize>),
+) -> Option<Vec<u8>> {
     if secrets.is_empty() {
         return None;
     }
@@ -105,6 +105,7 @@ pub(super) fn replace_ranges(text: &[u8], secrets: &[Range<usize>]) -> Option<Ve
     let mut copied = 0;
     for s in secrets {
         out.extend_from_slice(&text[copied..s.start]);
+        placed(out.len()..out.len() + PLACEHOLDER.len());
         out.extend_from_slice(PLACEHOLDER.as_bytes());
         copied = s.end;
     }
@@ -269,10 +270,11 @@ pub(super) fn redact_builtin(input: &[u8]) -> (Vec<u8>, usize) {
             continue;
         }
         let secrets = builtin_secrets_of(i, &text, triggers.lower());
-        if let Some(replaced) = replace_ranges(&text, &secrets) {
+        let mut placed = Vec::with_capacity(secrets.len());
+        if let Some(replaced) = replace_ranges_placing(&text, &secrets, |p| placed.push(p)) {
             count += secrets.len();
             text = Cow::Owned(replaced);
-            triggers.replaced(&text, &secrets);
+            triggers.replaced(&text, &placed);
         }
     }
     (text.into_owned(), count)

@@ -5,7 +5,10 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::compiled::{embedded, finder, Dfa};
-use super::matching::{builtin_secrets_of, replace_ranges, replace_secrets, Triggers, REFERENCE};
+use super::matching::{
+    builtin_secrets_of, replace_ranges, replace_ranges_placing, replace_secrets, Triggers,
+    REFERENCE,
+};
 use super::rules::BUILTIN;
 use super::*;
 
@@ -142,9 +145,11 @@ fn triggers_follow_a_replacement() {
     assert!(!triggers.any(&["dapi"]));
     assert!(triggers.any(&["abc"]));
     let secrets = [std::ops::Range { start: 4, end: 7 }];
-    let replaced = replace_ranges(text, &secrets).unwrap();
+    let mut placed = Vec::new();
+    let replaced = replace_ranges_placing(text, &secrets, |p| placed.push(p)).unwrap();
     assert_eq!(replaced, b"key=REDACTEDapi x");
-    triggers.replaced(&replaced, &secrets);
+    assert_eq!(&replaced[placed[0].clone()], b"REDACTED");
+    triggers.replaced(&replaced, &placed);
     assert!(triggers.any(&["dapi"]));
     assert!(triggers.any(&["abc"]));
     assert!(triggers.any(&["i x"]) && !triggers.any(&["bca"]));
