@@ -163,12 +163,15 @@ pub struct Objects<'r>(
     /// Whether the packs were listed again, for a handle that does it once
     /// ([`Repo::list_packs_again_once`]).
     Option<&'r std::cell::Cell<bool>>,
+    /// Whether its objects are files of an object directory (not a [`ScratchObjects`]'s
+    /// memory).
+    bool,
 );
 
 impl Repo {
     /// The object database of this repository.
     pub fn objects(&self) -> Objects<'_> {
-        Objects(&self.git, self.packs_listed_again.as_ref())
+        Objects(&self.git, self.packs_listed_again.as_ref(), true)
     }
 }
 
@@ -214,10 +217,17 @@ impl<'r> Objects<'r> {
         Ok(ObjectKind::of(self.0.find_object(oid, None)?.kind()))
     }
 
-    /// Writes `data` as a blob. Through the object database's write, which hashes the data
-    /// first and writes nothing when the object is already there, rather than libgit2's blob
-    /// stream, which compresses and writes every byte before it knows the ID.
+    /// Writes `data` as a blob. A large one on disk is compressed while its ID is computed
+    /// ([`crate::git::loose`]); otherwise, and whenever that leaves it, through the object
+    /// database's write, which hashes the data first and writes nothing when the object is
+    /// already there, rather than libgit2's blob stream, which compresses and writes every byte
+    /// before it knows the ID.
     pub fn write_blob(self, data: &[u8]) -> Result<Oid, LibGitError> {
+        if self.2 && data.len() >= crate::git::loose::AT_ONCE_FROM {
+            if let Some(oid) = crate::git::loose::write_blob(self.0, data) {
+                return Ok(oid);
+            }
+        }
         Ok(self.0.odb()?.write(git2::ObjectType::Blob, data)?)
     }
 
@@ -355,7 +365,7 @@ impl ScratchObjects {
 
     /// Its object database.
     pub fn objects(&self) -> Objects<'_> {
-        Objects(&self.0, None)
+        Objects(&self.0, None, false)
     }
 }
 

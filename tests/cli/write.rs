@@ -27,6 +27,7 @@ both_stores! {
     write_without_transcript_or_prompt => write_without_transcript_or_prompt;
     multiple_prompts_are_joined => multiple_prompts_are_joined;
     strategy_model_branch_flags => strategy_model_branch_flags;
+    a_large_transcript_is_a_loose_object_git_reads => a_large_transcript_is_a_loose_object_git_reads;
 }
 
 fn prints_exactly_the_id(store: Store) {
@@ -768,4 +769,48 @@ fn a_transcript_over_50_mib_is_chunked_at_lines() {
         env.blob_text(Store::Refs, HEX_ID, "0/content_hash.txt"),
         format!("sha256:{}", sha256_hex(&transcript))
     );
+}
+
+/// A transcript large enough to be compressed while its ID is computed is the loose object git
+/// would write: git reads it back byte for byte, `fsck --strict` finds nothing wrong, the file is
+/// read-only as git's are, and no temporary file is left beside it. Written again under another
+/// ID (the object is already there), it is the same object, and nothing is left over either.
+fn a_large_transcript_is_a_loose_object_git_reads(store: Store) {
+    let env = TestEnv::new();
+    let transcript: Vec<u8> = (0..4000)
+        .flat_map(|n| {
+            format!("{{\"type\":\"user\",\"n\":{n},\"text\":\"line {n} of a long session\"}}\n")
+                .into_bytes()
+        })
+        .collect();
+    assert!(transcript.len() > 128 << 10);
+    write_std(&env, store, HEX_ID, "sess-1", &transcript);
+    let blob_of = |id: &str| {
+        let spec = env.spec(store, id, "0/full.jsonl");
+        env.git(&["rev-parse", &spec]).trim().to_owned()
+    };
+    let blob = blob_of(HEX_ID);
+    assert_eq!(env.git_bytes(&["cat-file", "blob", &blob]), transcript);
+    let objects = env.common_dir().join("objects");
+    let leftovers = || {
+        std::fs::read_dir(&objects)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("tmp_"))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(leftovers(), Vec::<String>::new());
+    let loose = objects.join(&blob[..2]).join(&blob[2..]);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&loose).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o444, "{}", loose.display());
+    let fsck = env.git_output(&["fsck", "--strict", "--no-dangling"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
+    write_std(&env, store, HEX_ID_2, "sess-2", &transcript);
+    assert_eq!(blob_of(HEX_ID_2), blob);
+    assert_eq!(leftovers(), Vec::<String>::new());
 }

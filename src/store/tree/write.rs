@@ -129,14 +129,19 @@ fn entry_paths(
     }
 }
 
-/// Inserts the chunks of transcript `data` and its content hash `hash`
-/// ([`transcript::content_hash`] of `data`, computed once by the caller).
+/// From this size a transcript's content hash, when the caller has none, is computed on a
+/// thread of its own while the chunks are written: below it, the thread costs about what the
+/// hash does.
+const HASH_APART_FROM: usize = 1 << 20;
+
+/// Inserts the chunks of transcript `data` and its content hash: `hash` when the caller has it
+/// ([`transcript::content_hash`] of `data`), else computed here.
 fn insert_transcript(
     repo: Objects<'_>,
     builder: &mut TreeBuilder<'_>,
     id: &CheckpointId,
     data: &[u8],
-    hash: &str,
+    hash: Option<&str>,
 ) -> Result<(), StoreError> {
     let chunks = transcript::split(data, transcript::MAX_CHUNK_SIZE).map_err(|source| {
         StoreError::Transcript {
@@ -144,9 +149,20 @@ fn insert_transcript(
             source,
         }
     })?;
-    for (n, chunk) in chunks.iter().enumerate() {
-        insert_blob(repo, builder, &transcript::chunk_name(n), chunk)?;
-    }
+    let (written, hash) = std::thread::scope(|s| {
+        let apart = (hash.is_none() && data.len() >= HASH_APART_FROM)
+            .then(|| s.spawn(|| transcript::content_hash(data)));
+        let written = chunks.iter().enumerate().try_for_each(|(n, chunk)| {
+            insert_blob(repo, builder, &transcript::chunk_name(n), chunk)
+        });
+        let hash = match (hash, apart) {
+            (Some(h), _) => h.to_owned(),
+            (None, Some(apart)) => apart.join().expect("hashing does not panic"),
+            (None, None) => transcript::content_hash(data),
+        };
+        (written, hash)
+    });
+    written?;
     insert_blob(repo, builder, CONTENT_HASH, hash.as_bytes())
 }
 
@@ -315,15 +331,7 @@ pub(crate) fn build_session(
         .tree_builder(None)
         .map_err(git_err("start session tree"))?;
     if let Some(data) = &w.transcript {
-        insert_transcript(
-            repo,
-            &mut slot_tree,
-            id,
-            data,
-            &w.transcript_hash
-                .clone()
-                .unwrap_or_else(|| transcript::content_hash(data)),
-        )?;
+        insert_transcript(repo, &mut slot_tree, id, data, w.transcript_hash.as_deref())?;
     }
     if !w.prompts.is_empty() {
         insert_blob(
@@ -560,7 +568,7 @@ pub(crate) fn build_backfill(
                         .remove(name)
                         .map_err(git_err("remove old transcript"))?;
                 }
-                insert_transcript(repo, &mut builder, id, data, &hash)?;
+                insert_transcript(repo, &mut builder, id, data, Some(&hash))?;
                 // We do not derive compact transcripts; a replaced transcript must not keep a
                 // stale one (docs/format.md, "One checkpoint").
                 Arc::make_mut(&mut sessions[slot]).compact_transcript_start = None;
