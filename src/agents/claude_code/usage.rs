@@ -43,8 +43,9 @@ pub(super) fn from_lines(lines: Lines<'_, '_>, start: usize) -> Option<TokenUsag
     // The replies in order, and where each message id is in it.
     let mut replies: Vec<ClaudeUsage> = Vec::new();
     let mut ids: HashMap<String, usize> = HashMap::new();
+    let usage = memchr::memmem::Finder::new(b"\"usage\"");
     for (i, raw) in lines {
-        if i < start || memchr::memmem::find(raw, b"\"usage\"").is_none() {
+        if i < start || usage.find(raw).is_none() {
             continue;
         }
         let Ok(e) = serde_json::from_slice::<UsageEntry>(raw) else {

@@ -11,12 +11,13 @@ use serde_json::Value;
 use crate::agents::id::TranscriptFormat;
 use crate::agents::registry;
 use crate::agents::turns::{AgentWrites, Turns};
+use crate::base::lines::split_lines;
 
 /// Reads the writes and prompts of a JSONL transcript.
 pub(super) fn extract(transcript: &[u8]) -> AgentWrites {
     let mut out = AgentWrites::new(TranscriptFormat::Unknown);
     let mut reader = JsonLines::default();
-    for (i, raw) in lines(transcript).enumerate() {
+    for (i, raw) in split_lines(transcript).enumerate() {
         let raw = raw.trim_ascii();
         if raw.is_empty() {
             continue;
@@ -81,36 +82,9 @@ impl JsonLines {
     }
 }
 
-/// The lines of `text`, without their newlines (as `split` on `\n` gives them, the last one
-/// possibly empty), found with `memchr` rather than byte by byte.
-fn lines(text: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut rest = Some(text);
-    std::iter::from_fn(move || {
-        let r = rest?;
-        match memchr::memchr(b'\n', r) {
-            Some(at) => {
-                rest = Some(&r[at + 1..]);
-                Some(&r[..at])
-            }
-            None => {
-                rest = None;
-                Some(r)
-            }
-        }
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn lines_are_what_a_split_on_newlines_gives() {
-        for text in ["", "\n", "a", "a\n", "a\nb", "a\n\nb\n", "\n\n", "{}\r\n{}"] {
-            let want: Vec<&[u8]> = text.as_bytes().split(|&b| b == b'\n').collect();
-            assert_eq!(lines(text.as_bytes()).collect::<Vec<_>>(), want, "{text:?}");
-        }
-    }
 
     #[test]
     fn json_with_spaces_between_tokens_reads_as_compact_json_does() {

@@ -65,9 +65,7 @@ fn is_jsonl_entry(v: &Value) -> bool {
 }
 
 fn non_empty_lines(transcript: &[u8]) -> impl Iterator<Item = &[u8]> {
-    transcript
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.trim_ascii().is_empty())
+    crate::base::lines::split_lines(transcript).filter(|l| !l.trim_ascii().is_empty())
 }
 
 /// Sums what `tokens` reads from each message of `window` that records a call.

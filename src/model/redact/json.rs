@@ -129,7 +129,7 @@ pub(super) fn pieces(text: &[u8], shape: Shape, maybe_json: impl Fn(&[u8]) -> bo
     }
     let mut out: Vec<Piece> = Vec::new();
     let mut start = 0;
-    for line in text.split(|&b| b == b'\n') {
+    for line in crate::base::lines::split_lines(text) {
         let range = start..start + line.len();
         start = range.end + 1;
         let json = maybe_json(line) && is_json(line);
