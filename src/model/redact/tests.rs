@@ -1245,6 +1245,39 @@ fn a_part_rewritten_longer_than_it_was_moves_the_rest() {
     assert_eq!(bytes, on().redact_bytes(text.as_bytes()).0);
 }
 
+/// Parts taken by whichever thread is free land in the text's order: while one thread is held
+/// on a slow part the other takes the next ones, and each rewrite (its part upper-cased, every
+/// third one longer than it was) lands where its part was.
+#[test]
+fn parts_taken_as_threads_free_up_land_in_order() {
+    let lines: Vec<String> = (0..40).map(|i| format!(r#"{{"n":{i}}}"#)).collect();
+    let slow = |i: usize| i.is_multiple_of(3);
+    let rewrite = |line: &[u8]| {
+        let i: usize = String::from_utf8_lossy(&line[5..line.len() - 1])
+            .parse()
+            .unwrap();
+        let mut out = line.to_ascii_uppercase();
+        if slow(i) {
+            std::thread::sleep(Duration::from_millis(3));
+            out.extend_from_slice(b" +");
+        }
+        out
+    };
+    let want: Vec<Vec<u8>> = lines.iter().map(|l| rewrite(l.as_bytes())).collect();
+    let mut bytes = lines.join("\n").into_bytes();
+    let n = super::parts::rewrite_in_parts(
+        &mut bytes,
+        |text, start| memchr::memchr(b'\n', &text[start..]).map_or(text.len(), |i| start + i),
+        |part| Some((rewrite(part), 1)),
+        2,
+    );
+    assert_eq!(n, 40);
+    assert_eq!(
+        String::from_utf8_lossy(&bytes),
+        String::from_utf8_lossy(&want.join(&b'\n'))
+    );
+}
+
 /// Stages 1 and 4 run beside stage 2 ([`super::stages_beside`]) give what the stages give one
 /// after the other, whichever stages find secrets: each line of [`lines_for_parts`] (secrets
 /// only a decoded view shows, ones the rules find in the raw text, ones only a joined view
