@@ -17,6 +17,8 @@ use std::path::{Path, PathBuf};
 
 use git2::{ObjectType, Oid, Repository};
 
+use crate::base::threads::join;
+
 /// From this size a blob is written with its ID and its compressed form computed at once: below
 /// it, starting a thread costs more than the overlap saves.
 pub(crate) const AT_ONCE_FROM: usize = 64 << 10;
@@ -25,29 +27,29 @@ pub(crate) const AT_ONCE_FROM: usize = 64 << 10;
 const LEVEL: u32 = 1;
 
 /// Writes `data` as a loose blob of `repo` (a repository on disk), compressing it while its ID
-/// is computed. `None` when it is left to libgit2; nothing was written then.
+/// is computed on a second thread ([`join`]: one the system refuses leaves the ID to this thread
+/// after). `None` when it is left to libgit2; nothing was written then.
 pub(crate) fn write_blob(repo: &Repository, data: &[u8]) -> Option<Oid> {
     let objects = objects_dir(repo)?;
     let format = repo.object_format();
-    std::thread::scope(|s| {
-        let id = s.spawn(|| Oid::hash_object_ext(ObjectType::Blob, data, format));
-        let compressed = compress(&objects, data);
-        let oid = id.join().ok()?.ok()?;
-        // Dropped unplaced on any return below: the temporary file is removed.
-        let file = compressed.ok()?;
-        if repo.odb().ok()?.exists(oid) {
-            return None;
-        }
-        let hex = oid.to_string();
-        let dir = objects.join(&hex[..2]);
-        match std::fs::create_dir(&dir) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(_) => return None,
-        }
-        file.persist(dir.join(&hex[2..])).ok()?;
-        Some(oid)
-    })
+    let (compressed, id) = join(|| compress(&objects, data), &|| {
+        Oid::hash_object_ext(ObjectType::Blob, data, format)
+    });
+    let oid = id.ok()?;
+    // Dropped unplaced on any return below: the temporary file is removed.
+    let file = compressed.ok()?;
+    if repo.odb().ok()?.exists(oid) {
+        return None;
+    }
+    let hex = oid.to_string();
+    let dir = objects.join(&hex[..2]);
+    match std::fs::create_dir(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(_) => return None,
+    }
+    file.persist(dir.join(&hex[2..])).ok()?;
+    Some(oid)
 }
 
 /// The object directory libgit2 writes `repo`'s loose objects to, when this module may write

@@ -12,6 +12,7 @@ use super::{
     PROMPT_SEPARATOR, REDACTIONS_KEY,
 };
 use crate::base::id::CheckpointId;
+use crate::base::threads::join;
 use crate::config::settings::Limits;
 use crate::git::objects::Oid;
 use crate::git::objects::{Objects, Tree, TreeBuilder};
@@ -149,20 +150,26 @@ fn insert_transcript(
             source,
         }
     })?;
-    let (written, hash) = std::thread::scope(|s| {
-        let apart = (hash.is_none() && data.len() >= HASH_APART_FROM)
-            .then(|| s.spawn(|| transcript::content_hash(data)));
-        let written = chunks.iter().enumerate().try_for_each(|(n, chunk)| {
+    let mut insert_chunks = || {
+        chunks.iter().enumerate().try_for_each(|(n, chunk)| {
             insert_blob(repo, builder, &transcript::chunk_name(n), chunk)
-        });
-        let hash = match (hash, apart) {
-            (Some(h), _) => h.to_owned(),
-            (None, Some(apart)) => apart.join().expect("hashing does not panic"),
-            (None, None) => transcript::content_hash(data),
-        };
-        (written, hash)
-    });
-    written?;
+        })
+    };
+    let hash = match hash {
+        Some(h) => {
+            insert_chunks()?;
+            h.to_owned()
+        }
+        None if data.len() >= HASH_APART_FROM => {
+            let (written, hash) = join(insert_chunks, &|| transcript::content_hash(data));
+            written?;
+            hash
+        }
+        None => {
+            insert_chunks()?;
+            transcript::content_hash(data)
+        }
+    };
     insert_blob(repo, builder, CONTENT_HASH, hash.as_bytes())
 }
 
