@@ -148,7 +148,11 @@ impl Repo {
     }
 
     /// Runs a local git command of the ref backend: its output, or an error naming `what`.
-    fn run_git(&self, git: Git, what: &str) -> Result<crate::git::subprocess::Output, RepoError> {
+    pub(in crate::git) fn run_git(
+        &self,
+        git: Git,
+        what: &str,
+    ) -> Result<crate::git::subprocess::Output, RepoError> {
         git.run(REF_BUDGET).map_err(|source| RepoError::Command {
             context: what.to_owned(),
             source,
