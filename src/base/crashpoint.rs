@@ -14,7 +14,7 @@
 //! |---|---|
 //! | `publish.before-ref-update` | a checkpoint write's objects are stored, its ref not moved |
 //! | `publish.after-ref-update` | the ref moved; for git-refs, not yet enqueued for push |
-//! | `publish.commit-lost` | a fault, not a crash: the checkpoint commit just written (loose under this fault, not in the write's pack) is removed from the object database, as a full disk lost it |
+//! | `publish.commit-lost` | a fault, not a crash: the checkpoint commit just written is removed from the object database, as a full disk lost it |
 //! | `queue.mid-append` | half of a queue append written (a torn last line) |
 //! | `queue.before-rewrite` | a queue compaction or removal decided, the file not yet replaced |
 //! | `push.after-fan-out` | announced refs copied into the destination queues, shared queue not yet cleared |

@@ -52,10 +52,9 @@ pub(crate) fn write_blob(repo: &Repository, data: &[u8]) -> Option<Oid> {
     Some(oid)
 }
 
-/// The object directory libgit2 writes `repo`'s objects to, when this crate may write there
-/// itself (a loose blob here, a write's pack in `one_pack`): not when the user asked for
-/// something else of the objects' files (`GIT_OBJECT_DIRECTORY`, `core.fsyncObjectFiles`).
-pub(in crate::git) fn objects_dir(repo: &Repository) -> Option<PathBuf> {
+/// The object directory libgit2 writes `repo`'s loose objects to, when this module may write
+/// there instead.
+fn objects_dir(repo: &Repository) -> Option<PathBuf> {
     // libgit2 honours it when the repository was opened from the environment; whichever way
     // this one was opened, libgit2 knows where its objects go.
     if std::env::var_os("GIT_OBJECT_DIRECTORY").is_some() {

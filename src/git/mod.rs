@@ -4,7 +4,7 @@
 //! needs (`refs`: our own readers of the files backend or git's plumbing), checkpoint ref
 //! names, the object database (`objects`: blobs, of any size streamed, a large one written
 //! compressed while its ID is computed in `loose`, commits, and trees read, built and edited in
-//! `tree`; a write's objects stored as one pack in `one_pack`), the one `git` subprocess wrapper and which gits it supports (`version`), validated
+//! `tree`), the one `git` subprocess wrapper and which gits it supports (`version`), validated
 //! remote URLs, side repositories, `git blame` parsed into typed records, a range's `git log
 //! -p` parsed into the lines each commit adds (`patch`), and what git knows of the settings
 //! files (their approval, whether git tracks them). Knows nothing of checkpoints' stores.
@@ -14,7 +14,6 @@ pub mod config_file;
 pub mod format;
 mod loose;
 pub mod objects;
-mod one_pack;
 pub mod patch;
 pub mod plumbing;
 mod ref_lookup;

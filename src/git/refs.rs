@@ -148,11 +148,7 @@ impl Repo {
     }
 
     /// Runs a local git command of the ref backend: its output, or an error naming `what`.
-    pub(in crate::git) fn run_git(
-        &self,
-        git: Git,
-        what: &str,
-    ) -> Result<crate::git::subprocess::Output, RepoError> {
+    fn run_git(&self, git: Git, what: &str) -> Result<crate::git::subprocess::Output, RepoError> {
         git.run(REF_BUDGET).map_err(|source| RepoError::Command {
             context: what.to_owned(),
             source,

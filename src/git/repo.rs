@@ -124,8 +124,6 @@ pub struct Repo {
     /// For a handle that lists the packs again only once ([`Repo::list_packs_again_once`]):
     /// whether it has.
     pub(in crate::git) packs_listed_again: Option<std::cell::Cell<bool>>,
-    /// Whether its writes are going to one pack ([`Repo::in_one_pack`]).
-    pub(in crate::git) batching: std::cell::Cell<bool>,
 }
 
 /// Maps a git2 error into [`RepoError::Git`] with context.
@@ -309,7 +307,6 @@ impl Repo {
             promisor: std::cell::OnceCell::new(),
             packed_refs: Default::default(),
             packs_listed_again: None,
-            batching: Default::default(),
         })
     }
 

@@ -70,7 +70,6 @@ pub(crate) fn publish<'r>(
     let committer_sig = repo.signature(&repo.identity("COMMITTER"), "COMMITTER")?;
     let mut last_seen = String::new();
     let mut expected = String::new();
-    let mut last_message = String::new();
     for attempt in 0..MAX_ATTEMPTS {
         if attempt > 0 {
             backoff(attempt);
@@ -83,59 +82,7 @@ pub(crate) fn publish<'r>(
             ),
             None => None,
         };
-        // The attempt's objects land as one pack ([`Repo::in_one_pack`]) before the ref moves.
-        // The fault that loses the commit writes it loose, so that there is a file to lose.
-        let lose_commit = fault("publish.commit-lost");
-        let mut attempt_objects = || -> Result<Option<Oid>, StoreError> {
-            let Some(change) = build(tip_commit.as_ref())? else {
-                return Ok(None);
-            };
-            let tree = git
-                .find_tree(change.tree)
-                .map_err(git_err("read new tree"))?;
-            let parent = match (&tip_commit, bootstrap) {
-                (Some(c), _) => Some(c.clone()),
-                (None, Some(msg)) => {
-                    let empty = git
-                        .tree_builder(None)
-                        .and_then(|b| b.write())
-                        .map_err(git_err("write empty tree"))?;
-                    let empty = git.find_tree(empty).map_err(git_err("read empty tree"))?;
-                    let oid = git
-                        .commit(
-                            &author_sig,
-                            &committer_sig,
-                            &format!("{msg}\n"),
-                            &empty,
-                            &[],
-                        )
-                        .map_err(git_err("write bootstrap commit"))?;
-                    Some(
-                        git.find_commit(oid)
-                            .map_err(git_err("read bootstrap commit"))?,
-                    )
-                }
-                (None, None) => None,
-            };
-            let parents: Vec<&Commit<'r>> = parent.iter().collect();
-            last_message = change.message.clone();
-            git.commit(
-                &author_sig,
-                &committer_sig,
-                &change.message,
-                &tree,
-                &parents,
-            )
-            .map(Some)
-            .map_err(git_err("write checkpoint commit"))
-        };
-        let built = match lose_commit {
-            true => attempt_objects(),
-            false => repo
-                .in_one_pack(attempt_objects)
-                .map_err(git_err("store the write's objects as one pack"))?,
-        };
-        let Some(new) = built? else {
+        let Some(change) = build(tip_commit.as_ref())? else {
             return Ok(WriteOutcome {
                 ref_name: loc.name,
                 commit: loc.tip.map(|o| o.to_string()).unwrap_or_default(),
@@ -144,7 +91,44 @@ pub(crate) fn publish<'r>(
                 session: None,
             });
         };
-        if lose_commit {
+        let tree = git
+            .find_tree(change.tree)
+            .map_err(git_err("read new tree"))?;
+        let parent = match (&tip_commit, bootstrap) {
+            (Some(c), _) => Some(c.clone()),
+            (None, Some(msg)) => {
+                let empty = git
+                    .tree_builder(None)
+                    .and_then(|b| b.write())
+                    .map_err(git_err("write empty tree"))?;
+                let empty = git.find_tree(empty).map_err(git_err("read empty tree"))?;
+                let oid = git
+                    .commit(
+                        &author_sig,
+                        &committer_sig,
+                        &format!("{msg}\n"),
+                        &empty,
+                        &[],
+                    )
+                    .map_err(git_err("write bootstrap commit"))?;
+                Some(
+                    git.find_commit(oid)
+                        .map_err(git_err("read bootstrap commit"))?,
+                )
+            }
+            (None, None) => None,
+        };
+        let parents: Vec<&Commit<'r>> = parent.iter().collect();
+        let new = git
+            .commit(
+                &author_sig,
+                &committer_sig,
+                &change.message,
+                &tree,
+                &parents,
+            )
+            .map_err(git_err("write checkpoint commit"))?;
+        if fault("publish.commit-lost") {
             lose_loose_object(repo, new);
         }
         // A write that failed without saying so (seen on a full disk) is named as such, not as
@@ -156,7 +140,7 @@ pub(crate) fn publish<'r>(
                 oid: new.to_string(),
             });
         }
-        let reflog = last_message.lines().next().unwrap_or("checkpoint");
+        let reflog = change.message.lines().next().unwrap_or("checkpoint");
         // The expected old value is checked under the ref's lock. A create expects "must not
         // exist": libgit2's plain non-forced create checks existence before taking the lock,
         // so two concurrent creators could both succeed and one orphan commit would be lost

@@ -314,11 +314,16 @@ fn transcript_blob(env: &TestEnv, id: &str) -> String {
     env.git(&["rev-parse", &spec]).trim().to_owned()
 }
 
-/// Deletes object `blob` from the repository, as a snapshot that left it out would lack it (and
-/// the writes cache, which a snapshot does not carry: the writes made it).
-fn remove_object(env: &TestEnv, blob: &str) {
+/// Deletes loose object `blob` from the repository, as a snapshot that left it out would lack it
+/// (and the writes cache, which a snapshot does not carry: the writes made it).
+fn remove_loose(env: &TestEnv, blob: &str) {
     std::fs::remove_dir_all(env.repo().join(".git/entire/writes-cache")).unwrap();
-    env.remove_object_in(env.repo(), blob);
+    let loose = env
+        .common_dir_in(env.repo())
+        .join("objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    std::fs::remove_file(&loose).expect("the transcript is a loose object");
 }
 
 #[test]
@@ -329,7 +334,7 @@ fn a_transcript_absent_from_the_object_store_degrades_to_commit_linked() {
     history(&env, Store::Refs);
     let blob = transcript_blob(&env, HEX_ID);
     let blob = blob.as_str();
-    remove_object(&env, blob);
+    remove_loose(&env, blob);
     let out = env.run(Store::Refs, &["blame", FILE, "--json", "--no-fetch"]);
     let err = assert_code(&out, 0, "blame with an absent transcript");
     let json = parse_json(&out.stdout);
@@ -387,7 +392,7 @@ fn checkpoints_sharing_an_absent_transcript_blob_get_one_warning() {
         blob,
         "one transcript, one blob"
     );
-    remove_object(&env, &blob);
+    remove_loose(&env, &blob);
     let out = env.run(Store::Refs, &["blame", FILE, "--json", "--no-fetch"]);
     let err = assert_code(&out, 0, "blame with a shared absent transcript");
     let json = parse_json(&out.stdout);
@@ -574,11 +579,17 @@ fn blob_of(env: &TestEnv, transcript: &str) -> String {
         .to_owned()
 }
 
-/// Deletes the transcripts of [`history`] from the repository at `dir`:
+/// Deletes the loose objects of the transcripts of [`history`] from the repository at `dir`:
 /// a blame that labels the agent's lines after that read none of them.
 fn remove_transcripts(env: &TestEnv, dir: &Path) {
     for transcript in [CLAUDE, CODEX] {
-        env.remove_object_in(dir, &blob_of(env, transcript));
+        let blob = blob_of(env, transcript);
+        let loose = env
+            .common_dir_in(dir)
+            .join("objects")
+            .join(&blob[..2])
+            .join(&blob[2..]);
+        std::fs::remove_file(&loose).expect("the transcript is a loose object");
     }
 }
 

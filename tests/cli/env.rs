@@ -511,26 +511,6 @@ impl TestEnv {
             .expect("run git")
     }
 
-    /// Deletes object `oid` from the repository at `dir`, as a snapshot that left it out would
-    /// lack it. A write stores its small objects as one pack: when `oid` is not a loose object,
-    /// every pack is first made loose objects (`git unpack-objects`) and removed.
-    pub fn remove_object_in(&self, dir: &Path, oid: &str) {
-        let objects = self.common_dir_in(dir).join("objects");
-        let loose = objects.join(&oid[..2]).join(&oid[2..]);
-        if !loose.exists() {
-            for entry in std::fs::read_dir(objects.join("pack")).unwrap() {
-                let path = entry.unwrap().path();
-                if path.extension().is_some_and(|e| e == "pack") {
-                    let pack = std::fs::read(&path).unwrap();
-                    std::fs::remove_file(&path).unwrap();
-                    std::fs::remove_file(path.with_extension("idx")).unwrap();
-                    self.git_stdin_in(dir, &["unpack-objects", "-q"], &pack);
-                }
-            }
-        }
-        std::fs::remove_file(&loose).expect("the object is in the repository");
-    }
-
     /// `git <args>` in the repo with `input` on stdin; asserts success, returns trimmed stdout.
     pub fn git_stdin(&self, args: &[&str], input: &[u8]) -> String {
         self.git_stdin_in(&self.repo, args, input)

@@ -28,7 +28,6 @@ both_stores! {
     multiple_prompts_are_joined => multiple_prompts_are_joined;
     strategy_model_branch_flags => strategy_model_branch_flags;
     a_large_transcript_is_a_loose_object_git_reads => a_large_transcript_is_a_loose_object_git_reads;
-    a_write_lands_as_one_pack_git_reads => a_write_lands_as_one_pack_git_reads;
 }
 
 fn prints_exactly_the_id(store: Store) {
@@ -814,90 +813,4 @@ fn a_large_transcript_is_a_loose_object_git_reads(store: Store) {
     write_std(&env, store, HEX_ID_2, "sess-2", &transcript);
     assert_eq!(blob_of(HEX_ID_2), blob);
     assert_eq!(leftovers(), Vec::<String>::new());
-}
-
-/// The loose objects and the packs (file names) of the test repository.
-fn object_files(env: &TestEnv) -> (Vec<String>, Vec<String>) {
-    let objects = env.common_dir().join("objects");
-    let mut loose = Vec::new();
-    for dir in std::fs::read_dir(&objects).unwrap() {
-        let dir = dir.unwrap();
-        let name = dir.file_name().to_string_lossy().into_owned();
-        if name.len() == 2 && dir.path().is_dir() {
-            for f in std::fs::read_dir(dir.path()).unwrap() {
-                loose.push(format!(
-                    "{name}{}",
-                    f.unwrap().file_name().to_string_lossy()
-                ));
-            }
-        }
-    }
-    let mut packs: Vec<String> = std::fs::read_dir(objects.join("pack"))
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    loose.sort();
-    packs.sort();
-    (loose, packs)
-}
-
-/// A write's objects (its blobs, trees and commit; the transcript is small) land as one pack and
-/// its index, not as a loose file each: no loose object is added, git verifies the pack, reads
-/// the transcript back byte for byte and finds the whole checkpoint connected (`fsck --strict`).
-fn a_write_lands_as_one_pack_git_reads(store: Store) {
-    let env = TestEnv::new();
-    let (loose_before, packs_before) = object_files(&env);
-    write_std(&env, store, HEX_ID, "sess-1", TRANSCRIPT);
-    let (loose_after, packs_after) = object_files(&env);
-    assert_eq!(loose_after, loose_before, "no loose object is written");
-    let new: Vec<&String> = packs_after
-        .iter()
-        .filter(|p| !packs_before.contains(p))
-        .collect();
-    assert_eq!(new.len(), 2, "one pack and its index: {new:?}");
-    let idx = new.iter().find(|p| p.ends_with(".idx")).unwrap();
-    let pack_dir = env.common_dir().join("objects").join("pack");
-    let verify = env.git_output(&["verify-pack", &pack_dir.join(idx).to_string_lossy()]);
-    assert!(
-        verify.status.success(),
-        "{}",
-        String::from_utf8_lossy(&verify.stderr)
-    );
-    let spec = env.spec(store, HEX_ID, "0/full.jsonl");
-    assert_eq!(env.git_bytes(&["cat-file", "blob", &spec]), TRANSCRIPT);
-    let fsck = env.git_output(&["fsck", "--strict", "--no-dangling"]);
-    assert!(
-        fsck.status.success(),
-        "{}",
-        String::from_utf8_lossy(&fsck.stderr)
-    );
-}
-
-/// One pack a write would pile up until `git gc --auto` repacks everything (at 50). At 40 packs a
-/// write rolls the small ones up (`git repack --geometric`): after 41 writes there are fewer than
-/// 40, and git still reads every checkpoint.
-#[test]
-fn a_write_rolls_small_packs_up() {
-    let env = TestEnv::new();
-    let ids: Vec<String> = (0..41).map(|n| format!("c0ffee{n:06x}")).collect();
-    for (n, id) in ids.iter().enumerate() {
-        let transcript = format!("{{\"type\":\"user\",\"n\":{n}}}\n");
-        write_std(&env, Store::Refs, id, "sess-1", transcript.as_bytes());
-    }
-    let (_, packs) = object_files(&env);
-    let count = packs.iter().filter(|p| p.ends_with(".pack")).count();
-    assert!(count < 40, "{count} packs: {packs:?}");
-    for (n, id) in ids.iter().enumerate() {
-        let spec = env.spec(Store::Refs, id, "0/full.jsonl");
-        assert_eq!(
-            env.git_bytes(&["cat-file", "blob", &spec]),
-            format!("{{\"type\":\"user\",\"n\":{n}}}\n").into_bytes()
-        );
-    }
-    let fsck = env.git_output(&["fsck", "--strict", "--no-dangling"]);
-    assert!(
-        fsck.status.success(),
-        "{}",
-        String::from_utf8_lossy(&fsck.stderr)
-    );
 }
