@@ -156,18 +156,14 @@ fn insert_transcript(
         })
     };
     let hash = match hash {
-        Some(h) => {
-            insert_chunks()?;
-            h.to_owned()
-        }
         None if data.len() >= HASH_APART_FROM => {
             let (written, hash) = join(insert_chunks, &|| transcript::content_hash(data));
             written?;
             hash
         }
-        None => {
+        _ => {
             insert_chunks()?;
-            transcript::content_hash(data)
+            hash.map_or_else(|| transcript::content_hash(data), str::to_owned)
         }
     };
     insert_blob(repo, builder, CONTENT_HASH, hash.as_bytes())
