@@ -14,14 +14,14 @@ if ! command -v cmake >/dev/null; then
     exit 1
 fi
 echo "entire: building (release)..."
-cargo build --release --locked --manifest-path "$SRC/Cargo.toml" --bins
+# release.sh: statically linked on Linux with glibc, where the C toolchain can.
+built="$("$SRC/release.sh")"
 
 mkdir -p "$PREFIX/bin" "$PREFIX/share/man/man1" "$PREFIX/share/entire-checkpoints/hooks"
-target_dir="${CARGO_TARGET_DIR:-$SRC/target}"
 for b in $BINS; do
-    install -m 0755 "$target_dir/release/$b" "$PREFIX/bin/$b"
+    install -m 0755 "$built/$b" "$PREFIX/bin/$b"
 done
-"$target_dir/release/entire-checkpoints-man" "$PREFIX/share/man/man1"
+"$built/entire-checkpoints-man" "$PREFIX/share/man/man1"
 # Completion, where each shell looks: bash-completion loads completions/<command> on first use,
 # and git's bash completion asks it for git-<name> on `git <name> <TAB>`; zsh autoloads
 # _<command> from site-functions (zsh's git completion calls _git-<name>); fish reads

@@ -14,8 +14,8 @@ elif [ "${BENCH_PROFILE:-release}" = debug ]; then
     cargo build --locked --quiet --manifest-path "$ROOT/Cargo.toml" --bins
     BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug"
 else
-    cargo build --release --locked --quiet --manifest-path "$ROOT/Cargo.toml" --bins
-    BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release"
+    # What install.sh installs (release.sh: statically linked where it can be).
+    BIN="$("$ROOT/release.sh" --quiet)"
 fi
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
