@@ -1,4 +1,5 @@
 //! `git entire-checkpoint`: write, read and manage checkpoints.
+#![cfg_attr(not(test), no_main)]
 
 mod checkpoint;
 // The completion scripts cover git-entire-fetch too, from its own definitions.
@@ -16,11 +17,12 @@ mod common {
     pub mod text;
 }
 
-use std::process::ExitCode;
-
 use checkpoint::args::Cli;
 
-fn main() -> ExitCode {
+common::cli::entry!(run);
+
+/// The binary's main (its C entry point is `common::cli::entry`): the exit code.
+fn run() -> u8 {
     let cli = match common::cli::parse::<Cli>() {
         Ok(cli) => cli,
         // No command, as `git` alone: a short usage on stdout and exit 1, as git does.
@@ -29,7 +31,7 @@ fn main() -> ExitCode {
                 || e.kind() == clap::error::ErrorKind::MissingSubcommand =>
         {
             print!("{}", checkpoint::usage());
-            return ExitCode::from(1);
+            return 1;
         }
         Err(e) => e.exit(),
     };

@@ -1,5 +1,6 @@
 //! `git entire-fetch`: fetch checkpoints from a remote: named IDs, every checkpoint ref, or the
 //! checkpoints the `Entire-Checkpoint:` trailers of a range of commits name.
+#![cfg_attr(not(test), no_main)]
 
 mod fetch {
     pub mod args;
@@ -13,15 +14,16 @@ mod common {
     pub mod text;
 }
 
-use std::process::ExitCode;
-
 use common::cli::warn;
 use common::error::Result;
 use entire_checkpoints::git::repo::Repo;
 use entire_checkpoints::ops::fetch_many::{self, Phase, Progress, Report, Request, Status};
 use fetch::args::Cli;
 
-fn main() -> ExitCode {
+common::cli::entry!(run);
+
+/// The binary's main (its C entry point is `common::cli::entry`): the exit code.
+fn run() -> u8 {
     common::cli::main_with(
         || {
             let cli = common::cli::parse::<Cli>().unwrap_or_else(|e| e.exit());

@@ -2,6 +2,7 @@
 //!
 //! Pushes the checkpoint refs queued for that remote before git sends the user's refs. It never
 //! fails the user's push: checkpoint trouble is a warning and the refs stay queued.
+#![cfg_attr(not(test), no_main)]
 
 mod prepush {
     pub mod args;
@@ -14,13 +15,15 @@ mod common {
     pub mod text;
 }
 
-use std::process::ExitCode;
 use std::time::Instant;
 
 use entire_checkpoints::ops::hook_runner::{self, PrePush};
 use prepush::args::Cli;
 
-fn main() -> ExitCode {
+common::cli::entry!(run);
+
+/// The binary's main (its C entry point is `common::cli::entry`): the exit code.
+fn run() -> u8 {
     // The hook budget counts from here: it bounds all the time this hook adds to `git push`.
     let started = Instant::now();
     common::cli::main_with(

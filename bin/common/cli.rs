@@ -1,8 +1,6 @@
 //! What every binary does around its command: logging, warnings, and running the command to
 //! an exit code.
 
-use std::process::ExitCode;
-
 use entire_checkpoints::base::error::{error_chain, ExitStatus};
 
 use super::args::GlobalArgs;
@@ -25,10 +23,67 @@ pub fn parse<T: clap::Parser>() -> std::result::Result<T, clap::Error> {
     T::from_arg_matches_mut(&mut matches).map_err(|e| e.format(cmd))
 }
 
+/// Defines the C `main` of a binary that is `#![no_main]` (outside unit tests): [`start`] with `$run`, the binary's own main,
+/// which returns the exit code.
+macro_rules! entry {
+    ($run:path) => {
+        /// The process's entry point, called by the C runtime (see `common::cli::start`).
+        #[cfg(not(test))]
+        #[no_mangle]
+        extern "C" fn main(
+            _argc: std::ffi::c_int,
+            _argv: *const *const std::ffi::c_char,
+        ) -> std::ffi::c_int {
+            crate::common::cli::start($run)
+        }
+        // A unit test build keeps the test harness's own `main` (the binaries are `no_main`
+        // only outside tests); the entry's parts are used there all the same.
+        #[cfg(test)]
+        const _: (fn() -> u8, fn(fn() -> u8) -> !) = ($run, crate::common::cli::start);
+    };
+}
+pub(crate) use entry;
+
+/// The start of each installed binary, in place of the standard library's (the binaries are
+/// `#![no_main]`; their arguments still reach `std::env::args`, which glibc hands to the
+/// standard library before `main`). It does what of std's start the binaries rely on:
+/// - a standard descriptor (0, 1, 2) that is closed is opened on `/dev/null` first, so that no
+///   file the command opens takes its number and receives what is printed (the process aborts
+///   when `/dev/null` cannot be opened, as std's start does);
+/// - SIGPIPE is ignored, so that output to a reader that has gone fails with `EPIPE`, which
+///   [`main_with`] takes as the end of the output (git's processes get the signal's default back,
+///   as the standard library gives every process it starts);
+/// - a panic of `run` exits 101, after its message.
+///
+/// It leaves out std's probe of the main thread's stack (glibc's `pthread_getattr_np`, which
+/// reads and parses `/proc/self/maps`, for the "has overflowed its stack" message): 41,000
+/// instructions, 7% of a `--version` (docs/performance.md, "Issue 52 (Performance IV):
+/// statically linked"). A stack overflow of the main thread is then a plain SIGSEGV.
+///
+/// Exits with `run`'s code through `std::process::exit`, which flushes standard output first.
+pub fn start(run: fn() -> u8) -> ! {
+    for fd in 0..=2 {
+        // SAFETY: F_GETFD only asks whether `fd` is open.
+        let closed = unsafe { libc::fcntl(fd, libc::F_GETFD) } == -1
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF);
+        // SAFETY: open(2) gets a NUL-terminated path; the descriptors below `fd` are open, so
+        // the lowest free one, which it returns, is `fd`.
+        if closed && unsafe { libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) } != fd {
+            std::process::abort();
+        }
+    }
+    // SAFETY: setting SIGPIPE's disposition to "ignore" before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+    let code = std::panic::catch_unwind(run).map_or(101, i32::from);
+    std::process::exit(code)
+}
+
 /// Runs `run`, prints any error as `error: ...` on stderr, calls `finish` if given (the last
 /// thing the process does, also when a signal ends it: waiting for a pager) and exits with the
 /// code the error decides (cli.md: 1 failure, 2 usage, 3 not found, 128 not a repository).
-pub fn main_with(run: impl FnOnce() -> Result<()>, finish: Option<fn()>) -> ExitCode {
+pub fn main_with(run: impl FnOnce() -> Result<()>, finish: Option<fn()>) -> u8 {
     keep_freed_heap();
     let finish = finish.unwrap_or(|| ());
     stop_git_on_termination(finish);
@@ -42,13 +97,13 @@ pub fn main_with(run: impl FnOnce() -> Result<()>, finish: Option<fn()>) -> Exit
         }
     }
     let code = match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         // A closed stdout (`| head`, a pager quit early) is not an error worth a message.
-        Err(err) if err.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(err) if err.is_broken_pipe() => 0,
         Err(err) => {
             let code = err.exit_code();
             to_stderr(&render_error(&error_chain(&err), code, err.hint()));
-            ExitCode::from(u8::try_from(code).unwrap_or(1))
+            u8::try_from(code).unwrap_or(1)
         }
     };
     finish();

@@ -284,3 +284,92 @@ fn honours_git_dir() {
     let v = parse_json(&out.stdout);
     assert_eq!(v[0]["checkpoint_id"], json!(HEX_ID));
 }
+
+/// Output to a reader that has gone (`| head` that has read its lines, a pager quit early) ends
+/// the command quietly with exit 0: SIGPIPE is ignored, so the write fails with `EPIPE`, which
+/// the binaries take as the end of the output, not as an error, nor as a death by the signal.
+#[test]
+fn output_to_a_closed_pipe_ends_quietly() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let env = TestEnv::new();
+    write_std(&env, Store::Refs, HEX_ID, "sess-1", TRANSCRIPT);
+    for bin in [checkpoint_bin(), prepush_bin(), fetch_bin()] {
+        let args: &[&str] = if bin == checkpoint_bin() {
+            &["list"]
+        } else {
+            &["--help"]
+        };
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors pipe(2) returns.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: pipe(2) returned two open descriptors that nothing else owns.
+        let (reader, writer) =
+            unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        drop(reader);
+        let out = env
+            .std_program(&bin, Store::Refs)
+            .args(args)
+            .stdout(writer)
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{} {args:?} into a closed pipe: {:?}, stderr: {}",
+            bin.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// A binary started with its standard output closed opens `/dev/null` in its place before
+/// anything else, so that no file it opens later takes descriptor 1 and receives what it prints.
+/// Seen from outside while the pre-push hook waits for git's list of refs on stdin.
+#[test]
+fn a_closed_stdout_is_reopened_on_dev_null() {
+    use std::io::Write;
+    use std::os::unix::process::CommandExt;
+    let env = TestEnv::new();
+    let mut cmd = env.std_program(&prepush_bin(), Store::Refs);
+    cmd.arg("origin").stdin(std::process::Stdio::piped());
+    // SAFETY: close(2) is async-signal-safe, as a pre_exec closure must be.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::close(1);
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    let fd1 = format!("/proc/{}/fd/1", child.id());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let target = loop {
+        if let Ok(target) = std::fs::read_link(&fd1) {
+            break Some(target);
+        }
+        if std::time::Instant::now() > deadline {
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        target.as_deref(),
+        Some(std::path::Path::new("/dev/null")),
+        "descriptor 1 of the hook"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
