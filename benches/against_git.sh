@@ -50,14 +50,6 @@ WALL="$WORK/wall.tsv"
 printf 'operation\tours_instructions\tgit_instructions\tinstructions_ratio\tours_wall_s\tgit_wall_s\twall_ratio\n' > "$TSV"
 : > "$WALL"
 
-# `fresh FILE` appends a line no run wrote before to transcript FILE: its blob is new to the
-# repository. A script, since paired.py runs each preparation with sh.
-cat > "$WORK/fresh" <<'EOF'
-#!/bin/sh
-printf '{"type":"user","message":{"role":"user","content":"run %s"}}\n' "$(date +%s%N)" >> "$1"
-EOF
-chmod +x "$WORK/fresh"
-
 # Counts both commands once (after `prepare`, a shell command run before each), times them in
 # paired rounds (prepared the same way) and adds the row: row NAME RUNS PREPARE_OURS OURS
 # PREPARE_GIT GIT (commands split by the shell's rules, run without one).
@@ -71,30 +63,8 @@ row() {
         print n, o, g, sprintf("%.2f", o / g), $3, $5, $6 }' >> "$TSV"
 }
 
-mkdir -p "$WORK/t"
-if [ -n "$CORPUS" ]; then
-    # A copy: the corpus's repositories have no refs/ folder (git wants one) and may be
-    # read-only.
-    cp -r "$CORPUS" "$WORK/corpus"
-    CORPUS="$WORK/corpus"
-    for r in "$CORPUS"/*.git; do mkdir -p "$r/refs"; done
-    # shellcheck disable=SC2086
-    python3 "$ROOT/benches/corpus_transcripts.py" "$CORPUS" "$WORK/t" $SIZES >&2
-else
-    for s in $SIZES; do
-        python3 - "$WORK/t/${s%%=*}.jsonl" "${s#*=}" <<'EOF'
-import json, sys
-path, size = sys.argv[1], int(sys.argv[2])
-out, n = [], 0
-while sum(map(len, out)) < size:
-    out.append(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
-        {"type": "text", "text": f"Step {n}: I read src/lib.rs and ran the tests; they pass. " * 3}]},
-        "usage": {"input_tokens": n, "output_tokens": 42}}) + "\n")
-    n += 1
-open(path, "w").write("".join(out))
-EOF
-    done
-fi
+# shellcheck disable=SC2086
+make_transcripts "$WORK/t" $SIZES
 
 for s in $SIZES; do
     name="${s%%=*}"

@@ -29,6 +29,14 @@ import sys
 line = b'{\"type\":\"assistant\",\"text\":\"' + b'y' * 400 + b'\"}\n'
 sys.stdout.buffer.write(line * (100 * 1024 // len(line)))" > "$T"
 
+# `$WORK/fresh FILE` appends a line no run wrote before to transcript FILE: its blob is new to
+# the repository. A script, since benches/paired.py runs each preparation with sh.
+cat > "$WORK/fresh" <<'EOF'
+#!/bin/sh
+printf '{"type":"user","message":{"role":"user","content":"run %s"}}\n' "$(date +%s%N)" >> "$1"
+EOF
+chmod +x "$WORK/fresh"
+
 # The ref of checkpoint ID $1 in the git-refs store.
 ref_of() { echo "refs/entire/checkpoints/${1: -2}/$1"; }
 
@@ -58,4 +66,35 @@ instructions() {
         >/dev/null 2>&1 || true
     awk '/^(summary|totals):/ { s += $2; nextfile } END { printf "%.0f\n", s }' "$d"/*
     rm -rf "$d"
+}
+
+# make_transcripts DIR NAME=BYTES...: a transcript DIR/NAME.jsonl of about BYTES for each pair.
+# With CORPUS set (the corpus of real checkpoint data), made of its real sessions
+# (benches/corpus_transcripts.py), from a copy under WORK that CORPUS then names (the corpus's
+# repositories have no refs/ folder, which git wants, and may be read-only); else generated
+# JSONL of an assistant's messages.
+make_transcripts() {
+    local dir="$1" s
+    shift
+    mkdir -p "$dir"
+    if [ -n "${CORPUS:-}" ]; then
+        cp -r "$CORPUS" "$WORK/corpus"
+        CORPUS="$WORK/corpus"
+        for r in "$CORPUS"/*.git; do mkdir -p "$r/refs"; done
+        python3 "$ROOT/benches/corpus_transcripts.py" "$CORPUS" "$dir" "$@" >&2
+        return
+    fi
+    for s in "$@"; do
+        python3 - "$dir/${s%%=*}.jsonl" "${s#*=}" <<'EOF'
+import json, sys
+path, size = sys.argv[1], int(sys.argv[2])
+out, n = [], 0
+while sum(map(len, out)) < size:
+    out.append(json.dumps({"type": "assistant", "message": {"role": "assistant", "content": [
+        {"type": "text", "text": f"Step {n}: I read src/lib.rs and ran the tests; they pass. " * 3}]},
+        "usage": {"input_tokens": n, "output_tokens": 42}}) + "\n")
+    n += 1
+open(path, "w").write("".join(out))
+EOF
+    done
 }
