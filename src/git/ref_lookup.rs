@@ -10,6 +10,7 @@
 //! "missing" for a ref that exists.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom};
 use std::os::unix::fs::{FileExt, MetadataExt};
@@ -51,7 +52,14 @@ struct PackedState {
     /// Searches of the file so far in this command.
     searches: u32,
     snapshot: Option<(FileKey, Rc<[u8]>)>,
+    /// What this command's searches answered, and of which file: a command asks for the same
+    /// ref more than once (`show` finds the checkpoint, then reads it), and a search of the file
+    /// is a dozen positioned reads.
+    answers: Option<(FileKey, Answers)>,
 }
+
+/// What searches of one `packed-refs` answered, by ref name.
+type Answers = HashMap<Vec<u8>, Option<Lookup>>;
 
 /// What tells one `packed-refs` file from the one that replaced it.
 type FileKey = (u64, u64, u64, i64, i64);
@@ -71,6 +79,37 @@ impl PackedRefsCache {
     fn search(&self, file: &File, name: &[u8], format: ObjectFormat) -> Option<Lookup> {
         let meta = file.metadata().ok()?;
         let key = file_key(&meta);
+        let answered = self
+            .state
+            .borrow()
+            .answers
+            .as_ref()
+            .and_then(|(k, answers)| (*k == key).then(|| answers.get(name).copied()).flatten());
+        if let Some(found) = answered {
+            return found;
+        }
+        let found = self.search_file(file, &meta, key, name, format);
+        let mut state = self.state.borrow_mut();
+        if state.answers.as_ref().is_none_or(|(k, _)| *k != key) {
+            state.answers = Some((key, HashMap::new()));
+        }
+        if let Some((_, answers)) = &mut state.answers {
+            answers.insert(name.to_vec(), found);
+        }
+        found
+    }
+
+    /// Searches the opened `file` (of metadata `meta`, [`FileKey`] `key`) for `name`, from the
+    /// copy in memory when there is one of this file, else by positioned reads until the
+    /// command has searched it enough to read it whole.
+    fn search_file(
+        &self,
+        file: &File,
+        meta: &std::fs::Metadata,
+        key: FileKey,
+        name: &[u8],
+        format: ObjectFormat,
+    ) -> Option<Lookup> {
         let mut state = self.state.borrow_mut();
         let held = state
             .snapshot
@@ -546,7 +585,8 @@ mod tests {
     }
 
     /// A command's copy of `packed-refs` answers as the file does, and a file renamed over it (as
-    /// git writes it) is read again, not answered from the old copy.
+    /// git writes it) is read again, not answered from the old copy. A ref asked for again is
+    /// answered from the first search, without another, while the file is the same one.
     #[test]
     fn a_cached_packed_refs_answers_as_the_file_and_follows_its_replacement() {
         let text = sorted_packed(3000);
@@ -558,6 +598,16 @@ mod tests {
             ..sha1(d.path())
         };
         let name = |i: usize| format!("refs/entire/checkpoints/{:02}/{i:06}", i % 100);
+        let searches = || cache.state.borrow().searches;
+        for _ in 0..3 {
+            assert_eq!(files.lookup(&name(7)), Lookup::Found(oid(B)));
+            assert_eq!(files.lookup(&format!("{}x", name(7))), Lookup::Missing);
+            assert_eq!(
+                searches(),
+                2,
+                "a ref, found or missing, is searched for once"
+            );
+        }
         for i in (0..3000).step_by(7) {
             let want = if i == 7 { B } else { A };
             assert_eq!(files.lookup(&name(i)), Lookup::Found(oid(want)), "{i}");
@@ -567,7 +617,9 @@ mod tests {
         let new = d.path().join("packed-refs.new");
         std::fs::write(&new, text.replace(B, A)).unwrap();
         std::fs::rename(&new, d.path().join("packed-refs")).unwrap();
+        let before = searches();
         assert_eq!(files.lookup(&name(7)), Lookup::Found(oid(A)));
+        assert_eq!(searches(), before + 1, "the new file is searched");
         std::fs::remove_file(d.path().join("packed-refs")).unwrap();
         assert_eq!(files.lookup(&name(7)), Lookup::Missing);
     }
