@@ -23,8 +23,8 @@ pub fn parse<T: clap::Parser>() -> std::result::Result<T, clap::Error> {
     T::from_arg_matches_mut(&mut matches).map_err(|e| e.format(cmd))
 }
 
-/// Defines the C `main` of a binary that is `#![no_main]` (outside unit tests): [`start`] with `$run`, the binary's own main,
-/// which returns the exit code.
+/// Defines the C `main` of a binary that is `#![no_main]` (outside unit tests): [`start`] with
+/// `$run`, the binary's own main, which returns the exit code.
 macro_rules! entry {
     ($run:path) => {
         /// The process's entry point, called by the C runtime (see `common::cli::start`).
