@@ -106,6 +106,8 @@ pub fn start(no_pager: bool) {
     }
     // What git sets: a git this process runs knows output is paged already.
     cmd.env("GIT_PAGER_IN_USE", "true");
+    // A signal then waits for the pager (the finish function of the signal's thread).
+    crate::common::cli::take_signals_in_a_thread();
     let Ok(mut child) = cmd.spawn() else {
         return;
     };

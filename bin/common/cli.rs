@@ -132,32 +132,96 @@ fn keep_freed_heap() {
 /// its own (so its deadline can kill everything it started), which the terminal's signals no
 /// longer reach.
 ///
-/// The signals are blocked in every thread (threads inherit the mask; so would the processes
-/// spawned, and the git calls unblock them before they run: `git::subprocess`) and taken by
-/// one thread with `sigwait`, which may take locks, unlike a
-/// signal handler. Call it before any other thread exists.
+/// One thread takes the signals with `sigwait`, which may take locks, unlike a signal handler
+/// ([`take_signals_in_a_thread`]). It is started only before the first child process (a git,
+/// through `ops::process::before_spawn`, or the pager), since only a child needs it: a command
+/// that runs none (`show`, `list`, `write`) saves the thread, its stack and its allocator arena
+/// (docs/performance.md). Until then, a handler ([`on_signal`]) ends the process as the
+/// signal's default would; once the thread runs, it forwards the signal to the thread (to a
+/// thread that had started before the others blocked the signals).
 fn stop_git_on_termination(finish: fn()) {
-    // SAFETY: a zeroed sigset_t is a valid argument to sigemptyset, which initialises it; the
-    // mask calls get valid pointers.
-    let set = unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        libc::sigaddset(&mut set, libc::SIGHUP);
-        if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
-            return;
+    let _ = FINISH.set(finish);
+    // SAFETY: a zeroed sigaction is valid (no flags, an empty mask) before its fields are set;
+    // `on_signal` has the signature of an `sa_handler` and is async-signal-safe.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        action.sa_flags = libc::SA_RESTART;
+        libc::sigemptyset(&mut action.sa_mask);
+        for sig in TERMINATING {
+            libc::sigaction(sig, &action, std::ptr::null_mut());
         }
-        set
-    };
-    std::thread::spawn(move || loop {
-        let mut sig = 0;
-        // SAFETY: `set` is an initialised signal set and `sig` a valid out-pointer.
-        if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
-            entire_checkpoints::ops::process::kill_live_groups();
-            finish();
-            std::process::exit(128 + sig);
+    }
+    entire_checkpoints::ops::process::before_spawn(take_signals_in_a_thread);
+}
+
+/// The signals that end the command: Ctrl-C, SIGTERM and a closed terminal.
+const TERMINATING: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+/// What the signal's thread calls before it exits: waiting for the pager.
+static FINISH: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// The signal's thread (`pthread_t`) once it waits, 0 before.
+static SIGNAL_THREAD: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// The handler of [`TERMINATING`] in a thread that does not block them. Before the signal's
+/// thread exists, no child runs: the process ends by the signal, as without a handler. After,
+/// the signal goes to that thread, which blocks it and waits for it. Only async-signal-safe
+/// calls (`pthread_kill`, `signal`, `raise`).
+extern "C" fn on_signal(sig: libc::c_int) {
+    let thread = SIGNAL_THREAD.load(std::sync::atomic::Ordering::SeqCst);
+    // SAFETY: `thread` is the signal's thread, which never exits before the process does;
+    // restoring the default disposition and raising the signal again ends the process.
+    unsafe {
+        if thread != 0 {
+            libc::pthread_kill(thread as libc::pthread_t, sig);
+        } else {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::raise(sig);
         }
+    }
+}
+
+/// Starts the thread that takes [`TERMINATING`] (once; later calls return at once): it stops
+/// every git still running, calls the finish function and exits 128 + the signal. Returns
+/// once the thread waits for them, so a child spawned after it is covered. The signals are
+/// blocked in the calling thread first: the new thread inherits the mask, and so do the
+/// threads the caller starts after; a git unblocks them before it runs (`git::subprocess`).
+pub fn take_signals_in_a_thread() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        // SAFETY: a zeroed sigset_t is a valid argument to sigemptyset, which initialises it;
+        // the mask calls get valid pointers.
+        let set = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for sig in TERMINATING {
+                libc::sigaddset(&mut set, sig);
+            }
+            if libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+                return;
+            }
+            set
+        };
+        let (waiting, waits) = std::sync::mpsc::sync_channel(0);
+        std::thread::spawn(move || {
+            // SAFETY: pthread_self has no preconditions.
+            let me = unsafe { libc::pthread_self() } as usize;
+            SIGNAL_THREAD.store(me, std::sync::atomic::Ordering::SeqCst);
+            let _ = waiting.send(());
+            loop {
+                let mut sig = 0;
+                // SAFETY: `set` is an initialised signal set and `sig` a valid out-pointer.
+                if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
+                    entire_checkpoints::ops::process::kill_live_groups();
+                    if let Some(finish) = FINISH.get() {
+                        finish();
+                    }
+                    std::process::exit(128 + sig);
+                }
+            }
+        });
+        let _ = waits.recv();
     });
 }
 

@@ -3,5 +3,5 @@
 //! running when the binary is interrupted.
 
 pub use crate::git::subprocess::{
-    kill_live_groups, pager_for, require_supported, terminating, GitError,
+    before_spawn, kill_live_groups, pager_for, require_supported, terminating, GitError,
 };

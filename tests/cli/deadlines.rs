@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::env::{
-    assert_code, assert_success, fetch_bin, path_with_bins, stderr, write_settings, StalledServer,
-    Store, TestEnv,
+    assert_code, assert_success, fetch_bin, path_with_bins, prepush_bin, stderr, write_settings,
+    StalledServer, Store, TestEnv,
 };
 use crate::fixtures::{write_std, HEX_ID, TRANSCRIPT, ULID_ID};
 
@@ -325,4 +325,44 @@ fn ctrl_c_and_sigterm_stop_git_and_everything_it_started() {
     );
     assert_signal_stops_git(spawn_in(&env, &fetch_bin(), &["--all"]), libc::SIGTERM);
     assert_signal_stops_git(spawn_in(&env, &checkpoint, &["push"]), libc::SIGINT);
+}
+
+/// Before it has started a git, a command runs no thread for the signals (that thread is
+/// needed only to stop a git, and starting it cost every command that runs none, such as
+/// `show`: docs/performance.md), and SIGTERM ends it at once, as the signal's default does.
+#[cfg(target_os = "linux")]
+#[test]
+fn before_any_git_there_is_no_signal_thread_and_sigterm_ends_the_command() {
+    use std::os::unix::process::ExitStatusExt;
+    let env = TestEnv::new();
+    // The pre-push hook reads its standard input to the end before it runs any git.
+    let mut child = env
+        .std_program(&prepush_bin(), Store::Refs)
+        .arg("origin")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // read(2) of descriptor 0: "0 0x0 ..." in /proc/<pid>/syscall.
+    let reading = poll(Duration::from_secs(10), || {
+        std::fs::read_to_string(format!("/proc/{pid}/syscall"))
+            .ok()
+            .filter(|call| call.starts_with("0 0x0 "))
+    });
+    let threads = std::fs::read_dir(format!("/proc/{pid}/task")).map(Iterator::count);
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(
+        unsafe { libc::kill(i32::try_from(pid).unwrap(), libc::SIGTERM) },
+        0
+    );
+    let status = poll(Duration::from_secs(10), || child.try_wait().ok().flatten());
+    let Some(status) = status else {
+        let _ = child.kill();
+        panic!("the hook did not end on SIGTERM");
+    };
+    assert!(reading.is_some(), "the hook reads its standard input");
+    assert_eq!(threads.ok(), Some(1), "the hook's threads while it reads");
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status}");
 }

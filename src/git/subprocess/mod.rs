@@ -58,7 +58,7 @@ pub use porcelain::{
     first_error_line, is_unreachable, parse_push_porcelain, server_words, size_limit,
     unauthenticated_line, PushStatus, PushedRef, RemoteTrouble,
 };
-pub use process::{kill_live_groups, terminating};
+pub use process::{before_spawn, kill_live_groups, terminating};
 pub use program::{program, require_supported, version};
 
 /// Errors running git.

@@ -49,6 +49,16 @@ fn signal_group(pgid: i32, signal: i32) {
     }
 }
 
+/// What runs before each git is spawned, set once by [`before_spawn`].
+static BEFORE_SPAWN: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+/// Makes `hook` run before each git this process spawns (the first call sets it; later calls
+/// change nothing). For a binary whose handling of SIGINT and SIGTERM is needed only once a git
+/// runs (it starts a thread): `hook` is called often and must be cheap after its first call.
+pub fn before_spawn(hook: fn()) {
+    let _ = BEFORE_SPAWN.set(hook);
+}
+
 /// Whether [`kill_live_groups`] was called: a signal is ending the process, which is about to
 /// exit 128 + the signal, so a git call that failed meanwhile failed because of it.
 pub fn terminating() -> bool {
@@ -79,7 +89,7 @@ fn die_with_parent(cmd: &mut Command) {
         let parent = libc::getpid();
         cmd.pre_exec(move || {
             // The signals this process blocks to take them in a thread of its own
-            // (`stop_git_on_termination` in the binaries) would stay blocked in git, which
+            // (`take_signals_in_a_thread` in the binaries) would stay blocked in git, which
             // then ignores the SIGTERM meant to end it. sigprocmask is async-signal-safe.
             let mut none: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut none);
@@ -115,6 +125,9 @@ impl Tracked {
     /// either sees the group or prevents the spawn. A thread waits for the leader, so that the
     /// caller hears of its exit at once (no polling) or not at all before its deadline.
     pub(super) fn spawn(cmd: &mut Command) -> Result<Self, GitError> {
+        if let Some(hook) = BEFORE_SPAWN.get() {
+            hook();
+        }
         let mut live = live();
         if live.terminating {
             return Err(GitError::Spawn("the process is terminating".into()));
