@@ -52,9 +52,9 @@ struct PackedState {
     /// Searches of the file so far in this command.
     searches: u32,
     snapshot: Option<(FileKey, Rc<[u8]>)>,
-    /// What this command's searches answered, and of which file: a command asks for the same
-    /// ref more than once (`show` finds the checkpoint, then reads it), and a search of the file
-    /// is a dozen positioned reads.
+    /// What this command's searches by positioned reads answered, and of which file: a command
+    /// asks for the same ref more than once (`show` finds the checkpoint, then reads it), and
+    /// such a search is a dozen reads.
     answers: Option<(FileKey, Answers)>,
 }
 
@@ -75,41 +75,12 @@ const SEARCHES_BEFORE_SNAPSHOT: u32 = 8;
 
 impl PackedRefsCache {
     /// Looks `name` up in the opened `packed-refs` `file`: in memory when this command read the
-    /// same file whole already, or now decides to.
+    /// same file whole already, or now decides to; else by positioned reads, whose answer is
+    /// kept for the same name asked again of the same file (a search in memory is cheap enough
+    /// to do again, and `blame` asks for a thousand names).
     fn search(&self, file: &File, name: &[u8], format: ObjectFormat) -> Option<Lookup> {
         let meta = file.metadata().ok()?;
         let key = file_key(&meta);
-        let answered = self
-            .state
-            .borrow()
-            .answers
-            .as_ref()
-            .and_then(|(k, answers)| (*k == key).then(|| answers.get(name).copied()).flatten());
-        if let Some(found) = answered {
-            return found;
-        }
-        let found = self.search_file(file, &meta, key, name, format);
-        let mut state = self.state.borrow_mut();
-        if state.answers.as_ref().is_none_or(|(k, _)| *k != key) {
-            state.answers = Some((key, HashMap::new()));
-        }
-        if let Some((_, answers)) = &mut state.answers {
-            answers.insert(name.to_vec(), found);
-        }
-        found
-    }
-
-    /// Searches the opened `file` (of metadata `meta`, [`FileKey`] `key`) for `name`, from the
-    /// copy in memory when there is one of this file, else by positioned reads until the
-    /// command has searched it enough to read it whole.
-    fn search_file(
-        &self,
-        file: &File,
-        meta: &std::fs::Metadata,
-        key: FileKey,
-        name: &[u8],
-        format: ObjectFormat,
-    ) -> Option<Lookup> {
         let mut state = self.state.borrow_mut();
         let held = state
             .snapshot
@@ -119,10 +90,26 @@ impl PackedRefsCache {
         let bytes = match held {
             Some(bytes) => bytes,
             None => {
+                let answered = state
+                    .answers
+                    .as_ref()
+                    .filter(|(k, _)| *k == key)
+                    .and_then(|(_, answers)| answers.get(name).copied());
+                if let Some(found) = answered {
+                    return found;
+                }
                 state.searches += 1;
                 if meta.len() > SMALL_PACKED && state.searches <= SEARCHES_BEFORE_SNAPSHOT {
                     drop(state);
-                    return search_packed(file, meta.len(), name, format);
+                    let found = search_packed(file, meta.len(), name, format);
+                    let mut state = self.state.borrow_mut();
+                    if state.answers.as_ref().is_none_or(|(k, _)| *k != key) {
+                        state.answers = Some((key, HashMap::new()));
+                    }
+                    if let Some((_, answers)) = &mut state.answers {
+                        answers.insert(name.to_vec(), found);
+                    }
+                    return found;
                 }
                 let mut bytes = Vec::with_capacity(meta.len() as usize);
                 (&*file).read_to_end(&mut bytes).ok()?;
@@ -614,6 +601,11 @@ mod tests {
             assert_eq!(files.lookup(&format!("{}x", name(i))), Lookup::Missing);
         }
         assert!(cache.state.borrow().snapshot.is_some(), "read whole by now");
+        let kept = cache.state.borrow().answers.as_ref().map(|(_, a)| a.len());
+        assert!(
+            kept <= Some(SEARCHES_BEFORE_SNAPSHOT as usize),
+            "only what positioned reads answered is kept: {kept:?}"
+        );
         let new = d.path().join("packed-refs.new");
         std::fs::write(&new, text.replace(B, A)).unwrap();
         std::fs::rename(&new, d.path().join("packed-refs")).unwrap();
