@@ -29,12 +29,14 @@ while [ $# -gt 0 ]; do
 done
 . "$ROOT/benches/common.sh" python3
 
-# `$WORK/fresh_files DIR` writes seven small files no run wrote before into DIR.
+# `$WORK/fresh_files DIR N` writes N small files no run wrote before into DIR (f1 to fN), the
+# files `files DIR N` lists.
 cat > "$WORK/fresh_files" <<'SH'
 #!/bin/sh
-for i in 1 2 3 4 5 6 7; do printf 'object %s of %s\n' "$i" "$(date +%s%N)" > "$1/f$i"; done
+for i in $(seq "$2"); do printf 'object %s of %s\n' "$i" "$(date +%s%N)" > "$1/f$i"; done
 SH
 chmod +x "$WORK/fresh_files"
+files() { for i in $(seq "$2"); do printf ' %s/f%s' "$1" "$i"; done; }
 
 make_transcripts "$WORK/t" w8k=9000 w100k=102400
 printf '%-8s %12s %12s %12s %12s %10s %20s\n' transcript "notes add" "+4 objects" "git, same" ours \
@@ -47,18 +49,15 @@ for name in w8k w100k; do
     done
     cp "$WORK/t/$name.jsonl" "$WORK/$name-git.jsonl"
     cp "$WORK/t/$name.jsonl" "$WORK/$name-ours.jsonl"
-    three="$WORK/$name-h3.f/f1 $WORK/$name-h3.f/f2 $WORK/$name-h3.f/f3"
-    seven=""
-    for i in 1 2 3 4 5 6 7; do seven="$seven $WORK/$name-h7.f/f$i"; done
     cd "$WORK/$name-ours"
     python3 "$ROOT/benches/paired.py" --runs "$RUNS" --warmup 1 --tsv "$WORK/$name.tsv" --n "$name" \
         --prepare "git=$WORK/fresh $WORK/$name-git.jsonl" \
-        --prepare "h3=$WORK/fresh_files $WORK/$name-h3.f" \
-        --prepare "h7=$WORK/fresh_files $WORK/$name-h7.f" \
+        --prepare "h3=$WORK/fresh_files $WORK/$name-h3.f 3" \
+        --prepare "h7=$WORK/fresh_files $WORK/$name-h7.f 7" \
         --prepare "ours=$WORK/fresh $WORK/$name-ours.jsonl" \
         "git=git -C $WORK/$name-git notes add -f -F $WORK/$name-git.jsonl HEAD" \
-        "h3=git -C $WORK/$name-h3 hash-object -w $three" \
-        "h7=git -C $WORK/$name-h7 hash-object -w$seven" \
+        "h3=git -C $WORK/$name-h3 hash-object -w$(files "$WORK/$name-h3.f" 3)" \
+        "h7=git -C $WORK/$name-h7 hash-object -w$(files "$WORK/$name-h7.f" 7)" \
         "ours=git-entire-checkpoint write -q --session s --transcript $WORK/$name-ours.jsonl --prompt p" >&2
     # paired.py's rows, h3, h7 and ours: the median (column 3) and the baseline's (column 5),
     # in seconds.
