@@ -204,7 +204,7 @@ pub fn take_signals_in_a_thread() {
             set
         };
         let (waiting, waits) = std::sync::mpsc::sync_channel(0);
-        std::thread::spawn(move || {
+        let started = std::thread::Builder::new().spawn(move || {
             // SAFETY: pthread_self has no preconditions.
             let me = unsafe { libc::pthread_self() } as usize;
             SIGNAL_THREAD.store(me, std::sync::atomic::Ordering::SeqCst);
@@ -221,7 +221,17 @@ pub fn take_signals_in_a_thread() {
                 }
             }
         });
-        let _ = waits.recv();
+        match started {
+            Ok(_) => {
+                let _ = waits.recv();
+            }
+            // No thread (the system refused one): the signals are let in again, and the
+            // handler ends the process on them as before any git.
+            // SAFETY: `set` is an initialised signal set.
+            Err(_) => unsafe {
+                libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+            },
+        }
     });
 }
 
