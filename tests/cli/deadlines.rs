@@ -283,14 +283,7 @@ fn assert_signal_stops_git(mut child: Child, signal: i32) {
         unsafe { libc::getpgrp() },
         "git runs in a process group of its own"
     );
-    let pid = i32::try_from(child.id()).unwrap();
-    // SAFETY: kill(2) on our own child's pid.
-    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
-    let status = poll(Duration::from_secs(10), || child.try_wait().ok().flatten());
-    let Some(status) = status else {
-        let _ = child.kill();
-        panic!("the command did not stop on signal {signal}");
-    };
+    let status = signal_and_wait(&mut child, signal);
     assert_eq!(status.code(), Some(128 + signal), "{status}");
     let left = poll(Duration::from_secs(5), || {
         let live: Vec<String> = processes()
@@ -301,6 +294,19 @@ fn assert_signal_stops_git(mut child: Child, signal: i32) {
         live.is_empty().then_some(())
     });
     assert!(left.is_some(), "processes of git's group {group} survived");
+}
+
+/// Sends `signal` to `child` and waits (10 s at most) for it to end: how it ended.
+fn signal_and_wait(child: &mut Child, signal: i32) -> std::process::ExitStatus {
+    let pid = i32::try_from(child.id()).unwrap();
+    // SAFETY: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(pid, signal) }, 0);
+    let status = poll(Duration::from_secs(10), || child.try_wait().ok().flatten());
+    let Some(status) = status else {
+        let _ = child.kill();
+        panic!("the command did not stop on signal {signal}");
+    };
+    status
 }
 
 /// Starts `program <args>` under the git-refs primary with its output discarded.
@@ -352,16 +358,7 @@ fn before_any_git_there_is_no_signal_thread_and_sigterm_ends_the_command() {
             .filter(|call| call.starts_with("0 0x0 "))
     });
     let threads = std::fs::read_dir(format!("/proc/{pid}/task")).map(Iterator::count);
-    // SAFETY: kill(2) on our own child's pid.
-    assert_eq!(
-        unsafe { libc::kill(i32::try_from(pid).unwrap(), libc::SIGTERM) },
-        0
-    );
-    let status = poll(Duration::from_secs(10), || child.try_wait().ok().flatten());
-    let Some(status) = status else {
-        let _ = child.kill();
-        panic!("the hook did not end on SIGTERM");
-    };
+    let status = signal_and_wait(&mut child, libc::SIGTERM);
     assert!(reading.is_some(), "the hook reads its standard input");
     assert_eq!(threads.ok(), Some(1), "the hook's threads while it reads");
     assert_eq!(status.signal(), Some(libc::SIGTERM), "{status}");
