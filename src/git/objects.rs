@@ -217,28 +217,76 @@ impl<'r> Objects<'r> {
         Ok(ObjectKind::of(self.0.find_object(oid, None)?.kind()))
     }
 
-    /// Writes `data` as a blob. A large one on disk is compressed while its ID is computed
-    /// ([`crate::git::loose`]); otherwise, and whenever that leaves it, through the object
-    /// database's write, which hashes the data first and writes nothing when the object is
-    /// already there, rather than libgit2's blob stream, which compresses and writes every byte
-    /// before it knows the ID.
+    /// Writes `data` as a blob ([`crate::git::loose`]; the database's write, which writes
+    /// nothing when the object is already there, where that leaves it).
     pub fn write_blob(self, data: &[u8]) -> Result<Oid, LibGitError> {
-        if self.2 && data.len() >= crate::git::loose::AT_ONCE_FROM {
-            if let Some(oid) = crate::git::loose::write_blob(self.0, data) {
-                return Ok(oid);
-            }
-        }
-        Ok(self.0.odb()?.write(git2::ObjectType::Blob, data)?)
+        Ok(crate::git::loose::write_object(
+            self.0,
+            self.2,
+            git2::ObjectType::Blob,
+            data,
+        )?)
     }
 
     /// A builder of a tree starting from `base`'s entries (none when `None`).
     pub fn tree_builder(self, base: Option<&Tree<'_>>) -> Result<TreeBuilder<'r>, LibGitError> {
-        Ok(TreeBuilder(self.0.treebuilder(base.map(|t| &t.0))?))
+        Ok(TreeBuilder {
+            builder: self.0.treebuilder(base.map(|t| &t.0))?,
+            repo: self.0,
+            on_disk: self.2,
+        })
     }
 
-    /// Writes `edits` applied to `base`, and returns the new tree.
+    /// Writes `edits` applied to `base`, and returns the new tree. A path whose way down
+    /// crosses an entry that is not a tree, or that is both put and below another put, is an
+    /// error, and nothing of it is written.
     pub fn write_edits(self, base: &Tree<'_>, edits: &mut TreeEdits) -> Result<Oid, LibGitError> {
-        Ok(edits.0.create_updated(self.0, &base.0)?)
+        let mut root = Edit::Below(std::collections::BTreeMap::new());
+        for (path, oid) in std::mem::take(&mut edits.0) {
+            let mut at = &mut root;
+            for name in path.split('/') {
+                let Edit::Below(children) = at else {
+                    return Err(edit_conflict(&path));
+                };
+                at = children
+                    .entry(name.to_owned())
+                    .or_insert_with(|| Edit::Below(std::collections::BTreeMap::new()));
+            }
+            if matches!(at, Edit::Below(c) if !c.is_empty()) {
+                return Err(edit_conflict(&path));
+            }
+            *at = Edit::Put(oid);
+        }
+        let Edit::Below(children) = root else {
+            return Err(edit_conflict(""));
+        };
+        self.write_below(Some(base), &children)
+    }
+
+    /// Writes `base` (or a new tree) with `children` put in it, and returns it.
+    fn write_below(
+        self,
+        base: Option<&Tree<'_>>,
+        children: &std::collections::BTreeMap<String, Edit>,
+    ) -> Result<Oid, LibGitError> {
+        let mut builder = self.tree_builder(base)?;
+        for (name, edit) in children {
+            let oid = match edit {
+                Edit::Put(oid) => *oid,
+                Edit::Below(grandchildren) => {
+                    let sub = match base.and_then(|b| b.get_name(name)) {
+                        Some(e) if e.kind() == Some(ObjectKind::Tree) => {
+                            Some(self.find_tree(e.id())?)
+                        }
+                        Some(_) => return Err(edit_conflict(name)),
+                        None => None,
+                    };
+                    self.write_below(sub.as_ref(), grandchildren)?
+                }
+            };
+            builder.insert(name, oid, 0o040000)?;
+        }
+        builder.write()
     }
 
     /// The paths (both sides of a rename, raw) that differ between trees `old` and `new`.
@@ -277,10 +325,32 @@ impl<'r> Objects<'r> {
         parents: &[&Commit<'_>],
     ) -> Result<Oid, LibGitError> {
         let parents: Vec<&git2::Commit<'_>> = parents.iter().map(|c| &c.0).collect();
-        Ok(self
-            .0
-            .commit(None, &author.0, &committer.0, message, &tree.0, &parents)?)
+        let data =
+            self.0
+                .commit_create_buffer(&author.0, &committer.0, message, &tree.0, &parents)?;
+        Ok(crate::git::loose::write_object(
+            self.0,
+            self.2,
+            git2::ObjectType::Commit,
+            &data,
+        )?)
     }
+}
+
+/// What [`Objects::write_edits`] does at a path: put a tree there, or edit the tree there.
+enum Edit {
+    Put(Oid),
+    Below(std::collections::BTreeMap<String, Edit>),
+}
+
+/// The error of edits of a tree that cannot be made.
+fn edit_conflict(path: &str) -> LibGitError {
+    git2::Error::new(
+        git2::ErrorCode::Invalid,
+        git2::ErrorClass::Tree,
+        format!("cannot put a tree at '{path}': a path on its way is not a tree, or is also put"),
+    )
+    .into()
 }
 
 /// Look-ups of whether objects are held that list the packs again at most once. libgit2 lists

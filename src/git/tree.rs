@@ -125,46 +125,135 @@ impl TreeEntry<'_> {
 
 /// A tree being built, one level, from a base's entries
 /// ([`crate::git::objects::Objects::tree_builder`]).
-pub struct TreeBuilder<'r>(pub(in crate::git) git2::TreeBuilder<'r>);
+pub struct TreeBuilder<'r> {
+    pub(in crate::git) builder: git2::TreeBuilder<'r>,
+    /// The repository it is written to.
+    pub(in crate::git) repo: &'r git2::Repository,
+    /// Whether its objects are files of an object directory ([`crate::git::loose`]).
+    pub(in crate::git) on_disk: bool,
+}
 
 impl TreeBuilder<'_> {
     /// Sets entry `name` to `oid` with `mode`, replacing any of that name.
     pub fn insert(&mut self, name: &str, oid: Oid, mode: i32) -> Result<(), LibGitError> {
-        self.0.insert(name, oid, mode)?;
+        self.builder.insert(name, oid, mode)?;
         Ok(())
     }
 
     /// Removes entry `name`.
     pub fn remove(&mut self, name: &str) -> Result<(), LibGitError> {
-        Ok(self.0.remove(name)?)
+        Ok(self.builder.remove(name)?)
     }
 
     /// The ID of its entry `name`, if it has one.
     pub fn get_id(&self, name: &str) -> Option<Oid> {
-        self.0.get(name).ok().flatten().map(|e| e.id())
+        self.builder.get(name).ok().flatten().map(|e| e.id())
     }
 
-    /// Writes the tree, and returns it.
-    pub fn write(&self) -> Result<Oid, LibGitError> {
-        Ok(self.0.write()?)
+    /// Writes the tree, and returns it. The entries are serialised here, as libgit2 and git
+    /// serialise them, and the object written by [`crate::git::loose`].
+    pub fn write(&mut self) -> Result<Oid, LibGitError> {
+        let mut entries = Vec::with_capacity(self.builder.len());
+        // Keeps every entry: it is the builder's one way to visit them.
+        self.builder.filter(|e| {
+            entries.push((e.filemode(), e.name_bytes().to_vec(), e.id()));
+            true
+        })?;
+        let data = serialize(entries);
+        Ok(crate::git::loose::write_object(
+            self.repo,
+            self.on_disk,
+            git2::ObjectType::Tree,
+            &data,
+        )?)
     }
+}
+
+/// A tree object's bytes: for each entry in git's order, its mode in octal, a space, its name, a
+/// NUL and its raw ID.
+fn serialize(mut entries: Vec<(i32, Vec<u8>, Oid)>) -> Vec<u8> {
+    entries.sort_unstable_by(|a, b| git_order(&a.1, a.0, &b.1, b.0));
+    let mut out = Vec::with_capacity(entries.iter().map(|e| e.1.len() + 40).sum());
+    for (mode, name, oid) in entries {
+        out.extend_from_slice(format!("{mode:o} ").as_bytes());
+        out.extend_from_slice(&name);
+        out.push(0);
+        out.extend_from_slice(oid.as_bytes());
+    }
+    out
+}
+
+/// Git's order of the entries of a tree: by name, bytewise, a tree's name compared as if it
+/// ended in `/` (so `a.b` comes before the tree `a`, and the tree `a` before `a0`).
+fn git_order(a: &[u8], a_mode: i32, b: &[u8], b_mode: i32) -> std::cmp::Ordering {
+    let n = a.len().min(b.len());
+    let end = |name: &[u8], mode: i32| match name.get(n) {
+        Some(&c) => c,
+        None if mode & 0o170000 == 0o040000 => b'/',
+        None => 0,
+    };
+    a[..n]
+        .cmp(&b[..n])
+        .then_with(|| end(a, a_mode).cmp(&end(b, b_mode)))
 }
 
 /// Edits of a tree at paths of any depth, written with
 /// [`crate::git::objects::Objects::write_edits`]: the trees on the way are rewritten, the rest
 /// shared.
-pub struct TreeEdits(pub(in crate::git) git2::build::TreeUpdateBuilder);
-
-impl Default for TreeEdits {
-    fn default() -> Self {
-        TreeEdits(git2::build::TreeUpdateBuilder::new())
-    }
-}
+#[derive(Default)]
+pub struct TreeEdits(pub(in crate::git) Vec<(String, Oid)>);
 
 impl TreeEdits {
     /// Puts tree `oid` at `path` (`/`-separated), replacing what is there.
     pub fn put_tree(&mut self, path: &str, oid: Oid) -> &mut Self {
-        self.0.upsert(path, oid, git2::FileMode::Tree);
+        self.0.push((path.to_owned(), oid));
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::git::test_repo;
+
+    /// Trees serialised here have the IDs libgit2 gives them, whatever the order of their names
+    /// (a tree's sorts as if it ended in `/`).
+    #[test]
+    fn trees_are_serialised_as_libgit2_serialises_them() {
+        let (_dir, repo) = test_repo::open();
+        let objects = repo.objects();
+        let blob = objects.write_blob(b"x").expect("blob");
+        let mut sub = objects.tree_builder(None).expect("builder");
+        sub.insert("f", blob, 0o100644).expect("insert");
+        let tree = sub.write().expect("write");
+        let names = [
+            ("a", tree),
+            ("a.b", blob),
+            ("a0", blob),
+            ("a-", tree),
+            ("ab", tree),
+            ("b", blob),
+            ("\u{e9}", blob),
+            ("Z", tree),
+        ];
+        let raw = git2::Repository::open(repo.git_dir()).expect("open");
+        let mut ours = objects.tree_builder(None).expect("builder");
+        let mut theirs = raw.treebuilder(None).expect("builder");
+        for (name, oid) in names {
+            let mode = if oid == tree { 0o040000 } else { 0o100644 };
+            ours.insert(name, oid, mode).expect("insert");
+            theirs.insert(name, oid, mode).expect("insert");
+        }
+        ours.insert("x", blob, 0o100755).expect("insert");
+        theirs.insert("x", blob, 0o100755).expect("insert");
+        assert_eq!(ours.write().expect("write"), theirs.write().expect("write"));
+        let empty = objects
+            .tree_builder(None)
+            .expect("builder")
+            .write()
+            .expect("write");
+        assert_eq!(
+            empty.to_string(),
+            "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+        );
     }
 }

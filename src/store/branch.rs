@@ -376,7 +376,7 @@ impl<'r> GitBranchStore<'r> {
             None => {
                 let empty = git
                     .tree_builder(None)
-                    .and_then(|b| b.write())
+                    .and_then(|mut b| b.write())
                     .map_err(git_err("write empty tree"))?;
                 git.find_tree(empty).map_err(git_err("read empty tree"))?
             }

@@ -99,7 +99,7 @@ pub(crate) fn publish<'r>(
             (None, Some(msg)) => {
                 let empty = git
                     .tree_builder(None)
-                    .and_then(|b| b.write())
+                    .and_then(|mut b| b.write())
                     .map_err(git_err("write empty tree"))?;
                 let empty = git.find_tree(empty).map_err(git_err("read empty tree"))?;
                 let oid = git

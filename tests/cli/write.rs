@@ -28,6 +28,7 @@ both_stores! {
     multiple_prompts_are_joined => multiple_prompts_are_joined;
     strategy_model_branch_flags => strategy_model_branch_flags;
     a_large_transcript_is_a_loose_object_git_reads => a_large_transcript_is_a_loose_object_git_reads;
+    small_objects_are_stored_loose_objects_git_reads => small_objects_are_stored_loose_objects_git_reads;
 }
 
 fn prints_exactly_the_id(store: Store) {
@@ -813,4 +814,61 @@ fn a_large_transcript_is_a_loose_object_git_reads(store: Store) {
     write_std(&env, store, HEX_ID_2, "sess-2", &transcript);
     assert_eq!(blob_of(HEX_ID_2), blob);
     assert_eq!(leftovers(), Vec::<String>::new());
+}
+
+/// The small objects of a write (its commit, every tree on the way to the checkpoint, the
+/// metadata) are loose objects of one stored deflate block (docs/format.md, "Loose objects"):
+/// their files begin with the zlib header and a final stored block's, are read-only, and git reads
+/// them back; each tree is the one `git mktree` makes of its own listing (git's serialisation and
+/// order), and `fsck --strict` finds nothing wrong, also after a second checkpoint is put beside
+/// the first.
+fn small_objects_are_stored_loose_objects_git_reads(store: Store) {
+    let env = TestEnv::new();
+    write_std(&env, store, HEX_ID, "sess-1", TRANSCRIPT);
+    write_std(&env, store, HEX_ID_2, "sess-2", TRANSCRIPT_2);
+    let objects = env.common_dir().join("objects");
+    let commit = env.tip(store, HEX_ID_2);
+    let mut small = vec![commit.clone()];
+    let mut path = String::new();
+    let mut trees = vec![format!("{commit}^{{tree}}")];
+    for part in env
+        .spec(store, HEX_ID_2, "0")
+        .split_once(':')
+        .unwrap()
+        .1
+        .split('/')
+    {
+        path = if path.is_empty() {
+            part.to_owned()
+        } else {
+            format!("{path}/{part}")
+        };
+        trees.push(format!("{commit}:{path}"));
+    }
+    for spec in &trees {
+        let tree = env.git(&["rev-parse", spec]).trim().to_owned();
+        let listing = env.git_bytes(&["ls-tree", &tree]);
+        assert_eq!(env.git_stdin(&["mktree"], &listing), tree, "{spec}");
+        small.push(tree);
+    }
+    small.push(
+        env.git(&["rev-parse", &env.spec(store, HEX_ID_2, "0/metadata.json")])
+            .trim()
+            .to_owned(),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    for oid in &small {
+        let loose = objects.join(&oid[..2]).join(&oid[2..]);
+        let bytes = std::fs::read(&loose).unwrap_or_else(|e| panic!("{}: {e}", loose.display()));
+        assert_eq!(bytes[..3], [0x78, 0x01, 0x01], "{}", loose.display());
+        let mode = std::fs::metadata(&loose).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o444, "{}", loose.display());
+        env.git(&["cat-file", "-p", oid]);
+    }
+    let fsck = env.git_output(&["fsck", "--strict", "--no-dangling"]);
+    assert!(
+        fsck.status.success(),
+        "{}",
+        String::from_utf8_lossy(&fsck.stderr)
+    );
 }
