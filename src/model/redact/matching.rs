@@ -184,10 +184,11 @@ fn builtin_secrets(i: usize, text: &[u8], lower: &[u8], mut found: impl FnMut(Ra
         let value = if rule.replace == Replace::Whole || rule.value_is_match {
             Some(whole.clone())
         } else {
-            let (vm, cache, caps) = pike.get_or_insert_with(|| {
-                let vm = capturer(i);
-                (vm, vm.create_cache(), vm.create_captures())
-            });
+            let vm = capturer(i, text, &whole);
+            let (_, cache, caps) = match &mut pike {
+                Some((last, ..)) if std::ptr::eq(*last, vm) => pike.as_mut().expect("just matched"),
+                _ => pike.insert((vm, vm.create_cache(), vm.create_captures())),
+            };
             let input = Input::new(text)
                 .range(whole.clone())
                 .anchored(Anchored::Yes);

@@ -4,7 +4,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::compiled::{embedded, finder, Dfa};
+use regex_automata::nfa::thompson::pikevm::PikeVM;
+use regex_automata::{Anchored, Input};
+
+use super::compiled::{capturer, embedded, finder, written_capturer, Dfa};
 use super::matching::{
     builtin_secrets_of, replace_ranges, replace_ranges_placing, replace_secrets, Triggers,
     REFERENCE,
@@ -176,6 +179,45 @@ fn a_match_right_after_a_false_start_is_found() {
         }
         assert_same_as_reference(format!("{sample}{sample}").as_bytes());
     }
+}
+
+/// Every rule's matches in its sample, alone and between non-ASCII letters, have the same
+/// `value` group whichever engine reads them: a match whose bytes and neighbours are ASCII is
+/// read by the rule compiled with Unicode off, any other by the rule as written.
+#[test]
+fn ascii_matches_are_read_with_unicode_off_and_the_same_groups() {
+    let read = |vm: &PikeVM, text: &[u8], whole: &std::ops::Range<usize>| {
+        let (mut cache, mut caps) = (vm.create_cache(), vm.create_captures());
+        let input = Input::new(text)
+            .range(whole.clone())
+            .anchored(Anchored::Yes);
+        vm.search(&mut cache, &input, &mut caps);
+        let value = caps.get_group_by_name("value").map(|v| v.range());
+        (caps.get_match().map(|m| m.range()), value)
+    };
+    let mut both = [0, 0];
+    for (i, sample) in SAMPLE_PER_RULE.iter().enumerate() {
+        let Some(finder) = finder(i) else {
+            continue;
+        };
+        for text in [sample.to_string(), format!("\u{e9}{sample}\u{e9}")] {
+            let text = text.as_bytes();
+            for whole in finder.find_iter(text, 0..text.len()) {
+                let chosen = capturer(i, text, &whole);
+                let written = written_capturer(i);
+                assert_eq!(
+                    read(chosen, text, &whole),
+                    read(written, text, &whole),
+                    "rule {i}: {sample}"
+                );
+                let around = whole.start.saturating_sub(1)..(whole.end + 1).min(text.len());
+                let ascii = text[around].is_ascii();
+                assert_eq!(!std::ptr::eq(chosen, written), ascii, "rule {i}: {sample}");
+                both[usize::from(ascii)] += 1;
+            }
+        }
+    }
+    assert!(both[0] > 0 && both[1] > 0, "{both:?}");
 }
 
 #[test]
